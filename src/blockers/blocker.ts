@@ -1,0 +1,27 @@
+// A blocker: something that can veto a reboot right now.
+
+export type Verdict = { blocked: false } | { blocked: true; reason: string };
+
+export interface Blocker {
+  /** Short name, used as the `blocker` label of kured_ts_blocked. */
+  readonly name: string;
+  check(signal?: AbortSignal): Promise<Verdict>;
+}
+
+/** The verdict of the first blocker that blocks, with its name; a blocker that fails blocks. */
+export type NamedVerdict = { blocked: false } | { blocked: true; blocker: string; reason: string };
+
+/** The first blocking verdict wins; a blocker that throws blocks with its error as reason. */
+export async function firstBlock(blockers: readonly Blocker[], signal?: AbortSignal): Promise<NamedVerdict> {
+  for (const blocker of blockers) {
+    const verdict = await blocker
+      .check(signal)
+      .catch((err: unknown): Verdict => ({ blocked: true, reason: `${blocker.name}: ${errorText(err)}` }));
+    if (verdict.blocked) return { blocked: true, blocker: blocker.name, reason: verdict.reason };
+  }
+  return { blocked: false };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,2 @@
+import './config.js';
+console.log('stub');

@@ -1,0 +1,119 @@
+// The agent's configuration: typed, parsed once at the edge (src/cli.ts), never raw strings.
+import type { Selector } from './selector/label-selector.js';
+
+/** A maintenance window: kured's days + start/end time in a zone, or a cron schedule. */
+export interface WindowConfig {
+  /** Days of week allowed, 0 = Sunday. Default all seven; an empty list means never. */
+  days: number[];
+  /** Start as minutes-of-day *60 + seconds, i.e. seconds since local midnight. Default 0 (0:00). */
+  startSecond: number;
+  /** End, inclusive to the end of this second. Default 86399 (23:59:59). */
+  endSecond: number;
+  /** IANA zone name (checked with Intl). Default 'UTC'; kured's 'Local' maps to the process zone. */
+  timeZone: string;
+  /** `--reboot-schedule` cron expression; when set it replaces days/start/end. Default ''. */
+  schedule: string;
+}
+
+/** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
+export interface Config {
+  /** --node-id: this node's name. Required for the agent. */
+  nodeId: string;
+  /** --period: sentinel check period (ticks jittered ±50%). Default 1h. */
+  periodMs: number;
+  /** --reboot-sentinel: file whose existence means reboot. Default /var/run/reboot-required. */
+  rebootSentinel: string;
+  /** --reboot-sentinel-command: argv run in the host; exit 0 = reboot. Default none (file sentinel). */
+  rebootSentinelCommand: string[];
+  /** --reboot-method: default 'command'. */
+  rebootMethod: 'command' | 'signal';
+  /** --reboot-command: argv. Default ['/bin/systemctl', 'reboot']. */
+  rebootCommand: string[];
+  /** --reboot-signal: default 39 (SIGRTMIN+5). */
+  rebootSignal: number;
+  /** --reboot-delay: wait after drain, before re-verify and reboot. Default 0. */
+  rebootDelayMs: number;
+  /** --drain-delay: wait after taking the lock before draining. Default 0. */
+  drainDelayMs: number;
+  /** --drain-timeout: 0 = no timeout. Default 0. */
+  drainTimeoutMs: number;
+  /** --drain-grace-period: seconds; -1 = each pod's own. Default -1. */
+  drainGracePeriodSeconds: number;
+  /** --drain-pod-selector: only pods matching are drained. Default empty (all). */
+  drainPodSelector: Selector;
+  /** --skip-wait-for-delete-timeout: seconds; pods deleting for longer are not waited for. 0 = off. */
+  skipWaitForDeleteTimeoutSeconds: number;
+  /** --force-reboot: reboot even when the drain fails. Default false. */
+  forceReboot: boolean;
+  /** --ds-name. Default 'kured'. */
+  dsName: string;
+  /** --ds-namespace. Default 'kube-system'. */
+  dsNamespace: string;
+  /** --lock-annotation. Default 'weave.works/kured-node-lock'. */
+  lockAnnotation: string;
+  /** --lock-ttl: 0 = never expires. */
+  lockTtlMs: number;
+  /** --lock-release-delay. Default 0. */
+  lockReleaseDelayMs: number;
+  /** --concurrency. Default 1. */
+  concurrency: number;
+  /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
+  preferNoScheduleTaint: string;
+  /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */
+  blockingPodSelectors: Selector[];
+  /** --prometheus-url: '' = no alert blocker. */
+  prometheusUrl: string;
+  /** --alert-filter-regexp: alerts whose name matches are ignored (or, with match-only, the only ones). */
+  alertFilterRegexp: RegExp | undefined;
+  /** --alert-filter-match-only. Default false. */
+  alertFilterMatchOnly: boolean;
+  /** --alert-firing-only: ignore pending alerts. Default false. */
+  alertFiringOnly: boolean;
+  /** --reboot-days/--start-time/--end-time/--time-zone/--reboot-schedule. */
+  window: WindowConfig;
+  /** --annotate-nodes: kured's progress annotations. Default false. */
+  annotateNodes: boolean;
+  /** --pre-reboot-node-labels. */
+  preRebootNodeLabels: Record<string, string>;
+  /** --post-reboot-node-labels. */
+  postRebootNodeLabels: Record<string, string>;
+  /** --notify-url (or converted --slack-hook-url); '' = none. */
+  notifyUrl: string;
+  /** --message-template-drain, with %s = node. */
+  messageTemplateDrain: string;
+  /** --message-template-reboot. */
+  messageTemplateReboot: string;
+  /** --message-template-uncordon. */
+  messageTemplateUncordon: string;
+  /** --metrics-host. Default '' (all interfaces). */
+  metricsHost: string;
+  /** --metrics-port. Default 8080. */
+  metricsPort: number;
+  /** --log-format. Default 'text'. */
+  logFormat: 'text' | 'json';
+  /** --readiness-gate: node condition types that must be True after the reboot. */
+  readinessGates: string[];
+  /** --post-reboot-timeout. Default 30m. */
+  postRebootTimeoutMs: number;
+  /** --on-post-reboot-timeout. Default 'hold'. */
+  onPostRebootTimeout: 'hold' | 'release';
+  /** --wait-for-daemonset-pods. Default false. */
+  waitForDaemonSetPods: boolean;
+  /** --reboot-retries. Default 3. */
+  rebootRetries: number;
+  /** --on-uncordoned-during-delay. Default 'abort'. */
+  onUncordonedDuringDelay: 'abort' | 'redrain';
+  /** --block-on-pdb. Default true. */
+  blockOnPdb: boolean;
+  /** --eviction-retry-delay. Default 5s. */
+  evictionRetryDelayMs: number;
+  /** --host-exec: 'nsenter' (privileged pod with hostPID) or 'direct'. Default 'nsenter'. */
+  hostExec: 'nsenter' | 'direct';
+  /** --kubeconfig: '' = KUBECONFIG env or in-cluster. */
+  kubeconfig: string;
+}
+
+/** kured's notification texts. */
+export const DEFAULT_MESSAGE_DRAIN = 'Draining node %s';
+export const DEFAULT_MESSAGE_REBOOT = 'Rebooting node %s';
+export const DEFAULT_MESSAGE_UNCORDON = 'Node %s rebooted & uncordoned successfully!';

@@ -1,0 +1,42 @@
+// What the agent reports as metrics; src/metrics/prometheus-metrics.ts implements it with prom-client.
+import type { Phase } from '../node/node.js';
+
+export type RebootResult = 'success' | 'failed' | 'aborted' | 'timeout';
+export type EvictionResult = 'evicted' | 'refused' | 'failed';
+
+export interface AgentMetrics {
+  /** kured_reboot_required{node} */
+  setRebootRequired(required: boolean): void;
+  /** kured_ts_phase{node,phase}: 1 for the current phase, 0 for the others. */
+  setPhase(phase: Phase): void;
+  /** kured_ts_lock_held{node} */
+  setLockHeld(held: boolean): void;
+  /** kured_ts_blocked{node,blocker}: 1 for the blocking blocker, 0 for the rest; undefined = none. */
+  setBlocked(blocker: string | undefined): void;
+  /** kured_ts_drain_duration_seconds */
+  observeDrain(seconds: number): void;
+  /** kured_ts_reboot_duration_seconds (cordon → uncordon) */
+  observeReboot(seconds: number): void;
+  /** kured_ts_evictions_total{result} */
+  countEvictions(result: EvictionResult, n: number): void;
+  /** kured_ts_reboots_total{result} */
+  countReboot(result: RebootResult): void;
+  /** kured_ts_sentinel_errors_total */
+  countSentinelError(): void;
+  /** Marks the loop alive (for /healthz). */
+  heartbeat(at: Date): void;
+}
+
+/** Metrics that go nowhere (for check, simulate without a listener, tests). */
+export const noMetrics: AgentMetrics = {
+  setRebootRequired: () => undefined,
+  setPhase: () => undefined,
+  setLockHeld: () => undefined,
+  setBlocked: () => undefined,
+  observeDrain: () => undefined,
+  observeReboot: () => undefined,
+  countEvictions: () => undefined,
+  countReboot: () => undefined,
+  countSentinelError: () => undefined,
+  heartbeat: () => undefined,
+};

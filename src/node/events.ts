@@ -1,0 +1,21 @@
+// Events on the Node object, the first place an operator looks (`kubectl describe node`).
+
+export type EventReason =
+  | 'RebootRequired'
+  | 'RebootBlocked'
+  | 'LockAcquired'
+  | 'Draining'
+  | 'DrainFailed'
+  | 'Rebooting'
+  | 'RebootAborted'
+  | 'RebootVerified'
+  | 'RebootFailed'
+  | 'Uncordoned';
+
+export interface EventRecorder {
+  /**
+   * Records an Event (involvedObject = this Node, reportingComponent kured-ts). The same reason and
+   * message on the same node is written at most once per period; failures are logged, never thrown.
+   */
+  record(reason: EventReason, message: string, type?: 'Normal' | 'Warning'): Promise<void>;
+}

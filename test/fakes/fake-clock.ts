@@ -1,0 +1,89 @@
+// A virtual clock for tests: time moves only when the test (or advanceUntilIdle) moves it.
+import { abortReason, type Clock } from '../../src/clock/clock.js';
+
+interface Sleeper {
+  at: number;
+  seq: number;
+  resolve: () => void;
+}
+
+export class FakeClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private sleepers: Sleeper[] = [];
+
+  constructor(start: Date | string = '2026-01-05T10:00:00Z') {
+    this.t = new Date(start).getTime();
+  }
+
+  now(): Date {
+    return new Date(this.t);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const sleeper: Sleeper = { at: this.t + Math.max(0, ms), seq: this.seq++, resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(abortReason(signal));
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Number of pending sleeps. */
+  get pending(): number {
+    return this.sleepers.length;
+  }
+
+  /** Moves time forward by `ms`, waking sleepers in order and letting their continuations run. */
+  async advance(ms: number): Promise<void> {
+    const target = this.t + ms;
+    for (;;) {
+      await flushMicrotasks();
+      const next = this.earliest();
+      if (!next || next.at > target) break;
+      this.wake(next);
+    }
+    this.t = target;
+    await flushMicrotasks();
+  }
+
+  /** Jumps to each next sleeper until none is left or `limitMs` of virtual time has passed. */
+  async advanceUntilIdle(limitMs = 7 * 24 * 3600_000): Promise<void> {
+    const stop = this.t + limitMs;
+    for (;;) {
+      await flushMicrotasks();
+      const next = this.earliest();
+      if (!next || next.at > stop) return;
+      this.wake(next);
+    }
+  }
+
+  private earliest(): Sleeper | undefined {
+    let best: Sleeper | undefined;
+    for (const s of this.sleepers)
+      if (!best || s.at < best.at || (s.at === best.at && s.seq < best.seq)) best = s;
+    return best;
+  }
+
+  private wake(s: Sleeper): void {
+    this.sleepers = this.sleepers.filter((x) => x !== s);
+    this.t = Math.max(this.t, s.at);
+    s.resolve();
+  }
+}
+
+/** Lets pending promise continuations (several hops deep) run. */
+export async function flushMicrotasks(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await Promise.resolve();
+  await new Promise<void>((r) => setImmediate(r));
+}
