@@ -1,0 +1,216 @@
+// AgentMetrics on prom-client, in a registry of its own (the simulator runs many agents per process).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Clock } from '../clock/clock.js';
+import type { Logger } from '../log/logger.js';
+import { PHASES, type Phase } from '../node/node.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
+import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
+
+/** The blockers of DESIGN §5; each gets a kured_ts_blocked series from the start. */
+export const DEFAULT_BLOCKER_NAMES: readonly string[] = ['pause', 'prometheus', 'pods', 'pdb'];
+
+const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
+const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout'];
+
+/** Drains take seconds to an hour (kured's --drain-timeout is often 30m–1h). */
+const DRAIN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
+/** Cordon → uncordon: a drain, a host reboot (1–10 min) and the readiness gate (up to 30m default). */
+const REBOOT_BUCKETS = [60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 14400];
+
+export interface PrometheusMetricsOptions {
+  /** Blocker names that get a kured_ts_blocked series at 0 from the start. Default DEFAULT_BLOCKER_NAMES. */
+  blockers?: readonly string[];
+  /** Register prom-client's process and Node.js metrics in this registry. Default true. */
+  processMetrics?: boolean;
+}
+
+/** The agent's metrics for one node, exposed through `registry` (GET /metrics). */
+export class PrometheusMetrics implements AgentMetrics {
+  readonly registry = new Registry();
+  private readonly node: string;
+  private readonly blockerNames = new Set<string>();
+  private lastBeat: Date | undefined;
+
+  private readonly rebootRequired: Gauge<'node'>;
+  private readonly phase: Gauge<'node' | 'phase'>;
+  private readonly lockHeld: Gauge<'node'>;
+  private readonly blocked: Gauge<'node' | 'blocker'>;
+  private readonly drainDuration: Histogram;
+  private readonly rebootDuration: Histogram;
+  private readonly evictions: Counter<'result'>;
+  private readonly reboots: Counter<'result'>;
+  private readonly sentinelErrors: Counter;
+
+  constructor(node: string, options: PrometheusMetricsOptions = {}) {
+    this.node = node;
+    const registers = [this.registry];
+    this.rebootRequired = new Gauge({
+      name: 'kured_reboot_required',
+      help: 'OS requires reboot due to software updates (1 = the reboot sentinel says so).',
+      labelNames: ['node'],
+      registers,
+    });
+    this.phase = new Gauge({
+      name: 'kured_ts_phase',
+      help: 'Current phase of the reboot cycle on this node: 1 for the current phase, 0 for the others.',
+      labelNames: ['node', 'phase'],
+      registers,
+    });
+    this.lockHeld = new Gauge({
+      name: 'kured_ts_lock_held',
+      help: 'Whether this node holds a slot of the cluster-wide reboot lock (1) or not (0).',
+      labelNames: ['node'],
+      registers,
+    });
+    this.blocked = new Gauge({
+      name: 'kured_ts_blocked',
+      help: 'Whether this blocker currently vetoes the reboot of this node (1) or not (0).',
+      labelNames: ['node', 'blocker'],
+      registers,
+    });
+    this.drainDuration = new Histogram({
+      name: 'kured_ts_drain_duration_seconds',
+      help: 'Time taken to cordon and drain the node before a reboot.',
+      buckets: DRAIN_BUCKETS,
+      registers,
+    });
+    this.rebootDuration = new Histogram({
+      name: 'kured_ts_reboot_duration_seconds',
+      help: 'Time from cordon to uncordon of a completed reboot (drain, reboot and readiness gate).',
+      buckets: REBOOT_BUCKETS,
+      registers,
+    });
+    this.evictions = new Counter({
+      name: 'kured_ts_evictions_total',
+      help: 'Pod evictions requested while draining, by result (evicted, refused by a PDB, failed).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.reboots = new Counter({
+      name: 'kured_ts_reboots_total',
+      help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.sentinelErrors = new Counter({
+      name: 'kured_ts_sentinel_errors_total',
+      help: 'Reboot sentinel checks that failed (treated as no reboot required).',
+      registers,
+    });
+    this.initialise(options.blockers ?? DEFAULT_BLOCKER_NAMES);
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Every series exists from the start, so that rate() and absent() work before the first event. */
+  private initialise(blockers: readonly string[]): void {
+    this.rebootRequired.set({ node: this.node }, 0);
+    this.setPhase('idle');
+    this.lockHeld.set({ node: this.node }, 0);
+    for (const name of blockers) this.addBlocker(name);
+    for (const result of EVICTION_RESULTS) this.evictions.inc({ result }, 0);
+    for (const result of REBOOT_RESULTS) this.reboots.inc({ result }, 0);
+  }
+
+  private addBlocker(name: string): void {
+    if (this.blockerNames.has(name)) return;
+    this.blockerNames.add(name);
+    this.blocked.set({ node: this.node, blocker: name }, 0);
+  }
+
+  setRebootRequired(required: boolean): void {
+    this.rebootRequired.set({ node: this.node }, required ? 1 : 0);
+  }
+
+  setPhase(phase: Phase): void {
+    for (const p of PHASES) this.phase.set({ node: this.node, phase: p }, p === phase ? 1 : 0);
+  }
+
+  setLockHeld(held: boolean): void {
+    this.lockHeld.set({ node: this.node }, held ? 1 : 0);
+  }
+
+  setBlocked(blocker: string | undefined): void {
+    if (blocker !== undefined) this.addBlocker(blocker);
+    for (const name of this.blockerNames)
+      this.blocked.set({ node: this.node, blocker: name }, name === blocker ? 1 : 0);
+  }
+
+  observeDrain(seconds: number): void {
+    this.drainDuration.observe(Math.max(0, seconds));
+  }
+
+  observeReboot(seconds: number): void {
+    this.rebootDuration.observe(Math.max(0, seconds));
+  }
+
+  countEvictions(result: EvictionResult, n: number): void {
+    if (n > 0) this.evictions.inc({ result }, n);
+  }
+
+  countReboot(result: RebootResult): void {
+    this.reboots.inc({ result });
+  }
+
+  countSentinelError(): void {
+    this.sentinelErrors.inc();
+  }
+
+  heartbeat(at: Date): void {
+    this.lastBeat = at;
+  }
+
+  /** When the loop last reported alive (undefined before its first tick); read by /healthz. */
+  lastHeartbeat(): Date | undefined {
+    return this.lastBeat;
+  }
+
+  /** The exposition's content type, for GET /metrics. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of this registry. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+export interface RebootRequiredRefresherOptions {
+  sentinel: Sentinel;
+  metrics: AgentMetrics;
+  clock: Clock;
+  logger: Logger;
+  /** Stops the refresher. */
+  signal: AbortSignal;
+  /** Default 60 s (kured's interval). */
+  intervalMs?: number;
+}
+
+/**
+ * Keeps kured_reboot_required current between ticks, as kured does (every minute). Resolves when the
+ * signal aborts; never rejects. The agent should also call setRebootRequired on every tick.
+ */
+export async function refreshRebootRequired(options: RebootRequiredRefresherOptions): Promise<void> {
+  const { sentinel, metrics, clock, logger, signal } = options;
+  const intervalMs = options.intervalMs ?? 60_000;
+  while (!signal.aborted) {
+    try {
+      const verdict = await sentinel.rebootRequired(signal);
+      if (verdict.error === undefined) metrics.setRebootRequired(verdict.required);
+      else {
+        metrics.countSentinelError();
+        logger.warn('reboot sentinel failed', { error: verdict.error });
+      }
+      await clock.sleep(intervalMs, signal);
+    } catch (err: unknown) {
+      // An abort lands here too: the sleep below then returns at once and the loop ends.
+      if (!isAbort(err, signal))
+        logger.warn('reboot sentinel failed', { error: err instanceof Error ? err.message : String(err) });
+      await clock.sleep(intervalMs, signal).catch(() => undefined);
+    }
+  }
+}
+
+function isAbort(err: unknown, signal: AbortSignal): boolean {
+  return signal.aborted && err === signal.reason;
+}
