@@ -8,6 +8,12 @@ export interface LockMetadata {
   bootID?: string;
   /** Reboots attempted while the bootID stayed unchanged. */
   attempts?: number;
+  /**
+   * RFC 3339 time the agent first saw the new boot (changed bootID): the start of the
+   * --post-reboot-timeout, kept here so that an agent restart does not reset that clock.
+   * Implementations must round-trip every field of LockMetadata (kured's Go parser ignores them).
+   */
+  verifyingSince?: string;
 }
 
 /** One slot of the lock as read from the annotation. */

@@ -10,7 +10,8 @@ export type EventReason =
   | 'RebootAborted'
   | 'RebootVerified'
   | 'RebootFailed'
-  | 'Uncordoned';
+  | 'Uncordoned'
+  | 'RebootCompleted';
 
 export interface EventRecorder {
   /**
