@@ -12,6 +12,12 @@ export const DEFAULT_BLOCKER_NAMES: readonly string[] = ['pause', 'prometheus', 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
 const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout'];
 
+const LINT_FAILING_DEFAULT_METRICS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
 /** Drains take seconds to an hour (kured's --drain-timeout is often 30m–1h). */
 const DRAIN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
 /** Cordon → uncordon: a drain, a host reboot (1–10 min) and the readiness gate (up to 30m default). */
@@ -98,7 +104,14 @@ export class PrometheusMetrics implements AgentMetrics {
       registers,
     });
     this.initialise(options.blockers ?? DEFAULT_BLOCKER_NAMES);
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics ?? true) this.addProcessMetrics();
+  }
+
+  private addProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+    // prom-client names these gauges *_total, which promtool rejects (that suffix means a counter);
+    // the same numbers remain, per type, in nodejs_active_handles / _requests / _resources.
+    for (const name of LINT_FAILING_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
   }
 
   /** Every series exists from the start, so that rate() and absent() work before the first event. */
