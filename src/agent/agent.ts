@@ -1,0 +1,513 @@
+// The agent: DESIGN §1's reboot cycle for one node, as a state machine over injected interfaces.
+//
+// The cluster is the state: the lock slot (with {unschedulable, bootID, attempts, verifyingSince})
+// and the node (cordon, taint, our `kured-ts.dev/cordoned-by` marker, bootID, conditions). Every
+// tick starts from a fresh read of both, so a fresh agent after a crash at any step continues from
+// what the cluster records. The agent keeps nothing in memory that a decision depends on.
+import { firstBlock, type Blocker } from '../blockers/blocker.js';
+import type { Clock } from '../clock/clock.js';
+import type { Config } from '../config.js';
+import type { Lock, LockHolder, LockMetadata } from '../lock/lock.js';
+import type { Logger } from '../log/logger.js';
+import type { AgentMetrics } from '../metrics/agent-metrics.js';
+import type { Drainer, DrainResult } from '../node/drainer.js';
+import type { EventRecorder } from '../node/events.js';
+import type { NodeOps, NodeState } from '../node/node.js';
+import type { Notifier, NotifyEvent } from '../notify/notifier.js';
+import type { Rebooter } from '../reboot/rebooter.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
+import type { Window } from '../window/window.js';
+import { effectsOf, formatDuration, type Outcome } from './outcome.js';
+
+export type { Outcome, OutcomeKind } from './outcome.js';
+
+/** Our marker on a node we cordoned: how a fresh agent knows whose cordon it is. */
+export const CORDONED_BY_ANNOTATION = 'kured-ts.dev/cordoned-by';
+/** kured's --annotate-nodes annotations. */
+export const KURED_IN_PROGRESS_ANNOTATION = 'weave.works/kured-reboot-in-progress';
+export const KURED_REBOOT_NEEDED_ANNOTATION = 'weave.works/kured-most-recent-reboot-needed';
+
+/** How often the agent looks again while it holds the lock after a reboot (capped by --period). */
+export const VERIFY_POLL_MS = 10_000;
+/** Retry after a failed tick (API outage), capped by --period. */
+export const ERROR_RETRY_MS = 30_000;
+/** The first tick comes within this (capped by --period): after a reboot the wave waits on us. */
+export const FIRST_TICK_MAX_MS = 60_000;
+/** `redrain` gives up after this many uncordons by someone else in one cycle, then aborts. */
+export const MAX_REDRAINS = 3;
+
+/** The flags the cycle reads (DESIGN §3). */
+export type AgentConfig = Pick<
+  Config,
+  | 'nodeId'
+  | 'periodMs'
+  | 'drainDelayMs'
+  | 'rebootDelayMs'
+  | 'forceReboot'
+  | 'lockReleaseDelayMs'
+  | 'preferNoScheduleTaint'
+  | 'annotateNodes'
+  | 'preRebootNodeLabels'
+  | 'postRebootNodeLabels'
+  | 'messageTemplateDrain'
+  | 'messageTemplateReboot'
+  | 'messageTemplateUncordon'
+  | 'readinessGates'
+  | 'postRebootTimeoutMs'
+  | 'onPostRebootTimeout'
+  | 'waitForDaemonSetPods'
+  | 'rebootRetries'
+  | 'onUncordonedDuringDelay'
+>;
+
+/** Everything the agent talks to. */
+export interface AgentDeps {
+  sentinel: Sentinel;
+  /** Evaluated in order; the first block wins (firstBlock). */
+  blockers: readonly Blocker[];
+  lock: Lock;
+  node: NodeOps;
+  drainer: Drainer;
+  events: EventRecorder;
+  rebooter: Rebooter;
+  notifier: Notifier;
+  metrics: AgentMetrics;
+  window: Window;
+  clock: Clock;
+  logger: Logger;
+  /** [0, 1), for jitter. */
+  random: () => number;
+}
+
+/** What one tick works on: its signal and the latest read of the node. */
+interface Ctx {
+  signal: AbortSignal | undefined;
+  node: NodeState;
+}
+
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class Agent {
+  /** The last reported kind, so counters count transitions rather than ticks. */
+  private lastKind: string | undefined;
+  private lastReported: Outcome | undefined;
+  private bootID = '';
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly deps: AgentDeps,
+  ) {}
+
+  /** One pass of the cycle; never throws except when `signal` aborts (the tick is abandoned). */
+  async tick(signal?: AbortSignal): Promise<Outcome> {
+    this.deps.metrics.heartbeat(this.deps.clock.now());
+    let outcome: Outcome;
+    try {
+      outcome = await this.decide(signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      outcome = { kind: 'error', reason: errorText(err) };
+    }
+    if (outcome !== this.lastReported) await this.report(outcome, signal);
+    return outcome;
+  }
+
+  /**
+   * Ticks until `signal` aborts: every --period jittered ±50%, the first within a minute, sooner
+   * while verifying a reboot, and at once when the lock changes while we wait for a slot.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    let delay = this.deps.random() * Math.min(this.config.periodMs, FIRST_TICK_MAX_MS);
+    let last: Outcome | undefined;
+    while (!signal.aborted) {
+      try {
+        await this.wait(delay, last, signal);
+        last = await this.tick(signal);
+      } catch (err) {
+        if (aborted(signal)) return;
+        throw err;
+      }
+      delay = this.nextDelay(last);
+    }
+  }
+
+  /** The pause after an outcome before the next tick. */
+  nextDelay(outcome: Outcome): number {
+    const period = this.config.periodMs;
+    switch (outcome.kind) {
+      case 'verifying':
+      case 'holding':
+        return this.jitter(Math.min(period, VERIFY_POLL_MS));
+      case 'error':
+        return this.jitter(Math.min(period, ERROR_RETRY_MS));
+      default:
+        return this.jitter(period);
+    }
+  }
+
+  private jitter(ms: number): number {
+    return ms * (0.5 + this.deps.random());
+  }
+
+  private async wait(delay: number, last: Outcome | undefined, signal: AbortSignal): Promise<void> {
+    if (last?.kind !== 'waiting-for-lock') {
+      await this.deps.clock.sleep(delay, signal);
+      return;
+    }
+    try {
+      await this.deps.lock.waitForChange(delay, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      await this.deps.clock.sleep(delay, signal);
+      return;
+    }
+    // Everyone waiting wakes on the same change: spread the race for the freed slot a little.
+    await this.deps.clock.sleep(this.deps.random() * Math.min(1000, this.config.periodMs / 10), signal);
+  }
+
+  // ---- the decision -------------------------------------------------------------------------
+
+  private async decide(signal: AbortSignal | undefined): Promise<Outcome> {
+    const ctx: Ctx = { signal, node: await this.readNode(signal) };
+    const held = await this.deps.lock.holding(signal);
+    if (held) return this.continueHeld(ctx, held);
+    await this.repairCordon(ctx);
+    return this.fresh(ctx);
+  }
+
+  private async readNode(signal: AbortSignal | undefined): Promise<NodeState> {
+    const node = await this.deps.node.get(signal);
+    this.bootID = node.bootID;
+    return node;
+  }
+
+  private ours(node: NodeState): boolean {
+    return node.annotations[CORDONED_BY_ANNOTATION] !== undefined;
+  }
+
+  /** Nothing is in progress (no slot): a cordon of ours left behind by a crash is undone. */
+  private async repairCordon(ctx: Ctx): Promise<void> {
+    if (!this.ours(ctx.node)) return;
+    const wasCordoned = ctx.node.unschedulable;
+    await this.undoCordon(ctx);
+    if (wasCordoned) {
+      await this.report(
+        { kind: 'repaired', reason: 'node was cordoned by kured-ts without a lock' },
+        ctx.signal,
+      );
+    }
+  }
+
+  /** No slot held: is a reboot needed, allowed, and can we get a slot? */
+  private async fresh(ctx: Ctx): Promise<Outcome> {
+    const verdict = await this.deps.sentinel.rebootRequired(ctx.signal);
+    if (verdict.error !== undefined) return { kind: 'sentinel-error', reason: verdict.error };
+    if (!verdict.required) {
+      await this.removeTaint(ctx);
+      return { kind: 'idle', reason: 'reboot not required' };
+    }
+    await this.report({ kind: 'pending', reason: 'reboot required' }, ctx.signal);
+    await this.addTaint(ctx);
+    const now = this.deps.clock.now();
+    if (!this.deps.window.contains(now)) return this.outsideWindow(now);
+    const block = await firstBlock(this.deps.blockers, ctx.signal);
+    if (block.blocked) return { kind: 'blocked', reason: block.reason, blocker: block.blocker };
+    if (ctx.node.bootID === '') {
+      return {
+        kind: 'blocked',
+        reason: 'node reports no bootID: a reboot could not be proven',
+        blocker: 'node',
+      };
+    }
+    const meta: LockMetadata = {
+      unschedulable: ctx.node.unschedulable,
+      bootID: ctx.node.bootID,
+      attempts: 0,
+    };
+    const result = await this.deps.lock.acquire(meta, ctx.signal);
+    if (!result.acquired) {
+      return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
+    }
+    return this.startCycle(ctx, result.holder);
+  }
+
+  private outsideWindow(now: Date): Outcome {
+    const next = this.deps.window.next(now).change;
+    const opens = next ? `; opens ${next.toISOString()}` : '';
+    return {
+      kind: 'outside-window',
+      reason: `outside maintenance window ${this.deps.window.describe()}${opens}`,
+    };
+  }
+
+  /** Just took the slot: labels, drain-delay, notify, then cordon and drain. */
+  private async startCycle(ctx: Ctx, holder: LockHolder): Promise<Outcome> {
+    await this.report({ kind: 'draining', reason: `lock acquired (${holder.nodeID})` }, ctx.signal);
+    if (Object.keys(this.config.preRebootNodeLabels).length > 0) {
+      await this.deps.node.setLabels(this.config.preRebootNodeLabels, ctx.signal);
+    }
+    if (this.config.annotateNodes) {
+      const now = this.deps.clock.now().toISOString();
+      await this.deps.node.setAnnotations(
+        { [KURED_IN_PROGRESS_ANNOTATION]: now, [KURED_REBOOT_NEEDED_ANNOTATION]: now },
+        ctx.signal,
+      );
+    }
+    if (this.config.drainDelayMs > 0) await this.deps.clock.sleep(this.config.drainDelayMs, ctx.signal);
+    await this.notify('drain', this.config.messageTemplateDrain);
+    return this.drainAndVerify(ctx, holder.metadata, 0);
+  }
+
+  /** We hold a slot: where in the cycle are we? The bootID tells whether the reboot happened. */
+  private async continueHeld(ctx: Ctx, held: LockHolder): Promise<Outcome> {
+    const meta = held.metadata;
+    const recorded = meta.bootID ?? '';
+    if (recorded !== '' && ctx.node.bootID !== '' && ctx.node.bootID !== recorded) {
+      return this.postReboot(ctx, held);
+    }
+    return this.resume(ctx, meta);
+  }
+
+  /**
+   * Holding a slot on the same boot: a crash or a reboot that did not happen. Resume at the drain
+   * (a no-op on a drained node) so that a crash mid-drain never leads to an undrained reboot.
+   */
+  private async resume(ctx: Ctx, meta: LockMetadata): Promise<Outcome> {
+    const attempts = meta.attempts ?? 0;
+    if (attempts >= this.config.rebootRetries) {
+      return {
+        kind: 'failed',
+        reason:
+          `bootID unchanged after ${attempts} reboot attempts; ` +
+          'keeping the node cordoned and the lock until an operator intervenes',
+      };
+    }
+    if (attempts === 0) {
+      const cancelled = await this.cancelIfNoLongerRequired(ctx);
+      if (cancelled) return cancelled;
+    }
+    const cordonedBefore = this.ours(ctx.node) || meta.unschedulable || attempts > 0;
+    if (!ctx.node.unschedulable && cordonedBefore) return this.uncordonedMeanwhile(ctx, meta, 0);
+    return this.drainAndVerify(ctx, meta, 0);
+  }
+
+  /** A slot taken for a reboot the sentinel no longer asks for (and none requested yet): give it back. */
+  private async cancelIfNoLongerRequired(ctx: Ctx): Promise<Outcome | undefined> {
+    const verdict = await this.deps.sentinel.rebootRequired(ctx.signal);
+    if (verdict.required || verdict.error !== undefined) return undefined;
+    await this.undoCordon(ctx);
+    await this.removeTaint(ctx);
+    await this.deps.lock.release(ctx.signal);
+    return { kind: 'idle', reason: 'reboot no longer required; lock released' };
+  }
+
+  /** Cordon (unless already unschedulable), drain, wait --reboot-delay, re-verify, reboot. */
+  private async drainAndVerify(ctx: Ctx, meta: LockMetadata, redrains: number): Promise<Outcome> {
+    if (!ctx.node.unschedulable) {
+      await this.deps.node.setAnnotations({ [CORDONED_BY_ANNOTATION]: 'kured-ts' }, ctx.signal);
+      await this.deps.node.cordon(ctx.signal);
+    }
+    const drained = await this.deps.drainer.drain(ctx.signal);
+    this.recordDrain(drained);
+    if (!drained.ok && !this.config.forceReboot) return this.drainFailed(ctx, drained);
+    if (this.config.rebootDelayMs > 0) await this.deps.clock.sleep(this.config.rebootDelayMs, ctx.signal);
+    // Re-verify (kured #929): someone may have uncordoned the node or taken our slot meanwhile.
+    ctx.node = await this.readNode(ctx.signal);
+    const held = await this.deps.lock.holding(ctx.signal);
+    if (!held) {
+      await this.undoCordon(ctx);
+      return { kind: 'aborted', reason: 'lock lost before the reboot; cordon undone' };
+    }
+    if (!ctx.node.unschedulable) return this.uncordonedMeanwhile(ctx, held.metadata, redrains);
+    return this.reboot(ctx, held.metadata);
+  }
+
+  private recordDrain(result: DrainResult): void {
+    const { metrics } = this.deps;
+    metrics.observeDrain(result.durationMs / 1000);
+    metrics.countEvictions('evicted', result.requests.evicted);
+    metrics.countEvictions('refused', result.requests.refused);
+    metrics.countEvictions('failed', result.requests.failed);
+  }
+
+  /** Uncordon (if we cordoned) BEFORE giving the slot back (kured #1129), then release. */
+  private async drainFailed(ctx: Ctx, result: DrainResult): Promise<Outcome> {
+    ctx.node = await this.readNode(ctx.signal);
+    await this.undoCordon(ctx);
+    await this.deps.lock.release(ctx.signal);
+    const pods = result.pending.map((p) => `${p.pod} (${p.reason})`).join(', ');
+    return { kind: 'drain-failed', reason: `drain failed: ${pods === '' ? 'unknown' : pods}` };
+  }
+
+  /** Someone else uncordoned our node before the reboot: leave it to them, or drain again. */
+  private async uncordonedMeanwhile(ctx: Ctx, meta: LockMetadata, redrains: number): Promise<Outcome> {
+    if (this.config.onUncordonedDuringDelay === 'redrain' && redrains < MAX_REDRAINS) {
+      return this.drainAndVerify(ctx, meta, redrains + 1);
+    }
+    // Drop only our marker: the node stays as the other actor set it.
+    if (this.ours(ctx.node)) {
+      await this.deps.node.setAnnotations({ [CORDONED_BY_ANNOTATION]: null }, ctx.signal);
+    }
+    await this.deps.lock.release(ctx.signal);
+    return {
+      kind: 'aborted',
+      reason: 'node was uncordoned by someone else before the reboot; lock released',
+    };
+  }
+
+  /** Count the attempt in the lock first, so a reboot that never comes is noticed after restart. */
+  private async reboot(ctx: Ctx, meta: LockMetadata): Promise<Outcome> {
+    const attempts = (meta.attempts ?? 0) + 1;
+    await this.deps.lock.update({ ...meta, attempts }, ctx.signal);
+    const outcome: Outcome = {
+      kind: 'rebooting',
+      reason: `reboot attempt ${attempts} of ${this.config.rebootRetries} (bootID ${ctx.node.bootID})`,
+    };
+    await this.report(outcome, ctx.signal);
+    await this.notify('reboot', this.config.messageTemplateReboot);
+    try {
+      await this.deps.rebooter.reboot(ctx.signal);
+    } catch (err) {
+      if (ctx.signal?.aborted) throw err;
+      return { kind: 'failed', reason: `reboot request failed: ${errorText(err)}; will retry` };
+    }
+    return outcome;
+  }
+
+  /** The bootID changed: the readiness gate, then uncordon and release. */
+  private async postReboot(ctx: Ctx, held: LockHolder): Promise<Outcome> {
+    const now = this.deps.clock.now();
+    let since = Date.parse(held.metadata.verifyingSince ?? '');
+    if (Number.isNaN(since)) {
+      since = now.getTime();
+      await this.deps.lock.update({ ...held.metadata, verifyingSince: now.toISOString() }, ctx.signal);
+    }
+    const waiting = await this.readinessGaps(ctx);
+    if (waiting.length === 0) return this.complete(ctx, held, undefined);
+    const elapsed = now.getTime() - since;
+    const what = waiting.join('; ');
+    if (elapsed < this.config.postRebootTimeoutMs) {
+      return { kind: 'verifying', reason: `bootID changed; waiting for ${what}` };
+    }
+    const after = formatDuration(this.config.postRebootTimeoutMs);
+    if (this.config.onPostRebootTimeout === 'hold') {
+      return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
+    }
+    return this.complete(ctx, held, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+  }
+
+  /** What the node still lacks to count as ready after the reboot; empty = ready. */
+  private async readinessGaps(ctx: Ctx): Promise<string[]> {
+    const gaps: string[] = [];
+    for (const type of ['Ready', ...this.config.readinessGates]) {
+      const condition = ctx.node.conditions.find((c) => c.type === type);
+      if (condition?.status !== 'True') gaps.push(`condition ${type}=${condition?.status ?? 'absent'}`);
+    }
+    if (this.config.waitForDaemonSetPods) {
+      const pods = await this.deps.node.daemonSetPodsReady(ctx.signal);
+      if (!pods.ready) gaps.push(`DaemonSet pods not ready: ${pods.notReady.join(', ')}`);
+    }
+    return gaps;
+  }
+
+  /** Uncordon (only our cordon), taint off, labels, notify, release delay, release. */
+  private async complete(ctx: Ctx, held: LockHolder, timedOut: string | undefined): Promise<Outcome> {
+    const uncordoned = ctx.node.unschedulable && this.ours(ctx.node);
+    await this.undoCordon(ctx);
+    await this.removeTaint(ctx);
+    if (Object.keys(this.config.postRebootNodeLabels).length > 0) {
+      await this.deps.node.setLabels(this.config.postRebootNodeLabels, ctx.signal);
+    }
+    if (this.config.annotateNodes && ctx.node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
+      await this.deps.node.setAnnotations({ [KURED_IN_PROGRESS_ANNOTATION]: null }, ctx.signal);
+    }
+    await this.notify('uncordon', this.config.messageTemplateUncordon);
+    if (this.config.lockReleaseDelayMs > 0) {
+      await this.deps.clock.sleep(this.config.lockReleaseDelayMs, ctx.signal);
+    }
+    await this.deps.lock.release(ctx.signal);
+    const durationMs = this.deps.clock.now().getTime() - held.created.getTime();
+    if (timedOut !== undefined) return { kind: 'timed-out', reason: timedOut, uncordoned, durationMs };
+    const reason = `bootID ${held.metadata.bootID ?? '?'} -> ${ctx.node.bootID}; node ready`;
+    return { kind: 'completed', reason, uncordoned, durationMs };
+  }
+
+  // ---- small idempotent steps ---------------------------------------------------------------
+
+  /** Uncordons only a cordon we made (our marker), then drops the marker. */
+  private async undoCordon(ctx: Ctx): Promise<void> {
+    if (!this.ours(ctx.node)) return;
+    if (ctx.node.unschedulable) await this.deps.node.uncordon(ctx.signal);
+    await this.deps.node.setAnnotations({ [CORDONED_BY_ANNOTATION]: null }, ctx.signal);
+  }
+
+  private hasTaint(node: NodeState): boolean {
+    const key = this.config.preferNoScheduleTaint;
+    return node.taints.some((t) => t.key === key && t.effect === 'PreferNoSchedule');
+  }
+
+  private async addTaint(ctx: Ctx): Promise<void> {
+    const key = this.config.preferNoScheduleTaint;
+    if (key !== '' && !this.hasTaint(ctx.node)) await this.deps.node.addTaint(key, ctx.signal);
+  }
+
+  private async removeTaint(ctx: Ctx): Promise<void> {
+    const key = this.config.preferNoScheduleTaint;
+    if (key !== '' && this.hasTaint(ctx.node)) await this.deps.node.removeTaint(key, ctx.signal);
+  }
+
+  private async notify(event: NotifyEvent, template: string): Promise<void> {
+    const node = this.config.nodeId;
+    try {
+      await this.deps.notifier.notify(event, node, template.replace('%s', node));
+    } catch (err) {
+      this.deps.logger.warn('notification failed', { node, event, error: errorText(err) });
+    }
+  }
+
+  // ---- derived effects ----------------------------------------------------------------------
+
+  /** Status, Events, metrics and the log line of one outcome. Status write failures are logged. */
+  private async report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void> {
+    this.lastReported = outcome;
+    const fx = effectsOf(outcome);
+    const { metrics, logger, events } = this.deps;
+    const node = this.config.nodeId;
+    logger[fx.level](fx.message, { node, outcome: outcome.kind, reason: outcome.reason });
+    this.reportMetrics(outcome, fx.rebootResult);
+    if (fx.lockHeld !== undefined) metrics.setLockHeld(fx.lockHeld);
+    for (const e of fx.events) {
+      await events.record(e.reason, outcome.reason, e.type);
+    }
+    if (fx.phase === undefined) return;
+    metrics.setPhase(fx.phase);
+    const status = { phase: fx.phase, reason: outcome.reason, since: this.deps.clock.now().toISOString() };
+    try {
+      await this.deps.node.setStatus({ ...status, bootID: this.bootID }, signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      logger.warn('cannot write status', { node, error: errorText(err) });
+    }
+  }
+
+  private reportMetrics(outcome: Outcome, result: Effects['rebootResult']): void {
+    const { metrics } = this.deps;
+    const first = outcome.kind !== this.lastKind;
+    if (outcome.kind !== 'pending' && outcome.kind !== 'draining') this.lastKind = outcome.kind;
+    if (outcome.kind === 'pending') metrics.setRebootRequired(true);
+    if (outcome.kind === 'idle') metrics.setRebootRequired(false);
+    if (outcome.kind === 'sentinel-error') metrics.countSentinelError();
+    if (outcome.kind !== 'error') metrics.setBlocked(outcome.blocker);
+    if (result !== undefined && first) metrics.countReboot(result);
+    if (outcome.durationMs !== undefined) metrics.observeReboot(outcome.durationMs / 1000);
+  }
+}
+
+type Effects = ReturnType<typeof effectsOf>;

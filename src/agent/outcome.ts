@@ -1,0 +1,190 @@
+// The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
+import type { EventReason } from '../node/events.js';
+import type { Phase } from '../node/node.js';
+import type { RebootResult } from '../metrics/agent-metrics.js';
+
+/**
+ * What a tick decided. Stable names: tests, logs and the simulator match on them.
+ * Progress kinds ('pending', 'draining', 'repaired') are reported in the middle of a tick; the rest
+ * end one.
+ */
+export type OutcomeKind =
+  | 'idle'
+  | 'sentinel-error'
+  | 'pending'
+  | 'outside-window'
+  | 'blocked'
+  | 'waiting-for-lock'
+  | 'draining'
+  | 'drain-failed'
+  | 'aborted'
+  | 'rebooting'
+  | 'verifying'
+  | 'completed'
+  | 'timed-out'
+  | 'holding'
+  | 'failed'
+  | 'repaired'
+  | 'error';
+
+/** A decision with its reason; `blocker`, `holders`, `uncordoned`, `durationMs` only where they apply. */
+export interface Outcome {
+  kind: OutcomeKind;
+  reason: string;
+  /** 'blocked': the blocker that said no. */
+  blocker?: string;
+  /** 'waiting-for-lock': the nodes holding the slots. */
+  holders?: string[];
+  /** 'completed' / 'timed-out': whether we uncordoned the node. */
+  uncordoned?: boolean;
+  /** 'completed' / 'timed-out': lock taken → lock released, for kured_ts_reboot_duration_seconds. */
+  durationMs?: number;
+}
+
+/** How one kind shows up outside the agent. */
+export interface Effects {
+  /** Status annotation phase; undefined = no status write. */
+  phase?: Phase;
+  /** Events to record, in order. */
+  events: { reason: EventReason; type: 'Normal' | 'Warning' }[];
+  level: 'debug' | 'info' | 'warn' | 'error';
+  /** The stable log message (users grep it). */
+  message: string;
+  /** kured_ts_lock_held after this outcome; undefined = unknown. */
+  lockHeld?: boolean;
+  /** kured_ts_reboots_total{result} once when this kind is first reached. */
+  rebootResult?: RebootResult;
+}
+
+const normal = (reason: EventReason): { reason: EventReason; type: 'Normal' } => ({ reason, type: 'Normal' });
+const warning = (reason: EventReason): { reason: EventReason; type: 'Warning' } => ({
+  reason,
+  type: 'Warning',
+});
+
+const EFFECTS: Record<OutcomeKind, Effects> = {
+  idle: { phase: 'idle', events: [], level: 'info', message: 'reboot not required', lockHeld: false },
+  'sentinel-error': {
+    phase: 'idle',
+    events: [],
+    level: 'warn',
+    message: 'reboot sentinel failed; treating as not required',
+    lockHeld: false,
+  },
+  pending: { events: [normal('RebootRequired')], level: 'info', message: 'reboot required' },
+  'outside-window': {
+    phase: 'outside-window',
+    events: [],
+    level: 'info',
+    message: 'outside maintenance window',
+    lockHeld: false,
+  },
+  blocked: {
+    phase: 'blocked',
+    events: [normal('RebootBlocked')],
+    level: 'info',
+    message: 'reboot blocked',
+    lockHeld: false,
+  },
+  'waiting-for-lock': {
+    phase: 'waiting-for-lock',
+    events: [],
+    level: 'info',
+    message: 'waiting for lock',
+    lockHeld: false,
+  },
+  draining: {
+    phase: 'draining',
+    events: [normal('LockAcquired'), normal('Draining')],
+    level: 'info',
+    message: 'lock acquired; draining node',
+    lockHeld: true,
+  },
+  'drain-failed': {
+    phase: 'failed',
+    events: [warning('DrainFailed')],
+    level: 'warn',
+    message: 'drain failed; lock released',
+    lockHeld: false,
+    rebootResult: 'failed',
+  },
+  aborted: {
+    phase: 'pending',
+    events: [warning('RebootAborted')],
+    level: 'warn',
+    message: 'reboot aborted',
+    lockHeld: false,
+    rebootResult: 'aborted',
+  },
+  rebooting: {
+    phase: 'rebooting',
+    events: [normal('Rebooting')],
+    level: 'info',
+    message: 'rebooting node',
+    lockHeld: true,
+  },
+  verifying: {
+    phase: 'verifying',
+    events: [normal('RebootVerified')],
+    level: 'info',
+    message: 'reboot verified; waiting for readiness',
+    lockHeld: true,
+  },
+  completed: {
+    phase: 'completed',
+    events: [normal('RebootVerified'), normal('RebootCompleted')],
+    level: 'info',
+    message: 'reboot completed; lock released',
+    lockHeld: false,
+    rebootResult: 'success',
+  },
+  'timed-out': {
+    phase: 'failed',
+    events: [warning('RebootFailed')],
+    level: 'warn',
+    message: 'post-reboot readiness timed out; lock released',
+    lockHeld: false,
+    rebootResult: 'timeout',
+  },
+  holding: {
+    phase: 'failed',
+    events: [warning('RebootFailed')],
+    level: 'warn',
+    message: 'post-reboot readiness timed out; holding lock',
+    lockHeld: true,
+    rebootResult: 'timeout',
+  },
+  failed: {
+    phase: 'failed',
+    events: [warning('RebootFailed')],
+    level: 'error',
+    message: 'reboot failed; holding lock',
+    lockHeld: true,
+    rebootResult: 'failed',
+  },
+  repaired: {
+    events: [normal('Uncordoned')],
+    level: 'warn',
+    message: 'removed our cordon left without a lock',
+  },
+  error: { events: [], level: 'warn', message: 'tick failed' },
+};
+
+/** The effects of one outcome kind. */
+export function effectsOf(outcome: Outcome): Effects {
+  const base = EFFECTS[outcome.kind];
+  if ((outcome.kind === 'completed' || outcome.kind === 'timed-out') && outcome.uncordoned === true) {
+    return { ...base, events: [...base.events, normal('Uncordoned')] };
+  }
+  return base;
+}
+
+/** "1h30m", "45s", "0s": durations in Go's style, for reasons and messages. */
+export function formatDuration(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const parts = [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', s > 0 || total === 0 ? `${s}s` : ''];
+  return parts.join('');
+}
