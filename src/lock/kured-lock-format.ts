@@ -154,11 +154,10 @@ export function formatMulti(maxOwners: number, entries: readonly LockEntry[]): s
   return goEscape(JSON.stringify({ maxOwners, locks: entries.map(entryObject) }));
 }
 
-/** Our metadata as stored: kured's `unschedulable` first, then our fields. */
+/** Our metadata as stored: kured's `unschedulable` first, then every other field we carry. */
 export function metadataObject(metadata: LockMetadata): Record<string, unknown> {
   const obj: Record<string, unknown> = { unschedulable: metadata.unschedulable };
-  if (metadata.bootID !== undefined) obj.bootID = metadata.bootID;
-  if (metadata.attempts !== undefined) obj.attempts = metadata.attempts;
+  for (const [key, value] of Object.entries(metadata)) if (value !== undefined) obj[key] = value;
   return obj;
 }
 
@@ -173,11 +172,21 @@ export function newEntry(nodeID: string, metadata: LockMetadata, now: Date, ttlM
   };
 }
 
+/** Type of each optional LockMetadata field; a stored value of another type is dropped. */
+const METADATA_TYPES: Record<Exclude<keyof LockMetadata, 'unschedulable'>, 'string' | 'number'> = {
+  bootID: 'string',
+  attempts: 'number',
+  verifyingSince: 'string',
+};
+
+/** Reads every field of LockMetadata (and passes fields we do not know through, for round trips). */
 function readMetadata(raw: Record<string, unknown>): LockMetadata {
-  const metadata: LockMetadata = { unschedulable: raw.unschedulable === true };
-  if (typeof raw.bootID === 'string') metadata.bootID = raw.bootID;
-  if (Number.isInteger(raw.attempts)) metadata.attempts = raw.attempts as number;
-  return metadata;
+  const wrongType = (key: string): boolean => {
+    const type = (METADATA_TYPES as Record<string, string | undefined>)[key];
+    return type !== undefined && typeof raw[key] !== type;
+  };
+  const kept = Object.entries(raw).filter(([key]) => !wrongType(key));
+  return { ...Object.fromEntries(kept), unschedulable: raw.unschedulable === true } as LockMetadata;
 }
 
 /** Go's zero time as a Date, for manual locks that record no creation time. */

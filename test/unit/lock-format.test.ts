@@ -97,6 +97,23 @@ describe('kured lock annotation format', () => {
     });
   });
 
+  it('round-trips every field of our metadata through the annotation', () => {
+    const metadata = {
+      unschedulable: true,
+      bootID: 'b-2',
+      attempts: 2,
+      verifyingSince: '2026-01-05T10:05:00Z',
+    };
+    const entry = newEntry('n1', metadata, new Date('2026-01-05T10:00:00Z'), 0);
+    expect(toHolder(entriesOf(parseLockAnnotation(formatSingle(entry)))[0]!).metadata).toEqual(metadata);
+  });
+
+  it('drops our metadata fields that carry the wrong type', () => {
+    const text =
+      '{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":7,"attempts":"x"},"created":"2024-01-01T00:00:00Z","TTL":0}';
+    expect(toHolder(entriesOf(parseLockAnnotation(text))[0]!).metadata).toEqual({ unschedulable: false });
+  });
+
   it('keeps fields of other writers inside metadata when re-writing their slot', () => {
     const text =
       '{"maxOwners":2,"locks":[{"nodeID":"x","metadata":{"unschedulable":false,"future":{"k":[1,2]}},"created":"2024-01-01T00:00:00Z","TTL":5}]}';
