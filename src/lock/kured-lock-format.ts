@@ -186,7 +186,7 @@ function readMetadata(raw: Record<string, unknown>): LockMetadata {
     return type !== undefined && typeof raw[key] !== type;
   };
   const kept = Object.entries(raw).filter(([key]) => !wrongType(key));
-  return { ...Object.fromEntries(kept), unschedulable: raw.unschedulable === true } as LockMetadata;
+  return { ...Object.fromEntries(kept), unschedulable: raw.unschedulable === true };
 }
 
 /** Go's zero time as a Date, for manual locks that record no creation time. */
