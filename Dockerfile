@@ -1,0 +1,34 @@
+# kured-ts agent image. Multi-stage: the build stage compiles the single esbuild bundle; the runtime
+# stage holds Node, that one file, nsenter (util-linux) and tzdata, and no node_modules at all.
+# NODE_IMAGE lets a test substitute a locally made base (scripts/image-test.sh).
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+# Where outbound TLS goes through a proxy, pass its CA bundle (mounted into the build) as a path.
+ARG NODE_EXTRA_CA_CERTS=""
+COPY package.json package-lock.json ./
+# Dev dependencies are needed here (esbuild); none of them reach the runtime stage.
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts/build.mjs scripts/
+COPY src/ src/
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+# nsenter (util-linux) runs the reboot and sentinel commands in the host's mount namespace;
+# tzdata gives --time-zone its zones for tools that read /usr/share/zoneinfo.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends util-linux tzdata \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
+ && groupadd --system --gid 65532 kured-ts \
+ && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin kured-ts
+COPY --from=build /src/dist/cli.js /app/kured-ts.mjs
+COPY LICENSE /app/LICENSE
+ENV NODE_ENV=production
+# Non-root by default; the Helm chart runs the agent as root only where the reboot method needs it.
+USER 65532:65532
+WORKDIR /app
+EXPOSE 8080
+ENTRYPOINT ["node", "/app/kured-ts.mjs"]

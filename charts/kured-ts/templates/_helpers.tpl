@@ -1,0 +1,112 @@
+{{/* Chart name, truncated to the 63 characters a label allows. */}}
+{{- define "kured-ts.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name: the DaemonSet's name, which carries the lock (--ds-name). */}}
+{{- define "kured-ts.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kured-ts.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "kured-ts.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kured-ts.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kured-ts.labels" -}}
+helm.sh/chart: {{ include "kured-ts.chart" . }}
+{{ include "kured-ts.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "kured-ts.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "kured-ts.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The DaemonSet holding the lock: ours unless configuration.dsName/dsNamespace say otherwise. */}}
+{{- define "kured-ts.lockDsName" -}}
+{{- default (include "kured-ts.fullname" .) .Values.configuration.dsName -}}
+{{- end -}}
+
+{{- define "kured-ts.lockDsNamespace" -}}
+{{- default .Release.Namespace .Values.configuration.dsNamespace -}}
+{{- end -}}
+
+{{/*
+The agent's defaults for its boolean flags: a boolean is rendered only when it differs from these
+(`--force-reboot`, `--block-on-pdb=false`). A boolean key missing here is always rendered.
+*/}}
+{{- define "kured-ts.boolDefaults" -}}
+forceReboot: false
+alertFilterMatchOnly: false
+alertFiringOnly: false
+annotateNodes: false
+waitForDaemonsetPods: false
+blockOnPdb: true
+{{- end -}}
+
+{{/*
+The agent's arguments, one per configuration key (flag = kebab-case of the key), sorted by key.
+Strings and numbers: `--flag=value` unless the string is empty (then the agent's default applies);
+lists: one `--flag=item` per item; booleans: only when they differ from the agent's default.
+dsName/dsNamespace are always rendered, resolved against the release.
+*/}}
+{{- define "kured-ts.args" -}}
+{{- $bools := include "kured-ts.boolDefaults" . | fromYaml -}}
+{{- $args := list -}}
+{{- range $key, $value := .Values.configuration -}}
+{{- $flag := kebabcase $key -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") -}}
+{{- else if kindIs "bool" $value -}}
+{{- if not (hasKey $bools $key) -}}
+{{- $args = append $args (printf "--%s=%t" $flag $value) -}}
+{{- else if ne $value (get $bools $key) -}}
+{{- $args = append $args (ternary (printf "--%s" $flag) (printf "--%s=false" $flag) $value) -}}
+{{- end -}}
+{{- else if kindIs "slice" $value -}}
+{{- range $value -}}
+{{- $args = append $args (printf "--%s=%v" $flag .) -}}
+{{- end -}}
+{{- else if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
+{{- $args = append $args (printf "--%s=%d" $flag (int64 $value)) -}}
+{{- else if ne (toString $value) "" -}}
+{{- $args = append $args (printf "--%s=%s" $flag (toString $value)) -}}
+{{- end -}}
+{{- end -}}
+{{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
+{{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
+{{- range .Values.extraArgs -}}
+{{- $args = append $args (toString .) -}}
+{{- end -}}
+{{- range $args }}
+- {{ . | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Combinations the agent would only discover on the node: fail the install instead.
+*/}}
+{{- define "kured-ts.validate" -}}
+{{- $c := .Values.configuration -}}
+{{- if and (eq $c.rebootMethod "signal") (ne $c.rebootSentinelCommand "") (eq $c.hostExec "nsenter") -}}
+{{- fail "configuration.rebootSentinelCommand runs through nsenter, which needs a privileged pod: use rebootMethod \"command\" or the file sentinel (rebootSentinel) with rebootMethod \"signal\"" -}}
+{{- end -}}
+{{- end -}}
