@@ -1,0 +1,837 @@
+// Every flag of kured-ts in one declarative table: name, env var, default, meaning, parser.
+// Commander options, the README's configuration table and the Helm chart's values are all
+// generated from FLAGS, so they cannot drift apart. parseConfig() interprets it (pure).
+import {
+  checkObjectName,
+  checkQualifiedName,
+  checkUrl,
+  DEFAULT_MESSAGE_DRAIN,
+  DEFAULT_MESSAGE_REBOOT,
+  DEFAULT_MESSAGE_UNCORDON,
+  InvalidValueError,
+  parseDuration,
+  parseLabels,
+  slackHookToNotifyUrl,
+  splitCommand,
+  stripQuotes,
+  UsageError,
+  type Config,
+} from './config.js';
+import { parseLabelSelector, type Selector } from './selector/label-selector.js';
+import { checkCronExpression } from './window/cron-window.js';
+import { parseDays } from './window/days.js';
+import { parseTimeOfDay } from './window/time-of-day.js';
+import { checkTimeZone } from './window/zone.js';
+
+/** What the raw values are being parsed into: the config plus inputs that only combine later. */
+export interface Draft {
+  config: Config;
+  /** --slack-hook-url, converted into notifyUrl after all flags are read. */
+  slackHookUrl: string;
+}
+
+/** The JSON type of a flag's value (for the Helm chart's values.schema.json). */
+export type FlagType = 'string' | 'boolean' | 'integer' | 'array';
+
+/** One flag. */
+export interface FlagSpec {
+  /** Long name without dashes: `lock-ttl`. */
+  readonly name: string;
+  /** `KURED_` + name upper-cased with `-` → `_`: `KURED_LOCK_TTL`. */
+  readonly env: string;
+  /** Placeholder shown in help: `<duration>`; `[bool]` for booleans (`--x` alone means true). */
+  readonly valueName: string;
+  /** The default as a raw value: it is parsed like user input, so help and behaviour agree. */
+  readonly default: string;
+  /** The default as shown in help and docs when the raw value would mislead (e.g. `(required)`). */
+  readonly defaultText?: string;
+  /** One line of help. */
+  readonly description: string;
+  /** May be given several times; all values are used (a later source replaces them all). */
+  readonly repeatable: boolean;
+  readonly type: FlagType;
+  /** Allowed values of an enum flag. */
+  readonly choices?: readonly string[];
+  /** `kured` = kured's flag (same name and default), `new` = kured-ts only. */
+  readonly origin: 'kured' | 'new';
+  /** Part of the maintenance window (also accepted by `kured-ts window`). */
+  readonly window?: boolean;
+  /** Set for flags kept only so that kured command lines keep working. */
+  readonly deprecated?: string;
+  /** Parses the raw values (never empty) into the draft; throws an Error with the reason. */
+  readonly apply: (values: readonly string[], draft: Draft) => void;
+}
+
+const last = (values: readonly string[]): string => values[values.length - 1] ?? '';
+
+type Apply = FlagSpec['apply'];
+
+/** Sets one Config field from the last raw value. */
+function set<K extends keyof Config>(key: K, parse: (value: string) => Config[K]): Apply {
+  return (values, draft) => {
+    draft.config[key] = parse(last(values));
+  };
+}
+
+/** Sets one WindowConfig field. */
+function setWindow<K extends keyof Config['window']>(
+  key: K,
+  parse: (value: string) => Config['window'][K],
+): Apply {
+  return (values, draft) => {
+    draft.config.window[key] = parse(last(values));
+  };
+}
+
+function duration(min: 'positive' | 'non-negative'): (value: string) => number {
+  return (value) => {
+    const ms = parseDuration(value);
+    if (ms < 0) throw new Error('must not be negative');
+    if (min === 'positive' && ms === 0) throw new Error('must be greater than 0');
+    return ms;
+  };
+}
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    if (!/^[-+]?\d+$/.test(value.trim())) throw new Error('expected an integer');
+    const n = Number(value);
+    if (n < min || n > max) {
+      throw new Error(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be ${min}-${max}`);
+    }
+    return n;
+  };
+}
+
+/** Go's strconv.ParseBool, which kured's flags and env vars use. */
+function boolean(value: string): boolean {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
+  throw new Error('expected true or false');
+}
+
+function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {
+  return (value) => {
+    const found = choices.find((c) => c === value);
+    if (found === undefined) throw new Error(`must be one of: ${choices.join(', ')}`);
+    return found;
+  };
+}
+
+function text(value: string): string {
+  return value;
+}
+
+function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new Error('must not be empty');
+  return value;
+}
+
+function selector(value: string): Selector {
+  try {
+    return parseLabelSelector(value);
+  } catch (err) {
+    throw new Error(`bad label selector: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Repeats of --blocking-pod-selector are ORed, commas inside one are ANDed; `;` or a newline also
+ * separates selectors, so KURED_BLOCKING_POD_SELECTOR can hold several. Empty entries are ignored:
+ * an empty selector would match (and block on) every pod of the node.
+ */
+function blockingSelectors(values: readonly string[]): Selector[] {
+  return values
+    .flatMap((v) => v.split(/[;\n]/))
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+    .map((v) => {
+      try {
+        return parseLabelSelector(v);
+      } catch (err) {
+        throw new InvalidValueError(v, `bad label selector: ${(err as Error).message}`);
+      }
+    });
+}
+
+function regexp(value: string): RegExp | undefined {
+  if (value === '') return undefined;
+  try {
+    return new RegExp(value);
+  } catch (err) {
+    throw new Error(`bad regular expression: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function optionalUrl(schemes?: readonly string[]): (value: string) => string {
+  return (value) => {
+    const url = stripQuotes(value.trim());
+    return url === '' ? '' : checkUrl(url, schemes);
+  };
+}
+
+function optional(check: (value: string) => string): (value: string) => string {
+  return (value) => (value === '' ? '' : check(value));
+}
+
+function conditionTypes(values: readonly string[]): string[] {
+  const types = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  return [...new Set(types.map(checkQualifiedName))];
+}
+
+function timeZone(value: string): string {
+  return checkTimeZone(value.trim());
+}
+
+function schedule(value: string): string {
+  return value.trim() === '' ? '' : checkCronExpression(value);
+}
+
+type Spec = Omit<FlagSpec, 'env' | 'valueName' | 'repeatable' | 'origin'> &
+  Partial<Pick<FlagSpec, 'valueName' | 'repeatable'>>;
+
+function kured(spec: Spec): FlagSpec {
+  return build(spec, 'kured');
+}
+
+function added(spec: Spec): FlagSpec {
+  return build(spec, 'new');
+}
+
+function build(spec: Spec, origin: FlagSpec['origin']): FlagSpec {
+  const placeholder: Record<FlagType, string> = {
+    string: '<string>',
+    boolean: '[bool]',
+    integer: '<n>',
+    array: '<value>',
+  };
+  return {
+    ...spec,
+    origin,
+    env: envName(spec.name),
+    valueName: spec.valueName ?? placeholder[spec.type],
+    repeatable: spec.repeatable ?? false,
+  };
+}
+
+/** `lock-ttl` → `KURED_LOCK_TTL`. */
+export function envName(flag: string): string {
+  return `KURED_${flag.toUpperCase().replace(/-/g, '_')}`;
+}
+
+const DURATION = '<duration>';
+
+/** Every flag, in help order: kured's first (same names and defaults), then kured-ts's own. */
+export const FLAGS: readonly FlagSpec[] = [
+  kured({
+    name: 'node-id',
+    type: 'string',
+    valueName: '<name>',
+    default: '',
+    defaultText: '(required; KURED_NODE_ID from spec.nodeName)',
+    description: 'name of the node this agent runs on',
+    apply: set('nodeId', text),
+  }),
+  kured({
+    name: 'period',
+    type: 'string',
+    valueName: DURATION,
+    default: '1h',
+    description: 'sentinel check period (each tick is jittered ±50%)',
+    apply: set('periodMs', duration('positive')),
+  }),
+  kured({
+    name: 'reboot-sentinel',
+    type: 'string',
+    valueName: '<path>',
+    default: '/var/run/reboot-required',
+    description: 'file whose existence means a reboot is required',
+    apply: set('rebootSentinel', nonEmpty),
+  }),
+  kured({
+    name: 'reboot-sentinel-command',
+    type: 'string',
+    valueName: '<command>',
+    default: '',
+    defaultText: '""',
+    description:
+      'command (split like a shell) used instead of the sentinel file: exit 0 = reboot, 1 = no reboot, other = error (not a reboot)',
+    apply: set('rebootSentinelCommand', splitCommand),
+  }),
+  kured({
+    name: 'reboot-method',
+    type: 'string',
+    valueName: '<method>',
+    choices: ['command', 'signal'],
+    default: 'command',
+    description: 'how to reboot: command or signal',
+    apply: set('rebootMethod', oneOf(['command', 'signal'] as const)),
+  }),
+  kured({
+    name: 'reboot-command',
+    type: 'string',
+    valueName: '<command>',
+    default: '/bin/systemctl reboot',
+    description: 'command (split like a shell) run to reboot, for method command',
+    apply: set('rebootCommand', splitCommand),
+  }),
+  kured({
+    name: 'reboot-signal',
+    type: 'integer',
+    valueName: '<signal>',
+    default: '39',
+    defaultText: '39 (SIGRTMIN+5)',
+    description: 'signal number sent to PID 1, for method signal',
+    apply: set('rebootSignal', integer(1, 64)),
+  }),
+  kured({
+    name: 'reboot-delay',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description: 'wait after the drain before rebooting (then re-verify cordon and lock)',
+    apply: set('rebootDelayMs', duration('non-negative')),
+  }),
+  kured({
+    name: 'drain-delay',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description: 'wait after taking the lock before draining',
+    apply: set('drainDelayMs', duration('non-negative')),
+  }),
+  kured({
+    name: 'drain-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description: 'give up the drain after this long (0 = no timeout)',
+    apply: set('drainTimeoutMs', duration('non-negative')),
+  }),
+  kured({
+    name: 'drain-grace-period',
+    type: 'integer',
+    valueName: '<seconds>',
+    default: '-1',
+    description: "seconds each pod gets to terminate (-1 = the pod's own grace period)",
+    apply: set('drainGracePeriodSeconds', integer(-1)),
+  }),
+  kured({
+    name: 'drain-pod-selector',
+    type: 'string',
+    valueName: '<selector>',
+    default: '',
+    defaultText: '"" (all pods)',
+    description: 'only drain pods whose labels match this selector',
+    apply: set('drainPodSelector', selector),
+  }),
+  kured({
+    name: 'skip-wait-for-delete-timeout',
+    type: 'integer',
+    valueName: '<seconds>',
+    default: '0',
+    description: 'do not wait for pods deleting for longer than this while draining (0 = always wait)',
+    apply: set('skipWaitForDeleteTimeoutSeconds', integer(0)),
+  }),
+  kured({
+    name: 'force-reboot',
+    type: 'boolean',
+    default: 'false',
+    description: 'reboot even if the drain fails or times out',
+    apply: set('forceReboot', boolean),
+  }),
+  kured({
+    name: 'ds-name',
+    type: 'string',
+    valueName: '<name>',
+    default: 'kured',
+    description: 'DaemonSet carrying the lock',
+    apply: set('dsName', (v) => checkObjectName(v, 'subdomain')),
+  }),
+  kured({
+    name: 'ds-namespace',
+    type: 'string',
+    valueName: '<namespace>',
+    default: 'kube-system',
+    description: 'namespace of that DaemonSet',
+    apply: set('dsNamespace', (v) => checkObjectName(v, 'label')),
+  }),
+  kured({
+    name: 'lock-annotation',
+    type: 'string',
+    valueName: '<key>',
+    default: 'weave.works/kured-node-lock',
+    description: 'annotation on the DaemonSet holding the lock',
+    apply: set('lockAnnotation', checkQualifiedName),
+  }),
+  kured({
+    name: 'lock-ttl',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description: 'lock expiry (0 = never)',
+    apply: set('lockTtlMs', duration('non-negative')),
+  }),
+  kured({
+    name: 'lock-release-delay',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description: 'wait before releasing the lock after a reboot',
+    apply: set('lockReleaseDelayMs', duration('non-negative')),
+  }),
+  kured({
+    name: 'concurrency',
+    type: 'integer',
+    default: '1',
+    description: 'how many nodes may reboot at once',
+    apply: set('concurrency', integer(1)),
+  }),
+  kured({
+    name: 'prefer-no-schedule-taint',
+    type: 'string',
+    valueName: '<key>',
+    default: '',
+    defaultText: '"" (no taint; the chart sets weave.works/kured-node-reboot)',
+    description: 'PreferNoSchedule taint key applied while a reboot is pending',
+    apply: set('preferNoScheduleTaint', optional(checkQualifiedName)),
+  }),
+  kured({
+    name: 'blocking-pod-selector',
+    type: 'array',
+    valueName: '<selector>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      'pods on this node matching it block reboots (repeatable: repeats OR, commas AND; ";" also separates)',
+    apply: (values, draft) => {
+      draft.config.blockingPodSelectors = blockingSelectors(values);
+    },
+  }),
+  kured({
+    name: 'prometheus-url',
+    type: 'string',
+    valueName: '<url>',
+    default: '',
+    defaultText: '"" (no alert blocker)',
+    description: 'Prometheus whose active alerts block reboots',
+    apply: set('prometheusUrl', optionalUrl(['http', 'https'])),
+  }),
+  kured({
+    name: 'alert-filter-regexp',
+    type: 'string',
+    valueName: '<regexp>',
+    default: '',
+    defaultText: '""',
+    description: 'alert names to ignore (with --alert-filter-match-only: the only ones that block)',
+    apply: set('alertFilterRegexp', regexp),
+  }),
+  kured({
+    name: 'alert-filter-match-only',
+    type: 'boolean',
+    default: 'false',
+    description: 'only alerts matching --alert-filter-regexp block',
+    apply: set('alertFilterMatchOnly', boolean),
+  }),
+  kured({
+    name: 'alert-firing-only',
+    type: 'boolean',
+    default: 'false',
+    description: 'only firing alerts block (pending ones do not)',
+    apply: set('alertFiringOnly', boolean),
+  }),
+  kured({
+    name: 'reboot-days',
+    type: 'array',
+    valueName: '<days>',
+    repeatable: true,
+    window: true,
+    default: 'su,mo,tu,we,th,fr,sa',
+    description:
+      'days reboots may start: 0-6 (0 = Sunday), names or ranges (mon-fri), comma-separated; "" = never',
+    apply: (values, draft) => {
+      draft.config.window.days = parseDays(values);
+    },
+  }),
+  kured({
+    name: 'start-time',
+    type: 'string',
+    valueName: '<time>',
+    window: true,
+    default: '0:00',
+    description: 'reboots may start from this time of day (9am, 17:00, 5:30pm, 23:59:59)',
+    apply: setWindow('startSecond', parseTimeOfDay),
+  }),
+  kured({
+    name: 'end-time',
+    type: 'string',
+    valueName: '<time>',
+    window: true,
+    default: '23:59:59',
+    description: 'until the end of this second; before --start-time = the window wraps midnight',
+    apply: setWindow('endSecond', parseTimeOfDay),
+  }),
+  kured({
+    name: 'time-zone',
+    type: 'string',
+    valueName: '<zone>',
+    window: true,
+    default: 'UTC',
+    description: 'IANA zone of the window (Local = the zone of the process)',
+    apply: setWindow('timeZone', timeZone),
+  }),
+  kured({
+    name: 'annotate-nodes',
+    type: 'boolean',
+    default: 'false',
+    description: "write kured's reboot-in-progress and most-recent-reboot-needed node annotations",
+    apply: set('annotateNodes', boolean),
+  }),
+  kured({
+    name: 'pre-reboot-node-labels',
+    type: 'array',
+    valueName: '<key=value>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description: 'labels set on the node before cordoning (comma-separated)',
+    apply: (values, draft) => {
+      draft.config.preRebootNodeLabels = parseLabels(values);
+    },
+  }),
+  kured({
+    name: 'post-reboot-node-labels',
+    type: 'array',
+    valueName: '<key=value>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description: 'labels set on the node after uncordoning (comma-separated)',
+    apply: (values, draft) => {
+      draft.config.postRebootNodeLabels = parseLabels(values);
+    },
+  }),
+  kured({
+    name: 'notify-url',
+    type: 'string',
+    valueName: '<url>',
+    default: '',
+    defaultText: '""',
+    description: 'notification URL: slack://T/B/X, a Teams workflow or a JSON webhook https://…',
+    apply: set('notifyUrl', optionalUrl()),
+  }),
+  kured({
+    name: 'slack-hook-url',
+    type: 'string',
+    valueName: '<url>',
+    default: '',
+    defaultText: '""',
+    deprecated: 'use --notify-url',
+    description:
+      'deprecated: Slack webhook https://hooks.slack.com/services/T/B/X, converted to --notify-url',
+    apply: (values, draft) => {
+      const hook = stripQuotes(last(values).trim());
+      if (hook !== '') slackHookToNotifyUrl(hook);
+      draft.slackHookUrl = hook;
+    },
+  }),
+  kured({
+    name: 'slack-username',
+    type: 'string',
+    valueName: '<name>',
+    default: 'kured',
+    deprecated: 'ignored, as by kured with notify URLs',
+    description: 'deprecated and ignored (kept so kured command lines keep working)',
+    apply: () => undefined,
+  }),
+  kured({
+    name: 'slack-channel',
+    type: 'string',
+    valueName: '<channel>',
+    default: '',
+    defaultText: '""',
+    deprecated: 'ignored, as by kured with notify URLs',
+    description: 'deprecated and ignored (kept so kured command lines keep working)',
+    apply: () => undefined,
+  }),
+  kured({
+    name: 'message-template-drain',
+    type: 'string',
+    valueName: '<text>',
+    default: DEFAULT_MESSAGE_DRAIN,
+    description: 'notification text when draining (%s = node)',
+    apply: set('messageTemplateDrain', text),
+  }),
+  kured({
+    name: 'message-template-reboot',
+    type: 'string',
+    valueName: '<text>',
+    default: DEFAULT_MESSAGE_REBOOT,
+    description: 'notification text when rebooting (%s = node)',
+    apply: set('messageTemplateReboot', text),
+  }),
+  kured({
+    name: 'message-template-uncordon',
+    type: 'string',
+    valueName: '<text>',
+    default: DEFAULT_MESSAGE_UNCORDON,
+    description: 'notification text after uncordoning (%s = node)',
+    apply: set('messageTemplateUncordon', text),
+  }),
+  kured({
+    name: 'metrics-host',
+    type: 'string',
+    valueName: '<host>',
+    default: '',
+    defaultText: '"" (all interfaces)',
+    description: 'address of the /metrics, /healthz and /readyz listener',
+    apply: set('metricsHost', text),
+  }),
+  kured({
+    name: 'metrics-port',
+    type: 'integer',
+    valueName: '<port>',
+    default: '8080',
+    description: 'port of that listener',
+    apply: set('metricsPort', integer(0, 65535)),
+  }),
+  kured({
+    name: 'log-format',
+    type: 'string',
+    valueName: '<format>',
+    choices: ['text', 'json'],
+    default: 'text',
+    description: 'text or json',
+    apply: set('logFormat', oneOf(['text', 'json'] as const)),
+  }),
+  added({
+    name: 'readiness-gate',
+    type: 'array',
+    valueName: '<condition>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description: 'node condition type that must be True after the reboot before uncordoning (repeatable)',
+    apply: (values, draft) => {
+      draft.config.readinessGates = conditionTypes(values);
+    },
+  }),
+  added({
+    name: 'post-reboot-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '30m',
+    description: 'bound for the post-reboot readiness gate',
+    apply: set('postRebootTimeoutMs', duration('positive')),
+  }),
+  added({
+    name: 'on-post-reboot-timeout',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['hold', 'release'],
+    default: 'hold',
+    description: 'hold (keep the lock, stop the wave) or release',
+    apply: set('onPostRebootTimeout', oneOf(['hold', 'release'] as const)),
+  }),
+  added({
+    name: 'wait-for-daemonset-pods',
+    type: 'boolean',
+    default: 'false',
+    description: "after the reboot also wait for this node's DaemonSet pods to be Ready",
+    apply: set('waitForDaemonSetPods', boolean),
+  }),
+  added({
+    name: 'reboot-retries',
+    type: 'integer',
+    default: '3',
+    description: 'reboots attempted while the bootID stays unchanged before giving up',
+    apply: set('rebootRetries', integer(1)),
+  }),
+  added({
+    name: 'on-uncordoned-during-delay',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['abort', 'redrain'],
+    default: 'abort',
+    description: 'abort (release, try next period) or redrain (cordon and drain again)',
+    apply: set('onUncordonedDuringDelay', oneOf(['abort', 'redrain'] as const)),
+  }),
+  added({
+    name: 'block-on-pdb',
+    type: 'boolean',
+    default: 'true',
+    description: 'do not take the lock while a PDB covering a pod here allows 0 disruptions',
+    apply: set('blockOnPdb', boolean),
+  }),
+  added({
+    name: 'eviction-retry-delay',
+    type: 'string',
+    valueName: DURATION,
+    default: '5s',
+    description: 'back-off between evictions refused by a PDB',
+    apply: set('evictionRetryDelayMs', duration('non-negative')),
+  }),
+  added({
+    name: 'reboot-schedule',
+    type: 'string',
+    valueName: '<cron>',
+    window: true,
+    default: '',
+    defaultText: '""',
+    description:
+      'window as a 5-field cron expression matched per minute in --time-zone (replaces days/start/end)',
+    apply: setWindow('schedule', schedule),
+  }),
+  added({
+    name: 'host-exec',
+    type: 'string',
+    valueName: '<mode>',
+    choices: ['nsenter', 'direct'],
+    default: 'nsenter',
+    description: "nsenter (into PID 1's mount namespace, privileged pod) or direct (agent on the host)",
+    apply: set('hostExec', oneOf(['nsenter', 'direct'] as const)),
+  }),
+  added({
+    name: 'kubeconfig',
+    type: 'string',
+    valueName: '<path>',
+    default: '',
+    defaultText: '"" (KUBECONFIG or in-cluster)',
+    description: 'kubeconfig file',
+    apply: set('kubeconfig', text),
+  }),
+];
+
+/** Raw command-line values by flag name (`end-time`); repeatable flags keep every occurrence. */
+export type FlagValues = Readonly<Record<string, readonly string[] | undefined>>;
+
+/** The process environment (or a test's stand-in). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A parsed configuration and the warnings it deserves (deprecated flags, ignored inputs). */
+export interface ParsedConfig {
+  config: Config;
+  warnings: string[];
+}
+
+function emptyConfig(): Config {
+  // Every field is set by its flag's default below; this only gives the object its shape.
+  const shape = { window: { days: [], startSecond: 0, endSecond: 0, timeZone: 'UTC', schedule: '' } };
+  return shape as unknown as Config;
+}
+
+/** Where a flag's raw values come from: the command line beats the environment. */
+function rawValues(
+  flag: FlagSpec,
+  values: FlagValues,
+  env: Env,
+): { raw: string[]; envName?: string } | undefined {
+  const cli = values[flag.name];
+  if (cli !== undefined && cli.length > 0) return { raw: [...cli] };
+  const fromEnv = env[flag.env];
+  // As viper (kured) does by default: an empty variable counts as unset.
+  if (fromEnv !== undefined && fromEnv !== '') return { raw: [fromEnv], envName: flag.env };
+  return undefined;
+}
+
+function applyFlag(flag: FlagSpec, raw: readonly string[], draft: Draft, envVar?: string): void {
+  try {
+    flag.apply(raw, draft);
+  } catch (err) {
+    const value = err instanceof InvalidValueError ? err.value : raw.join(',');
+    throw new UsageError(`--${flag.name}`, value, (err as Error).message, envVar);
+  }
+}
+
+function defaults(): Draft {
+  const draft: Draft = { config: emptyConfig(), slackHookUrl: '' };
+  for (const flag of FLAGS) applyFlag(flag, [flag.default], draft);
+  return draft;
+}
+
+/** Cross-flag rules, checked after every flag is parsed. */
+function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
+  const config = draft.config;
+  if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
+    throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
+  }
+  if (draft.slackHookUrl !== '') {
+    if (config.notifyUrl === '') config.notifyUrl = slackHookToNotifyUrl(draft.slackHookUrl);
+    else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');
+  }
+  for (const flag of FLAGS) {
+    if (flag.deprecated !== undefined && given.has(flag.name)) {
+      warnings.push(`--${flag.name} is deprecated: ${flag.deprecated}`);
+    }
+  }
+  return config;
+}
+
+function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): ParsedConfig {
+  const draft = defaults();
+  const given = new Set<string>();
+  for (const flag of flags) {
+    const source = rawValues(flag, values, env);
+    if (source === undefined) continue;
+    given.add(flag.name);
+    applyFlag(flag, source.raw, draft, source.envName);
+  }
+  const warnings: string[] = [];
+  return { config: finish(draft, given, warnings), warnings };
+}
+
+/**
+ * Turns raw flag values and the environment into a typed Config: default < env < command line.
+ * Pure. Throws a UsageError naming the flag and the value for the first bad input. It does not
+ * require --node-id (only the agent does: see requireNodeId).
+ */
+export function parseConfigWithWarnings(values: FlagValues, env: Env): ParsedConfig {
+  return parseWith(FLAGS, values, env);
+}
+
+/** parseConfigWithWarnings without the warnings. */
+export function parseConfig(values: FlagValues, env: Env): Config {
+  return parseConfigWithWarnings(values, env).config;
+}
+
+/** The built-in defaults, exactly as an empty command line and environment give them. */
+export function defaultConfig(): Config {
+  return parseConfig({}, {});
+}
+
+/** Only the window flags (for `kured-ts window`); the rest keep their defaults. */
+export function parseWindowConfig(values: FlagValues, env: Env): Config['window'] {
+  return parseWith(
+    FLAGS.filter((f) => f.window === true),
+    values,
+    env,
+  ).config.window;
+}
+
+/** The agent cannot run without knowing its node. */
+export function requireNodeId(config: Config): void {
+  if (config.nodeId.trim() === '') {
+    throw new UsageError('--node-id', config.nodeId, 'required (set --node-id or KURED_NODE_ID)');
+  }
+}
+
+/** The default as docs show it. */
+export function shownDefault(flag: FlagSpec): string {
+  if (flag.defaultText !== undefined) return flag.defaultText;
+  return flag.default === '' ? '""' : flag.default;
+}
+
+/** The README's configuration table (markdown): flag | env | default | meaning. */
+export function renderConfigTable(): string {
+  const cell = (s: string): string => s.replace(/\|/g, '\\|');
+  const rows = FLAGS.map((f) => {
+    const flag = `\`--${f.name}\`${f.repeatable ? ' (repeatable)' : ''}`;
+    const meaning = `${f.origin === 'new' ? '(kured-ts) ' : ''}${f.description}`;
+    return `| ${flag} | \`${f.env}\` | ${cell(shownDefault(f))} | ${cell(meaning)} |`;
+  });
+  return ['| flag | env | default | meaning |', '|---|---|---|---|', ...rows].join('\n') + '\n';
+}
