@@ -1,0 +1,322 @@
+// The reboot lock kept, as kured keeps it, in an annotation of the kured DaemonSet.
+//
+// Every write is a merge patch carrying metadata.resourceVersion (the API server answers 409 when the
+// DaemonSet changed since we read it), retried with a fresh read, bounded and jittered. Each write
+// also prunes expired slots. A slot whose Node no longer exists is reclaimed when all slots are full.
+//
+// An annotation we cannot parse is reported (log + AcquireResult.reason) and treated as held by an
+// unknown holder. With --lock-ttl > 0 it expires like a slot created at the later of: the DaemonSet's
+// last recorded change (latest metadata.managedFields time) and the moment this agent first saw that
+// exact value. Both are at or after the real write, so the unparsable lock never expires early; an
+// agent restart only makes it last longer. With --lock-ttl 0 it is held until an operator fixes it.
+import type { Clock } from '../clock/clock.js';
+import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors.js';
+import type { Kube, V1DaemonSet } from '../kube/kube.js';
+import { retry } from '../kube/retry.js';
+import type { Logger } from '../log/logger.js';
+import {
+  LockFormatError,
+  entriesOf,
+  formatMulti,
+  formatSingle,
+  isExpired,
+  metadataObject,
+  newEntry,
+  parseLockAnnotation,
+  toHolder,
+  type LockEntry,
+} from './kured-lock-format.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata } from './lock.js';
+
+/** Where the lock lives and how it behaves. */
+export interface DaemonSetLockOptions {
+  kube: Kube;
+  /** This node (--node-id). */
+  nodeId: string;
+  /** --ds-namespace. */
+  namespace: string;
+  /** --ds-name. */
+  name: string;
+  /** --lock-annotation. */
+  annotation: string;
+  /** --lock-ttl in ms; 0 = slots never expire. */
+  ttlMs: number;
+  /** --concurrency: slots. 1 writes kured's single form, more its multi form. */
+  concurrency: number;
+  clock: Clock;
+  log: Logger;
+  /** Jitter source for retries. Default Math.random. */
+  random?: () => number;
+  /** Write attempts per operation. Default 8. */
+  attempts?: number;
+}
+
+/** The holder name reported for an annotation we cannot parse. */
+export const UNPARSABLE_HOLDER = '<unparsable lock>';
+
+/** What one read of the DaemonSet tells. */
+interface LockState {
+  resourceVersion: string;
+  /** The annotation text; undefined when absent. */
+  text: string | undefined;
+  /** Slots, expired ones included; [] when absent or unparsable. */
+  entries: LockEntry[];
+  /** Why the annotation cannot be read, when it cannot. */
+  malformed?: string;
+  /** The unparsable annotation has outlived --lock-ttl. */
+  malformedExpired?: boolean;
+}
+
+/** Thrown inside a retried write when the DaemonSet changed under us. */
+const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
+
+export class DaemonSetLock implements Lock {
+  /** First time this agent saw each unparsable value (ms). */
+  private readonly firstSeenMalformed = new Map<string, number>();
+  /** The last annotation text and resourceVersion read, for waitForChange. */
+  private last: { text: string | undefined; resourceVersion: string } | undefined;
+
+  constructor(private readonly o: DaemonSetLockOptions) {}
+
+  async acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult> {
+    let outcome: AcquireResult | undefined;
+    try {
+      await this.write(signal, async (state) => {
+        const decision = await this.decideAcquire(state, metadata, signal);
+        outcome = decision.result;
+        return decision.entries;
+      });
+    } catch (err) {
+      if (!retryable(err)) throw err;
+      const reason = `lock still contended after ${this.o.attempts ?? 8} attempts: ${statusMessage(err)}`;
+      this.o.log.warn('lock contended', { node: this.o.nodeId, reason });
+      return { acquired: false, holders: [], reason };
+    }
+    if (outcome === undefined) throw new Error('lock acquire decided nothing');
+    if (outcome.acquired)
+      this.o.log.info('lock acquired', { node: this.o.nodeId, holder: outcome.holder.nodeID });
+    return outcome;
+  }
+
+  async holding(signal?: AbortSignal): Promise<LockHolder | undefined> {
+    const state = await this.read(signal);
+    const ours = this.live(state.entries).find((e) => e.nodeID === this.o.nodeId);
+    return ours === undefined ? undefined : toHolder(ours);
+  }
+
+  async update(metadata: LockMetadata, signal?: AbortSignal): Promise<void> {
+    await this.write(signal, (state) => {
+      const live = this.live(state.entries);
+      const index = live.findIndex((e) => e.nodeID === this.o.nodeId);
+      const ours = live[index];
+      if (ours === undefined)
+        throw new Error(`cannot update the lock: node ${this.o.nodeId} does not hold it`);
+      live[index] = { ...ours, metadata: metadataObject(metadata) };
+      return Promise.resolve(live);
+    });
+  }
+
+  async release(signal?: AbortSignal): Promise<void> {
+    await this.write(signal, (state) => {
+      const live = this.live(state.entries);
+      if (state.malformed !== undefined || !live.some((e) => e.nodeID === this.o.nodeId)) {
+        return Promise.resolve(undefined);
+      }
+      return Promise.resolve(live.filter((e) => e.nodeID !== this.o.nodeId));
+    });
+    this.o.log.info('lock released', { node: this.o.nodeId });
+  }
+
+  async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    const seen = this.last ?? (await this.read(signal));
+    const stop = new AbortController();
+    const onAbort = (): void => {
+      stop.abort(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([
+        this.o.clock.sleep(timeoutMs, stop.signal).catch(() => undefined),
+        this.watchUntilChanged(seen, stop.signal),
+      ]);
+    } finally {
+      stop.abort();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.throwIfAborted();
+  }
+
+  /** Resolves when the annotation differs from `seen`; on a watch failure waits for the timeout instead. */
+  private async watchUntilChanged(
+    seen: { text: string | undefined; resourceVersion: string },
+    signal: AbortSignal,
+  ): Promise<void> {
+    let changed!: () => void;
+    const change = new Promise<void>((resolve) => {
+      changed = resolve;
+    });
+    const watch = this.o.kube
+      .watchDaemonSet(
+        this.o.namespace,
+        this.o.name,
+        (event) => {
+          const text = event.object.metadata?.annotations?.[this.o.annotation];
+          if (event.type === 'DELETED' || (event.type !== 'BOOKMARK' && text !== seen.text)) changed();
+        },
+        { resourceVersion: seen.resourceVersion, signal },
+      )
+      .then(
+        () => new Promise<void>(() => undefined),
+        (err: unknown) => {
+          this.o.log.debug('lock watch failed', { error: statusMessage(err) });
+          return new Promise<void>(() => undefined);
+        },
+      );
+    await Promise.race([change, watch]);
+  }
+
+  /** The slots that count: not expired. */
+  private live(entries: readonly LockEntry[]): LockEntry[] {
+    const now = this.o.clock.now().getTime();
+    return entries.filter((e) => !isExpired(e, this.o.ttlMs, now));
+  }
+
+  private async decideAcquire(
+    state: LockState,
+    metadata: LockMetadata,
+    signal?: AbortSignal,
+  ): Promise<{ result: AcquireResult; entries: LockEntry[] | undefined }> {
+    if (state.malformed !== undefined && state.malformedExpired !== true) {
+      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}`;
+      this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
+      return { result: { acquired: false, holders: [UNPARSABLE_HOLDER], reason }, entries: undefined };
+    }
+    let live = this.live(state.entries);
+    const ours = live.find((e) => e.nodeID === this.o.nodeId);
+    if (ours !== undefined) return { result: { acquired: true, holder: toHolder(ours) }, entries: undefined };
+    if (live.length >= this.o.concurrency) live = await this.withoutDeletedHolders(live, signal);
+    if (live.length >= this.o.concurrency) {
+      const holders = live.map((e) => e.nodeID);
+      const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}`;
+      return { result: { acquired: false, holders, reason }, entries: undefined };
+    }
+    const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
+    return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
+  }
+
+  /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */
+  private async withoutDeletedHolders(live: LockEntry[], signal?: AbortSignal): Promise<LockEntry[]> {
+    const kept: LockEntry[] = [];
+    for (const entry of live) {
+      if (entry.createdMs !== undefined && (await this.nodeGone(entry.nodeID, signal))) {
+        this.o.log.info('lock reclaimed from deleted node', { node: this.o.nodeId, holder: entry.nodeID });
+        continue;
+      }
+      kept.push(entry);
+    }
+    return kept;
+  }
+
+  private async nodeGone(name: string, signal?: AbortSignal): Promise<boolean> {
+    if (name === '') return false;
+    try {
+      await this.o.kube.getNode(name, signal);
+      return false;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
+  }
+
+  /**
+   * Read, decide, write guarded by resourceVersion; on 409/422 read again (bounded, jittered).
+   * `decide` returns the live slots to store, or undefined for "no write". Expired slots are never
+   * passed to it, so every write prunes them.
+   */
+  private async write(
+    signal: AbortSignal | undefined,
+    decide: (state: LockState) => Promise<LockEntry[] | undefined>,
+  ): Promise<void> {
+    await retry(
+      async () => {
+        const state = await this.read(signal);
+        const entries = await decide(state);
+        if (entries === undefined) return;
+        const text = this.format(entries);
+        if (text === state.text) return;
+        const ds = await this.o.kube.mergePatchDaemonSet(
+          this.o.namespace,
+          this.o.name,
+          {
+            metadata: {
+              resourceVersion: state.resourceVersion,
+              annotations: { [this.o.annotation]: text ?? null },
+            },
+          },
+          signal,
+        );
+        this.remember(ds);
+      },
+      {
+        attempts: this.o.attempts ?? 8,
+        baseMs: 50,
+        maxMs: 2000,
+        retryOn: retryable,
+        clock: this.o.clock,
+        random: this.o.random,
+        signal,
+        onRetry: (err, attempt, delayMs) => {
+          this.o.log.debug('lock write conflict, retrying', { attempt, delayMs, error: statusMessage(err) });
+        },
+      },
+    );
+  }
+
+  /** kured's form for our concurrency; undefined (delete the annotation) for an empty single lock. */
+  private format(entries: readonly LockEntry[]): string | undefined {
+    if (this.o.concurrency > 1) return formatMulti(this.o.concurrency, entries);
+    const [only, ...rest] = entries;
+    if (only === undefined) return undefined;
+    return rest.length === 0 ? formatSingle(only) : formatMulti(entries.length, entries);
+  }
+
+  private remember(ds: V1DaemonSet): void {
+    this.last = {
+      text: ds.metadata?.annotations?.[this.o.annotation],
+      resourceVersion: ds.metadata?.resourceVersion ?? '',
+    };
+  }
+
+  private async read(signal?: AbortSignal): Promise<LockState> {
+    const ds = await this.o.kube.getDaemonSet(this.o.namespace, this.o.name, signal);
+    this.remember(ds);
+    const resourceVersion = ds.metadata?.resourceVersion ?? '';
+    const text = ds.metadata?.annotations?.[this.o.annotation];
+    if (text === undefined) return { resourceVersion, text, entries: [] };
+    try {
+      return { resourceVersion, text, entries: entriesOf(parseLockAnnotation(text)) };
+    } catch (err) {
+      if (!(err instanceof LockFormatError)) throw err;
+      return {
+        resourceVersion,
+        text,
+        entries: [],
+        malformed: err.message,
+        malformedExpired: this.malformedExpired(ds, text),
+      };
+    }
+  }
+
+  private malformedExpired(ds: V1DaemonSet, text: string): boolean {
+    const now = this.o.clock.now().getTime();
+    const firstSeen = this.firstSeenMalformed.get(text) ?? now;
+    this.firstSeenMalformed.set(text, firstSeen);
+    if (this.o.ttlMs <= 0) return false;
+    const changes = (ds.metadata?.managedFields ?? []).map((f) =>
+      f.time === undefined ? NaN : new Date(f.time).getTime(),
+    );
+    const lastChange = Math.max(firstSeen, ...changes.filter((t) => !Number.isNaN(t)));
+    return now - lastChange >= this.o.ttlMs;
+  }
+}
