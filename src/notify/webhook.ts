@@ -1,0 +1,20 @@
+// A generic JSON webhook: any http(s) URL that is neither Slack nor Teams.
+import type { NotifyEvent } from './notifier.js';
+
+/** The body posted to a generic webhook. */
+export interface WebhookPayload {
+  event: NotifyEvent;
+  node: string;
+  message: string;
+  /** RFC 3339 UTC. */
+  time: string;
+}
+
+export function webhookPayload(
+  event: NotifyEvent,
+  node: string,
+  message: string,
+  time: Date,
+): WebhookPayload {
+  return { event, node, message, time: time.toISOString() };
+}
