@@ -1,0 +1,208 @@
+// A fake Kubernetes API server: an in-memory kube-apiserver on 127.0.0.1 that the real
+// @kubernetes/client-node talks to, for adapter tests and the `simulate` command.
+//
+// Behaves like kube-apiserver where kured-ts depends on it: one global resourceVersion, list and
+// watch with label and field selectors, 409 on stale writes, JSON/merge/strategic-merge patches,
+// graceful deletion, policy/v1 eviction guarded by PodDisruptionBudgets (status kept current by the
+// server), Status objects on every error. Writes to a resource with a status subresource keep the
+// stored status, and /status writes change only the status, as in kube; the in-process
+// create/update methods write everything.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
+import { SystemClock, type Clock } from '../clock/clock.js';
+import {
+  handleRequest,
+  type HttpContext,
+  type InjectedFailure,
+  type RecordedRequest,
+} from './fake-api/http.js';
+import { toJson, type JsonObject } from './fake-api/json.js';
+import { Registry, type PodDeletion } from './fake-api/registry.js';
+import { RESOURCES, type KubeObject, type ResourceName, type StoredObject } from './fake-api/resources.js';
+import { Store, type Change } from './fake-api/store.js';
+import { WatchHub } from './fake-api/watch.js';
+
+export type { KubeObject, RecordedRequest, ResourceName };
+export { ApiError } from './fake-api/status.js';
+
+/** One accepted write, as `onWrite` listeners receive it. */
+export interface WriteEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  resource: ResourceName;
+  /** The object after the write (for DELETED its last state), as a client-node model object. */
+  object: KubeObject;
+}
+
+/** Options of startFakeApiServer. */
+export interface FakeApiServerOptions {
+  /**
+   * 'immediate' (default): DELETE or eviction of a pod removes it at once. 'graceful': a scheduled,
+   * non-terminal pod gets metadata.deletionTimestamp/deletionGracePeriodSeconds and stays until a
+   * (simulated) kubelet removes it with `delete`.
+   */
+  podDeletion?: PodDeletion;
+  /** Changes kept for watches to resume from (default 10000); older resourceVersions get 410. */
+  historyLimit?: number;
+  /** Source of creation and deletion timestamps (default: system clock). */
+  clock?: Clock;
+}
+
+export interface FakeApiServer {
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  /** A client-node KubeConfig for this server (skipTLSVerify, no credentials). */
+  kubeConfig(): KubeConfig;
+  /**
+   * Direct in-memory access for tests and the simulator (no HTTP). Writes bump resourceVersion and
+   * notify watchers and onWrite listeners exactly like HTTP writes. Objects returned are fresh
+   * client-node model objects (timestamps as Date), safe to mutate.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type it expects
+  get<T extends KubeObject>(
+    resource: ResourceName,
+    namespace: string | undefined,
+    name: string,
+  ): T | undefined;
+  list<T extends KubeObject>(resource: ResourceName, namespace?: string): T[];
+  /** Fills uid, resourceVersion, creationTimestamp; throws ApiError (409) when it exists. */
+  create<T extends KubeObject>(resource: ResourceName, obj: T): T;
+  /** Unconditional write of the whole object, status included (ignores resourceVersion); 404 if absent. */
+  update<T extends KubeObject>(resource: ResourceName, obj: T): T;
+  /** Removes the object at once (whatever podDeletion says); throws ApiError (404) when absent. */
+  delete(resource: ResourceName, namespace: string | undefined, name: string): void;
+  /** Every HTTP request served, in order of arrival. */
+  readonly requests: RecordedRequest[];
+  /** Called synchronously after every accepted write; returns the unsubscribe function. */
+  onWrite(listener: (e: WriteEvent) => void): () => void;
+  /**
+   * The next `count` requests whose method matches (case-insensitive; any when absent) and whose
+   * path-with-query contains `pathIncludes` fail with a Status of HTTP `status`.
+   */
+  injectFailure(match: { method?: string; pathIncludes?: string }, status: number, count: number): void;
+  /** Ends watches, closes connections and the listener. */
+  close(): Promise<void>;
+}
+
+/** Starts a fake API server on 127.0.0.1 at an ephemeral port. */
+export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
+  const store = new Store(options.historyLimit ?? 10000);
+  const registry = new Registry(
+    store,
+    options.clock ?? new SystemClock(),
+    options.podDeletion ?? 'immediate',
+  );
+  const ctx: HttpContext = { store, registry, hub: new WatchHub(store), requests: [], failures: [] };
+  const server = createServer((req, res) => {
+    void handleRequest(ctx, req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx);
+}
+
+/** Converts stored JSON into the client-node model class, as the client would after a GET. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type
+function typed<T>(resource: ResourceName, obj: StoredObject): T {
+  return ObjectSerializer.deserialize(toJson(obj), RESOURCES[resource].model, '') as T;
+}
+
+function rethrowLater(err: unknown): void {
+  // a listener's fault must not fail the write it observes, nor vanish: surface it as uncaught
+  queueMicrotask(() => {
+    throw err;
+  });
+}
+
+class FakeServer implements FakeApiServer {
+  readonly requests: RecordedRequest[];
+
+  constructor(
+    readonly url: string,
+    private readonly server: Server,
+    private readonly ctx: HttpContext,
+  ) {
+    this.requests = ctx.requests;
+  }
+
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      users: [{ name: 'fake' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+      currentContext: 'fake',
+    });
+    return kc;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type it expects
+  get<T extends KubeObject>(
+    resource: ResourceName,
+    namespace: string | undefined,
+    name: string,
+  ): T | undefined {
+    const def = RESOURCES[resource];
+    const obj = this.ctx.store.get(resource, def.namespaced ? namespace : undefined, name);
+    return obj ? typed<T>(resource, obj) : undefined;
+  }
+
+  list<T extends KubeObject>(resource: ResourceName, namespace?: string): T[] {
+    return this.ctx.store.list(resource, namespace).map((o) => typed<T>(resource, o));
+  }
+
+  create<T extends KubeObject>(resource: ResourceName, obj: T): T {
+    const json = toJson(obj) as unknown as JsonObject;
+    return typed<T>(resource, this.ctx.registry.create(RESOURCES[resource], undefined, json));
+  }
+
+  update<T extends KubeObject>(resource: ResourceName, obj: T): T {
+    return typed<T>(
+      resource,
+      this.ctx.registry.put(RESOURCES[resource], toJson(obj) as unknown as JsonObject),
+    );
+  }
+
+  delete(resource: ResourceName, namespace: string | undefined, name: string): void {
+    this.ctx.registry.removeNow(RESOURCES[resource], namespace, name);
+  }
+
+  onWrite(listener: (e: WriteEvent) => void): () => void {
+    return this.ctx.store.subscribe((change: Change) => {
+      try {
+        listener({
+          type: change.type,
+          resource: change.resource,
+          object: typed<KubeObject>(change.resource, change.object),
+        });
+      } catch (err) {
+        rethrowLater(err);
+      }
+    });
+  }
+
+  injectFailure(match: { method?: string; pathIncludes?: string }, status: number, count: number): void {
+    const failure: InjectedFailure = { status, remaining: count };
+    if (match.method !== undefined) failure.method = match.method;
+    if (match.pathIncludes !== undefined) failure.pathIncludes = match.pathIncludes;
+    this.ctx.failures.push(failure);
+  }
+
+  async close(): Promise<void> {
+    this.ctx.hub.closeAll();
+    const closed = new Promise<void>((resolve, reject) => {
+      this.server.close((err) => {
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+    this.server.closeAllConnections();
+    await closed;
+  }
+}

@@ -1,0 +1,258 @@
+// The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { discovery } from './discovery.js';
+import { deleteOptionsOf, type DeleteOptions, type Registry } from './registry.js';
+import type { StoredObject } from './resources.js';
+import { parseRoute, type Route } from './routes.js';
+import { parseFilter } from './selectors.js';
+import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js';
+import type { Store } from './store.js';
+import { WatchHub } from './watch.js';
+
+/** One HTTP request as the server recorded it. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  contentType: string | undefined;
+  /** HTTP status of the answer (0 while not yet answered). */
+  status: number;
+  /** Date.now() when the request arrived. */
+  at: number;
+}
+
+/** A failure to inject into the next matching requests. */
+export interface InjectedFailure {
+  method?: string;
+  pathIncludes?: string;
+  status: number;
+  remaining: number;
+}
+
+/** Default watch timeout when the client gives none (kube picks 30–60 min). */
+const DEFAULT_WATCH_SECONDS = 1800;
+
+/** Everything a request handler needs. */
+export interface HttpContext {
+  store: Store;
+  registry: Registry;
+  hub: WatchHub;
+  requests: RecordedRequest[];
+  failures: InjectedFailure[];
+}
+
+interface Parsed {
+  method: string;
+  url: URL;
+  route: Route;
+  contentType: string;
+  body: unknown;
+}
+
+interface Reply {
+  code: number;
+  body: unknown;
+}
+
+/** Handles one request to completion; never rejects. */
+export async function handleRequest(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://fake');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const header = req.headers['content-type'];
+  const record: RecordedRequest = {
+    method,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    contentType: header,
+    status: 0,
+    at: Date.now(),
+  };
+  ctx.requests.push(record);
+  const onFinish = (): void => {
+    record.status = res.statusCode;
+  };
+  res.on('finish', onFinish);
+  try {
+    const text = await readBody(req);
+    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header }, res);
+    if (reply) send(res, reply);
+    record.status = res.statusCode;
+  } catch (err) {
+    const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
+    send(res, { code: status.code, body: status });
+    record.status = status.code;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (reply.code === 429) headers['Retry-After'] = '1';
+  res.writeHead(reply.code, headers);
+  res.end(JSON.stringify(reply.body));
+}
+
+function takeFailure(ctx: HttpContext, method: string, url: URL): Reply | undefined {
+  const target = url.pathname + url.search;
+  const failure = ctx.failures.find(
+    (f) =>
+      f.remaining > 0 &&
+      (f.method === undefined || f.method.toUpperCase() === method) &&
+      (f.pathIncludes === undefined || target.includes(f.pathIncludes)),
+  );
+  if (!failure) return undefined;
+  failure.remaining--;
+  const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
+  return { code: failure.status, body };
+}
+
+/** Media type without parameters (`application/json; charset=utf-8` → `application/json`). */
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`unable to parse the request body as JSON: ${(err as Error).message}`);
+  }
+}
+
+function serve(
+  ctx: HttpContext,
+  raw: { method: string; url: URL; text: string; header: string | undefined },
+  res: ServerResponse,
+): Reply | undefined {
+  const doc = raw.method === 'GET' ? discovery(raw.url.pathname) : undefined;
+  if (doc !== undefined) return { code: 200, body: doc };
+  if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
+    return { code: 200, body: 'ok' };
+  }
+  const route = parseRoute(raw.url.pathname);
+  if (!route) throw apiError(404, 'the server could not find the requested resource', undefined, 'NotFound');
+  const parsed: Parsed = {
+    method: raw.method,
+    url: raw.url,
+    route,
+    contentType: mediaType(raw.header),
+    body: parseJson(raw.text),
+  };
+  if (isWatch(parsed)) {
+    openWatch(ctx, parsed, res);
+    return undefined;
+  }
+  return route.name === undefined ? collectionVerb(ctx, parsed) : objectVerb(ctx, parsed);
+}
+
+function isWatch(p: Parsed): boolean {
+  const watch = p.url.searchParams.get('watch');
+  return p.method === 'GET' && (watch === 'true' || watch === '1') && p.route.subresource === undefined;
+}
+
+function methodNotAllowed(): ApiError {
+  return apiError(405, 'the server does not allow this method on the requested resource');
+}
+
+function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
+  const { def, namespace } = p.route;
+  if (p.method === 'GET') {
+    const items = ctx.registry.list(def, namespace, parseFilter(def, p.url.searchParams)).map(listItem);
+    const metadata = { resourceVersion: String(ctx.store.version()) };
+    return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
+  }
+  if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body) };
+  throw methodNotAllowed();
+}
+
+/** kube's list items carry no kind/apiVersion; the list says it once. */
+function listItem(obj: StoredObject): unknown {
+  const item: Record<string, unknown> = { ...obj };
+  Reflect.deleteProperty(item, 'apiVersion');
+  Reflect.deleteProperty(item, 'kind');
+  return item;
+}
+
+function objectVerb(ctx: HttpContext, p: Parsed): Reply {
+  const { def, namespace, subresource } = p.route;
+  const name = p.route.name ?? '';
+  if (subresource === 'eviction') return evict(ctx, p, name);
+  switch (p.method) {
+    case 'GET':
+      return { code: 200, body: ctx.registry.mustGet(def, namespace, name) };
+    case 'PUT':
+      return { code: 200, body: ctx.registry.replace(def, { namespace, name, subresource }, p.body) };
+    case 'PATCH':
+      return {
+        code: 200,
+        body: ctx.registry.patch(def, { namespace, name, subresource }, p.contentType, p.body),
+      };
+    case 'DELETE':
+      if (subresource !== undefined) throw methodNotAllowed();
+      return { code: 200, body: ctx.registry.remove(def, namespace, name, deleteOptions(p)).body };
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+function evict(ctx: HttpContext, p: Parsed, name: string): Reply {
+  if (p.method !== 'POST') throw methodNotAllowed();
+  const namespace = p.route.namespace;
+  if (namespace === undefined) throw notFound(p.route.def, name);
+  ctx.registry.evict(namespace, name, p.body);
+  return {
+    code: 201,
+    body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+  };
+}
+
+function deleteOptions(p: Parsed): DeleteOptions {
+  const options = deleteOptionsOf(p.body);
+  const query = p.url.searchParams.get('gracePeriodSeconds');
+  if (query !== null && options.gracePeriodSeconds === undefined) {
+    const seconds = Number(query);
+    if (!Number.isInteger(seconds)) throw badRequest(`invalid gracePeriodSeconds "${query}"`);
+    options.gracePeriodSeconds = seconds;
+  }
+  return options;
+}
+
+function openWatch(ctx: HttpContext, p: Parsed, res: ServerResponse): void {
+  const { def, namespace, name } = p.route;
+  const filter = parseFilter(def, p.url.searchParams);
+  if (name !== undefined) filter.name = name;
+  const asked = Number(p.url.searchParams.get('timeoutSeconds') ?? 0);
+  if (!Number.isFinite(asked) || asked < 0) throw badRequest('invalid timeoutSeconds');
+  const timeout = asked === 0 ? DEFAULT_WATCH_SECONDS : asked;
+  const initial = ctx.registry.list(def, namespace, filter);
+  ctx.hub.open(
+    {
+      def,
+      namespace,
+      filter,
+      resourceVersion: p.url.searchParams.get('resourceVersion') ?? undefined,
+      timeoutSeconds: timeout,
+    },
+    res,
+    initial,
+  );
+}

@@ -1,0 +1,377 @@
+// The API semantics over the store: create, replace, patch, delete, evict, with kube-apiserver's
+// validation, preconditions and errors. Both the HTTP layer and in-process callers go through here.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock/clock.js';
+import { isObject, jsonEqual, toJson, type JsonObject } from './json.js';
+import { APPLY_PATCH, applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
+import { computePdb, evictionRefusal, pdbStatus, selects } from './pdb.js';
+import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
+import { passes, type ObjectFilter } from './selectors.js';
+import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
+import type { Change, Store } from './store.js';
+
+/** How DELETE and eviction treat pods; see FakeApiServerOptions. */
+export type PodDeletion = 'immediate' | 'graceful';
+
+/** Delete options from a DELETE body, its query, or an Eviction's deleteOptions. */
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** The object a PUT or PATCH addresses. */
+export interface ObjectTarget {
+  namespace: string | undefined;
+  name: string;
+  /** 'status' writes only the status. */
+  subresource?: string | undefined;
+}
+
+/** What a DELETE answers: the object (pods, graceful deletions) or a Status. */
+export interface DeleteResult {
+  body: unknown;
+  removed: boolean;
+}
+
+const MODIFIED_MESSAGE =
+  'the object has been modified; please apply your changes to the latest version and try again';
+const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH, STRATEGIC_MERGE_PATCH];
+
+/** RFC 3339 with seconds, as kube renders metav1.Time. */
+export function kubeTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class Registry {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly podDeletion: PodDeletion,
+  ) {
+    store.afterCommit((change) => {
+      this.refreshBudgets(change);
+    });
+  }
+
+  mustGet(def: ResourceDef, namespace: string | undefined, name: string): StoredObject {
+    const obj = this.store.get(def.name, def.namespaced ? namespace : undefined, name);
+    if (!obj) throw notFound(def, name);
+    return obj;
+  }
+
+  list(def: ResourceDef, namespace: string | undefined, filter: ObjectFilter): StoredObject[] {
+    return this.store.list(def.name, def.namespaced ? namespace : undefined).filter((o) => passes(filter, o));
+  }
+
+  /** POST: names the object (generateName), fills server-owned metadata, 409 when it exists. */
+  create(def: ResourceDef, namespace: string | undefined, body: unknown): StoredObject {
+    if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
+    const meta = isObject(body.metadata) ? body.metadata : {};
+    const ns = this.namespaceFor(def, namespace, meta);
+    const name = this.nameFor(def, meta);
+    if (this.store.get(def.name, ns, name)) throw alreadyExists(def, name);
+    const metadata: StoredMeta = {
+      ...toJson(meta),
+      name,
+      uid: randomUUID(),
+      resourceVersion: '',
+      creationTimestamp: kubeTime(this.clock.now()),
+    };
+    delete metadata.generateName;
+    delete metadata.deletionTimestamp;
+    delete metadata.deletionGracePeriodSeconds;
+    if (ns !== undefined) metadata.namespace = ns;
+    if (def.name !== 'events') metadata.generation = 1;
+    const obj: StoredObject = { ...toJson(body), apiVersion: def.apiVersion, kind: def.kind, metadata };
+    if (def.name === 'pods') defaultPodStatus(obj);
+    return this.store.commit(def.name, 'ADDED', obj);
+  }
+
+  private namespaceFor(
+    def: ResourceDef,
+    namespace: string | undefined,
+    meta: JsonObject,
+  ): string | undefined {
+    if (!def.namespaced) return undefined;
+    const own = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : undefined;
+    if (namespace !== undefined && own !== undefined && own !== namespace) {
+      throw badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    const ns = namespace ?? own;
+    if (ns === undefined) throw badRequest(`a namespace is required to create ${def.plural}`);
+    return ns;
+  }
+
+  private nameFor(def: ResourceDef, meta: JsonObject): string {
+    if (typeof meta.name === 'string' && meta.name !== '') return meta.name;
+    if (typeof meta.generateName === 'string' && meta.generateName !== '') {
+      return meta.generateName + randomUUID().replace(/-/g, '').slice(0, 5);
+    }
+    throw invalid(def, '', 'metadata.name', 'Required value: name or generateName is required');
+  }
+
+  /** PUT: a non-empty metadata.resourceVersion is a precondition; without one the write is unconditional. */
+  replace(def: ResourceDef, target: ObjectTarget, body: unknown): StoredObject {
+    const existing = this.mustGet(def, target.namespace, target.name);
+    if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
+    return this.write(def, existing, toJson(body), target.subresource);
+  }
+
+  /** PATCH by content type; the patched object's resourceVersion is a precondition as in kube. */
+  patch(def: ResourceDef, target: ObjectTarget, contentType: string, body: unknown): StoredObject {
+    if (!PATCH_TYPES.includes(contentType)) {
+      throw apiError(
+        415,
+        `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+      );
+    }
+    if (contentType === APPLY_PATCH)
+      throw apiError(415, 'server-side apply is not supported by the fake API server');
+    const existing = this.mustGet(def, target.namespace, target.name);
+    const patched = applyPatch(contentType, toJson(existing), body);
+    return this.write(def, existing, patched, target.subresource);
+  }
+
+  private write(
+    def: ResourceDef,
+    existing: StoredObject,
+    candidate: JsonObject,
+    subresource?: string,
+  ): StoredObject {
+    const meta = isObject(candidate.metadata) ? candidate.metadata : {};
+    const name = existing.metadata.name;
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(
+        `the name of the object (${JSON.stringify(meta.name)}) does not match the name on the URL (${name})`,
+      );
+    }
+    const rv = meta.resourceVersion;
+    if (rv !== undefined && rv !== null && rv !== '' && rv !== existing.metadata.resourceVersion) {
+      throw conflict(def, name, MODIFIED_MESSAGE);
+    }
+    const next = merged(def, existing, candidate, subresource);
+    if (sameContent(next, existing)) return existing;
+    return this.store.commit(def.name, 'MODIFIED', next);
+  }
+
+  /** In-process unconditional write: replaces everything, status included. */
+  put(def: ResourceDef, obj: JsonObject): StoredObject {
+    const meta = isObject(obj.metadata) ? obj.metadata : {};
+    const existing = this.mustGet(def, stringOr(meta.namespace), stringOr(meta.name) ?? '');
+    const candidate = toJson(obj);
+    const candidateMeta = isObject(candidate.metadata) ? candidate.metadata : {};
+    candidate.metadata = { ...candidateMeta, resourceVersion: undefined };
+    // server-owned metadata (uid, deletionTimestamp…) stays, so a stale copy cannot undo a deletion
+    const next = merged(def, existing, candidate, 'all');
+    if (sameContent(next, existing)) return existing;
+    return this.store.commit(def.name, 'MODIFIED', next);
+  }
+
+  /** DELETE: graceful for scheduled, running pods when the server is in graceful mode. */
+  remove(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    options: DeleteOptions,
+  ): DeleteResult {
+    const existing = this.mustGet(def, namespace, name);
+    checkPreconditions(def, existing, options);
+    const grace = this.gracePeriod(def, existing, options);
+    if (grace > 0) return { body: this.markDeleting(def, existing, grace), removed: false };
+    const gone = this.store.commit(def.name, 'DELETED', existing);
+    if (def.name === 'pods') return { body: gone, removed: true };
+    const details = {
+      name,
+      kind: def.plural,
+      uid: existing.metadata.uid,
+      ...(def.group ? { group: def.group } : {}),
+    };
+    return {
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details },
+      removed: true,
+    };
+  }
+
+  /** In-process removal at once, whatever the deletion mode (the simulated kubelet's final delete). */
+  removeNow(def: ResourceDef, namespace: string | undefined, name: string): void {
+    this.store.commit(def.name, 'DELETED', this.mustGet(def, namespace, name));
+  }
+
+  private gracePeriod(def: ResourceDef, pod: StoredObject, options: DeleteOptions): number {
+    if (def.name !== 'pods' || this.podDeletion === 'immediate') return 0;
+    const phase = (pod.status as JsonObject | undefined)?.phase;
+    const spec = pod.spec as JsonObject | undefined;
+    if (phase === 'Succeeded' || phase === 'Failed' || !spec?.nodeName) return 0;
+    const fromSpec =
+      typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+    return Math.max(0, options.gracePeriodSeconds ?? fromSpec);
+  }
+
+  private markDeleting(def: ResourceDef, pod: StoredObject, grace: number): StoredObject {
+    const current = pod.metadata.deletionGracePeriodSeconds;
+    if (pod.metadata.deletionTimestamp !== undefined && current !== undefined && current <= grace) return pod;
+    const at = new Date(this.clock.now().getTime() + grace * 1000);
+    const metadata = { ...pod.metadata, deletionTimestamp: kubeTime(at), deletionGracePeriodSeconds: grace };
+    return this.store.commit(def.name, 'MODIFIED', { ...pod, metadata });
+  }
+
+  /** policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption. */
+  evict(namespace: string, name: string, body: unknown): void {
+    const pods = RESOURCES.pods;
+    const eviction = isObject(body) ? body : {};
+    const meta = isObject(eviction.metadata) ? eviction.metadata : {};
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest('name in URL does not match name in Eviction object');
+    }
+    const pod = this.mustGet(pods, namespace, name);
+    if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
+    const options = isObject(eviction.deleteOptions) ? deleteOptionsOf(eviction.deleteOptions) : {};
+    this.remove(pods, namespace, name, options);
+  }
+
+  private checkBudget(namespace: string, pod: StoredObject): void {
+    const budgets = this.store.list('poddisruptionbudgets', namespace).filter((b) => selects(b, pod));
+    if (budgets.length > 1) {
+      throw apiError(
+        500,
+        'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+      );
+    }
+    const budget = budgets[0];
+    if (!budget) return;
+    const numbers = computePdb(budget, this.store.list('pods', namespace));
+    const refusal = evictionRefusal(budget, pod, numbers);
+    if (refusal === undefined) return;
+    throw apiError(429, "Cannot evict pod as it would violate the pod's disruption budget.", {
+      causes: [{ reason: 'DisruptionBudget', message: refusal }],
+    });
+  }
+
+  /** Keeps every PDB's status current after a pod or PDB changes in its namespace. */
+  private refreshBudgets(change: Change): void {
+    if (change.resource !== 'pods' && change.resource !== 'poddisruptionbudgets') return;
+    const namespace = change.object.metadata.namespace;
+    const pods = this.store.list('pods', namespace);
+    for (const budget of this.store.list('poddisruptionbudgets', namespace)) {
+      const status = pdbStatus(budget, computePdb(budget, pods), kubeTime(this.clock.now()));
+      if (!jsonEqual(status, budget.status)) {
+        this.store.commit('poddisruptionbudgets', 'MODIFIED', { ...budget, status });
+      }
+    }
+  }
+}
+
+function stringOr(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** kube lets terminal, pending and already-terminating pods go without asking their budget. */
+function canIgnoreBudget(pod: StoredObject): boolean {
+  const phase = (pod.status as JsonObject | undefined)?.phase;
+  return (
+    phase === 'Succeeded' ||
+    phase === 'Failed' ||
+    phase === 'Pending' ||
+    pod.metadata.deletionTimestamp !== undefined
+  );
+}
+
+function defaultPodStatus(pod: StoredObject): void {
+  const status = isObject(pod.status) ? pod.status : {};
+  if (status.phase === undefined) status.phase = 'Pending';
+  pod.status = status;
+}
+
+/** Reads delete options from a JSON body (DeleteOptions) or an Eviction's deleteOptions. */
+export function deleteOptionsOf(raw: unknown): DeleteOptions {
+  if (!isObject(raw)) return {};
+  const options: DeleteOptions = {};
+  if (typeof raw.gracePeriodSeconds === 'number') options.gracePeriodSeconds = raw.gracePeriodSeconds;
+  if (isObject(raw.preconditions)) {
+    options.preconditions = {
+      uid: stringOr(raw.preconditions.uid),
+      resourceVersion: stringOr(raw.preconditions.resourceVersion),
+    };
+  }
+  return options;
+}
+
+function checkPreconditions(def: ResourceDef, obj: StoredObject, options: DeleteOptions): void {
+  const pre = options.preconditions;
+  if (pre?.uid !== undefined && pre.uid !== obj.metadata.uid) {
+    throw conflict(
+      def,
+      obj.metadata.name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`,
+    );
+  }
+  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion) {
+    throw conflict(
+      def,
+      obj.metadata.name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+    );
+  }
+}
+
+const IMMUTABLE_META = [
+  'name',
+  'namespace',
+  'uid',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+];
+
+/**
+ * The object a write produces: server-owned metadata kept; for resources with a status subresource
+ * a main-resource write keeps the stored status and a /status write keeps everything but the status
+ * (`scope` 'all' = in-process write of everything); generation bumps when spec changes.
+ */
+function mergedMeta(existing: StoredObject, candidate: JsonObject): StoredMeta {
+  const candidateMeta = isObject(candidate.metadata) ? candidate.metadata : {};
+  const metadata: JsonObject = {};
+  for (const [key, value] of Object.entries(candidateMeta)) {
+    if (!IMMUTABLE_META.includes(key) && value !== undefined && value !== null) metadata[key] = value;
+  }
+  return { ...metadata, ...pick(existing.metadata, IMMUTABLE_META) } as StoredMeta;
+}
+
+function merged(
+  def: ResourceDef,
+  existing: StoredObject,
+  candidate: JsonObject,
+  scope?: string,
+): StoredObject {
+  const metadata = mergedMeta(existing, candidate);
+  let next: StoredObject = { ...candidate, apiVersion: def.apiVersion, kind: def.kind, metadata };
+  if (def.hasStatus && scope === 'status') next = { ...existing, status: candidate.status };
+  else if (def.hasStatus && scope !== 'all') next = withStatus(next, existing.status);
+  if (existing.metadata.generation !== undefined) {
+    next.metadata.generation = existing.metadata.generation + (jsonEqual(next.spec, existing.spec) ? 0 : 1);
+  }
+  next.metadata.resourceVersion = existing.metadata.resourceVersion;
+  return next;
+}
+
+function withStatus(obj: StoredObject, status: unknown): StoredObject {
+  const next = { ...obj };
+  if (status === undefined) delete next.status;
+  else next.status = status;
+  return next;
+}
+
+function pick(meta: StoredMeta, keys: readonly string[]): Partial<StoredMeta> {
+  const out: Partial<StoredMeta> = {};
+  for (const key of keys) if (meta[key] !== undefined) out[key] = meta[key];
+  return out;
+}
+
+function sameContent(a: StoredObject, b: StoredObject): boolean {
+  return jsonEqual(
+    { ...a, metadata: { ...a.metadata, resourceVersion: '' } },
+    { ...b, metadata: { ...b.metadata, resourceVersion: '' } },
+  );
+}

@@ -1,0 +1,134 @@
+// The resources the fake API server serves, and the stored shape of their objects.
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+
+/** Resources served, by their plural name in the URL. */
+export type ResourceName = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces';
+
+/** Any Kubernetes object as the client sees it (client-node model classes fit this). */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** Metadata of a stored object: always named, versioned and identified. */
+export interface StoredMeta {
+  name: string;
+  namespace?: string;
+  uid: string;
+  resourceVersion: string;
+  creationTimestamp: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  [key: string]: unknown;
+}
+
+/** An object as the store keeps it: plain JSON with complete metadata. */
+export interface StoredObject {
+  apiVersion: string;
+  kind: string;
+  metadata: StoredMeta;
+  [key: string]: unknown;
+}
+
+/** What the server knows about one resource. */
+export interface ResourceDef {
+  name: ResourceName;
+  plural: string;
+  /** API group, '' for the core group. */
+  group: string;
+  apiVersion: string;
+  kind: string;
+  namespaced: boolean;
+  /** Has a status subresource: writes to the main resource keep the stored status. */
+  hasStatus: boolean;
+  /** client-node model name, to hand typed objects to in-process callers. */
+  model: string;
+  /** Field selector labels this resource supports besides metadata.name/metadata.namespace. */
+  fields: readonly string[];
+}
+
+const EVENT_FIELDS = [
+  'involvedObject.kind',
+  'involvedObject.namespace',
+  'involvedObject.name',
+  'involvedObject.uid',
+  'involvedObject.apiVersion',
+  'involvedObject.resourceVersion',
+  'involvedObject.fieldPath',
+  'reason',
+  'reportingComponent',
+  'source',
+  'type',
+];
+
+const POD_FIELDS = [
+  'spec.nodeName',
+  'spec.restartPolicy',
+  'spec.schedulerName',
+  'spec.serviceAccountName',
+  'status.phase',
+  'status.podIP',
+  'status.nominatedNodeName',
+];
+
+const core = { group: '', apiVersion: 'v1', namespaced: true, hasStatus: true } as const;
+
+export const RESOURCES: Record<ResourceName, ResourceDef> = {
+  nodes: {
+    ...core,
+    name: 'nodes',
+    plural: 'nodes',
+    kind: 'Node',
+    namespaced: false,
+    model: 'V1Node',
+    fields: ['spec.unschedulable'],
+  },
+  pods: { ...core, name: 'pods', plural: 'pods', kind: 'Pod', model: 'V1Pod', fields: POD_FIELDS },
+  daemonsets: {
+    ...core,
+    name: 'daemonsets',
+    plural: 'daemonsets',
+    group: 'apps',
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    model: 'V1DaemonSet',
+    fields: [],
+  },
+  poddisruptionbudgets: {
+    ...core,
+    name: 'poddisruptionbudgets',
+    plural: 'poddisruptionbudgets',
+    group: 'policy',
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    model: 'V1PodDisruptionBudget',
+    fields: [],
+  },
+  events: {
+    ...core,
+    name: 'events',
+    plural: 'events',
+    kind: 'Event',
+    hasStatus: false,
+    model: 'CoreV1Event',
+    fields: EVENT_FIELDS,
+  },
+  namespaces: {
+    ...core,
+    name: 'namespaces',
+    plural: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    model: 'V1Namespace',
+    fields: ['status.phase'],
+  },
+};
+
+/** The storage key of an object. */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}

@@ -1,0 +1,60 @@
+// Label and field selectors of list and watch requests, parsed once per request.
+import { matches, parseLabelSelector, type Selector } from '../../selector/label-selector.js';
+import { valueAt } from './json.js';
+import type { ResourceDef, StoredObject } from './resources.js';
+import { badRequest } from './status.js';
+
+/** One field requirement: `field=value` or `field!=value`. */
+interface FieldRequirement {
+  field: string;
+  value: string;
+  equal: boolean;
+}
+
+/** A request's filter: both selectors must match. */
+export interface ObjectFilter {
+  labels: Selector;
+  fields: readonly FieldRequirement[];
+  /** Set when the watch URL names one object (`.../pods/NAME?watch=true`). */
+  name?: string;
+}
+
+const ALWAYS = ['metadata.name', 'metadata.namespace'];
+
+/** Parses `labelSelector` and `fieldSelector`; a bad selector is a 400 as in kube. */
+export function parseFilter(def: ResourceDef, query: URLSearchParams): ObjectFilter {
+  let labels: Selector;
+  try {
+    labels = parseLabelSelector(query.get('labelSelector') ?? '');
+  } catch (err) {
+    throw badRequest(`unable to parse requirement: ${(err as Error).message}`);
+  }
+  return { labels, fields: parseFieldSelector(def, query.get('fieldSelector') ?? '') };
+}
+
+function parseFieldSelector(def: ResourceDef, text: string): FieldRequirement[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((term) => {
+    const m = /^\s*([^!=\s]+)\s*(==|=|!=)\s*(.*?)\s*$/.exec(term);
+    if (!m) throw badRequest(`invalid selector: '${text}'; can't understand '${term}'`);
+    const field = m[1] ?? '';
+    if (!ALWAYS.includes(field) && !def.fields.includes(field)) {
+      throw badRequest(`field label not supported: ${field}`);
+    }
+    return { field, value: m[3] ?? '', equal: m[2] !== '!=' };
+  });
+}
+
+/** Field values compare as kube renders them: strings, booleans as "true"/"false", absent as "". */
+function fieldValue(obj: StoredObject, field: string): string {
+  const v = valueAt(obj, field);
+  if (v === undefined || v === null) return field === 'spec.unschedulable' ? 'false' : '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** True when the object passes the filter. */
+export function passes(filter: ObjectFilter, obj: StoredObject): boolean {
+  if (filter.name !== undefined && obj.metadata.name !== filter.name) return false;
+  if (!matches(filter.labels, obj.metadata.labels)) return false;
+  return filter.fields.every((r) => (fieldValue(obj, r.field) === r.value) === r.equal);
+}
