@@ -1,0 +1,556 @@
+// The simulated cluster: nodes whose kubelets keep readiness and boot IDs, a scheduler, workloads
+// that recreate evicted pods, PDBs, blocking batch pods — all acting on the fake API server's
+// direct API, at virtual time. The agents are not here (see simulation.ts); they only see the API.
+import {
+  isReady,
+  ownerKind,
+  setCondition,
+  type SimDaemonSet,
+  type SimNode,
+  type SimPdb,
+  type SimPod,
+  type SimServer,
+  type SimWriteEvent,
+} from './objects.js';
+import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
+import type { VirtualTime } from './virtual-time.js';
+
+/** A PDB per workload: none, or one of the two Kubernetes forms. */
+export type PdbSpec = { kind: 'none' } | { kind: 'maxUnavailable' | 'minAvailable'; value: number | string };
+
+/** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
+export interface ClusterSpec {
+  /** Number of nodes. */
+  nodes: number;
+  /** How many nodes need a reboot at the start (the first ones by name). */
+  needsReboot: number;
+  /** Workload pods per node at the start. */
+  podsPerNode: number;
+  /** Replicas per workload (workloads = nodes * podsPerNode / replicas). Default 3. */
+  replicasPerWorkload: number;
+  pdb: PdbSpec;
+  /** Nodes (among those needing a reboot, from the last) cordoned by someone else before the start. */
+  preCordoned: number;
+  /** From the reboot request until the node goes NotReady. */
+  shutdownMs: number;
+  /** From NotReady until the node is Ready again with a new boot ID. */
+  bootTimeMs: number;
+  /** From a pod's placement (or its node's boot) until it is Ready. */
+  podStartMs: number;
+  /** terminationGracePeriodSeconds of workload pods. */
+  graceSeconds: number;
+  /** Batch pods matching the blocking selector: on the first `nodes` nodes, running for `durationMs`. */
+  blockingPods: { nodes: number; durationMs: number };
+  seed: number;
+}
+
+export const SIM_NAMESPACE = 'apps';
+export const BATCH_NAMESPACE = 'batch';
+export const DS_NAMESPACE = 'kube-system';
+export const DS_NAME = 'kured';
+export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
+export const BLOCKING_LABEL = 'sim.kured-ts.dev/blocking';
+
+/** Hooks through which the cluster tells the simulation about the agents' host. */
+export interface HostHooks {
+  /** The node went down: its agent process dies. */
+  down(node: string): void;
+  /** The node's agent pod started again after a boot. */
+  agentStarted(node: string): void;
+}
+
+/** Per-node facts of the physical (simulated) world. */
+export interface SimNodeState {
+  name: string;
+  needsReboot: boolean;
+  /** Cordoned by someone else before the simulation started. */
+  preCordoned: boolean;
+  up: boolean;
+  /** A reboot was requested and the node has not come back yet. */
+  rebooting: boolean;
+  reboots: number;
+  bootID: string;
+}
+
+/** Counters about pods, for the report. */
+export interface PodStats {
+  /** Pod terminations started by evictions, per replica. */
+  evictionsByReplica: Map<string, number>;
+  /** Placements after the start onto nodes that still needed a reboot. */
+  placementsOnPendingNodes: number;
+  placements: number;
+}
+
+function pad(i: number, width: number): string {
+  return String(i).padStart(width, '0');
+}
+
+export class SimCluster {
+  readonly nodes = new Map<string, SimNodeState>();
+  readonly names: string[] = [];
+  readonly podStats: PodStats = { evictionsByReplica: new Map(), placementsOnPendingNodes: 0, placements: 0 };
+  /** Nodes down right now and the maximum seen. */
+  downNow = 0;
+  maxDown = 0;
+  private readonly random: Random;
+  private readonly terminating = new Set<string>();
+  private readonly starting = new Set<string>();
+  private readonly pending: string[] = [];
+  private placing = false;
+  private started = false;
+  private hooks: HostHooks | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly initiallyNeeded = new Set<string>();
+  /** Mirrors of the server's pods and nodes, kept from its write feed (listing deserializes all). */
+  private readonly pods = new Map<string, SimPod>();
+  private readonly podsByNode = new Map<string, Set<string>>();
+  private readonly nodeObjects = new Map<string, SimNode>();
+
+  constructor(
+    private readonly server: SimServer,
+    private readonly time: VirtualTime,
+    readonly spec: ClusterSpec,
+  ) {
+    this.random = forkRandom(spec.seed, 'cluster');
+    const width = String(spec.nodes).length;
+    for (let i = 1; i <= spec.nodes; i++) {
+      const name = `node-${pad(i, Math.max(2, width))}`;
+      this.names.push(name);
+    }
+  }
+
+  /** Creates the initial objects (steady state: every pod placed and Ready) and starts the actors. */
+  populate(hooks: HostHooks): void {
+    this.hooks = hooks;
+    const { spec } = this;
+    this.unsubscribe = this.server.onWrite((e) => {
+      this.onWrite(e);
+    });
+    this.server.create<SimDaemonSet>('daemonsets', daemonSet());
+    this.names.forEach((name, i) => {
+      const needsReboot = i < spec.needsReboot;
+      const preCordoned = needsReboot && i >= spec.needsReboot - spec.preCordoned;
+      const bootID = randomBootId(this.random);
+      if (needsReboot) this.initiallyNeeded.add(name);
+      this.nodes.set(name, {
+        name,
+        needsReboot,
+        preCordoned,
+        up: true,
+        rebooting: false,
+        reboots: 0,
+        bootID,
+      });
+      this.server.create<SimNode>('nodes', nodeObject(name, bootID, preCordoned, this.isoNow()));
+      this.server.create<SimPod>('pods', this.readyPod(agentPod(name), name));
+    });
+    this.createWorkloads();
+    this.createBlockingPods();
+    this.started = true;
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+  }
+
+  /** The simulated Rebooter's action: the host goes down soon and boots after bootTimeMs. */
+  requestReboot(name: string): void {
+    const node = this.nodes.get(name);
+    if (!node || node.rebooting) return;
+    node.rebooting = true;
+    this.time.after(this.spec.shutdownMs, () => {
+      this.goDown(node);
+    });
+  }
+
+  private goDown(node: SimNodeState): void {
+    node.up = false;
+    this.downNow++;
+    this.maxDown = Math.max(this.maxDown, this.downNow);
+    this.hooks?.down(node.name);
+    this.patchNode(node.name, (n) => {
+      n.status.conditions = setCondition(
+        n.status.conditions,
+        readyCondition(false, this.isoNow(), 'KubeletNotReady'),
+      );
+    });
+    for (const pod of this.podsOn(node.name)) {
+      if (pod.metadata.deletionTimestamp)
+        this.server.delete('pods', pod.metadata.namespace, pod.metadata.name);
+      else this.setPodReady(pod, false);
+    }
+    this.time.after(this.spec.bootTimeMs, () => {
+      this.boot(node);
+    });
+  }
+
+  private boot(node: SimNodeState): void {
+    node.up = true;
+    node.rebooting = false;
+    node.needsReboot = false;
+    node.reboots++;
+    node.bootID = randomBootId(this.random);
+    this.downNow--;
+    this.patchNode(node.name, (n) => {
+      n.status.nodeInfo.bootID = node.bootID;
+      n.status.conditions = setCondition(
+        n.status.conditions,
+        readyCondition(true, this.isoNow(), 'KubeletReady'),
+      );
+    });
+    for (const pod of this.podsOn(node.name)) this.startPod(pod);
+    this.time.after(this.spec.podStartMs, () => {
+      if (node.up) this.hooks?.agentStarted(node.name);
+    });
+    this.schedulePlacement();
+  }
+
+  /** Did this node need a reboot when the simulation started? */
+  neededAtStart(name: string): boolean {
+    return this.initiallyNeeded.has(name);
+  }
+
+  /** Pods a drain must remove from this node: not DaemonSet-owned, not terminal. */
+  evictableOn(node: string): SimPod[] {
+    return this.podsOn(node).filter(
+      (p) => ownerKind(p) !== 'DaemonSet' && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+    );
+  }
+
+  /** Workload and DaemonSet pods bound to this node (not yet removed). */
+  podsOn(node: string): SimPod[] {
+    const out: SimPod[] = [];
+    for (const key of this.podsByNode.get(node) ?? []) {
+      const pod = this.pods.get(key);
+      if (pod) out.push(pod);
+    }
+    return out;
+  }
+
+  /** The Node objects as last written. */
+  nodeList(): SimNode[] {
+    return [...this.nodeObjects.values()];
+  }
+
+  nodeObject(name: string): SimNode | undefined {
+    return this.nodeObjects.get(name);
+  }
+
+  private onWrite(e: SimWriteEvent): void {
+    if (e.resource === 'pods') {
+      this.mirrorPod(e.type, e.object as SimPod);
+      if (this.hooks) this.onPod(e.type, e.object as SimPod);
+    } else if (e.resource === 'nodes') {
+      const node = e.object as SimNode;
+      if (e.type === 'DELETED') this.nodeObjects.delete(node.metadata.name);
+      else this.nodeObjects.set(node.metadata.name, node);
+      if (this.pending.length > 0) this.schedulePlacement();
+    }
+  }
+
+  private mirrorPod(type: SimWriteEvent['type'], pod: SimPod): void {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    const old = this.pods.get(key);
+    if (old?.spec.nodeName) this.podsByNode.get(old.spec.nodeName)?.delete(key);
+    if (type === 'DELETED') {
+      this.pods.delete(key);
+      return;
+    }
+    this.pods.set(key, pod);
+    const node = pod.spec.nodeName;
+    if (node === undefined) return;
+    let set = this.podsByNode.get(node);
+    if (!set) {
+      set = new Set();
+      this.podsByNode.set(node, set);
+    }
+    set.add(key);
+  }
+
+  private onPod(type: SimWriteEvent['type'], pod: SimPod): void {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    if (type === 'DELETED') {
+      if (!this.terminating.delete(key)) this.podGone(pod);
+      this.starting.delete(key);
+      return;
+    }
+    if (pod.metadata.deletionTimestamp) this.onTerminating(key, pod);
+    else if (!pod.spec.nodeName) this.onUnbound(type, key);
+    else if (!isReady(pod) && pod.status?.phase !== 'Succeeded') this.startPod(pod);
+  }
+
+  private onTerminating(key: string, pod: SimPod): void {
+    if (this.terminating.has(key)) return;
+    this.terminating.add(key);
+    this.podGone(pod);
+    this.finishTermination(pod);
+  }
+
+  private onUnbound(type: SimWriteEvent['type'], key: string): void {
+    if (type !== 'ADDED') return;
+    this.pending.push(key);
+    this.schedulePlacement();
+  }
+
+  /** A pod stops counting for its workload: count the eviction and create a replacement. */
+  private podGone(pod: SimPod): void {
+    const replica = pod.metadata.labels?.[REPLICA_LABEL];
+    if (!replica || !this.started) return;
+    const stats = this.podStats.evictionsByReplica;
+    stats.set(replica, (stats.get(replica) ?? 0) + 1);
+    const app = pod.metadata.labels?.app ?? 'app';
+    this.time.after(0, () => {
+      this.server.create<SimPod>('pods', this.workloadPod(app, replica));
+    });
+  }
+
+  /** The kubelet removes a terminating pod after its grace period (at once when its node is down). */
+  private finishTermination(pod: SimPod): void {
+    const node = pod.spec.nodeName ? this.nodes.get(pod.spec.nodeName) : undefined;
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+    const delay = node?.up ? grace * 1000 : 0;
+    const { namespace, name, uid } = pod.metadata;
+    this.time.after(delay, () => {
+      const current = this.server.get<SimPod>('pods', namespace, name);
+      if (current && current.metadata.uid === uid) this.server.delete('pods', namespace, name);
+    });
+  }
+
+  /** The kubelet starts a pod on an up node; it becomes Ready after podStartMs. */
+  private startPod(pod: SimPod): void {
+    const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;
+    const node = pod.spec.nodeName ? this.nodes.get(pod.spec.nodeName) : undefined;
+    if (!node?.up || this.starting.has(key) || pod.status?.phase === 'Succeeded') return;
+    this.starting.add(key);
+    const { namespace, name, uid } = pod.metadata;
+    this.time.after(this.spec.podStartMs, () => {
+      this.starting.delete(key);
+      const current = this.server.get<SimPod>('pods', namespace, name);
+      if (!current || current.metadata.uid !== uid || current.metadata.deletionTimestamp || !node.up) return;
+      this.setPodReady(current, true);
+    });
+  }
+
+  private setPodReady(pod: SimPod, ready: boolean): void {
+    const status = pod.status ?? {};
+    const next: SimPod = {
+      ...pod,
+      status: {
+        ...status,
+        phase: 'Running',
+        conditions: setCondition(status.conditions ?? [], {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          lastTransitionTime: this.isoNow(),
+        }),
+      },
+    };
+    this.server.update('pods', next);
+  }
+
+  private schedulePlacement(): void {
+    if (this.placing) return;
+    this.placing = true;
+    this.time.after(0, () => {
+      this.placing = false;
+      this.placePending();
+    });
+  }
+
+  /** The scheduler: every pending pod onto a feasible node, avoiding PreferNoSchedule when it can. */
+  private placePending(): void {
+    const load = this.podCounts();
+    const candidates = this.nodeList().filter(schedulable);
+    if (candidates.length === 0) return;
+    const preferred = candidates.filter((n) => !hasTaint(n, 'PreferNoSchedule'));
+    const pool = preferred.length > 0 ? preferred : candidates;
+    for (const key of this.pending) {
+      const pod = this.pods.get(key);
+      if (!pod || pod.spec.nodeName || pod.metadata.deletionTimestamp) continue;
+      const target = this.leastLoaded(pool, load);
+      load.set(target, (load.get(target) ?? 0) + 1);
+      this.bind(pod, target);
+    }
+    this.pending.length = 0;
+  }
+
+  private leastLoaded(pool: SimNode[], load: Map<string, number>): string {
+    let best: string[] = [];
+    let min = Infinity;
+    for (const n of pool) {
+      const l = load.get(n.metadata.name) ?? 0;
+      if (l < min) {
+        min = l;
+        best = [n.metadata.name];
+      } else if (l === min) best.push(n.metadata.name);
+    }
+    return best[Math.floor(this.random() * best.length)] ?? '';
+  }
+
+  private bind(pod: SimPod, node: string): void {
+    this.podStats.placements++;
+    if (this.nodes.get(node)?.needsReboot) this.podStats.placementsOnPendingNodes++;
+    this.server.update<SimPod>('pods', { ...pod, spec: { ...pod.spec, nodeName: node } });
+  }
+
+  private podCounts(): Map<string, number> {
+    const load = new Map<string, number>();
+    for (const p of this.pods.values()) {
+      if (!p.spec.nodeName || p.metadata.deletionTimestamp || ownerKind(p) === 'DaemonSet') continue;
+      load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
+    }
+    return load;
+  }
+
+  private createWorkloads(): void {
+    const { spec } = this;
+    const total = spec.nodes * spec.podsPerNode;
+    const replicas = Math.max(1, spec.replicasPerWorkload);
+    const workloads = Math.ceil(total / replicas);
+    let made = 0;
+    for (let w = 1; w <= workloads; w++) {
+      const app = `app-${pad(w, String(workloads).length)}`;
+      if (spec.pdb.kind !== 'none')
+        this.server.create<SimPdb>('poddisruptionbudgets', pdbObject(app, spec.pdb));
+      for (let r = 1; r <= replicas && made < total; r++, made++) {
+        const pod = this.workloadPod(app, `${app}-${r}`);
+        const node = this.names[made % this.names.length] ?? '';
+        this.server.create<SimPod>(
+          'pods',
+          this.readyPod({ ...pod, spec: { ...pod.spec, nodeName: node } }, node),
+        );
+      }
+    }
+  }
+
+  private createBlockingPods(): void {
+    const { nodes, durationMs } = this.spec.blockingPods;
+    if (durationMs <= 0) return;
+    for (const name of this.names.slice(0, nodes)) {
+      const pod = this.server.create<SimPod>('pods', this.readyPod(blockingPod(name), name));
+      this.time.after(durationMs, () => {
+        const current = this.server.get<SimPod>('pods', BATCH_NAMESPACE, pod.metadata.name);
+        if (current)
+          this.server.update<SimPod>('pods', {
+            ...current,
+            status: { ...current.status, phase: 'Succeeded' },
+          });
+      });
+    }
+  }
+
+  private workloadPod(app: string, replica: string): SimPod {
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${app}-${randomHex(this.random, 5)}`,
+        namespace: SIM_NAMESPACE,
+        labels: { app, [REPLICA_LABEL]: replica },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: app, controller: true }],
+      },
+      spec: {
+        terminationGracePeriodSeconds: this.spec.graceSeconds,
+        containers: [{ name: 'app', image: 'registry.example/app:1' }],
+      },
+      status: { phase: 'Pending' },
+    };
+  }
+
+  private readyPod(pod: SimPod, node: string): SimPod {
+    return {
+      ...pod,
+      spec: { ...pod.spec, nodeName: node },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: this.isoNow() }],
+      },
+    };
+  }
+
+  private patchNode(name: string, change: (n: SimNode) => void): void {
+    const node = this.nodeObjects.get(name);
+    if (!node) return;
+    const copy = structuredClone(node);
+    change(copy);
+    this.server.update('nodes', copy);
+  }
+
+  isoNow(): string {
+    return new Date(this.time.nowMs()).toISOString();
+  }
+}
+
+function schedulable(n: SimNode): boolean {
+  return isReady(n) && !n.spec.unschedulable && !hasTaint(n, 'NoSchedule') && !hasTaint(n, 'NoExecute');
+}
+
+function hasTaint(n: SimNode, effect: string): boolean {
+  return (n.spec.taints ?? []).some((t) => t.effect === effect);
+}
+
+function readyCondition(
+  ready: boolean,
+  at: string,
+  reason: string,
+): { type: string; status: 'True' | 'False'; reason: string; lastTransitionTime: string } {
+  return { type: 'Ready', status: ready ? 'True' : 'False', reason, lastTransitionTime: at };
+}
+
+function nodeObject(name: string, bootID: string, cordoned: boolean, at: string): SimNode {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
+    spec: cordoned ? { unschedulable: true } : {},
+    status: {
+      conditions: [readyCondition(true, at, 'KubeletReady')],
+      nodeInfo: { bootID, kubeletVersion: 'v1.31.0', osImage: 'Simulated Linux' },
+    },
+  };
+}
+
+function daemonSet(): SimDaemonSet {
+  const labels = { name: DS_NAME };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: DS_NAME, namespace: DS_NAMESPACE, labels },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] } },
+    },
+  };
+}
+
+function agentPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${DS_NAME}-${node}`,
+      namespace: DS_NAMESPACE,
+      labels: { name: DS_NAME },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: DS_NAME, controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] },
+  };
+}
+
+function blockingPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `batch-${node}`, namespace: BATCH_NAMESPACE, labels: { [BLOCKING_LABEL]: 'true' } },
+    spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
+  };
+}
+
+function pdbObject(app: string, pdb: Exclude<PdbSpec, { kind: 'none' }>): SimPdb {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: app, namespace: SIM_NAMESPACE },
+    spec: { selector: { matchLabels: { app } }, [pdb.kind]: pdb.value },
+  };
+}

@@ -1,0 +1,116 @@
+// The Kubernetes objects of a simulated cluster, as the JSON the fake API server stores.
+// We write timestamps as RFC 3339 strings; the server's direct API hands back client-node model
+// objects, whose timestamps are Date objects: the types allow both.
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid?: string; controller?: boolean }[];
+  deletionTimestamp?: string | Date;
+  deletionGracePeriodSeconds?: number;
+  creationTimestamp?: string | Date;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  lastTransitionTime?: string | Date;
+}
+
+export interface SimNode {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string }[] };
+  status: { conditions: Condition[]; nodeInfo: { bootID: string; [key: string]: string } };
+}
+
+export interface SimPod {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: {
+    nodeName?: string;
+    terminationGracePeriodSeconds?: number;
+    containers: { name: string; image: string }[];
+  };
+  status?: { phase?: string; conditions?: Condition[] };
+}
+
+export interface SimDaemonSet {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: {
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: { containers: { name: string; image: string }[] };
+    };
+  };
+}
+
+export interface SimPdb {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: {
+    selector: { matchLabels: Record<string, string> };
+    minAvailable?: number | string;
+    maxUnavailable?: number | string;
+  };
+  status?: { disruptionsAllowed?: number };
+}
+
+export type ResourceName = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces';
+
+/** A write the server accepted (the shape of the fake API server's onWrite events). */
+export interface SimWriteEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  resource: ResourceName;
+  object: unknown;
+}
+
+/** The fake API server's direct, in-memory API as the simulator uses it (no HTTP). */
+export interface SimServer {
+  readonly url: string;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the server's signature
+  get<T extends object>(resource: ResourceName, namespace: string | undefined, name: string): T | undefined;
+  list<T extends object>(resource: ResourceName, namespace?: string): T[];
+  create<T extends object>(resource: ResourceName, obj: T): T;
+  update<T extends object>(resource: ResourceName, obj: T): T;
+  delete(resource: ResourceName, namespace: string | undefined, name: string): void;
+  readonly requests: readonly { method: string; path: string; status: number; at: number }[];
+  onWrite(listener: (e: SimWriteEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+export function condition(
+  obj: { status?: { conditions?: Condition[] } },
+  type: string,
+): Condition | undefined {
+  return obj.status?.conditions?.find((c) => c.type === type);
+}
+
+export function isReady(obj: { status?: { conditions?: Condition[] } }): boolean {
+  return condition(obj, 'Ready')?.status === 'True';
+}
+
+/** Sets (or replaces) one condition, stamping lastTransitionTime when the status changes. */
+export function setCondition(conditions: Condition[], next: Condition): Condition[] {
+  const old = conditions.find((c) => c.type === next.type);
+  const stamped: Condition =
+    old && old.status === next.status && old.lastTransitionTime
+      ? { ...next, lastTransitionTime: old.lastTransitionTime }
+      : next;
+  return [...conditions.filter((c) => c.type !== next.type), stamped];
+}
+
+export function ownerKind(pod: SimPod): string | undefined {
+  return pod.metadata.ownerReferences?.find((o) => o.controller ?? true)?.kind;
+}

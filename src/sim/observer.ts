@@ -1,0 +1,306 @@
+// Watches every write of a simulation: checks DESIGN §2's safety invariants at the moment they could
+// break, and keeps the timeline (phases from the status annotation, lock holders) for the report.
+import type { SimCluster } from './cluster.js';
+import { DS_NAME, DS_NAMESPACE } from './cluster.js';
+import {
+  type SimDaemonSet,
+  type SimNode,
+  type SimPod,
+  type SimServer,
+  type SimWriteEvent,
+} from './objects.js';
+import type { VirtualTime } from './virtual-time.js';
+
+export const STATUS_ANNOTATION = 'kured-ts.dev/status';
+
+/** One broken invariant, when and where. */
+export interface Violation {
+  /** Virtual ms since the start. */
+  atMs: number;
+  node: string;
+  rule:
+    | 'too-many-holders'
+    | 'cordoned-without-lock'
+    | 'reboot-without-lock'
+    | 'reboot-not-cordoned'
+    | 'reboot-undrained'
+    | 'uncordoned-before-boot'
+    | 'pre-cordoned-uncordoned'
+    | 'left-cordoned'
+    | 'taint-left'
+    | 'lock-left'
+    | 'too-many-down';
+  detail: string;
+}
+
+/** One phase change of a node's status annotation. */
+export interface PhaseChange {
+  atMs: number;
+  node: string;
+  phase: string;
+  reason: string;
+}
+
+export interface ObserverOptions {
+  concurrency: number;
+  lockAnnotation: string;
+  taintKey: string;
+}
+
+/** Per-node timeline facts for the report. */
+export interface NodeTimeline {
+  phase: string;
+  reason: string;
+  sinceMs: number;
+  /** First lock acquisition (virtual ms since start). */
+  lockedAtMs?: number;
+  /** Last lock release. */
+  releasedAtMs?: number;
+  /** Cordon of the current/last cycle and when its drain finished (reboot requested). */
+  cordonedAtMs?: number;
+  /** Physical drain time of each cycle: cordon until the last evictable pod was gone. */
+  drainMs: number[];
+  /** The current cycle's drain finished this long after the cordon. */
+  drainDoneMs?: number;
+  /** The reboot of the current lock tenure was requested (no new drain until the release). */
+  rebootedInTenure: boolean;
+  rebootRequestedAtMs?: number;
+}
+
+/** Holders named in a kured lock annotation (single or multi form); unparsable = undefined. */
+export function lockHolders(value: string | undefined): string[] | undefined {
+  if (value === undefined || value === '') return [];
+  try {
+    const parsed = JSON.parse(value) as { nodeID?: unknown; locks?: { nodeID?: unknown }[] | null };
+    if (Array.isArray(parsed.locks))
+      return parsed.locks.map((l) => (typeof l.nodeID === 'string' ? l.nodeID : '')).filter((n) => n !== '');
+    return typeof parsed.nodeID === 'string' && parsed.nodeID !== '' ? [parsed.nodeID] : [];
+  } catch {
+    return undefined;
+  }
+}
+
+export class Observer {
+  readonly violations: Violation[] = [];
+  readonly phases: PhaseChange[] = [];
+  readonly timeline = new Map<string, NodeTimeline>();
+  /** Blocked (blocked, waiting-for-lock, outside-window) virtual ms by reason group. */
+  readonly blockedMs = new Map<string, number>();
+  holders: string[] = [];
+  maxHolders = 0;
+  private readonly startMs: number;
+  private unsubscribe: (() => void) | undefined;
+  /** Called on every phase change (for the progress view). */
+  onPhase: ((change: PhaseChange) => void) | undefined;
+
+  constructor(
+    private readonly server: SimServer,
+    private readonly time: VirtualTime,
+    private readonly cluster: SimCluster,
+    private readonly options: ObserverOptions,
+  ) {
+    this.startMs = time.nowMs();
+    for (const name of cluster.names)
+      this.timeline.set(name, {
+        phase: 'starting',
+        reason: '',
+        sinceMs: 0,
+        drainMs: [],
+        rebootedInTenure: false,
+      });
+  }
+
+  start(): void {
+    this.unsubscribe = this.server.onWrite((e) => {
+      this.onWrite(e);
+    });
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    const now = this.elapsed();
+    for (const [, t] of this.timeline) this.accountBlocked(t, now);
+  }
+
+  elapsed(): number {
+    return this.time.nowMs() - this.startMs;
+  }
+
+  private violate(node: string, rule: Violation['rule'], detail: string): void {
+    this.violations.push({ atMs: this.elapsed(), node, rule, detail });
+  }
+
+  private onWrite(e: SimWriteEvent): void {
+    if (e.resource === 'daemonsets') this.onDaemonSet(e.object as SimDaemonSet);
+    else if (e.resource === 'pods' && e.type === 'DELETED') this.onPodGone(e.object as SimPod);
+    else if (e.resource === 'nodes' && e.type !== 'DELETED') this.onNode(e.object as SimNode);
+  }
+
+  private onDaemonSet(ds: SimDaemonSet): void {
+    if (ds.metadata.name !== DS_NAME || ds.metadata.namespace !== DS_NAMESPACE) return;
+    const holders = lockHolders(ds.metadata.annotations?.[this.options.lockAnnotation]) ?? this.holders;
+    const before = this.holders;
+    this.holders = holders;
+    for (const h of holders) if (!before.includes(h)) this.acquired(h);
+    for (const h of before) if (!holders.includes(h)) this.released(h);
+    this.maxHolders = Math.max(this.maxHolders, holders.length);
+    this.checkHolders(holders);
+  }
+
+  private checkHolders(holders: string[]): void {
+    const c = this.options.concurrency;
+    if (holders.length > c)
+      this.violate(holders.join(','), 'too-many-holders', `${holders.length} holders, concurrency ${c}`);
+    for (const node of this.cluster.nodeList()) this.checkCordon(node);
+  }
+
+  private acquired(name: string): void {
+    const t = this.timeline.get(name);
+    if (!t) return;
+    t.lockedAtMs ??= this.elapsed();
+    const node = this.cluster.nodeObject(name);
+    if (node) this.startDrainClock(name, node, t);
+  }
+
+  private released(name: string): void {
+    const t = this.timeline.get(name);
+    if (!t) return;
+    t.releasedAtMs = this.elapsed();
+    t.rebootedInTenure = false;
+    t.cordonedAtMs = undefined;
+  }
+
+  private onNode(node: SimNode): void {
+    const name = node.metadata.name;
+    const state = this.cluster.nodes.get(name);
+    if (!state) return;
+    this.checkCordon(node);
+    const t = this.timeline.get(name);
+    if (t) this.startDrainClock(name, node, t);
+    if (state.preCordoned && !node.spec.unschedulable)
+      this.violate(name, 'pre-cordoned-uncordoned', 'a node cordoned by someone else was uncordoned');
+    if (state.rebooting && !node.spec.unschedulable && !state.preCordoned)
+      this.violate(name, 'uncordoned-before-boot', 'uncordoned while the reboot had not finished');
+    this.onStatus(name, node.metadata.annotations?.[STATUS_ANNOTATION]);
+  }
+
+  /** A drain starts when a lock holder's node is cordoned (by it, or before by someone else). */
+  private startDrainClock(name: string, node: SimNode, t: NodeTimeline): void {
+    if (!node.spec.unschedulable || t.cordonedAtMs !== undefined || t.rebootedInTenure) return;
+    if (!this.holders.includes(name)) return;
+    t.cordonedAtMs = this.elapsed();
+    t.drainDoneMs = undefined;
+    this.checkDrained(name, t);
+  }
+
+  private onPodGone(pod: SimPod): void {
+    const node = pod.spec.nodeName;
+    const t = node === undefined ? undefined : this.timeline.get(node);
+    if (node !== undefined && t) this.checkDrained(node, t);
+  }
+
+  private checkDrained(node: string, t: NodeTimeline): void {
+    if (t.cordonedAtMs === undefined || t.drainDoneMs !== undefined) return;
+    if (this.cluster.evictableOn(node).length === 0) t.drainDoneMs = this.elapsed() - t.cordonedAtMs;
+  }
+
+  /** Nodes cordoned now that nobody else had cordoned before the start. */
+  cordonedByUs(): number {
+    let n = 0;
+    for (const node of this.cluster.nodeList()) {
+      const state = this.cluster.nodes.get(node.metadata.name);
+      if (state && !state.preCordoned && node.spec.unschedulable) n++;
+    }
+    return n;
+  }
+
+  private checkCordon(node: SimNode): void {
+    const name = node.metadata.name;
+    const state = this.cluster.nodes.get(name);
+    if (!state || state.preCordoned || !node.spec.unschedulable) return;
+    if (!this.holders.includes(name))
+      this.violate(name, 'cordoned-without-lock', 'cordoned while not holding the lock');
+  }
+
+  private onStatus(node: string, value: string | undefined): void {
+    if (value === undefined) return;
+    let status: { phase?: unknown; reason?: unknown };
+    try {
+      status = JSON.parse(value) as { phase?: unknown; reason?: unknown };
+    } catch {
+      return;
+    }
+    const phase = typeof status.phase === 'string' ? status.phase : 'unknown';
+    const reason = typeof status.reason === 'string' ? status.reason : '';
+    const t = this.timeline.get(node);
+    if (!t || (t.phase === phase && t.reason === reason)) return;
+    const now = this.elapsed();
+    this.accountBlocked(t, now);
+    t.phase = phase;
+    t.reason = reason;
+    t.sinceMs = now;
+    const change = { atMs: now, node, phase, reason };
+    this.phases.push(change);
+    this.onPhase?.(change);
+  }
+
+  private accountBlocked(t: NodeTimeline, now: number): void {
+    if (!['blocked', 'waiting-for-lock', 'outside-window'].includes(t.phase)) return;
+    const group = blockedGroup(t.phase, t.reason);
+    this.blockedMs.set(group, (this.blockedMs.get(group) ?? 0) + (now - t.sinceMs));
+  }
+
+  /** The simulated Rebooter asks: may this node reboot now? Records violations if not. */
+  checkReboot(name: string): void {
+    const node = this.cluster.nodeObject(name);
+    const t = this.timeline.get(name);
+    const now = this.elapsed();
+    if (t) {
+      t.rebootRequestedAtMs = now;
+      if (t.cordonedAtMs !== undefined && !t.rebootedInTenure)
+        t.drainMs.push(t.drainDoneMs ?? now - t.cordonedAtMs);
+      t.rebootedInTenure = true;
+    }
+    if (!this.holders.includes(name))
+      this.violate(name, 'reboot-without-lock', 'reboot requested without the lock');
+    if (!node?.spec.unschedulable)
+      this.violate(name, 'reboot-not-cordoned', 'reboot requested on a schedulable node');
+    const left = this.cluster.evictableOn(name);
+    if (left.length > 0)
+      this.violate(
+        name,
+        'reboot-undrained',
+        `pods still on the node: ${left.map((p) => p.metadata.name).join(', ')}`,
+      );
+  }
+
+  private finalNodeChecks(node: SimNode): void {
+    const name = node.metadata.name;
+    const state = this.cluster.nodes.get(name);
+    if (!state) return;
+    if (node.spec.unschedulable && !state.preCordoned)
+      this.violate(name, 'left-cordoned', 'still cordoned at the end');
+    const tainted = (node.spec.taints ?? []).some((x) => x.key === this.options.taintKey);
+    if (this.options.taintKey !== '' && tainted && !state.needsReboot)
+      this.violate(name, 'taint-left', 'PreferNoSchedule taint left on a node that needs no reboot');
+  }
+
+  /** End-of-run checks: nothing left cordoned, tainted or locked; never more than C nodes down. */
+  finalChecks(): void {
+    for (const node of this.cluster.nodeList()) this.finalNodeChecks(node);
+    for (const h of this.holders) this.violate(h, 'lock-left', 'still holds the lock at the end');
+    if (this.cluster.maxDown > this.options.concurrency)
+      this.violate(
+        '*',
+        'too-many-down',
+        `${this.cluster.maxDown} nodes down at once, concurrency ${this.options.concurrency}`,
+      );
+  }
+}
+
+/** "blocked: pods", "waiting-for-lock", … — the reason's first word names the blocker. */
+export function blockedGroup(phase: string, reason: string): string {
+  if (phase !== 'blocked') return phase;
+  const head = /^[a-z-]+/i.exec(reason.trim())?.[0];
+  return head ? `blocked: ${head}` : 'blocked';
+}

@@ -1,0 +1,334 @@
+// One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import type { Clock } from '../clock/clock.js';
+import type { Config } from '../config.js';
+import type { Kube } from '../kube/kube.js';
+import type { Logger } from '../log/logger.js';
+import type { Rebooter } from '../reboot/rebooter.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
+import { LOCK_ANNOTATION, simAgentConfig, type SimAgentSettings } from './agent-config.js';
+import { SimCluster, type ClusterSpec } from './cluster.js';
+import type { SimServer } from './objects.js';
+import { Observer, type PhaseChange, type Violation } from './observer.js';
+import { forkRandom, type Random } from './random.js';
+import {
+  DaemonSetFeed,
+  newKubeCounters,
+  SerialGate,
+  TrackedKube,
+  type KubeCounters,
+} from './tracked-kube.js';
+import { VirtualTime, type StopReason } from './virtual-time.js';
+
+/** What an agent gets from the simulator: the same seams production fills with real things. */
+export interface SimAgentIo {
+  kube: Kube;
+  clock: Clock;
+  logger: Logger;
+  rebooter: Rebooter;
+  sentinel: Sentinel;
+  random: Random;
+}
+
+/** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
+export interface RunnableAgent {
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export type AgentFactory = (config: Config, io: SimAgentIo) => RunnableAgent;
+
+/** Everything one run needs. Durations in ms. */
+export interface SimulationOptions {
+  cluster: ClusterSpec;
+  agent: SimAgentSettings;
+  /** Builds an agent (simulate uses createAgent: the production code). */
+  createAgent: AgentFactory;
+  /** Starts the fake API server (graceful pod deletion, timestamps from `clock`). */
+  startServer: (clock: Clock) => Promise<SimServer>;
+  /** Builds the HTTP client for the server (simulate uses connectKube). */
+  connect: (url: string) => Kube;
+  /** Deliver lock watch events (true) or let agents find out only by polling (false). */
+  watchEvents: boolean;
+  /** Virtual time limit. Default 7 days. */
+  limitMs?: number;
+  /** Wall-clock limit. Default none. */
+  wallLimitMs?: number;
+  /** Virtual start. Default 2026-01-05T00:00:00Z (a Monday). */
+  start?: Date;
+  onPhase?: (change: PhaseChange) => void;
+  /** Keep running this long (virtual) after the start even when done (idle measurements). */
+  minDurationMs?: number;
+}
+
+/** Per-node result. */
+export interface NodeResult {
+  name: string;
+  neededReboot: boolean;
+  reboots: number;
+  /** Physical time of its cycle: drain (+ reboot delay) + shutdown + boot + agent pod start. */
+  workMs: number;
+  lockedAtMs?: number;
+  releasedAtMs?: number;
+  finalPhase: string;
+}
+
+/** The measured outcome of a run; the report is rendered from this. */
+export interface SimulationResult {
+  stop: StopReason;
+  /** Virtual ms from the start until every needed reboot completed and the lock was free. */
+  makespanMs: number;
+  /** Virtual ms from the first lock acquisition until the end. */
+  rollingMs: number;
+  /** First lock acquisition, virtual ms after the start. */
+  firstLockMs: number;
+  /** max(sum of per-node physical work / concurrency, longest single node). */
+  lowerBoundMs: number;
+  concurrency: number;
+  nodes: NodeResult[];
+  rebooted: number;
+  needed: number;
+  maxDown: number;
+  maxHolders: number;
+  evictions: { accepted: number; refused: number };
+  /** Replicas (workload slots) whose pods were evicted more than once. */
+  evictedMoreThanOnce: number;
+  podEvictions: number;
+  placementsOnPendingNodes: number;
+  blockedMs: Record<string, number>;
+  violations: Violation[];
+  apiRequests: number;
+  watches: number;
+  kubeCalls: Record<string, number>;
+  agentErrors: string[];
+  /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */
+  elapsedMs: number;
+  wallMs: number;
+  tasks: number;
+}
+
+const DAY = 24 * 3600_000;
+
+/** Keeps warnings and errors (capped) and drops the rest: 200 agents log a lot. */
+class SimLogger implements Logger {
+  constructor(
+    private readonly node: string,
+    private readonly sink: string[],
+  ) {}
+  debug(): void {
+    // dropped
+  }
+  info(): void {
+    // dropped
+  }
+  warn(message: string, fields?: Record<string, unknown>): void {
+    this.keep('warn', message, fields);
+  }
+  error(message: string, fields?: Record<string, unknown>): void {
+    this.keep('error', message, fields);
+  }
+  private keep(level: string, message: string, fields?: Record<string, unknown>): void {
+    if (this.sink.length < 200)
+      this.sink.push(`${this.node} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
+  }
+}
+
+interface Running {
+  clock: ReturnType<VirtualTime['clock']>;
+  kube: TrackedKube;
+  abort: AbortController;
+}
+
+/** Runs one simulation to its end and returns what was measured. */
+export async function runSimulation(options: SimulationOptions): Promise<SimulationResult> {
+  const wallStart = Date.now();
+  const time = new VirtualTime(options.start ?? new Date('2026-01-05T00:00:00Z'));
+  const server = await options.startServer(time.clock());
+  try {
+    return await new Simulation(server, time, options).run(wallStart);
+  } finally {
+    await server.close();
+  }
+}
+
+class Simulation {
+  private readonly cluster: SimCluster;
+  private readonly observer: Observer;
+  private readonly feed: DaemonSetFeed;
+  private readonly gate = new SerialGate();
+  private readonly counters: KubeCounters = newKubeCounters();
+  private readonly inner: Kube;
+  private readonly agents = new Map<string, Running>();
+  private readonly starts = new Map<string, number>();
+  private readonly errors: string[] = [];
+  private readonly startMs: number;
+
+  constructor(
+    private readonly server: SimServer,
+    private readonly time: VirtualTime,
+    private readonly options: SimulationOptions,
+  ) {
+    this.startMs = this.time.nowMs();
+    this.cluster = new SimCluster(server, this.time, options.cluster);
+    this.observer = new Observer(server, this.time, this.cluster, {
+      concurrency: options.agent.concurrency,
+      lockAnnotation: LOCK_ANNOTATION,
+      taintKey: options.agent.taint,
+    });
+    this.observer.onPhase = options.onPhase;
+    this.feed = new DaemonSetFeed(server);
+    this.inner = options.connect(server.url);
+  }
+
+  async run(wallStart: number): Promise<SimulationResult> {
+    this.cluster.populate({
+      down: (node) => {
+        this.kill(node);
+      },
+      agentStarted: (node) => {
+        this.startAgent(node);
+      },
+    });
+    this.observer.start();
+    for (const name of this.cluster.names) this.startAgent(name);
+    const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
+    const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
+    let doneAt: number | undefined;
+    const stop = await this.time.run(
+      () => {
+        if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
+        return doneAt !== undefined && this.time.nowMs() >= minEnd;
+      },
+      limit,
+      this.options.wallLimitMs,
+    );
+    for (const name of [...this.agents.keys()]) this.kill(name);
+    await this.time.quiesce();
+    this.cluster.stop();
+    this.feed.close();
+    this.observer.finalChecks();
+    this.observer.stop();
+    return this.result(stop, doneAt, wallStart);
+  }
+
+  /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
+  private done(): boolean {
+    if (this.observer.holders.length > 0) return false;
+    for (const state of this.cluster.nodes.values()) {
+      if (state.rebooting) return false;
+      if (state.needsReboot) return false;
+    }
+    return this.observer.cordonedByUs() === 0;
+  }
+
+  private startAgent(name: string): void {
+    const n = (this.starts.get(name) ?? 0) + 1;
+    this.starts.set(name, n);
+    const clock = this.time.clock();
+    const kube = new TrackedKube({
+      inner: this.inner,
+      time: this.time,
+      gate: this.gate,
+      feed: this.feed,
+      counters: this.counters,
+      watchEvents: this.options.watchEvents,
+    });
+    const abort = new AbortController();
+    this.agents.set(name, { clock, kube, abort });
+    const io: SimAgentIo = {
+      kube,
+      clock,
+      logger: new SimLogger(name, this.errors),
+      random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
+      sentinel: {
+        rebootRequired: () =>
+          Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),
+      },
+      rebooter: {
+        reboot: () => {
+          this.observer.checkReboot(name);
+          this.cluster.requestReboot(name);
+          return Promise.resolve();
+        },
+      },
+    };
+    const agent = this.options.createAgent(simAgentConfig(name, this.options.agent), io);
+    this.time.after(0, () => {
+      agent.run(abort.signal).catch((err: unknown) => {
+        if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
+      });
+    });
+  }
+
+  /** The host went down (or the run ended): the agent process dies without a word. */
+  private kill(name: string): void {
+    const running = this.agents.get(name);
+    if (!running) return;
+    this.agents.delete(name);
+    running.clock.kill();
+    running.kube.kill();
+    running.abort.abort(new Error('simulation: host down'));
+  }
+
+  private result(stop: StopReason, doneAt: number | undefined, wallStart: number): SimulationResult {
+    const { observer, cluster } = this;
+    const end = doneAt ?? this.time.nowMs();
+    const nodes = this.nodeResults();
+    const locks = nodes.map((n) => n.lockedAtMs).filter((x): x is number => x !== undefined);
+    const firstLockMs = locks.length > 0 ? Math.min(...locks) : 0;
+    const C = this.options.agent.concurrency;
+    const work = nodes.filter((n) => n.reboots > 0).map((n) => n.workMs);
+    const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);
+    const evictions = { accepted: 0, refused: 0 };
+    for (const r of this.server.requests) {
+      if (r.method !== 'POST' || !r.path.endsWith('/eviction')) continue;
+      if (r.status === 201) evictions.accepted++;
+      else if (r.status === 429) evictions.refused++;
+    }
+    const byReplica = [...cluster.podStats.evictionsByReplica.values()];
+    return {
+      stop,
+      makespanMs: end - this.startMs,
+      rollingMs: end - this.startMs - firstLockMs,
+      firstLockMs,
+      lowerBoundMs,
+      concurrency: C,
+      nodes,
+      rebooted: nodes.filter((n) => n.neededReboot && n.reboots > 0).length,
+      needed: nodes.filter((n) => n.neededReboot).length,
+      maxDown: cluster.maxDown,
+      maxHolders: observer.maxHolders,
+      evictions,
+      evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
+      podEvictions: byReplica.reduce((a, b) => a + b, 0),
+      placementsOnPendingNodes: cluster.podStats.placementsOnPendingNodes,
+      blockedMs: Object.fromEntries(observer.blockedMs),
+      violations: observer.violations,
+      apiRequests: this.server.requests.length + this.counters.watches,
+      watches: this.counters.watches,
+      kubeCalls: { ...this.counters.calls },
+      agentErrors: this.errors,
+      elapsedMs: this.time.nowMs() - this.startMs,
+      wallMs: Date.now() - wallStart,
+      tasks: this.time.tasksRun,
+    };
+  }
+
+  private nodeResults(): NodeResult[] {
+    const spec = this.options.cluster;
+    const physical = spec.shutdownMs + spec.bootTimeMs + spec.podStartMs;
+    return this.cluster.names.map((name) => {
+      const state = this.cluster.nodes.get(name);
+      const t = this.observer.timeline.get(name);
+      const drain = (t?.drainMs ?? []).reduce((a, b) => a + b, 0);
+      const reboots = state?.reboots ?? 0;
+      return {
+        name,
+        neededReboot: this.cluster.neededAtStart(name),
+        reboots,
+        workMs: drain + reboots * (physical + this.options.agent.rebootDelayMs),
+        lockedAtMs: t?.lockedAtMs,
+        releasedAtMs: t?.releasedAtMs,
+        finalPhase: t?.phase ?? 'unknown',
+      };
+    });
+  }
+}
