@@ -58,6 +58,8 @@ export interface NodeStatus {
   /** RFC 3339 time the phase began. */
   since: string;
   bootID: string;
+  /** RFC 3339 time the last reboot was verified (bootID changed, node Ready); shown by `kured-ts status`. */
+  lastReboot?: string;
 }
 
 export const STATUS_ANNOTATION = 'kured-ts.dev/status';
