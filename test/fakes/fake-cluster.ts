@@ -1,0 +1,291 @@
+// A one-node cluster in memory for agent tests: node, lock table, drain, host, and recorders.
+// Agents are built over it with `deps()`; a fresh agent over the same FakeCluster is "the pod
+// restarted". Crash injection: `crashAt` makes the n-th call of a cluster operation fail.
+import type { AgentConfig, AgentDeps } from '../../src/agent/agent.js';
+import type { Blocker, Verdict } from '../../src/blockers/blocker.js';
+import type { Config } from '../../src/config.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import type { AgentMetrics, EvictionResult, RebootResult } from '../../src/metrics/agent-metrics.js';
+import type { Drainer, DrainResult } from '../../src/node/drainer.js';
+import type { EventReason, EventRecorder } from '../../src/node/events.js';
+import type { Phase } from '../../src/node/node.js';
+import type { Notifier, NotifyEvent } from '../../src/notify/notifier.js';
+import type { Window } from '../../src/window/window.js';
+import { FakeClock } from './fake-clock.js';
+import { FakeLock, FakeLockTable } from './fake-lock.js';
+import { FakeNode, newNodeRecord, type NodeRecord } from './fake-node.js';
+
+export const AGENT_DEFAULTS: AgentConfig = {
+  nodeId: 'n1',
+  periodMs: 3_600_000,
+  drainDelayMs: 0,
+  rebootDelayMs: 0,
+  forceReboot: false,
+  lockReleaseDelayMs: 0,
+  preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+  annotateNodes: false,
+  preRebootNodeLabels: {},
+  postRebootNodeLabels: {},
+  messageTemplateDrain: 'Draining node %s',
+  messageTemplateReboot: 'Rebooting node %s',
+  messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
+  readinessGates: [],
+  postRebootTimeoutMs: 30 * 60_000,
+  onPostRebootTimeout: 'hold',
+  waitForDaemonSetPods: false,
+  rebootRetries: 3,
+  onUncordonedDuringDelay: 'abort',
+} satisfies Partial<Config>;
+
+/** Raised by a crashing fake: the process died at this step. */
+export class CrashError extends Error {
+  override readonly name = 'CrashError';
+}
+
+export class FakeBlocker implements Blocker {
+  verdict: Verdict | Error = { blocked: false };
+  constructor(readonly name: string) {}
+  check(): Promise<Verdict> {
+    return this.verdict instanceof Error ? Promise.reject(this.verdict) : Promise.resolve(this.verdict);
+  }
+}
+
+export class RecordingMetrics implements AgentMetrics {
+  rebootRequired: boolean | undefined;
+  phase: Phase | undefined;
+  lockHeld: boolean | undefined;
+  blocked: string | undefined = 'unset';
+  drains: number[] = [];
+  reboots: number[] = [];
+  evictions: Partial<Record<EvictionResult, number>> = {};
+  results: RebootResult[] = [];
+  sentinelErrors = 0;
+  heartbeats = 0;
+  setRebootRequired(required: boolean): void {
+    this.rebootRequired = required;
+  }
+  setPhase(phase: Phase): void {
+    this.phase = phase;
+  }
+  setLockHeld(held: boolean): void {
+    this.lockHeld = held;
+  }
+  setBlocked(blocker: string | undefined): void {
+    this.blocked = blocker;
+  }
+  observeDrain(seconds: number): void {
+    this.drains.push(seconds);
+  }
+  observeReboot(seconds: number): void {
+    this.reboots.push(seconds);
+  }
+  countEvictions(result: EvictionResult, n: number): void {
+    this.evictions[result] = (this.evictions[result] ?? 0) + n;
+  }
+  countReboot(result: RebootResult): void {
+    this.results.push(result);
+  }
+  countSentinelError(): void {
+    this.sentinelErrors++;
+  }
+  heartbeat(): void {
+    this.heartbeats++;
+  }
+}
+
+export interface RecordedEvent {
+  reason: EventReason;
+  message: string;
+  type: 'Normal' | 'Warning';
+}
+
+export class FakeCluster {
+  readonly clock: FakeClock;
+  readonly node: NodeRecord;
+  readonly table: FakeLockTable;
+  /** true / false / an error text for the sentinel. */
+  sentinel: boolean | string = false;
+  /** What the next drains return: ok, or the pods left. */
+  drainFails = false;
+  /** Does a reboot request change the bootID? (false: the host ignored it) */
+  rebootWorks = true;
+  /** Conditions after a reboot; default Ready=True. */
+  conditionsAfterReboot = [{ type: 'Ready', status: 'True' }];
+  rebootError: Error | undefined;
+  /** Runs during the reboot delay (the first sleep of rebootDelayMs): "someone else acts". */
+  duringSleep: ((ms: number) => void) | undefined;
+  windowOpen = true;
+  readonly blockers: FakeBlocker[] = [];
+  readonly events: RecordedEvent[] = [];
+  readonly notifications: { event: NotifyEvent; message: string }[] = [];
+  /** Every cluster operation, in order ("node.cordon", "lock.release", "drain", "reboot", ...). */
+  readonly calls: string[] = [];
+  /** Reboot requests that reached the host, with what was true right then. */
+  readonly reboots: { cordoned: boolean; drained: boolean }[] = [];
+  /** Invariant violations seen by the fakes (must stay empty). */
+  readonly violations: string[] = [];
+  /** Crash injection: the n-th operation (1-based) fails; `abort` aborts this controller first. */
+  crashAt: number | undefined;
+  crashController: AbortController | undefined;
+  metrics = new RecordingMetrics();
+  logger = new MemoryLogger();
+
+  constructor(options: { concurrency?: number; start?: string; nodeId?: string } = {}) {
+    this.clock = new FakeClock(options.start ?? '2026-01-05T10:00:00Z');
+    this.node = newNodeRecord(options.nodeId ?? 'n1');
+    this.table = new FakeLockTable(options.concurrency ?? 1, this.clock);
+  }
+
+  /** Counts one operation and crashes when told to. */
+  readonly step = (op: string): void => {
+    this.calls.push(op);
+    if (this.crashAt !== undefined && this.calls.length === this.crashAt) {
+      this.crashAt = undefined;
+      if (this.crashController) this.crashController.abort(new CrashError(`aborted at ${op}`));
+      throw new CrashError(`crash at ${op}`);
+    }
+  };
+
+  /** The host rebooted: new bootID, the sentinel is gone, conditions as configured. */
+  boot(): void {
+    const n = Number(this.node.bootID.replace(/\D/g, '')) || 1;
+    this.node.bootID = `boot-${n + 1}`;
+    this.node.conditions = structuredClone(this.conditionsAfterReboot);
+    this.sentinel = false;
+  }
+
+  /** Another actor uncordons the node (kubectl uncordon). */
+  uncordonByOther(): void {
+    this.node.unschedulable = false;
+    this.node.drained = false;
+  }
+
+  eventReasons(): EventReason[] {
+    return this.events.map((e) => e.reason);
+  }
+
+  phases(): Phase[] {
+    return this.node.statuses.map((s) => s.phase);
+  }
+
+  deps(overrides: Partial<AgentDeps> = {}): AgentDeps {
+    const node = new FakeNode(this.node, this.step);
+    const lock = new FakeLock(this.table, this.node.name, this.step);
+    return {
+      sentinel: {
+        rebootRequired: () => {
+          this.step('sentinel');
+          const s = this.sentinel;
+          return Promise.resolve(typeof s === 'string' ? { required: false, error: s } : { required: s });
+        },
+      },
+      blockers: this.blockers,
+      lock,
+      node,
+      drainer: this.drainer(),
+      events: this.recorder(),
+      rebooter: {
+        reboot: () => {
+          this.step('reboot');
+          return this.reboot();
+        },
+      },
+      notifier: this.notifier(),
+      metrics: this.metrics,
+      window: this.window(),
+      clock: this.sleepHook(),
+      logger: this.logger,
+      random: () => 0.5,
+      ...overrides,
+    };
+  }
+
+  private reboot(): Promise<void> {
+    this.reboots.push({ cordoned: this.node.unschedulable, drained: this.node.drained });
+    if (!this.node.unschedulable) this.violations.push('reboot of an uncordoned node');
+    if (!this.node.drained && !this.drainFails) this.violations.push('reboot of an undrained node');
+    if (this.table.slots.get(this.node.name) === undefined) this.violations.push('reboot without the lock');
+    if (this.rebootError) return Promise.reject(this.rebootError);
+    if (this.rebootWorks) this.boot();
+    return Promise.resolve();
+  }
+
+  private drainer(): Drainer {
+    return {
+      drain: (): Promise<DrainResult> => {
+        this.step('drain');
+        if (!this.node.unschedulable) this.violations.push('drain of an uncordoned node');
+        const base = { evicted: [], skipped: [], durationMs: 2000 };
+        if (this.drainFails) {
+          const pending = [{ pod: 'default/web-1', reason: 'PDB refused', pdb: 'web' }];
+          return Promise.resolve({
+            ...base,
+            ok: false,
+            pending,
+            requests: { evicted: 0, refused: 3, failed: 0 },
+          });
+        }
+        this.node.drained = true;
+        return Promise.resolve({
+          ...base,
+          ok: true,
+          pending: [],
+          requests: { evicted: 2, refused: 0, failed: 0 },
+        });
+      },
+    };
+  }
+
+  private recorder(): EventRecorder {
+    return {
+      record: (reason, message, type = 'Normal') => {
+        this.events.push({ reason, message, type });
+        return Promise.resolve();
+      },
+    };
+  }
+
+  private notifier(): Notifier {
+    return {
+      notify: (event, _node, message) => {
+        this.notifications.push({ event, message });
+        return Promise.resolve();
+      },
+    };
+  }
+
+  private window(): Window {
+    return {
+      contains: () => this.windowOpen,
+      describe: () => 'mon-fri 02:00-04:00 UTC',
+      next: () => ({ inside: this.windowOpen, change: new Date('2026-01-06T02:00:00Z') }),
+    };
+  }
+
+  /** The cluster clock, with `duringSleep` run at the start of each sleep (once). */
+  private sleepHook(): FakeClock {
+    const clock = this.clock;
+    const hooked = Object.create(clock) as FakeClock;
+    hooked.sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+      const hook = this.duringSleep;
+      this.duringSleep = undefined;
+      const p = clock.sleep(ms, signal);
+      hook?.(ms);
+      return p;
+    };
+    return hooked;
+  }
+}
+
+/** Runs one tick to its end, moving virtual time through its sleeps. */
+export async function settle<T>(clock: FakeClock, work: Promise<T>): Promise<T> {
+  const state = { done: false };
+  const tracked = work.finally(() => {
+    state.done = true;
+  });
+  for (let i = 0; !state.done; i++) {
+    if (i > 10_000) throw new Error('work did not settle');
+    await clock.advanceUntilIdle();
+  }
+  return tracked;
+}

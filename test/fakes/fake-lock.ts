@@ -1,0 +1,104 @@
+// An in-memory lock table shared by several FakeLocks: the cluster's lock annotation, in miniature.
+import type { Clock } from '../../src/clock/clock.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata } from '../../src/lock/lock.js';
+
+export class FakeLockTable {
+  readonly slots = new Map<string, LockHolder>();
+  /** Most slots ever held at once. */
+  maxHeld = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    public concurrency: number,
+    readonly clock: Clock,
+  ) {}
+
+  holders(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  set(nodeID: string, holder: LockHolder | undefined): void {
+    if (holder) this.slots.set(nodeID, holder);
+    else this.slots.delete(nodeID);
+    this.maxHeld = Math.max(this.maxHeld, this.slots.size);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  onChange(cb: () => void): () => void {
+    this.waiters.push(cb);
+    return () => {
+      this.waiters = this.waiters.filter((w) => w !== cb);
+    };
+  }
+}
+
+/** One node's view of the table. `before` runs before every call (crash injection). */
+export class FakeLock implements Lock {
+  constructor(
+    private readonly table: FakeLockTable,
+    private readonly nodeID: string,
+    private readonly before: (op: string) => void = () => undefined,
+  ) {}
+
+  acquire(metadata: LockMetadata): Promise<AcquireResult> {
+    this.before('lock.acquire');
+    const mine = this.table.slots.get(this.nodeID);
+    if (mine) return Promise.resolve({ acquired: true, holder: mine });
+    if (this.table.slots.size >= this.table.concurrency) {
+      const holders = this.table.holders();
+      return Promise.resolve({ acquired: false, holders, reason: `lock held by ${holders.join(', ')}` });
+    }
+    const holder: LockHolder = {
+      nodeID: this.nodeID,
+      created: this.table.clock.now(),
+      ttlMs: 0,
+      metadata: { ...metadata },
+    };
+    this.table.set(this.nodeID, holder);
+    return Promise.resolve({ acquired: true, holder });
+  }
+
+  holding(): Promise<LockHolder | undefined> {
+    this.before('lock.holding');
+    const mine = this.table.slots.get(this.nodeID);
+    return Promise.resolve(mine ? { ...mine, metadata: { ...mine.metadata } } : undefined);
+  }
+
+  update(metadata: LockMetadata): Promise<void> {
+    this.before('lock.update');
+    const mine = this.table.slots.get(this.nodeID);
+    if (!mine) return Promise.reject(new Error('not holding the lock'));
+    this.table.set(this.nodeID, { ...mine, metadata: { ...metadata } });
+    return Promise.resolve();
+  }
+
+  release(): Promise<void> {
+    this.before('lock.release');
+    this.table.set(this.nodeID, undefined);
+    return Promise.resolve();
+  }
+
+  waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const inner = new AbortController();
+    const onAbort = (): void => {
+      inner.abort(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const cancel = this.table.onChange(() => {
+      inner.abort('changed');
+    });
+    return this.table.clock.sleep(timeoutMs, inner.signal).then(
+      () => {
+        cancel();
+        signal?.removeEventListener('abort', onAbort);
+      },
+      (err: unknown) => {
+        cancel();
+        signal?.removeEventListener('abort', onAbort);
+        if (signal?.aborted) throw err;
+      },
+    );
+  }
+}

@@ -1,0 +1,130 @@
+// Crash at every step: a fresh agent on the same cluster state must finish the cycle safely.
+import { describe, expect, it } from '@jest/globals';
+import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { AGENT_DEFAULTS, FakeCluster, settle } from '../fakes/fake-cluster.js';
+
+interface Scenario {
+  name: string;
+  config: Partial<AgentConfig>;
+  preCordoned?: boolean;
+  drainFails?: boolean;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'a plain cycle', config: {} },
+  {
+    name: 'a cycle with every delay, labels and annotations',
+    config: {
+      drainDelayMs: 30_000,
+      rebootDelayMs: 60_000,
+      lockReleaseDelayMs: 90_000,
+      preRebootNodeLabels: { a: '1' },
+      postRebootNodeLabels: { a: '2' },
+      annotateNodes: true,
+    },
+  },
+  { name: 'a pre-cordoned node', config: {}, preCordoned: true },
+  { name: 'a redrain cycle', config: { onUncordonedDuringDelay: 'redrain', rebootDelayMs: 1000 } },
+  { name: 'a failing drain', config: {}, drainFails: true },
+];
+
+function setup(s: Scenario): FakeCluster {
+  const cluster = new FakeCluster();
+  cluster.sentinel = true;
+  cluster.node.unschedulable = s.preCordoned === true;
+  cluster.drainFails = s.drainFails === true;
+  return cluster;
+}
+
+/** Ticks fresh agents (one per tick: every tick is a restarted pod) until the cycle is over. */
+async function runToEnd(cluster: FakeCluster, s: Scenario, signal?: AbortSignal): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < 12; i++) {
+    const agent = new Agent({ ...AGENT_DEFAULTS, ...s.config }, cluster.deps());
+    const outcome = await settle(cluster.clock, agent.tick(i === 0 ? signal : undefined)).catch(
+      (err: unknown): Outcome => ({ kind: 'error', reason: String(err) }),
+    );
+    outcomes.push(outcome);
+    if (outcome.kind !== 'error') checkAfterTick(cluster, s);
+    const done = s.drainFails ? outcome.kind === 'drain-failed' : outcome.kind === 'idle';
+    if (done) break;
+  }
+  return outcomes;
+}
+
+/** After every tick that was not cut short: our cordon only while we hold the lock. */
+function checkAfterTick(cluster: FakeCluster, s: Scenario): void {
+  const holding = cluster.table.holders().includes('n1');
+  if (!holding && s.preCordoned !== true && cluster.node.unschedulable) {
+    cluster.violations.push(`cordoned without the lock after ${cluster.calls.at(-1) ?? ''}`);
+  }
+}
+
+/** Operations in a run without crashes: every one of them is a crash point. */
+async function countCalls(s: Scenario): Promise<number> {
+  const cluster = setup(s);
+  await runToEnd(cluster, s);
+  expect(cluster.violations).toEqual([]);
+  return cluster.calls.length;
+}
+
+function expectSafeEnd(cluster: FakeCluster, s: Scenario, outcomes: Outcome[]): void {
+  const kinds = outcomes.map((o) => o.kind).join(' ');
+  expect({ violations: cluster.violations, kinds }).toEqual({ violations: [], kinds });
+  expect(cluster.table.holders()).toEqual([]);
+  expect(cluster.node.unschedulable).toBe(s.preCordoned === true);
+  expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+  if (s.drainFails) {
+    expect(cluster.reboots).toEqual([]);
+    return;
+  }
+  expect(cluster.reboots).toHaveLength(1);
+  expect(cluster.node.bootID).toBe('boot-2');
+  expect(cluster.node.taints).toEqual([]);
+  expect(outcomes.at(-1)?.kind).toBe('idle');
+}
+
+describe.each(SCENARIOS)('crash at every step of $name', (s) => {
+  it('runs to a safe end without crashes', async () => {
+    const cluster = setup(s);
+    expectSafeEnd(cluster, s, await runToEnd(cluster, s));
+  });
+
+  it('a fresh agent finishes safely after a crash (throw) at any step', async () => {
+    const steps = await countCalls(s);
+    expect(steps).toBeGreaterThan(10);
+    for (let k = 1; k <= steps; k++) {
+      const cluster = setup(s);
+      cluster.crashAt = k;
+      const outcomes = await runToEnd(cluster, s);
+      expect({ k, op: cluster.calls[k - 1] }).toEqual({ k, op: expect.any(String) as unknown });
+      expectSafeEnd(cluster, s, outcomes);
+    }
+  });
+
+  it('a fresh agent finishes safely after the tick is abandoned (abort) at any step', async () => {
+    const steps = await countCalls(s);
+    for (let k = 1; k <= steps; k++) {
+      const cluster = setup(s);
+      cluster.crashAt = k;
+      cluster.crashController = new AbortController();
+      const outcomes = await runToEnd(cluster, s, cluster.crashController.signal);
+      expectSafeEnd(cluster, s, outcomes);
+    }
+  });
+});
+
+describe('crash during the reboot delay', () => {
+  it('a fresh agent re-drains, re-verifies and reboots once', async () => {
+    const s: Scenario = { name: 'delay', config: { rebootDelayMs: 60_000 } };
+    const cluster = setup(s);
+    const controller = new AbortController();
+    cluster.duringSleep = () => {
+      controller.abort(new Error('SIGTERM'));
+    };
+    const outcomes = await runToEnd(cluster, s, controller.signal);
+    expect(outcomes[0]?.kind).toBe('error');
+    expect(cluster.calls.filter((c) => c === 'drain')).toHaveLength(2);
+    expectSafeEnd(cluster, s, outcomes);
+  });
+});

@@ -1,0 +1,443 @@
+import { describe, expect, it } from '@jest/globals';
+import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
+
+const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;
+
+function agentOn(cluster: FakeCluster, config: Partial<AgentConfig> = {}): Agent {
+  return new Agent({ ...AGENT_DEFAULTS, ...config }, cluster.deps());
+}
+
+async function tick(cluster: FakeCluster, config: Partial<AgentConfig> = {}): Promise<Outcome> {
+  return settle(cluster.clock, agentOn(cluster, config).tick());
+}
+
+function hasTaint(cluster: FakeCluster): boolean {
+  return cluster.node.taints.some((t) => t.key === TAINT && t.effect === 'PreferNoSchedule');
+}
+
+describe('agent: before the lock', () => {
+  it('reports idle and removes a leftover taint when no reboot is required', async () => {
+    const cluster = new FakeCluster();
+    cluster.node.taints.push(
+      { key: TAINT, effect: 'PreferNoSchedule' },
+      { key: 'user', effect: 'NoSchedule' },
+    );
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('idle');
+    expect(cluster.node.taints).toEqual([{ key: 'user', effect: 'NoSchedule' }]);
+    expect(cluster.phases()).toEqual(['idle']);
+    expect(cluster.metrics.rebootRequired).toBe(false);
+  });
+
+  it('treats a sentinel error as not required, leaves the taint alone and counts it', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = 'needs-restarting: exit 2';
+    cluster.node.taints.push({ key: TAINT, effect: 'PreferNoSchedule' });
+    const outcome = await tick(cluster);
+    expect(outcome).toEqual({ kind: 'sentinel-error', reason: 'needs-restarting: exit 2' });
+    expect(hasTaint(cluster)).toBe(true);
+    expect(cluster.metrics.sentinelErrors).toBe(1);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.reboots).toEqual([]);
+  });
+
+  it('taints at once but waits outside the maintenance window, without the lock', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.windowOpen = false;
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('outside-window');
+    expect(outcome.reason).toContain('opens 2026-01-06T02:00:00.000Z');
+    expect(hasTaint(cluster)).toBe(true);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.eventReasons()).toEqual(['RebootRequired']);
+  });
+
+  it.each([
+    [
+      'a blocking verdict',
+      { blocked: true as const, reason: 'alert HighErrorRate firing' },
+      'alert HighErrorRate firing',
+    ],
+    ['a blocker that throws', new Error('prometheus unreachable'), 'prometheus: prometheus unreachable'],
+  ])('is blocked by %s, taints anyway and takes no lock', async (_name, verdict, reason) => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const blocker = new FakeBlocker('prometheus');
+    blocker.verdict = verdict;
+    cluster.blockers.push(new FakeBlocker('pause'), blocker);
+    const outcome = await tick(cluster);
+    expect(outcome).toEqual({ kind: 'blocked', reason, blocker: 'prometheus' });
+    expect(hasTaint(cluster)).toBe(true);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.eventReasons()).toEqual(['RebootRequired', 'RebootBlocked']);
+    expect(cluster.node.statuses.at(-1)).toMatchObject({ phase: 'blocked', reason, bootID: 'boot-1' });
+    expect(cluster.metrics.blocked).toBe('prometheus');
+  });
+
+  it('does not take the lock for a node that reports no bootID', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.node.bootID = '';
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('blocked');
+    expect(cluster.table.holders()).toEqual([]);
+  });
+
+  it('waits for the lock while other nodes hold every slot', async () => {
+    const cluster = new FakeCluster({ concurrency: 1 });
+    cluster.sentinel = true;
+    cluster.table.set('n2', {
+      nodeID: 'n2',
+      created: cluster.clock.now(),
+      ttlMs: 0,
+      metadata: { unschedulable: false },
+    });
+    const outcome = await tick(cluster);
+    expect(outcome).toMatchObject({ kind: 'waiting-for-lock', holders: ['n2'] });
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.phases()).toEqual(['waiting-for-lock']);
+  });
+
+  it('removes the taint once the reboot is no longer required', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.windowOpen = false;
+    await tick(cluster);
+    expect(hasTaint(cluster)).toBe(true);
+    cluster.sentinel = false;
+    await tick(cluster);
+    expect(hasTaint(cluster)).toBe(false);
+  });
+
+  it('leaves the taint off when no taint key is configured', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.windowOpen = false;
+    await tick(cluster, { preferNoScheduleTaint: '' });
+    expect(cluster.node.taints).toEqual([]);
+  });
+});
+
+describe('agent: the reboot cycle', () => {
+  it('takes the lock, cordons, drains, reboots, then verifies, uncordons and releases', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const config = { preRebootNodeLabels: { phase: 'pre' }, postRebootNodeLabels: { phase: 'post' } };
+    const first = await tick(cluster, config);
+    expect(first.kind).toBe('rebooting');
+    expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
+    expect(cluster.table.slots.get('n1')?.metadata).toEqual({
+      unschedulable: false,
+      bootID: 'boot-1',
+      attempts: 1,
+    });
+    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBe('kured-ts');
+    expect(cluster.node.labels).toEqual({ phase: 'pre' });
+    expect(cluster.phases()).toEqual(['draining', 'rebooting']);
+
+    // The host came back with a new bootID; the pod starts again: a fresh agent.
+    const second = await tick(cluster, config);
+    expect(second.kind).toBe('completed');
+    expect(second.uncordoned).toBe(true);
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(hasTaint(cluster)).toBe(false);
+    expect(cluster.node.labels).toEqual({ phase: 'post' });
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.notifications.map((n) => n.event)).toEqual(['drain', 'reboot', 'uncordon']);
+    expect(cluster.notifications[0]?.message).toBe('Draining node n1');
+    expect(cluster.eventReasons()).toEqual([
+      'RebootRequired',
+      'LockAcquired',
+      'Draining',
+      'Rebooting',
+      'RebootVerified',
+      'RebootCompleted',
+      'Uncordoned',
+    ]);
+    expect(cluster.metrics.results).toEqual(['success']);
+    expect(cluster.metrics.evictions).toEqual({ evicted: 2, refused: 0, failed: 0 });
+
+    const third = await tick(cluster, config);
+    expect(third.kind).toBe('idle');
+    expect(cluster.phases().slice(-2)).toEqual(['completed', 'idle']);
+    expect(cluster.violations).toEqual([]);
+  });
+
+  it('waits drain-delay, reboot-delay and lock-release-delay on the clock', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const config = { drainDelayMs: 60_000, rebootDelayMs: 120_000, lockReleaseDelayMs: 300_000 };
+    const start = cluster.clock.now().getTime();
+    await tick(cluster, config);
+    expect(cluster.clock.now().getTime() - start).toBe(180_000);
+    await tick(cluster, config);
+    expect(cluster.clock.now().getTime() - start).toBe(480_000);
+    expect(cluster.metrics.reboots).toEqual([480]);
+  });
+
+  it('keeps a node that was cordoned before us cordoned after the reboot', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.node.unschedulable = true;
+    await tick(cluster);
+    expect(cluster.table.slots.get('n1')?.metadata.unschedulable).toBe(true);
+    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    const outcome = await tick(cluster);
+    expect(outcome).toMatchObject({ kind: 'completed', uncordoned: false });
+    expect(cluster.node.unschedulable).toBe(true);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.eventReasons()).not.toContain('Uncordoned');
+  });
+
+  it('on drain failure uncordons before releasing the lock and does not reboot', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.drainFails = true;
+    const outcome = await tick(cluster, { lockReleaseDelayMs: 600_000 });
+    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.reason).toContain('default/web-1 (PDB refused)');
+    expect(cluster.reboots).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.table.holders()).toEqual([]);
+    const uncordon = cluster.calls.indexOf('node.uncordon');
+    const release = cluster.calls.indexOf('lock.release');
+    expect(uncordon).toBeGreaterThan(-1);
+    expect(uncordon).toBeLessThan(release);
+    expect(cluster.clock.now().toISOString()).toBe('2026-01-05T10:00:00.000Z');
+    expect(cluster.eventReasons()).toContain('DrainFailed');
+    expect(cluster.events.find((e) => e.reason === 'DrainFailed')?.type).toBe('Warning');
+    expect(hasTaint(cluster)).toBe(true);
+  });
+
+  it('on drain failure leaves a node that was cordoned before us cordoned', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.drainFails = true;
+    cluster.node.unschedulable = true;
+    await tick(cluster);
+    expect(cluster.node.unschedulable).toBe(true);
+    expect(cluster.table.holders()).toEqual([]);
+  });
+
+  it('with --force-reboot reboots even though the drain failed', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.drainFails = true;
+    const outcome = await tick(cluster, { forceReboot: true });
+    expect(outcome.kind).toBe('rebooting');
+    expect(cluster.reboots).toEqual([{ cordoned: true, drained: false }]);
+  });
+
+  it('aborts when someone uncordons the node during the reboot delay (abort mode)', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.duringSleep = () => {
+      cluster.uncordonByOther();
+    };
+    const outcome = await tick(cluster, { rebootDelayMs: 60_000 });
+    expect(outcome.kind).toBe('aborted');
+    expect(cluster.reboots).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.eventReasons()).toContain('RebootAborted');
+    expect(cluster.calls.filter((c) => c === 'node.cordon')).toHaveLength(1);
+    expect(cluster.metrics.results).toEqual(['aborted']);
+  });
+
+  it('drains again when someone uncordons the node during the reboot delay (redrain mode)', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.duringSleep = () => {
+      cluster.uncordonByOther();
+    };
+    const outcome = await tick(cluster, { rebootDelayMs: 60_000, onUncordonedDuringDelay: 'redrain' });
+    expect(outcome.kind).toBe('rebooting');
+    expect(cluster.calls.filter((c) => c === 'node.cordon')).toHaveLength(2);
+    expect(cluster.calls.filter((c) => c === 'drain')).toHaveLength(2);
+    expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
+    expect(cluster.violations).toEqual([]);
+  });
+
+  it('aborts and undoes its cordon when the lock was lost during the reboot delay', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.duringSleep = () => {
+      cluster.table.set('n1', undefined);
+    };
+    const outcome = await tick(cluster, { rebootDelayMs: 60_000 });
+    expect(outcome.kind).toBe('aborted');
+    expect(cluster.reboots).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+  });
+
+  it('keeps the lock and retries later when the reboot request fails', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootError = new Error('nsenter: not found');
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('failed');
+    expect(outcome.reason).toContain('nsenter: not found');
+    expect(cluster.table.slots.get('n1')?.metadata.attempts).toBe(1);
+    expect(cluster.node.unschedulable).toBe(true);
+    cluster.rebootError = undefined;
+    expect((await tick(cluster)).kind).toBe('rebooting');
+    expect((await tick(cluster)).kind).toBe('completed');
+  });
+
+  it('gives the slot back when the reboot is no longer required before any reboot request', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.crashAt = cluster.calls.length + 9; // crash while draining, after cordon
+    await tick(cluster).catch(() => undefined);
+    expect(cluster.table.holders()).toEqual(['n1']);
+    cluster.sentinel = false;
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('idle');
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(hasTaint(cluster)).toBe(false);
+  });
+});
+
+describe('agent: restart and proof of reboot', () => {
+  it('resumes instead of releasing when the pod restarts on the same boot', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false;
+    expect((await tick(cluster)).kind).toBe('rebooting');
+    const resumed = await tick(cluster);
+    expect(resumed.kind).toBe('rebooting');
+    expect(resumed.reason).toContain('attempt 2 of 3');
+    expect(cluster.table.holders()).toEqual(['n1']);
+    expect(cluster.reboots).toHaveLength(2);
+    expect(cluster.violations).toEqual([]);
+  });
+
+  it('after --reboot-retries unchanged boots fails, keeps the node cordoned and the lock', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false;
+    const kinds: string[] = [];
+    for (let i = 0; i < 5; i++) kinds.push((await tick(cluster, { rebootRetries: 2 })).kind);
+    expect(kinds).toEqual(['rebooting', 'rebooting', 'failed', 'failed', 'failed']);
+    expect(cluster.reboots).toHaveLength(2);
+    expect(cluster.node.unschedulable).toBe(true);
+    expect(cluster.table.holders()).toEqual(['n1']);
+    expect(cluster.eventReasons()).toContain('RebootFailed');
+    expect(cluster.node.statuses.at(-1)?.phase).toBe('failed');
+  });
+
+  it('counts a failed reboot once per agent, not once per tick', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false;
+    const agent = agentOn(cluster, { rebootRetries: 1 });
+    for (let i = 0; i < 4; i++) await settle(cluster.clock, agent.tick());
+    expect(cluster.metrics.results).toEqual(['failed']);
+  });
+
+  it('passes the readiness gate once Ready and every gate condition are True', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.conditionsAfterReboot = [
+      { type: 'Ready', status: 'False' },
+      { type: 'example.com/NetworkReady', status: 'False' },
+    ];
+    const config = { readinessGates: ['example.com/NetworkReady'] };
+    await tick(cluster, config);
+    const waiting = await tick(cluster, config);
+    expect(waiting.kind).toBe('verifying');
+    expect(waiting.reason).toContain('condition Ready=False');
+    expect(cluster.node.unschedulable).toBe(true);
+    cluster.node.conditions = [
+      { type: 'Ready', status: 'True' },
+      { type: 'example.com/NetworkReady', status: 'False' },
+    ];
+    expect((await tick(cluster, config)).reason).toContain('example.com/NetworkReady=False');
+    cluster.node.conditions[1] = { type: 'example.com/NetworkReady', status: 'True' };
+    expect((await tick(cluster, config)).kind).toBe('completed');
+    expect(cluster.node.unschedulable).toBe(false);
+  });
+
+  it('with --wait-for-daemonset-pods waits for this node DaemonSet pods', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.node.dsPodsNotReady = ['kube-system/cilium-x'];
+    const config = { waitForDaemonSetPods: true };
+    await tick(cluster, config);
+    const waiting = await tick(cluster, config);
+    expect(waiting.kind).toBe('verifying');
+    expect(waiting.reason).toContain('kube-system/cilium-x');
+    cluster.node.dsPodsNotReady = [];
+    expect((await tick(cluster, config)).kind).toBe('completed');
+  });
+
+  it('holds the lock when not ready within --post-reboot-timeout, across agent restarts', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.conditionsAfterReboot = [{ type: 'Ready', status: 'False' }];
+    const config = { postRebootTimeoutMs: 600_000 };
+    await tick(cluster, config);
+    expect((await tick(cluster, config)).kind).toBe('verifying');
+    await cluster.clock.advance(400_000);
+    expect((await tick(cluster, config)).kind).toBe('verifying');
+    await cluster.clock.advance(200_000);
+    const held = await tick(cluster, config);
+    expect(held.kind).toBe('holding');
+    expect(held.reason).toContain('not ready 10m after the reboot');
+    expect(cluster.table.holders()).toEqual(['n1']);
+    expect(cluster.node.unschedulable).toBe(true);
+    expect(cluster.eventReasons()).toContain('RebootFailed');
+    expect(cluster.node.statuses.at(-1)?.phase).toBe('failed');
+    // Ready at last: the held node completes.
+    cluster.node.conditions = [{ type: 'Ready', status: 'True' }];
+    expect((await tick(cluster, config)).kind).toBe('completed');
+  });
+
+  it('releases the lock when not ready within --post-reboot-timeout in release mode', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.conditionsAfterReboot = [{ type: 'Ready', status: 'Unknown' }];
+    const config = { postRebootTimeoutMs: 600_000, onPostRebootTimeout: 'release' as const };
+    await tick(cluster, config);
+    expect((await tick(cluster, config)).kind).toBe('verifying');
+    await cluster.clock.advance(600_000);
+    const outcome = await tick(cluster, config);
+    expect(outcome.kind).toBe('timed-out');
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.metrics.results).toEqual(['timeout']);
+  });
+
+  it('repairs our cordon left behind without a lock', async () => {
+    const cluster = new FakeCluster();
+    cluster.node.unschedulable = true;
+    cluster.node.annotations[CORDONED_BY_ANNOTATION] = 'kured-ts';
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe('idle');
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(cluster.eventReasons()).toEqual(['Uncordoned']);
+  });
+
+  it('leaves a cordon it did not make alone when nothing is in progress', async () => {
+    const cluster = new FakeCluster();
+    cluster.node.unschedulable = true;
+    await tick(cluster);
+    expect(cluster.node.unschedulable).toBe(true);
+  });
+
+  it('with --annotate-nodes writes and clears kured progress annotations', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    await tick(cluster, { annotateNodes: true });
+    expect(cluster.node.annotations['weave.works/kured-reboot-in-progress']).toBe('2026-01-05T10:00:00.000Z');
+    await tick(cluster, { annotateNodes: true });
+    expect(cluster.node.annotations['weave.works/kured-reboot-in-progress']).toBeUndefined();
+    expect(cluster.node.annotations['weave.works/kured-most-recent-reboot-needed']).toBeDefined();
+  });
+});
