@@ -1,0 +1,253 @@
+// NodeOps on the API server: every write touches only what kured-ts owns (DESIGN §2.3).
+//
+// - cordon/uncordon: merge patch of spec.unschedulable and nothing else;
+// - taints: a JSON patch whose first op `test`s the taint list we just read, then adds or removes one
+//   element; a 422 (test failed: someone changed the list) or 409 re-reads and retries, bounded and
+//   jittered. The whole list is never written from a copy, so others' taints cannot be erased;
+// - labels and annotations: merge patches of our keys only (null deletes).
+import type { Clock } from '../clock/clock.js';
+import { isConflictOrInvalid, isNotFound, statusMessage } from '../kube/errors.js';
+import type { JsonPatchOp, Kube, V1Node, V1Pod } from '../kube/kube.js';
+import { retry } from '../kube/retry.js';
+import type { Logger } from '../log/logger.js';
+import {
+  STATUS_ANNOTATION,
+  type NodeCondition,
+  type NodeOps,
+  type NodeState,
+  type NodeStatus,
+  type Taint,
+} from './node.js';
+
+export interface KubeNodeOpsOptions {
+  kube: Kube;
+  /** This node (--node-id). */
+  nodeId: string;
+  clock: Clock;
+  log: Logger;
+  /** Jitter source for retries. Default Math.random. */
+  random?: () => number;
+  /** Attempts of a guarded taint write. Default 8. */
+  attempts?: number;
+}
+
+const PREFER_NO_SCHEDULE = 'PreferNoSchedule';
+
+type V1Taint = NonNullable<NonNullable<V1Node['spec']>['taints']>[number];
+
+function toTaint(t: V1Taint): Taint {
+  return { key: t.key, effect: t.effect, ...(t.value === undefined ? {} : { value: t.value }) };
+}
+
+type V1NodeCondition = NonNullable<NonNullable<V1Node['status']>['conditions']>[number];
+
+function toCondition(c: V1NodeCondition): NodeCondition {
+  const at = c.lastTransitionTime;
+  return {
+    type: c.type,
+    status: c.status,
+    ...(at === undefined ? {} : { lastTransitionTime: new Date(at) }),
+  };
+}
+
+function nodeMeta(node: V1Node): Pick<NodeState, 'name' | 'labels' | 'annotations'> {
+  return {
+    name: node.metadata?.name ?? '',
+    labels: { ...node.metadata?.labels },
+    annotations: { ...node.metadata?.annotations },
+  };
+}
+
+/** The Node object reduced to what the agent decides on. */
+export function toNodeState(node: V1Node): NodeState {
+  return {
+    ...nodeMeta(node),
+    unschedulable: node.spec?.unschedulable === true,
+    taints: (node.spec?.taints ?? []).map(toTaint),
+    bootID: node.status?.nodeInfo?.bootID ?? '',
+    conditions: (node.status?.conditions ?? []).map(toCondition),
+  };
+}
+
+/**
+ * The taint list as the API serialises it, for the `test` op (which compares JSON values); undefined
+ * when we cannot reproduce it exactly (a timeAdded with sub-second digits, which kube-apiserver never
+ * writes).
+ */
+function rawTaints(taints: readonly V1Taint[]): unknown[] | undefined {
+  const raw: Record<string, unknown>[] = [];
+  for (const t of taints) {
+    const item: Record<string, unknown> = { key: t.key, effect: t.effect };
+    if (t.value !== undefined) item.value = t.value;
+    if (t.timeAdded !== undefined) {
+      const ms = new Date(t.timeAdded).getTime();
+      if (ms % 1000 !== 0) return undefined;
+      item.timeAdded = new Date(ms).toISOString().replace('.000Z', 'Z');
+    }
+    raw.push(item);
+  }
+  return raw;
+}
+
+/**
+ * The guard of a taint write: a `test` of the taint list as read (so unrelated changes to the Node,
+ * such as status heartbeats, do not make us retry), or of metadata.resourceVersion when the list
+ * cannot be reproduced or is absent.
+ */
+function guard(node: V1Node): JsonPatchOp {
+  const taints = node.spec?.taints;
+  const raw = taints === undefined ? undefined : rawTaints(taints);
+  if (raw !== undefined) return { op: 'test', path: '/spec/taints', value: raw };
+  return { op: 'test', path: '/metadata/resourceVersion', value: node.metadata?.resourceVersion ?? '' };
+}
+
+/** The ops that add our taint, or undefined when it is there. */
+export function addTaintOps(node: V1Node, key: string): JsonPatchOp[] | undefined {
+  const taints = node.spec?.taints;
+  if (taints?.some((t) => t.key === key && t.effect === PREFER_NO_SCHEDULE)) return undefined;
+  const taint: Taint = { key, effect: PREFER_NO_SCHEDULE };
+  if (taints === undefined) return [guard(node), { op: 'add', path: '/spec/taints', value: [taint] }];
+  return [guard(node), { op: 'add', path: '/spec/taints/-', value: taint }];
+}
+
+/** The ops that remove our taint, or undefined when it is not there. */
+export function removeTaintOps(node: V1Node, key: string): JsonPatchOp[] | undefined {
+  const index = (node.spec?.taints ?? []).findIndex((t) => t.key === key && t.effect === PREFER_NO_SCHEDULE);
+  if (index < 0) return undefined;
+  return [guard(node), { op: 'remove', path: `/spec/taints/${index}` }];
+}
+
+export class KubeNodeOps implements NodeOps {
+  constructor(private readonly o: KubeNodeOpsOptions) {}
+
+  async get(signal?: AbortSignal): Promise<NodeState> {
+    return toNodeState(await this.o.kube.getNode(this.o.nodeId, signal));
+  }
+
+  async cordon(signal?: AbortSignal): Promise<void> {
+    await this.patch({ spec: { unschedulable: true } }, 'cordon', signal);
+  }
+
+  async uncordon(signal?: AbortSignal): Promise<void> {
+    // null removes the field, as `kubectl uncordon` leaves it.
+    await this.patch({ spec: { unschedulable: null } }, 'uncordon', signal);
+  }
+
+  addTaint(key: string, signal?: AbortSignal): Promise<void> {
+    return this.guardedTaintWrite((node) => addTaintOps(node, key), `add taint ${key}`, signal);
+  }
+
+  removeTaint(key: string, signal?: AbortSignal): Promise<void> {
+    return this.guardedTaintWrite((node) => removeTaintOps(node, key), `remove taint ${key}`, signal);
+  }
+
+  async setLabels(labels: Record<string, string>, signal?: AbortSignal): Promise<void> {
+    if (Object.keys(labels).length === 0) return;
+    await this.patch({ metadata: { labels } }, 'set labels', signal);
+  }
+
+  async setAnnotations(annotations: Record<string, string | null>, signal?: AbortSignal): Promise<void> {
+    if (Object.keys(annotations).length === 0) return;
+    await this.patch({ metadata: { annotations } }, 'set annotations', signal);
+  }
+
+  async setStatus(status: NodeStatus, signal?: AbortSignal): Promise<void> {
+    const node = await this.o.kube.getNode(this.o.nodeId, signal);
+    const current = parseStatus(node.metadata?.annotations?.[STATUS_ANNOTATION]);
+    if (
+      current?.phase === status.phase &&
+      current.reason === status.reason &&
+      current.bootID === status.bootID
+    ) {
+      return;
+    }
+    const value = JSON.stringify({
+      phase: status.phase,
+      reason: status.reason,
+      since: status.since,
+      bootID: status.bootID,
+    });
+    await this.patch({ metadata: { annotations: { [STATUS_ANNOTATION]: value } } }, 'set status', signal);
+  }
+
+  async daemonSetPodsReady(signal?: AbortSignal): Promise<{ ready: boolean; notReady: string[] }> {
+    const pods = await this.o.kube.listPods(
+      undefined,
+      { fieldSelector: `spec.nodeName=${this.o.nodeId}` },
+      signal,
+    );
+    const notReady = pods
+      .filter((p) => isDaemonSetPod(p) && p.metadata?.deletionTimestamp === undefined && !isPodReady(p))
+      .map(podName);
+    return { ready: notReady.length === 0, notReady };
+  }
+
+  private async patch(body: object, what: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.o.kube.mergePatchNode(this.o.nodeId, body, signal);
+    } catch (err) {
+      throw new Error(`cannot ${what} on node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** Fresh read, guarded JSON patch, retry on 409/422 with another fresh read. */
+  private async guardedTaintWrite(
+    opsFor: (node: V1Node) => JsonPatchOp[] | undefined,
+    what: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await retry(
+        async () => {
+          const node = await this.o.kube.getNode(this.o.nodeId, signal);
+          const ops = opsFor(node);
+          if (ops !== undefined) await this.o.kube.jsonPatchNode(this.o.nodeId, ops, signal);
+        },
+        {
+          attempts: this.o.attempts ?? 8,
+          baseMs: 50,
+          maxMs: 2000,
+          retryOn: isConflictOrInvalid,
+          clock: this.o.clock,
+          random: this.o.random,
+          signal,
+          onRetry: (err, attempt, delayMs) => {
+            this.o.log.debug('node write conflict, retrying', {
+              node: this.o.nodeId,
+              what,
+              attempt,
+              delayMs,
+              error: statusMessage(err),
+            });
+          },
+        },
+      );
+    } catch (err) {
+      if (signal?.aborted === true || isNotFound(err)) throw err;
+      throw new Error(`cannot ${what} on node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
+    }
+  }
+}
+
+/** Reads the status annotation; undefined when absent or not ours. */
+export function parseStatus(text: string | undefined): Partial<NodeStatus> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function podName(pod: V1Pod): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+export function isDaemonSetPod(pod: V1Pod): boolean {
+  return (pod.metadata?.ownerReferences ?? []).some((r) => r.kind === 'DaemonSet' && r.controller !== false);
+}
+
+export function isPodReady(pod: V1Pod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
