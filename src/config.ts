@@ -1,5 +1,5 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli.ts), never raw strings.
-import type { Selector } from './selector/label-selector.js';
+import { formatLabelSelector, type Selector } from './selector/label-selector.js';
 
 /** A maintenance window: kured's days + start/end time in a zone, or a cron schedule. */
 export interface WindowConfig {
@@ -340,4 +340,31 @@ export function redactUrl(text: string): string {
   } catch {
     return '<redacted>';
   }
+}
+
+/** Hides a password in a URL's userinfo, keeps the rest (Prometheus URLs are not secret). */
+function hidePassword(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password === '') return text;
+    url.password = 'redacted';
+    return url.toString();
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The effective configuration as log fields, secrets redacted: notify URLs carry webhook tokens,
+ * URLs may carry passwords. Selectors and regexps are shown as the text users wrote.
+ */
+export function redactConfig(config: Config): Record<string, unknown> {
+  return {
+    ...config,
+    notifyUrl: redactUrl(config.notifyUrl),
+    prometheusUrl: hidePassword(config.prometheusUrl),
+    alertFilterRegexp: config.alertFilterRegexp?.source ?? '',
+    drainPodSelector: formatLabelSelector(config.drainPodSelector),
+    blockingPodSelectors: config.blockingPodSelectors.map((s) => formatLabelSelector(s)),
+  };
 }

@@ -231,7 +231,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     valueName: '<name>',
     default: '',
-    defaultText: '(required; KURED_NODE_ID from spec.nodeName)',
+    defaultText: 'required (the chart sets KURED_NODE_ID from spec.nodeName)',
     description: 'name of the node this agent runs on',
     apply: set('nodeId', text),
   }),
