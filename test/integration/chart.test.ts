@@ -1,0 +1,609 @@
+// The Helm chart as rendered by the real Helm (fetched by scripts/ensure-helm.mjs): lint, render,
+// offline validation with kubernetes-models, and the invariants an SRE relies on (least privilege,
+// privileged only for method command, every flag reachable from values with the agent's defaults).
+import { beforeAll, describe, expect, test } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse, parseAllDocuments } from 'yaml';
+import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { Service } from 'kubernetes-models/v1/Service';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { defaultConfig, FLAGS, parseConfig, type FlagValues } from '../../src/flags.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const chart = join(root, 'charts/kured-ts');
+const ciFiles = readdirSync(join(chart, 'ci'))
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
+const RELEASE = 'kured-ts';
+const NAMESPACE = 'kube-system';
+let helmBin = '';
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+}
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: Meta;
+  [key: string]: unknown;
+}
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+interface Binding extends K8sObject {
+  roleRef: { name: string };
+  subjects: { kind: string; name: string; namespace: string }[];
+}
+interface SecurityContext {
+  privileged?: boolean;
+  runAsUser?: number;
+  runAsNonRoot?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  capabilities?: { add?: string[]; drop?: string[] };
+}
+interface Container {
+  name: string;
+  args: string[];
+  env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  ports: { name: string; containerPort: number }[];
+  securityContext: SecurityContext;
+  livenessProbe: { httpGet: { path: string; port: string } };
+  readinessProbe: { httpGet: { path: string; port: string } };
+  volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+}
+interface PodSpec {
+  hostPID?: boolean;
+  hostNetwork?: boolean;
+  serviceAccountName: string;
+  containers: Container[];
+  tolerations?: { key?: string; operator?: string; effect?: string }[];
+  volumes: { name: string; hostPath?: { path: string; type?: string } }[];
+}
+interface DaemonSetShape extends K8sObject {
+  spec: {
+    updateStrategy: { type: string; rollingUpdate?: { maxUnavailable: number } };
+    template: { spec: PodSpec };
+  };
+}
+
+function helm(args: string[]): { status: number; stdout: string; stderr: string } {
+  const run = spawnSync(helmBin, args, { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
+}
+
+function valuesArgs(files: readonly string[], sets: readonly string[]): string[] {
+  return [...files.flatMap((f) => ['-f', join(chart, 'ci', f)]), ...sets.flatMap((s) => ['--set', s])];
+}
+
+/** `helm template` → the rendered objects; fails the test with Helm's message when it fails. */
+function render(files: readonly string[] = [], sets: readonly string[] = []): K8sObject[] {
+  const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...valuesArgs(files, sets)]);
+  if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
+  return parseAllDocuments(out.stdout)
+    .map((doc): unknown => {
+      const js: unknown = doc.toJS();
+      return js;
+    })
+    .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
+}
+
+function only(objects: readonly K8sObject[], kind: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+function agent(objects: readonly K8sObject[]): { pod: PodSpec; container: Container; ds: DaemonSetShape } {
+  const ds = only(objects, 'DaemonSet') as DaemonSetShape;
+  const pod = ds.spec.template.spec;
+  expect(pod.containers).toHaveLength(1);
+  return { ds, pod, container: pod.containers[0]! };
+}
+
+/** The container's args as parseConfig's input: `--x=v` → {x: [v]}; a bare `--x` means true. */
+function flagValues(args: readonly string[]): Record<string, string[]> {
+  const values: Record<string, string[]> = {};
+  for (const arg of args) {
+    const match = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
+    if (match === null) throw new Error(`not a --flag=value argument: ${arg}`);
+    const name = match[1]!;
+    (values[name] ??= []).push(match[2] ?? 'true');
+  }
+  return values;
+}
+
+const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
+/** Flags the chart sets itself instead of through `configuration`. */
+const SET_BY_CHART = ['node-id', 'kubeconfig'];
+
+const validators: Record<string, (o: K8sObject) => void> = {
+  'apps/v1/DaemonSet': (o) => {
+    new DaemonSet(o).validate();
+  },
+  'v1/Service': (o) => {
+    new Service(o).validate();
+  },
+  'v1/ServiceAccount': (o) => {
+    new ServiceAccount(o).validate();
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRole': (o) => {
+    new ClusterRole(o).validate();
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (o) => {
+    new ClusterRoleBinding(o as never).validate();
+  },
+  'rbac.authorization.k8s.io/v1/Role': (o) => {
+    new Role(o).validate();
+  },
+  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => {
+    new RoleBinding(o as never).validate();
+  },
+  // prometheus-operator CRDs: kubernetes-models has no schema for them; check their shape.
+  'monitoring.coreos.com/v1/ServiceMonitor': (o) => {
+    expect(o).toMatchObject({
+      spec: {
+        selector: { matchLabels: expect.any(Object) },
+        endpoints: [{ port: 'metrics', path: '/metrics' }],
+      },
+    });
+  },
+  'monitoring.coreos.com/v1/PodMonitor': (o) => {
+    expect(o).toMatchObject({
+      spec: { selector: { matchLabels: expect.any(Object) }, podMetricsEndpoints: [{ port: 'metrics' }] },
+    });
+  },
+  'monitoring.coreos.com/v1/PrometheusRule': (o) => {
+    expect(o).toMatchObject({ spec: { groups: [{ name: 'kured-ts', rules: expect.any(Array) }] } });
+  },
+};
+
+beforeAll(() => {
+  helmBin = execFileSync('node', [join(root, 'scripts/ensure-helm.mjs')], { encoding: 'utf8' }).trim();
+}, 180_000);
+
+describe('helm lint and helm template', () => {
+  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])('helm lint --strict is clean for %s', (file) => {
+    const files = file === '(defaults)' ? [] : [file];
+    const out = helm(['lint', '--strict', chart, ...valuesArgs(files, [])]);
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    expect(out.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+  });
+
+  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
+    'every object rendered for %s validates offline',
+    (file) => {
+      const objects = render(file === '(defaults)' ? [] : [file]);
+      expect(objects.length).toBeGreaterThan(0);
+      for (const object of objects) {
+        const validate = validators[`${object.apiVersion}/${object.kind}`];
+        if (validate === undefined) throw new Error(`no validator for ${object.apiVersion} ${object.kind}`);
+        validate(object);
+        expect(object.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+      }
+    },
+  );
+
+  test('the four CI values files exist: command, signal, concurrency with Prometheus, minimal', () => {
+    expect(ciFiles).toEqual([
+      'command-values.yaml',
+      'concurrency-prometheus-values.yaml',
+      'minimal-values.yaml',
+      'signal-values.yaml',
+    ]);
+  });
+
+  test('the optional objects appear only when enabled', () => {
+    const kinds = (files: string[]): string[] =>
+      render(files)
+        .map((o) => o.kind)
+        .sort();
+    expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
+    expect(kinds([])).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'DaemonSet',
+      'Role',
+      'RoleBinding',
+      'ServiceAccount',
+    ]);
+    expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'DaemonSet',
+      'PodMonitor',
+      'PrometheusRule',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'ServiceAccount',
+      'ServiceMonitor',
+    ]);
+  });
+});
+
+describe('the values schema', () => {
+  test.each([
+    ['configuration.concurrency=three', '/configuration/concurrency'],
+    ['configuration.concurrency=0', '/configuration/concurrency'],
+    ['configuration.rebootMethod=reboot', '/configuration/rebootMethod'],
+    ['configuration.logFormat=xml', '/configuration/logFormat'],
+    ['configuration.onPostRebootTimeout=ignore', '/configuration/onPostRebootTimeout'],
+    ['configuration.onUncordonedDuringDelay=wait', '/configuration/onUncordonedDuringDelay'],
+    ['configuration.hostExec=ssh', '/configuration/hostExec'],
+    ['configuration.period=1 hour', '/configuration/period'],
+    ['configuration.lockTtl=5', '/configuration/lockTtl'],
+    ['configuration.forceReboot=yes', '/configuration/forceReboot'],
+    ['configuration.metricsPort=70000', '/configuration/metricsPort'],
+    ['configuration.endTime=25:00', '/configuration/endTime'],
+    ['configuration.rebootSentinel=relative/path', '/configuration/rebootSentinel'],
+    ['configuration.blockingPodSelector=app=x', '/configuration/blockingPodSelector'],
+    ['configuration.preRebootNodeLabels[0]=nolabel', '/configuration/preRebootNodeLabels/0'],
+    ['configuration.rebootSentinelComand=/bin/true', "additional properties 'rebootSentinelComand'"],
+    ['metrics.serviceMonitor.enabled=maybe', '/metrics/serviceMonitor/enabled'],
+    ['image.pullPolicy=Sometimes', '/image/pullPolicy'],
+  ])('helm template with %s fails and names %s', (set, where) => {
+    const out = helm(['template', RELEASE, chart, '--set', set]);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain("values don't meet the specifications of the schema");
+    expect(out.stderr).toContain(where);
+  });
+
+  test.each([
+    ['configuration.rebootDelay=0'],
+    ['configuration.period=1h30m'],
+    ['configuration.drainTimeout=1.5h'],
+  ])('helm template accepts %s', (set) => {
+    expect(helm(['template', RELEASE, chart, '--set', set]).status).toBe(0);
+  });
+
+  test('a sentinel command with method signal is refused: nsenter would need a privileged pod', () => {
+    const out = helm([
+      'template',
+      RELEASE,
+      chart,
+      '--set',
+      'configuration.rebootMethod=signal',
+      '--set',
+      'configuration.rebootSentinelCommand=/usr/bin/needs-reboot',
+    ]);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain('rebootSentinelCommand');
+  });
+
+  test('each configuration key has the type of its flag, and enums list the flag’s choices', () => {
+    const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as {
+      properties: { configuration: { properties: Record<string, { type?: string; enum?: string[] }> } };
+    };
+    const props = schema.properties.configuration.properties;
+    for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
+      const prop = props[camel(flag.name)];
+      expect({ flag: flag.name, present: prop !== undefined }).toEqual({ flag: flag.name, present: true });
+      // Durations are strings (or the integer 0), so a missing `type` means the duration shape.
+      const type = prop!.type ?? 'string';
+      expect({ flag: flag.name, type }).toEqual({ flag: flag.name, type: flag.type });
+      if (flag.choices !== undefined) {
+        expect({ flag: flag.name, enum: prop!.enum }).toEqual({ flag: flag.name, enum: [...flag.choices] });
+      }
+    }
+  });
+});
+
+describe('every flag is reachable from values', () => {
+  const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+    configuration: Record<string, unknown>;
+  };
+
+  test('configuration has exactly one key per flag (camelCase), apart from node-id and kubeconfig', () => {
+    const expected = FLAGS.map((f) => f.name)
+      .filter((n) => !SET_BY_CHART.includes(n))
+      .map(camel)
+      .sort();
+    expect(Object.keys(values.configuration).sort()).toEqual(expected);
+  });
+
+  test('the default values render to exactly the agent’s defaults, except the chart’s taint and lock DaemonSet', () => {
+    const { container, ds } = agent(render());
+    const config = parseConfig(flagValues(container.args), {});
+    const expected = {
+      ...defaultConfig(),
+      preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+      dsName: ds.metadata.name,
+      dsNamespace: NAMESPACE,
+    };
+    expect(config).toEqual(expected);
+  });
+
+  test.each(ciFiles.map((f) => [f]))(
+    'the args rendered for %s are accepted by the agent’s parser',
+    (file) => {
+      const { container } = agent(render([file]));
+      expect(() => parseConfig(flagValues(container.args) as FlagValues, {})).not.toThrow();
+    },
+  );
+
+  test('a non-default value of every key reaches its flag', () => {
+    const sets: string[] = [];
+    const wants: string[] = [];
+    for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
+      const key = camel(flag.name);
+      const [value, arg] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
+      sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
+      wants.push(arg);
+    }
+    const { container } = agent(render([], sets));
+    expect(container.args).toEqual(expect.arrayContaining(wants));
+    expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
+  });
+});
+
+/** Values that differ from every default and that the schema and the agent accept, by flag. */
+const SAMPLES: Record<string, string> = {
+  period: '42m',
+  'reboot-sentinel': '/x/y',
+  'reboot-delay': '42m',
+  'drain-delay': '42m',
+  'drain-timeout': '42m',
+  'lock-ttl': '42m',
+  'lock-release-delay': '42m',
+  'post-reboot-timeout': '42m',
+  'eviction-retry-delay': '42m',
+  'start-time': '7am',
+  'end-time': '7pm',
+  'time-zone': 'Europe/Paris',
+  'reboot-schedule': '0 3 * * *',
+  'prometheus-url': 'http://p:9090',
+  'notify-url': 'https://hooks.example/x',
+  'slack-hook-url': 'https://hooks.slack.com/services/a/b/c',
+  'ds-name': 'other',
+  'ds-namespace': 'other',
+  'lock-annotation': 'example.com/lock',
+  'prefer-no-schedule-taint': 'example.com/reboot',
+  'drain-pod-selector': 'app=x',
+  'reboot-days': 'mon',
+  'blocking-pod-selector': 'app=x',
+  'pre-reboot-node-labels': 'a=b',
+  'post-reboot-node-labels': 'a=b',
+  'readiness-gate': 'NetworkReady',
+  'metrics-port': '9',
+  'reboot-signal': '9',
+  concurrency: '7',
+  'reboot-retries': '7',
+  'drain-grace-period': '7',
+  'skip-wait-for-delete-timeout': '7',
+};
+
+/** [value for --set, the argument it must render to]. */
+function sampleValue(
+  name: string,
+  type: string,
+  choices: readonly string[] | undefined,
+  current: unknown,
+): [string, string] {
+  if (type === 'boolean') {
+    return current === true ? ['false', `--${name}=false`] : ['true', `--${name}`];
+  }
+  const value = choices?.find((c) => c !== current) ?? SAMPLES[name] ?? 'x';
+  return [value, `--${name}=${value}`];
+}
+
+describe('the DaemonSet', () => {
+  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
+    'for %s: hostPID, KURED_NODE_ID from spec.nodeName, read-only sentinel hostPath, probes, maxUnavailable 1',
+    (file) => {
+      const files = file === '(defaults)' ? [] : [file];
+      const objects = render(files);
+      const { pod, container, ds } = agent(objects);
+      expect(pod.hostPID).toBe(true);
+      expect(pod.hostNetwork).toBeUndefined();
+      expect(container.env).toContainEqual({
+        name: 'KURED_NODE_ID',
+        valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
+      });
+      const config = parseConfig(flagValues(container.args), {});
+      const sentinelDir = config.rebootSentinel.replace(/\/[^/]+$/, '');
+      const volume = pod.volumes.find((v) => v.hostPath?.path === sentinelDir);
+      expect(volume).toBeDefined();
+      expect(container.volumeMounts).toContainEqual({
+        name: volume!.name,
+        mountPath: sentinelDir,
+        readOnly: true,
+      });
+      for (const v of pod.volumes.filter((x) => x.hostPath !== undefined)) {
+        expect(container.volumeMounts.find((m) => m.name === v.name)?.readOnly).toBe(true);
+      }
+      expect(container.ports).toContainEqual(
+        expect.objectContaining({ name: 'metrics', containerPort: config.metricsPort }),
+      );
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+      expect(ds.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } });
+      // The lock lives on this DaemonSet: --ds-name/--ds-namespace must name it.
+      expect(config.dsName).toBe(ds.metadata.name);
+      expect(config.dsNamespace).toBe(ds.metadata.namespace);
+    },
+  );
+
+  test.each([
+    ['(defaults)', 'command'],
+    ['command-values.yaml', 'command'],
+    ['concurrency-prometheus-values.yaml', 'command'],
+    ['minimal-values.yaml', 'command'],
+    ['signal-values.yaml', 'signal'],
+  ])('for %s (method %s) the pod is privileged exactly when the method is command', (file, method) => {
+    const { container } = agent(render(file === '(defaults)' ? [] : [file]));
+    expect(parseConfig(flagValues(container.args), {}).rebootMethod).toBe(method);
+    const sc = container.securityContext;
+    if (method === 'command') {
+      expect(sc.privileged).toBe(true);
+      expect(sc.runAsUser).toBe(0);
+    } else {
+      expect(sc.privileged).toBe(false);
+      expect(sc.allowPrivilegeEscalation).toBe(false);
+      expect(sc.capabilities).toEqual({ drop: ['ALL'], add: ['KILL'] });
+      expect(sc.readOnlyRootFilesystem).toBe(true);
+    }
+  });
+
+  test('control-plane nodes are tolerated by default, and resources are set', () => {
+    const { pod, container } = agent(render());
+    expect(pod.tolerations).toContainEqual({
+      key: 'node-role.kubernetes.io/control-plane',
+      operator: 'Exists',
+      effect: 'NoSchedule',
+    });
+    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '64Mi' });
+    expect(container.resources?.limits?.memory).toBeDefined();
+  });
+
+  test('the notify URL can come from a Secret as KURED_NOTIFY_URL', () => {
+    const { container } = agent(render(['concurrency-prometheus-values.yaml']));
+    expect(container.env).toContainEqual({
+      name: 'KURED_NOTIFY_URL',
+      valueFrom: { secretKeyRef: { name: 'kured-ts-notify', key: 'url' } },
+    });
+  });
+});
+
+/**
+ * Every call of the Kube seam (src/kube/kube.ts) and the permission it needs. A method added to
+ * the seam fails the first test below until it is listed here, and the RBAC templates follow.
+ */
+const PERMISSIONS: Record<
+  string,
+  { group: string; resource: string; verb: string; scope: 'cluster' | 'lock' }
+> = {
+  getNode: { group: '', resource: 'nodes', verb: 'get', scope: 'cluster' },
+  listNodes: { group: '', resource: 'nodes', verb: 'list', scope: 'cluster' },
+  jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
+  mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
+  listPods: { group: '', resource: 'pods', verb: 'list', scope: 'cluster' },
+  getPod: { group: '', resource: 'pods', verb: 'get', scope: 'cluster' },
+  evictPod: { group: '', resource: 'pods/eviction', verb: 'create', scope: 'cluster' },
+  listPodDisruptionBudgets: {
+    group: 'policy',
+    resource: 'poddisruptionbudgets',
+    verb: 'list',
+    scope: 'cluster',
+  },
+  createEvent: { group: '', resource: 'events', verb: 'create', scope: 'cluster' },
+  mergePatchEvent: { group: '', resource: 'events', verb: 'patch', scope: 'cluster' },
+  getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', scope: 'lock' },
+  jsonPatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
+  mergePatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
+  watchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'watch', scope: 'lock' },
+};
+
+/** The documented RBAC, as a table: resource → verbs. */
+const CLUSTER_RULES: Rule[] = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+function needed(scope: 'cluster' | 'lock'): Map<string, Set<string>> {
+  const map = new Map<string, Set<string>>();
+  for (const p of Object.values(PERMISSIONS).filter((x) => x.scope === scope)) {
+    const key = `${p.group}/${p.resource}`;
+    map.set(key, (map.get(key) ?? new Set()).add(p.verb));
+  }
+  return map;
+}
+
+function granted(rules: readonly Rule[]): Map<string, Set<string>> {
+  const map = new Map<string, Set<string>>();
+  for (const rule of rules) {
+    for (const group of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const key = `${group}/${resource}`;
+        map.set(key, new Set([...(map.get(key) ?? []), ...rule.verbs]));
+      }
+    }
+  }
+  return map;
+}
+
+describe('RBAC', () => {
+  test('every method of the Kube seam has a permission listed in this test', () => {
+    const source = readFileSync(join(root, 'src/kube/kube.ts'), 'utf8');
+    const body = /export interface Kube \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? '';
+    const methods = [...body.matchAll(/^ {2}([a-zA-Z]+)\(/gm)].map((m) => m[1]!).sort();
+    expect(methods.length).toBeGreaterThan(0);
+    expect(methods).toEqual(Object.keys(PERMISSIONS).sort());
+  });
+
+  test('the ClusterRole grants exactly the documented verbs, which are exactly what the seam needs', () => {
+    const role = only(render(), 'ClusterRole') as K8sObject & { rules: Rule[] };
+    expect(role.rules).toEqual(CLUSTER_RULES);
+    expect(granted(role.rules)).toEqual(needed('cluster'));
+    for (const rule of role.rules) {
+      expect(rule.verbs).not.toContain('*');
+      expect(rule.resources).not.toContain('*');
+      expect(rule.resources).not.toContain('secrets');
+      expect(rule.verbs).not.toContain('delete');
+      expect(rule.verbs).not.toContain('update');
+    }
+  });
+
+  test.each([
+    ['(defaults)', [] as string[], RELEASE, NAMESPACE],
+    [
+      'a lock shared with kured',
+      ['configuration.dsName=kured', 'configuration.dsNamespace=kured-system'],
+      'kured',
+      'kured-system',
+    ],
+  ])(
+    'with %s the Role is limited by resourceNames to the lock DaemonSet',
+    (_label, sets, dsName, dsNamespace) => {
+      const objects = render([], sets);
+      const role = only(objects, 'Role') as K8sObject & { rules: Rule[] };
+      const binding = only(objects, 'RoleBinding') as Binding;
+      const { container, pod } = agent(objects);
+      const config = parseConfig(flagValues(container.args), {});
+      expect(config.dsName).toBe(dsName);
+      expect(config.dsNamespace).toBe(dsNamespace);
+      expect(role.metadata.namespace).toBe(dsNamespace);
+      expect(role.rules).toEqual([
+        {
+          apiGroups: ['apps'],
+          resources: ['daemonsets'],
+          resourceNames: [dsName],
+          verbs: ['get', 'patch', 'watch'],
+        },
+      ]);
+      expect(granted(role.rules)).toEqual(needed('lock'));
+      expect(binding.metadata.namespace).toBe(dsNamespace);
+      expect(binding.roleRef.name).toBe(role.metadata.name);
+      expect(binding.subjects).toEqual([
+        { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: NAMESPACE },
+      ]);
+    },
+  );
+
+  test('both bindings name the ServiceAccount the DaemonSet runs as', () => {
+    const objects = render();
+    const sa = only(objects, 'ServiceAccount');
+    const { pod } = agent(objects);
+    expect(pod.serviceAccountName).toBe(sa.metadata.name);
+    const crb = only(objects, 'ClusterRoleBinding') as Binding;
+    expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE }]);
+  });
+});
