@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer, DrainResult } from '../node/drainer.js';
 import type { EventRecorder } from '../node/events.js';
-import type { NodeOps, NodeState } from '../node/node.js';
+import { STATUS_ANNOTATION, type NodeOps, type NodeState, type NodeStatus } from '../node/node.js';
 import type { Notifier, NotifyEvent } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
@@ -90,6 +90,20 @@ function aborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
 
+/** `lastReboot` of the status annotation, when it is there and readable. */
+function lastRebootOf(node: NodeState): string | undefined {
+  const text = node.annotations[STATUS_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const last: unknown = (value as Record<string, unknown>).lastReboot;
+    return typeof last === 'string' ? last : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -99,6 +113,8 @@ export class Agent {
   private lastKind: string | undefined;
   private lastReported: Outcome | undefined;
   private bootID = '';
+  /** Carried from the status annotation into every status we write. */
+  private lastReboot: string | undefined;
 
   constructor(
     private readonly config: AgentConfig,
@@ -185,6 +201,7 @@ export class Agent {
   private async readNode(signal: AbortSignal | undefined): Promise<NodeState> {
     const node = await this.deps.node.get(signal);
     this.bootID = node.bootID;
+    this.lastReboot = lastRebootOf(node);
     return node;
   }
 
@@ -488,9 +505,12 @@ export class Agent {
     }
     if (fx.phase === undefined) return;
     metrics.setPhase(fx.phase);
-    const status = { phase: fx.phase, reason: outcome.reason, since: this.deps.clock.now().toISOString() };
+    const now = this.deps.clock.now().toISOString();
+    if (outcome.kind === 'completed') this.lastReboot = now;
+    const status: NodeStatus = { phase: fx.phase, reason: outcome.reason, since: now, bootID: this.bootID };
+    if (this.lastReboot !== undefined) status.lastReboot = this.lastReboot;
     try {
-      await this.deps.node.setStatus({ ...status, bootID: this.bootID }, signal);
+      await this.deps.node.setStatus(status, signal);
     } catch (err) {
       if (signal?.aborted) throw err;
       logger.warn('cannot write status', { node, error: errorText(err) });

@@ -163,6 +163,10 @@ describe('agent: the reboot cycle', () => {
     const third = await tick(cluster, config);
     expect(third.kind).toBe('idle');
     expect(cluster.phases().slice(-2)).toEqual(['completed', 'idle']);
+    expect(cluster.node.statuses.at(-1)).toMatchObject({
+      bootID: 'boot-2',
+      lastReboot: '2026-01-05T10:00:00.000Z',
+    });
     expect(cluster.violations).toEqual([]);
   });
 
