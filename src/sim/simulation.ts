@@ -44,8 +44,8 @@ export interface SimulationOptions {
   createAgent: AgentFactory;
   /** Starts the fake API server (graceful pod deletion, timestamps from `clock`). */
   startServer: (clock: Clock) => Promise<SimServer>;
-  /** Builds the HTTP client for the server (simulate uses connectKube). */
-  connect: (url: string) => Kube;
+  /** Builds the HTTP client for the server (simulate uses connectSimKube). */
+  connect: (url: string) => { kube: Kube; close(): void };
   /** Deliver lock watch events (true) or let agents find out only by polling (false). */
   watchEvents: boolean;
   /** Virtual time limit. Default 7 days. */
@@ -156,6 +156,7 @@ class Simulation {
   private readonly gate = new SerialGate();
   private readonly counters: KubeCounters = newKubeCounters();
   private readonly inner: Kube;
+  private readonly closeInner: () => void;
   private readonly agents = new Map<string, Running>();
   private readonly starts = new Map<string, number>();
   private readonly errors: string[] = [];
@@ -175,7 +176,11 @@ class Simulation {
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new DaemonSetFeed(server);
-    this.inner = options.connect(server.url);
+    const client = options.connect(server.url);
+    this.inner = client.kube;
+    this.closeInner = () => {
+      client.close();
+    };
   }
 
   async run(wallStart: number): Promise<SimulationResult> {
@@ -206,6 +211,7 @@ class Simulation {
     this.feed.close();
     this.observer.finalChecks();
     this.observer.stop();
+    this.closeInner();
     return this.result(stop, doneAt, wallStart);
   }
 

@@ -1,0 +1,276 @@
+// `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
+import { InvalidArgumentError, type Command } from 'commander';
+import { parseDuration } from '../config.js';
+import { SIM_TAINT } from '../sim/agent-config.js';
+import type { PdbSpec } from '../sim/cluster.js';
+import { startFakeApiServer } from '../sim/fake-api-server.js';
+import { ProgressView, type ProgressOutput } from '../sim/progress.js';
+import { formatReport, passed } from '../sim/report.js';
+import { connectSimKube } from '../sim/sim-kube.js';
+import { runSimulation, type AgentFactory, type SimulationResult } from '../sim/simulation.js';
+import { simAgentFactory } from '../sim/sim-agent.js';
+
+/** Everything `simulate` can be told. Durations in ms. */
+export interface SimulateOptions {
+  /** --nodes: default 10. */
+  nodes: number;
+  /** --needs-reboot: 'all' or how many nodes (the first ones). Default 'all'. */
+  needsReboot: 'all' | number;
+  /** --concurrency: default 1. */
+  concurrency: number;
+  /** --period: default 1h. */
+  periodMs: number;
+  /** --reboot-delay: default 0. */
+  rebootDelayMs: number;
+  /** --boot-time: NotReady → Ready with a new boot ID. Default 2m. */
+  bootTimeMs: number;
+  /** --pods-per-node: default 4 (workloads of 3 replicas). */
+  podsPerNode: number;
+  /** --pdb: `none`, `max-unavailable=N` or `min-available=N` (N may be a percentage). Default max-unavailable=1. */
+  pdb: PdbSpec;
+  /** --blocking-pod: a batch pod matching the blocking selector runs this long on the first node. 0 = none. */
+  blockingPodMs: number;
+  /** --pre-cordoned: nodes cordoned by someone else before the start. Default 0. */
+  preCordoned: number;
+  /** --no-taint: no early PreferNoSchedule taint (kured's default). Default: taint on. */
+  taint: boolean;
+  /** --kured-polling: no watch wake-up; agents find a free lock only on their own next tick. */
+  kuredPolling: boolean;
+  /** --seed: default 1. */
+  seed: number;
+}
+
+export const DEFAULT_SIMULATE_OPTIONS: SimulateOptions = {
+  nodes: 10,
+  needsReboot: 'all',
+  concurrency: 1,
+  periodMs: 3_600_000,
+  rebootDelayMs: 0,
+  bootTimeMs: 120_000,
+  podsPerNode: 4,
+  pdb: { kind: 'maxUnavailable', value: 1 },
+  blockingPodMs: 0,
+  preCordoned: 0,
+  taint: true,
+  kuredPolling: false,
+  seed: 1,
+};
+
+/** Where simulate writes and what it runs. */
+export interface SimulateIo {
+  out: ProgressOutput;
+  /** Default: the production agent (createAgent). */
+  createAgent?: AgentFactory;
+  /** Default: show progress. */
+  progress?: boolean;
+}
+
+const DAY = 24 * 3_600_000;
+
+/** Runs one simulation with these options; returns the result (for tests and the bench). */
+export async function simulate(
+  options: SimulateOptions,
+  io: { createAgent?: AgentFactory; onPhase?: Parameters<typeof runSimulation>[0]['onPhase'] } = {},
+): Promise<SimulationResult> {
+  const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
+  return runSimulation({
+    cluster: {
+      nodes: options.nodes,
+      needsReboot: needed,
+      podsPerNode: options.podsPerNode,
+      replicasPerWorkload: 3,
+      pdb: options.pdb,
+      preCordoned: Math.min(options.preCordoned, needed),
+      shutdownMs: 5_000,
+      bootTimeMs: options.bootTimeMs,
+      podStartMs: 10_000,
+      graceSeconds: 30,
+      blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
+      seed: options.seed,
+    },
+    agent: {
+      concurrency: options.concurrency,
+      periodMs: options.periodMs,
+      rebootDelayMs: options.rebootDelayMs,
+      taint: options.taint ? SIM_TAINT : '',
+      blockOnPdb: true,
+      drainTimeoutMs: 0,
+      evictionRetryDelayMs: 5_000,
+      prometheusUrl: '',
+    },
+    createAgent: io.createAgent ?? simAgentFactory,
+    startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
+    connect: connectSimKube,
+    watchEvents: !options.kuredPolling,
+    limitMs: 30 * DAY,
+    onPhase: io.onPhase,
+  });
+}
+
+/** `kured-ts simulate`: progress, report; 0 when every reboot happened and no invariant broke. */
+export async function runSimulate(options: SimulateOptions, io: SimulateIo): Promise<number> {
+  const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
+  const names = Array.from({ length: options.nodes }, (_, i) => i);
+  const width = Math.max(2, String(options.nodes).length);
+  const view = new ProgressView(
+    io.out,
+    names.map((i) => `node-${String(i + 1).padStart(width, '0')}`),
+  );
+  const show = io.progress ?? true;
+  const result = await simulate(options, {
+    createAgent: io.createAgent,
+    onPhase: show
+      ? (c) => {
+          view.update(c);
+        }
+      : undefined,
+  });
+  if (show) view.finish(result.elapsedMs);
+  const header = {
+    nodes: options.nodes,
+    needed,
+    concurrency: options.concurrency,
+    periodMs: options.periodMs,
+    seed: options.seed,
+  };
+  io.out.write(formatReport(result, header).join('\n') + '\n');
+  return passed(result) ? 0 : 1;
+}
+
+// ---- command line --------------------------------------------------------------------------------
+
+function positiveInt(name: string, min = 1): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return n;
+  };
+}
+
+function duration(value: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
+  if (ms < 0) throw new InvalidArgumentError('must not be negative');
+  return ms;
+}
+
+function needsReboot(value: string): 'all' | number {
+  return value === 'all' ? 'all' : positiveInt('--needs-reboot', 0)(value);
+}
+
+/** `none`, `max-unavailable=N`, `min-available=N` (N an integer or a percentage). */
+export function parsePdb(value: string): PdbSpec {
+  if (value === 'none') return { kind: 'none' };
+  const m = /^(max-unavailable|min-available)=(\d+%?)$/.exec(value);
+  if (!m)
+    throw new InvalidArgumentError(
+      'expected none, max-unavailable=N or min-available=N (N may be a percentage)',
+    );
+  const raw = m[2] ?? '';
+  const amount = raw.endsWith('%') ? raw : Number(raw);
+  return { kind: m[1] === 'max-unavailable' ? 'maxUnavailable' : 'minAvailable', value: amount };
+}
+
+/** What src/cli.ts hands over: output and the exit code sink. */
+export interface SimulateDeps {
+  /** Writes text to stdout as is. */
+  stdout(text: string): void;
+  /** Writes text to stderr as is. */
+  stderr(text: string): void;
+  /** Is stdout a terminal (phase bars) or not (plain lines)? */
+  isTTY: boolean;
+  columns?: number;
+  /** Receives the exit code. */
+  exit(code: number): void;
+}
+
+interface SimulateFlags {
+  nodes: number;
+  needsReboot: 'all' | number;
+  concurrency: number;
+  period: number;
+  rebootDelay: number;
+  bootTime: number;
+  podsPerNode: number;
+  pdb: PdbSpec;
+  blockingPod: number;
+  preCordoned: number;
+  taint: boolean;
+  kuredPolling: boolean;
+  seed: number;
+  progress: boolean;
+}
+
+/** Adds `simulate` to the program. */
+export function registerSimulate(program: Command, deps: SimulateDeps): Command {
+  const d = DEFAULT_SIMULATE_OPTIONS;
+  return program
+    .command('simulate')
+    .description(
+      'run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed)',
+    )
+    .option('--nodes <n>', 'nodes in the simulated cluster', positiveInt('--nodes'), d.nodes)
+    .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
+    .option('--concurrency <n>', 'nodes that may reboot at once', positiveInt('--concurrency'), d.concurrency)
+    .option('--period <duration>', 'agent check period', duration, d.periodMs)
+    .option('--reboot-delay <duration>', 'wait after the drain before rebooting', duration, d.rebootDelayMs)
+    .option('--boot-time <duration>', 'time a node takes to come back Ready', duration, d.bootTimeMs)
+    .option(
+      '--pods-per-node <n>',
+      'workload pods per node (3 replicas per workload)',
+      positiveInt('--pods-per-node', 0),
+      d.podsPerNode,
+    )
+    .option('--pdb <spec>', 'PDB per workload: none, max-unavailable=N, min-available=N', parsePdb, d.pdb)
+    .option(
+      '--blocking-pod <duration>',
+      'a pod matching --blocking-pod-selector runs this long on the first node',
+      duration,
+      0,
+    )
+    .option(
+      '--pre-cordoned <n>',
+      'nodes cordoned by someone else before the start',
+      positiveInt('--pre-cordoned', 0),
+      0,
+    )
+    .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
+    .option('--kured-polling', "model kured's polling: no watch wake-up when the lock frees", false)
+    .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
+    .option('--no-progress', 'no live progress, only the report')
+    .action(async (flags: SimulateFlags) => {
+      const code = await runSimulate(
+        {
+          nodes: flags.nodes,
+          needsReboot: flags.needsReboot,
+          concurrency: flags.concurrency,
+          periodMs: flags.period,
+          rebootDelayMs: flags.rebootDelay,
+          bootTimeMs: flags.bootTime,
+          podsPerNode: flags.podsPerNode,
+          pdb: flags.pdb,
+          blockingPodMs: flags.blockingPod,
+          preCordoned: flags.preCordoned,
+          taint: flags.taint,
+          kuredPolling: flags.kuredPolling,
+          seed: flags.seed,
+        },
+        {
+          out: {
+            write: (text) => {
+              deps.stdout(text);
+            },
+            isTTY: deps.isTTY,
+            columns: deps.columns,
+          },
+          progress: flags.progress,
+        },
+      );
+      deps.exit(code);
+    });
+}

@@ -1,0 +1,71 @@
+// The end-of-run report of a simulation, as lines of text (and the short duration format it uses).
+import type { SimulationResult } from './simulation.js';
+
+/** `2h05m`, `41s`, `3m20s`: whole seconds, no zero tails. */
+export function shortDuration(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  if (m > 0) return s > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${m}m`;
+  return `${s}s`;
+}
+
+/** What the run was asked to do, for the headline. */
+export interface ReportHeader {
+  nodes: number;
+  needed: number;
+  concurrency: number;
+  periodMs: number;
+  seed: number;
+}
+
+function row(label: string, value: string): string {
+  return `  ${label.padEnd(30)}${value}`;
+}
+
+function blockedText(blockedMs: Record<string, number>): string {
+  const parts = Object.entries(blockedMs)
+    .filter(([, ms]) => ms >= 1000)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, ms]) => `${reason} ${shortDuration(ms)}`);
+  return parts.length > 0 ? parts.join('; ') : 'none';
+}
+
+/** The report; the violations are listed one per line after it. */
+export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
+  const ratio = r.lowerBoundMs > 0 ? (r.rollingMs / r.lowerBoundMs).toFixed(2) : '-';
+  const lines = [
+    `kured-ts simulate: ${h.nodes} nodes, ${h.needed} needing a reboot, concurrency ${h.concurrency}, ` +
+      `period ${shortDuration(h.periodMs)}, seed ${h.seed}`,
+    row('makespan (simulated)', `${shortDuration(r.makespanMs)} from the start`),
+    row(
+      'rolling reboot',
+      `${shortDuration(r.rollingMs)} from the first lock (taken after ${shortDuration(r.firstLockMs)})`,
+    ),
+    row('lower bound', `${shortDuration(r.lowerBoundMs)} (sum of drain+reboot+ready per node / concurrency)`),
+    row('rolling reboot / lower bound', ratio),
+    row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
+    row('max nodes down at once', String(r.maxDown)),
+    row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
+    row(
+      'pods evicted more than once',
+      `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,
+    ),
+    row('blocked time by reason', blockedText(r.blockedMs)),
+    row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
+    row('agent errors logged', String(r.agentErrors.length)),
+    row('invariant violations', String(r.violations.length)),
+    row('wall time', `${(r.wallMs / 1000).toFixed(1)}s`),
+  ];
+  for (const v of r.violations.slice(0, 50))
+    lines.push(`  VIOLATION at +${shortDuration(v.atMs)} ${v.node}: ${v.rule}: ${v.detail}`);
+  if (r.violations.length > 50) lines.push(`  … and ${r.violations.length - 50} more`);
+  return lines;
+}
+
+/** Passed = every needed reboot done and no invariant broken. */
+export function passed(r: SimulationResult): boolean {
+  return r.violations.length === 0 && r.rebooted === r.needed && r.stop === 'done';
+}
