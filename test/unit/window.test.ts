@@ -196,7 +196,7 @@ describe('kured windows: next open or close', () => {
       undefined,
     ],
   ];
-  it.each(cases)('%s', (_name, config, at, inside, change) => {
+  it.each(cases)('%s', (...[, config, at, inside, change]) => {
     const next = new KuredWindow(config).next(new Date(at));
     expect(next.inside).toBe(inside);
     expect(next.change?.toISOString()).toBe(change);
@@ -236,7 +236,7 @@ describe('cron windows', () => {
     ['every 15 minutes: the next minute is outside', '*/15 * * * *', 'UTC', '2026-11-23T00:16:00Z', false],
     ['weekday nights by numbers', '* 0-5 * * 1-5', 'UTC', '2026-11-24T03:00:00Z', true],
   ];
-  it.each(cases)('%s', (_name, expression, zone, at, inside) => {
+  it.each(cases)('%s', (...[, expression, zone, at, inside]) => {
     expect(new CronWindow(expression, zone).contains(new Date(at))).toBe(inside);
   });
 

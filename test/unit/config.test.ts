@@ -1,0 +1,357 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  DEFAULT_MESSAGE_DRAIN,
+  DEFAULT_MESSAGE_REBOOT,
+  DEFAULT_MESSAGE_UNCORDON,
+  redactConfig,
+  splitCommand,
+  UsageError,
+  type Config,
+} from '../../src/config.js';
+import {
+  defaultConfig,
+  parseConfig,
+  parseConfigWithWarnings,
+  requireNodeId,
+  type Env,
+  type FlagValues,
+} from '../../src/flags.js';
+
+/** The UsageError parseConfig throws for these inputs (fails the test when it does not throw). */
+function usageError(values: FlagValues, env: Env = {}): UsageError {
+  try {
+    parseConfig(values, env);
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('defaults', () => {
+  it('are those of DESIGN §3 (kured where kured has the flag)', () => {
+    const expected: Config = {
+      nodeId: '',
+      periodMs: 3_600_000,
+      rebootSentinel: '/var/run/reboot-required',
+      rebootSentinelCommand: [],
+      rebootMethod: 'command',
+      rebootCommand: ['/bin/systemctl', 'reboot'],
+      rebootSignal: 39,
+      rebootDelayMs: 0,
+      drainDelayMs: 0,
+      drainTimeoutMs: 0,
+      drainGracePeriodSeconds: -1,
+      drainPodSelector: [],
+      skipWaitForDeleteTimeoutSeconds: 0,
+      forceReboot: false,
+      dsName: 'kured',
+      dsNamespace: 'kube-system',
+      lockAnnotation: 'weave.works/kured-node-lock',
+      lockTtlMs: 0,
+      lockReleaseDelayMs: 0,
+      concurrency: 1,
+      preferNoScheduleTaint: '',
+      blockingPodSelectors: [],
+      prometheusUrl: '',
+      alertFilterRegexp: undefined,
+      alertFilterMatchOnly: false,
+      alertFiringOnly: false,
+      window: {
+        days: [0, 1, 2, 3, 4, 5, 6],
+        startSecond: 0,
+        endSecond: 86399,
+        timeZone: 'UTC',
+        schedule: '',
+      },
+      annotateNodes: false,
+      preRebootNodeLabels: {},
+      postRebootNodeLabels: {},
+      notifyUrl: '',
+      messageTemplateDrain: DEFAULT_MESSAGE_DRAIN,
+      messageTemplateReboot: DEFAULT_MESSAGE_REBOOT,
+      messageTemplateUncordon: DEFAULT_MESSAGE_UNCORDON,
+      metricsHost: '',
+      metricsPort: 8080,
+      logFormat: 'text',
+      readinessGates: [],
+      postRebootTimeoutMs: 1_800_000,
+      onPostRebootTimeout: 'hold',
+      waitForDaemonSetPods: false,
+      rebootRetries: 3,
+      onUncordonedDuringDelay: 'abort',
+      blockOnPdb: true,
+      evictionRetryDelayMs: 5000,
+      hostExec: 'nsenter',
+      kubeconfig: '',
+    };
+    expect(defaultConfig()).toEqual(expected);
+  });
+});
+
+describe('precedence: default < env < command line', () => {
+  it('uses the default when neither is given', () => {
+    expect(parseConfig({}, {}).periodMs).toBe(3_600_000);
+  });
+
+  it('lets the environment override the default', () => {
+    expect(parseConfig({}, { KURED_PERIOD: '2h' }).periodMs).toBe(7_200_000);
+  });
+
+  it('lets the command line override the environment', () => {
+    expect(parseConfig({ period: ['3h'] }, { KURED_PERIOD: '2h' }).periodMs).toBe(10_800_000);
+  });
+
+  it('treats an empty variable as unset, as kured (viper) does', () => {
+    expect(parseConfig({}, { KURED_LOCK_ANNOTATION: '' }).lockAnnotation).toBe('weave.works/kured-node-lock');
+  });
+
+  it('replaces, not merges, repeatable values from the environment with those of the command line', () => {
+    const config = parseConfig({ 'readiness-gate': ['A', 'B'] }, { KURED_READINESS_GATE: 'C' });
+    expect(config.readinessGates).toEqual(['A', 'B']);
+  });
+
+  it('reads booleans the way Go does', () => {
+    expect(parseConfig({}, { KURED_FORCE_REBOOT: 'True' }).forceReboot).toBe(true);
+    expect(parseConfig({ 'block-on-pdb': ['false'] }, { KURED_BLOCK_ON_PDB: '1' }).blockOnPdb).toBe(false);
+  });
+
+  it('reads the window from the environment too', () => {
+    const config = parseConfig(
+      { 'end-time': ['5pm'] },
+      { KURED_REBOOT_DAYS: 'mon-fri', KURED_START_TIME: '9am' },
+    );
+    expect(config.window).toMatchObject({
+      days: [1, 2, 3, 4, 5],
+      startSecond: 9 * 3600,
+      endSecond: 17 * 3600,
+    });
+  });
+});
+
+describe('blocking pod selectors', () => {
+  it('are honoured from KURED_BLOCKING_POD_SELECTOR (kured ignores it)', () => {
+    const config = parseConfig({}, { KURED_BLOCKING_POD_SELECTOR: 'app=backup' });
+    expect(config.blockingPodSelectors).toEqual([[{ key: 'app', operator: 'In', values: ['backup'] }]]);
+  });
+
+  it('OR repeats and AND commas', () => {
+    const config = parseConfig({ 'blocking-pod-selector': ['app=backup,tier!=db', 'batch'] }, {});
+    expect(config.blockingPodSelectors).toEqual([
+      [
+        { key: 'app', operator: 'In', values: ['backup'] },
+        { key: 'tier', operator: 'NotIn', values: ['db'] },
+      ],
+      [{ key: 'batch', operator: 'Exists', values: [] }],
+    ]);
+  });
+
+  it('take several selectors from one variable separated by ";"', () => {
+    const config = parseConfig({}, { KURED_BLOCKING_POD_SELECTOR: 'a=1;b in (x,y)' });
+    expect(config.blockingPodSelectors).toHaveLength(2);
+  });
+
+  it('ignore empty entries, which would block on every pod', () => {
+    expect(parseConfig({ 'blocking-pod-selector': [''] }, {}).blockingPodSelectors).toEqual([]);
+  });
+
+  it('name the bad selector', () => {
+    const err = usageError({ 'blocking-pod-selector': ['app=ok', 'bad key=1'] });
+    expect(err.message).toMatch(/^invalid value "bad key=1" for --blocking-pod-selector: bad label selector/);
+  });
+});
+
+describe('node labels', () => {
+  it('parse key=value pairs, comma-separated and repeated', () => {
+    const config = parseConfig({ 'pre-reboot-node-labels': ['a=1,example.com/b=two', 'c='] }, {});
+    expect(config.preRebootNodeLabels).toEqual({ a: '1', 'example.com/b': 'two', c: '' });
+  });
+
+  it('reject a label without "=" (kured panics on it), naming that label', () => {
+    const err = usageError({ 'post-reboot-node-labels': ['a=1,oops'] });
+    expect(err.message).toBe('invalid value "oops" for --post-reboot-node-labels: expected key=value');
+  });
+
+  it.each(['bad key=1', 'a=b=c', '=v', 'a=' + 'x'.repeat(64)])('reject %p', (label) => {
+    expect(usageError({ 'pre-reboot-node-labels': [label] }).flag).toBe('--pre-reboot-node-labels');
+  });
+});
+
+describe('commands are split like a shell', () => {
+  const cases: [string, string[]][] = [
+    ['/bin/systemctl reboot', ['/bin/systemctl', 'reboot']],
+    ['  sh  -c  "echo hi; exit 1" ', ['sh', '-c', 'echo hi; exit 1']],
+    ['sh -c \'test -f "/var/run/reboot required"\'', ['sh', '-c', 'test -f "/var/run/reboot required"']],
+    ['echo a\\ b "x\\"y" \'\'', ['echo', 'a b', 'x"y', '']],
+    ['', []],
+  ];
+  it.each(cases)('%p', (text, argv) => {
+    expect(splitCommand(text)).toEqual(argv);
+  });
+
+  it('rejects an unterminated quote, naming the flag', () => {
+    expect(usageError({ 'reboot-command': ['sh -c "oops'] }).message).toBe(
+      'invalid value "sh -c \\"oops" for --reboot-command: unterminated " quote',
+    );
+  });
+
+  it('requires a reboot command for method command, but not for method signal', () => {
+    expect(usageError({ 'reboot-command': [''] }).flag).toBe('--reboot-command');
+    expect(parseConfig({ 'reboot-command': [''], 'reboot-method': ['signal'] }, {}).rebootCommand).toEqual(
+      [],
+    );
+  });
+
+  it('parses the sentinel command', () => {
+    expect(parseConfig({ 'reboot-sentinel-command': ['test -f /run/x'] }, {}).rebootSentinelCommand).toEqual([
+      'test',
+      '-f',
+      '/run/x',
+    ]);
+  });
+});
+
+describe('notification URLs', () => {
+  it('convert --slack-hook-url the way kured does, with a deprecation warning', () => {
+    const { config, warnings } = parseConfigWithWarnings(
+      { 'slack-hook-url': ['https://hooks.slack.com/services/T01/B02/secretvice'] },
+      {},
+    );
+    // kured's strings.Trim cut-set would also eat the trailing "vice"; we keep the token whole.
+    expect(config.notifyUrl).toBe('slack://T01/B02/secretvice');
+    expect(warnings).toEqual(['--slack-hook-url is deprecated: use --notify-url']);
+  });
+
+  it('strip quotes around URLs', () => {
+    expect(
+      parseConfig({}, { KURED_SLACK_HOOK_URL: '"https://hooks.slack.com/services/T/B/X"' }).notifyUrl,
+    ).toBe('slack://T/B/X');
+    expect(parseConfig({ 'notify-url': ["'https://example.com/hook'"] }, {}).notifyUrl).toBe(
+      'https://example.com/hook',
+    );
+  });
+
+  it('prefer --notify-url when both are set', () => {
+    const { config, warnings } = parseConfigWithWarnings(
+      { 'notify-url': ['slack://A/B/C'], 'slack-hook-url': ['https://hooks.slack.com/services/T/B/X'] },
+      {},
+    );
+    expect(config.notifyUrl).toBe('slack://A/B/C');
+    expect(warnings).toContain('both --notify-url and --slack-hook-url are set: using --notify-url only');
+  });
+
+  it('refuse a malformed Slack hook instead of silently sending nothing', () => {
+    expect(usageError({ 'slack-hook-url': ['https://hooks.slack.com/services/T/B'] }).message).toMatch(
+      /for --slack-hook-url: expected https:\/\/hooks.slack.com\/services/,
+    );
+  });
+
+  it('are redacted in the logged configuration', () => {
+    const config = parseConfig(
+      {
+        'notify-url': ['https://hooks.example.com/workflows/SECRET'],
+        'prometheus-url': ['http://u:pw@prom:9090'],
+      },
+      {},
+    );
+    const shown = JSON.stringify(redactConfig(config));
+    expect(shown).not.toContain('SECRET');
+    expect(shown).not.toContain('pw@');
+    expect(shown).toContain('https://hooks.example.com/<redacted>');
+  });
+});
+
+describe('bad values name the flag and the value', () => {
+  const cases: [string, FlagValues, Env, string][] = [
+    [
+      'a time out of range',
+      { 'end-time': ['25:00'] },
+      {},
+      'invalid value "25:00" for --end-time: hour must be 0-23',
+    ],
+    [
+      'a bad value from the environment',
+      {},
+      { KURED_END_TIME: '24:00' },
+      'invalid value "24:00" for --end-time (from KURED_END_TIME): hour must be 0-23',
+    ],
+    [
+      'a negative duration',
+      { 'lock-ttl': ['-1s'] },
+      {},
+      'invalid value "-1s" for --lock-ttl: must not be negative',
+    ],
+    ['a zero period', { period: ['0'] }, {}, 'invalid value "0" for --period: must be greater than 0'],
+    [
+      'concurrency below 1',
+      { concurrency: ['0'] },
+      {},
+      'invalid value "0" for --concurrency: must be at least 1',
+    ],
+    [
+      'a port out of range',
+      { 'metrics-port': ['70000'] },
+      {},
+      'invalid value "70000" for --metrics-port: must be 0-65535',
+    ],
+    [
+      'a signal out of range',
+      { 'reboot-signal': ['0'] },
+      {},
+      'invalid value "0" for --reboot-signal: must be 1-64',
+    ],
+    [
+      'a non-integer',
+      { 'drain-grace-period': ['1.5'] },
+      {},
+      'invalid value "1.5" for --drain-grace-period: expected an integer',
+    ],
+    [
+      'an unknown enum value',
+      { 'reboot-method': ['kexec'] },
+      {},
+      'invalid value "kexec" for --reboot-method: must be one of: command, signal',
+    ],
+    [
+      'an unknown zone',
+      { 'time-zone': ['Mars/Base'] },
+      {},
+      'invalid value "Mars/Base" for --time-zone: unknown time zone (expected an IANA name such as UTC or Europe/Berlin)',
+    ],
+    [
+      'a bad boolean',
+      { 'force-reboot': ['yes'] },
+      {},
+      'invalid value "yes" for --force-reboot: expected true or false',
+    ],
+  ];
+  it.each(cases)('%s', (_name, values, env, message) => {
+    expect(usageError(values, env).message).toBe(message);
+  });
+
+  it.each([
+    ['alert-filter-regexp', '(unclosed'],
+    ['prometheus-url', 'ftp://prom'],
+    ['ds-namespace', 'Kube_System'],
+    ['lock-annotation', 'bad key'],
+    ['reboot-schedule', '0 0 * * * *'],
+    ['reboot-days', 'funday'],
+    ['readiness-gate', 'not valid!'],
+    ['on-post-reboot-timeout', 'ignore'],
+    ['log-format', 'xml'],
+    ['host-exec', 'ssh'],
+    ['drain-pod-selector', 'a=b=c'],
+  ])('--%s rejects %p', (flag, value) => {
+    const err = usageError({ [flag]: [value] });
+    expect([err.flag, err.value]).toEqual([`--${flag}`, value]);
+  });
+
+  it('the agent requires a node id', () => {
+    expect(() => {
+      requireNodeId(parseConfig({}, {}));
+    }).toThrow('invalid value "" for --node-id: required (set --node-id or KURED_NODE_ID)');
+    expect(() => {
+      requireNodeId(parseConfig({}, { KURED_NODE_ID: 'n1' }));
+    }).not.toThrow();
+  });
+});
