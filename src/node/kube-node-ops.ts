@@ -71,22 +71,16 @@ export function toNodeState(node: V1Node): NodeState {
 
 /**
  * The taint list as the API serialises it, for the `test` op (which compares JSON values); undefined
- * when we cannot reproduce it exactly (a timeAdded with sub-second digits, which kube-apiserver never
- * writes).
+ * when a taint carries timeAdded, whose exact text (fraction digits, zone) we cannot reproduce from
+ * the parsed Date.
  */
 function rawTaints(taints: readonly V1Taint[]): unknown[] | undefined {
-  const raw: Record<string, unknown>[] = [];
-  for (const t of taints) {
-    const item: Record<string, unknown> = { key: t.key, effect: t.effect };
-    if (t.value !== undefined) item.value = t.value;
-    if (t.timeAdded !== undefined) {
-      const ms = new Date(t.timeAdded).getTime();
-      if (ms % 1000 !== 0) return undefined;
-      item.timeAdded = new Date(ms).toISOString().replace('.000Z', 'Z');
-    }
-    raw.push(item);
-  }
-  return raw;
+  if (taints.some((t) => t.timeAdded !== undefined)) return undefined;
+  return taints.map((t) =>
+    t.value === undefined
+      ? { key: t.key, effect: t.effect }
+      : { key: t.key, value: t.value, effect: t.effect },
+  );
 }
 
 /**
@@ -157,7 +151,8 @@ export class KubeNodeOps implements NodeOps {
     if (
       current?.phase === status.phase &&
       current.reason === status.reason &&
-      current.bootID === status.bootID
+      current.bootID === status.bootID &&
+      current.lastReboot === status.lastReboot
     ) {
       return;
     }
@@ -166,6 +161,7 @@ export class KubeNodeOps implements NodeOps {
       reason: status.reason,
       since: status.since,
       bootID: status.bootID,
+      ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
     });
     await this.patch({ metadata: { annotations: { [STATUS_ANNOTATION]: value } } }, 'set status', signal);
   }
