@@ -1,0 +1,479 @@
+// `kured-ts status`: why is each node (not) rebooting, from what the cluster records.
+// Also home of the plumbing the operator commands share (I/O, connection, one-line API errors).
+import type { Command } from 'commander';
+import { SystemClock, type Clock } from '../clock/clock.js';
+import { connectKube } from '../kube/client.js';
+import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
+import { parseDuration } from '../config.js';
+import type { Kube, V1DaemonSet, V1Node } from '../kube/kube.js';
+import {
+  entriesOf,
+  isExpired,
+  LockFormatError,
+  parseLockAnnotation,
+  type LockEntry,
+} from '../lock/kured-lock-format.js';
+import {
+  NODE_PAUSE_ANNOTATION,
+  PHASES,
+  STATUS_ANNOTATION,
+  type NodeStatus,
+  type Phase,
+} from '../node/node.js';
+
+// ---- shared by the operator commands ------------------------------------------------------------
+
+/** What a command talks to; injected so that tests run it against the fake API server. */
+export interface CommandIo {
+  kube: Kube;
+  /** One line of normal output (stdout). */
+  out: (line: string) => void;
+  /** One line of error output (stderr). Default `out`. */
+  err?: (line: string) => void;
+  clock: Clock;
+}
+
+/** What src/cli.ts hands to register<Name>: the only place that knows the process. */
+export interface CommandDeps {
+  /** The process environment (KURED_* and KUBECONFIG are read through it). */
+  env: Readonly<Record<string, string | undefined>>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Receives the command's exit code (cli.ts sets process.exitCode). */
+  exit: (code: number) => void;
+  /** Default connectKube (--kubeconfig, else KUBECONFIG / ~/.kube/config / in-cluster). */
+  connect?: (kubeconfig: string) => Kube;
+  /** Default the system clock. */
+  clock?: Clock;
+}
+
+/** Where the DaemonSet carrying the lock and the pause lives (same flags as the agent). */
+export interface DaemonSetRef {
+  /** --ds-namespace. Default kube-system. */
+  dsNamespace: string;
+  /** --ds-name. Default kured. */
+  dsName: string;
+}
+
+/** Exit codes of the operator commands. */
+export const EXIT_OK = 0;
+/** The cluster could not be read or written (unreachable, forbidden, DaemonSet missing). */
+export const EXIT_ERROR = 1;
+/** Bad arguments. */
+export const EXIT_USAGE = 2;
+
+/** The fleet pause annotation on the DaemonSet (DESIGN §4). */
+export const FLEET_PAUSE_ANNOTATION = 'kured-ts.dev/paused';
+
+/** The value of the fleet pause annotation. */
+export interface FleetPause {
+  reason: string;
+  by: string;
+  /** RFC 3339. */
+  since: string;
+}
+
+/** Reads the fleet pause; a value that is not our JSON still pauses (the agents treat it so). */
+export function readFleetPause(ds: V1DaemonSet): FleetPause | undefined {
+  const raw = ds.metadata?.annotations?.[FLEET_PAUSE_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const p = parsed as Record<string, unknown>;
+      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
+    }
+  } catch {
+    // fall through: unreadable, reported as such
+  }
+  return { reason: `unreadable pause annotation: ${raw.slice(0, 80)}`, by: '', since: '' };
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** One clear line for a failed API call. */
+export function describeApiError(err: unknown, what: string): string {
+  if (err instanceof DaemonSetMissing) return err.message;
+  const code = statusCode(err);
+  if (code === undefined) return `cannot reach the Kubernetes API (${what}): ${oneLine(err)}`;
+  if (code === 401 || code === 403) return `not allowed to ${what}: ${statusMessage(err)}`;
+  return `cannot ${what}: ${statusMessage(err)}`;
+}
+
+function oneLine(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return (err.message + cause).split('\n')[0] ?? err.message;
+  }
+  return String(err);
+}
+
+/** The DaemonSet named by --ds-namespace/--ds-name does not exist. */
+export class DaemonSetMissing extends Error {
+  override readonly name = 'DaemonSetMissing';
+}
+
+/** Reads our DaemonSet; a 404 becomes DaemonSetMissing naming the flags. */
+export async function readDaemonSet(
+  kube: Kube,
+  ref: DaemonSetRef,
+  signal?: AbortSignal,
+): Promise<V1DaemonSet> {
+  try {
+    return await kube.getDaemonSet(ref.dsNamespace, ref.dsName, signal);
+  } catch (err: unknown) {
+    if (isNotFound(err)) {
+      throw new DaemonSetMissing(
+        `DaemonSet ${ref.dsNamespace}/${ref.dsName} not found (set --ds-namespace and --ds-name)`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/** Bounds a whole command: client-node has no request timeout, a black-holed API would hang. */
+export const COMMAND_TIMEOUT_MS = 30_000;
+
+/** The signal every API call of a command uses. */
+export function commandSignal(timeoutMs = COMMAND_TIMEOUT_MS): AbortSignal {
+  return AbortSignal.timeout(timeoutMs);
+}
+
+/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
+export function addClusterOptions(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
+    .option('--ds-namespace <namespace>', 'namespace of the kured-ts DaemonSet (env KURED_DS_NAMESPACE)')
+    .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
+}
+
+/** Raw values of addClusterOptions as commander parses them. */
+export interface ClusterFlags {
+  kubeconfig?: string;
+  dsNamespace?: string;
+  dsName?: string;
+}
+
+/** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
+export function clusterOptions(
+  flags: ClusterFlags,
+  env: CommandDeps['env'],
+): DaemonSetRef & { kubeconfig: string } {
+  const pick = (value: string | undefined, name: string, fallback: string): string =>
+    value ?? nonEmpty(env[name]) ?? fallback;
+  return {
+    kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
+    dsNamespace: pick(flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
+    dsName: pick(flags.dsName, 'KURED_DS_NAME', 'kured'),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Connects and builds the CommandIo for a register<Name> action; a bad kubeconfig is one line. */
+export function commandIo(deps: CommandDeps, kubeconfig: string): CommandIo | undefined {
+  try {
+    const kube = (deps.connect ?? ((path: string) => connectKube({ kubeconfig: path })))(kubeconfig);
+    return { kube, out: deps.out, err: deps.err, clock: deps.clock ?? new SystemClock() };
+  } catch (err: unknown) {
+    deps.err(`cannot load the Kubernetes configuration: ${oneLine(err)}`);
+    deps.exit(EXIT_ERROR);
+    return undefined;
+  }
+}
+
+// ---- status ---------------------------------------------------------------------------------------
+
+export interface StatusOptions extends DaemonSetRef {
+  /** --lock-annotation. Default weave.works/kured-node-lock. */
+  lockAnnotation: string;
+  /** --lock-ttl in ms (entries without their own TTL expire after it); 0 = never. */
+  lockTtlMs: number;
+  /** `table` (default) or `json`. */
+  output: 'table' | 'json';
+}
+
+/** kured's --annotate-nodes annotations. */
+const KURED_IN_PROGRESS = 'weave.works/kured-reboot-in-progress';
+const KURED_REBOOT_NEEDED = 'weave.works/kured-most-recent-reboot-needed';
+
+/** Phases in which a reboot is still wanted. */
+const WANTS_REBOOT: ReadonlySet<Phase> = new Set<Phase>([
+  'pending',
+  'outside-window',
+  'blocked',
+  'waiting-for-lock',
+  'draining',
+  'rebooting',
+  'verifying',
+  'failed',
+]);
+
+/** One node's row, as `-o json` prints it. */
+export interface NodeReport {
+  node: string;
+  /** true/false from the status annotation (or kured's in-progress annotation); null = unknown. */
+  rebootRequired: boolean | null;
+  phase: Phase | null;
+  reason: string;
+  /** RFC 3339 start of the phase. */
+  since: string | null;
+  bootID: string;
+  /** Does this node hold a lock slot? */
+  lock: { held: boolean; since: string | null; expired: boolean };
+  /** RFC 3339 time of the last completed reboot, when the cluster records it. */
+  lastReboot: string | null;
+  /** Per-node opt-out (`kured-ts.dev/reboot-paused=true`). */
+  paused: boolean;
+  unschedulable: boolean;
+  /** kured's --annotate-nodes annotations, when present. */
+  kured: { rebootInProgress: string | null; mostRecentRebootNeeded: string | null };
+}
+
+/** The whole answer of `status -o json`. */
+export interface StatusReport {
+  daemonSet: string;
+  pause: FleetPause | null;
+  lock: {
+    /** Nodes holding slots (expired ones included, marked in the node rows). */
+    holders: string[];
+    /** Slots (1 for kured's single form). */
+    maxOwners: number;
+    /** Set when the annotation cannot be parsed (agents treat it as held). */
+    error: string | null;
+  };
+  nodes: NodeReport[];
+}
+
+interface LockView {
+  entries: LockEntry[];
+  maxOwners: number;
+  error: string | null;
+}
+
+function readLock(ds: V1DaemonSet, annotation: string): LockView {
+  const raw = ds.metadata?.annotations?.[annotation];
+  if (raw === undefined || raw === '') return { entries: [], maxOwners: 1, error: null };
+  try {
+    const value = parseLockAnnotation(raw);
+    return {
+      entries: entriesOf(value),
+      maxOwners: value.form === 'single' ? 1 : value.maxOwners,
+      error: null,
+    };
+  } catch (err: unknown) {
+    const message = err instanceof LockFormatError ? err.message : String(err);
+    return { entries: [], maxOwners: 1, error: `unreadable lock annotation: ${message}` };
+  }
+}
+
+function parseStatus(raw: string | undefined): Partial<NodeStatus> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const s = parsed as Record<string, unknown>;
+    const phase = PHASES.find((p) => p === s.phase);
+    return {
+      ...(phase !== undefined ? { phase } : {}),
+      reason: text(s.reason),
+      since: text(s.since),
+      bootID: text(s.bootID),
+      ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
+    };
+  } catch {
+    return { reason: `unreadable status annotation: ${raw.slice(0, 60)}` };
+  }
+}
+
+function rebootRequired(phase: Phase | undefined, kuredInProgress: string | undefined): boolean | null {
+  if (phase !== undefined) return WANTS_REBOOT.has(phase);
+  return kuredInProgress !== undefined ? true : null;
+}
+
+function lastRebootOf(status: Partial<NodeStatus> | undefined): string | null {
+  if (status?.lastReboot !== undefined && status.lastReboot !== '') return status.lastReboot;
+  return status?.phase === 'completed' && status.since ? status.since : null;
+}
+
+function lockOf(entry: LockEntry | undefined, ttlMs: number, nowMs: number): NodeReport['lock'] {
+  if (entry === undefined) return { held: false, since: null, expired: false };
+  return {
+    held: true,
+    since: entry.created !== '' ? entry.created : null,
+    expired: isExpired(entry, ttlMs, nowMs),
+  };
+}
+
+function statusFields(
+  status: Partial<NodeStatus> | undefined,
+): Pick<NodeReport, 'phase' | 'reason' | 'since'> {
+  return {
+    phase: status?.phase ?? null,
+    reason: status?.reason ?? '',
+    since: status?.since ? status.since : null,
+  };
+}
+
+function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number): NodeReport {
+  const name = node.metadata?.name ?? '';
+  const annotations = node.metadata?.annotations ?? {};
+  const status = parseStatus(annotations[STATUS_ANNOTATION]);
+  return {
+    node: name,
+    rebootRequired: rebootRequired(status?.phase, annotations[KURED_IN_PROGRESS]),
+    ...statusFields(status),
+    bootID: node.status?.nodeInfo?.bootID ?? '',
+    lock: lockOf(
+      lock.entries.find((e) => e.nodeID === name),
+      ttlMs,
+      nowMs,
+    ),
+    lastReboot: lastRebootOf(status),
+    paused: annotations[NODE_PAUSE_ANNOTATION] === 'true',
+    unschedulable: node.spec?.unschedulable === true,
+    kured: kuredAnnotations(annotations),
+  };
+}
+
+function kuredAnnotations(annotations: Record<string, string>): NodeReport['kured'] {
+  return {
+    rebootInProgress: annotations[KURED_IN_PROGRESS] ?? null,
+    mostRecentRebootNeeded: annotations[KURED_REBOOT_NEEDED] ?? null,
+  };
+}
+
+/** Reads the nodes and the DaemonSet (two GETs, nothing written) into a StatusReport. */
+export async function collectStatus(
+  options: Omit<StatusOptions, 'output'>,
+  io: Pick<CommandIo, 'kube' | 'clock'>,
+  signal?: AbortSignal,
+): Promise<StatusReport> {
+  const ds = await readDaemonSet(io.kube, options, signal);
+  const nodes = await io.kube.listNodes({}, signal);
+  const lock = readLock(ds, options.lockAnnotation);
+  const nowMs = io.clock.now().getTime();
+  const rows = nodes
+    .map((n) => nodeReport(n, lock, options.lockTtlMs, nowMs))
+    .sort((a, b) => a.node.localeCompare(b.node));
+  return {
+    daemonSet: `${options.dsNamespace}/${options.dsName}`,
+    pause: readFleetPause(ds) ?? null,
+    lock: { holders: lock.entries.map((e) => e.nodeID), maxOwners: lock.maxOwners, error: lock.error },
+    nodes: rows,
+  };
+}
+
+const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
+
+function lockCell(row: NodeReport): string {
+  if (!row.lock.held) return '-';
+  return row.lock.expired ? 'held (expired)' : 'held';
+}
+
+function reasonCell(row: NodeReport): string {
+  const parts: string[] = [];
+  if (row.paused) parts.push('[node paused]');
+  if (row.phase === null && row.kured.rebootInProgress !== null) {
+    parts.push(`kured reboot in progress since ${row.kured.rebootInProgress}`);
+  }
+  if (row.reason !== '') parts.push(row.reason);
+  return parts.length > 0 ? parts.join(' ') : '-';
+}
+
+/** Left-aligned columns separated by three spaces, as kubectl prints. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('   ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+/** Longer reasons are cut in the table (`-o json` has them whole). */
+const REASON_WIDTH = 60;
+
+function truncate(value: string, width: number): string {
+  return value.length <= width ? value : value.slice(0, width - 1) + '…';
+}
+
+/** The human form of a report: header lines for the fleet, then one row per node. */
+export function formatStatus(report: StatusReport): string[] {
+  const lines: string[] = [];
+  if (report.pause) {
+    const by = report.pause.by !== '' ? ` by ${report.pause.by}` : '';
+    const since = report.pause.since !== '' ? ` since ${report.pause.since}` : '';
+    lines.push(`Fleet PAUSED${by}${since}: ${report.pause.reason}`);
+  }
+  if (report.lock.error !== null) lines.push(`Lock: ${report.lock.error} (agents treat it as held)`);
+  const known = new Set(report.nodes.map((n) => n.node));
+  const strangers = report.lock.holders.filter((h) => !known.has(h));
+  if (strangers.length > 0) lines.push(`Lock also held by: ${strangers.join(', ')} (not a node)`);
+  const rows = report.nodes.map((r) => [
+    r.node,
+    yesNo(r.rebootRequired),
+    r.phase ?? '-',
+    truncate(reasonCell(r), REASON_WIDTH),
+    lockCell(r),
+    r.lastReboot ?? '-',
+  ]);
+  lines.push(...formatTable(['NODE', 'REBOOT', 'PHASE', 'REASON', 'LOCK', 'LAST REBOOT'], rows));
+  return lines;
+}
+
+/** `kured-ts status`: prints the table (or JSON); 0, or 1 with one line when the cluster cannot be read. */
+export async function runStatus(options: StatusOptions, io: CommandIo): Promise<number> {
+  const err = io.err ?? io.out;
+  let report: StatusReport;
+  try {
+    report = await collectStatus(options, io, commandSignal());
+  } catch (e: unknown) {
+    err(describeApiError(e, 'read node status'));
+    return EXIT_ERROR;
+  }
+  if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
+  else for (const line of formatStatus(report)) io.out(line);
+  return EXIT_OK;
+}
+
+/** Adds `status` to the program. */
+export function registerStatus(program: Command, deps: CommandDeps): Command {
+  const cmd = program
+    .command('status')
+    .description(
+      'show, per node, whether a reboot is required, its phase and reason, the lock and the last reboot',
+    );
+  addClusterOptions(cmd)
+    .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
+    .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
+    .option('-o, --output <format>', 'table or json', 'table')
+    .action(async (flags: ClusterFlags & { lockAnnotation?: string; lockTtl?: string; output: string }) => {
+      if (flags.output !== 'table' && flags.output !== 'json') {
+        deps.err(`invalid value for -o/--output: ${flags.output} (table or json)`);
+        deps.exit(EXIT_USAGE);
+        return;
+      }
+      const cluster = clusterOptions(flags, deps.env);
+      const io = commandIo(deps, cluster.kubeconfig);
+      if (!io) return;
+      const lockAnnotation =
+        flags.lockAnnotation ?? nonEmpty(deps.env.KURED_LOCK_ANNOTATION) ?? 'weave.works/kured-node-lock';
+      let lockTtlMs: number;
+      try {
+        lockTtlMs = parseDuration(flags.lockTtl ?? nonEmpty(deps.env.KURED_LOCK_TTL) ?? '0');
+      } catch (e: unknown) {
+        deps.err(`invalid value for --lock-ttl: ${oneLine(e)}`);
+        deps.exit(EXIT_USAGE);
+        return;
+      }
+      deps.exit(await runStatus({ ...cluster, lockAnnotation, lockTtlMs, output: flags.output }, io));
+    });
+  return cmd;
+}

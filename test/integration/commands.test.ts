@@ -1,0 +1,353 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
+   client-node's model classes are plain data; tests write them as object literals, as the API does. */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Command } from 'commander';
+import { runPause, registerPause } from '../../src/commands/pause.js';
+import { registerResume, runResume } from '../../src/commands/resume.js';
+import {
+  FLEET_PAUSE_ANNOTATION,
+  registerStatus,
+  runStatus,
+  type CommandDeps,
+  type CommandIo,
+  type StatusOptions,
+  type StatusReport,
+} from '../../src/commands/status.js';
+import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+const LOCK = 'weave.works/kured-node-lock';
+const DS = { dsNamespace: 'kube-system', dsName: 'kured' };
+const STATUS: StatusOptions = { ...DS, lockAnnotation: LOCK, lockTtlMs: 0, output: 'table' };
+
+let server: FakeApiServer;
+let out: string[];
+let errs: string[];
+let io: CommandIo;
+let clock: FakeClock;
+
+function node(name: string, annotations: Record<string, string> = {}, unschedulable = false): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, annotations },
+    spec: { unschedulable },
+    status: { nodeInfo: { bootID: `boot-${name}` } as NonNullable<V1Node['status']>['nodeInfo'] },
+  };
+}
+
+function daemonSet(annotations: Record<string, string> = {}): V1DaemonSet {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: {
+      name: 'kured',
+      namespace: 'kube-system',
+      annotations: { 'owner/other': 'keep-me', ...annotations },
+    },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: {
+        metadata: { labels: { app: 'kured' } },
+        spec: { containers: [{ name: 'kured', image: 'kured-ts' }] },
+      },
+    },
+  };
+}
+
+function status(phase: string, reason: string, since = '2026-01-05T09:00:00Z', extra: object = {}): string {
+  return JSON.stringify({ phase, reason, since, bootID: 'b', ...extra });
+}
+
+function writes(): { method: string; path: string }[] {
+  return server.requests
+    .filter((r) => !['GET', 'HEAD'].includes(r.method))
+    .map((r) => ({ method: r.method, path: r.path }));
+}
+
+function dsAnnotations(): Record<string, string> {
+  return server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations ?? {};
+}
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  out = [];
+  errs = [];
+  clock = new FakeClock('2026-01-05T10:00:00Z');
+  io = {
+    kube: new ClientNodeKube(server.kubeConfig()),
+    out: (l) => out.push(l),
+    err: (l) => errs.push(l),
+    clock,
+  };
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+/** A fleet of three: n1 rebooting with the lock, n2 blocked, n3 idle after a reboot, n4 unknown to kured-ts. */
+function seedFleet(dsExtra: Record<string, string> = {}): void {
+  server.create(
+    'daemonsets',
+    daemonSet({
+      [LOCK]: '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-01-05T09:50:00Z","TTL":0}',
+      ...dsExtra,
+    }),
+  );
+  server.create(
+    'nodes',
+    node(
+      'n1',
+      { 'kured-ts.dev/status': status('draining', 'lock acquired (n1)', '2026-01-05T09:50:00Z') },
+      true,
+    ),
+  );
+  server.create(
+    'nodes',
+    node('n2', { 'kured-ts.dev/status': status('blocked', 'alert HighErrorRate firing') }),
+  );
+  server.create(
+    'nodes',
+    node('n3', {
+      'kured-ts.dev/status': status('idle', 'reboot not required', '2026-01-05T08:00:00Z', {
+        lastReboot: '2026-01-05T07:59:00Z',
+      }),
+      'kured-ts.dev/reboot-paused': 'true',
+    }),
+  );
+  server.create('nodes', node('n4', { 'weave.works/kured-reboot-in-progress': '2026-01-05T09:00:00Z' }));
+}
+
+describe('kured-ts status', () => {
+  it('prints one row per node with reboot, phase, reason, lock and last reboot', async () => {
+    seedFleet();
+    expect(await runStatus(STATUS, io)).toBe(0);
+    expect(out).toEqual([
+      'NODE   REBOOT   PHASE      REASON                                                LOCK   LAST REBOOT',
+      'n1     yes      draining   lock acquired (n1)                                    held   -',
+      'n2     yes      blocked    alert HighErrorRate firing                            -      -',
+      'n3     no       idle       [node paused] reboot not required                     -      2026-01-05T07:59:00Z',
+      'n4     yes      -          kured reboot in progress since 2026-01-05T09:00:00Z   -      -',
+    ]);
+    expect(writes()).toEqual([]);
+  });
+
+  it('shows a fleet pause, an expired slot and a lock holder that is not a node', async () => {
+    server.create(
+      'daemonsets',
+      daemonSet({
+        [LOCK]: JSON.stringify({
+          maxOwners: 2,
+          locks: [
+            {
+              nodeID: 'n1',
+              metadata: { unschedulable: false },
+              created: '2026-01-05T08:00:00Z',
+              TTL: 3600e9,
+            },
+            { nodeID: 'manual', metadata: { unschedulable: false }, created: '2026-01-05T09:00:00Z', TTL: 0 },
+          ],
+        }),
+        [FLEET_PAUSE_ANNOTATION]: JSON.stringify({
+          reason: 'kernel freeze',
+          by: 'alice',
+          since: '2026-01-05T09:30:00Z',
+        }),
+      }),
+    );
+    server.create(
+      'nodes',
+      node('n1', { 'kured-ts.dev/status': status('completed', 'reboot verified', '2026-01-05T09:10:00Z') }),
+    );
+    expect(await runStatus(STATUS, io)).toBe(0);
+    expect(out[0]).toBe('Fleet PAUSED by alice since 2026-01-05T09:30:00Z: kernel freeze');
+    expect(out[1]).toBe('Lock also held by: manual (not a node)');
+    expect(out[3]).toMatch(/^n1 +no +completed +reboot verified +held \(expired\) +2026-01-05T09:10:00Z$/);
+  });
+
+  it('prints the whole report as JSON with -o json', async () => {
+    seedFleet();
+    expect(await runStatus({ ...STATUS, output: 'json' }, io)).toBe(0);
+    const report = JSON.parse(out.join('\n')) as StatusReport;
+    expect(report.lock).toEqual({ holders: ['n1'], maxOwners: 1, error: null });
+    expect(report.pause).toBeNull();
+    expect(report.nodes.map((n) => n.node)).toEqual(['n1', 'n2', 'n3', 'n4']);
+    expect(report.nodes[0]).toEqual({
+      node: 'n1',
+      rebootRequired: true,
+      phase: 'draining',
+      reason: 'lock acquired (n1)',
+      since: '2026-01-05T09:50:00Z',
+      bootID: 'boot-n1',
+      lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false },
+      lastReboot: null,
+      paused: false,
+      unschedulable: true,
+      kured: { rebootInProgress: null, mostRecentRebootNeeded: null },
+    });
+    expect(report.nodes[2]?.paused).toBe(true);
+  });
+
+  it('reports an unreadable lock annotation instead of failing', async () => {
+    server.create('daemonsets', daemonSet({ [LOCK]: 'garbage' }));
+    server.create('nodes', node('n1'));
+    expect(await runStatus(STATUS, io)).toBe(0);
+    expect(out[0]).toMatch(
+      /^Lock: unreadable lock annotation: not JSON: garbage \(agents treat it as held\)$/,
+    );
+    expect(out[2]).toMatch(/^n1 +\? +- +- +- +-$/);
+  });
+
+  it('fails with one line naming the flags when the DaemonSet does not exist', async () => {
+    server.create('nodes', node('n1'));
+    expect(await runStatus(STATUS, io)).toBe(1);
+    expect(errs).toEqual(['DaemonSet kube-system/kured not found (set --ds-namespace and --ds-name)']);
+    expect(out).toEqual([]);
+  });
+});
+
+describe('kured-ts pause and resume', () => {
+  it('writes the pause annotation as a merge patch of that key only, and resume removes it', async () => {
+    seedFleet();
+    expect(await runPause({ ...DS, reason: 'kernel freeze', by: 'alice@laptop' }, io)).toBe(0);
+    expect(JSON.parse(dsAnnotations()[FLEET_PAUSE_ANNOTATION] ?? '')).toEqual({
+      reason: 'kernel freeze',
+      by: 'alice@laptop',
+      since: '2026-01-05T10:00:00.000Z',
+    });
+    expect(dsAnnotations()['owner/other']).toBe('keep-me');
+    expect(dsAnnotations()[LOCK]).toContain('"nodeID":"n1"');
+    const patch = server.requests.find((r) => r.method === 'PATCH');
+    expect(patch?.contentType).toBe('application/merge-patch+json');
+    expect(out).toEqual([
+      'fleet paused by alice@laptop at 2026-01-05T10:00:00.000Z: kernel freeze',
+      'agents will not take the lock until `kured-ts resume`; reboots already under way finish',
+    ]);
+
+    out.length = 0;
+    expect(await runResume(DS, io)).toBe(0);
+    expect(dsAnnotations()[FLEET_PAUSE_ANNOTATION]).toBeUndefined();
+    expect(dsAnnotations()['owner/other']).toBe('keep-me');
+    expect(dsAnnotations()[LOCK]).toContain('"nodeID":"n1"');
+    expect(out).toEqual([
+      'fleet resumed (was paused by alice@laptop since 2026-01-05T10:00:00.000Z: kernel freeze)',
+    ]);
+  });
+
+  it('says so when pausing a paused fleet, and replaces the pause', async () => {
+    server.create(
+      'daemonsets',
+      daemonSet({
+        [FLEET_PAUSE_ANNOTATION]: JSON.stringify({ reason: 'old', by: 'bob', since: 'yesterday' }),
+      }),
+    );
+    expect(await runPause({ ...DS, reason: 'new', by: 'alice' }, io)).toBe(0);
+    expect(out[0]).toBe('fleet was already paused by bob since yesterday: old');
+    expect(JSON.parse(dsAnnotations()[FLEET_PAUSE_ANNOTATION] ?? '')).toMatchObject({
+      reason: 'new',
+      by: 'alice',
+    });
+  });
+
+  it('resumes a fleet that is not paused without writing', async () => {
+    server.create('daemonsets', daemonSet());
+    expect(await runResume(DS, io)).toBe(0);
+    expect(out).toEqual(['fleet is not paused: nothing to do']);
+    expect(writes()).toEqual([]);
+  });
+
+  it.each(['', '   '])('refuses an empty reason %j without calling the API', async (reason) => {
+    server.create('daemonsets', daemonSet());
+    expect(await runPause({ ...DS, reason, by: 'alice' }, io)).toBe(2);
+    expect(errs).toEqual(['--reason must not be empty: say why the fleet is paused']);
+    expect(server.requests).toEqual([]);
+  });
+
+  it('fails with one clear line when the API forbids the patch', async () => {
+    server.create('daemonsets', daemonSet());
+    server.injectFailure({ method: 'PATCH' }, 403, 1);
+    expect(await runPause({ ...DS, reason: 'x', by: 'alice' }, io)).toBe(1);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatch(/^not allowed to pause the fleet \(DaemonSet kube-system\/kured\): .*\(403\)$/);
+  });
+});
+
+describe('the subcommands as registered with commander', () => {
+  function program(connect: (kubeconfig: string) => Kube): {
+    run: (args: string[]) => Promise<number | undefined>;
+  } {
+    let code: number | undefined;
+    const deps: CommandDeps = {
+      env: {},
+      out: (l) => out.push(l),
+      err: (l) => errs.push(l),
+      exit: (c) => (code = c),
+      connect,
+      clock,
+    };
+    const prog = new Command().exitOverride();
+    registerStatus(prog, deps);
+    registerPause(prog, deps);
+    registerResume(prog, deps);
+    return {
+      run: async (args) => {
+        code = undefined;
+        await prog.parseAsync(args, { from: 'user' });
+        return code;
+      },
+    };
+  }
+
+  it('runs status -o json, pause and resume end to end', async () => {
+    seedFleet();
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['status', '-o', 'json'])).toBe(0);
+    expect((JSON.parse(out.join('\n')) as StatusReport).nodes).toHaveLength(4);
+    expect(await cli.run(['pause', '--reason', 'freeze', '--by', 'ci'])).toBe(0);
+    expect(dsAnnotations()[FLEET_PAUSE_ANNOTATION]).toContain('"reason":"freeze"');
+    expect(await cli.run(['resume'])).toBe(0);
+    expect(dsAnnotations()[FLEET_PAUSE_ANNOTATION]).toBeUndefined();
+  });
+
+  it.each([
+    ['status', ['status']],
+    ['pause', ['pause', '--reason', 'x']],
+    ['resume', ['resume']],
+  ])('%s exits 1 with one line when the cluster is unreachable', async (_name, args) => {
+    const url = server.url;
+    await server.close();
+    server = await startFakeApiServer(); // for afterEach; the old URL now refuses connections
+    const cli = program(() => connectKube({ url }));
+    expect(await cli.run(args)).toBe(1);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatch(/^cannot reach the Kubernetes API \(.*\): .*ECONNREFUSED/);
+    expect(out).toEqual([]);
+  });
+
+  it('rejects an unknown output format with exit 2', async () => {
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['status', '-o', 'yaml'])).toBe(2);
+    expect(errs).toEqual(['invalid value for -o/--output: yaml (table or json)']);
+    expect(server.requests).toEqual([]);
+  });
+
+  it('reads the DaemonSet name from KURED_DS_NAME when no flag is given', async () => {
+    server.create('daemonsets', { ...daemonSet(), metadata: { name: 'other', namespace: 'kube-system' } });
+    let code: number | undefined;
+    const prog = new Command().exitOverride();
+    registerResume(prog, {
+      env: { KURED_DS_NAME: 'other' },
+      out: (l) => out.push(l),
+      err: (l) => errs.push(l),
+      exit: (c) => (code = c),
+      connect: () => new ClientNodeKube(server.kubeConfig()),
+      clock,
+    });
+    await prog.parseAsync(['resume'], { from: 'user' });
+    expect(code).toBe(0);
+    expect(out).toEqual(['fleet is not paused: nothing to do']);
+  });
+});
