@@ -81,6 +81,8 @@ export interface FakeApiServer {
    * path-with-query contains `pathIncludes` fail with a Status of HTTP `status`.
    */
   injectFailure(match: { method?: string; pathIncludes?: string }, status: number, count: number): void;
+  /** Ends every open watch stream cleanly, as an API server restart does; clients re-watch. */
+  endWatches(): void;
   /** Ends watches, closes connections and the listener. */
   close(): Promise<void>;
 }
@@ -192,6 +194,10 @@ class FakeServer implements FakeApiServer {
     if (match.method !== undefined) failure.method = match.method;
     if (match.pathIncludes !== undefined) failure.pathIncludes = match.pathIncludes;
     this.ctx.failures.push(failure);
+  }
+
+  endWatches(): void {
+    this.ctx.hub.closeAll();
   }
 
   async close(): Promise<void> {
