@@ -3,10 +3,11 @@
 // privileged only for method command, every flag reachable from values with the agent's defaults).
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -605,5 +606,106 @@ describe('RBAC', () => {
     expect(pod.serviceAccountName).toBe(sa.metadata.name);
     const crb = only(objects, 'ClusterRoleBinding') as Binding;
     expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE }]);
+  });
+});
+
+interface AlertRule {
+  alert: string;
+  expr: string;
+  for: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+describe('the PrometheusRule', () => {
+  const objects = (): K8sObject[] => render(['concurrency-prometheus-values.yaml']);
+  const groups = (): { name: string; rules: AlertRule[] }[] =>
+    (
+      only(objects(), 'PrometheusRule') as K8sObject & {
+        spec: { groups: { name: string; rules: AlertRule[] }[] };
+      }
+    ).spec.groups;
+
+  function promtool(args: string[], files: Record<string, string>): { status: number; output: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-rules-'));
+    try {
+      for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+      const run = spawnSync('promtool', args, { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+      if (run.error !== undefined)
+        throw new Error(`promtool (Debian package prometheus) is needed: ${run.error.message}`);
+      return { status: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('has the three alerts, and promtool check rules accepts them', () => {
+    const rules = groups()[0]!.rules;
+    expect(rules.map((r) => r.alert)).toEqual([
+      'KuredTsRebootRequiredTooLong',
+      'KuredTsNodeCordonedTooLong',
+      'KuredTsRebootFailed',
+    ]);
+    const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
+    expect(out.output).toContain('SUCCESS: 3 rules found');
+    expect(out.status).toBe(0);
+  });
+
+  test('the alerts fire when they should, across the scrape gap of a reboot, and not before', () => {
+    const rules = groups()[0]!.rules;
+    const expected = (name: string, node: string): object => {
+      const rule = rules.find((r) => r.alert === name)!;
+      const fill = (text: string): string => text.replace(/\{\{ \$labels\.node \}\}/g, node);
+      return {
+        exp_labels: { ...rule.labels, node },
+        exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, fill(v)])),
+      };
+    };
+    const test = {
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '1m',
+          input_series: [
+            // n1 needs a reboot for 13 h (the values file alerts after 12 h); n0 never did.
+            { series: 'kured_reboot_required{node="n1",pod="a"}', values: '1x800' },
+            { series: 'kured_reboot_required{node="n0",pod="b"}', values: '0x800' },
+            // n2: cordoned (rebooting) for 30 min, its pod gone (stale) for 8 min while the node
+            // boots, then verifying from a new pod (the values file alerts after 90 min in all).
+            { series: 'kured_ts_phase{node="n2",phase="rebooting",pod="c"}', values: '1x30 stale' },
+            { series: 'kured_ts_phase{node="n2",phase="verifying",pod="d"}', values: '_x38 1x100' },
+            // n3 failed; n4's failed phase is 0.
+            { series: 'kured_ts_phase{node="n3",phase="failed",pod="e"}', values: '1x10' },
+            { series: 'kured_ts_phase{node="n4",phase="failed",pod="f"}', values: '0x10' },
+          ],
+          alert_rule_test: [
+            { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
+            {
+              eval_time: '12h30m',
+              alertname: 'KuredTsRebootRequiredTooLong',
+              exp_alerts: [expected('KuredTsRebootRequiredTooLong', 'n1')],
+            },
+            { eval_time: '80m', alertname: 'KuredTsNodeCordonedTooLong', exp_alerts: [] },
+            {
+              eval_time: '100m',
+              alertname: 'KuredTsNodeCordonedTooLong',
+              exp_alerts: [expected('KuredTsNodeCordonedTooLong', 'n2')],
+            },
+            {
+              eval_time: '5m',
+              alertname: 'KuredTsRebootFailed',
+              exp_alerts: [expected('KuredTsRebootFailed', 'n3')],
+            },
+          ],
+        },
+      ],
+    };
+    const out = promtool(['test', 'rules', 'test.yaml'], {
+      'rules.yaml': stringify({ groups: groups() }),
+      'test.yaml': stringify(test),
+    });
+    expect(out.output).toContain('SUCCESS');
+    expect(out.status).toBe(0);
   });
 });
