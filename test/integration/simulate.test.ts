@@ -1,0 +1,88 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  DEFAULT_SIMULATE_OPTIONS,
+  runSimulate,
+  simulate,
+  type SimulateOptions,
+} from '../../src/commands/simulate.js';
+import type { AgentFactory, SimulationResult } from '../../src/sim/simulation.js';
+
+const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
+
+/** The report without wall-clock measurements. */
+function comparable(r: SimulationResult): Omit<SimulationResult, 'wallMs'> {
+  const { wallMs: _wall, ...rest } = r;
+  return rest;
+}
+
+describe('kured-ts simulate with the real agents', () => {
+  it('reboots every node of a small cluster with no invariant broken, the same way twice', async () => {
+    const first = await simulate(small);
+    expect(first.violations).toEqual([]);
+    expect(first.stop).toBe('done');
+    expect(first.rebooted).toBe(5);
+    expect(first.maxDown).toBe(1);
+    expect(first.maxHolders).toBe(1);
+    expect(first.evictions.accepted).toBeGreaterThan(0);
+    expect(first.lowerBoundMs).toBeGreaterThan(0);
+    expect(first.makespanMs).toBeGreaterThanOrEqual(first.lowerBoundMs);
+    const second = await simulate(small);
+    expect(comparable(second)).toEqual(comparable(first));
+  });
+
+  it('keeps a pre-cordoned node cordoned and honours concurrency 2', async () => {
+    const r = await simulate({ ...small, nodes: 6, concurrency: 2, preCordoned: 1, seed: 3 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(6);
+    expect(r.maxHolders).toBeLessThanOrEqual(2);
+    expect(r.maxDown).toBeLessThanOrEqual(2);
+  });
+
+  it('prints plain progress lines and the report, and exits 0', async () => {
+    let text = '';
+    const code = await runSimulate(
+      { ...small, nodes: 3 },
+      { out: { write: (t) => (text += t), isTTY: false } },
+    );
+    expect(code).toBe(0);
+    expect(text).toMatch(/node-01 draining/);
+    expect(text).toMatch(/invariant violations\s+0/);
+    expect(text).toMatch(/nodes rebooted\s+3\/3/);
+  });
+});
+
+/** An agent that ignores every rule: cordons and reboots at once, without the lock or a drain. */
+const reckless: AgentFactory = (config, io) => ({
+  run: async (signal) => {
+    await io.clock.sleep(1_000, signal);
+    if (!(await io.sentinel.rebootRequired()).required) return;
+    await io.kube.mergePatchNode(config.nodeId, { spec: { unschedulable: true } });
+    await io.rebooter.reboot();
+  },
+});
+
+describe('the invariant checks', () => {
+  it('catch an agent that cordons and reboots without the lock and without draining', async () => {
+    const r = await simulate({ ...small, nodes: 3 }, { createAgent: reckless });
+    const rules = new Set(r.violations.map((v) => v.rule));
+    expect(rules).toEqual(
+      new Set([
+        'cordoned-without-lock',
+        'reboot-without-lock',
+        'reboot-undrained',
+        'too-many-down',
+        'left-cordoned',
+      ]),
+    );
+  });
+
+  it('make runSimulate exit 1', async () => {
+    let text = '';
+    const code = await runSimulate(
+      { ...small, nodes: 2 },
+      { out: { write: (t) => (text += t), isTTY: false }, createAgent: reckless, progress: false },
+    );
+    expect(code).toBe(1);
+    expect(text).toMatch(/VIOLATION at/);
+  });
+});
