@@ -1,6 +1,7 @@
 // `kured-ts status`: why is each node (not) rebooting, from what the cluster records.
 // Also home of the plumbing the operator commands share (I/O, connection, one-line API errors).
 import type { Command } from 'commander';
+import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { connectKube } from '../kube/client.js';
 import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
@@ -62,8 +63,7 @@ export const EXIT_ERROR = 1;
 /** Bad arguments. */
 export const EXIT_USAGE = 2;
 
-/** The fleet pause annotation on the DaemonSet (DESIGN §4). */
-export const FLEET_PAUSE_ANNOTATION = 'kured-ts.dev/paused';
+export { FLEET_PAUSE_ANNOTATION };
 
 /** The value of the fleet pause annotation. */
 export interface FleetPause {
