@@ -1,0 +1,290 @@
+// The CLI as a real process: `node dist/cli.js`, built once before the tests.
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { FLAGS, shownDefault } from '../../src/flags.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI with only the given KURED_* variables (none leak in from the test's environment). */
+function cli(args: string[], env: Record<string, string> = {}): Run {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURED_')));
+  const result = spawnSync(process.execPath, ['dist/cli.js', ...args], {
+    cwd: ROOT,
+    env: { ...clean, TZ: 'UTC', ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
+}, 60_000);
+
+describe('kured-ts --help', () => {
+  let help: Run;
+  beforeAll(() => {
+    help = cli(['--help']);
+  });
+
+  it('exits 0', () => {
+    expect(help.status).toBe(0);
+  });
+
+  it.each(FLAGS.map((f) => [f.name, shownDefault(f), f.env]))(
+    'lists --%s with its default %s and %s',
+    (name, def, env) => {
+      const flat = help.stdout.replace(/\s+/g, ' ');
+      const line = new RegExp(`--${name} \\S+ [^\\n]*?\\(default: ${escape(def)}; env ${env}`);
+      expect(flat).toMatch(line);
+    },
+  );
+
+  it('lists the subcommands', () => {
+    for (const command of ['agent', 'window', 'status', 'pause', 'resume', 'check', 'simulate']) {
+      expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    }
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, ' ');
+}
+
+describe('kured-ts --version', () => {
+  it('prints the package version', () => {
+    const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { version: string };
+    const run = cli(['--version']);
+    expect([run.status, run.stdout.trim()]).toEqual([0, pkg.version]);
+  });
+});
+
+describe('kured-ts window', () => {
+  // 2026-11-23 is a Monday.
+  const cases: [string, string[], Record<string, string>, string, string][] = [
+    [
+      'mon-fri 9am-5pm on a Monday noon',
+      [
+        '--start-time',
+        '9am',
+        '--end-time',
+        '5pm',
+        '--reboot-days',
+        'mon-fri',
+        '--at',
+        '2026-11-23T12:00:00Z',
+      ],
+      {},
+      'inside',
+      'closes: 2026-11-23 17:00:01 UTC',
+    ],
+    [
+      'mon-fri 9am-5pm on a Saturday',
+      [
+        '--start-time',
+        '9am',
+        '--end-time',
+        '5pm',
+        '--reboot-days',
+        'mon-fri',
+        '--at',
+        '2026-11-21T12:00:00Z',
+      ],
+      {},
+      'outside',
+      'opens: 2026-11-23 09:00:00 UTC (2026-11-23T09:00:00.000Z), in 1d 21h 0m',
+    ],
+    [
+      'a window wrapping midnight after midnight',
+      ['--start-time', '22:00', '--end-time', '06:00', '--at', '2026-11-24T02:00:00Z'],
+      {},
+      'inside',
+      'closes: 2026-11-24 06:00:01 UTC',
+    ],
+    [
+      'a window wrapping midnight at noon',
+      ['--start-time', '22:00', '--end-time', '06:00', '--at', '2026-11-24T12:00:00Z'],
+      {},
+      'outside',
+      'opens: 2026-11-24 22:00:00 UTC',
+    ],
+    [
+      'Los Angeles 9am-5pm at 08:00 PST',
+      [
+        '--time-zone',
+        'America/Los_Angeles',
+        '--start-time',
+        '9am',
+        '--end-time',
+        '5pm',
+        '--at',
+        '2026-11-23T16:00:00Z',
+      ],
+      {},
+      'outside',
+      'opens: 2026-11-23 09:00:00 America/Los_Angeles (2026-11-23T17:00:00.000Z)',
+    ],
+    [
+      'Los Angeles across spring-forward',
+      [
+        '--time-zone',
+        'America/Los_Angeles',
+        '--start-time',
+        '9am',
+        '--end-time',
+        '5pm',
+        '--at',
+        '2026-03-08T02:00:00Z',
+      ],
+      {},
+      'outside',
+      '(2026-03-08T16:00:00.000Z)',
+    ],
+    [
+      'times kured rejects: 9:30AM to 5:00pm',
+      ['--start-time', '9:30AM', '--end-time', '5:00pm', '--at', '2026-11-23T17:00:00Z'],
+      {},
+      'inside',
+      'window: every day 09:30-17:00 UTC',
+    ],
+    [
+      'days from the environment',
+      ['--at', '2026-11-23T12:00:00Z'],
+      { KURED_REBOOT_DAYS: 'sat-sun' },
+      'outside',
+      'window: sun,sat 00:00-23:59:59 UTC',
+    ],
+    [
+      'an empty day list',
+      ['--reboot-days', '', '--at', '2026-11-23T12:00:00Z'],
+      {},
+      'outside',
+      'opens: not within 8 days',
+    ],
+    [
+      'a cron schedule',
+      ['--reboot-schedule', '* 2 * * sat', '--at', '2026-11-28T02:30:00Z'],
+      {},
+      'inside',
+      'closes: 2026-11-28 03:00:00 UTC',
+    ],
+  ];
+  it.each(cases)('answers for %s', (...[, args, env, state, detail]) => {
+    const run = cli(['window', ...args], env);
+    expect(run.status).toBe(0);
+    expect(lines(run.stdout)[0]).toBe(state);
+    expect(run.stdout).toContain(detail);
+    expect(lines(run.stdout)[1]).toMatch(/^window: /);
+  });
+
+  it('uses the current time without --at', () => {
+    const run = cli(['window']);
+    expect([run.status, lines(run.stdout)[0]]).toEqual([0, 'inside']);
+  });
+});
+
+describe('bad input: exit status 2 and one line naming the flag', () => {
+  const agent = ['--node-id', 'n1'];
+  const cases: [string, string[], Record<string, string>, string][] = [
+    ['an hour past 23', [...agent, '--end-time', '25:00'], {}, '--end-time'],
+    ['24:00', [...agent, '--start-time', '24:00'], {}, '--start-time'],
+    ['a one-digit minute', [...agent, '--start-time', '7:5'], {}, '--start-time'],
+    ['a duration in days', [...agent, '--period', '1d'], {}, '--period'],
+    ['a negative duration', [...agent, '--lock-ttl', '-1s'], {}, '--lock-ttl'],
+    ['zero concurrency', [...agent, '--concurrency', '0'], {}, '--concurrency'],
+    ['a port out of range', [...agent, '--metrics-port', '99999'], {}, '--metrics-port'],
+    ['an unknown reboot method', [...agent, '--reboot-method', 'kexec'], {}, '--reboot-method'],
+    ['an unknown log format', [...agent, '--log-format', 'xml'], {}, '--log-format'],
+    ['an unknown time zone', [...agent, '--time-zone', 'Mars/Base'], {}, '--time-zone'],
+    ['an unknown day', [...agent, '--reboot-days', 'mon,funday'], {}, '--reboot-days'],
+    ['a label without =', [...agent, '--pre-reboot-node-labels', 'nolabel'], {}, '--pre-reboot-node-labels'],
+    ['a bad pod selector', [...agent, '--blocking-pod-selector', 'bad key=1'], {}, '--blocking-pod-selector'],
+    ['a bad regexp', [...agent, '--alert-filter-regexp', '(unclosed'], {}, '--alert-filter-regexp'],
+    ['a bad cron expression', [...agent, '--reboot-schedule', '61 * * * *'], {}, '--reboot-schedule'],
+    [
+      'a malformed Slack hook',
+      [...agent, '--slack-hook-url', 'https://hooks.slack.com/services/T/B'],
+      {},
+      '--slack-hook-url',
+    ],
+    ['an unterminated quote', [...agent, '--reboot-command', 'sh -c "oops'], {}, '--reboot-command'],
+    ['a bad boolean', [...agent, '--force-reboot=maybe'], {}, '--force-reboot'],
+    ['a bad URL', [...agent, '--prometheus-url', 'not a url'], {}, '--prometheus-url'],
+    [
+      'a bad enum of a new flag',
+      [...agent, '--on-post-reboot-timeout', 'ignore'],
+      {},
+      '--on-post-reboot-timeout',
+    ],
+    ['a bad time from the environment', agent, { KURED_END_TIME: '25:00' }, 'KURED_END_TIME'],
+    [
+      'a bad selector from the environment',
+      agent,
+      { KURED_BLOCKING_POD_SELECTOR: 'a=b=c' },
+      '--blocking-pod-selector',
+    ],
+    ['a missing node id', [], {}, '--node-id'],
+    ['an unknown flag', [...agent, '--perod', '1h'], {}, '--perod'],
+    ['a missing value', [...agent, '--period'], {}, '--period'],
+    ['a bad --at for window', ['window', '--at', 'yesterday'], {}, '--at'],
+    ['a bad time for window', ['window', '--start-time', '25:00'], {}, '--start-time'],
+    [
+      'a flag of the agent given to agent',
+      ['agent', '--node-id', 'n1', '--drain-grace-period', '-2'],
+      {},
+      '--drain-grace-period',
+    ],
+  ];
+
+  it.each(cases)('%s', (...[, args, env, named]) => {
+    const run = cli(args, env);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(lines(run.stderr)).toHaveLength(1);
+    expect(run.stderr).toContain(named);
+  });
+
+  it('names the value too', () => {
+    expect(cli(['--node-id', 'n1', '--end-time', '25:00']).stderr).toBe(
+      'error: invalid value "25:00" for --end-time: hour must be 0-23\n',
+    );
+  });
+
+  it('rejects an unknown command', () => {
+    const run = cli(['frobnicate']);
+    expect([run.status, run.stderr]).toEqual([2, "error: unknown command 'frobnicate'\n"]);
+  });
+});
+
+describe('commands not implemented yet', () => {
+  it.each(['status', 'pause', 'resume', 'check', 'simulate'])('%s fails honestly with exit 1', (command) => {
+    const run = cli([command]);
+    expect([run.status, run.stderr]).toEqual([1, `${command}: not implemented yet\n`]);
+  });
+});
+
+describe('the agent', () => {
+  it('logs its effective configuration with the notify URL redacted', () => {
+    const run = cli(['--log-format', 'json', '--notify-url', 'https://hooks.example.com/SECRET'], {
+      KURED_NODE_ID: 'n1',
+    });
+    const logged = lines(run.stderr)
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { message: string; config?: { nodeId: string; notifyUrl: string } });
+    const effective = logged.find((l) => l.message === 'effective configuration');
+    expect(effective?.config).toMatchObject({
+      nodeId: 'n1',
+      notifyUrl: 'https://hooks.example.com/<redacted>',
+    });
+    expect(run.stderr).not.toContain('SECRET');
+  });
+});
