@@ -1,0 +1,124 @@
+// What the container image relies on, checked without a container engine (scripts/image-test.sh
+// builds and runs the real image from .ci/run): the Dockerfile's contract, and the esbuild bundle
+// running on its own, with no node_modules anywhere above it, as /app/kured-ts.mjs does in the image.
+import { describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+/** Dockerfile instructions of one stage (continuation lines joined, comments dropped). */
+function stage(name: string): string[] {
+  const lines = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  const start = lines.findIndex((l) => new RegExp(`^FROM .* AS ${name}$`).test(l));
+  expect(start).toBeGreaterThanOrEqual(0);
+  const end = lines.findIndex((l, i) => i > start && l.startsWith('FROM '));
+  return lines.slice(start, end < 0 ? undefined : end);
+}
+
+/** Runs the bundle copied alone into an empty directory; returns its output and peak RSS. */
+function runAlone(args: string[]): { status: number; stdout: string; stderr: string; maxRssKb: number } {
+  const bundle = join(root, 'dist/cli.js');
+  if (!existsSync(bundle)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bundle-'));
+  try {
+    copyFileSync(bundle, join(dir, 'kured-ts.mjs'));
+    writeFileSync(
+      join(dir, 'rss.cjs'),
+      "process.on('exit', () => process.stderr.write(`maxrss_kb=${process.resourceUsage().maxRSS}\\n`));\n",
+    );
+    const run = spawnSync('node', ['--require', join(dir, 'rss.cjs'), join(dir, 'kured-ts.mjs'), ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_PATH: '' },
+      timeout: 20_000,
+    });
+    const rss = /maxrss_kb=(\d+)/.exec(run.stderr)?.[1];
+    return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr, maxRssKb: Number(rss ?? 0) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the Dockerfile', () => {
+  test('builds on an official Node 20 image, replaceable by a build argument', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+    expect(stage('build')[0]).toBe('FROM ${NODE_IMAGE} AS build');
+    expect(stage('runtime')[0]).toBe('FROM ${NODE_IMAGE} AS runtime');
+  });
+
+  test('the build stage installs from the lock file and builds the bundle', () => {
+    const build = stage('build').join('\n');
+    expect(build).toMatch(/^RUN npm ci\b/m);
+    expect(build).toMatch(/^RUN npm run build$/m);
+  });
+
+  test('the runtime stage has nsenter and tzdata, one bundled file, no node_modules, a non-root user', () => {
+    const runtime = stage('runtime');
+    const text = runtime.join('\n');
+    expect(text).toMatch(/apt-get install [^\n]*\butil-linux\b/);
+    expect(text).toMatch(/apt-get install [^\n]*\btzdata\b/);
+    expect(runtime.filter((l) => l.startsWith('COPY --from=build'))).toEqual([
+      'COPY --from=build /src/dist/cli.js /app/kured-ts.mjs',
+    ]);
+    expect(text).not.toContain('node_modules /');
+    expect(runtime.find((l) => l.startsWith('USER '))).toBe('USER 65532:65532');
+    expect(runtime[runtime.length - 1]).toBe('ENTRYPOINT ["node", "/app/kured-ts.mjs"]');
+  });
+
+  test('.dockerignore keeps node_modules, dist and local state out of the build context', () => {
+    const ignore = readFileSync(join(root, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    // Everything is excluded, then only what the build stage copies is let back in.
+    expect(ignore[0]).toBe('*');
+    const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'package-lock.json',
+        'tsconfig.json',
+        'scripts/build.mjs',
+        'src/',
+      ]),
+    );
+    expect(allowed.some((l) => /node_modules|dist|\.tools|\.git/.test(l))).toBe(false);
+  });
+});
+
+describe('the bundle alone, as in the image', () => {
+  test('answers --help with every flag, without node_modules', () => {
+    const run = runAlone(['--help']);
+    expect(run.stderr).not.toMatch(/Cannot find (module|package)/);
+    expect(run.status).toBe(0);
+    for (const flag of [
+      '--node-id',
+      '--reboot-method',
+      '--lock-annotation',
+      '--host-exec',
+      '--block-on-pdb',
+    ]) {
+      expect(run.stdout).toContain(flag);
+    }
+  });
+
+  test('rejects a bad flag with exit status 2, as the agent must before any API call', () => {
+    const run = runAlone(['agent', '--node-id', 'n1', '--reboot-method', 'explode']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--reboot-method');
+  });
+
+  test('stays well below the resident memory of client-node loaded from node_modules (~110 MB)', () => {
+    const run = runAlone(['--help']);
+    console.log(`bundle --help: peak resident memory ${(run.maxRssKb / 1024).toFixed(1)} MiB`);
+    expect(run.maxRssKb).toBeGreaterThan(0);
+    expect(run.maxRssKb).toBeLessThan(100 * 1024);
+  });
+});
