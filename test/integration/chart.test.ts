@@ -183,7 +183,7 @@ describe('helm lint and helm template', () => {
     const out = helm(['lint', '--strict', chart, ...valuesArgs(files, [])]);
     expect(out.stderr).toBe('');
     expect(out.status).toBe(0);
-    expect(out.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+    expect(out.stdout).not.toMatch(/\[(INFO|WARNING|ERROR)\]/);
   });
 
   test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
