@@ -1,0 +1,413 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// DaemonSetLock through the real client-node against the fake API server.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import { SystemClock, type Clock } from '../../src/clock/clock.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
+import { entriesOf, isExpired, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+const NS = 'kube-system';
+const DS = 'kured';
+const ANNOTATION = 'weave.works/kured-node-lock';
+
+let server: FakeApiServer;
+let kube: ClientNodeKube;
+let log: MemoryLogger;
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  kube = new ClientNodeKube(server.kubeConfig());
+  log = new MemoryLogger();
+  server.create<V1DaemonSet>('daemonsets', {
+    metadata: { name: DS, namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: { metadata: { labels: { app: 'kured' } } },
+    },
+  });
+  for (let i = 0; i < 20; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function lock(
+  nodeId: string,
+  o: { concurrency?: number; ttlMs?: number; clock?: Clock; attempts?: number } = {},
+): DaemonSetLock {
+  return new DaemonSetLock({
+    kube,
+    nodeId,
+    namespace: NS,
+    name: DS,
+    annotation: ANNOTATION,
+    ttlMs: o.ttlMs ?? 0,
+    concurrency: o.concurrency ?? 1,
+    clock: o.clock ?? new SystemClock(),
+    log,
+    attempts: o.attempts ?? 8,
+  });
+}
+
+function annotation(): string | undefined {
+  return server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[ANNOTATION];
+}
+
+function setAnnotation(value: string): void {
+  const ds = server.get<V1DaemonSet>('daemonsets', NS, DS)!;
+  ds.metadata!.annotations = { ...ds.metadata!.annotations, [ANNOTATION]: value };
+  server.update('daemonsets', ds);
+}
+
+function holderIds(): string[] {
+  const text = annotation();
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+}
+
+function dsPatches(): { contentType: string | undefined; status: number }[] {
+  return server.requests
+    .filter((r) => r.method === 'PATCH' && r.path.includes('/daemonsets/'))
+    .map((r) => ({ contentType: r.contentType, status: r.status }));
+}
+
+describe('DaemonSetLock with concurrency 1', () => {
+  it("takes the lock in kured's single form, guarded by resourceVersion, and gives it back", async () => {
+    const result = await lock('n1').acquire({ unschedulable: false, bootID: 'b1' });
+    expect(result).toMatchObject({
+      acquired: true,
+      holder: { nodeID: 'n1', ttlMs: 0, metadata: { unschedulable: false, bootID: 'b1' } },
+    });
+    expect(annotation()).toMatch(
+      /^\{"nodeID":"n1","metadata":\{"unschedulable":false,"bootID":"b1"\},"created":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z","TTL":0\}$/,
+    );
+    expect(dsPatches()).toEqual([{ contentType: 'application/merge-patch+json', status: 200 }]);
+    await expect(lock('n1').holding()).resolves.toMatchObject({ nodeID: 'n1' });
+    await expect(lock('n2').holding()).resolves.toBeUndefined();
+    await expect(lock('n2').acquire({ unschedulable: false })).resolves.toEqual({
+      acquired: false,
+      holders: ['n1'],
+      reason: 'all 1 lock slot(s) held by n1',
+    });
+    await lock('n2').release();
+    expect(holderIds()).toEqual(['n1']);
+    await lock('n1').release();
+    expect(annotation()).toBeUndefined();
+    await lock('n1').release();
+  });
+
+  it('acquires idempotently: a second acquire returns our slot without writing', async () => {
+    const first = await lock('n1').acquire({ unschedulable: true });
+    const second = await lock('n1').acquire({ unschedulable: false });
+    expect(second).toEqual(first);
+    expect(dsPatches()).toHaveLength(1);
+  });
+
+  it('updates the metadata of our slot and refuses to when we do not hold one', async () => {
+    await lock('n1').acquire({ unschedulable: false, bootID: 'b1' });
+    const before = await lock('n1').holding();
+    await lock('n1').update({
+      unschedulable: false,
+      bootID: 'b1',
+      attempts: 2,
+      verifyingSince: '2026-01-05T10:00:00Z',
+    });
+    const after = await lock('n1').holding();
+    expect(after).toEqual({
+      ...before,
+      metadata: { unschedulable: false, bootID: 'b1', attempts: 2, verifyingSince: '2026-01-05T10:00:00Z' },
+    });
+    await expect(lock('n2').update({ unschedulable: false })).rejects.toThrow(/does not hold/);
+  });
+
+  it('rejects a lock written from a stale read (409) by re-reading: a racing writer never loses its slot', async () => {
+    // Another agent writes between our read and our write: our patch must fail and we must see it.
+    const racing = new Proxy(kube, {
+      get(target, prop, receiver): unknown {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'getDaemonSet' || typeof value !== 'function') return value;
+        let first = true;
+        return async (...args: unknown[]) => {
+          const ds: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (first) {
+            first = false;
+            await lock('n7').acquire({ unschedulable: false });
+          }
+          return ds;
+        };
+      },
+    });
+    const l = new DaemonSetLock({
+      kube: racing,
+      nodeId: 'n1',
+      namespace: NS,
+      name: DS,
+      annotation: ANNOTATION,
+      ttlMs: 0,
+      concurrency: 1,
+      clock: new SystemClock(),
+      log,
+    });
+    await expect(l.acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: false,
+      holders: ['n7'],
+    });
+    expect(holderIds()).toEqual(['n7']);
+    expect(dsPatches().map((p) => p.status)).toEqual([200, 409]);
+  });
+});
+
+describe('kured compatibility', () => {
+  it.each([
+    [
+      'single',
+      '{"nodeID":"n5","metadata":{"unschedulable":false},"created":"2099-03-01T12:34:56.123456789Z","TTL":0}',
+      ['n5'],
+    ],
+    [
+      'multi',
+      '{"maxOwners":2,"locks":[{"nodeID":"n5","metadata":{"unschedulable":false},"created":"2099-03-01T12:34:56Z","TTL":0},{"nodeID":"n6","metadata":{"unschedulable":true},"created":"2099-03-01T12:35:00Z","TTL":0}]}',
+      ['n5', 'n6'],
+    ],
+    ['manual', '{"nodeID":"manual"}', ['manual']],
+  ])('reads a %s lock written by kured as held', async (_form, text, holders) => {
+    setAnnotation(text);
+    const result = await lock('n1', { concurrency: holders.length, ttlMs: 60_000 }).acquire({
+      unschedulable: false,
+    });
+    expect(result).toMatchObject({ acquired: false, holders });
+    expect(annotation()).toBe(text);
+  });
+
+  it('writes the multi form for concurrency above 1, with maxOwners and the kept slots unchanged', async () => {
+    const kured =
+      '{"nodeID":"n5","metadata":{"unschedulable":true},"created":"2099-03-01T12:34:56.123456789Z","TTL":0}';
+    setAnnotation(`{"maxOwners":2,"locks":[${kured}]}`);
+    await lock('n1', { concurrency: 2 }).acquire({ unschedulable: false });
+    const text = annotation()!;
+    expect(
+      text.startsWith(
+        `{"maxOwners":2,"locks":[${kured},{"nodeID":"n1","metadata":{"unschedulable":false},"created":"`,
+      ),
+    ).toBe(true);
+    await lock('n1', { concurrency: 2 }).release();
+    expect(annotation()).toBe(`{"maxOwners":2,"locks":[${kured}]}`);
+    await lock('n5', { concurrency: 2 }).release();
+    expect(annotation()).toBe('{"maxOwners":2,"locks":[]}');
+  });
+});
+
+describe('expiry, pruning and reclaim', () => {
+  it('lets a slot expire after --lock-ttl and prunes it when the next node takes the lock', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    await lock('n1', { ttlMs: 60_000, clock }).acquire({ unschedulable: false });
+    expect(annotation()).toContain('"TTL":60000000000');
+    await clock.advance(59_999);
+    await expect(
+      lock('n2', { ttlMs: 60_000, clock }).acquire({ unschedulable: false }),
+    ).resolves.toMatchObject({ acquired: false });
+    await expect(lock('n1', { ttlMs: 60_000, clock }).holding()).resolves.toMatchObject({ nodeID: 'n1' });
+    await clock.advance(1);
+    await expect(lock('n1', { ttlMs: 60_000, clock }).holding()).resolves.toBeUndefined();
+    await expect(
+      lock('n2', { ttlMs: 60_000, clock }).acquire({ unschedulable: false }),
+    ).resolves.toMatchObject({ acquired: true });
+    expect(holderIds()).toEqual(['n2']);
+  });
+
+  it('judges a slot that records no TTL by the configured --lock-ttl, as kured does', async () => {
+    setAnnotation(
+      '{"nodeID":"n5","metadata":{"unschedulable":false},"created":"2026-01-05T09:00:00Z","TTL":0}',
+    );
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    await expect(lock('n1', { ttlMs: 0, clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: false,
+    });
+    await expect(
+      lock('n1', { ttlMs: 3_600_000, clock }).acquire({ unschedulable: false }),
+    ).resolves.toMatchObject({ acquired: true });
+  });
+
+  it('prunes expired slots on every write, release included', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const c = { concurrency: 3, ttlMs: 60_000, clock };
+    await lock('n1', c).acquire({ unschedulable: false });
+    await clock.advance(30_000);
+    await lock('n2', c).acquire({ unschedulable: false });
+    await lock('n3', c).acquire({ unschedulable: false });
+    expect(holderIds()).toEqual(['n1', 'n2', 'n3']);
+    await clock.advance(30_000); // n1 expired
+    await lock('n3', c).release();
+    expect(holderIds()).toEqual(['n2']);
+    await clock.advance(30_000); // n2 expired
+    await lock('n4', c).acquire({ unschedulable: false });
+    expect(holderIds()).toEqual(['n4']);
+    // every stored entry, at every write, was live
+    const now = clock.now().getTime();
+    expect(entriesOf(parseLockAnnotation(annotation()!)).every((e) => !isExpired(e, 60_000, now))).toBe(true);
+  });
+
+  it('reclaims the slot of a holder whose Node was deleted, never one whose Node exists', async () => {
+    await lock('n1').acquire({ unschedulable: false });
+    await expect(lock('n2').acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: false,
+      holders: ['n1'],
+    });
+    server.delete('nodes', undefined, 'n1');
+    await expect(lock('n2').acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+    expect(holderIds()).toEqual(['n2']);
+    expect(
+      log.entries.some((e) => e.message === 'lock reclaimed from deleted node' && e.fields.holder === 'n1'),
+    ).toBe(true);
+  });
+
+  it('never reclaims kured\'s manual lock although no Node is called "manual"', async () => {
+    setAnnotation('{"nodeID":"manual"}');
+    await expect(lock('n2').acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: false,
+      holders: ['manual'],
+    });
+    expect(annotation()).toBe('{"nodeID":"manual"}');
+  });
+});
+
+describe('a malformed lock annotation', () => {
+  it('is reported and treated as held when --lock-ttl is 0', async () => {
+    setAnnotation('{"nodeID": n1');
+    const result = await lock('n1').acquire({ unschedulable: false });
+    expect(result).toMatchObject({ acquired: false, holders: [UNPARSABLE_HOLDER] });
+    expect(result.acquired ? '' : result.reason).toMatch(/cannot be parsed \(treated as held\): not JSON/);
+    expect(log.entries.some((e) => e.level === 'warn' && e.message === 'lock annotation unparsable')).toBe(
+      true,
+    );
+    await expect(lock('n1').holding()).resolves.toBeUndefined();
+    await lock('n1').release();
+    expect(annotation()).toBe('{"nodeID": n1');
+    expect(dsPatches()).toEqual([]);
+  });
+
+  it('expires after --lock-ttl counted from when the agent first saw it, then is replaced', async () => {
+    setAnnotation('{"nodeID":"n5","TTL":"forever"}');
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const l = lock('n1', { ttlMs: 60_000, clock });
+    await expect(l.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(59_000);
+    await expect(l.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(1_000);
+    await expect(l.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+    expect(holderIds()).toEqual(['n1']);
+  });
+});
+
+describe('409 storms', () => {
+  it('retries injected conflicts with a fresh read each time and then takes the lock', async () => {
+    server.injectFailure({ method: 'PATCH', pathIncludes: `/daemonsets/${DS}` }, 409, 5);
+    await expect(lock('n1').acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+    expect(dsPatches().map((p) => p.status)).toEqual([409, 409, 409, 409, 409, 200]);
+    const gets = server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/daemonsets/${DS}`));
+    expect(gets).toHaveLength(6);
+  });
+
+  it('gives up after the bounded attempts and reports the contention instead of looping', async () => {
+    server.injectFailure({ method: 'PATCH', pathIncludes: `/daemonsets/${DS}` }, 409, 100);
+    const result = await lock('n1', { attempts: 4 }).acquire({ unschedulable: false });
+    expect(result).toMatchObject({ acquired: false });
+    expect(result.acquired ? '' : result.reason).toMatch(/contended after 4 attempts/);
+    expect(dsPatches()).toHaveLength(4);
+  });
+
+  it('retries a release through conflicts', async () => {
+    await lock('n1').acquire({ unschedulable: false });
+    server.injectFailure({ method: 'PATCH', pathIncludes: `/daemonsets/${DS}` }, 409, 3);
+    await lock('n1').release();
+    expect(annotation()).toBeUndefined();
+  });
+});
+
+describe('waitForChange', () => {
+  it('wakes on a watch as soon as the lock annotation changes', async () => {
+    await lock('n1').acquire({ unschedulable: false });
+    const waiter = lock('n2');
+    await waiter.holding();
+    const started = Date.now();
+    const waiting = waiter.waitForChange(20_000);
+    setTimeout(() => void lock('n1').release(), 100);
+    await waiting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(annotation()).toBeUndefined();
+  });
+
+  it('returns after the timeout when nothing changes', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const waiter = lock('n2', { clock });
+    let done = false;
+    const waiting = waiter.waitForChange(30_000).then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    await clock.advance(29_999);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    await waiting;
+    expect(done).toBe(true);
+  });
+
+  it('rejects when its signal aborts', async () => {
+    const controller = new AbortController();
+    const waiting = lock('n2').waitForChange(60_000, controller.signal);
+    setTimeout(() => { controller.abort(new Error('stop')); }, 50);
+    await expect(waiting).rejects.toThrow('stop');
+  });
+});
+
+describe('20 contenders for 2 slots', () => {
+  it('never lets 3 hold at once, lets exactly 2 in first, and lets everyone in after releases', async () => {
+    let maxHolders = 0;
+    let writes = 0;
+    const unsubscribe = server.onWrite((e) => {
+      if (e.resource !== 'daemonsets') return;
+      writes++;
+      const text = (e.object as V1DaemonSet).metadata?.annotations?.[ANNOTATION];
+      const holders = text === undefined ? 0 : entriesOf(parseLockAnnotation(text)).length;
+      maxHolders = Math.max(maxHolders, holders);
+    });
+    try {
+      const locks = Array.from({ length: 20 }, (_, i) => lock(`n${i}`, { concurrency: 2, attempts: 30 }));
+      const first = await Promise.all(locks.map((l) => l.acquire({ unschedulable: false })));
+      const winners = first.flatMap((r) => (r.acquired ? [r.holder.nodeID] : []));
+      expect(winners).toHaveLength(2);
+      // what the winners believe is what the cluster records: no acquire was lost
+      expect(holderIds().sort()).toEqual(winners.sort());
+      for (const r of first.filter((x) => !x.acquired))
+        expect(r).toMatchObject({ holders: expect.arrayContaining([expect.any(String)]) });
+
+      // Everyone loops: acquire, hold briefly, release; or wait for a change and try again.
+      const acquiredBy = new Set<string>();
+      await Promise.all(
+        locks.map(async (l, i) => {
+          for (let round = 0; round < 200; round++) {
+            const r = await l.acquire({ unschedulable: false });
+            if (r.acquired) {
+              acquiredBy.add(`n${i}`);
+              await new Promise((res) => setTimeout(res, 5));
+              await l.release();
+              return;
+            }
+            await l.waitForChange(1_000);
+          }
+        }),
+      );
+      expect(acquiredBy.size).toBe(20);
+      expect(maxHolders).toBe(2);
+      expect(writes).toBeGreaterThanOrEqual(40);
+      expect(holderIds()).toEqual([]);
+    } finally {
+      unsubscribe();
+    }
+  });
+});
