@@ -210,6 +210,8 @@ export function buildProgram(io: CliIo, options: ProgramOptions, state: State): 
     .description('Kubernetes reboot coordination daemon: a TypeScript successor to kured')
     .version(io.version, '-V, --version')
     .enablePositionalOptions()
+    // The root has an action (the agent), so commander would not add `help <command>` by itself.
+    .helpCommand(true)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => {
