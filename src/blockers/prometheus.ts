@@ -1,0 +1,118 @@
+// PrometheusBlocker: active ALERTS block a reboot, with kured's filter semantics.
+import axios from 'axios';
+import type { Blocker, Verdict } from './blocker.js';
+
+export interface PrometheusBlockerOptions {
+  /** --prometheus-url, e.g. http://prometheus.monitoring:9090 (a path prefix is kept). */
+  url: string;
+  /** --alert-filter-regexp: undefined = every alert counts. */
+  filter: RegExp | undefined;
+  /** --alert-filter-match-only: the filter selects the alerts that count instead of ignoring them. */
+  matchOnly: boolean;
+  /** --alert-firing-only: pending alerts do not count. */
+  firingOnly: boolean;
+  /** Per query. Default 10 s. */
+  timeoutMs?: number;
+}
+
+interface Sample {
+  metric: Record<string, string>;
+  value: number;
+}
+
+/** kured's matchesRegex: no filter counts everything; else match == matchOnly. */
+function counts(filter: RegExp | undefined, matchOnly: boolean, alertName: string): boolean {
+  if (filter === undefined) return true;
+  filter.lastIndex = 0;
+  return filter.test(alertName) === matchOnly;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseSample(raw: unknown): Sample {
+  if (!isRecord(raw) || !isRecord(raw.metric) || !Array.isArray(raw.value)) {
+    throw new Error('malformed sample in the ALERTS response');
+  }
+  const metric: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw.metric)) metric[k] = String(v);
+  const value = Number(raw.value[1]);
+  if (raw.value.length !== 2 || Number.isNaN(value))
+    throw new Error('malformed sample value in the ALERTS response');
+  return { metric, value };
+}
+
+/** The samples of an instant-query response body; throws on anything but a vector result. */
+export function parseAlertsResponse(body: unknown): Sample[] {
+  let json: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      json = JSON.parse(body);
+    } catch {
+      throw new Error(`response is not JSON: ${body.slice(0, 80)}`);
+    }
+  }
+  if (!isRecord(json)) throw new Error('response is not a JSON object');
+  if (json.status !== 'success') {
+    throw new Error(`query failed: ${typeof json.error === 'string' ? json.error : String(json.status)}`);
+  }
+  const data = json.data;
+  if (!isRecord(data) || data.resultType !== 'vector' || !Array.isArray(data.result)) {
+    throw new Error('unexpected result type (want a vector)');
+  }
+  return data.result.map(parseSample);
+}
+
+export class PrometheusBlocker implements Blocker {
+  readonly name = 'prometheus';
+
+  constructor(private readonly options: PrometheusBlockerOptions) {}
+
+  /** Names of the alerts that block now, sorted; throws when Prometheus cannot say. */
+  async activeAlerts(signal?: AbortSignal): Promise<string[]> {
+    const samples = parseAlertsResponse(await this.query(signal));
+    const names = new Set<string>();
+    for (const sample of samples) {
+      const name = sample.metric.alertname;
+      if (name !== undefined && this.counts(name, sample)) names.add(name);
+    }
+    return [...names].sort();
+  }
+
+  private counts(name: string, sample: Sample): boolean {
+    if (sample.value === 0) return false;
+    if (!counts(this.options.filter, this.options.matchOnly, name)) return false;
+    return !this.options.firingOnly || sample.metric.alertstate === 'firing';
+  }
+
+  /** The raw body of `GET /api/v1/query?query=ALERTS`; throws on transport errors and non-2xx. */
+  private async query(signal?: AbortSignal): Promise<unknown> {
+    const base = this.options.url.endsWith('/') ? this.options.url : `${this.options.url}/`;
+    const url = new URL('api/v1/query', base).toString();
+    const response = await axios.get<unknown>(url, {
+      params: { query: 'ALERTS' },
+      timeout: this.options.timeoutMs ?? 10_000,
+      signal,
+      responseType: 'text',
+      transformResponse: (data: unknown) => data,
+      validateStatus: () => true,
+    });
+    if (response.status >= 200 && response.status < 300) return response.data;
+    const body = typeof response.data === 'string' ? response.data.slice(0, 120) : '';
+    throw new Error(`HTTP ${response.status} from ${url}${body === '' ? '' : `: ${body}`}`);
+  }
+
+  async check(signal?: AbortSignal): Promise<Verdict> {
+    let alerts: string[];
+    try {
+      alerts = await this.activeAlerts(signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const text = err instanceof Error ? err.message : String(err);
+      return { blocked: true, reason: `cannot query Prometheus alerts: ${text}` };
+    }
+    if (alerts.length === 0) return { blocked: false };
+    return { blocked: true, reason: `${alerts.length} active alert(s): ${alerts.join(', ')}` };
+  }
+}

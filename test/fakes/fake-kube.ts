@@ -1,0 +1,117 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node's model types are classes; plain JSON objects are what the API returns. */
+// A tiny in-memory Kube for blocker unit tests: pods, PDBs and one DaemonSet; writes are refused.
+import type {
+  CoreV1Event,
+  Kube,
+  ListOptions,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+} from '../../src/kube/kube.js';
+import { matches, parseLabelSelector } from '../../src/selector/label-selector.js';
+
+const unsupported = (what: string): Promise<never> =>
+  Promise.reject(new Error(`FakeKube: ${what} not supported`));
+
+export class FakeKube implements Kube {
+  pods: V1Pod[] = [];
+  pdbs: V1PodDisruptionBudget[] = [];
+  daemonSet: V1DaemonSet = { metadata: { name: 'kured', namespace: 'kube-system', annotations: {} } };
+  /** Calls made, for asserting on query options. */
+  readonly listPodCalls: { namespace: string | undefined; options: ListOptions | undefined }[] = [];
+  failWith: Error | undefined;
+
+  listPods(namespace: string | undefined, options?: ListOptions): Promise<V1Pod[]> {
+    this.listPodCalls.push({ namespace, options });
+    if (this.failWith) return Promise.reject(this.failWith);
+    const selector = parseLabelSelector(options?.labelSelector ?? '');
+    const node = /spec\.nodeName=([^,]+)/.exec(options?.fieldSelector ?? '')?.[1];
+    return Promise.resolve(
+      this.pods.filter(
+        (p) =>
+          (namespace === undefined || p.metadata?.namespace === namespace) &&
+          (node === undefined || p.spec?.nodeName === node) &&
+          matches(selector, p.metadata?.labels),
+      ),
+    );
+  }
+
+  listPodDisruptionBudgets(namespace: string | undefined): Promise<V1PodDisruptionBudget[]> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve(
+      this.pdbs.filter((p) => namespace === undefined || p.metadata?.namespace === namespace),
+    );
+  }
+
+  getDaemonSet(): Promise<V1DaemonSet> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve(structuredClone(this.daemonSet));
+  }
+
+  getNode(): Promise<V1Node> {
+    return unsupported('getNode');
+  }
+  listNodes(): Promise<V1Node[]> {
+    return unsupported('listNodes');
+  }
+  jsonPatchNode(): Promise<V1Node> {
+    return unsupported('jsonPatchNode');
+  }
+  mergePatchNode(): Promise<V1Node> {
+    return unsupported('mergePatchNode');
+  }
+  getPod(): Promise<V1Pod> {
+    return unsupported('getPod');
+  }
+  evictPod(): Promise<void> {
+    return unsupported('evictPod');
+  }
+  jsonPatchDaemonSet(): Promise<V1DaemonSet> {
+    return unsupported('jsonPatchDaemonSet');
+  }
+  mergePatchDaemonSet(): Promise<V1DaemonSet> {
+    return unsupported('mergePatchDaemonSet');
+  }
+  watchDaemonSet(): Promise<void> {
+    return unsupported('watchDaemonSet');
+  }
+  createEvent(): Promise<CoreV1Event> {
+    return unsupported('createEvent');
+  }
+  mergePatchEvent(): Promise<CoreV1Event> {
+    return unsupported('mergePatchEvent');
+  }
+}
+
+/** A pod on a node, with labels and a phase. */
+export function pod(
+  name: string,
+  options: {
+    namespace?: string;
+    node?: string;
+    labels?: Record<string, string>;
+    phase?: string;
+    owner?: string;
+    annotations?: Record<string, string>;
+  } = {},
+): V1Pod {
+  return {
+    metadata: {
+      name,
+      namespace: options.namespace ?? 'default',
+      labels: options.labels ?? {},
+      annotations: options.annotations ?? {},
+      ...(options.owner
+        ? {
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: options.owner, name: 'owner', uid: 'u', controller: true },
+            ],
+          }
+        : {}),
+    },
+    spec: { nodeName: options.node ?? 'n1', containers: [{ name: 'c' }] },
+    status: { phase: options.phase ?? 'Running' },
+  };
+}

@@ -1,0 +1,135 @@
+// The alert blocker against a real Prometheus (Debian's /usr/bin/prometheus), started by the test.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PrometheusBlocker, type PrometheusBlockerOptions } from '../../src/blockers/prometheus.js';
+
+const RULES = `
+groups:
+  - name: kured-ts-test
+    interval: 1s
+    rules:
+      - alert: AlwaysFiring
+        expr: vector(1)
+        for: 0s
+        labels: { severity: critical }
+      - alert: AlwaysPending
+        expr: vector(1)
+        for: 1h
+`;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+let dir = '';
+let prometheus: ChildProcess | undefined;
+let url = '';
+
+/** Waits until Prometheus reports both alerts (firing and pending). */
+async function waitForAlerts(deadlineMs: number): Promise<void> {
+  const blocker = new PrometheusBlocker({ url, filter: undefined, matchOnly: false, firingOnly: false });
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const alerts = await blocker.activeAlerts().catch(() => []);
+    if (alerts.length === 2) return;
+    if (Date.now() > until) throw new Error(`Prometheus did not report the alerts: ${alerts.join(', ')}`);
+    await sleep(200);
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kured-ts-prometheus-'));
+  await writeFile(join(dir, 'rules.yml'), RULES);
+  await writeFile(
+    join(dir, 'prometheus.yml'),
+    'global:\n  evaluation_interval: 1s\n  scrape_interval: 1h\nrule_files:\n  - rules.yml\n',
+  );
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  prometheus = spawn(
+    '/usr/bin/prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  await waitForAlerts(25_000);
+}, 30_000);
+
+afterAll(async () => {
+  const child = prometheus;
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('PrometheusBlocker against a real Prometheus', () => {
+  const cases: [string, Partial<PrometheusBlockerOptions>, string[]][] = [
+    ['counts firing and pending alerts by default', {}, ['AlwaysFiring', 'AlwaysPending']],
+    ['ignores pending alerts with firing-only', { firingOnly: true }, ['AlwaysFiring']],
+    ['ignores alerts matching the filter', { filter: /Firing/ }, ['AlwaysPending']],
+    [
+      'counts only alerts matching the filter with match-only',
+      { filter: /Firing/, matchOnly: true },
+      ['AlwaysFiring'],
+    ],
+    ['combines the filter and firing-only', { filter: /Firing/, firingOnly: true }, []],
+    ['accepts a URL with a trailing slash', { firingOnly: true, url: 'TRAILING' }, ['AlwaysFiring']],
+  ];
+
+  it.each(cases)('%s', async (_name, options, want) => {
+    const blocker = new PrometheusBlocker({
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: false,
+      ...options,
+      url: options.url === 'TRAILING' ? `${url}/` : url,
+    });
+    expect(await blocker.activeAlerts()).toEqual(want);
+    const verdict = await blocker.check();
+    if (want.length === 0) expect(verdict).toEqual({ blocked: false });
+    else
+      expect(verdict).toEqual({
+        blocked: true,
+        reason: `${want.length} active alert(s): ${want.join(', ')}`,
+      });
+  });
+
+  it('blocks when Prometheus cannot be reached', async () => {
+    const port = await freePort();
+    const blocker = new PrometheusBlocker({
+      url: `http://127.0.0.1:${port}`,
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: false,
+    });
+    const verdict = await blocker.check();
+    expect(verdict.blocked).toBe(true);
+    expect(verdict.blocked && verdict.reason).toMatch(/cannot query Prometheus alerts/);
+  });
+});
