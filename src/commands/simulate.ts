@@ -7,7 +7,12 @@ import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
-import { runSimulation, type AgentFactory, type SimulationResult } from '../sim/simulation.js';
+import {
+  runSimulation,
+  type AgentFactory,
+  type SimulationOptions,
+  type SimulationResult,
+} from '../sim/simulation.js';
 import { simAgentFactory } from '../sim/sim-agent.js';
 
 /** Everything `simulate` can be told. Durations in ms. */
@@ -70,10 +75,15 @@ const DAY = 24 * 3_600_000;
 /** Runs one simulation with these options; returns the result (for tests and the bench). */
 export async function simulate(
   options: SimulateOptions,
-  io: { createAgent?: AgentFactory; onPhase?: Parameters<typeof runSimulation>[0]['onPhase'] } = {},
+  io: { createAgent?: AgentFactory; onPhase?: SimulationOptions['onPhase'] } = {},
 ): Promise<SimulationResult> {
+  return runSimulation({ ...simulationOptions(options, io.createAgent), onPhase: io.onPhase });
+}
+
+/** The full simulation settings behind these options (the bench adjusts them further). */
+export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
-  return runSimulation({
+  return {
     cluster: {
       nodes: options.nodes,
       needsReboot: needed,
@@ -98,13 +108,12 @@ export async function simulate(
       evictionRetryDelayMs: 5_000,
       prometheusUrl: '',
     },
-    createAgent: io.createAgent ?? simAgentFactory,
+    createAgent: createAgent ?? simAgentFactory,
     startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
     limitMs: 30 * DAY,
-    onPhase: io.onPhase,
-  });
+  };
 }
 
 /** `kured-ts simulate`: progress, report; 0 when every reboot happened and no invariant broke. */

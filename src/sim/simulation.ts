@@ -57,6 +57,14 @@ export interface SimulationOptions {
   onPhase?: (change: PhaseChange) => void;
   /** Keep running this long (virtual) after the start even when done (idle measurements). */
   minDurationMs?: number;
+  /** Virtual offsets from the start at which to count API requests so far (see samples). */
+  sampleAtMs?: number[];
+}
+
+/** API requests (HTTP requests served plus watches started) counted at a virtual time. */
+export interface RequestSample {
+  atMs: number;
+  requests: number;
 }
 
 /** Per-node result. */
@@ -99,6 +107,7 @@ export interface SimulationResult {
   watches: number;
   kubeCalls: Record<string, number>;
   agentErrors: string[];
+  samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */
   elapsedMs: number;
   wallMs: number;
@@ -161,6 +170,7 @@ class Simulation {
   private readonly starts = new Map<string, number>();
   private readonly errors: string[] = [];
   private readonly startMs: number;
+  private readonly samples: RequestSample[] = [];
 
   constructor(
     private readonly server: SimServer,
@@ -194,6 +204,10 @@ class Simulation {
     });
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
+    for (const at of this.options.sampleAtMs ?? [])
+      this.time.schedule(this.startMs + at, () => {
+        this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
+      });
     const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
     const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
     let doneAt: number | undefined;
@@ -312,6 +326,7 @@ class Simulation {
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
       agentErrors: this.errors,
+      samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
