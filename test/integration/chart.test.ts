@@ -273,18 +273,31 @@ describe('the values schema', () => {
     expect(helm(['template', RELEASE, chart, '--set', set]).status).toBe(0);
   });
 
-  test('a sentinel command with method signal is refused: nsenter would need a privileged pod', () => {
-    const out = helm([
-      'template',
-      RELEASE,
-      chart,
-      '--set',
-      'configuration.rebootMethod=signal',
-      '--set',
-      'configuration.rebootSentinelCommand=/usr/bin/needs-reboot',
-    ]);
+  test.each([
+    [
+      'a sentinel command with method signal (nsenter would need a privileged pod)',
+      ['configuration.rebootMethod=signal', 'configuration.rebootSentinelCommand=/usr/bin/needs-reboot'],
+      'rebootSentinelCommand',
+    ],
+    [
+      'a sentinel directly under / (the host root would be mounted over the container root)',
+      ['configuration.rebootSentinel=/reboot-required'],
+      'its directory / would be mounted',
+    ],
+    [
+      'a sentinel in /etc (the host /etc would hide the container one)',
+      ['configuration.rebootSentinel=/etc/reboot-required'],
+      'its directory /etc would be mounted',
+    ],
+    [
+      'a loopback metrics host (the kubelet probes the pod IP)',
+      ['configuration.metricsHost=127.0.0.1'],
+      'metricsHost',
+    ],
+  ])('the chart refuses %s', (_label, sets, message) => {
+    const out = helm(['template', RELEASE, chart, ...sets.flatMap((s) => ['--set', s])]);
     expect(out.status).not.toBe(0);
-    expect(out.stderr).toContain('rebootSentinelCommand');
+    expect(out.stderr).toContain(message);
   });
 
   test('each configuration key has the type of its flag, and enums list the flag’s choices', () => {
