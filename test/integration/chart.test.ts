@@ -474,6 +474,19 @@ describe('the DaemonSet', () => {
     }
   });
 
+  test.each([
+    ['Local', true],
+    ['UTC', false],
+    ['Europe/Berlin', false],
+  ])('with timeZone %s the host /etc/localtime is mounted read-only: %s', (zone, mounted) => {
+    const { pod, container } = agent(render([], [`configuration.timeZone=${zone}`]));
+    const volume = pod.volumes.find((v) => v.hostPath?.path === '/etc/localtime');
+    const mount = container.volumeMounts.find((m) => m.mountPath === '/etc/localtime');
+    expect(volume !== undefined).toBe(mounted);
+    expect(mount !== undefined).toBe(mounted);
+    if (mounted) expect(mount).toEqual({ name: volume!.name, mountPath: '/etc/localtime', readOnly: true });
+  });
+
   test('control-plane nodes are tolerated by default, and resources are set', () => {
     const { pod, container } = agent(render());
     expect(pod.tolerations).toContainEqual({
