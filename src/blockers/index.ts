@@ -1,0 +1,51 @@
+// The blocker registry: which blockers run, in which order, for a configuration.
+import type { Config } from '../config.js';
+import type { Kube } from '../kube/kube.js';
+import type { NodeOps } from '../node/node.js';
+import type { Blocker } from './blocker.js';
+import { PauseBlocker } from './pause.js';
+import { PdbBlocker } from './pdb.js';
+import { PodsBlocker } from './pods.js';
+import { PrometheusBlocker } from './prometheus.js';
+
+export type BlockerConfig = Pick<
+  Config,
+  | 'nodeId'
+  | 'dsName'
+  | 'dsNamespace'
+  | 'prometheusUrl'
+  | 'alertFilterRegexp'
+  | 'alertFilterMatchOnly'
+  | 'alertFiringOnly'
+  | 'blockingPodSelectors'
+  | 'blockOnPdb'
+  | 'drainPodSelector'
+>;
+
+/**
+ * pause (always), prometheus (with --prometheus-url), pods (with --blocking-pod-selector), pdb
+ * (unless --block-on-pdb=false). firstBlock() evaluates them in this order.
+ */
+export function createBlockers(config: BlockerConfig, io: { kube: Kube; node: NodeOps }): Blocker[] {
+  const { kube, node } = io;
+  const blockers: Blocker[] = [
+    new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
+  ];
+  if (config.prometheusUrl !== '') {
+    blockers.push(
+      new PrometheusBlocker({
+        url: config.prometheusUrl,
+        filter: config.alertFilterRegexp,
+        matchOnly: config.alertFilterMatchOnly,
+        firingOnly: config.alertFiringOnly,
+      }),
+    );
+  }
+  if (config.blockingPodSelectors.length > 0) {
+    blockers.push(new PodsBlocker({ kube, nodeId: config.nodeId, selectors: config.blockingPodSelectors }));
+  }
+  if (config.blockOnPdb) {
+    blockers.push(new PdbBlocker({ kube, nodeId: config.nodeId, drainPodSelector: config.drainPodSelector }));
+  }
+  return blockers;
+}

@@ -1,0 +1,59 @@
+// PdbBlocker: pre-flight before taking the lock — a pod the drain would evict is covered by a
+// PodDisruptionBudget that allows no disruption right now, so the drain would stall holding the lock.
+import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
+import { podsToEvict } from '../node/pods-to-evict.js';
+import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
+import type { Blocker, Verdict } from './blocker.js';
+
+export interface PdbBlockerOptions {
+  kube: Kube;
+  nodeId: string;
+  /** --drain-pod-selector: the same skip rules as the drain. */
+  drainPodSelector: Selector;
+}
+
+function nameOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
+
+/** Does this PDB select this pod? A PDB without a selector selects nothing (policy/v1). */
+function covers(pdb: V1PodDisruptionBudget, pod: V1Pod): boolean {
+  if (pdb.metadata?.namespace !== pod.metadata?.namespace) return false;
+  const selector = pdb.spec?.selector;
+  if (selector === undefined) return false;
+  let parsed: Selector;
+  try {
+    parsed = fromLabelSelectorObject(selector);
+  } catch {
+    return true; // a selector we cannot read might cover the pod: assume it does (fail safe)
+  }
+  return matches(parsed, pod.metadata?.labels);
+}
+
+export class PdbBlocker implements Blocker {
+  readonly name = 'pdb';
+
+  constructor(private readonly options: PdbBlockerOptions) {}
+
+  async check(signal?: AbortSignal): Promise<Verdict> {
+    const { kube, nodeId, drainPodSelector } = this.options;
+    const pods = await kube.listPods(undefined, { fieldSelector: `spec.nodeName=${nodeId}` }, signal);
+    const { evict } = podsToEvict(
+      pods.filter((p) => p.spec?.nodeName === nodeId),
+      drainPodSelector,
+    );
+    if (evict.length === 0) return { blocked: false };
+    const pdbs = await kube.listPodDisruptionBudgets(undefined, signal);
+    for (const pod of evict) {
+      // disruptionsAllowed absent = the controller has not computed it yet: unknown, so it blocks.
+      const pdb = pdbs.find((b) => covers(b, pod) && (b.status?.disruptionsAllowed ?? 0) <= 0);
+      if (pdb) {
+        return {
+          blocked: true,
+          reason: `PodDisruptionBudget ${nameOf(pdb)} allows no disruption of pod ${nameOf(pod)}`,
+        };
+      }
+    }
+    return { blocked: false };
+  }
+}

@@ -1,0 +1,321 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { firstBlock } from '../../src/blockers/blocker.js';
+import { createBlockers, type BlockerConfig } from '../../src/blockers/index.js';
+import { FLEET_PAUSE_ANNOTATION, PauseBlocker } from '../../src/blockers/pause.js';
+import { PdbBlocker } from '../../src/blockers/pdb.js';
+import { PodsBlocker } from '../../src/blockers/pods.js';
+import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
+import type { V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import { podsToEvict } from '../../src/node/pods-to-evict.js';
+import { parseLabelSelector } from '../../src/selector/label-selector.js';
+import { FakeKube, pod } from '../fakes/fake-kube.js';
+import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
+
+describe('PrometheusBlocker against bad servers', () => {
+  let server: Server;
+  let base = '';
+  const bodies: Record<string, { status: number; body: string }> = {
+    '/html': { status: 200, body: '<html>login required</html>' },
+    '/empty': { status: 200, body: '' },
+    '/array': { status: 200, body: '[1,2,3]' },
+    '/error': { status: 200, body: '{"status":"error","errorType":"bad_data","error":"parse error"}' },
+    '/matrix': { status: 200, body: '{"status":"success","data":{"resultType":"matrix","result":[]}}' },
+    '/badsample': {
+      status: 200,
+      body: '{"status":"success","data":{"resultType":"vector","result":[{"metric":1}]}}',
+    },
+    '/badvalue': {
+      status: 200,
+      body: '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"alertname":"A"},"value":[1,"x"]}]}}',
+    },
+    '/503': { status: 503, body: 'Service Unavailable' },
+    '/zero': {
+      status: 200,
+      body: JSON.stringify({
+        status: 'success',
+        data: {
+          resultType: 'vector',
+          result: [
+            { metric: { alertname: 'Zero', alertstate: 'firing' }, value: [1, '0'] },
+            { metric: { __name__: 'ALERTS' }, value: [1, '1'] },
+          ],
+        },
+      }),
+    },
+  };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const path = (req.url ?? '').split('/api/v1/query')[0] ?? '';
+      if (path === '/hang') return; // never answers
+      const answer = bodies[path] ?? { status: 404, body: 'not found' };
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(answer.body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  const blocking: [string, RegExp][] = [
+    ['/html', /not JSON/],
+    ['/empty', /not JSON/],
+    ['/array', /not a JSON object/],
+    ['/error', /query failed: parse error/],
+    ['/matrix', /unexpected result type/],
+    ['/badsample', /malformed sample/],
+    ['/badvalue', /malformed sample value/],
+    ['/503', /HTTP 503/],
+    ['/hang', /timeout/i],
+  ];
+  it.each(blocking)('blocks, without throwing, when %s answers garbage', async (path, reason) => {
+    const blocker = new PrometheusBlocker({
+      url: base + path,
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: false,
+      timeoutMs: 300,
+    });
+    const verdict = await blocker.check();
+    expect(verdict.blocked).toBe(true);
+    expect(verdict.blocked && verdict.reason).toMatch(reason);
+  });
+
+  it('ignores alerts with value 0 and samples without an alert name', async () => {
+    const blocker = new PrometheusBlocker({
+      url: `${base}/zero`,
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: false,
+    });
+    expect(await blocker.check()).toEqual({ blocked: false });
+  });
+});
+
+describe('PauseBlocker', () => {
+  function setup(): { kube: FakeKube; blocker: PauseBlocker; node: FakeNode } {
+    const kube = new FakeKube();
+    const node = new FakeNode(newNodeRecord('n1'));
+    return {
+      kube,
+      node,
+      blocker: new PauseBlocker({ kube, node, dsNamespace: 'kube-system', dsName: 'kured' }),
+    };
+  }
+
+  it('blocks while the fleet is paused, naming who and why', async () => {
+    const { kube, blocker } = setup();
+    kube.daemonSet.metadata!.annotations![FLEET_PAUSE_ANNOTATION] = JSON.stringify({
+      reason: 'kernel regression',
+      by: 'alice',
+      since: '2026-01-05T09:00:00Z',
+    });
+    expect(await blocker.check()).toEqual({
+      blocked: true,
+      reason: 'fleet paused by alice since 2026-01-05T09:00:00Z: kernel regression',
+    });
+  });
+
+  it('blocks on an unreadable pause annotation', async () => {
+    const { kube, blocker } = setup();
+    kube.daemonSet.metadata!.annotations![FLEET_PAUSE_ANNOTATION] = 'yes';
+    const verdict = await blocker.check();
+    expect(verdict.blocked && verdict.reason).toMatch(/fleet paused .*not JSON/);
+  });
+
+  it.each([
+    ['true', true],
+    ['false', false],
+  ])('node opt-out annotation %s blocks: %s', async (value, blocked) => {
+    const { node, blocker } = setup();
+    node.record.annotations['kured-ts.dev/reboot-paused'] = value;
+    expect((await blocker.check()).blocked).toBe(blocked);
+  });
+
+  it('does not block without either annotation', async () => {
+    expect(await setup().blocker.check()).toEqual({ blocked: false });
+  });
+});
+
+describe('PodsBlocker', () => {
+  const selectors = [parseLabelSelector('app=backup'), parseLabelSelector('job,team=data')];
+  const cases: [string, ReturnType<typeof pod>[], boolean][] = [
+    ['a running pod matching the first selector blocks', [pod('b1', { labels: { app: 'backup' } })], true],
+    [
+      'a pod matching the second selector (AND) blocks',
+      [pod('j1', { labels: { job: 'x', team: 'data' } })],
+      true,
+    ],
+    ['a pod matching only half of an AND does not block', [pod('j2', { labels: { job: 'x' } })], false],
+    ['a succeeded pod does not block', [pod('b2', { labels: { app: 'backup' }, phase: 'Succeeded' })], false],
+    ['a failed pod does not block', [pod('b3', { labels: { app: 'backup' }, phase: 'Failed' })], false],
+    ['a pending pod blocks', [pod('b4', { labels: { app: 'backup' }, phase: 'Pending' })], true],
+    [
+      'a matching pod on another node does not block',
+      [pod('b5', { labels: { app: 'backup' }, node: 'n2' })],
+      false,
+    ],
+  ];
+  it.each(cases)('%s', async (_name, pods, blocked) => {
+    const kube = new FakeKube();
+    kube.pods = pods;
+    const verdict = await new PodsBlocker({ kube, nodeId: 'n1', selectors }).check();
+    expect(verdict.blocked).toBe(blocked);
+  });
+
+  it('names the pods and asks the server for this node only', async () => {
+    const kube = new FakeKube();
+    kube.pods = [pod('b1', { labels: { app: 'backup' } })];
+    const verdict = await new PodsBlocker({ kube, nodeId: 'n1', selectors }).check();
+    expect(verdict).toEqual({ blocked: true, reason: 'blocking pods match "app=backup": default/b1' });
+    expect(kube.listPodCalls[0]).toEqual({
+      namespace: undefined,
+      options: { labelSelector: 'app=backup', fieldSelector: 'spec.nodeName=n1' },
+    });
+  });
+});
+
+describe('PdbBlocker', () => {
+  function pdb(
+    name: string,
+    matchLabels: Record<string, string> | undefined,
+    allowed: number | undefined,
+  ): V1PodDisruptionBudget {
+    return {
+      metadata: { name, namespace: 'default' },
+      spec: matchLabels ? { selector: { matchLabels } } : {},
+      status:
+        allowed === undefined
+          ? undefined
+          : { disruptionsAllowed: allowed, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 },
+    } as V1PodDisruptionBudget;
+  }
+
+  const cases: [string, ReturnType<typeof pod>[], ReturnType<typeof pdb>[], string | undefined][] = [
+    [
+      'a PDB allowing 0 disruptions of a pod here blocks',
+      [pod('web-1', { labels: { app: 'web' } })],
+      [pdb('web', { app: 'web' }, 0)],
+      'PodDisruptionBudget default/web allows no disruption of pod default/web-1',
+    ],
+    [
+      'a PDB allowing 1 disruption does not block',
+      [pod('web-1', { labels: { app: 'web' } })],
+      [pdb('web', { app: 'web' }, 1)],
+      undefined,
+    ],
+    [
+      'a PDB without status yet blocks (unknown)',
+      [pod('web-1', { labels: { app: 'web' } })],
+      [pdb('web', { app: 'web' }, undefined)],
+      'PodDisruptionBudget default/web allows no disruption of pod default/web-1',
+    ],
+    [
+      'a PDB that selects other pods does not block',
+      [pod('web-1', { labels: { app: 'web' } })],
+      [pdb('db', { app: 'db' }, 0)],
+      undefined,
+    ],
+    [
+      'a PDB without a selector selects nothing',
+      [pod('web-1', { labels: { app: 'web' } })],
+      [pdb('none', undefined, 0)],
+      undefined,
+    ],
+    [
+      'a DaemonSet pod is not evicted, so its PDB does not block',
+      [pod('agent', { labels: { app: 'web' }, owner: 'DaemonSet' })],
+      [pdb('web', { app: 'web' }, 0)],
+      undefined,
+    ],
+    [
+      'a mirror pod is not evicted',
+      [pod('etcd', { labels: { app: 'web' }, annotations: { 'kubernetes.io/config.mirror': 'x' } })],
+      [pdb('web', { app: 'web' }, 0)],
+      undefined,
+    ],
+    [
+      'a finished pod is not evicted',
+      [pod('job', { labels: { app: 'web' }, phase: 'Succeeded' })],
+      [pdb('web', { app: 'web' }, 0)],
+      undefined,
+    ],
+    [
+      'a pod on another node does not count',
+      [pod('web-2', { labels: { app: 'web' }, node: 'n2' })],
+      [pdb('web', { app: 'web' }, 0)],
+      undefined,
+    ],
+  ];
+  it.each(cases)('%s', async (_name, pods, pdbs, reason) => {
+    const kube = new FakeKube();
+    kube.pods = pods;
+    kube.pdbs = pdbs;
+    const verdict = await new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check();
+    expect(verdict).toEqual(reason === undefined ? { blocked: false } : { blocked: true, reason });
+  });
+
+  it('a pod outside --drain-pod-selector is not evicted, so its PDB does not block', async () => {
+    const kube = new FakeKube();
+    kube.pods = [pod('web-1', { labels: { app: 'web' } })];
+    kube.pdbs = [pdb('web', { app: 'web' }, 0)];
+    const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: parseLabelSelector('drain=yes') });
+    expect(await blocker.check()).toEqual({ blocked: false });
+  });
+
+  it('podsToEvict explains every skipped pod', () => {
+    const { evict, skipped } = podsToEvict(
+      [pod('a'), pod('ds', { owner: 'DaemonSet' }), pod('done', { phase: 'Failed' })],
+      [],
+    );
+    expect(evict.map((p) => p.metadata?.name)).toEqual(['a']);
+    expect(skipped).toEqual([
+      { pod: 'default/ds', reason: 'DaemonSet-managed' },
+      { pod: 'default/done', reason: 'terminal (Failed)' },
+    ]);
+  });
+});
+
+describe('blocker registry', () => {
+  const base: BlockerConfig = {
+    nodeId: 'n1',
+    dsName: 'kured',
+    dsNamespace: 'kube-system',
+    prometheusUrl: '',
+    alertFilterRegexp: undefined,
+    alertFilterMatchOnly: false,
+    alertFiringOnly: false,
+    blockingPodSelectors: [],
+    blockOnPdb: true,
+    drainPodSelector: [],
+  };
+  const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
+
+  it.each([
+    ['defaults: pause and pdb', base, ['pause', 'pdb']],
+    [
+      'everything configured',
+      { ...base, prometheusUrl: 'http://p:9090', blockingPodSelectors: [parseLabelSelector('a=b')] },
+      ['pause', 'prometheus', 'pods', 'pdb'],
+    ],
+    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause']],
+  ])('%s', (_name, config, names) => {
+    expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
+  });
+
+  it('a blocker whose API call fails blocks with the error as reason', async () => {
+    const kube = new FakeKube();
+    kube.failWith = new Error('connect ECONNREFUSED 10.0.0.1:443');
+    const verdict = await firstBlock(createBlockers(base, { kube, node: io.node }));
+    expect(verdict).toEqual({
+      blocked: true,
+      blocker: 'pause',
+      reason: 'pause: connect ECONNREFUSED 10.0.0.1:443',
+    });
+  });
+});
