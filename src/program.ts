@@ -37,8 +37,11 @@ export interface CliIo {
 /** Runs the agent with a valid configuration; resolves to the exit status. */
 export type AgentRunner = (config: Config, io: CliIo, log: Logger) => Promise<number>;
 
-/** Adds one subcommand to the program (each src/commands/<name>.ts exports one). */
-export type CommandRegistrar = (program: Command) => void;
+/**
+ * Adds one subcommand to the program (each src/commands/<name>.ts exports one); its action hands
+ * its exit status to `exit` (the process ends with it once the action has finished).
+ */
+export type CommandRegistrar = (program: Command, exit: (code: number) => void) => void;
 
 /** Subcommands that other modules provide; until they do, an honest stub stands in. */
 export const PLUGGABLE_COMMANDS = ['status', 'pause', 'resume', 'check', 'simulate'] as const;
@@ -189,7 +192,9 @@ function addPluggableCommands(program: Command, io: CliIo, options: ProgramOptio
   for (const name of PLUGGABLE_COMMANDS) {
     const register = options.commands?.[name];
     if (register !== undefined) {
-      register(program);
+      register(program, (code) => {
+        state.code = code;
+      });
       continue;
     }
     program
