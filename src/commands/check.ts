@@ -1,0 +1,455 @@
+// `kured-ts check --node NAME`: the decision the agent on that node would take now, and every reason
+// holding it back, computed with the agent's own window, blockers and lock code. Changes nothing:
+// the Kube it runs on refuses every write (ReadOnlyKube), so a mistake here cannot touch the cluster.
+import type { Command } from 'commander';
+import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
+import { createBlockers } from '../blockers/index.js';
+import type { Clock } from '../clock/clock.js';
+import type { Config } from '../config.js';
+import { parseConfigWithWarnings, FLAGS, type FlagSpec, type FlagValues } from '../flags.js';
+import type {
+  CoreV1Event,
+  JsonPatchOp,
+  Kube,
+  ListOptions,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  WatchEvent,
+} from '../kube/kube.js';
+import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import type { LockHolder } from '../lock/lock.js';
+import { MemoryLogger } from '../log/logger.js';
+import { KubeNodeOps } from '../node/kube-node-ops.js';
+import { STATUS_ANNOTATION } from '../node/node.js';
+import { createSentinel } from '../sentinel/index.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
+import { createWindow } from '../window/index.js';
+import {
+  commandIo,
+  commandSignal,
+  describeApiError,
+  EXIT_ERROR,
+  EXIT_OK,
+  EXIT_USAGE,
+  readDaemonSet,
+  type CommandDeps,
+  type CommandIo,
+} from './status.js';
+
+/** Exit code of `check` when the agent would not start (or continue) a reboot now. */
+export const EXIT_HELD_BACK = 3;
+
+/** A write `check` refused: it must never change the cluster. */
+export class DryRunWrite extends Error {
+  override readonly name = 'DryRunWrite';
+}
+
+/** Kube that reads through and refuses every write (and records what was attempted). */
+export class ReadOnlyKube implements Kube {
+  /** The writes refused, as "VERB what". */
+  readonly refused: string[] = [];
+
+  constructor(private readonly inner: Kube) {}
+
+  private refuse(what: string): Promise<never> {
+    this.refused.push(what);
+    return Promise.reject(new DryRunWrite(`dry run: refused to ${what}`));
+  }
+
+  getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
+    return this.inner.getNode(name, signal);
+  }
+  listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
+    return this.inner.listNodes(options, signal);
+  }
+  jsonPatchNode(name: string, ops: JsonPatchOp[]): Promise<V1Node> {
+    return this.refuse(`json-patch node ${name}: ${JSON.stringify(ops)}`);
+  }
+  mergePatchNode(name: string, patch: object): Promise<V1Node> {
+    return this.refuse(`merge-patch node ${name}: ${JSON.stringify(patch)}`);
+  }
+  listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
+    return this.inner.listPods(namespace, options, signal);
+  }
+  getPod(namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod> {
+    return this.inner.getPod(namespace, name, signal);
+  }
+  evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
+    const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
+    return this.refuse(`evict pod ${namespace}/${name}${grace}`);
+  }
+  listPodDisruptionBudgets(
+    namespace: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<V1PodDisruptionBudget[]> {
+    return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+  getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
+    return this.inner.getDaemonSet(namespace, name, signal);
+  }
+  jsonPatchDaemonSet(namespace: string, name: string, ops: JsonPatchOp[]): Promise<V1DaemonSet> {
+    return this.refuse(`json-patch daemonset ${namespace}/${name}: ${JSON.stringify(ops)}`);
+  }
+  mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
+    return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+  watchDaemonSet(
+    namespace: string,
+    name: string,
+    onEvent: (event: WatchEvent<V1DaemonSet>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal },
+  ): Promise<void> {
+    return this.inner.watchDaemonSet(namespace, name, onEvent, options);
+  }
+  createEvent(namespace: string, event: CoreV1Event): Promise<CoreV1Event> {
+    return this.refuse(`create event ${event.reason ?? ''} in ${namespace}`);
+  }
+  mergePatchEvent(namespace: string, name: string, patch: object): Promise<CoreV1Event> {
+    return this.refuse(`merge-patch event ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+}
+
+/** What `check` needs from the agent's configuration. */
+export type CheckConfig = Pick<
+  Config,
+  | 'window'
+  | 'dsNamespace'
+  | 'dsName'
+  | 'lockAnnotation'
+  | 'lockTtlMs'
+  | 'concurrency'
+  | 'blockingPodSelectors'
+  | 'prometheusUrl'
+  | 'alertFilterRegexp'
+  | 'alertFilterMatchOnly'
+  | 'alertFiringOnly'
+  | 'blockOnPdb'
+  | 'drainPodSelector'
+  | 'rebootSentinel'
+  | 'rebootSentinelCommand'
+  | 'hostExec'
+>;
+
+export interface CheckOptions {
+  /** The node to judge. */
+  node: string;
+  /** The agent's flags (the same values as the DaemonSet's, for a faithful answer). */
+  config: CheckConfig;
+  /** Evaluate the reboot sentinel: only meaningful on the node itself. Default false. */
+  local?: boolean;
+  /** `text` (default) or `json`. */
+  output?: 'text' | 'json';
+}
+
+/** Builds the agent's blockers for `node` over `kube` (the read-only one). */
+export type BlockerFactory = (kube: Kube, node: string, clock: Clock) => readonly Blocker[];
+
+/** Injection points beyond CommandIo (tests). */
+export interface CheckIo extends CommandIo {
+  /** The blockers, in the agent's order; default built from the config over the read-only Kube. */
+  blockers?: BlockerFactory;
+  /** Default createSentinel(config), used only with `local`. */
+  sentinel?: Sentinel;
+}
+
+/**
+ * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
+ * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
+ */
+export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
+
+/** One line of the evaluation. */
+export interface CheckItem {
+  /** 'sentinel', 'window', a blocker's name, 'node', 'lock'. */
+  name: string;
+  verdict: CheckVerdict;
+  detail: string;
+}
+
+/** The decision the agent would take, in its own outcome words. */
+export type CheckDecisionKind =
+  | 'idle'
+  | 'sentinel-error'
+  | 'outside-window'
+  | 'blocked'
+  | 'waiting-for-lock'
+  | 'would-reboot'
+  | 'in-progress';
+
+export interface CheckReport {
+  node: string;
+  items: CheckItem[];
+  decision: { kind: CheckDecisionKind; reason: string };
+}
+
+/** The agent's own blocker registry for `node`, over the (read-only) Kube. */
+export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
+  return (kube, node, clock) =>
+    createBlockers(
+      { ...config, nodeId: node },
+      { kube, node: new KubeNodeOps({ kube, nodeId: node, clock, log: new MemoryLogger() }) },
+    );
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
+async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
+  const items: CheckItem[] = [];
+  for (const blocker of blockers) {
+    // Through firstBlock, so that a blocker that throws blocks exactly as it does in the agent.
+    const verdict: Verdict = await firstBlock([blocker], signal);
+    items.push(
+      verdict.blocked
+        ? { name: blocker.name, verdict: 'blocks', detail: verdict.reason }
+        : { name: blocker.name, verdict: 'ok', detail: 'does not block' },
+    );
+  }
+  return items;
+}
+
+async function evaluateSentinel(
+  options: CheckOptions,
+  io: CheckIo,
+  node: V1Node,
+  signal: AbortSignal,
+): Promise<CheckItem> {
+  if (options.local !== true) {
+    const raw = node.metadata?.annotations?.[STATUS_ANNOTATION];
+    const last = raw === undefined ? 'no status recorded' : `last status ${raw}`;
+    return {
+      name: 'sentinel',
+      verdict: 'skipped',
+      detail: `not evaluated here (run with --local on the node); ${last}`,
+    };
+  }
+  const sentinel = io.sentinel ?? createSentinel(options.config);
+  const verdict = await sentinel.rebootRequired(signal);
+  if (verdict.error !== undefined) {
+    return {
+      name: 'sentinel',
+      verdict: 'error',
+      detail: `sentinel failed (treated as no reboot): ${verdict.error}`,
+    };
+  }
+  return verdict.required
+    ? { name: 'sentinel', verdict: 'ok', detail: 'reboot required' }
+    : { name: 'sentinel', verdict: 'no-reboot', detail: 'reboot not required' };
+}
+
+function evaluateWindow(config: CheckConfig, now: Date): CheckItem {
+  const window = createWindow(config.window);
+  const { inside, change } = window.next(now);
+  const at = change ? ` (${inside ? 'closes' : 'opens'} ${change.toISOString()})` : '';
+  const contains = window.contains(now);
+  return {
+    name: 'window',
+    verdict: contains ? 'ok' : 'blocks',
+    detail: `${contains ? 'inside' : 'outside'} maintenance window ${window.describe()}${at}`,
+  };
+}
+
+function evaluateBootId(node: V1Node): CheckItem {
+  const bootID = node.status?.nodeInfo?.bootID ?? '';
+  return bootID === ''
+    ? { name: 'node', verdict: 'blocks', detail: 'node reports no bootID: a reboot could not be proven' }
+    : {
+        name: 'node',
+        verdict: 'ok',
+        detail: `bootID ${bootID}${node.spec?.unschedulable === true ? ', cordoned' : ''}`,
+      };
+}
+
+function isDryRun(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e instanceof DryRunWrite) return true;
+  return false;
+}
+
+interface LockItem extends CheckItem {
+  held?: LockHolder;
+}
+
+/** The lock as the agent's own DaemonSetLock sees it; the write of a would-be acquire is refused. */
+async function evaluateLock(
+  options: CheckOptions,
+  io: CheckIo,
+  kube: ReadOnlyKube,
+  signal: AbortSignal,
+): Promise<LockItem> {
+  const { config } = options;
+  const lock = new DaemonSetLock({
+    kube,
+    nodeId: options.node,
+    namespace: config.dsNamespace,
+    name: config.dsName,
+    annotation: config.lockAnnotation,
+    ttlMs: config.lockTtlMs,
+    concurrency: config.concurrency,
+    clock: io.clock,
+    log: new MemoryLogger(),
+    attempts: 1,
+  });
+  const held = await lock.holding(signal);
+  if (held) {
+    return {
+      name: 'lock',
+      verdict: 'ok',
+      detail: `held by this node since ${held.created.toISOString()}`,
+      held,
+    };
+  }
+  try {
+    const result = await lock.acquire({ unschedulable: false }, signal);
+    if (result.acquired) return { name: 'lock', verdict: 'ok', detail: 'a slot is free' };
+    return { name: 'lock', verdict: 'blocks', detail: result.reason };
+  } catch (err: unknown) {
+    if (isDryRun(err))
+      return { name: 'lock', verdict: 'ok', detail: `a slot is free (${config.concurrency} slot(s))` };
+    throw err;
+  }
+}
+
+/** Before the lock: sentinel, window, blockers, in the agent's order (Agent.fresh). */
+function decideBeforeLock(items: readonly CheckItem[]): CheckReport['decision'] | undefined {
+  const sentinel = items.find((i) => i.name === 'sentinel');
+  if (sentinel?.verdict === 'error') return { kind: 'sentinel-error', reason: sentinel.detail };
+  if (sentinel?.verdict === 'no-reboot') return { kind: 'idle', reason: sentinel.detail };
+  const window = items.find((i) => i.name === 'window');
+  if (window?.verdict === 'blocks') return { kind: 'outside-window', reason: window.detail };
+  const blocker = items.find((i) => i.verdict === 'blocks' && i.name !== 'lock');
+  return blocker ? { kind: 'blocked', reason: `${blocker.name}: ${blocker.detail}` } : undefined;
+}
+
+function decide(items: readonly CheckItem[], held: boolean): CheckReport['decision'] {
+  if (held)
+    return { kind: 'in-progress', reason: 'this node holds the lock: the agent continues its reboot cycle' };
+  const early = decideBeforeLock(items);
+  if (early) return early;
+  const lock = items.find((i) => i.name === 'lock');
+  if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
+  const required = items.some((i) => i.name === 'sentinel' && i.verdict === 'ok');
+  return {
+    kind: 'would-reboot',
+    reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}`,
+  };
+}
+
+/** Evaluates everything for one node, reading only. */
+export async function evaluateCheck(
+  options: CheckOptions,
+  io: CheckIo,
+  signal: AbortSignal,
+): Promise<CheckReport> {
+  const kube = new ReadOnlyKube(io.kube);
+  const node = await kube.getNode(options.node, signal);
+  await readDaemonSet(kube, options.config, signal);
+  const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock);
+  const items: CheckItem[] = [
+    await evaluateSentinel(options, io, node, signal),
+    evaluateWindow(options.config, io.clock.now()),
+    ...(await evaluateBlockers(blockers, signal)),
+    evaluateBootId(node),
+  ];
+  const lock = await evaluateLock(options, io, kube, signal);
+  items.push(lock);
+  return { node: options.node, items, decision: decide(items, lock.held !== undefined) };
+}
+
+const VERDICT_LABEL: Record<CheckVerdict, string> = {
+  ok: 'ok',
+  blocks: 'BLOCKS',
+  'no-reboot': 'no reboot',
+  error: 'ERROR',
+  skipped: 'skipped',
+};
+
+/** The report in lines: one per item ("BLOCKS" where it holds the reboot back), then the decision. */
+export function formatCheck(report: CheckReport): string[] {
+  const width = Math.max(...report.items.map((i) => i.name.length));
+  return [
+    `node ${report.node}`,
+    ...report.items.map(
+      (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
+    ),
+    `decision: ${report.decision.kind}: ${report.decision.reason}`,
+  ];
+}
+
+/** `kured-ts check`: prints the evaluation; 0 = the agent would go ahead, 3 = held back, 1 = cannot tell. */
+export async function runCheck(options: CheckOptions, io: CheckIo): Promise<number> {
+  const err = io.err ?? io.out;
+  let report: CheckReport;
+  try {
+    report = await evaluateCheck(options, io, commandSignal());
+  } catch (e: unknown) {
+    err(describeApiError(e, `check node ${options.node}`));
+    return EXIT_ERROR;
+  }
+  if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
+  else for (const line of formatCheck(report)) io.out(line);
+  const goes =
+    report.decision.kind === 'would-reboot' ||
+    report.decision.kind === 'in-progress' ||
+    report.decision.kind === 'idle';
+  return goes ? EXIT_OK : EXIT_HELD_BACK;
+}
+
+/** Commander's attribute name of a flag: `lock-ttl` → `lockTtl`. */
+function attributeName(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The agent's flags on the subcommand, so that `check` judges with the DaemonSet's configuration. */
+function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
+  for (const flag of flags) {
+    if (flag.name === 'node-id' || flag.name === 'kubeconfig') continue;
+    const value = flag.type === 'boolean' ? '[bool]' : '<value>';
+    cmd.option(`--${flag.name} ${value}`, `${flag.description} (env ${flag.env})`, collect);
+  }
+  return cmd;
+}
+
+function rawValues(opts: Record<string, unknown>, flags: readonly FlagSpec[]): FlagValues {
+  const values: Record<string, string[]> = {};
+  for (const flag of flags) {
+    const raw = opts[attributeName(flag.name)];
+    // `--force-reboot` alone gives [true]; kured's bool flags mean true then.
+    if (Array.isArray(raw)) values[flag.name] = raw.map((v) => (v === true ? 'true' : String(v)));
+  }
+  return values;
+}
+
+/** Adds `check` to the program. */
+export function registerCheck(program: Command, deps: CommandDeps): Command {
+  const cmd = program
+    .command('check')
+    .description('dry run: the decision the agent on NODE would take now, and why (changes nothing)')
+    .requiredOption('--node <name>', 'the node to check')
+    .option('--local', 'also evaluate the reboot sentinel (run on the node itself)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
+    .option('-o, --output <format>', 'text or json', 'text');
+  addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
+    let config: Config;
+    try {
+      config = parseConfigWithWarnings(rawValues(opts, FLAGS), deps.env).config;
+    } catch (e: unknown) {
+      deps.err(errorText(e));
+      deps.exit(EXIT_USAGE);
+      return;
+    }
+    const output = opts.output === 'json' ? 'json' : 'text';
+    const kubeconfig = typeof opts.kubeconfig === 'string' ? opts.kubeconfig : config.kubeconfig;
+    const io = commandIo(deps, kubeconfig);
+    if (!io) return;
+    deps.exit(await runCheck({ node: String(opts.node), config, local: opts.local === true, output }, io));
+  });
+  return cmd;
+}

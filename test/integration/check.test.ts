@@ -1,0 +1,423 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
+   client-node's model classes are plain data; tests write them as object literals, as the API does. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Command } from 'commander';
+import {
+  evaluateCheck,
+  ReadOnlyKube,
+  registerCheck,
+  runCheck,
+  type CheckConfig,
+  type CheckIo,
+  type CheckReport,
+} from '../../src/commands/check.js';
+import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import { defaultConfig } from '../../src/flags.js';
+import { parseLabelSelector } from '../../src/selector/label-selector.js';
+import type { SentinelVerdict } from '../../src/sentinel/sentinel.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+const LOCK = 'weave.works/kured-node-lock';
+const PAUSE = 'kured-ts.dev/paused';
+
+let api: FakeApiServer;
+let prometheus: Server | undefined;
+let out: string[];
+let errs: string[];
+let io: CheckIo;
+
+function node(name: string, bootID = `boot-${name}`): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: {},
+    status: { nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'] },
+  };
+}
+
+function daemonSet(annotations: Record<string, string> = {}): V1DaemonSet {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'kured', namespace: 'kube-system', annotations },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: {
+        metadata: { labels: { app: 'kured' } },
+        spec: { containers: [{ name: 'kured', image: 'kured-ts' }] },
+      },
+    },
+  };
+}
+
+function pod(name: string, labels: Record<string, string>): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels,
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true },
+      ],
+    },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'img' }] },
+    status: { phase: 'Running' },
+  };
+}
+
+function pdb(name: string, app: string): V1PodDisruptionBudget {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace: 'default' },
+    spec: { minAvailable: 1, selector: { matchLabels: { app } } },
+  };
+}
+
+function lockHeldBy(holder: string): string {
+  return JSON.stringify({
+    nodeID: holder,
+    metadata: { unschedulable: false },
+    created: '2026-01-05T09:00:00Z',
+    TTL: 0,
+  });
+}
+
+/** A local server speaking Prometheus' instant-query API, with these alerts active. */
+async function startPrometheus(alerts: { alertname: string; alertstate: string }[]): Promise<string> {
+  const body = JSON.stringify({
+    status: 'success',
+    data: {
+      resultType: 'vector',
+      result: alerts.map((a) => ({ metric: { __name__: 'ALERTS', ...a }, value: [1767607200, '1'] })),
+    },
+  });
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname !== '/api/v1/query' || url.searchParams.get('query') !== 'ALERTS') {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.setHeader('Content-Type', 'application/json');
+    res.end(body);
+  });
+  prometheus = server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function config(overrides: Partial<CheckConfig> = {}): CheckConfig {
+  return { ...defaultConfig(), ...overrides };
+}
+
+/** Every request that is not a read. */
+function writes(): string[] {
+  return api.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`);
+}
+
+beforeEach(async () => {
+  api = await startFakeApiServer();
+  out = [];
+  errs = [];
+  io = {
+    kube: new ClientNodeKube(api.kubeConfig()),
+    out: (l) => out.push(l),
+    err: (l) => errs.push(l),
+    clock: new FakeClock('2026-01-05T10:00:00Z'),
+  };
+  api.create('nodes', node('n1'));
+  api.create('nodes', node('n2'));
+});
+
+afterEach(async () => {
+  await api.close();
+  const server = prometheus;
+  prometheus = undefined;
+  if (server) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
+  }
+});
+
+interface Scenario {
+  setup: () => Promise<Partial<CheckConfig>>;
+  blocker: string;
+  reason: RegExp;
+}
+
+const scenarios: [string, Scenario][] = [
+  [
+    'a firing alert',
+    {
+      setup: async () => {
+        api.create('daemonsets', daemonSet());
+        return {
+          prometheusUrl: await startPrometheus([{ alertname: 'HighErrorRate', alertstate: 'firing' }]),
+        };
+      },
+      blocker: 'prometheus',
+      reason: /^1 active alert\(s\): HighErrorRate$/,
+    },
+  ],
+  [
+    'a blocking pod',
+    {
+      setup: () => {
+        api.create('daemonsets', daemonSet());
+        api.create('pods', pod('backup-1', { app: 'backup' }));
+        return Promise.resolve({
+          blockingPodSelectors: [parseLabelSelector('app=backup')],
+          blockOnPdb: false,
+        });
+      },
+      blocker: 'pods',
+      reason: /default\/backup-1/,
+    },
+  ],
+  [
+    'a PodDisruptionBudget that allows no disruption',
+    {
+      setup: () => {
+        api.create('daemonsets', daemonSet());
+        api.create('pods', pod('web-1', { app: 'web' }));
+        api.create('poddisruptionbudgets', pdb('web-pdb', 'web'));
+        return Promise.resolve({});
+      },
+      blocker: 'pdb',
+      reason: /default\/web-pdb/,
+    },
+  ],
+  [
+    'a fleet pause',
+    {
+      setup: () => {
+        api.create(
+          'daemonsets',
+          daemonSet({
+            [PAUSE]: JSON.stringify({ reason: 'kernel freeze', by: 'alice', since: '2026-01-05T09:30:00Z' }),
+          }),
+        );
+        return Promise.resolve({});
+      },
+      blocker: 'pause',
+      reason: /^fleet paused by alice since 2026-01-05T09:30:00Z: kernel freeze$/,
+    },
+  ],
+];
+
+describe('kured-ts check', () => {
+  it.each(scenarios)('names %s as the blocking reason and writes nothing', async (_name, scenario) => {
+    const overrides = await scenario.setup();
+    expect(await runCheck({ node: 'n1', config: config(overrides) }, io)).toBe(3);
+    const line = out.find((l) => l.trimStart().startsWith(`${scenario.blocker} `));
+    expect(line).toMatch(/BLOCKS/);
+    expect(line?.split('BLOCKS')[1]?.trim()).toMatch(scenario.reason);
+    expect(out[out.length - 1]).toMatch(new RegExp(`^decision: blocked: ${scenario.blocker}: `));
+    expect(writes()).toEqual([]);
+  });
+
+  it('waits for a lock held by another node, and writes nothing', async () => {
+    api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n2') }));
+    expect(await runCheck({ node: 'n1', config: config() }, io)).toBe(3);
+    expect(out).toEqual([
+      'node n1',
+      '  sentinel  skipped    not evaluated here (run with --local on the node); no status recorded',
+      '  window    ok         inside maintenance window every day 00:00-23:59:59 UTC',
+      '  pause     ok         does not block',
+      '  pdb       ok         does not block',
+      '  node      ok         bootID boot-n1',
+      '  lock      BLOCKS     all 1 lock slot(s) held by n2',
+      'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
+    ]);
+    expect(writes()).toEqual([]);
+  });
+
+  it('prints every reason at once when everything blocks, the first one deciding as in the agent', async () => {
+    const url = await startPrometheus([{ alertname: 'DiskFull', alertstate: 'pending' }]);
+    api.create(
+      'daemonsets',
+      daemonSet({
+        [LOCK]: lockHeldBy('n2'),
+        [PAUSE]: JSON.stringify({ reason: 'freeze', by: 'bob', since: 's' }),
+      }),
+    );
+    api.create('pods', pod('backup-1', { app: 'backup' }));
+    api.create('pods', pod('web-1', { app: 'web' }));
+    api.create('poddisruptionbudgets', pdb('web-pdb', 'web'));
+    const code = await runCheck(
+      {
+        node: 'n1',
+        config: config({ prometheusUrl: url, blockingPodSelectors: [parseLabelSelector('app=backup')] }),
+      },
+      io,
+    );
+    expect(code).toBe(3);
+    const blocking = out.filter((l) => l.includes(' BLOCKS ')).map((l) => l.trim().split(/\s+/)[0]);
+    expect(blocking).toEqual(['pause', 'prometheus', 'pods', 'pdb', 'lock']);
+    expect(out[out.length - 1]).toBe('decision: blocked: pause: fleet paused by bob since s: freeze');
+    expect(writes()).toEqual([]);
+  });
+
+  it('says the agent would reboot when nothing blocks, without taking the free lock', async () => {
+    api.create('daemonsets', daemonSet());
+    expect(await runCheck({ node: 'n1', config: config() }, io)).toBe(0);
+    expect(out[out.length - 1]).toBe(
+      'decision: would-reboot: the agent would take the lock, drain and reboot if a reboot is required',
+    );
+    expect(writes()).toEqual([]);
+    expect(
+      api.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations?.[LOCK],
+    ).toBeUndefined();
+  });
+
+  it('reports a cycle in progress when the node holds the lock', async () => {
+    api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n1') }));
+    const report = await evaluateCheck({ node: 'n1', config: config() }, io, AbortSignal.timeout(5000));
+    expect(report.decision.kind).toBe('in-progress');
+    expect(writes()).toEqual([]);
+  });
+
+  interface DecisionCase {
+    overrides: Partial<CheckConfig>;
+    verdict?: SentinelVerdict;
+    kind: string;
+    code: number;
+  }
+
+  it.each<[string, DecisionCase]>([
+    [
+      'outside the window',
+      { overrides: { window: { ...defaultConfig().window, days: [] } }, kind: 'outside-window', code: 3 },
+    ],
+    [
+      'a local sentinel saying no reboot',
+      { overrides: {}, verdict: { required: false }, kind: 'idle', code: 0 },
+    ],
+    [
+      'a local sentinel that fails',
+      {
+        overrides: {},
+        verdict: { required: false, error: 'exit status 2' },
+        kind: 'sentinel-error',
+        code: 3,
+      },
+    ],
+    [
+      'a local sentinel saying reboot',
+      { overrides: {}, verdict: { required: true }, kind: 'would-reboot', code: 0 },
+    ],
+  ])('decides from %s', async (_name, { overrides, verdict, kind, code }) => {
+    api.create('daemonsets', daemonSet());
+    const withSentinel: CheckIo = verdict
+      ? { ...io, sentinel: { rebootRequired: () => Promise.resolve(verdict) } }
+      : io;
+    const options = {
+      node: 'n1',
+      config: config(overrides),
+      local: verdict !== undefined,
+      output: 'json' as const,
+    };
+    expect(await runCheck(options, withSentinel)).toBe(code);
+    expect((JSON.parse(out.join('\n')) as CheckReport).decision.kind).toBe(kind);
+    expect(writes()).toEqual([]);
+  });
+
+  it('blocks a node without a bootID, as the agent does', async () => {
+    api.create('daemonsets', daemonSet());
+    api.create('nodes', node('n3', ''));
+    expect(await runCheck({ node: 'n3', config: config() }, io)).toBe(3);
+    expect(out[out.length - 1]).toBe(
+      'decision: blocked: node: node reports no bootID: a reboot could not be proven',
+    );
+  });
+
+  it('fails with one line for a node that does not exist', async () => {
+    api.create('daemonsets', daemonSet());
+    expect(await runCheck({ node: 'nope', config: config() }, io)).toBe(1);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatch(/^cannot check node nope: .*\(404\)$/);
+  });
+
+  it('fails with one line when the cluster is unreachable', async () => {
+    const url = api.url;
+    await api.close();
+    api = await startFakeApiServer();
+    expect(await runCheck({ node: 'n1', config: config() }, { ...io, kube: connectKube({ url }) })).toBe(1);
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatch(/^cannot reach the Kubernetes API \(check node n1\): .*ECONNREFUSED/);
+  });
+});
+
+describe('ReadOnlyKube', () => {
+  it('refuses every write and records it, while reads go through', async () => {
+    api.create('daemonsets', daemonSet());
+    const kube = new ReadOnlyKube(new ClientNodeKube(api.kubeConfig()));
+    expect((await kube.getNode('n1')).metadata?.name).toBe('n1');
+    await expect(kube.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow('dry run');
+    await expect(kube.jsonPatchNode('n1', [])).rejects.toThrow('dry run');
+    await expect(kube.mergePatchDaemonSet('kube-system', 'kured', {})).rejects.toThrow('dry run');
+    await expect(kube.jsonPatchDaemonSet('kube-system', 'kured', [])).rejects.toThrow('dry run');
+    await expect(kube.evictPod('default', 'p', 0)).rejects.toThrow('dry run');
+    await expect(kube.createEvent('default', { reason: 'Rebooting' } as CoreV1Event)).rejects.toThrow(
+      'dry run',
+    );
+    await expect(kube.mergePatchEvent('default', 'e', {})).rejects.toThrow('dry run');
+    expect(kube.refused).toHaveLength(7);
+    expect(writes()).toEqual([]);
+  });
+});
+
+describe('check as registered with commander', () => {
+  it('takes the agent flags and KURED_* environment, and prints the decision', async () => {
+    api.create('daemonsets', {
+      ...daemonSet({ [LOCK]: lockHeldBy('n2') }),
+      metadata: { name: 'ds', namespace: 'ops', annotations: { [LOCK]: lockHeldBy('n2') } },
+    });
+    let code: number | undefined;
+    const program = new Command().exitOverride();
+    registerCheck(program, {
+      env: { KURED_DS_NAMESPACE: 'ops' },
+      out: (l) => out.push(l),
+      err: (l) => errs.push(l),
+      exit: (c) => (code = c),
+      connect: () => new ClientNodeKube(api.kubeConfig()),
+      clock: io.clock,
+    });
+    await program.parseAsync(['check', '--node', 'n1', '--ds-name', 'ds', '--block-on-pdb=false'], {
+      from: 'user',
+    });
+    expect(errs).toEqual([]);
+    expect(code).toBe(3);
+    expect(out.some((l) => l.trim().startsWith('pdb '))).toBe(false);
+    expect(out[out.length - 1]).toBe('decision: waiting-for-lock: all 1 lock slot(s) held by n2');
+  });
+
+  it('exits 2 naming the flag for a bad value, before any API call', async () => {
+    let code: number | undefined;
+    const program = new Command().exitOverride();
+    registerCheck(program, {
+      env: {},
+      out: (l) => out.push(l),
+      err: (l) => errs.push(l),
+      exit: (c) => (code = c),
+      connect: () => new ClientNodeKube(api.kubeConfig()),
+      clock: io.clock,
+    });
+    await program.parseAsync(['check', '--node', 'n1', '--lock-ttl', 'soon'], { from: 'user' });
+    expect(code).toBe(2);
+    expect(errs[0]).toContain('--lock-ttl');
+    expect(api.requests).toEqual([]);
+  });
+});
