@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node's model types are classes; plain JSON objects are what the API returns. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -193,7 +195,7 @@ describe('PdbBlocker', () => {
         allowed === undefined
           ? undefined
           : { disruptionsAllowed: allowed, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 },
-    } as V1PodDisruptionBudget;
+    };
   }
 
   const cases: [string, ReturnType<typeof pod>[], ReturnType<typeof pdb>[], string | undefined][] = [
