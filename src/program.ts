@@ -114,7 +114,11 @@ async function agentAction(command: Command, io: CliIo, run: AgentRunner, state:
   requireNodeId(config);
   const log = io.createLogger(config.logFormat);
   for (const warning of warnings) log.warn('configuration warning', { warning });
-  log.info('effective configuration', { version: io.version, config: redactConfig(config) });
+  log.info('effective configuration', {
+    version: io.version,
+    window: createWindow(config.window).describe(),
+    config: redactConfig(config),
+  });
   state.code = await run(config, io, log);
 }
 
