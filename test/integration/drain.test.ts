@@ -1,0 +1,342 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// KubeDrainer through the real client-node against the fake API server.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { SystemClock, type Clock } from '../../src/clock/clock.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import type { Kube } from '../../src/kube/kube.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { KubeDrainer, type KubeDrainerOptions } from '../../src/node/kube-drainer.js';
+import { parseLabelSelector } from '../../src/selector/label-selector.js';
+import {
+  startFakeApiServer,
+  type FakeApiServer,
+  type FakeApiServerOptions,
+} from '../../src/sim/fake-api-server.js';
+
+const NODE = 'n1';
+
+let server: FakeApiServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function start(
+  options: FakeApiServerOptions = {},
+): Promise<{ server: FakeApiServer; kube: ClientNodeKube }> {
+  server = await startFakeApiServer(options);
+  return { server, kube: new ClientNodeKube(server.kubeConfig()) };
+}
+
+interface PodSpec {
+  name: string;
+  namespace?: string;
+  node?: string;
+  labels?: Record<string, string>;
+  owner?: string;
+  mirror?: boolean;
+  phase?: string;
+  emptyDir?: boolean;
+  grace?: number;
+}
+
+function pod(p: PodSpec): V1Pod {
+  return {
+    metadata: {
+      name: p.name,
+      namespace: p.namespace ?? 'default',
+      labels: p.labels ?? { app: p.name },
+      ...(p.mirror === true ? { annotations: { 'kubernetes.io/config.mirror': 'hash' } } : {}),
+      ...(p.owner === undefined
+        ? {}
+        : {
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: p.owner, name: 'owner', uid: 'owner-uid', controller: true },
+            ],
+          }),
+    },
+    spec: {
+      nodeName: p.node ?? NODE,
+      containers: [{ name: 'c', image: 'busybox' }],
+      ...(p.grace === undefined ? {} : { terminationGracePeriodSeconds: p.grace }),
+      ...(p.emptyDir === true ? { volumes: [{ name: 'scratch', emptyDir: {} }] } : {}),
+    },
+    status: { phase: p.phase ?? 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+}
+
+function pdb(name: string, app: string, minAvailable: number): V1PodDisruptionBudget {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: { minAvailable, selector: { matchLabels: { app } } },
+  };
+}
+
+function drainer(kube: Kube, o: Partial<KubeDrainerOptions> = {}): KubeDrainer {
+  return new KubeDrainer({
+    kube,
+    nodeId: NODE,
+    clock: new SystemClock(),
+    log: new MemoryLogger(),
+    timeoutMs: 0,
+    gracePeriodSeconds: -1,
+    podSelector: [],
+    skipWaitForDeleteTimeoutSeconds: 0,
+    evictionRetryDelayMs: 5_000,
+    pollMs: 20,
+    ...o,
+  });
+}
+
+function evictionRequests(s: FakeApiServer, name?: string): { status: number; at: number }[] {
+  return s.requests.filter(
+    (r) =>
+      r.method === 'POST' &&
+      r.path.endsWith('/eviction') &&
+      (name === undefined || r.path.includes(`/pods/${name}/`)),
+  );
+}
+
+function podNames(s: FakeApiServer): string[] {
+  return s
+    .list<V1Pod>('pods')
+    .filter((p) => p.spec?.nodeName === NODE)
+    .map((p) => p.metadata!.name!)
+    .sort();
+}
+
+describe('KubeDrainer', () => {
+  it('skips DaemonSet, mirror and terminal pods, evicts emptyDir and unmanaged pods, leaves other nodes alone', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'ds-agent', owner: 'DaemonSet', namespace: 'kube-system' }));
+    s.create('pods', pod({ name: 'kube-apiserver-n1', mirror: true, namespace: 'kube-system' }));
+    s.create('pods', pod({ name: 'job-done', phase: 'Succeeded', owner: 'Job' }));
+    s.create('pods', pod({ name: 'job-failed', phase: 'Failed', owner: 'Job' }));
+    s.create('pods', pod({ name: 'cache', emptyDir: true, owner: 'ReplicaSet' }));
+    s.create('pods', pod({ name: 'bare' }));
+    s.create('pods', pod({ name: 'elsewhere', node: 'n2' }));
+    const result = await drainer(kube).drain();
+    expect(result).toMatchObject({
+      ok: true,
+      pending: [],
+      requests: { evicted: 2, refused: 0, failed: 0 },
+    });
+    expect(result.evicted.sort()).toEqual(['default/bare', 'default/cache']);
+    expect(result.skipped).toEqual(
+      expect.arrayContaining([
+        { pod: 'kube-system/ds-agent', reason: 'DaemonSet-owned' },
+        { pod: 'kube-system/kube-apiserver-n1', reason: 'mirror pod' },
+        { pod: 'default/job-done', reason: 'terminal (Succeeded)' },
+        { pod: 'default/job-failed', reason: 'terminal (Failed)' },
+      ]),
+    );
+    expect(result.skipped).toHaveLength(4);
+    expect(podNames(s)).toEqual(['ds-agent', 'job-done', 'job-failed', 'kube-apiserver-n1']);
+    expect(s.list<V1Pod>('pods').some((p) => p.metadata?.name === 'elsewhere')).toBe(true);
+  });
+
+  it('drains only pods matched by --drain-pod-selector', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web', labels: { tier: 'web' } }));
+    s.create('pods', pod({ name: 'db', labels: { tier: 'db' } }));
+    const result = await drainer(kube, { podSelector: parseLabelSelector('tier=web') }).drain();
+    expect(result.evicted).toEqual(['default/web']);
+    expect(result.skipped).toEqual([{ pod: 'default/db', reason: 'not matched by --drain-pod-selector' }]);
+    expect(podNames(s)).toEqual(['db']);
+  });
+
+  it('retries a PDB refusal only every --eviction-retry-delay and reports the refusing PDB at --drain-timeout', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('pods', pod({ name: 'free' }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    const result = await drainer(kube, { evictionRetryDelayMs: 250, timeoutMs: 1_300 }).drain();
+    const attempts = evictionRequests(s, 'web-1');
+    // 0, 250, 500, 750, 1000, 1250 ms: six requests in 1.3 s, never a tight loop
+    expect(attempts.length).toBeGreaterThanOrEqual(5);
+    expect(attempts.length).toBeLessThanOrEqual(6);
+    expect(attempts.every((r) => r.status === 429)).toBe(true);
+    for (let i = 1; i < attempts.length; i++) {
+      expect(attempts[i]!.at - attempts[i - 1]!.at).toBeGreaterThanOrEqual(200);
+    }
+    expect(result).toMatchObject({
+      ok: false,
+      evicted: ['default/free'],
+      pending: [
+        { pod: 'default/web-1', pdb: 'default/web-pdb', reason: expect.stringMatching(/eviction refused/) },
+      ],
+      requests: { evicted: 1, refused: attempts.length, failed: 0 },
+    });
+    expect(result.durationMs).toBeGreaterThanOrEqual(1_250);
+    expect(result.durationMs).toBeLessThan(3_000);
+  });
+
+  it('names the refusing PDB by matching its selector when the 429 does not say', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 429, 1);
+    const result = await drainer(kube, { evictionRetryDelayMs: 100, timeoutMs: 50 }).drain();
+    expect(result.pending).toEqual([
+      expect.objectContaining({ pod: 'default/web-1', pdb: 'default/web-pdb' }),
+    ]);
+  });
+
+  it('evicts the refused pod once the budget allows it', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    setTimeout(() => {
+      s.create('pods', pod({ name: 'web-2', node: 'n2', labels: { app: 'web' } }));
+    }, 300);
+    const result = await drainer(kube, { evictionRetryDelayMs: 200 }).drain();
+    expect(result).toMatchObject({ ok: true, evicted: ['default/web-1'] });
+    expect(result.requests.refused).toBeGreaterThanOrEqual(1);
+    expect(result.requests.refused).toBeLessThanOrEqual(3);
+  });
+
+  it('treats an eviction answered 404 as done', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'vanishing' }));
+    s.injectFailure({ method: 'POST', pathIncludes: '/pods/vanishing/eviction' }, 404, 1);
+    const result = await drainer(kube).drain();
+    expect(result).toMatchObject({
+      ok: true,
+      evicted: ['default/vanishing'],
+      requests: { evicted: 0, refused: 0, failed: 0 },
+    });
+    expect(evictionRequests(s)).toHaveLength(1);
+  });
+
+  it('retries a failed eviction after the delay and counts the failure', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'flaky' }));
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 500, 2);
+    const result = await drainer(kube, { evictionRetryDelayMs: 50 }).drain();
+    expect(result).toMatchObject({
+      ok: true,
+      evicted: ['default/flaky'],
+      requests: { evicted: 1, failed: 2 },
+    });
+  });
+
+  it('waits for evicted pods to terminate, and counts a pod recreated under the same name (new UID) as gone', async () => {
+    const { server: s, kube } = await start({ podDeletion: 'graceful' });
+    s.create('pods', pod({ name: 'slow', grace: 7 }));
+    s.create('pods', pod({ name: 'db-0', owner: 'StatefulSet' }));
+    // a kubelet: finishes 'slow' after 300 ms; 'db-0' is replaced at once by its StatefulSet
+    const unsubscribe = s.onWrite((e) => {
+      const p = e.object as V1Pod;
+      if (e.resource !== 'pods' || e.type !== 'MODIFIED' || p.metadata?.deletionTimestamp === undefined)
+        return;
+      if (p.metadata.name === 'slow')
+        setTimeout(() => {
+          s.delete('pods', 'default', 'slow');
+        }, 300);
+      if (p.metadata.name === 'db-0') {
+        setTimeout(() => {
+          s.delete('pods', 'default', 'db-0');
+          s.create('pods', pod({ name: 'db-0', owner: 'StatefulSet' }));
+        }, 10);
+      }
+    });
+    try {
+      const started = Date.now();
+      const result = await drainer(kube).drain();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      expect(result).toMatchObject({ ok: true, pending: [] });
+      expect(result.evicted.sort()).toEqual(['default/db-0', 'default/slow']);
+      expect(podNames(s)).toEqual(['db-0']);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it("asks for --drain-grace-period when set, and for the pod's own grace period with -1", async () => {
+    const { server: s, kube } = await start({ podDeletion: 'graceful' });
+    s.create('pods', pod({ name: 'a', grace: 7 }));
+    const graces: number[] = [];
+    const unsubscribe = s.onWrite((e) => {
+      const g = (e.object as V1Pod).metadata?.deletionGracePeriodSeconds;
+      if (e.resource === 'pods' && g !== undefined) graces.push(g);
+    });
+    try {
+      await drainer(kube, { timeoutMs: 50 }).drain();
+      await drainer(kube, { timeoutMs: 50, gracePeriodSeconds: 3 }).drain();
+      expect(graces).toEqual([7, 3]);
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  it('reports pods still terminating at --drain-timeout as pending', async () => {
+    const { server: s, kube } = await start({ podDeletion: 'graceful' });
+    s.create('pods', pod({ name: 'stuck' }));
+    const result = await drainer(kube, { timeoutMs: 200 }).drain();
+    expect(result).toMatchObject({
+      ok: false,
+      evicted: [],
+      pending: [{ pod: 'default/stuck', reason: 'still terminating at --drain-timeout' }],
+      requests: { evicted: 1 },
+    });
+  });
+
+  it('does not wait for pods deleting longer than --skip-wait-for-delete-timeout', async () => {
+    // The server's clock runs an hour behind: every deletionTimestamp it sets is long past.
+    const behind: Clock = {
+      now: () => new Date(Date.now() - 3_600_000),
+      sleep: (ms, sig) => new SystemClock().sleep(ms, sig),
+    };
+    const { server: s, kube } = await start({ podDeletion: 'graceful', clock: behind });
+    s.create('pods', pod({ name: 'stuck' }));
+    const waited = await drainer(kube, { timeoutMs: 200 }).drain();
+    expect(waited.ok).toBe(false);
+    const skipped = await drainer(kube, { timeoutMs: 5_000, skipWaitForDeleteTimeoutSeconds: 60 }).drain();
+    expect(skipped).toMatchObject({ ok: true, evicted: ['default/stuck'] });
+    expect(skipped.durationMs).toBeLessThan(2_000);
+  });
+
+  it('keeps at most 5 evictions in flight', async () => {
+    const { server: s, kube } = await start();
+    for (let i = 0; i < 12; i++) s.create('pods', pod({ name: `p${i}` }));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const counting = new Proxy(kube, {
+      get(target, prop, receiver): unknown {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'evictPod' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          try {
+            await new Promise((r) => setTimeout(r, 20));
+            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } finally {
+            inFlight--;
+          }
+        };
+      },
+    });
+    const result = await drainer(counting).drain();
+    expect(result.evicted).toHaveLength(12);
+    expect(maxInFlight).toBe(5);
+  });
+
+  it("rejects with the signal's reason when aborted, even with no --drain-timeout", async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    const controller = new AbortController();
+    setTimeout(() => {
+      controller.abort(new Error('shutting down'));
+    }, 300);
+    await expect(drainer(kube, { evictionRetryDelayMs: 100 }).drain(controller.signal)).rejects.toThrow(
+      'shutting down',
+    );
+    const before = evictionRequests(s).length;
+    await new Promise((r) => setTimeout(r, 250));
+    expect(evictionRequests(s)).toHaveLength(before);
+  });
+});
