@@ -384,7 +384,7 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
   const err = io.err ?? io.out;
   let report: CheckReport;
   try {
-    report = await evaluateCheck(options, io, commandSignal());
+    report = await evaluateCheck(options, io, commandSignal(io.timeoutMs));
   } catch (e: unknown) {
     err(describeApiError(e, `check node ${options.node}`));
     return EXIT_ERROR;

@@ -38,7 +38,7 @@ export async function runPause(options: PauseOptions, io: CommandIo): Promise<nu
     err('--reason must not be empty: say why the fleet is paused');
     return EXIT_USAGE;
   }
-  const signal = commandSignal();
+  const signal = commandSignal(io.timeoutMs);
   const pause: FleetPause = { reason, by: options.by, since: io.clock.now().toISOString() };
   const ref = `${options.dsNamespace}/${options.dsName}`;
   try {

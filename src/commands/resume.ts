@@ -22,7 +22,7 @@ export type ResumeOptions = DaemonSetRef;
 /** Removes the pause annotation (merge patch: null deletes that key only). Resuming a running fleet is fine. */
 export async function runResume(options: ResumeOptions, io: CommandIo): Promise<number> {
   const err = io.err ?? io.out;
-  const signal = commandSignal();
+  const signal = commandSignal(io.timeoutMs);
   const ref = `${options.dsNamespace}/${options.dsName}`;
   try {
     const before = readFleetPause(await readDaemonSet(io.kube, options, signal));

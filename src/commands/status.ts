@@ -32,6 +32,8 @@ export interface CommandIo {
   /** One line of error output (stderr). Default `out`. */
   err?: (line: string) => void;
   clock: Clock;
+  /** Bound on the whole command's API calls. Default COMMAND_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 /** What src/cli.ts hands to register<Name>: the only place that knows the process. */
@@ -97,9 +99,21 @@ function text(value: unknown): string {
 export function describeApiError(err: unknown, what: string): string {
   if (err instanceof DaemonSetMissing) return err.message;
   const code = statusCode(err);
+  if (isTimeout(err)) {
+    return `cannot reach the Kubernetes API (${what}): no answer in time`;
+  }
   if (code === undefined) return `cannot reach the Kubernetes API (${what}): ${oneLine(err)}`;
   if (code === 401 || code === 403) return `not allowed to ${what}: ${statusMessage(err)}`;
   return `cannot ${what}: ${statusMessage(err)}`;
+}
+
+/** AbortSignal.timeout()'s reason, possibly wrapped (a DOMException is not an Error in Node 20). */
+function isTimeout(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if ((e as { name?: unknown }).name === 'TimeoutError') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function oneLine(err: unknown): string {
@@ -433,7 +447,7 @@ export async function runStatus(options: StatusOptions, io: CommandIo): Promise<
   const err = io.err ?? io.out;
   let report: StatusReport;
   try {
-    report = await collectStatus(options, io, commandSignal());
+    report = await collectStatus(options, io, commandSignal(io.timeoutMs));
   } catch (e: unknown) {
     err(describeApiError(e, 'read node status'));
     return EXIT_ERROR;

@@ -1,5 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
    client-node's model classes are plain data; tests write them as object literals, as the API does. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Command } from 'commander';
 import { runPause, registerPause } from '../../src/commands/pause.js';
@@ -325,6 +327,28 @@ describe('the subcommands as registered with commander', () => {
     expect(errs).toHaveLength(1);
     expect(errs[0]).toMatch(/^cannot reach the Kubernetes API \(.*\): .*ECONNREFUSED/);
     expect(out).toEqual([]);
+  });
+
+  it('gives up on an API server that never answers, with one line, within the command timeout', async () => {
+    const hanging = createServer(() => undefined);
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    try {
+      const started = performance.now();
+      const code = await runStatus(STATUS, { ...io, kube: connectKube({ url }), timeoutMs: 300 });
+      const elapsed = performance.now() - started;
+      expect(code).toBe(1);
+      expect(errs).toEqual(['cannot reach the Kubernetes API (read node status): no answer in time']);
+      expect(elapsed).toBeGreaterThanOrEqual(280);
+      expect(elapsed).toBeLessThan(2000);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        hanging.close(() => {
+          resolve();
+        }),
+      );
+    }
   });
 
   it('rejects an unknown output format with exit 2', async () => {
