@@ -13,6 +13,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts/build.mjs scripts/
 COPY src/ src/
+# scripts/build.mjs also bundles the benchmark (bench/ imports src/ only); only dist/cli.js ships.
+COPY bench/ bench/
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
