@@ -163,6 +163,8 @@ process.on('exit', () => process.stderr.write(`image-test maxrss_kb=${process.re
 EOF
 }
 
+# Nothing here can reboot the host: no API (so no lock), no sentinel file, /bin/false as the reboot
+# command, a non-root user in its own PID namespace.
 # The agent with a kubeconfig pointing at a closed loopback port: it must start its listener, answer
 # /healthz 200 and /metrics (its /readyz may say no: the API is unreachable), show its resident
 # memory, and stop on SIGTERM. Until the agent is wired into the CLI ("agent: not implemented yet"),
@@ -187,7 +189,8 @@ EOF
     -e NODE_OPTIONS=--require=/etc/kured-ts/rss-probe.cjs \
     -e KURED_NODE_ID=image-test-node \
     "$IMAGE_TAG" agent --kubeconfig /etc/kured-ts/kubeconfig --metrics-host 127.0.0.1 --metrics-port "$port" \
-    --period 1h --ds-namespace kube-system >/dev/null
+    --period 1h --ds-namespace kube-system \
+    --reboot-sentinel /nonexistent/reboot-required --reboot-command /bin/false >/dev/null
   code=000
   for _ in $(seq 1 75); do
     code=$(http_status "$port" /healthz)
