@@ -1,7 +1,7 @@
 // PdbBlocker: pre-flight before taking the lock — a pod the drain would evict is covered by a
 // PodDisruptionBudget that allows no disruption right now, so the drain would stall holding the lock.
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
-import { podsToEvict } from '../node/pods-to-evict.js';
+import { skipReason } from '../node/kube-drainer.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
 import type { Blocker, Verdict } from './blocker.js';
 
@@ -38,9 +38,9 @@ export class PdbBlocker implements Blocker {
   async check(signal?: AbortSignal): Promise<Verdict> {
     const { kube, nodeId, drainPodSelector } = this.options;
     const pods = await kube.listPods(undefined, { fieldSelector: `spec.nodeName=${nodeId}` }, signal);
-    const { evict } = podsToEvict(
-      pods.filter((p) => p.spec?.nodeName === nodeId),
-      drainPodSelector,
+    // The drain's own skip rules, so that the pre-flight looks at exactly the pods it would evict.
+    const evict = pods.filter(
+      (p) => p.spec?.nodeName === nodeId && skipReason(p, drainPodSelector) === undefined,
     );
     if (evict.length === 0) return { blocked: false };
     const pdbs = await kube.listPodDisruptionBudgets(undefined, signal);

@@ -10,7 +10,6 @@ import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { PodsBlocker } from '../../src/blockers/pods.js';
 import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
 import type { V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { podsToEvict } from '../../src/node/pods-to-evict.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { FakeKube, pod } from '../fakes/fake-kube.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
@@ -268,18 +267,6 @@ describe('PdbBlocker', () => {
     kube.pdbs = [pdb('web', { app: 'web' }, 0)];
     const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: parseLabelSelector('drain=yes') });
     expect(await blocker.check()).toEqual({ blocked: false });
-  });
-
-  it('podsToEvict explains every skipped pod', () => {
-    const { evict, skipped } = podsToEvict(
-      [pod('a'), pod('ds', { owner: 'DaemonSet' }), pod('done', { phase: 'Failed' })],
-      [],
-    );
-    expect(evict.map((p) => p.metadata?.name)).toEqual(['a']);
-    expect(skipped).toEqual([
-      { pod: 'default/ds', reason: 'DaemonSet-managed' },
-      { pod: 'default/done', reason: 'terminal (Failed)' },
-    ]);
   });
 });
 

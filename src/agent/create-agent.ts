@@ -1,0 +1,86 @@
+// Builds an Agent from a Config and a Kube: the real implementations of every seam, wired once.
+// Used by the CLI (`kured-ts agent`) and the simulator; tests build Agent directly over fakes.
+import type { Clock } from '../clock/clock.js';
+import type { Config } from '../config.js';
+import { createBlockers } from '../blockers/index.js';
+import type { Kube } from '../kube/kube.js';
+import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import type { Logger } from '../log/logger.js';
+import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
+import { KubeDrainer } from '../node/kube-drainer.js';
+import { KubeEventRecorder } from '../node/kube-event-recorder.js';
+import { KubeNodeOps } from '../node/kube-node-ops.js';
+import { createNotifier } from '../notify/index.js';
+import type { Notifier } from '../notify/notifier.js';
+import { createRebooter } from '../reboot/index.js';
+import type { Rebooter } from '../reboot/rebooter.js';
+import { createSentinel } from '../sentinel/index.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
+import { createWindow } from '../window/index.js';
+import { Agent, type AgentDeps } from './agent.js';
+
+/** What the caller provides; the optional parts default to the real implementations from `config`. */
+export interface AgentIo {
+  kube: Kube;
+  clock: Clock;
+  logger: Logger;
+  /** Default noMetrics (the CLI passes PrometheusMetrics). */
+  metrics?: AgentMetrics;
+  /** Default createNotifier(config.notifyUrl). */
+  notifier?: Notifier;
+  /** Default createRebooter(config): command or signal (the simulator passes its own). */
+  rebooter?: Rebooter;
+  /** Default createSentinel(config): file or command. */
+  sentinel?: Sentinel;
+  /** Default Math.random. */
+  random?: () => number;
+}
+
+/** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
+export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
+  const { kube, clock, logger } = io;
+  const random = io.random ?? Math.random;
+  const nodeId = config.nodeId;
+  const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
+  return {
+    sentinel: io.sentinel ?? createSentinel(config),
+    blockers: createBlockers(config, { kube, node }),
+    lock: new DaemonSetLock({
+      kube,
+      nodeId,
+      namespace: config.dsNamespace,
+      name: config.dsName,
+      annotation: config.lockAnnotation,
+      ttlMs: config.lockTtlMs,
+      concurrency: config.concurrency,
+      clock,
+      log: logger,
+      random,
+    }),
+    node,
+    drainer: new KubeDrainer({
+      kube,
+      nodeId,
+      clock,
+      log: logger,
+      timeoutMs: config.drainTimeoutMs,
+      gracePeriodSeconds: config.drainGracePeriodSeconds,
+      podSelector: config.drainPodSelector,
+      skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
+      evictionRetryDelayMs: config.evictionRetryDelayMs,
+    }),
+    events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
+    rebooter: io.rebooter ?? createRebooter(config),
+    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock }),
+    metrics: io.metrics ?? noMetrics,
+    window: createWindow(config.window),
+    clock,
+    logger,
+    random,
+  };
+}
+
+/** The agent for this configuration; `run(signal)` it, abort the signal on SIGTERM. */
+export function createAgent(config: Config, io: AgentIo): Agent {
+  return new Agent(config, createAgentDeps(config, io));
+}

@@ -1,0 +1,230 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// Three real agents (createAgent: real client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
+// against the fake API server, with simulated host reboots that change the node's bootID.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
+import { createAgent } from '../../src/agent/create-agent.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import type { Rebooter } from '../../src/reboot/rebooter.js';
+import type { Sentinel } from '../../src/sentinel/sentinel.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+const NS = 'kube-system';
+const DS = 'kured';
+const LOCK = 'weave.works/kured-node-lock';
+const TAINT = 'weave.works/kured-node-reboot';
+const NODES = ['n1', 'n2', 'n3'];
+
+function config(nodeId: string, concurrency: number): Config {
+  return {
+    nodeId,
+    periodMs: 300,
+    rebootSentinel: '/nonexistent',
+    rebootSentinelCommand: [],
+    rebootMethod: 'command',
+    rebootCommand: ['/bin/false'],
+    rebootSignal: 39,
+    rebootDelayMs: 20,
+    drainDelayMs: 0,
+    drainTimeoutMs: 10_000,
+    drainGracePeriodSeconds: -1,
+    drainPodSelector: [],
+    skipWaitForDeleteTimeoutSeconds: 0,
+    forceReboot: false,
+    dsName: DS,
+    dsNamespace: NS,
+    lockAnnotation: LOCK,
+    lockTtlMs: 0,
+    lockReleaseDelayMs: 0,
+    concurrency,
+    preferNoScheduleTaint: TAINT,
+    blockingPodSelectors: [],
+    prometheusUrl: '',
+    alertFilterRegexp: undefined,
+    alertFilterMatchOnly: false,
+    alertFiringOnly: false,
+    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
+    annotateNodes: false,
+    preRebootNodeLabels: {},
+    postRebootNodeLabels: {},
+    notifyUrl: '',
+    messageTemplateDrain: 'Draining node %s',
+    messageTemplateReboot: 'Rebooting node %s',
+    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
+    metricsHost: '127.0.0.1',
+    metricsPort: 0,
+    logFormat: 'text',
+    readinessGates: [],
+    postRebootTimeoutMs: 60_000,
+    onPostRebootTimeout: 'hold',
+    waitForDaemonSetPods: false,
+    rebootRetries: 3,
+    onUncordonedDuringDelay: 'abort',
+    blockOnPdb: true,
+    evictionRetryDelayMs: 50,
+    hostExec: 'direct',
+    kubeconfig: '',
+  };
+}
+
+let server: FakeApiServer;
+const timers = new Set<NodeJS.Timeout>();
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  server.create<V1DaemonSet>('daemonsets', {
+    metadata: { name: DS, namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: { metadata: { labels: { app: 'kured' } } },
+    },
+  });
+  for (const name of NODES) {
+    server.create<V1Node>('nodes', {
+      metadata: { name },
+      spec: {},
+      status: {
+        nodeInfo: bootInfo('boot-1'),
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
+    });
+    server.create<V1Pod>('pods', {
+      metadata: {
+        name: `web-${name}`,
+        namespace: 'default',
+        labels: { app: 'web' },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { nodeName: name, containers: [{ name: 'c', image: 'nginx' }] },
+      status: { phase: 'Running' },
+    });
+  }
+});
+
+afterEach(async () => {
+  for (const t of timers) clearTimeout(t);
+  timers.clear();
+  await server.close();
+});
+
+function bootInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
+  return {
+    bootID,
+    architecture: 'amd64',
+    containerRuntimeVersion: 'containerd://1.7',
+    kernelVersion: '6.1',
+    kubeProxyVersion: 'v1.31.0',
+    kubeletVersion: 'v1.31.0',
+    machineID: 'm',
+    operatingSystem: 'linux',
+    osImage: 'Debian',
+    systemUUID: 'u',
+  };
+}
+
+function holders(): string[] {
+  const text = server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK];
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+}
+
+/** The host: the reboot request takes the node down (NotReady, new bootID) and back up 100 ms later. */
+function simulatedHost(name: string, required: { value: boolean }): Rebooter {
+  return {
+    reboot: () => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        const node = server.get<V1Node>('nodes', undefined, name)!;
+        const boot = Number((node.status?.nodeInfo?.bootID ?? 'boot-1').split('-')[1]) + 1;
+        node.status = {
+          ...node.status,
+          nodeInfo: bootInfo(`boot-${boot}`),
+          conditions: [{ type: 'Ready', status: 'False' }],
+        };
+        required.value = false;
+        server.update('nodes', node);
+        const up = setTimeout(() => {
+          timers.delete(up);
+          const again = server.get<V1Node>('nodes', undefined, name)!;
+          again.status = {
+            ...again.status,
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
+          };
+          server.update('nodes', again);
+        }, 100);
+        timers.add(up);
+      }, 30);
+      timers.add(timer);
+      return Promise.resolve();
+    },
+  };
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (concurrency) => {
+  it('reboots every node, never more than C at once, and leaves nothing cordoned or locked', async () => {
+    const violations: string[] = [];
+    let maxHolders = 0;
+    const unsubscribe = server.onWrite((e) => {
+      const now = holders();
+      maxHolders = Math.max(maxHolders, now.length);
+      if (now.length > concurrency) violations.push(`holders ${now.join(',')}`);
+      if (e.resource !== 'nodes') return;
+      const node = e.object as V1Node;
+      const name = node.metadata?.name ?? '';
+      if (node.spec?.unschedulable === true && !now.includes(name))
+        violations.push(`${name} cordoned without lock`);
+    });
+    const controller = new AbortController();
+    const logger = new MemoryLogger();
+    const runs = NODES.map((name) => {
+      const required = { value: true };
+      const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required: required.value }) };
+      const agent = createAgent(config(name, concurrency), {
+        kube: new ClientNodeKube(server.kubeConfig()),
+        clock: new SystemClock(),
+        logger,
+        sentinel,
+        rebooter: simulatedHost(name, required),
+      });
+      return agent.run(controller.signal);
+    });
+    const bootIDs = (): string[] =>
+      NODES.map((n) => server.get<V1Node>('nodes', undefined, n)?.status?.nodeInfo?.bootID ?? '');
+    const cordoned = (): boolean =>
+      NODES.some((n) => server.get<V1Node>('nodes', undefined, n)?.spec?.unschedulable === true);
+    const tainted = (): boolean =>
+      NODES.some((n) => (server.get<V1Node>('nodes', undefined, n)?.spec?.taints ?? []).length > 0);
+    try {
+      await waitFor(
+        () => bootIDs().every((b) => b === 'boot-2') && holders().length === 0 && !cordoned() && !tainted(),
+        25_000,
+      );
+    } finally {
+      controller.abort();
+      await Promise.all(runs);
+      unsubscribe();
+    }
+    expect(violations).toEqual([]);
+    expect(bootIDs()).toEqual(['boot-2', 'boot-2', 'boot-2']);
+    expect(maxHolders).toBeGreaterThan(0);
+    expect(maxHolders).toBeLessThanOrEqual(concurrency);
+    expect(server.list<V1Pod>('pods').filter((p) => p.metadata?.name?.startsWith('web-'))).toEqual([]);
+    const reasons = server.list<{ reason?: string }>('events').map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['LockAcquired', 'Rebooting', 'RebootCompleted']));
+    expect(logger.entries.filter((e) => e.message === 'reboot completed; lock released')).toHaveLength(3);
+  }, 30_000);
+});
