@@ -1,9 +1,9 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
    client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // Three real agents (createAgent: real client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
 // against the fake API server, with simulated host reboots that change the node's bootID.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { createAgent } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config.js';
@@ -223,7 +223,7 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
     expect(maxHolders).toBeGreaterThan(0);
     expect(maxHolders).toBeLessThanOrEqual(concurrency);
     expect(server.list<V1Pod>('pods').filter((p) => p.metadata?.name?.startsWith('web-'))).toEqual([]);
-    const reasons = server.list<{ reason?: string }>('events').map((e) => e.reason);
+    const reasons = server.list<CoreV1Event>('events').map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['LockAcquired', 'Rebooting', 'RebootCompleted']));
     expect(logger.entries.filter((e) => e.message === 'reboot completed; lock released')).toHaveLength(3);
   }, 30_000);
