@@ -55,7 +55,7 @@ export class KubeEventRecorder implements EventRecorder {
     const namespace = this.o.namespace ?? 'default';
     const uid = await this.nodeUid();
     // client-go names Events <object>.<UnixNano in hex>; a counter keeps two in one ms apart.
-    const name = `${this.o.nodeId}.${(now.getTime() * 1_000_000 + this.seq++).toString(16)}`;
+    const name = `${this.o.nodeId}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(this.seq++ % 1_000_000)).toString(16)}`;
     /* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
        client-node models are classes, but the API sends them as plain JSON */
     const event: CoreV1Event = {

@@ -1,0 +1,142 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiException } from '@kubernetes/client-node';
+import {
+  isConflict,
+  isConflictOrInvalid,
+  isGone,
+  isInvalid,
+  isNotFound,
+  isTooManyRequests,
+  statusBody,
+  statusCode,
+  statusMessage,
+} from '../../src/kube/errors.js';
+import { backoffMs, retry } from '../../src/kube/retry.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+function apiError(code: number, body: unknown = ''): ApiException<unknown> {
+  return new ApiException(code, 'Unknown API Status Code!', body, {});
+}
+
+describe('API error classification', () => {
+  it.each([
+    [404, isNotFound],
+    [409, isConflict],
+    [410, isGone],
+    [422, isInvalid],
+    [429, isTooManyRequests],
+  ])('recognises HTTP %i', (code, predicate) => {
+    expect(predicate(apiError(code))).toBe(true);
+    expect(predicate(apiError(500))).toBe(false);
+    expect(predicate(new Error('ECONNREFUSED'))).toBe(false);
+    expect(predicate(undefined)).toBe(false);
+  });
+
+  it('treats 409 and 422 as a lost race', () => {
+    expect([409, 422, 404].map((c) => isConflictOrInvalid(apiError(c)))).toEqual([true, true, false]);
+  });
+
+  it('reads the status code of a watch error too', () => {
+    expect(statusCode(Object.assign(new Error('Gone'), { statusCode: 410 }))).toBe(410);
+  });
+
+  it('parses the Status body that client-node keeps as JSON text', () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 1' }] },
+    });
+    const err = apiError(429, body);
+    expect(statusBody(err)?.details?.causes?.[0]?.reason).toBe('DisruptionBudget');
+    expect(statusMessage(err)).toBe(
+      "Cannot evict pod as it would violate the pod's disruption budget. (429)",
+    );
+  });
+
+  it.each([
+    ['a non-JSON body', apiError(502, 'Bad Gateway'), 'Bad Gateway (502)'],
+    ['an empty body', apiError(500, ''), 'HTTP-Code: 500'],
+    ['a plain error', new Error('connect ECONNREFUSED\nmore'), 'connect ECONNREFUSED'],
+    ['a string', 'boom', 'boom'],
+  ])('gives a one-line message for %s', (_name, err, message) => {
+    expect(statusMessage(err)).toBe(message);
+  });
+});
+
+describe('retry', () => {
+  it('retries only what the predicate accepts, with growing jittered delays, up to the bound', async () => {
+    const clock = new FakeClock();
+    const delays: number[] = [];
+    let calls = 0;
+    const run = retry(
+      () => {
+        calls++;
+        return Promise.reject(apiError(409));
+      },
+      {
+        attempts: 5,
+        baseMs: 100,
+        maxMs: 500,
+        retryOn: isConflict,
+        clock,
+        random: () => 0.5,
+        onRetry: (_e, _a, d) => delays.push(d),
+      },
+    );
+    const settled = run.catch((err: unknown) => err);
+    await clock.advanceUntilIdle();
+    expect(isConflict(await settled)).toBe(true);
+    expect(calls).toBe(5);
+    expect(delays).toEqual([75, 150, 300, 375]);
+  });
+
+  it('throws at once what the predicate does not accept', async () => {
+    let calls = 0;
+    await expect(
+      retry(
+        () => {
+          calls++;
+          return Promise.reject(apiError(403));
+        },
+        { retryOn: isConflict, clock: new FakeClock() },
+      ),
+    ).rejects.toMatchObject({ code: 403 });
+    expect(calls).toBe(1);
+  });
+
+  it('returns the first success', async () => {
+    const clock = new FakeClock();
+    const run = retry((attempt) => (attempt < 3 ? Promise.reject(apiError(422)) : Promise.resolve(attempt)), {
+      retryOn: isInvalid,
+      clock,
+    });
+    await clock.advanceUntilIdle();
+    await expect(run).resolves.toBe(3);
+  });
+
+  it('stops when the signal aborts during a backoff', async () => {
+    const clock = new FakeClock();
+    const controller = new AbortController();
+    const run = retry(() => Promise.reject(apiError(409)), {
+      retryOn: isConflict,
+      clock,
+      signal: controller.signal,
+    });
+    const settled = run.catch((err: unknown) => err);
+    await clock.advance(0);
+    controller.abort(new Error('stop'));
+    expect(await settled).toEqual(new Error('stop'));
+  });
+
+  it.each([
+    [1, 0, 50],
+    [1, 0.999, 100],
+    [3, 0, 200],
+    [10, 1, 2000],
+  ])(
+    'bounds the backoff before attempt %i+1 (random %f) within [ceiling/2, ceiling]',
+    (attempt, random, expected) => {
+      expect(backoffMs(attempt, 100, 2000, () => random)).toBe(expected);
+    },
+  );
+});
