@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node's model classes are plain data; tests write them as object literals, as the API does. */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -10,6 +12,10 @@ import {
   type ProbeResult,
 } from '../../src/server/http-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import type { V1DaemonSet } from '../../src/kube/kube.js';
+import { apiReadiness, startAgentListener } from '../../src/server/agent-listener.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const PERIOD = 60 * 60_000;
 const servers: HealthServer[] = [];
@@ -179,5 +185,68 @@ describe('health server', () => {
         logger: new MemoryLogger(),
       }),
     ).rejects.toThrow(`cannot listen on 127.0.0.1:${server.port}: listen EADDRINUSE`);
+  });
+});
+
+describe('agent listener', () => {
+  let api: FakeApiServer | undefined;
+
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+  });
+
+  it('is ready while the API serves our DaemonSet, and says why not otherwise', async () => {
+    api = await startFakeApiServer();
+    const clock = new FakeClock();
+    const metrics = new PrometheusMetrics('n1', { processMetrics: false });
+    const config = {
+      metricsHost: '127.0.0.1',
+      metricsPort: 0,
+      periodMs: PERIOD,
+      dsNamespace: 'kube-system',
+      dsName: 'kured',
+    };
+    const server = await startAgentListener({
+      config,
+      kube: new ClientNodeKube(api.kubeConfig()),
+      metrics,
+      clock,
+      logger: new MemoryLogger(),
+    });
+    servers.push(server);
+    const base = `http://127.0.0.1:${server.port}`;
+    const notReady = await get(`${base}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(notReady.body).toMatch(/^cannot read DaemonSet kube-system\/kured: .*\(404\)\n$/);
+    api.create<V1DaemonSet>('daemonsets', {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'kured', namespace: 'kube-system' },
+      spec: {
+        selector: { matchLabels: { app: 'kured' } },
+        template: {
+          metadata: { labels: { app: 'kured' } },
+          spec: { containers: [{ name: 'k', image: 'i' }] },
+        },
+      },
+    });
+    expect(await get(`${base}/readyz`)).toMatchObject({ status: 200, body: 'ok\n' });
+    metrics.heartbeat(clock.now());
+    await clock.advance(2 * PERIOD);
+    expect((await get(`${base}/healthz`)).status).toBe(503);
+    metrics.heartbeat(clock.now());
+    expect((await get(`${base}/healthz`)).status).toBe(200);
+    expect((await get(`${base}/metrics`)).body).toContain('kured_ts_lock_held{node="n1"} 0');
+  });
+
+  it('is not ready when the API cannot be reached', async () => {
+    const gone = await startFakeApiServer();
+    const url = gone.url;
+    await gone.close();
+    const ready = apiReadiness(connectKube({ url }), { dsNamespace: 'kube-system', dsName: 'kured' });
+    const result = await ready();
+    expect(result.ok).toBe(false);
+    expect(result.reason).toMatch(/^cannot read DaemonSet kube-system\/kured: .*ECONNREFUSED/);
   });
 });
