@@ -1,0 +1,255 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// One agent over the real seams (client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
+// against the fake API server: what the cluster records is what a restarted agent continues from.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { Agent, CORDONED_BY_ANNOTATION } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+const NS = 'kube-system';
+const DS = 'kured';
+const LOCK = 'weave.works/kured-node-lock';
+const TAINT = 'weave.works/kured-node-reboot';
+
+function config(overrides: Partial<Config> = {}): Config {
+  return {
+    nodeId: 'n1',
+    periodMs: 60_000,
+    rebootSentinel: '/nonexistent',
+    rebootSentinelCommand: [],
+    rebootMethod: 'command',
+    rebootCommand: ['/bin/false'],
+    rebootSignal: 39,
+    rebootDelayMs: 0,
+    drainDelayMs: 0,
+    drainTimeoutMs: 5000,
+    drainGracePeriodSeconds: -1,
+    drainPodSelector: [],
+    skipWaitForDeleteTimeoutSeconds: 0,
+    forceReboot: false,
+    dsName: DS,
+    dsNamespace: NS,
+    lockAnnotation: LOCK,
+    lockTtlMs: 0,
+    lockReleaseDelayMs: 0,
+    concurrency: 1,
+    preferNoScheduleTaint: TAINT,
+    blockingPodSelectors: [],
+    prometheusUrl: '',
+    alertFilterRegexp: undefined,
+    alertFilterMatchOnly: false,
+    alertFiringOnly: false,
+    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
+    annotateNodes: false,
+    preRebootNodeLabels: {},
+    postRebootNodeLabels: {},
+    notifyUrl: '',
+    messageTemplateDrain: 'Draining node %s',
+    messageTemplateReboot: 'Rebooting node %s',
+    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
+    metricsHost: '127.0.0.1',
+    metricsPort: 0,
+    logFormat: 'text',
+    readinessGates: [],
+    postRebootTimeoutMs: 60_000,
+    onPostRebootTimeout: 'hold',
+    waitForDaemonSetPods: false,
+    rebootRetries: 3,
+    onUncordonedDuringDelay: 'abort',
+    blockOnPdb: true,
+    evictionRetryDelayMs: 50,
+    hostExec: 'direct',
+    kubeconfig: '',
+    ...overrides,
+  };
+}
+
+let server: FakeApiServer;
+let required: boolean;
+let reboots: number;
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  required = true;
+  reboots = 0;
+  server.create<V1DaemonSet>('daemonsets', {
+    metadata: { name: DS, namespace: NS },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: { metadata: { labels: { app: 'kured' } } },
+    },
+  });
+  server.create<V1Node>('nodes', {
+    metadata: { name: 'n1' },
+    spec: {},
+    status: { nodeInfo: nodeInfo('boot-1'), conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  server.create<V1Pod>('pods', {
+    metadata: {
+      name: 'web-1',
+      namespace: 'default',
+      labels: { app: 'web' },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+      ],
+    },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
+  return {
+    bootID,
+    architecture: 'amd64',
+    containerRuntimeVersion: 'containerd://1.7',
+    kernelVersion: '6.1',
+    kubeProxyVersion: 'v1.31.0',
+    kubeletVersion: 'v1.31.0',
+    machineID: 'm',
+    operatingSystem: 'linux',
+    osImage: 'Debian',
+    systemUUID: 'u',
+  };
+}
+
+function node(): V1Node {
+  return server.get<V1Node>('nodes', undefined, 'n1')!;
+}
+
+function lockMetadata(): Record<string, unknown>[] {
+  const text = server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK];
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.metadata);
+}
+
+/** A fresh agent, as after a pod restart; the host reboots into `bootAs` with Ready=`ready`. */
+function agent(c: Config, host: { bootAs?: string; ready?: string } = {}): Agent {
+  const deps = createAgentDeps(c, {
+    kube: new ClientNodeKube(server.kubeConfig()),
+    clock: new SystemClock(),
+    logger: new MemoryLogger(),
+    sentinel: { rebootRequired: () => Promise.resolve({ required }) },
+    rebooter: {
+      reboot: () => {
+        reboots++;
+        if (host.bootAs === undefined) return Promise.resolve();
+        const n = node();
+        n.status = {
+          ...n.status,
+          nodeInfo: nodeInfo(host.bootAs),
+          conditions: [{ type: 'Ready', status: host.ready ?? 'True' }],
+        };
+        server.update('nodes', n);
+        required = false;
+        return Promise.resolve();
+      },
+    },
+  });
+  return new Agent(c, deps);
+}
+
+describe('agent over the real seams', () => {
+  it('keeps the post-reboot clock in the lock: a restarted agent still times out and holds', async () => {
+    const c = config({ postRebootTimeoutMs: 300 });
+    expect((await agent(c, { bootAs: 'boot-2', ready: 'False' }).tick()).kind).toBe('rebooting');
+    expect(server.list<V1Pod>('pods')).toEqual([]);
+    expect((await agent(c).tick()).kind).toBe('verifying');
+    const since = lockMetadata()[0]?.verifyingSince;
+    expect(typeof since).toBe('string');
+    expect((await agent(c).tick()).kind).toBe('verifying');
+    await new Promise((r) => setTimeout(r, 350));
+    const held = await agent(c).tick();
+    expect(held.kind).toBe('holding');
+    expect(lockMetadata()).toEqual([
+      { unschedulable: false, bootID: 'boot-1', attempts: 1, verifyingSince: since },
+    ]);
+    expect(node().spec?.unschedulable).toBe(true);
+    const status = JSON.parse(node().metadata?.annotations?.['kured-ts.dev/status'] ?? '{}') as {
+      phase?: string;
+    };
+    expect(status.phase).toBe('failed');
+  });
+
+  it('aborts when someone uncordons the node during the reboot delay, leaving it as they set it', async () => {
+    const c = config({ rebootDelayMs: 300 });
+    const ticking = agent(c, { bootAs: 'boot-2' }).tick();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(node().spec?.unschedulable).toBe(true);
+    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', { spec: { unschedulable: null } });
+    const outcome = await ticking;
+    expect(outcome.kind).toBe('aborted');
+    expect(reboots).toBe(0);
+    expect(lockMetadata()).toEqual([]);
+    expect(node().spec?.unschedulable).toBeFalsy();
+    expect(node().metadata?.annotations?.[CORDONED_BY_ANNOTATION]).toBeUndefined();
+  });
+
+  it('keeps a pre-cordoned node cordoned and a user taint in place, and removes only our taint', async () => {
+    const n = node();
+    n.spec = { unschedulable: true, taints: [{ key: 'team/maintenance', effect: 'NoSchedule' }] };
+    server.update('nodes', n);
+    const c = config();
+    expect((await agent(c, { bootAs: 'boot-2' }).tick()).kind).toBe('rebooting');
+    expect(node().spec?.taints?.map((t) => t.key)).toEqual(['team/maintenance', TAINT]);
+    expect((await agent(c).tick()).kind).toBe('completed');
+    expect(node().spec?.unschedulable).toBe(true);
+    expect(node().spec?.taints?.map((t) => t.key)).toEqual(['team/maintenance']);
+    expect(lockMetadata()).toEqual([]);
+  });
+
+  it('on a drain refused by a PDB uncordons the node before it releases the lock', async () => {
+    server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+    });
+    const steps: string[] = [];
+    let cordoned = false;
+    let held = false;
+    const unsubscribe = server.onWrite((e) => {
+      if (e.resource === 'nodes') {
+        const now = (e.object as V1Node).spec?.unschedulable === true;
+        if (cordoned !== now) steps.push(now ? 'cordon' : 'uncordon');
+        cordoned = now;
+      }
+      if (e.resource === 'daemonsets') {
+        const now = lockMetadata().length > 0;
+        if (held !== now) steps.push(now ? 'acquire' : 'release');
+        held = now;
+      }
+    });
+    const c = config({ blockOnPdb: false, drainTimeoutMs: 300, lockReleaseDelayMs: 60_000 });
+    const outcome = await agent(c, { bootAs: 'boot-2' }).tick();
+    unsubscribe();
+    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.reason).toContain('default/web-1');
+    expect(reboots).toBe(0);
+    expect(steps).toEqual(['acquire', 'cordon', 'uncordon', 'release']);
+    expect(node().metadata?.annotations?.[CORDONED_BY_ANNOTATION]).toBeUndefined();
+  });
+
+  it('with the PDB pre-flight does not take the lock while the PDB allows no disruption', async () => {
+    server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+    });
+    const outcome = await agent(config()).tick();
+    expect(outcome).toEqual({
+      kind: 'blocked',
+      blocker: 'pdb',
+      reason: 'PodDisruptionBudget default/web allows no disruption of pod default/web-1',
+    });
+    expect(lockMetadata()).toEqual([]);
+    expect(node().spec?.taints?.map((t) => t.key)).toEqual([TAINT]);
+  });
+});
