@@ -285,11 +285,23 @@ export class Agent {
   /** We hold a slot: where in the cycle are we? The bootID tells whether the reboot happened. */
   private async continueHeld(ctx: Ctx, held: LockHolder): Promise<Outcome> {
     const meta = held.metadata;
+    await this.adoptKuredCordon(ctx, meta);
     const recorded = meta.bootID ?? '';
     if (recorded !== '' && ctx.node.bootID !== '' && ctx.node.bootID !== recorded) {
       return this.postReboot(ctx, held);
     }
     return this.resume(ctx, meta);
+  }
+
+  /**
+   * A slot recorded by kured (no bootID: e.g. during a migration) on a node it cordoned
+   * (unschedulable: false): the cordon is the cycle's, so mark it ours to undo it like our own.
+   */
+  private async adoptKuredCordon(ctx: Ctx, meta: LockMetadata): Promise<void> {
+    if (meta.bootID !== undefined || meta.unschedulable || !ctx.node.unschedulable || this.ours(ctx.node))
+      return;
+    await this.deps.node.setAnnotations({ [CORDONED_BY_ANNOTATION]: 'kured' }, ctx.signal);
+    ctx.node.annotations[CORDONED_BY_ANNOTATION] = 'kured';
   }
 
   /**
@@ -382,7 +394,8 @@ export class Agent {
   /** Count the attempt in the lock first, so a reboot that never comes is noticed after restart. */
   private async reboot(ctx: Ctx, meta: LockMetadata): Promise<Outcome> {
     const attempts = (meta.attempts ?? 0) + 1;
-    await this.deps.lock.update({ ...meta, attempts }, ctx.signal);
+    // A slot without a bootID (kured's) gets one now: the proof of the reboot needs it.
+    await this.deps.lock.update({ ...meta, bootID: meta.bootID ?? ctx.node.bootID, attempts }, ctx.signal);
     const outcome: Outcome = {
       kind: 'rebooting',
       reason: `reboot attempt ${attempts} of ${this.config.rebootRetries} (bootID ${ctx.node.bootID})`,

@@ -428,6 +428,36 @@ describe('agent: restart and proof of reboot', () => {
     expect(cluster.eventReasons()).toEqual(['Uncordoned']);
   });
 
+  it.each([
+    ['already rebooted: uncordons and releases', false, 'idle', 0],
+    ['still required: drains, records the bootID and reboots', true, 'rebooting', 1],
+  ])('adopts a slot kured took for this node (migration), %s', async (_name, required, kind, reboots) => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = required;
+    cluster.node.unschedulable = true;
+    cluster.table.set('n1', {
+      nodeID: 'n1',
+      created: cluster.clock.now(),
+      ttlMs: 0,
+      metadata: { unschedulable: false },
+    });
+    const outcome = await tick(cluster);
+    expect(outcome.kind).toBe(kind);
+    expect(cluster.reboots).toHaveLength(reboots);
+    if (!required) {
+      expect(cluster.node.unschedulable).toBe(false);
+      expect(cluster.table.holders()).toEqual([]);
+      return;
+    }
+    expect(cluster.table.slots.get('n1')?.metadata).toEqual({
+      unschedulable: false,
+      bootID: 'boot-1',
+      attempts: 1,
+    });
+    expect((await tick(cluster)).kind).toBe('completed');
+    expect(cluster.node.unschedulable).toBe(false);
+  });
+
   it('leaves a cordon it did not make alone when nothing is in progress', async () => {
     const cluster = new FakeCluster();
     cluster.node.unschedulable = true;
