@@ -421,8 +421,9 @@ function rawValues(opts: Record<string, unknown>, flags: readonly FlagSpec[]): F
   const values: Record<string, string[]> = {};
   for (const flag of flags) {
     const raw = opts[attributeName(flag.name)];
-    // `--force-reboot` alone gives [true]; kured's bool flags mean true then.
-    if (Array.isArray(raw)) values[flag.name] = raw.map((v) => (v === true ? 'true' : String(v)));
+    // A bool flag given alone (`--force-reboot`) is `true`, not a list: kured's flags mean true then.
+    if (raw === true) values[flag.name] = ['true'];
+    else if (Array.isArray(raw)) values[flag.name] = raw.map(String);
   }
   return values;
 }

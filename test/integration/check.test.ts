@@ -404,6 +404,30 @@ describe('check as registered with commander', () => {
     expect(out[out.length - 1]).toBe('decision: waiting-for-lock: all 1 lock slot(s) held by n2');
   });
 
+  it('takes a bool flag given alone as true', async () => {
+    api.create('daemonsets', daemonSet());
+    api.create('pods', pod('web-1', { app: 'web' }));
+    api.create('poddisruptionbudgets', pdb('web-pdb', 'web'));
+    const run = async (args: string[]): Promise<number | undefined> => {
+      let code: number | undefined;
+      const program = new Command().exitOverride();
+      registerCheck(program, {
+        env: { KURED_BLOCK_ON_PDB: 'false' },
+        out: (l) => out.push(l),
+        err: (l) => errs.push(l),
+        exit: (c) => (code = c),
+        connect: () => new ClientNodeKube(api.kubeConfig()),
+        clock: io.clock,
+      });
+      await program.parseAsync(args, { from: 'user' });
+      return code;
+    };
+    expect(await run(['check', '--node', 'n1'])).toBe(0);
+    expect(await run(['check', '--node', 'n1', '--block-on-pdb'])).toBe(3);
+    expect(out[out.length - 1]).toMatch(/^decision: blocked: pdb: /);
+    expect(errs).toEqual([]);
+  });
+
   it('exits 2 naming the flag for a bad value, before any API call', async () => {
     let code: number | undefined;
     const program = new Command().exitOverride();
