@@ -67,6 +67,9 @@ interface LockState {
   malformedExpired?: boolean;
 }
 
+/** Pause before watching again after a watch ended or failed. */
+const WATCH_RESTART_MS = 1000;
+
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
@@ -117,14 +120,14 @@ export class DaemonSetLock implements Lock {
   }
 
   async release(signal?: AbortSignal): Promise<void> {
-    await this.write(signal, (state) => {
+    const wrote = await this.write(signal, (state) => {
       const live = this.live(state.entries);
       if (state.malformed !== undefined || !live.some((e) => e.nodeID === this.o.nodeId)) {
         return Promise.resolve(undefined);
       }
       return Promise.resolve(live.filter((e) => e.nodeID !== this.o.nodeId));
     });
-    this.o.log.info('lock released', { node: this.o.nodeId });
+    if (wrote) this.o.log.info('lock released', { node: this.o.nodeId });
   }
 
   async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -147,33 +150,59 @@ export class DaemonSetLock implements Lock {
     signal?.throwIfAborted();
   }
 
-  /** Resolves when the annotation differs from `seen`; on a watch failure waits for the timeout instead. */
+  /**
+   * Resolves when the annotation differs from `seen`. A watch that ends or fails (410 Gone, network)
+   * is followed by a fresh read and, after a pause, a new watch; only `signal` stops the loop.
+   */
   private async watchUntilChanged(
     seen: { text: string | undefined; resourceVersion: string },
     signal: AbortSignal,
   ): Promise<void> {
-    let changed!: () => void;
-    const change = new Promise<void>((resolve) => {
-      changed = resolve;
-    });
-    const watch = this.o.kube
-      .watchDaemonSet(
+    let resourceVersion = seen.resourceVersion;
+    while (!signal.aborted) {
+      const outcome = await this.watchOnce(seen.text, resourceVersion, signal);
+      if (outcome.changed) return;
+      resourceVersion = outcome.resourceVersion;
+      const fresh = await this.read(signal).catch(() => undefined);
+      if (fresh !== undefined && fresh.text !== seen.text) return;
+      if (fresh !== undefined) resourceVersion = fresh.resourceVersion;
+      await this.o.clock.sleep(WATCH_RESTART_MS, signal).catch(() => undefined);
+    }
+  }
+
+  /** One watch: until the annotation differs from `text` (changed), the stream ends, or it fails. */
+  private async watchOnce(
+    text: string | undefined,
+    resourceVersion: string,
+    signal: AbortSignal,
+  ): Promise<{ changed: boolean; resourceVersion: string }> {
+    const inner = new AbortController();
+    const stop = (): void => {
+      inner.abort();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    const state = { changed: false, resourceVersion };
+    try {
+      await this.o.kube.watchDaemonSet(
         this.o.namespace,
         this.o.name,
         (event) => {
-          const text = event.object.metadata?.annotations?.[this.o.annotation];
-          if (event.type === 'DELETED' || (event.type !== 'BOOKMARK' && text !== seen.text)) changed();
+          const now = event.object.metadata?.annotations?.[this.o.annotation];
+          const changed = event.type === 'DELETED' || (event.type !== 'BOOKMARK' && now !== text);
+          state.resourceVersion = event.object.metadata?.resourceVersion ?? state.resourceVersion;
+          if (changed) {
+            state.changed = true;
+            inner.abort();
+          }
         },
-        { resourceVersion: seen.resourceVersion, signal },
-      )
-      .then(
-        () => new Promise<void>(() => undefined),
-        (err: unknown) => {
-          this.o.log.debug('lock watch failed', { error: statusMessage(err) });
-          return new Promise<void>(() => undefined);
-        },
+        { resourceVersion, signal: inner.signal },
       );
-    await Promise.race([change, watch]);
+    } catch (err) {
+      this.o.log.debug('lock watch failed', { error: statusMessage(err) });
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+    return state;
   }
 
   /** The slots that count: not expired. */
@@ -237,14 +266,14 @@ export class DaemonSetLock implements Lock {
   private async write(
     signal: AbortSignal | undefined,
     decide: (state: LockState) => Promise<LockEntry[] | undefined>,
-  ): Promise<void> {
-    await retry(
+  ): Promise<boolean> {
+    return retry(
       async () => {
         const state = await this.read(signal);
         const entries = await decide(state);
-        if (entries === undefined) return;
+        if (entries === undefined) return false;
         const text = this.format(entries);
-        if (text === state.text) return;
+        if (text === state.text) return false;
         const ds = await this.o.kube.mergePatchDaemonSet(
           this.o.namespace,
           this.o.name,
@@ -257,6 +286,7 @@ export class DaemonSetLock implements Lock {
           signal,
         );
         this.remember(ds);
+        return true;
       },
       {
         attempts: this.o.attempts ?? 8,

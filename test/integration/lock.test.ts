@@ -342,6 +342,19 @@ describe('waitForChange', () => {
     expect(annotation()).toBeUndefined();
   });
 
+  it('watches again after a failed watch and still wakes long before the timeout', async () => {
+    await lock('n1').acquire({ unschedulable: false });
+    const waiter = lock('n2');
+    await waiter.holding();
+    server.injectFailure({ method: 'GET', pathIncludes: 'watch=true' }, 410, 1);
+    const started = Date.now();
+    const waiting = waiter.waitForChange(20_000);
+    setTimeout(() => void lock('n1').release(), 200);
+    await waiting;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(server.requests.filter((r) => r.query.watch === 'true').map((r) => r.status)).toEqual([410, 200]);
+  });
+
   it('returns after the timeout when nothing changes', async () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     const waiter = lock('n2', { clock });
@@ -360,7 +373,9 @@ describe('waitForChange', () => {
   it('rejects when its signal aborts', async () => {
     const controller = new AbortController();
     const waiting = lock('n2').waitForChange(60_000, controller.signal);
-    setTimeout(() => { controller.abort(new Error('stop')); }, 50);
+    setTimeout(() => {
+      controller.abort(new Error('stop'));
+    }, 50);
     await expect(waiting).rejects.toThrow('stop');
   });
 });
