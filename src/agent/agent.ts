@@ -33,6 +33,13 @@ export const VERIFY_POLL_MS = 10_000;
 export const ERROR_RETRY_MS = 30_000;
 /** The first tick comes within this (capped by --period): after a reboot the wave waits on us. */
 export const FIRST_TICK_MAX_MS = 60_000;
+/**
+ * Re-check a blocked node this often (capped by --period): blocks are mostly transient (a PDB at 0
+ * while the previous node's pods reschedule), and waiting a whole period stalls the wave.
+ */
+export const BLOCKED_RETRY_MS = 5 * 60_000;
+/** Agents start within this much after the maintenance window opens (spread, not all at once). */
+export const WINDOW_OPEN_SPREAD_MS = 60_000;
 /** `redrain` gives up after this many uncordons by someone else in one cycle, then aborts. */
 export const MAX_REDRAINS = 3;
 
@@ -163,9 +170,21 @@ export class Agent {
         return this.jitter(Math.min(period, VERIFY_POLL_MS));
       case 'error':
         return this.jitter(Math.min(period, ERROR_RETRY_MS));
+      case 'blocked':
+        return this.jitter(Math.min(period, BLOCKED_RETRY_MS));
+      case 'outside-window':
+        return Math.min(this.jitter(period), this.untilWindowOpens());
       default:
         return this.jitter(period);
     }
+  }
+
+  /** Time until the window next opens, plus a random spread; Infinity when it never does. */
+  private untilWindowOpens(): number {
+    const now = this.deps.clock.now();
+    const opens = this.deps.window.next(now).change;
+    if (opens === undefined) return Number.POSITIVE_INFINITY;
+    return Math.max(0, opens.getTime() - now.getTime()) + this.deps.random() * WINDOW_OPEN_SPREAD_MS;
   }
 
   private jitter(ms: number): number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig } from '../../src/agent/agent.js';
 import type { AgentDeps } from '../../src/agent/agent.js';
-import { AGENT_DEFAULTS, FakeCluster } from '../fakes/fake-cluster.js';
+import { AGENT_DEFAULTS, FakeBlocker, FakeCluster } from '../fakes/fake-cluster.js';
 
 const PERIOD = 3_600_000;
 
@@ -153,6 +153,39 @@ describe('agent.run', () => {
     fail = false;
     await cluster.clock.advance(30_000);
     expect(ticks).toEqual([60_000]);
+    controller.abort();
+    await done;
+  });
+
+  it('re-checks a blocked node within five minutes, not a whole period', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const blocker = new FakeBlocker('pdb');
+    blocker.verdict = { blocked: true, reason: 'PodDisruptionBudget default/web allows no disruption' };
+    cluster.blockers.push(blocker);
+    const { agent, ticks } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(30_000 + 2 * 300_000);
+    expect(ticks).toEqual([30_000, 330_000, 630_000]);
+    controller.abort();
+    await done;
+  });
+
+  it('ticks right after the maintenance window opens instead of up to a period later', async () => {
+    const cluster = new FakeCluster(); // window opens 2026-01-06T02:00Z, 16 h after the start
+    cluster.sentinel = true;
+    cluster.windowOpen = false;
+    const { agent, ticks } = recordingAgent(cluster, [0.5], { periodMs: 24 * PERIOD });
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(60_000);
+    expect(ticks).toEqual([30_000]);
+    cluster.windowOpen = true;
+    await cluster.clock.advance(16 * PERIOD);
+    // 30 s + (16 h - 30 s) + 0.5 * 60 s of spread
+    expect(ticks).toEqual([30_000, 16 * PERIOD + 30_000]);
+    expect(cluster.reboots).toHaveLength(1);
     controller.abort();
     await done;
   });
