@@ -10,11 +10,9 @@ ARG NODE_EXTRA_CA_CERTS=""
 COPY package.json package-lock.json ./
 # Dev dependencies are needed here (esbuild); none of them reach the runtime stage.
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY scripts/build.mjs scripts/
-COPY src/ src/
-# scripts/build.mjs also bundles the benchmark (bench/ imports src/ only); only dist/cli.js ships.
-COPY bench/ bench/
+# The sources .dockerignore lets in: tsconfig.json, scripts/build.mjs, src/ and bench/ (build.mjs
+# bundles the benchmark too; bench/ imports src/ only). Only dist/cli.js leaves this stage.
+COPY . .
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime

@@ -79,6 +79,7 @@ describe('the Dockerfile', () => {
       .filter((l) => l.trim() !== '' && !l.startsWith('#'));
     // Everything is excluded, then only what the build stage copies is let back in.
     expect(ignore[0]).toBe('*');
+    expect(stage('build')).toContain('COPY . .');
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
     expect(allowed).toEqual(
       expect.arrayContaining([
