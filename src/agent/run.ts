@@ -1,0 +1,71 @@
+// The agent daemon: metrics and health listener, kured_reboot_required refresher, and the loop.
+// The caller (src/cli.ts) turns SIGTERM/SIGINT into `signal` and the returned number into the exit.
+import { SystemClock, type Clock } from '../clock/clock.js';
+import type { Config } from '../config.js';
+import { connectKube } from '../kube/client.js';
+import type { Kube } from '../kube/kube.js';
+import type { Logger } from '../log/logger.js';
+import { PrometheusMetrics, refreshRebootRequired } from '../metrics/prometheus-metrics.js';
+import { createSentinel } from '../sentinel/index.js';
+import { heartbeatHealth, startHealthServer, type HealthServer } from '../server/http-server.js';
+import { createAgent } from './create-agent.js';
+
+export interface RunAgentOptions {
+  /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
+  signal: AbortSignal;
+  /** Default connectKube({ kubeconfig: config.kubeconfig }). */
+  kube?: Kube;
+  /** Default the system clock. */
+  clock?: Clock;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs until `signal` aborts; resolves 0 then, or 1 when the agent cannot start. */
+export async function runAgent(config: Config, log: Logger, options: RunAgentOptions): Promise<number> {
+  const clock = options.clock ?? new SystemClock();
+  let kube: Kube;
+  try {
+    kube = options.kube ?? connectKube({ kubeconfig: config.kubeconfig });
+  } catch (err) {
+    log.error('cannot load the Kubernetes client configuration', { error: errorText(err) });
+    return 1;
+  }
+  const metrics = new PrometheusMetrics(config.nodeId);
+  let server: HealthServer;
+  try {
+    server = await startHealthServer({
+      host: config.metricsHost,
+      port: config.metricsPort,
+      metrics,
+      health: heartbeatHealth({
+        clock,
+        periodMs: config.periodMs,
+        lastHeartbeat: () => metrics.lastHeartbeat(),
+      }),
+      ready: async () => {
+        await kube.getNode(config.nodeId);
+        return { ok: true, reason: 'ok' };
+      },
+      logger: log,
+    });
+  } catch (err) {
+    log.error('cannot start the metrics listener', { error: errorText(err), port: config.metricsPort });
+    return 1;
+  }
+  const sentinel = createSentinel(config);
+  const agent = createAgent(config, { kube, clock, logger: log, metrics, sentinel });
+  log.info('agent started', { node: config.nodeId, metricsPort: server.port });
+  try {
+    await Promise.all([
+      agent.run(options.signal),
+      refreshRebootRequired({ sentinel, metrics, clock, logger: log, signal: options.signal }),
+    ]);
+  } finally {
+    await server.close();
+  }
+  log.info('agent stopped', { node: config.nodeId });
+  return 0;
+}

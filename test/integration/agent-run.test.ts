@@ -1,0 +1,135 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import { createServer } from 'node:net';
+import { runAgent } from '../../src/agent/run.js';
+import type { Config } from '../../src/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+let server: FakeApiServer;
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  server.create<V1DaemonSet>('daemonsets', {
+    metadata: { name: 'kured', namespace: 'kube-system' },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: { metadata: { labels: { app: 'kured' } } },
+    },
+  });
+  server.create<V1Node>('nodes', {
+    metadata: { name: 'n1' },
+    spec: {},
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function config(port: number): Config {
+  return {
+    nodeId: 'n1',
+    periodMs: 200,
+    rebootSentinel: '/nonexistent/reboot-required',
+    rebootSentinelCommand: [],
+    rebootMethod: 'command',
+    rebootCommand: ['/bin/false'],
+    rebootSignal: 39,
+    rebootDelayMs: 0,
+    drainDelayMs: 0,
+    drainTimeoutMs: 0,
+    drainGracePeriodSeconds: -1,
+    drainPodSelector: [],
+    skipWaitForDeleteTimeoutSeconds: 0,
+    forceReboot: false,
+    dsName: 'kured',
+    dsNamespace: 'kube-system',
+    lockAnnotation: 'weave.works/kured-node-lock',
+    lockTtlMs: 0,
+    lockReleaseDelayMs: 0,
+    concurrency: 1,
+    preferNoScheduleTaint: '',
+    blockingPodSelectors: [],
+    prometheusUrl: '',
+    alertFilterRegexp: undefined,
+    alertFilterMatchOnly: false,
+    alertFiringOnly: false,
+    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
+    annotateNodes: false,
+    preRebootNodeLabels: {},
+    postRebootNodeLabels: {},
+    notifyUrl: '',
+    messageTemplateDrain: 'Draining node %s',
+    messageTemplateReboot: 'Rebooting node %s',
+    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
+    metricsHost: '127.0.0.1',
+    metricsPort: port,
+    logFormat: 'text',
+    readinessGates: [],
+    postRebootTimeoutMs: 60_000,
+    onPostRebootTimeout: 'hold',
+    waitForDaemonSetPods: false,
+    rebootRetries: 3,
+    onUncordonedDuringDelay: 'abort',
+    blockOnPdb: true,
+    evictionRetryDelayMs: 50,
+    hostExec: 'direct',
+    kubeconfig: '',
+  };
+}
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('runAgent', () => {
+  it('serves metrics and health, writes the node status, and stops cleanly on its signal', async () => {
+    const log = new MemoryLogger();
+    const controller = new AbortController();
+    const kube = new ClientNodeKube(server.kubeConfig());
+    const running = runAgent(config(0), log, { signal: controller.signal, kube });
+    await waitFor(() => log.entries.some((e) => e.message === 'agent started'));
+    const port = log.entries.find((e) => e.message === 'agent started')?.fields.metricsPort as number;
+    await waitFor(
+      () =>
+        server.get<V1Node>('nodes', undefined, 'n1')?.metadata?.annotations?.['kured-ts.dev/status'] !==
+        undefined,
+    );
+    const status = JSON.parse(
+      server.get<V1Node>('nodes', undefined, 'n1')?.metadata?.annotations?.['kured-ts.dev/status'] ?? '{}',
+    ) as { phase?: string };
+    expect(status.phase).toBe('idle');
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(await metrics.text()).toMatch(/kured_reboot_required\{node="n1"\} 0/);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    controller.abort(new Error('SIGTERM'));
+    expect(await running).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  it('returns 1 without running when the metrics port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const log = new MemoryLogger();
+      const kube = new ClientNodeKube(server.kubeConfig());
+      expect(await runAgent(config(port), log, { signal: new AbortController().signal, kube })).toBe(1);
+      expect(log.entries.map((e) => e.message)).toContain('cannot start the metrics listener');
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+  });
+});
