@@ -49,6 +49,11 @@ export interface DaemonSetLockOptions {
   random?: () => number;
   /** Write attempts per operation. Default 8. */
   attempts?: number;
+  /**
+   * How long a holder's Node, once seen to exist, is not looked up again for reclaim. Default 60 s:
+   * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
+   */
+  holderCheckMs?: number;
 }
 
 /** The holder name reported for an annotation we cannot parse. */
@@ -74,6 +79,8 @@ const WATCH_RESTART_MS = 1000;
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
 export class DaemonSetLock implements Lock {
+  /** When each holder's Node was last seen to exist (ms), for reclaim checks. */
+  private readonly holderSeen = new Map<string, number>();
   /** First time this agent saw each unparsable value (ms). */
   private readonly firstSeenMalformed = new Map<string, number>();
   /** The last annotation text and resourceVersion read, for waitForChange. */
@@ -249,8 +256,12 @@ export class DaemonSetLock implements Lock {
 
   private async nodeGone(name: string, signal?: AbortSignal): Promise<boolean> {
     if (name === '') return false;
+    const now = this.o.clock.now().getTime();
+    const seenAt = this.holderSeen.get(name);
+    if (seenAt !== undefined && now - seenAt < (this.o.holderCheckMs ?? 60_000)) return false;
     try {
       await this.o.kube.getNode(name, signal);
+      this.holderSeen.set(name, now);
       return false;
     } catch (err) {
       if (isNotFound(err)) return true;

@@ -266,6 +266,23 @@ describe('expiry, pruning and reclaim', () => {
     ).toBe(true);
   });
 
+  it("looks a live holder's Node up at most once per minute", async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    await lock('n1', { clock }).acquire({ unschedulable: false });
+    const waiter = lock('n2', { clock });
+    const nodeGets = (): number =>
+      server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/nodes/n1').length;
+    await waiter.acquire({ unschedulable: false });
+    await waiter.acquire({ unschedulable: false });
+    expect(nodeGets()).toBe(1);
+    server.delete('nodes', undefined, 'n1');
+    await clock.advance(59_999);
+    await expect(waiter.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(1);
+    await expect(waiter.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+    expect(nodeGets()).toBe(2);
+  });
+
   it('never reclaims kured\'s manual lock although no Node is called "manual"', async () => {
     setAnnotation('{"nodeID":"manual"}');
     await expect(lock('n2').acquire({ unschedulable: false })).resolves.toMatchObject({
