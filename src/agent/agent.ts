@@ -4,6 +4,16 @@
 // and the node (cordon, taint, our `kured-ts.dev/cordoned-by` marker, bootID, conditions). Every
 // tick starts from a fresh read of both, so a fresh agent after a crash at any step continues from
 // what the cluster records. The agent keeps nothing in memory that a decision depends on.
+//
+// Orderings that make that safe (each a hazard if changed):
+// - the marker is written BEFORE the cordon, so no cordon of ours is ever unmarked;
+// - uncordon (and marker removal) happens BEFORE the lock is released, on every path;
+// - the attempt is counted in the lock BEFORE the reboot request, so a reboot that never comes is
+//   noticed after a restart (bootID unchanged) and bounded by --reboot-retries;
+// - a held slot on an unchanged boot resumes at the drain (a no-op on a drained node), never
+//   straight at the reboot, so a crash mid-drain cannot lead to rebooting an undrained node;
+// - the post-reboot timeout starts at `verifyingSince`, written to the lock on the first look at
+//   the new boot, so a restart does not reset it.
 import { firstBlock, type Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config.js';
@@ -285,7 +295,8 @@ export class Agent {
 
   /** Just took the slot: labels, drain-delay, notify, then cordon and drain. */
   private async startCycle(ctx: Ctx, holder: LockHolder): Promise<Outcome> {
-    await this.report({ kind: 'draining', reason: `lock acquired (${holder.nodeID})` }, ctx.signal);
+    const reason = `lock acquired by ${holder.nodeID}; cordoning and draining`;
+    await this.report({ kind: 'draining', reason }, ctx.signal);
     if (Object.keys(this.config.preRebootNodeLabels).length > 0) {
       await this.deps.node.setLabels(this.config.preRebootNodeLabels, ctx.signal);
     }
