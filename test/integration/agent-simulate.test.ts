@@ -9,12 +9,20 @@ const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42
 describe('the production agent in the simulator', () => {
   it.each([
     ['concurrency 1', { ...small }, 1],
-    ['concurrency 2 with a pre-cordoned node', { ...small, nodes: 6, concurrency: 2, preCordoned: 1, seed: 3 }, 2],
-  ])('%s: every node rebooted, no invariant broken', async (_name, options, c) => {
-    const r = await simulate(options, { createAgent });
-    expect(r.violations).toEqual([]);
-    expect(r.stop).toBe('done');
-    expect(r.rebooted).toBe(options.nodes);
-    expect(r.maxHolders).toBeLessThanOrEqual(c);
-  }, 60_000);
+    [
+      'concurrency 2 with a pre-cordoned node',
+      { ...small, nodes: 6, concurrency: 2, preCordoned: 1, seed: 3 },
+      2,
+    ],
+  ])(
+    '%s: every node rebooted, no invariant broken',
+    async (_name, options, c) => {
+      const r = await simulate(options, { createAgent });
+      expect(r.violations).toEqual([]);
+      expect(r.stop).toBe('done');
+      expect(r.rebooted).toBe(options.nodes);
+      expect(r.maxHolders).toBeLessThanOrEqual(c);
+    },
+    60_000,
+  );
 });
