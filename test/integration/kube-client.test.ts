@@ -196,13 +196,19 @@ describe('aborting a request', () => {
 
   afterEach(async () => {
     hanging.closeAllConnections();
-    await new Promise<void>((resolve) => hanging.close(() => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      hanging.close(() => {
+        resolve();
+      }),
+    );
   });
 
   it("rejects a request in flight with the signal's reason", async () => {
     const controller = new AbortController();
     const started = Date.now();
-    setTimeout(() => { controller.abort(new Error('agent stopping')); }, 100);
+    setTimeout(() => {
+      controller.abort(new Error('agent stopping'));
+    }, 100);
     await expect(connectKube({ url }).getNode('n1', controller.signal)).rejects.toThrow('agent stopping');
     expect(Date.now() - started).toBeLessThan(2_000);
   });
