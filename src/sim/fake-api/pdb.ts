@@ -1,5 +1,5 @@
 // PodDisruptionBudget arithmetic as kube's disruption controller does it, and the eviction verdict.
-import { fromLabelSelectorObject, matches } from '../../selector/label-selector.js';
+import { fromLabelSelectorObject, matches, type Selector } from '../../selector/label-selector.js';
 import { isObject, valueAt } from './json.js';
 import type { StoredObject } from './resources.js';
 
@@ -11,15 +11,27 @@ export interface PdbNumbers {
   disruptionsAllowed: number;
 }
 
+/** Parsed selectors by stored PDB object (stored objects are immutable); null selects nothing. */
+const selectors = new WeakMap<StoredObject, Selector | null>();
+
+function selectorOf(pdb: StoredObject): Selector | null {
+  let selector = selectors.get(pdb);
+  if (selector === undefined) {
+    const raw = valueAt(pdb, 'spec.selector');
+    try {
+      selector = isObject(raw) ? fromLabelSelectorObject(raw) : null;
+    } catch {
+      selector = null; // an invalid selector selects nothing, as kube's controller skips such PDBs
+    }
+    selectors.set(pdb, selector);
+  }
+  return selector;
+}
+
 /** True when the PDB's selector selects the pod. A PDB without a selector selects nothing. */
 export function selects(pdb: StoredObject, pod: StoredObject): boolean {
-  const selector = valueAt(pdb, 'spec.selector');
-  if (!isObject(selector)) return false;
-  try {
-    return matches(fromLabelSelectorObject(selector), pod.metadata.labels);
-  } catch {
-    return false; // an invalid selector selects nothing, as kube's controller skips such PDBs
-  }
+  const selector = selectorOf(pdb);
+  return selector !== null && matches(selector, pod.metadata.labels);
 }
 
 /** Ready=True and not being deleted. */
@@ -50,10 +62,14 @@ function desired(pdb: StoredObject, expected: number): number {
 }
 
 /** The numbers for one PDB over the pods of its namespace. */
-export function computePdb(pdb: StoredObject, podsInNamespace: readonly StoredObject[]): PdbNumbers {
-  const selected = podsInNamespace.filter((p) => selects(pdb, p));
-  const expectedPods = selected.length;
-  const currentHealthy = selected.filter(isHealthy).length;
+export function computePdb(pdb: StoredObject, podsInNamespace: Iterable<StoredObject>): PdbNumbers {
+  let expectedPods = 0;
+  let currentHealthy = 0;
+  for (const pod of podsInNamespace) {
+    if (!selects(pdb, pod)) continue;
+    expectedPods++;
+    if (isHealthy(pod)) currentHealthy++;
+  }
   const desiredHealthy = desired(pdb, expectedPods);
   const disruptionsAllowed = Math.max(0, currentHealthy - desiredHealthy);
   return { currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed };
@@ -100,4 +116,77 @@ export function evictionRefusal(
   if (!isReady(pod) && policy === 'AlwaysAllow') return undefined;
   if (numbers.disruptionsAllowed >= 1) return undefined;
   return `The disruption budget ${pdb.metadata.name} needs ${numbers.desiredHealthy} healthy pods and has ${numbers.currentHealthy} currently`;
+}
+
+interface Tally {
+  /** spec.selector as JSON when counted: a new selector means a full recount. */
+  selector: string;
+  /** resourceVersion the full count saw; older pod changes are already in it. */
+  countedAt: number;
+  expected: number;
+  healthy: number;
+}
+
+function contribution(pdb: StoredObject, pod: StoredObject | undefined): [number, number] {
+  if (!pod || !selects(pdb, pod)) return [0, 0];
+  return [1, isHealthy(pod) ? 1 : 0];
+}
+
+/**
+ * Pod counts per PDB, kept incrementally so that a pod write costs O(PDBs in its namespace), not
+ * O(pods): the simulator writes thousands of pods.
+ */
+export class BudgetTallies {
+  private readonly tallies = new Map<string, Tally>();
+
+  private static key(pdb: StoredObject): string {
+    return `${pdb.metadata.namespace ?? ''}/${pdb.metadata.name}`;
+  }
+
+  /** The PDB's numbers; counts `pods` in full the first time and when the selector changed. */
+  numbers(pdb: StoredObject, pods: () => Iterable<StoredObject>, version: number): PdbNumbers {
+    const key = BudgetTallies.key(pdb);
+    const selector = JSON.stringify(valueAt(pdb, 'spec.selector') ?? null);
+    let tally = this.tallies.get(key);
+    if (tally?.selector !== selector) {
+      const counted = computePdb(pdb, pods());
+      tally = {
+        selector,
+        countedAt: version,
+        expected: counted.expectedPods,
+        healthy: counted.currentHealthy,
+      };
+      this.tallies.set(key, tally);
+    }
+    const desiredHealthy = desired(pdb, tally.expected);
+    return {
+      currentHealthy: tally.healthy,
+      desiredHealthy,
+      expectedPods: tally.expected,
+      disruptionsAllowed: Math.max(0, tally.healthy - desiredHealthy),
+    };
+  }
+
+  /** Applies one pod change (at resourceVersion `version`) to the PDBs it touches; returns those. */
+  podChanged(
+    budgets: Iterable<StoredObject>,
+    change: { previous: StoredObject | undefined; next: StoredObject | undefined; version: number },
+  ): StoredObject[] {
+    const touched: StoredObject[] = [];
+    for (const pdb of budgets) {
+      const [expectedBefore, healthyBefore] = contribution(pdb, change.previous);
+      const [expectedAfter, healthyAfter] = contribution(pdb, change.next);
+      if (expectedBefore === 0 && expectedAfter === 0) continue;
+      touched.push(pdb);
+      const tally = this.tallies.get(BudgetTallies.key(pdb));
+      if (!tally || change.version <= tally.countedAt) continue;
+      tally.expected += expectedAfter - expectedBefore;
+      tally.healthy += healthyAfter - healthyBefore;
+    }
+    return touched;
+  }
+
+  forget(pdb: StoredObject): void {
+    this.tallies.delete(BudgetTallies.key(pdb));
+  }
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.js';
 import { isObject, jsonEqual, toJson, type JsonObject } from './json.js';
 import { APPLY_PATCH, applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
-import { computePdb, evictionRefusal, pdbStatus, selects } from './pdb.js';
+import { BudgetTallies, evictionRefusal, pdbStatus, selects, type PdbNumbers } from './pdb.js';
 import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
 import { passes, type ObjectFilter } from './selectors.js';
 import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
@@ -43,6 +43,8 @@ export function kubeTime(date: Date): string {
 }
 
 export class Registry {
+  private readonly tallies = new BudgetTallies();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -241,7 +243,7 @@ export class Registry {
     }
     const budget = budgets[0];
     if (!budget) return;
-    const numbers = computePdb(budget, this.store.list('pods', namespace));
+    const numbers = this.budgetNumbers(budget);
     const refusal = evictionRefusal(budget, pod, numbers);
     if (refusal === undefined) return;
     throw apiError(429, "Cannot evict pod as it would violate the pod's disruption budget.", {
@@ -251,15 +253,33 @@ export class Registry {
 
   /** Keeps every PDB's status current after a pod or PDB changes in its namespace. */
   private refreshBudgets(change: Change): void {
-    if (change.resource !== 'pods' && change.resource !== 'poddisruptionbudgets') return;
-    const namespace = change.object.metadata.namespace;
-    const pods = this.store.list('pods', namespace);
-    for (const budget of this.store.list('poddisruptionbudgets', namespace)) {
-      const status = pdbStatus(budget, computePdb(budget, pods), kubeTime(this.clock.now()));
+    for (const budget of this.affectedBudgets(change)) {
+      const status = pdbStatus(budget, this.budgetNumbers(budget), kubeTime(this.clock.now()));
       if (!jsonEqual(status, budget.status)) {
         this.store.commit('poddisruptionbudgets', 'MODIFIED', { ...budget, status });
       }
     }
+  }
+
+  private budgetNumbers(budget: StoredObject): PdbNumbers {
+    const namespace = budget.metadata.namespace;
+    return this.tallies.numbers(budget, () => this.store.values('pods', namespace), this.store.version());
+  }
+
+  /** The PDBs whose numbers a change may move: those selecting the pod before or after it. */
+  private affectedBudgets(change: Change): StoredObject[] {
+    const { name, namespace } = change.object.metadata;
+    if (change.resource === 'poddisruptionbudgets') {
+      if (change.type === 'DELETED') this.tallies.forget(change.object);
+      const current = this.store.get('poddisruptionbudgets', namespace, name);
+      return current ? [current] : [];
+    }
+    if (change.resource !== 'pods') return [];
+    return this.tallies.podChanged(this.store.values('poddisruptionbudgets', namespace), {
+      previous: change.previous,
+      next: change.type === 'DELETED' ? undefined : change.object,
+      version: change.rv,
+    });
   }
 }
 

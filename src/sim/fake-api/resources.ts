@@ -127,8 +127,3 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     fields: ['status.phase'],
   },
 };
-
-/** The storage key of an object. */
-export function keyOf(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
-}

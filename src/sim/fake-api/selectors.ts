@@ -1,12 +1,14 @@
 // Label and field selectors of list and watch requests, parsed once per request.
 import { matches, parseLabelSelector, type Selector } from '../../selector/label-selector.js';
-import { valueAt } from './json.js';
+import { isObject } from './json.js';
 import type { ResourceDef, StoredObject } from './resources.js';
 import { badRequest } from './status.js';
 
 /** One field requirement: `field=value` or `field!=value`. */
 interface FieldRequirement {
   field: string;
+  /** The field's path, split once. */
+  path: readonly string[];
   value: string;
   equal: boolean;
 }
@@ -41,14 +43,15 @@ function parseFieldSelector(def: ResourceDef, text: string): FieldRequirement[] 
     if (!ALWAYS.includes(field) && !def.fields.includes(field)) {
       throw badRequest(`field label not supported: ${field}`);
     }
-    return { field, value: m[3] ?? '', equal: m[2] !== '!=' };
+    return { field, path: field.split('.'), value: m[3] ?? '', equal: m[2] !== '!=' };
   });
 }
 
 /** Field values compare as kube renders them: strings, booleans as "true"/"false", absent as "". */
-function fieldValue(obj: StoredObject, field: string): string {
-  const v = valueAt(obj, field);
-  if (v === undefined || v === null) return field === 'spec.unschedulable' ? 'false' : '';
+function fieldValue(obj: StoredObject, r: FieldRequirement): string {
+  let v: unknown = obj;
+  for (const part of r.path) v = isObject(v) ? v[part] : undefined;
+  if (v === undefined || v === null) return r.field === 'spec.unschedulable' ? 'false' : '';
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
@@ -56,5 +59,5 @@ function fieldValue(obj: StoredObject, field: string): string {
 export function passes(filter: ObjectFilter, obj: StoredObject): boolean {
   if (filter.name !== undefined && obj.metadata.name !== filter.name) return false;
   if (!matches(filter.labels, obj.metadata.labels)) return false;
-  return filter.fields.every((r) => (fieldValue(obj, r.field) === r.value) === r.equal);
+  return filter.fields.every((r) => (fieldValue(obj, r) === r.value) === r.equal);
 }

@@ -1,6 +1,6 @@
 // The fake API server's memory: objects by resource, one global resourceVersion counter, and a
 // bounded history of changes from which watches replay.
-import { keyOf, type ResourceName, type StoredObject } from './resources.js';
+import type { ResourceName, StoredObject } from './resources.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -18,11 +18,20 @@ export interface Change {
 
 export type ChangeListener = (change: Change) => void;
 
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Objects, resourceVersions and history. Stored objects are never mutated in place. */
 export class Store {
   private rv = 0;
-  private readonly objects = new Map<ResourceName, Map<string, StoredObject>>();
-  private readonly history: Change[] = [];
+  /** resource → namespace ('' when cluster-scoped) → name → object */
+  private readonly objects = new Map<ResourceName, Map<string, Map<string, StoredObject>>>();
+  /** Sorted names per resource and namespace; dropped when an object is added or removed there. */
+  private readonly sortedNames = new Map<string, string[]>();
+  /** Changes in resourceVersion order; entries before `head` have been dropped. */
+  private history: Change[] = [];
+  private head = 0;
   /** Highest resourceVersion that has fallen out of the history. */
   private compacted = 0;
   private readonly listeners = new Set<ChangeListener>();
@@ -37,19 +46,61 @@ export class Store {
   }
 
   get(resource: ResourceName, namespace: string | undefined, name: string): StoredObject | undefined {
-    return this.objects.get(resource)?.get(keyOf(namespace, name));
+    return this.objects
+      .get(resource)
+      ?.get(namespace ?? '')
+      ?.get(name);
   }
 
   /** Objects of a resource, in one namespace or all; sorted by namespace and name like etcd keys. */
   list(resource: ResourceName, namespace?: string): StoredObject[] {
-    const all = [...(this.objects.get(resource)?.values() ?? [])];
-    return all
-      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-      .sort((a, b) =>
-        keyOf(a.metadata.namespace, a.metadata.name).localeCompare(
-          keyOf(b.metadata.namespace, b.metadata.name),
-        ),
-      );
+    const byNamespace = this.objects.get(resource);
+    if (!byNamespace) return [];
+    const namespaces = namespace === undefined ? [...byNamespace.keys()].sort(byCodeUnits) : [namespace];
+    const out: StoredObject[] = [];
+    for (const ns of namespaces) {
+      const byName = byNamespace.get(ns);
+      if (!byName) continue;
+      for (const name of this.sorted(resource, ns, byName)) {
+        const obj = byName.get(name);
+        if (obj) out.push(obj);
+      }
+    }
+    return out;
+  }
+
+  /** Objects of one namespace in no particular order (cheaper than list). */
+  values(resource: ResourceName, namespace: string | undefined): Iterable<StoredObject> {
+    return (
+      this.objects
+        .get(resource)
+        ?.get(namespace ?? '')
+        ?.values() ?? []
+    );
+  }
+
+  private sorted(resource: ResourceName, namespace: string, byName: Map<string, StoredObject>): string[] {
+    const cacheKey = `${resource}/${namespace}`;
+    let names = this.sortedNames.get(cacheKey);
+    if (!names) {
+      names = [...byName.keys()].sort(byCodeUnits);
+      this.sortedNames.set(cacheKey, names);
+    }
+    return names;
+  }
+
+  private bucket(resource: ResourceName, namespace: string): Map<string, StoredObject> {
+    let byNamespace = this.objects.get(resource);
+    if (!byNamespace) {
+      byNamespace = new Map();
+      this.objects.set(resource, byNamespace);
+    }
+    let byName = byNamespace.get(namespace);
+    if (!byName) {
+      byName = new Map();
+      byNamespace.set(namespace, byName);
+    }
+    return byName;
   }
 
   /**
@@ -57,20 +108,17 @@ export class Store {
    * in the history and tells every listener synchronously. Returns the committed object.
    */
   commit(resource: ResourceName, type: ChangeType, object: StoredObject): StoredObject {
-    const key = keyOf(object.metadata.namespace, object.metadata.name);
-    let byKey = this.objects.get(resource);
-    if (!byKey) {
-      byKey = new Map();
-      this.objects.set(resource, byKey);
-    }
-    const previous = byKey.get(key);
+    const namespace = object.metadata.namespace ?? '';
+    const byName = this.bucket(resource, namespace);
+    const previous = byName.get(object.metadata.name);
     this.rv++;
     const committed: StoredObject = {
       ...object,
       metadata: { ...object.metadata, resourceVersion: String(this.rv) },
     };
-    if (type === 'DELETED') byKey.delete(key);
-    else byKey.set(key, committed);
+    if (type === 'DELETED') byName.delete(committed.metadata.name);
+    else byName.set(committed.metadata.name, committed);
+    if (type !== 'MODIFIED') this.sortedNames.delete(`${resource}/${namespace}`);
     const change: Change = { type, resource, object: committed, previous, rv: this.rv };
     this.record(change);
     for (const listener of [...this.listeners]) listener(change);
@@ -80,16 +128,25 @@ export class Store {
 
   private record(change: Change): void {
     this.history.push(change);
-    while (this.history.length > this.historyLimit) {
-      const dropped = this.history.shift();
+    while (this.history.length - this.head > this.historyLimit) {
+      const dropped = this.history[this.head];
       if (dropped) this.compacted = dropped.rv;
+      this.head++;
+    }
+    // drop the dead prefix now and then, not on every write
+    if (this.head > this.historyLimit) {
+      this.history = this.history.slice(this.head);
+      this.head = 0;
     }
   }
 
   /** Changes after `rv`, or undefined when some of them have fallen out of the history (410 Gone). */
   since(rv: number): Change[] | undefined {
     if (rv < this.compacted) return undefined;
-    return this.history.filter((c) => c.rv > rv);
+    // every resourceVersion is exactly one change, so the history is indexable by version
+    const first = this.history[this.head];
+    if (!first) return [];
+    return this.history.slice(this.head + Math.max(0, rv - first.rv + 1));
   }
 
   /** The oldest resourceVersion a watch can still start from. */
