@@ -8,6 +8,8 @@ interface Scenario {
   config: Partial<AgentConfig>;
   preCordoned?: boolean;
   drainFails?: boolean;
+  /** Someone uncordons the node during the first reboot delay. */
+  uncordonDuringDelay?: boolean;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -24,7 +26,16 @@ const SCENARIOS: Scenario[] = [
     },
   },
   { name: 'a pre-cordoned node', config: {}, preCordoned: true },
-  { name: 'a redrain cycle', config: { onUncordonedDuringDelay: 'redrain', rebootDelayMs: 1000 } },
+  {
+    name: 'an uncordon by someone else during the delay (abort)',
+    config: { rebootDelayMs: 1000 },
+    uncordonDuringDelay: true,
+  },
+  {
+    name: 'an uncordon by someone else during the delay (redrain)',
+    config: { onUncordonedDuringDelay: 'redrain', rebootDelayMs: 1000 },
+    uncordonDuringDelay: true,
+  },
   { name: 'a failing drain', config: {}, drainFails: true },
 ];
 
@@ -33,6 +44,11 @@ function setup(s: Scenario): FakeCluster {
   cluster.sentinel = true;
   cluster.node.unschedulable = s.preCordoned === true;
   cluster.drainFails = s.drainFails === true;
+  if (s.uncordonDuringDelay === true) {
+    cluster.duringSleep = () => {
+      cluster.uncordonByOther();
+    };
+  }
   return cluster;
 }
 
@@ -87,7 +103,13 @@ function expectSafeEnd(cluster: FakeCluster, s: Scenario, outcomes: Outcome[]): 
 describe.each(SCENARIOS)('crash at every step of $name', (s) => {
   it('runs to a safe end without crashes', async () => {
     const cluster = setup(s);
-    expectSafeEnd(cluster, s, await runToEnd(cluster, s));
+    const outcomes = await runToEnd(cluster, s);
+    expectSafeEnd(cluster, s, outcomes);
+    if (s.uncordonDuringDelay === true) {
+      const redrain = s.config.onUncordonedDuringDelay === 'redrain';
+      expect(outcomes.some((o) => o.kind === 'aborted')).toBe(!redrain);
+      expect(cluster.calls.filter((c) => c === 'drain')).toHaveLength(2);
+    }
   });
 
   it('a fresh agent finishes safely after a crash (throw) at any step', async () => {
