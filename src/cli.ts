@@ -1,11 +1,12 @@
 // The entry point: the only place that reads process.env and decides the process's exit status.
+import { runAgent } from './agent/run.js';
 import { registerCheck } from './commands/check.js';
 import { registerPause } from './commands/pause.js';
 import { registerResume } from './commands/resume.js';
 import { registerSimulate } from './commands/simulate.js';
 import { registerStatus, type CommandDeps } from './commands/status.js';
 import { createLogger } from './log/logger.js';
-import { runCli, type CliIo, type CommandRegistrar } from './program.js';
+import { runCli, type AgentRunner, type CliIo, type CommandRegistrar } from './program.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 const io: CliIo = {
@@ -15,6 +16,18 @@ const io: CliIo = {
   now: () => new Date(),
   version: packageJson.version,
   createLogger: (format) => createLogger(format),
+};
+
+/** The daemon: SIGTERM/SIGINT abort its signal, it finishes or abandons its step safely and exits 0. */
+const agent: AgentRunner = (config, _io, log) => {
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals): void => {
+    log.info('stopping', { signal });
+    controller.abort(new Error(`received ${signal}`));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return runAgent(config, log, { signal: controller.signal });
 };
 
 /** What the operator commands get: line output, the environment, and where to put their status. */
@@ -34,6 +47,7 @@ const operatorCommand =
   };
 
 const code = await runCli(process.argv.slice(2), io, {
+  runAgent: agent,
   commands: {
     status: operatorCommand(registerStatus),
     pause: operatorCommand(registerPause),

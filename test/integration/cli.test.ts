@@ -1,8 +1,11 @@
 // The CLI as a real process: `node dist/cli.js`, built once before the tests.
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FLAGS, shownDefault } from '../../src/flags.js';
+import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -341,9 +344,19 @@ describe('the operator commands', () => {
 
 describe('the agent', () => {
   it('logs its effective configuration with the notify URL redacted', () => {
-    const run = cli(['--log-format', 'json', '--notify-url', 'https://hooks.example.com/SECRET'], {
-      KURED_NODE_ID: 'n1',
-    });
+    // A kubeconfig that does not exist: the agent logs its configuration, then cannot connect.
+    const run = cli(
+      [
+        '--log-format',
+        'json',
+        '--notify-url',
+        'https://hooks.example.com/SECRET',
+        '--kubeconfig',
+        '/nonexistent',
+      ],
+      { KURED_NODE_ID: 'n1' },
+    );
+    expect(run.status).toBe(1);
     const logged = lines(run.stderr)
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { message: string; config?: { nodeId: string; notifyUrl: string } });
@@ -354,4 +367,70 @@ describe('the agent', () => {
     });
     expect(run.stderr).not.toContain('SECRET');
   });
+});
+
+describe('the agent as a process', () => {
+  it('runs against an API server and exits 0 on SIGTERM', async () => {
+    const server = await startFakeApiServer();
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-cli-'));
+    try {
+      server.create('daemonsets', {
+        metadata: { name: 'kured', namespace: 'kube-system' },
+        spec: {
+          selector: { matchLabels: { app: 'kured' } },
+          template: { metadata: { labels: { app: 'kured' } } },
+        },
+      });
+      server.create('nodes', {
+        metadata: { name: 'n1' },
+        spec: {},
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      });
+      const kubeconfig = join(dir, 'config');
+      writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          `clusters: [{name: c, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]`,
+          'users: [{name: u, user: {}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      const args = [
+        '--node-id',
+        'n1',
+        '--kubeconfig',
+        kubeconfig,
+        '--metrics-port',
+        '0',
+        '--host-exec',
+        'direct',
+      ];
+      const child = spawn(
+        process.execPath,
+        ['dist/cli.js', ...args, '--reboot-sentinel', join(dir, 'absent')],
+        {
+          cwd: ROOT,
+          env: { ...process.env, TZ: 'UTC' },
+        },
+      );
+      let stderr = '';
+      const started = new Promise<void>((resolve) => {
+        child.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr += d;
+          if (stderr.includes('agent started')) resolve();
+        });
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await Promise.race([started, exited]);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(stderr).toContain('agent stopped');
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true });
+    }
+  }, 30_000);
 });
