@@ -13,7 +13,11 @@ import {
   type V1DaemonSet,
   type V1Node,
 } from '@kubernetes/client-node';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import {
+  startFakeApiServer,
+  type FakeApiServer,
+  type RecordedRequest,
+} from '../../src/sim/fake-api-server.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -262,7 +266,7 @@ describe('ListWatch and informers', () => {
   });
 
   it('re-lists when restarted from a resourceVersion that has expired, and recovers the current state', async () => {
-    await core.createNode({ body: node('n1') });
+    const first = (await core.createNode({ body: node('n1') })).metadata?.resourceVersion;
     let lists = 0;
     const listWatch = new ListWatch<V1Node>(
       '/api/v1/nodes',
@@ -283,15 +287,22 @@ describe('ListWatch and informers', () => {
       server.endWatches();
       await until(() => errors.length === 1, 'the refused re-watch');
       for (let i = 0; i < 25; i++) server.update('nodes', node('n1', { i: String(i) }));
-      server.create('nodes', node('n2'));
+      const latest = server.create('nodes', node('n2')).metadata?.resourceVersion;
       // the informer's owner restarts it from its old resourceVersion: 410, then a fresh list
       await listWatch.start();
       await until(() => listWatch.list().length === 2, 'n2 in the cache');
       expect(listWatch.get('n1')?.metadata?.labels?.i).toBe('24');
       expect(lists).toBe(2);
       expect((errors[0] as { statusCode?: number }).statusCode).toBe(500);
-      const watches = server.requests.filter((r) => r.query.watch === 'true').map((r) => r.status);
-      expect(watches).toEqual([200, 500, 200, 200]);
+      // list, watch, refused re-watch, watch from the stale version (410 event), list, watch
+      const watches = (): RecordedRequest[] => server.requests.filter((r) => r.query.watch === 'true');
+      await until(() => watches().length === 4, 'the watch after the re-list');
+      expect(watches().map((r) => [r.status, r.query.resourceVersion])).toEqual([
+        [200, first],
+        [500, first],
+        [200, first],
+        [200, latest],
+      ]);
     } finally {
       await listWatch.stop();
     }

@@ -553,6 +553,77 @@ describe('merge patch and strategic merge patch', () => {
   );
 });
 
+describe('validation, as kube-apiserver refuses what it cannot store', () => {
+  beforeEach(async () => {
+    await core.createNode({
+      body: { metadata: { name: 'n1' }, spec: { taints: [{ key: 'kured', effect: 'PreferNoSchedule' }] } },
+    });
+  });
+
+  it('refuses a duplicate taint added by a JSON patch with 422 Invalid naming the field', async () => {
+    const status = await failure(
+      core.patchNode({
+        name: 'n1',
+        body: [{ op: 'add', path: '/spec/taints/-', value: { key: 'kured', effect: 'PreferNoSchedule' } }],
+      }),
+    );
+    expect(status).toMatchObject({
+      kind: 'Status',
+      code: 422,
+      reason: 'Invalid',
+      details: {
+        name: 'n1',
+        kind: 'Node',
+        causes: [{ reason: 'FieldValueDuplicate', field: 'spec.taints[1]' }],
+      },
+    });
+    expect(server.get<V1Node>('nodes', undefined, 'n1')?.spec?.taints).toHaveLength(1);
+  });
+
+  it('accepts the same key with another effect', async () => {
+    const patched = await core.patchNode({
+      name: 'n1',
+      body: [{ op: 'add', path: '/spec/taints/-', value: { key: 'kured', effect: 'NoSchedule' } }],
+    });
+    expect(patched.spec?.taints).toHaveLength(2);
+  });
+
+  const cases: [string, object, string][] = [
+    [
+      'a label value with colons',
+      { metadata: { labels: { since: '2026-01-05T10:00:00Z' } } },
+      'metadata.labels',
+    ],
+    [
+      'a label value longer than 63 characters',
+      { metadata: { labels: { a: 'x'.repeat(64) } } },
+      'metadata.labels',
+    ],
+    ['a label key with two slashes', { metadata: { labels: { 'a/b/c': 'x' } } }, 'metadata.labels'],
+    ['an annotation key with a space', { metadata: { annotations: { 'a b': 'x' } } }, 'metadata.annotations'],
+    [
+      'an unknown taint effect',
+      { spec: { taints: [{ key: 'k', effect: 'Sometimes' }] } },
+      'spec.taints[0].effect',
+    ],
+    ['a taint without a key', { spec: { taints: [{ effect: 'NoSchedule' }] } }, 'spec.taints[0].key'],
+  ];
+  it.each(cases)('refuses %s with 422 Invalid', async (_name, body, field) => {
+    const status = await failure(core.patchNode({ name: 'n1', body }, merge));
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(status.details?.causes?.map((c) => (c as { field?: string }).field)).toContain(field);
+  });
+
+  it('refuses an object name that is not a DNS subdomain', async () => {
+    const status = await failure(core.createNode({ body: node('Node_1') }));
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid', details: { name: 'Node_1', kind: 'Node' } });
+  });
+
+  it('validates in-process writes too', () => {
+    expect(() => server.create('nodes', node('n2', { since: '10:00' }))).toThrow(/is invalid/);
+  });
+});
+
 describe('delete', () => {
   it('removes a node and answers a Success Status', async () => {
     await core.createNode({ body: node('n1') });

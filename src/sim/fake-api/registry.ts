@@ -9,6 +9,7 @@ import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from 
 import { passes, type ObjectFilter } from './selectors.js';
 import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
 import type { Change, Store } from './store.js';
+import { validate } from './validation.js';
 
 /** How DELETE and eviction treat pods; see FakeApiServerOptions. */
 export type PodDeletion = 'immediate' | 'graceful';
@@ -86,6 +87,7 @@ export class Registry {
     if (def.name !== 'events') metadata.generation = 1;
     const obj: StoredObject = { ...toJson(body), apiVersion: def.apiVersion, kind: def.kind, metadata };
     if (def.name === 'pods') defaultPodStatus(obj);
+    validate(def, obj);
     return this.store.commit(def.name, 'ADDED', obj);
   }
 
@@ -111,7 +113,13 @@ export class Registry {
     if (typeof meta.generateName === 'string' && meta.generateName !== '') {
       return meta.generateName + randomUUID().replace(/-/g, '').slice(0, 5);
     }
-    throw invalid(def, '', 'metadata.name', 'Required value: name or generateName is required');
+    throw invalid(def, '', [
+      {
+        reason: 'FieldValueRequired',
+        field: 'metadata.name',
+        message: 'Required value: name or generateName is required',
+      },
+    ]);
   }
 
   /** PUT: a non-empty metadata.resourceVersion is a precondition; without one the write is unconditional. */
@@ -155,6 +163,7 @@ export class Registry {
     }
     const next = merged(def, existing, candidate, subresource);
     if (sameContent(next, existing)) return existing;
+    validate(def, next);
     return this.store.commit(def.name, 'MODIFIED', next);
   }
 
@@ -168,6 +177,7 @@ export class Registry {
     // server-owned metadata (uid, deletionTimestamp…) stays, so a stale copy cannot undo a deletion
     const next = merged(def, existing, candidate, 'all');
     if (sameContent(next, existing)) return existing;
+    validate(def, next);
     return this.store.commit(def.name, 'MODIFIED', next);
   }
 

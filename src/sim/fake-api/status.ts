@@ -122,12 +122,29 @@ export function patchNotApplicable(message: string): ApiError {
   });
 }
 
-/** 422 for an object that fails validation. */
-export function invalid(ref: ResourceRef, name: string, field: string, message: string): ApiError {
-  return apiError(422, `${ref.plural} "${name}" is invalid: ${field}: ${message}`, {
-    ...detailsOf(ref, name),
-    causes: [{ reason: 'FieldValueInvalid', message, field }],
-  });
+/** One field that fails validation, as kube's field.Error. */
+export interface FieldError {
+  /** `FieldValueInvalid`, `FieldValueRequired`, `FieldValueDuplicate`, `FieldValueNotSupported`. */
+  reason: string;
+  field: string;
+  message: string;
+}
+
+/** 422 Invalid for an object that fails validation; kube names the Kind here, not the resource. */
+export function invalid(
+  kind: { kind: string; group: string },
+  name: string,
+  errors: readonly FieldError[],
+): ApiError {
+  const list = errors.map((e) => `${e.field}: ${e.message}`);
+  const summary = list.length === 1 ? (list[0] ?? '') : `[${list.join(', ')}]`;
+  const details: NonNullable<StatusBody['details']> = {
+    name,
+    kind: kind.kind,
+    causes: errors.map((e) => ({ ...e })),
+  };
+  if (kind.group !== '') details.group = kind.group;
+  return apiError(422, `${kind.kind} "${name}" is invalid: ${summary}`, details);
 }
 
 /** A Status for an arbitrary code, as injected failures answer. */
