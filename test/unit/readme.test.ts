@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { renderConfigTable } from '../../src/flags.js';
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+/** A markdown table as rows of trimmed cells; prettier's column padding does not matter. */
+function cells(table: string): string[][] {
+  return table
+    .trim()
+    .split('\n')
+    .map((line) =>
+      line
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((cell) => cell.trim())
+        .map((cell) => (/^:?-+:?$/.test(cell) ? '---' : cell)),
+    );
+}
+
+describe('the README', () => {
+  it('carries the configuration table generated from the flag table (run `npm run docs` when it fails)', () => {
+    const section = /<!-- config-table:begin -->\n([\s\S]*?)<!-- config-table:end -->/.exec(readme);
+    expect(section).not.toBeNull();
+    expect(cells(section?.[1] ?? '')).toEqual(cells(renderConfigTable()));
+  });
+
+  it('names the quick start and the test command', () => {
+    expect(readme).toContain('npm ci && npx kured-ts simulate');
+    expect(readme).toContain('npm test');
+  });
+});
