@@ -1,4 +1,5 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli.ts), never raw strings.
+import { redactUrl } from './notify/notify-url.js';
 import { formatLabelSelector, type Selector } from './selector/label-selector.js';
 
 /** A maintenance window: kured's days + start/end time in a zone, or a cron schedule. */
@@ -144,8 +145,9 @@ export class InvalidValueError extends Error {
   constructor(
     readonly value: string,
     reason: string,
+    options?: ErrorOptions,
   ) {
-    super(reason);
+    super(reason, options);
     this.name = 'InvalidValueError';
   }
 }
@@ -288,15 +290,6 @@ export function parseLabels(values: readonly string[]): Record<string, string> {
   return labels;
 }
 
-/** Removes one pair of matching quotes around a value, as kured does for notify URLs. */
-export function stripQuotes(text: string): string {
-  const first = text.charAt(0);
-  if (text.length > 2 && (first === '"' || first === "'") && text.endsWith(first)) {
-    return text.slice(1, -1);
-  }
-  return text;
-}
-
 /** Checks a URL (WHATWG parser); `schemes` limits the allowed protocols when given. */
 export function checkUrl(text: string, schemes?: readonly string[]): string {
   let url: URL;
@@ -308,38 +301,6 @@ export function checkUrl(text: string, schemes?: readonly string[]): string {
   const scheme = url.protocol.replace(/:$/, '');
   if (schemes && !schemes.includes(scheme)) throw new Error(`scheme must be ${schemes.join(' or ')}`);
   return text;
-}
-
-/**
- * Converts a Slack webhook (`https://hooks.slack.com/services/T/B/X`) into the notify URL kured
- * derives from it (`slack://T/B/X`). kured trims the path with a character set (`strings.Trim(path,
- * "/services/")`), which also eats trailing letters of the token; we strip the prefix instead.
- * kured only warns on a malformed hook and sends nothing; we refuse it.
- */
-export function slackHookToNotifyUrl(hook: string): string {
-  let url: URL;
-  try {
-    url = new URL(stripQuotes(hook));
-  } catch {
-    throw new Error('not a valid URL');
-  }
-  const parts = url.pathname
-    .replace(/^\/services\//, '')
-    .split('/')
-    .filter((p) => p !== '');
-  if (parts.length !== 3) throw new Error('expected https://hooks.slack.com/services/<T>/<B>/<X>');
-  return `slack://${parts.join('/')}`;
-}
-
-/** Hides secrets in a URL for logs: webhook tokens live in the path, so keep scheme and host only. */
-export function redactUrl(text: string): string {
-  if (text === '') return '';
-  try {
-    const url = new URL(text);
-    return `${url.protocol}//${url.host === '' ? '' : url.host + '/'}<redacted>`;
-  } catch {
-    return '<redacted>';
-  }
 }
 
 /** Hides a password in a URL's userinfo, keeps the rest (Prometheus URLs are not secret). */

@@ -11,12 +11,11 @@ import {
   InvalidValueError,
   parseDuration,
   parseLabels,
-  slackHookToNotifyUrl,
   splitCommand,
-  stripQuotes,
   UsageError,
   type Config,
 } from './config.js';
+import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from './notify/notify-url.js';
 import { parseLabelSelector, type Selector } from './selector/label-selector.js';
 import { checkCronExpression } from './window/cron-window.js';
 import { parseDays } from './window/days.js';
@@ -26,7 +25,7 @@ import { checkTimeZone } from './window/zone.js';
 /** What the raw values are being parsed into: the config plus inputs that only combine later. */
 export interface Draft {
   config: Config;
-  /** --slack-hook-url, converted into notifyUrl after all flags are read. */
+  /** --slack-hook-url already converted to its notify URL (`slack://T/B/X`); used when --notify-url is unset. */
   slackHookUrl: string;
 }
 
@@ -168,6 +167,19 @@ function optionalUrl(schemes?: readonly string[]): (value: string) => string {
     const url = stripQuotes(value.trim());
     return url === '' ? '' : checkUrl(url, schemes);
   };
+}
+
+/** The notify URL kured derives from --slack-hook-url ('' = unset); the error shows the URL redacted. */
+function slackHookNotifyUrl(value: string): string {
+  const hook = stripQuotes(value.trim());
+  if (hook === '') return '';
+  try {
+    return slackHookUrlToNotifyUrl(hook);
+  } catch (err) {
+    throw new InvalidValueError(redactUrl(hook), 'expected https://hooks.slack.com/services/<T>/<B>/<X>', {
+      cause: err,
+    });
+  }
 }
 
 function optional(check: (value: string) => string): (value: string) => string {
@@ -534,9 +546,7 @@ export const FLAGS: readonly FlagSpec[] = [
     description:
       'deprecated: Slack webhook https://hooks.slack.com/services/T/B/X, converted to --notify-url',
     apply: (values, draft) => {
-      const hook = stripQuotes(last(values).trim());
-      if (hook !== '') slackHookToNotifyUrl(hook);
-      draft.slackHookUrl = hook;
+      draft.slackHookUrl = slackHookNotifyUrl(last(values));
     },
   }),
   kured({
@@ -760,7 +770,7 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
     throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
   }
   if (draft.slackHookUrl !== '') {
-    if (config.notifyUrl === '') config.notifyUrl = slackHookToNotifyUrl(draft.slackHookUrl);
+    if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
     else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');
   }
   for (const flag of FLAGS) {

@@ -246,6 +246,19 @@ describe('notification URLs', () => {
     );
   });
 
+  it('show a refused Slack hook redacted: its path holds the webhook token', () => {
+    const err = usageError({ 'slack-hook-url': ['https://hooks.slack.com/services/T/SECRET'] });
+    expect(err.value).toBe('https://hooks.slack.com/<redacted>');
+    expect(err.message).not.toContain('SECRET');
+  });
+
+  it.each([
+    ['slack://T01/B02/SECRET', 'slack://T01/<redacted>'],
+    ['http://notify.example.com', 'http://notify.example.com'],
+  ])('log %s as %s, as the notifier redacts it', (url, shown) => {
+    expect(redactConfig(parseConfig({ 'notify-url': [url] }, {})).notifyUrl).toBe(shown);
+  });
+
   it('are redacted in the logged configuration', () => {
     const config = parseConfig(
       {
