@@ -678,6 +678,37 @@ describe('events', () => {
     const all = await core.listEventForAllNamespaces();
     expect(all.items).toHaveLength(2);
   });
+
+  const nodeEvent = (namespace: string, extra: Partial<CoreV1Event> = {}): CoreV1Event => ({
+    ...event,
+    metadata: { name: 'n1.x', namespace },
+    ...extra,
+  });
+  it.each([
+    ['a Node event outside "default"', nodeEvent('kube-system'), 'involvedObject.namespace'],
+    [
+      'a Pod event in another namespace than the pod',
+      nodeEvent('default', { involvedObject: { kind: 'Pod', name: 'p', namespace: 'web' } }),
+      'involvedObject.namespace',
+    ],
+    ['an event with eventTime but no action', nodeEvent('default', { eventTime: new Date() }), 'action'],
+  ])('refuses %s with 422 Invalid, as kube does', async (_name, body, field) => {
+    const status = await failure(
+      core.createNamespacedEvent({ namespace: body.metadata.namespace ?? '', body }),
+    );
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(status.details?.causes?.map((c) => (c as { field?: string }).field)).toContain(field);
+  });
+
+  it('accepts a Node event with eventTime in kube-system when it names its reporter and action', async () => {
+    const body = nodeEvent('kube-system', {
+      eventTime: new Date(),
+      action: 'Reboot',
+      reportingInstance: 'n1',
+    });
+    const created = await core.createNamespacedEvent({ namespace: 'kube-system', body });
+    expect(created.action).toBe('Reboot');
+  });
 });
 
 describe('namespaces and discovery', () => {

@@ -1,6 +1,6 @@
 // The validation kube-apiserver applies to the fields kured-ts writes, so that a write the real API
 // server would refuse with 422 is refused here too: names, label and annotation keys and values,
-// node taints (including duplicates, which a careless JSON patch `add` produces).
+// node taints (including duplicates, which a careless JSON patch `add` produces), Event namespaces.
 import { isObject } from './json.js';
 import type { ResourceDef, StoredObject } from './resources.js';
 import { invalid, type FieldError } from './status.js';
@@ -28,13 +28,73 @@ function qualifiedNameProblem(key: string): string | undefined {
   return undefined;
 }
 
-function checkName(obj: StoredObject, errors: FieldError[]): void {
-  const name = obj.metadata.name;
-  if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Names are DNS subdomains, namespaces DNS labels, and Events anything usable as a path segment. */
+function nameProblem(def: ResourceDef, name: string): string | undefined {
+  if (def.name === 'events') {
+    return name === '.' || name === '..' || /[/%]/.test(name) ? 'may not contain "/" or "%"' : undefined;
+  }
+  if (def.name === 'namespaces') {
+    return name.length > 63 || !DNS_LABEL.test(name)
+      ? 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "-"'
+      : undefined;
+  }
+  return name.length > 253 || !DNS_SUBDOMAIN.test(name)
+    ? "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'"
+    : undefined;
+}
+
+function checkName(def: ResourceDef, obj: StoredObject, errors: FieldError[]): void {
+  const problem = nameProblem(def, obj.metadata.name);
+  if (problem) {
     errors.push({
       reason: 'FieldValueInvalid',
       field: 'metadata.name',
-      message: `Invalid value: ${quoted(name)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      message: `Invalid value: ${quoted(obj.metadata.name)}: ${problem}`,
+    });
+  }
+}
+
+function stringAt(obj: unknown, key: string): string {
+  return isObject(obj) && typeof obj[key] === 'string' ? obj[key] : '';
+}
+
+function required(obj: StoredObject, field: string, errors: FieldError[]): void {
+  const value = stringAt(obj, field);
+  if (value === '') errors.push({ reason: 'FieldValueRequired', field, message: 'Required value' });
+  else if (value.length > 128)
+    errors.push({
+      reason: 'FieldValueInvalid',
+      field,
+      message: 'Invalid value: can have at most 128 characters',
+    });
+}
+
+/**
+ * kube's legacy Event validation: the Event's namespace must fit its involved object's (a Node's
+ * Events live in "default"), and an Event with eventTime needs reportingComponent, -Instance, action.
+ */
+function checkEvent(obj: StoredObject, errors: FieldError[]): void {
+  const namespace = obj.metadata.namespace ?? '';
+  const involved = stringAt(obj.involvedObject, 'namespace');
+  const hasEventTime = obj.eventTime !== undefined && obj.eventTime !== null;
+  const allowed = involved !== '' ? [involved] : hasEventTime ? ['default', 'kube-system'] : ['', 'default'];
+  if (!allowed.includes(namespace)) {
+    errors.push({
+      reason: 'FieldValueInvalid',
+      field: 'involvedObject.namespace',
+      message: `Invalid value: ${quoted(involved)}: does not match event.namespace`,
+    });
+  }
+  if (hasEventTime) {
+    for (const field of ['reportingComponent', 'reportingInstance', 'action']) required(obj, field, errors);
+  }
+  if (stringAt(obj, 'reason').length > 128) {
+    errors.push({
+      reason: 'FieldValueInvalid',
+      field: 'reason',
+      message: 'Invalid value: can have at most 128 characters',
     });
   }
 }
@@ -139,9 +199,10 @@ function checkTaints(obj: StoredObject, errors: FieldError[]): void {
 /** Throws 422 Invalid, listing every problem, when kube would refuse to store this object. */
 export function validate(def: ResourceDef, obj: StoredObject): void {
   const errors: FieldError[] = [];
-  checkName(obj, errors);
+  checkName(def, obj, errors);
   checkLabels(obj, errors);
   checkAnnotations(obj, errors);
   if (def.name === 'nodes') checkTaints(obj, errors);
+  if (def.name === 'events') checkEvent(obj, errors);
   if (errors.length > 0) throw invalid(def, obj.metadata.name, errors);
 }
