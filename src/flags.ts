@@ -15,6 +15,7 @@ import {
   UsageError,
   type Config,
 } from './config.js';
+import { parseNotifyUrl } from './notify/index.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from './notify/notify-url.js';
 import { parseLabelSelector, type Selector } from './selector/label-selector.js';
 import { checkCronExpression } from './window/cron-window.js';
@@ -167,6 +168,25 @@ function optionalUrl(schemes?: readonly string[]): (value: string) => string {
     const url = stripQuotes(value.trim());
     return url === '' ? '' : checkUrl(url, schemes);
   };
+}
+
+/**
+ * A --notify-url the notifier can send to ('' = none), checked with the notifier's own parser so
+ * that an unusable URL stops the start, not the first reboot. The error shows the URL redacted.
+ */
+function notifyUrl(value: string): string {
+  const url = stripQuotes(value.trim());
+  if (url === '') return '';
+  try {
+    checkUrl(url);
+    parseNotifyUrl(url);
+  } catch (err) {
+    // parseNotifyUrl's message repeats the (redacted) URL; its cause says what is wrong.
+    const cause = (err as Error).cause;
+    const reason = cause instanceof Error ? cause.message : (err as Error).message;
+    throw new InvalidValueError(redactUrl(url), reason, { cause: err });
+  }
+  return url;
 }
 
 /** The notify URL kured derives from --slack-hook-url ('' = unset); the error shows the URL redacted. */
@@ -534,7 +554,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '',
     defaultText: '""',
     description: 'notification URL: slack://T/B/X, a Teams workflow or a JSON webhook https://…',
-    apply: set('notifyUrl', optionalUrl()),
+    apply: set('notifyUrl', notifyUrl),
   }),
   kured({
     name: 'slack-hook-url',

@@ -296,6 +296,30 @@ describe('bad values name the flag and the value', () => {
     ],
     ['a zero period', { period: ['0'] }, {}, 'invalid value "0" for --period: must be greater than 0'],
     [
+      'a notify URL no notifier can send to',
+      { 'notify-url': ['smtp://mail.example.com'] },
+      {},
+      'invalid value "smtp://mail.example.com" for --notify-url: unsupported scheme smtp: (use slack://, teams://, https:// or http://)',
+    ],
+    [
+      'a Slack bot token instead of a webhook, shown redacted',
+      { 'notify-url': ['slack://xoxb:SECRET@alerts'] },
+      {},
+      'invalid value "slack://alerts/<redacted>" for --notify-url: slack bot API tokens are not supported; use an incoming webhook (slack://T…/B…/X…)',
+    ],
+    [
+      'a Slack notify URL without three tokens',
+      {},
+      { KURED_NOTIFY_URL: 'slack://T/B' },
+      'invalid value "slack://T/<redacted>" for --notify-url (from KURED_NOTIFY_URL): slack notify URL must be slack://T…/B…/X… or slack://hook:T…-B…-X…@webhook',
+    ],
+    [
+      'a notify URL that is no URL',
+      { 'notify-url': ['hooks'] },
+      {},
+      'invalid value "<redacted>" for --notify-url: not a valid URL',
+    ],
+    [
       'concurrency below 1',
       { concurrency: ['0'] },
       {},
