@@ -23,6 +23,7 @@ import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer, DrainResult } from '../node/drainer.js';
 import type { EventRecorder } from '../node/events.js';
 import { STATUS_ANNOTATION, type NodeOps, type NodeState, type NodeStatus } from '../node/node.js';
+import { renderMessage } from '../notify/message.js';
 import type { Notifier, NotifyEvent } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
@@ -526,7 +527,7 @@ export class Agent {
   private async notify(event: NotifyEvent, template: string): Promise<void> {
     const node = this.config.nodeId;
     try {
-      await this.deps.notifier.notify(event, node, template.replace('%s', node));
+      await this.deps.notifier.notify(event, node, renderMessage(template, node));
     } catch (err) {
       this.deps.logger.warn('notification failed', { node, event, error: errorText(err) });
     }

@@ -121,6 +121,19 @@ describe('agent: before the lock', () => {
 });
 
 describe('agent: the reboot cycle', () => {
+  it('renders notification templates as kured does: every %s is the node, %% a percent sign', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    await tick(cluster, {
+      messageTemplateDrain: 'Draining %s (%s is 100%% ours)',
+      messageTemplateReboot: 'Rebooting %s',
+    });
+    expect(cluster.notifications.map((n) => n.message)).toEqual([
+      'Draining n1 (n1 is 100% ours)',
+      'Rebooting n1',
+    ]);
+  });
+
   it('takes the lock, cordons, drains, reboots, then verifies, uncordons and releases', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
