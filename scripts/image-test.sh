@@ -146,6 +146,14 @@ http_status() {
     req.on('timeout', () => { req.destroy(); });"
 }
 
+# GET http://127.0.0.1:PORT/PATH -> prints the body.
+http_body() {
+  node -e "
+    require('http').get({ host: '127.0.0.1', port: $1, path: '$2', timeout: 2000 }, (res) => {
+      res.setEncoding('utf8'); res.on('data', (d) => process.stdout.write(d));
+    }).on('error', () => {});"
+}
+
 check_help() {
   local out
   out=$("${PODMAN[@]}" run --rm --network none "${RUN_OPTS[@]}" "$IMAGE_TAG" --help 2>&1) || fail "--help exited non-zero: $out"
@@ -167,10 +175,9 @@ EOF
 # command, a non-root user in its own PID namespace.
 # The agent with a kubeconfig pointing at a closed loopback port: it must start its listener, answer
 # /healthz 200 and /metrics (its /readyz may say no: the API is unreachable), show its resident
-# memory, and stop on SIGTERM. Until the agent is wired into the CLI ("agent: not implemented yet"),
-# this says so and measures the bundle's start-up instead.
+# memory, and stop on SIGTERM with exit status 0.
 check_agent() {
-  local port code rss logs metrics name
+  local port code rss logs metrics name body
   port=$(free_port)
   name="kured-ts-image-test-$$"
   CONTAINER=$name
@@ -200,18 +207,15 @@ EOF
   done
   if [ "$code" = 000 ]; then
     logs=$("${PODMAN[@]}" logs "$name" 2>&1 || true)
-    if grep -q 'agent: not implemented yet' <<<"$logs"; then
-      rss=$(sed -nE 's/.*maxrss_kb=([0-9]+).*/\1/p' <<<"$logs" | tail -n 1)
-      log "NOTE: the agent is not wired into the CLI yet ('agent: not implemented yet'): /healthz not checked"
-      log "bundle start-up (flags parsed, effective configuration logged): peak resident memory $((${rss:-0} / 1024)) MiB"
-      return
-    fi
     tail -n 20 <<<"$logs" >&2
     fail "the agent in the container never answered /healthz on 127.0.0.1:$port"
   fi
   [ "$code" = 200 ] || fail "/healthz answered $code, want 200"
   metrics=$(http_status "$port" /metrics)
   [ "$metrics" = 200 ] || fail "/metrics answered $metrics, want 200"
+  body=$(http_body "$port" /metrics)
+  grep -q '^kured_reboot_required{node="image-test-node"} 0' <<<"$body" ||
+    fail "/metrics lacks kured_reboot_required{node=\"image-test-node\"} 0"
   log "/healthz: $code; /metrics: $metrics; /readyz: $(http_status "$port" /readyz) (API unreachable)"
   sleep 2
   rss=$("${PODMAN[@]}" exec "$name" sh -c 'grep VmRSS /proc/1/status' | awk '{print $2}')
@@ -219,7 +223,8 @@ EOF
   "${PODMAN[@]}" stop -t 10 "$name" >/dev/null || fail "podman stop failed"
   [ "$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$name")" = 0 ] ||
     fail "the agent did not exit 0 on SIGTERM: $("${PODMAN[@]}" logs --tail 5 "$name" 2>&1)"
-  log "stopped by SIGTERM with exit status 0"
+  rss=$("${PODMAN[@]}" logs "$name" 2>&1 | sed -nE 's/.*maxrss_kb=([0-9]+).*/\1/p' | tail -n 1)
+  log "stopped by SIGTERM with exit status 0; peak resident memory $((${rss:-0} / 1024)) MiB"
 }
 
 main() {
