@@ -47,6 +47,11 @@ export interface FakeApiServerOptions {
   historyLimit?: number;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
+  /**
+   * Bound for `requests` in long runs: keeps at least this many of the latest (at most twice as
+   * many). Default 0 = keep every request, which tests want.
+   */
+  maxRecordedRequests?: number;
 }
 
 export interface FakeApiServer {
@@ -72,7 +77,7 @@ export interface FakeApiServer {
   update<T extends KubeObject>(resource: ResourceName, obj: T): T;
   /** Removes the object at once (whatever podDeletion says); throws ApiError (404) when absent. */
   delete(resource: ResourceName, namespace: string | undefined, name: string): void;
-  /** Every HTTP request served, in order of arrival. */
+  /** Every HTTP request served, in order of arrival (the latest ones with maxRecordedRequests). */
   readonly requests: RecordedRequest[];
   /** Called synchronously after every accepted write; returns the unsubscribe function. */
   onWrite(listener: (e: WriteEvent) => void): () => void;
@@ -95,7 +100,14 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     options.clock ?? new SystemClock(),
     options.podDeletion ?? 'immediate',
   );
-  const ctx: HttpContext = { store, registry, hub: new WatchHub(store), requests: [], failures: [] };
+  const ctx: HttpContext = {
+    store,
+    registry,
+    hub: new WatchHub(store),
+    requests: [],
+    maxRecordedRequests: options.maxRecordedRequests ?? 0,
+    failures: [],
+  };
   const server = createServer((req, res) => {
     void handleRequest(ctx, req, res);
   });

@@ -761,6 +761,19 @@ describe('test hooks', () => {
     expect(await failure(core.listNode())).toMatchObject({ code, reason });
   });
 
+  it('keeps only the latest requests when maxRecordedRequests bounds the log', async () => {
+    const bounded = await startFakeApiServer({ maxRecordedRequests: 3 });
+    try {
+      const client = bounded.kubeConfig().makeApiClient(CoreV1Api);
+      for (let i = 0; i < 10; i++) await failure(client.readNode({ name: `n${String(i)}` }));
+      expect(bounded.requests.length).toBeGreaterThanOrEqual(3);
+      expect(bounded.requests.length).toBeLessThan(6);
+      expect(bounded.requests.at(-1)?.path).toBe('/api/v1/nodes/n9');
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('tells onWrite listeners of every accepted write, HTTP or direct, synchronously', async () => {
     const seen: string[] = [];
     const stop = server.onWrite((e: WriteEvent) =>

@@ -38,6 +38,8 @@ export interface HttpContext {
   registry: Registry;
   hub: WatchHub;
   requests: RecordedRequest[];
+  /** Keep at least this many of the latest requests (and at most twice as many); 0 = all. */
+  maxRecordedRequests: number;
   failures: InjectedFailure[];
 }
 
@@ -72,6 +74,9 @@ export async function handleRequest(
     at: Date.now(),
   };
   ctx.requests.push(record);
+  const max = ctx.maxRecordedRequests;
+  // trim in batches so that a long simulation neither grows without bound nor pays O(n) per request
+  if (max > 0 && ctx.requests.length >= 2 * max) ctx.requests.splice(0, ctx.requests.length - max);
   const onFinish = (): void => {
     record.status = res.statusCode;
   };

@@ -355,11 +355,7 @@ const IMMUTABLE_META = [
   'deletionGracePeriodSeconds',
 ];
 
-/**
- * The object a write produces: server-owned metadata kept; for resources with a status subresource
- * a main-resource write keeps the stored status and a /status write keeps everything but the status
- * (`scope` 'all' = in-process write of everything); generation bumps when spec changes.
- */
+/** The candidate's metadata with the server-owned fields of the stored object. */
 function mergedMeta(existing: StoredObject, candidate: JsonObject): StoredMeta {
   const candidateMeta = isObject(candidate.metadata) ? candidate.metadata : {};
   const metadata: JsonObject = {};
@@ -369,6 +365,11 @@ function mergedMeta(existing: StoredObject, candidate: JsonObject): StoredMeta {
   return { ...metadata, ...pick(existing.metadata, IMMUTABLE_META) } as StoredMeta;
 }
 
+/**
+ * The object a write produces: server-owned metadata kept; for resources with a status subresource
+ * a main-resource write keeps the stored status and a /status write keeps everything but the status
+ * (`scope` 'all' = in-process write of everything); generation bumps when spec changes.
+ */
 function merged(
   def: ResourceDef,
   existing: StoredObject,
@@ -377,8 +378,9 @@ function merged(
 ): StoredObject {
   const metadata = mergedMeta(existing, candidate);
   let next: StoredObject = { ...candidate, apiVersion: def.apiVersion, kind: def.kind, metadata };
-  if (def.hasStatus && scope === 'status') next = { ...existing, status: candidate.status };
-  else if (def.hasStatus && scope !== 'all') next = withStatus(next, existing.status);
+  if (def.hasStatus && scope === 'status') {
+    next = { ...existing, metadata: { ...existing.metadata }, status: candidate.status };
+  } else if (def.hasStatus && scope !== 'all') next = withStatus(next, existing.status);
   if (existing.metadata.generation !== undefined) {
     next.metadata.generation = existing.metadata.generation + (jsonEqual(next.spec, existing.spec) ? 0 : 1);
   }
