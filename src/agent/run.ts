@@ -9,6 +9,7 @@ import { PrometheusMetrics, refreshRebootRequired } from '../metrics/prometheus-
 import { createSentinel } from '../sentinel/index.js';
 import { heartbeatHealth, startHealthServer, type HealthServer } from '../server/http-server.js';
 import { createAgent } from './create-agent.js';
+import { HeartbeatClock } from './heartbeat-clock.js';
 
 export interface RunAgentOptions {
   /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
@@ -56,7 +57,16 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     return 1;
   }
   const sentinel = createSentinel(config);
-  const agent = createAgent(config, { kube, clock, logger: log, metrics, sentinel });
+  // Every wait of the agent beats, so a long drain or --reboot-delay is not mistaken for a stuck
+  // loop (see HeartbeatClock). The refresher keeps the plain clock: its beats would hide a hung agent.
+  const agentClock = new HeartbeatClock(
+    clock,
+    (at) => {
+      metrics.heartbeat(at);
+    },
+    config.periodMs / 2,
+  );
+  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {
     await Promise.all([

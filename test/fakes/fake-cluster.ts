@@ -61,6 +61,7 @@ export class RecordingMetrics implements AgentMetrics {
   results: RebootResult[] = [];
   sentinelErrors = 0;
   heartbeats = 0;
+  lastHeartbeat: Date | undefined;
   setRebootRequired(required: boolean): void {
     this.rebootRequired = required;
   }
@@ -88,8 +89,9 @@ export class RecordingMetrics implements AgentMetrics {
   countSentinelError(): void {
     this.sentinelErrors++;
   }
-  heartbeat(): void {
+  heartbeat(at: Date): void {
     this.heartbeats++;
+    this.lastHeartbeat = at;
   }
 }
 

@@ -3,12 +3,17 @@
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runAgent } from '../../src/agent/run.js';
 import type { Config } from '../../src/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { nodeInfo } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
 
@@ -24,7 +29,7 @@ beforeEach(async () => {
   server.create<V1Node>('nodes', {
     metadata: { name: 'n1' },
     spec: {},
-    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    status: { nodeInfo: nodeInfo('boot-1'), conditions: [{ type: 'Ready', status: 'True' }] },
   });
 });
 
@@ -117,6 +122,41 @@ describe('runAgent', () => {
     expect(await running).toBe(0);
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
+
+  it('stays healthy through a --reboot-delay of several periods (the agent beats while it waits)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kured-ts-run-'));
+    const sentinel = join(dir, 'reboot-required');
+    const rebooted = join(dir, 'rebooted');
+    await writeFile(sentinel, '');
+    const log = new MemoryLogger();
+    const controller = new AbortController();
+    const kube = new ClientNodeKube(server.kubeConfig());
+    // /healthz fails once the last heartbeat is 2 periods (1 s) old; the delay alone lasts 5 periods.
+    const slow: Config = {
+      ...config(0),
+      periodMs: 500,
+      rebootSentinel: sentinel,
+      rebootDelayMs: 2500,
+      rebootCommand: ['/bin/sh', '-c', `touch '${rebooted}'`],
+    };
+    const running = runAgent(slow, log, { signal: controller.signal, kube });
+    try {
+      await waitFor(() => log.entries.some((e) => e.message === 'agent started'));
+      const port = log.entries.find((e) => e.message === 'agent started')?.fields.metricsPort as number;
+      await waitFor(() => server.get<V1Node>('nodes', undefined, 'n1')?.spec?.unschedulable === true);
+      const statuses: number[] = [];
+      while (!existsSync(rebooted)) {
+        statuses.push((await fetch(`http://127.0.0.1:${port}/healthz`)).status);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(statuses.length).toBeGreaterThan(10);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    } finally {
+      controller.abort(new Error('SIGTERM'));
+      await running;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 20_000);
 
   it('returns 1 without running when the metrics port is taken', async () => {
     const blocker = createServer();

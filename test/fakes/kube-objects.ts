@@ -1,0 +1,20 @@
+/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
+   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
+// Kubernetes objects as tests write them into the fake API server.
+import type { V1Node } from '@kubernetes/client-node';
+
+/** A node's system info; only bootID matters to the agent (it proves a reboot happened). */
+export function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
+  return {
+    bootID,
+    architecture: 'amd64',
+    containerRuntimeVersion: 'containerd://1.7',
+    kernelVersion: '6.1',
+    kubeProxyVersion: 'v1.31.0',
+    kubeletVersion: 'v1.31.0',
+    machineID: 'm',
+    operatingSystem: 'linux',
+    osImage: 'Debian',
+    systemUUID: 'u',
+  };
+}
