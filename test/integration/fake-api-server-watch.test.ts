@@ -208,6 +208,21 @@ describe('watch', () => {
     expect(w.summary()).toEqual(['MODIFIED kured']);
   });
 
+  it.each([
+    ['watch=1 on the collection', '/api/v1/nodes', { watch: '1' }, ['ADDED n2', 'MODIFIED n1']],
+    ["watch=true on one object's path", '/api/v1/nodes/n1', {}, ['MODIFIED n1']],
+  ])('accepts %s', async (_name, path, extra: Record<string, string>, want) => {
+    const created = await core.createNode({ body: node('n1') });
+    await core.createNode({ body: node('n2') });
+    const w = await watch(path, { resourceVersion: created.metadata?.resourceVersion ?? '', ...extra });
+    await core.patchNode({ name: 'n1', body: { spec: { unschedulable: true } } }, merge);
+    await until(() => w.summary().includes('MODIFIED n1'), 'the change');
+    expect(w.summary()).toEqual(want);
+    expect(server.requests.find((r) => r.path === path && r.method === 'GET')?.query.watch).toBe(
+      extra.watch ?? 'true',
+    );
+  });
+
   it('ends the stream after timeoutSeconds', async () => {
     const started = Date.now();
     const w = await watch('/api/v1/nodes', { timeoutSeconds: '1' });
