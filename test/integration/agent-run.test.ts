@@ -13,6 +13,7 @@ import type { Config } from '../../src/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
 import { nodeInfo } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
@@ -38,55 +39,7 @@ afterEach(async () => {
 });
 
 function config(port: number): Config {
-  return {
-    nodeId: 'n1',
-    periodMs: 200,
-    rebootSentinel: '/nonexistent/reboot-required',
-    rebootSentinelCommand: [],
-    rebootMethod: 'command',
-    rebootCommand: ['/bin/false'],
-    rebootSignal: 39,
-    rebootDelayMs: 0,
-    drainDelayMs: 0,
-    drainTimeoutMs: 0,
-    drainGracePeriodSeconds: -1,
-    drainPodSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    forceReboot: false,
-    dsName: 'kured',
-    dsNamespace: 'kube-system',
-    lockAnnotation: 'weave.works/kured-node-lock',
-    lockTtlMs: 0,
-    lockReleaseDelayMs: 0,
-    concurrency: 1,
-    preferNoScheduleTaint: '',
-    blockingPodSelectors: [],
-    prometheusUrl: '',
-    alertFilterRegexp: undefined,
-    alertFilterMatchOnly: false,
-    alertFiringOnly: false,
-    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
-    annotateNodes: false,
-    preRebootNodeLabels: {},
-    postRebootNodeLabels: {},
-    notifyUrl: '',
-    messageTemplateDrain: 'Draining node %s',
-    messageTemplateReboot: 'Rebooting node %s',
-    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
-    metricsHost: '127.0.0.1',
-    metricsPort: port,
-    logFormat: 'text',
-    readinessGates: [],
-    postRebootTimeoutMs: 60_000,
-    onPostRebootTimeout: 'hold',
-    waitForDaemonSetPods: false,
-    rebootRetries: 3,
-    onUncordonedDuringDelay: 'abort',
-    blockOnPdb: true,
-    evictionRetryDelayMs: 50,
-    hostExec: 'direct',
-    kubeconfig: '',
-  };
+  return testConfig({ periodMs: 200, metricsPort: port, postRebootTimeoutMs: 60_000 });
 }
 
 async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {

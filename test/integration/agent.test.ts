@@ -12,6 +12,8 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
+import { nodeInfo } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -19,56 +21,13 @@ const LOCK = 'weave.works/kured-node-lock';
 const TAINT = 'weave.works/kured-node-reboot';
 
 function config(overrides: Partial<Config> = {}): Config {
-  return {
-    nodeId: 'n1',
+  return testConfig({
     periodMs: 60_000,
-    rebootSentinel: '/nonexistent',
-    rebootSentinelCommand: [],
-    rebootMethod: 'command',
-    rebootCommand: ['/bin/false'],
-    rebootSignal: 39,
-    rebootDelayMs: 0,
-    drainDelayMs: 0,
     drainTimeoutMs: 5000,
-    drainGracePeriodSeconds: -1,
-    drainPodSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    forceReboot: false,
-    dsName: DS,
-    dsNamespace: NS,
-    lockAnnotation: LOCK,
-    lockTtlMs: 0,
-    lockReleaseDelayMs: 0,
-    concurrency: 1,
     preferNoScheduleTaint: TAINT,
-    blockingPodSelectors: [],
-    prometheusUrl: '',
-    alertFilterRegexp: undefined,
-    alertFilterMatchOnly: false,
-    alertFiringOnly: false,
-    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
-    annotateNodes: false,
-    preRebootNodeLabels: {},
-    postRebootNodeLabels: {},
-    notifyUrl: '',
-    messageTemplateDrain: 'Draining node %s',
-    messageTemplateReboot: 'Rebooting node %s',
-    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
-    metricsHost: '127.0.0.1',
-    metricsPort: 0,
-    logFormat: 'text',
-    readinessGates: [],
     postRebootTimeoutMs: 60_000,
-    onPostRebootTimeout: 'hold',
-    waitForDaemonSetPods: false,
-    rebootRetries: 3,
-    onUncordonedDuringDelay: 'abort',
-    blockOnPdb: true,
-    evictionRetryDelayMs: 50,
-    hostExec: 'direct',
-    kubeconfig: '',
     ...overrides,
-  };
+  });
 }
 
 let server: FakeApiServer;
@@ -108,21 +67,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
-  return {
-    bootID,
-    architecture: 'amd64',
-    containerRuntimeVersion: 'containerd://1.7',
-    kernelVersion: '6.1',
-    kubeProxyVersion: 'v1.31.0',
-    kubeletVersion: 'v1.31.0',
-    machineID: 'm',
-    operatingSystem: 'linux',
-    osImage: 'Debian',
-    systemUUID: 'u',
-  };
-}
 
 function node(): V1Node {
   return server.get<V1Node>('nodes', undefined, 'n1')!;

@@ -13,6 +13,8 @@ import { MemoryLogger } from '../../src/log/logger.js';
 import type { Rebooter } from '../../src/reboot/rebooter.js';
 import type { Sentinel } from '../../src/sentinel/sentinel.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
+import { nodeInfo } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -21,55 +23,15 @@ const TAINT = 'weave.works/kured-node-reboot';
 const NODES = ['n1', 'n2', 'n3'];
 
 function config(nodeId: string, concurrency: number): Config {
-  return {
+  return testConfig({
     nodeId,
     periodMs: 300,
-    rebootSentinel: '/nonexistent',
-    rebootSentinelCommand: [],
-    rebootMethod: 'command',
-    rebootCommand: ['/bin/false'],
-    rebootSignal: 39,
     rebootDelayMs: 20,
-    drainDelayMs: 0,
     drainTimeoutMs: 10_000,
-    drainGracePeriodSeconds: -1,
-    drainPodSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    forceReboot: false,
-    dsName: DS,
-    dsNamespace: NS,
-    lockAnnotation: LOCK,
-    lockTtlMs: 0,
-    lockReleaseDelayMs: 0,
     concurrency,
     preferNoScheduleTaint: TAINT,
-    blockingPodSelectors: [],
-    prometheusUrl: '',
-    alertFilterRegexp: undefined,
-    alertFilterMatchOnly: false,
-    alertFiringOnly: false,
-    window: { days: [0, 1, 2, 3, 4, 5, 6], startSecond: 0, endSecond: 86399, timeZone: 'UTC', schedule: '' },
-    annotateNodes: false,
-    preRebootNodeLabels: {},
-    postRebootNodeLabels: {},
-    notifyUrl: '',
-    messageTemplateDrain: 'Draining node %s',
-    messageTemplateReboot: 'Rebooting node %s',
-    messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
-    metricsHost: '127.0.0.1',
-    metricsPort: 0,
-    logFormat: 'text',
-    readinessGates: [],
     postRebootTimeoutMs: 60_000,
-    onPostRebootTimeout: 'hold',
-    waitForDaemonSetPods: false,
-    rebootRetries: 3,
-    onUncordonedDuringDelay: 'abort',
-    blockOnPdb: true,
-    evictionRetryDelayMs: 50,
-    hostExec: 'direct',
-    kubeconfig: '',
-  };
+  });
 }
 
 let server: FakeApiServer;
@@ -89,7 +51,7 @@ beforeEach(async () => {
       metadata: { name },
       spec: {},
       status: {
-        nodeInfo: bootInfo('boot-1'),
+        nodeInfo: nodeInfo('boot-1'),
         conditions: [{ type: 'Ready', status: 'True' }],
       },
     });
@@ -114,21 +76,6 @@ afterEach(async () => {
   await server.close();
 });
 
-function bootInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
-  return {
-    bootID,
-    architecture: 'amd64',
-    containerRuntimeVersion: 'containerd://1.7',
-    kernelVersion: '6.1',
-    kubeProxyVersion: 'v1.31.0',
-    kubeletVersion: 'v1.31.0',
-    machineID: 'm',
-    operatingSystem: 'linux',
-    osImage: 'Debian',
-    systemUUID: 'u',
-  };
-}
-
 function holders(): string[] {
   const text = server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK];
   return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
@@ -144,7 +91,7 @@ function simulatedHost(name: string, required: { value: boolean }): Rebooter {
         const boot = Number((node.status?.nodeInfo?.bootID ?? 'boot-1').split('-')[1]) + 1;
         node.status = {
           ...node.status,
-          nodeInfo: bootInfo(`boot-${boot}`),
+          nodeInfo: nodeInfo(`boot-${boot}`),
           conditions: [{ type: 'Ready', status: 'False' }],
         };
         required.value = false;
