@@ -363,6 +363,32 @@ describe('JSON patch (the content type client-node sends by default)', () => {
       (n) => n.metadata?.labels?.['example.com/x'],
       'y',
     ],
+    [
+      'add at a list index, shifting the rest',
+      [{ op: 'add', path: '/spec/taints/0', value: { key: 'first', effect: 'NoExecute' } }],
+      (n) => n.spec?.taints?.map((t) => t.key),
+      ['first', 'user'],
+    ],
+    ['remove a list element', [{ op: 'remove', path: '/spec/taints/0' }], (n) => n.spec?.taints, []],
+    [
+      'move a list element',
+      [
+        { op: 'add', path: '/spec/taints/-', value: { key: 'second', effect: 'NoSchedule' } },
+        { op: 'move', from: '/spec/taints/0', path: '/spec/taints/1' },
+      ],
+      (n) => n.spec?.taints?.map((t) => t.key),
+      ['second', 'user'],
+    ],
+    [
+      'test a list element',
+      [
+        { op: 'test', path: '/spec/taints/0/key', value: 'user' },
+        { op: 'test', path: '/spec/taints/0', value: { key: 'user', effect: 'NoSchedule' } },
+        { op: 'add', path: '/metadata/labels/tested', value: 'yes' },
+      ],
+      (n) => n.metadata?.labels?.tested,
+      'yes',
+    ],
   ];
   it.each(cases)('applies %s', async (_name, body, pick, want) => {
     const patched = await core.patchNode({ name: 'n1', body });
