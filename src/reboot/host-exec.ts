@@ -29,6 +29,28 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** A command configured to run on the host (--reboot-command, --reboot-sentinel-command). */
+export interface HostCommand {
+  /** The command as argv. */
+  argv: readonly string[];
+  /** --host-exec. */
+  mode: HostExecMode;
+  /** Injectable for unit tests; default child_process.spawn. */
+  spawn?: SpawnFn;
+  /** Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** runOnHost for a configured command. */
+export function runHostCommand(command: HostCommand, signal?: AbortSignal): Promise<ExitStatus> {
+  return runOnHost(command.argv, {
+    mode: command.mode,
+    spawn: command.spawn,
+    timeoutMs: command.timeoutMs,
+    signal,
+  });
+}
+
 const STDERR_KEEP = 4096;
 
 /** The argv actually executed for `argv` in this mode. */

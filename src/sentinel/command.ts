@@ -1,14 +1,9 @@
 // CommandSentinel: runs --reboot-sentinel-command on the host; exit 0 = required, 1 = not required.
-import { describeExit, runOnHost, type HostExecMode, type SpawnFn } from '../reboot/host-exec.js';
+import { describeExit, runHostCommand, type HostCommand } from '../reboot/host-exec.js';
 import type { Sentinel, SentinelVerdict } from './sentinel.js';
 
-export interface CommandSentinelOptions {
-  argv: readonly string[];
-  mode: HostExecMode;
-  spawn?: SpawnFn;
-  /** Default 60 s. */
-  timeoutMs?: number;
-}
+/** --reboot-sentinel-command as argv, and how it runs. */
+export type CommandSentinelOptions = HostCommand;
 
 /**
  * Any other exit, a signal, or a command that cannot run is an error verdict: "not required now",
@@ -20,12 +15,7 @@ export class CommandSentinel implements Sentinel {
   async rebootRequired(signal?: AbortSignal): Promise<SentinelVerdict> {
     const name = this.options.argv.join(' ');
     try {
-      const status = await runOnHost(this.options.argv, {
-        mode: this.options.mode,
-        spawn: this.options.spawn,
-        timeoutMs: this.options.timeoutMs,
-        signal,
-      });
+      const status = await runHostCommand(this.options, signal);
       if (status.code === 0) return { required: true };
       if (status.code === 1) return { required: false };
       return { required: false, error: `sentinel command ${name}: ${describeExit(status)}` };
