@@ -7,7 +7,8 @@ import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import { PrometheusMetrics, refreshRebootRequired } from '../metrics/prometheus-metrics.js';
 import { createSentinel } from '../sentinel/index.js';
-import { heartbeatHealth, startHealthServer, type HealthServer } from '../server/http-server.js';
+import { startAgentListener } from '../server/agent-listener.js';
+import type { HealthServer } from '../server/http-server.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
 
@@ -37,21 +38,7 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
   const metrics = new PrometheusMetrics(config.nodeId);
   let server: HealthServer;
   try {
-    server = await startHealthServer({
-      host: config.metricsHost,
-      port: config.metricsPort,
-      metrics,
-      health: heartbeatHealth({
-        clock,
-        periodMs: config.periodMs,
-        lastHeartbeat: () => metrics.lastHeartbeat(),
-      }),
-      ready: async () => {
-        await kube.getNode(config.nodeId);
-        return { ok: true, reason: 'ok' };
-      },
-      logger: log,
-    });
+    server = await startAgentListener({ config, kube, metrics, clock, logger: log });
   } catch (err) {
     log.error('cannot start the metrics listener', { error: errorText(err), port: config.metricsPort });
     return 1;
