@@ -45,6 +45,12 @@ export interface FakeApiServerOptions {
   podDeletion?: PodDeletion;
   /** Changes kept for watches to resume from (default 10000); older resourceVersions get 410. */
   historyLimit?: number;
+  /**
+   * Act as kube's node lifecycle controller (default false): right after a Node write, add or remove
+   * the NoSchedule taints node.kubernetes.io/unschedulable (spec.unschedulable), not-ready (Ready
+   * False) and unreachable (Ready Unknown), as a separate write that watchers see.
+   */
+  nodeController?: boolean;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
   /**
@@ -95,11 +101,10 @@ export interface FakeApiServer {
 /** Starts a fake API server on 127.0.0.1 at an ephemeral port. */
 export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new Store(options.historyLimit ?? 10000);
-  const registry = new Registry(
-    store,
-    options.clock ?? new SystemClock(),
-    options.podDeletion ?? 'immediate',
-  );
+  const registry = new Registry(store, options.clock ?? new SystemClock(), {
+    podDeletion: options.podDeletion ?? 'immediate',
+    nodeController: options.nodeController ?? false,
+  });
   const ctx: HttpContext = {
     store,
     registry,

@@ -650,6 +650,78 @@ describe('validation, as kube-apiserver refuses what it cannot store', () => {
   });
 });
 
+describe('node lifecycle controller (opt-in)', () => {
+  let controlled: FakeApiServer;
+  let client: CoreV1Api;
+  const taintsOf = (n: V1Node | undefined): string[] =>
+    (n?.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+
+  beforeEach(async () => {
+    controlled = await startFakeApiServer({ nodeController: true });
+    client = controlled.kubeConfig().makeApiClient(CoreV1Api);
+    await client.createNode({
+      body: { metadata: { name: 'n1' }, spec: { taints: [{ key: 'user', effect: 'NoExecute' }] } },
+    });
+  });
+
+  afterEach(async () => {
+    await controlled.close();
+  });
+
+  it('adds node.kubernetes.io/unschedulable after a cordon and removes it after the uncordon, in writes of its own', async () => {
+    const writes: string[] = [];
+    controlled.onWrite((e) => writes.push(taintsOf(e.object).join(',')));
+    const cordoned = await client.patchNode({ name: 'n1', body: { spec: { unschedulable: true } } }, merge);
+    expect(taintsOf(cordoned)).toEqual(['user:NoExecute']);
+    expect(taintsOf(controlled.get<V1Node>('nodes', undefined, 'n1'))).toEqual([
+      'user:NoExecute',
+      'node.kubernetes.io/unschedulable:NoSchedule',
+    ]);
+    await client.patchNode({ name: 'n1', body: { spec: { unschedulable: null } } }, merge);
+    expect(taintsOf(controlled.get<V1Node>('nodes', undefined, 'n1'))).toEqual(['user:NoExecute']);
+    expect(writes).toEqual([
+      'user:NoExecute',
+      'user:NoExecute,node.kubernetes.io/unschedulable:NoSchedule',
+      'user:NoExecute,node.kubernetes.io/unschedulable:NoSchedule',
+      'user:NoExecute',
+    ]);
+  });
+
+  it('makes a taint patch guarded by a test of a list read before the cordon fail with 422', async () => {
+    const before = await client.readNode({ name: 'n1' });
+    await client.patchNode({ name: 'n1', body: { spec: { unschedulable: true } } }, merge);
+    const status = await failure(
+      client.patchNode({
+        name: 'n1',
+        body: [
+          { op: 'test', path: '/spec/taints', value: before.spec?.taints },
+          { op: 'add', path: '/spec/taints/-', value: { key: 'kured', effect: 'PreferNoSchedule' } },
+        ],
+      }),
+    );
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
+  });
+
+  it.each([
+    ['False', ['node.kubernetes.io/not-ready:NoSchedule']],
+    ['Unknown', ['node.kubernetes.io/unreachable:NoSchedule']],
+    ['True', []],
+  ])('follows Ready=%s with the matching taint', async (ready, want) => {
+    await client.patchNodeStatus(
+      { name: 'n1', body: { status: { conditions: [{ type: 'Ready', status: ready }] } } },
+      strategic,
+    );
+    expect(taintsOf(controlled.get<V1Node>('nodes', undefined, 'n1'))).toEqual(['user:NoExecute', ...want]);
+  });
+
+  it('is off by default', async () => {
+    await core.createNode({ body: node('n1') });
+    const cordoned = await core.patchNode({ name: 'n1', body: { spec: { unschedulable: true } } }, merge);
+    expect(cordoned.spec?.taints).toBeUndefined();
+    expect(server.get<V1Node>('nodes', undefined, 'n1')?.spec?.taints).toBeUndefined();
+  });
+});
+
 describe('delete', () => {
   it('removes a node and answers a Success Status', async () => {
     await core.createNode({ body: node('n1') });

@@ -10,6 +10,7 @@ import { passes, type ObjectFilter } from './selectors.js';
 import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
 import type { Change, Store } from './store.js';
 import { validate } from './validation.js';
+import { withControllerTaints } from './node-taints.js';
 
 /** How DELETE and eviction treat pods; see FakeApiServerOptions. */
 export type PodDeletion = 'immediate' | 'graceful';
@@ -43,17 +44,39 @@ export function kubeTime(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Behaviour switches of the registry; see FakeApiServerOptions. */
+export interface RegistryOptions {
+  podDeletion: PodDeletion;
+  nodeController: boolean;
+}
+
 export class Registry {
   private readonly tallies = new BudgetTallies();
+  private readonly podDeletion: PodDeletion;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly podDeletion: PodDeletion,
+    options: RegistryOptions,
   ) {
+    this.podDeletion = options.podDeletion;
     store.afterCommit((change) => {
       this.refreshBudgets(change);
     });
+    if (options.nodeController) {
+      store.afterCommit((change) => {
+        this.refreshNodeTaints(change);
+      });
+    }
+  }
+
+  /** The node lifecycle controller's taints, applied right after the node write that calls for them. */
+  private refreshNodeTaints(change: Change): void {
+    if (change.resource !== 'nodes' || change.type === 'DELETED') return;
+    const current = this.store.get('nodes', undefined, change.object.metadata.name);
+    if (current !== change.object) return; // a later write of this node has its own turn
+    const next = withControllerTaints(current, kubeTime(this.clock.now()));
+    if (next) this.store.commit('nodes', 'MODIFIED', next);
   }
 
   mustGet(def: ResourceDef, namespace: string | undefined, name: string): StoredObject {
