@@ -13,6 +13,11 @@ export class FakeLockTable {
     readonly clock: Clock,
   ) {}
 
+  /** Another node takes a slot now (no TTL, its node was schedulable). */
+  takeFor(nodeID: string): void {
+    this.set(nodeID, { nodeID, created: this.clock.now(), ttlMs: 0, metadata: { unschedulable: false } });
+  }
+
   holders(): string[] {
     return [...this.slots.keys()];
   }

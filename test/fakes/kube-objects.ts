@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
    client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // Kubernetes objects as tests write them into the fake API server.
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
 
 /** A node's system info; only bootID matters to the agent (it proves a reboot happened). */
 export function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {
@@ -16,5 +16,16 @@ export function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInf
     operatingSystem: 'linux',
     osImage: 'Debian',
     systemUUID: 'u',
+  };
+}
+
+/** The DaemonSet that carries the lock and the fleet pause (kured's defaults: kube-system/kured). */
+export function kuredDaemonSet(): V1DaemonSet {
+  return {
+    metadata: { name: 'kured', namespace: 'kube-system' },
+    spec: {
+      selector: { matchLabels: { app: 'kured' } },
+      template: { metadata: { labels: { app: 'kured' } } },
+    },
   };
 }

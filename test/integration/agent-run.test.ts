@@ -2,7 +2,7 @@
    client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -14,19 +14,13 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  server.create<V1DaemonSet>('daemonsets', {
-    metadata: { name: 'kured', namespace: 'kube-system' },
-    spec: {
-      selector: { matchLabels: { app: 'kured' } },
-      template: { metadata: { labels: { app: 'kured' } } },
-    },
-  });
+  server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', {
     metadata: { name: 'n1' },
     spec: {},

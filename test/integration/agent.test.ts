@@ -13,7 +13,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -38,13 +38,7 @@ beforeEach(async () => {
   server = await startFakeApiServer();
   required = true;
   reboots = 0;
-  server.create<V1DaemonSet>('daemonsets', {
-    metadata: { name: DS, namespace: NS },
-    spec: {
-      selector: { matchLabels: { app: 'kured' } },
-      template: { metadata: { labels: { app: 'kured' } } },
-    },
-  });
+  server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', {
     metadata: { name: 'n1' },
     spec: {},

@@ -12,6 +12,7 @@ import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, statusBody } from '../../src/kube/errors.js';
 import type { Kube, WatchEvent } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
 let kube: Kube;
@@ -20,13 +21,7 @@ beforeEach(async () => {
   server = await startFakeApiServer();
   kube = connectKube({ url: server.url });
   server.create<V1Node>('nodes', { metadata: { name: 'n1', labels: { role: 'worker' } } });
-  server.create<V1DaemonSet>('daemonsets', {
-    metadata: { name: 'kured', namespace: 'kube-system' },
-    spec: {
-      selector: { matchLabels: { app: 'kured' } },
-      template: { metadata: { labels: { app: 'kured' } } },
-    },
-  });
+  server.create('daemonsets', kuredDaemonSet());
 });
 
 afterEach(async () => {

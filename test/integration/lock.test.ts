@@ -10,6 +10,7 @@ import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.
 import { entriesOf, isExpired, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -23,13 +24,7 @@ beforeEach(async () => {
   server = await startFakeApiServer();
   kube = new ClientNodeKube(server.kubeConfig());
   log = new MemoryLogger();
-  server.create<V1DaemonSet>('daemonsets', {
-    metadata: { name: DS, namespace: NS },
-    spec: {
-      selector: { matchLabels: { app: 'kured' } },
-      template: { metadata: { labels: { app: 'kured' } } },
-    },
-  });
+  server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 20; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
 });
 

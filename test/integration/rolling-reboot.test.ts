@@ -14,7 +14,7 @@ import type { Rebooter } from '../../src/reboot/rebooter.js';
 import type { Sentinel } from '../../src/sentinel/sentinel.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -39,13 +39,7 @@ const timers = new Set<NodeJS.Timeout>();
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  server.create<V1DaemonSet>('daemonsets', {
-    metadata: { name: DS, namespace: NS },
-    spec: {
-      selector: { matchLabels: { app: 'kured' } },
-      template: { metadata: { labels: { app: 'kured' } } },
-    },
-  });
+  server.create('daemonsets', kuredDaemonSet());
   for (const name of NODES) {
     server.create<V1Node>('nodes', {
       metadata: { name },

@@ -81,12 +81,7 @@ describe('agent.run', () => {
   it('wakes at once when the lock changes while waiting for a slot', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
-    cluster.table.set('n2', {
-      nodeID: 'n2',
-      created: cluster.clock.now(),
-      ttlMs: 0,
-      metadata: { unschedulable: false },
-    });
+    cluster.table.takeFor('n2');
     const { agent, ticks } = recordingAgent(cluster, [0]);
     const controller = new AbortController();
     const done = agent.run(controller.signal);

@@ -88,12 +88,7 @@ describe('agent: before the lock', () => {
   it('waits for the lock while other nodes hold every slot', async () => {
     const cluster = new FakeCluster({ concurrency: 1 });
     cluster.sentinel = true;
-    cluster.table.set('n2', {
-      nodeID: 'n2',
-      created: cluster.clock.now(),
-      ttlMs: 0,
-      metadata: { unschedulable: false },
-    });
+    cluster.table.takeFor('n2');
     const outcome = await tick(cluster);
     expect(outcome).toMatchObject({ kind: 'waiting-for-lock', holders: ['n2'] });
     expect(cluster.node.unschedulable).toBe(false);
