@@ -3,7 +3,6 @@
 // restarted". Crash injection: `crashAt` makes the n-th call of a cluster operation fail.
 import type { AgentConfig, AgentDeps } from '../../src/agent/agent.js';
 import type { Blocker, Verdict } from '../../src/blockers/blocker.js';
-import type { Config } from '../../src/config.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import type { AgentMetrics, EvictionResult, RebootResult } from '../../src/metrics/agent-metrics.js';
 import type { Drainer, DrainResult } from '../../src/node/drainer.js';
@@ -11,31 +10,15 @@ import type { EventReason, EventRecorder } from '../../src/node/events.js';
 import type { Phase } from '../../src/node/node.js';
 import type { Notifier, NotifyEvent } from '../../src/notify/notifier.js';
 import type { Window } from '../../src/window/window.js';
+import { testConfig } from './config.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeLock, FakeLockTable } from './fake-lock.js';
 import { FakeNode, newNodeRecord, type NodeRecord } from './fake-node.js';
 
-export const AGENT_DEFAULTS: AgentConfig = {
-  nodeId: 'n1',
-  periodMs: 3_600_000,
-  drainDelayMs: 0,
-  rebootDelayMs: 0,
-  forceReboot: false,
-  lockReleaseDelayMs: 0,
+/** The agent's part of testConfig(), with kured-ts's chart taint so the taint steps run. */
+export const AGENT_DEFAULTS: AgentConfig = testConfig({
   preferNoScheduleTaint: 'weave.works/kured-node-reboot',
-  annotateNodes: false,
-  preRebootNodeLabels: {},
-  postRebootNodeLabels: {},
-  messageTemplateDrain: 'Draining node %s',
-  messageTemplateReboot: 'Rebooting node %s',
-  messageTemplateUncordon: 'Node %s rebooted & uncordoned successfully!',
-  readinessGates: [],
-  postRebootTimeoutMs: 30 * 60_000,
-  onPostRebootTimeout: 'hold',
-  waitForDaemonSetPods: false,
-  rebootRetries: 3,
-  onUncordonedDuringDelay: 'abort',
-} satisfies Partial<Config>;
+});
 
 /** Raised by a crashing fake: the process died at this step. */
 export class CrashError extends Error {
