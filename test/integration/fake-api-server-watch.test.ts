@@ -153,6 +153,31 @@ describe('watch', () => {
     expect(w.events).toEqual([expect.objectContaining({ type: 'ERROR', code: 410, reason: 'Expired' })]);
   });
 
+  it('resumes from the oldest version its history still covers, and no older', async () => {
+    const small = await startFakeApiServer({ historyLimit: 5 });
+    const client = small.kubeConfig().makeApiClient(CoreV1Api);
+    const versions: string[] = [];
+    try {
+      for (let i = 0; i < 23; i++) {
+        versions.push(
+          (await client.createNode({ body: node(`n${String(i)}`) })).metadata?.resourceVersion ?? '',
+        );
+      }
+      // the last five changes (n18 to n22) are kept: a watch from the version of n17 sees all of them
+      const ok = await Recorder.start(small, '/api/v1/nodes', { resourceVersion: versions[17]! });
+      recorders.push(ok);
+      await until(() => ok.events.length === 5, 'five replayed events');
+      expect(ok.summary()).toEqual(['ADDED n18', 'ADDED n19', 'ADDED n20', 'ADDED n21', 'ADDED n22']);
+      const gone = await Recorder.start(small, '/api/v1/nodes', { resourceVersion: versions[16]! });
+      recorders.push(gone);
+      await until(() => gone.finished, 'the refusal');
+      expect(gone.events).toEqual([expect.objectContaining({ type: 'ERROR', code: 410 })]);
+    } finally {
+      for (const r of recorders.splice(0)) r.stop();
+      await small.close();
+    }
+  });
+
   it('filters by label selector: objects entering the selection are ADDED, leaving it DELETED', async () => {
     await core.createNode({ body: node('n1', { pool: 'a' }) });
     const n2 = await core.createNode({ body: node('n2', { pool: 'b' }) });
