@@ -41,7 +41,8 @@ export interface AgentListenerOptions {
 }
 
 /**
- * Starts --metrics-host:--metrics-port with /metrics, /healthz (heartbeat younger than 2 periods) and
+ * Starts --metrics-host:--metrics-port with /metrics, /healthz (heartbeat younger than 2 periods; the
+ * agent beats on every wait it chooses, so only a hung await fails it: see HeartbeatClock) and
  * /readyz (the API answers). Rejects when the port cannot be bound.
  */
 export function startAgentListener(options: AgentListenerOptions): Promise<HealthServer> {
