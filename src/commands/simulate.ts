@@ -112,7 +112,8 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
-    limitMs: 30 * DAY,
+    limitMs: 7 * DAY,
+    wallLimitMs: 10 * 60_000,
   };
 }
 

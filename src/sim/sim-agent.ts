@@ -1,6 +1,6 @@
-// The agent every simulated node runs.
+// The agent every simulated node runs: the production agent, built by createAgent.
+import { createAgent } from '../agent/create-agent.js';
 import type { AgentFactory } from './simulation.js';
-import { createStandInAgent } from './stand-in-agent.js';
 
-/** Until src/agent/create-agent.ts lands this is the development stand-in; then createAgent. */
-export const simAgentFactory: AgentFactory = createStandInAgent;
+/** createAgent with the simulator's seams (kube, clock, sentinel, rebooter, random, logger). */
+export const simAgentFactory: AgentFactory = (config, io) => createAgent(config, io);

@@ -121,7 +121,7 @@ export class TrackedKube implements Kube {
     const { counters, time, gate, inner } = this.deps;
     counters.calls[method] = (counters.calls[method] ?? 0) + 1;
     return time
-      .track(() => gate.run(() => work(inner)))
+      .track(() => gate.run(() => work(inner)), method)
       .then(
         (value) => (this.dead ? never<T>() : value),
         (err: unknown) => (this.dead ? never<T>() : Promise.reject(toError(err))),

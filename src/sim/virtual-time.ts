@@ -36,6 +36,8 @@ export class VirtualTime {
   private seq = 0;
   private queue: Task[] = [];
   private inFlight = 0;
+  private readonly labels = new Map<number, string>();
+  private nextLabel = 0;
   private activity = 0;
   private drained: (() => void) | undefined;
   /** Tasks executed so far (a measure of simulation work). */
@@ -70,10 +72,13 @@ export class VirtualTime {
   }
 
   /** Marks real asynchronous work (an HTTP request) as in flight until the promise settles. */
-  track<T>(work: () => Promise<T>): Promise<T> {
+  track<T>(work: () => Promise<T>, label = 'work'): Promise<T> {
     this.inFlight++;
     this.activity++;
+    const id = this.nextLabel++;
+    this.labels.set(id, label);
     const done = (): void => {
+      this.labels.delete(id);
       this.inFlight--;
       this.activity++;
       if (this.inFlight === 0 && this.drained) {
@@ -119,17 +124,39 @@ export class VirtualTime {
     }
   }
 
-  /** Waits until no tracked work is in flight and two macrotask turns pass without activity. */
-  async quiesce(): Promise<void> {
+  /**
+   * Waits until no tracked work is in flight and two macrotask turns pass without activity.
+   * Tracked work that takes longer than `stuckMs` of real time is a bug (a request the server never
+   * answers): it fails the run instead of hanging it.
+   */
+  async quiesce(stuckMs = 60_000): Promise<void> {
     for (;;) {
       await macrotask();
       if (this.inFlight > 0) {
-        await new Promise<void>((resolve) => (this.drained = resolve));
+        await this.drainedOrStuck(stuckMs);
         continue;
       }
       const seen = this.activity;
       await macrotask();
       if (this.inFlight === 0 && seen === this.activity) return;
+    }
+  }
+
+  private async drainedOrStuck(stuckMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new Error(
+            `simulation stuck: tracked work unanswered for ${stuckMs} ms: ${[...this.labels.values()].join(', ')}`,
+          ),
+        );
+      }, stuckMs);
+    });
+    try {
+      await Promise.race([new Promise<void>((resolve) => (this.drained = resolve)), stuck]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

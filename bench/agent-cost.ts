@@ -1,0 +1,123 @@
+// The cost of one idle agent as shipped: `node dist/cli.js agent` (the esbuild bundle) in its own
+// process, against the fake API server running in this (the benchmark's) process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeApiServer } from '../src/sim/fake-api-server.js';
+
+export interface ProcessCost {
+  ok: boolean;
+  /** Why the measurement failed, when it did. */
+  note: string;
+  rssMb: number;
+  peakRssMb: number;
+  /** CPU seconds used during start-up (until the settle point). */
+  startCpuS: number;
+  /** CPU percent of one core while idle. */
+  idleCpuPct: number;
+  /** API requests during start-up and during the idle window. */
+  startRequests: number;
+  idleRequests: number;
+  idleWindowS: number;
+}
+
+function procStatus(pid: number): { rss: number; hwm: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(text)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** utime + stime of a process in seconds (clock ticks of 1/100 s on Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Starts the agent bundle idle (no reboot needed) and measures it. */
+export async function measureIdleAgent(cli: string, settleMs: number, idleMs: number): Promise<ProcessCost> {
+  const server = await startFakeApiServer();
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, server.kubeConfig().exportConfig());
+  server.create('nodes', {
+    metadata: { name: 'node-01' },
+    status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { bootID: 'boot-1' } },
+  } as never);
+  server.create('daemonsets', {
+    metadata: { name: 'kured', namespace: 'kube-system' },
+    spec: {
+      selector: { matchLabels: { name: 'kured' } },
+      template: { metadata: { labels: { name: 'kured' } } },
+    },
+  } as never);
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'agent',
+      '--node-id=node-01',
+      `--kubeconfig=${kubeconfig}`,
+      '--period=1h',
+      `--reboot-sentinel=${join(dir, 'reboot-required')}`,
+      '--metrics-host=127.0.0.1',
+      '--metrics-port=0',
+      '--host-exec=direct',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const state: { exited: number | null | undefined } = { exited: undefined };
+  child.on('exit', (code) => (state.exited = code));
+  const hasExited = (): boolean => state.exited !== undefined;
+  try {
+    await sleep(settleMs);
+    const pid = child.pid;
+    if (hasExited() || pid === undefined)
+      return failed(
+        `agent exited with ${String(state.exited)}: ${stderr.trim().split('\n').slice(-1)[0] ?? ''}`,
+      );
+    const startCpuS = cpuSeconds(pid);
+    const startRequests = server.requests.length;
+    await sleep(idleMs);
+    if (hasExited()) return failed(`agent exited with ${String(state.exited)} while idle`);
+    const idleCpuS = cpuSeconds(pid) - startCpuS;
+    const mem = procStatus(pid);
+    return {
+      ok: true,
+      note: '',
+      rssMb: mem.rss,
+      peakRssMb: mem.hwm,
+      startCpuS,
+      idleCpuPct: (idleCpuS / (idleMs / 1000)) * 100,
+      startRequests,
+      idleRequests: server.requests.length - startRequests,
+      idleWindowS: idleMs / 1000,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await Promise.race([new Promise((r) => child.once('exit', r)), sleep(3000)]);
+    if (!hasExited()) child.kill('SIGKILL');
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function failed(note: string): ProcessCost {
+  return {
+    ok: false,
+    note,
+    rssMb: 0,
+    peakRssMb: 0,
+    startCpuS: 0,
+    idleCpuPct: 0,
+    startRequests: 0,
+    idleRequests: 0,
+    idleWindowS: 0,
+  };
+}
