@@ -35,6 +35,8 @@ export interface SimulateOptions {
   pdb: PdbSpec;
   /** --blocking-pod: a batch pod matching the blocking selector runs this long on the first node. 0 = none. */
   blockingPodMs: number;
+  /** --alert-firing-for: a Prometheus alert fires from the start for this long. 0 = no Prometheus. */
+  alertFiringForMs: number;
   /** --pre-cordoned: nodes cordoned by someone else before the start. Default 0. */
   preCordoned: number;
   /** --no-taint: no early PreferNoSchedule taint (kured's default). Default: taint on. */
@@ -55,6 +57,7 @@ export const DEFAULT_SIMULATE_OPTIONS: SimulateOptions = {
   podsPerNode: 4,
   pdb: { kind: 'maxUnavailable', value: 1 },
   blockingPodMs: 0,
+  alertFiringForMs: 0,
   preCordoned: 0,
   taint: true,
   kuredPolling: false,
@@ -112,6 +115,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
+    alertFiringForMs: options.alertFiringForMs,
     limitMs: 7 * DAY,
     wallLimitMs: 10 * 60_000,
   };
@@ -209,6 +213,7 @@ interface SimulateFlags {
   podsPerNode: number;
   pdb: PdbSpec;
   blockingPod: number;
+  alertFiringFor: number;
   preCordoned: number;
   taint: boolean;
   kuredPolling: boolean;
@@ -244,6 +249,12 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       0,
     )
     .option(
+      '--alert-firing-for <duration>',
+      'a Prometheus alert fires from the start for this long',
+      duration,
+      0,
+    )
+    .option(
       '--pre-cordoned <n>',
       'nodes cordoned by someone else before the start',
       positiveInt('--pre-cordoned', 0),
@@ -265,6 +276,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           podsPerNode: flags.podsPerNode,
           pdb: flags.pdb,
           blockingPodMs: flags.blockingPod,
+          alertFiringForMs: flags.alertFiringFor,
           preCordoned: flags.preCordoned,
           taint: flags.taint,
           kuredPolling: flags.kuredPolling,

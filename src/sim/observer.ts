@@ -298,9 +298,18 @@ export class Observer {
   }
 }
 
-/** "blocked: pods", "waiting-for-lock", … — the reason's first word names the blocker. */
+const BLOCKERS: [RegExp, string][] = [
+  [/alert/i, 'prometheus'],
+  [/blocking pod/i, 'pods'],
+  [/PodDisruptionBudget|\bPDB\b/, 'pdb'],
+  [/paus/i, 'pause'],
+];
+
+/** "blocked: pods", "blocked: prometheus", "waiting-for-lock", … — grouped by the blocker the reason names. */
 export function blockedGroup(phase: string, reason: string): string {
   if (phase !== 'blocked') return phase;
+  const known = BLOCKERS.find(([pattern]) => pattern.test(reason));
+  if (known) return `blocked: ${known[1]}`;
   const head = /^[a-z-]+/i.exec(reason.trim())?.[0];
   return head ? `blocked: ${head}` : 'blocked';
 }

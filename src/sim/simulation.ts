@@ -1,4 +1,5 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config.js';
 import type { Kube } from '../kube/kube.js';
@@ -9,6 +10,7 @@ import { LOCK_ANNOTATION, simAgentConfig, type SimAgentSettings } from './agent-
 import { SimCluster, type ClusterSpec } from './cluster.js';
 import type { SimServer } from './objects.js';
 import { Observer, type PhaseChange, type Violation } from './observer.js';
+import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom, type Random } from './random.js';
 import {
   DaemonSetFeed,
@@ -27,6 +29,8 @@ export interface SimAgentIo {
   rebooter: Rebooter;
   sentinel: Sentinel;
   random: Random;
+  /** Marks real asynchronous work outside the Kube (an HTTP query to Prometheus) as in flight. */
+  track: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
@@ -57,6 +61,8 @@ export interface SimulationOptions {
   onPhase?: (change: PhaseChange) => void;
   /** Keep running this long (virtual) after the start even when done (idle measurements). */
   minDurationMs?: number;
+  /** A Prometheus alert fires from the start for this long (0 = no Prometheus). */
+  alertFiringForMs?: number;
   /** Virtual offsets from the start at which to count API requests so far (see samples). */
   sampleAtMs?: number[];
 }
@@ -151,9 +157,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const wallStart = Date.now();
   const time = new VirtualTime(options.start ?? new Date('2026-01-05T00:00:00Z'));
   const server = await options.startServer(time.clock());
+  const firingUntil = time.nowMs() + (options.alertFiringForMs ?? 0);
+  const prometheus =
+    (options.alertFiringForMs ?? 0) > 0
+      ? await startFakePrometheus(() => time.nowMs() < firingUntil)
+      : undefined;
+  const agent = { ...options.agent, prometheusUrl: prometheus?.url ?? options.agent.prometheusUrl };
   try {
-    return await new Simulation(server, time, options).run(wallStart);
+    return await new Simulation(server, time, { ...options, agent }).run(wallStart);
   } finally {
+    await prometheus?.close();
     await server.close();
   }
 }
@@ -252,12 +265,15 @@ class Simulation {
       watchEvents: this.options.watchEvents,
     });
     const abort = new AbortController();
+    // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
+    setMaxListeners(Infinity, abort.signal);
     this.agents.set(name, { clock, kube, abort });
     const io: SimAgentIo = {
       kube,
       clock,
       logger: new SimLogger(name, this.errors),
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
+      track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),

@@ -131,7 +131,11 @@ describe('report helpers', () => {
   });
 
   it.each([
-    ['blocked', 'pods: batch/batch-node-01 matches', 'blocked: pods'],
+    ['blocked', 'blocking pods match "a=b": batch/x', 'blocked: pods'],
+    ['blocked', '1 active alert(s): HighErrorRate', 'blocked: prometheus'],
+    ['blocked', 'PodDisruptionBudget apps/a allows no disruption of pod apps/a-1', 'blocked: pdb'],
+    ['blocked', 'fleet paused by ops: upgrade', 'blocked: pause'],
+    ['blocked', 'window closed', 'blocked: window'],
     ['waiting-for-lock', 'held by node-02', 'waiting-for-lock'],
     ['blocked', '', 'blocked'],
   ])('groups %s "%s" as %s', (phase, reason, group) => {
