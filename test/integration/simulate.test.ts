@@ -37,6 +37,17 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.maxDown).toBeLessThanOrEqual(2);
   });
 
+  it('takes no lock while an alert fires, and reboots the node with a blocking pod only after it ends', async () => {
+    const r = await simulate({ ...small, nodes: 3, alertFiringForMs: 1_800_000, blockingPodMs: 3_600_000 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(3);
+    expect(r.firstLockMs).toBeGreaterThanOrEqual(1_800_000);
+    expect(r.blockedMs['blocked: prometheus']).toBeGreaterThan(0);
+    expect(r.blockedMs['blocked: pods']).toBeGreaterThan(0);
+    const blocked = r.nodes.find((n) => n.name === 'node-01');
+    expect(blocked?.lockedAtMs).toBeGreaterThanOrEqual(3_600_000);
+  });
+
   it('prints plain progress lines and the report, and exits 0', async () => {
     let text = '';
     const code = await runSimulate(
