@@ -27,6 +27,7 @@ async function sim(
   over: Partial<SimulateOptions>,
   tweak?: (o: SimulationOptions) => void,
 ): Promise<SimulationResult> {
+  process.stderr.write(`bench: simulate ${JSON.stringify(over)}\n`);
   const options = simulationOptions(base(over));
   tweak?.(options);
   const r = await runSimulation(options);
