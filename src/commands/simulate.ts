@@ -1,5 +1,5 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../config.js';
 import { SIM_TAINT } from '../sim/agent-config.js';
 import type { PdbSpec } from '../sim/cluster.js';
@@ -190,6 +190,10 @@ export function parsePdb(value: string): PdbSpec {
   return { kind: m[1] === 'max-unavailable' ? 'maxUnavailable' : 'minAvailable', value: amount };
 }
 
+function durationOption(flags: string, description: string, ms: number, shown: string): Option {
+  return new Option(flags, description).argParser(duration).default(ms, shown);
+}
+
 /** What src/cli.ts hands over: output and the exit code sink. */
 export interface SimulateDeps {
   /** Writes text to stdout as is. */
@@ -232,27 +236,37 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
     .option('--nodes <n>', 'nodes in the simulated cluster', positiveInt('--nodes'), d.nodes)
     .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
     .option('--concurrency <n>', 'nodes that may reboot at once', positiveInt('--concurrency'), d.concurrency)
-    .option('--period <duration>', 'agent check period', duration, d.periodMs)
-    .option('--reboot-delay <duration>', 'wait after the drain before rebooting', duration, d.rebootDelayMs)
-    .option('--boot-time <duration>', 'time a node takes to come back Ready', duration, d.bootTimeMs)
+    .addOption(durationOption('--period <duration>', 'agent check period', d.periodMs, '1h'))
+    .addOption(durationOption('--reboot-delay <duration>', 'wait after the drain before rebooting', 0, '0s'))
+    .addOption(
+      durationOption('--boot-time <duration>', 'time a node takes to come back Ready', d.bootTimeMs, '2m'),
+    )
     .option(
       '--pods-per-node <n>',
       'workload pods per node (3 replicas per workload)',
       positiveInt('--pods-per-node', 0),
       d.podsPerNode,
     )
-    .option('--pdb <spec>', 'PDB per workload: none, max-unavailable=N, min-available=N', parsePdb, d.pdb)
-    .option(
-      '--blocking-pod <duration>',
-      'a pod matching --blocking-pod-selector runs this long on the first node',
-      duration,
-      0,
+    .addOption(
+      new Option('--pdb <spec>', 'PDB per workload: none, max-unavailable=N, min-available=N (N or N%)')
+        .argParser(parsePdb)
+        .default(d.pdb, 'max-unavailable=1'),
     )
-    .option(
-      '--alert-firing-for <duration>',
-      'a Prometheus alert fires from the start for this long',
-      duration,
-      0,
+    .addOption(
+      durationOption(
+        '--blocking-pod <duration>',
+        "a pod matching the agents' blocking selector runs this long on the first node (0s = none)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
+        '--alert-firing-for <duration>',
+        'a Prometheus alert fires this long from the start (0s = none)',
+        0,
+        '0s',
+      ),
     )
     .option(
       '--pre-cordoned <n>',
