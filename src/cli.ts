@@ -1,13 +1,11 @@
 // The entry point: the only place that reads process.env and decides the process's exit status.
-import { runAgent } from './agent/run.js';
-import { registerCheck } from './commands/check.js';
-import { registerPause } from './commands/pause.js';
-import { registerResume } from './commands/resume.js';
-import { registerSimulate } from './commands/simulate.js';
-import { registerStatus, type CommandDeps } from './commands/status.js';
+import type { CommandDeps } from './commands/status.js';
 import { createLogger } from './log/logger.js';
-import { runCli, type AgentRunner, type CliIo, type CommandRegistrar } from './program.js';
+import { runCli, type AgentRunner, type CliIo, type CommandRegistrar, type LazyCommand } from './program.js';
 import packageJson from '../package.json' with { type: 'json' };
+
+// The agent and every subcommand are imported when they run, not at start: the bundle then
+// evaluates only what the chosen command needs (the agent never loads the simulator).
 
 const io: CliIo = {
   env: process.env,
@@ -27,7 +25,9 @@ const agent: AgentRunner = (config, _io, log) => {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  return runAgent(config, log, { signal: controller.signal });
+  return import('./agent/run.js').then(({ runAgent }) =>
+    runAgent(config, log, { signal: controller.signal }),
+  );
 };
 
 /** What the operator commands get: line output, the environment, and where to put their status. */
@@ -40,27 +40,54 @@ function deps(exit: (code: number) => void): CommandDeps {
   };
 }
 
-const operatorCommand =
-  (register: (program: Parameters<CommandRegistrar>[0], deps: CommandDeps) => unknown): CommandRegistrar =>
-  (program, exit) => {
-    register(program, deps(exit));
+type OperatorRegister = (program: Parameters<CommandRegistrar>[0], deps: CommandDeps) => unknown;
+
+/** An operator command whose module loads when it runs. */
+function operatorCommand(description: string, load: () => Promise<OperatorRegister>): LazyCommand {
+  return {
+    description,
+    load: async () => {
+      const register = await load();
+      return (program, exit) => {
+        register(program, deps(exit));
+      };
+    },
   };
+}
 
 const code = await runCli(process.argv.slice(2), io, {
   runAgent: agent,
   commands: {
-    status: operatorCommand(registerStatus),
-    pause: operatorCommand(registerPause),
-    resume: operatorCommand(registerResume),
-    check: operatorCommand(registerCheck),
-    simulate: (program, exit) => {
-      registerSimulate(program, {
-        stdout: (text) => process.stdout.write(text),
-        stderr: (text) => process.stderr.write(text),
-        isTTY: process.stdout.isTTY,
-        columns: process.stdout.columns,
-        exit,
-      });
+    status: operatorCommand(
+      'per node: reboot required, phase, reason, lock holder, last reboot',
+      async () => (await import('./commands/status.js')).registerStatus,
+    ),
+    pause: operatorCommand(
+      'pause reboots fleet-wide: agents stop before taking the lock and say so',
+      async () => (await import('./commands/pause.js')).registerPause,
+    ),
+    resume: operatorCommand(
+      'lift the fleet-wide pause',
+      async () => (await import('./commands/resume.js')).registerResume,
+    ),
+    check: operatorCommand(
+      'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
+      async () => (await import('./commands/check.js')).registerCheck,
+    ),
+    simulate: {
+      description: 'run a simulated cluster in this process with real kured-ts agents, then report',
+      load: async () => {
+        const { registerSimulate } = await import('./commands/simulate.js');
+        return (program, exit) => {
+          registerSimulate(program, {
+            stdout: (text) => process.stdout.write(text),
+            stderr: (text) => process.stderr.write(text),
+            isTTY: process.stdout.isTTY,
+            columns: process.stdout.columns,
+            exit,
+          });
+        };
+      },
     },
   },
 });

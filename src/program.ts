@@ -55,11 +55,20 @@ const STUB_DESCRIPTIONS: Record<PluggableCommand, string> = {
   simulate: 'run a simulated cluster with real agents and report',
 };
 
+/**
+ * A subcommand whose module is loaded only when it runs: `kured-ts --help` and the agent then never
+ * evaluate the simulator or the operator commands (memory on every node).
+ */
+export interface LazyCommand {
+  description: string;
+  load(): Promise<CommandRegistrar>;
+}
+
 export interface ProgramOptions {
   /** The agent; default: a stub that validates, logs the configuration and fails honestly. */
   runAgent?: AgentRunner;
-  /** Real implementations of pluggable subcommands. */
-  commands?: Partial<Record<PluggableCommand, CommandRegistrar>>;
+  /** Real implementations of pluggable subcommands, registered at once or loaded when used. */
+  commands?: Partial<Record<PluggableCommand, CommandRegistrar | LazyCommand>>;
 }
 
 /** The agent until src/agent/run.ts exists. */
@@ -192,13 +201,65 @@ function addWindowCommand(program: Command, io: CliIo): void {
   });
 }
 
+/** The program's settings for a command parsed on its own (output, errors, positional options). */
+function configured(command: Command, io: CliIo): Command {
+  return command
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => {
+        io.stdout(text);
+      },
+      writeErr: (text) => {
+        io.stderr(text);
+      },
+      outputError: (text, write) => {
+        write(oneLine(text));
+      },
+    });
+}
+
+/**
+ * Registers a stand-in that passes everything after its name to the real command, loaded on use.
+ * Its help (`kured-ts NAME --help`) is the real command's, since --help is passed through too.
+ */
+function addLazyCommand(
+  program: Command,
+  name: string,
+  lazy: LazyCommand,
+  ctx: { io: CliIo; state: State },
+): void {
+  const { io, state } = ctx;
+  program
+    .command(name)
+    .description(lazy.description)
+    .usage('[options]')
+    .helpOption(false)
+    .passThroughOptions()
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (_opts, command: Command) => {
+      const args = command.args;
+      const register = await lazy.load();
+      const real = configured(new Command('kured-ts'), io);
+      register(real, (code) => {
+        state.code = code;
+      });
+      await real.parseAsync([name, ...args], { from: 'user' });
+    });
+}
+
 function addPluggableCommands(program: Command, io: CliIo, options: ProgramOptions, state: State): void {
   for (const name of PLUGGABLE_COMMANDS) {
     const register = options.commands?.[name];
-    if (register !== undefined) {
+    if (typeof register === 'function') {
       register(program, (code) => {
         state.code = code;
       });
+      continue;
+    }
+    if (register !== undefined) {
+      addLazyCommand(program, name, register, { io, state });
       continue;
     }
     program
