@@ -8,8 +8,9 @@ WORKDIR /src
 # Where outbound TLS goes through a proxy, pass its CA bundle (mounted into the build) as a path.
 ARG NODE_EXTRA_CA_CERTS=""
 COPY package.json package-lock.json ./
-# Dev dependencies are needed here (esbuild); none of them reach the runtime stage.
-RUN npm ci --no-audit --no-fund
+# Dev dependencies are needed here (esbuild); none of them reach the runtime stage. --ignore-scripts:
+# the package's prepare script builds, and the sources are not copied yet (layer caching).
+RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources .dockerignore lets in: tsconfig.json, scripts/build.mjs, src/ and bench/ (build.mjs
 # bundles the benchmark too; bench/ imports src/ only). Only dist/cli.js leaves this stage.
 COPY . .
