@@ -2,8 +2,12 @@
 //
 // The cluster is the state: the lock slot (with {unschedulable, bootID, attempts, verifyingSince})
 // and the node (cordon, taint, our `kured-ts.dev/cordoned-by` marker, bootID, conditions). Every
-// tick starts from a fresh read of both, so a fresh agent after a crash at any step continues from
-// what the cluster records. The agent keeps nothing in memory that a decision depends on.
+// tick that may act starts from a fresh read of both, so a fresh agent after a crash at any step
+// continues from what the cluster records. The one thing kept in memory is `clean`: the last full
+// read, and our own writes since, left no slot, no taint and no cordon marker of ours. Only this
+// agent writes those for its node (a previous incarnation's leftovers are found by the start-up
+// read), so while no reboot is required a clean agent asks only the sentinel: no API request.
+// Likewise the status annotation is written only when it differs from what we last read or wrote.
 //
 // Orderings that make that safe (each a hazard if changed):
 // - the marker is written BEFORE the cordon, so no cordon of ours is ever unmarked;
@@ -26,7 +30,7 @@ import { STATUS_ANNOTATION, type NodeOps, type NodeState, type NodeStatus } from
 import { renderMessage } from '../notify/message.js';
 import type { Notifier, NotifyEvent } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
-import type { Sentinel } from '../sentinel/sentinel.js';
+import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import type { Window } from '../window/window.js';
 import { effectsOf, formatDuration, type Outcome } from './outcome.js';
 
@@ -38,11 +42,21 @@ export const CORDONED_BY_ANNOTATION = 'kured-ts.dev/cordoned-by';
 export const KURED_IN_PROGRESS_ANNOTATION = 'weave.works/kured-reboot-in-progress';
 export const KURED_REBOOT_NEEDED_ANNOTATION = 'weave.works/kured-most-recent-reboot-needed';
 
-/** How often the agent looks again while it holds the lock after a reboot (capped by --period). */
-export const VERIFY_POLL_MS = 10_000;
+/**
+ * How often the agent looks again while it waits for readiness after a reboot (capped by --period):
+ * the next node of the wave waits on it. A poll is two GETs (node and lock); the Kube seam has no
+ * node watch to wake on instead.
+ */
+export const VERIFY_POLL_MS = 2_000;
+/** How often the agent looks again while it holds the lock after the readiness timeout. */
+export const HOLDING_POLL_MS = 10_000;
 /** Retry after a failed tick (API outage), capped by --period. */
 export const ERROR_RETRY_MS = 30_000;
-/** The first tick comes within this (capped by --period): after a reboot the wave waits on us. */
+/**
+ * The first lock attempt comes within this (capped by --period) after start-up: a DaemonSet rollout
+ * starts every agent at once, and the spread keeps them from racing for the lock together. The
+ * start-up tick itself (crash repair, the taint, a held slot's cycle) does not wait.
+ */
 export const FIRST_TICK_MAX_MS = 60_000;
 /**
  * Re-check a blocked node this often (capped by --period): blocks are mostly transient (a PDB at 0
@@ -97,10 +111,13 @@ export interface AgentDeps {
   random: () => number;
 }
 
-/** What one tick works on: its signal and the latest read of the node. */
+/** What one tick works on: its signal, the latest read of the node, and the sentinel's answer once asked. */
 interface Ctx {
   signal: AbortSignal | undefined;
   node: NodeState;
+  /** false at start-up: stop after the taint, before the window, blockers and the lock attempt. */
+  acquire: boolean;
+  verdict?: SentinelVerdict;
 }
 
 /** Read through a call so that the compiler does not narrow it across awaits. */
@@ -108,18 +125,28 @@ function aborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
 
-/** `lastReboot` of the status annotation, when it is there and readable. */
-function lastRebootOf(node: NodeState): string | undefined {
+/** The status annotation's fields, when it is there and an object. */
+function statusOf(node: NodeState): Record<string, unknown> | undefined {
   const text = node.annotations[STATUS_ANNOTATION];
   if (text === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const last: unknown = (value as Record<string, unknown>).lastReboot;
-    return typeof last === 'string' ? last : undefined;
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** What makes two statuses the same write (NodeOps.setStatus's comparison): all but `since`. */
+function statusKey(status: Partial<Record<keyof NodeStatus, unknown>> | undefined): string | undefined {
+  if (status === undefined) return undefined;
+  return JSON.stringify([status.phase, status.reason, status.bootID, status.lastReboot]);
+}
+
+function notRequired(verdict: SentinelVerdict): Outcome {
+  return verdict.error === undefined
+    ? { kind: 'idle', reason: 'reboot not required' }
+    : { kind: 'sentinel-error', reason: verdict.error };
 }
 
 function errorText(err: unknown): string {
@@ -133,6 +160,13 @@ export class Agent {
   private bootID = '';
   /** Carried from the status annotation into every status we write. */
   private lastReboot: string | undefined;
+  /**
+   * No slot, taint or cordon marker of ours on the cluster, as the last full read and our writes
+   * since left it (see the file comment). Only a tick ending idle or cancelled sets it.
+   */
+  private clean = false;
+  /** statusKey of the status annotation as last read or written; undefined = unknown. */
+  private statusWritten: string | undefined;
 
   constructor(
     private readonly config: AgentConfig,
@@ -141,10 +175,23 @@ export class Agent {
 
   /** One pass of the cycle; never throws except when `signal` aborts (the tick is abandoned). */
   async tick(signal?: AbortSignal): Promise<Outcome> {
+    return this.step(signal, true);
+  }
+
+  /**
+   * The first pass of `run`, at once: crash repair, a held slot's cycle (a reboot in progress goes
+   * on without delay), and when a reboot is required the taint, so that pods evicted from the first
+   * node to take the lock do not land here. Stops before the lock attempt ('pending').
+   */
+  async startUp(signal?: AbortSignal): Promise<Outcome> {
+    return this.step(signal, false);
+  }
+
+  private async step(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
     this.deps.metrics.heartbeat(this.deps.clock.now());
     let outcome: Outcome;
     try {
-      outcome = await this.decide(signal);
+      outcome = await this.decide(signal, acquire);
     } catch (err) {
       if (signal?.aborted) throw err;
       outcome = { kind: 'error', reason: errorText(err) };
@@ -154,21 +201,21 @@ export class Agent {
   }
 
   /**
-   * Ticks until `signal` aborts: every --period jittered ±50%, the first within a minute, sooner
-   * while verifying a reboot, and at once when the lock changes while we wait for a slot.
+   * Ticks until `signal` aborts: at once (startUp), then every --period jittered ±50%, the first
+   * lock attempt within a minute, sooner while verifying a reboot, and at once when the lock
+   * changes while we wait for a slot.
    */
   async run(signal: AbortSignal): Promise<void> {
-    let delay = this.deps.random() * Math.min(this.config.periodMs, FIRST_TICK_MAX_MS);
     let last: Outcome | undefined;
     while (!signal.aborted) {
       try {
-        await this.wait(delay, last, signal);
-        last = await this.tick(signal);
+        if (last === undefined) last = await this.startUp(signal);
+        else last = await this.tick(signal);
+        await this.wait(this.nextDelay(last), last, signal);
       } catch (err) {
         if (aborted(signal)) return;
         throw err;
       }
-      delay = this.nextDelay(last);
     }
   }
 
@@ -176,9 +223,12 @@ export class Agent {
   nextDelay(outcome: Outcome): number {
     const period = this.config.periodMs;
     switch (outcome.kind) {
+      case 'pending': // only startUp ends here: the first lock attempt
+        return this.deps.random() * Math.min(period, FIRST_TICK_MAX_MS);
       case 'verifying':
-      case 'holding':
         return this.jitter(Math.min(period, VERIFY_POLL_MS));
+      case 'holding':
+        return this.jitter(Math.min(period, HOLDING_POLL_MS));
       case 'error':
         return this.jitter(Math.min(period, ERROR_RETRY_MS));
       case 'blocked':
@@ -220,8 +270,13 @@ export class Agent {
 
   // ---- the decision -------------------------------------------------------------------------
 
-  private async decide(signal: AbortSignal | undefined): Promise<Outcome> {
-    const ctx: Ctx = { signal, node: await this.readNode(signal) };
+  private async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
+    // Clean and no reboot required: nothing of ours to undo, so nothing to read.
+    const verdict = this.clean ? await this.deps.sentinel.rebootRequired(signal) : undefined;
+    if (verdict !== undefined && !verdict.required) return notRequired(verdict);
+    this.clean = false;
+    const ctx: Ctx = { signal, node: await this.readNode(signal), acquire };
+    if (verdict !== undefined) ctx.verdict = verdict;
     const held = await this.deps.lock.holding(signal);
     if (held) return this.continueHeld(ctx, held);
     await this.repairCordon(ctx);
@@ -231,7 +286,9 @@ export class Agent {
   private async readNode(signal: AbortSignal | undefined): Promise<NodeState> {
     const node = await this.deps.node.get(signal);
     this.bootID = node.bootID;
-    this.lastReboot = lastRebootOf(node);
+    const status = statusOf(node);
+    this.lastReboot = typeof status?.lastReboot === 'string' ? status.lastReboot : undefined;
+    this.statusWritten = statusKey(status);
     return node;
   }
 
@@ -254,14 +311,25 @@ export class Agent {
 
   /** No slot held: is a reboot needed, allowed, and can we get a slot? */
   private async fresh(ctx: Ctx): Promise<Outcome> {
-    const verdict = await this.deps.sentinel.rebootRequired(ctx.signal);
-    if (verdict.error !== undefined) return { kind: 'sentinel-error', reason: verdict.error };
-    if (!verdict.required) {
-      await this.removeTaint(ctx);
-      return { kind: 'idle', reason: 'reboot not required' };
-    }
-    await this.report({ kind: 'pending', reason: 'reboot required' }, ctx.signal);
+    const verdict = await this.sentinel(ctx);
+    if (!verdict.required) return this.notNeeded(ctx, verdict);
+    // Right after startUp's 'pending', the first tick does not report it again.
+    const last = this.lastReported;
+    const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
+    if (pending !== last) await this.report(pending, ctx.signal);
     await this.addTaint(ctx);
+    return ctx.acquire ? this.tryLock(ctx) : pending;
+  }
+
+  /** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
+  private async notNeeded(ctx: Ctx, verdict: SentinelVerdict): Promise<Outcome> {
+    if (verdict.error === undefined) await this.removeTaint(ctx);
+    this.clean = verdict.error === undefined || !this.hasTaint(ctx.node);
+    return notRequired(verdict);
+  }
+
+  /** Reboot required and tainted: the window, the blockers, then a slot. */
+  private async tryLock(ctx: Ctx): Promise<Outcome> {
     const now = this.deps.clock.now();
     if (!this.deps.window.contains(now)) return this.outsideWindow(now);
     const block = await firstBlock(this.deps.blockers, ctx.signal);
@@ -283,6 +351,12 @@ export class Agent {
       return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
     }
     return this.startCycle(ctx, result.holder);
+  }
+
+  /** The sentinel's verdict, asked once per tick. */
+  private async sentinel(ctx: Ctx): Promise<SentinelVerdict> {
+    ctx.verdict ??= await this.deps.sentinel.rebootRequired(ctx.signal);
+    return ctx.verdict;
   }
 
   private outsideWindow(now: Date): Outcome {
@@ -360,11 +434,12 @@ export class Agent {
 
   /** A slot taken for a reboot the sentinel no longer asks for (and none requested yet): give it back. */
   private async cancelIfNoLongerRequired(ctx: Ctx): Promise<Outcome | undefined> {
-    const verdict = await this.deps.sentinel.rebootRequired(ctx.signal);
+    const verdict = await this.sentinel(ctx);
     if (verdict.required || verdict.error !== undefined) return undefined;
     await this.undoCordon(ctx);
     await this.removeTaint(ctx);
     await this.deps.lock.release(ctx.signal);
+    this.clean = true;
     return { kind: 'idle', reason: 'reboot no longer required; lock released' };
   }
 
@@ -553,8 +628,12 @@ export class Agent {
     if (outcome.kind === 'completed') this.lastReboot = now;
     const status: NodeStatus = { phase: fx.phase, reason: outcome.reason, since: now, bootID: this.bootID };
     if (this.lastReboot !== undefined) status.lastReboot = this.lastReboot;
+    const key = statusKey(status);
+    if (key === this.statusWritten) return;
     try {
+      this.statusWritten = undefined;
       await this.deps.node.setStatus(status, signal);
+      this.statusWritten = key;
     } catch (err) {
       if (signal?.aborted) throw err;
       logger.warn('cannot write status', { node, error: errorText(err) });

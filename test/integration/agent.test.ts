@@ -190,4 +190,19 @@ describe('agent over the real seams', () => {
     expect(lockMetadata()).toEqual([]);
     expect(node().spec?.taints?.map((t) => t.key)).toEqual([TAINT]);
   });
+
+  it('sends no API request on idle ticks after start-up, and taints at start-up when a reboot is needed', async () => {
+    required = false;
+    const a = agent(config());
+    expect((await a.startUp()).kind).toBe('idle');
+    const afterStartUp = server.requests.length;
+    for (let i = 0; i < 20; i++) expect((await a.tick()).kind).toBe('idle');
+    expect(server.requests.slice(afterStartUp)).toEqual([]);
+
+    required = true;
+    const b = agent(config());
+    expect((await b.startUp()).kind).toBe('pending');
+    expect(node().spec?.taints?.map((t) => t.key)).toEqual([TAINT]);
+    expect(lockMetadata()).toEqual([]);
+  });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { Agent, type AgentConfig } from '../../src/agent/agent.js';
+import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig } from '../../src/agent/agent.js';
 import type { AgentDeps } from '../../src/agent/agent.js';
-import { AGENT_DEFAULTS, FakeBlocker, FakeCluster } from '../fakes/fake-cluster.js';
+import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 const PERIOD = 3_600_000;
+const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;
 
 /** An agent whose sentinel records the virtual time of every tick. */
 function recordingAgent(
@@ -34,7 +35,7 @@ function recordingAgent(
 }
 
 describe('agent.run', () => {
-  it('jitters the first tick within a minute and later ticks within ±50% of the period', async () => {
+  it('ticks at once at start-up, then within ±50% of the period while idle', async () => {
     const cluster = new FakeCluster();
     const { agent, ticks } = recordingAgent(cluster, [0.5, 0, 0.99, 0.25]);
     const controller = new AbortController();
@@ -42,15 +43,41 @@ describe('agent.run', () => {
     await cluster.clock.advance(4 * PERIOD);
     controller.abort();
     await running;
-    // first: 0.5 * 60 s; then (0.5 + r) * period for r = 0, 0.99, 0.25, 0.5, 0
+    // start-up at 0; then (0.5 + r) * period for r = 0.5, 0, 0.99, 0.25
     expect(ticks).toEqual([
-      30_000,
-      30_000 + 1_800_000,
-      30_000 + 1_800_000 + 5_364_000,
-      30_000 + 1_800_000 + 5_364_000 + 2_700_000,
-      30_000 + 1_800_000 + 5_364_000 + 2_700_000 + 3_600_000,
+      0,
+      3_600_000,
+      3_600_000 + 1_800_000,
+      3_600_000 + 1_800_000 + 5_364_000,
+      3_600_000 + 1_800_000 + 5_364_000 + 2_700_000,
     ]);
   });
+
+  it.each([
+    ['6 s later', 0.1, 6_000],
+    ['half a minute later', 0.5, 30_000],
+    ['just under a minute later', 0.99, 59_400],
+  ])(
+    'taints at start-up and jitters the first lock attempt within a minute (%s)',
+    async (_name, r, firstAttempt) => {
+      const cluster = new FakeCluster();
+      cluster.sentinel = true;
+      const { agent, ticks } = recordingAgent(cluster, [r]);
+      const controller = new AbortController();
+      const done = agent.run(controller.signal);
+      await cluster.clock.advance(0);
+      expect(ticks).toEqual([0]);
+      expect(cluster.node.taints).toEqual([{ key: TAINT, effect: 'PreferNoSchedule' }]);
+      expect(cluster.calls).not.toContain('lock.acquire');
+      await cluster.clock.advance(60_000);
+      expect(ticks).toEqual([0, firstAttempt]);
+      expect(cluster.calls.indexOf('node.addTaint')).toBeLessThan(cluster.calls.indexOf('lock.acquire'));
+      expect(cluster.reboots).toHaveLength(1);
+      expect(cluster.eventReasons().filter((e) => e === 'RebootRequired')).toHaveLength(1);
+      controller.abort();
+      await done;
+    },
+  );
 
   it('never overlaps ticks, even when a tick takes longer than the period', async () => {
     const cluster = new FakeCluster();
@@ -86,11 +113,11 @@ describe('agent.run', () => {
     const controller = new AbortController();
     const done = agent.run(controller.signal);
     await cluster.clock.advance(60_000);
-    expect(ticks).toEqual([0]);
+    expect(ticks).toEqual([0, 0]); // start-up, then the first lock attempt (random 0)
     expect(cluster.node.statuses.at(-1)?.phase).toBe('waiting-for-lock');
     cluster.table.set('n2', undefined);
     await cluster.clock.advance(1000);
-    expect(ticks).toEqual([0, 60_000]);
+    expect(ticks).toEqual([0, 0, 60_000]);
     expect(cluster.reboots).toHaveLength(1);
     controller.abort();
     await done;
@@ -109,8 +136,26 @@ describe('agent.run', () => {
     await cluster.clock.advance(30_000 + PERIOD + 1); // first tick reboots, second one verifies
     expect(cluster.node.statuses.at(-1)?.phase).toBe('verifying');
     cluster.node.conditions = [{ type: 'Ready', status: 'True' }];
-    await cluster.clock.advance(10_000);
+    await cluster.clock.advance(1_998);
+    expect(cluster.table.holders()).toEqual(['n1']);
+    await cluster.clock.advance(1); // the next poll comes (0.5 + 0.5) * 2 s after the last
     expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.node.unschedulable).toBe(false);
+    controller.abort();
+    await done;
+  });
+
+  it('continues a reboot in progress at once after a restart, without the first-tick jitter', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    await settle(cluster.clock, new Agent(AGENT_DEFAULTS, cluster.deps()).tick());
+    expect(cluster.reboots).toHaveLength(1); // the host came back with a new bootID
+    const { agent } = recordingAgent(cluster, [0.99]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(0);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.phases().at(-1)).toBe('completed');
     expect(cluster.node.unschedulable).toBe(false);
     controller.abort();
     await done;
@@ -162,7 +207,7 @@ describe('agent.run', () => {
     const controller = new AbortController();
     const done = agent.run(controller.signal);
     await cluster.clock.advance(30_000 + 2 * 300_000);
-    expect(ticks).toEqual([30_000, 330_000, 630_000]);
+    expect(ticks).toEqual([0, 30_000, 330_000, 630_000]);
     controller.abort();
     await done;
   });
@@ -175,13 +220,98 @@ describe('agent.run', () => {
     const controller = new AbortController();
     const done = agent.run(controller.signal);
     await cluster.clock.advance(60_000);
-    expect(ticks).toEqual([30_000]);
+    expect(ticks).toEqual([0, 30_000]);
     cluster.windowOpen = true;
     await cluster.clock.advance(16 * PERIOD);
     // 30 s + (16 h - 30 s) + 0.5 * 60 s of spread
-    expect(ticks).toEqual([30_000, 16 * PERIOD + 30_000]);
+    expect(ticks).toEqual([0, 30_000, 16 * PERIOD + 30_000]);
     expect(cluster.reboots).toHaveLength(1);
     controller.abort();
     await done;
+  });
+});
+
+describe('agent.run while no reboot is required', () => {
+  const MARKED = { [CORDONED_BY_ANNOTATION]: 'kured-ts' };
+  it.each([
+    ['a clean node', false, {}, []],
+    ['our taint left behind', false, {}, [{ key: TAINT, effect: 'PreferNoSchedule' }]],
+    ['our cordon left behind', true, MARKED, []],
+  ])(
+    'repairs %s at start-up, then makes no cluster call in a day of ticks',
+    async (_name, unschedulable, annotations, taints) => {
+      const cluster = new FakeCluster();
+      Object.assign(cluster.node, { unschedulable, annotations: { ...annotations }, taints: [...taints] });
+      const { agent, ticks } = recordingAgent(cluster, [0.5, 0, 0.99, 0.25]);
+      const controller = new AbortController();
+      const done = agent.run(controller.signal);
+      await cluster.clock.advance(0);
+      expect(cluster.calls).toContain('node.get');
+      expect(cluster.calls).toContain('lock.holding');
+      const afterStartUp = cluster.calls.length;
+      await cluster.clock.advance(24 * PERIOD);
+      controller.abort();
+      await done;
+      expect(ticks.length).toBeGreaterThan(20);
+      expect(cluster.calls.slice(afterStartUp).filter((op) => op !== 'sentinel')).toEqual([]);
+      expect(cluster.node).toMatchObject({ unschedulable: false, taints: [] });
+      expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+      expect(cluster.phases()).toEqual(['idle']);
+    },
+  );
+
+  it('writes the status only when a sentinel error starts or ends', async () => {
+    const cluster = new FakeCluster();
+    const { agent } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(0);
+    const afterStartUp = cluster.calls.length;
+    cluster.sentinel = 'needs-restarting: exit 2';
+    await cluster.clock.advance(5 * PERIOD);
+    cluster.sentinel = false;
+    await cluster.clock.advance(5 * PERIOD);
+    controller.abort();
+    await done;
+    expect(cluster.calls.slice(afterStartUp).filter((op) => op !== 'sentinel')).toEqual([
+      'node.setStatus',
+      'node.setStatus',
+    ]);
+    expect(cluster.phases()).toEqual(['idle', 'idle', 'idle']);
+    expect(cluster.node.statuses.map((s) => s.reason)).toEqual([
+      'reboot not required',
+      'needs-restarting: exit 2',
+      'reboot not required',
+    ]);
+    expect(cluster.metrics.sentinelErrors).toBe(5);
+  });
+
+  it('reads the cluster again, taints and reboots once a reboot becomes required', async () => {
+    const cluster = new FakeCluster();
+    const { agent } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(3 * PERIOD);
+    cluster.sentinel = true;
+    await cluster.clock.advance(PERIOD);
+    expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
+    expect(cluster.violations).toEqual([]);
+    controller.abort();
+    await done;
+  });
+
+  it('after a tick that failed halfway, reads the cluster again and removes the taint it left', async () => {
+    const cluster = new FakeCluster();
+    const { agent } = recordingAgent(cluster, [0.5]);
+    expect((await settle(cluster.clock, agent.tick())).kind).toBe('idle');
+    cluster.sentinel = true;
+    // sentinel, node.get, lock.holding, node.addTaint, then the crash at lock.acquire
+    cluster.crashAt = cluster.calls.length + 5;
+    expect((await settle(cluster.clock, agent.tick())).kind).toBe('error');
+    expect(cluster.calls.at(-1)).toBe('lock.acquire');
+    expect(cluster.node.taints).toEqual([{ key: TAINT, effect: 'PreferNoSchedule' }]);
+    cluster.sentinel = false;
+    expect((await settle(cluster.clock, agent.tick())).kind).toBe('idle');
+    expect(cluster.node.taints).toEqual([]);
   });
 });
