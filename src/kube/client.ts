@@ -20,6 +20,7 @@ import {
   type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
 import { abortReason } from '../clock/clock.js';
+import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 import type { JsonPatchOp, Kube, ListOptions, WatchEvent } from './kube.js';
 
 /** Where the API server is. */
@@ -51,8 +52,8 @@ export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
   return kc;
 }
 
-/** The Kube for these options. */
-export function connectKube(options: ConnectOptions = {}): Kube {
+/** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
+export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
   return new ClientNodeKube(loadKubeConfig(options));
 }
 
@@ -87,18 +88,29 @@ async function call<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): P
   }
 }
 
-/** Kube on client-node. Every patch names its content type; client-node 1.x would send JSON patch. */
+/**
+ * Kube on client-node. Every patch names its content type; client-node 1.x would send JSON patch.
+ * Calls share keep-alive connections (see keep-alive.ts): the constructor changes how `kubeConfig`
+ * builds HTTP agents, so give each ClientNodeKube its own KubeConfig.
+ */
 export class ClientNodeKube implements Kube {
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
   private readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
+  private readonly agents: KeepAliveAgents;
 
   constructor(readonly kubeConfig: KubeConfig) {
+    this.agents = installKeepAliveAgents(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.apps = kubeConfig.makeApiClient(AppsV1Api);
     this.policy = kubeConfig.makeApiClient(PolicyV1Api);
     this.watcher = new Watch(kubeConfig);
+  }
+
+  /** Closes every connection to the API server, ending calls and watches in flight. */
+  close(): void {
+    this.agents.close();
   }
 
   getNode(name: string, signal?: AbortSignal): Promise<V1Node> {

@@ -1,21 +1,32 @@
 /* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
    client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // ClientNodeKube: the Kube seam on client-node 1.4.0, against the fake API server.
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Agent } from 'node:http';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AgentOptions } from 'node:https';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import {
+  KubeConfig,
+  type V1DaemonSet,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, statusBody } from '../../src/kube/errors.js';
+import { IDLE_SOCKET_MS, KeepAliveAgents } from '../../src/kube/keep-alive.js';
 import type { Kube, WatchEvent } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
-let kube: Kube;
+let kube: ClientNodeKube;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
@@ -25,6 +36,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  kube.close();
   await server.close();
 });
 
@@ -122,6 +134,7 @@ describe('ClientNodeKube', () => {
   it('evicts with the grace period asked for', async () => {
     await server.close();
     server = await startFakeApiServer({ podDeletion: 'graceful' });
+    kube.close();
     kube = new ClientNodeKube(server.kubeConfig());
     server.create<V1Pod>('pods', {
       metadata: { name: 'web', namespace: 'default' },
@@ -170,9 +183,9 @@ describe('ClientNodeKube', () => {
           'current-context: x',
         ].join('\n'),
       );
-      await expect(connectKube({ kubeconfig: path }).getNode('n1')).resolves.toMatchObject({
-        metadata: { name: 'n1' },
-      });
+      const fromFile = connectKube({ kubeconfig: path });
+      await expect(fromFile.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
+      fromFile.close();
     } finally {
       await rm(dir, { recursive: true });
     }
@@ -215,5 +228,356 @@ describe('aborting a request', () => {
       connectKube({ url }).mergePatchNode('n1', {}, AbortSignal.abort(new Error('early'))),
     ).rejects.toThrow('early');
     expect(requests).toBe(0);
+  });
+});
+
+/** A TCP (or TLS-terminating) proxy in front of the fake API server that counts client connections. */
+interface CountingProxy {
+  readonly url: string;
+  /** Client connections accepted so far, and how many of them have closed. */
+  counts(): { opened: number; closed: number };
+  /** Common names of the client certificates presented (TLS only). */
+  readonly clientNames: string[];
+  close(): Promise<void>;
+}
+
+async function countingProxy(
+  target: string,
+  tls?: { key: Buffer; cert: Buffer; clientCa: Buffer },
+): Promise<CountingProxy> {
+  const targetPort = Number(new URL(target).port);
+  const sockets = new Set<Socket>();
+  const clientNames: string[] = [];
+  let opened = 0;
+  let closed = 0;
+  const pipe = (client: Socket): void => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    sockets.add(upstream);
+    client.pipe(upstream).pipe(client);
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  };
+  const proxy =
+    tls === undefined
+      ? createTcpServer(pipe)
+      : createTlsServer(
+          { key: tls.key, cert: tls.cert, ca: tls.clientCa, requestCert: true, rejectUnauthorized: true },
+          (socket: TLSSocket) => {
+            const subject = socket.getPeerCertificate().subject as { CN?: string } | undefined;
+            clientNames.push(subject?.CN ?? '');
+            pipe(socket);
+          },
+        );
+  // 'connection' is the TCP accept, before any TLS handshake: one per connection the client opens
+  proxy.on('connection', (socket: Socket) => {
+    opened++;
+    sockets.add(socket);
+    socket.on('close', () => {
+      closed++;
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    url: `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${String(port)}`,
+    counts: () => ({ opened, closed }),
+    clientNames,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) =>
+        proxy.close(() => {
+          resolve();
+        }),
+      );
+    },
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('connections to the API server', () => {
+  let proxy: CountingProxy;
+  let client: ClientNodeKube;
+
+  beforeEach(async () => {
+    proxy = await countingProxy(server.url);
+    client = connectKube({ url: proxy.url });
+  });
+
+  afterEach(async () => {
+    client.close();
+    await proxy.close();
+  });
+
+  it('sends calls one after another over one connection', async () => {
+    for (let i = 0; i < 20; i++) await client.getNode('n1');
+    await client.mergePatchNode('n1', { metadata: { labels: { a: 'b' } } });
+    await client.listPods(undefined);
+    expect(proxy.counts().opened).toBe(1);
+  });
+
+  it('opens one connection per call in flight at once, and reuses them afterwards', async () => {
+    await Promise.all(Array.from({ length: 5 }, () => client.getNode('n1')));
+    const afterBurst = proxy.counts().opened;
+    expect(afterBurst).toBeGreaterThanOrEqual(1);
+    expect(afterBurst).toBeLessThanOrEqual(5);
+    for (let i = 0; i < 10; i++) await client.listNodes();
+    await Promise.all(Array.from({ length: 5 }, () => client.getNode('n1')));
+    expect(proxy.counts().opened).toBe(afterBurst);
+  });
+
+  it('streams a watch on its own connection while calls share another, and reuses them after the watch ends', async () => {
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const watching = client.watchDaemonSet(
+      'kube-system',
+      'kured',
+      (e) => seen.push(`${e.type} ${e.object.metadata?.annotations?.step ?? '-'}`),
+      { signal: controller.signal },
+    );
+    await until(() => server.requests.some((r) => r.query.watch === 'true'));
+    for (let i = 0; i < 10; i++) await client.getNode('n1');
+    await client.mergePatchDaemonSet('kube-system', 'kured', { metadata: { annotations: { step: '1' } } });
+    await until(() => seen.includes('MODIFIED 1'));
+    expect(seen).toContain('MODIFIED 1');
+    expect(proxy.counts()).toEqual({ opened: 2, closed: 0 });
+    controller.abort();
+    await watching;
+    await until(() => proxy.counts().closed === 1);
+    expect(proxy.counts()).toEqual({ opened: 2, closed: 1 }); // the watch's connection, not the shared one
+    for (let i = 0; i < 5; i++) await client.getNode('n1');
+    expect(proxy.counts().opened).toBe(2);
+  });
+
+  it('is watched again after the server ends a watch, on the connections it has', async () => {
+    const seen: string[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const watching = client.watchDaemonSet('kube-system', 'kured', (e) => seen.push(e.type), {
+        signal: new AbortController().signal,
+      });
+      await until(() => server.requests.filter((r) => r.query.watch === 'true').length === round);
+      server.endWatches();
+      await watching;
+    }
+    await client.getNode('n1');
+    expect(server.requests.filter((r) => r.query.watch === 'true')).toHaveLength(2);
+    expect(proxy.counts().opened).toBeLessThanOrEqual(2);
+  });
+
+  it('closes every connection on close(), and opens a new one for a later call', async () => {
+    await Promise.all(Array.from({ length: 3 }, () => client.getNode('n1')));
+    const opened = proxy.counts().opened;
+    expect(proxy.counts().closed).toBe(0);
+    client.close();
+    await until(() => proxy.counts().closed === opened);
+    expect(proxy.counts()).toEqual({ opened, closed: opened });
+    await expect(client.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
+    expect(proxy.counts().opened).toBe(opened + 1);
+  });
+
+  it('keeps client-node refusing plain http without skipTLSVerify', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: proxy.url, skipTLSVerify: false }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const strict = new ClientNodeKube(kc);
+    await expect(strict.getNode('n1')).rejects.toThrow(/HTTP protocol is not allowed/);
+    expect(proxy.counts().opened).toBe(0);
+  });
+});
+
+describe('connections over TLS', () => {
+  let dir: string;
+  let pki: Record<'serverKey' | 'serverCert' | 'clientKey' | 'clientCert', Buffer>;
+
+  /** A self-signed certificate for `cn` (and 127.0.0.1), made with the openssl command. */
+  async function selfSigned(name: string, cn: string): Promise<{ key: Buffer; cert: Buffer }> {
+    const key = join(dir, `${name}.key`);
+    const cert = join(dir, `${name}.crt`);
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${cn}`,
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    return { key: await readFile(key), cert: await readFile(cert) };
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kured-ts-pki-'));
+    const serverPair = await selfSigned('server', '127.0.0.1');
+    const clientPair = await selfSigned('client', 'kured-ts-agent');
+    pki = {
+      serverKey: serverPair.key,
+      serverCert: serverPair.cert,
+      clientKey: clientPair.key,
+      clientCert: clientPair.cert,
+    };
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true });
+  });
+
+  it("verifies the server against the kubeconfig's CA, presents the client certificate, and reuses the connection", async () => {
+    const proxy = await countingProxy(server.url, {
+      key: pki.serverKey,
+      cert: pki.serverCert,
+      clientCa: pki.clientCert,
+    });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: proxy.url, caData: pki.serverCert.toString('base64') }],
+      users: [
+        { name: 'u', certData: pki.clientCert.toString('base64'), keyData: pki.clientKey.toString('base64') },
+      ],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const client = new ClientNodeKube(kc);
+    try {
+      for (let i = 0; i < 10; i++) await client.getNode('n1');
+      const seen: string[] = [];
+      const controller = new AbortController();
+      const watching = client.watchDaemonSet('kube-system', 'kured', (e) => seen.push(e.type), {
+        signal: controller.signal,
+      });
+      await client.mergePatchDaemonSet('kube-system', 'kured', { metadata: { annotations: { a: 'b' } } });
+      await until(() => seen.includes('MODIFIED'));
+      controller.abort();
+      await watching;
+      expect(seen).toContain('MODIFIED');
+      expect(proxy.counts().opened).toBe(2); // the calls' and the watch's
+      expect(proxy.clientNames).toEqual(['kured-ts-agent', 'kured-ts-agent']);
+    } finally {
+      client.close();
+      await proxy.close();
+    }
+  });
+
+  it('refuses a server its CA did not sign', async () => {
+    const proxy = await countingProxy(server.url, {
+      key: pki.serverKey,
+      cert: pki.serverCert,
+      clientCa: pki.clientCert,
+    });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: proxy.url, caData: pki.clientCert.toString('base64') }],
+      users: [
+        { name: 'u', certData: pki.clientCert.toString('base64'), keyData: pki.clientKey.toString('base64') },
+      ],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const client = new ClientNodeKube(kc);
+    try {
+      await expect(client.getNode('n1')).rejects.toThrow(/self-signed|certificate/i);
+    } finally {
+      client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('KeepAliveAgents', () => {
+  const cluster = { name: 'c', server: 'https://api:6443', skipTLSVerify: false };
+
+  /** Agents built by a stand-in for client-node's createAgent, with the options it was given. */
+  function recording(): { agents: KeepAliveAgents; built: AgentOptions[] } {
+    const built: AgentOptions[] = [];
+    const agents = new KeepAliveAgents((_cluster, options) => {
+      built.push(options);
+      return { destroy: () => undefined } as unknown as Agent;
+    });
+    return { agents, built };
+  }
+
+  it('builds keep-alive agents that close idle connections, keeping a timeout client-node asked for', () => {
+    const { agents, built } = recording();
+    agents.agentFor(cluster, { ca: Buffer.from('ca') });
+    agents.agentFor(cluster, { ca: Buffer.from('ca'), timeout: 5_000 });
+    expect(built).toEqual([
+      { ca: Buffer.from('ca'), keepAlive: true, timeout: IDLE_SOCKET_MS },
+      { ca: Buffer.from('ca'), keepAlive: true, timeout: 5_000 },
+    ]);
+  });
+
+  it.each<[string, AgentOptions, AgentOptions, 'same' | 'new']>([
+    [
+      'the same CA and certificate re-read from files share an agent',
+      { ca: Buffer.from('ca'), cert: Buffer.from('c1') },
+      { ca: Buffer.from('ca'), cert: Buffer.from('c1') },
+      'same',
+    ],
+    [
+      'an absent option and an undefined one share an agent',
+      { ca: Buffer.from('ca') },
+      { ca: Buffer.from('ca'), pfx: undefined },
+      'same',
+    ],
+    [
+      'a new client certificate from an exec plugin gets a new agent',
+      { cert: Buffer.from('c1'), key: 'k1' },
+      { cert: Buffer.from('c2'), key: 'k2' },
+      'new',
+    ],
+    ['another CA gets a new agent', { ca: Buffer.from('ca1') }, { ca: Buffer.from('ca2') }, 'new'],
+    [
+      'TLS verification switched off gets a new agent',
+      { ca: Buffer.from('ca') },
+      { ca: Buffer.from('ca'), rejectUnauthorized: false },
+      'new',
+    ],
+    ['another server name gets a new agent', { servername: 'a' }, { servername: 'b' }, 'new'],
+  ])('%s', (_name, first, second, expected) => {
+    const { agents, built } = recording();
+    const a = agents.agentFor(cluster, first);
+    const b = agents.agentFor(cluster, second);
+    expect(a === b ? 'same' : 'new').toBe(expected);
+    expect(built).toHaveLength(expected === 'same' ? 1 : 2);
+  });
+
+  it('gives another cluster (server or proxy) a new agent', () => {
+    const { agents } = recording();
+    const a = agents.agentFor(cluster, {});
+    expect(agents.agentFor({ ...cluster, server: 'https://other:6443' }, {})).not.toBe(a);
+    expect(agents.agentFor({ ...cluster, proxyUrl: 'http://proxy:3128' }, {})).not.toBe(a);
+    expect(agents.agentFor(cluster, {})).toBe(a);
+  });
+
+  it('keeps at most four agents, dropping the oldest', () => {
+    const { agents, built } = recording();
+    for (let i = 0; i < 6; i++) agents.agentFor(cluster, { cert: `c${String(i)}` });
+    expect(agents.size).toBe(4);
+    agents.agentFor(cluster, { cert: 'c5' });
+    agents.agentFor(cluster, { cert: 'c0' });
+    expect(built).toHaveLength(7);
   });
 });
