@@ -70,10 +70,45 @@ interface LockState {
   malformed?: string;
   /** The unparsable annotation has outlived --lock-ttl. */
   malformedExpired?: boolean;
+  /** When (ms) the unparsable annotation expires; undefined with --lock-ttl 0. */
+  malformedExpiresAt?: number;
+}
+
+/** Why a waiting node should try for a slot again. */
+type Wake = 'slot-open' | 'own-slot-changed';
+
+/** Wakes the one pending next() at each change of the watched lock annotation. */
+class ChangeFeed {
+  private waiting: (() => void) | undefined;
+
+  notify(): void {
+    const wake = this.waiting;
+    this.waiting = undefined;
+    wake?.();
+  }
+
+  /** Resolves at the next notify() or when `signal` aborts. */
+  next(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        if (this.waiting === done) this.waiting = undefined;
+        resolve();
+      };
+      this.waiting = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
 }
 
 /** Pause before watching again after a watch ended or failed. */
 const WATCH_RESTART_MS = 1000;
+
+/**
+ * Longest random pause of a waiter woken by a freed slot before it looks at the watched lock again.
+ * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
+ */
+export const HERD_SPREAD_MS = 1000;
 
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
@@ -83,8 +118,8 @@ export class DaemonSetLock implements Lock {
   private readonly holderSeen = new Map<string, number>();
   /** First time this agent saw each unparsable value (ms). */
   private readonly firstSeenMalformed = new Map<string, number>();
-  /** The last annotation text and resourceVersion read, for waitForChange. */
-  private last: { text: string | undefined; resourceVersion: string } | undefined;
+  /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
+  private watched: V1DaemonSet | undefined;
 
   constructor(private readonly o: DaemonSetLockOptions) {}
 
@@ -137,18 +172,27 @@ export class DaemonSetLock implements Lock {
     if (wrote) this.o.log.info('lock released', { node: this.o.nodeId });
   }
 
+  /**
+   * Waits until the watched lock shows a slot this node could take: a slot freed or expired, an
+   * unparsable lock outliving --lock-ttl, our own slot changed, or the DaemonSet deleted; or until
+   * `timeoutMs`. Writes that leave every slot taken wake nobody. A freed slot wakes every waiter at
+   * once, so each first pauses a random moment (up to HERD_SPREAD_MS) and looks at the watched state
+   * again: whoever sees the slot already retaken goes back to waiting without a request.
+   */
   async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    const seen = this.last ?? (await this.read(signal));
+    const seen = this.watched ?? (await this.fetch(signal));
     const stop = new AbortController();
     const onAbort = (): void => {
       stop.abort(signal?.reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    const changes = new ChangeFeed();
     try {
       await Promise.race([
         this.o.clock.sleep(timeoutMs, stop.signal).catch(() => undefined),
-        this.watchUntilChanged(seen, stop.signal),
+        this.follow(seen, changes, stop.signal),
+        this.untilTakeable(this.stateOf(seen), changes, stop.signal),
       ]);
     } finally {
       stop.abort();
@@ -157,50 +201,115 @@ export class DaemonSetLock implements Lock {
     signal?.throwIfAborted();
   }
 
-  /**
-   * Resolves when the annotation differs from `seen`. A watch that ends or fails (410 Gone, network)
-   * is followed by a fresh read and, after a pause, a new watch; only `signal` stops the loop.
-   */
-  private async watchUntilChanged(
-    seen: { text: string | undefined; resourceVersion: string },
-    signal: AbortSignal,
-  ): Promise<void> {
-    let resourceVersion = seen.resourceVersion;
+  /** Resolves once a change (or an expiry) lets this node try for a slot; see waitForChange. */
+  private async untilTakeable(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const outcome = await this.watchOnce(seen.text, resourceVersion, signal);
-      if (outcome.changed) return;
-      resourceVersion = outcome.resourceVersion;
-      const fresh = await this.read(signal).catch(() => undefined);
-      if (fresh !== undefined && fresh.text !== seen.text) return;
-      if (fresh !== undefined) resourceVersion = fresh.resourceVersion;
-      await this.o.clock.sleep(WATCH_RESTART_MS, signal).catch(() => undefined);
+      await this.nextTrigger(changes, signal);
+      const wake = this.wakeReason(seen, this.current());
+      if (wake === undefined) continue;
+      if (wake !== 'slot-open') return;
+      await this.o.clock
+        .sleep((this.o.random ?? Math.random)() * HERD_SPREAD_MS, signal)
+        .catch(() => undefined);
+      if (this.wakeReason(seen, this.current()) !== undefined) return;
+      this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
     }
   }
 
-  /** One watch: until the annotation differs from `text` (changed), the stream ends, or it fails. */
-  private async watchOnce(
-    text: string | undefined,
-    resourceVersion: string,
-    signal: AbortSignal,
-  ): Promise<{ changed: boolean; resourceVersion: string }> {
+  /** The next change of the watched annotation, or the moment a slot of the current state expires. */
+  private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
     const inner = new AbortController();
     const stop = (): void => {
       inner.abort();
     };
     signal.addEventListener('abort', stop, { once: true });
-    const state = { changed: false, resourceVersion };
+    const expiresAt = this.nextExpiry(this.current());
+    const waits = [changes.next(inner.signal)];
+    if (expiresAt !== undefined) {
+      const ms = expiresAt - this.o.clock.now().getTime();
+      waits.push(this.o.clock.sleep(ms, inner.signal).catch(() => undefined));
+    }
+    try {
+      await Promise.race(waits);
+    } finally {
+      inner.abort();
+      signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */
+  private wakeReason(seen: LockState, now: LockState): Wake | undefined {
+    if (this.ownSlot(seen) !== this.ownSlot(now)) return 'own-slot-changed';
+    if (now.malformed !== undefined) return now.malformedExpired === true ? 'slot-open' : undefined;
+    return this.live(now.entries).length < this.o.concurrency ? 'slot-open' : undefined;
+  }
+
+  /** Our slot as stored, for comparison; undefined when we have none. */
+  private ownSlot(state: LockState): string | undefined {
+    const ours = state.entries.find((e) => e.nodeID === this.o.nodeId);
+    return ours === undefined ? undefined : JSON.stringify(ours);
+  }
+
+  /** When (ms) the next live slot, or the unparsable annotation, expires; undefined: never. */
+  private nextExpiry(state: LockState): number | undefined {
+    if (state.malformedExpiresAt !== undefined) return state.malformedExpiresAt;
+    const now = this.o.clock.now().getTime();
+    const times = this.live(state.entries).flatMap((e) => {
+      const ttlMs = e.ttlNs > 0 ? e.ttlNs / 1_000_000 : this.o.ttlMs;
+      return e.createdMs === undefined || ttlMs <= 0 ? [] : [e.createdMs + ttlMs];
+    });
+    return times.length === 0 ? undefined : Math.max(now, Math.min(...times));
+  }
+
+  /** The lock as last seen (read, written or watched), judged now. */
+  private current(): LockState {
+    return this.stateOf(this.watched);
+  }
+
+  /**
+   * Follows the DaemonSet from `seen` on, remembering every change and telling `changes` when the
+   * annotation text changed. A watch that ends or fails (410 Gone, network) is followed by a fresh
+   * read and, after a pause, a new watch. Resolves when the DaemonSet is deleted or `signal` aborts.
+   */
+  private async follow(seen: V1DaemonSet, changes: ChangeFeed, signal: AbortSignal): Promise<void> {
+    let resourceVersion = seen.metadata?.resourceVersion ?? '';
+    const observe = (ds: V1DaemonSet): void => {
+      const before = this.watched?.metadata?.annotations?.[this.o.annotation];
+      this.remember(ds);
+      if (ds.metadata?.annotations?.[this.o.annotation] !== before) changes.notify();
+    };
+    while (!signal.aborted) {
+      const outcome = await this.watchOnce(resourceVersion, observe, signal);
+      if (outcome.deleted) return;
+      const fresh = await this.fetch(signal).catch(() => undefined);
+      if (fresh !== undefined) observe(fresh);
+      resourceVersion = fresh?.metadata?.resourceVersion ?? outcome.resourceVersion;
+      await this.o.clock.sleep(WATCH_RESTART_MS, signal).catch(() => undefined);
+    }
+  }
+
+  /** One watch: until the DaemonSet is deleted, the stream ends, or it fails. */
+  private async watchOnce(
+    resourceVersion: string,
+    observe: (ds: V1DaemonSet) => void,
+    signal: AbortSignal,
+  ): Promise<{ deleted: boolean; resourceVersion: string }> {
+    const inner = new AbortController();
+    const stop = (): void => {
+      inner.abort();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    const state = { deleted: false, resourceVersion };
     try {
       await this.o.kube.watchDaemonSet(
         this.o.namespace,
         this.o.name,
         (event) => {
-          const now = event.object.metadata?.annotations?.[this.o.annotation];
-          const changed = event.type === 'DELETED' || (event.type !== 'BOOKMARK' && now !== text);
           state.resourceVersion = event.object.metadata?.resourceVersion ?? state.resourceVersion;
-          if (changed) {
-            state.changed = true;
+          if (event.type === 'DELETED') {
+            state.deleted = true;
             inner.abort();
-          }
+          } else if (event.type !== 'BOOKMARK') observe(event.object);
         },
         { resourceVersion, signal: inner.signal },
       );
@@ -323,15 +432,23 @@ export class DaemonSetLock implements Lock {
   }
 
   private remember(ds: V1DaemonSet): void {
-    this.last = {
-      text: ds.metadata?.annotations?.[this.o.annotation],
-      resourceVersion: ds.metadata?.resourceVersion ?? '',
-    };
+    this.watched = ds;
   }
 
   private async read(signal?: AbortSignal): Promise<LockState> {
+    return this.stateOf(await this.fetch(signal));
+  }
+
+  /** GETs the DaemonSet (and remembers it). */
+  private async fetch(signal?: AbortSignal): Promise<V1DaemonSet> {
     const ds = await this.o.kube.getDaemonSet(this.o.namespace, this.o.name, signal);
     this.remember(ds);
+    return ds;
+  }
+
+  /** What the DaemonSet tells about the lock, judged now. */
+  private stateOf(ds: V1DaemonSet | undefined): LockState {
+    if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [] };
     const resourceVersion = ds.metadata?.resourceVersion ?? '';
     const text = ds.metadata?.annotations?.[this.o.annotation];
     if (text === undefined) return { resourceVersion, text, entries: [] };
@@ -339,25 +456,27 @@ export class DaemonSetLock implements Lock {
       return { resourceVersion, text, entries: entriesOf(parseLockAnnotation(text)) };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
+      const expiresAt = this.malformedExpiresAt(ds, text);
       return {
         resourceVersion,
         text,
         entries: [],
         malformed: err.message,
-        malformedExpired: this.malformedExpired(ds, text),
+        malformedExpired: expiresAt !== undefined && this.o.clock.now().getTime() >= expiresAt,
+        malformedExpiresAt: expiresAt,
       };
     }
   }
 
-  private malformedExpired(ds: V1DaemonSet, text: string): boolean {
+  private malformedExpiresAt(ds: V1DaemonSet, text: string): number | undefined {
     const now = this.o.clock.now().getTime();
     const firstSeen = this.firstSeenMalformed.get(text) ?? now;
     this.firstSeenMalformed.set(text, firstSeen);
-    if (this.o.ttlMs <= 0) return false;
+    if (this.o.ttlMs <= 0) return undefined;
     const changes = (ds.metadata?.managedFields ?? []).map((f) =>
       f.time === undefined ? NaN : new Date(f.time).getTime(),
     );
     const lastChange = Math.max(firstSeen, ...changes.filter((t) => !Number.isNaN(t)));
-    return now - lastChange >= this.o.ttlMs;
+    return lastChange + this.o.ttlMs;
   }
 }
