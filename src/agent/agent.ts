@@ -203,7 +203,7 @@ export class Agent {
   /**
    * Ticks until `signal` aborts: at once (startUp), then every --period jittered ±50%, the first
    * lock attempt within a minute, sooner while verifying a reboot, and at once when the lock
-   * changes while we wait for a slot.
+   * changes while we wait for a slot or a PodDisruptionBudget.
    */
   async run(signal: AbortSignal): Promise<void> {
     let last: Outcome | undefined;
@@ -252,8 +252,16 @@ export class Agent {
     return ms * (0.5 + this.deps.random());
   }
 
+  /**
+   * Waits that end early when the lock changes: for a slot, and a PDB block, which the wave itself
+   * causes (the last node's pods rescheduling) and which a lock release usually means has cleared.
+   */
+  private wakesOnLockChange(last: Outcome | undefined): boolean {
+    return last?.kind === 'waiting-for-lock' || (last?.kind === 'blocked' && last.blocker === 'pdb');
+  }
+
   private async wait(delay: number, last: Outcome | undefined, signal: AbortSignal): Promise<void> {
-    if (last?.kind !== 'waiting-for-lock') {
+    if (!this.wakesOnLockChange(last)) {
       await this.deps.clock.sleep(delay, signal);
       return;
     }

@@ -206,8 +206,32 @@ describe('agent.run', () => {
     const { agent, ticks } = recordingAgent(cluster, [0.5]);
     const controller = new AbortController();
     const done = agent.run(controller.signal);
-    await cluster.clock.advance(30_000 + 2 * 300_000);
-    expect(ticks).toEqual([0, 30_000, 330_000, 630_000]);
+    await cluster.clock.advance(30_000 + 2 * 300_000 + 1000);
+    // A PDB block also watches the lock, so each re-check adds the wake-up spread (0.5 * 1 s).
+    expect(ticks).toEqual([0, 30_000, 330_500, 631_000]);
+    controller.abort();
+    await done;
+  });
+
+  it.each([
+    ['a PodDisruptionBudget block ends at once', 'pdb', [0, 30_000, 60_500]],
+    ['an alert block waits for its re-check', 'prometheus', [0, 30_000, 330_000]],
+  ])('when the lock changes, %s', async (_name, name, expected) => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const blocker = new FakeBlocker(name);
+    blocker.verdict = { blocked: true, reason: 'not now' };
+    cluster.blockers.push(blocker);
+    cluster.table.takeFor('n2');
+    const { agent, ticks } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(60_000);
+    blocker.verdict = { blocked: false };
+    cluster.table.set('n2', undefined); // the wave moved on
+    await cluster.clock.advance(300_000);
+    expect(ticks).toEqual(expected);
+    expect(cluster.reboots).toHaveLength(1);
     controller.abort();
     await done;
   });
