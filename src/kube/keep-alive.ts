@@ -13,13 +13,14 @@
 // Hazards:
 // - The options are compared by value, not identity: client-node re-reads CA and certificate files
 //   on every call, and an exec credential plugin may hand out a new client certificate at any time.
-//   New options get a new agent (new connections, the new certificate); the old agent is dropped
-//   and its idle connections close after IDLE_SOCKET_MS.
+//   New options get a new agent (new connections, the new certificate); the old agent's connections
+//   fall idle and close after IDLE_SOCKET_MS, and beyond MAX_AGENTS the oldest agent is forgotten.
 // - An idle connection can be closed by the server (or a load balancer) while we send on it, which
 //   fails that one call (ECONNRESET). Idle connections are therefore closed after IDLE_SOCKET_MS,
 //   before the idle timeouts of common load balancers (60 s and more) and servers. The timeout does
 //   not touch a connection in use: Node's agent only destroys idle sockets on it, and node-fetch
-//   ignores the request's 'timeout' event, so a quiet watch lives on.
+//   ignores the request's 'timeout' event, so a quiet watch lives on. Not so through a socks proxy
+//   (socks-proxy-agent destroys the socket on 'timeout'), which therefore gets no idle timeout.
 // - Idle sockets are unref'd by Node, so they do not keep a CLI command's process alive.
 import { createHash } from 'node:crypto';
 import type { Agent } from 'node:http';
@@ -50,11 +51,10 @@ export class KeepAliveAgents {
     const key = fingerprint(cluster, options);
     const known = this.agents.get(key);
     if (known !== undefined) return known;
-    const agent = this.build(cluster, {
-      ...options,
-      keepAlive: true,
-      timeout: options.timeout ?? IDLE_SOCKET_MS,
-    });
+    // socks-proxy-agent destroys a socket in use when `timeout` passes without traffic: a quiet watch
+    const socks = cluster?.proxyUrl?.startsWith('socks') === true;
+    const idle = socks || options.timeout !== undefined ? {} : { timeout: IDLE_SOCKET_MS };
+    const agent = this.build(cluster, { ...options, keepAlive: true, ...idle });
     this.agents.set(key, agent);
     const oldest = this.agents.keys().next().value;
     if (this.agents.size > MAX_AGENTS && oldest !== undefined) this.agents.delete(oldest);
@@ -66,7 +66,10 @@ export class KeepAliveAgents {
     return this.agents.size;
   }
 
-  /** Destroys every agent's connections, in flight or idle; later calls open new ones. */
+  /**
+   * Destroys the connections, in flight or idle, of every agent kept (a forgotten agent's idle ones
+   * close after IDLE_SOCKET_MS by themselves); later calls open new ones.
+   */
   close(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();

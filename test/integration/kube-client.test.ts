@@ -519,13 +519,15 @@ describe('KeepAliveAgents', () => {
     return { agents, built };
   }
 
-  it('builds keep-alive agents that close idle connections, keeping a timeout client-node asked for', () => {
+  it('builds keep-alive agents that close idle connections, keeping a timeout client-node asked for, none through a socks proxy', () => {
     const { agents, built } = recording();
     agents.agentFor(cluster, { ca: Buffer.from('ca') });
     agents.agentFor(cluster, { ca: Buffer.from('ca'), timeout: 5_000 });
+    agents.agentFor({ ...cluster, proxyUrl: 'socks5://proxy:1080' }, {});
     expect(built).toEqual([
       { ca: Buffer.from('ca'), keepAlive: true, timeout: IDLE_SOCKET_MS },
       { ca: Buffer.from('ca'), keepAlive: true, timeout: 5_000 },
+      { keepAlive: true }, // socks-proxy-agent would end a quiet watch at the timeout
     ]);
   });
 
