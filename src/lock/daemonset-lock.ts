@@ -9,6 +9,10 @@
 // last recorded change (latest metadata.managedFields time) and the moment this agent first saw that
 // exact value. Both are at or after the real write, so the unparsable lock never expires early; an
 // agent restart only makes it last longer. With --lock-ttl 0 it is held until an operator fixes it.
+//
+// Hundreds of agents may wait for a slot at once. Each follows the DaemonSet with a watch and wakes
+// only when a slot could be its own, not at every write; a freed slot wakes them all, so each pauses
+// a random moment and looks again before it sends anything (see waitForChange).
 import type { Clock } from '../clock/clock.js';
 import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
