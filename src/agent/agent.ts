@@ -265,15 +265,14 @@ export class Agent {
       await this.deps.clock.sleep(delay, signal);
       return;
     }
+    // The lock spreads the waiters woken by a freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and
+    // returns only to those that may still find it free: no extra pause here.
     try {
       await this.deps.lock.waitForChange(delay, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       await this.deps.clock.sleep(delay, signal);
-      return;
     }
-    // Everyone waiting wakes on the same change: spread the race for the freed slot a little.
-    await this.deps.clock.sleep(this.deps.random() * Math.min(1000, this.config.periodMs / 10), signal);
   }
 
   // ---- the decision -------------------------------------------------------------------------
