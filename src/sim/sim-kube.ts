@@ -1,5 +1,4 @@
 // The production Kube client (src/kube/client.ts) pointed at the simulator's fake API server.
-import { Agent } from 'node:http';
 import { ClientNodeKube, loadKubeConfig } from '../kube/client.js';
 import type { Kube } from '../kube/kube.js';
 
@@ -10,19 +9,15 @@ export interface SimKube {
 }
 
 /**
- * The same ClientNodeKube the agent uses in production, with one change: client-node 1.4.0 builds a
- * new http.Agent for every request, i.e. opens a TCP connection per API call. A simulation makes
- * tens of thousands of calls, so all of them share one keep-alive agent (halves wall time here).
+ * Exactly the ClientNodeKube the agent uses in production, keep-alive connections included
+ * (src/kube/keep-alive.ts): a simulation's tens of thousands of calls reuse them.
  */
 export function connectSimKube(url: string): SimKube {
-  const kc = loadKubeConfig({ url });
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-  // createAgent is private in client-node's typings; replacing it on this instance is the only seam.
-  Object.assign(kc, { createAgent: () => agent });
+  const kube = new ClientNodeKube(loadKubeConfig({ url }));
   return {
-    kube: new ClientNodeKube(kc),
+    kube,
     close: () => {
-      agent.destroy();
+      kube.close();
     },
   };
 }
