@@ -22,8 +22,13 @@ export type PdbSpec = { kind: 'none' } | { kind: 'maxUnavailable' | 'minAvailabl
 export interface ClusterSpec {
   /** Number of nodes. */
   nodes: number;
-  /** How many nodes need a reboot at the start (the first ones by name). */
+  /** How many nodes need a reboot (the first ones by name): at the start, or see requiredOverMs. */
   needsReboot: number;
+  /**
+   * When > 0, reboot-required appears on each of those nodes at its own random moment within this
+   * long after the start (unattended upgrades finishing at different times), not all at the start.
+   */
+  requiredOverMs?: number;
   /** Workload pods per node at the start. */
   podsPerNode: number;
   /** Replicas per workload (workloads = nodes * podsPerNode / replicas). Default 3. */
@@ -100,7 +105,9 @@ export class SimCluster {
   private started = false;
   private hooks: HostHooks | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Nodes that need a reboot during the run (at the start or later, see requiredOverMs). */
   private readonly initiallyNeeded = new Set<string>();
+  private arrivalsLeft = 0;
   /** Mirrors of the server's pods and nodes, kept from its write feed (listing deserializes all). */
   private readonly pods = new Map<string, SimPod>();
   private readonly podsByNode = new Map<string, Set<string>>();
@@ -132,9 +139,11 @@ export class SimCluster {
       const preCordoned = needsReboot && i >= spec.needsReboot - spec.preCordoned;
       const bootID = randomBootId(this.random);
       if (needsReboot) this.initiallyNeeded.add(name);
+      const later = needsReboot && (spec.requiredOverMs ?? 0) > 0;
+      if (later) this.requireLater(name, this.random() * (spec.requiredOverMs ?? 0));
       this.nodes.set(name, {
         name,
-        needsReboot,
+        needsReboot: needsReboot && !later,
         preCordoned,
         up: true,
         rebooting: false,
@@ -151,6 +160,20 @@ export class SimCluster {
 
   stop(): void {
     this.unsubscribe?.();
+  }
+
+  /** Reboot-required is still to appear on some node (requiredOverMs). */
+  get requirementsPending(): boolean {
+    return this.arrivalsLeft > 0;
+  }
+
+  private requireLater(name: string, atMs: number): void {
+    this.arrivalsLeft++;
+    this.time.after(atMs, () => {
+      this.arrivalsLeft--;
+      const node = this.nodes.get(name);
+      if (node) node.needsReboot = true;
+    });
   }
 
   /** The simulated Rebooter's action: the host goes down soon and boots after bootTimeMs. */
@@ -205,7 +228,7 @@ export class SimCluster {
     this.schedulePlacement();
   }
 
-  /** Did this node need a reboot when the simulation started? */
+  /** Did this node need a reboot at the start (or, with requiredOverMs, later in the run)? */
   neededAtStart(name: string): boolean {
     return this.initiallyNeeded.has(name);
   }

@@ -11,9 +11,13 @@ export interface RollingModelInput {
   periodMs: number;
   /** Per-node work while holding the lock (drain + reboot delay + shutdown + boot + agent start). */
   workMs: number;
-  /** 'watch': waiters wake on release (plus up to min(1s, period/10) spread); 'poll': next tick only. */
+  /** 'watch': waiters wake on release, spread over up to 1 s by the lock (HERD_SPREAD_MS); 'poll': next tick only. */
   wakeUp: 'watch' | 'poll';
-  /** First tick within this long of the start (kured-ts: min(period, 1m); kured: a jittered period). */
+  /**
+   * First lock attempt within this long of the start. kured-ts: its start-up pass (taint, repair,
+   * a held slot's cycle) runs at once, and only the first lock attempt is jittered within
+   * min(period, 1m); kured: its first tick comes after a jittered period.
+   */
   firstTickMaxMs: number;
   seed: number;
 }
@@ -79,7 +83,7 @@ class RollingModel {
     this.done.add(ev.node);
     this.last = ev.at;
     if (this.input.wakeUp !== 'watch') return;
-    const spread = Math.min(1000, this.input.periodMs / 10);
+    const spread = 1000; // DaemonSetLock's HERD_SPREAD_MS (the agent adds no pause of its own)
     for (const w of this.waiting) this.push(ev.at + this.random() * spread, w, 'tick');
   }
 

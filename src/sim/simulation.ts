@@ -244,7 +244,7 @@ class Simulation {
 
   /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
   private done(): boolean {
-    if (this.observer.holders.length > 0) return false;
+    if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
       if (state.needsReboot) return false;

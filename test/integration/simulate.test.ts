@@ -4,8 +4,9 @@ import {
   runSimulate,
   simulate,
   type SimulateOptions,
+  simulationOptions,
 } from '../../src/commands/simulate.js';
-import type { AgentFactory, SimulationResult } from '../../src/sim/simulation.js';
+import { runSimulation, type AgentFactory, type SimulationResult } from '../../src/sim/simulation.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
@@ -46,6 +47,22 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.blockedMs['blocked: pods']).toBeGreaterThan(0);
     const blocked = r.nodes.find((n) => n.name === 'node-01');
     expect(blocked?.lockedAtMs).toBeGreaterThanOrEqual(3_600_000);
+  });
+
+  it('waits for reboot-required arriving over an hour, then reboots only the nodes that need it', async () => {
+    const options = simulationOptions({ ...small, nodes: 4, needsReboot: 2 });
+    options.cluster.requiredOverMs = 3_600_000;
+    const r = await runSimulation(options);
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.nodes.map((n) => [n.name, n.neededReboot, n.reboots])).toEqual([
+      ['node-01', true, 1],
+      ['node-02', true, 1],
+      ['node-03', false, 0],
+      ['node-04', false, 0],
+    ]);
+    // Nobody needs a reboot at the start, so no lock is taken in the first agents' start-up pass.
+    expect(r.firstLockMs).toBeGreaterThan(60_000);
   });
 
   it('prints plain progress lines and the report, and exits 0', async () => {
