@@ -276,24 +276,11 @@ function addPluggableCommands(program: Command, io: CliIo, options: ProgramOptio
 
 /** Builds the commander program; `state.code` receives the exit status of the action that ran. */
 export function buildProgram(io: CliIo, options: ProgramOptions, state: State): Command {
-  const program = new Command('kured-ts')
+  const program = configured(new Command('kured-ts'), io)
     .description('Kubernetes reboot coordination daemon: a TypeScript successor to kured')
     .version(io.version, '-V, --version')
-    .enablePositionalOptions()
     // The root has an action (the agent), so commander would not add `help <command>` by itself.
-    .helpCommand(true)
-    .exitOverride()
-    .configureOutput({
-      writeOut: (text) => {
-        io.stdout(text);
-      },
-      writeErr: (text) => {
-        io.stderr(text);
-      },
-      outputError: (text, write) => {
-        write(oneLine(text));
-      },
-    });
+    .helpCommand(true);
   addAgentCommand(program, io, options, state);
   addWindowCommand(program, io);
   addPluggableCommands(program, io, options, state);
