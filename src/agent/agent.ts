@@ -165,6 +165,10 @@ export class Agent {
    * since left it (see the file comment). Only a tick ending idle or cancelled sets it.
    */
   private clean = false;
+  /** Ends an idle wait early (wake); set only while run() waits after an 'idle' outcome. */
+  private idleWait: AbortController | undefined;
+  /** wake() interrupted the idle wait: the next pass is a start-up pass (taint now, lock later). */
+  private woken = false;
   /** statusKey of the status annotation as last read or written; undefined = unknown. */
   private statusWritten: string | undefined;
 
@@ -209,14 +213,27 @@ export class Agent {
     let last: Outcome | undefined;
     while (!signal.aborted) {
       try {
-        if (last === undefined) last = await this.startUp(signal);
-        else last = await this.tick(signal);
+        if (last === undefined || this.woken) {
+          this.woken = false;
+          last = await this.startUp(signal);
+        } else last = await this.tick(signal);
         await this.wait(this.nextDelay(last), last, signal);
       } catch (err) {
         if (aborted(signal)) return;
         throw err;
       }
     }
+  }
+
+  /**
+   * Someone (the minute sentinel refresher in run.ts) saw that a reboot became required: end an
+   * idle wait now, so the taint goes on at once instead of up to 1.5 periods later. The lock attempt
+   * still follows the start-up jitter. Does nothing unless the agent is idle.
+   */
+  wake(): void {
+    if (this.idleWait === undefined) return;
+    this.woken = true;
+    this.idleWait.abort(new Error('woken: reboot required'));
   }
 
   /** The pause after an outcome before the next tick. */
@@ -261,6 +278,10 @@ export class Agent {
   }
 
   private async wait(delay: number, last: Outcome | undefined, signal: AbortSignal): Promise<void> {
+    if (last?.kind === 'idle') {
+      await this.idleSleep(delay, signal);
+      return;
+    }
     if (!this.wakesOnLockChange(last)) {
       await this.deps.clock.sleep(delay, signal);
       return;
@@ -272,6 +293,24 @@ export class Agent {
     } catch (err) {
       if (signal.aborted) throw err;
       await this.deps.clock.sleep(delay, signal);
+    }
+  }
+
+  /** Sleeps like any wait, but wake() ends it early (without error). */
+  private async idleSleep(delay: number, signal: AbortSignal): Promise<void> {
+    const controller = new AbortController();
+    const stop = (): void => {
+      controller.abort(signal.reason);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    this.idleWait = controller;
+    try {
+      await this.deps.clock.sleep(delay, controller.signal);
+    } catch (err) {
+      if (signal.aborted || !this.woken) throw err;
+    } finally {
+      this.idleWait = undefined;
+      signal.removeEventListener('abort', stop);
     }
   }
 

@@ -58,7 +58,18 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
   try {
     await Promise.all([
       agent.run(options.signal),
-      refreshRebootRequired({ sentinel, metrics, clock, logger: log, signal: options.signal }),
+      // The same once-a-minute sentinel check wakes an idle agent when a reboot becomes required, so
+      // the PreferNoSchedule taint goes on within a minute, not at the next jittered period.
+      refreshRebootRequired({
+        sentinel,
+        metrics,
+        clock,
+        logger: log,
+        signal: options.signal,
+        onRequired: () => {
+          agent.wake();
+        },
+      }),
     ]);
   } finally {
     await server.close();

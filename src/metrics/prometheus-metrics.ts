@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import { PHASES, type Phase } from '../node/node.js';
-import type { Sentinel } from '../sentinel/sentinel.js';
+import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
 
 /** The blockers of DESIGN §5; each gets a kured_ts_blocked series from the start. */
@@ -197,6 +197,8 @@ export interface RebootRequiredRefresherOptions {
   signal: AbortSignal;
   /** Default 60 s (kured's interval). */
   intervalMs?: number;
+  /** Called whenever the sentinel says a reboot is required (the agent wakes from an idle wait). */
+  onRequired?: () => void;
 }
 
 /**
@@ -204,16 +206,11 @@ export interface RebootRequiredRefresherOptions {
  * signal aborts; never rejects. The agent should also call setRebootRequired on every tick.
  */
 export async function refreshRebootRequired(options: RebootRequiredRefresherOptions): Promise<void> {
-  const { sentinel, metrics, clock, logger, signal } = options;
+  const { sentinel, clock, logger, signal } = options;
   const intervalMs = options.intervalMs ?? 60_000;
   while (!signal.aborted) {
     try {
-      const verdict = await sentinel.rebootRequired(signal);
-      if (verdict.error === undefined) metrics.setRebootRequired(verdict.required);
-      else {
-        metrics.countSentinelError();
-        logger.warn('reboot sentinel failed', { error: verdict.error });
-      }
+      noteVerdict(await sentinel.rebootRequired(signal), options);
       await clock.sleep(intervalMs, signal);
     } catch (err: unknown) {
       // An abort lands here too: the sleep below then returns at once and the loop ends.
@@ -222,6 +219,17 @@ export async function refreshRebootRequired(options: RebootRequiredRefresherOpti
       await clock.sleep(intervalMs, signal).catch(() => undefined);
     }
   }
+}
+
+/** Records one sentinel answer: the metric, an error count and warning, or the wake-up call. */
+function noteVerdict(verdict: SentinelVerdict, options: RebootRequiredRefresherOptions): void {
+  if (verdict.error !== undefined) {
+    options.metrics.countSentinelError();
+    options.logger.warn('reboot sentinel failed', { error: verdict.error });
+    return;
+  }
+  options.metrics.setRebootRequired(verdict.required);
+  if (verdict.required) options.onRequired?.();
 }
 
 function isAbort(err: unknown, signal: AbortSignal): boolean {

@@ -12,6 +12,8 @@ import type { SimServer } from './objects.js';
 import { Observer, type PhaseChange, type Violation } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom, type Random } from './random.js';
+import { noMetrics } from '../metrics/agent-metrics.js';
+import { refreshRebootRequired } from '../metrics/prometheus-metrics.js';
 import {
   DaemonSetFeed,
   newKubeCounters,
@@ -36,6 +38,8 @@ export interface SimAgentIo {
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
 export interface RunnableAgent {
   run(signal: AbortSignal): Promise<void>;
+  /** Ends an idle wait: a reboot became required (as the minute sentinel refresher does in run.ts). */
+  wake?(): void;
 }
 
 export type AgentFactory = (config: Config, io: SimAgentIo) => RunnableAgent;
@@ -290,6 +294,15 @@ class Simulation {
     this.time.after(0, () => {
       agent.run(abort.signal).catch((err: unknown) => {
         if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
+      });
+      // As in production (src/agent/run.ts): the sentinel is checked every minute and wakes the agent.
+      void refreshRebootRequired({
+        sentinel: io.sentinel,
+        metrics: noMetrics,
+        clock,
+        logger: io.logger,
+        signal: abort.signal,
+        onRequired: () => agent.wake?.(),
       });
     });
   }

@@ -339,3 +339,40 @@ describe('agent.run while no reboot is required', () => {
     expect(cluster.node.taints).toEqual([]);
   });
 });
+
+describe('agent.wake', () => {
+  it('taints at once when woken during an idle wait, and tries the lock within the start-up jitter', async () => {
+    const cluster = new FakeCluster();
+    const { agent, ticks } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(10 * 60_000);
+    expect(ticks).toEqual([0]);
+    cluster.sentinel = true;
+    agent.wake();
+    await cluster.clock.advance(0);
+    // the start-up pass ran at once (10 min, not 1 h) and tainted without taking the lock
+    expect(ticks).toEqual([0, 600_000]);
+    expect(cluster.node.taints).toEqual([{ key: TAINT, effect: 'PreferNoSchedule' }]);
+    expect(cluster.calls).not.toContain('lock.acquire');
+    await cluster.clock.advance(30_000);
+    expect(cluster.calls).toContain('lock.acquire');
+    controller.abort();
+    await done;
+  });
+
+  it('does nothing when the agent is not idle', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const { agent, ticks } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(0);
+    agent.wake();
+    await cluster.clock.advance(0);
+    // start-up pass only: the wake did not add a pass while the first lock attempt is pending
+    expect(ticks).toEqual([0]);
+    controller.abort();
+    await done;
+  });
+});

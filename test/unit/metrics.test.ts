@@ -196,6 +196,31 @@ describe('refreshRebootRequired', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('calls onRequired on every check that says a reboot is required, and only then', async () => {
+    const clock = new FakeClock();
+    const sentinel = new ScriptedSentinel([
+      { required: false },
+      { required: true },
+      { required: false, error: 'exit code 2' },
+      { required: true },
+    ]);
+    const controller = new AbortController();
+    const woken: number[] = [];
+    const done = refreshRebootRequired({
+      sentinel,
+      metrics: fresh(),
+      clock,
+      logger: new MemoryLogger(),
+      signal: controller.signal,
+      onRequired: () => woken.push(clock.now().getTime()),
+    });
+    const start = clock.now().getTime();
+    await clock.advance(3 * 60_000);
+    controller.abort();
+    await done;
+    expect(woken.map((t) => t - start)).toEqual([60_000, 180_000]);
+  });
+
   it('survives a sentinel that throws and stops when aborted', async () => {
     const clock = new FakeClock();
     const sentinel = new ScriptedSentinel([]);
