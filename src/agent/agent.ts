@@ -26,7 +26,14 @@ import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer, DrainResult } from '../node/drainer.js';
 import type { EventRecorder } from '../node/events.js';
-import { STATUS_ANNOTATION, type NodeOps, type NodeState, type NodeStatus } from '../node/node.js';
+import {
+  KURED_IN_PROGRESS_ANNOTATION,
+  KURED_REBOOT_NEEDED_ANNOTATION,
+  STATUS_ANNOTATION,
+  type NodeOps,
+  type NodeState,
+  type NodeStatus,
+} from '../node/node.js';
 import { renderMessage } from '../notify/message.js';
 import type { Notifier, NotifyEvent } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
@@ -38,9 +45,6 @@ export type { Outcome, OutcomeKind } from './outcome.js';
 
 /** Our marker on a node we cordoned: how a fresh agent knows whose cordon it is. */
 export const CORDONED_BY_ANNOTATION = 'kured-ts.dev/cordoned-by';
-/** kured's --annotate-nodes annotations. */
-export const KURED_IN_PROGRESS_ANNOTATION = 'weave.works/kured-reboot-in-progress';
-export const KURED_REBOOT_NEEDED_ANNOTATION = 'weave.works/kured-most-recent-reboot-needed';
 
 /**
  * How often the agent looks again while it waits for readiness after a reboot (capped by --period):

@@ -16,6 +16,8 @@ import {
 } from '../lock/kured-lock-format.js';
 import {
   NODE_PAUSE_ANNOTATION,
+  KURED_IN_PROGRESS_ANNOTATION,
+  KURED_REBOOT_NEEDED_ANNOTATION,
   PHASES,
   STATUS_ANNOTATION,
   type NodeStatus,
@@ -42,7 +44,7 @@ export interface CommandDeps {
   env: Readonly<Record<string, string | undefined>>;
   out: (line: string) => void;
   err: (line: string) => void;
-  /** Receives the command's exit code (cli.ts sets process.exitCode). */
+  /** Receives the command's exit code (cli.ts ends the process with it). */
   exit: (code: number) => void;
   /** Default connectKube (--kubeconfig, else KUBECONFIG / ~/.kube/config / in-cluster). */
   connect?: (kubeconfig: string) => Kube;
@@ -212,21 +214,10 @@ export interface StatusOptions extends DaemonSetRef {
   output: 'table' | 'json';
 }
 
-/** kured's --annotate-nodes annotations. */
-const KURED_IN_PROGRESS = 'weave.works/kured-reboot-in-progress';
-const KURED_REBOOT_NEEDED = 'weave.works/kured-most-recent-reboot-needed';
-
-/** Phases in which a reboot is still wanted. */
-const WANTS_REBOOT: ReadonlySet<Phase> = new Set<Phase>([
-  'pending',
-  'outside-window',
-  'blocked',
-  'waiting-for-lock',
-  'draining',
-  'rebooting',
-  'verifying',
-  'failed',
-]);
+/** Phases in which a reboot is still wanted: all but the two that mean none is. */
+const WANTS_REBOOT: ReadonlySet<Phase> = new Set<Phase>(
+  PHASES.filter((phase) => phase !== 'idle' && phase !== 'completed'),
+);
 
 /** One node's row, as `-o json` prints it. */
 export interface NodeReport {
@@ -340,7 +331,7 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
   const status = parseStatus(annotations[STATUS_ANNOTATION]);
   return {
     node: name,
-    rebootRequired: rebootRequired(status?.phase, annotations[KURED_IN_PROGRESS]),
+    rebootRequired: rebootRequired(status?.phase, annotations[KURED_IN_PROGRESS_ANNOTATION]),
     ...statusFields(status),
     bootID: node.status?.nodeInfo?.bootID ?? '',
     lock: lockOf(
@@ -357,8 +348,8 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
 
 function kuredAnnotations(annotations: Record<string, string>): NodeReport['kured'] {
   return {
-    rebootInProgress: annotations[KURED_IN_PROGRESS] ?? null,
-    mostRecentRebootNeeded: annotations[KURED_REBOOT_NEEDED] ?? null,
+    rebootInProgress: annotations[KURED_IN_PROGRESS_ANNOTATION] ?? null,
+    mostRecentRebootNeeded: annotations[KURED_REBOOT_NEEDED_ANNOTATION] ?? null,
   };
 }
 

@@ -63,6 +63,9 @@ export interface NodeStatus {
 }
 
 export const STATUS_ANNOTATION = 'kured-ts.dev/status';
+/** kured's --annotate-nodes annotations (written by the agent, read by `kured-ts status`). */
+export const KURED_IN_PROGRESS_ANNOTATION = 'weave.works/kured-reboot-in-progress';
+export const KURED_REBOOT_NEEDED_ANNOTATION = 'weave.works/kured-most-recent-reboot-needed';
 export const NODE_PAUSE_ANNOTATION = 'kured-ts.dev/reboot-paused';
 
 /**
