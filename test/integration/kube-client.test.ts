@@ -445,7 +445,8 @@ describe('connections over TLS', () => {
     await rm(dir, { recursive: true });
   });
 
-  it("verifies the server against the kubeconfig's CA, presents the client certificate, and reuses the connection", async () => {
+  /** A client that trusts `ca` and presents the client certificate, through a TLS proxy that asks for it. */
+  async function tlsClient(ca: Buffer): Promise<{ proxy: CountingProxy; client: ClientNodeKube }> {
     const proxy = await countingProxy(server.url, {
       key: pki.serverKey,
       cert: pki.serverCert,
@@ -453,14 +454,18 @@ describe('connections over TLS', () => {
     });
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'c', server: proxy.url, caData: pki.serverCert.toString('base64') }],
+      clusters: [{ name: 'c', server: proxy.url, caData: ca.toString('base64') }],
       users: [
         { name: 'u', certData: pki.clientCert.toString('base64'), keyData: pki.clientKey.toString('base64') },
       ],
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const client = new ClientNodeKube(kc);
+    return { proxy, client: new ClientNodeKube(kc) };
+  }
+
+  it("verifies the server against the kubeconfig's CA, presents the client certificate, and reuses the connection", async () => {
+    const { proxy, client } = await tlsClient(pki.serverCert);
     try {
       for (let i = 0; i < 10; i++) await client.getNode('n1');
       const seen: string[] = [];
@@ -482,21 +487,7 @@ describe('connections over TLS', () => {
   });
 
   it('refuses a server its CA did not sign', async () => {
-    const proxy = await countingProxy(server.url, {
-      key: pki.serverKey,
-      cert: pki.serverCert,
-      clientCa: pki.clientCert,
-    });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: proxy.url, caData: pki.clientCert.toString('base64') }],
-      users: [
-        { name: 'u', certData: pki.clientCert.toString('base64'), keyData: pki.clientKey.toString('base64') },
-      ],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new ClientNodeKube(kc);
+    const { proxy, client } = await tlsClient(pki.clientCert); // the wrong CA
     try {
       await expect(client.getNode('n1')).rejects.toThrow(/self-signed|certificate/i);
     } finally {
