@@ -15,12 +15,17 @@ interface Run {
   stderr: string;
 }
 
+/** The test's environment without any KURED_* variable, in UTC, plus `env`. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURED_')));
+  return { ...clean, TZ: 'UTC', ...env };
+}
+
 /** Runs the CLI with only the given KURED_* variables (none leak in from the test's environment). */
 function cli(args: string[], env: Record<string, string> = {}): Run {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURED_')));
   const result = spawnSync(process.execPath, ['dist/cli.js', ...args], {
     cwd: ROOT,
-    env: { ...clean, TZ: 'UTC', ...env },
+    env: childEnv(env),
     encoding: 'utf8',
     timeout: 20_000,
   });
@@ -29,11 +34,10 @@ function cli(args: string[], env: Record<string, string> = {}): Run {
 
 /** cli() without blocking, so that a table of runs can overlap (startup waits dominate). */
 function cliAsync(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURED_')));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['dist/cli.js', ...args], {
       cwd: ROOT,
-      env: { ...clean, TZ: 'UTC', ...env },
+      env: childEnv(env),
       timeout: 20_000,
     });
     let stdout = '';
@@ -47,14 +51,17 @@ function cliAsync(args: string[], env: Record<string, string> = {}): Promise<Run
   });
 }
 
-/** Runs every case, at most `parallel` processes at a time; results by index. */
-async function runAll(runs: (() => Promise<Run>)[], parallel = 2): Promise<Run[]> {
+/** A table row: its name, the arguments and environment to run with, then what to expect. */
+type Case = readonly [name: string, args: string[], env: Record<string, string>, ...expected: unknown[]];
+
+/** Runs `kured-ts ...prefix ...args` for every case, at most `parallel` processes at a time; results by index. */
+async function runAll(cases: readonly Case[], prefix: string[] = [], parallel = 2): Promise<Run[]> {
   const results: Run[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < runs.length; i = next++) {
-      const run = runs[i];
-      if (run) results[i] = await run();
+    for (let i = next++; i < cases.length; i = next++) {
+      const c = cases[i];
+      if (c) results[i] = await cliAsync([...prefix, ...c[1]], c[2]);
     }
   };
   await Promise.all(Array.from({ length: parallel }, worker));
@@ -217,13 +224,7 @@ describe('kured-ts window', () => {
   ];
   let runs: Run[] = [];
   beforeAll(async () => {
-    runs = await runAll(
-      cases.map(
-        ([, args, env]) =>
-          () =>
-            cliAsync(['window', ...args], env),
-      ),
-    );
+    runs = await runAll(cases, ['window']);
   }, 60_000);
 
   it.each(cases.map((c, i) => [...c, i] as const))('answers for %s', (...[, , , state, detail, i]) => {
@@ -303,13 +304,7 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
 
   let runs: Run[] = [];
   beforeAll(async () => {
-    runs = await runAll(
-      cases.map(
-        ([, args, env]) =>
-          () =>
-            cliAsync(args, env),
-      ),
-    );
+    runs = await runAll(cases);
   }, 60_000);
 
   it.each(cases.map((c, i) => [...c, i] as const))('%s', (...[, , , named, i]) => {
