@@ -1,15 +1,8 @@
 // A node as the agent sees it, in memory, with the cluster-side facts tests assert on.
-import type { NodeCondition, NodeOps, NodeState, NodeStatus, Taint } from '../../src/node/node.js';
+import type { NodeOps, NodeState, NodeStatus } from '../../src/node/node.js';
 
 /** The node object plus what the drain and the host did to it. */
-export interface NodeRecord {
-  name: string;
-  unschedulable: boolean;
-  taints: Taint[];
-  bootID: string;
-  conditions: NodeCondition[];
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
+export interface NodeRecord extends NodeState {
   /** Every workload pod evicted since the node was last schedulable. */
   drained: boolean;
   /** Status annotations written, in order. */
