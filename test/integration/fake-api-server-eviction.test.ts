@@ -14,26 +14,8 @@ import {
   type FakeApiServer,
   type FakeApiServerOptions,
 } from '../../src/sim/fake-api-server.js';
+import { failure } from '../fakes/api-failure.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-
-interface Status {
-  kind: string;
-  status: string;
-  message: string;
-  reason: string;
-  code: number;
-  details?: { name?: string; kind?: string; causes?: { reason?: string; message?: string }[] };
-}
-
-async function failure(call: Promise<unknown>): Promise<Status> {
-  try {
-    await call;
-  } catch (err) {
-    const body = (err as { body?: unknown }).body;
-    return (typeof body === 'string' ? JSON.parse(body) : body) as Status;
-  }
-  throw new Error('expected the call to fail');
-}
 
 let server: FakeApiServer | undefined;
 

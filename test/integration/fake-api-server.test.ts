@@ -15,32 +15,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { startFakeApiServer, type FakeApiServer, type WriteEvent } from '../../src/sim/fake-api-server.js';
-
-interface Status {
-  kind: string;
-  apiVersion: string;
-  status: string;
-  message: string;
-  reason: string;
-  code: number;
-  details?: {
-    name?: string;
-    kind?: string;
-    group?: string;
-    causes?: { reason?: string; message?: string }[];
-  };
-}
-
-/** The Status body of a failed client-node call (ApiException carries it as JSON text). */
-async function failure(call: Promise<unknown>): Promise<Status> {
-  try {
-    await call;
-  } catch (err) {
-    const body = (err as { body?: unknown }).body;
-    return (typeof body === 'string' ? JSON.parse(body) : body) as Status;
-  }
-  throw new Error('expected the call to fail');
-}
+import { failure } from '../fakes/api-failure.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
