@@ -739,6 +739,24 @@ export const FLAGS: readonly FlagSpec[] = [
 /** Raw command-line values by flag name (`end-time`); repeatable flags keep every occurrence. */
 export type FlagValues = Readonly<Record<string, readonly string[] | undefined>>;
 
+/**
+ * The raw values commander parsed for these flags, from its options by attribute name (`end-time`
+ * → `endTime`). A boolean flag given alone (`--force-reboot`) arrives as true: kured's flags mean
+ * 'true' then.
+ */
+export function optionValues(
+  opts: Readonly<Record<string, unknown>>,
+  flags: readonly FlagSpec[],
+): FlagValues {
+  const values: Record<string, string[]> = {};
+  for (const flag of flags) {
+    const raw = opts[flag.name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())];
+    if (raw === true) values[flag.name] = ['true'];
+    else if (Array.isArray(raw)) values[flag.name] = raw.map(String);
+  }
+  return values;
+}
+
 /** The process environment (or a test's stand-in). */
 export type Env = Readonly<Record<string, string | undefined>>;
 

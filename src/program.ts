@@ -5,6 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { redactConfig, UsageError, type Config } from './config.js';
 import {
   FLAGS,
+  optionValues,
   parseConfigWithWarnings,
   parseWindowConfig,
   requireNodeId,
@@ -96,19 +97,6 @@ function optionFor(flag: FlagSpec): Option {
   return option;
 }
 
-/** The raw values the user gave for these flags, by flag name. */
-function rawValues(command: Command, flags: readonly FlagSpec[]): Record<string, string[] | undefined> {
-  const values: Record<string, string[] | undefined> = {};
-  for (const flag of flags) {
-    const attribute = flag.name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-    const value: unknown = command.getOptionValue(attribute);
-    // A boolean flag given without a value (`--force-reboot`) arrives as true.
-    if (value === true) values[flag.name] = ['true'];
-    else if (Array.isArray(value)) values[flag.name] = value as string[];
-  }
-  return values;
-}
-
 function addFlags(command: Command, flags: readonly FlagSpec[]): Command {
   for (const flag of flags) command.addOption(optionFor(flag));
   return command;
@@ -119,7 +107,7 @@ interface State {
 }
 
 async function agentAction(command: Command, io: CliIo, run: AgentRunner, state: State): Promise<void> {
-  const { config, warnings } = parseConfigWithWarnings(rawValues(command, FLAGS), io.env);
+  const { config, warnings } = parseConfigWithWarnings(optionValues(command.opts(), FLAGS), io.env);
   requireNodeId(config);
   const log = io.createLogger(config.logFormat);
   for (const warning of warnings) log.warn('configuration warning', { warning });
@@ -169,7 +157,7 @@ export function describeWindow(windowConfig: Config['window'], at: Date): string
 
 function windowAction(command: Command, io: CliIo): void {
   const windowFlags = FLAGS.filter((f) => f.window === true);
-  const config = parseWindowConfig(rawValues(command, windowFlags), io.env);
+  const config = parseWindowConfig(optionValues(command.opts(), windowFlags), io.env);
   const atText = command.getOptionValue('at') as string | undefined;
   const at = atText === undefined ? io.now() : parseInstant(atText);
   io.stdout(describeWindow(config, at).join('\n') + '\n');

@@ -6,7 +6,7 @@ import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config.js';
-import { parseConfigWithWarnings, FLAGS, type FlagSpec, type FlagValues } from '../flags.js';
+import { optionValues, parseConfigWithWarnings, FLAGS, type FlagSpec } from '../flags.js';
 import type {
   CoreV1Event,
   JsonPatchOp,
@@ -398,11 +398,6 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
   return goes ? EXIT_OK : EXIT_HELD_BACK;
 }
 
-/** Commander's attribute name of a flag: `lock-ttl` → `lockTtl`. */
-function attributeName(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-}
-
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
@@ -417,17 +412,6 @@ function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
   return cmd;
 }
 
-function rawValues(opts: Record<string, unknown>, flags: readonly FlagSpec[]): FlagValues {
-  const values: Record<string, string[]> = {};
-  for (const flag of flags) {
-    const raw = opts[attributeName(flag.name)];
-    // A bool flag given alone (`--force-reboot`) is `true`, not a list: kured's flags mean true then.
-    if (raw === true) values[flag.name] = ['true'];
-    else if (Array.isArray(raw)) values[flag.name] = raw.map(String);
-  }
-  return values;
-}
-
 /** Adds `check` to the program. */
 export function registerCheck(program: Command, deps: CommandDeps): Command {
   const cmd = program
@@ -440,7 +424,7 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
   addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
     let config: Config;
     try {
-      config = parseConfigWithWarnings(rawValues(opts, FLAGS), deps.env).config;
+      config = parseConfigWithWarnings(optionValues(opts, FLAGS), deps.env).config;
     } catch (e: unknown) {
       deps.err(errorText(e));
       deps.exit(EXIT_USAGE);
