@@ -1,5 +1,6 @@
-# kured-ts agent image. Multi-stage: the build stage compiles the single esbuild bundle; the runtime
-# stage holds Node, that one file, nsenter (util-linux) and tzdata, and no node_modules at all.
+# kured-ts agent image. Multi-stage: the build stage compiles the esbuild bundle; the runtime stage
+# holds Node, the bundle (dist/cli.js, its lazily loaded chunks and a package.json saying they are ES
+# modules), nsenter (util-linux) and tzdata, and no node_modules at all.
 # NODE_IMAGE lets a test substitute a locally made base (scripts/image-test.sh).
 ARG NODE_IMAGE=node:20-bookworm-slim
 
@@ -12,7 +13,8 @@ COPY package.json package-lock.json ./
 # the package's prepare script builds, and the sources are not copied yet (layer caching).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources .dockerignore lets in: tsconfig.json, scripts/build.mjs, src/ and bench/ (build.mjs
-# bundles the benchmark too; bench/ imports src/ only). Only dist/cli.js leaves this stage.
+# bundles the benchmark too, into dist/bench/; bench/ imports src/ only). Only the agent's bundle
+# leaves this stage.
 COPY . .
 RUN npm run build
 
@@ -28,11 +30,12 @@ RUN apt-get update \
  && groupadd --system --gid 65532 kured-ts \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin kured-ts
-COPY --from=build /src/dist/cli.js /app/kured-ts.mjs
+COPY --from=build /src/dist/cli.js /src/dist/package.json /app/
+COPY --from=build /src/dist/chunks /app/chunks
 COPY LICENSE /app/LICENSE
 ENV NODE_ENV=production
 # Non-root by default; the Helm chart runs the agent as root only where the reboot method needs it.
 USER 65532:65532
 WORKDIR /app
 EXPOSE 8080
-ENTRYPOINT ["node", "/app/kured-ts.mjs"]
+ENTRYPOINT ["node", "/app/cli.js"]

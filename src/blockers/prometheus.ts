@@ -1,5 +1,5 @@
 // PrometheusBlocker: active ALERTS block a reboot, with kured's filter semantics.
-import axios from 'axios';
+import { httpText } from '../http/request.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 export interface PrometheusBlockerOptions {
@@ -11,9 +11,14 @@ export interface PrometheusBlockerOptions {
   matchOnly: boolean;
   /** --alert-firing-only: pending alerts do not count. */
   firingOnly: boolean;
-  /** Per query. Default 10 s. */
+  /** Bound on one whole query: connect, send, the complete answer. Default 10 s. */
   timeoutMs?: number;
+  /** Bound on the answer's size. Default 4 MiB (MAX_ANSWER_BYTES). */
+  maxBytes?: number;
 }
+
+/** An ALERTS answer larger than this is refused (a real one is a few kB even with hundreds of alerts). */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 interface Sample {
   metric: Record<string, string>;
@@ -55,7 +60,9 @@ export function parseAlertsResponse(body: unknown): Sample[] {
   }
   if (!isRecord(json)) throw new Error('response is not a JSON object');
   if (json.status !== 'success') {
-    throw new Error(`query failed: ${typeof json.error === 'string' ? json.error : String(json.status)}`);
+    const error = typeof json.error === 'string' ? `: ${json.error}` : '';
+    const status = json.status === undefined ? 'absent' : JSON.stringify(json.status);
+    throw new Error(`query not successful (status ${status})${error}`);
   }
   const data = json.data;
   if (!isRecord(data) || data.resultType !== 'vector' || !Array.isArray(data.result)) {
@@ -86,21 +93,21 @@ export class PrometheusBlocker implements Blocker {
     return !this.options.firingOnly || sample.metric.alertstate === 'firing';
   }
 
-  /** The raw body of `GET /api/v1/query?query=ALERTS`; throws on transport errors and non-2xx. */
-  private async query(signal?: AbortSignal): Promise<unknown> {
+  /** The raw body of `GET /api/v1/query?query=ALERTS`; throws on transport errors, the bounds and non-2xx. */
+  private async query(signal?: AbortSignal): Promise<string> {
     const base = this.options.url.endsWith('/') ? this.options.url : `${this.options.url}/`;
-    const url = new URL('api/v1/query', base).toString();
-    const response = await axios.get<unknown>(url, {
-      params: { query: 'ALERTS' },
-      timeout: this.options.timeoutMs ?? 10_000,
-      signal,
-      responseType: 'text',
-      transformResponse: (data: unknown) => data,
-      validateStatus: () => true,
+    const url = new URL('api/v1/query', base);
+    url.searchParams.set('query', 'ALERTS');
+    const { status, text } = await httpText(url.toString(), {
+      headers: { Accept: 'application/json' },
+      deadlineMs: this.options.timeoutMs ?? 10_000,
+      maxBytes: this.options.maxBytes ?? MAX_ANSWER_BYTES,
+      ...(signal === undefined ? {} : { signal }),
     });
-    if (response.status >= 200 && response.status < 300) return response.data;
-    const body = typeof response.data === 'string' ? response.data.slice(0, 120) : '';
-    throw new Error(`HTTP ${response.status} from ${url}${body === '' ? '' : `: ${body}`}`);
+    if (status >= 200 && status < 300) return text;
+    throw new Error(
+      `HTTP ${status} from ${url.origin}${url.pathname}${text === '' ? '' : `: ${text.slice(0, 120)}`}`,
+    );
   }
 
   async check(signal?: AbortSignal): Promise<Verdict> {

@@ -73,9 +73,6 @@ export class ReadOnlyKube implements Kube {
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
     return this.inner.listPods(namespace, options, signal);
   }
-  getPod(namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod> {
-    return this.inner.getPod(namespace, name, signal);
-  }
   evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
     const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
     return this.refuse(`evict pod ${namespace}/${name}${grace}`);
@@ -88,9 +85,6 @@ export class ReadOnlyKube implements Kube {
   }
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
     return this.inner.getDaemonSet(namespace, name, signal);
-  }
-  jsonPatchDaemonSet(namespace: string, name: string, ops: JsonPatchOp[]): Promise<V1DaemonSet> {
-    return this.refuse(`json-patch daemonset ${namespace}/${name}: ${JSON.stringify(ops)}`);
   }
   mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
     return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);

@@ -1,27 +1,22 @@
-// The Kube seam implemented with @kubernetes/client-node 1.4.0 (CoreV1Api, AppsV1Api, PolicyV1Api, Watch).
-import {
-  AppsV1Api,
-  CoreV1Api,
-  KubeConfig,
-  Observable,
-  PatchStrategy,
-  PolicyV1Api,
-  V1Eviction,
-  Watch,
-  setHeaderOptions,
-  type ConfigurationOptions,
-  type CoreV1Event,
-  type ObservableMiddleware,
-  type RequestContext,
-  type ResponseContext,
-  type V1DaemonSet,
-  type V1Node,
-  type V1Pod,
-  type V1PodDisruptionBudget,
-} from '@kubernetes/client-node';
-import { abortReason } from '../clock/clock.js';
-import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
-import type { JsonPatchOp, Kube, ListOptions, WatchEvent } from './kube.js';
+// The Kube seam over client-node's KubeConfig: the few requests kured-ts sends, sent by KubeTransport
+// (src/kube/http.ts) with a deadline each, on keep-alive connections, with field manager kured-ts.
+//
+// Only KubeConfig is loaded from client-node, from its own module: the package's index would load
+// every generated API class and model. scripts/build.mjs also keeps config.js's import of the
+// generated index out of the bundle (kured-ts never calls makeApiClient); see the README.
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
+import type {
+  CoreV1Event,
+  JsonPatchOp,
+  Kube,
+  ListOptions,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  WatchEvent,
+} from './kube.js';
 
 /** Where the API server is. */
 export interface ConnectOptions {
@@ -29,6 +24,12 @@ export interface ConnectOptions {
   kubeconfig?: string;
   /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
   url?: string;
+  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
+  deadlineMs?: number;
+  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
+  watchGraceMs?: number;
+  /** [0, 1) for the spread of watch timeouts. Default Math.random. */
+  random?: () => number;
 }
 
 /**
@@ -54,97 +55,60 @@ export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
-  return new ClientNodeKube(loadKubeConfig(options));
+  return new ClientNodeKube(loadKubeConfig(options), options);
 }
 
-/** A middleware that hands the AbortSignal to the HTTP request. */
-function signalMiddleware(signal: AbortSignal): ObservableMiddleware {
-  return {
-    pre: (ctx: RequestContext) => {
-      ctx.setSignal(signal);
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
-  };
-}
+/** A watch asks the server to end it after 5–10 minutes, as client-go's reflector does. */
+const WATCH_MIN_SECONDS = 300;
 
-/** Per-call options: the signal and, for patches, the explicit content type. */
-function callOptions(signal?: AbortSignal, contentType?: string): ConfigurationOptions | undefined {
-  const base: ConfigurationOptions | undefined =
-    signal === undefined
-      ? undefined
-      : { middleware: [signalMiddleware(signal)], middlewareMergeStrategy: 'append' };
-  return contentType === undefined ? base : setHeaderOptions('Content-Type', contentType, base);
-}
+const enc = encodeURIComponent;
+const MERGE_PATCH = 'application/merge-patch+json';
+const JSON_PATCH = 'application/json-patch+json';
 
-/** Runs an API call; an aborted signal wins over whatever node-fetch threw. */
-async function call<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-  signal?.throwIfAborted();
-  try {
-    return await fn();
-  } catch (err) {
-    if (signal?.aborted) throw abortReason(signal);
-    throw err;
-  }
+interface List<T> {
+  items?: T[];
 }
 
 /**
- * Kube on client-node. Every patch names its content type; client-node 1.x would send JSON patch.
- * Calls share keep-alive connections (see keep-alive.ts): the constructor changes how `kubeConfig`
- * builds HTTP agents, so give each ClientNodeKube its own KubeConfig.
+ * Kube over client-node's KubeConfig (auth, TLS, proxies) and our own requests. The constructor
+ * changes how `kubeConfig` builds HTTP agents (keep-alive.ts): give each client its own KubeConfig.
  */
 export class ClientNodeKube implements Kube {
-  private readonly core: CoreV1Api;
-  private readonly apps: AppsV1Api;
-  private readonly policy: PolicyV1Api;
-  private readonly watcher: Watch;
-  private readonly agents: KeepAliveAgents;
+  private readonly http: KubeTransport;
+  private readonly random: () => number;
 
-  constructor(readonly kubeConfig: KubeConfig) {
-    this.agents = installKeepAliveAgents(kubeConfig);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
-    this.apps = kubeConfig.makeApiClient(AppsV1Api);
-    this.policy = kubeConfig.makeApiClient(PolicyV1Api);
-    this.watcher = new Watch(kubeConfig);
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random'> = {},
+  ) {
+    this.http = new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs);
+    this.random = options.random ?? Math.random;
   }
 
   /** Closes every connection to the API server, ending calls and watches in flight. */
   close(): void {
-    this.agents.close();
+    this.http.close();
   }
 
   getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
-    return call(signal, () => this.core.readNode({ name }, callOptions(signal)));
+    return this.http.json({ method: 'GET', path: `/api/v1/nodes/${enc(name)}`, signal });
   }
 
-  listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
-    return call(signal, async () => (await this.core.listNode({ ...options }, callOptions(signal))).items);
+  async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
+    return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
   jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
-    return call(signal, () =>
-      this.core.patchNode({ name, body: ops }, callOptions(signal, PatchStrategy.JsonPatch)),
-    );
+    return this.patch(`/api/v1/nodes/${enc(name)}`, JSON_PATCH, ops, signal);
   }
 
   mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
-    return call(signal, () =>
-      this.core.patchNode({ name, body: patch }, callOptions(signal, PatchStrategy.MergePatch)),
-    );
+    return this.patch(`/api/v1/nodes/${enc(name)}`, MERGE_PATCH, patch, signal);
   }
 
   listPods(namespace: string | undefined, options: ListOptions = {}, signal?: AbortSignal): Promise<V1Pod[]> {
-    return call(signal, async () => {
-      const list =
-        namespace === undefined
-          ? await this.core.listPodForAllNamespaces({ ...options }, callOptions(signal))
-          : await this.core.listNamespacedPod({ namespace, ...options }, callOptions(signal));
-      return list.items;
-    });
-  }
-
-  getPod(namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod> {
-    return call(signal, () => this.core.readNamespacedPod({ namespace, name }, callOptions(signal)));
+    const path = namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
+    return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
   async evictPod(
@@ -153,46 +117,33 @@ export class ClientNodeKube implements Kube {
     gracePeriodSeconds?: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    const body = Object.assign(new V1Eviction(), {
+    const body = {
       apiVersion: 'policy/v1',
       kind: 'Eviction',
       metadata: { name, namespace },
       ...(gracePeriodSeconds === undefined ? {} : { deleteOptions: { gracePeriodSeconds } }),
+    };
+    await this.http.json({
+      method: 'POST',
+      path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
+      body,
+      signal,
     });
-    await call(signal, () =>
-      this.core.createNamespacedPodEviction({ namespace, name, body }, callOptions(signal)),
-    );
   }
 
   listPodDisruptionBudgets(
     namespace: string | undefined,
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]> {
-    return call(signal, async () => {
-      const list =
-        namespace === undefined
-          ? await this.policy.listPodDisruptionBudgetForAllNamespaces({}, callOptions(signal))
-          : await this.policy.listNamespacedPodDisruptionBudget({ namespace }, callOptions(signal));
-      return list.items;
-    });
+    const path =
+      namespace === undefined
+        ? '/apis/policy/v1/poddisruptionbudgets'
+        : `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`;
+    return this.items({ method: 'GET', path, signal });
   }
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
-    return call(signal, () => this.apps.readNamespacedDaemonSet({ namespace, name }, callOptions(signal)));
-  }
-
-  jsonPatchDaemonSet(
-    namespace: string,
-    name: string,
-    ops: JsonPatchOp[],
-    signal?: AbortSignal,
-  ): Promise<V1DaemonSet> {
-    return call(signal, () =>
-      this.apps.patchNamespacedDaemonSet(
-        { namespace, name, body: ops },
-        callOptions(signal, PatchStrategy.JsonPatch),
-      ),
-    );
+    return this.http.json({ method: 'GET', path: daemonSetPath(namespace, name), signal });
   }
 
   mergePatchDaemonSet(
@@ -201,61 +152,42 @@ export class ClientNodeKube implements Kube {
     patch: object,
     signal?: AbortSignal,
   ): Promise<V1DaemonSet> {
-    return call(signal, () =>
-      this.apps.patchNamespacedDaemonSet(
-        { namespace, name, body: patch },
-        callOptions(signal, PatchStrategy.MergePatch),
-      ),
-    );
+    return this.patch(daemonSetPath(namespace, name), MERGE_PATCH, patch, signal);
   }
 
   async watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal },
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    const { signal } = options;
-    const path = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/daemonsets`;
-    const query: Record<string, string | boolean> = {
-      fieldSelector: `metadata.name=${name}`,
-      allowWatchBookmarks: true,
-    };
-    if (options.resourceVersion !== undefined) query.resourceVersion = options.resourceVersion;
-    let finish: (err?: unknown) => void = () => undefined;
-    const done = new Promise<void>((resolve, reject) => {
-      finish = (err?: unknown): void => {
-        if (err === undefined || err === null || signal.aborted) resolve();
-        else reject(err instanceof Error ? err : new Error('watch failed', { cause: err }));
-      };
-    });
-    const controller = await this.watcher.watch(
-      path,
-      query,
-      (type: string, object: unknown) => {
-        onEvent({ type: type as WatchEvent<V1DaemonSet>['type'], object: object as V1DaemonSet });
+    const timeoutSeconds = options.timeoutSeconds ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
+    await this.http.watch(
+      {
+        method: 'GET',
+        path: `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`,
+        query: {
+          fieldSelector: `metadata.name=${name}`,
+          allowWatchBookmarks: true,
+          resourceVersion: options.resourceVersion,
+        },
+        signal: options.signal,
+        timeoutSeconds,
       },
-      (err: unknown) => {
-        finish(err);
+      (line) => {
+        onEvent(line as WatchEvent<V1DaemonSet>);
       },
     );
-    const stop = (): void => {
-      controller.abort();
-      finish();
-    };
-    signal.addEventListener('abort', stop, { once: true });
-    if (signal.aborted) stop();
-    try {
-      await done;
-    } finally {
-      signal.removeEventListener('abort', stop);
-    }
   }
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {
-    return call(signal, () =>
-      this.core.createNamespacedEvent({ namespace, body: event }, callOptions(signal)),
-    );
+    return this.http.json({
+      method: 'POST',
+      path: `/api/v1/namespaces/${enc(namespace)}/events`,
+      query: { fieldManager: FIELD_MANAGER },
+      body: event,
+      signal,
+    });
   }
 
   mergePatchEvent(
@@ -264,11 +196,26 @@ export class ClientNodeKube implements Kube {
     patch: object,
     signal?: AbortSignal,
   ): Promise<CoreV1Event> {
-    return call(signal, () =>
-      this.core.patchNamespacedEvent(
-        { namespace, name, body: patch },
-        callOptions(signal, PatchStrategy.MergePatch),
-      ),
-    );
+    return this.patch(`/api/v1/namespaces/${enc(namespace)}/events/${enc(name)}`, MERGE_PATCH, patch, signal);
   }
+
+  private async items<T>(req: KubeRequest): Promise<T[]> {
+    const list = await this.http.json<List<T> | undefined>(req);
+    return list?.items ?? [];
+  }
+
+  private patch<T>(path: string, contentType: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.http.json({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: FIELD_MANAGER },
+      contentType,
+      body,
+      signal,
+    });
+  }
+}
+
+function daemonSetPath(namespace: string, name: string): string {
+  return `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`;
 }

@@ -1,8 +1,27 @@
-// The Kubernetes API as kured-ts uses it: the only seam between our code and @kubernetes/client-node.
-// src/kube/client.ts implements it with client-node; nothing outside src/kube imports client-node.
-import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+// The Kubernetes API as kured-ts uses it: the only seam between our code and the API server.
+// src/kube/client.ts implements it over client-node's KubeConfig; nothing outside src/kube (and the
+// fake server in src/sim) imports client-node, and then only its types or its KubeConfig.
+import type * as k8s from '@kubernetes/client-node';
 
-export type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget };
+/**
+ * An API object as JSON on the wire: client-node's model types with every Date as the RFC 3339
+ * string the API server sends (its generated deserializer, which turns them into Dates, is not
+ * loaded). Type-only: costs nothing at run time.
+ */
+export type Wire<T> = T extends Date
+  ? string
+  : T extends (infer U)[]
+    ? Wire<U>[]
+    : T extends object
+      ? { [K in keyof T]: Wire<T[K]> }
+      : T;
+
+export type V1Node = Wire<k8s.V1Node>;
+export type V1Pod = Wire<k8s.V1Pod>;
+export type V1DaemonSet = Wire<k8s.V1DaemonSet>;
+export type V1PodDisruptionBudget = Wire<k8s.V1PodDisruptionBudget>;
+export type CoreV1Event = Wire<k8s.CoreV1Event>;
+export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
 
 /** One RFC 6902 operation; values are typed JSON, never strings built by formatting. */
 export type JsonPatchOp =
@@ -21,8 +40,9 @@ export interface WatchEvent<T> {
 }
 
 /**
- * Every call the agent, the commands and the simulator make. Errors are client-node's ApiException
- * (or a network error); classify them with src/kube/errors.ts, never by message text.
+ * Every call the agent, the commands and the simulator make. Each has a deadline (the client's,
+ * 30 s by default) besides the caller's signal. Errors are KubeApiError (HTTP status + Status body),
+ * KubeTimeoutError or a network error; classify them with src/kube/errors.ts, never by message text.
  */
 export interface Kube {
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
@@ -34,7 +54,6 @@ export interface Kube {
 
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
-  getPod(namespace: string, name: string, signal?: AbortSignal): Promise<V1Pod>;
   /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
   evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
 
@@ -44,12 +63,6 @@ export interface Kube {
   ): Promise<V1PodDisruptionBudget[]>;
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet>;
-  jsonPatchDaemonSet(
-    namespace: string,
-    name: string,
-    ops: JsonPatchOp[],
-    signal?: AbortSignal,
-  ): Promise<V1DaemonSet>;
   mergePatchDaemonSet(
     namespace: string,
     name: string,
@@ -57,14 +70,14 @@ export interface Kube {
     signal?: AbortSignal,
   ): Promise<V1DaemonSet>;
   /**
-   * Streams changes of one DaemonSet until the signal aborts or the stream ends; resolves then.
-   * Starts at `resourceVersion` when given.
+   * Streams changes of one DaemonSet until the signal aborts or the stream ends (the server ends it
+   * after `timeoutSeconds`, default 5–10 min); resolves then. Starts at `resourceVersion` when given.
    */
   watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal },
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void>;
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event>;

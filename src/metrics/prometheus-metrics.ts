@@ -18,6 +18,24 @@ const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_resources_total',
 ];
 
+/**
+ * prom-client fills these from perf_hooks.monitorEventLoopDelay, a timer that wakes the process
+ * every `eventLoopMonitoringPrecision` ms (default 10: 100 wake-ups a second on every node, about
+ * 1% of a core for an agent that is otherwise idle). They are dropped and the monitor is given the
+ * longest period a timer takes, so an idle agent stays asleep; nodejs_eventloop_lag_seconds, which
+ * is measured when scraped, remains.
+ */
+const SAMPLED_EVENT_LOOP_METRICS = [
+  'nodejs_eventloop_lag_min_seconds',
+  'nodejs_eventloop_lag_max_seconds',
+  'nodejs_eventloop_lag_mean_seconds',
+  'nodejs_eventloop_lag_stddev_seconds',
+  'nodejs_eventloop_lag_p50_seconds',
+  'nodejs_eventloop_lag_p90_seconds',
+  'nodejs_eventloop_lag_p99_seconds',
+];
+const LONGEST_TIMER_MS = 2_147_483_647;
+
 /** Drains take seconds to an hour (kured's --drain-timeout is often 30m–1h). */
 const DRAIN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
 /** Cordon → uncordon: a drain, a host reboot (1–10 min) and the readiness gate (up to 30m default). */
@@ -108,10 +126,11 @@ export class PrometheusMetrics implements AgentMetrics {
   }
 
   private addProcessMetrics(): void {
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: LONGEST_TIMER_MS });
     // prom-client names these gauges *_total, which promtool rejects (that suffix means a counter);
     // the same numbers remain, per type, in nodejs_active_handles / _requests / _resources.
     for (const name of LINT_FAILING_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
+    for (const name of SAMPLED_EVENT_LOOP_METRICS) this.registry.removeSingleMetric(name);
   }
 
   /** Every series exists from the start, so that rate() and absent() work before the first event. */

@@ -56,8 +56,6 @@ export class KubeEventRecorder implements EventRecorder {
     const uid = await this.nodeUid();
     // client-go names Events <object>.<UnixNano in hex>; a counter keeps two in one ms apart.
     const name = `${this.o.nodeId}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(this.seq++ % 1_000_000)).toString(16)}`;
-    /* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-       client-node models are classes, but the API sends them as plain JSON */
     const event: CoreV1Event = {
       apiVersion: 'v1',
       kind: 'Event',
@@ -72,13 +70,12 @@ export class KubeEventRecorder implements EventRecorder {
       message,
       type,
       count: 1,
-      firstTimestamp: now,
-      lastTimestamp: now,
+      firstTimestamp: now.toISOString(),
+      lastTimestamp: now.toISOString(),
       source: { component: COMPONENT, host: this.o.nodeId },
       reportingComponent: COMPONENT,
       reportingInstance: this.o.nodeId,
     };
-    /* eslint-enable @typescript-eslint/no-unsafe-class-instance-assignment */
     await this.o.kube.createEvent(namespace, event);
   }
 

@@ -70,28 +70,13 @@ export function toNodeState(node: V1Node): NodeState {
 }
 
 /**
- * The taint list as the API serialises it, for the `test` op (which compares JSON values); undefined
- * when a taint carries timeAdded, whose exact text (fraction digits, zone) we cannot reproduce from
- * the parsed Date.
- */
-function rawTaints(taints: readonly V1Taint[]): unknown[] | undefined {
-  if (taints.some((t) => t.timeAdded !== undefined)) return undefined;
-  return taints.map((t) =>
-    t.value === undefined
-      ? { key: t.key, effect: t.effect }
-      : { key: t.key, value: t.value, effect: t.effect },
-  );
-}
-
-/**
- * The guard of a taint write: a `test` of the taint list as read (so unrelated changes to the Node,
- * such as status heartbeats, do not make us retry), or of metadata.resourceVersion when the list
- * cannot be reproduced or is absent.
+ * The guard of a taint write: a `test` of the taint list exactly as read (so unrelated changes to the
+ * Node, such as status heartbeats, do not make us retry), or of metadata.resourceVersion when the
+ * list is absent (a `test` of a missing path fails).
  */
 function guard(node: V1Node): JsonPatchOp {
   const taints = node.spec?.taints;
-  const raw = taints === undefined ? undefined : rawTaints(taints);
-  if (raw !== undefined) return { op: 'test', path: '/spec/taints', value: raw };
+  if (taints !== undefined) return { op: 'test', path: '/spec/taints', value: taints };
   return { op: 'test', path: '/metadata/resourceVersion', value: node.metadata?.resourceVersion ?? '' };
 }
 

@@ -1,5 +1,5 @@
 // Delivery for every notifier kind: one JSON POST, a hard timeout per attempt, bounded retries.
-import { isAxiosError, type AxiosInstance } from 'axios';
+import { DeadlineError, httpText } from '../http/request.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { Notifier, NotifyEvent } from './notifier.js';
@@ -14,7 +14,6 @@ export interface HttpNotifierOptions {
   /** Service name for log lines: 'slack', 'teams', 'webhook'. */
   kind: string;
   payload: PayloadBuilder;
-  http: AxiosInstance;
   logger: Logger;
   clock: Clock;
   /** Bound on each attempt (connect + response). */
@@ -83,20 +82,19 @@ export class HttpNotifier implements Notifier {
   /** undefined = delivered. */
   private async post(body: object): Promise<{ error: string; retry: boolean } | undefined> {
     const { endpoint, timeoutMs } = this.options;
-    // The signal bounds the whole exchange; axios' own timeout only covers an idle socket.
-    const signal = AbortSignal.timeout(timeoutMs);
     try {
-      await this.options.http.post(endpoint, body, {
-        signal,
-        timeout: timeoutMs,
+      const { status } = await httpText(endpoint, {
+        method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        validateStatus: (status) => status >= 200 && status < 300,
-        responseType: 'text',
+        body: JSON.stringify(body),
+        deadlineMs: timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
       });
-      return undefined;
+      if (status >= 200 && status < 300) return undefined;
+      return { error: `HTTP ${status}`, retry: status === 429 || status >= 500 };
     } catch (err: unknown) {
-      if (signal.aborted) return { error: `timed out after ${timeoutMs}ms`, retry: true };
-      return { error: this.scrub(describe(err)), retry: retryable(err) };
+      if (err instanceof DeadlineError) return { error: `timed out after ${timeoutMs}ms`, retry: true };
+      return { error: this.scrub(describe(err)), retry: true };
     }
   }
 
@@ -115,16 +113,11 @@ export class HttpNotifier implements Notifier {
   }
 }
 
-function describe(err: unknown): string {
-  if (isAxiosError(err)) {
-    if (err.response) return `HTTP ${err.response.status}`;
-    return err.code ? `${err.code}: ${err.message}` : err.message;
-  }
-  return err instanceof Error ? err.message : String(err);
-}
+/** A webhook's answer is not read beyond this (only its status matters). */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
-function retryable(err: unknown): boolean {
-  if (!isAxiosError(err) || !err.response) return true;
-  const status = err.response.status;
-  return status === 429 || status >= 500;
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && !err.message.includes(code) ? `${code}: ${err.message}` : err.message;
 }

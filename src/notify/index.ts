@@ -1,5 +1,4 @@
 // The notifier registry: the --notify-url's form picks Slack, Teams or a generic JSON webhook.
-import axios, { type AxiosInstance } from 'axios';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import { HttpNotifier, type PayloadBuilder } from './http-notifier.js';
@@ -20,8 +19,6 @@ export interface NotifierOptions {
   retries?: number;
   /** Pause between attempts. Default 1000 ms. */
   retryDelayMs?: number;
-  /** HTTP client. Default a fresh axios instance. */
-  http?: AxiosInstance;
   /** Timestamps of generic webhook payloads and retry pauses. Default the system clock. */
   clock?: Clock;
   /** Replaces https://hooks.slack.com for slack:// URLs (tests). */
@@ -114,7 +111,6 @@ export function createNotifier(url: string, options: NotifierOptions): Notifier 
     endpoint: target.endpoint,
     kind: target.kind,
     payload: target.payload,
-    http: options.http ?? axios.create(),
     logger: options.logger,
     clock: options.clock ?? new SystemClock(),
     timeoutMs: options.timeoutMs ?? 5000,

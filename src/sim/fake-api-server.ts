@@ -9,8 +9,7 @@
 // create/update methods write everything.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
-import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import {
   handleRequest,
@@ -31,7 +30,7 @@ export { ApiError } from './fake-api/status.js';
 export interface WriteEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   resource: ResourceName;
-  /** The object after the write (for DELETED its last state), as a client-node model object. */
+  /** The object after the write (for DELETED its last state), as JSON. */
   object: KubeObject;
 }
 
@@ -67,20 +66,16 @@ export interface FakeApiServer {
   kubeConfig(): KubeConfig;
   /**
    * Direct in-memory access for tests and the simulator (no HTTP). Writes bump resourceVersion and
-   * notify watchers and onWrite listeners exactly like HTTP writes. Objects returned are fresh
-   * client-node model objects (timestamps as Date), safe to mutate.
+   * notify watchers and onWrite listeners exactly like HTTP writes. Objects returned are fresh JSON
+   * copies (timestamps as RFC 3339 strings, as on the wire), safe to mutate.
    */
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type it expects
-  get<T extends KubeObject>(
-    resource: ResourceName,
-    namespace: string | undefined,
-    name: string,
-  ): T | undefined;
-  list<T extends KubeObject>(resource: ResourceName, namespace?: string): T[];
+  get<T extends object>(resource: ResourceName, namespace: string | undefined, name: string): T | undefined;
+  list<T extends object>(resource: ResourceName, namespace?: string): T[];
   /** Fills uid, resourceVersion, creationTimestamp; throws ApiError (409) when it exists. */
-  create<T extends KubeObject>(resource: ResourceName, obj: T): T;
+  create<T extends object>(resource: ResourceName, obj: T): T;
   /** Unconditional write of the whole object, status included (ignores resourceVersion); 404 if absent. */
-  update<T extends KubeObject>(resource: ResourceName, obj: T): T;
+  update<T extends object>(resource: ResourceName, obj: T): T;
   /** Removes the object at once (whatever podDeletion says); throws ApiError (404) when absent. */
   delete(resource: ResourceName, namespace: string | undefined, name: string): void;
   /** Every HTTP request served, in order of arrival (the latest ones with maxRecordedRequests). */
@@ -126,10 +121,10 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx);
 }
 
-/** Converts stored JSON into the client-node model class, as the client would after a GET. */
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type
-function typed<T>(resource: ResourceName, obj: StoredObject): T {
-  return ObjectSerializer.deserialize(toJson(obj), RESOURCES[resource].model, '') as T;
+/** A fresh copy of a stored object, as JSON (what a GET returns). */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the type it expects
+function typed<T>(_resource: ResourceName, obj: StoredObject): T {
+  return toJson(obj) as unknown as T;
 }
 
 function rethrowLater(err: unknown): void {
@@ -162,26 +157,22 @@ class FakeServer implements FakeApiServer {
   }
 
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the model type it expects
-  get<T extends KubeObject>(
-    resource: ResourceName,
-    namespace: string | undefined,
-    name: string,
-  ): T | undefined {
+  get<T extends object>(resource: ResourceName, namespace: string | undefined, name: string): T | undefined {
     const def = RESOURCES[resource];
     const obj = this.ctx.store.get(resource, def.namespaced ? namespace : undefined, name);
     return obj ? typed<T>(resource, obj) : undefined;
   }
 
-  list<T extends KubeObject>(resource: ResourceName, namespace?: string): T[] {
+  list<T extends object>(resource: ResourceName, namespace?: string): T[] {
     return this.ctx.store.list(resource, namespace).map((o) => typed<T>(resource, o));
   }
 
-  create<T extends KubeObject>(resource: ResourceName, obj: T): T {
+  create<T extends object>(resource: ResourceName, obj: T): T {
     const json = toJson(obj) as unknown as JsonObject;
     return typed<T>(resource, this.ctx.registry.create(RESOURCES[resource], undefined, json));
   }
 
-  update<T extends KubeObject>(resource: ResourceName, obj: T): T {
+  update<T extends object>(resource: ResourceName, obj: T): T {
     return typed<T>(
       resource,
       this.ctx.registry.put(RESOURCES[resource], toJson(obj) as unknown as JsonObject),

@@ -140,16 +140,12 @@ export class TrackedKube implements Kube {
     options?: ListOptions,
     signal?: AbortSignal,
   ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
-  getPod: Kube['getPod'] = (namespace, name, signal) =>
-    this.call('getPod', (k) => k.getPod(namespace, name, signal));
   evictPod: Kube['evictPod'] = (namespace, name, grace, signal) =>
     this.call('evictPod', (k) => k.evictPod(namespace, name, grace, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
-  jsonPatchDaemonSet: Kube['jsonPatchDaemonSet'] = (namespace, name, ops, signal) =>
-    this.call('jsonPatchDaemonSet', (k) => k.jsonPatchDaemonSet(namespace, name, ops, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>
     this.call('mergePatchDaemonSet', (k) => k.mergePatchDaemonSet(namespace, name, patch, signal));
   createEvent: Kube['createEvent'] = (namespace, event, signal) =>

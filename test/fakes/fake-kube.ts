@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node's model types are classes; plain JSON objects are what the API returns. */
 // A tiny in-memory Kube for blocker unit tests: pods, PDBs and one DaemonSet; writes are refused.
 import type {
   CoreV1Event,
@@ -62,14 +60,8 @@ export class FakeKube implements Kube {
   mergePatchNode(): Promise<V1Node> {
     return unsupported('mergePatchNode');
   }
-  getPod(): Promise<V1Pod> {
-    return unsupported('getPod');
-  }
   evictPod(): Promise<void> {
     return unsupported('evictPod');
-  }
-  jsonPatchDaemonSet(): Promise<V1DaemonSet> {
-    return unsupported('jsonPatchDaemonSet');
   }
   mergePatchDaemonSet(): Promise<V1DaemonSet> {
     return unsupported('mergePatchDaemonSet');

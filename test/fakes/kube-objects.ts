@@ -1,7 +1,5 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // Kubernetes objects as tests write them into the fake API server.
-import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 
 /** A node's system info; only bootID matters to the agent (it proves a reboot happened). */
 export function nodeInfo(bootID: string): NonNullable<V1Node['status']>['nodeInfo'] {

@@ -1,8 +1,6 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '../../src/kube/kube.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';

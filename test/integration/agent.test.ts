@@ -1,9 +1,7 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // One agent over the real seams (client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
 // against the fake API server: what the cluster records is what a restarted agent continues from.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { Agent, CORDONED_BY_ANNOTATION } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';

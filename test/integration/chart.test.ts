@@ -520,7 +520,6 @@ const PERMISSIONS: Record<
   jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
   mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
   listPods: { group: '', resource: 'pods', verb: 'list', scope: 'cluster' },
-  getPod: { group: '', resource: 'pods', verb: 'get', scope: 'cluster' },
   evictPod: { group: '', resource: 'pods/eviction', verb: 'create', scope: 'cluster' },
   listPodDisruptionBudgets: {
     group: 'policy',
@@ -531,7 +530,6 @@ const PERMISSIONS: Record<
   createEvent: { group: '', resource: 'events', verb: 'create', scope: 'cluster' },
   mergePatchEvent: { group: '', resource: 'events', verb: 'patch', scope: 'cluster' },
   getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', scope: 'lock' },
-  jsonPatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
   mergePatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
   watchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'watch', scope: 'lock' },
 };
@@ -539,7 +537,7 @@ const PERMISSIONS: Record<
 /** The documented RBAC, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

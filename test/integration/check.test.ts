@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
-   client-node's model classes are plain data; tests write them as object literals, as the API does. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -368,13 +366,12 @@ describe('ReadOnlyKube', () => {
     await expect(kube.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow('dry run');
     await expect(kube.jsonPatchNode('n1', [])).rejects.toThrow('dry run');
     await expect(kube.mergePatchDaemonSet('kube-system', 'kured', {})).rejects.toThrow('dry run');
-    await expect(kube.jsonPatchDaemonSet('kube-system', 'kured', [])).rejects.toThrow('dry run');
     await expect(kube.evictPod('default', 'p', 0)).rejects.toThrow('dry run');
     await expect(kube.createEvent('default', { reason: 'Rebooting' } as CoreV1Event)).rejects.toThrow(
       'dry run',
     );
     await expect(kube.mergePatchEvent('default', 'e', {})).rejects.toThrow('dry run');
-    expect(kube.refused).toHaveLength(7);
+    expect(kube.refused).toHaveLength(6);
     expect(writes()).toEqual([]);
   });
 });

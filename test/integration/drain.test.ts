@@ -1,8 +1,6 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // KubeDrainer through the real client-node against the fake API server.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';

@@ -1,8 +1,6 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // KubeEventRecorder through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { CoreV1Event, V1Node } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node } from '../../src/kube/kube.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeEventRecorder } from '../../src/node/kube-event-recorder.js';
@@ -58,7 +56,7 @@ describe('KubeEventRecorder', () => {
       reportingComponent: 'kured-ts',
       reportingInstance: 'n1',
     });
-    expect(event!.firstTimestamp).toEqual(new Date('2026-01-05T10:00:00Z'));
+    expect(event!.firstTimestamp).toBe('2026-01-05T10:00:00.000Z');
     expect(event!.metadata.name).toMatch(/^n1\.[0-9a-f]+$/);
   });
 

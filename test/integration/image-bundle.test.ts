@@ -1,9 +1,18 @@
 // What the container image relies on, checked without a container engine (scripts/image-test.sh
 // builds and runs the real image from .ci/run): the Dockerfile's contract, and the esbuild bundle
-// running on its own, with no node_modules anywhere above it, as /app/kured-ts.mjs does in the image.
+// running on its own, with no node_modules anywhere above it, as /app/cli.js does in the image.
 import { describe, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,15 +45,17 @@ const PEAK_RSS_REPORTER = `process.on('exit', () => {
 });
 `;
 
-/** Runs the bundle copied alone into an empty directory; returns its output and peak RSS. */
+/** Runs the bundle copied alone (as the image holds it) into an empty directory; output and peak RSS. */
 function runAlone(args: string[]): { status: number; stdout: string; stderr: string; peakRssKb: number } {
   const bundle = join(root, 'dist/cli.js');
   if (!existsSync(bundle)) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bundle-'));
   try {
-    copyFileSync(bundle, join(dir, 'kured-ts.mjs'));
+    copyFileSync(bundle, join(dir, 'cli.js'));
+    copyFileSync(join(root, 'dist/package.json'), join(dir, 'package.json'));
+    cpSync(join(root, 'dist/chunks'), join(dir, 'chunks'), { recursive: true });
     writeFileSync(join(dir, 'rss.cjs'), PEAK_RSS_REPORTER);
-    const run = spawnSync('node', ['--require', join(dir, 'rss.cjs'), join(dir, 'kured-ts.mjs'), ...args], {
+    const run = spawnSync('node', ['--require', join(dir, 'rss.cjs'), join(dir, 'cli.js'), ...args], {
       cwd: dir,
       encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_PATH: '' },
@@ -70,17 +81,18 @@ describe('the Dockerfile', () => {
     expect(build).toMatch(/^RUN npm run build$/m);
   });
 
-  test('the runtime stage has nsenter and tzdata, one bundled file, no node_modules, a non-root user', () => {
+  test('the runtime stage has nsenter and tzdata, the bundle only, no node_modules, a non-root user', () => {
     const runtime = stage('runtime');
     const text = runtime.join('\n');
     expect(text).toMatch(/apt-get install [^\n]*\butil-linux\b/);
     expect(text).toMatch(/apt-get install [^\n]*\btzdata\b/);
     expect(runtime.filter((l) => l.startsWith('COPY --from=build'))).toEqual([
-      'COPY --from=build /src/dist/cli.js /app/kured-ts.mjs',
+      'COPY --from=build /src/dist/cli.js /src/dist/package.json /app/',
+      'COPY --from=build /src/dist/chunks /app/chunks',
     ]);
     expect(text).not.toContain('node_modules /');
     expect(runtime.find((l) => l.startsWith('USER '))).toBe('USER 65532:65532');
-    expect(runtime[runtime.length - 1]).toBe('ENTRYPOINT ["node", "/app/kured-ts.mjs"]');
+    expect(runtime[runtime.length - 1]).toBe('ENTRYPOINT ["node", "/app/cli.js"]');
   });
 
   test('.dockerignore keeps node_modules, dist and local state out of the build context', () => {
@@ -105,6 +117,14 @@ describe('the Dockerfile', () => {
 });
 
 describe('the bundle alone, as in the image', () => {
+  test("carries none of client-node's generated API classes or models (memory on every node)", () => {
+    const files = ['cli.js', ...readdirSync(join(root, 'dist/chunks')).map((f) => `chunks/${f}`)];
+    const text = files.map((f) => readFileSync(join(root, 'dist', f), 'utf8')).join('\n');
+    expect(text).toContain('loadFromDefault'); // client-node's KubeConfig is there
+    for (const generated of ['class CoreV1Api', 'class AppsV1Api', 'ObjectSerializer', 'class V1PodSpec'])
+      expect(text).not.toContain(generated);
+  });
+
   test('answers --help with every flag, without node_modules', () => {
     const run = runAlone(['--help']);
     expect(run.stderr).not.toMatch(/Cannot find (module|package)/);

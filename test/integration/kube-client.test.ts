@@ -1,27 +1,26 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // ClientNodeKube: the Kube seam on client-node 1.4.0, against the fake API server.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Agent } from 'node:http';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AgentOptions } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import {
-  KubeConfig,
-  type V1DaemonSet,
-  type V1Node,
-  type V1Pod,
-  type V1PodDisruptionBudget,
-} from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, statusBody } from '../../src/kube/errors.js';
 import { IDLE_SOCKET_MS, KeepAliveAgents } from '../../src/kube/keep-alive.js';
-import type { Kube, WatchEvent } from '../../src/kube/kube.js';
+import type {
+  Kube,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  WatchEvent,
+} from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
@@ -61,17 +60,17 @@ describe('ClientNodeKube', () => {
       'application/merge-patch+json',
       (k: Kube) => k.mergePatchDaemonSet('kube-system', 'kured', { metadata: { annotations: { a: 'b' } } }),
     ],
-    [
-      'jsonPatchDaemonSet',
-      'application/json-patch+json',
-      (k: Kube) =>
-        k.jsonPatchDaemonSet('kube-system', 'kured', [
-          { op: 'add', path: '/metadata/annotations', value: { a: 'b' } },
-        ]),
-    ],
   ])('%s sends %s', async (_name, contentType, call) => {
     await call(kube);
     expect(lastRequest()).toMatchObject({ method: 'PATCH', contentType, status: 200 });
+  });
+
+  it('names itself field manager kured-ts on every write, so managedFields tell whose a field is', async () => {
+    await kube.mergePatchNode('n1', { metadata: { labels: { a: 'b' } } });
+    await kube.mergePatchDaemonSet('kube-system', 'kured', { metadata: { annotations: { a: 'b' } } });
+    await kube.createEvent('default', { metadata: { name: 'e1' }, involvedObject: {} });
+    const writes = server.requests.filter((r) => r.method !== 'GET');
+    expect(writes.map((r) => r.query.fieldManager)).toEqual(['kured-ts', 'kured-ts', 'kured-ts']);
   });
 
   it('deletes a key with null in a merge patch', async () => {
@@ -219,6 +218,49 @@ describe('aborting a request', () => {
     }, 100);
     await expect(connectKube({ url }).getNode('n1', controller.signal)).rejects.toThrow('agent stopping');
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('fails a request the server accepted and never answered, at the deadline', async () => {
+    const started = Date.now();
+    const call = connectKube({ url, deadlineMs: 300 }).getNode('n1');
+    await expect(call).rejects.toThrow('GET /api/v1/nodes/n1: no complete answer within 300 ms');
+    await expect(call).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('fails a watch whose answer never starts, at the request deadline', async () => {
+    const started = Date.now();
+    const watch = connectKube({ url, deadlineMs: 300 }).watchDaemonSet(
+      'kube-system',
+      'kured',
+      () => undefined,
+      {
+        signal: new AbortController().signal,
+      },
+    );
+    await expect(watch).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('gives up a watch that went quiet past its own timeout plus the grace period', async () => {
+    hanging.removeAllListeners('request');
+    hanging.on('request', (_req, res: ServerResponse) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.flushHeaders(); // and then nothing, ever: no events, no end
+    });
+    const started = Date.now();
+    const watch = connectKube({ url, watchGraceMs: 200 }).watchDaemonSet(
+      'kube-system',
+      'kured',
+      () => undefined,
+      {
+        signal: new AbortController().signal,
+        timeoutSeconds: 1,
+      },
+    );
+    await expect(watch).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_100);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('does not send a request when the signal is already aborted', async () => {

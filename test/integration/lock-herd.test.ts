@@ -1,10 +1,8 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // The thundering herd: what waiting agents cost while the lock is handed around, counted in requests
 // the fake API server served. Holders' writes go straight into the server (no HTTP), so every request
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1DaemonSet, V1Node } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';

@@ -1,9 +1,7 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // KubeNodeOps through the real client-node against the fake API server: our writes touch only what
 // we own, and no concurrent writer's change is ever lost (DESIGN §2.3).
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';
@@ -112,7 +110,7 @@ describe('KubeNodeOps', () => {
     node.spec!.taints!.push({
       key: 'user/late',
       effect: 'NoExecute',
-      timeAdded: new Date('2026-01-05T10:00:00Z'),
+      timeAdded: '2026-01-05T10:00:00Z',
     });
     server.update('nodes', node);
     await ops().removeTaint(TAINT);

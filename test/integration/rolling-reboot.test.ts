@@ -1,9 +1,7 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
-   client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // Three real agents (createAgent: real client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
 // against the fake API server, with simulated host reboots that change the node's bootID.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { createAgent } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config.js';
@@ -95,7 +93,7 @@ function simulatedHost(name: string, required: { value: boolean }): Rebooter {
           const again = server.get<V1Node>('nodes', undefined, name)!;
           again.status = {
             ...again.status,
-            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date() }],
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
           };
           server.update('nodes', again);
         }, 100);

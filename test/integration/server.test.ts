@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node's model classes are plain data; tests write them as object literals, as the API does. */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MemoryLogger } from '../../src/log/logger.js';

@@ -1,5 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment --
-   client-node's model types are classes; plain JSON objects are what the API returns. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +30,7 @@ describe('PrometheusBlocker against bad servers', () => {
       body: '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"alertname":"A"},"value":[1,"x"]}]}}',
     },
     '/503': { status: 503, body: 'Service Unavailable' },
+    '/nostatus': { status: 200, body: '{"data":{}}' },
     '/zero': {
       status: 200,
       body: JSON.stringify({
@@ -51,6 +50,20 @@ describe('PrometheusBlocker against bad servers', () => {
     server = createServer((req, res) => {
       const path = (req.url ?? '').split('/api/v1/query')[0] ?? '';
       if (path === '/hang') return; // never answers
+      if (path === '/drip') {
+        // a byte every 50 ms, for ever: a per-byte timeout would never fire
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), 50);
+        res.on('close', () => {
+          clearInterval(timer);
+        });
+        return;
+      }
+      if (path === '/flood') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"status":"success","data":{"resultType":"vector","result":[]}}${' '.repeat(2048)}`);
+        return;
+      }
       const answer = bodies[path] ?? { status: 404, body: 'not found' };
       res.writeHead(answer.status, { 'content-type': 'application/json' });
       res.end(answer.body);
@@ -67,12 +80,15 @@ describe('PrometheusBlocker against bad servers', () => {
     ['/html', /not JSON/],
     ['/empty', /not JSON/],
     ['/array', /not a JSON object/],
-    ['/error', /query failed: parse error/],
+    ['/error', /query not successful \(status "error"\): parse error/],
+    ['/nostatus', /query not successful \(status absent\)/],
     ['/matrix', /unexpected result type/],
     ['/badsample', /malformed sample/],
     ['/badvalue', /malformed sample value/],
     ['/503', /HTTP 503/],
-    ['/hang', /timeout/i],
+    ['/hang', /no complete answer within 300 ms/],
+    ['/drip', /no complete answer within 300 ms/],
+    ['/flood', /answer larger than 1024 bytes/],
   ];
   it.each(blocking)('blocks, without throwing, when %s answers garbage', async (path, reason) => {
     const blocker = new PrometheusBlocker({
@@ -81,6 +97,7 @@ describe('PrometheusBlocker against bad servers', () => {
       matchOnly: false,
       firingOnly: false,
       timeoutMs: 300,
+      maxBytes: 1024,
     });
     const verdict = await blocker.check();
     expect(verdict.blocked).toBe(true);

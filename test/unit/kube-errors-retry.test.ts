@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApiException } from '@kubernetes/client-node';
+import { KubeApiError } from '../../src/kube/http.js';
 import {
   isConflict,
   isConflictOrInvalid,
@@ -14,8 +14,8 @@ import {
 import { backoffMs, retry } from '../../src/kube/retry.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
-function apiError(code: number, body: unknown = ''): ApiException<unknown> {
-  return new ApiException(code, 'Unknown API Status Code!', body, {});
+function apiError(code: number, body = ''): KubeApiError {
+  return new KubeApiError(code, body, 'GET /api/v1/nodes/n1');
 }
 
 describe('API error classification', () => {
@@ -55,7 +55,7 @@ describe('API error classification', () => {
 
   it.each([
     ['a non-JSON body', apiError(502, 'Bad Gateway'), 'Bad Gateway (502)'],
-    ['an empty body', apiError(500, ''), 'HTTP-Code: 500'],
+    ['an empty body', apiError(500, ''), 'GET /api/v1/nodes/n1: HTTP 500'],
     ['a plain error', new Error('connect ECONNREFUSED\nmore'), 'connect ECONNREFUSED'],
     ['a string', 'boom', 'boom'],
   ])('gives a one-line message for %s', (_name, err, message) => {

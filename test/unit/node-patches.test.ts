@@ -1,7 +1,6 @@
-/* eslint-disable @typescript-eslint/no-unsafe-class-instance-assignment, @typescript-eslint/no-misused-spread --
-   client-node models are classes, yet plain objects are how tests write Kubernetes objects. */
 import { describe, expect, it } from '@jest/globals';
-import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { KubeApiError } from '../../src/kube/http.js';
+import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { pdbFromCause, skipReason } from '../../src/node/kube-drainer.js';
 import { addTaintOps, removeTaintOps, toNodeState } from '../../src/node/kube-node-ops.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
@@ -30,13 +29,9 @@ describe('taint patches', () => {
     ]);
   });
 
-  it('guards by resourceVersion when a taint carries timeAdded', () => {
-    const taints = [{ key: 'a', effect: 'NoExecute', timeAdded: new Date('2026-01-05T10:00:00Z') }];
-    expect(addTaintOps(node(taints), KEY)?.[0]).toEqual({
-      op: 'test',
-      path: '/metadata/resourceVersion',
-      value: '42',
-    });
+  it('guards with the list exactly as read, timeAdded included (the wire text is kept)', () => {
+    const taints = [{ key: 'a', effect: 'NoExecute', timeAdded: '2026-01-05T10:00:00Z' }];
+    expect(addTaintOps(node(taints), KEY)?.[0]).toEqual({ op: 'test', path: '/spec/taints', value: taints });
   });
 
   it('adds nothing when our taint is there, and removes exactly its index', () => {
@@ -61,9 +56,7 @@ describe('taint patches', () => {
         spec: { unschedulable: true, taints: [{ key: 'a', effect: 'NoSchedule' }] },
         status: {
           nodeInfo: { bootID: 'b1' } as never,
-          conditions: [
-            { type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-05T10:00:00Z') },
-          ],
+          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-05T10:00:00Z' }],
         },
       }),
     ).toEqual({
@@ -144,7 +137,11 @@ describe('the PDB named by a 429', () => {
     ['no DisruptionBudget cause', [{ reason: 'Other', message: 'The disruption budget x needs' }], undefined],
     ['no causes', [], undefined],
   ])('is read from %s', (_name, causes, pdb) => {
-    const err = new ApiException(429, 'x', JSON.stringify({ kind: 'Status', details: { causes } }), {});
+    const err = new KubeApiError(
+      429,
+      JSON.stringify({ kind: 'Status', details: { causes } }),
+      'POST eviction',
+    );
     expect(pdbFromCause(err)).toBe(pdb);
   });
 });

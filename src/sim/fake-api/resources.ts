@@ -1,10 +1,10 @@
 // The resources the fake API server serves, and the stored shape of their objects.
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '../../kube/kube.js';
 
 /** Resources served, by their plural name in the URL. */
 export type ResourceName = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces';
 
-/** Any Kubernetes object as the client sees it (client-node model classes fit this). */
+/** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
@@ -45,8 +45,6 @@ export interface ResourceDef {
   namespaced: boolean;
   /** Has a status subresource: writes to the main resource keep the stored status. */
   hasStatus: boolean;
-  /** client-node model name, to hand typed objects to in-process callers. */
-  model: string;
   /** Field selector labels this resource supports besides metadata.name/metadata.namespace. */
   fields: readonly string[];
 }
@@ -84,10 +82,9 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     plural: 'nodes',
     kind: 'Node',
     namespaced: false,
-    model: 'V1Node',
     fields: ['spec.unschedulable'],
   },
-  pods: { ...core, name: 'pods', plural: 'pods', kind: 'Pod', model: 'V1Pod', fields: POD_FIELDS },
+  pods: { ...core, name: 'pods', plural: 'pods', kind: 'Pod', fields: POD_FIELDS },
   daemonsets: {
     ...core,
     name: 'daemonsets',
@@ -95,7 +92,6 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'apps',
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
-    model: 'V1DaemonSet',
     fields: [],
   },
   poddisruptionbudgets: {
@@ -105,7 +101,6 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'policy',
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
-    model: 'V1PodDisruptionBudget',
     fields: [],
   },
   events: {
@@ -114,7 +109,6 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     plural: 'events',
     kind: 'Event',
     hasStatus: false,
-    model: 'CoreV1Event',
     fields: EVENT_FIELDS,
   },
   namespaces: {
@@ -123,7 +117,6 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     plural: 'namespaces',
     kind: 'Namespace',
     namespaced: false,
-    model: 'V1Namespace',
     fields: ['status.phase'],
   },
 };

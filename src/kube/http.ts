@@ -1,0 +1,221 @@
+// Requests to the API server over client-node's KubeConfig, with a deadline on every one.
+//
+// client-node 1.4.0 is kept for what it does well: loading kubeconfig files and in-cluster config,
+// TLS material, bearer tokens and exec/OIDC credential plugins (applyToHTTPSOptions), proxies (its
+// createAgent). Its generated API classes are not used: they load every API group (5.6 MB of JS,
+// about 20 MB of resident memory on every node) for the nine requests kured-ts sends, and they have
+// no request timeout: an API server that accepts a connection and never answers would hang a call
+// for ever. Here every request has a deadline (DEFAULT_DEADLINE_MS unless the caller asks for
+// another), and a watch is bounded by the timeoutSeconds it asks the server for plus a grace period.
+//
+// Errors: a non-2xx answer throws KubeApiError (code = HTTP status, body = the raw Status text), which
+// src/kube/errors.ts classifies; no answer in time throws KubeTimeoutError (name 'TimeoutError'); a
+// network error is thrown as Node reports it, with the request named in the message.
+import type http from 'node:http';
+import type https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { abortReason } from '../clock/clock.js';
+import { DeadlineError, readBody, send, withDeadline } from '../http/request.js';
+import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
+
+/** Bound of one request (connect, send, answer) unless the caller gives another. */
+export const DEFAULT_DEADLINE_MS = 30_000;
+/** A watch may outlive the timeoutSeconds it asked for by this much before we give up on it. */
+export const WATCH_GRACE_MS = 30_000;
+/** The field manager of every write (metadata.managedFields names us). */
+export const FIELD_MANAGER = 'kured-ts';
+
+/** A failed call: the API server answered with a non-2xx status. */
+export class KubeApiError extends Error {
+  override readonly name = 'KubeApiError';
+  constructor(
+    /** HTTP status. */
+    readonly code: number,
+    /** The response body as sent (kube-apiserver: a JSON Status object). */
+    readonly body: string,
+    what: string,
+  ) {
+    super(`${what}: HTTP ${code}${body === '' ? '' : `: ${body.slice(0, 200)}`}`);
+  }
+}
+
+/** No answer within the deadline (the name `TimeoutError` is what callers look for). */
+export { DeadlineError as KubeTimeoutError } from '../http/request.js';
+
+/** One request. */
+export interface KubeRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path below the server URL, e.g. /api/v1/nodes/n1. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body. */
+  body?: unknown;
+  /** Content-Type of the body; default application/json. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Overrides the transport's deadline for this request (ms). */
+  deadlineMs?: number;
+}
+
+function queryString(query: KubeRequest['query']): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** Headers as node:http wants them, from what applyToHTTPSOptions left. */
+function headersOf(opts: https.RequestOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(opts.headers ?? {})) {
+    if (value !== undefined) headers[key] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  if (typeof opts.auth === 'string' && opts.auth !== '') {
+    headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  }
+  return headers;
+}
+
+/** The transport of one ClientNodeKube; close() ends its connections. */
+export class KubeTransport {
+  private readonly agents: KeepAliveAgents;
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    private readonly deadlineMs = DEFAULT_DEADLINE_MS,
+    private readonly watchGraceMs = WATCH_GRACE_MS,
+  ) {
+    this.agents = installKeepAliveAgents(kubeConfig);
+  }
+
+  /** Sends the request and resolves to the parsed JSON answer (undefined for an empty body). */
+  async json<T>(req: KubeRequest): Promise<T> {
+    const what = `${req.method} ${req.path}`;
+    const { signal, dispose } = withDeadline(req.signal, req.deadlineMs ?? this.deadlineMs, what);
+    try {
+      const res = await this.send(req, signal);
+      const text = await readBody(res, signal);
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code > 299) throw new KubeApiError(code, text, what);
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    } catch (err) {
+      throw settled(err, signal, req.signal, what);
+    } finally {
+      dispose();
+    }
+  }
+
+  /**
+   * A watch: streams newline-delimited JSON objects to `onLine` until the server ends the stream
+   * (it does after `timeoutSeconds`), `signal` aborts, or timeoutSeconds + WATCH_GRACE_MS pass.
+   * Resolves when the stream ended by itself or was aborted by `signal`; rejects on errors and when
+   * the answer did not start within the request deadline.
+   */
+  async watch(
+    req: KubeRequest & { timeoutSeconds: number },
+    onLine: (value: unknown) => void,
+  ): Promise<void> {
+    const what = `WATCH ${req.path}`;
+    const total = req.timeoutSeconds * 1000 + this.watchGraceMs;
+    const whole = withDeadline(req.signal, total, what);
+    const start = withDeadline(whole.signal, req.deadlineMs ?? this.deadlineMs, what);
+    try {
+      const res = await this.send(
+        { ...req, query: { ...req.query, watch: true, timeoutSeconds: req.timeoutSeconds } },
+        start.signal,
+      );
+      start.dispose();
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code > 299) throw new KubeApiError(code, await readBody(res, whole.signal), what);
+      await readLines(res, whole.signal, onLine);
+    } catch (err) {
+      if (req.signal?.aborted === true) return;
+      throw settled(err, start.signal.aborted ? start.signal : whole.signal, req.signal, what);
+    } finally {
+      start.dispose();
+      whole.dispose();
+    }
+  }
+
+  /** Ends every connection, in flight or idle; later requests open new ones. */
+  close(): void {
+    this.agents.close();
+  }
+
+  private async send(req: KubeRequest, signal: AbortSignal): Promise<http.IncomingMessage> {
+    signal.throwIfAborted();
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (cluster === null) throw new Error('the kubeconfig has no current cluster');
+    const opts: https.RequestOptions = { headers: {} };
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const url = new URL(cluster.server.replace(/\/+$/, '') + req.path + queryString(req.query));
+    const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    const headers: Record<string, string> = { ...headersOf(opts), Accept: 'application/json' };
+    if (body !== undefined) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(body.length);
+    }
+    return send(
+      url,
+      { method: req.method, headers, agent: opts.agent as http.Agent | undefined },
+      body,
+      signal,
+    );
+  }
+}
+
+/**
+ * The error to throw after a failure: the caller's abort reason, the deadline, the API's answer, or
+ * a network error with the request named.
+ */
+function settled(err: unknown, signal: AbortSignal, caller: AbortSignal | undefined, what: string): unknown {
+  if (caller?.aborted === true) return abortReason(caller);
+  if (signal.aborted && signal.reason instanceof DeadlineError) return signal.reason;
+  if (err instanceof KubeApiError || !(err instanceof Error)) return err;
+  return new Error(`${what}: ${err.message}`, { cause: err });
+}
+
+function readLines(
+  res: http.IncomingMessage,
+  signal: AbortSignal,
+  onLine: (value: unknown) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let rest = '';
+    const onAbort = (): void => {
+      res.destroy();
+      reject(abortReason(signal));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      rest += chunk;
+      const lines = rest.split('\n');
+      rest = lines.pop() ?? '';
+      try {
+        for (const line of lines) if (line.trim() !== '') onLine(JSON.parse(line));
+      } catch (err) {
+        res.destroy();
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    res.on('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    res.on('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    res.on('close', () => {
+      signal.removeEventListener('abort', onAbort);
+      if (!res.complete) reject(new Error('watch stream closed before its end'));
+    });
+  });
+}
