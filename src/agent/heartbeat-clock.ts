@@ -1,5 +1,5 @@
 // The agent's liveness: a clock that reports the loop alive whenever it waits on purpose.
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 
 /**
  * Wraps the clock the agent and its seams (drainer, lock, node operations, events) sleep on, so that
@@ -28,6 +28,10 @@ export class HeartbeatClock implements Clock {
 
   now(): Date {
     return this.inner.now();
+  }
+
+  monotonicMs(): number {
+    return monotonicMs(this.inner);
   }
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,45 +1,43 @@
 // The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
-import type { EventReason } from '../node/events.js';
-import type { Phase } from '../node/node.js';
 import type { RebootResult } from '../metrics/agent-metrics.js';
+import type { EventReason } from '../node/events.js';
+import type { Phase } from '../node/status.js';
 
-/**
- * What a tick decided. Stable names: tests, logs and the simulator match on them.
- * Progress kinds ('pending', 'draining', 'repaired') are reported in the middle of a tick; the rest
- * end one.
- */
-export type OutcomeKind =
+/** Kinds that carry only a reason. */
+type PlainKind =
   | 'idle'
   | 'sentinel-error'
   | 'pending'
   | 'outside-window'
-  | 'blocked'
-  | 'waiting-for-lock'
   | 'draining'
   | 'drain-failed'
   | 'aborted'
   | 'rebooting'
   | 'verifying'
-  | 'completed'
-  | 'timed-out'
   | 'holding'
   | 'failed'
-  | 'repaired'
+  | 'lock-lost'
+  | 'released'
   | 'error';
 
-/** A decision with its reason; `blocker`, `holders`, `uncordoned`, `durationMs` only where they apply. */
-export interface Outcome {
-  kind: OutcomeKind;
-  reason: string;
-  /** 'blocked': the blocker that said no. */
-  blocker?: string;
-  /** 'waiting-for-lock': the nodes holding the slots. */
-  holders?: string[];
-  /** 'completed' / 'timed-out': whether we uncordoned the node. */
-  uncordoned?: boolean;
-  /** 'completed' / 'timed-out': lock taken → lock released, for kured_ts_reboot_duration_seconds. */
-  durationMs?: number;
-}
+/**
+ * What a tick decided. Stable names: tests, logs and the simulator match on them. Progress kinds
+ * ('pending', 'draining') are reported in the middle of a tick; the rest end one.
+ */
+export type Outcome =
+  | { kind: PlainKind; reason: string }
+  /** A blocker said no. */
+  | { kind: 'blocked'; reason: string; blocker: string }
+  /** Every slot is taken; `holders` are the nodes that take them. */
+  | { kind: 'waiting-for-lock'; reason: string; holders: string[] }
+  /**
+   * The cycle ended after the reboot: ready ('completed') or past --post-reboot-timeout in release
+   * mode ('timed-out'). `uncordoned`: we lifted our cordon; `durationMs`: the cycle's start (the
+   * slot taken) to the slot released, for kured_ts_reboot_duration_seconds.
+   */
+  | { kind: 'completed' | 'timed-out'; reason: string; uncordoned: boolean; durationMs: number };
+
+export type OutcomeKind = Outcome['kind'];
 
 /** How one kind shows up outside the agent. */
 export interface Effects {
@@ -162,29 +160,29 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     lockHeld: true,
     rebootResult: 'failed',
   },
-  repaired: {
-    events: [normal('Uncordoned')],
+  'lock-lost': {
+    phase: 'waiting-for-lock',
+    events: [warning('LockLost')],
     level: 'warn',
-    message: 'removed our cordon left without a lock',
+    message: 'lock slot lost during a reboot cycle; waiting for one, node kept out of service',
+    lockHeld: false,
+  },
+  released: {
+    phase: 'failed',
+    events: [warning('RebootAborted')],
+    level: 'warn',
+    message: 'reboot cycle released by an operator; node left as it is',
+    lockHeld: false,
+    rebootResult: 'aborted',
   },
   error: { events: [], level: 'warn', message: 'tick failed' },
 };
 
-/** The effects of one outcome kind. */
+/** The effects of one outcome. */
 export function effectsOf(outcome: Outcome): Effects {
   const base = EFFECTS[outcome.kind];
-  if ((outcome.kind === 'completed' || outcome.kind === 'timed-out') && outcome.uncordoned === true) {
+  if ((outcome.kind === 'completed' || outcome.kind === 'timed-out') && outcome.uncordoned) {
     return { ...base, events: [...base.events, normal('Uncordoned')] };
   }
   return base;
-}
-
-/** "1h30m", "45s", "0s": durations in Go's style, for reasons and messages. */
-export function formatDuration(ms: number): string {
-  const total = Math.round(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const parts = [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', s > 0 || total === 0 ? `${s}s` : ''];
-  return parts.join('');
 }

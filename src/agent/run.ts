@@ -5,10 +5,12 @@ import type { Config } from '../config.js';
 import { connectKube } from '../kube/client.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import { PrometheusMetrics, refreshRebootRequired } from '../metrics/prometheus-metrics.js';
+import { errorText } from '../text/error-text.js';
+import { PrometheusMetrics } from '../metrics/prometheus-metrics.js';
 import { createSentinel } from '../sentinel/index.js';
 import { startAgentListener } from '../server/agent-listener.js';
 import type { HealthServer } from '../server/http-server.js';
+import { refreshRebootRequired } from './agent.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
 
@@ -19,10 +21,6 @@ export interface RunAgentOptions {
   kube?: Kube;
   /** Default the system clock. */
   clock?: Clock;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Runs until `signal` aborts; resolves 0 then, or 1 when the agent cannot start. */

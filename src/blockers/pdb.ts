@@ -1,5 +1,7 @@
 // PdbBlocker: pre-flight before taking the lock — a pod the drain would evict is covered by a
-// PodDisruptionBudget that allows no disruption right now, so the drain would stall holding the lock.
+// PodDisruptionBudget that allows no disruption right now, so the drain would stall holding the lock;
+// or by more than one PodDisruptionBudget, which the Eviction API refuses outright (HTTP 500), so the
+// drain would fail.
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
 import { skipReason } from '../node/kube-drainer.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
@@ -45,15 +47,31 @@ export class PdbBlocker implements Blocker {
     if (evict.length === 0) return { blocked: false };
     const pdbs = await kube.listPodDisruptionBudgets(undefined, signal);
     for (const pod of evict) {
-      // disruptionsAllowed absent = the controller has not computed it yet: unknown, so it blocks.
-      const pdb = pdbs.find((b) => covers(b, pod) && (b.status?.disruptionsAllowed ?? 0) <= 0);
-      if (pdb) {
-        return {
-          blocked: true,
-          reason: `PodDisruptionBudget ${nameOf(pdb)} allows no disruption of pod ${nameOf(pod)}`,
-        };
-      }
+      const verdict = this.judge(
+        pod,
+        pdbs.filter((b) => covers(b, pod)),
+      );
+      if (verdict.blocked) return verdict;
     }
     return { blocked: false };
+  }
+
+  /** One pod against the PDBs that cover it. */
+  private judge(pod: V1Pod, covering: V1PodDisruptionBudget[]): Verdict {
+    if (covering.length > 1) {
+      return {
+        blocked: true,
+        reason:
+          `pod ${nameOf(pod)} is covered by ${covering.length} PodDisruptionBudgets (${covering.map(nameOf).join(', ')}): ` +
+          'the Eviction API refuses to evict such a pod, so the drain would fail',
+      };
+    }
+    // disruptionsAllowed absent = the controller has not computed it yet: unknown, so it blocks.
+    const pdb = covering.find((b) => (b.status?.disruptionsAllowed ?? 0) <= 0);
+    if (pdb === undefined) return { blocked: false };
+    return {
+      blocked: true,
+      reason: `PodDisruptionBudget ${nameOf(pdb)} allows no disruption of pod ${nameOf(pod)}`,
+    };
   }
 }

@@ -4,6 +4,11 @@
 export interface Clock {
   /** The current time. */
   now(): Date;
+  /**
+   * Milliseconds on a clock that only moves forward at a steady rate (NTP steps and a clock set by
+   * hand do not move it): for measuring how long something lasted in this process. Default: now().
+   */
+  monotonicMs?(): number;
   /** Resolves after `ms` of this clock's time; rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
@@ -12,6 +17,10 @@ export interface Clock {
 export class SystemClock implements Clock {
   now(): Date {
     return new Date();
+  }
+
+  monotonicMs(): number {
+    return performance.now();
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -40,4 +49,9 @@ export class SystemClock implements Clock {
 export function abortReason(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
+}
+
+/** `clock`'s monotonic milliseconds (its wall time when it has no monotonic clock). */
+export function monotonicMs(clock: Clock): number {
+  return clock.monotonicMs?.() ?? clock.now().getTime();
 }

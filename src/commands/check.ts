@@ -1,30 +1,25 @@
 // `kured-ts check --node NAME`: the decision the agent on that node would take now, and every reason
-// holding it back, computed with the agent's own window, blockers and lock code. Changes nothing:
-// the Kube it runs on refuses every write (ReadOnlyKube), so a mistake here cannot touch the cluster.
+// holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
+// blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
+// (ReadOnlyKube), so a mistake here cannot touch the cluster.
 import type { Command } from 'commander';
 import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config.js';
 import { optionValues, parseConfigWithWarnings, FLAGS, type FlagSpec } from '../flags.js';
-import type {
-  CoreV1Event,
-  JsonPatchOp,
-  Kube,
-  ListOptions,
-  V1DaemonSet,
-  V1Node,
-  V1Pod,
-  V1PodDisruptionBudget,
-  WatchEvent,
-} from '../kube/kube.js';
+import type { Kube, V1Node } from '../kube/kube.js';
+import { ReadOnlyKube } from '../kube/read-only-kube.js';
+import { decideBeforeLock, type BeforeLock } from '../agent/decision.js';
+import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
 import { MemoryLogger } from '../log/logger.js';
+import { errorText } from '../text/error-text.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
-import { STATUS_ANNOTATION } from '../node/node.js';
+import { CYCLE_ANNOTATION, STATUS_ANNOTATION } from '../node/node.js';
 import { createSentinel } from '../sentinel/index.js';
-import type { Sentinel } from '../sentinel/sentinel.js';
+import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
   commandIo,
@@ -40,70 +35,6 @@ import {
 
 /** Exit code of `check` when the agent would not start (or continue) a reboot now. */
 export const EXIT_HELD_BACK = 3;
-
-/** A write `check` refused: it must never change the cluster. */
-export class DryRunWrite extends Error {
-  override readonly name = 'DryRunWrite';
-}
-
-/** Kube that reads through and refuses every write (and records what was attempted). */
-export class ReadOnlyKube implements Kube {
-  /** The writes refused, as "VERB what". */
-  readonly refused: string[] = [];
-
-  constructor(private readonly inner: Kube) {}
-
-  private refuse(what: string): Promise<never> {
-    this.refused.push(what);
-    return Promise.reject(new DryRunWrite(`dry run: refused to ${what}`));
-  }
-
-  getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
-    return this.inner.getNode(name, signal);
-  }
-  listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
-    return this.inner.listNodes(options, signal);
-  }
-  jsonPatchNode(name: string, ops: JsonPatchOp[]): Promise<V1Node> {
-    return this.refuse(`json-patch node ${name}: ${JSON.stringify(ops)}`);
-  }
-  mergePatchNode(name: string, patch: object): Promise<V1Node> {
-    return this.refuse(`merge-patch node ${name}: ${JSON.stringify(patch)}`);
-  }
-  listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
-    return this.inner.listPods(namespace, options, signal);
-  }
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
-    const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
-    return this.refuse(`evict pod ${namespace}/${name}${grace}`);
-  }
-  listPodDisruptionBudgets(
-    namespace: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<V1PodDisruptionBudget[]> {
-    return this.inner.listPodDisruptionBudgets(namespace, signal);
-  }
-  getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
-    return this.inner.getDaemonSet(namespace, name, signal);
-  }
-  mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
-    return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
-  }
-  watchDaemonSet(
-    namespace: string,
-    name: string,
-    onEvent: (event: WatchEvent<V1DaemonSet>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal },
-  ): Promise<void> {
-    return this.inner.watchDaemonSet(namespace, name, onEvent, options);
-  }
-  createEvent(namespace: string, event: CoreV1Event): Promise<CoreV1Event> {
-    return this.refuse(`create event ${event.reason ?? ''} in ${namespace}`);
-  }
-  mergePatchEvent(namespace: string, name: string, patch: object): Promise<CoreV1Event> {
-    return this.refuse(`merge-patch event ${namespace}/${name}: ${JSON.stringify(patch)}`);
-  }
-}
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -187,10 +118,6 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
 async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
   const items: CheckItem[] = [];
@@ -258,20 +185,15 @@ function evaluateBootId(node: V1Node): CheckItem {
       };
 }
 
-function isDryRun(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e instanceof DryRunWrite) return true;
-  return false;
-}
-
 interface LockItem extends CheckItem {
   held?: LockHolder;
 }
 
-/** The lock as the agent's own DaemonSetLock sees it; the write of a would-be acquire is refused. */
+/** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */
 async function evaluateLock(
   options: CheckOptions,
   io: CheckIo,
-  kube: ReadOnlyKube,
+  kube: Kube,
   signal: AbortSignal,
 ): Promise<LockItem> {
   const { config } = options;
@@ -285,7 +207,6 @@ async function evaluateLock(
     concurrency: config.concurrency,
     clock: io.clock,
     log: new MemoryLogger(),
-    attempts: 1,
   });
   const held = await lock.holding(signal);
   if (held) {
@@ -296,33 +217,39 @@ async function evaluateLock(
       held,
     };
   }
-  try {
-    const result = await lock.acquire({ unschedulable: false }, signal);
-    if (result.acquired) return { name: 'lock', verdict: 'ok', detail: 'a slot is free' };
-    return { name: 'lock', verdict: 'blocks', detail: result.reason };
-  } catch (err: unknown) {
-    if (isDryRun(err))
-      return { name: 'lock', verdict: 'ok', detail: `a slot is free (${config.concurrency} slot(s))` };
-    throw err;
-  }
+  const result = await lock.wouldAcquire(signal);
+  if (result.acquired)
+    return { name: 'lock', verdict: 'ok', detail: `a slot is free (${config.concurrency} slot(s))` };
+  return { name: 'lock', verdict: 'blocks', detail: result.reason };
 }
 
-/** Before the lock: sentinel, window, blockers, in the agent's order (Agent.fresh). */
-function decideBeforeLock(items: readonly CheckItem[]): CheckReport['decision'] | undefined {
+/** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
+function beforeLock(items: readonly CheckItem[], now: Date, config: CheckConfig, node: V1Node): BeforeLock {
   const sentinel = items.find((i) => i.name === 'sentinel');
-  if (sentinel?.verdict === 'error') return { kind: 'sentinel-error', reason: sentinel.detail };
-  if (sentinel?.verdict === 'no-reboot') return { kind: 'idle', reason: sentinel.detail };
-  const window = items.find((i) => i.name === 'window');
-  if (window?.verdict === 'blocks') return { kind: 'outside-window', reason: window.detail };
-  const blocker = items.find((i) => i.verdict === 'blocks' && i.name !== 'lock');
-  return blocker ? { kind: 'blocked', reason: `${blocker.name}: ${blocker.detail}` } : undefined;
+  const verdict: SentinelVerdict =
+    sentinel?.verdict === 'error'
+      ? { required: false, error: sentinel.detail }
+      : { required: sentinel?.verdict !== 'no-reboot' };
+  const window = createWindow(config.window);
+  const blocker = items.find((i) => i.verdict === 'blocks' && i.name !== 'lock' && i.name !== 'window');
+  return {
+    verdict,
+    window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
+    block: blocker
+      ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
+      : { blocked: false },
+    bootID: node.status?.nodeInfo?.bootID ?? '',
+  };
 }
 
-function decide(items: readonly CheckItem[], held: boolean): CheckReport['decision'] {
-  if (held)
-    return { kind: 'in-progress', reason: 'this node holds the lock: the agent continues its reboot cycle' };
-  const early = decideBeforeLock(items);
-  if (early) return early;
+function decide(
+  items: readonly CheckItem[],
+  inProgress: string | undefined,
+  before: BeforeLock,
+): CheckReport['decision'] {
+  if (inProgress !== undefined) return { kind: 'in-progress', reason: inProgress };
+  const early = decideBeforeLock(before);
+  if (early !== undefined) return earlyDecision(early, items);
   const lock = items.find((i) => i.name === 'lock');
   if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
   const required = items.some((i) => i.name === 'sentinel' && i.verdict === 'ok');
@@ -330,6 +257,30 @@ function decide(items: readonly CheckItem[], held: boolean): CheckReport['decisi
     kind: 'would-reboot',
     reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}`,
   };
+}
+
+/** The agent's pre-lock outcome in check's words, with the item that says why. */
+function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport['decision'] {
+  const detail = (name: string): string => items.find((i) => i.name === name)?.detail ?? early.reason;
+  switch (early.kind) {
+    case 'sentinel-error':
+      return { kind: 'sentinel-error', reason: detail('sentinel') };
+    case 'idle':
+      return { kind: 'idle', reason: 'reboot not required' };
+    case 'outside-window':
+      return { kind: 'outside-window', reason: detail('window') };
+    default:
+      return { kind: 'blocked', reason: early.reason };
+  }
+}
+
+/** Why the agent is past the pre-lock decision on this node: it holds a slot, or its cycle record stands. */
+function inProgress(node: V1Node, lock: LockItem): string | undefined {
+  if (lock.held) return 'this node holds the lock: the agent continues its reboot cycle';
+  if (node.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined) {
+    return 'a reboot cycle is in progress on this node (its lock slot is missing): the agent takes its slot back to finish it';
+  }
+  return undefined;
 }
 
 /** Evaluates everything for one node, reading only. */
@@ -350,7 +301,12 @@ export async function evaluateCheck(
   ];
   const lock = await evaluateLock(options, io, kube, signal);
   items.push(lock);
-  return { node: options.node, items, decision: decide(items, lock.held !== undefined) };
+  const decision = decide(
+    items,
+    inProgress(node, lock),
+    beforeLock(items, io.clock.now(), options.config, node),
+  );
+  return { node: options.node, items, decision };
 }
 
 const VERDICT_LABEL: Record<CheckVerdict, string> = {

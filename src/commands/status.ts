@@ -18,11 +18,8 @@ import {
   NODE_PAUSE_ANNOTATION,
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
-  PHASES,
-  STATUS_ANNOTATION,
-  type NodeStatus,
-  type Phase,
 } from '../node/node.js';
+import { STATUS_ANNOTATION, WANTS_REBOOT, parseStatus, type NodeStatus, type Phase } from '../node/status.js';
 
 // ---- shared by the operator commands ------------------------------------------------------------
 
@@ -214,11 +211,6 @@ export interface StatusOptions extends DaemonSetRef {
   output: 'table' | 'json';
 }
 
-/** Phases in which a reboot is still wanted: all but the two that mean none is. */
-const WANTS_REBOOT: ReadonlySet<Phase> = new Set<Phase>(
-  PHASES.filter((phase) => phase !== 'idle' && phase !== 'completed'),
-);
-
 /** One node's row, as `-o json` prints it. */
 export interface NodeReport {
   node: string;
@@ -274,25 +266,6 @@ function readLock(ds: V1DaemonSet, annotation: string): LockView {
   } catch (err: unknown) {
     const message = err instanceof LockFormatError ? err.message : String(err);
     return { entries: [], maxOwners: 1, error: `unreadable lock annotation: ${message}` };
-  }
-}
-
-function parseStatus(raw: string | undefined): Partial<NodeStatus> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const s = parsed as Record<string, unknown>;
-    const phase = PHASES.find((p) => p === s.phase);
-    return {
-      ...(phase !== undefined ? { phase } : {}),
-      reason: text(s.reason),
-      since: text(s.since),
-      bootID: text(s.bootID),
-      ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
-    };
-  } catch {
-    return { reason: `unreadable status annotation: ${raw.slice(0, 60)}` };
   }
 }
 

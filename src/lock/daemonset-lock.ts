@@ -4,33 +4,42 @@
 // DaemonSet changed since we read it), retried with a fresh read, bounded and jittered. Each write
 // also prunes expired slots. A slot whose Node no longer exists is reclaimed when all slots are full.
 //
-// An annotation we cannot parse is reported (log + AcquireResult.reason) and treated as held by an
-// unknown holder. With --lock-ttl > 0 it expires like a slot created at the later of: the DaemonSet's
-// last recorded change (latest metadata.managedFields time) and the moment this agent first saw that
-// exact value. Both are at or after the real write, so the unparsable lock never expires early; an
-// agent restart only makes it last longer. With --lock-ttl 0 it is held until an operator fixes it.
+// What holds a slot, besides the annotation:
+// - Expiry (--lock-ttl, or a slot's own TTL) is judged by each reader on its own monotonic clock
+//   from the holder's last sign of life (lease.ts), never by comparing wall clocks across nodes; the
+//   holder renews its slot while its cycle goes on.
+// - A node in a reboot cycle (label kured-ts.dev/rebooting, src/node/cycle.ts) holds a slot even
+//   when its entry is missing: deleted, rewritten or expired while the node was down. Such a node
+//   counts against --concurrency until its record shows no sign of life for the TTL, so a lock wiped
+//   mid-wave never lets more than --concurrency nodes out of service. It takes its slot back when it
+//   returns. Only acquisitions look for such nodes (one list by label selector); waiting does not.
+// - kured's manual lock (an entry without a creation time, e.g. {"nodeID":"manual"}) holds every
+//   slot, at any concurrency, until an operator removes it.
+// - An annotation we cannot parse is reported and treated as held by an unknown holder; with a TTL it
+//   expires once it has gone unchanged for that long.
 //
-// Hundreds of agents may wait for a slot at once. Each follows the DaemonSet with a watch and wakes
-// only when a slot could be its own, not at every write; a freed slot wakes them all, so each pauses
-// a random moment and looks again before it sends anything (see waitForChange).
-import type { Clock } from '../clock/clock.js';
+// Hundreds of agents may wait for a slot at once. Each follows the DaemonSet (lock-watch.ts) and
+// wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
+// pauses a random moment and looks again before it sends anything (see waitForChange).
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
 import {
   LockFormatError,
   entriesOf,
   formatMulti,
   formatSingle,
-  isExpired,
-  metadataObject,
   newEntry,
   parseLockAnnotation,
   toHolder,
   type LockEntry,
 } from './kured-lock-format.js';
+import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata } from './lock.js';
+import { LockWatch } from './lock-watch.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {
@@ -49,7 +58,7 @@ export interface DaemonSetLockOptions {
   concurrency: number;
   clock: Clock;
   log: Logger;
-  /** Jitter source for retries. Default Math.random. */
+  /** Jitter source for retries and the herd spread. Default Math.random. */
   random?: () => number;
   /** Write attempts per operation. Default 8. */
   attempts?: number;
@@ -58,10 +67,18 @@ export interface DaemonSetLockOptions {
    * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
    */
   holderCheckMs?: number;
+  /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
+  countNodesInCycle?: boolean;
 }
 
 /** The holder name reported for an annotation we cannot parse. */
 export const UNPARSABLE_HOLDER = '<unparsable lock>';
+
+/**
+ * Longest random pause of a waiter woken by a freed slot before it looks at the watched lock again.
+ * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
+ */
+export const HERD_SPREAD_MS = 1000;
 
 /** What one read of the DaemonSet tells. */
 interface LockState {
@@ -72,60 +89,32 @@ interface LockState {
   entries: LockEntry[];
   /** Why the annotation cannot be read, when it cannot. */
   malformed?: string;
-  /** The unparsable annotation has outlived --lock-ttl. */
-  malformedExpired?: boolean;
-  /** When (ms) the unparsable annotation expires; undefined with --lock-ttl 0. */
-  malformedExpiresAt?: number;
 }
 
 /** Why a waiting node should try for a slot again. */
 type Wake = 'slot-open' | 'own-slot-changed';
 
-/** Wakes the one pending next() at each change of the watched lock annotation. */
-class ChangeFeed {
-  private waiting: (() => void) | undefined;
-
-  notify(): void {
-    const wake = this.waiting;
-    this.waiting = undefined;
-    wake?.();
-  }
-
-  /** Resolves at the next notify() or when `signal` aborts. */
-  next(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done);
-        if (this.waiting === done) this.waiting = undefined;
-        resolve();
-      };
-      this.waiting = done;
-      signal.addEventListener('abort', done, { once: true });
-    });
-  }
-}
-
-/** Pause before watching again after a watch ended or failed. */
-const WATCH_RESTART_MS = 1000;
-
-/**
- * Longest random pause of a waiter woken by a freed slot before it looks at the watched lock again.
- * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
- */
-export const HERD_SPREAD_MS = 1000;
-
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
+
+/** kured's manual lock: an entry that records no creation time. Holds every slot. */
+function isManual(entry: LockEntry): boolean {
+  return entry.createdMs === undefined;
+}
+
+const MALFORMED_KEY = '\u0000malformed';
 
 export class DaemonSetLock implements Lock {
   /** When each holder's Node was last seen to exist (ms), for reclaim checks. */
   private readonly holderSeen = new Map<string, number>();
-  /** First time this agent saw each unparsable value (ms). */
-  private readonly firstSeenMalformed = new Map<string, number>();
+  private readonly leases = new LeaseObserver();
+  private readonly watch: LockWatch;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
   private watched: V1DaemonSet | undefined;
 
-  constructor(private readonly o: DaemonSetLockOptions) {}
+  constructor(private readonly o: DaemonSetLockOptions) {
+    this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
+  }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
@@ -147,22 +136,30 @@ export class DaemonSetLock implements Lock {
     return outcome;
   }
 
+  async wouldAcquire(signal?: AbortSignal): Promise<AcquireResult> {
+    const decision = await this.decideAcquire(await this.read(signal), { unschedulable: false }, signal);
+    return decision.result;
+  }
+
   async holding(signal?: AbortSignal): Promise<LockHolder | undefined> {
     const state = await this.read(signal);
     const ours = this.live(state.entries).find((e) => e.nodeID === this.o.nodeId);
     return ours === undefined ? undefined : toHolder(ours);
   }
 
-  async update(metadata: LockMetadata, signal?: AbortSignal): Promise<void> {
+  async renew(signal?: AbortSignal): Promise<boolean> {
+    let held = false;
     await this.write(signal, (state) => {
       const live = this.live(state.entries);
       const index = live.findIndex((e) => e.nodeID === this.o.nodeId);
       const ours = live[index];
-      if (ours === undefined)
-        throw new Error(`cannot update the lock: node ${this.o.nodeId} does not hold it`);
-      live[index] = { ...ours, metadata: metadataObject(metadata) };
+      held = ours !== undefined && state.malformed === undefined;
+      if (ours === undefined || !held) return Promise.resolve(undefined);
+      const renewed = newEntry(this.o.nodeId, toHolder(ours).metadata, this.o.clock.now(), this.o.ttlMs);
+      live[index] = { ...renewed, metadata: ours.metadata };
       return Promise.resolve(live);
     });
+    return held;
   }
 
   async release(signal?: AbortSignal): Promise<void> {
@@ -187,20 +184,21 @@ export class DaemonSetLock implements Lock {
     signal?.throwIfAborted();
     const seen = this.watched ?? (await this.fetch(signal));
     const stop = new AbortController();
-    const onAbort = (): void => {
-      stop.abort(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
     const changes = new ChangeFeed();
+    const observe = (ds: V1DaemonSet): void => {
+      const before = this.watched?.metadata?.annotations?.[this.o.annotation];
+      this.watched = ds;
+      if (ds.metadata?.annotations?.[this.o.annotation] !== before) changes.notify();
+    };
     try {
       await Promise.race([
-        this.o.clock.sleep(timeoutMs, stop.signal).catch(() => undefined),
-        this.follow(seen, changes, stop.signal),
-        this.untilTakeable(this.stateOf(seen), changes, stop.signal),
+        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
+        this.watch.follow(seen, observe, both),
+        this.untilTakeable(this.stateOf(seen), changes, both),
       ]);
     } finally {
       stop.abort();
-      signal?.removeEventListener('abort', onAbort);
     }
     signal?.throwIfAborted();
   }
@@ -222,30 +220,27 @@ export class DaemonSetLock implements Lock {
 
   /** The next change of the watched annotation, or the moment a slot of the current state expires. */
   private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    const inner = new AbortController();
-    const stop = (): void => {
-      inner.abort();
-    };
-    signal.addEventListener('abort', stop, { once: true });
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
     const expiresAt = this.nextExpiry(this.current());
-    const waits = [changes.next(inner.signal)];
+    const waits = [changes.next(both)];
     if (expiresAt !== undefined) {
-      const ms = expiresAt - this.o.clock.now().getTime();
-      waits.push(this.o.clock.sleep(ms, inner.signal).catch(() => undefined));
+      waits.push(this.o.clock.sleep(expiresAt - this.nowMs(), both).catch(() => undefined));
     }
     try {
       await Promise.race(waits);
     } finally {
-      inner.abort();
-      signal.removeEventListener('abort', stop);
+      stop.abort();
     }
   }
 
   /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */
   private wakeReason(seen: LockState, now: LockState): Wake | undefined {
     if (this.ownSlot(seen) !== this.ownSlot(now)) return 'own-slot-changed';
-    if (now.malformed !== undefined) return now.malformedExpired === true ? 'slot-open' : undefined;
-    return this.live(now.entries).length < this.o.concurrency ? 'slot-open' : undefined;
+    if (now.malformed !== undefined) return this.malformedExpired(now) ? 'slot-open' : undefined;
+    const live = this.live(now.entries);
+    if (live.some(isManual)) return undefined;
+    return live.length < this.o.concurrency ? 'slot-open' : undefined;
   }
 
   /** Our slot as stored, for comparison; undefined when we have none. */
@@ -254,15 +249,14 @@ export class DaemonSetLock implements Lock {
     return ours === undefined ? undefined : JSON.stringify(ours);
   }
 
-  /** When (ms) the next live slot, or the unparsable annotation, expires; undefined: never. */
+  /** When (monotonic ms) the next live slot or the unparsable annotation expires; undefined: never. */
   private nextExpiry(state: LockState): number | undefined {
-    if (state.malformedExpiresAt !== undefined) return state.malformedExpiresAt;
-    const now = this.o.clock.now().getTime();
+    if (state.malformed !== undefined) return this.leases.expiresAt(MALFORMED_KEY, this.o.ttlMs);
     const times = this.live(state.entries).flatMap((e) => {
-      const ttlMs = e.ttlNs > 0 ? e.ttlNs / 1_000_000 : this.o.ttlMs;
-      return e.createdMs === undefined || ttlMs <= 0 ? [] : [e.createdMs + ttlMs];
+      const at = this.leases.expiresAt(e.nodeID, this.ttlOf(e));
+      return at === undefined ? [] : [at];
     });
-    return times.length === 0 ? undefined : Math.max(now, Math.min(...times));
+    return times.length === 0 ? undefined : Math.max(this.nowMs(), Math.min(...times));
   }
 
   /** The lock as last seen (read, written or watched), judged now. */
@@ -270,65 +264,23 @@ export class DaemonSetLock implements Lock {
     return this.stateOf(this.watched);
   }
 
-  /**
-   * Follows the DaemonSet from `seen` on, remembering every change and telling `changes` when the
-   * annotation text changed. A watch that ends or fails (410 Gone, network) is followed by a fresh
-   * read and, after a pause, a new watch. Resolves when the DaemonSet is deleted or `signal` aborts.
-   */
-  private async follow(seen: V1DaemonSet, changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    let resourceVersion = seen.metadata?.resourceVersion ?? '';
-    const observe = (ds: V1DaemonSet): void => {
-      const before = this.watched?.metadata?.annotations?.[this.o.annotation];
-      this.remember(ds);
-      if (ds.metadata?.annotations?.[this.o.annotation] !== before) changes.notify();
-    };
-    while (!signal.aborted) {
-      const outcome = await this.watchOnce(resourceVersion, observe, signal);
-      if (outcome.deleted) return;
-      const fresh = await this.fetch(signal).catch(() => undefined);
-      if (fresh !== undefined) observe(fresh);
-      resourceVersion = fresh?.metadata?.resourceVersion ?? outcome.resourceVersion;
-      await this.o.clock.sleep(WATCH_RESTART_MS, signal).catch(() => undefined);
-    }
+  private nowMs(): number {
+    return monotonicMs(this.o.clock);
   }
 
-  /** One watch: until the DaemonSet is deleted, the stream ends, or it fails. */
-  private async watchOnce(
-    resourceVersion: string,
-    observe: (ds: V1DaemonSet) => void,
-    signal: AbortSignal,
-  ): Promise<{ deleted: boolean; resourceVersion: string }> {
-    const inner = new AbortController();
-    const stop = (): void => {
-      inner.abort();
-    };
-    signal.addEventListener('abort', stop, { once: true });
-    const state = { deleted: false, resourceVersion };
-    try {
-      await this.o.kube.watchDaemonSet(
-        this.o.namespace,
-        this.o.name,
-        (event) => {
-          state.resourceVersion = event.object.metadata?.resourceVersion ?? state.resourceVersion;
-          if (event.type === 'DELETED') {
-            state.deleted = true;
-            inner.abort();
-          } else if (event.type !== 'BOOKMARK') observe(event.object);
-        },
-        { resourceVersion, signal: inner.signal },
-      );
-    } catch (err) {
-      this.o.log.debug('lock watch failed', { error: statusMessage(err) });
-    } finally {
-      signal.removeEventListener('abort', stop);
-    }
-    return state;
+  /** A slot's own TTL, else --lock-ttl. */
+  private ttlOf(entry: LockEntry): number {
+    return entry.ttlNs > 0 ? entry.ttlNs / 1_000_000 : this.o.ttlMs;
   }
 
-  /** The slots that count: not expired. */
+  /** The slots that count: not expired for this reader (a manual lock never expires). */
   private live(entries: readonly LockEntry[]): LockEntry[] {
-    const now = this.o.clock.now().getTime();
-    return entries.filter((e) => !isExpired(e, this.o.ttlMs, now));
+    const now = this.nowMs();
+    return entries.filter((e) => isManual(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
+  }
+
+  private malformedExpired(state: LockState): boolean {
+    return state.malformed !== undefined && this.leases.expired(MALFORMED_KEY, this.o.ttlMs, this.nowMs());
   }
 
   private async decideAcquire(
@@ -336,7 +288,7 @@ export class DaemonSetLock implements Lock {
     metadata: LockMetadata,
     signal?: AbortSignal,
   ): Promise<{ result: AcquireResult; entries: LockEntry[] | undefined }> {
-    if (state.malformed !== undefined && state.malformedExpired !== true) {
+    if (state.malformed !== undefined && !this.malformedExpired(state)) {
       const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}`;
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { result: { acquired: false, holders: [UNPARSABLE_HOLDER], reason }, entries: undefined };
@@ -344,21 +296,52 @@ export class DaemonSetLock implements Lock {
     let live = this.live(state.entries);
     const ours = live.find((e) => e.nodeID === this.o.nodeId);
     if (ours !== undefined) return { result: { acquired: true, holder: toHolder(ours) }, entries: undefined };
+    const manual = live.find(isManual);
+    if (manual !== undefined) {
+      const reason = `lock held by ${manual.nodeID === '' ? 'an operator' : manual.nodeID} (a manual lock: every slot is held until it is removed)`;
+      return { result: { acquired: false, holders: [manual.nodeID], reason }, entries: undefined };
+    }
     if (live.length >= this.o.concurrency) live = await this.withoutDeletedHolders(live, signal);
-    if (live.length >= this.o.concurrency) {
-      const holders = live.map((e) => e.nodeID);
-      const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}`;
-      return { result: { acquired: false, holders, reason }, entries: undefined };
+    const inCycle = live.length < this.o.concurrency ? await this.nodesInCycle(live, signal) : [];
+    if (live.length + inCycle.length >= this.o.concurrency) {
+      return { result: this.full(live, inCycle), entries: undefined };
     }
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
+  }
+
+  private full(live: LockEntry[], inCycle: string[]): AcquireResult {
+    const holders = [...live.map((e) => e.nodeID), ...inCycle];
+    const missing =
+      inCycle.length === 0
+        ? ''
+        : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
+    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}`;
+    return { acquired: false, holders, reason };
+  }
+
+  /**
+   * Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, and whose
+   * record has shown a sign of life within the TTL. Their lease is observed like a slot's.
+   */
+  private async nodesInCycle(live: LockEntry[], signal?: AbortSignal): Promise<string[]> {
+    if (this.o.countNodesInCycle === false) return [];
+    const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
+    const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
+    const now = this.nowMs();
+    return nodes.flatMap((node) => {
+      const name = node.metadata?.name ?? '';
+      if (name === '' || holders.has(name)) return [];
+      this.leases.observe(name, `cycle:${node.metadata?.annotations?.[CYCLE_ANNOTATION] ?? ''}`, now);
+      return this.leases.expired(name, this.o.ttlMs, now) ? [] : [name];
+    });
   }
 
   /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */
   private async withoutDeletedHolders(live: LockEntry[], signal?: AbortSignal): Promise<LockEntry[]> {
     const kept: LockEntry[] = [];
     for (const entry of live) {
-      if (entry.createdMs !== undefined && (await this.nodeGone(entry.nodeID, signal))) {
+      if (!isManual(entry) && (await this.nodeGone(entry.nodeID, signal))) {
         this.o.log.info('lock reclaimed from deleted node', { node: this.o.nodeId, holder: entry.nodeID });
         continue;
       }
@@ -437,6 +420,7 @@ export class DaemonSetLock implements Lock {
 
   private remember(ds: V1DaemonSet): void {
     this.watched = ds;
+    this.stateOf(ds);
   }
 
   private async read(signal?: AbortSignal): Promise<LockState> {
@@ -450,37 +434,46 @@ export class DaemonSetLock implements Lock {
     return ds;
   }
 
-  /** What the DaemonSet tells about the lock, judged now. */
+  /** What the DaemonSet tells about the lock; every holder seen is a sighting for its lease. */
   private stateOf(ds: V1DaemonSet | undefined): LockState {
     if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [] };
     const resourceVersion = ds.metadata?.resourceVersion ?? '';
     const text = ds.metadata?.annotations?.[this.o.annotation];
     if (text === undefined) return { resourceVersion, text, entries: [] };
+    const now = this.nowMs();
     try {
-      return { resourceVersion, text, entries: entriesOf(parseLockAnnotation(text)) };
+      const entries = entriesOf(parseLockAnnotation(text));
+      for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
+      return { resourceVersion, text, entries };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
-      const expiresAt = this.malformedExpiresAt(ds, text);
-      return {
-        resourceVersion,
-        text,
-        entries: [],
-        malformed: err.message,
-        malformedExpired: expiresAt !== undefined && this.o.clock.now().getTime() >= expiresAt,
-        malformedExpiresAt: expiresAt,
-      };
+      this.leases.observe(MALFORMED_KEY, text, now);
+      return { resourceVersion, text, entries: [], malformed: err.message };
     }
   }
+}
 
-  private malformedExpiresAt(ds: V1DaemonSet, text: string): number | undefined {
-    const now = this.o.clock.now().getTime();
-    const firstSeen = this.firstSeenMalformed.get(text) ?? now;
-    this.firstSeenMalformed.set(text, firstSeen);
-    if (this.o.ttlMs <= 0) return undefined;
-    const changes = (ds.metadata?.managedFields ?? []).map((f) =>
-      f.time === undefined ? NaN : new Date(f.time).getTime(),
-    );
-    const lastChange = Math.max(firstSeen, ...changes.filter((t) => !Number.isNaN(t)));
-    return lastChange + this.o.ttlMs;
+/** Wakes the one pending next() at each change of the watched lock annotation. */
+class ChangeFeed {
+  private waiting: (() => void) | undefined;
+
+  notify(): void {
+    const wake = this.waiting;
+    this.waiting = undefined;
+    wake?.();
+  }
+
+  /** Resolves at the next notify() or when `signal` aborts. */
+  next(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        if (this.waiting === done) this.waiting = undefined;
+        resolve();
+      };
+      this.waiting = done;
+      if (signal.aborted) done();
+      else signal.addEventListener('abort', done, { once: true });
+    });
   }
 }

@@ -175,8 +175,6 @@ export function newEntry(nodeID: string, metadata: LockMetadata, now: Date, ttlM
 /** Type of each optional LockMetadata field; a stored value of another type is dropped. */
 const METADATA_TYPES: Record<Exclude<keyof LockMetadata, 'unschedulable'>, 'string' | 'number'> = {
   bootID: 'string',
-  attempts: 'number',
-  verifyingSince: 'string',
 };
 
 /** Reads every field of LockMetadata (and passes fields we do not know through, for round trips). */
@@ -203,9 +201,11 @@ export function toHolder(entry: LockEntry): LockHolder {
 }
 
 /**
- * kured's rule (effectiveTTL + ttlExpired): an entry is judged by its own TTL, or by the configured
- * --lock-ttl when it recorded none; 0 never expires. Deviation, fail safe: an entry without a creation
- * time (kured's manual `{"nodeID":"manual"}`) never expires; an operator set it and removes it.
+ * kured's rule (effectiveTTL + ttlExpired), by wall clock: an entry is judged by its own TTL, or by
+ * the configured --lock-ttl when it recorded none; 0 never expires. Deviation, fail safe: an entry
+ * without a creation time (kured's manual `{"nodeID":"manual"}`) never expires. Only `kured-ts
+ * status` judges slots this way (a one-shot reader has no earlier sighting); the agents judge them on
+ * their own monotonic clocks (lease.ts).
  */
 export function isExpired(entry: LockEntry, configuredTtlMs: number, nowMs: number): boolean {
   if (entry.createdMs === undefined) return false;

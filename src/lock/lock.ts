@@ -4,22 +4,14 @@
 export interface LockMetadata {
   /** Was the node already unschedulable before we cordoned it? (kured's field) */
   unschedulable: boolean;
-  /** The node's bootID when the lock was taken: a changed bootID proves the reboot. */
+  /** The node's bootID when the slot was taken (for people reading the lock; the cycle record proves the reboot). */
   bootID?: string;
-  /** Reboots attempted while the bootID stayed unchanged. */
-  attempts?: number;
-  /**
-   * RFC 3339 time the agent first saw the new boot (changed bootID): the start of the
-   * --post-reboot-timeout, kept here so that an agent restart does not reset that clock.
-   * Implementations must round-trip every field of LockMetadata (kured's Go parser ignores them).
-   */
-  verifyingSince?: string;
 }
 
 /** One slot of the lock as read from the annotation. */
 export interface LockHolder {
   nodeID: string;
-  /** When the slot was taken. */
+  /** When the slot was taken or last renewed (the holder's clock). */
   created: Date;
   /** Time to live in ms; 0 = never expires. */
   ttlMs: number;
@@ -33,12 +25,20 @@ export type AcquireResult =
 export interface Lock {
   /** Takes a slot for this node. Idempotent: when we already hold one, returns it unchanged. */
   acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult>;
+  /** What acquire() would answer now, without writing anything (`kured-ts check`). */
+  wouldAcquire(signal?: AbortSignal): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;
-  /** Rewrites our slot's metadata; throws when we no longer hold a slot. */
-  update(metadata: LockMetadata, signal?: AbortSignal): Promise<void>;
+  /**
+   * Renews our slot's lease (a sign of life: its `created` becomes now). Resolves to false, writing
+   * nothing, when we hold no slot.
+   */
+  renew(signal?: AbortSignal): Promise<boolean>;
   /** Gives our slot back. Idempotent: not holding is fine. */
   release(signal?: AbortSignal): Promise<void>;
-  /** Resolves when the lock annotation changes (watch), or after `timeoutMs`, whichever is first. */
+  /**
+   * Resolves when a slot may have become free for us (or our own slot changed), or after
+   * `timeoutMs`, whichever is first.
+   */
   waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void>;
 }

@@ -1,9 +1,6 @@
 // AgentMetrics on prom-client, in a registry of its own (the simulator runs many agents per process).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Clock } from '../clock/clock.js';
-import type { Logger } from '../log/logger.js';
-import { PHASES, type Phase } from '../node/node.js';
-import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
+import { PHASES, type Phase } from '../node/status.js';
 import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
 
 /** The blockers of DESIGN §5; each gets a kured_ts_blocked series from the start. */
@@ -205,52 +202,4 @@ export class PrometheusMetrics implements AgentMetrics {
   metrics(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-export interface RebootRequiredRefresherOptions {
-  sentinel: Sentinel;
-  metrics: AgentMetrics;
-  clock: Clock;
-  logger: Logger;
-  /** Stops the refresher. */
-  signal: AbortSignal;
-  /** Default 60 s (kured's interval). */
-  intervalMs?: number;
-  /** Called whenever the sentinel says a reboot is required (the agent wakes from an idle wait). */
-  onRequired?: () => void;
-}
-
-/**
- * Keeps kured_reboot_required current between ticks, as kured does (every minute). Resolves when the
- * signal aborts; never rejects. The agent should also call setRebootRequired on every tick.
- */
-export async function refreshRebootRequired(options: RebootRequiredRefresherOptions): Promise<void> {
-  const { sentinel, clock, logger, signal } = options;
-  const intervalMs = options.intervalMs ?? 60_000;
-  while (!signal.aborted) {
-    try {
-      noteVerdict(await sentinel.rebootRequired(signal), options);
-      await clock.sleep(intervalMs, signal);
-    } catch (err: unknown) {
-      // An abort lands here too: the sleep below then returns at once and the loop ends.
-      if (!isAbort(err, signal))
-        logger.warn('reboot sentinel failed', { error: err instanceof Error ? err.message : String(err) });
-      await clock.sleep(intervalMs, signal).catch(() => undefined);
-    }
-  }
-}
-
-/** Records one sentinel answer: the metric, an error count and warning, or the wake-up call. */
-function noteVerdict(verdict: SentinelVerdict, options: RebootRequiredRefresherOptions): void {
-  if (verdict.error !== undefined) {
-    options.metrics.countSentinelError();
-    options.logger.warn('reboot sentinel failed', { error: verdict.error });
-    return;
-  }
-  options.metrics.setRebootRequired(verdict.required);
-  if (verdict.required) options.onRequired?.();
-}
-
-function isAbort(err: unknown, signal: AbortSignal): boolean {
-  return signal.aborted && err === signal.reason;
 }

@@ -13,6 +13,8 @@ export interface PodNote {
 export interface DrainResult {
   /** True when every pod to evict is gone (or skipped). */
   ok: boolean;
+  /** Why the drain stopped before its end (DrainHooks.keepGoing said so), when it did. */
+  stopped?: string;
   /** namespace/name of pods evicted and gone. */
   evicted: string[];
   /** Pods not evicted on purpose: DaemonSet-owned, mirror, terminal, not matching --drain-pod-selector. */
@@ -24,7 +26,24 @@ export interface DrainResult {
   durationMs: number;
 }
 
+/** What one eviction request came to, as it happens (kured_ts_evictions_total{result}). */
+export type EvictionOutcome = 'evicted' | 'refused' | 'failed';
+
+/** The caller's say during a drain. */
+export interface DrainHooks {
+  /** Called after each eviction request with its outcome. */
+  onEviction?: (outcome: EvictionOutcome) => void;
+  /**
+   * Asked between eviction rounds (at most every KEEP_GOING_EVERY_MS): undefined to go on, or why to
+   * stop now (e.g. the lock slot is gone). A drain stopped this way is not ok and says why.
+   */
+  keepGoing?: () => Promise<string | undefined>;
+}
+
 export interface Drainer {
-  /** Evicts pods of this node until all are gone, --drain-timeout passes, or the signal aborts. */
-  drain(signal?: AbortSignal): Promise<DrainResult>;
+  /**
+   * Evicts pods of this node until all are gone, an eviction fails for good, --drain-timeout passes,
+   * `hooks.keepGoing` says stop, or the signal aborts.
+   */
+  drain(signal?: AbortSignal, hooks?: DrainHooks): Promise<DrainResult>;
 }

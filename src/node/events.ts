@@ -11,7 +11,8 @@ export type EventReason =
   | 'RebootVerified'
   | 'RebootFailed'
   | 'Uncordoned'
-  | 'RebootCompleted';
+  | 'RebootCompleted'
+  | 'LockLost';
 
 export interface EventRecorder {
   /**

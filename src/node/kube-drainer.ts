@@ -1,17 +1,24 @@
-// Drain through the Eviction API, as `kubectl drain` does, but PDB refusals are retried after
-// --eviction-retry-delay (kured retries them in a tight loop) and the result is data.
+// Drain through the Eviction API, as `kubectl drain` does, with its error handling, but PDB refusals
+// are retried after --eviction-retry-delay (kured retries them in a tight loop) and the result is data.
 //
 // Steps: list this node's pods (fieldSelector spec.nodeName); skip DaemonSet-owned, mirror and
 // terminal pods and those outside --drain-pod-selector; evict the rest with bounded parallelism;
-// a 429 (PDB) is retried after the delay, a 404 means the pod is already gone; then wait until every
-// evicted pod is gone or replaced by a pod with another UID, until --drain-timeout (0 = no limit).
-// Pods deleting for longer than --skip-wait-for-delete-timeout are not waited for.
+// then wait until every evicted pod is gone or replaced by a pod with another UID, until
+// --drain-timeout (0 = no limit). Pods deleting for longer than --skip-wait-for-delete-timeout are not
+// waited for. Answers to an eviction, as kubectl drain treats them:
+// - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
+// - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
+// - 404: the pod is gone;
+// - anything else (e.g. the 500 kube-apiserver answers for a pod covered by two PDBs): retried at
+//   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
+// Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
+// rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, type Clock } from '../clock/clock.js';
-import { isNotFound, isTooManyRequests, statusBody, statusMessage } from '../kube/errors.js';
+import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
-import type { DrainResult, Drainer, PodNote } from './drainer.js';
+import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from './drainer.js';
 import { isDaemonSetPod, podName } from './kube-node-ops.js';
 
 export interface KubeDrainerOptions {
@@ -37,6 +44,12 @@ export interface KubeDrainerOptions {
 }
 
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+/** Attempts at evicting one pod when the answer is neither 429, 403 (terminating namespace) nor 404. */
+export const MAX_EVICTION_ERRORS = 3;
+/** DrainHooks.keepGoing is asked at most this often. */
+export const KEEP_GOING_EVERY_MS = 10_000;
+/** kube's Status cause of a 403 for a namespace being deleted (corev1.NamespaceTerminatingCause). */
+const NAMESPACE_TERMINATING = 'NamespaceTerminating';
 
 /** Why a pod is not drained, or undefined when it must be. */
 export function skipReason(pod: V1Pod, selector: Selector): string | undefined {
@@ -56,6 +69,8 @@ interface Target {
   state: 'evicting' | 'evicted' | 'gone' | 'refused' | 'failed';
   reason: string;
   pdb?: string;
+  /** Answers other than 429/403/404 so far. */
+  errors: number;
 }
 
 /** Mutable bookkeeping of one drain. */
@@ -63,18 +78,38 @@ interface Run {
   signal: AbortSignal | undefined;
   deadline: number;
   requests: DrainResult['requests'];
+  hooks: DrainHooks;
+  /** Set when the drain must end now: an eviction failed for good, or keepGoing said stop. */
+  stop?: string;
+  /** When (clock ms) keepGoing was last asked. */
+  lastAsked: number;
+}
+
+/** Read through a call: a worker may have set it while this one awaited. */
+function stopReason(run: Run): string | undefined {
+  return run.stop;
+}
+
+/** Is this a 403 for a namespace being deleted? */
+function namespaceTerminating(err: unknown): boolean {
+  return (
+    statusCode(err) === 403 &&
+    (statusBody(err)?.details?.causes ?? []).some((c) => c.reason === NAMESPACE_TERMINATING)
+  );
 }
 
 export class KubeDrainer implements Drainer {
   constructor(private readonly o: KubeDrainerOptions) {}
 
   /** Drains; throws the signal's reason when it aborts. */
-  async drain(signal?: AbortSignal): Promise<DrainResult> {
+  async drain(signal?: AbortSignal, hooks: DrainHooks = {}): Promise<DrainResult> {
     const started = this.o.clock.now().getTime();
     const run: Run = {
       signal,
       deadline: this.o.timeoutMs > 0 ? started + this.o.timeoutMs : Infinity,
       requests: { evicted: 0, refused: 0, failed: 0 },
+      hooks,
+      lastAsked: started,
     };
     const pods = await this.o.kube.listPods(
       undefined,
@@ -86,12 +121,19 @@ export class KubeDrainer implements Drainer {
     for (const pod of pods) {
       const why = skipReason(pod, this.o.podSelector);
       if (why === undefined)
-        targets.push({ pod, key: podName(pod), uid: pod.metadata?.uid, state: 'evicting', reason: '' });
+        targets.push({
+          pod,
+          key: podName(pod),
+          uid: pod.metadata?.uid,
+          state: 'evicting',
+          reason: '',
+          errors: 0,
+        });
       else skipped.push({ pod: podName(pod), reason: why });
     }
     this.o.log.info('draining node', { node: this.o.nodeId, pods: targets.length, skipped: skipped.length });
     await this.evictAll(targets, run);
-    await this.waitGone(targets, run);
+    if (run.stop === undefined) await this.waitGone(targets, run);
     return this.result(targets, skipped, run, started);
   }
 
@@ -101,12 +143,13 @@ export class KubeDrainer implements Drainer {
       .filter((t) => t.state !== 'gone')
       .map((t): PodNote => ({
         pod: t.key,
-        reason: t.reason,
+        reason: t.reason === '' ? 'not evicted: the drain stopped' : t.reason,
         ...(t.pdb === undefined ? {} : { pdb: t.pdb }),
       }));
     const durationMs = this.o.clock.now().getTime() - started;
     const result: DrainResult = {
-      ok: pending.length === 0,
+      ok: pending.length === 0 && run.stop === undefined,
+      ...(run.stop === undefined ? {} : { stopped: run.stop }),
       evicted,
       skipped,
       pending,
@@ -117,9 +160,28 @@ export class KubeDrainer implements Drainer {
       node: this.o.nodeId,
       evicted: evicted.length,
       pending: pending.map((p) => `${p.pod}: ${p.reason}`),
+      ...(run.stop === undefined ? {} : { stopped: run.stop }),
       durationMs,
     });
     return result;
+  }
+
+  /** Counts one eviction request's outcome, and tells the caller at once. */
+  private count(run: Run, outcome: EvictionOutcome): void {
+    run.requests[outcome]++;
+    run.hooks.onEviction?.(outcome);
+  }
+
+  /** Asks the caller whether to go on, at most every KEEP_GOING_EVERY_MS; sets run.stop when not. */
+  private async askToGoOn(run: Run): Promise<boolean> {
+    if (run.stop !== undefined) return false;
+    const keepGoing = run.hooks.keepGoing;
+    const now = this.o.clock.now().getTime();
+    if (keepGoing === undefined || now - run.lastAsked < KEEP_GOING_EVERY_MS) return true;
+    run.lastAsked = now;
+    const stop = await keepGoing();
+    if (stop !== undefined) run.stop ??= stop;
+    return stopReason(run) === undefined;
   }
 
   /** Evicts every target with at most `parallelism` requests in flight. */
@@ -131,10 +193,11 @@ export class KubeDrainer implements Drainer {
     await Promise.all(Array.from({ length: Math.max(1, this.o.parallelism ?? 5) }, worker));
   }
 
-  /** Evicts one pod, retrying refusals and errors after --eviction-retry-delay until the deadline. */
+  /** Evicts one pod, retrying refusals (and a few errors) after --eviction-retry-delay until the deadline. */
   private async evictOne(t: Target, run: Run): Promise<void> {
     for (;;) {
       run.signal?.throwIfAborted();
+      if (!(await this.askToGoOn(run))) return;
       if (await this.tryEvict(t, run)) return;
       if (!(await this.sleepBefore(run, this.o.evictionRetryDelayMs))) return;
     }
@@ -150,7 +213,7 @@ export class KubeDrainer implements Drainer {
     } catch (err) {
       return this.handleEvictionError(t, err, run);
     }
-    run.requests.evicted++;
+    this.count(run, 'evicted');
     Object.assign(t, { state: 'evicted', reason: 'evicted, still terminating' });
     return true;
   }
@@ -163,7 +226,7 @@ export class KubeDrainer implements Drainer {
       return true;
     }
     if (isTooManyRequests(err)) {
-      run.requests.refused++;
+      this.count(run, 'refused');
       const named = pdbFromCause(err);
       const pdb =
         named === undefined
@@ -173,10 +236,34 @@ export class KubeDrainer implements Drainer {
       this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
       return false;
     }
-    run.requests.failed++;
-    Object.assign(t, { state: 'failed', reason: `eviction failed: ${statusMessage(err)}` });
-    this.o.log.warn('eviction failed', { node: this.o.nodeId, pod: t.key, error: statusMessage(err) });
+    this.count(run, 'failed');
+    if (namespaceTerminating(err)) return this.terminatingNamespace(t, err);
+    return this.failedEviction(t, err, run);
+  }
+
+  /** kubectl's rule: a deleting pod in a deleting namespace is waited for; another is retried. */
+  private terminatingNamespace(t: Target, err: unknown): boolean {
+    if (t.pod.metadata?.deletionTimestamp !== undefined) {
+      Object.assign(t, { state: 'evicted', reason: 'deleting with its namespace' });
+      return true;
+    }
+    Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}` });
     return false;
+  }
+
+  /** Any other answer: retried a few times, then the whole drain fails at once with this reason. */
+  private failedEviction(t: Target, err: unknown, run: Run): boolean {
+    t.errors++;
+    const answer = statusMessage(err);
+    this.o.log.warn('eviction failed', { node: this.o.nodeId, pod: t.key, attempt: t.errors, error: answer });
+    if (t.errors < MAX_EVICTION_ERRORS) {
+      Object.assign(t, { state: 'failed', reason: `eviction failed: ${answer}` });
+      return false;
+    }
+    const reason = `eviction of ${t.key} failed ${t.errors} times: ${answer}`;
+    Object.assign(t, { state: 'failed', reason });
+    run.stop ??= reason;
+    return true;
   }
 
   /**
@@ -209,7 +296,7 @@ export class KubeDrainer implements Drainer {
     const pollMs = this.o.pollMs ?? 1000;
     for (;;) {
       const waiting = targets.filter((t) => t.state === 'evicted');
-      if (waiting.length === 0) return;
+      if (waiting.length === 0 || !(await this.askToGoOn(run))) return;
       const present = await this.o.kube.listPods(
         undefined,
         { fieldSelector: `spec.nodeName=${this.o.nodeId}` },

@@ -6,18 +6,12 @@
 //   jittered. The whole list is never written from a copy, so others' taints cannot be erased;
 // - labels and annotations: merge patches of our keys only (null deletes).
 import type { Clock } from '../clock/clock.js';
-import { isConflictOrInvalid, isNotFound, statusMessage } from '../kube/errors.js';
+import { isConflict, isConflictOrInvalid, isNotFound, statusMessage } from '../kube/errors.js';
 import type { JsonPatchOp, Kube, V1Node, V1Pod } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import {
-  STATUS_ANNOTATION,
-  type NodeCondition,
-  type NodeOps,
-  type NodeState,
-  type NodeStatus,
-  type Taint,
-} from './node.js';
+import type { NodeCondition, NodeOps, NodeState, NodeWrite, Taint } from './node.js';
+import { STATUS_ANNOTATION, formatStatus, type NodeStatus } from './status.js';
 
 export interface KubeNodeOpsOptions {
   kube: Kube;
@@ -50,12 +44,23 @@ function toCondition(c: V1NodeCondition): NodeCondition {
   };
 }
 
-function nodeMeta(node: V1Node): Pick<NodeState, 'name' | 'labels' | 'annotations'> {
+function nodeMeta(node: V1Node): Pick<NodeState, 'name' | 'resourceVersion' | 'labels' | 'annotations'> {
   return {
     name: node.metadata?.name ?? '',
+    resourceVersion: node.metadata?.resourceVersion ?? '',
     labels: { ...node.metadata?.labels },
     annotations: { ...node.metadata?.annotations },
   };
+}
+
+/** The managers that own spec.unschedulable, from metadata.managedFields (FieldsV1). */
+export function unschedulableOwners(node: V1Node): string[] {
+  const owners = new Set<string>();
+  for (const entry of node.metadata?.managedFields ?? []) {
+    const fields = entry.fieldsV1 as Record<string, Record<string, unknown> | undefined> | undefined;
+    if (fields?.['f:spec']?.['f:unschedulable'] !== undefined) owners.add(entry.manager ?? '');
+  }
+  return [...owners].sort();
 }
 
 /** The Node object reduced to what the agent decides on. */
@@ -63,6 +68,7 @@ export function toNodeState(node: V1Node): NodeState {
   return {
     ...nodeMeta(node),
     unschedulable: node.spec?.unschedulable === true,
+    unschedulableOwners: unschedulableOwners(node),
     taints: (node.spec?.taints ?? []).map(toTaint),
     bootID: node.status?.nodeInfo?.bootID ?? '',
     conditions: (node.status?.conditions ?? []).map(toCondition),
@@ -96,6 +102,20 @@ export function removeTaintOps(node: V1Node, key: string): JsonPatchOp[] | undef
   return [guard(node), { op: 'remove', path: `/spec/taints/${index}` }];
 }
 
+/**
+ * The merge patch of a NodeWrite: only the keys it names; metadata.resourceVersion makes it
+ * conditional (409 when the node changed since); uncordon sends null, which removes the field, as
+ * `kubectl uncordon` leaves it.
+ */
+export function mergePatchOf(change: NodeWrite, ifVersion?: string): object {
+  const metadata: Record<string, unknown> = {};
+  if (ifVersion !== undefined) metadata.resourceVersion = ifVersion;
+  if (change.labels !== undefined) metadata.labels = change.labels;
+  if (change.annotations !== undefined) metadata.annotations = change.annotations;
+  if (change.unschedulable === undefined) return { metadata };
+  return { metadata, spec: { unschedulable: change.unschedulable ? true : null } };
+}
+
 export class KubeNodeOps implements NodeOps {
   constructor(private readonly o: KubeNodeOpsOptions) {}
 
@@ -103,13 +123,16 @@ export class KubeNodeOps implements NodeOps {
     return toNodeState(await this.o.kube.getNode(this.o.nodeId, signal));
   }
 
-  async cordon(signal?: AbortSignal): Promise<void> {
-    await this.patch({ spec: { unschedulable: true } }, 'cordon', signal);
-  }
-
-  async uncordon(signal?: AbortSignal): Promise<void> {
-    // null removes the field, as `kubectl uncordon` leaves it.
-    await this.patch({ spec: { unschedulable: null } }, 'uncordon', signal);
+  async write(change: NodeWrite, ifVersion?: string, signal?: AbortSignal): Promise<NodeState | undefined> {
+    try {
+      return toNodeState(
+        await this.o.kube.mergePatchNode(this.o.nodeId, mergePatchOf(change, ifVersion), signal),
+      );
+    } catch (err) {
+      if (ifVersion !== undefined && isConflict(err)) return undefined;
+      if (signal?.aborted === true) throw err;
+      throw new Error(`cannot write node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
+    }
   }
 
   addTaint(key: string, signal?: AbortSignal): Promise<void> {
@@ -120,35 +143,8 @@ export class KubeNodeOps implements NodeOps {
     return this.guardedTaintWrite((node) => removeTaintOps(node, key), `remove taint ${key}`, signal);
   }
 
-  async setLabels(labels: Record<string, string>, signal?: AbortSignal): Promise<void> {
-    if (Object.keys(labels).length === 0) return;
-    await this.patch({ metadata: { labels } }, 'set labels', signal);
-  }
-
-  async setAnnotations(annotations: Record<string, string | null>, signal?: AbortSignal): Promise<void> {
-    if (Object.keys(annotations).length === 0) return;
-    await this.patch({ metadata: { annotations } }, 'set annotations', signal);
-  }
-
   async setStatus(status: NodeStatus, signal?: AbortSignal): Promise<void> {
-    const node = await this.o.kube.getNode(this.o.nodeId, signal);
-    const current = parseStatus(node.metadata?.annotations?.[STATUS_ANNOTATION]);
-    if (
-      current?.phase === status.phase &&
-      current.reason === status.reason &&
-      current.bootID === status.bootID &&
-      current.lastReboot === status.lastReboot
-    ) {
-      return;
-    }
-    const value = JSON.stringify({
-      phase: status.phase,
-      reason: status.reason,
-      since: status.since,
-      bootID: status.bootID,
-      ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
-    });
-    await this.patch({ metadata: { annotations: { [STATUS_ANNOTATION]: value } } }, 'set status', signal);
+    await this.write({ annotations: { [STATUS_ANNOTATION]: formatStatus(status) } }, undefined, signal);
   }
 
   async daemonSetPodsReady(signal?: AbortSignal): Promise<{ ready: boolean; notReady: string[] }> {
@@ -161,14 +157,6 @@ export class KubeNodeOps implements NodeOps {
       .filter((p) => isDaemonSetPod(p) && p.metadata?.deletionTimestamp === undefined && !isPodReady(p))
       .map(podName);
     return { ready: notReady.length === 0, notReady };
-  }
-
-  private async patch(body: object, what: string, signal?: AbortSignal): Promise<void> {
-    try {
-      await this.o.kube.mergePatchNode(this.o.nodeId, body, signal);
-    } catch (err) {
-      throw new Error(`cannot ${what} on node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
-    }
   }
 
   /** Fresh read, guarded JSON patch, retry on 409/422 with another fresh read. */
@@ -207,17 +195,6 @@ export class KubeNodeOps implements NodeOps {
       if (signal?.aborted === true || isNotFound(err)) throw err;
       throw new Error(`cannot ${what} on node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
     }
-  }
-}
-
-/** Reads the status annotation; undefined when absent or not ours. */
-export function parseStatus(text: string | undefined): Partial<NodeStatus> | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? value : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,4 +1,26 @@
-// This node as the agent sees and changes it: cordon, taint, labels, status, readiness.
+// This node as the agent sees and changes it: cordon, taint, labels, annotations, status, readiness.
+import type { NodeStatus } from './status.js';
+
+export {
+  PHASES,
+  STATUS_ANNOTATION,
+  WANTS_REBOOT,
+  formatStatus,
+  parseStatus,
+  sameStatus,
+  type NodeStatus,
+  type Phase,
+  type ReadStatus,
+} from './status.js';
+export {
+  CYCLE_ANNOTATION,
+  CYCLE_LABEL,
+  CYCLE_MANAGERS,
+  OUR_FIELD_MANAGER,
+  formatCycle,
+  parseCycle,
+  type CycleRecord,
+} from './cycle.js';
 
 export interface Taint {
   key: string;
@@ -16,7 +38,14 @@ export interface NodeCondition {
 /** A snapshot of the Node object, reduced to what the agent decides on. */
 export interface NodeState {
   name: string;
+  /** metadata.resourceVersion ('' when unknown): the guard of a conditional write. */
+  resourceVersion: string;
   unschedulable: boolean;
+  /**
+   * Field managers that own spec.unschedulable (metadata.managedFields); [] when the server does not
+   * say. Anyone but kured-ts (or kured) here means someone else set the cordon as it is now.
+   */
+  unschedulableOwners: string[];
   taints: Taint[];
   /** status.nodeInfo.bootID ('' when unknown). */
   bootID: string;
@@ -25,48 +54,19 @@ export interface NodeState {
   annotations: Record<string, string>;
 }
 
-/** Phases of the `kured-ts.dev/status` annotation (DESIGN §4). */
-export type Phase =
-  | 'idle'
-  | 'pending'
-  | 'outside-window'
-  | 'blocked'
-  | 'waiting-for-lock'
-  | 'draining'
-  | 'rebooting'
-  | 'verifying'
-  | 'completed'
-  | 'failed';
-
-export const PHASES: readonly Phase[] = [
-  'idle',
-  'pending',
-  'outside-window',
-  'blocked',
-  'waiting-for-lock',
-  'draining',
-  'rebooting',
-  'verifying',
-  'completed',
-  'failed',
-];
-
-/** The value of the `kured-ts.dev/status` annotation. */
-export interface NodeStatus {
-  phase: Phase;
-  reason: string;
-  /** RFC 3339 time the phase began. */
-  since: string;
-  bootID: string;
-  /** RFC 3339 time the last reboot was verified (bootID changed, node Ready); shown by `kured-ts status`. */
-  lastReboot?: string;
-}
-
-export const STATUS_ANNOTATION = 'kured-ts.dev/status';
 /** kured's --annotate-nodes annotations (written by the agent, read by `kured-ts status`). */
 export const KURED_IN_PROGRESS_ANNOTATION = 'weave.works/kured-reboot-in-progress';
 export const KURED_REBOOT_NEEDED_ANNOTATION = 'weave.works/kured-most-recent-reboot-needed';
+/** Per-node opt-out: no reboot starts, and a node cordoned for one is left cordoned at its end. */
 export const NODE_PAUSE_ANNOTATION = 'kured-ts.dev/reboot-paused';
+
+/** One write of fields kured-ts owns; null removes a label or annotation. */
+export interface NodeWrite {
+  /** true cordons; false uncordons (the field is removed, as `kubectl uncordon` leaves it). */
+  unschedulable?: boolean;
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
 
 /**
  * Operations on one node. Every write touches only what we own and never reverts others' changes
@@ -75,17 +75,17 @@ export const NODE_PAUSE_ANNOTATION = 'kured-ts.dev/reboot-paused';
 export interface NodeOps {
   /** A fresh read of the node. */
   get(signal?: AbortSignal): Promise<NodeState>;
-  cordon(signal?: AbortSignal): Promise<void>;
-  uncordon(signal?: AbortSignal): Promise<void>;
+  /**
+   * One merge patch of `change`. With `ifVersion`, only if the node is still at that resourceVersion:
+   * resolves to undefined, writing nothing, when it changed since (read again and decide again).
+   * Resolves to the node as written.
+   */
+  write(change: NodeWrite, ifVersion?: string, signal?: AbortSignal): Promise<NodeState | undefined>;
   /** Adds {key, effect: PreferNoSchedule} unless present. */
   addTaint(key: string, signal?: AbortSignal): Promise<void>;
   /** Removes our {key, PreferNoSchedule} taint if present; others' taints stay. */
   removeTaint(key: string, signal?: AbortSignal): Promise<void>;
-  /** Merge patch of these labels only. */
-  setLabels(labels: Record<string, string>, signal?: AbortSignal): Promise<void>;
-  /** Merge patch of these annotations only; null deletes the key. */
-  setAnnotations(annotations: Record<string, string | null>, signal?: AbortSignal): Promise<void>;
-  /** Writes the status annotation (skips the write when phase, reason and bootID are unchanged). */
+  /** Writes the status annotation (the caller decides whether it changed). */
   setStatus(status: NodeStatus, signal?: AbortSignal): Promise<void>;
   /** Are the DaemonSet-owned pods on this node Ready? Names those that are not. */
   daemonSetPodsReady(signal?: AbortSignal): Promise<{ ready: boolean; notReady: string[] }>;

@@ -13,7 +13,7 @@ import { Observer, type PhaseChange, type Violation } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom, type Random } from './random.js';
 import { noMetrics } from '../metrics/agent-metrics.js';
-import { refreshRebootRequired } from '../metrics/prometheus-metrics.js';
+import { refreshRebootRequired } from '../agent/agent.js';
 import {
   DaemonSetFeed,
   newKubeCounters,

@@ -87,3 +87,12 @@ export async function flushMicrotasks(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
   await new Promise<void>((r) => setImmediate(r));
 }
+
+/** A node whose wall clock is off by `offsetMs` (its monotonic time runs as the base clock's). */
+export function skewed(base: FakeClock, offsetMs: number): Clock {
+  return {
+    now: () => new Date(base.now().getTime() + offsetMs),
+    monotonicMs: () => base.now().getTime(),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+  };
+}

@@ -13,7 +13,7 @@ import type { Window } from '../../src/window/window.js';
 import { testConfig } from './config.js';
 import { FakeClock } from './fake-clock.js';
 import { FakeLock, FakeLockTable } from './fake-lock.js';
-import { FakeNode, newNodeRecord, type NodeRecord } from './fake-node.js';
+import { FakeNode, bump, newNodeRecord, type NodeRecord } from './fake-node.js';
 
 /** The agent's part of testConfig(), with kured-ts's chart taint so the taint steps run. */
 export const AGENT_DEFAULTS: AgentConfig = testConfig({
@@ -142,7 +142,17 @@ export class FakeCluster {
   /** Another actor uncordons the node (kubectl uncordon). */
   uncordonByOther(): void {
     this.node.unschedulable = false;
+    this.node.unschedulableOwners = [];
     this.node.drained = false;
+    bump(this.node);
+  }
+
+  /** Another actor cordons the node (kubectl cordon: a write only when it was schedulable). */
+  cordonByOther(): void {
+    if (this.node.unschedulable) return;
+    this.node.unschedulable = true;
+    this.node.unschedulableOwners = ['kubectl-cordon'];
+    bump(this.node);
   }
 
   eventReasons(): EventReason[] {
@@ -197,11 +207,15 @@ export class FakeCluster {
 
   private drainer(): Drainer {
     return {
-      drain: (): Promise<DrainResult> => {
+      drain: (_signal, hooks): Promise<DrainResult> => {
         this.step('drain');
+        const count = (outcome: 'evicted' | 'refused', n: number): void => {
+          for (let i = 0; i < n; i++) hooks?.onEviction?.(outcome);
+        };
         if (!this.node.unschedulable) this.violations.push('drain of an uncordoned node');
         const base = { evicted: [], skipped: [], durationMs: 2000 };
         if (this.drainFails) {
+          count('refused', 3);
           const pending = [{ pod: 'default/web-1', reason: 'PDB refused', pdb: 'web' }];
           return Promise.resolve({
             ...base,
@@ -211,6 +225,7 @@ export class FakeCluster {
           });
         }
         this.node.drained = true;
+        count('evicted', 2);
         return Promise.resolve({
           ...base,
           ok: true,

@@ -6,6 +6,8 @@ export class FakeLockTable {
   readonly slots = new Map<string, LockHolder>();
   /** Most slots ever held at once. */
   maxHeld = 0;
+  /** Lease renewals written. */
+  renewals = 0;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -71,12 +73,32 @@ export class FakeLock implements Lock {
     return Promise.resolve(mine ? { ...mine, metadata: { ...mine.metadata } } : undefined);
   }
 
-  update(metadata: LockMetadata): Promise<void> {
-    this.before('lock.update');
+  wouldAcquire(): Promise<AcquireResult> {
+    this.before('lock.wouldAcquire');
     const mine = this.table.slots.get(this.nodeID);
-    if (!mine) return Promise.reject(new Error('not holding the lock'));
-    this.table.set(this.nodeID, { ...mine, metadata: { ...metadata } });
-    return Promise.resolve();
+    if (mine) return Promise.resolve({ acquired: true, holder: mine });
+    if (this.table.slots.size >= this.table.concurrency) {
+      const holders = this.table.holders();
+      return Promise.resolve({ acquired: false, holders, reason: `lock held by ${holders.join(', ')}` });
+    }
+    return Promise.resolve({
+      acquired: true,
+      holder: {
+        nodeID: this.nodeID,
+        created: this.table.clock.now(),
+        ttlMs: 0,
+        metadata: { unschedulable: false },
+      },
+    });
+  }
+
+  renew(): Promise<boolean> {
+    this.before('lock.renew');
+    const mine = this.table.slots.get(this.nodeID);
+    if (!mine) return Promise.resolve(false);
+    this.table.set(this.nodeID, { ...mine, created: this.table.clock.now() });
+    this.table.renewals++;
+    return Promise.resolve(true);
   }
 
   release(): Promise<void> {

@@ -1,5 +1,5 @@
 // A node as the agent sees it, in memory, with the cluster-side facts tests assert on.
-import type { NodeOps, NodeState, NodeStatus } from '../../src/node/node.js';
+import type { NodeOps, NodeState, NodeStatus, NodeWrite } from '../../src/node/node.js';
 
 /** The node object plus what the drain and the host did to it. */
 export interface NodeRecord extends NodeState {
@@ -14,7 +14,9 @@ export interface NodeRecord extends NodeState {
 export function newNodeRecord(name: string, bootID = 'boot-1'): NodeRecord {
   return {
     name,
+    resourceVersion: '1',
     unschedulable: false,
+    unschedulableOwners: [],
     taints: [],
     bootID,
     conditions: [{ type: 'Ready', status: 'True' }],
@@ -30,6 +32,20 @@ function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/** A merge of keys (null deletes). */
+function merged(
+  current: Record<string, string>,
+  change: Record<string, string | null> | undefined,
+): Record<string, string> {
+  const next = Object.entries({ ...current, ...change }).filter((e): e is [string, string] => e[1] !== null);
+  return Object.fromEntries(next);
+}
+
+/** Every write moves the resourceVersion, as on the API server. */
+export function bump(record: NodeRecord): void {
+  record.resourceVersion = String(Number(record.resourceVersion) + 1);
+}
+
 /** NodeOps over a NodeRecord; `before` runs before every call (crash injection and call log). */
 export class FakeNode implements NodeOps {
   constructor(
@@ -39,37 +55,49 @@ export class FakeNode implements NodeOps {
 
   get(): Promise<NodeState> {
     this.before('node.get');
+    return Promise.resolve(this.snapshot());
+  }
+
+  private snapshot(): NodeState {
     const r = this.record;
-    return Promise.resolve(
-      clone({
-        name: r.name,
-        unschedulable: r.unschedulable,
-        taints: r.taints,
-        bootID: r.bootID,
-        conditions: r.conditions,
-        labels: r.labels,
-        annotations: r.annotations,
-      }),
-    );
+    return clone({
+      name: r.name,
+      resourceVersion: r.resourceVersion,
+      unschedulable: r.unschedulable,
+      unschedulableOwners: r.unschedulableOwners,
+      taints: r.taints,
+      bootID: r.bootID,
+      conditions: r.conditions,
+      labels: r.labels,
+      annotations: r.annotations,
+    });
   }
 
-  cordon(): Promise<void> {
-    this.before('node.cordon');
-    this.record.unschedulable = true;
-    return Promise.resolve();
-  }
-
-  uncordon(): Promise<void> {
-    this.before('node.uncordon');
-    this.record.unschedulable = false;
-    this.record.drained = false;
-    return Promise.resolve();
+  /** A merge patch of our fields, by field manager kured-ts; refused (undefined) when `ifVersion` is stale. */
+  write(change: NodeWrite, ifVersion?: string): Promise<NodeState | undefined> {
+    const op =
+      change.unschedulable === true ? 'cordon' : change.unschedulable === false ? 'uncordon' : 'write';
+    this.before(`node.${op}`);
+    const r = this.record;
+    if (ifVersion !== undefined && ifVersion !== r.resourceVersion) return Promise.resolve(undefined);
+    if (change.unschedulable !== undefined && change.unschedulable !== r.unschedulable) {
+      r.unschedulable = change.unschedulable;
+      r.unschedulableOwners = change.unschedulable ? ['kured-ts'] : [];
+      if (!change.unschedulable) r.drained = false;
+    }
+    r.labels = merged(r.labels, change.labels);
+    r.annotations = merged(r.annotations, change.annotations);
+    bump(r);
+    // a crash point after the write was accepted, before the agent learns of it
+    this.before(`node.${op} answered`);
+    return Promise.resolve(this.snapshot());
   }
 
   addTaint(key: string): Promise<void> {
     this.before('node.addTaint');
     if (!this.record.taints.some((t) => t.key === key && t.effect === 'PreferNoSchedule')) {
       this.record.taints.push({ key, effect: 'PreferNoSchedule' });
+      bump(this.record);
     }
     return Promise.resolve();
   }
@@ -79,21 +107,7 @@ export class FakeNode implements NodeOps {
     this.record.taints = this.record.taints.filter(
       (t) => !(t.key === key && t.effect === 'PreferNoSchedule'),
     );
-    return Promise.resolve();
-  }
-
-  setLabels(labels: Record<string, string>): Promise<void> {
-    this.before('node.setLabels');
-    Object.assign(this.record.labels, labels);
-    return Promise.resolve();
-  }
-
-  setAnnotations(annotations: Record<string, string | null>): Promise<void> {
-    this.before('node.setAnnotations');
-    const next = Object.entries({ ...this.record.annotations, ...annotations }).filter(
-      (e): e is [string, string] => e[1] !== null,
-    );
-    this.record.annotations = Object.fromEntries(next);
+    bump(this.record);
     return Promise.resolve();
   }
 
@@ -101,6 +115,7 @@ export class FakeNode implements NodeOps {
     this.before('node.setStatus');
     this.record.statuses.push(clone(status));
     this.record.annotations['kured-ts.dev/status'] = JSON.stringify(status);
+    bump(this.record);
     return Promise.resolve();
   }
 

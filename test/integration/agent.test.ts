@@ -2,7 +2,8 @@
 // against the fake API server: what the cluster records is what a restarted agent continues from.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { Agent, CORDONED_BY_ANNOTATION } from '../../src/agent/agent.js';
+import { Agent } from '../../src/agent/agent.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/node.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config.js';
@@ -64,6 +65,10 @@ function node(): V1Node {
   return server.get<V1Node>('nodes', undefined, 'n1')!;
 }
 
+function cycle(): CycleRecord | undefined {
+  return parseCycle(node().metadata?.annotations?.[CYCLE_ANNOTATION]);
+}
+
 function lockMetadata(): Record<string, unknown>[] {
   const text = server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK];
   return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.metadata);
@@ -96,20 +101,19 @@ function agent(c: Config, host: { bootAs?: string; ready?: string } = {}): Agent
 }
 
 describe('agent over the real seams', () => {
-  it('keeps the post-reboot clock in the lock: a restarted agent still times out and holds', async () => {
+  it('keeps the post-reboot clock in the cycle record: a restarted agent still times out and holds', async () => {
     const c = config({ postRebootTimeoutMs: 300 });
     expect((await agent(c, { bootAs: 'boot-2', ready: 'False' }).tick()).kind).toBe('rebooting');
     expect(server.list<V1Pod>('pods')).toEqual([]);
     expect((await agent(c).tick()).kind).toBe('verifying');
-    const since = lockMetadata()[0]?.verifyingSince;
+    const since = cycle()?.verifyingSince;
     expect(typeof since).toBe('string');
     expect((await agent(c).tick()).kind).toBe('verifying');
     await new Promise((r) => setTimeout(r, 350));
     const held = await agent(c).tick();
     expect(held.kind).toBe('holding');
-    expect(lockMetadata()).toEqual([
-      { unschedulable: false, bootID: 'boot-1', attempts: 1, verifyingSince: since },
-    ]);
+    expect(lockMetadata()).toEqual([{ unschedulable: false, bootID: 'boot-1' }]);
+    expect(cycle()).toMatchObject({ bootID: 'boot-1', cordoned: true, attempts: 1, verifyingSince: since });
     expect(node().spec?.unschedulable).toBe(true);
     const status = JSON.parse(node().metadata?.annotations?.['kured-ts.dev/status'] ?? '{}') as {
       phase?: string;
@@ -128,7 +132,8 @@ describe('agent over the real seams', () => {
     expect(reboots).toBe(0);
     expect(lockMetadata()).toEqual([]);
     expect(node().spec?.unschedulable).toBeFalsy();
-    expect(node().metadata?.annotations?.[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(node().metadata?.annotations?.[CYCLE_ANNOTATION]).toBeUndefined();
+    expect(node().metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
   });
 
   it('keeps a pre-cordoned node cordoned and a user taint in place, and removes only our taint', async () => {
@@ -171,7 +176,8 @@ describe('agent over the real seams', () => {
     expect(outcome.reason).toContain('default/web-1');
     expect(reboots).toBe(0);
     expect(steps).toEqual(['acquire', 'cordon', 'uncordon', 'release']);
-    expect(node().metadata?.annotations?.[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(node().metadata?.annotations?.[CYCLE_ANNOTATION]).toBeUndefined();
+    expect(node().metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
   });
 
   it('with the PDB pre-flight does not take the lock while the PDB allows no disruption', async () => {

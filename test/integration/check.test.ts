@@ -4,7 +4,6 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Command } from 'commander';
 import {
   evaluateCheck,
-  ReadOnlyKube,
   registerCheck,
   runCheck,
   type CheckConfig,
@@ -12,7 +11,7 @@ import {
   type CheckReport,
 } from '../../src/commands/check.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
-import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { defaultConfig } from '../../src/flags.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { SentinelVerdict } from '../../src/sentinel/sentinel.js';
@@ -355,24 +354,6 @@ describe('kured-ts check', () => {
     expect(await runCheck({ node: 'n1', config: config() }, { ...io, kube: connectKube({ url }) })).toBe(1);
     expect(errs).toHaveLength(1);
     expect(errs[0]).toMatch(/^cannot reach the Kubernetes API \(check node n1\): .*ECONNREFUSED/);
-  });
-});
-
-describe('ReadOnlyKube', () => {
-  it('refuses every write and records it, while reads go through', async () => {
-    api.create('daemonsets', daemonSet());
-    const kube = new ReadOnlyKube(new ClientNodeKube(api.kubeConfig()));
-    expect((await kube.getNode('n1')).metadata?.name).toBe('n1');
-    await expect(kube.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow('dry run');
-    await expect(kube.jsonPatchNode('n1', [])).rejects.toThrow('dry run');
-    await expect(kube.mergePatchDaemonSet('kube-system', 'kured', {})).rejects.toThrow('dry run');
-    await expect(kube.evictPod('default', 'p', 0)).rejects.toThrow('dry run');
-    await expect(kube.createEvent('default', { reason: 'Rebooting' } as CoreV1Event)).rejects.toThrow(
-      'dry run',
-    );
-    await expect(kube.mergePatchEvent('default', 'e', {})).rejects.toThrow('dry run');
-    expect(kube.refused).toHaveLength(6);
-    expect(writes()).toEqual([]);
   });
 });
 

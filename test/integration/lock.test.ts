@@ -5,9 +5,10 @@ import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
-import { entriesOf, isExpired, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { FakeClock } from '../fakes/fake-clock.js';
+import { FakeClock, skewed } from '../fakes/fake-clock.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
@@ -101,21 +102,15 @@ describe('DaemonSetLock with concurrency 1', () => {
     expect(dsPatches()).toHaveLength(1);
   });
 
-  it('updates the metadata of our slot and refuses to when we do not hold one', async () => {
-    await lock('n1').acquire({ unschedulable: false, bootID: 'b1' });
-    const before = await lock('n1').holding();
-    await lock('n1').update({
-      unschedulable: false,
-      bootID: 'b1',
-      attempts: 2,
-      verifyingSince: '2026-01-05T10:00:00Z',
-    });
-    const after = await lock('n1').holding();
-    expect(after).toEqual({
-      ...before,
-      metadata: { unschedulable: false, bootID: 'b1', attempts: 2, verifyingSince: '2026-01-05T10:00:00Z' },
-    });
-    await expect(lock('n2').update({ unschedulable: false })).rejects.toThrow(/does not hold/);
+  it("renews our slot's lease (created moves to now, metadata kept) and says when we hold none", async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    await lock('n1', { clock }).acquire({ unschedulable: false, bootID: 'b1' });
+    const before = await lock('n1', { clock }).holding();
+    await clock.advance(5_000);
+    await expect(lock('n1', { clock }).renew()).resolves.toBe(true);
+    const after = await lock('n1', { clock }).holding();
+    expect(after).toEqual({ ...before, created: new Date(before!.created.getTime() + 5_000) });
+    await expect(lock('n2', { clock }).renew()).resolves.toBe(false);
   });
 
   it('rejects a lock written from a stale read (409) by re-reading: a racing writer never loses its slot', async () => {
@@ -196,20 +191,16 @@ describe('kured compatibility', () => {
 });
 
 describe('expiry, pruning and reclaim', () => {
-  it('lets a slot expire after --lock-ttl and prunes it when the next node takes the lock', async () => {
+  it("expires a slot --lock-ttl after the reader first saw it unchanged, on the reader's own clock, and prunes it", async () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     await lock('n1', { ttlMs: 60_000, clock }).acquire({ unschedulable: false });
     expect(annotation()).toContain('"TTL":60000000000');
+    const reader = lock('n2', { ttlMs: 60_000, clock });
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
     await clock.advance(59_999);
-    await expect(
-      lock('n2', { ttlMs: 60_000, clock }).acquire({ unschedulable: false }),
-    ).resolves.toMatchObject({ acquired: false });
-    await expect(lock('n1', { ttlMs: 60_000, clock }).holding()).resolves.toMatchObject({ nodeID: 'n1' });
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
     await clock.advance(1);
-    await expect(lock('n1', { ttlMs: 60_000, clock }).holding()).resolves.toBeUndefined();
-    await expect(
-      lock('n2', { ttlMs: 60_000, clock }).acquire({ unschedulable: false }),
-    ).resolves.toMatchObject({ acquired: true });
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
     expect(holderIds()).toEqual(['n2']);
   });
 
@@ -218,31 +209,76 @@ describe('expiry, pruning and reclaim', () => {
       '{"nodeID":"n5","metadata":{"unschedulable":false},"created":"2026-01-05T09:00:00Z","TTL":0}',
     );
     const clock = new FakeClock('2026-01-05T10:00:00Z');
-    await expect(lock('n1', { ttlMs: 0, clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
-      acquired: false,
-    });
-    await expect(
-      lock('n1', { ttlMs: 3_600_000, clock }).acquire({ unschedulable: false }),
-    ).resolves.toMatchObject({ acquired: true });
+    const forever = lock('n1', { ttlMs: 0, clock });
+    const hourly = lock('n1', { ttlMs: 3_600_000, clock });
+    await expect(hourly.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(3_600_000);
+    await expect(forever.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await expect(hourly.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+  });
+
+  it.each([
+    ['a reader whose clock runs 31 minutes fast', 0, 31 * 60_000],
+    ['a reader whose clock runs 31 minutes slow', 0, -31 * 60_000],
+    ['a holder whose clock runs 31 minutes fast', 31 * 60_000, 0],
+    ['a holder whose clock runs 31 minutes slow', -31 * 60_000, 0],
+  ])('never lets a 30-minute slot go early or late with %s', async (_name, holderSkew, readerSkew) => {
+    const base = new FakeClock('2026-01-05T10:00:00Z');
+    const ttlMs = 30 * 60_000;
+    await lock('n1', { ttlMs, clock: skewed(base, holderSkew) }).acquire({ unschedulable: false });
+    const reader = lock('n2', { ttlMs, clock: skewed(base, readerSkew) });
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await base.advance(ttlMs - 1);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await base.advance(1);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+  });
+
+  it('keeps a slot renewed every third of --lock-ttl alive for every reader, and lets it go a TTL after the reader saw the last renewal', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const holder = lock('n1', { ttlMs: 60_000, clock });
+    await holder.acquire({ unschedulable: false });
+    const reader = lock('n2', { ttlMs: 60_000, clock });
+    for (let i = 0; i < 15; i++) {
+      await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+      await clock.advance(20_000);
+      await expect(holder.renew()).resolves.toBe(true);
+    }
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(59_999);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(1);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+  });
+
+  it('makes a reader that has just started wait a whole TTL from its first look, however old the slot', async () => {
+    setAnnotation(
+      '{"nodeID":"n5","metadata":{"unschedulable":false},"created":"2020-01-01T00:00:00Z","TTL":60000000000}',
+    );
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const reader = lock('n1', { ttlMs: 60_000, clock });
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(60_000);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
   });
 
   it('prunes expired slots on every write, release included', async () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     const c = { concurrency: 3, ttlMs: 60_000, clock };
-    await lock('n1', c).acquire({ unschedulable: false });
+    const [n1, n2, n3, n4] = ['n1', 'n2', 'n3', 'n4'].map((n) => lock(n, c));
+    await n1!.acquire({ unschedulable: false });
+    await n3!.holding(); // n3 sees n1 from the start
     await clock.advance(30_000);
-    await lock('n2', c).acquire({ unschedulable: false });
-    await lock('n3', c).acquire({ unschedulable: false });
+    await n2!.acquire({ unschedulable: false });
+    await n3!.acquire({ unschedulable: false });
     expect(holderIds()).toEqual(['n1', 'n2', 'n3']);
-    await clock.advance(30_000); // n1 expired
-    await lock('n3', c).release();
+    await clock.advance(30_000); // n1 unchanged for 60 s in n3's eyes
+    await n3!.release();
     expect(holderIds()).toEqual(['n2']);
-    await clock.advance(30_000); // n2 expired
-    await lock('n4', c).acquire({ unschedulable: false });
+    await n4!.holding(); // n4 sees n2 from now on
+    await clock.advance(60_000);
+    await n4!.acquire({ unschedulable: false });
     expect(holderIds()).toEqual(['n4']);
-    // every stored entry, at every write, was live
-    const now = clock.now().getTime();
-    expect(entriesOf(parseLockAnnotation(annotation()!)).every((e) => !isExpired(e, 60_000, now))).toBe(true);
   });
 
   it('reclaims the slot of a holder whose Node was deleted, never one whose Node exists', async () => {
@@ -434,5 +470,68 @@ describe('20 contenders for 2 slots', () => {
     } finally {
       unsubscribe();
     }
+  });
+});
+
+describe("kured's manual lock and nodes in a reboot cycle", () => {
+  it.each([1, 3])("holds every slot with kured's manual lock at concurrency %i", async (concurrency) => {
+    setAnnotation(
+      concurrency === 1
+        ? '{"nodeID":"manual"}'
+        : '{"maxOwners":3,"locks":[{"nodeID":"manual","metadata":{"unschedulable":false},"created":"0001-01-01T00:00:00Z","TTL":0}]}',
+    );
+    const result = await lock('n1', { concurrency, ttlMs: 60_000 }).acquire({ unschedulable: false });
+    expect(result).toMatchObject({ acquired: false, holders: ['manual'] });
+    expect(!result.acquired && result.reason).toContain('manual lock');
+    expect(await lock('n1', { concurrency }).wouldAcquire()).toMatchObject({ acquired: false });
+  });
+
+  /** Marks a node as in a reboot cycle, as the agent does (label + record). */
+  function inCycle(
+    name: string,
+    record = '{"bootID":"b1","cordoned":true,"attempts":1,"started":"x"}',
+  ): void {
+    const node = server.get<V1Node>('nodes', undefined, name)!;
+    node.metadata!.labels = { ...node.metadata!.labels, [CYCLE_LABEL]: 'true' };
+    node.metadata!.annotations = { ...node.metadata!.annotations, [CYCLE_ANNOTATION]: record };
+    server.update('nodes', node);
+  }
+
+  it('counts a node in a cycle whose slot is missing, until its record has been still for --lock-ttl', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    inCycle('n1'); // n1 is down rebooting; its slot was deleted
+    const reader = lock('n2', { ttlMs: 60_000, clock });
+    const refused = await reader.acquire({ unschedulable: false });
+    expect(refused).toMatchObject({ acquired: false, holders: ['n1'] });
+    expect(!refused.acquired && refused.reason).toContain('n1 is in a reboot cycle without a slot');
+    await clock.advance(59_999);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    inCycle('n1', '{"bootID":"b1","cordoned":true,"attempts":1,"started":"x","verifyingSince":"y"}'); // back, a sign of life
+    await clock.advance(1);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+    await clock.advance(60_000);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: true });
+  });
+
+  it('counts a node in a cycle without a slot for ever when slots never expire (--lock-ttl 0)', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    inCycle('n1');
+    const reader = lock('n2', { clock });
+    await clock.advance(30 * 24 * 3_600_000);
+    await expect(reader.acquire({ unschedulable: false })).resolves.toMatchObject({ acquired: false });
+  });
+
+  it('lets the node in a cycle take its own slot back, and counts it once', async () => {
+    inCycle('n1');
+    await expect(lock('n1', { concurrency: 2 }).acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: true,
+    });
+    await expect(lock('n2', { concurrency: 2 }).acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: true,
+    });
+    await expect(lock('n3', { concurrency: 2 }).acquire({ unschedulable: false })).resolves.toMatchObject({
+      acquired: false,
+      holders: ['n1', 'n2'],
+    });
   });
 });

@@ -1,6 +1,7 @@
 // Crash at every step: a fresh agent on the same cluster state must finish the cycle safely.
 import { describe, expect, it } from '@jest/globals';
-import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
 import { AGENT_DEFAULTS, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 interface Scenario {
@@ -89,7 +90,8 @@ function expectSafeEnd(cluster: FakeCluster, s: Scenario, outcomes: Outcome[]): 
   expect({ violations: cluster.violations, kinds }).toEqual({ violations: [], kinds });
   expect(cluster.table.holders()).toEqual([]);
   expect(cluster.node.unschedulable).toBe(s.preCordoned === true);
-  expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+  expect(cluster.node.annotations[CYCLE_ANNOTATION]).toBeUndefined();
+  expect(cluster.node.labels[CYCLE_LABEL]).toBeUndefined();
   if (s.drainFails) {
     expect(cluster.reboots).toEqual([]);
     return;

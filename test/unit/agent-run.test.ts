@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig } from '../../src/agent/agent.js';
+import { Agent, type AgentConfig } from '../../src/agent/agent.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
 import type { AgentDeps } from '../../src/agent/agent.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
@@ -256,16 +257,37 @@ describe('agent.run', () => {
 });
 
 describe('agent.run while no reboot is required', () => {
-  const MARKED = { [CORDONED_BY_ANNOTATION]: 'kured-ts' };
+  const RECORD = {
+    [CYCLE_ANNOTATION]: '{"bootID":"boot-1","cordoned":true,"attempts":0,"started":"2026-01-05T09:00:00Z"}',
+  };
+  const LABEL = { [CYCLE_LABEL]: 'true' };
   it.each([
-    ['a clean node', false, {}, []],
-    ['our taint left behind', false, {}, [{ key: TAINT, effect: 'PreferNoSchedule' }]],
-    ['our cordon left behind', true, MARKED, []],
+    { name: 'a clean node', unschedulable: false, annotations: {}, labels: {}, taints: [] },
+    {
+      name: 'our taint left behind',
+      unschedulable: false,
+      annotations: {},
+      labels: {},
+      taints: [{ key: TAINT, effect: 'PreferNoSchedule' }],
+    },
+    {
+      name: 'our cordon and cycle left behind',
+      unschedulable: true,
+      annotations: RECORD,
+      labels: LABEL,
+      taints: [],
+    },
   ])(
-    'repairs %s at start-up, then makes no cluster call in a day of ticks',
-    async (_name, unschedulable, annotations, taints) => {
+    'repairs $name at start-up, then makes no cluster call in a day of ticks',
+    async ({ unschedulable, annotations, labels, taints }) => {
       const cluster = new FakeCluster();
-      Object.assign(cluster.node, { unschedulable, annotations: { ...annotations }, taints: [...taints] });
+      Object.assign(cluster.node, {
+        unschedulable,
+        unschedulableOwners: unschedulable ? ['kured-ts'] : [],
+        annotations: { ...annotations },
+        labels: { ...labels },
+        taints: [...taints],
+      });
       const { agent, ticks } = recordingAgent(cluster, [0.5, 0, 0.99, 0.25]);
       const controller = new AbortController();
       const done = agent.run(controller.signal);
@@ -279,7 +301,8 @@ describe('agent.run while no reboot is required', () => {
       expect(ticks.length).toBeGreaterThan(20);
       expect(cluster.calls.slice(afterStartUp).filter((op) => op !== 'sentinel')).toEqual([]);
       expect(cluster.node).toMatchObject({ unschedulable: false, taints: [] });
-      expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+      expect(cluster.node.annotations[CYCLE_ANNOTATION]).toBeUndefined();
+      expect(cluster.node.labels[CYCLE_LABEL]).toBeUndefined();
       expect(cluster.phases()).toEqual(['idle']);
     },
   );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Agent, CORDONED_BY_ANNOTATION, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/node.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;
@@ -10,6 +11,16 @@ function agentOn(cluster: FakeCluster, config: Partial<AgentConfig> = {}): Agent
 
 async function tick(cluster: FakeCluster, config: Partial<AgentConfig> = {}): Promise<Outcome> {
   return settle(cluster.clock, agentOn(cluster, config).tick());
+}
+
+function cycleOf(cluster: FakeCluster): CycleRecord | undefined {
+  return parseCycle(cluster.node.annotations[CYCLE_ANNOTATION]);
+}
+
+function inCycle(cluster: FakeCluster): boolean {
+  return (
+    cluster.node.labels[CYCLE_LABEL] === 'true' && cluster.node.annotations[CYCLE_ANNOTATION] !== undefined
+  );
 }
 
 function hasTaint(cluster: FakeCluster): boolean {
@@ -136,21 +147,17 @@ describe('agent: the reboot cycle', () => {
     const first = await tick(cluster, config);
     expect(first.kind).toBe('rebooting');
     expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
-    expect(cluster.table.slots.get('n1')?.metadata).toEqual({
-      unschedulable: false,
-      bootID: 'boot-1',
-      attempts: 1,
-    });
-    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBe('kured-ts');
-    expect(cluster.node.labels).toEqual({ phase: 'pre' });
+    expect(cluster.table.slots.get('n1')?.metadata).toEqual({ unschedulable: false, bootID: 'boot-1' });
+    expect(cycleOf(cluster)).toMatchObject({ bootID: 'boot-1', cordoned: true, attempts: 1 });
+    expect(cluster.node.labels).toEqual({ phase: 'pre', [CYCLE_LABEL]: 'true' });
     expect(cluster.phases()).toEqual(['draining', 'rebooting']);
 
     // The host came back with a new bootID; the pod starts again: a fresh agent.
     const second = await tick(cluster, config);
-    expect(second.kind).toBe('completed');
-    expect(second.uncordoned).toBe(true);
+    expect(second).toMatchObject({ kind: 'completed', uncordoned: true });
     expect(cluster.node.unschedulable).toBe(false);
-    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(inCycle(cluster)).toBe(false);
+    expect(cluster.node.annotations[CYCLE_ANNOTATION]).toBeUndefined();
     expect(hasTaint(cluster)).toBe(false);
     expect(cluster.node.labels).toEqual({ phase: 'post' });
     expect(cluster.table.holders()).toEqual([]);
@@ -166,7 +173,7 @@ describe('agent: the reboot cycle', () => {
       'Uncordoned',
     ]);
     expect(cluster.metrics.results).toEqual(['success']);
-    expect(cluster.metrics.evictions).toEqual({ evicted: 2, refused: 0, failed: 0 });
+    expect(cluster.metrics.evictions).toEqual({ evicted: 2 });
 
     const third = await tick(cluster, config);
     expect(third.kind).toBe('idle');
@@ -196,7 +203,7 @@ describe('agent: the reboot cycle', () => {
     cluster.node.unschedulable = true;
     await tick(cluster);
     expect(cluster.table.slots.get('n1')?.metadata.unschedulable).toBe(true);
-    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(cycleOf(cluster)?.cordoned).toBe(false);
     const outcome = await tick(cluster);
     expect(outcome).toMatchObject({ kind: 'completed', uncordoned: false });
     expect(cluster.node.unschedulable).toBe(true);
@@ -253,7 +260,7 @@ describe('agent: the reboot cycle', () => {
     expect(outcome.kind).toBe('aborted');
     expect(cluster.reboots).toEqual([]);
     expect(cluster.node.unschedulable).toBe(false);
-    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
+    expect(inCycle(cluster)).toBe(false);
     expect(cluster.table.holders()).toEqual([]);
     expect(cluster.eventReasons()).toContain('RebootAborted');
     expect(cluster.calls.filter((c) => c === 'node.cordon')).toHaveLength(1);
@@ -274,16 +281,32 @@ describe('agent: the reboot cycle', () => {
     expect(cluster.violations).toEqual([]);
   });
 
-  it('aborts and undoes its cordon when the lock was lost during the reboot delay', async () => {
+  it('takes its slot back when it was lost during the reboot delay and nobody took it, then reboots', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
     cluster.duringSleep = () => {
       cluster.table.set('n1', undefined);
     };
     const outcome = await tick(cluster, { rebootDelayMs: 60_000 });
+    expect(outcome.kind).toBe('rebooting');
+    expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
+    expect(cluster.violations).toEqual([]);
+  });
+
+  it('aborts and undoes its cordon when its slot was lost during the reboot delay and taken by another', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.duringSleep = () => {
+      cluster.table.set('n1', undefined);
+      cluster.table.takeFor('n2');
+    };
+    const outcome = await tick(cluster, { rebootDelayMs: 60_000 });
     expect(outcome.kind).toBe('aborted');
+    expect(outcome.reason).toContain('lock slot lost');
     expect(cluster.reboots).toEqual([]);
     expect(cluster.node.unschedulable).toBe(false);
+    expect(inCycle(cluster)).toBe(false);
+    expect(cluster.table.holders()).toEqual(['n2']);
   });
 
   it('keeps the lock and retries later when the reboot request fails', async () => {
@@ -293,7 +316,7 @@ describe('agent: the reboot cycle', () => {
     const outcome = await tick(cluster);
     expect(outcome.kind).toBe('failed');
     expect(outcome.reason).toContain('nsenter: not found');
-    expect(cluster.table.slots.get('n1')?.metadata.attempts).toBe(1);
+    expect(cycleOf(cluster)?.attempts).toBe(1);
     expect(cluster.node.unschedulable).toBe(true);
     cluster.rebootError = undefined;
     expect((await tick(cluster)).kind).toBe('rebooting');
@@ -425,15 +448,23 @@ describe('agent: restart and proof of reboot', () => {
     expect(cluster.metrics.results).toEqual(['timeout']);
   });
 
-  it('repairs our cordon left behind without a lock', async () => {
+  it('ends a cycle left without its slot before any reboot request once no reboot is required', async () => {
     const cluster = new FakeCluster();
     cluster.node.unschedulable = true;
-    cluster.node.annotations[CORDONED_BY_ANNOTATION] = 'kured-ts';
+    cluster.node.unschedulableOwners = ['kured-ts'];
+    cluster.node.labels[CYCLE_LABEL] = 'true';
+    cluster.node.annotations[CYCLE_ANNOTATION] = JSON.stringify({
+      bootID: 'boot-1',
+      cordoned: true,
+      attempts: 0,
+      started: '2026-01-05T09:00:00Z',
+    });
     const outcome = await tick(cluster);
     expect(outcome.kind).toBe('idle');
     expect(cluster.node.unschedulable).toBe(false);
-    expect(cluster.node.annotations[CORDONED_BY_ANNOTATION]).toBeUndefined();
-    expect(cluster.eventReasons()).toEqual(['Uncordoned']);
+    expect(inCycle(cluster)).toBe(false);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.calls).not.toContain('lock.acquire');
   });
 
   it.each([
@@ -457,11 +488,7 @@ describe('agent: restart and proof of reboot', () => {
       expect(cluster.table.holders()).toEqual([]);
       return;
     }
-    expect(cluster.table.slots.get('n1')?.metadata).toEqual({
-      unschedulable: false,
-      bootID: 'boot-1',
-      attempts: 1,
-    });
+    expect(cycleOf(cluster)).toMatchObject({ bootID: 'boot-1', cordoned: true, attempts: 1 });
     expect((await tick(cluster)).kind).toBe('completed');
     expect(cluster.node.unschedulable).toBe(false);
   });

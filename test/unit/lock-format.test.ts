@@ -79,21 +79,21 @@ describe('kured lock annotation format', () => {
   it('writes our entries with kured field names and types, our extras inside metadata', () => {
     const entry = newEntry(
       'n1',
-      { unschedulable: false, bootID: 'b-1', attempts: 1 },
+      { unschedulable: false, bootID: 'b-1' },
       new Date('2026-01-05T10:00:00.120Z'),
       90_000,
     );
     expect(formatSingle(entry)).toBe(
-      '{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":"b-1","attempts":1},"created":"2026-01-05T10:00:00.12Z","TTL":90000000000}',
+      '{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":"b-1"},"created":"2026-01-05T10:00:00.12Z","TTL":90000000000}',
     );
     expect(formatMulti(2, [entry])).toBe(
-      '{"maxOwners":2,"locks":[{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":"b-1","attempts":1},"created":"2026-01-05T10:00:00.12Z","TTL":90000000000}]}',
+      '{"maxOwners":2,"locks":[{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":"b-1"},"created":"2026-01-05T10:00:00.12Z","TTL":90000000000}]}',
     );
     expect(toHolder(entriesOf(parseLockAnnotation(formatSingle(entry)))[0]!)).toEqual({
       nodeID: 'n1',
       created: new Date('2026-01-05T10:00:00.120Z'),
       ttlMs: 90_000,
-      metadata: { unschedulable: false, bootID: 'b-1', attempts: 1 },
+      metadata: { unschedulable: false, bootID: 'b-1' },
     });
   });
 
@@ -110,7 +110,7 @@ describe('kured lock annotation format', () => {
 
   it('drops our metadata fields that carry the wrong type', () => {
     const text =
-      '{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":7,"attempts":"x"},"created":"2024-01-01T00:00:00Z","TTL":0}';
+      '{"nodeID":"n1","metadata":{"unschedulable":false,"bootID":7},"created":"2024-01-01T00:00:00Z","TTL":0}';
     expect(toHolder(entriesOf(parseLockAnnotation(text))[0]!).metadata).toEqual({ unschedulable: false });
   });
 

@@ -1,22 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { PHASES } from '../../src/node/node.js';
-import type { Sentinel, SentinelVerdict } from '../../src/sentinel/sentinel.js';
-import { PrometheusMetrics, refreshRebootRequired } from '../../src/metrics/prometheus-metrics.js';
-import { FakeClock, flushMicrotasks } from '../fakes/fake-clock.js';
+import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
+import { samples } from '../fakes/metric-samples.js';
 
 /** Sample lines of the exposition: `name{labels}` → value (HELP/TYPE lines dropped). */
-async function samples(metrics: PrometheusMetrics): Promise<Map<string, number>> {
-  const text = await metrics.metrics();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
-
 function fresh(): PrometheusMetrics {
   return new PrometheusMetrics('n1', { processMetrics: false });
 }
@@ -149,93 +136,5 @@ describe('PrometheusMetrics', () => {
     expect(m.lastHeartbeat()).toBeUndefined();
     m.heartbeat(new Date('2026-01-05T10:00:00Z'));
     expect(m.lastHeartbeat()?.toISOString()).toBe('2026-01-05T10:00:00.000Z');
-  });
-});
-
-class ScriptedSentinel implements Sentinel {
-  calls = 0;
-  constructor(private readonly verdicts: SentinelVerdict[]) {}
-  rebootRequired(): Promise<SentinelVerdict> {
-    const v = this.verdicts[Math.min(this.calls++, this.verdicts.length - 1)];
-    return v ? Promise.resolve(v) : Promise.reject(new Error('no verdict'));
-  }
-}
-
-describe('refreshRebootRequired', () => {
-  it('refreshes kured_reboot_required every minute and counts sentinel errors', async () => {
-    const clock = new FakeClock();
-    const metrics = fresh();
-    const sentinel = new ScriptedSentinel([
-      { required: false },
-      { required: true },
-      { required: false, error: 'exit code 2' },
-      { required: false },
-    ]);
-    const controller = new AbortController();
-    const done = refreshRebootRequired({
-      sentinel,
-      metrics,
-      clock,
-      logger: new MemoryLogger(),
-      signal: controller.signal,
-    });
-    await flushMicrotasks();
-    expect((await samples(metrics)).get('kured_reboot_required{node="n1"}')).toBe(0);
-    await clock.advance(60_000);
-    expect((await samples(metrics)).get('kured_reboot_required{node="n1"}')).toBe(1);
-    await clock.advance(60_000);
-    const s = await samples(metrics);
-    expect(s.get('kured_reboot_required{node="n1"}')).toBe(1);
-    expect(s.get('kured_ts_sentinel_errors_total')).toBe(1);
-    await clock.advance(59_000);
-    expect(sentinel.calls).toBe(3);
-    await clock.advance(1_000);
-    expect((await samples(metrics)).get('kured_reboot_required{node="n1"}')).toBe(0);
-    controller.abort();
-    await done;
-    expect(clock.pending).toBe(0);
-  });
-
-  it('calls onRequired on every check that says a reboot is required, and only then', async () => {
-    const clock = new FakeClock();
-    const sentinel = new ScriptedSentinel([
-      { required: false },
-      { required: true },
-      { required: false, error: 'exit code 2' },
-      { required: true },
-    ]);
-    const controller = new AbortController();
-    const woken: number[] = [];
-    const done = refreshRebootRequired({
-      sentinel,
-      metrics: fresh(),
-      clock,
-      logger: new MemoryLogger(),
-      signal: controller.signal,
-      onRequired: () => woken.push(clock.now().getTime()),
-    });
-    const start = clock.now().getTime();
-    await clock.advance(3 * 60_000);
-    controller.abort();
-    await done;
-    expect(woken.map((t) => t - start)).toEqual([60_000, 180_000]);
-  });
-
-  it('survives a sentinel that throws and stops when aborted', async () => {
-    const clock = new FakeClock();
-    const sentinel = new ScriptedSentinel([]);
-    const controller = new AbortController();
-    const logger = new MemoryLogger();
-    const done = refreshRebootRequired({
-      sentinel,
-      metrics: fresh(),
-      clock,
-      logger,
-      signal: controller.signal,
-    });
-    await clock.advance(120_000);
-    expect(sentinel.calls).toBe(3);
-    controller.abort();
-    await expect(done).resolves.toBeUndefined();
   });
 });

@@ -61,7 +61,9 @@ describe('taint patches', () => {
       }),
     ).toEqual({
       name: 'n1',
+      resourceVersion: '',
       unschedulable: true,
+      unschedulableOwners: [],
       taints: [{ key: 'a', effect: 'NoSchedule' }],
       bootID: 'b1',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-05T10:00:00Z') }],

@@ -1,0 +1,77 @@
+// A Kube that reads through and refuses every write: what `kured-ts check` runs the agent's own code
+// on, so that a mistake there cannot touch the cluster.
+import type {
+  CoreV1Event,
+  JsonPatchOp,
+  Kube,
+  ListOptions,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  WatchEvent,
+} from './kube.js';
+
+/** A write `check` refused: it must never change the cluster. */
+export class DryRunWrite extends Error {
+  override readonly name = 'DryRunWrite';
+}
+
+/** Kube that reads through and refuses every write (and records what was attempted). */
+export class ReadOnlyKube implements Kube {
+  /** The writes refused, as "VERB what". */
+  readonly refused: string[] = [];
+
+  constructor(private readonly inner: Kube) {}
+
+  private refuse(what: string): Promise<never> {
+    this.refused.push(what);
+    return Promise.reject(new DryRunWrite(`dry run: refused to ${what}`));
+  }
+
+  getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
+    return this.inner.getNode(name, signal);
+  }
+  listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
+    return this.inner.listNodes(options, signal);
+  }
+  jsonPatchNode(name: string, ops: JsonPatchOp[]): Promise<V1Node> {
+    return this.refuse(`json-patch node ${name}: ${JSON.stringify(ops)}`);
+  }
+  mergePatchNode(name: string, patch: object): Promise<V1Node> {
+    return this.refuse(`merge-patch node ${name}: ${JSON.stringify(patch)}`);
+  }
+  listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
+    return this.inner.listPods(namespace, options, signal);
+  }
+  evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
+    const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
+    return this.refuse(`evict pod ${namespace}/${name}${grace}`);
+  }
+  listPodDisruptionBudgets(
+    namespace: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<V1PodDisruptionBudget[]> {
+    return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+  getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
+    return this.inner.getDaemonSet(namespace, name, signal);
+  }
+  mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
+    return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+  watchDaemonSet(
+    namespace: string,
+    name: string,
+    onEvent: (event: WatchEvent<V1DaemonSet>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal },
+  ): Promise<void> {
+    return this.inner.watchDaemonSet(namespace, name, onEvent, options);
+  }
+  createEvent(namespace: string, event: CoreV1Event): Promise<CoreV1Event> {
+    return this.refuse(`create event ${event.reason ?? ''} in ${namespace}`);
+  }
+  mergePatchEvent(namespace: string, name: string, patch: object): Promise<CoreV1Event> {
+    return this.refuse(`merge-patch event ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+}

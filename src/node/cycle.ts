@@ -1,0 +1,81 @@
+// The cycle record: what a node's reboot cycle has done so far, kept on the Node itself.
+//
+// Written in the same merge patch as our cordon (so a cordon of ours is never unmarked, and a mark
+// never stands without its cordon), guarded by the node's resourceVersion, together with the label
+// CYCLE_LABEL that makes the node findable by a label selector. While the label is there the node
+// counts against --concurrency whether or not its lock slot survived (src/lock/daemonset-lock.ts):
+// a lock annotation deleted, rewritten or expired while the node is down cannot let another node
+// start. After the reboot the record proves it (bootID changed) even without the lock, and carries
+// the attempt count and the start of the readiness wait across agent restarts.
+
+/** The record's annotation. */
+export const CYCLE_ANNOTATION = 'kured-ts.dev/cycle';
+/**
+ * Present (value "true") exactly while the record is: the selector of nodes in a cycle. An operator
+ * who removes it releases the node on purpose (README, Safety): the agent then drops its record, does
+ * not take the slot again, and leaves the node as it is.
+ */
+export const CYCLE_LABEL = 'kured-ts.dev/rebooting';
+
+/** The field manager of every write of ours (metadata.managedFields names it). */
+export const OUR_FIELD_MANAGER = 'kured-ts';
+/** Managers whose cordon a cycle record may claim: ours, and kured's during a migration. */
+export const CYCLE_MANAGERS: readonly string[] = [OUR_FIELD_MANAGER, 'kured'];
+
+export interface CycleRecord {
+  /** The boot the cycle started on: a different bootID proves the reboot. */
+  bootID: string;
+  /** We cordoned the node (it was schedulable): we uncordon it at the end. */
+  cordoned: boolean;
+  /** Reboots requested on `bootID`. */
+  attempts: number;
+  /** RFC 3339 time of the last reboot request. */
+  rebootRequestedAt?: string;
+  /** RFC 3339 time the agent first saw the new boot: the start of --post-reboot-timeout. */
+  verifyingSince?: string;
+  /** RFC 3339 time the cycle began (the slot was taken). */
+  started: string;
+  /** Who wrote it: the agent's pod name (or host name), for people reading the record. */
+  agent?: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const optionalText = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/**
+ * Reads the record. A value we cannot read is still a cycle in progress (fail safe: the node keeps
+ * its cordon and counts against --concurrency): it reads as a record with an unknown boot, which no
+ * bootID matches, and zero attempts.
+ */
+export function parseCycle(raw: string | undefined): CycleRecord | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  if (!isRecord(value) || typeof value.bootID !== 'string') {
+    return { bootID: '', cordoned: false, attempts: 0, started: '' };
+  }
+  const attempts = typeof value.attempts === 'number' && value.attempts >= 0 ? Math.floor(value.attempts) : 0;
+  const record: CycleRecord = {
+    bootID: value.bootID,
+    cordoned: value.cordoned === true,
+    attempts,
+    started: optionalText(value.started) ?? '',
+  };
+  for (const key of ['rebootRequestedAt', 'verifyingSince', 'agent'] as const) {
+    const field = optionalText(value[key]);
+    if (field !== undefined) record[key] = field;
+  }
+  return record;
+}
+
+/** The annotation's value. */
+export function formatCycle(record: CycleRecord): string {
+  return JSON.stringify(record);
+}

@@ -1,0 +1,98 @@
+// The `kured-ts.dev/status` annotation: why a node is (not) rebooting, readable with kubectl. The one
+// codec of it: the agent writes it, `kured-ts status` and `check` read it.
+
+/** Phases of the status annotation (DESIGN §4). */
+export type Phase =
+  | 'idle'
+  | 'pending'
+  | 'outside-window'
+  | 'blocked'
+  | 'waiting-for-lock'
+  | 'draining'
+  | 'rebooting'
+  | 'verifying'
+  | 'completed'
+  | 'failed';
+
+export const PHASES: readonly Phase[] = [
+  'idle',
+  'pending',
+  'outside-window',
+  'blocked',
+  'waiting-for-lock',
+  'draining',
+  'rebooting',
+  'verifying',
+  'completed',
+  'failed',
+];
+
+/** Phases in which a reboot is still wanted: all but the two that mean none is. */
+export const WANTS_REBOOT: ReadonlySet<Phase> = new Set<Phase>(
+  PHASES.filter((phase) => phase !== 'idle' && phase !== 'completed'),
+);
+
+export const STATUS_ANNOTATION = 'kured-ts.dev/status';
+
+/** The value of the status annotation. */
+export interface NodeStatus {
+  phase: Phase;
+  reason: string;
+  /** RFC 3339 time the phase began. */
+  since: string;
+  bootID: string;
+  /** RFC 3339 time the last reboot was verified (bootID changed, node Ready). */
+  lastReboot?: string;
+}
+
+/** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
+export type ReadStatus = Partial<NodeStatus> & { reason: string };
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** Reads the annotation's value; undefined when absent, a reason when it is not ours to read. */
+export function parseStatus(raw: string | undefined): ReadStatus | undefined {
+  if (raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return { reason: `unreadable status annotation: ${raw.slice(0, 60)}` };
+  }
+  if (typeof parsed !== 'object' || parsed === null) {
+    return { reason: `unreadable status annotation: ${raw.slice(0, 60)}` };
+  }
+  const s = parsed as Record<string, unknown>;
+  const phase = PHASES.find((p) => p === s.phase);
+  return {
+    ...(phase !== undefined ? { phase } : {}),
+    reason: text(s.reason),
+    since: text(s.since),
+    bootID: text(s.bootID),
+    ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
+  };
+}
+
+/** The annotation's value, fields in a fixed order. */
+export function formatStatus(status: NodeStatus): string {
+  return JSON.stringify({
+    phase: status.phase,
+    reason: status.reason,
+    since: status.since,
+    bootID: status.bootID,
+    ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
+  });
+}
+
+/** Two statuses say the same (all but `since`, which a rewrite would only move): no write needed. */
+export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.phase === b.phase &&
+    a.reason === b.reason &&
+    (a.bootID ?? '') === (b.bootID ?? '') &&
+    a.lastReboot === b.lastReboot
+  );
+}
