@@ -365,6 +365,8 @@ export class Decision {
     const lost = await this.slotStillOurs(ctx, record);
     if (lost !== undefined) return this.abortBeforeReboot(ctx, record, `${lost} before the reboot`);
     const current = parseCycle(ctx.node.annotations[CYCLE_ANNOTATION]) ?? record;
+    const overtaken = this.overtaken(ctx.node, record, current);
+    if (overtaken !== undefined) return overtaken;
     if (!ctx.node.unschedulable) return this.uncordonedMeanwhile(ctx, current, redrains);
     if (current.cordoned && foreignCordon(ctx.node) && redrains < MAX_REDRAINS) {
       // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
@@ -373,6 +375,18 @@ export class Decision {
       return this.drainAndVerify(ctx, handed, redrains + 1);
     }
     return this.reboot(ctx, current);
+  }
+
+  /**
+   * Another agent of this node (a rollout overlap) requested the reboot of this boot while we waited,
+   * or the node already rebooted: not again. One reboot per boot, whoever asks for it.
+   */
+  private overtaken(node: NodeState, mine: CycleRecord, current: CycleRecord): Outcome | undefined {
+    if (current.attempts <= mine.attempts && !this.rebooted(node, current)) return undefined;
+    return {
+      kind: 'rebooting',
+      reason: `the reboot of boot ${current.bootID} was requested by another agent of this node (attempt ${current.attempts}); not requesting it again`,
+    };
   }
 
   /**

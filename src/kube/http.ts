@@ -22,6 +22,8 @@ import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 export const DEFAULT_DEADLINE_MS = 30_000;
 /** A watch may outlive the timeoutSeconds it asked for by this much before we give up on it. */
 export const WATCH_GRACE_MS = 30_000;
+/** What kube-apiserver's audit log (and default field manager) calls us. */
+export const USER_AGENT = 'kured-ts';
 /** The field manager of every write (metadata.managedFields names us). */
 export const FIELD_MANAGER = 'kured-ts';
 
@@ -152,7 +154,11 @@ export class KubeTransport {
     await this.kubeConfig.applyToHTTPSOptions(opts);
     const url = new URL(cluster.server.replace(/\/+$/, '') + req.path + queryString(req.query));
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string> = { ...headersOf(opts), Accept: 'application/json' };
+    const headers: Record<string, string> = {
+      ...headersOf(opts),
+      Accept: 'application/json',
+      'User-Agent': USER_AGENT,
+    };
     if (body !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);

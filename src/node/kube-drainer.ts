@@ -41,6 +41,8 @@ export interface KubeDrainerOptions {
   parallelism?: number;
   /** How often to look whether evicted pods are gone. Default 1000 ms. */
   pollMs?: number;
+  /** How often at most DrainHooks.keepGoing is asked. Default KEEP_GOING_EVERY_MS. */
+  keepGoingEveryMs?: number;
 }
 
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -177,7 +179,8 @@ export class KubeDrainer implements Drainer {
     if (run.stop !== undefined) return false;
     const keepGoing = run.hooks.keepGoing;
     const now = this.o.clock.now().getTime();
-    if (keepGoing === undefined || now - run.lastAsked < KEEP_GOING_EVERY_MS) return true;
+    if (keepGoing === undefined || now - run.lastAsked < (this.o.keepGoingEveryMs ?? KEEP_GOING_EVERY_MS))
+      return true;
     run.lastAsked = now;
     const stop = await keepGoing();
     if (stop !== undefined) run.stop ??= stop;

@@ -1,6 +1,7 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { discovery } from './discovery.js';
+import { managerOf } from './managed-fields.js';
 import { deleteOptionsOf, type DeleteOptions, type Registry } from './registry.js';
 import type { StoredObject } from './resources.js';
 import { parseRoute, type Route } from './routes.js';
@@ -49,6 +50,8 @@ interface Parsed {
   route: Route;
   contentType: string;
   body: unknown;
+  /** The field manager of a write (?fieldManager=, else the User-Agent). */
+  manager: string;
 }
 
 interface Reply {
@@ -83,7 +86,8 @@ export async function handleRequest(
   res.on('finish', onFinish);
   try {
     const text = await readBody(req);
-    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header }, res);
+    const agent = req.headers['user-agent'];
+    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header, agent }, res);
     if (reply) send(res, reply);
     record.status = res.statusCode;
   } catch (err) {
@@ -145,7 +149,7 @@ function parseJson(text: string): unknown {
 
 function serve(
   ctx: HttpContext,
-  raw: { method: string; url: URL; text: string; header: string | undefined },
+  raw: { method: string; url: URL; text: string; header: string | undefined; agent: string | undefined },
   res: ServerResponse,
 ): Reply | undefined {
   const doc = raw.method === 'GET' ? discovery(raw.url.pathname) : undefined;
@@ -161,6 +165,7 @@ function serve(
     route,
     contentType: mediaType(raw.header),
     body: parseJson(raw.text),
+    manager: managerOf(raw.url.searchParams, raw.agent),
   };
   if (isWatch(parsed)) {
     openWatch(ctx, parsed, res);
@@ -185,7 +190,7 @@ function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
     const metadata = { resourceVersion: String(ctx.store.version()) };
     return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
   }
-  if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body) };
+  if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.manager) };
   throw methodNotAllowed();
 }
 
@@ -205,11 +210,18 @@ function objectVerb(ctx: HttpContext, p: Parsed): Reply {
     case 'GET':
       return { code: 200, body: ctx.registry.mustGet(def, namespace, name) };
     case 'PUT':
-      return { code: 200, body: ctx.registry.replace(def, { namespace, name, subresource }, p.body) };
+      return {
+        code: 200,
+        body: ctx.registry.replace(def, { namespace, name, subresource }, p.body, p.manager),
+      };
     case 'PATCH':
       return {
         code: 200,
-        body: ctx.registry.patch(def, { namespace, name, subresource }, p.contentType, p.body),
+        body: ctx.registry.patch(
+          def,
+          { namespace, name, subresource },
+          { contentType: p.contentType, body: p.body, manager: p.manager },
+        ),
       };
     case 'DELETE':
       if (subresource !== undefined) throw methodNotAllowed();

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.js';
 import { isObject, jsonEqual, toJson, type JsonObject } from './json.js';
 import { APPLY_PATCH, applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
+import { managedFieldsAfter, type Writer } from './managed-fields.js';
 import { BudgetTallies, evictionRefusal, pdbStatus, selects, type PdbNumbers } from './pdb.js';
 import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
 import { passes, type ObjectFilter } from './selectors.js';
@@ -14,6 +15,9 @@ import { withControllerTaints } from './node-taints.js';
 
 /** How DELETE and eviction treat pods; see FakeApiServerOptions. */
 export type PodDeletion = 'immediate' | 'graceful';
+
+/** The field manager of in-process writes (tests, the simulated kubelet and controllers). */
+export const IN_PROCESS_MANAGER = 'fake-api-server';
 
 /** Delete options from a DELETE body, its query, or an Eviction's deleteOptions. */
 export interface DeleteOptions {
@@ -90,7 +94,12 @@ export class Registry {
   }
 
   /** POST: names the object (generateName), fills server-owned metadata, 409 when it exists. */
-  create(def: ResourceDef, namespace: string | undefined, body: unknown): StoredObject {
+  create(
+    def: ResourceDef,
+    namespace: string | undefined,
+    body: unknown,
+    manager = IN_PROCESS_MANAGER,
+  ): StoredObject {
     if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
     const meta = isObject(body.metadata) ? body.metadata : {};
     const ns = this.namespaceFor(def, namespace, meta);
@@ -108,9 +117,11 @@ export class Registry {
     delete metadata.deletionGracePeriodSeconds;
     if (ns !== undefined) metadata.namespace = ns;
     if (def.name !== 'events') metadata.generation = 1;
+    delete metadata.managedFields;
     const obj: StoredObject = { ...toJson(body), apiVersion: def.apiVersion, kind: def.kind, metadata };
     if (def.name === 'pods') defaultPodStatus(obj);
     validate(def, obj);
+    obj.metadata.managedFields = managedFieldsAfter(undefined, obj, this.writer(def, manager));
     return this.store.commit(def.name, 'ADDED', obj);
   }
 
@@ -146,14 +157,19 @@ export class Registry {
   }
 
   /** PUT: a non-empty metadata.resourceVersion is a precondition; without one the write is unconditional. */
-  replace(def: ResourceDef, target: ObjectTarget, body: unknown): StoredObject {
+  replace(def: ResourceDef, target: ObjectTarget, body: unknown, manager = IN_PROCESS_MANAGER): StoredObject {
     const existing = this.mustGet(def, target.namespace, target.name);
     if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
-    return this.write(def, existing, toJson(body), target.subresource);
+    return this.write(def, existing, toJson(body), { manager, subresource: target.subresource });
   }
 
   /** PATCH by content type; the patched object's resourceVersion is a precondition as in kube. */
-  patch(def: ResourceDef, target: ObjectTarget, contentType: string, body: unknown): StoredObject {
+  patch(
+    def: ResourceDef,
+    target: ObjectTarget,
+    request: { contentType: string; body: unknown; manager?: string },
+  ): StoredObject {
+    const { contentType, body } = request;
     if (!PATCH_TYPES.includes(contentType)) {
       throw apiError(
         415,
@@ -164,15 +180,29 @@ export class Registry {
       throw apiError(415, 'server-side apply is not supported by the fake API server');
     const existing = this.mustGet(def, target.namespace, target.name);
     const patched = applyPatch(contentType, toJson(existing), body);
-    return this.write(def, existing, patched, target.subresource);
+    return this.write(def, existing, patched, {
+      manager: request.manager ?? IN_PROCESS_MANAGER,
+      subresource: target.subresource,
+    });
+  }
+
+  /** Who writes now, for managedFields. */
+  private writer(def: ResourceDef, manager: string, subresource?: string): Writer {
+    return {
+      manager,
+      apiVersion: def.apiVersion,
+      time: kubeTime(this.clock.now()),
+      ...(subresource === undefined ? {} : { subresource }),
+    };
   }
 
   private write(
     def: ResourceDef,
     existing: StoredObject,
     candidate: JsonObject,
-    subresource?: string,
+    by: { manager: string; subresource: string | undefined },
   ): StoredObject {
+    const subresource = by.subresource;
     const meta = isObject(candidate.metadata) ? candidate.metadata : {};
     const name = existing.metadata.name;
     if (meta.name !== undefined && meta.name !== name) {
@@ -187,11 +217,16 @@ export class Registry {
     const next = merged(def, existing, candidate, subresource);
     if (sameContent(next, existing)) return existing;
     validate(def, next);
+    next.metadata.managedFields = managedFieldsAfter(
+      existing,
+      next,
+      this.writer(def, by.manager, subresource),
+    );
     return this.store.commit(def.name, 'MODIFIED', next);
   }
 
   /** In-process unconditional write: replaces everything, status included. */
-  put(def: ResourceDef, obj: JsonObject): StoredObject {
+  put(def: ResourceDef, obj: JsonObject, manager = IN_PROCESS_MANAGER): StoredObject {
     const meta = isObject(obj.metadata) ? obj.metadata : {};
     const existing = this.mustGet(def, stringOr(meta.namespace), stringOr(meta.name) ?? '');
     const candidate = toJson(obj);
@@ -201,6 +236,7 @@ export class Registry {
     const next = merged(def, existing, candidate, 'all');
     if (sameContent(next, existing)) return existing;
     validate(def, next);
+    next.metadata.managedFields = managedFieldsAfter(existing, next, this.writer(def, manager));
     return this.store.commit(def.name, 'MODIFIED', next);
   }
 
@@ -426,7 +462,7 @@ function pick(meta: StoredMeta, keys: readonly string[]): Partial<StoredMeta> {
 
 function sameContent(a: StoredObject, b: StoredObject): boolean {
   return jsonEqual(
-    { ...a, metadata: { ...a.metadata, resourceVersion: '' } },
-    { ...b, metadata: { ...b.metadata, resourceVersion: '' } },
+    { ...a, metadata: { ...a.metadata, resourceVersion: '', managedFields: undefined } },
+    { ...b, metadata: { ...b.metadata, resourceVersion: '', managedFields: undefined } },
   );
 }

@@ -1,0 +1,494 @@
+// DESIGN §10: the safety invariants in a hostile cluster, through the real client against the fake
+// API server. Each scenario is one the issue reproduced on the previous version; the watcher below
+// checks the invariants on every accepted write, not only at the end.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  connect,
+  createServer as createTcpServer,
+  type AddressInfo,
+  type Server,
+  type Socket,
+} from 'node:net';
+import { Agent, type Outcome } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config.js';
+import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { KubeDrainer } from '../../src/node/kube-drainer.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, NODE_PAUSE_ANNOTATION, parseCycle } from '../../src/node/node.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
+import { RecordingMetrics } from '../fakes/fake-cluster.js';
+import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+
+const NS = 'kube-system';
+const DS = 'kured';
+const LOCK = 'weave.works/kured-node-lock';
+const TAINT = 'weave.works/kured-node-reboot';
+const NODES = ['n1', 'n2', 'n3'];
+
+let server: FakeApiServer;
+/** Per node: does its host need a reboot? */
+const required = new Map<string, boolean>();
+/** Reboot requests that reached each host. */
+const reboots = new Map<string, number>();
+let violations: string[];
+let unwatch: () => void;
+const kubes: ClientNodeKube[] = [];
+
+function config(nodeId: string, overrides: Partial<Config> = {}): Config {
+  return testConfig({
+    nodeId,
+    periodMs: 60_000,
+    drainTimeoutMs: 5000,
+    preferNoScheduleTaint: TAINT,
+    postRebootTimeoutMs: 60_000,
+    blockOnPdb: false,
+    ...overrides,
+  });
+}
+
+function node(name: string): V1Node {
+  return server.get<V1Node>('nodes', undefined, name)!;
+}
+
+function holders(): string[] {
+  const text = server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK];
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+}
+
+function ready(n: V1Node): boolean {
+  return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** Out of service: cordoned, or not Ready. */
+function down(n: V1Node): boolean {
+  return n.spec?.unschedulable === true || !ready(n);
+}
+
+/** Watches every accepted write for DESIGN §2 and the readiness gate, at concurrency `c`. */
+function watchInvariants(c: number): void {
+  const previous = new Map<string, V1Node>();
+  unwatch = server.onWrite((e) => {
+    if (e.resource !== 'nodes') return;
+    const now = e.object as V1Node;
+    const name = now.metadata?.name ?? '';
+    const before = previous.get(name);
+    previous.set(name, now);
+    const out = NODES.filter((n) => down(n === name ? now : node(n)));
+    if (out.length > c) violations.push(`more than ${c} down: ${out.join(', ')}`);
+    const uncordoned = before?.spec?.unschedulable === true && now.spec?.unschedulable !== true;
+    if (uncordoned && !ready(now)) violations.push(`${name} uncordoned while not Ready`);
+  });
+}
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  violations = [];
+  unwatch = () => undefined;
+  server.create('daemonsets', kuredDaemonSet());
+  for (const name of NODES) {
+    required.set(name, true);
+    reboots.set(name, 0);
+    server.create<V1Node>('nodes', {
+      metadata: { name },
+      spec: {},
+      status: { nodeInfo: nodeInfo('boot-1'), conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    server.create<V1Pod>('pods', {
+      metadata: {
+        name: `web-${name}`,
+        namespace: 'default',
+        labels: { app: 'web' },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { nodeName: name, containers: [{ name: 'c', image: 'nginx' }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  }
+});
+
+afterEach(async () => {
+  unwatch();
+  for (const k of kubes.splice(0)) k.close();
+  await server.close();
+});
+
+/** The host of `name` reboots at once into the next boot, NotReady until `bringUp`. */
+function rebootHost(name: string): void {
+  reboots.set(name, (reboots.get(name) ?? 0) + 1);
+  const n = node(name);
+  const boot = Number((n.status?.nodeInfo?.bootID ?? 'boot-1').split('-')[1]) + 1;
+  n.status = {
+    ...n.status,
+    nodeInfo: nodeInfo(`boot-${boot}`),
+    conditions: [{ type: 'Ready', status: 'False' }],
+  };
+  server.update('nodes', n);
+  required.set(name, false);
+}
+
+function bringUp(name: string): void {
+  const n = node(name);
+  n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'True' }] };
+  server.update('nodes', n);
+}
+
+/** A fresh agent process for `name` (a pod start), over its own client. */
+function agent(
+  name: string,
+  overrides: Partial<Config> = {},
+  o: { kube?: Kube; drainerEveryMs?: number; random?: () => number } = {},
+): Agent {
+  const c = config(name, overrides);
+  const kube =
+    o.kube ??
+    ((): Kube => {
+      const k = new ClientNodeKube(server.kubeConfig());
+      kubes.push(k);
+      return k;
+    })();
+  const clock = new SystemClock();
+  const logger = new MemoryLogger();
+  const deps = createAgentDeps(c, {
+    kube,
+    clock,
+    logger,
+    metrics: new RecordingMetrics(),
+    ...(o.random === undefined ? {} : { random: o.random }),
+    sentinel: { rebootRequired: () => Promise.resolve({ required: required.get(name) ?? false }) },
+    rebooter: {
+      reboot: () => {
+        rebootHost(name);
+        return Promise.resolve();
+      },
+    },
+  });
+  if (o.drainerEveryMs !== undefined) {
+    deps.drainer = new KubeDrainer({
+      kube,
+      nodeId: name,
+      clock,
+      log: logger,
+      timeoutMs: c.drainTimeoutMs,
+      gracePeriodSeconds: c.drainGracePeriodSeconds,
+      podSelector: c.drainPodSelector,
+      skipWaitForDeleteTimeoutSeconds: c.skipWaitForDeleteTimeoutSeconds,
+      evictionRetryDelayMs: c.evictionRetryDelayMs,
+      keepGoingEveryMs: o.drainerEveryMs,
+    });
+  }
+  return new Agent(c, deps);
+}
+
+function deleteLock(): void {
+  const ds = server.get<V1DaemonSet>('daemonsets', NS, DS)!;
+  const annotations = Object.fromEntries(
+    Object.entries(ds.metadata?.annotations ?? {}).filter(([key]) => key !== LOCK),
+  );
+  ds.metadata = { ...ds.metadata, annotations };
+  server.update('daemonsets', ds);
+}
+
+function writeLock(text: string): void {
+  const ds = server.get<V1DaemonSet>('daemonsets', NS, DS)!;
+  ds.metadata = { ...ds.metadata, annotations: { ...ds.metadata?.annotations, [LOCK]: text } };
+  server.update('daemonsets', ds);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('a lock slot lost in the middle of a cycle', () => {
+  it('keeps a node cordoned until its readiness gate passes when the lock is deleted while it is down, and lets no other node start', async () => {
+    watchInvariants(1);
+    expect((await agent('n1').tick()).kind).toBe('rebooting'); // n1 is down (NotReady, new boot)
+    deleteLock(); // a third party wipes the lock
+    const n2 = await agent('n2').tick();
+    expect(n2).toMatchObject({ kind: 'waiting-for-lock', holders: ['n1'] });
+    expect(n2.reason).toContain('n1 is in a reboot cycle without a slot in the lock');
+    const back = await agent('n1').tick(); // n1's agent starts after the boot: not Ready yet
+    expect(back.kind).toBe('verifying');
+    expect(node('n1').spec?.unschedulable).toBe(true);
+    expect(holders()).toEqual(['n1']);
+    bringUp('n1');
+    expect(await agent('n1').tick()).toMatchObject({ kind: 'completed', uncordoned: true });
+    expect(holders()).toEqual([]);
+    expect((await agent('n2').tick()).kind).toBe('rebooting');
+    expect(violations).toEqual([]);
+  });
+
+  it('keeps a node out of service without its slot while another holds it, and finishes once Ready', async () => {
+    watchInvariants(2); // an operator's manual lock takes the place while n1 is down
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    writeLock('{"nodeID":"manual"}');
+    const lost = await agent('n1').tick();
+    expect(lost.kind).toBe('lock-lost');
+    expect(lost.reason).toContain('manual lock');
+    expect(node('n1').spec?.unschedulable).toBe(true);
+    bringUp('n1');
+    expect(await agent('n1').tick()).toMatchObject({ kind: 'completed', uncordoned: true });
+    expect(node('n1').metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
+    expect(holders()).toEqual(['manual']);
+    expect(violations).toEqual([]);
+  });
+
+  it('renews its slot while it drains longer than --lock-ttl, so a waiting node never takes it', async () => {
+    watchInvariants(1);
+    const ttl = { lockTtlMs: 600 };
+    const waiter = agent('n2', ttl);
+    const controller = new AbortController();
+    // n1 waits a --reboot-delay of three TTLs with the lock; n2 watches the lock all along
+    // (random 0: the first lock attempt comes at once after start-up)
+    const running = agent('n1', { ...ttl, rebootDelayMs: 1_800 }, { random: () => 0 }).run(controller.signal);
+    try {
+      await until(() => holders().includes('n1'), 2_000);
+      for (let i = 0; i < 6; i++) {
+        expect((await waiter.tick()).kind).toBe('waiting-for-lock');
+        await sleep(250);
+      }
+      await until(() => (reboots.get('n1') ?? 0) === 1, 5_000);
+    } finally {
+      controller.abort();
+      await running;
+    }
+    expect(node('n2').spec?.unschedulable).toBeUndefined();
+    expect(violations).toEqual([]);
+  }, 15_000);
+
+  it('lets the TTL lapse while a node is down: the node keeps counting, and takes its slot back on return', async () => {
+    watchInvariants(1);
+    const ttl = { lockTtlMs: 400 };
+    const waiter = agent('n2', ttl); // one process, watching from before the lapse
+    expect((await agent('n1', ttl).tick()).kind).toBe('rebooting');
+    expect((await waiter.tick()).kind).toBe('waiting-for-lock');
+    await sleep(600); // n1's slot has gone unrenewed for more than the TTL
+    const blocked = await waiter.tick();
+    expect(blocked).toMatchObject({ kind: 'waiting-for-lock', holders: ['n1'] });
+    const back = await agent('n1', ttl).tick();
+    expect(back.kind).toBe('verifying');
+    expect(holders()).toEqual(['n1']);
+    bringUp('n1');
+    expect((await agent('n1', ttl).tick()).kind).toBe('completed');
+    expect(violations).toEqual([]);
+  });
+
+  it('stops its drain when its slot is taken by another mid-drain, undoes its cordon and gives up the cycle', async () => {
+    watchInvariants(1);
+    // web-n1 cannot be evicted (its PDB allows 0): the drain retries until it is told to stop
+    server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { minAvailable: '100%', selector: { matchLabels: { app: 'web' } } },
+    });
+    const ticking = agent('n1', { drainTimeoutMs: 0 }, { drainerEveryMs: 100 }).tick();
+    await until(() => node('n1').spec?.unschedulable === true, 2_000);
+    writeLock('{"nodeID":"manual"}');
+    const outcome = await ticking;
+    expect(outcome.kind).toBe('aborted');
+    expect(outcome.reason).toContain('manual lock');
+    expect(node('n1').spec?.unschedulable).toBeUndefined();
+    expect(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION]).toBeUndefined();
+    expect(reboots.get('n1')).toBe(0);
+    expect(violations).toEqual([]);
+  });
+
+  it('takes its slot back mid-drain when the lock is wiped and nobody else can take it, and carries on', async () => {
+    watchInvariants(1);
+    let wiped = false;
+    const unsubscribe = server.onWrite((e) => {
+      const p = e.object as V1Pod;
+      if (
+        !wiped &&
+        e.resource === 'pods' &&
+        p.metadata?.deletionTimestamp === undefined &&
+        e.type === 'DELETED'
+      ) {
+        wiped = true;
+        queueMicrotask(deleteLock); // right after the first eviction
+      }
+    });
+    try {
+      const outcome = await agent('n1', {}, { drainerEveryMs: 0 }).tick();
+      expect(wiped).toBe(true);
+      expect(outcome.kind).toBe('rebooting');
+      expect(holders()).toEqual(['n1']);
+    } finally {
+      unsubscribe();
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('an undrainable pod', () => {
+  function twoPdbs(): void {
+    for (const name of ['web-a', 'web-b']) {
+      server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
+        metadata: { name, namespace: 'default' },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } },
+      });
+    }
+  }
+
+  it('fails the drain at once when a pod is covered by two PodDisruptionBudgets, naming the pod and the answer', async () => {
+    twoPdbs();
+    const started = Date.now();
+    const outcome = await agent('n1', { drainTimeoutMs: 0 }).tick();
+    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.reason).toContain('default/web-n1');
+    expect(outcome.reason).toContain('more than one PodDisruptionBudget');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(node('n1').spec?.unschedulable).toBeUndefined();
+    expect(holders()).toEqual([]);
+  });
+
+  it('is caught by the PDB pre-flight, which names both budgets and takes no slot', async () => {
+    twoPdbs();
+    const outcome = await agent('n1', { blockOnPdb: true }).tick();
+    expect(outcome).toMatchObject({ kind: 'blocked', blocker: 'pdb' });
+    expect(outcome.reason).toContain('default/web-a, default/web-b');
+    expect(holders()).toEqual([]);
+  });
+});
+
+describe('an API server that accepts connections and never answers', () => {
+  let proxy: Server;
+  let hang = false;
+  const sockets = new Set<Socket>();
+
+  beforeEach(async () => {
+    const target = new URL(server.url);
+    proxy = createTcpServer((client) => {
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      if (hang) return; // accepted, and then nothing
+      const upstream = connect(Number(target.port), target.hostname);
+      client.pipe(upstream).pipe(client);
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  });
+
+  afterEach(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => proxy.close(r));
+    hang = false;
+  });
+
+  it('fails the tick within the request deadline, then goes on once the server answers again', async () => {
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    hang = true;
+    const kube = connectKube({ url, deadlineMs: 300 });
+    kubes.push(kube);
+    const started = Date.now();
+    const failed = await agent('n1', {}, { kube }).tick();
+    expect(failed.kind).toBe('error');
+    expect(failed.reason).toContain('no complete answer within 300 ms');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    kube.close(); // the hung connections go; new ones reach the server
+    hang = false;
+    expect((await agent('n1', {}, { kube }).tick()).kind).toBe('rebooting');
+  });
+});
+
+describe('two agents for one node (a DaemonSet rollout with maxSurge)', () => {
+  it('a second agent started mid-cycle neither aborts nor leaves a cordon, and the boot is rebooted once', async () => {
+    watchInvariants(1);
+    const outcomes: Outcome[] = [];
+    // the second agent starts right after the first one's cordon lands
+    let second: Promise<Outcome> | undefined;
+    const unsubscribe = server.onWrite((e) => {
+      if (
+        second === undefined &&
+        e.resource === 'nodes' &&
+        (e.object as V1Node).spec?.unschedulable === true
+      ) {
+        second = agent('n1').startUp();
+      }
+    });
+    try {
+      outcomes.push(await agent('n1', { rebootDelayMs: 200 }).tick());
+      outcomes.push(await second!);
+    } finally {
+      unsubscribe();
+    }
+    expect(outcomes.map((o) => o.kind)).not.toContain('aborted');
+    expect(reboots.get('n1')).toBe(1);
+    expect(parseCycle(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION])?.attempts).toBe(1);
+    bringUp('n1');
+    const both = await Promise.all([agent('n1').tick(), agent('n1').tick()]);
+    expect(both.map((o) => o.kind)).toContain('completed');
+    expect(node('n1').spec?.unschedulable).toBeUndefined();
+    expect(node('n1').metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
+    expect(holders()).toEqual([]);
+    expect(violations).toEqual([]);
+  });
+});
+
+describe("an admin's cordon made during our cycle", () => {
+  const asAdmin = async (body: object): Promise<void> => {
+    const res = await fetch(`${server.url}/api/v1/nodes/n1?fieldManager=kubectl-cordon`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('survives it when made during --drain-delay, before our cordon', async () => {
+    let done = false;
+    const unsubscribe = server.onWrite((e) => {
+      const labels = (e.object as V1Node).metadata?.labels ?? {};
+      if (!done && e.resource === 'nodes' && labels.phase === 'pre') {
+        done = true;
+        void asAdmin({ spec: { unschedulable: true } });
+      }
+    });
+    try {
+      expect(
+        (await agent('n1', { drainDelayMs: 200, preRebootNodeLabels: { phase: 'pre' } }).tick()).kind,
+      ).toBe('rebooting');
+    } finally {
+      unsubscribe();
+    }
+    bringUp('n1');
+    expect(await agent('n1').tick()).toMatchObject({ kind: 'completed', uncordoned: false });
+    expect(node('n1').spec?.unschedulable).toBe(true);
+  });
+
+  it('survives it when the admin uncordons and cordons again while the node is verifying', async () => {
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    expect((await agent('n1').tick()).kind).toBe('verifying');
+    await asAdmin({ spec: { unschedulable: null } });
+    await asAdmin({ spec: { unschedulable: true } });
+    bringUp('n1');
+    expect(await agent('n1').tick()).toMatchObject({ kind: 'completed', uncordoned: false });
+    expect(node('n1').spec?.unschedulable).toBe(true);
+  });
+
+  it('survives it when the node is paused (the way to keep a node cordoned that we cordoned)', async () => {
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    const n = node('n1');
+    n.metadata = {
+      ...n.metadata,
+      annotations: { ...n.metadata?.annotations, [NODE_PAUSE_ANNOTATION]: 'true' },
+    };
+    server.update('nodes', n);
+    bringUp('n1');
+    expect(await agent('n1').tick()).toMatchObject({ kind: 'completed', uncordoned: false });
+    expect(node('n1').spec?.unschedulable).toBe(true);
+    expect(holders()).toEqual([]);
+  });
+});
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(10);
+  }
+}
