@@ -86,7 +86,12 @@ export interface FakeApiServer {
    * The next `count` requests whose method matches (case-insensitive; any when absent) and whose
    * path-with-query contains `pathIncludes` fail with a Status of HTTP `status`.
    */
-  injectFailure(match: { method?: string; pathIncludes?: string }, status: number, count: number): void;
+  injectFailure(
+    match: { method?: string; pathIncludes?: string },
+    status: number,
+    count: number,
+    causes?: { reason: string; message: string }[],
+  ): void;
   /** Ends every open watch stream cleanly, as an API server restart does; clients re-watch. */
   endWatches(): void;
   /** Ends watches, closes connections and the listener. */
@@ -197,8 +202,17 @@ class FakeServer implements FakeApiServer {
     });
   }
 
-  injectFailure(match: { method?: string; pathIncludes?: string }, status: number, count: number): void {
-    const failure: InjectedFailure = { status, remaining: count };
+  injectFailure(
+    match: { method?: string; pathIncludes?: string },
+    status: number,
+    count: number,
+    causes?: { reason: string; message: string }[],
+  ): void {
+    const failure: InjectedFailure = {
+      status,
+      remaining: count,
+      ...(causes === undefined ? {} : { causes }),
+    };
     if (match.method !== undefined) failure.method = match.method;
     if (match.pathIncludes !== undefined) failure.pathIncludes = match.pathIncludes;
     this.ctx.failures.push(failure);

@@ -111,6 +111,17 @@ export class FakeCluster {
   readonly violations: string[] = [];
   /** Crash injection: the n-th operation (1-based) fails; `abort` aborts this controller first. */
   crashAt: number | undefined;
+  /** Disturbance injection: runs right after the n-th operation (someone else acts at that point). */
+  disturbAt: { step: number; act: () => void } | undefined;
+  /**
+   * Check at every step that no more nodes are out of service (this one cordoned or not Ready, plus
+   * the other holders of a slot) than --concurrency allows.
+   */
+  checkOutOfService = false;
+  /** A tick another agent of this node started meanwhile (a disturbance); the test awaits it. */
+  concurrent: Promise<unknown> | undefined;
+  /** Runs after each tick of the test's loop (another node's moves between ticks). */
+  afterTick: (() => void) | undefined;
   crashController: AbortController | undefined;
   metrics = new RecordingMetrics();
   logger = new MemoryLogger();
@@ -124,6 +135,8 @@ export class FakeCluster {
   /** Counts one operation and crashes when told to. */
   readonly step = (op: string): void => {
     this.calls.push(op);
+    this.checkStep(op);
+    if (this.disturbAt?.step === this.calls.length) this.disturbAt.act();
     if (this.crashAt !== undefined && this.calls.length === this.crashAt) {
       this.crashAt = undefined;
       if (this.crashController) this.crashController.abort(new CrashError(`aborted at ${op}`));
@@ -131,11 +144,32 @@ export class FakeCluster {
     }
   };
 
+  /** Whether the node is Ready. */
+  ready(): boolean {
+    return this.node.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  }
+
+  /** Is the node in a reboot cycle (its label)? */
+  inCycle(): boolean {
+    return this.node.labels['kured-ts.dev/rebooting'] === 'true';
+  }
+
+  private checkStep(op: string): void {
+    if (op === 'node.uncordon answered' && !this.ready()) this.violations.push('uncordoned while not Ready');
+    if (!this.checkOutOfService) return;
+    const others = this.table.holders().filter((h) => h !== this.node.name);
+    const mine = this.node.unschedulable || !this.ready() ? 1 : 0;
+    if (mine + others.length > this.table.concurrency) {
+      this.violations.push(`more than ${this.table.concurrency} out of service after ${op}`);
+    }
+  }
+
   /** The host rebooted: new bootID, the sentinel is gone, conditions as configured. */
   boot(): void {
     const n = Number(this.node.bootID.replace(/\D/g, '')) || 1;
     this.node.bootID = `boot-${n + 1}`;
     this.node.conditions = structuredClone(this.conditionsAfterReboot);
+    bump(this.node); // the kubelet reports the new boot: the Node changes
     this.sentinel = false;
   }
 
@@ -199,7 +233,9 @@ export class FakeCluster {
     this.reboots.push({ cordoned: this.node.unschedulable, drained: this.node.drained });
     if (!this.node.unschedulable) this.violations.push('reboot of an uncordoned node');
     if (!this.node.drained && !this.drainFails) this.violations.push('reboot of an undrained node');
-    if (this.table.slots.get(this.node.name) === undefined) this.violations.push('reboot without the lock');
+    // a slot, or a cycle in progress without one, which still counts against --concurrency
+    if (this.table.slots.get(this.node.name) === undefined && !this.inCycle())
+      this.violations.push('reboot without the lock');
     if (this.rebootError) return Promise.reject(this.rebootError);
     if (this.rebootWorks) this.boot();
     return Promise.resolve();

@@ -20,6 +20,17 @@ export class FakeLockTable {
     this.set(nodeID, { nodeID, created: this.clock.now(), ttlMs: 0, metadata: { unschedulable: false } });
   }
 
+  /**
+   * Another node tries for a slot as DaemonSetLock would: counting the slots and the nodes in a
+   * reboot cycle (`inCycle`) that hold none. True when it got one.
+   */
+  tryTake(nodeID: string, inCycle: readonly string[]): boolean {
+    const phantoms = inCycle.filter((n) => n !== nodeID && !this.slots.has(n));
+    if (this.slots.has(nodeID) || this.slots.size + phantoms.length >= this.concurrency) return false;
+    this.takeFor(nodeID);
+    return true;
+  }
+
   holders(): string[] {
     return [...this.slots.keys()];
   }

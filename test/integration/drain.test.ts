@@ -243,6 +243,57 @@ describe('KubeDrainer', () => {
     });
   });
 
+  it('fails the drain after three answers other than 429, 403 or 404, naming the pod and the answer, whatever --drain-timeout says', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'broken' }));
+    s.create('pods', pod({ name: 'fine' }));
+    s.injectFailure({ method: 'POST', pathIncludes: '/pods/broken/eviction' }, 500, 100);
+    const result = await drainer(kube, { evictionRetryDelayMs: 50, timeoutMs: 0 }).drain();
+    expect(result.ok).toBe(false);
+    expect(result.stopped).toContain('eviction of default/broken failed 3 times');
+    expect(result.stopped).toContain('(500)');
+    expect(evictionRequests(s, 'broken')).toHaveLength(3);
+    expect(result.requests.failed).toBe(3);
+  });
+
+  it('retries a 403 for a namespace being deleted like a refusal, and evicts once it is allowed', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web' }));
+    const causes = [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated' }];
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 403, 4, causes);
+    const result = await drainer(kube, { evictionRetryDelayMs: 20 }).drain();
+    expect(result).toMatchObject({ ok: true, evicted: ['default/web'] });
+    expect(evictionRequests(s, 'web')).toHaveLength(5);
+  });
+
+  it('counts each eviction request as it happens, before the drain returns', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    const seen: string[] = [];
+    const draining = drainer(kube, { evictionRetryDelayMs: 20, timeoutMs: 400 }).drain(undefined, {
+      onEviction: (outcome) => seen.push(outcome),
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    const midway = seen.length;
+    const result = await draining;
+    expect(midway).toBeGreaterThanOrEqual(2);
+    expect(seen.every((o) => o === 'refused')).toBe(true);
+    expect(seen).toHaveLength(result.requests.refused);
+  });
+
+  it('asks between rounds whether to go on, and stops at once when told, saying why', async () => {
+    const { server: s, kube } = await start();
+    s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
+    s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    let asked = 0;
+    const result = await drainer(kube, { evictionRetryDelayMs: 20, keepGoingEveryMs: 50 }).drain(undefined, {
+      keepGoing: () => Promise.resolve(++asked >= 3 ? 'lock slot lost' : undefined),
+    });
+    expect(result).toMatchObject({ ok: false, stopped: 'lock slot lost' });
+    expect(asked).toBe(3);
+  });
+
   it('waits for evicted pods to terminate, and counts a pod recreated under the same name (new UID) as gone', async () => {
     const { server: s, kube } = await start({ podDeletion: 'graceful' });
     s.create('pods', pod({ name: 'slow', grace: 7 }));

@@ -152,3 +152,85 @@ describe('crash during the reboot delay', () => {
     expectSafeEnd(cluster, s, outcomes);
   });
 });
+
+/**
+ * Someone else acts at every step of a cycle whose node comes back NotReady: the readiness gate must
+ * hold and no more than --concurrency nodes may be out of service at any step.
+ */
+describe.each([
+  {
+    name: 'a third party deletes the lock, and another node tries for a slot at the next tick',
+    act: (cluster: FakeCluster): void => {
+      cluster.table.set('n1', undefined);
+      cluster.afterTick = () => {
+        cluster.table.tryTake('n2', cluster.inCycle() ? ['n1'] : []);
+        cluster.afterTick = () => {
+          cluster.table.set('n2', undefined); // n2 is done by n1's next tick
+        };
+      };
+    },
+  },
+  {
+    name: 'a second agent of the same node starts (a rollout with maxSurge)',
+    act: (cluster: FakeCluster): void => {
+      cluster.concurrent = new Agent(AGENT_DEFAULTS, cluster.deps()).startUp();
+    },
+  },
+])('at every step of a cycle, $name', ({ act }) => {
+  function hostile(): FakeCluster {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.checkOutOfService = true;
+    cluster.conditionsAfterReboot = [{ type: 'Ready', status: 'False' }];
+    return cluster;
+  }
+
+  /** Fresh agents tick until idle; the node becomes Ready one tick after it is seen verifying. */
+  async function hostileRun(cluster: FakeCluster): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < 16; i++) {
+      const agent = new Agent(AGENT_DEFAULTS, cluster.deps());
+      const outcome = await settle(cluster.clock, agent.tick()).catch((err: unknown): Outcome => ({
+        kind: 'error',
+        reason: String(err),
+      }));
+      const second = cluster.concurrent;
+      cluster.concurrent = undefined;
+      if (second) outcomes.push((await settle(cluster.clock, second)) as Outcome);
+      outcomes.push(outcome);
+      cluster.afterTick?.();
+      if (outcome.kind === 'verifying' || outcome.kind === 'lock-lost') {
+        cluster.node.conditions = [{ type: 'Ready', status: 'True' }];
+      }
+      if (outcome.kind === 'idle' && !cluster.inCycle()) break;
+    }
+    return outcomes;
+  }
+
+  it('keeps the invariants at every step and ends with one reboot, nothing cordoned or held', async () => {
+    const steps = hostile();
+    await hostileRun(steps);
+    const total = steps.calls.length;
+    expect(total).toBeGreaterThan(10);
+    for (let k = 1; k <= total; k++) {
+      const cluster = hostile();
+      cluster.disturbAt = {
+        step: k,
+        act: () => {
+          act(cluster);
+        },
+      };
+      const outcomes = await hostileRun(cluster);
+      const kinds = outcomes.map((o) => o.kind).join(' ');
+      expect({ k, violations: cluster.violations, kinds }).toEqual({ k, violations: [], kinds });
+      expect({ k, reboots: cluster.reboots.length }).toEqual({ k, reboots: 1 });
+      expect({ k, unschedulable: cluster.node.unschedulable, inCycle: cluster.inCycle() }).toEqual({
+        k,
+        unschedulable: false,
+        inCycle: false,
+      });
+      expect(cluster.table.holders().filter((h) => h === 'n1')).toEqual([]);
+      expect(outcomes.filter((o) => o.kind === 'aborted')).toEqual([]);
+    }
+  });
+});

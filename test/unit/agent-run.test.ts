@@ -399,3 +399,25 @@ describe('agent.wake', () => {
     await done;
   });
 });
+
+describe('agent.run with --lock-ttl', () => {
+  it('renews its slot every third of the TTL while it holds one, also during a long --reboot-delay, and not while idle', async () => {
+    const cluster = new FakeCluster();
+    const ttl = 60_000;
+    const { agent } = recordingAgent(cluster, [0], { lockTtlMs: ttl, rebootDelayMs: 5 * ttl });
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(2 * ttl);
+    expect(cluster.table.renewals).toBe(0); // idle: no slot, no renewal, no request
+    expect(cluster.calls.filter((c) => c === 'lock.renew')).toEqual([]);
+    cluster.sentinel = true;
+    agent.wake();
+    await cluster.clock.advance(0);
+    await cluster.clock.advance(0); // start-up pass then the first lock attempt (random 0)
+    expect(cluster.table.holders()).toEqual(['n1']);
+    await cluster.clock.advance(4 * ttl); // inside the 5-TTL --reboot-delay
+    expect(cluster.table.renewals).toBe(12);
+    controller.abort();
+    await done;
+  });
+});

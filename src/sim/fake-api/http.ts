@@ -28,6 +28,8 @@ export interface InjectedFailure {
   pathIncludes?: string;
   status: number;
   remaining: number;
+  /** Status causes to answer with (e.g. kube's NamespaceTerminating for a 403 on an eviction). */
+  causes?: { reason: string; message: string }[];
 }
 
 /** Default watch timeout when the client gives none (kube picks 30–60 min). */
@@ -130,6 +132,7 @@ function takeFailure(ctx: HttpContext, method: string, url: URL): Reply | undefi
   if (!failure) return undefined;
   failure.remaining--;
   const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
+  if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
   return { code: failure.status, body };
 }
 
