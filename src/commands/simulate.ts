@@ -43,6 +43,10 @@ export interface SimulateOptions {
   taint: boolean;
   /** --kured-polling: no watch wake-up; agents find a free lock only on their own next tick. */
   kuredPolling: boolean;
+  /** --lock-ttl: the agents' lock TTL; 0 = never expires. Shorter than a node's downtime, it lapses. */
+  lockTtlMs?: number;
+  /** --wipe-lock-every: a third party deletes the lock annotation this often; 0 = never. */
+  wipeLockEveryMs?: number;
   /** --seed: default 1. */
   seed: number;
 }
@@ -110,7 +114,9 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       drainTimeoutMs: 0,
       evictionRetryDelayMs: 5_000,
       prometheusUrl: '',
+      lockTtlMs: options.lockTtlMs ?? 0,
     },
+    wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     createAgent: createAgent ?? simAgentFactory,
     startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
     connect: connectSimKube,
@@ -221,6 +227,8 @@ interface SimulateFlags {
   preCordoned: number;
   taint: boolean;
   kuredPolling: boolean;
+  lockTtl: number;
+  wipeLockEvery: number;
   seed: number;
   progress: boolean;
 }
@@ -276,6 +284,22 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
     )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option('--kured-polling', "model kured's polling: no watch wake-up when the lock frees", false)
+    .addOption(
+      durationOption(
+        '--lock-ttl <duration>',
+        "the agents' --lock-ttl; shorter than --boot-time, it lapses while nodes are down (0s = never)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
+        '--wipe-lock-every <duration>',
+        'a third party deletes the lock annotation this often during the wave (0s = never)',
+        0,
+        '0s',
+      ),
+    )
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .option('--no-progress', 'no live progress, only the report')
     .action(async (flags: SimulateFlags) => {
@@ -294,6 +318,8 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           preCordoned: flags.preCordoned,
           taint: flags.taint,
           kuredPolling: flags.kuredPolling,
+          lockTtlMs: flags.lockTtl,
+          wipeLockEveryMs: flags.wipeLockEvery,
           seed: flags.seed,
         },
         {

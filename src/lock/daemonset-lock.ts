@@ -10,9 +10,11 @@
 //   holder renews its slot while its cycle goes on.
 // - A node in a reboot cycle (label kured-ts.dev/rebooting, src/node/cycle.ts) holds a slot even
 //   when its entry is missing: deleted, rewritten or expired while the node was down. Such a node
-//   counts against --concurrency until its record shows no sign of life for the TTL, so a lock wiped
-//   mid-wave never lets more than --concurrency nodes out of service. It takes its slot back when it
-//   returns. Only acquisitions look for such nodes (one list by label selector); waiting does not.
+//   counts against --concurrency until its cycle ends (its agent removes the label), its Node is
+//   deleted, or an operator removes the label: --lock-ttl does not free it, so neither a lock wiped
+//   mid-wave nor a TTL shorter than a reboot lets more than --concurrency nodes out of service. It
+//   takes its slot back when it returns. Only acquisitions look for such nodes (one list by label
+//   selector); waiting does not.
 // - kured's manual lock (an entry without a creation time, e.g. {"nodeID":"manual"}) holds every
 //   slot, at any concurrency, until an operator removes it.
 // - An annotation we cannot parse is reported and treated as held by an unknown holder; with a TTL it
@@ -26,7 +28,7 @@ import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
+import { CYCLE_LABEL } from '../node/cycle.js';
 import {
   LockFormatError,
   entriesOf,
@@ -320,21 +322,12 @@ export class DaemonSetLock implements Lock {
     return { acquired: false, holders, reason };
   }
 
-  /**
-   * Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, and whose
-   * record has shown a sign of life within the TTL. Their lease is observed like a slot's.
-   */
+  /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`. */
   private async nodesInCycle(live: LockEntry[], signal?: AbortSignal): Promise<string[]> {
     if (this.o.countNodesInCycle === false) return [];
     const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
     const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
-    const now = this.nowMs();
-    return nodes.flatMap((node) => {
-      const name = node.metadata?.name ?? '';
-      if (name === '' || holders.has(name)) return [];
-      this.leases.observe(name, `cycle:${node.metadata?.annotations?.[CYCLE_ANNOTATION] ?? ''}`, now);
-      return this.leases.expired(name, this.o.ttlMs, now) ? [] : [name];
-    });
+    return nodes.map((n) => n.metadata?.name ?? '').filter((name) => name !== '' && !holders.has(name));
   }
 
   /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */

@@ -5,7 +5,7 @@
 // CYCLE_LABEL that makes the node findable by a label selector. While the label is there the node
 // counts against --concurrency whether or not its lock slot survived (src/lock/daemonset-lock.ts):
 // a lock annotation deleted, rewritten or expired while the node is down cannot let another node
-// start. After the reboot the record proves it (bootID changed) even without the lock, and carries
+// start (--lock-ttl does not free such a node: deleting its Node or removing the label does). After the reboot the record proves it (bootID changed) even without the lock, and carries
 // the attempt count and the start of the readiness wait across agent restarts.
 
 /** The record's annotation. */

@@ -16,6 +16,8 @@ export interface SimAgentSettings {
   evictionRetryDelayMs: number;
   /** URL of the simulated Prometheus; '' = no alert blocker. */
   prometheusUrl: string;
+  /** --lock-ttl; 0 = slots never expire. Default 0. */
+  lockTtlMs?: number;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -37,6 +39,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     dsNamespace: DS_NAMESPACE,
     lockAnnotation: LOCK_ANNOTATION,
     concurrency: s.concurrency,
+    lockTtlMs: s.lockTtlMs ?? 0,
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,

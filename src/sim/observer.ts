@@ -11,7 +11,9 @@ import {
 } from './objects.js';
 import type { VirtualTime } from './virtual-time.js';
 
-export const STATUS_ANNOTATION = 'kured-ts.dev/status';
+export { STATUS_ANNOTATION } from '../node/status.js';
+import { STATUS_ANNOTATION } from '../node/status.js';
+import { CYCLE_LABEL } from '../node/cycle.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -87,6 +89,8 @@ export class Observer {
   /** Blocked (blocked, waiting-for-lock, outside-window) virtual ms by reason group. */
   readonly blockedMs = new Map<string, number>();
   holders: string[] = [];
+  /** Nodes carrying the cycle label: each holds a slot whether or not the lock still names it. */
+  readonly inCycle = new Set<string>();
   maxHolders = 0;
   private readonly startMs: number;
   private unsubscribe: (() => void) | undefined;
@@ -144,13 +148,27 @@ export class Observer {
     for (const h of holders) if (!before.includes(h)) this.acquired(h);
     for (const h of before) if (!holders.includes(h)) this.released(h);
     this.maxHolders = Math.max(this.maxHolders, holders.length);
-    this.checkHolders(holders);
+    this.checkHolders();
   }
 
-  private checkHolders(holders: string[]): void {
+  /**
+   * Slots taken: nodes the lock names, and nodes in a reboot cycle whose slot is missing (a lock
+   * deleted or expired while they were down): those count too, and kured-ts agents count them.
+   */
+  private slots(): string[] {
+    return [...new Set([...this.holders, ...this.inCycle])];
+  }
+
+  /** Holds a slot: named by the lock, or in a reboot cycle (see slots). */
+  private holding(name: string): boolean {
+    return this.holders.includes(name) || this.inCycle.has(name);
+  }
+
+  private checkHolders(): void {
     const c = this.options.concurrency;
-    if (holders.length > c)
-      this.violate(holders.join(','), 'too-many-holders', `${holders.length} holders, concurrency ${c}`);
+    const slots = this.slots();
+    if (slots.length > c)
+      this.violate(slots.join(','), 'too-many-holders', `${slots.length} nodes hold slots, concurrency ${c}`);
     for (const node of this.cluster.nodeList()) this.checkCordon(node);
   }
 
@@ -174,6 +192,7 @@ export class Observer {
     const name = node.metadata.name;
     const state = this.cluster.nodes.get(name);
     if (!state) return;
+    this.noteCycle(node);
     this.checkCordon(node);
     const t = this.timeline.get(name);
     if (t) this.startDrainClock(name, node, t);
@@ -182,6 +201,16 @@ export class Observer {
     if (state.rebooting && !node.spec.unschedulable && !state.preCordoned)
       this.violate(name, 'uncordoned-before-boot', 'uncordoned while the reboot had not finished');
     this.onStatus(name, node.metadata.annotations?.[STATUS_ANNOTATION]);
+  }
+
+  /** Follows the cycle label: a node in a cycle holds a slot (see slots). */
+  private noteCycle(node: SimNode): void {
+    const name = node.metadata.name;
+    const cycling = node.metadata.labels?.[CYCLE_LABEL] === 'true';
+    if (cycling === this.inCycle.has(name)) return;
+    if (cycling) this.inCycle.add(name);
+    else this.inCycle.delete(name);
+    this.checkHolders();
   }
 
   /** A drain starts when a lock holder's node is cordoned (by it, or before by someone else). */
@@ -218,7 +247,7 @@ export class Observer {
     const name = node.metadata.name;
     const state = this.cluster.nodes.get(name);
     if (!state || state.preCordoned || !node.spec.unschedulable) return;
-    if (!this.holders.includes(name))
+    if (!this.holding(name))
       this.violate(name, 'cordoned-without-lock', 'cordoned while not holding the lock');
   }
 
@@ -261,8 +290,7 @@ export class Observer {
         t.drainMs.push(t.drainDoneMs ?? now - t.cordonedAtMs);
       t.rebootedInTenure = true;
     }
-    if (!this.holders.includes(name))
-      this.violate(name, 'reboot-without-lock', 'reboot requested without the lock');
+    if (!this.holding(name)) this.violate(name, 'reboot-without-lock', 'reboot requested without the lock');
     if (!node?.spec.unschedulable)
       this.violate(name, 'reboot-not-cordoned', 'reboot requested on a schedulable node');
     const left = this.cluster.evictableOn(name);

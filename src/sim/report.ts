@@ -48,6 +48,9 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('rolling reboot / lower bound', ratio),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     row('max nodes down at once', String(r.maxDown)),
+    ...(r.lockWipes > 0
+      ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
+      : []),
     row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
     row(
       'pods evicted more than once',
@@ -55,7 +58,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ),
     row('blocked time by reason', blockedText(r.blockedMs)),
     row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
-    row('agent errors logged', String(r.agentErrors.length)),
+    row('agent warnings and errors logged', String(r.agentErrors.length)),
     row('invariant violations', String(r.violations.length)),
     row('wall time', `${(r.wallMs / 1000).toFixed(1)}s`),
   ];

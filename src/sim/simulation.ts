@@ -7,8 +7,8 @@ import type { Logger } from '../log/logger.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
 import { LOCK_ANNOTATION, simAgentConfig, type SimAgentSettings } from './agent-config.js';
-import { SimCluster, type ClusterSpec } from './cluster.js';
-import type { SimServer } from './objects.js';
+import { DS_NAME, DS_NAMESPACE, SimCluster, type ClusterSpec } from './cluster.js';
+import type { SimDaemonSet, SimServer } from './objects.js';
 import { Observer, type PhaseChange, type Violation } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom, type Random } from './random.js';
@@ -69,6 +69,8 @@ export interface SimulationOptions {
   alertFiringForMs?: number;
   /** Virtual offsets from the start at which to count API requests so far (see samples). */
   sampleAtMs?: number[];
+  /** A third party deletes the lock annotation this often (virtual ms) until the wave ends; 0 = never. */
+  wipeLockEveryMs?: number;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -106,6 +108,8 @@ export interface SimulationResult {
   needed: number;
   maxDown: number;
   maxHolders: number;
+  /** Lock annotations deleted by the simulated third party (--wipe-lock-every). */
+  lockWipes: number;
   evictions: { accepted: number; refused: number };
   /** Replicas (workload slots) whose pods were evicted more than once. */
   evictedMoreThanOnce: number;
@@ -188,6 +192,8 @@ class Simulation {
   private readonly errors: string[] = [];
   private readonly startMs: number;
   private readonly samples: RequestSample[] = [];
+  /** Lock annotations deleted by the simulated third party (wipeLockEveryMs). */
+  private lockWipes = 0;
 
   constructor(
     private readonly server: SimServer,
@@ -221,6 +227,7 @@ class Simulation {
     });
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
+    this.scheduleWipes();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
@@ -244,6 +251,24 @@ class Simulation {
     this.observer.stop();
     this.closeInner();
     return this.result(stop, doneAt, wallStart);
+  }
+
+  /** A third party deletes the lock annotation every wipeLockEveryMs while the wave goes on. */
+  private scheduleWipes(): void {
+    const every = this.options.wipeLockEveryMs ?? 0;
+    if (every <= 0) return;
+    const wipe = (): void => {
+      if (this.done()) return;
+      const ds = this.server.get<SimDaemonSet>('daemonsets', DS_NAMESPACE, DS_NAME);
+      const annotations = { ...ds?.metadata.annotations };
+      if (ds && annotations[LOCK_ANNOTATION] !== undefined) {
+        Reflect.deleteProperty(annotations, LOCK_ANNOTATION);
+        this.server.update('daemonsets', { ...ds, metadata: { ...ds.metadata, annotations } });
+        this.lockWipes++;
+      }
+      this.time.schedule(this.time.nowMs() + every, wipe);
+    };
+    this.time.schedule(this.startMs + every, wipe);
   }
 
   /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
@@ -345,6 +370,7 @@ class Simulation {
       needed: nodes.filter((n) => n.neededReboot).length,
       maxDown: cluster.maxDown,
       maxHolders: observer.maxHolders,
+      lockWipes: this.lockWipes,
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
       podEvictions: byReplica.reduce((a, b) => a + b, 0),

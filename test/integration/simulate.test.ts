@@ -38,6 +38,23 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.maxDown).toBeLessThanOrEqual(2);
   });
 
+  it.each([
+    { name: 'the lock deleted every 3 minutes by a third party', over: { wipeLockEveryMs: 180_000 } },
+    {
+      name: 'a --lock-ttl that lapses while nodes are down',
+      over: { lockTtlMs: 60_000, bootTimeMs: 240_000 },
+    },
+  ])('keeps every invariant with $name, never more than C nodes down', async ({ over }) => {
+    for (const concurrency of [1, 2]) {
+      const r = await simulate({ ...small, nodes: 6, concurrency, ...over });
+      expect(r.violations).toEqual([]);
+      expect(r.stop).toBe('done');
+      expect(r.rebooted).toBe(6);
+      expect(r.maxDown).toBeLessThanOrEqual(concurrency);
+      if (over.wipeLockEveryMs !== undefined) expect(r.lockWipes).toBeGreaterThan(0);
+    }
+  });
+
   it('takes no lock while an alert fires, and reboots the node with a blocking pod only after it ends', async () => {
     const r = await simulate({ ...small, nodes: 3, alertFiringForMs: 1_800_000, blockingPodMs: 3_600_000 });
     expect(r.violations).toEqual([]);
