@@ -493,6 +493,20 @@ describe('agent: restart and proof of reboot', () => {
     expect(cluster.node.unschedulable).toBe(false);
   });
 
+  it('lets an operator release a node by removing its cycle label: slot and record go, the cordon stays', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false;
+    for (let i = 0; i < 4; i++) await tick(cluster, { rebootRetries: 1 });
+    expect(cluster.table.holders()).toEqual(['n1']); // failed: keeps the lock to stop the wave
+    cluster.node.labels = {};
+    const released = await tick(cluster, { rebootRetries: 1 });
+    expect(released.kind).toBe('released');
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.node.annotations[CYCLE_ANNOTATION]).toBeUndefined();
+    expect(cluster.node.unschedulable).toBe(true);
+  });
+
   it('leaves a cordon it did not make alone when nothing is in progress', async () => {
     const cluster = new FakeCluster();
     cluster.node.unschedulable = true;
