@@ -1,15 +1,12 @@
 // `npm run bench`: what DESIGN promises, measured. Prints markdown tables.
 //   node dist/bench.js [--quick] [--full]
 //   --quick  small sizes only (a smoke run);  --full  also run every real agent for 200 nodes
-import {
-  DEFAULT_SIMULATE_OPTIONS,
-  simulationOptions,
-  type SimulateOptions,
-} from '../src/commands/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulationOptions, type SimulateOptions } from '../src/cli/simulate.js';
 import { runRollingModel } from '../src/sim/rolling-model.js';
 import { runSimulation, type SimulationOptions, type SimulationResult } from '../src/sim/simulation.js';
 import { measureIdleAgent } from './agent-cost.js';
-import { minutes, pct, ratio, table } from './table.js';
+import { shortDuration } from '../src/text/duration.js';
+import { pct, ratio, table } from './table.js';
 
 const HOUR = 3_600_000;
 const args = new Set(process.argv.slice(2));
@@ -71,9 +68,11 @@ async function makespanTable(): Promise<void> {
       rows.push([
         String(nodes),
         String(concurrency),
-        watch ? minutes(watch.lowerBoundMs) : minutes((nodes * work) / concurrency) + ' (est.)',
-        watch ? `${minutes(watch.rollingMs)} (${ratio(watch.rollingMs, watch.lowerBoundMs)})` : 'not run',
-        poll ? `${minutes(poll.rollingMs)} (${ratio(poll.rollingMs, poll.lowerBoundMs)})` : 'not run',
+        watch ? shortDuration(watch.lowerBoundMs) : shortDuration((nodes * work) / concurrency) + ' (est.)',
+        watch
+          ? `${shortDuration(watch.rollingMs)} (${ratio(watch.rollingMs, watch.lowerBoundMs)})`
+          : 'not run',
+        poll ? `${shortDuration(poll.rollingMs)} (${ratio(poll.rollingMs, poll.lowerBoundMs)})` : 'not run',
         modelRatio(nodes, concurrency, work, 'watch').toFixed(2),
         modelRatio(nodes, concurrency, work, 'poll').toFixed(2),
         watch ? `${(watch.wallMs / 1000).toFixed(0)} s` : '-',
@@ -146,8 +145,8 @@ async function taintScenario(nodes: number, seeds: number[], sc: TaintScenario):
         String(r.evictedMoreThanOnce),
         String(r.placementsOnPendingNodes),
         String(r.podEvictions),
-        minutes(r.rollingMs),
-        minutes(r.makespanMs),
+        shortDuration(r.rollingMs),
+        shortDuration(r.makespanMs),
       ]);
     }
   const on = totals.get(true);
@@ -160,8 +159,8 @@ async function taintScenario(nodes: number, seeds: number[], sc: TaintScenario):
       versus(on.twice, off.twice),
       versus(on.onto, off.onto),
       '',
-      versus(on.rollingMs, off.rollingMs, minutes),
-      versus(on.makespanMs, off.makespanMs, minutes),
+      versus(on.rollingMs, off.rollingMs, shortDuration),
+      versus(on.makespanMs, off.makespanMs, shortDuration),
     ]);
   return rows;
 }
@@ -216,8 +215,8 @@ async function contentionTable(): Promise<void> {
     rows.push([
       kuredPolling ? 'kured polling model' : 'kured-ts (watch)',
       String(nodes),
-      minutes(r.rollingMs),
-      minutes(r.lowerBoundMs),
+      shortDuration(r.rollingMs),
+      shortDuration(r.lowerBoundMs),
       String(r.apiRequests),
       (r.apiRequests / nodes).toFixed(0),
       String(r.watches),

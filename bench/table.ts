@@ -18,11 +18,6 @@ export function table(
   ].join('\n');
 }
 
-export function minutes(ms: number): string {
-  const m = ms / 60_000;
-  return m >= 120 ? `${(m / 60).toFixed(1)} h` : `${m.toFixed(1)} min`;
-}
-
 export function ratio(a: number, b: number): string {
   return b > 0 ? (a / b).toFixed(2) : '-';
 }

@@ -62,11 +62,11 @@ const common = {
 };
 
 rmSync('dist', { recursive: true, force: true });
-await build({ ...common, outdir: 'dist', entryPoints: { cli: 'src/cli.ts' } });
+await build({ ...common, outdir: 'dist', entryPoints: { cli: 'src/cli/cli.ts' } });
 chmodSync('dist/cli.js', 0o755);
 // dist/ is self-contained (the image copies cli.js, chunks/ and this file, and no node_modules):
 // its .js files are ES modules wherever it is put.
 writeFileSync('dist/package.json', '{ "type": "module" }\n');
 // The benchmark (`npm run bench` = node dist/bench/bench.js) is built the same way but separately, so
-// that the shipped agent bundle stays exactly what src/cli.ts pulls in.
+// that the shipped agent bundle stays exactly what src/cli/cli.ts pulls in.
 await build({ ...common, outdir: 'dist/bench', entryPoints: { bench: 'bench/bench.ts' } });

@@ -1,4 +1,4 @@
-// Regenerates the README's configuration table from the CLI's flag table (src/flags.ts), so the
+// Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), so the
 // documentation cannot drift from the code. test/unit/readme.test.ts fails when it is stale.
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ mkdirSync(dir, { recursive: true });
 try {
   const out = join(dir, 'flags.mjs');
   await build({
-    entryPoints: ['src/flags.ts'],
+    entryPoints: ['src/config/flags.ts'],
     outfile: out,
     bundle: true,
     platform: 'node',

@@ -7,7 +7,7 @@
 // metrics and logs.
 import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';

@@ -1,7 +1,7 @@
 // Builds an Agent from a Config and a Kube: the real implementations of every seam, wired once.
 // Used by the CLI (`kured-ts agent`) and the simulator; tests build Agent directly over fakes.
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';

@@ -1,7 +1,7 @@
 // The agent daemon: metrics and health listener, kured_reboot_required refresher, and the loop.
-// The caller (src/cli.ts) turns SIGTERM/SIGINT into `signal` and the returned number into the exit.
+// The caller (src/cli/cli.ts) turns SIGTERM/SIGINT into `signal` and the returned number into the exit.
 import { SystemClock, type Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { connectKube } from '../kube/client.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';

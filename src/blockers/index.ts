@@ -1,5 +1,5 @@
 // The blocker registry: which blockers run, in which order, for a configuration.
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';

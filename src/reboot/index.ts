@@ -1,5 +1,5 @@
 // The rebooter registry: --reboot-method picks one implementation.
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { CommandRebooter } from './command.js';
 import type { Rebooter } from './rebooter.js';
 import { SignalRebooter } from './signal.js';

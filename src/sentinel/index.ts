@@ -1,5 +1,5 @@
 // The sentinel registry: a command when --reboot-sentinel-command is set, else the file.
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { CommandSentinel } from './command.js';
 import { FileSentinel } from './file.js';
 import type { Sentinel } from './sentinel.js';

@@ -1,6 +1,6 @@
 // The agent's listener in one call: metrics, liveness from the loop's heartbeat, readiness from the API.
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { statusMessage } from '../kube/errors.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';

@@ -1,6 +1,6 @@
 // The configuration every simulated agent runs with: kured's defaults plus the simulation's choices.
-import type { Config } from '../config.js';
-import { defaultConfig } from '../flags.js';
+import type { Config } from '../config/config.js';
+import { defaultConfig } from '../config/parse.js';
 import { parseLabelSelector } from '../selector/label-selector.js';
 import { BLOCKING_LABEL, DS_NAME, DS_NAMESPACE } from './cluster.js';
 

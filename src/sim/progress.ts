@@ -1,6 +1,6 @@
 // Live progress of a simulation: one phase bar per node on a terminal, plain lines otherwise.
 import type { PhaseChange } from './observer.js';
-import { shortDuration } from './report.js';
+import { shortDuration } from '../text/duration.js';
 
 /** Where progress goes. */
 export interface ProgressOutput {

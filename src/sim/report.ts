@@ -1,16 +1,6 @@
-// The end-of-run report of a simulation, as lines of text (and the short duration format it uses).
+// The end-of-run report of a simulation, as lines of text.
+import { shortDuration } from '../text/duration.js';
 import type { SimulationResult } from './simulation.js';
-
-/** `2h05m`, `41s`, `3m20s`: whole seconds, no zero tails. */
-export function shortDuration(ms: number): string {
-  const total = Math.round(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
-  if (m > 0) return s > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${m}m`;
-  return `${s}s`;
-}
 
 /** What the run was asked to do, for the headline. */
 export interface ReportHeader {

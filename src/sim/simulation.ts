@@ -1,7 +1,7 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { Rebooter } from '../reboot/rebooter.js';

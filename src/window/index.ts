@@ -1,5 +1,5 @@
 // The window factory: kured's days/times window, or a cron schedule when one is configured.
-import type { WindowConfig } from '../config.js';
+import type { WindowConfig } from '../config/config.js';
 import { CronWindow } from './cron-window.js';
 import { KuredWindow } from './kured-window.js';
 import type { Window } from './window.js';

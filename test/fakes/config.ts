@@ -1,6 +1,6 @@
 // The one Config tests start from: kured-ts's own defaults, made safe to run on a developer's machine.
-import type { Config } from '../../src/config.js';
-import { defaultConfig } from '../../src/flags.js';
+import type { Config } from '../../src/config/config.js';
+import { defaultConfig } from '../../src/config/parse.js';
 
 /**
  * defaultConfig() (what an empty command line gives) with what a test must never inherit from it:

@@ -2,7 +2,7 @@
 // virtual time, and the simulator's invariant observer.
 import { describe, expect, it } from '@jest/globals';
 import { createAgent } from '../../src/agent/create-agent.js';
-import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/commands/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 

@@ -15,7 +15,8 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
-import { defaultConfig, FLAGS, parseConfig, type FlagValues } from '../../src/flags.js';
+import { FLAGS } from '../../src/config/flags.js';
+import { defaultConfig, parseConfig, type FlagValues } from '../../src/config/parse.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const chart = join(root, 'charts/kured-ts');

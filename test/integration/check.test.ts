@@ -9,10 +9,10 @@ import {
   type CheckConfig,
   type CheckIo,
   type CheckReport,
-} from '../../src/commands/check.js';
+} from '../../src/cli/check.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { defaultConfig } from '../../src/flags.js';
+import { defaultConfig } from '../../src/config/parse.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { SentinelVerdict } from '../../src/sentinel/sentinel.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';

@@ -4,7 +4,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FLAGS, shownDefault } from '../../src/flags.js';
+import { FLAGS, shownDefault } from '../../src/config/flags.js';
 import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -145,7 +145,7 @@ describe('kured-ts window', () => {
       ],
       {},
       'outside',
-      'opens: 2026-11-23 09:00:00 UTC (2026-11-23T09:00:00.000Z), in 1d 21h 0m',
+      'opens: 2026-11-23 09:00:00 UTC (2026-11-23T09:00:00.000Z), in 1d21h',
     ],
     [
       'a window wrapping midnight after midnight',

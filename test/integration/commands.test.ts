@@ -2,17 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Command } from 'commander';
-import { runPause, registerPause } from '../../src/commands/pause.js';
-import { registerResume, runResume } from '../../src/commands/resume.js';
-import {
-  FLEET_PAUSE_ANNOTATION,
-  registerStatus,
-  runStatus,
-  type CommandDeps,
-  type CommandIo,
-  type StatusOptions,
-  type StatusReport,
-} from '../../src/commands/status.js';
+import { runPause, registerPause } from '../../src/cli/pause.js';
+import { registerResume, runResume } from '../../src/cli/resume.js';
+import { FLEET_PAUSE_ANNOTATION, type CommandDeps, type CommandIo } from '../../src/cli/shared.js';
+import { registerStatus, runStatus, type StatusOptions, type StatusReport } from '../../src/cli/status.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';

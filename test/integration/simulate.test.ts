@@ -5,7 +5,7 @@ import {
   simulate,
   type SimulateOptions,
   simulationOptions,
-} from '../../src/commands/simulate.js';
+} from '../../src/cli/simulate.js';
 import { runSimulation, type AgentFactory, type SimulationResult } from '../../src/sim/simulation.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };

@@ -4,10 +4,10 @@ import {
   DEFAULT_MESSAGE_REBOOT,
   DEFAULT_MESSAGE_UNCORDON,
   redactConfig,
-  splitCommand,
   UsageError,
   type Config,
-} from '../../src/config.js';
+} from '../../src/config/config.js';
+import { splitCommand } from '../../src/config/values.js';
 import {
   defaultConfig,
   parseConfig,
@@ -15,7 +15,7 @@ import {
   requireNodeId,
   type Env,
   type FlagValues,
-} from '../../src/flags.js';
+} from '../../src/config/parse.js';
 
 /** The UsageError parseConfig throws for these inputs (fails the test when it does not throw). */
 function usageError(values: FlagValues, env: Env = {}): UsageError {

@@ -1,10 +1,11 @@
 // The commander program in-process: exit codes, the agent hand-off, pluggable commands.
 import { describe, expect, it } from '@jest/globals';
 import type { Command } from 'commander';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { describeWindow, parseInstant, runCli, type CliIo, type ProgramOptions } from '../../src/program.js';
-import { parseWindowConfig } from '../../src/flags.js';
+import { runCli, type CliIo, type ProgramOptions } from '../../src/cli/program.js';
+import { describeWindow, parseInstant } from '../../src/cli/window.js';
+import { parseWindowConfig } from '../../src/config/parse.js';
 
 class FakeIo implements CliIo {
   out = '';
@@ -26,12 +27,15 @@ class FakeIo implements CliIo {
   }
 }
 
+/** An agent that says it could not start (exit 1). */
+const failingAgent = (): Promise<number> => Promise.resolve(1);
+
 async function run(
   argv: string[],
   io = new FakeIo(),
-  options: ProgramOptions = {},
+  options: Partial<ProgramOptions> = {},
 ): Promise<[number, FakeIo]> {
-  return [await runCli(argv, io, options), io];
+  return [await runCli(argv, io, { runAgent: failingAgent, commands: {}, ...options }), io];
 }
 
 describe('the program', () => {
@@ -70,7 +74,7 @@ describe('the program', () => {
   it('logs the effective configuration and deprecation warnings before the agent runs', async () => {
     const [code, io] = await run(['--node-id', 'n1', '--slack-username', 'bot']);
     expect(code).toBe(1);
-    expect(io.err).toBe('agent: not implemented yet\n');
+    expect(io.err).toBe('');
     expect(io.log.entries.map((e) => [e.level, e.message])).toEqual([
       ['warn', 'configuration warning'],
       ['info', 'effective configuration'],
@@ -80,13 +84,14 @@ describe('the program', () => {
     });
   });
 
-  it('lets another module replace a stub command', async () => {
+  it('runs the commands it is given, and calls any other word a mistyped command (exit 2)', async () => {
     const status = (program: Command): void => {
       program.command('status').action(() => undefined);
     };
-    const [withStub] = await run(['status']);
-    const [withReal] = await run(['status'], new FakeIo(), { commands: { status } });
-    expect([withStub, withReal]).toEqual([1, 0]);
+    const [without, io] = await run(['status']);
+    const [withIt] = await run(['status'], new FakeIo(), { commands: { status } });
+    expect([without, withIt]).toEqual([2, 0]);
+    expect(io.err).toBe("error: unknown command 'status'\n");
   });
 
   it('prints help for a subcommand through `help <command>`', async () => {
@@ -101,7 +106,7 @@ describe('the program', () => {
     expect(io.out.split('\n').slice(0, 3)).toEqual([
       'outside',
       'window: sat 00:00-23:59:59 UTC',
-      'opens: 2026-11-28 00:00:00 UTC (2026-11-28T00:00:00.000Z), in 4d 12h 0m',
+      'opens: 2026-11-28 00:00:00 UTC (2026-11-28T00:00:00.000Z), in 4d12h',
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { defaultConfig, envName, FLAGS, renderConfigTable, shownDefault } from '../../src/flags.js';
+import { envName, FLAGS, renderConfigTable, shownDefault } from '../../src/config/flags.js';
+import { defaultConfig } from '../../src/config/parse.js';
 
 /** Every flag DESIGN §3 lists (kured's and the new ones), plus --kubeconfig (DESIGN §7). */
 const DESIGN_FLAGS = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { renderConfigTable } from '../../src/flags.js';
+import { renderConfigTable } from '../../src/config/flags.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

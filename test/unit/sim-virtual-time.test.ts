@@ -2,8 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { VirtualTime } from '../../src/sim/virtual-time.js';
 import { forkRandom, randomBootId, seededRandom } from '../../src/sim/random.js';
 import { lockHolders, blockedGroup } from '../../src/sim/observer.js';
-import { parsePdb } from '../../src/commands/simulate.js';
-import { shortDuration } from '../../src/sim/report.js';
+import { parsePdb } from '../../src/cli/simulate.js';
 
 const start = new Date('2026-01-05T00:00:00Z');
 
@@ -120,16 +119,6 @@ describe('lockHolders', () => {
 });
 
 describe('report helpers', () => {
-  it.each([
-    [0, '0s'],
-    [41_000, '41s'],
-    [200_000, '3m20s'],
-    [180_000, '3m'],
-    [7_500_000, '2h05m'],
-  ])('formats %i ms as %s', (ms, text) => {
-    expect(shortDuration(ms)).toBe(text);
-  });
-
   it.each([
     ['blocked', 'blocking pods match "a=b": batch/x', 'blocked: pods'],
     ['blocked', '1 active alert(s): HighErrorRate', 'blocked: prometheus'],

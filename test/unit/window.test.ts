@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { WindowConfig } from '../../src/config.js';
-import { parseWindowConfig } from '../../src/flags.js';
+import type { WindowConfig } from '../../src/config/config.js';
+import { parseWindowConfig } from '../../src/config/parse.js';
 import { CronWindow, KuredWindow, createWindow } from '../../src/window/index.js';
 
 const EVERY_DAY = [0, 1, 2, 3, 4, 5, 6];

@@ -1,8 +1,8 @@
 // The entry point: the only place that reads process.env and decides the process's exit status.
-import type { CommandDeps } from './commands/status.js';
-import { createLogger } from './log/logger.js';
+import type { CommandDeps } from './shared.js';
+import { createLogger } from '../log/logger.js';
 import { runCli, type AgentRunner, type CliIo, type CommandRegistrar, type LazyCommand } from './program.js';
-import packageJson from '../package.json' with { type: 'json' };
+import packageJson from '../../package.json' with { type: 'json' };
 
 // The agent and every subcommand are imported when they run, not at start: the bundle then
 // evaluates only what the chosen command needs (the agent never loads the simulator).
@@ -25,7 +25,7 @@ const agent: AgentRunner = (config, _io, log) => {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  return import('./agent/run.js').then(({ runAgent }) =>
+  return import('../agent/run.js').then(({ runAgent }) =>
     runAgent(config, log, { signal: controller.signal }),
   );
 };
@@ -60,24 +60,24 @@ const code = await runCli(process.argv.slice(2), io, {
   commands: {
     status: operatorCommand(
       'per node: reboot required, phase, reason, lock holder, last reboot',
-      async () => (await import('./commands/status.js')).registerStatus,
+      async () => (await import('./status.js')).registerStatus,
     ),
     pause: operatorCommand(
       'pause reboots fleet-wide: agents stop before taking the lock and say so',
-      async () => (await import('./commands/pause.js')).registerPause,
+      async () => (await import('./pause.js')).registerPause,
     ),
     resume: operatorCommand(
       'lift the fleet-wide pause',
-      async () => (await import('./commands/resume.js')).registerResume,
+      async () => (await import('./resume.js')).registerResume,
     ),
     check: operatorCommand(
       'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
-      async () => (await import('./commands/check.js')).registerCheck,
+      async () => (await import('./check.js')).registerCheck,
     ),
     simulate: {
       description: 'run a simulated cluster in this process with real kured-ts agents, then report',
       load: async () => {
-        const { registerSimulate } = await import('./commands/simulate.js');
+        const { registerSimulate } = await import('./simulate.js');
         return (program, exit) => {
           registerSimulate(program, {
             stdout: (text) => process.stdout.write(text),

@@ -1,27 +1,28 @@
 // Every flag of kured-ts in one declarative table: name, env var, default, meaning, parser.
 // Commander options, the README's configuration table and the Helm chart's values are all
-// generated from FLAGS, so they cannot drift apart. parseConfig() interprets it (pure).
+// generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
 import {
-  checkObjectName,
-  checkQualifiedName,
-  checkUrl,
   DEFAULT_MESSAGE_DRAIN,
   DEFAULT_MESSAGE_REBOOT,
   DEFAULT_MESSAGE_UNCORDON,
   InvalidValueError,
+  type Config,
+} from './config.js';
+import {
+  checkObjectName,
+  checkQualifiedName,
+  checkUrl,
   parseDuration,
   parseLabels,
   splitCommand,
-  UsageError,
-  type Config,
-} from './config.js';
-import { parseNotifyUrl } from './notify/index.js';
-import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from './notify/notify-url.js';
-import { parseLabelSelector, type Selector } from './selector/label-selector.js';
-import { checkCronExpression } from './window/cron-window.js';
-import { parseDays } from './window/days.js';
-import { parseTimeOfDay } from './window/time-of-day.js';
-import { checkTimeZone } from './window/zone.js';
+} from './values.js';
+import { parseNotifyUrl } from '../notify/index.js';
+import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
+import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
+import { checkCronExpression } from '../window/cron-window.js';
+import { parseDays } from '../window/days.js';
+import { parseTimeOfDay } from '../window/time-of-day.js';
+import { checkTimeZone } from '../window/zone.js';
 
 /** What the raw values are being parsed into: the config plus inputs that only combine later. */
 export interface Draft {
@@ -735,137 +736,6 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('kubeconfig', text),
   }),
 ];
-
-/** Raw command-line values by flag name (`end-time`); repeatable flags keep every occurrence. */
-export type FlagValues = Readonly<Record<string, readonly string[] | undefined>>;
-
-/**
- * The raw values commander parsed for these flags, from its options by attribute name (`end-time`
- * → `endTime`). A boolean flag given alone (`--force-reboot`) arrives as true: kured's flags mean
- * 'true' then.
- */
-export function optionValues(
-  opts: Readonly<Record<string, unknown>>,
-  flags: readonly FlagSpec[],
-): FlagValues {
-  const values: Record<string, string[]> = {};
-  for (const flag of flags) {
-    const raw = opts[flag.name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())];
-    if (raw === true) values[flag.name] = ['true'];
-    else if (Array.isArray(raw)) values[flag.name] = raw.map(String);
-  }
-  return values;
-}
-
-/** The process environment (or a test's stand-in). */
-export type Env = Readonly<Record<string, string | undefined>>;
-
-/** A parsed configuration and the warnings it deserves (deprecated flags, ignored inputs). */
-export interface ParsedConfig {
-  config: Config;
-  warnings: string[];
-}
-
-function emptyConfig(): Config {
-  // Every field is set by its flag's default below; this only gives the object its shape.
-  const shape = { window: { days: [], startSecond: 0, endSecond: 0, timeZone: 'UTC', schedule: '' } };
-  return shape as unknown as Config;
-}
-
-/** Where a flag's raw values come from: the command line beats the environment. */
-function rawValues(
-  flag: FlagSpec,
-  values: FlagValues,
-  env: Env,
-): { raw: string[]; envName?: string } | undefined {
-  const cli = values[flag.name];
-  if (cli !== undefined && cli.length > 0) return { raw: [...cli] };
-  const fromEnv = env[flag.env];
-  // As viper (kured) does by default: an empty variable counts as unset.
-  if (fromEnv !== undefined && fromEnv !== '') return { raw: [fromEnv], envName: flag.env };
-  return undefined;
-}
-
-function applyFlag(flag: FlagSpec, raw: readonly string[], draft: Draft, envVar?: string): void {
-  try {
-    flag.apply(raw, draft);
-  } catch (err) {
-    const value = err instanceof InvalidValueError ? err.value : raw.join(',');
-    throw new UsageError(`--${flag.name}`, value, (err as Error).message, envVar);
-  }
-}
-
-function defaults(): Draft {
-  const draft: Draft = { config: emptyConfig(), slackHookUrl: '' };
-  for (const flag of FLAGS) applyFlag(flag, [flag.default], draft);
-  return draft;
-}
-
-/** Cross-flag rules, checked after every flag is parsed. */
-function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
-  const config = draft.config;
-  if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
-    throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
-  }
-  if (draft.slackHookUrl !== '') {
-    if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
-    else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');
-  }
-  for (const flag of FLAGS) {
-    if (flag.deprecated !== undefined && given.has(flag.name)) {
-      warnings.push(`--${flag.name} is deprecated: ${flag.deprecated}`);
-    }
-  }
-  return config;
-}
-
-function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): ParsedConfig {
-  const draft = defaults();
-  const given = new Set<string>();
-  for (const flag of flags) {
-    const source = rawValues(flag, values, env);
-    if (source === undefined) continue;
-    given.add(flag.name);
-    applyFlag(flag, source.raw, draft, source.envName);
-  }
-  const warnings: string[] = [];
-  return { config: finish(draft, given, warnings), warnings };
-}
-
-/**
- * Turns raw flag values and the environment into a typed Config: default < env < command line.
- * Pure. Throws a UsageError naming the flag and the value for the first bad input. It does not
- * require --node-id (only the agent does: see requireNodeId).
- */
-export function parseConfigWithWarnings(values: FlagValues, env: Env): ParsedConfig {
-  return parseWith(FLAGS, values, env);
-}
-
-/** parseConfigWithWarnings without the warnings. */
-export function parseConfig(values: FlagValues, env: Env): Config {
-  return parseConfigWithWarnings(values, env).config;
-}
-
-/** The built-in defaults, exactly as an empty command line and environment give them. */
-export function defaultConfig(): Config {
-  return parseConfig({}, {});
-}
-
-/** Only the window flags (for `kured-ts window`); the rest keep their defaults. */
-export function parseWindowConfig(values: FlagValues, env: Env): Config['window'] {
-  return parseWith(
-    FLAGS.filter((f) => f.window === true),
-    values,
-    env,
-  ).config.window;
-}
-
-/** The agent cannot run without knowing its node. */
-export function requireNodeId(config: Config): void {
-  if (config.nodeId.trim() === '') {
-    throw new UsageError('--node-id', config.nodeId, 'required (set --node-id or KURED_NODE_ID)');
-  }
-}
 
 /** The default as docs show it. */
 export function shownDefault(flag: FlagSpec): string {

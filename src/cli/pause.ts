@@ -7,7 +7,7 @@ import {
   commandIo,
   commandSignal,
   describeApiError,
-  EXIT_ERROR,
+  EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
   FLEET_PAUSE_ANNOTATION,
@@ -18,7 +18,7 @@ import {
   type CommandIo,
   type DaemonSetRef,
   type FleetPause,
-} from './status.js';
+} from './shared.js';
 
 export interface PauseOptions extends DaemonSetRef {
   /** Why (shown by `status` and in the agents' blocked reason). Required, non-empty. */
@@ -55,7 +55,7 @@ export async function runPause(options: PauseOptions, io: CommandIo): Promise<nu
       );
   } catch (e: unknown) {
     err(describeApiError(e, `pause the fleet (DaemonSet ${ref})`));
-    return EXIT_ERROR;
+    return EXIT_FAILURE;
   }
   io.out(`fleet paused by ${pause.by} at ${pause.since}: ${reason}`);
   io.out('agents will not take the lock until `kured-ts resume`; reboots already under way finish');

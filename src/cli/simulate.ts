@@ -1,6 +1,6 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseDuration } from '../config.js';
+import { parseDuration } from '../config/values.js';
 import { SIM_TAINT } from '../sim/agent-config.js';
 import type { PdbSpec } from '../sim/cluster.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
@@ -200,7 +200,7 @@ function durationOption(flags: string, description: string, ms: number, shown: s
   return new Option(flags, description).argParser(duration).default(ms, shown);
 }
 
-/** What src/cli.ts hands over: output and the exit code sink. */
+/** What src/cli/cli.ts hands over: output and the exit code sink. */
 export interface SimulateDeps {
   /** Writes text to stdout as is. */
   stdout(text: string): void;

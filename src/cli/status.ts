@@ -1,12 +1,26 @@
 // `kured-ts status`: why is each node (not) rebooting, from what the cluster records.
-// Also home of the plumbing the operator commands share (I/O, connection, one-line API errors).
 import type { Command } from 'commander';
-import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
-import { SystemClock, type Clock } from '../clock/clock.js';
-import { connectKube } from '../kube/client.js';
-import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
-import { parseDuration } from '../config.js';
-import type { Kube, V1DaemonSet, V1Node } from '../kube/kube.js';
+import { parseDuration } from '../config/values.js';
+import type { V1DaemonSet, V1Node } from '../kube/kube.js';
+import { errorText } from '../text/error-text.js';
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  addClusterOptions,
+  clusterOptions,
+  commandIo,
+  commandSignal,
+  describeApiError,
+  nonEmpty,
+  readDaemonSet,
+  readFleetPause,
+  type ClusterFlags,
+  type CommandDeps,
+  type CommandIo,
+  type DaemonSetRef,
+  type FleetPause,
+} from './shared.js';
 import {
   entriesOf,
   isExpired,
@@ -20,185 +34,6 @@ import {
   KURED_REBOOT_NEEDED_ANNOTATION,
 } from '../node/node.js';
 import { STATUS_ANNOTATION, WANTS_REBOOT, parseStatus, type NodeStatus, type Phase } from '../node/status.js';
-
-// ---- shared by the operator commands ------------------------------------------------------------
-
-/** What a command talks to; injected so that tests run it against the fake API server. */
-export interface CommandIo {
-  kube: Kube;
-  /** One line of normal output (stdout). */
-  out: (line: string) => void;
-  /** One line of error output (stderr). Default `out`. */
-  err?: (line: string) => void;
-  clock: Clock;
-  /** Bound on the whole command's API calls. Default COMMAND_TIMEOUT_MS. */
-  timeoutMs?: number;
-}
-
-/** What src/cli.ts hands to register<Name>: the only place that knows the process. */
-export interface CommandDeps {
-  /** The process environment (KURED_* and KUBECONFIG are read through it). */
-  env: Readonly<Record<string, string | undefined>>;
-  out: (line: string) => void;
-  err: (line: string) => void;
-  /** Receives the command's exit code (cli.ts ends the process with it). */
-  exit: (code: number) => void;
-  /** Default connectKube (--kubeconfig, else KUBECONFIG / ~/.kube/config / in-cluster). */
-  connect?: (kubeconfig: string) => Kube;
-  /** Default the system clock. */
-  clock?: Clock;
-}
-
-/** Where the DaemonSet carrying the lock and the pause lives (same flags as the agent). */
-export interface DaemonSetRef {
-  /** --ds-namespace. Default kube-system. */
-  dsNamespace: string;
-  /** --ds-name. Default kured. */
-  dsName: string;
-}
-
-/** Exit codes of the operator commands. */
-export const EXIT_OK = 0;
-/** The cluster could not be read or written (unreachable, forbidden, DaemonSet missing). */
-export const EXIT_ERROR = 1;
-/** Bad arguments. */
-export const EXIT_USAGE = 2;
-
-export { FLEET_PAUSE_ANNOTATION };
-
-/** The value of the fleet pause annotation. */
-export interface FleetPause {
-  reason: string;
-  by: string;
-  /** RFC 3339. */
-  since: string;
-}
-
-/** Reads the fleet pause; a value that is not our JSON still pauses (the agents treat it so). */
-export function readFleetPause(ds: V1DaemonSet): FleetPause | undefined {
-  const raw = ds.metadata?.annotations?.[FLEET_PAUSE_ANNOTATION];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (typeof parsed === 'object' && parsed !== null) {
-      const p = parsed as Record<string, unknown>;
-      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
-    }
-  } catch {
-    // fall through: unreadable, reported as such
-  }
-  return { reason: `unreadable pause annotation: ${raw.slice(0, 80)}`, by: '', since: '' };
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-/** One clear line for a failed API call. */
-export function describeApiError(err: unknown, what: string): string {
-  if (err instanceof DaemonSetMissing) return err.message;
-  const code = statusCode(err);
-  if (isTimeout(err)) {
-    return `cannot reach the Kubernetes API (${what}): no answer in time`;
-  }
-  if (code === undefined) return `cannot reach the Kubernetes API (${what}): ${oneLine(err)}`;
-  if (code === 401 || code === 403) return `not allowed to ${what}: ${statusMessage(err)}`;
-  return `cannot ${what}: ${statusMessage(err)}`;
-}
-
-/** AbortSignal.timeout()'s reason, possibly wrapped (a DOMException is not an Error in Node 20). */
-function isTimeout(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
-    if ((e as { name?: unknown }).name === 'TimeoutError') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-function oneLine(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return (err.message + cause).split('\n')[0] ?? err.message;
-  }
-  return String(err);
-}
-
-/** The DaemonSet named by --ds-namespace/--ds-name does not exist. */
-export class DaemonSetMissing extends Error {
-  override readonly name = 'DaemonSetMissing';
-}
-
-/** Reads our DaemonSet; a 404 becomes DaemonSetMissing naming the flags. */
-export async function readDaemonSet(
-  kube: Kube,
-  ref: DaemonSetRef,
-  signal?: AbortSignal,
-): Promise<V1DaemonSet> {
-  try {
-    return await kube.getDaemonSet(ref.dsNamespace, ref.dsName, signal);
-  } catch (err: unknown) {
-    if (isNotFound(err)) {
-      throw new DaemonSetMissing(
-        `DaemonSet ${ref.dsNamespace}/${ref.dsName} not found (set --ds-namespace and --ds-name)`,
-        { cause: err },
-      );
-    }
-    throw err;
-  }
-}
-
-/** Bounds a whole command: client-node has no request timeout, a black-holed API would hang. */
-export const COMMAND_TIMEOUT_MS = 30_000;
-
-/** The signal every API call of a command uses. */
-export function commandSignal(timeoutMs = COMMAND_TIMEOUT_MS): AbortSignal {
-  return AbortSignal.timeout(timeoutMs);
-}
-
-/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
-export function addClusterOptions(cmd: Command): Command {
-  return cmd
-    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
-    .option('--ds-namespace <namespace>', 'namespace of the kured-ts DaemonSet (env KURED_DS_NAMESPACE)')
-    .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
-}
-
-/** Raw values of addClusterOptions as commander parses them. */
-export interface ClusterFlags {
-  kubeconfig?: string;
-  dsNamespace?: string;
-  dsName?: string;
-}
-
-/** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
-export function clusterOptions(
-  flags: ClusterFlags,
-  env: CommandDeps['env'],
-): DaemonSetRef & { kubeconfig: string } {
-  const pick = (value: string | undefined, name: string, fallback: string): string =>
-    value ?? nonEmpty(env[name]) ?? fallback;
-  return {
-    kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
-    dsNamespace: pick(flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
-    dsName: pick(flags.dsName, 'KURED_DS_NAME', 'kured'),
-  };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
-
-/** Connects and builds the CommandIo for a register<Name> action; a bad kubeconfig is one line. */
-export function commandIo(deps: CommandDeps, kubeconfig: string): CommandIo | undefined {
-  try {
-    const kube = (deps.connect ?? ((path: string) => connectKube({ kubeconfig: path })))(kubeconfig);
-    return { kube, out: deps.out, err: deps.err, clock: deps.clock ?? new SystemClock() };
-  } catch (err: unknown) {
-    deps.err(`cannot load the Kubernetes configuration: ${oneLine(err)}`);
-    deps.exit(EXIT_ERROR);
-    return undefined;
-  }
-}
 
 // ---- status ---------------------------------------------------------------------------------------
 
@@ -414,7 +249,7 @@ export async function runStatus(options: StatusOptions, io: CommandIo): Promise<
     report = await collectStatus(options, io, commandSignal(io.timeoutMs));
   } catch (e: unknown) {
     err(describeApiError(e, 'read node status'));
-    return EXIT_ERROR;
+    return EXIT_FAILURE;
   }
   if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
   else for (const line of formatStatus(report)) io.out(line);
@@ -447,7 +282,7 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
       try {
         lockTtlMs = parseDuration(flags.lockTtl ?? nonEmpty(deps.env.KURED_LOCK_TTL) ?? '0');
       } catch (e: unknown) {
-        deps.err(`invalid value for --lock-ttl: ${oneLine(e)}`);
+        deps.err(`invalid value for --lock-ttl: ${errorText(e)}`);
         deps.exit(EXIT_USAGE);
         return;
       }

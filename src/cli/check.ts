@@ -6,8 +6,9 @@ import type { Command } from 'commander';
 import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config.js';
-import { optionValues, parseConfigWithWarnings, FLAGS, type FlagSpec } from '../flags.js';
+import type { Config } from '../config/config.js';
+import { FLAGS, type FlagSpec } from '../config/flags.js';
+import { optionValues, parseConfigWithWarnings } from '../config/parse.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import { decideBeforeLock, type BeforeLock } from '../agent/decision.js';
@@ -25,13 +26,13 @@ import {
   commandIo,
   commandSignal,
   describeApiError,
-  EXIT_ERROR,
+  EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
   readDaemonSet,
   type CommandDeps,
   type CommandIo,
-} from './status.js';
+} from './shared.js';
 
 /** Exit code of `check` when the agent would not start (or continue) a reboot now. */
 export const EXIT_HELD_BACK = 3;
@@ -337,7 +338,7 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
     report = await evaluateCheck(options, io, commandSignal(io.timeoutMs));
   } catch (e: unknown) {
     err(describeApiError(e, `check node ${options.node}`));
-    return EXIT_ERROR;
+    return EXIT_FAILURE;
   }
   if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
   else for (const line of formatCheck(report)) io.out(line);

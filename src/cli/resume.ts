@@ -6,7 +6,7 @@ import {
   commandIo,
   commandSignal,
   describeApiError,
-  EXIT_ERROR,
+  EXIT_FAILURE,
   EXIT_OK,
   FLEET_PAUSE_ANNOTATION,
   readDaemonSet,
@@ -15,7 +15,7 @@ import {
   type CommandDeps,
   type CommandIo,
   type DaemonSetRef,
-} from './status.js';
+} from './shared.js';
 
 export type ResumeOptions = DaemonSetRef;
 
@@ -42,7 +42,7 @@ export async function runResume(options: ResumeOptions, io: CommandIo): Promise<
     return EXIT_OK;
   } catch (e: unknown) {
     err(describeApiError(e, `resume the fleet (DaemonSet ${ref})`));
-    return EXIT_ERROR;
+    return EXIT_FAILURE;
   }
 }
 

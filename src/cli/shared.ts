@@ -1,0 +1,217 @@
+// What the commands share: exit statuses, their I/O, the connection to the cluster, the DaemonSet
+// they address, and one-line API errors.
+import { Option, type Command } from 'commander';
+import { shownDefault, type FlagSpec } from '../config/flags.js';
+import type { Env } from '../config/parse.js';
+import type { Logger, LogFormat } from '../log/logger.js';
+import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
+import { SystemClock, type Clock } from '../clock/clock.js';
+import { connectKube } from '../kube/client.js';
+import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
+import type { Kube, V1DaemonSet } from '../kube/kube.js';
+import { errorText } from '../text/error-text.js';
+
+/** What a command talks to; injected so that tests run it against the fake API server. */
+export interface CommandIo {
+  kube: Kube;
+  /** One line of normal output (stdout). */
+  out: (line: string) => void;
+  /** One line of error output (stderr). Default `out`. */
+  err?: (line: string) => void;
+  clock: Clock;
+  /** Bound on the whole command's API calls. Default COMMAND_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+/** What src/cli/cli.ts hands to register<Name>: the only place that knows the process. */
+export interface CommandDeps {
+  /** The process environment (KURED_* and KUBECONFIG are read through it). */
+  env: Readonly<Record<string, string | undefined>>;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Receives the command's exit code (cli.ts ends the process with it). */
+  exit: (code: number) => void;
+  /** Default connectKube (--kubeconfig, else KUBECONFIG / ~/.kube/config / in-cluster). */
+  connect?: (kubeconfig: string) => Kube;
+  /** Default the system clock. */
+  clock?: Clock;
+}
+
+/** Where the DaemonSet carrying the lock and the pause lives (same flags as the agent). */
+export interface DaemonSetRef {
+  /** --ds-namespace. Default kube-system. */
+  dsNamespace: string;
+  /** --ds-name. Default kured. */
+  dsName: string;
+}
+
+/**
+ * Exit statuses of every command (README, Commands): 0 ok; 1 a runtime failure (the cluster could
+ * not be read or written, the agent could not start); 2 bad usage (nothing was started); 3 `check`:
+ * the agent would not start (or continue) a reboot now.
+ */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_HELD_BACK = 3;
+
+export { FLEET_PAUSE_ANNOTATION };
+
+/** The value of the fleet pause annotation. */
+export interface FleetPause {
+  reason: string;
+  by: string;
+  /** RFC 3339. */
+  since: string;
+}
+
+/** Reads the fleet pause; a value that is not our JSON still pauses (the agents treat it so). */
+export function readFleetPause(ds: V1DaemonSet): FleetPause | undefined {
+  const raw = ds.metadata?.annotations?.[FLEET_PAUSE_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const p = parsed as Record<string, unknown>;
+      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
+    }
+  } catch {
+    // fall through: unreadable, reported as such
+  }
+  return { reason: `unreadable pause annotation: ${raw.slice(0, 80)}`, by: '', since: '' };
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** One clear line for a failed API call. */
+export function describeApiError(err: unknown, what: string): string {
+  if (err instanceof DaemonSetMissing) return err.message;
+  const code = statusCode(err);
+  if (isTimeout(err)) {
+    return `cannot reach the Kubernetes API (${what}): no answer in time`;
+  }
+  if (code === undefined) return `cannot reach the Kubernetes API (${what}): ${errorText(err)}`;
+  if (code === 401 || code === 403) return `not allowed to ${what}: ${statusMessage(err)}`;
+  return `cannot ${what}: ${statusMessage(err)}`;
+}
+
+/** AbortSignal.timeout()'s reason, possibly wrapped (a DOMException is not an Error in Node 20). */
+function isTimeout(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if ((e as { name?: unknown }).name === 'TimeoutError') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The DaemonSet named by --ds-namespace/--ds-name does not exist. */
+export class DaemonSetMissing extends Error {
+  override readonly name = 'DaemonSetMissing';
+}
+
+/** Reads our DaemonSet; a 404 becomes DaemonSetMissing naming the flags. */
+export async function readDaemonSet(
+  kube: Kube,
+  ref: DaemonSetRef,
+  signal?: AbortSignal,
+): Promise<V1DaemonSet> {
+  try {
+    return await kube.getDaemonSet(ref.dsNamespace, ref.dsName, signal);
+  } catch (err: unknown) {
+    if (isNotFound(err)) {
+      throw new DaemonSetMissing(
+        `DaemonSet ${ref.dsNamespace}/${ref.dsName} not found (set --ds-namespace and --ds-name)`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/** Bounds a whole command: client-node has no request timeout, a black-holed API would hang. */
+export const COMMAND_TIMEOUT_MS = 30_000;
+
+/** The signal every API call of a command uses. */
+export function commandSignal(timeoutMs = COMMAND_TIMEOUT_MS): AbortSignal {
+  return AbortSignal.timeout(timeoutMs);
+}
+
+/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
+export function addClusterOptions(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
+    .option('--ds-namespace <namespace>', 'namespace of the kured-ts DaemonSet (env KURED_DS_NAMESPACE)')
+    .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
+}
+
+/** Raw values of addClusterOptions as commander parses them. */
+export interface ClusterFlags {
+  kubeconfig?: string;
+  dsNamespace?: string;
+  dsName?: string;
+}
+
+/** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
+export function clusterOptions(
+  flags: ClusterFlags,
+  env: CommandDeps['env'],
+): DaemonSetRef & { kubeconfig: string } {
+  const pick = (value: string | undefined, name: string, fallback: string): string =>
+    value ?? nonEmpty(env[name]) ?? fallback;
+  return {
+    kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
+    dsNamespace: pick(flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
+    dsName: pick(flags.dsName, 'KURED_DS_NAME', 'kured'),
+  };
+}
+
+/** undefined for an unset or empty environment variable. */
+export function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Connects and builds the CommandIo for a register<Name> action; a bad kubeconfig is one line. */
+export function commandIo(deps: CommandDeps, kubeconfig: string): CommandIo | undefined {
+  try {
+    const kube = (deps.connect ?? ((path: string) => connectKube({ kubeconfig: path })))(kubeconfig);
+    return { kube, out: deps.out, err: deps.err, clock: deps.clock ?? new SystemClock() };
+  } catch (err: unknown) {
+    deps.err(`cannot load the Kubernetes configuration: ${errorText(err)}`);
+    deps.exit(EXIT_FAILURE);
+    return undefined;
+  }
+}
+
+/** What the program may touch. */
+export interface CliIo {
+  env: Env;
+  /** Writes text to stdout as is (no newline added). */
+  stdout(text: string): void;
+  /** Writes text to stderr as is. */
+  stderr(text: string): void;
+  now(): Date;
+  version: string;
+  createLogger(format: LogFormat): Logger;
+}
+
+function optionFor(flag: FlagSpec): Option {
+  const repeat = flag.repeatable ? ', repeatable' : '';
+  const option = new Option(
+    `--${flag.name} ${flag.valueName}`,
+    `${flag.description} (default: ${shownDefault(flag)}; env ${flag.env}${repeat})`,
+  );
+  // Values stay raw strings here: parseConfig applies precedence and parses them, so env values
+  // and command-line values get the same checks and the same error messages.
+  option.argParser((value: string, previous: unknown): string[] =>
+    flag.repeatable && Array.isArray(previous) ? [...(previous as string[]), value] : [value],
+  );
+  return option;
+}
+
+/** Adds these agent flags to a command, as raw strings (parseConfig parses them). */
+export function addFlags(command: Command, flags: readonly FlagSpec[]): Command {
+  for (const flag of flags) command.addOption(optionFor(flag));
+  return command;
+}
