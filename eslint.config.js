@@ -28,7 +28,34 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    rules: { '@typescript-eslint/explicit-function-return-type': ['error', { allowExpressions: true }] },
+    rules: {
+      '@typescript-eslint/explicit-function-return-type': ['error', { allowExpressions: true }],
+      // Only src/kube/ (and the fake API server in src/sim/) talk to client-node.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@kubernetes/client-node', '@kubernetes/client-node/*'],
+              message: 'only src/kube/ and src/sim/ import @kubernetes/client-node: use the Kube seam',
+            },
+          ],
+        },
+      ],
+      // Only the entry point decides the process's fate.
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'exit', message: 'only src/cli/cli.ts calls process.exit' },
+      ],
+    },
+  },
+  {
+    files: ['src/kube/**/*.ts', 'src/sim/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    files: ['src/cli/cli.ts'],
+    rules: { 'no-restricted-properties': 'off' },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

@@ -1,4 +1,5 @@
 // A blocker: something that can veto a reboot right now.
+import { errorText } from '../text/error-text.js';
 
 export type Verdict = { blocked: false } | { blocked: true; reason: string };
 
@@ -20,8 +21,4 @@ export async function firstBlock(blockers: readonly Blocker[], signal?: AbortSig
     if (verdict.blocked) return { blocked: true, blocker: blocker.name, reason: verdict.reason };
   }
   return { blocked: false };
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

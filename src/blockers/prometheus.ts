@@ -1,6 +1,7 @@
 // PrometheusBlocker: active ALERTS block a reboot, with kured's filter semantics.
 import { httpText } from '../http/request.js';
 import type { Blocker, Verdict } from './blocker.js';
+import { errorText } from '../text/error-text.js';
 
 export interface PrometheusBlockerOptions {
   /** --prometheus-url, e.g. http://prometheus.monitoring:9090 (a path prefix is kept). */
@@ -116,7 +117,7 @@ export class PrometheusBlocker implements Blocker {
       alerts = await this.activeAlerts(signal);
     } catch (err) {
       if (signal?.aborted) throw err;
-      const text = err instanceof Error ? err.message : String(err);
+      const text = errorText(err);
       return { blocked: true, reason: `cannot query Prometheus alerts: ${text}` };
     }
     if (alerts.length === 0) return { blocked: false };

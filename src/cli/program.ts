@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { createWindow } from '../window/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, addFlags, type CliIo } from './shared.js';
 import { addWindowCommand } from './window.js';
+import { errorText } from '../text/error-text.js';
 
 export type { CliIo } from './shared.js';
 
@@ -167,7 +168,7 @@ export async function runCli(argv: readonly string[], io: CliIo, options: Progra
       io.stderr(oneLine(`error: ${err.message}`));
       return EXIT_USAGE;
     }
-    io.stderr(oneLine(`error: ${err instanceof Error ? err.message : String(err)}`));
+    io.stderr(oneLine(`error: ${errorText(err)}`));
     return EXIT_FAILURE;
   }
 }

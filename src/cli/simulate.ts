@@ -14,6 +14,7 @@ import {
   type SimulationResult,
 } from '../sim/simulation.js';
 import { simAgentFactory } from '../sim/sim-agent.js';
+import { errorText } from '../text/error-text.js';
 
 /** Everything `simulate` can be told. Durations in ms. */
 export interface SimulateOptions {
@@ -173,7 +174,7 @@ function duration(value: string): number {
   try {
     ms = parseDuration(value);
   } catch (err) {
-    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+    throw new InvalidArgumentError(errorText(err));
   }
   if (ms < 0) throw new InvalidArgumentError('must not be negative');
   return ms;

@@ -81,7 +81,12 @@ export class KeepAliveAgents {
  * Mutates `kubeConfig` (its createAgent); a KubeConfig should be given to one client only.
  */
 export function installKeepAliveAgents(kubeConfig: KubeConfig): KeepAliveAgents {
-  const factory = kubeConfig as unknown as AgentFactory;
+  const factory = kubeConfig as unknown as Partial<AgentFactory>;
+  if (typeof factory.createAgent !== 'function') {
+    throw new Error(
+      "@kubernetes/client-node's KubeConfig has no createAgent to wrap (was client-node upgraded from 1.4.0?): connections to the API server cannot be kept alive",
+    );
+  }
   const original = factory.createAgent.bind(kubeConfig);
   const agents = new KeepAliveAgents(original);
   factory.createAgent = (cluster, options) => agents.agentFor(cluster, options);

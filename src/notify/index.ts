@@ -7,6 +7,7 @@ import { redactUrl, stripQuotes } from './notify-url.js';
 import { parseSlackUrl, slackPayload } from './slack.js';
 import { isTeamsWebhookUrl, teamsEndpoint, teamsPayload } from './teams.js';
 import { webhookPayload } from './webhook.js';
+import { errorText } from '../text/error-text.js';
 
 export { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from './notify-url.js';
 export { renderMessage } from './message.js';
@@ -52,7 +53,7 @@ export function parseNotifyUrl(
   try {
     return targetOf(url, value, options);
   } catch (err: unknown) {
-    throw new Error(`notify URL ${redactUrl(value)}: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new Error(`notify URL ${redactUrl(value)}: ${errorText(err)}`, {
       cause: err,
     });
   }

@@ -1,5 +1,6 @@
 // SignalRebooter: sends --reboot-signal to PID 1 (systemd reboots on SIGRTMIN+5); needs hostPID and CAP_KILL.
 import type { Rebooter } from './rebooter.js';
+import { errorText } from '../text/error-text.js';
 
 /** process.kill's shape; injectable so tests do not signal anything real. */
 export type KillFn = (pid: number, signal: number) => void;
@@ -19,7 +20,7 @@ export class SignalRebooter implements Rebooter {
       this.kill(1, this.signalNumber);
       return Promise.resolve();
     } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
+      const text = errorText(err);
       return Promise.reject(
         new Error(`cannot send signal ${this.signalNumber} to PID 1: ${text}`, { cause: err }),
       );

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
+import { errorText } from '../text/error-text.js';
 
 /** The answer of a probe; `reason` is the response body (one line). */
 export interface ProbeResult {
@@ -176,8 +177,4 @@ function send(
   const text = body.endsWith('\n') ? body : body + '\n';
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
   res.end(res.req.method === 'HEAD' ? undefined : text);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

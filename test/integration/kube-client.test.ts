@@ -12,7 +12,7 @@ import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, statusBody } from '../../src/kube/errors.js';
-import { IDLE_SOCKET_MS, KeepAliveAgents } from '../../src/kube/keep-alive.js';
+import { IDLE_SOCKET_MS, KeepAliveAgents, installKeepAliveAgents } from '../../src/kube/keep-alive.js';
 import type {
   Kube,
   V1DaemonSet,
@@ -540,6 +540,11 @@ describe('connections over TLS', () => {
 });
 
 describe('KeepAliveAgents', () => {
+  it("says clearly when client-node's KubeConfig no longer has the createAgent it wraps", () => {
+    const changed = Object.assign(Object.create(null) as object, {}) as KubeConfig;
+    expect(() => installKeepAliveAgents(changed)).toThrow(/no createAgent to wrap .*client-node upgraded/);
+  });
+
   const cluster = { name: 'c', server: 'https://api:6443', skipTLSVerify: false };
 
   /** Agents built by a stand-in for client-node's createAgent, with the options it was given. */

@@ -147,9 +147,18 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
       NODES.some((n) => server.get<V1Node>('nodes', undefined, n)?.spec?.unschedulable === true);
     const tainted = (): boolean =>
       NODES.some((n) => (server.get<V1Node>('nodes', undefined, n)?.spec?.taints ?? []).length > 0);
+    // Each agent logs its completion after its release reached the server: wait for the logs too, or
+    // the abort below may cut a release in flight (a write accepted, its answer not yet read).
+    const completions = (): number =>
+      logger.entries.filter((e) => e.message === 'reboot completed; lock released').length;
     try {
       await waitFor(
-        () => bootIDs().every((b) => b === 'boot-2') && holders().length === 0 && !cordoned() && !tainted(),
+        () =>
+          bootIDs().every((b) => b === 'boot-2') &&
+          holders().length === 0 &&
+          !cordoned() &&
+          !tainted() &&
+          completions() === 3,
         25_000,
       );
     } finally {
@@ -164,6 +173,6 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
     expect(server.list<V1Pod>('pods').filter((p) => p.metadata?.name?.startsWith('web-'))).toEqual([]);
     const reasons = server.list<CoreV1Event>('events').map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['LockAcquired', 'Rebooting', 'RebootCompleted']));
-    expect(logger.entries.filter((e) => e.message === 'reboot completed; lock released')).toHaveLength(3);
+    expect(completions()).toBe(3);
   }, 30_000);
 });
