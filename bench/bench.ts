@@ -2,7 +2,7 @@
 //   node dist/bench.js [--quick] [--full]
 //   --quick  small sizes only (a smoke run);  --full  also run every real agent for 200 nodes
 import { DEFAULT_SIMULATE_OPTIONS, simulationOptions, type SimulateOptions } from '../src/cli/simulate.js';
-import { runRollingModel } from '../src/sim/rolling-model.js';
+import { runRollingModel } from './rolling-model.js';
 import { runSimulation, type SimulationOptions, type SimulationResult } from '../src/sim/simulation.js';
 import { measureIdleAgent } from './agent-cost.js';
 import { shortDuration } from '../src/text/duration.js';

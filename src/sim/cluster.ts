@@ -12,7 +12,16 @@ import {
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
+import {
+  agentPod,
+  blockingPod,
+  daemonSet,
+  nodeObject,
+  pdbObject,
+  readyCondition,
+} from './cluster-objects.js';
 import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
+import { placements } from './scheduler.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** A PDB per workload: none, or one of the two Kubernetes forms. */
@@ -380,34 +389,20 @@ export class SimCluster {
     });
   }
 
-  /** The scheduler: every pending pod onto a feasible node, avoiding PreferNoSchedule when it can. */
+  /** The scheduler (scheduler.ts) places every pending pod it can. */
   private placePending(): void {
-    const load = this.podCounts();
-    const candidates = this.nodeList().filter(schedulable);
-    if (candidates.length === 0) return;
-    const preferred = candidates.filter((n) => !hasTaint(n, 'PreferNoSchedule'));
-    const pool = preferred.length > 0 ? preferred : candidates;
-    for (const key of this.pending) {
-      const pod = this.pods.get(key);
-      if (!pod || pod.spec.nodeName || pod.metadata.deletionTimestamp) continue;
-      const target = this.leastLoaded(pool, load);
-      load.set(target, (load.get(target) ?? 0) + 1);
-      this.bind(pod, target);
-    }
+    const pods = this.pending
+      .map((key) => this.pods.get(key))
+      .filter(
+        (pod): pod is SimPod => pod !== undefined && !pod.spec.nodeName && !pod.metadata.deletionTimestamp,
+      );
+    const targets = placements(this.nodeList(), this.podCounts(), pods.length, this.random);
+    if (targets.every((t) => t === undefined) && pods.length > 0) return;
+    pods.forEach((pod, i) => {
+      const target = targets[i];
+      if (target !== undefined) this.bind(pod, target);
+    });
     this.pending.length = 0;
-  }
-
-  private leastLoaded(pool: SimNode[], load: Map<string, number>): string {
-    let best: string[] = [];
-    let min = Infinity;
-    for (const n of pool) {
-      const l = load.get(n.metadata.name) ?? 0;
-      if (l < min) {
-        min = l;
-        best = [n.metadata.name];
-      } else if (l === min) best.push(n.metadata.name);
-    }
-    return best[Math.floor(this.random() * best.length)] ?? '';
   }
 
   private bind(pod: SimPod, node: string): void {
@@ -502,78 +497,4 @@ export class SimCluster {
   isoNow(): string {
     return new Date(this.time.nowMs()).toISOString();
   }
-}
-
-function schedulable(n: SimNode): boolean {
-  return isReady(n) && !n.spec.unschedulable && !hasTaint(n, 'NoSchedule') && !hasTaint(n, 'NoExecute');
-}
-
-function hasTaint(n: SimNode, effect: string): boolean {
-  return (n.spec.taints ?? []).some((t) => t.effect === effect);
-}
-
-function readyCondition(
-  ready: boolean,
-  at: string,
-  reason: string,
-): { type: string; status: 'True' | 'False'; reason: string; lastTransitionTime: string } {
-  return { type: 'Ready', status: ready ? 'True' : 'False', reason, lastTransitionTime: at };
-}
-
-function nodeObject(name: string, bootID: string, cordoned: boolean, at: string): SimNode {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
-    spec: cordoned ? { unschedulable: true } : {},
-    status: {
-      conditions: [readyCondition(true, at, 'KubeletReady')],
-      nodeInfo: { bootID, kubeletVersion: 'v1.31.0', osImage: 'Simulated Linux' },
-    },
-  };
-}
-
-function daemonSet(): SimDaemonSet {
-  const labels = { name: DS_NAME };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: DS_NAME, namespace: DS_NAMESPACE, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      template: { metadata: { labels }, spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] } },
-    },
-  };
-}
-
-function agentPod(node: string): SimPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${DS_NAME}-${node}`,
-      namespace: DS_NAMESPACE,
-      labels: { name: DS_NAME },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: DS_NAME, controller: true }],
-    },
-    spec: { nodeName: node, containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] },
-  };
-}
-
-function blockingPod(node: string): SimPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `batch-${node}`, namespace: BATCH_NAMESPACE, labels: { [BLOCKING_LABEL]: 'true' } },
-    spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
-  };
-}
-
-function pdbObject(app: string, pdb: Exclude<PdbSpec, { kind: 'none' }>): SimPdb {
-  return {
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    metadata: { name: app, namespace: SIM_NAMESPACE },
-    spec: { selector: { matchLabels: { app } }, [pdb.kind]: pdb.value },
-  };
 }

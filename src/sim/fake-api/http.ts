@@ -1,6 +1,5 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { discovery } from './discovery.js';
 import { managerOf } from './managed-fields.js';
 import { deleteOptionsOf, type DeleteOptions, type Registry } from './registry.js';
 import type { StoredObject } from './resources.js';
@@ -155,8 +154,6 @@ function serve(
   raw: { method: string; url: URL; text: string; header: string | undefined; agent: string | undefined },
   res: ServerResponse,
 ): Reply | undefined {
-  const doc = raw.method === 'GET' ? discovery(raw.url.pathname) : undefined;
-  if (doc !== undefined) return { code: 200, body: doc };
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }

@@ -1,12 +1,12 @@
-// The three patch formats kube-apiserver accepts: RFC 6902 JSON patch, RFC 7386 merge patch, and
-// strategic merge patch (merge patch plus list merging by key where Kubernetes' types declare it).
+// The patch formats kured-ts sends, as kube-apiserver applies them: RFC 6902 JSON patch (add,
+// remove, replace, test) and RFC 7386 merge patch. The fake server implements what kured-ts and the
+// simulator send, no more: strategic merge patch, server-side apply and the JSON patch ops move and
+// copy are refused with 415 or 400 (src/sim/README.md).
 import { isObject, jsonEqual, type JsonObject } from './json.js';
 import { badRequest, patchNotApplicable } from './status.js';
 
 export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
-export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
-export const APPLY_PATCH = 'application/apply-patch+yaml';
 
 /** Applies a patch body (already parsed JSON) of the given content type to a copy of `target`. */
 export function applyPatch(contentType: string, target: JsonObject, patch: unknown): JsonObject {
@@ -15,8 +15,6 @@ export function applyPatch(contentType: string, target: JsonObject, patch: unkno
       return applyJsonPatch(target, patch);
     case MERGE_PATCH:
       return asObject(mergePatch(structuredClone(target), patch));
-    case STRATEGIC_MERGE_PATCH:
-      return asObject(strategicMerge(structuredClone(target), patch, ''));
     default:
       throw new Error(`unsupported patch type ${contentType}`);
   }
@@ -32,11 +30,10 @@ function asObject(value: unknown): JsonObject {
 interface Operation {
   op: string;
   path: string;
-  from?: string;
   value?: unknown;
 }
 
-const OPS = ['add', 'remove', 'replace', 'move', 'copy', 'test'];
+const OPS = ['add', 'remove', 'replace', 'test'];
 
 function parseOperations(patch: unknown): Operation[] {
   if (!Array.isArray(patch)) throw badRequest('json patch must be a JSON array of operations');
@@ -51,9 +48,6 @@ function parseOperations(patch: unknown): Operation[] {
     }
     const needsValue = ['add', 'replace', 'test'].includes(raw.op);
     if (needsValue && !('value' in raw)) throw badRequest(`json patch ${raw.op} operation needs a value`);
-    const needsFrom = raw.op === 'move' || raw.op === 'copy';
-    if (needsFrom && typeof raw.from !== 'string')
-      throw badRequest(`json patch ${raw.op} operation needs from`);
     return raw as unknown as Operation;
   });
 }
@@ -79,24 +73,9 @@ function applyOperation(doc: unknown, op: Operation): unknown {
         structuredClone(op.value),
         op.path,
       );
-    case 'move':
-      return move(doc, op.from ?? '', op.path);
-    case 'copy':
-      return addAt(
-        doc,
-        pointer(op.path),
-        structuredClone(getAt(doc, pointer(op.from ?? ''), op.from ?? '')),
-        op.path,
-      );
     default:
       return test(doc, op);
   }
-}
-
-function move(doc: unknown, from: string, path: string): unknown {
-  if (path.startsWith(`${from}/`)) throw patchNotApplicable(`cannot move ${from} into its own child ${path}`);
-  const removed = removeAt(doc, pointer(from), from);
-  return addAt(removed.doc, pointer(path), removed.value, path);
 }
 
 function test(doc: unknown, op: Operation): unknown {
@@ -202,94 +181,3 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
  * spec.taints and spec.tolerations are NOT here: Kubernetes declares them atomic, so a strategic
  * merge patch replaces them whole, exactly like a merge patch.
  */
-const MERGE_KEYS: Record<string, string> = {
-  'metadata.ownerReferences': 'uid',
-  'status.conditions': 'type',
-  'status.addresses': 'type',
-  ...containerKeys('spec'),
-  ...containerKeys('spec.template.spec'),
-};
-
-/** Lists of scalars that strategic merge treats as sets (union). */
-const SETS = new Set(['metadata.finalizers']);
-
-function containerKeys(prefix: string): Record<string, string> {
-  const keys: Record<string, string> = { [`${prefix}.volumes`]: 'name' };
-  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
-    keys[`${prefix}.${list}`] = 'name';
-    keys[`${prefix}.${list}.env`] = 'name';
-    keys[`${prefix}.${list}.ports`] = 'containerPort';
-    keys[`${prefix}.${list}.volumeMounts`] = 'mountPath';
-  }
-  return keys;
-}
-
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
-}
-
-function strategicMerge(target: unknown, patch: unknown, path: string): unknown {
-  if (!isObject(patch)) return structuredClone(patch);
-  if (patch.$patch === 'replace') return stripDirectives(patch);
-  if (patch.$patch === 'delete') return undefined;
-  const result: JsonObject = isObject(target) ? target : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (key.startsWith('$')) {
-      applyDirective(result, key, value);
-      continue;
-    }
-    const merged = value === null ? undefined : mergeField(result[key], value, join(path, key));
-    if (merged === undefined) Reflect.deleteProperty(result, key);
-    else result[key] = merged;
-  }
-  return result;
-}
-
-function mergeField(current: unknown, value: unknown, path: string): unknown {
-  const mergeKey = MERGE_KEYS[path];
-  if (Array.isArray(value) && mergeKey !== undefined) return mergeKeyedList(current, value, mergeKey, path);
-  if (Array.isArray(value) && SETS.has(path)) return mergeSet(current, value);
-  return strategicMerge(current, value, path);
-}
-
-/** `$deleteFromPrimitiveList/<key>` removes values; `$setElementOrder/…` and `$retainKeys` are ordering hints. */
-function applyDirective(result: JsonObject, key: string, value: unknown): void {
-  const prefix = '$deleteFromPrimitiveList/';
-  if (!key.startsWith(prefix) || !Array.isArray(value)) return;
-  const field = key.slice(prefix.length);
-  const list = result[field];
-  if (Array.isArray(list)) result[field] = list.filter((x) => !value.some((v) => jsonEqual(v, x)));
-}
-
-function stripDirectives(obj: JsonObject): JsonObject {
-  const copy = structuredClone(obj);
-  for (const key of Object.keys(copy)) if (key.startsWith('$')) Reflect.deleteProperty(copy, key);
-  return copy;
-}
-
-function mergeSet(current: unknown, value: unknown[]): unknown[] {
-  const result = Array.isArray(current) ? [...(current as unknown[])] : [];
-  for (const v of value) if (!result.some((x) => jsonEqual(x, v))) result.push(v);
-  return result;
-}
-
-function mergeKeyedList(current: unknown, patch: unknown[], key: string, path: string): unknown[] {
-  if (patch.some((item) => isObject(item) && item.$patch === 'replace' && Object.keys(item).length === 1)) {
-    return patch
-      .filter((item) => !(isObject(item) && item.$patch === 'replace'))
-      .map((i) => structuredClone(i));
-  }
-  const result = Array.isArray(current) ? (current as unknown[]) : [];
-  for (const item of patch) {
-    if (!isObject(item)) throw badRequest(`strategic merge patch: list ${path} needs objects with ${key}`);
-    const index = result.findIndex((x) => isObject(x) && jsonEqual(x[key], item[key]));
-    if (item.$patch === 'delete') {
-      if (index >= 0) result.splice(index, 1);
-    } else if (index >= 0) {
-      result[index] = strategicMerge(result[index], item, path);
-    } else {
-      result.push(stripDirectives(item));
-    }
-  }
-  return result;
-}

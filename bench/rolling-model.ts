@@ -3,7 +3,7 @@
 // notices only on its next jittered tick (kured: rebootAsRequired polls every --period).
 // Used by the benchmark for cluster sizes where running every real agent would be slow, and to
 // check the real simulation against. No I/O, no clocks: a pure function of its inputs and seed.
-import { forkRandom } from './random.js';
+import { forkRandom } from '../src/sim/random.js';
 
 export interface RollingModelInput {
   nodes: number;

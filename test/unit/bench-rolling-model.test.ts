@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { runRollingModel, type RollingModelInput } from '../../src/sim/rolling-model.js';
+import { runRollingModel, type RollingModelInput } from '../../bench/rolling-model.js';
 import { DaemonSetFeed, newKubeCounters, SerialGate, TrackedKube } from '../../src/sim/tracked-kube.js';
 import { VirtualTime } from '../../src/sim/virtual-time.js';
 import type { Kube, V1DaemonSet, WatchEvent } from '../../src/kube/kube.js';

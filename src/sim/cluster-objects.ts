@@ -1,0 +1,71 @@
+// The objects the simulated cluster starts with and creates: nodes, the agents' DaemonSet and pods,
+// blocking batch pods, PodDisruptionBudgets.
+import type { PdbSpec } from './cluster.js';
+import { BATCH_NAMESPACE, BLOCKING_LABEL, DS_NAME, DS_NAMESPACE, SIM_NAMESPACE } from './cluster.js';
+import type { SimDaemonSet, SimNode, SimPdb, SimPod } from './objects.js';
+
+export function readyCondition(
+  ready: boolean,
+  at: string,
+  reason: string,
+): { type: string; status: 'True' | 'False'; reason: string; lastTransitionTime: string } {
+  return { type: 'Ready', status: ready ? 'True' : 'False', reason, lastTransitionTime: at };
+}
+
+export function nodeObject(name: string, bootID: string, cordoned: boolean, at: string): SimNode {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
+    spec: cordoned ? { unschedulable: true } : {},
+    status: {
+      conditions: [readyCondition(true, at, 'KubeletReady')],
+      nodeInfo: { bootID, kubeletVersion: 'v1.31.0', osImage: 'Simulated Linux' },
+    },
+  };
+}
+
+export function daemonSet(): SimDaemonSet {
+  const labels = { name: DS_NAME };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: DS_NAME, namespace: DS_NAMESPACE, labels },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] } },
+    },
+  };
+}
+
+export function agentPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${DS_NAME}-${node}`,
+      namespace: DS_NAMESPACE,
+      labels: { name: DS_NAME },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: DS_NAME, controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] },
+  };
+}
+
+export function blockingPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `batch-${node}`, namespace: BATCH_NAMESPACE, labels: { [BLOCKING_LABEL]: 'true' } },
+    spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
+  };
+}
+
+export function pdbObject(app: string, pdb: Exclude<PdbSpec, { kind: 'none' }>): SimPdb {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: app, namespace: SIM_NAMESPACE },
+    spec: { selector: { matchLabels: { app } }, [pdb.kind]: pdb.value },
+  };
+}
