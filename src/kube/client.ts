@@ -5,6 +5,7 @@
 // every generated API class and model. scripts/build.mjs also keeps config.js's import of the
 // generated index out of the bundle (kured-ts never calls makeApiClient); see the README.
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { ApiHealth } from './api-health.js';
 import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
 import type {
   CoreV1Event,
@@ -74,6 +75,7 @@ interface List<T> {
  * changes how `kubeConfig` builds HTTP agents (keep-alive.ts): give each client its own KubeConfig.
  */
 export class ClientNodeKube implements Kube {
+  readonly health = new ApiHealth();
   private readonly http: KubeTransport;
   private readonly random: () => number;
 
@@ -81,7 +83,7 @@ export class ClientNodeKube implements Kube {
     readonly kubeConfig: KubeConfig,
     options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random'> = {},
   ) {
-    this.http = new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs);
+    this.http = new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs, this.health);
     this.random = options.random ?? Math.random;
   }
 

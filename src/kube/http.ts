@@ -16,6 +16,7 @@ import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { abortReason } from '../clock/clock.js';
 import { DeadlineError, readBody, send, withDeadline } from '../http/request.js';
+import type { ApiHealth } from './api-health.js';
 import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 
 /** Bound of one request (connect, send, answer) unless the caller gives another. */
@@ -88,6 +89,8 @@ export class KubeTransport {
     readonly kubeConfig: KubeConfig,
     private readonly deadlineMs = DEFAULT_DEADLINE_MS,
     private readonly watchGraceMs = WATCH_GRACE_MS,
+    /** Told of every answer and failure (for /readyz). */
+    private readonly health?: ApiHealth,
   ) {
     this.agents = installKeepAliveAgents(kubeConfig);
   }
@@ -98,12 +101,15 @@ export class KubeTransport {
     const { signal, dispose } = withDeadline(req.signal, req.deadlineMs ?? this.deadlineMs, what);
     try {
       const res = await this.send(req, signal);
-      const text = await readBody(res, signal);
       const code = res.statusCode ?? 0;
+      this.health?.answer(code, what);
+      const text = await readBody(res, signal);
       if (code < 200 || code > 299) throw new KubeApiError(code, text, what);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
-      throw settled(err, signal, req.signal, what);
+      const thrown = settled(err, signal, req.signal, what);
+      if (!(thrown instanceof KubeApiError) && req.signal?.aborted !== true) this.health?.fail(what, String(thrown));
+      throw thrown;
     } finally {
       dispose();
     }
@@ -130,11 +136,14 @@ export class KubeTransport {
       );
       start.dispose();
       const code = res.statusCode ?? 0;
+      this.health?.answer(code, what);
       if (code < 200 || code > 299) throw new KubeApiError(code, await readBody(res, whole.signal), what);
       await readLines(res, whole.signal, onLine);
     } catch (err) {
       if (req.signal?.aborted === true) return;
-      throw settled(err, start.signal.aborted ? start.signal : whole.signal, req.signal, what);
+      const thrown = settled(err, start.signal.aborted ? start.signal : whole.signal, req.signal, what);
+      if (!(thrown instanceof KubeApiError)) this.health?.fail(what, String(thrown));
+      throw thrown;
     } finally {
       start.dispose();
       whole.dispose();

@@ -2,6 +2,7 @@
 // src/kube/client.ts implements it over client-node's KubeConfig; nothing outside src/kube (and the
 // fake server in src/sim) imports client-node, and then only its types or its KubeConfig.
 import type * as k8s from '@kubernetes/client-node';
+import type { ApiHealth } from './api-health.js';
 
 /**
  * An API object as JSON on the wire: client-node's model types with every Date as the RFC 3339
@@ -45,6 +46,8 @@ export interface WatchEvent<T> {
  * KubeTimeoutError or a network error; classify them with src/kube/errors.ts, never by message text.
  */
 export interface Kube {
+  /** What this client saw of the API server's health, when it keeps track (the agent's /readyz). */
+  readonly health?: ApiHealth;
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
   /** application/json-patch+json */

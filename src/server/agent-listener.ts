@@ -1,4 +1,5 @@
-// The agent's listener in one call: metrics, liveness from the loop's heartbeat, readiness from the API.
+// The agent's listener in one call: metrics, liveness from the loop's heartbeat, readiness from what
+// the agent's own requests found of the API server (no request per probe).
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { statusMessage } from '../kube/errors.js';
@@ -11,8 +12,8 @@ import { heartbeatHealth, startHealthServer, type HealthServer, type ProbeResult
 export const READY_CHECK_TIMEOUT_MS = 3000;
 
 /**
- * Readiness: the API server answers a GET of our DaemonSet (the object every agent needs: lock and
- * pause live there). The configuration is valid by construction: the agent does not start otherwise.
+ * Readiness from a GET of our DaemonSet, for a client that keeps no track of the API server's health.
+ * The agent's own client does (ClientNodeKube.health): then /readyz costs no request at all.
  */
 export function apiReadiness(
   kube: Kube,
@@ -32,6 +33,18 @@ export function apiReadiness(
   };
 }
 
+/**
+ * Readiness: the configuration is valid (the agent does not start otherwise) and the API server
+ * answered the agent's latest request (ApiHealth), or, for a client without that record, a GET.
+ */
+export function readiness(
+  kube: Kube,
+  ds: Pick<Config, 'dsNamespace' | 'dsName'>,
+): () => Promise<ProbeResult> {
+  const health = kube.health;
+  return health === undefined ? apiReadiness(kube, ds) : () => Promise.resolve(health.state());
+}
+
 export interface AgentListenerOptions {
   config: Pick<Config, 'metricsHost' | 'metricsPort' | 'periodMs' | 'dsNamespace' | 'dsName'>;
   kube: Kube;
@@ -43,7 +56,7 @@ export interface AgentListenerOptions {
 /**
  * Starts --metrics-host:--metrics-port with /metrics, /healthz (heartbeat younger than 2 periods; the
  * agent beats on every wait it chooses, so only a hung await fails it: see HeartbeatClock) and
- * /readyz (the API answers). Rejects when the port cannot be bound.
+ * /readyz (the API answered the latest request). Rejects when the port cannot be bound.
  */
 export function startAgentListener(options: AgentListenerOptions): Promise<HealthServer> {
   const { config, kube, metrics, clock, logger } = options;
@@ -56,7 +69,7 @@ export function startAgentListener(options: AgentListenerOptions): Promise<Healt
       periodMs: config.periodMs,
       lastHeartbeat: () => metrics.lastHeartbeat(),
     }),
-    ready: apiReadiness(kube, config),
+    ready: readiness(kube, config),
     logger,
   });
 }

@@ -43,6 +43,34 @@ async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
 }
 
 describe('runAgent', () => {
+  it('answers /readyz from its own requests: no API request per probe, unready while the API fails', async () => {
+    const log = new MemoryLogger();
+    const controller = new AbortController();
+    const kube = new ClientNodeKube(server.kubeConfig());
+    const running = runAgent(testConfig({ periodMs: 3_600_000, metricsPort: 0 }), log, {
+      signal: controller.signal,
+      kube,
+    });
+    try {
+      await waitFor(() => log.entries.some((e) => e.message === 'reboot not required'));
+      const port = log.entries.find((e) => e.message === 'agent started')?.fields.metricsPort as number;
+      const before = server.requests.length;
+      for (let i = 0; i < 20; i++) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      expect(server.requests.length).toBe(before);
+      // the API server fails the agent's next request: unready until a request is answered again
+      server.injectFailure({}, 503, 1);
+      await expect(kube.getNode('n1')).rejects.toThrow();
+      const unready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(unready.status).toBe(503);
+      expect(await unready.text()).toContain('the last API request failed');
+      await kube.getNode('n1');
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    } finally {
+      controller.abort(new Error('SIGTERM'));
+      await running;
+    }
+  });
+
   it('serves metrics and health, writes the node status, and stops cleanly on its signal', async () => {
     const log = new MemoryLogger();
     const controller = new AbortController();
