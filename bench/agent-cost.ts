@@ -16,11 +16,18 @@ export interface ProcessCost {
   startCpuS: number;
   /** CPU percent of one core while idle. */
   idleCpuPct: number;
-  /** API requests during start-up and during the idle window. */
+  /** API requests during start-up and during the idle window (probes included). */
   startRequests: number;
   idleRequests: number;
   idleWindowS: number;
+  /** /readyz and /healthz requests sent during the idle window (the chart's probe schedule). */
+  probes: number;
+  /** Probes answered 200. */
+  probesOk: number;
 }
+
+/** The chart probes /readyz and /healthz every 10 s (values.yaml readinessProbe, livenessProbe). */
+export const PROBE_EVERY_MS = 10_000;
 
 function procStatus(pid: number): { rss: number; hwm: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -67,11 +74,14 @@ export async function measureIdleAgent(cli: string, settleMs: number, idleMs: nu
       '--metrics-host=127.0.0.1',
       '--metrics-port=0',
       '--host-exec=direct',
+      '--log-format=json',
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
+  let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const state: { exited: number | null | undefined } = { exited: undefined };
   child.on('exit', (code) => (state.exited = code));
   const hasExited = (): boolean => state.exited !== undefined;
@@ -84,7 +94,9 @@ export async function measureIdleAgent(cli: string, settleMs: number, idleMs: nu
       );
     const startCpuS = cpuSeconds(pid);
     const startRequests = server.requests.length;
-    await sleep(idleMs);
+    const started = (stdout + stderr).split('\n').find((l) => l.includes('"agent started"')) ?? '';
+    const port = Number(/"metricsPort":(\d+)/.exec(started)?.[1] ?? 0);
+    const probed = await probeWhileIdle(port, idleMs);
     if (hasExited()) return failed(`agent exited with ${String(state.exited)} while idle`);
     const idleCpuS = cpuSeconds(pid) - startCpuS;
     const mem = procStatus(pid);
@@ -98,6 +110,7 @@ export async function measureIdleAgent(cli: string, settleMs: number, idleMs: nu
       startRequests,
       idleRequests: server.requests.length - startRequests,
       idleWindowS: idleMs / 1000,
+      ...probed,
     };
   } finally {
     child.kill('SIGTERM');
@@ -106,6 +119,25 @@ export async function measureIdleAgent(cli: string, settleMs: number, idleMs: nu
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** GETs /readyz and /healthz every PROBE_EVERY_MS for `ms`, as the kubelet does with the chart's probes. */
+async function probeWhileIdle(port: number, ms: number): Promise<{ probes: number; probesOk: number }> {
+  const end = Date.now() + ms;
+  let probes = 0;
+  let probesOk = 0;
+  while (Date.now() < end) {
+    for (const path of ['/readyz', '/healthz']) {
+      probes++;
+      const ok = await fetch(`http://127.0.0.1:${port}${path}`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) probesOk++;
+    }
+    await sleep(Math.min(PROBE_EVERY_MS, Math.max(0, end - Date.now())));
+  }
+  return { probes, probesOk };
 }
 
 function failed(note: string): ProcessCost {
@@ -119,5 +151,7 @@ function failed(note: string): ProcessCost {
     startRequests: 0,
     idleRequests: 0,
     idleWindowS: 0,
+    probes: 0,
+    probesOk: 0,
   };
 }

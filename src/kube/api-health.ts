@@ -34,7 +34,8 @@ export class ApiHealth {
   }
 
   state(): ApiHealthState {
-    if (this.failure !== undefined) return { ok: false, reason: `the last API request failed: ${this.failure}` };
+    if (this.failure !== undefined)
+      return { ok: false, reason: `the last API request failed: ${this.failure}` };
     if (!this.answered) return { ok: false, reason: 'no API request answered yet' };
     return { ok: true, reason: 'ok' };
   }

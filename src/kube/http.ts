@@ -108,7 +108,8 @@ export class KubeTransport {
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
       const thrown = settled(err, signal, req.signal, what);
-      if (!(thrown instanceof KubeApiError) && req.signal?.aborted !== true) this.health?.fail(what, String(thrown));
+      if (!(thrown instanceof KubeApiError) && req.signal?.aborted !== true)
+        this.health?.fail(what, String(thrown));
       throw thrown;
     } finally {
       dispose();

@@ -12,7 +12,7 @@ export interface ReportHeader {
 }
 
 function row(label: string, value: string): string {
-  return `  ${label.padEnd(30)}${value}`;
+  return `  ${label.padEnd(34)}${value}`;
 }
 
 function blockedText(blockedMs: Record<string, number>): string {

@@ -121,3 +121,14 @@ describe('time zones', () => {
     expect(la.local(new Date('2026-03-08T10:00:00Z')).text).toBe('2026-03-08 03:00:00');
   });
 });
+
+describe('ZoneClock in UTC, without Intl', () => {
+  it('gives the same fields as Intl does, across a year of instants', async () => {
+    const { ZoneClock } = await import('../../src/window/zone.js');
+    const fast = new ZoneClock('UTC');
+    const viaIntl = new ZoneClock('Etc/UTC');
+    for (let t = Date.UTC(2024, 0, 1); t < Date.UTC(2025, 0, 1); t += 37 * 3_600_000 + 1_234) {
+      expect(fast.local(new Date(t))).toEqual(viaIntl.local(new Date(t)));
+    }
+  });
+});

@@ -1,0 +1,4 @@
+// Probe: Node.js alone.
+import { reportRss } from './rss.js';
+
+reportRss(undefined);
