@@ -247,7 +247,7 @@ class Simulation {
     await this.time.quiesce();
     this.cluster.stop();
     this.feed.close();
-    this.observer.finalChecks();
+    this.observer.finalChecks(stop !== 'wall-limit');
     this.observer.stop();
     this.closeInner();
     return this.result(stop, doneAt, wallStart);

@@ -495,7 +495,7 @@ describe('the DaemonSet', () => {
       operator: 'Exists',
       effect: 'NoSchedule',
     });
-    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '96Mi' });
+    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '64Mi' });
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 

@@ -120,6 +120,17 @@ describe('the invariant checks', () => {
     );
   });
 
+  it('do not count a cordon or lock held mid-cycle when the run is cut short by its wall-clock limit', async () => {
+    // 60 nodes at concurrency 6 take seconds of wall time; 400 ms cuts the wave with nodes mid-cycle.
+    const options = simulationOptions({ ...small, nodes: 60, concurrency: 6 });
+    options.wallLimitMs = 400;
+    const r = await runSimulation(options);
+    expect(r.stop).toBe('wall-limit');
+    expect(r.maxHolders).toBeGreaterThan(0);
+    expect(r.rebooted).toBeLessThan(60);
+    expect(r.violations).toEqual([]);
+  });
+
   it('make runSimulate exit 1', async () => {
     let text = '';
     const code = await runSimulate(
