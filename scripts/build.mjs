@@ -8,8 +8,14 @@ import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { common } from './esbuild-options.mjs';
 
 rmSync('dist', { recursive: true, force: true });
-await build({ ...common, outdir: 'dist', entryPoints: { cli: 'src/cli/cli.ts' } });
+// Two entry points sharing their chunks: kured-ts itself, and the kubectl plugin (`kubectl kured-ts`).
+await build({
+  ...common,
+  outdir: 'dist',
+  entryPoints: { cli: 'src/cli/cli.ts', 'kubectl-kured_ts': 'src/cli/kubectl-plugin.ts' },
+});
 chmodSync('dist/cli.js', 0o755);
+chmodSync('dist/kubectl-kured_ts.js', 0o755);
 // dist/ is self-contained (the image copies cli.js, chunks/ and this file, and no node_modules):
 // its .js files are ES modules wherever it is put.
 writeFileSync('dist/package.json', '{ "type": "module" }\n');

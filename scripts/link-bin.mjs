@@ -3,6 +3,11 @@
 import { mkdirSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
 
 mkdirSync('node_modules/.bin', { recursive: true });
-rmSync('node_modules/.bin/kured-ts', { force: true });
-symlinkSync('../../dist/cli.js', 'node_modules/.bin/kured-ts');
-chmodSync('dist/cli.js', 0o755);
+for (const [bin, file] of [
+  ['kured-ts', 'cli.js'],
+  ['kubectl-kured_ts', 'kubectl-kured_ts.js'],
+]) {
+  rmSync(`node_modules/.bin/${bin}`, { force: true });
+  symlinkSync(`../../dist/${file}`, `node_modules/.bin/${bin}`);
+  chmodSync(`dist/${file}`, 0o755);
+}

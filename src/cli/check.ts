@@ -23,19 +23,20 @@ import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
+  addConnectionOptions,
   commandIo,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
+  EXIT_HELD_BACK,
   EXIT_USAGE,
   readDaemonSet,
+  usage,
   type CommandDeps,
   type CommandIo,
 } from './shared.js';
-
-/** Exit code of `check` when the agent would not start (or continue) a reboot now. */
-export const EXIT_HELD_BACK = 3;
+import { formatObject, parseOutput } from './output.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -65,8 +66,8 @@ export interface CheckOptions {
   config: CheckConfig;
   /** Evaluate the reboot sentinel: only meaningful on the node itself. Default false. */
   local?: boolean;
-  /** `text` (default) or `json`. */
-  output?: 'text' | 'json';
+  /** `text` (default), `json` or `yaml`. */
+  output?: CheckOutput;
 }
 
 /** Builds the agent's blockers for `node` over `kube` (the read-only one). */
@@ -330,7 +331,14 @@ export function formatCheck(report: CheckReport): string[] {
   ];
 }
 
-/** `kured-ts check`: prints the evaluation; 0 = the agent would go ahead, 3 = held back, 1 = cannot tell. */
+/** The -o values `check` accepts. */
+const CHECK_OUTPUTS = ['text', 'json', 'yaml'] as const;
+export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
+
+/**
+ * `kured-ts check`: prints the evaluation; 0 = the agent would reboot the node now (or is rebooting
+ * it), 3 = it would not (held back, or with --local no reboot is required), 1 = cannot tell.
+ */
 export async function runCheck(options: CheckOptions, io: CheckIo): Promise<number> {
   const err = io.err ?? io.out;
   let report: CheckReport;
@@ -340,12 +348,10 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
     err(describeApiError(e, `check node ${options.node}`));
     return EXIT_FAILURE;
   }
-  if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
-  else for (const line of formatCheck(report)) io.out(line);
-  const goes =
-    report.decision.kind === 'would-reboot' ||
-    report.decision.kind === 'in-progress' ||
-    report.decision.kind === 'idle';
+  const output = options.output ?? 'text';
+  if (output === 'text') for (const line of formatCheck(report)) io.out(line);
+  else io.out(formatObject(report, output));
+  const goes = report.decision.kind === 'would-reboot' || report.decision.kind === 'in-progress';
   return goes ? EXIT_OK : EXIT_HELD_BACK;
 }
 
@@ -370,9 +376,11 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
     .description('dry run: the decision the agent on NODE would take now, and why (changes nothing)')
     .requiredOption('--node <name>', 'the node to check')
     .option('--local', 'also evaluate the reboot sentinel (run on the node itself)')
-    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
-    .option('-o, --output <format>', 'text or json', 'text');
+    .option('-o, --output <format>', 'text, json or yaml', 'text');
+  addConnectionOptions(cmd);
   addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
+    const output = usage(deps, () => parseOutput(String(opts.output), CHECK_OUTPUTS));
+    if (output === undefined) return;
     let config: Config;
     try {
       config = parseConfigWithWarnings(optionValues(opts, FLAGS), deps.env).config;
@@ -381,9 +389,9 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
       deps.exit(EXIT_USAGE);
       return;
     }
-    const output = opts.output === 'json' ? 'json' : 'text';
     const kubeconfig = typeof opts.kubeconfig === 'string' ? opts.kubeconfig : config.kubeconfig;
-    const io = commandIo(deps, kubeconfig);
+    const context = typeof opts.context === 'string' ? opts.context : '';
+    const io = commandIo(deps, { kubeconfig, context });
     if (!io) return;
     deps.exit(await runCheck({ node: String(opts.node), config, local: opts.local === true, output }, io));
   });

@@ -5,6 +5,7 @@ import {
   addClusterOptions,
   clusterOptions,
   commandIo,
+  usage,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
@@ -82,9 +83,9 @@ export function registerPause(program: Command, deps: CommandDeps): Command {
     .requiredOption('--reason <text>', "why the fleet is paused (shown by status and in the agents' reason)")
     .option('--by <name>', 'who pauses (default: user@host)')
     .action(async (flags: ClusterFlags & { reason: string; by?: string }) => {
-      const cluster = clusterOptions(flags, deps.env);
-      const io = commandIo(deps, cluster.kubeconfig);
-      if (!io) return;
+      const cluster = usage(deps, () => clusterOptions(flags, deps.env));
+      const io = cluster && commandIo(deps, cluster);
+      if (!cluster || !io) return;
       deps.exit(await runPause({ ...cluster, reason: flags.reason, by: flags.by ?? defaultPausedBy() }, io));
     });
   return cmd;

@@ -40,6 +40,11 @@ export interface ProgramOptions {
   runAgent: AgentRunner;
   /** The other commands (tests register fewer), registered at once or loaded when used. */
   commands: Partial<Record<CommandName, CommandRegistrar | LazyCommand>>;
+  /**
+   * Invoked as `kubectl kured-ts`: named so in help and errors, without the agent (it runs in the
+   * DaemonSet); with no command, the help. Default false.
+   */
+  asKubectlPlugin?: boolean;
 }
 
 /** Commander prints suggestions on a second line; our contract is one line per error. */
@@ -117,7 +122,7 @@ function addLazyCommand(
     .action(async (_opts, command: Command) => {
       const args = command.args;
       const register = await lazy.load();
-      const real = configured(new Command('kured-ts'), io);
+      const real = configured(new Command(program.name()), io);
       register(real, (code) => {
         state.code = code;
       });
@@ -137,14 +142,35 @@ function addCommands(program: Command, io: CliIo, options: ProgramOptions, state
   }
 }
 
+/** The kubectl plugin's root: the help, or a usage error for a word that is not a command. */
+function addPluginRoot(program: Command): void {
+  program.action((_opts, command: Command) => {
+    const [word] = command.args;
+    if (word === 'agent') {
+      command.error(
+        'error: the agent runs in the kured-ts DaemonSet, not as a kubectl plugin (run it as kured-ts agent)',
+        { exitCode: EXIT_USAGE },
+      );
+    }
+    if (word !== undefined) command.error(`error: unknown command '${word}'`, { exitCode: EXIT_USAGE });
+    command.help();
+  });
+}
+
 /** Builds the commander program; `state.code` receives the exit status of the action that ran. */
 export function buildProgram(io: CliIo, options: ProgramOptions, state: State): Command {
-  const program = configured(new Command('kured-ts'), io)
-    .description('Kubernetes reboot coordination daemon: a TypeScript successor to kured')
+  const plugin = options.asKubectlPlugin === true;
+  const program = configured(new Command(plugin ? 'kubectl kured-ts' : 'kured-ts'), io)
+    .description(
+      plugin
+        ? 'kured-ts operator commands: reboot status, dry-run checks, fleet pause and resume, simulation'
+        : 'Kubernetes reboot coordination daemon: a TypeScript successor to kured',
+    )
     .version(io.version, '-V, --version')
     // The root has an action (the agent), so commander would not add `help <command>` by itself.
     .helpCommand(true);
-  addAgentCommand(program, io, options, state);
+  if (plugin) addPluginRoot(program);
+  else addAgentCommand(program, io, options, state);
   addWindowCommand(program, io);
   addCommands(program, io, options, state);
   // Set last so that subcommands do not inherit it: the root reports stray words itself.

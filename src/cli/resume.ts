@@ -4,6 +4,7 @@ import {
   addClusterOptions,
   clusterOptions,
   commandIo,
+  usage,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
@@ -50,9 +51,9 @@ export async function runResume(options: ResumeOptions, io: CommandIo): Promise<
 export function registerResume(program: Command, deps: CommandDeps): Command {
   const cmd = program.command('resume').description('lift the fleet-wide pause');
   addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
-    const cluster = clusterOptions(flags, deps.env);
-    const io = commandIo(deps, cluster.kubeconfig);
-    if (!io) return;
+    const cluster = usage(deps, () => clusterOptions(flags, deps.env));
+    const io = cluster && commandIo(deps, cluster);
+    if (!cluster || !io) return;
     deps.exit(await runResume(cluster, io));
   });
   return cmd;

@@ -6,7 +6,11 @@ import type { Env } from '../config/parse.js';
 import type { Logger, LogFormat } from '../log/logger.js';
 import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
+import { existsSync } from 'node:fs';
+import { UsageError } from '../config/config.js';
 import { connectKube } from '../kube/client.js';
+import { missingKubeconfig } from '../kube/default-config.js';
+import { OutputFormatError } from './output.js';
 import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
@@ -21,6 +25,8 @@ export interface CommandIo {
   clock: Clock;
   /** Bound on the whole command's API calls. Default COMMAND_TIMEOUT_MS. */
   timeoutMs?: number;
+  /** Ends a long-running command (status --watch). */
+  signal?: AbortSignal;
 }
 
 /** What src/cli/cli.ts hands to register<Name>: the only place that knows the process. */
@@ -32,7 +38,16 @@ export interface CommandDeps {
   /** Receives the command's exit code (cli.ts ends the process with it). */
   exit: (code: number) => void;
   /** Default connectKube (--kubeconfig, else KUBECONFIG / ~/.kube/config / in-cluster). */
-  connect?: (kubeconfig: string) => Kube;
+  connect?: (target: KubeTarget) => Kube;
+  /** Is stdout a terminal (status --watch redraws the table there)? Default false. */
+  isTTY?: boolean;
+  /**
+   * For a long-running command (status --watch): from then on SIGINT/SIGTERM abort the returned
+   * signal, and the command ends cleanly, instead of ending the process at once.
+   */
+  interrupted?: () => AbortSignal;
+  /** Does a file exist (the no-kubeconfig check)? Default fs.existsSync. */
+  exists?: (path: string) => boolean;
   /** Default the system clock. */
   clock?: Clock;
 }
@@ -138,10 +153,28 @@ export function commandSignal(timeoutMs = COMMAND_TIMEOUT_MS): AbortSignal {
   return AbortSignal.timeout(timeoutMs);
 }
 
-/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
-export function addClusterOptions(cmd: Command): Command {
+/** Which cluster a command talks to: kubectl's --kubeconfig and --context. */
+export interface KubeTarget {
+  /** '' = KUBECONFIG, ~/.kube/config or in-cluster. */
+  kubeconfig: string;
+  /** '' = the kubeconfig's current-context. */
+  context: string;
+}
+
+/** The kubectl-style connection flags (--kubeconfig, --context). */
+export function addConnectionOptions(cmd: Command): Command {
   return cmd
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)');
+}
+
+/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
+export function addClusterOptions(cmd: Command): Command {
+  return addConnectionOptions(cmd)
+    .option(
+      '-n, --namespace <namespace>',
+      'namespace of the kured-ts DaemonSet (same as --ds-namespace; env KURED_DS_NAMESPACE)',
+    )
     .option('--ds-namespace <namespace>', 'namespace of the kured-ts DaemonSet (env KURED_DS_NAMESPACE)')
     .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
 }
@@ -149,20 +182,31 @@ export function addClusterOptions(cmd: Command): Command {
 /** Raw values of addClusterOptions as commander parses them. */
 export interface ClusterFlags {
   kubeconfig?: string;
+  context?: string;
+  namespace?: string;
   dsNamespace?: string;
   dsName?: string;
 }
 
 /** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
-export function clusterOptions(
-  flags: ClusterFlags,
-  env: CommandDeps['env'],
-): DaemonSetRef & { kubeconfig: string } {
+export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): DaemonSetRef & KubeTarget {
   const pick = (value: string | undefined, name: string, fallback: string): string =>
     value ?? nonEmpty(env[name]) ?? fallback;
+  if (
+    flags.namespace !== undefined &&
+    flags.dsNamespace !== undefined &&
+    flags.namespace !== flags.dsNamespace
+  ) {
+    throw new UsageError(
+      '-n/--namespace',
+      flags.namespace,
+      `disagrees with --ds-namespace ${flags.dsNamespace}`,
+    );
+  }
   return {
     kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
-    dsNamespace: pick(flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
+    context: flags.context ?? '',
+    dsNamespace: pick(flags.namespace ?? flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
     dsName: pick(flags.dsName, 'KURED_DS_NAME', 'kured'),
   };
 }
@@ -172,14 +216,36 @@ export function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-/** Connects and builds the CommandIo for a register<Name> action; a bad kubeconfig is one line. */
-export function commandIo(deps: CommandDeps, kubeconfig: string): CommandIo | undefined {
+/**
+ * Connects and builds the CommandIo for a register<Name> action. No cluster configured at all, or a
+ * kubeconfig that cannot be loaded, is one line and exit 1.
+ */
+export function commandIo(deps: CommandDeps, target: KubeTarget): CommandIo | undefined {
+  let problem: string | undefined;
+  if (deps.connect === undefined && target.kubeconfig === '') {
+    problem = missingKubeconfig(deps.env, deps.exists ?? existsSync);
+  }
+  if (problem === undefined) {
+    try {
+      const kube = (deps.connect ?? ((t: KubeTarget) => connectKube(t)))(target);
+      return { kube, out: deps.out, err: deps.err, clock: deps.clock ?? new SystemClock() };
+    } catch (err: unknown) {
+      problem = `cannot load the Kubernetes configuration: ${errorText(err)}`;
+    }
+  }
+  deps.err(problem);
+  deps.exit(EXIT_FAILURE);
+  return undefined;
+}
+
+/** Runs `parse` over the command's flags; a UsageError is one line and exit 2. */
+export function usage<T>(deps: CommandDeps, parse: () => T): T | undefined {
   try {
-    const kube = (deps.connect ?? ((path: string) => connectKube({ kubeconfig: path })))(kubeconfig);
-    return { kube, out: deps.out, err: deps.err, clock: deps.clock ?? new SystemClock() };
+    return parse();
   } catch (err: unknown) {
-    deps.err(`cannot load the Kubernetes configuration: ${errorText(err)}`);
-    deps.exit(EXIT_FAILURE);
+    if (!(err instanceof UsageError || err instanceof OutputFormatError)) throw err;
+    deps.err(err.message);
+    deps.exit(EXIT_USAGE);
     return undefined;
   }
 }

@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import { parseDuration } from '../config/values.js';
 import type { V1DaemonSet, V1Node } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
+import { UsageError } from '../config/config.js';
+import { formatObject, parseOutput } from './output.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
-  EXIT_USAGE,
   addClusterOptions,
   clusterOptions,
   commandIo,
@@ -20,6 +21,8 @@ import {
   type CommandIo,
   type DaemonSetRef,
   type FleetPause,
+  type KubeTarget,
+  usage,
 } from './shared.js';
 import {
   entriesOf,
@@ -42,9 +45,13 @@ export interface StatusOptions extends DaemonSetRef {
   lockAnnotation: string;
   /** --lock-ttl in ms (entries without their own TTL expire after it); 0 = never. */
   lockTtlMs: number;
-  /** `table` (default) or `json`. */
-  output: 'table' | 'json';
+  /** `table` (default), `wide`, `json` or `yaml`. */
+  output: StatusOutput;
 }
+
+/** The -o values `status` accepts. */
+export const STATUS_OUTPUTS = ['table', 'wide', 'json', 'yaml'] as const;
+export type StatusOutput = (typeof STATUS_OUTPUTS)[number];
 
 /** One node's row, as `-o json` prints it. */
 export interface NodeReport {
@@ -161,25 +168,49 @@ function kuredAnnotations(annotations: Record<string, string>): NodeReport['kure
   };
 }
 
+/** What `status` reads: the lock's DaemonSet and the nodes. */
+export interface StatusInputs {
+  ds: V1DaemonSet;
+  nodes: readonly V1Node[];
+}
+
+/** The report for what was read, at `nowMs` (expired lock slots are judged then). */
+export function buildStatus(
+  options: Omit<StatusOptions, 'output'>,
+  inputs: StatusInputs,
+  nowMs: number,
+): StatusReport {
+  const lock = readLock(inputs.ds, options.lockAnnotation);
+  const rows = inputs.nodes
+    .map((n) => nodeReport(n, lock, options.lockTtlMs, nowMs))
+    .sort((a, b) => a.node.localeCompare(b.node));
+  return {
+    daemonSet: `${options.dsNamespace}/${options.dsName}`,
+    pause: readFleetPause(inputs.ds) ?? null,
+    lock: { holders: lock.entries.map((e) => e.nodeID), maxOwners: lock.maxOwners, error: lock.error },
+    nodes: rows,
+  };
+}
+
+/** Reads the DaemonSet and the nodes (two GETs, nothing written). */
+export async function readStatusInputs(
+  options: DaemonSetRef,
+  kube: CommandIo['kube'],
+  signal?: AbortSignal,
+): Promise<StatusInputs> {
+  const ds = await readDaemonSet(kube, options, signal);
+  const nodes = await kube.listNodes({}, signal);
+  return { ds, nodes };
+}
+
 /** Reads the nodes and the DaemonSet (two GETs, nothing written) into a StatusReport. */
 export async function collectStatus(
   options: Omit<StatusOptions, 'output'>,
   io: Pick<CommandIo, 'kube' | 'clock'>,
   signal?: AbortSignal,
 ): Promise<StatusReport> {
-  const ds = await readDaemonSet(io.kube, options, signal);
-  const nodes = await io.kube.listNodes({}, signal);
-  const lock = readLock(ds, options.lockAnnotation);
-  const nowMs = io.clock.now().getTime();
-  const rows = nodes
-    .map((n) => nodeReport(n, lock, options.lockTtlMs, nowMs))
-    .sort((a, b) => a.node.localeCompare(b.node));
-  return {
-    daemonSet: `${options.dsNamespace}/${options.dsName}`,
-    pause: readFleetPause(ds) ?? null,
-    lock: { holders: lock.entries.map((e) => e.nodeID), maxOwners: lock.maxOwners, error: lock.error },
-    nodes: rows,
-  };
+  const inputs = await readStatusInputs(options, io.kube, signal);
+  return buildStatus(options, inputs, io.clock.now().getTime());
 }
 
 const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
@@ -199,15 +230,23 @@ function reasonCell(row: NodeReport): string {
   return parts.length > 0 ? parts.join(' ') : '-';
 }
 
+/** Column widths for a header and its rows. */
+export function columnWidths(header: readonly string[], rows: readonly (readonly string[])[]): number[] {
+  return header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+}
+
+/** One row: left-aligned columns separated by three spaces, as kubectl prints. */
+export function formatRow(cells: readonly string[], widths: readonly number[]): string {
+  return cells
+    .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+    .join('   ')
+    .trimEnd();
+}
+
 /** Left-aligned columns separated by three spaces, as kubectl prints. */
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('   ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)];
+  const widths = columnWidths(header, rows);
+  return [formatRow(header, widths), ...rows.map((r) => formatRow(r, widths))];
 }
 
 /** Longer reasons are cut in the table (`-o json` has them whole). */
@@ -217,8 +256,8 @@ function truncate(value: string, width: number): string {
   return value.length <= width ? value : value.slice(0, width - 1) + '…';
 }
 
-/** The human form of a report: header lines for the fleet, then one row per node. */
-export function formatStatus(report: StatusReport): string[] {
+/** The lines above the table: the fleet pause, an unreadable lock, lock holders that are not nodes. */
+export function fleetLines(report: StatusReport): string[] {
   const lines: string[] = [];
   if (report.pause) {
     const by = report.pause.by !== '' ? ` by ${report.pause.by}` : '';
@@ -229,16 +268,61 @@ export function formatStatus(report: StatusReport): string[] {
   const known = new Set(report.nodes.map((n) => n.node));
   const strangers = report.lock.holders.filter((h) => !known.has(h));
   if (strangers.length > 0) lines.push(`Lock also held by: ${strangers.join(', ')} (not a node)`);
-  const rows = report.nodes.map((r) => [
+  return lines;
+}
+
+const TABLE_HEADER = ['NODE', 'REBOOT', 'PHASE', 'REASON', 'LOCK', 'LAST REBOOT'];
+/** `-o wide`: the reason whole, and what the table leaves out. */
+const WIDE_HEADER = [
+  'NODE',
+  'REBOOT',
+  'PHASE',
+  'SINCE',
+  'LOCK',
+  'LOCK SINCE',
+  'SCHEDULABLE',
+  'PAUSED',
+  'LAST REBOOT',
+  'BOOT ID',
+  'REASON',
+];
+
+/** The header of the table or wide form. */
+export function statusHeader(output: 'table' | 'wide'): string[] {
+  return output === 'wide' ? WIDE_HEADER : TABLE_HEADER;
+}
+
+/** One node's cells in the table or wide form. */
+export function statusCells(r: NodeReport, output: 'table' | 'wide'): string[] {
+  if (output === 'table') {
+    return [
+      r.node,
+      yesNo(r.rebootRequired),
+      r.phase ?? '-',
+      truncate(reasonCell(r), REASON_WIDTH),
+      lockCell(r),
+      r.lastReboot ?? '-',
+    ];
+  }
+  return [
     r.node,
     yesNo(r.rebootRequired),
     r.phase ?? '-',
-    truncate(reasonCell(r), REASON_WIDTH),
+    r.since ?? '-',
     lockCell(r),
+    r.lock.since ?? '-',
+    yesNo(!r.unschedulable),
+    yesNo(r.paused),
     r.lastReboot ?? '-',
-  ]);
-  lines.push(...formatTable(['NODE', 'REBOOT', 'PHASE', 'REASON', 'LOCK', 'LAST REBOOT'], rows));
-  return lines;
+    r.bootID !== '' ? r.bootID : '-',
+    reasonCell(r),
+  ];
+}
+
+/** The human form of a report: header lines for the fleet, then one row per node. */
+export function formatStatus(report: StatusReport, output: 'table' | 'wide' = 'table'): string[] {
+  const rows = report.nodes.map((r) => statusCells(r, output));
+  return [...fleetLines(report), ...formatTable(statusHeader(output), rows)];
 }
 
 /** `kured-ts status`: prints the table (or JSON); 0, or 1 with one line when the cluster cannot be read. */
@@ -251,9 +335,37 @@ export async function runStatus(options: StatusOptions, io: CommandIo): Promise<
     err(describeApiError(e, 'read node status'));
     return EXIT_FAILURE;
   }
-  if (options.output === 'json') io.out(JSON.stringify(report, null, 2));
-  else for (const line of formatStatus(report)) io.out(line);
+  if (options.output === 'json' || options.output === 'yaml') io.out(formatObject(report, options.output));
+  else for (const line of formatStatus(report, options.output)) io.out(line);
   return EXIT_OK;
+}
+
+interface StatusFlags extends ClusterFlags {
+  lockAnnotation?: string;
+  lockTtl?: string;
+  output: string;
+  watch?: boolean;
+}
+
+/** The flags, then KURED_* environment, then defaults; UsageError or OutputFormatError when bad. */
+function statusOptions(flags: StatusFlags, env: CommandDeps['env']): StatusOptions & KubeTarget {
+  const output = parseOutput(flags.output, STATUS_OUTPUTS);
+  const cluster = clusterOptions(flags, env);
+  const lockAnnotation =
+    flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? 'weave.works/kured-node-lock';
+  const ttl = flags.lockTtl ?? nonEmpty(env.KURED_LOCK_TTL) ?? '0';
+  let lockTtlMs: number;
+  try {
+    lockTtlMs = parseDuration(ttl);
+  } catch (e: unknown) {
+    throw new UsageError(
+      '--lock-ttl',
+      ttl,
+      errorText(e),
+      flags.lockTtl === undefined ? 'KURED_LOCK_TTL' : undefined,
+    );
+  }
+  return { ...cluster, lockAnnotation, lockTtlMs, output };
 }
 
 /** Adds `status` to the program. */
@@ -266,27 +378,19 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
   addClusterOptions(cmd)
     .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
     .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
-    .option('-o, --output <format>', 'table or json', 'table')
-    .action(async (flags: ClusterFlags & { lockAnnotation?: string; lockTtl?: string; output: string }) => {
-      if (flags.output !== 'table' && flags.output !== 'json') {
-        deps.err(`invalid value for -o/--output: ${flags.output} (table or json)`);
-        deps.exit(EXIT_USAGE);
+    .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
+    .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
+    .action(async (flags: StatusFlags) => {
+      const options = usage(deps, () => statusOptions(flags, deps.env));
+      const io = options && commandIo(deps, options);
+      if (!options || !io) return;
+      if (flags.watch !== true) {
+        deps.exit(await runStatus(options, io));
         return;
       }
-      const cluster = clusterOptions(flags, deps.env);
-      const io = commandIo(deps, cluster.kubeconfig);
-      if (!io) return;
-      const lockAnnotation =
-        flags.lockAnnotation ?? nonEmpty(deps.env.KURED_LOCK_ANNOTATION) ?? 'weave.works/kured-node-lock';
-      let lockTtlMs: number;
-      try {
-        lockTtlMs = parseDuration(flags.lockTtl ?? nonEmpty(deps.env.KURED_LOCK_TTL) ?? '0');
-      } catch (e: unknown) {
-        deps.err(`invalid value for --lock-ttl: ${errorText(e)}`);
-        deps.exit(EXIT_USAGE);
-        return;
-      }
-      deps.exit(await runStatus({ ...cluster, lockAnnotation, lockTtlMs, output: flags.output }, io));
+      const { watchStatus } = await import('./status-watch.js');
+      const signal = deps.interrupted?.();
+      deps.exit(await watchStatus(options, { ...io, isTTY: deps.isTTY ?? false, signal }));
     });
   return cmd;
 }

@@ -23,6 +23,8 @@ import type {
 export interface ConnectOptions {
   /** Path of a kubeconfig file (--kubeconfig). */
   kubeconfig?: string;
+  /** The kubeconfig context to use (--context); default its current-context. */
+  context?: string;
   /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
   url?: string;
   /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
@@ -51,7 +53,18 @@ export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
   } else {
     kc.loadFromDefault();
   }
+  if (options.context !== undefined && options.context !== '') useContext(kc, options.context);
   return kc;
+}
+
+/** Switches to `name`, or says which contexts the kubeconfig has. */
+function useContext(kc: KubeConfig, name: string): void {
+  if (!kc.getContexts().some((c) => c.name === name)) {
+    const known = kc.getContexts().map((c) => c.name);
+    const list = known.length > 0 ? known.join(', ') : 'none';
+    throw new Error(`context "${name}" not found in the kubeconfig (contexts: ${list})`);
+  }
+  kc.setCurrentContext(name);
 }
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
@@ -98,6 +111,24 @@ export class ClientNodeKube implements Kube {
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+  }
+
+  async watchNodes(
+    onEvent: (event: WatchEvent<V1Node>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
+  ): Promise<void> {
+    await this.http.watch(
+      {
+        method: 'GET',
+        path: '/api/v1/nodes',
+        query: { allowWatchBookmarks: true, resourceVersion: options.resourceVersion },
+        signal: options.signal,
+        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
+      },
+      (line) => {
+        onEvent(line as WatchEvent<V1Node>);
+      },
+    );
   }
 
   jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
@@ -163,7 +194,6 @@ export class ClientNodeKube implements Kube {
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    const timeoutSeconds = options.timeoutSeconds ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
     await this.http.watch(
       {
         method: 'GET',
@@ -174,12 +204,17 @@ export class ClientNodeKube implements Kube {
           resourceVersion: options.resourceVersion,
         },
         signal: options.signal,
-        timeoutSeconds,
+        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
       (line) => {
         onEvent(line as WatchEvent<V1DaemonSet>);
       },
     );
+  }
+
+  /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
+  private watchSeconds(given: number | undefined): number {
+    return given ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
   }
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {

@@ -101,16 +101,12 @@ export class KubeTransport {
     const { signal, dispose } = withDeadline(req.signal, req.deadlineMs ?? this.deadlineMs, what);
     try {
       const res = await this.send(req, signal);
-      const code = res.statusCode ?? 0;
-      this.health?.answer(code, what);
+      const code = this.answered(res, what);
       const text = await readBody(res, signal);
       if (code < 200 || code > 299) throw new KubeApiError(code, text, what);
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
-      const thrown = settled(err, signal, req.signal, what);
-      if (!(thrown instanceof KubeApiError) && req.signal?.aborted !== true)
-        this.health?.fail(what, String(thrown));
-      throw thrown;
+      throw this.failed(err, signal, req.signal, what);
     } finally {
       dispose();
     }
@@ -136,19 +132,34 @@ export class KubeTransport {
         start.signal,
       );
       start.dispose();
-      const code = res.statusCode ?? 0;
-      this.health?.answer(code, what);
+      const code = this.answered(res, what);
       if (code < 200 || code > 299) throw new KubeApiError(code, await readBody(res, whole.signal), what);
       await readLines(res, whole.signal, onLine);
     } catch (err) {
       if (req.signal?.aborted === true) return;
-      const thrown = settled(err, start.signal.aborted ? start.signal : whole.signal, req.signal, what);
-      if (!(thrown instanceof KubeApiError)) this.health?.fail(what, String(thrown));
-      throw thrown;
+      throw this.failed(err, start.signal.aborted ? start.signal : whole.signal, req.signal, what);
     } finally {
       start.dispose();
       whole.dispose();
     }
+  }
+
+  /** The answer's status code, told to health (any answer shows the server is there). */
+  private answered(res: http.IncomingMessage, what: string): number {
+    const code = res.statusCode ?? 0;
+    this.health?.answer(code, what);
+    return code;
+  }
+
+  /**
+   * The error to throw for a failed request; health hears of it unless the server answered (that
+   * was told in answered()) or the caller gave up.
+   */
+  private failed(err: unknown, signal: AbortSignal, caller: AbortSignal | undefined, what: string): unknown {
+    const thrown = settled(err, signal, caller, what);
+    if (!(thrown instanceof KubeApiError) && caller?.aborted !== true)
+      this.health?.fail(what, String(thrown));
+    return thrown;
   }
 
   /** Ends every connection, in flight or idle; later requests open new ones. */

@@ -50,6 +50,14 @@ export interface Kube {
   readonly health?: ApiHealth;
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
+  /**
+   * Streams node changes until the signal aborts or the stream ends (after `timeoutSeconds`, default
+   * 5–10 min). Without `resourceVersion` the server first sends every current node as ADDED.
+   */
+  watchNodes(
+    onEvent: (event: WatchEvent<V1Node>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
+  ): Promise<void>;
   /** application/json-patch+json */
   jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node>;
   /** application/merge-patch+json */

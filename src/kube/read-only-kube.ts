@@ -60,6 +60,12 @@ export class ReadOnlyKube implements Kube {
   mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
     return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
   }
+  watchNodes(
+    onEvent: (event: WatchEvent<V1Node>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
+  ): Promise<void> {
+    return this.inner.watchNodes(onEvent, options);
+  }
   watchDaemonSet(
     namespace: string,
     name: string,

@@ -153,6 +153,11 @@ export class TrackedKube implements Kube {
   mergePatchEvent: Kube['mergePatchEvent'] = (namespace, name, patch, signal) =>
     this.call('mergePatchEvent', (k) => k.mergePatchEvent(namespace, name, patch, signal));
 
+  /** The agents never watch nodes; the simulator offers no node watch (it would not be replayable). */
+  watchNodes(): Promise<void> {
+    return Promise.reject(new Error('the simulated Kube does not watch nodes'));
+  }
+
   watchDaemonSet(
     namespace: string,
     name: string,

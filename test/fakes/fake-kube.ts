@@ -66,6 +66,9 @@ export class FakeKube implements Kube {
   mergePatchDaemonSet(): Promise<V1DaemonSet> {
     return unsupported('mergePatchDaemonSet');
   }
+  watchNodes(): Promise<void> {
+    return unsupported('watchNodes');
+  }
   watchDaemonSet(): Promise<void> {
     return unsupported('watchDaemonSet');
   }

@@ -300,7 +300,7 @@ describe('kured-ts check', () => {
     ],
     [
       'a local sentinel saying no reboot',
-      { overrides: {}, verdict: { required: false }, kind: 'idle', code: 0 },
+      { overrides: {}, verdict: { required: false }, kind: 'idle', code: 3 },
     ],
     [
       'a local sentinel that fails',

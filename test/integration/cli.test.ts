@@ -1,9 +1,11 @@
 // The CLI as a real process: `node dist/cli.js`, built once before the tests.
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { load } from 'js-yaml';
 import { FLAGS, shownDefault } from '../../src/config/flags.js';
 import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
 
@@ -436,4 +438,142 @@ describe('the agent as a process', () => {
       rmSync(dir, { recursive: true });
     }
   }, 30_000);
+});
+
+/** Runs `file ...args` without blocking (the fake API server answers from this process). */
+function run(file: string, args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: ROOT, env: childEnv(env), timeout: 20_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => {
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+describe('kubectl kured-ts: the operator commands as a kubectl plugin', () => {
+  let kubectl: string;
+  let dir: string;
+  /** PATH with the bins `npm ci` installs (node_modules/.bin) first, as after `npm install -g`. */
+  let env: Record<string, string>;
+
+  beforeAll(() => {
+    kubectl = execFileSync(process.execPath, ['scripts/ensure-helm.mjs', 'kubectl'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
+    dir = mkdtempSync(join(tmpdir(), 'kured-ts-plugin-'));
+    env = { PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, HOME: dir };
+  }, 120_000);
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is found by kubectl under the name kubectl-kured_ts', async () => {
+    const list = await run(kubectl, ['plugin', 'list', '--name-only'], env);
+    expect(list.stdout.split('\n')).toContain('kubectl-kured_ts');
+  });
+
+  it('shows the help, named kubectl kured-ts and without the agent, when given no command', async () => {
+    const help = await run(kubectl, ['kured-ts'], env);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: kubectl kured-ts \[options\] \[command\]/);
+    expect(help.stdout).toMatch(/^ {2}status /m);
+    expect(help.stdout).not.toMatch(/^ {2}agent /m);
+  });
+
+  it('refuses to run the agent, exit 2 and one line', async () => {
+    const agent = await run(kubectl, ['kured-ts', 'agent'], env);
+    expect([agent.status, agent.stderr]).toEqual([
+      2,
+      'error: the agent runs in the kured-ts DaemonSet, not as a kubectl plugin (run it as kured-ts agent)\n',
+    ]);
+  });
+
+  it('runs status against the cluster of KUBECONFIG, with --context and -o yaml', async () => {
+    const one = await startFakeApiServer();
+    const two = await startFakeApiServer();
+    try {
+      for (const [server, nodeName] of [
+        [one, 'on-one'],
+        [two, 'on-two'],
+      ] as const) {
+        server.create('daemonsets', {
+          metadata: { name: 'kured', namespace: 'kube-system' },
+          spec: { selector: { matchLabels: { app: 'k' } }, template: { metadata: { labels: { app: 'k' } } } },
+        });
+        server.create('nodes', { metadata: { name: nodeName }, spec: {} });
+      }
+      const kubeconfig = join(dir, 'config');
+      writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters:',
+          `- {name: one, cluster: {server: "${one.url}", insecure-skip-tls-verify: true}}`,
+          `- {name: two, cluster: {server: "${two.url}", insecure-skip-tls-verify: true}}`,
+          'users: [{name: u, user: {}}]',
+          'contexts: [{name: one, context: {cluster: one, user: u}}, {name: two, context: {cluster: two, user: u}}]',
+          'current-context: one',
+        ].join('\n'),
+      );
+      const withConfig = { ...env, KUBECONFIG: kubeconfig };
+      const table = await run(kubectl, ['kured-ts', 'status'], withConfig);
+      expect([table.status, table.stderr]).toEqual([0, '']);
+      expect(lines(table.stdout).map((l) => l.split(' ')[0])).toEqual(['NODE', 'on-one']);
+      const yaml = await run(kubectl, ['kured-ts', 'status', '--context', 'two', '-o', 'yaml'], withConfig);
+      expect(yaml.status).toBe(0);
+      expect(yaml.stdout).toMatch(/^daemonSet: kube-system\/kured\n/);
+      expect(yaml.stdout).toMatch(/^ {2}- node: on-two$/m);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  }, 30_000);
+
+  it('ships a krew manifest whose archive, installed as krew does, runs as the plugin', async () => {
+    execFileSync(process.execPath, ['scripts/krew-package.mjs', 'https://example.test/v1'], { cwd: ROOT });
+    const manifest = load(readFileSync(join(ROOT, 'dist/krew/kured-ts.yaml'), 'utf8')) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string };
+      spec: { version: string; platforms: { uri: string; sha256: string; bin: string }[] };
+    };
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect([manifest.apiVersion, manifest.kind, manifest.metadata.name, manifest.spec.version]).toEqual([
+      'krew.googlecontainertools.github.com/v1alpha2',
+      'Plugin',
+      'kured-ts',
+      `v${version}`,
+    ]);
+    const [platform] = manifest.spec.platforms;
+    const archive = join(ROOT, 'dist/krew', `kured-ts-kubectl-${version}.tar.gz`);
+    expect(platform?.uri).toBe(`https://example.test/v1/kured-ts-kubectl-${version}.tar.gz`);
+    expect(platform?.sha256).toBe(createHash('sha256').update(readFileSync(archive)).digest('hex'));
+    // krew unpacks the archive into its store and links `bin` into ~/.krew/bin.
+    const store = join(dir, 'store');
+    const bin = join(dir, 'krew-bin');
+    mkdirSync(store);
+    mkdirSync(bin);
+    execFileSync('tar', ['-xzf', archive, '-C', store]);
+    symlinkSync(join(store, platform?.bin ?? ''), join(bin, 'kubectl-kured_ts'));
+    const path = `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`;
+    const help = await run(kubectl, ['kured-ts', '--help'], { PATH: path, HOME: dir });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: kubectl kured-ts /);
+  });
+
+  it('says in one line that no cluster is configured, exit 1', async () => {
+    const none = await run(kubectl, ['kured-ts', 'status'], env);
+    expect([none.status, none.stderr]).toEqual([
+      1,
+      'no kubeconfig: KUBECONFIG unset, ~/.kube/config missing, not in a cluster; set --kubeconfig or KUBECONFIG\n',
+    ]);
+  });
 });

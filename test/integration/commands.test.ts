@@ -1,12 +1,22 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dump, load } from 'js-yaml';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Command } from 'commander';
 import { runPause, registerPause } from '../../src/cli/pause.js';
 import { registerResume, runResume } from '../../src/cli/resume.js';
-import { FLEET_PAUSE_ANNOTATION, type CommandDeps, type CommandIo } from '../../src/cli/shared.js';
+import {
+  FLEET_PAUSE_ANNOTATION,
+  type CommandDeps,
+  type CommandIo,
+  type KubeTarget,
+} from '../../src/cli/shared.js';
 import { registerStatus, runStatus, type StatusOptions, type StatusReport } from '../../src/cli/status.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -269,7 +279,7 @@ describe('kured-ts pause and resume', () => {
 });
 
 describe('the subcommands as registered with commander', () => {
-  function program(connect: (kubeconfig: string) => Kube): {
+  function program(connect: (target: KubeTarget) => Kube): {
     run: (args: string[]) => Promise<number | undefined>;
   } {
     let code: number | undefined;
@@ -344,9 +354,51 @@ describe('the subcommands as registered with commander', () => {
 
   it('rejects an unknown output format with exit 2', async () => {
     const cli = program(() => new ClientNodeKube(server.kubeConfig()));
-    expect(await cli.run(['status', '-o', 'yaml'])).toBe(2);
-    expect(errs).toEqual(['invalid value for -o/--output: yaml (table or json)']);
+    expect(await cli.run(['status', '-o', 'xml'])).toBe(2);
+    expect(errs).toEqual(['invalid value for -o/--output: xml (table, wide, json or yaml)']);
     expect(server.requests).toEqual([]);
+  });
+
+  it('prints the same report as YAML with -o yaml as with -o json', async () => {
+    seedFleet();
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['status', '-o', 'json'])).toBe(0);
+    const json: unknown = JSON.parse(out.join('\n'));
+    out.length = 0;
+    expect(await cli.run(['status', '-o', 'yaml'])).toBe(0);
+    expect(load(out.join('\n'))).toEqual(json);
+  });
+
+  it('prints every field with -o wide, the reason whole', async () => {
+    seedFleet();
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['status', '-o', 'wide'])).toBe(0);
+    expect(out[0]?.split(/ {3,}/)).toEqual([
+      'NODE',
+      'REBOOT',
+      'PHASE',
+      'SINCE',
+      'LOCK',
+      'LOCK SINCE',
+      'SCHEDULABLE',
+      'PAUSED',
+      'LAST REBOOT',
+      'BOOT ID',
+      'REASON',
+    ]);
+    expect(out[1]?.split(/ {3,}/)).toEqual([
+      'n1',
+      'yes',
+      'draining',
+      '2026-01-05T09:50:00Z',
+      'held',
+      '2026-01-05T09:50:00Z',
+      'no',
+      'no',
+      '-',
+      'boot-n1',
+      'lock acquired (n1)',
+    ]);
   });
 
   it('reads the DaemonSet name from KURED_DS_NAME when no flag is given', async () => {
@@ -364,5 +416,131 @@ describe('the subcommands as registered with commander', () => {
     await prog.parseAsync(['resume'], { from: 'user' });
     expect(code).toBe(0);
     expect(out).toEqual(['fleet is not paused: nothing to do']);
+  });
+
+  it('takes -n as --ds-namespace, and refuses the two when they disagree', async () => {
+    server.create('daemonsets', { ...daemonSet(), metadata: { name: 'kured', namespace: 'ops' } });
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['resume', '-n', 'ops'])).toBe(0);
+    expect(out).toEqual(['fleet is not paused: nothing to do']);
+    expect(await cli.run(['resume', '-n', 'ops', '--ds-namespace', 'kube-system'])).toBe(2);
+    expect(errs).toEqual([
+      'invalid value "ops" for -n/--namespace: disagrees with --ds-namespace kube-system',
+    ]);
+  });
+});
+
+describe('which cluster the commands talk to', () => {
+  let other: FakeApiServer;
+  let dir: string;
+
+  beforeEach(async () => {
+    other = await startFakeApiServer();
+    dir = await mkdtemp(join(tmpdir(), 'kured-ts-kubeconfig-'));
+  });
+
+  afterEach(async () => {
+    await other.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A kubeconfig with contexts `one` (current, the main fake server) and `two` (the other). */
+  async function kubeconfig(): Promise<string> {
+    const path = join(dir, 'config');
+    const cluster = (name: string, url: string): object => ({
+      name,
+      cluster: { server: url, 'insecure-skip-tls-verify': true },
+    });
+    await writeFile(
+      path,
+      dump({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [cluster('one', server.url), cluster('two', other.url)],
+        users: [{ name: 'u', user: {} }],
+        contexts: [
+          { name: 'one', context: { cluster: 'one', user: 'u' } },
+          { name: 'two', context: { cluster: 'two', user: 'u' } },
+        ],
+        'current-context': 'one',
+      }),
+    );
+    return path;
+  }
+
+  function run(
+    args: string[],
+    env: CommandDeps['env'] = {},
+    exists: (path: string) => boolean = () => false,
+  ): Promise<number | undefined> {
+    let code: number | undefined;
+    const prog = new Command().exitOverride();
+    registerStatus(prog, {
+      env,
+      out: (l) => out.push(l),
+      err: (l) => errs.push(l),
+      exit: (c) => (code = c),
+      clock,
+      exists,
+    });
+    return prog.parseAsync(args, { from: 'user' }).then(() => code);
+  }
+
+  it("uses the kubeconfig's current context, or the one --context names", async () => {
+    const path = await kubeconfig();
+    server.create('daemonsets', daemonSet());
+    server.create('nodes', node('on-one'));
+    other.create('daemonsets', daemonSet());
+    other.create('nodes', node('on-two'));
+    expect(await run(['status', '--kubeconfig', path])).toBe(0);
+    expect(out.slice(1).map((l) => l.split(' ')[0])).toEqual(['on-one']);
+    out.length = 0;
+    expect(await run(['status', '--kubeconfig', path, '--context', 'two'])).toBe(0);
+    expect(out.slice(1).map((l) => l.split(' ')[0])).toEqual(['on-two']);
+    expect(errs).toEqual([]);
+  });
+
+  it('names the contexts there are when --context names none of them, and sends nothing', async () => {
+    const path = await kubeconfig();
+    expect(await run(['status', '--kubeconfig', path, '--context', 'three'])).toBe(1);
+    expect(errs).toEqual([
+      'cannot load the Kubernetes configuration: context "three" not found in the kubeconfig (contexts: one, two)',
+    ]);
+    expect(server.requests).toEqual([]);
+    expect(other.requests).toEqual([]);
+  });
+
+  it.each([
+    {
+      name: 'says in one line that no cluster is configured',
+      env: { HOME: '/home/sre' },
+      exists: (): boolean => false,
+      error:
+        'no kubeconfig: KUBECONFIG unset, ~/.kube/config missing, not in a cluster; set --kubeconfig or KUBECONFIG',
+    },
+    {
+      name: 'says so too when there is no home directory',
+      env: {},
+      exists: (): boolean => false,
+      error:
+        'no kubeconfig: KUBECONFIG unset, no home directory (HOME unset), not in a cluster; set --kubeconfig or KUBECONFIG',
+    },
+  ])('$name', async ({ env, exists, error }) => {
+    expect(await run(['status'], env, exists)).toBe(1);
+    expect(errs).toEqual([error]);
+    expect(out).toEqual([]);
+  });
+});
+
+describe('missingKubeconfig', () => {
+  it.each<[string, Record<string, string>, string[], boolean]>([
+    ['KUBECONFIG is set', { KUBECONFIG: '/x' }, [], false],
+    ['~/.kube/config exists', { HOME: '/h' }, ['/h/.kube/config'], false],
+    ['a service account token is mounted', {}, [IN_CLUSTER_TOKEN], false],
+    ['nothing is there', { HOME: '/h' }, [], true],
+    ['KUBECONFIG is empty and nothing else is there', { KUBECONFIG: '', HOME: '/h' }, [], true],
+  ])('when %s, a missing kubeconfig is reported: %s', (_name, env, files, missing) => {
+    const found = missingKubeconfig(env, (p) => files.includes(p));
+    expect(found !== undefined).toBe(missing);
   });
 });
