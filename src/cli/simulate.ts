@@ -15,6 +15,8 @@ import {
 } from '../sim/simulation.js';
 import { simAgentFactory } from '../sim/sim-agent.js';
 import { errorText } from '../text/error-text.js';
+import { writeFile } from 'node:fs/promises';
+import { renderTimelineHtml, renderTimelineSvg } from '../sim/timeline-svg.js';
 
 /** Everything `simulate` can be told. Durations in ms. */
 export interface SimulateOptions {
@@ -72,6 +74,12 @@ export const DEFAULT_SIMULATE_OPTIONS: SimulateOptions = {
 /** Where simulate writes and what it runs. */
 export interface SimulateIo {
   out: ProgressOutput;
+  /** Error lines (stderr); default out. */
+  err?: (text: string) => void;
+  /** --timeline: write the wave's picture here (.svg, or .html with the report). */
+  timeline?: string;
+  /** Default fs/promises writeFile. */
+  writeFile?: (path: string, text: string) => Promise<void>;
   /** Default: the production agent (createAgent). */
   createAgent?: AgentFactory;
   /** Default: show progress. */
@@ -154,8 +162,41 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
     periodMs: options.periodMs,
     seed: options.seed,
   };
-  io.out.write(formatReport(result, header).join('\n') + '\n');
-  return passed(result) ? 0 : 1;
+  const report = formatReport(result, header);
+  io.out.write(report.join('\n') + '\n');
+  const wrote =
+    io.timeline === undefined ? true : await writeTimeline(io.timeline, result, { header, report, io });
+  return wrote && passed(result) ? 0 : 1;
+}
+
+/** Writes the picture of the wave; false (and one line) when the file cannot be written. */
+async function writeTimeline(
+  path: string,
+  result: SimulationResult,
+  context: { header: { nodes: number; concurrency: number; seed: number }; report: string[]; io: SimulateIo },
+): Promise<boolean> {
+  const { header, report, io } = context;
+  const title = `kured-ts simulate: ${header.nodes} nodes, concurrency ${header.concurrency}, seed ${header.seed}`;
+  const text = path.endsWith('.html')
+    ? renderTimelineHtml(result.timeline, title, report)
+    : renderTimelineSvg(result.timeline, title);
+  try {
+    await (io.writeFile ?? ((p: string, t: string) => writeFile(p, t, 'utf8')))(path, text);
+  } catch (err) {
+    const line = `cannot write the timeline to ${path}: ${errorText(err)}\n`;
+    if (io.err) io.err(line);
+    else io.out.write(line);
+    return false;
+  }
+  io.out.write(`timeline written to ${path}\n`);
+  return true;
+}
+
+/** --timeline: a path ending in .svg or .html. */
+export function timelinePath(value: string): string {
+  if (!/\.(svg|html)$/i.test(value))
+    throw new InvalidArgumentError('the file name must end in .svg or .html');
+  return value;
 }
 
 // ---- command line --------------------------------------------------------------------------------
@@ -232,6 +273,7 @@ interface SimulateFlags {
   wipeLockEvery: number;
   seed: number;
   progress: boolean;
+  timeline?: string;
 }
 
 /** Adds `simulate` to the program. */
@@ -303,6 +345,11 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
     )
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .option('--no-progress', 'no live progress, only the report')
+    .option(
+      '--timeline <file>',
+      'also draw the wave: one row per node, phases as coloured bars, slots and hosts down against the concurrency (.svg, or .html with the report)',
+      timelinePath,
+    )
     .action(async (flags: SimulateFlags) => {
       const code = await runSimulate(
         {
@@ -331,7 +378,11 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
             isTTY: deps.isTTY,
             columns: deps.columns,
           },
+          err: (text) => {
+            deps.stderr(text);
+          },
           progress: flags.progress,
+          timeline: flags.timeline,
         },
       );
       deps.exit(code);

@@ -106,6 +106,8 @@ export class SimCluster {
   /** Nodes down right now and the maximum seen. */
   downNow = 0;
   maxDown = 0;
+  /** Every time a host was down (virtual ms; upAtMs unset while it still is), for the timeline. */
+  readonly outages: { node: string; downAtMs: number; upAtMs?: number }[] = [];
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -197,6 +199,7 @@ export class SimCluster {
 
   private goDown(node: SimNodeState): void {
     node.up = false;
+    this.outages.push({ node: node.name, downAtMs: this.time.nowMs() });
     this.downNow++;
     this.maxDown = Math.max(this.maxDown, this.downNow);
     this.hooks?.down(node.name);
@@ -222,6 +225,8 @@ export class SimCluster {
     node.needsReboot = false;
     node.reboots++;
     node.bootID = randomBootId(this.random);
+    const outage = this.outages.findLast((o) => o.node === node.name && o.upAtMs === undefined);
+    if (outage) outage.upAtMs = this.time.nowMs();
     this.downNow--;
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;

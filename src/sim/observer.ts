@@ -89,6 +89,8 @@ export class Observer {
   /** Blocked (blocked, waiting-for-lock, outside-window) virtual ms by reason group. */
   readonly blockedMs = new Map<string, number>();
   holders: string[] = [];
+  /** How many lock slots were taken, from each change on (virtual ms since start), for the timeline. */
+  readonly slotChanges: { atMs: number; slots: number }[] = [];
   /** Nodes carrying the cycle label: each holds a slot whether or not the lock still names it. */
   readonly inCycle = new Set<string>();
   maxHolders = 0;
@@ -167,6 +169,8 @@ export class Observer {
   private checkHolders(): void {
     const c = this.options.concurrency;
     const slots = this.slots();
+    if (slots.length !== this.slotChanges.at(-1)?.slots)
+      this.slotChanges.push({ atMs: this.elapsed(), slots: slots.length });
     if (slots.length > c)
       this.violate(slots.join(','), 'too-many-holders', `${slots.length} nodes hold slots, concurrency ${c}`);
     for (const node of this.cluster.nodeList()) this.checkCordon(node);

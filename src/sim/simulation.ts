@@ -21,6 +21,7 @@ import {
   TrackedKube,
   type KubeCounters,
 } from './tracked-kube.js';
+import { buildTimeline, type Timeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 
 /** What an agent gets from the simulator: the same seams production fills with real things. */
@@ -124,6 +125,8 @@ export interface SimulationResult {
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */
   elapsedMs: number;
+  /** Per node, what it was doing when: for `simulate --timeline`. */
+  timeline: Timeline;
   wallMs: number;
   tasks: number;
 }
@@ -383,6 +386,18 @@ class Simulation {
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,
+      timeline: buildTimeline({
+        endMs: end - this.startMs,
+        concurrency: C,
+        nodes: cluster.names,
+        phases: observer.phases,
+        outages: cluster.outages.map((o) => ({
+          node: o.node,
+          downAtMs: o.downAtMs - this.startMs,
+          upAtMs: o.upAtMs === undefined ? undefined : o.upAtMs - this.startMs,
+        })),
+        slotChanges: observer.slotChanges,
+      }),
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
     };

@@ -296,6 +296,8 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
     ['a missing value', [...agent, '--period'], {}, '--period'],
     ['a bad --at for window', ['window', '--at', 'yesterday'], {}, '--at'],
     ['a bad time for window', ['window', '--start-time', '25:00'], {}, '--start-time'],
+    ['a timeline that is not SVG or HTML', ['simulate', '--timeline', 'wave.png'], {}, '--timeline'],
+    ['an unknown output format of status', ['status', '-o', 'xml'], {}, '-o/--output'],
     [
       'a flag of the agent given to agent',
       ['agent', '--node-id', 'n1', '--drain-grace-period', '-2'],
@@ -326,6 +328,15 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
   it('rejects an unknown command', () => {
     const run = cli(['frobnicate']);
     expect([run.status, run.stderr]).toEqual([2, "error: unknown command 'frobnicate'\n"]);
+  });
+});
+
+describe('simulate --timeline', () => {
+  it('exits 1 with one line when the file cannot be written, after the report', () => {
+    const run = cli(['simulate', '--nodes', '2', '--no-progress', '--timeline', '/nonexistent/dir/wave.svg']);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/invariant violations\s+0/);
+    expect(run.stderr).toMatch(/^cannot write the timeline to \/nonexistent\/dir\/wave.svg: .*ENOENT.*\n$/);
   });
 });
 
