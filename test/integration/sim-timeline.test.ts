@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 import { PNG } from 'pngjs';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { TIMELINE_COLOURS } from '../../src/sim/timeline-svg.js';
@@ -32,38 +32,41 @@ interface Picture {
   concurrency: number;
 }
 
-type Element = Record<string, unknown>;
-
-const asList = (value: unknown): Element[] =>
-  value === undefined ? [] : Array.isArray(value) ? (value as Element[]) : [value as Element];
+/** Parses strictly: any XML error (an attribute given twice, a bad entity) fails the test. */
+function parseStrict(svg: string): Document {
+  const parser = new DOMParser({
+    onError: (level, message) => {
+      throw new Error(`${level}: ${message}`);
+    },
+  });
+  return parser.parseFromString(svg, 'image/svg+xml');
+}
 
 /** Reads the picture back: every row and bar with its data attributes and geometry. */
 function readSvg(svg: string): Picture {
-  expect(XMLValidator.validate(svg)).toBe(true);
-  const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(svg) as {
-    svg: Element;
-  };
-  const root = doc.svg;
-  const rows = asList(root.g).filter((g) => g.class === 'row');
+  const root = parseStrict(svg).documentElement;
+  if (!root) throw new Error('no root element');
+  const attr = (e: Element, name: string): string => e.getAttribute(name) ?? '';
+  const rows = Array.from(root.getElementsByTagName('g')).filter((g) => attr(g, 'class') === 'row');
   const bars = rows.flatMap((g) =>
-    asList(g.rect).map((r) => ({
-      node: String(r['data-node']),
-      kind: String(r['data-kind']),
-      label: String(r['data-label']),
-      fromMs: Number(r['data-from-ms']),
-      toMs: Number(r['data-to-ms']),
-      x: Number(r.x),
-      width: Number(r.width),
-      fill: String(r.fill),
+    Array.from(g.getElementsByTagName('rect')).map((r) => ({
+      node: attr(r, 'data-node'),
+      kind: attr(r, 'data-kind'),
+      label: attr(r, 'data-label'),
+      fromMs: Number(attr(r, 'data-from-ms')),
+      toMs: Number(attr(r, 'data-to-ms')),
+      x: Number(attr(r, 'x')),
+      width: Number(attr(r, 'width')),
+      fill: attr(r, 'fill'),
     })),
   );
-  const limit = asList(root.line).find((l) => l.class === 'limit');
+  const limit = Array.from(root.getElementsByTagName('line')).find((l) => attr(l, 'class') === 'limit');
   return {
-    width: Number(root.width),
-    height: Number(root.height),
-    rows: rows.map((g) => String(g['data-node'])),
+    width: Number(attr(root, 'width')),
+    height: Number(attr(root, 'height')),
+    rows: rows.map((g) => attr(g, 'data-node')),
     bars,
-    concurrency: Number(limit?.['data-concurrency']),
+    concurrency: Number(limit ? attr(limit, 'data-concurrency') : NaN),
   };
 }
 
