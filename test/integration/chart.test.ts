@@ -15,6 +15,8 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { FLAGS } from '../../src/config/flags.js';
 import { defaultConfig, parseConfig, type FlagValues } from '../../src/config/parse.js';
 
@@ -140,6 +142,9 @@ const validators: Record<string, (o: K8sObject) => void> = {
   'v1/Service': (o) => {
     new Service(o).validate();
   },
+  'v1/ConfigMap': (o) => {
+    new ConfigMap(o).validate();
+  },
   'v1/ServiceAccount': (o) => {
     new ServiceAccount(o).validate();
   },
@@ -227,6 +232,7 @@ describe('helm lint and helm template', () => {
     expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'ConfigMap',
       'DaemonSet',
       'PodMonitor',
       'PrometheusRule',
@@ -514,7 +520,7 @@ describe('the DaemonSet', () => {
  */
 const PERMISSIONS: Record<
   string,
-  { group: string; resource: string; verb: string; scope: 'cluster' | 'lock' }
+  { group: string; resource: string; verb: string; scope: 'cluster' | 'lock' | 'operator' }
 > = {
   getNode: { group: '', resource: 'nodes', verb: 'get', scope: 'cluster' },
   listNodes: { group: '', resource: 'nodes', verb: 'list', scope: 'cluster' },
@@ -533,6 +539,8 @@ const PERMISSIONS: Record<
   getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', scope: 'lock' },
   mergePatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
   watchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'watch', scope: 'lock' },
+  // Only `kured-ts status --watch` (the operator's own credentials): not granted to the agent.
+  watchNodes: { group: '', resource: 'nodes', verb: 'watch', scope: 'operator' },
 };
 
 /** The documented RBAC, as a table: resource → verbs. */
@@ -641,6 +649,121 @@ interface AlertRule {
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
+
+/** Every metric of the agent's /metrics with its label names (histograms with their series). */
+async function exportedMetrics(): Promise<Map<string, Set<string>>> {
+  const metrics = new PrometheusMetrics('n1');
+  metrics.observeDrain(1);
+  metrics.observeReboot(1);
+  const text = await metrics.metrics();
+  const found = new Map<string, Set<string>>();
+  for (const line of text.split('\n')) {
+    const sample = /^([a-z_:][a-z0-9_:]*)(?:\{(.*)\})? /.exec(line);
+    if (sample === null) continue;
+    const labels = [...(sample[2] ?? '').matchAll(/([a-z_][a-z0-9_]*)="/g)].map((m) => m[1]!);
+    const set = found.get(sample[1]!) ?? new Set<string>();
+    for (const label of labels) set.add(label);
+    found.set(sample[1]!, set);
+  }
+  return found;
+}
+
+/** Labels every scraped series has besides its own (the scrape target's). */
+const TARGET_LABELS = ['job', 'instance', 'pod', 'namespace', 'node'];
+
+/**
+ * What a PromQL expression asks for that the agent does not export: unknown kured metrics, and label
+ * matchers naming a label the metric does not have.
+ */
+function unknownInExpr(expr: string, exported: Map<string, Set<string>>): string[] {
+  const problems: string[] = [];
+  for (const m of expr.matchAll(/\b(kured_[a-z0-9_]+)(\{([^}]*)\})?/g)) {
+    const labels = exported.get(m[1]!);
+    if (labels === undefined) {
+      problems.push(`metric ${m[1]!}`);
+      continue;
+    }
+    for (const l of (m[3] ?? '').matchAll(/([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)/g)) {
+      if (!labels.has(l[1]!) && !TARGET_LABELS.includes(l[1]!)) problems.push(`label ${l[1]!} of ${m[1]!}`);
+    }
+  }
+  return problems;
+}
+
+describe('the Grafana dashboard', () => {
+  interface Panel {
+    id: number;
+    title: string;
+    gridPos: { x: number; y: number; w: number; h: number };
+    targets: { expr: string; refId: string }[];
+  }
+  const configMap = (): K8sObject & { data: Record<string, string> } =>
+    only(render(['concurrency-prometheus-values.yaml']), 'ConfigMap') as K8sObject & {
+      data: Record<string, string>;
+    };
+  const dashboard = (): { uid: string; panels: Panel[] } =>
+    JSON.parse(configMap().data['kured-ts.json']!) as { uid: string; panels: Panel[] };
+
+  test("is a ConfigMap with the sidecar's label, in the namespace asked for", () => {
+    const cm = configMap();
+    expect(cm.metadata).toMatchObject({
+      name: 'kured-ts-dashboard',
+      namespace: 'monitoring',
+      labels: { grafana_dashboard: '1' },
+      annotations: { grafana_folder: 'Infrastructure' },
+    });
+    expect(Object.keys(cm.data)).toEqual(['kured-ts.json']);
+    expect(dashboard().uid).toBe('kured-ts');
+  });
+
+  test('queries only metrics and labels the agent exports', async () => {
+    const exported = await exportedMetrics();
+    const exprs = dashboard().panels.flatMap((p) => p.targets.map((t) => t.expr));
+    expect(exprs.length).toBeGreaterThan(10);
+    expect(exprs.flatMap((e) => unknownInExpr(e, exported))).toEqual([]);
+    // Every kured metric of the agent appears on the dashboard.
+    const shown = new Set(exprs.flatMap((e) => [...e.matchAll(/\bkured_[a-z0-9_]+/g)].map((m) => m[0])));
+    const kured = [...exported.keys()].filter((n) => n.startsWith('kured_') && !/_(sum|count)$/.test(n));
+    expect(kured.filter((n) => !shown.has(n) && !shown.has(`${n}_bucket`))).toEqual([]);
+  });
+
+  test('the metric check finds a metric or label the agent does not export', async () => {
+    const exported = await exportedMetrics();
+    expect(unknownInExpr('sum(kured_ts_reboot_total)', exported)).toEqual(['metric kured_ts_reboot_total']);
+    expect(unknownInExpr('kured_ts_phase{state="x"}', exported)).toEqual(['label state of kured_ts_phase']);
+    expect(unknownInExpr('kured_ts_phase{phase="draining",job=~"$job"}', exported)).toEqual([]);
+  });
+
+  test('every query is valid PromQL (promtool check rules)', () => {
+    const exprs = dashboard().panels.flatMap((p) => p.targets.map((t) => t.expr.replace(/\$job/g, '.+')));
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-dashboard-'));
+    try {
+      const rules = {
+        groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:q${i}`, expr })) }],
+      };
+      writeFileSync(join(dir, 'rules.yaml'), stringify(rules));
+      const run = spawnSync('promtool', ['check', 'rules', 'rules.yaml'], { cwd: dir, encoding: 'utf8' });
+      expect(`${run.stdout}${run.stderr}`).toContain(`SUCCESS: ${exprs.length} rules found`);
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('has unique panel ids and panels that fit the 24-column grid without overlapping', () => {
+    const panels = dashboard().panels;
+    expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
+    const cells = new Set<string>();
+    for (const p of panels) {
+      expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
+      for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++)
+        for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
+          expect(cells.has(`${x},${y}`)).toBe(false);
+          cells.add(`${x},${y}`);
+        }
+    }
+  });
+});
 
 describe('the PrometheusRule', () => {
   const objects = (): K8sObject[] => render(['concurrency-prometheus-values.yaml']);
