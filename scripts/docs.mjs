@@ -1,5 +1,7 @@
-// Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), so the
-// documentation cannot drift from the code. test/unit/readme.test.ts fails when it is stale.
+// Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), and
+// the chart README's table of kured chart keys from the migration rules
+// (src/migrate/kured-chart-values.ts), so the documentation cannot drift from the code.
+// test/unit/readme.test.ts fails when either is stale.
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,27 +11,34 @@ import { pathToFileURL } from 'node:url';
 const dir = join('node_modules', '.cache', 'kured-ts-docs');
 mkdirSync(dir, { recursive: true });
 try {
-  const out = join(dir, 'flags.mjs');
-  await build({
-    entryPoints: ['src/config/flags.ts'],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'warning',
-  });
-  const { renderConfigTable } = await import(pathToFileURL(join(process.cwd(), out)).href);
-  const readme = readFileSync('README.md', 'utf8');
-  const begin = '<!-- config-table:begin -->';
-  const end = '<!-- config-table:end -->';
-  const from = readme.indexOf(begin);
-  const to = readme.indexOf(end);
-  if (from < 0 || to < from) throw new Error('README.md: config-table markers not found');
-  const next =
-    readme.slice(0, from + begin.length) + '\n' + renderConfigTable().trimEnd() + '\n' + readme.slice(to);
-  writeFileSync('README.md', next);
-  console.log('README.md configuration table regenerated');
+  const bundle = async (entry, name) => {
+    const out = join(dir, name);
+    await build({
+      entryPoints: [entry],
+      outfile: out,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      logLevel: 'warning',
+    });
+    return import(pathToFileURL(join(process.cwd(), out)).href);
+  };
+  /** Replaces the text between `<!-- name:begin -->` and `<!-- name:end -->` in `file`. */
+  const splice = (file, name, text) => {
+    const doc = readFileSync(file, 'utf8');
+    const begin = `<!-- ${name}:begin -->`;
+    const end = `<!-- ${name}:end -->`;
+    const from = doc.indexOf(begin);
+    const to = doc.indexOf(end);
+    if (from < 0 || to < from) throw new Error(`${file}: ${name} markers not found`);
+    writeFileSync(file, doc.slice(0, from + begin.length) + '\n' + text.trimEnd() + '\n' + doc.slice(to));
+    console.log(`${file}: ${name} regenerated`);
+  };
+  const { renderConfigTable } = await bundle('src/config/flags.ts', 'flags.mjs');
+  splice('README.md', 'config-table', renderConfigTable());
+  const { renderMigrationTable } = await bundle('src/migrate/kured-chart-values.ts', 'migrate.mjs');
+  splice('charts/kured-ts/README.md', 'migration-table', renderMigrationTable());
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -50,6 +50,11 @@ function deps(exit: (code: number) => void): CommandDeps {
     err: (line) => process.stderr.write(line + '\n'),
     exit,
     isTTY: process.stdout.isTTY,
+    stdin: async () => {
+      let text = '';
+      for await (const chunk of process.stdin) text += String(chunk);
+      return text;
+    },
     interrupted: () => {
       graceful = true;
       return interrupt.signal;
@@ -96,6 +101,10 @@ export function main(invocation: Invocation): Promise<number> {
       check: operatorCommand(
         'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
         async () => (await import('./check.js')).registerCheck,
+      ),
+      'migrate-values': operatorCommand(
+        'print kured-ts chart values for a kured chart values file, and what cannot be carried over',
+        async () => (await import('./migrate-values.js')).registerMigrateValues,
       ),
       simulate: {
         description: 'run a simulated cluster in this process with real kured-ts agents, then report',

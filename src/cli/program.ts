@@ -23,7 +23,7 @@ export type AgentRunner = (config: Config, io: CliIo, log: Logger) => Promise<nu
 export type CommandRegistrar = (program: Command, exit: (code: number) => void) => void;
 
 /** The commands besides the agent and `window`, each in src/cli/<name>.ts, loaded when it runs. */
-export const COMMANDS = ['status', 'pause', 'resume', 'check', 'simulate'] as const;
+export const COMMANDS = ['status', 'pause', 'resume', 'check', 'simulate', 'migrate-values'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /**

@@ -46,6 +46,8 @@ export interface CommandDeps {
    * signal, and the command ends cleanly, instead of ending the process at once.
    */
   interrupted?: () => AbortSignal;
+  /** All of standard input (a command given the file `-`). */
+  stdin?: () => Promise<string>;
   /** Does a file exist (the no-kubeconfig check)? Default fs.existsSync. */
   exists?: (path: string) => boolean;
   /** Default the system clock. */

@@ -17,6 +17,7 @@ import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
+import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
 import { defaultConfig, parseConfig, type FlagValues } from '../../src/config/parse.js';
 
@@ -649,6 +650,39 @@ interface AlertRule {
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
+
+describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
+  const fixtures = join(root, 'test/fixtures/kured-chart');
+  test.each(readdirSync(fixtures).filter((f) => f.endsWith('.yaml')))(
+    'the values from %s install with this chart (schema, lint) and reach the agent as flags',
+    (file) => {
+      const migrated = migrateKuredValues(parse(readFileSync(join(fixtures, file), 'utf8')), {
+        dsName: 'kured',
+        dsNamespace: 'kube-system',
+      });
+      const dir = mkdtempSync(join(tmpdir(), 'kured-ts-migrated-'));
+      try {
+        const values = join(dir, 'values.yaml');
+        writeFileSync(values, stringify(migrated.values));
+        const lint = helm(['lint', '--strict', chart, '-f', values]);
+        expect([lint.status, lint.stderr]).toEqual([0, '']);
+        const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', values]);
+        expect([out.status, out.stderr]).toEqual([0, '']);
+        const objects = parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject);
+        const { container } = agent(objects);
+        const config = parseConfig(flagValues(container.args), {});
+        const configuration = (migrated.values.configuration ?? {}) as Record<string, unknown>;
+        expect(config.dsName).toBe('kured');
+        if (configuration.concurrency !== undefined)
+          expect(config.concurrency).toBe(configuration.concurrency);
+        if (typeof configuration.startTime === 'string')
+          expect(container.args).toContain(`--start-time=${configuration.startTime}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
 
 /** Every metric of the agent's /metrics with its label names (histograms with their series). */
 async function exportedMetrics(): Promise<Map<string, Set<string>>> {

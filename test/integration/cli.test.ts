@@ -331,6 +331,67 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
   });
 });
 
+describe('migrate-values', () => {
+  const file = 'test/fixtures/kured-chart/chart-6.x-production.yaml';
+
+  it('prints kured-ts values that parse as YAML, the notes as comments on top, and a summary on stderr', () => {
+    const run = cli(['migrate-values', file, '--kured-release', 'kured', '--kured-namespace', 'ops']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^# kured-ts chart values, from the kured chart values in /);
+    expect(run.stdout).toMatch(/^# {3}hostNetwork: /m);
+    const values = load(run.stdout) as { configuration: Record<string, unknown> };
+    expect(values.configuration).toMatchObject({ startTime: '22:00', dsName: 'kured', dsNamespace: 'ops' });
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(/^migrated \d+ key\(s\) from .*; \d+ note\(s\)/),
+    ]);
+  });
+
+  it('refuses a YAML list on stdin: exit 2, one line', () => {
+    const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {
+      cwd: ROOT,
+      env: childEnv({}),
+      input: '- a\n- b\n',
+      encoding: 'utf8',
+    });
+    expect([run.status, run.stderr]).toEqual([2, 'cannot read kured values from -: not a map of values\n']);
+  });
+
+  it('reads the values from stdin with -', () => {
+    const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {
+      cwd: ROOT,
+      env: childEnv({}),
+      input: 'configuration:\n  concurrency: 4\n',
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(0);
+    expect(load(run.stdout)).toEqual({ configuration: { concurrency: 4 } });
+  });
+
+  it.each([
+    [
+      'a file that does not exist',
+      ['migrate-values', 'no/such/file.yaml'],
+      /^cannot read kured values from no\/such\/file.yaml: .*ENOENT/,
+    ],
+    [
+      'a file that is not YAML',
+      ['migrate-values', 'README.md'],
+      /^cannot read kured values from README.md: /,
+    ],
+    [
+      'a file that is not a map of values',
+      ['migrate-values', 'LICENSE'],
+      /^cannot read kured values from LICENSE: /,
+    ],
+  ])('exits 2 with one line for %s', (_name, args, message) => {
+    const run = cli(args);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(lines(run.stderr)).toHaveLength(1);
+    expect(run.stderr).toMatch(message);
+  });
+});
+
 describe('simulate --timeline', () => {
   it('exits 1 with one line when the file cannot be written, after the report', () => {
     const run = cli(['simulate', '--nodes', '2', '--no-progress', '--timeline', '/nonexistent/dir/wave.svg']);
@@ -341,7 +402,7 @@ describe('simulate --timeline', () => {
 });
 
 describe('the operator commands', () => {
-  it.each(['status', 'pause', 'resume', 'check', 'simulate'])(
+  it.each(['status', 'pause', 'resume', 'check', 'simulate', 'migrate-values'])(
     '%s is wired in (its own help, exit 0)',
     (command) => {
       const run = cli([command, '--help']);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { renderConfigTable } from '../../src/config/flags.js';
+import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const chartReadme = readFileSync(new URL('../../charts/kured-ts/README.md', import.meta.url), 'utf8');
 
 /** A markdown table as rows of trimmed cells; prettier's column padding does not matter. */
 function cells(table: string): string[][] {
@@ -23,6 +25,14 @@ describe('the README', () => {
     const section = /<!-- config-table:begin -->\n([\s\S]*?)<!-- config-table:end -->/.exec(readme);
     expect(section).not.toBeNull();
     expect(cells(section?.[1] ?? '')).toEqual(cells(renderConfigTable()));
+  });
+
+  it("carries the chart's migration table generated from the migration rules (run `npm run docs` when it fails)", () => {
+    const section = /<!-- migration-table:begin -->\n([\s\S]*?)<!-- migration-table:end -->/.exec(
+      chartReadme,
+    );
+    expect(section).not.toBeNull();
+    expect(cells(section?.[1] ?? '')).toEqual(cells(renderMigrationTable()));
   });
 
   it('names the quick start and the test command', () => {

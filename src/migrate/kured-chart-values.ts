@@ -1,0 +1,415 @@
+// kured's Helm chart values (kubereboot/charts, chart 2.x to 6.x) as kured-ts chart values: one rule
+// per kured key, each value of a flag checked by kured-ts's own flag parser, and a note for every
+// key that is not carried over and why. Pure: `kured-ts migrate-values` reads and prints; the
+// chart README's migration table is rendered from the same rules (npm run docs).
+import { FLAGS, type FlagSpec } from '../config/flags.js';
+import { parseConfig } from '../config/parse.js';
+import { errorText } from '../text/error-text.js';
+
+/** A key that was not carried over (or carried with a change of behaviour), and why. */
+export interface MigrationNote {
+  /** The key in kured's values (`configuration.startTime`, `extraArgs.period`). */
+  key: string;
+  why: string;
+}
+
+export interface Migration {
+  /** kured-ts chart values. */
+  values: Record<string, unknown>;
+  notes: MigrationNote[];
+  /** How many kured keys were carried over. */
+  carried: number;
+}
+
+/** Where kured's DaemonSet is, so that kured-ts shares its lock during the switch. */
+export interface KuredLock {
+  /** The kured DaemonSet's name (its Helm release's fullname). */
+  dsName: string;
+  dsNamespace: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** One kured key: where it goes (undefined = dropped), and why (for the note and the table). */
+interface Rule {
+  kured: string;
+  to?: string;
+  why: string;
+  /** For a dropped key: kured's default, which needs no note. */
+  kuredDefault?: unknown;
+  /** Turns the value into kured-ts keys and values (and a note); default: `to` gets it unchanged. */
+  convert?: (value: unknown) => Converted;
+}
+
+interface Converted {
+  set: [string, unknown][];
+  note?: string;
+}
+
+const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Flags set by the chart itself, never from values. */
+const CHART_FLAGS = new Set(['node-id', 'kubeconfig']);
+
+const FLAG_BY_KEY = new Map<string, FlagSpec>(
+  FLAGS.filter((f) => !CHART_FLAGS.has(f.name)).map((f) => [camel(f.name), f]),
+);
+
+const same = (path: string, why = 'same key'): Rule => ({ kured: path, to: path, why });
+
+const dropped = (path: string, why: string, kuredDefault?: unknown): Rule => ({
+  kured: path,
+  why,
+  kuredDefault,
+});
+
+const DEFAULT_PROBE = {
+  httpGet: { path: '/metrics', port: 'metrics', scheme: 'HTTP' },
+  initialDelaySeconds: 10,
+  periodSeconds: 30,
+  timeoutSeconds: 5,
+  successThreshold: 1,
+  failureThreshold: 5,
+};
+
+/** The probe timing fields the kured-ts chart has. */
+const PROBE_TIMING = ['initialDelaySeconds', 'periodSeconds', 'timeoutSeconds', 'failureThreshold'];
+
+/** kured probes /metrics; kured-ts has its own endpoint: only changed timing is carried over. */
+function probe(key: string, path: string): Rule {
+  return {
+    kured: key,
+    to: key,
+    why: `kured-ts probes ${path} (kured: /metrics); changed timing fields are carried over`,
+    convert: (v) => {
+      if (!isObject(v) || equal(v, DEFAULT_PROBE)) return { set: [] };
+      const timing = PROBE_TIMING.filter((f) => typeof v[f] === 'number').map((f): [string, unknown] => [
+        `${key}.${f}`,
+        v[f],
+      ]);
+      return {
+        set: timing,
+        note: `kured-ts probes ${path}, not ${JSON.stringify(v.httpGet ?? {})}: only the timing is carried over`,
+      };
+    },
+  };
+}
+
+/** Bytes of a Kubernetes memory quantity (Ki, Mi, Gi, k, M, G, plain), NaN when unreadable. */
+export function memoryBytes(quantity: unknown): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(quantity));
+  if (!m) return NaN;
+  const unit: Record<string, number> = {
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+  };
+  return Number(m[1]) * (m[2] === undefined ? 1 : (unit[m[2]] ?? NaN));
+}
+
+/** The agent's peak is about 61-67 MiB (bench/RESULTS.md): a lower limit gets it OOM-killed. */
+const MIN_MEMORY_LIMIT = 96 * 2 ** 20;
+
+function resources(value: unknown): Converted {
+  const limits = isObject(value) && isObject(value.limits) ? value.limits : {};
+  const limit =
+    typeof limits.memory === 'number' || typeof limits.memory === 'string' ? String(limits.memory) : '';
+  const low = limit !== '' && memoryBytes(limit) < MIN_MEMORY_LIMIT;
+  return {
+    set: [['resources', value]],
+    note: low
+      ? `carried, but a memory limit of ${limit} is below the agent's needs (peak about 67Mi; the chart's default limit is 128Mi)`
+      : undefined,
+  };
+}
+
+/** Every key of kured's chart besides `configuration.*` (those are rules made from FLAGS). */
+export const KURED_CHART_RULES: readonly Rule[] = [
+  dropped(
+    'image.repository',
+    'kured-ts runs its own image: set image.repository and image.tag to where you pushed it',
+  ),
+  dropped('image.tag', 'kured-ts runs its own image (see image.repository)'),
+  same('image.pullPolicy'),
+  same('image.pullSecrets'),
+  same('revisionHistoryLimit'),
+  same('maxUnavailable'),
+  dropped(
+    'updateStrategy',
+    'the kured-ts DaemonSet always rolls out with RollingUpdate (maxUnavailable)',
+    'RollingUpdate',
+  ),
+  same('podAnnotations'),
+  same('podLabels'),
+  dropped('dsAnnotations', 'the kured-ts chart sets no DaemonSet annotations', {}),
+  same('priorityClassName'),
+  same('tolerations'),
+  same('affinity'),
+  same('nodeSelector'),
+  {
+    kured: 'resources',
+    to: 'resources',
+    why: 'same key; a memory limit below 96Mi is noted',
+    convert: resources,
+  },
+  same('rbac.create'),
+  same('serviceAccount.create'),
+  same('serviceAccount.name'),
+  dropped('podSecurityPolicy.create', 'PodSecurityPolicy was removed in Kubernetes 1.25', false),
+  dropped(
+    'containerSecurityContext',
+    'kured-ts sets the security context from rebootMethod: privileged only for "command", only CAP_KILL for "signal"',
+    { privileged: true, readOnlyRootFilesystem: true },
+  ),
+  dropped('hostNetwork', 'the agent needs no host network (it talks to the API server and to PID 1)', false),
+  probe('livenessProbe', '/healthz'),
+  probe('readinessProbe', '/readyz'),
+  dropped('volumes', "the kured-ts chart mounts only the reboot sentinel's directory", []),
+  dropped('volumeMounts', "the kured-ts chart mounts only the reboot sentinel's directory", []),
+  dropped('initContainers', 'the kured-ts chart has no init containers', {}),
+  {
+    kured: 'metrics.create',
+    to: 'metrics.serviceMonitor.enabled',
+    why: 'a ServiceMonitor (and the Service it scrapes)',
+    convert: (v) => ({
+      set:
+        v === true
+          ? [
+              ['metrics.serviceMonitor.enabled', true],
+              ['metrics.service.enabled', true],
+            ]
+          : [],
+    }),
+  },
+  dropped('metrics.namespace', 'the kured-ts ServiceMonitor is created in the release namespace', ''),
+  { kured: 'metrics.labels', to: 'metrics.serviceMonitor.labels', why: 'ServiceMonitor labels' },
+  { kured: 'metrics.interval', to: 'metrics.serviceMonitor.interval', why: 'scrape interval' },
+  { kured: 'metrics.scrapeTimeout', to: 'metrics.serviceMonitor.scrapeTimeout', why: 'scrape timeout' },
+  { kured: 'service.create', to: 'metrics.service.enabled', why: 'the metrics Service' },
+  { kured: 'service.port', to: 'metrics.service.port', why: 'the metrics Service port' },
+  { kured: 'service.annotations', to: 'metrics.service.annotations', why: 'the metrics Service annotations' },
+  dropped('service.name', 'the metrics Service is named after the release', ''),
+  dropped('service.type', 'the metrics Service is a ClusterIP Service', 'ClusterIP'),
+  // Charts before 2.x kept these two at the top level.
+  { kured: 'metricsHost', to: 'configuration.metricsHost', why: '--metrics-host' },
+  { kured: 'metricsPort', to: 'configuration.metricsPort', why: '--metrics-port' },
+  dropped(
+    'configuration.useRebootSentinelHostPath',
+    "not a flag: kured-ts always mounts the sentinel file's directory read-only (not used with rebootSentinelCommand)",
+    true,
+  ),
+];
+
+const RULE_BY_KEY = new Map(KURED_CHART_RULES.map((r) => [r.kured, r]));
+
+/** "", null, [] and {}: kured's chart uses them for "not set", so kured-ts's defaults stay. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function equal(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Sets `path` (dots) in `target`, making the objects on the way. */
+function setPath(target: Json, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (!isObject(next)) node[part] = {};
+    node = node[part] as Json;
+  }
+  node[parts[parts.length - 1] ?? ''] = value;
+}
+
+/** Keys whose whole value one rule handles (not looked into). */
+const WHOLE = new Set([...RULE_BY_KEY.keys(), 'extraArgs', 'extraEnvVars']);
+
+/**
+ * kured's values as dotted paths: every `configuration.<key>`, the keys a rule takes whole, and the
+ * leaves of everything else.
+ */
+function flatten(values: Json, prefix = ''): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [key, value] of Object.entries(values)) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    if (path === 'configuration' && isObject(value)) {
+      for (const [flag, v] of Object.entries(value)) out.push([`configuration.${flag}`, v]);
+    } else if (!WHOLE.has(path) && isObject(value)) out.push(...flatten(value, path));
+    else out.push([path, value]);
+  }
+  return out;
+}
+
+/** A flag value as kured-ts's parser takes it: lists item by item, everything else as text. */
+function rawValues(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map((v) => String(v));
+  return [typeof value === 'string' ? value : JSON.stringify(value)];
+}
+
+/** undefined when kured-ts accepts `value` for the flag, else why not. */
+function refusal(flag: FlagSpec, value: unknown): string | undefined {
+  try {
+    parseConfig({ [flag.name]: rawValues(value) }, {});
+    return undefined;
+  } catch (err) {
+    return errorText(err);
+  }
+}
+
+class Migrator {
+  readonly values: Json = {};
+  readonly notes: MigrationNote[] = [];
+  carried = 0;
+
+  note(key: string, why: string): void {
+    this.notes.push({ key, why });
+  }
+
+  put(path: string, value: unknown): void {
+    setPath(this.values, path, value);
+    this.carried++;
+  }
+
+  /** `configuration.<key>` or an extraArgs flag: checked by the flag's own parser. */
+  flag(key: string, name: string, value: unknown): void {
+    const flag = FLAG_BY_KEY.get(camel(name));
+    if (flag === undefined) {
+      const chart = CHART_FLAGS.has(name) ? 'the chart sets it itself' : 'kured-ts has no such flag';
+      this.note(key, `--${name}: ${chart}`);
+      return;
+    }
+    const why = refusal(flag, value);
+    if (why !== undefined) {
+      this.note(key, `refused by kured-ts, not carried over: ${why}`);
+      return;
+    }
+    if (typeof value === 'string' && value.includes('{{'))
+      this.note(key, 'carried as written: the kured-ts chart does not expand Helm templates (tpl) in it');
+    this.put(`configuration.${camel(flag.name)}`, value);
+  }
+
+  extraArgs(value: unknown): void {
+    if (!isObject(value)) {
+      this.note('extraArgs', 'expected a map of flag name to value');
+      return;
+    }
+    for (const [name, arg] of Object.entries(value)) {
+      const flag = name.replace(/^-+/, '');
+      this.flag(`extraArgs.${name}`, flag.includes('-') ? flag : kebab(flag), arg);
+    }
+  }
+
+  extraEnvVars(value: unknown): void {
+    if (!Array.isArray(value)) {
+      this.note('extraEnvVars', 'expected a list of environment variables');
+      return;
+    }
+    for (const env of value as unknown[]) {
+      const name = isObject(env) && typeof env.name === 'string' ? env.name : '';
+      if (!name.startsWith('KURED_'))
+        this.note(
+          `extraEnvVars.${name || '?'}`,
+          'carried to extraEnv; kured-ts itself reads only KURED_* variables',
+        );
+    }
+    this.put('extraEnv', value);
+  }
+
+  rule(rule: Rule, key: string, value: unknown): void {
+    if (rule.to === undefined) {
+      if (rule.kuredDefault === undefined || !equal(value, rule.kuredDefault)) this.note(key, rule.why);
+      return;
+    }
+    if (rule.convert) {
+      const { set, note } = rule.convert(value);
+      for (const [path, v] of set) setPath(this.values, path, v);
+      if (set.length > 0) this.carried++;
+      if (note !== undefined) this.note(key, note);
+      return;
+    }
+    this.put(rule.to, value);
+  }
+
+  key(key: string, value: unknown): void {
+    if (key === 'extraArgs') this.extraArgs(value);
+    else if (key === 'extraEnvVars') this.extraEnvVars(value);
+    else {
+      const rule = RULE_BY_KEY.get(key);
+      if (rule !== undefined) this.rule(rule, key, value);
+      else if (key.startsWith('configuration.'))
+        this.flag(key, kebab(key.slice('configuration.'.length)), value);
+      else this.note(key, 'not a key of the kured chart that kured-ts knows');
+    }
+  }
+}
+
+/** kured's taint is off unless set; kured-ts's chart taints by default: say so when that changes. */
+function taintNote(values: Json): MigrationNote | undefined {
+  const configuration = isObject(values.configuration) ? values.configuration : {};
+  const taint = configuration.preferNoScheduleTaint;
+  if (!isEmpty(taint)) return undefined;
+  return {
+    key: 'configuration.preferNoScheduleTaint',
+    why:
+      'unset in kured (no taint); the kured-ts chart taints a node PreferNoSchedule (weave.works/kured-node-reboot) ' +
+      'as soon as it needs a reboot: set it to "" to keep kured\'s behaviour',
+  };
+}
+
+/** Migrates kured chart values; `lock` makes kured-ts share kured's lock (its DaemonSet). */
+export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration {
+  if (!isObject(input)) {
+    return { values: {}, notes: [{ key: '(file)', why: 'not a map of values' }], carried: 0 };
+  }
+  const m = new Migrator();
+  for (const [key, value] of flatten(input)) if (!isEmpty(value)) m.key(key, value);
+  if (lock) {
+    setPath(m.values, 'configuration.dsName', lock.dsName);
+    setPath(m.values, 'configuration.dsNamespace', lock.dsNamespace);
+  }
+  const taint = taintNote(input);
+  return { values: m.values, notes: taint ? [...m.notes, taint] : m.notes, carried: m.carried };
+}
+
+/** kured's DaemonSet name for a Helm release of its chart (the chart's fullname rule). */
+export function kuredDaemonSetName(release: string): string {
+  return release.includes('kured') ? release : `${release}-kured`;
+}
+
+/** The markdown table of the mapping for charts/kured-ts/README.md. */
+export function renderMigrationTable(): string {
+  const rows: string[][] = [
+    [
+      '`configuration.<flag>` (every kured flag)',
+      '`configuration.<flag>`',
+      'same key; each value checked by the kured-ts flag parser',
+    ],
+    ['`extraArgs.<flag>`', '`configuration.<flag>`', 'flags kured-ts knows; the others are listed'],
+    ['`extraEnvVars`', '`extraEnv`', 'as is; kured-ts reads only `KURED_*` variables'],
+    ...KURED_CHART_RULES.map((r) => [
+      `\`${r.kured}\``,
+      r.to === undefined ? '-' : `\`${r.to}\``,
+      r.to === undefined ? `not carried over: ${r.why}` : r.why,
+    ]),
+  ];
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  return [
+    line(['kured chart', 'kured-ts chart', 'note']),
+    line(['---', '---', '---']),
+    ...rows.map(line),
+  ].join('\n');
+}

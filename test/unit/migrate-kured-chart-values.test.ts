@@ -1,0 +1,170 @@
+// kured chart values files (test/fixtures/kured-chart: chart 2.x, 5.x defaults, a 6.x production
+// override) migrated to kured-ts chart values: what is carried, what is noted and why.
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { load } from 'js-yaml';
+import {
+  kuredDaemonSetName,
+  memoryBytes,
+  migrateKuredValues,
+  renderMigrationTable,
+} from '../../src/migrate/kured-chart-values.js';
+
+const fixture = (name: string): unknown =>
+  load(readFileSync(new URL(`../fixtures/kured-chart/${name}`, import.meta.url), 'utf8'));
+
+const TAINT_NOTE = 'configuration.preferNoScheduleTaint';
+
+describe('migrating kured chart values', () => {
+  it.each([
+    {
+      name: "chart 5.x's own defaults keep kured-ts's defaults, except what kured sets explicitly",
+      file: 'chart-5.x-defaults.yaml',
+      values: {
+        image: { pullPolicy: 'IfNotPresent' },
+        revisionHistoryLimit: 10,
+        maxUnavailable: 1,
+        configuration: {
+          metricsPort: 8080,
+          lockTtl: 0,
+          alertFiringOnly: false,
+          alertFilterMatchOnly: false,
+          forceReboot: false,
+          drainDelay: 0,
+          rebootCommand: '/bin/systemctl reboot',
+          annotateNodes: false,
+          lockReleaseDelay: 0,
+          logFormat: 'text',
+          concurrency: 1,
+        },
+        rbac: { create: true },
+        serviceAccount: { create: true },
+        metrics: { serviceMonitor: { interval: '60s' }, service: { enabled: false, port: 8080 } },
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+      },
+      notes: ['image.repository', TAINT_NOTE],
+    },
+    {
+      name: 'a 6.x production file keeps its window, blockers and monitoring, and lists what kured-ts does differently',
+      file: 'chart-6.x-production.yaml',
+      values: expect.objectContaining({
+        configuration: expect.objectContaining({
+          startTime: '22:00',
+          endTime: '05:00',
+          timeZone: 'Europe/Berlin',
+          rebootDays: ['mo', 'tu', 'we', 'th'],
+          concurrency: 2,
+          blockingPodSelector: ['app=etcd-backup', 'job-name'],
+          preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+          skipWaitForDeleteTimeout: 300,
+          forceReboot: true,
+        }),
+        metrics: {
+          serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus-stack' }, interval: '30s' },
+          service: { enabled: true, port: 9090, annotations: { 'prometheus.io/scrape': 'true' } },
+        },
+        livenessProbe: { periodSeconds: 60 },
+        priorityClassName: 'system-node-critical',
+      }),
+      notes: [
+        'updateStrategy',
+        'hostNetwork',
+        'podSecurityPolicy.create',
+        'configuration.useRebootSentinelHostPath',
+        'configuration.slackChannel',
+        'extraArgs.node-id',
+        'extraArgs.debug',
+        'extraEnvVars.HTTPS_PROXY',
+        'resources',
+        'metrics.namespace',
+        'livenessProbe',
+        'volumes',
+      ],
+    },
+    {
+      name: 'a 2.x file: top-level metrics flags move under configuration, values kured-ts refuses are listed',
+      file: 'chart-2.x-invalid.yaml',
+      values: { configuration: { metricsHost: '0.0.0.0', metricsPort: 9101, concurrency: 3 } },
+      notes: [
+        'configuration.startTime',
+        'configuration.period',
+        'configuration.notifyUrl',
+        'configuration.rebootDays',
+        'unknownTopLevel',
+        TAINT_NOTE,
+      ],
+    },
+  ])('$name', ({ file, values, notes }) => {
+    const m = migrateKuredValues(fixture(file));
+    expect(m.values).toEqual(values);
+    expect(m.notes.map((n) => n.key)).toEqual(notes);
+  });
+
+  it('says why, naming the value and the flag, when kured-ts refuses a value', () => {
+    const notes = migrateKuredValues(fixture('chart-2.x-invalid.yaml')).notes;
+    expect(notes.find((n) => n.key === 'configuration.startTime')?.why).toBe(
+      'refused by kured-ts, not carried over: invalid value "25:00" for --start-time: hour must be 0-23',
+    );
+    // A secret in a refused URL is not repeated.
+    expect(notes.find((n) => n.key === 'configuration.notifyUrl')?.why).not.toContain('pass');
+  });
+
+  it('keeps the Secret reference of an environment variable as it is', () => {
+    const m = migrateKuredValues(fixture('chart-6.x-production.yaml'));
+    expect(m.values.extraEnv).toEqual([
+      { name: 'KURED_SLACK_HOOK_URL', valueFrom: { secretKeyRef: { name: 'kured-slack', key: 'url' } } },
+      { name: 'HTTPS_PROXY', value: 'http://proxy.internal:3128' },
+    ]);
+  });
+
+  it.each([
+    ['a kured flag given in camelCase', { extraArgs: { lockTtl: '1h' } }, { lockTtl: '1h' }],
+    ['a flag with leading dashes', { extraArgs: { '--period': '5m' } }, { period: '5m' }],
+    ['a boolean flag', { extraArgs: { 'annotate-nodes': true } }, { annotateNodes: true }],
+  ])('carries extraArgs: %s', (_name, input, configuration) => {
+    expect(migrateKuredValues(input).values).toEqual({ configuration });
+  });
+
+  it("shares kured's lock when told kured's release", () => {
+    const m = migrateKuredValues(
+      { configuration: { concurrency: 2 } },
+      { dsName: 'kured', dsNamespace: 'kube-system' },
+    );
+    expect(m.values.configuration).toEqual({ concurrency: 2, dsName: 'kured', dsNamespace: 'kube-system' });
+  });
+
+  it.each([
+    ['kured', 'kured'],
+    ['my-kured', 'my-kured'],
+    ['reboots', 'reboots-kured'],
+  ])("names kured's DaemonSet for release %s: %s", (release, name) => {
+    expect(kuredDaemonSetName(release)).toBe(name);
+  });
+
+  it.each([
+    ['128Mi', 128 * 2 ** 20],
+    ['1Gi', 2 ** 30],
+    ['100M', 1e8],
+    ['67108864', 2 ** 26],
+    ['lots', NaN],
+  ])('reads the memory quantity %s', (q, bytes) => {
+    expect(memoryBytes(q)).toBe(bytes);
+  });
+
+  it('notes nothing for a file that is not a map, and carries nothing', () => {
+    expect(migrateKuredValues(['a'])).toEqual({
+      values: {},
+      notes: [{ key: '(file)', why: 'not a map of values' }],
+      carried: 0,
+    });
+  });
+
+  it('renders the mapping as a table with one row per rule', () => {
+    const table = renderMigrationTable().split('\n');
+    expect(table[0]).toBe('| kured chart | kured-ts chart | note |');
+    expect(table.some((l) => l.startsWith('| `metrics.create` | `metrics.serviceMonitor.enabled` |'))).toBe(
+      true,
+    );
+    expect(table.some((l) => l.startsWith('| `hostNetwork` | - | not carried over:'))).toBe(true);
+  });
+});
