@@ -1,6 +1,8 @@
 // The process-facing body of both entry points (src/cli/cli.ts, src/cli/kubectl-plugin.ts): the only
 // code that reads process.env, process.argv and the standard streams. The entries decide the exit.
-import type { CommandDeps } from './shared.js';
+import { existsSync } from 'node:fs';
+import { missingKubeconfig } from '../kube/default-config.js';
+import { EXIT_FAILURE, type CommandDeps } from './shared.js';
 import { createLogger } from '../log/logger.js';
 import { runCli, type AgentRunner, type CliIo, type CommandRegistrar, type LazyCommand } from './program.js';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -19,6 +21,11 @@ const io: CliIo = {
 
 /** The daemon: SIGTERM/SIGINT abort its signal, it finishes or abandons its step safely and exits 0. */
 const agent: AgentRunner = (config, _io, log) => {
+  const missing = config.kubeconfig === '' ? missingKubeconfig(process.env, existsSync) : undefined;
+  if (missing !== undefined) {
+    log.error('cannot start', { error: missing });
+    return Promise.resolve(EXIT_FAILURE);
+  }
   const controller = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
     log.info('stopping', { signal });

@@ -420,6 +420,16 @@ describe('the operator commands', () => {
 });
 
 describe('the agent', () => {
+  it('exits 1 saying in one line that no cluster is configured', () => {
+    const run = cli(['--node-id', 'n1'], { HOME: '/nonexistent-home', KUBECONFIG: '' });
+    expect(run.status).toBe(1);
+    expect(lines(run.stderr).filter((l) => l.includes('error'))).toEqual([
+      expect.stringContaining(
+        'cannot start error="no kubeconfig: KUBECONFIG unset, ~/.kube/config missing, not in a cluster; set --kubeconfig or KUBECONFIG"',
+      ),
+    ]);
+  });
+
   it('logs its effective configuration with the notify URL redacted', () => {
     // A kubeconfig that does not exist: the agent logs its configuration, then cannot connect.
     const run = cli(
