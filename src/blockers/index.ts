@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
+import { HealthBlocker } from './health.js';
 import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
 import { PodsBlocker } from './pods.js';
@@ -20,17 +21,22 @@ export type BlockerConfig = Pick<
   | 'blockingPodSelectors'
   | 'blockOnPdb'
   | 'drainPodSelector'
+  | 'maxUnhealthyNodes'
 >;
 
 /**
- * pause (always), prometheus (with --prometheus-url), pods (with --blocking-pod-selector), pdb
- * (unless --block-on-pdb=false). firstBlock() evaluates them in this order.
+ * pause (always), health (with --max-unhealthy-nodes), prometheus (with --prometheus-url), pods
+ * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
+ * this order.
  */
 export function createBlockers(config: BlockerConfig, io: { kube: Kube; node: NodeOps }): Blocker[] {
   const { kube, node } = io;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
   ];
+  if (config.maxUnhealthyNodes !== undefined) {
+    blockers.push(new HealthBlocker({ kube, nodeId: config.nodeId, limit: config.maxUnhealthyNodes }));
+  }
   if (config.prometheusUrl !== '') {
     blockers.push(
       new PrometheusBlocker({

@@ -1,6 +1,7 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli/cli.ts), never raw strings.
 import { redactUrl } from '../notify/notify-url.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
+import type { Blackout } from '../window/blackout.js';
 
 /** A maintenance window: kured's days + start/end time in a zone, or a cron schedule. */
 export interface WindowConfig {
@@ -12,8 +13,10 @@ export interface WindowConfig {
   endSecond: number;
   /** IANA zone name (checked with Intl). Default 'UTC'; kured's 'Local' maps to the process zone. */
   timeZone: string;
-  /** `--reboot-schedule` cron expression; when set it replaces days/start/end. Default ''. */
-  schedule: string;
+  /** `--reboot-schedule` cron expressions (any matching opens); when set they replace days/start/end. */
+  schedules: string[];
+  /** `--blackout` ranges during which no reboot starts. Default none. */
+  blackouts: Blackout[];
 }
 
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
@@ -58,6 +61,18 @@ export interface Config {
   lockReleaseDelayMs: number;
   /** --concurrency. Default 1. */
   concurrency: number;
+  /** --group-label: node label whose values form groups; '' = no groups. */
+  groupLabel: string;
+  /** --group-concurrency: slots per group, within --concurrency; 0 = no per-group limit. */
+  groupConcurrency: number;
+  /** --max-unhealthy-nodes: other nodes allowed unhealthy before no slot is taken; undefined = off. */
+  maxUnhealthyNodes: { count: number } | { percent: number } | undefined;
+  /** --require-approval: wait for `kured-ts approve` before taking a slot. Default false. */
+  requireApproval: boolean;
+  /** --approval-ttl: an unused approval expires after this long; 0 = never. */
+  approvalTtlMs: number;
+  /** --history-limit: reboot cycles kept in the node's history annotation. Default 10. */
+  historyLimit: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
   preferNoScheduleTaint: string;
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */

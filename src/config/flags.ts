@@ -19,6 +19,7 @@ import {
 import { parseNotifyUrl } from '../notify/index.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
+import { parseBlackout, type Blackout } from '../window/blackout.js';
 import { checkCronExpression } from '../window/cron-window.js';
 import { parseDays } from '../window/days.js';
 import { parseTimeOfDay } from '../window/time-of-day.js';
@@ -219,8 +220,53 @@ function timeZone(value: string): string {
   return checkTimeZone(value.trim());
 }
 
-function schedule(value: string): string {
-  return value.trim() === '' ? '' : checkCronExpression(value);
+/**
+ * Repeats of --reboot-schedule each open the window (any matching one); `;` or a newline also
+ * separates expressions (cron fields contain commas), so KURED_REBOOT_SCHEDULE can hold several.
+ */
+function schedules(values: readonly string[]): string[] {
+  return splitList(values).map((v) => {
+    try {
+      return checkCronExpression(v);
+    } catch (err) {
+      throw new InvalidValueError(v, (err as Error).message);
+    }
+  });
+}
+
+/** Repeats, `;` or newlines: the --blackout ranges. */
+function blackouts(values: readonly string[]): Blackout[] {
+  return splitList(values).map((v) => {
+    try {
+      return parseBlackout(v);
+    } catch (err) {
+      throw new InvalidValueError(v, (err as Error).message);
+    }
+  });
+}
+
+/** Values of a repeatable flag, each possibly `;`- or newline-separated; empty entries dropped. */
+function splitList(values: readonly string[]): string[] {
+  return values
+    .flatMap((v) => v.split(/[;\n]/))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+}
+
+/** --max-unhealthy-nodes: '' (off), N, or N% of the nodes. */
+function unhealthyLimit(value: string): Config['maxUnhealthyNodes'] {
+  const text = value.trim();
+  if (text === '') return undefined;
+  const m = /^(\d+)(%)?$/.exec(text);
+  if (!m) throw new Error('expected a number of nodes (2) or a percentage of them (10%)');
+  const n = Number(m[1]);
+  if (m[2] !== undefined && n > 100) throw new Error('a percentage must be 0-100');
+  return m[2] === undefined ? { count: n } : { percent: n };
+}
+
+/** A label key (a qualified name with an optional DNS prefix), or '' for none. */
+function labelKey(value: string): string {
+  return value.trim() === '' ? '' : checkQualifiedName(value.trim());
 }
 
 type Spec = Omit<FlagSpec, 'env' | 'valueName' | 'repeatable' | 'origin'> &
@@ -713,9 +759,77 @@ export const FLAGS: readonly FlagSpec[] = [
     window: true,
     default: '',
     defaultText: '""',
+    repeatable: true,
     description:
-      'window as a 5-field cron expression matched per minute in --time-zone (replaces days/start/end)',
-    apply: setWindow('schedule', schedule),
+      'window as a 5-field cron expression matched per minute in --time-zone (replaces days/start/end; repeat for several windows)',
+    apply: (values, draft) => {
+      draft.config.window.schedules = schedules(values);
+    },
+  }),
+  added({
+    name: 'blackout',
+    type: 'array',
+    valueName: '<from/to>',
+    window: true,
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      'no reboot starts in this range, in --time-zone: 2026-12-20/2027-01-03 (whole days), 2026-12-24T18:00/2026-12-26T08:00, or yearly 12-20/01-03',
+    apply: (values, draft) => {
+      draft.config.window.blackouts = blackouts(values);
+    },
+  }),
+  added({
+    name: 'group-label',
+    type: 'string',
+    valueName: '<label>',
+    default: '',
+    defaultText: '"" (no groups)',
+    description:
+      'node label whose values form groups (e.g. topology.kubernetes.io/zone); nodes without it form one group',
+    apply: set('groupLabel', labelKey),
+  }),
+  added({
+    name: 'group-concurrency',
+    type: 'integer',
+    default: '0',
+    defaultText: '0 (no per-group limit)',
+    description: 'how many nodes of one --group-label group may reboot at once, within --concurrency',
+    apply: set('groupConcurrency', integer(0)),
+  }),
+  added({
+    name: 'max-unhealthy-nodes',
+    type: 'string',
+    valueName: '<n|n%>',
+    default: '',
+    defaultText: '"" (no health gate)',
+    description:
+      'take no lock slot while more other nodes than this are NotReady, unreachable or cordoned by someone else',
+    apply: set('maxUnhealthyNodes', unhealthyLimit),
+  }),
+  added({
+    name: 'require-approval',
+    type: 'boolean',
+    default: 'false',
+    description: 'a node ready to reboot waits (awaiting-approval) until `kured-ts approve NODE`',
+    apply: set('requireApproval', boolean),
+  }),
+  added({
+    name: 'approval-ttl',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    defaultText: '0 (approvals do not expire)',
+    description: 'an approval not used within this long expires',
+    apply: set('approvalTtlMs', duration('non-negative')),
+  }),
+  added({
+    name: 'history-limit',
+    type: 'integer',
+    default: '10',
+    description: 'reboot cycles kept per node in its kured-ts.dev/history annotation (0 = none)',
+    apply: set('historyLimit', integer(0, 100)),
   }),
   added({
     name: 'host-exec',

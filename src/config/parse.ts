@@ -35,7 +35,9 @@ export interface ParsedConfig {
 
 function emptyConfig(): Config {
   // Every field is set by its flag's default below; this only gives the object its shape.
-  const shape = { window: { days: [], startSecond: 0, endSecond: 0, timeZone: 'UTC', schedule: '' } };
+  const shape = {
+    window: { days: [], startSecond: 0, endSecond: 0, timeZone: 'UTC', schedules: [], blackouts: [] },
+  };
   return shape as unknown as Config;
 }
 
@@ -73,6 +75,12 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
   const config = draft.config;
   if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
     throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
+  }
+  if (config.groupConcurrency > 0 && config.groupLabel === '') {
+    throw new UsageError('--group-concurrency', String(config.groupConcurrency), 'needs --group-label');
+  }
+  if (config.groupLabel !== '' && config.groupConcurrency === 0) {
+    warnings.push('--group-label has no effect without --group-concurrency');
   }
   if (draft.slackHookUrl !== '') {
     if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;

@@ -32,6 +32,8 @@ export type JsonPatchOp =
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
+  /** '0': any recent state will do, served from the API server's watch cache (no etcd read). */
+  resourceVersion?: string;
 }
 
 /** A watch event as the API server streams it. */

@@ -22,44 +22,51 @@ export function checkCronExpression(expression: string): string {
 }
 
 /**
- * Inside when the minute containing the instant matches the expression in the window's zone
- * (node-cron's own matcher; every field must match, node-cron ANDs day-of-month and day-of-week).
+ * Inside when the minute containing the instant matches one of the expressions (several windows at
+ * once: `--reboot-schedule` repeated) in the window's zone (node-cron's own matcher; every field must
+ * match, node-cron ANDs day-of-month and day-of-week).
  */
 export class CronWindow implements Window {
+  private readonly expressions: readonly string[];
+
   constructor(
-    private readonly expression: string,
+    expressions: string | readonly string[],
     private readonly timeZone: string,
   ) {
-    checkCronExpression(expression);
+    this.expressions = typeof expressions === 'string' ? [expressions] : expressions;
+    if (this.expressions.length === 0) throw new Error('no cron expression');
+    for (const e of this.expressions) checkCronExpression(e);
   }
 
   contains(at: Date): boolean {
-    return this.withMatcher((task) => this.matches(task, at));
+    return this.withMatchers((tasks) => this.matches(tasks, at));
   }
 
   describe(): string {
-    return `cron "${this.expression}" ${this.timeZone}`;
+    return `cron ${this.expressions.map((e) => `"${e}"`).join(' or ')} ${this.timeZone}`;
   }
 
   next(at: Date): { inside: boolean; change: Date | undefined } {
-    return this.withMatcher((task) => nextChange((t) => this.matches(task, t), at));
+    return this.withMatchers((tasks) => nextChange((t) => this.matches(tasks, t), at));
   }
 
-  private matches(task: ScheduledTask, at: Date): boolean {
+  private matches(tasks: readonly ScheduledTask[], at: Date): boolean {
     const minute = new Date(Math.floor(at.getTime() / 60_000) * 60_000);
-    return task.match(minute);
+    return tasks.some((task) => task.match(minute));
   }
 
   /**
    * node-cron only exposes its matcher on a task, and keeps every task in a module-level registry:
-   * create a stopped one, use it, destroy it, so nothing lingers and no timer ever starts.
+   * create stopped ones, use them, destroy them, so nothing lingers and no timer ever starts.
    */
-  private withMatcher<T>(use: (task: ScheduledTask) => T): T {
-    const task = cron.createTask(this.expression, () => undefined, { timezone: this.timeZone });
+  private withMatchers<T>(use: (tasks: readonly ScheduledTask[]) => T): T {
+    const tasks = this.expressions.map((e) =>
+      cron.createTask(e, () => undefined, { timezone: this.timeZone }),
+    );
     try {
-      return use(task);
+      return use(tasks);
     } finally {
-      void task.destroy();
+      for (const task of tasks) void task.destroy();
     }
   }
 }

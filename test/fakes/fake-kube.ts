@@ -16,6 +16,8 @@ const unsupported = (what: string): Promise<never> =>
 export class FakeKube implements Kube {
   pods: V1Pod[] = [];
   pdbs: V1PodDisruptionBudget[] = [];
+  nodes: V1Node[] = [];
+  readonly listNodeCalls: (ListOptions | undefined)[] = [];
   daemonSet: V1DaemonSet = { metadata: { name: 'kured', namespace: 'kube-system', annotations: {} } };
   /** Calls made, for asserting on query options. */
   readonly listPodCalls: { namespace: string | undefined; options: ListOptions | undefined }[] = [];
@@ -51,8 +53,10 @@ export class FakeKube implements Kube {
   getNode(): Promise<V1Node> {
     return unsupported('getNode');
   }
-  listNodes(): Promise<V1Node[]> {
-    return unsupported('listNodes');
+  listNodes(options?: ListOptions): Promise<V1Node[]> {
+    this.listNodeCalls.push(options);
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve(structuredClone(this.nodes));
   }
   jsonPatchNode(): Promise<V1Node> {
     return unsupported('jsonPatchNode');

@@ -299,6 +299,7 @@ describe('blocker registry', () => {
     blockingPodSelectors: [],
     blockOnPdb: true,
     drainPodSelector: [],
+    maxUnhealthyNodes: undefined,
   };
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
 
@@ -306,8 +307,13 @@ describe('blocker registry', () => {
     ['defaults: pause and pdb', base, ['pause', 'pdb']],
     [
       'everything configured',
-      { ...base, prometheusUrl: 'http://p:9090', blockingPodSelectors: [parseLabelSelector('a=b')] },
-      ['pause', 'prometheus', 'pods', 'pdb'],
+      {
+        ...base,
+        prometheusUrl: 'http://p:9090',
+        blockingPodSelectors: [parseLabelSelector('a=b')],
+        maxUnhealthyNodes: { count: 1 },
+      },
+      ['pause', 'health', 'prometheus', 'pods', 'pdb'],
     ],
     ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause']],
   ])('%s', (_name, config, names) => {

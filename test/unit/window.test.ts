@@ -8,7 +8,7 @@ const MON_FRI = [1, 2, 3, 4, 5];
 const h = (hours: number, minutes = 0): number => hours * 3600 + minutes * 60;
 
 function kured(days: number[], start: number, end: number, timeZone = 'UTC'): WindowConfig {
-  return { days, startSecond: start, endSecond: end, timeZone, schedule: '' };
+  return { days, startSecond: start, endSecond: end, timeZone, schedules: [], blackouts: [] };
 }
 
 // 2026-11-23 is a Monday; America/Los_Angeles is on PST (UTC-8) then.
@@ -262,7 +262,7 @@ describe('cron windows', () => {
   });
 
   it('createWindow prefers the schedule over days and times', () => {
-    const window = createWindow({ ...kured([], 0, 0), schedule: '* * * * *' });
+    const window = createWindow({ ...kured([], 0, 0), schedules: ['* * * * *'] });
     expect(window).toBeInstanceOf(CronWindow);
     expect(window.contains(new Date('2026-11-23T12:00:00Z'))).toBe(true);
     expect(window.describe()).toBe('cron "* * * * *" UTC');
