@@ -19,12 +19,15 @@ export interface HealthBlockerOptions {
 
 /** Why a node counts as unhealthy; undefined when it does not. */
 export function unhealthy(node: V1Node): string | undefined {
-  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-  const unreachable = (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable');
-  if (ready === undefined || ready.status === 'Unknown' || unreachable) return 'unreachable';
-  if (ready.status !== 'True') return 'not ready';
-  if (node.spec?.unschedulable === true) return 'cordoned';
-  return undefined;
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+  if (ready === 'Unknown' || unreachableTaint(node)) return 'unreachable';
+  if (ready !== 'True') return 'not ready';
+  return node.spec?.unschedulable === true ? 'cordoned' : undefined;
+}
+
+/** The node lifecycle controller's taint for a node it cannot reach. */
+function unreachableTaint(node: V1Node): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable');
 }
 
 /** Names shown in a reason before "and N more". */

@@ -70,18 +70,23 @@ function defaults(): Draft {
   return draft;
 }
 
-/** Cross-flag rules, checked after every flag is parsed. */
-function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
-  const config = draft.config;
-  if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
-    throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
-  }
+/** --group-concurrency needs --group-label; the label alone does nothing. */
+function checkGroups(config: Config, warnings: string[]): void {
   if (config.groupConcurrency > 0 && config.groupLabel === '') {
     throw new UsageError('--group-concurrency', String(config.groupConcurrency), 'needs --group-label');
   }
   if (config.groupLabel !== '' && config.groupConcurrency === 0) {
     warnings.push('--group-label has no effect without --group-concurrency');
   }
+}
+
+/** Cross-flag rules, checked after every flag is parsed. */
+function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
+  const config = draft.config;
+  if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
+    throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
+  }
+  checkGroups(config, warnings);
   if (draft.slackHookUrl !== '') {
     if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
     else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');
