@@ -74,6 +74,11 @@ export type AgentConfig = Pick<
   | 'waitForDaemonSetPods'
   | 'rebootRetries'
   | 'onUncordonedDuringDelay'
+  | 'groupLabel'
+  | 'groupConcurrency'
+  | 'requireApproval'
+  | 'approvalTtlMs'
+  | 'historyLimit'
 >;
 
 /** Everything the agent talks to. */

@@ -53,6 +53,9 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       annotation: config.lockAnnotation,
       ttlMs: config.lockTtlMs,
       concurrency: config.concurrency,
+      ...(config.groupConcurrency > 0
+        ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
+        : {}),
       clock,
       log: logger,
       random,

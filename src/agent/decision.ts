@@ -202,7 +202,11 @@ export class Decision {
     };
     const early = decideBeforeLock(before);
     if (early) return early;
-    const meta: LockMetadata = { unschedulable: ctx.node.unschedulable, bootID: ctx.node.bootID };
+    const meta: LockMetadata = {
+      unschedulable: ctx.node.unschedulable,
+      bootID: ctx.node.bootID,
+      ...this.groupOf(ctx.node),
+    };
     const result = await this.deps.lock.acquire(meta, ctx.signal);
     if (!result.acquired) {
       return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
@@ -405,7 +409,17 @@ export class Decision {
   }
 
   private metaOf(node: NodeState, record: CycleRecord): LockMetadata {
-    return { unschedulable: !record.cordoned && node.unschedulable, bootID: record.bootID };
+    return {
+      unschedulable: !record.cordoned && node.unschedulable,
+      bootID: record.bootID,
+      ...this.groupOf(node),
+    };
+  }
+
+  /** With --group-concurrency: the node's group (its --group-label value, '' without one) for the lock. */
+  private groupOf(node: NodeState): { group?: string } {
+    if (this.config.groupConcurrency === 0) return {};
+    return { group: node.labels[this.config.groupLabel] ?? '' };
   }
 
   /** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */

@@ -200,10 +200,12 @@ interface LockItem extends CheckItem {
 async function evaluateLock(
   options: CheckOptions,
   io: CheckIo,
-  kube: Kube,
+  at: { kube: Kube; node: V1Node },
   signal: AbortSignal,
 ): Promise<LockItem> {
   const { config } = options;
+  const { kube, node } = at;
+  const grouped = config.groupConcurrency > 0;
   const lock = new DaemonSetLock({
     kube,
     nodeId: options.node,
@@ -212,6 +214,7 @@ async function evaluateLock(
     annotation: config.lockAnnotation,
     ttlMs: config.lockTtlMs,
     concurrency: config.concurrency,
+    ...(grouped ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } } : {}),
     clock: io.clock,
     log: new MemoryLogger(),
   });
@@ -224,9 +227,16 @@ async function evaluateLock(
       held,
     };
   }
-  const result = await lock.wouldAcquire(signal);
-  if (result.acquired)
-    return { name: 'lock', verdict: 'ok', detail: `a slot is free (${config.concurrency} slot(s))` };
+  const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
+  const result = await lock.wouldAcquire(signal, group);
+  if (result.acquired) {
+    const perGroup = grouped ? `, ${config.groupConcurrency} per ${config.groupLabel}` : '';
+    return {
+      name: 'lock',
+      verdict: 'ok',
+      detail: `a slot is free (${config.concurrency} slot(s)${perGroup})`,
+    };
+  }
   return { name: 'lock', verdict: 'blocks', detail: result.reason };
 }
 
@@ -306,7 +316,7 @@ export async function evaluateCheck(
     ...(await evaluateBlockers(blockers, signal)),
     evaluateBootId(node),
   ];
-  const lock = await evaluateLock(options, io, kube, signal);
+  const lock = await evaluateLock(options, io, { kube, node }, signal);
   items.push(lock);
   const decision = decide(
     items,

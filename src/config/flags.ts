@@ -754,7 +754,7 @@ export const FLAGS: readonly FlagSpec[] = [
   }),
   added({
     name: 'reboot-schedule',
-    type: 'string',
+    type: 'array',
     valueName: '<cron>',
     window: true,
     default: '',

@@ -71,6 +71,12 @@ export interface DaemonSetLockOptions {
   holderCheckMs?: number;
   /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
   countNodesInCycle?: boolean;
+  /**
+   * --group-label/--group-concurrency: at most `concurrency` slots per value of the node label
+   * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
+   * a slot that records none (kured's, or an agent without groups) counts against every group.
+   */
+  groups?: { label: string; concurrency: number };
 }
 
 /** The holder name reported for an annotation we cannot parse. */
@@ -113,6 +119,8 @@ export class DaemonSetLock implements Lock {
   private readonly watch: LockWatch;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
   private watched: V1DaemonSet | undefined;
+  /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
+  private group: string | undefined;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
@@ -138,8 +146,9 @@ export class DaemonSetLock implements Lock {
     return outcome;
   }
 
-  async wouldAcquire(signal?: AbortSignal): Promise<AcquireResult> {
-    const decision = await this.decideAcquire(await this.read(signal), { unschedulable: false }, signal);
+  async wouldAcquire(signal?: AbortSignal, group?: string): Promise<AcquireResult> {
+    const metadata: LockMetadata = { unschedulable: false, ...(group === undefined ? {} : { group }) };
+    const decision = await this.decideAcquire(await this.read(signal), metadata, signal);
     return decision.result;
   }
 
@@ -242,7 +251,20 @@ export class DaemonSetLock implements Lock {
     if (now.malformed !== undefined) return this.malformedExpired(now) ? 'slot-open' : undefined;
     const live = this.live(now.entries);
     if (live.some(isManual)) return undefined;
-    return live.length < this.o.concurrency ? 'slot-open' : undefined;
+    if (live.length >= this.o.concurrency) return undefined;
+    const groups = this.o.groups;
+    if (groups !== undefined && this.group !== undefined) {
+      if (this.inGroup(live, this.group).length >= groups.concurrency) return undefined;
+    }
+    return 'slot-open';
+  }
+
+  /** The slots that count against `group`: its own, and those that record no group. */
+  private inGroup(live: readonly LockEntry[], group: string): LockEntry[] {
+    return live.filter((e) => {
+      const recorded = e.metadata.group;
+      return typeof recorded !== 'string' || recorded === group;
+    });
   }
 
   /** Our slot as stored, for comparison; undefined when we have none. */
@@ -285,29 +307,44 @@ export class DaemonSetLock implements Lock {
     return state.malformed !== undefined && this.leases.expired(MALFORMED_KEY, this.o.ttlMs, this.nowMs());
   }
 
+  /** Answers that need no look at the other slots: unparsable, ours already, or a manual lock. */
+  private settledWithoutWrite(state: LockState): AcquireResult | undefined {
+    if (state.malformed !== undefined && !this.malformedExpired(state)) {
+      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}`;
+      this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
+      return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
+    }
+    const live = this.live(state.entries);
+    const ours = live.find((e) => e.nodeID === this.o.nodeId);
+    if (ours !== undefined) return { acquired: true, holder: toHolder(ours) };
+    const manual = live.find(isManual);
+    if (manual === undefined) return undefined;
+    const reason = `lock held by ${manual.nodeID === '' ? 'an operator' : manual.nodeID} (a manual lock: every slot is held until it is removed)`;
+    return { acquired: false, holders: [manual.nodeID], reason };
+  }
+
   private async decideAcquire(
     state: LockState,
     metadata: LockMetadata,
     signal?: AbortSignal,
   ): Promise<{ result: AcquireResult; entries: LockEntry[] | undefined }> {
-    if (state.malformed !== undefined && !this.malformedExpired(state)) {
-      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}`;
-      this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
-      return { result: { acquired: false, holders: [UNPARSABLE_HOLDER], reason }, entries: undefined };
-    }
+    if (metadata.group !== undefined) this.group = metadata.group;
+    const settled = this.settledWithoutWrite(state);
+    if (settled !== undefined) return { result: settled, entries: undefined };
     let live = this.live(state.entries);
-    const ours = live.find((e) => e.nodeID === this.o.nodeId);
-    if (ours !== undefined) return { result: { acquired: true, holder: toHolder(ours) }, entries: undefined };
-    const manual = live.find(isManual);
-    if (manual !== undefined) {
-      const reason = `lock held by ${manual.nodeID === '' ? 'an operator' : manual.nodeID} (a manual lock: every slot is held until it is removed)`;
-      return { result: { acquired: false, holders: [manual.nodeID], reason }, entries: undefined };
-    }
     if (live.length >= this.o.concurrency) live = await this.withoutDeletedHolders(live, signal);
     const inCycle = live.length < this.o.concurrency ? await this.nodesInCycle(live, signal) : [];
     if (live.length + inCycle.length >= this.o.concurrency) {
-      return { result: this.full(live, inCycle), entries: undefined };
+      return {
+        result: this.full(
+          live,
+          inCycle.map((n) => n.name),
+        ),
+        entries: undefined,
+      };
     }
+    const groupFull = this.groupFull(live, inCycle, metadata.group);
+    if (groupFull !== undefined) return { result: groupFull, entries: undefined };
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
   }
@@ -322,12 +359,42 @@ export class DaemonSetLock implements Lock {
     return { acquired: false, holders, reason };
   }
 
-  /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`. */
-  private async nodesInCycle(live: LockEntry[], signal?: AbortSignal): Promise<string[]> {
+  /**
+   * With --group-concurrency: the answer when `group`'s slots are all taken (by slots of the group,
+   * slots that record no group, and nodes of the group in a cycle without a slot); else undefined.
+   */
+  private groupFull(
+    live: readonly LockEntry[],
+    inCycle: readonly { name: string; group: string }[],
+    group: string | undefined,
+  ): AcquireResult | undefined {
+    const groups = this.o.groups;
+    if (groups === undefined || group === undefined) return undefined;
+    const holders = [
+      ...this.inGroup(live, group).map((e) => e.nodeID),
+      ...inCycle.filter((n) => n.group === group).map((n) => n.name),
+    ];
+    if (holders.length < groups.concurrency) return undefined;
+    const name = group === '' ? `nodes without label ${groups.label}` : `group ${groups.label}=${group}`;
+    const reason = `${name}: all ${groups.concurrency} slot(s) of the group held by ${holders.join(', ')}`;
+    return { acquired: false, holders, reason };
+  }
+
+  /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, with their group. */
+  private async nodesInCycle(
+    live: LockEntry[],
+    signal?: AbortSignal,
+  ): Promise<{ name: string; group: string }[]> {
     if (this.o.countNodesInCycle === false) return [];
     const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
     const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
-    return nodes.map((n) => n.metadata?.name ?? '').filter((name) => name !== '' && !holders.has(name));
+    const label = this.o.groups?.label;
+    return nodes
+      .map((n) => ({
+        name: n.metadata?.name ?? '',
+        group: label === undefined ? '' : (n.metadata?.labels?.[label] ?? ''),
+      }))
+      .filter((n) => n.name !== '' && !holders.has(n.name));
   }
 
   /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */

@@ -175,6 +175,7 @@ export function newEntry(nodeID: string, metadata: LockMetadata, now: Date, ttlM
 /** Type of each optional LockMetadata field; a stored value of another type is dropped. */
 const METADATA_TYPES: Record<Exclude<keyof LockMetadata, 'unschedulable'>, 'string' | 'number'> = {
   bootID: 'string',
+  group: 'string',
 };
 
 /** Reads every field of LockMetadata (and passes fields we do not know through, for round trips). */

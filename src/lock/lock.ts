@@ -6,6 +6,8 @@ export interface LockMetadata {
   unschedulable: boolean;
   /** The node's bootID when the slot was taken (for people reading the lock; the cycle record proves the reboot). */
   bootID?: string;
+  /** The node's --group-label value ('' = the node has none); set when --group-concurrency is. */
+  group?: string;
 }
 
 /** One slot of the lock as read from the annotation. */
@@ -25,8 +27,8 @@ export type AcquireResult =
 export interface Lock {
   /** Takes a slot for this node. Idempotent: when we already hold one, returns it unchanged. */
   acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult>;
-  /** What acquire() would answer now, without writing anything (`kured-ts check`). */
-  wouldAcquire(signal?: AbortSignal): Promise<AcquireResult>;
+  /** What acquire() would answer now for a node of `group`, writing nothing (`kured-ts check`). */
+  wouldAcquire(signal?: AbortSignal, group?: string): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;
   /**

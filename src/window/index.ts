@@ -12,6 +12,8 @@ export { CronWindow } from './cron-window.js';
 /** `--reboot-schedule` (one or more) replaces days/start/end when set; `--blackout` ranges exclude. */
 export function createWindow(config: WindowConfig): Window {
   const base =
-    config.schedules.length === 0 ? new KuredWindow(config) : new CronWindow(config.schedules, config.timeZone);
+    config.schedules.length === 0
+      ? new KuredWindow(config)
+      : new CronWindow(config.schedules, config.timeZone);
   return config.blackouts.length === 0 ? base : new ExclusionWindow(base, config.blackouts, config.timeZone);
 }

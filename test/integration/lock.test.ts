@@ -33,7 +33,13 @@ afterEach(async () => {
 
 function lock(
   nodeId: string,
-  o: { concurrency?: number; ttlMs?: number; clock?: Clock; attempts?: number } = {},
+  o: {
+    concurrency?: number;
+    ttlMs?: number;
+    clock?: Clock;
+    attempts?: number;
+    groups?: { label: string; concurrency: number };
+  } = {},
 ): DaemonSetLock {
   return new DaemonSetLock({
     kube,
@@ -46,6 +52,7 @@ function lock(
     clock: o.clock ?? new SystemClock(),
     log,
     attempts: o.attempts ?? 8,
+    ...(o.groups === undefined ? {} : { groups: o.groups }),
   });
 }
 
@@ -533,4 +540,98 @@ describe("kured's manual lock and nodes in a reboot cycle", () => {
       holders: ['n1', 'n2'],
     });
   });
+});
+
+describe('per-group concurrency under the global cap (--group-label, --group-concurrency)', () => {
+  const ZONE = 'topology.kubernetes.io/zone';
+  const groups = { label: ZONE, concurrency: 1 };
+  /** Nine nodes in three zones, n9 without the label. */
+  const zoneOf = (i: number): string | undefined => (i === 9 ? undefined : `zone-${'abc'[i % 3] ?? ''}`);
+
+  beforeEach(() => {
+    for (let i = 0; i < 10; i++) {
+      const zone = zoneOf(i);
+      server.update<V1Node>('nodes', {
+        metadata: { name: `n${i}`, labels: zone === undefined ? {} : { [ZONE]: zone } },
+      });
+    }
+  });
+
+  const take = (i: number, concurrency = 3) =>
+    lock(`n${i}`, { concurrency, groups }).acquire({ unschedulable: false, group: zoneOf(i) ?? '' });
+
+  it.each([
+    {
+      name: 'lets one node per zone in, up to the global cap of 3',
+      order: [0, 3, 1, 4, 2, 5],
+      acquired: [0, 1, 2],
+    },
+    { name: 'keeps the global cap when every zone still has room', order: [0, 1, 2, 9], acquired: [0, 1, 2] },
+    {
+      name: 'treats nodes without the label as one group of their own',
+      order: [9, 0, 1],
+      acquired: [9, 0, 1],
+    },
+  ])('$name', async ({ order, acquired }) => {
+    const got: number[] = [];
+    for (const i of order) if ((await take(i)).acquired) got.push(i);
+    expect(got).toEqual(acquired);
+    expect(holderIds().sort()).toEqual(acquired.map((i) => `n${i}`).sort());
+  });
+
+  it("names the group, its label and its holders when the group is full, and records each slot's group", async () => {
+    expect((await take(0)).acquired).toBe(true);
+    expect(await take(3)).toEqual({
+      acquired: false,
+      holders: ['n0'],
+      reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n0`,
+    });
+    expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, '')).toMatchObject({
+      acquired: true,
+    });
+    const entries = entriesOf(parseLockAnnotation(annotation() ?? ''));
+    expect(entries.map((e) => e.metadata)).toEqual([{ unschedulable: false, group: 'zone-a' }]);
+  });
+
+  it("counts a slot that records no group (kured's, during a migration) against every group", async () => {
+    expect((await lock('n1', { concurrency: 3 }).acquire({ unschedulable: false })).acquired).toBe(true);
+    const full = await take(0);
+    expect(full).toMatchObject({ acquired: false, holders: ['n1'] });
+    expect((await take(4)).acquired).toBe(false);
+  });
+
+  it('counts a node of the group in a reboot cycle whose slot is missing', async () => {
+    const n3 = server.get<V1Node>('nodes', undefined, 'n3')!;
+    n3.metadata!.labels = { ...n3.metadata!.labels, [CYCLE_LABEL]: 'true' };
+    server.update('nodes', n3);
+    expect(await take(0)).toEqual({
+      acquired: false,
+      holders: ['n3'],
+      reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n3`,
+    });
+    expect((await take(1)).acquired).toBe(true);
+  });
+
+  it('never lets two nodes of one zone hold slots at once, 9 contenders racing', async () => {
+    const results = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => take(i, 9)));
+    const holders = results.flatMap((r, i) => (r.acquired ? [i] : []));
+    expect(holders).toHaveLength(3);
+    expect(new Set(holders.map((i) => zoneOf(i))).size).toBe(3);
+    expect(holderIds()).toHaveLength(3);
+  });
+
+  it('wakes a waiter of a full group only when a slot of its group frees, not for another group', async () => {
+    await take(0);
+    await take(1);
+    const waiter = lock('n3', { concurrency: 3, groups });
+    expect((await waiter.acquire({ unschedulable: false, group: 'zone-a' })).acquired).toBe(false);
+    let woke = false;
+    const wait = waiter.waitForChange(5_000).then(() => (woke = true));
+    await lock('n1', { concurrency: 3, groups }).release();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(woke).toBe(false);
+    await lock('n0', { concurrency: 3, groups }).release();
+    await wait;
+    expect(woke).toBe(true);
+  }, 10_000);
 });

@@ -61,6 +61,7 @@ alertFiringOnly: false
 annotateNodes: false
 waitForDaemonsetPods: false
 blockOnPdb: true
+requireApproval: false
 {{- end -}}
 
 {{/*
