@@ -38,6 +38,15 @@ import {
   type NodeState,
   type NodeWrite,
 } from '../node/node.js';
+import { APPROVAL_ANNOTATION, judgeApproval } from '../node/approval.js';
+import {
+  HISTORY_ANNOTATION,
+  appendHistory,
+  parseHistory,
+  phaseDurations,
+  type HistoryRecord,
+  type HistoryResult,
+} from '../node/history.js';
 import { renderMessage } from '../notify/message.js';
 import type { NotifyEvent } from '../notify/notifier.js';
 import type { SentinelVerdict } from '../sentinel/sentinel.js';
@@ -59,6 +68,8 @@ interface Ctx {
   /** false at start-up: stop after the taint, before the window, blockers and the lock attempt. */
   acquire: boolean;
   verdict?: SentinelVerdict;
+  /** When this pass's drain finished (for the reboot history). */
+  drainedAt?: string;
 }
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -105,11 +116,7 @@ export function notRequired(verdict: SentinelVerdict): Outcome {
  * `extra`, and our cordon when it is still ours: we made it, nobody else owns it since, and the node
  * is not paused (an operator's way to keep it cordoned). undefined: nothing to write.
  */
-function endOfCycle(
-  node: NodeState,
-  record: CycleRecord,
-  extra: { labels?: Record<string, string>; annotations?: Record<string, null> },
-): NodeWrite | undefined {
+function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
   const stillOurs =
     node.annotations[CYCLE_ANNOTATION] !== undefined || node.labels[CYCLE_LABEL] !== undefined;
   const change: NodeWrite = {
@@ -132,6 +139,12 @@ function foreignCordon(node: NodeState): boolean {
   return node.unschedulableOwners.some((owner) => !CYCLE_MANAGERS.includes(owner));
 }
 
+/** What the write that ends a cycle adds: labels, and annotations to set or (null) remove. */
+interface CycleEnd {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string | null>;
+}
+
 export class Decision {
   /**
    * No slot, taint or cycle record of ours on the cluster, as the last full read and our writes since
@@ -140,6 +153,8 @@ export class Decision {
   private clean = false;
   /** Do we hold a slot, as far as we know? The agent renews the slot's lease while this is true. */
   holdsSlot = false;
+  /** When this agent first saw the current reboot required (for the history); cleared when none is. */
+  private requiredAt: string | undefined;
 
   constructor(
     private readonly config: AgentConfig,
@@ -174,6 +189,7 @@ export class Decision {
   private async fresh(ctx: Ctx): Promise<Outcome> {
     const verdict = await this.sentinel(ctx);
     if (!verdict.required) return this.notNeeded(ctx, verdict);
+    this.requiredAt ??= this.deps.clock.now().toISOString();
     // Right after startUp's 'pending', the first pass does not report it again.
     const last = this.reporter.last;
     const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
@@ -184,7 +200,10 @@ export class Decision {
 
   /** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
   private async notNeeded(ctx: Ctx, verdict: SentinelVerdict): Promise<Outcome> {
-    if (verdict.error === undefined) await this.removeTaint(ctx);
+    if (verdict.error === undefined) {
+      this.requiredAt = undefined;
+      await this.removeTaint(ctx);
+    }
     this.clean = verdict.error === undefined || !this.hasTaint(ctx.node);
     return notRequired(verdict);
   }
@@ -202,6 +221,15 @@ export class Decision {
     };
     const early = decideBeforeLock(before);
     if (early) return early;
+    if (this.config.requireApproval) {
+      const approval = judgeApproval(
+        ctx.node.annotations[APPROVAL_ANNOTATION],
+        now,
+        this.config.approvalTtlMs,
+        this.config.nodeId,
+      );
+      if (!approval.approved) return { kind: 'awaiting-approval', reason: approval.reason };
+    }
     const meta: LockMetadata = {
       unschedulable: ctx.node.unschedulable,
       bootID: ctx.node.bootID,
@@ -261,6 +289,9 @@ export class Decision {
         attempts: 0,
         started: from.started.toISOString(),
         ...(this.deps.agentId === undefined ? {} : { agent: this.deps.agentId }),
+        ...(this.requiredAt === undefined ? {} : { requiredAt: this.requiredAt }),
+        kernel: ctx.node.kernelVersion ?? '',
+        osImage: ctx.node.osImage ?? '',
       };
       const change: NodeWrite = {
         labels: { [CYCLE_LABEL]: 'true' },
@@ -314,6 +345,7 @@ export class Decision {
    */
   private async resume(ctx: Ctx, record: CycleRecord): Promise<Outcome> {
     if (record.attempts >= this.config.rebootRetries) {
+      await this.recordFailure(ctx, record);
       return {
         kind: 'failed',
         reason:
@@ -355,6 +387,7 @@ export class Decision {
       keepGoing: () => this.slotStillOurs(ctx, record),
     });
     this.deps.metrics.observeDrain(drained.durationMs / 1000);
+    ctx.drainedAt = this.deps.clock.now().toISOString();
     if (drained.stopped !== undefined && !this.holdsSlot) {
       return this.abortBeforeReboot(ctx, record, `drain stopped: ${drained.stopped}`);
     }
@@ -424,7 +457,7 @@ export class Decision {
 
   /** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */
   private async drainFailed(ctx: Ctx, record: CycleRecord, result: DrainResult): Promise<Outcome> {
-    await this.endCycle(ctx, record, {});
+    await this.endCycle(ctx, record, (node) => ({ annotations: this.history(node, record, 'drain-failed') }));
     await this.release(ctx);
     const pods = result.pending.map((p) => `${p.pod} (${p.reason})`).join(', ');
     return { kind: 'drain-failed', reason: `drain failed: ${pods === '' ? 'unknown' : pods}` };
@@ -481,6 +514,7 @@ export class Decision {
             ...record,
             attempts,
             rebootRequestedAt: this.deps.clock.now().toISOString(),
+            ...(ctx.drainedAt === undefined ? {} : { drainedAt: ctx.drainedAt }),
           }),
         },
       },
@@ -546,14 +580,19 @@ export class Decision {
 
   /** Our cordon off (unless someone else's or the node is paused), record and taint off, labels, release. */
   private async complete(ctx: Ctx, record: CycleRecord, timedOut: string | undefined): Promise<Outcome> {
-    const annotations: Record<string, null> = {};
-    if (this.config.annotateNodes && ctx.node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
-      annotations[KURED_IN_PROGRESS_ANNOTATION] = null;
-    }
-    const uncordoned = await this.endCycle(ctx, record, {
-      labels: this.config.postRebootNodeLabels,
-      annotations,
+    const uncordoned = await this.endCycle(ctx, record, (node) => {
+      const annotations: Record<string, string | null> = {
+        ...this.history(node, record, timedOut === undefined ? 'success' : 'timeout'),
+      };
+      if (this.config.annotateNodes && node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
+        annotations[KURED_IN_PROGRESS_ANNOTATION] = null;
+      }
+      // An approval is for one reboot: this one used it.
+      if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
+      return { labels: this.config.postRebootNodeLabels, annotations };
     });
+    this.requiredAt = undefined;
+    this.observePhases(ctx, record);
     await this.removeTaint(ctx);
     await this.notify('uncordon', this.config.messageTemplateUncordon);
     if (this.config.lockReleaseDelayMs > 0) {
@@ -620,10 +659,10 @@ export class Decision {
   private async endCycle(
     ctx: Ctx,
     record: CycleRecord,
-    extra: { labels?: Record<string, string>; annotations?: Record<string, null> },
+    extra: CycleEnd | ((node: NodeState) => CycleEnd),
   ): Promise<boolean> {
     for (let attempt = 1; attempt <= GUARDED_WRITE_ATTEMPTS; attempt++) {
-      const change = endOfCycle(ctx.node, record, extra);
+      const change = endOfCycle(ctx.node, record, typeof extra === 'function' ? extra(ctx.node) : extra);
       if (change === undefined) return false;
       const written = await this.deps.node.write(change, ctx.node.resourceVersion, ctx.signal);
       if (written) {
@@ -650,6 +689,65 @@ export class Decision {
       ctx.node = await this.readNode(ctx.signal);
     }
     throw new Error(`node ${this.config.nodeId} kept changing while its cycle record was written`);
+  }
+
+  /** The history annotation with this cycle appended ({} with --history-limit 0). */
+  private history(node: NodeState, record: CycleRecord, result: HistoryResult): Record<string, string> {
+    if (this.config.historyLimit === 0) return {};
+    const entry = this.historyRecord(node, record, result);
+    return {
+      [HISTORY_ANNOTATION]: appendHistory(
+        node.annotations[HISTORY_ANNOTATION],
+        entry,
+        this.config.historyLimit,
+      ),
+    };
+  }
+
+  private historyRecord(node: NodeState, record: CycleRecord, result: HistoryResult): HistoryRecord {
+    const entry: HistoryRecord = {
+      result,
+      bootIDBefore: record.bootID,
+      bootIDAfter: node.bootID,
+      kernelBefore: record.kernel ?? '',
+      kernelAfter: node.kernelVersion ?? '',
+      osImageBefore: record.osImage ?? '',
+      osImageAfter: node.osImage ?? '',
+      lockedAt: record.started,
+      endedAt: this.deps.clock.now().toISOString(),
+    };
+    const optional = {
+      requiredAt: record.requiredAt,
+      drainedAt: record.drainedAt,
+      rebootRequestedAt: record.rebootRequestedAt,
+      upAt: record.verifyingSince,
+    };
+    for (const [key, value] of Object.entries(optional)) {
+      if (value !== undefined) entry[key as keyof typeof optional] = value;
+    }
+    return entry;
+  }
+
+  /**
+   * A cycle given up on (the boot never changed) stays where it is for an operator, but goes into
+   * the history once (guarded; a later pass retries a write the node's changes refused).
+   */
+  private async recordFailure(ctx: Ctx, record: CycleRecord): Promise<void> {
+    if (this.config.historyLimit === 0) return;
+    const last = parseHistory(ctx.node.annotations[HISTORY_ANNOTATION]).at(-1);
+    if (last?.lockedAt === record.started && last.result === 'failed') return;
+    const written = await this.deps.node.write(
+      { annotations: this.history(ctx.node, record, 'failed') },
+      ctx.node.resourceVersion,
+      ctx.signal,
+    );
+    if (written) ctx.node = written;
+  }
+
+  /** kured_ts_phase_duration_seconds for a finished cycle. */
+  private observePhases(ctx: Ctx, record: CycleRecord): void {
+    const durations = phaseDurations(this.historyRecord(ctx.node, record, 'success'));
+    for (const [phase, seconds] of Object.entries(durations)) this.deps.metrics.observePhase(phase, seconds);
   }
 
   private async release(ctx: Ctx): Promise<void> {

@@ -9,6 +9,7 @@ type PlainKind =
   | 'sentinel-error'
   | 'pending'
   | 'outside-window'
+  | 'awaiting-approval'
   | 'draining'
   | 'drain-failed'
   | 'aborted'
@@ -82,6 +83,13 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     events: [normal('RebootBlocked')],
     level: 'info',
     message: 'reboot blocked',
+    lockHeld: false,
+  },
+  'awaiting-approval': {
+    phase: 'awaiting-approval',
+    events: [normal('AwaitingApproval')],
+    level: 'info',
+    message: 'waiting for approval',
     lockHeld: false,
   },
   'waiting-for-lock': {

@@ -17,6 +17,11 @@ export interface AgentMetrics {
   observeDrain(seconds: number): void;
   /** kured_ts_reboot_duration_seconds (cordon → uncordon) */
   observeReboot(seconds: number): void;
+  /**
+   * kured_ts_phase_duration_seconds{phase}: one finished cycle's phases (wait: reboot required to
+   * lock; drain; reboot: request to the new boot; ready: new boot to uncordon).
+   */
+  observePhase(phase: string, seconds: number): void;
   /** kured_ts_evictions_total{result} */
   countEvictions(result: EvictionResult, n: number): void;
   /** kured_ts_reboots_total{result} */
@@ -35,6 +40,7 @@ export const noMetrics: AgentMetrics = {
   setBlocked: () => undefined,
   observeDrain: () => undefined,
   observeReboot: () => undefined,
+  observePhase: () => undefined,
   countEvictions: () => undefined,
   countReboot: () => undefined,
   countSentinelError: () => undefined,

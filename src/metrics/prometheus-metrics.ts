@@ -37,6 +37,8 @@ const LONGEST_TIMER_MS = 2_147_483_647;
 const DRAIN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
 /** Cordon → uncordon: a drain, a host reboot (1–10 min) and the readiness gate (up to 30m default). */
 const REBOOT_BUCKETS = [60, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 14400];
+/** Phases last from seconds (ready) to days (waiting for a window and the lock). */
+const PHASE_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400, 259200];
 
 export interface PrometheusMetricsOptions {
   /** Blocker names that get a kured_ts_blocked series at 0 from the start. Default DEFAULT_BLOCKER_NAMES. */
@@ -58,6 +60,7 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly blocked: Gauge<'node' | 'blocker'>;
   private readonly drainDuration: Histogram;
   private readonly rebootDuration: Histogram;
+  private readonly phaseDuration: Histogram<'phase'>;
   private readonly evictions: Counter<'result'>;
   private readonly reboots: Counter<'result'>;
   private readonly sentinelErrors: Counter;
@@ -99,6 +102,13 @@ export class PrometheusMetrics implements AgentMetrics {
       name: 'kured_ts_reboot_duration_seconds',
       help: 'Time from cordon to uncordon of a completed reboot (drain, reboot and readiness gate).',
       buckets: REBOOT_BUCKETS,
+      registers,
+    });
+    this.phaseDuration = new Histogram({
+      name: 'kured_ts_phase_duration_seconds',
+      help: 'Time a finished reboot cycle spent in each phase: wait (required to lock), drain, reboot (request to new boot), ready (new boot to uncordon).',
+      labelNames: ['phase'],
+      buckets: PHASE_BUCKETS,
       registers,
     });
     this.evictions = new Counter({
@@ -170,6 +180,10 @@ export class PrometheusMetrics implements AgentMetrics {
 
   observeReboot(seconds: number): void {
     this.rebootDuration.observe(Math.max(0, seconds));
+  }
+
+  observePhase(phase: string, seconds: number): void {
+    this.phaseDuration.observe({ phase }, Math.max(0, seconds));
   }
 
   countEvictions(result: EvictionResult, n: number): void {

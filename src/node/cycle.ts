@@ -37,6 +37,13 @@ export interface CycleRecord {
   started: string;
   /** Who wrote it: the agent's pod name (or host name), for people reading the record. */
   agent?: string;
+  /** For the reboot history: when the agent first saw the reboot required (RFC 3339). */
+  requiredAt?: string;
+  /** When the drain finished (written with the reboot request). */
+  drainedAt?: string;
+  /** The kernel and OS image the cycle started on. */
+  kernel?: string;
+  osImage?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -68,7 +75,15 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     attempts,
     started: optionalText(value.started) ?? '',
   };
-  for (const key of ['rebootRequestedAt', 'verifyingSince', 'agent'] as const) {
+  for (const key of [
+    'rebootRequestedAt',
+    'verifyingSince',
+    'agent',
+    'requiredAt',
+    'drainedAt',
+    'kernel',
+    'osImage',
+  ] as const) {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }

@@ -3,6 +3,7 @@
 export type EventReason =
   | 'RebootRequired'
   | 'RebootBlocked'
+  | 'AwaitingApproval'
   | 'LockAcquired'
   | 'Draining'
   | 'DrainFailed'

@@ -63,6 +63,16 @@ export function unschedulableOwners(node: V1Node): string[] {
   return [...owners].sort();
 }
 
+/** status.nodeInfo's boot, kernel and OS image ('' when unknown). */
+function nodeInfo(node: V1Node): Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'> {
+  const info = node.status?.nodeInfo;
+  return {
+    bootID: info?.bootID ?? '',
+    kernelVersion: info?.kernelVersion ?? '',
+    osImage: info?.osImage ?? '',
+  };
+}
+
 /** The Node object reduced to what the agent decides on. */
 export function toNodeState(node: V1Node): NodeState {
   return {
@@ -70,7 +80,7 @@ export function toNodeState(node: V1Node): NodeState {
     unschedulable: node.spec?.unschedulable === true,
     unschedulableOwners: unschedulableOwners(node),
     taints: (node.spec?.taints ?? []).map(toTaint),
-    bootID: node.status?.nodeInfo?.bootID ?? '',
+    ...nodeInfo(node),
     conditions: (node.status?.conditions ?? []).map(toCondition),
   };
 }

@@ -49,6 +49,9 @@ export interface NodeState {
   taints: Taint[];
   /** status.nodeInfo.bootID ('' when unknown). */
   bootID: string;
+  /** status.nodeInfo.kernelVersion and osImage, for the reboot history. */
+  kernelVersion?: string;
+  osImage?: string;
   conditions: NodeCondition[];
   labels: Record<string, string>;
   annotations: Record<string, string>;

@@ -7,6 +7,7 @@ export type Phase =
   | 'pending'
   | 'outside-window'
   | 'blocked'
+  | 'awaiting-approval'
   | 'waiting-for-lock'
   | 'draining'
   | 'rebooting'
@@ -19,6 +20,7 @@ export const PHASES: readonly Phase[] = [
   'pending',
   'outside-window',
   'blocked',
+  'awaiting-approval',
   'waiting-for-lock',
   'draining',
   'rebooting',

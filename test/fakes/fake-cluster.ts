@@ -40,6 +40,7 @@ export class RecordingMetrics implements AgentMetrics {
   blocked: string | undefined = 'unset';
   drains: number[] = [];
   reboots: number[] = [];
+  phases: [string, number][] = [];
   evictions: Partial<Record<EvictionResult, number>> = {};
   results: RebootResult[] = [];
   sentinelErrors = 0;
@@ -56,6 +57,9 @@ export class RecordingMetrics implements AgentMetrics {
   }
   setBlocked(blocker: string | undefined): void {
     this.blocked = blocker;
+  }
+  observePhase(phase: string, seconds: number): void {
+    this.phases.push([phase, seconds]);
   }
   observeDrain(seconds: number): void {
     this.drains.push(seconds);
@@ -94,6 +98,8 @@ export class FakeCluster {
   drainFails = false;
   /** Does a reboot request change the bootID? (false: the host ignored it) */
   rebootWorks = true;
+  /** The kernel the node runs after a reboot (status.nodeInfo.kernelVersion); default unchanged. */
+  kernelAfterReboot: string | undefined;
   /** Conditions after a reboot; default Ready=True. */
   conditionsAfterReboot = [{ type: 'Ready', status: 'True' }];
   rebootError: Error | undefined;
@@ -169,6 +175,7 @@ export class FakeCluster {
     const n = Number(this.node.bootID.replace(/\D/g, '')) || 1;
     this.node.bootID = `boot-${n + 1}`;
     this.node.conditions = structuredClone(this.conditionsAfterReboot);
+    if (this.kernelAfterReboot !== undefined) this.node.kernelVersion = this.kernelAfterReboot;
     bump(this.node); // the kubelet reports the new boot: the Node changes
     this.sentinel = false;
   }

@@ -67,6 +67,8 @@ export class FakeNode implements NodeOps {
       unschedulableOwners: r.unschedulableOwners,
       taints: r.taints,
       bootID: r.bootID,
+      ...(r.kernelVersion === undefined ? {} : { kernelVersion: r.kernelVersion }),
+      ...(r.osImage === undefined ? {} : { osImage: r.osImage }),
       conditions: r.conditions,
       labels: r.labels,
       annotations: r.annotations,

@@ -16,6 +16,12 @@ const DESIGN_FLAGS = [
   'reboot-schedule', 'host-exec', 'kubeconfig',
 ]; // prettier-ignore
 
+/** The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval, history). */
+const FLEET_POLICY_FLAGS = [
+  'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
+  'history-limit',
+]; // prettier-ignore
+
 describe('the flag table', () => {
   it('holds every flag of DESIGN §3 and --kubeconfig', () => {
     const names = FLAGS.map((f) => f.name);
@@ -27,8 +33,8 @@ describe('the flag table', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('only adds deprecated kured flags beyond DESIGN §3', () => {
-    const extra = FLAGS.filter((f) => !DESIGN_FLAGS.includes(f.name));
+  it('only adds deprecated kured flags and the fleet-policy flags beyond DESIGN §3', () => {
+    const extra = FLAGS.filter((f) => !DESIGN_FLAGS.includes(f.name) && !FLEET_POLICY_FLAGS.includes(f.name));
     expect(extra.map((f) => [f.name, f.origin, f.deprecated !== undefined])).toEqual([
       ['slack-username', 'kured', true],
       ['slack-channel', 'kured', true],
@@ -54,6 +60,8 @@ describe('the flag table', () => {
         'pre-reboot-node-labels',
         'readiness-gate',
         'reboot-days',
+        'reboot-schedule',
+        'blackout',
       ].sort(),
     );
   });
@@ -66,13 +74,22 @@ describe('the flag table', () => {
 
   it('parses every default (so help and behaviour agree), leaving no field unset', () => {
     const config = defaultConfig();
-    const unset = Object.entries(config).filter(([key, v]) => v === undefined && key !== 'alertFilterRegexp');
+    // Two fields are undefined by design: no alert filter, no health gate.
+    const optional = ['alertFilterRegexp', 'maxUnhealthyNodes'];
+    const unset = Object.entries(config).filter(([key, v]) => v === undefined && !optional.includes(key));
     expect(unset).toEqual([]);
   });
 
   it('marks the window flags', () => {
     const window = FLAGS.filter((f) => f.window === true).map((f) => f.name);
-    expect(window).toEqual(['reboot-days', 'start-time', 'end-time', 'time-zone', 'reboot-schedule']);
+    expect(window).toEqual([
+      'reboot-days',
+      'start-time',
+      'end-time',
+      'time-zone',
+      'reboot-schedule',
+      'blackout',
+    ]);
   });
 });
 

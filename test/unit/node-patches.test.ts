@@ -55,7 +55,11 @@ describe('taint patches', () => {
         metadata: { name: 'n1', labels: { a: 'b' } },
         spec: { unschedulable: true, taints: [{ key: 'a', effect: 'NoSchedule' }] },
         status: {
-          nodeInfo: { bootID: 'b1' } as never,
+          nodeInfo: {
+            bootID: 'b1',
+            kernelVersion: '6.1.0-28-amd64',
+            osImage: 'Debian GNU/Linux 12',
+          } as never,
           conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-05T10:00:00Z' }],
         },
       }),
@@ -66,6 +70,8 @@ describe('taint patches', () => {
       unschedulableOwners: [],
       taints: [{ key: 'a', effect: 'NoSchedule' }],
       bootID: 'b1',
+      kernelVersion: '6.1.0-28-amd64',
+      osImage: 'Debian GNU/Linux 12',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-05T10:00:00Z') }],
       labels: { a: 'b' },
       annotations: {},

@@ -1,0 +1,96 @@
+// A node's reboot history: one record per finished reboot cycle, the latest last, bounded
+// (--history-limit), in the annotation `kured-ts.dev/history`. It says when each phase happened and
+// what changed: the boot (bootID), the kernel and the OS image, which is what proves that an update
+// took effect. Written in the guarded patch that ends the cycle; read by `kured-ts history`.
+
+export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
+
+/** How a cycle ended. */
+export type HistoryResult = 'success' | 'timeout' | 'failed' | 'drain-failed';
+
+export interface HistoryRecord {
+  result: HistoryResult;
+  bootIDBefore: string;
+  bootIDAfter: string;
+  kernelBefore: string;
+  kernelAfter: string;
+  osImageBefore: string;
+  osImageAfter: string;
+  /** RFC 3339 times; absent when the cycle never got there (or it is not known). */
+  requiredAt?: string;
+  lockedAt: string;
+  drainedAt?: string;
+  rebootRequestedAt?: string;
+  /** The agent saw the new boot. */
+  upAt?: string;
+  /** The cycle ended: uncordoned (or given up) and released. */
+  endedAt: string;
+}
+
+/** The per-phase durations of a record, seconds; a phase whose ends are not known is absent. */
+export function phaseDurations(
+  r: HistoryRecord,
+): Partial<Record<'wait' | 'drain' | 'reboot' | 'ready', number>> {
+  const span = (from: string | undefined, to: string | undefined): number | undefined => {
+    const a = Date.parse(from ?? '');
+    const b = Date.parse(to ?? '');
+    return Number.isNaN(a) || Number.isNaN(b) || b < a ? undefined : (b - a) / 1000;
+  };
+  const out: Partial<Record<'wait' | 'drain' | 'reboot' | 'ready', number>> = {};
+  const set = (key: 'wait' | 'drain' | 'reboot' | 'ready', value: number | undefined): void => {
+    if (value !== undefined) out[key] = value;
+  };
+  set('wait', span(r.requiredAt, r.lockedAt));
+  set('drain', span(r.lockedAt, r.drainedAt));
+  set('reboot', span(r.rebootRequestedAt, r.upAt));
+  set('ready', span(r.upAt, r.endedAt));
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const TEXT_FIELDS = [
+  'bootIDBefore',
+  'bootIDAfter',
+  'kernelBefore',
+  'kernelAfter',
+  'osImageBefore',
+  'osImageAfter',
+  'lockedAt',
+  'endedAt',
+] as const;
+const OPTIONAL_FIELDS = ['requiredAt', 'drainedAt', 'rebootRequestedAt', 'upAt'] as const;
+const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
+
+function readRecord(value: unknown): HistoryRecord | undefined {
+  if (!isRecord(value)) return undefined;
+  const result = RESULTS.find((r) => r === value.result);
+  if (result === undefined) return undefined;
+  const text = (key: string): string => (typeof value[key] === 'string' ? value[key] : '');
+  const record = { result } as HistoryRecord;
+  for (const key of TEXT_FIELDS) record[key] = text(key);
+  for (const key of OPTIONAL_FIELDS) if (typeof value[key] === 'string') record[key] = value[key];
+  return record;
+}
+
+/** The records in the annotation, oldest first; entries that cannot be read are left out. */
+export function parseHistory(raw: string | undefined): HistoryRecord[] {
+  if (raw === undefined) return [];
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (!Array.isArray(value)) return [];
+    return value.flatMap((v) => {
+      const r = readRecord(v);
+      return r === undefined ? [] : [r];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** The annotation with `record` appended, keeping the latest `limit` records. */
+export function appendHistory(raw: string | undefined, record: HistoryRecord, limit: number): string {
+  return JSON.stringify([...parseHistory(raw), record].slice(-limit));
+}
