@@ -695,6 +695,7 @@ async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   const metrics = new PrometheusMetrics('n1');
   metrics.observeDrain(1);
   metrics.observeReboot(1);
+  metrics.observePhase('drain', 1);
   const text = await metrics.metrics();
   const found = new Map<string, Set<string>>();
   for (const line of text.split('\n')) {
