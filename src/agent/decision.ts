@@ -38,7 +38,7 @@ import {
   type NodeState,
   type NodeWrite,
 } from '../node/node.js';
-import { APPROVAL_ANNOTATION, judgeApproval } from '../node/approval.js';
+import { APPROVAL_ANNOTATION, judgeApproval, type ApprovalVerdict } from '../node/approval.js';
 import {
   HISTORY_ANNOTATION,
   appendHistory,
@@ -82,6 +82,8 @@ export interface BeforeLock {
   block: { blocked: false } | { blocked: true; blocker: string; reason: string };
   /** The node's bootID ('' = unknown). */
   bootID: string;
+  /** Under --require-approval, the node's approval as judged now; absent without it. */
+  approval?: ApprovalVerdict;
 }
 
 /**
@@ -102,6 +104,7 @@ export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
       blocker: 'node',
     };
   }
+  if (b.approval?.approved === false) return { kind: 'awaiting-approval', reason: b.approval.reason };
   return undefined;
 }
 
@@ -218,18 +221,19 @@ export class Decision {
       window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
       block: inside ? await firstBlock(this.deps.blockers, ctx.signal) : { blocked: false },
       bootID: ctx.node.bootID,
+      ...(this.config.requireApproval
+        ? {
+            approval: judgeApproval(
+              ctx.node.annotations[APPROVAL_ANNOTATION],
+              now,
+              this.config.approvalTtlMs,
+              this.config.nodeId,
+            ),
+          }
+        : {}),
     };
     const early = decideBeforeLock(before);
     if (early) return early;
-    if (this.config.requireApproval) {
-      const approval = judgeApproval(
-        ctx.node.annotations[APPROVAL_ANNOTATION],
-        now,
-        this.config.approvalTtlMs,
-        this.config.nodeId,
-      );
-      if (!approval.approved) return { kind: 'awaiting-approval', reason: approval.reason };
-    }
     const meta: LockMetadata = {
       unschedulable: ctx.node.unschedulable,
       bootID: ctx.node.bootID,

@@ -19,6 +19,7 @@ import { MemoryLogger } from '../log/logger.js';
 import { errorText } from '../text/error-text.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { CYCLE_ANNOTATION, STATUS_ANNOTATION } from '../node/node.js';
+import { APPROVAL_ANNOTATION, judgeApproval, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
@@ -106,6 +107,7 @@ export type CheckDecisionKind =
   | 'sentinel-error'
   | 'outside-window'
   | 'blocked'
+  | 'awaiting-approval'
   | 'waiting-for-lock'
   | 'would-reboot'
   | 'in-progress';
@@ -181,6 +183,22 @@ function evaluateWindow(config: CheckConfig, now: Date): CheckItem {
   };
 }
 
+/** Under --require-approval, the node's approval as its agent judges it now; {} without the flag. */
+function approvalOf(config: CheckConfig, node: V1Node, now: Date): { approval?: ApprovalVerdict } {
+  if (!config.requireApproval) return {};
+  const raw = node.metadata?.annotations?.[APPROVAL_ANNOTATION];
+  return { approval: judgeApproval(raw, now, config.approvalTtlMs, node.metadata?.name ?? '') };
+}
+
+/** --require-approval: one item saying whether the node is approved (none without the flag). */
+function evaluateApproval(config: CheckConfig, node: V1Node, now: Date): CheckItem[] {
+  const { approval } = approvalOf(config, node, now);
+  if (approval === undefined) return [];
+  if (!approval.approved) return [{ name: 'approval', verdict: 'blocks', detail: approval.reason }];
+  const { by, at } = approval.approval;
+  return [{ name: 'approval', verdict: 'ok', detail: `approved by ${by || 'unknown'} at ${at}` }];
+}
+
 function evaluateBootId(node: V1Node): CheckItem {
   const bootID = node.status?.nodeInfo?.bootID ?? '';
   return bootID === ''
@@ -229,15 +247,17 @@ async function evaluateLock(
   }
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
   const result = await lock.wouldAcquire(signal, group);
-  if (result.acquired) {
-    const perGroup = grouped ? `, ${config.groupConcurrency} per ${config.groupLabel}` : '';
-    return {
-      name: 'lock',
-      verdict: 'ok',
-      detail: `a slot is free (${config.concurrency} slot(s)${perGroup})`,
-    };
-  }
-  return { name: 'lock', verdict: 'blocks', detail: result.reason };
+  return result.acquired
+    ? { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) }
+    : { name: 'lock', verdict: 'blocks', detail: result.reason };
+}
+
+/** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
+function freeSlot(config: CheckConfig, group: string | undefined): string {
+  if (group === undefined) return `a slot is free (${config.concurrency} slot(s))`;
+  const which = group === '' ? 'none: no such label' : `${config.groupLabel}=${group}`;
+  const perGroup = `${config.groupConcurrency} per ${config.groupLabel}; this node's group ${which}`;
+  return `a slot is free (${config.concurrency} slot(s), ${perGroup})`;
 }
 
 /** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
@@ -248,7 +268,8 @@ function beforeLock(items: readonly CheckItem[], now: Date, config: CheckConfig,
       ? { required: false, error: sentinel.detail }
       : { required: sentinel?.verdict !== 'no-reboot' };
   const window = createWindow(config.window);
-  const blocker = items.find((i) => i.verdict === 'blocks' && i.name !== 'lock' && i.name !== 'window');
+  const own = new Set(['lock', 'window', 'approval']);
+  const blocker = items.find((i) => i.verdict === 'blocks' && !own.has(i.name));
   return {
     verdict,
     window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
@@ -256,6 +277,7 @@ function beforeLock(items: readonly CheckItem[], now: Date, config: CheckConfig,
       ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
       : { blocked: false },
     bootID: node.status?.nodeInfo?.bootID ?? '',
+    ...approvalOf(config, node, now),
   };
 }
 
@@ -286,6 +308,8 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
       return { kind: 'idle', reason: 'reboot not required' };
     case 'outside-window':
       return { kind: 'outside-window', reason: detail('window') };
+    case 'awaiting-approval':
+      return { kind: 'awaiting-approval', reason: early.reason };
     default:
       return { kind: 'blocked', reason: early.reason };
   }
@@ -315,6 +339,7 @@ export async function evaluateCheck(
     evaluateWindow(options.config, io.clock.now()),
     ...(await evaluateBlockers(blockers, signal)),
     evaluateBootId(node),
+    ...evaluateApproval(options.config, node, io.clock.now()),
   ];
   const lock = await evaluateLock(options, io, { kube, node }, signal);
   items.push(lock);

@@ -97,6 +97,14 @@ export function main(invocation: Invocation): Promise<number> {
         'per node: reboot required, phase, reason, lock holder, last reboot',
         async () => (await import('./status.js')).registerStatus,
       ),
+      history: operatorCommand(
+        'the last reboots of each node: result, phase times, kernel and OS image before and after',
+        async () => (await import('./history.js')).registerHistory,
+      ),
+      approve: operatorCommand(
+        'approve the next reboot of nodes waiting under --require-approval',
+        async () => (await import('./approve.js')).registerApprove,
+      ),
       pause: operatorCommand(
         'pause reboots fleet-wide: agents stop before taking the lock and say so',
         async () => (await import('./pause.js')).registerPause,

@@ -23,7 +23,16 @@ export type AgentRunner = (config: Config, io: CliIo, log: Logger) => Promise<nu
 export type CommandRegistrar = (program: Command, exit: (code: number) => void) => void;
 
 /** The commands besides the agent and `window`, each in src/cli/<name>.ts, loaded when it runs. */
-export const COMMANDS = ['status', 'pause', 'resume', 'check', 'simulate', 'migrate-values'] as const;
+export const COMMANDS = [
+  'status',
+  'history',
+  'approve',
+  'pause',
+  'resume',
+  'check',
+  'simulate',
+  'migrate-values',
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /**
@@ -163,7 +172,7 @@ export function buildProgram(io: CliIo, options: ProgramOptions, state: State): 
   const program = configured(new Command(plugin ? 'kubectl kured-ts' : 'kured-ts'), io)
     .description(
       plugin
-        ? 'kured-ts operator commands: reboot status, dry-run checks, fleet pause and resume, simulation'
+        ? 'kured-ts operator commands: reboot status and history, dry-run checks, approval, fleet pause and resume, simulation'
         : 'Kubernetes reboot coordination daemon: a TypeScript successor to kured',
     )
     .version(io.version, '-V, --version')

@@ -19,9 +19,7 @@ import { formatStreamed } from './output.js';
 import { EXIT_FAILURE, EXIT_OK, commandSignal, describeApiError, type CommandIo } from './shared.js';
 import {
   buildStatus,
-  columnWidths,
   fleetLines,
-  formatRow,
   formatStatus,
   readStatusInputs,
   statusCells,
@@ -29,6 +27,7 @@ import {
   type StatusOptions,
   type StatusReport,
 } from './status.js';
+import { columnWidths, formatRow } from './table.js';
 
 export interface WatchIo extends CommandIo {
   /** Redraw the whole table (a terminal) rather than print changed rows. */

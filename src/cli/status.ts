@@ -5,6 +5,10 @@ import type { V1DaemonSet, V1Node } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
 import { UsageError } from '../config/config.js';
 import { formatObject, parseOutput } from './output.js';
+import { formatTable } from './table.js';
+import { formatHistory, recordRows } from './history.js';
+import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
+import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
@@ -47,6 +51,8 @@ export interface StatusOptions extends DaemonSetRef {
   lockTtlMs: number;
   /** `table` (default), `wide`, `json` or `yaml`. */
   output: StatusOutput;
+  /** Only these nodes (and, in the table, their reboot history); empty = every node. */
+  nodes?: readonly string[];
 }
 
 /** The -o values `status` accepts. */
@@ -63,8 +69,12 @@ export interface NodeReport {
   /** RFC 3339 start of the phase. */
   since: string | null;
   bootID: string;
-  /** Does this node hold a lock slot? */
-  lock: { held: boolean; since: string | null; expired: boolean };
+  /** Does this node hold a lock slot? `group`: the --group-label value its slot records. */
+  lock: { held: boolean; since: string | null; expired: boolean; group: string | null };
+  /** The approval under --require-approval (`kured-ts approve`), when there is one. */
+  approval: Approval | null;
+  /** The last reboot cycles the agent recorded, oldest first (`kured-ts history`). */
+  history: HistoryRecord[];
   /** RFC 3339 time of the last completed reboot, when the cluster records it. */
   lastReboot: string | null;
   /** Per-node opt-out (`kured-ts.dev/reboot-paused=true`). */
@@ -122,11 +132,13 @@ function lastRebootOf(status: Partial<NodeStatus> | undefined): string | null {
 }
 
 function lockOf(entry: LockEntry | undefined, ttlMs: number, nowMs: number): NodeReport['lock'] {
-  if (entry === undefined) return { held: false, since: null, expired: false };
+  if (entry === undefined) return { held: false, since: null, expired: false, group: null };
+  const group = entry.metadata.group;
   return {
     held: true,
     since: entry.created !== '' ? entry.created : null,
     expired: isExpired(entry, ttlMs, nowMs),
+    group: typeof group === 'string' ? group : null,
   };
 }
 
@@ -155,10 +167,17 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
       nowMs,
     ),
     lastReboot: lastRebootOf(status),
+    approval: approvalOf(annotations[APPROVAL_ANNOTATION]),
+    history: parseHistory(annotations[HISTORY_ANNOTATION]),
     paused: annotations[NODE_PAUSE_ANNOTATION] === 'true',
     unschedulable: node.spec?.unschedulable === true,
     kured: kuredAnnotations(annotations),
   };
+}
+
+function approvalOf(raw: string | undefined): Approval | null {
+  const parsed = parseApproval(raw);
+  return parsed === undefined || 'error' in parsed ? null : parsed;
 }
 
 function kuredAnnotations(annotations: Record<string, string>): NodeReport['kured'] {
@@ -181,7 +200,9 @@ export function buildStatus(
   nowMs: number,
 ): StatusReport {
   const lock = readLock(inputs.ds, options.lockAnnotation);
+  const only = new Set(options.nodes ?? []);
   const rows = inputs.nodes
+    .filter((n) => only.size === 0 || only.has(n.metadata?.name ?? ''))
     .map((n) => nodeReport(n, lock, options.lockTtlMs, nowMs))
     .sort((a, b) => a.node.localeCompare(b.node));
   return {
@@ -220,6 +241,12 @@ function lockCell(row: NodeReport): string {
   return row.lock.expired ? 'held (expired)' : 'held';
 }
 
+/** `-o wide`: the slot's group too. */
+function wideLockCell(row: NodeReport): string {
+  const cell = lockCell(row);
+  return row.lock.group === null ? cell : `${cell} [${row.lock.group || 'no group label'}]`;
+}
+
 function reasonCell(row: NodeReport): string {
   const parts: string[] = [];
   if (row.paused) parts.push('[node paused]');
@@ -228,25 +255,6 @@ function reasonCell(row: NodeReport): string {
   }
   if (row.reason !== '') parts.push(row.reason);
   return parts.length > 0 ? parts.join(' ') : '-';
-}
-
-/** Column widths for a header and its rows. */
-export function columnWidths(header: readonly string[], rows: readonly (readonly string[])[]): number[] {
-  return header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-}
-
-/** One row: left-aligned columns separated by three spaces, as kubectl prints. */
-export function formatRow(cells: readonly string[], widths: readonly number[]): string {
-  return cells
-    .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-    .join('   ')
-    .trimEnd();
-}
-
-/** Left-aligned columns separated by three spaces, as kubectl prints. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = columnWidths(header, rows);
-  return [formatRow(header, widths), ...rows.map((r) => formatRow(r, widths))];
 }
 
 /** Longer reasons are cut in the table (`-o json` has them whole). */
@@ -268,6 +276,10 @@ export function fleetLines(report: StatusReport): string[] {
   const known = new Set(report.nodes.map((n) => n.node));
   const strangers = report.lock.holders.filter((h) => !known.has(h));
   if (strangers.length > 0) lines.push(`Lock also held by: ${strangers.join(', ')} (not a node)`);
+  const waiting = report.nodes.filter((n) => n.phase === 'awaiting-approval').map((n) => n.node);
+  if (waiting.length > 0) {
+    lines.push(`Awaiting approval: ${waiting.join(', ')} (kured-ts approve NODE..., or --all)`);
+  }
   return lines;
 }
 
@@ -309,7 +321,7 @@ export function statusCells(r: NodeReport, output: 'table' | 'wide'): string[] {
     yesNo(r.rebootRequired),
     r.phase ?? '-',
     r.since ?? '-',
-    lockCell(r),
+    wideLockCell(r),
     r.lock.since ?? '-',
     yesNo(!r.unschedulable),
     yesNo(r.paused),
@@ -325,7 +337,23 @@ export function formatStatus(report: StatusReport, output: 'table' | 'wide' = 't
   return [...fleetLines(report), ...formatTable(statusHeader(output), rows)];
 }
 
-/** `kured-ts status`: prints the table (or JSON); 0, or 1 with one line when the cluster cannot be read. */
+/** The table, then (for nodes named on the command line) each one's reboot history. */
+function humanStatus(report: StatusReport, options: StatusOptions & { output: 'table' | 'wide' }): string[] {
+  const lines = formatStatus(report, options.output);
+  for (const row of (options.nodes ?? []).length > 0 ? report.nodes : []) {
+    lines.push(
+      '',
+      `Reboot history of ${row.node}:`,
+      ...formatHistory(recordRows(row.node, row.history), options.output),
+    );
+  }
+  return lines;
+}
+
+/**
+ * `kured-ts status [NODE...]`: prints the table (or JSON); 1 with one line when the cluster cannot be
+ * read, or per named node that does not exist.
+ */
 export async function runStatus(options: StatusOptions, io: CommandIo): Promise<number> {
   const err = io.err ?? io.out;
   let report: StatusReport;
@@ -335,9 +363,13 @@ export async function runStatus(options: StatusOptions, io: CommandIo): Promise<
     err(describeApiError(e, 'read node status'));
     return EXIT_FAILURE;
   }
-  if (options.output === 'json' || options.output === 'yaml') io.out(formatObject(report, options.output));
-  else for (const line of formatStatus(report, options.output)) io.out(line);
-  return EXIT_OK;
+  const found = new Set(report.nodes.map((n) => n.node));
+  const missing = (options.nodes ?? []).filter((n) => !found.has(n));
+  for (const name of missing) err(`node ${name} not found`);
+  const output = options.output;
+  if (output === 'json' || output === 'yaml') io.out(formatObject(report, output));
+  else for (const line of humanStatus(report, { ...options, output })) io.out(line);
+  return missing.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }
 
 interface StatusFlags extends ClusterFlags {
@@ -348,7 +380,11 @@ interface StatusFlags extends ClusterFlags {
 }
 
 /** The flags, then KURED_* environment, then defaults; UsageError or OutputFormatError when bad. */
-function statusOptions(flags: StatusFlags, env: CommandDeps['env']): StatusOptions & KubeTarget {
+function statusOptions(
+  nodes: readonly string[],
+  flags: StatusFlags,
+  env: CommandDeps['env'],
+): StatusOptions & KubeTarget {
   const output = parseOutput(flags.output, STATUS_OUTPUTS);
   const cluster = clusterOptions(flags, env);
   const lockAnnotation =
@@ -365,13 +401,14 @@ function statusOptions(flags: StatusFlags, env: CommandDeps['env']): StatusOptio
       flags.lockTtl === undefined ? 'KURED_LOCK_TTL' : undefined,
     );
   }
-  return { ...cluster, lockAnnotation, lockTtlMs, output };
+  return { ...cluster, lockAnnotation, lockTtlMs, output, nodes };
 }
 
 /** Adds `status` to the program. */
 export function registerStatus(program: Command, deps: CommandDeps): Command {
   const cmd = program
     .command('status')
+    .argument('[node...]', 'only these nodes, with their reboot history (default: all)')
     .description(
       'show, per node, whether a reboot is required, its phase and reason, the lock and the last reboot',
     );
@@ -380,8 +417,8 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
     .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
     .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
-    .action(async (flags: StatusFlags) => {
-      const options = usage(deps, () => statusOptions(flags, deps.env));
+    .action(async (nodes: string[], flags: StatusFlags) => {
+      const options = usage(deps, () => statusOptions(nodes, flags, deps.env));
       const io = options && commandIo(deps, options);
       if (!options || !io) return;
       if (flags.watch !== true) {

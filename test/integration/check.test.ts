@@ -279,6 +279,61 @@ describe('kured-ts check', () => {
     ).toBeUndefined();
   });
 
+  it('under --require-approval waits for an approval, and would reboot once there is one', async () => {
+    api.create('daemonsets', daemonSet());
+    const c = config({ requireApproval: true, approvalTtlMs: 3_600_000 });
+    expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
+    expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
+      '  approval  BLOCKS     waiting for approval: run kured-ts approve n1',
+    );
+    expect(out[out.length - 1]).toBe(
+      'decision: awaiting-approval: waiting for approval: run kured-ts approve n1',
+    );
+    const n = api.get<V1Node>('nodes', undefined, 'n1')!;
+    n.metadata = {
+      ...n.metadata,
+      annotations: { 'kured-ts.dev/approved': JSON.stringify({ by: 'alice', at: '2026-01-05T09:30:00Z' }) },
+    };
+    api.update('nodes', n);
+    out = [];
+    expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
+    expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
+      '  approval  ok         approved by alice at 2026-01-05T09:30:00Z',
+    );
+    expect(writes()).toEqual([]);
+  });
+
+  it("names the node's group under --group-concurrency, and the full group that holds it back", async () => {
+    const full = JSON.stringify({
+      maxOwners: 3,
+      locks: [
+        {
+          nodeID: 'n2',
+          metadata: { unschedulable: false, group: 'a' },
+          created: '2026-01-05T09:00:00Z',
+          TTL: 0,
+        },
+      ],
+    });
+    api.create('daemonsets', daemonSet({ [LOCK]: full }));
+    const n = api.get<V1Node>('nodes', undefined, 'n1')!;
+    n.metadata = { ...n.metadata, labels: { zone: 'b' } };
+    api.update('nodes', n);
+    const c = config({ concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 });
+    expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
+    expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
+      "  lock      ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
+    );
+    n.metadata = { ...n.metadata, labels: { zone: 'a' } };
+    api.update('nodes', n);
+    out = [];
+    expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
+    expect(out[out.length - 1]).toBe(
+      'decision: waiting-for-lock: group zone=a: all 1 slot(s) of the group held by n2',
+    );
+    expect(writes()).toEqual([]);
+  });
+
   it('reports a cycle in progress when the node holds the lock', async () => {
     api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n1') }));
     const report = await evaluateCheck({ node: 'n1', config: config() }, io, AbortSignal.timeout(5000));

@@ -402,7 +402,7 @@ describe('simulate --timeline', () => {
 });
 
 describe('the operator commands', () => {
-  it.each(['status', 'pause', 'resume', 'check', 'simulate', 'migrate-values'])(
+  it.each(['status', 'history', 'approve', 'pause', 'resume', 'check', 'simulate', 'migrate-values'])(
     '%s is wired in (its own help, exit 0)',
     (command) => {
       const run = cli([command, '--help']);
@@ -416,6 +416,14 @@ describe('the operator commands', () => {
     const run = cli(['check']);
     expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
     expect(run.stderr).toContain('--node');
+  });
+
+  it('approve refuses to run with neither node names nor --all, or with both', () => {
+    for (const args of [['approve'], ['approve', 'n1', '--all']]) {
+      const run = cli(args);
+      expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
+      expect(run.stderr).toMatch(/^error: .*--all/);
+    }
   });
 });
 

@@ -185,8 +185,10 @@ describe('kured-ts status', () => {
       reason: 'lock acquired (n1)',
       since: '2026-01-05T09:50:00Z',
       bootID: 'boot-n1',
-      lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false },
+      lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false, group: null },
       lastReboot: null,
+      approval: null,
+      history: [],
       paused: false,
       unschedulable: true,
       kured: { rebootInProgress: null, mostRecentRebootNeeded: null },
@@ -398,6 +400,34 @@ describe('the subcommands as registered with commander', () => {
       '-',
       'boot-n1',
       'lock acquired (n1)',
+    ]);
+  });
+
+  it("shows with -o wide the group a slot records under --group-label, and a group-less node's slot", async () => {
+    seedFleet({
+      [LOCK]: JSON.stringify({
+        maxOwners: 3,
+        locks: [
+          {
+            nodeID: 'n1',
+            metadata: { unschedulable: false, group: 'zone-a' },
+            created: '2026-01-05T09:50:00Z',
+            TTL: 0,
+          },
+          {
+            nodeID: 'n2',
+            metadata: { unschedulable: false, group: '' },
+            created: '2026-01-05T09:51:00Z',
+            TTL: 0,
+          },
+        ],
+      }),
+    });
+    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    expect(await cli.run(['status', '-o', 'wide'])).toBe(0);
+    expect(out.slice(1, 3).map((l) => l.split(/ {3,}/)[4])).toEqual([
+      'held [zone-a]',
+      'held [no group label]',
     ]);
   });
 

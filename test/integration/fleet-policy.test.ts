@@ -1,0 +1,230 @@
+// The fleet policies over the real seams: an agent (client-node, KubeNodeOps, DaemonSetLock) and the
+// operator commands (approve, history, status) as registered with commander, against the fake API
+// server. What one writes is what the other reads.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Command } from 'commander';
+import { Agent } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { registerApprove } from '../../src/cli/approve.js';
+import { registerHistory, type HistoryRow } from '../../src/cli/history.js';
+import type { CommandDeps } from '../../src/cli/shared.js';
+import { registerStatus, type StatusReport } from '../../src/cli/status.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { APPROVAL_ANNOTATION } from '../../src/node/approval.js';
+import { HISTORY_ANNOTATION, parseHistory } from '../../src/node/history.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
+import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+
+const LOCK = 'weave.works/kured-node-lock';
+
+let server: FakeApiServer;
+let required: boolean;
+let reboots: number;
+let out: string[];
+let errs: string[];
+
+function addNode(name: string, ready = 'True'): void {
+  server.create<V1Node>('nodes', {
+    metadata: { name },
+    spec: {},
+    status: { nodeInfo: nodeInfo(`boot-${name}-1`), conditions: [{ type: 'Ready', status: ready }] },
+  });
+}
+
+beforeEach(async () => {
+  server = await startFakeApiServer();
+  required = true;
+  reboots = 0;
+  out = [];
+  errs = [];
+  server.create('daemonsets', kuredDaemonSet());
+  addNode('n1');
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function node(name = 'n1'): V1Node {
+  return server.get<V1Node>('nodes', undefined, name)!;
+}
+
+function holders(): string[] {
+  const text = server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations?.[LOCK];
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+}
+
+function setReady(name: string, status: string): void {
+  const n = node(name);
+  n.status = { ...n.status, conditions: [{ type: 'Ready', status }] };
+  server.update('nodes', n);
+}
+
+/** n1's agent; its host reboots into boot-n1-2 with kernel 6.2. */
+function agent(overrides: Partial<Config>): Agent {
+  const c = testConfig({ periodMs: 60_000, drainTimeoutMs: 5000, postRebootTimeoutMs: 60_000, ...overrides });
+  const deps = createAgentDeps(c, {
+    kube: new ClientNodeKube(server.kubeConfig()),
+    clock: new SystemClock(),
+    logger: new MemoryLogger(),
+    sentinel: { rebootRequired: () => Promise.resolve({ required }) },
+    rebooter: {
+      reboot: () => {
+        reboots++;
+        const n = node();
+        n.status = { ...n.status, nodeInfo: { ...nodeInfo('boot-n1-2'), kernelVersion: '6.2' } };
+        server.update('nodes', n);
+        required = false;
+        return Promise.resolve();
+      },
+    },
+  });
+  return new Agent(c, deps);
+}
+
+/** The operator commands, as `kured-ts` registers them, over client-node. */
+function operator(): (args: string[]) => Promise<number | undefined> {
+  let code: number | undefined;
+  const deps: CommandDeps = {
+    env: {},
+    out: (l) => out.push(l),
+    err: (l) => errs.push(l),
+    exit: (c) => (code = c),
+    connect: () => new ClientNodeKube(server.kubeConfig()),
+  };
+  const program = new Command().exitOverride();
+  registerApprove(program, deps);
+  registerHistory(program, deps);
+  registerStatus(program, deps);
+  return async (args) => {
+    code = undefined;
+    out = [];
+    errs = [];
+    await program.parseAsync(args, { from: 'user' });
+    return code;
+  };
+}
+
+describe('--require-approval with kured-ts approve', () => {
+  it('waits without a slot until approved, reboots once, records the kernel change and uses up the approval', async () => {
+    const c = { requireApproval: true, historyLimit: 10 };
+    const run = operator();
+    const waiting = await agent(c).tick();
+    expect(waiting).toMatchObject({
+      kind: 'awaiting-approval',
+      reason: 'waiting for approval: run kured-ts approve n1',
+    });
+    expect(holders()).toEqual([]);
+    expect(node().spec?.unschedulable).toBeFalsy();
+
+    expect(await run(['status'])).toBe(0);
+    expect(out[0]).toBe('Awaiting approval: n1 (kured-ts approve NODE..., or --all)');
+    expect(await run(['approve', '--all', '--by', 'alice'])).toBe(0);
+    expect(out).toEqual([
+      expect.stringMatching(/^n1: approved by alice at .*; its agent takes a slot when one is free$/),
+    ]);
+    expect(JSON.parse(node().metadata?.annotations?.[APPROVAL_ANNOTATION] ?? '{}')).toMatchObject({
+      by: 'alice',
+    });
+
+    expect((await agent(c).tick()).kind).toBe('rebooting');
+    expect(reboots).toBe(1);
+    expect((await agent(c).tick()).kind).toBe('completed');
+    expect(node().metadata?.annotations?.[APPROVAL_ANNOTATION]).toBeUndefined();
+    expect(holders()).toEqual([]);
+
+    const history = parseHistory(node().metadata?.annotations?.[HISTORY_ANNOTATION]);
+    expect(history).toEqual([
+      expect.objectContaining({
+        result: 'success',
+        bootIDBefore: 'boot-n1-1',
+        bootIDAfter: 'boot-n1-2',
+        kernelBefore: '6.1',
+        kernelAfter: '6.2',
+      }),
+    ]);
+    expect(await run(['history', 'n1', '-o', 'json'])).toBe(0);
+    const rows = (JSON.parse(out.join('\n')) as { records: HistoryRow[] }).records;
+    expect(rows.map((r) => [r.node, r.result, r.kernelAfter])).toEqual([['n1', 'success', '6.2']]);
+    expect(Object.keys(rows[0]?.durationsSeconds ?? {}).sort()).toEqual(['drain', 'ready', 'reboot', 'wait']);
+    expect(await run(['status', 'n1'])).toBe(0);
+    expect(out).toContain('Reboot history of n1:');
+    expect(out.some((l) => l.startsWith('n1') && l.includes('success') && l.includes('6.1 → 6.2'))).toBe(
+      true,
+    );
+  });
+
+  it('an approval older than --approval-ttl does not count, and approve names a node that does not exist', async () => {
+    const run = operator();
+    const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+      metadata: { annotations: { [APPROVAL_ANNOTATION]: JSON.stringify({ by: 'bob', at: old }) } },
+    });
+    const outcome = await agent({ requireApproval: true, approvalTtlMs: 3_600_000 }).tick();
+    expect(outcome.kind).toBe('awaiting-approval');
+    expect(outcome.reason).toBe(
+      `approval by bob at ${old} expired (--approval-ttl); run kured-ts approve n1`,
+    );
+    expect(holders()).toEqual([]);
+    expect(await run(['approve', 'n1', 'ghost', '--by', 'carol'])).toBe(1);
+    expect(errs).toEqual(['node ghost not found']);
+    expect((await agent({ requireApproval: true, approvalTtlMs: 3_600_000 }).tick()).kind).toBe('rebooting');
+  });
+
+  it('approve --revoke takes an approval back before the node used it', async () => {
+    const run = operator();
+    expect(await run(['approve', 'n1', '--by', 'alice'])).toBe(0);
+    expect(out[0]).toMatch(/^n1: approved by alice at .* ahead of time \(phase unknown\)/);
+    expect(await run(['approve', 'n1', '--revoke'])).toBe(0);
+    expect(out).toEqual(['n1: approval revoked']);
+    expect(node().metadata?.annotations?.[APPROVAL_ANNOTATION]).toBeUndefined();
+    expect((await agent({ requireApproval: true }).tick()).kind).toBe('awaiting-approval');
+    expect(await run(['approve', '--all'])).toBe(0);
+    expect(errs).toEqual([]);
+  });
+});
+
+describe('--max-unhealthy-nodes', () => {
+  it('takes no slot while more other nodes than allowed are unhealthy, naming them, then goes once one recovers', async () => {
+    addNode('n2', 'False');
+    addNode('n3', 'Unknown');
+    addNode('n4');
+    const c = { maxUnhealthyNodes: { count: 1 } };
+    const blocked = await agent(c).tick();
+    expect(blocked).toMatchObject({ kind: 'blocked', blocker: 'health' });
+    expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 unreachable');
+    expect(holders()).toEqual([]);
+    expect(node().spec?.unschedulable).toBeFalsy();
+    setReady('n3', 'True');
+    expect((await agent(c).tick()).kind).toBe('rebooting');
+  });
+
+  it('asks the watch cache, not etcd (resourceVersion=0), once per decision', async () => {
+    addNode('n2', 'False');
+    addNode('n3', 'False');
+    server.requests.length = 0;
+    const outcome = await agent({ maxUnhealthyNodes: { percent: 34 } }).tick();
+    expect(outcome.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 not ready');
+    const lists = server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/nodes');
+    expect(lists.map((r) => r.query)).toEqual([{ resourceVersion: '0' }]);
+  });
+});
+
+describe('kured-ts history and status NODE', () => {
+  it('say so when nothing is recorded, and name a node that does not exist, exit 1', async () => {
+    const run = operator();
+    expect(await run(['history'])).toBe(0);
+    expect(out).toEqual(['no reboot recorded (agents keep the last --history-limit cycles per node)']);
+    expect(await run(['history', 'ghost'])).toBe(1);
+    expect(errs).toEqual(['node ghost not found']);
+    expect(await run(['status', 'ghost', '-o', 'json'])).toBe(1);
+    expect(errs).toEqual(['node ghost not found']);
+    expect((JSON.parse(out.join('\n')) as StatusReport).nodes).toEqual([]);
+  });
+});
