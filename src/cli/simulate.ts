@@ -1,8 +1,9 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../config/values.js';
-import { SIM_TAINT } from '../sim/agent-config.js';
-import type { PdbSpec } from '../sim/cluster.js';
+import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
+import { ZONE_LABEL, type PdbSpec } from '../sim/cluster.js';
+import { unhealthyLimit } from '../config/values.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';
@@ -50,6 +51,16 @@ export interface SimulateOptions {
   lockTtlMs?: number;
   /** --wipe-lock-every: a third party deletes the lock annotation this often; 0 = never. */
   wipeLockEveryMs?: number;
+  /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
+  zones?: number;
+  /** --group-concurrency: at most this many nodes per zone (the agents' --group-label is the zone). */
+  groupConcurrency?: number;
+  /** --max-unhealthy-nodes: the agents' health gate. */
+  maxUnhealthyNodes?: { count: number } | { percent: number };
+  /** --unhealthy-nodes N,DURATION: the last N nodes are NotReady for DURATION from the start. */
+  unhealthy?: { nodes: number; durationMs: number };
+  /** --approve-every: agents run with --require-approval; a simulated operator approves this often. */
+  approveEveryMs?: number;
   /** --seed: default 1. */
   seed: number;
 }
@@ -96,6 +107,16 @@ export async function simulate(
   return runSimulation({ ...simulationOptions(options, io.createAgent), onPhase: io.onPhase });
 }
 
+/** The fleet policies the agents run with: zone groups, the health gate, approval. */
+function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
+  const groups = options.groupConcurrency ?? 0;
+  return {
+    ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
+    maxUnhealthyNodes: options.maxUnhealthyNodes,
+    requireApproval: (options.approveEveryMs ?? 0) > 0,
+  };
+}
+
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -112,6 +133,8 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       podStartMs: 10_000,
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
+      zones: options.zones ?? 0,
+      ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
       seed: options.seed,
     },
     agent: {
@@ -124,8 +147,10 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       evictionRetryDelayMs: 5_000,
       prometheusUrl: '',
       lockTtlMs: options.lockTtlMs ?? 0,
+      ...fleetPolicy(options),
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
+    approveEveryMs: options.approveEveryMs ?? 0,
     createAgent: createAgent ?? simAgentFactory,
     startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
     connect: connectSimKube,
@@ -161,6 +186,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
     concurrency: options.concurrency,
     periodMs: options.periodMs,
     seed: options.seed,
+    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
   };
   const report = formatReport(result, header);
   io.out.write(report.join('\n') + '\n');
@@ -221,6 +247,24 @@ function duration(value: string): number {
   return ms;
 }
 
+/** --max-unhealthy-nodes: as the agent's flag reads it. */
+function simUnhealthyLimit(value: string): { count: number } | { percent: number } {
+  try {
+    const limit = unhealthyLimit(value);
+    if (limit === undefined) throw new Error('expected N or N%');
+    return limit;
+  } catch (err) {
+    throw new InvalidArgumentError(errorText(err));
+  }
+}
+
+/** --unhealthy-nodes N,DURATION. */
+export function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
+  const [count = '', span = ''] = value.split(',');
+  if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
+  return { nodes: positiveInt('--unhealthy-nodes', 1)(count), durationMs: duration(span) };
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : positiveInt('--needs-reboot', 0)(value);
 }
@@ -271,6 +315,11 @@ interface SimulateFlags {
   kuredPolling: boolean;
   lockTtl: number;
   wipeLockEvery: number;
+  zones: number;
+  groupConcurrency: number;
+  maxUnhealthyNodes?: { count: number } | { percent: number };
+  unhealthyNodes?: { nodes: number; durationMs: number };
+  approveEvery: number;
   seed: number;
   progress: boolean;
   timeline?: string;
@@ -343,6 +392,36 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         '0s',
       ),
     )
+    .option(
+      '--zones <n>',
+      'label the nodes topology.kubernetes.io/zone over n zones (zone-a, zone-b, … round robin)',
+      positiveInt('--zones', 0),
+      0,
+    )
+    .option(
+      '--group-concurrency <n>',
+      "at most n nodes per zone at once (the agents' --group-label is the zone; needs --zones)",
+      positiveInt('--group-concurrency', 0),
+      0,
+    )
+    .option(
+      '--max-unhealthy-nodes <n|n%>',
+      "the agents' health gate: no slot while more other nodes than this are unhealthy",
+      simUnhealthyLimit,
+    )
+    .option(
+      '--unhealthy-nodes <n,duration>',
+      'the last n nodes are NotReady from the start for this long (e.g. 2,30m)',
+      unhealthyNodes,
+    )
+    .addOption(
+      durationOption(
+        '--approve-every <duration>',
+        'agents run with --require-approval; a simulated operator runs approve --all this often (0s = off)',
+        0,
+        '0s',
+      ),
+    )
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .option('--no-progress', 'no live progress, only the report')
     .option(
@@ -350,7 +429,10 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       'also draw the wave: one row per node, phases as coloured bars, slots and hosts down against the concurrency (.svg, or .html with the report)',
       timelinePath,
     )
-    .action(async (flags: SimulateFlags) => {
+    .action(async (flags: SimulateFlags, command: Command) => {
+      if (flags.groupConcurrency > 0 && flags.zones === 0) {
+        command.error('error: --group-concurrency needs --zones (the groups are the zones)', { exitCode: 2 });
+      }
       const code = await runSimulate(
         {
           nodes: flags.nodes,
@@ -368,6 +450,11 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           kuredPolling: flags.kuredPolling,
           lockTtlMs: flags.lockTtl,
           wipeLockEveryMs: flags.wipeLockEvery,
+          zones: flags.zones,
+          groupConcurrency: flags.groupConcurrency,
+          maxUnhealthyNodes: flags.maxUnhealthyNodes,
+          unhealthy: flags.unhealthyNodes,
+          approveEveryMs: flags.approveEvery,
           seed: flags.seed,
         },
         {

@@ -15,6 +15,7 @@ import {
   parseDuration,
   parseLabels,
   splitCommand,
+  unhealthyLimit,
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
@@ -251,17 +252,6 @@ function splitList(values: readonly string[]): string[] {
     .flatMap((v) => v.split(/[;\n]/))
     .map((v) => v.trim())
     .filter((v) => v !== '');
-}
-
-/** --max-unhealthy-nodes: '' (off), N, or N% of the nodes. */
-function unhealthyLimit(value: string): Config['maxUnhealthyNodes'] {
-  const text = value.trim();
-  if (text === '') return undefined;
-  const m = /^(\d+)(%)?$/.exec(text);
-  if (!m) throw new Error('expected a number of nodes (2) or a percentage of them (10%)');
-  const n = Number(m[1]);
-  if (m[2] !== undefined && n > 100) throw new Error('a percentage must be 0-100');
-  return m[2] === undefined ? { count: n } : { percent: n };
 }
 
 /** A label key (a qualified name with an optional DNS prefix), or '' for none. */

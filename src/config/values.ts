@@ -138,3 +138,14 @@ export function checkUrl(text: string, schemes?: readonly string[]): string {
   if (schemes && !schemes.includes(scheme)) throw new Error(`scheme must be ${schemes.join(' or ')}`);
   return text;
 }
+
+/** --max-unhealthy-nodes: '' (off), N, or N% of the nodes. */
+export function unhealthyLimit(value: string): { count: number } | { percent: number } | undefined {
+  const text = value.trim();
+  if (text === '') return undefined;
+  const m = /^(\d+)(%)?$/.exec(text);
+  if (!m) throw new Error('expected a number of nodes (2) or a percentage of them (10%)');
+  const n = Number(m[1]);
+  if (m[2] !== undefined && n > 100) throw new Error('a percentage must be 0-100');
+  return m[2] === undefined ? { count: n } : { percent: n };
+}

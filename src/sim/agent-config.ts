@@ -18,6 +18,12 @@ export interface SimAgentSettings {
   prometheusUrl: string;
   /** --lock-ttl; 0 = slots never expire. Default 0. */
   lockTtlMs?: number;
+  /** --group-label with --group-concurrency (0 = no per-group limit). Default none. */
+  groups?: { label: string; concurrency: number };
+  /** --max-unhealthy-nodes. Default none (no health gate). */
+  maxUnhealthyNodes?: Config['maxUnhealthyNodes'];
+  /** --require-approval. Default false. */
+  requireApproval?: boolean;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -40,6 +46,10 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     lockAnnotation: LOCK_ANNOTATION,
     concurrency: s.concurrency,
     lockTtlMs: s.lockTtlMs ?? 0,
+    groupLabel: s.groups?.label ?? '',
+    groupConcurrency: s.groups?.concurrency ?? 0,
+    maxUnhealthyNodes: s.maxUnhealthyNodes,
+    requireApproval: s.requireApproval ?? false,
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,

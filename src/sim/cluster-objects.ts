@@ -1,7 +1,14 @@
 // The objects the simulated cluster starts with and creates: nodes, the agents' DaemonSet and pods,
 // blocking batch pods, PodDisruptionBudgets.
 import type { PdbSpec } from './cluster.js';
-import { BATCH_NAMESPACE, BLOCKING_LABEL, DS_NAME, DS_NAMESPACE, SIM_NAMESPACE } from './cluster.js';
+import {
+  BATCH_NAMESPACE,
+  BLOCKING_LABEL,
+  DS_NAME,
+  DS_NAMESPACE,
+  SIM_NAMESPACE,
+  ZONE_LABEL,
+} from './cluster.js';
 import type { SimDaemonSet, SimNode, SimPdb, SimPod } from './objects.js';
 
 export function readyCondition(
@@ -12,15 +19,32 @@ export function readyCondition(
   return { type: 'Ready', status: ready ? 'True' : 'False', reason, lastTransitionTime: at };
 }
 
-export function nodeObject(name: string, bootID: string, cordoned: boolean, at: string): SimNode {
+/** The kernel a simulated node runs after `reboots` reboots (each reboot installs the next). */
+export function simKernel(reboots: number): string {
+  return `6.1.0-${reboots + 1}-sim`;
+}
+
+/** A node as the simulated kubelet registers it; `zone` labels it topology.kubernetes.io/zone. */
+export function nodeObject(
+  name: string,
+  boot: { bootID: string; cordoned: boolean; zone?: string },
+  at: string,
+): SimNode {
+  const labels: Record<string, string> = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
+  if (boot.zone !== undefined) labels[ZONE_LABEL] = boot.zone;
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
-    spec: cordoned ? { unschedulable: true } : {},
+    metadata: { name, labels },
+    spec: boot.cordoned ? { unschedulable: true } : {},
     status: {
       conditions: [readyCondition(true, at, 'KubeletReady')],
-      nodeInfo: { bootID, kubeletVersion: 'v1.31.0', osImage: 'Simulated Linux' },
+      nodeInfo: {
+        bootID: boot.bootID,
+        kubeletVersion: 'v1.31.0',
+        osImage: 'Simulated Linux',
+        kernelVersion: simKernel(0),
+      },
     },
   };
 }

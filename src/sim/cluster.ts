@@ -19,6 +19,7 @@ import {
   nodeObject,
   pdbObject,
   readyCondition,
+  simKernel,
 } from './cluster-objects.js';
 import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
 import { placements } from './scheduler.js';
@@ -55,6 +56,10 @@ export interface ClusterSpec {
   graceSeconds: number;
   /** Batch pods matching the blocking selector: on the first `nodes` nodes, running for `durationMs`. */
   blockingPods: { nodes: number; durationMs: number };
+  /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
+  zones?: number;
+  /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
+  unhealthy?: { nodes: number; durationMs: number };
   seed: number;
 }
 
@@ -64,6 +69,7 @@ export const DS_NAMESPACE = 'kube-system';
 export const DS_NAME = 'kured';
 export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
 export const BLOCKING_LABEL = 'sim.kured-ts.dev/blocking';
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** Hooks through which the cluster tells the simulation about the agents' host. */
 export interface HostHooks {
@@ -106,6 +112,9 @@ export class SimCluster {
   /** Nodes down right now and the maximum seen. */
   downNow = 0;
   maxDown = 0;
+  /** With zones: hosts down right now per zone, and the most seen at once per zone. */
+  readonly downByZone = new Map<string, number>();
+  readonly maxDownByZone = new Map<string, number>();
   /** Every time a host was down (virtual ms; upAtMs unset while it still is), for the timeline. */
   readonly outages: { node: string; downAtMs: number; upAtMs?: number }[] = [];
   private readonly random: Random;
@@ -161,12 +170,50 @@ export class SimCluster {
         reboots: 0,
         bootID,
       });
-      this.server.create<SimNode>('nodes', nodeObject(name, bootID, preCordoned, this.isoNow()));
+      const zone = this.zoneOf(name);
+      const boot = { bootID, cordoned: preCordoned, ...(zone === undefined ? {} : { zone }) };
+      this.server.create<SimNode>('nodes', nodeObject(name, boot, this.isoNow()));
       this.server.create<SimPod>('pods', this.readyPod(agentPod(name), name));
     });
     this.createWorkloads();
     this.createBlockingPods();
+    this.degrade();
     this.started = true;
+  }
+
+  /** The zone of a node (round robin over zone-a, zone-b, …), undefined without zones. */
+  zoneOf(name: string): string | undefined {
+    const zones = this.spec.zones ?? 0;
+    if (zones <= 0) return undefined;
+    const i = this.names.indexOf(name);
+    return `zone-${String.fromCharCode(97 + (i % zones))}`;
+  }
+
+  /** The last `unhealthy.nodes` nodes go NotReady now and come back after `unhealthy.durationMs`. */
+  private degrade(): void {
+    const { nodes = 0, durationMs = 0 } = this.spec.unhealthy ?? {};
+    if (nodes <= 0 || durationMs <= 0) return;
+    for (const name of this.names.slice(-nodes)) {
+      this.setReady(name, false, 'KubeletDegraded');
+      this.time.after(durationMs, () => {
+        if (this.nodes.get(name)?.up === true) this.setReady(name, true, 'KubeletReady');
+      });
+    }
+  }
+
+  private setReady(name: string, ready: boolean, reason: string): void {
+    this.patchNode(name, (n) => {
+      n.status.conditions = setCondition(n.status.conditions, readyCondition(ready, this.isoNow(), reason));
+    });
+  }
+
+  /** Counts a host going down (or up, delta -1) in its zone. */
+  private countZoneDown(name: string, delta: number): void {
+    const zone = this.zoneOf(name);
+    if (zone === undefined) return;
+    const now = (this.downByZone.get(zone) ?? 0) + delta;
+    this.downByZone.set(zone, now);
+    this.maxDownByZone.set(zone, Math.max(this.maxDownByZone.get(zone) ?? 0, now));
   }
 
   stop(): void {
@@ -202,13 +249,9 @@ export class SimCluster {
     this.outages.push({ node: node.name, downAtMs: this.time.nowMs() });
     this.downNow++;
     this.maxDown = Math.max(this.maxDown, this.downNow);
+    this.countZoneDown(node.name, 1);
     this.hooks?.down(node.name);
-    this.patchNode(node.name, (n) => {
-      n.status.conditions = setCondition(
-        n.status.conditions,
-        readyCondition(false, this.isoNow(), 'KubeletNotReady'),
-      );
-    });
+    this.setReady(node.name, false, 'KubeletNotReady');
     for (const pod of this.podsOn(node.name)) {
       if (pod.metadata.deletionTimestamp)
         this.server.delete('pods', pod.metadata.namespace, pod.metadata.name);
@@ -228,8 +271,10 @@ export class SimCluster {
     const outage = this.outages.findLast((o) => o.node === node.name && o.upAtMs === undefined);
     if (outage) outage.upAtMs = this.time.nowMs();
     this.downNow--;
+    this.countZoneDown(node.name, -1);
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;
+      n.status.nodeInfo.kernelVersion = simKernel(node.reboots);
       n.status.conditions = setCondition(
         n.status.conditions,
         readyCondition(true, this.isoNow(), 'KubeletReady'),

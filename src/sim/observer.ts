@@ -31,7 +31,8 @@ export interface Violation {
     | 'left-cordoned'
     | 'taint-left'
     | 'lock-left'
-    | 'too-many-down';
+    | 'too-many-down'
+    | 'too-many-in-group';
   detail: string;
 }
 
@@ -45,6 +46,8 @@ export interface PhaseChange {
 
 export interface ObserverOptions {
   concurrency: number;
+  /** --group-concurrency per zone (the simulated --group-label); undefined = no group limit. */
+  groupConcurrency?: number;
   lockAnnotation: string;
   taintKey: string;
 }
@@ -86,7 +89,7 @@ export class Observer {
   readonly violations: Violation[] = [];
   readonly phases: PhaseChange[] = [];
   readonly timeline = new Map<string, NodeTimeline>();
-  /** Blocked (blocked, waiting-for-lock, outside-window) virtual ms by reason group. */
+  /** Held-back (blocked, waiting-for-lock, outside-window, awaiting-approval) virtual ms by reason group. */
   readonly blockedMs = new Map<string, number>();
   holders: string[] = [];
   /** How many lock slots were taken, from each change on (virtual ms since start), for the timeline. */
@@ -173,7 +176,26 @@ export class Observer {
       this.slotChanges.push({ atMs: this.elapsed(), slots: slots.length });
     if (slots.length > c)
       this.violate(slots.join(','), 'too-many-holders', `${slots.length} nodes hold slots, concurrency ${c}`);
+    this.checkGroups(slots);
     for (const node of this.cluster.nodeList()) this.checkCordon(node);
+  }
+
+  /** With a group limit: no zone holds more slots than it. */
+  private checkGroups(slots: readonly string[]): void {
+    const limit = this.options.groupConcurrency;
+    if (limit === undefined) return;
+    const byZone = new Map<string, string[]>();
+    for (const node of slots) {
+      const zone = this.cluster.zoneOf(node) ?? '';
+      byZone.set(zone, [...(byZone.get(zone) ?? []), node]);
+    }
+    for (const [zone, nodes] of byZone)
+      if (nodes.length > limit)
+        this.violate(
+          nodes.join(','),
+          'too-many-in-group',
+          `${nodes.length} slots in ${zone}, group concurrency ${limit}`,
+        );
   }
 
   private acquired(name: string): void {
@@ -278,7 +300,7 @@ export class Observer {
   }
 
   private accountBlocked(t: NodeTimeline, now: number): void {
-    if (!['blocked', 'waiting-for-lock', 'outside-window'].includes(t.phase)) return;
+    if (!HELD_BACK.includes(t.phase)) return;
     const group = blockedGroup(t.phase, t.reason);
     this.blockedMs.set(group, (this.blockedMs.get(group) ?? 0) + (now - t.sinceMs));
   }
@@ -334,10 +356,22 @@ export class Observer {
         'too-many-down',
         `${this.cluster.maxDown} nodes down at once, concurrency ${this.options.concurrency}`,
       );
+    const limit = this.options.groupConcurrency;
+    for (const [zone, max] of this.cluster.maxDownByZone)
+      if (limit !== undefined && max > limit)
+        this.violate(
+          '*',
+          'too-many-in-group',
+          `${max} nodes of ${zone} down at once, group concurrency ${limit}`,
+        );
   }
 }
 
+/** Phases in which a node that needs a reboot is held back (the report's blocked time). */
+const HELD_BACK = ['blocked', 'waiting-for-lock', 'outside-window', 'awaiting-approval'];
+
 const BLOCKERS: [RegExp, string][] = [
+  [/other nodes? unhealthy/, 'health'],
   [/alert/i, 'prometheus'],
   [/blocking pod/i, 'pods'],
   [/PodDisruptionBudget|\bPDB\b/, 'pdb'],

@@ -20,6 +20,7 @@ const SYMBOL: Record<string, string> = {
   'outside-window': 'o',
   blocked: 'B',
   'waiting-for-lock': 'w',
+  'awaiting-approval': 'a',
   draining: 'D',
   rebooting: 'R',
   verifying: 'v',
@@ -30,7 +31,8 @@ const SYMBOL: Record<string, string> = {
 /** How far through its reboot a node is, 0..1 (blocked counts as pending). */
 function fraction(phase: string, rebooted: boolean): number {
   if (rebooted && (phase === 'idle' || phase === 'completed')) return 1;
-  const step = STEPS.indexOf(phase === 'blocked' || phase === 'outside-window' ? 'pending' : phase);
+  const held = ['blocked', 'outside-window', 'awaiting-approval'].includes(phase);
+  const step = STEPS.indexOf(held ? 'pending' : phase);
   return step < 0 ? 0 : (step + 1) / STEPS.length;
 }
 

@@ -9,6 +9,8 @@ export interface ReportHeader {
   concurrency: number;
   periodMs: number;
   seed: number;
+  /** --group-concurrency per zone, when set. */
+  groupConcurrency?: number;
 }
 
 function row(label: string, value: string): string {
@@ -21,6 +23,14 @@ function blockedText(blockedMs: Record<string, number>): string {
     .sort((a, b) => b[1] - a[1])
     .map(([reason, ms]) => `${reason} ${shortDuration(ms)}`);
   return parts.length > 0 ? parts.join('; ') : 'none';
+}
+
+/** With zones: the most nodes down at once in each, against the group concurrency. */
+function zoneRows(r: SimulationResult, h: ReportHeader): string[] {
+  const zones = Object.entries(r.maxDownByZone);
+  if (zones.length === 0) return [];
+  const cap = h.groupConcurrency === undefined ? '' : ` (group concurrency ${h.groupConcurrency})`;
+  return [row('max nodes down per zone', `${zones.map(([z, n]) => `${z} ${n}`).join(', ')}${cap}`)];
 }
 
 /** The report; the violations are listed one per line after it. */
@@ -38,6 +48,8 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('rolling reboot / lower bound', ratio),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     row('max nodes down at once', String(r.maxDown)),
+    ...zoneRows(r, h),
+    ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
@@ -47,6 +59,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,
     ),
     row('blocked time by reason', blockedText(r.blockedMs)),
+    row('kernel updated (reboot history)', `${r.kernelsUpdated}/${r.rebooted} rebooted nodes`),
     row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
     row('agent warnings and errors logged', String(r.agentErrors.length)),
     row('invariant violations', String(r.violations.length)),

@@ -23,6 +23,8 @@ import {
 } from './tracked-kube.js';
 import { buildTimeline, type Timeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
+import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
+import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 
 /** What an agent gets from the simulator: the same seams production fills with real things. */
 export interface SimAgentIo {
@@ -72,6 +74,11 @@ export interface SimulationOptions {
   sampleAtMs?: number[];
   /** A third party deletes the lock annotation this often (virtual ms) until the wave ends; 0 = never. */
   wipeLockEveryMs?: number;
+  /**
+   * With agent.requireApproval: a simulated operator runs `kured-ts approve --all` this often (virtual
+   * ms), approving every node then awaiting approval. 0 = nobody approves.
+   */
+  approveEveryMs?: number;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -111,6 +118,12 @@ export interface SimulationResult {
   maxHolders: number;
   /** Lock annotations deleted by the simulated third party (--wipe-lock-every). */
   lockWipes: number;
+  /** With zones: the most hosts of each zone down at once. */
+  maxDownByZone: Record<string, number>;
+  /** Approvals the simulated operator gave (--approve-every). */
+  approvals: number;
+  /** Nodes whose reboot history records a successful reboot that changed the kernel. */
+  kernelsUpdated: number;
   evictions: { accepted: number; refused: number };
   /** Replicas (workload slots) whose pods were evicted more than once. */
   evictedMoreThanOnce: number;
@@ -197,6 +210,8 @@ class Simulation {
   private readonly samples: RequestSample[] = [];
   /** Lock annotations deleted by the simulated third party (wipeLockEveryMs). */
   private lockWipes = 0;
+  /** Approvals written by the simulated operator (approveEveryMs). */
+  private approvals = 0;
 
   constructor(
     private readonly server: SimServer,
@@ -207,6 +222,7 @@ class Simulation {
     this.cluster = new SimCluster(server, this.time, options.cluster);
     this.observer = new Observer(server, this.time, this.cluster, {
       concurrency: options.agent.concurrency,
+      ...(options.agent.groups ? { groupConcurrency: options.agent.groups.concurrency } : {}),
       lockAnnotation: LOCK_ANNOTATION,
       taintKey: options.agent.taint,
     });
@@ -231,6 +247,7 @@ class Simulation {
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
     this.scheduleWipes();
+    this.scheduleApprovals();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
@@ -272,6 +289,37 @@ class Simulation {
       this.time.schedule(this.time.nowMs() + every, wipe);
     };
     this.time.schedule(this.startMs + every, wipe);
+  }
+
+  /** The simulated operator: every approveEveryMs, `kured-ts approve --all` (one merge patch per node). */
+  private scheduleApprovals(): void {
+    const every = this.options.approveEveryMs ?? 0;
+    if (every <= 0 || this.options.agent.requireApproval !== true) return;
+    const approve = (): void => {
+      if (this.done()) return;
+      for (const [name, t] of this.observer.timeline) {
+        if (t.phase !== 'awaiting-approval') continue;
+        const node = this.cluster.nodeObject(name);
+        if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) continue;
+        const approval = formatApproval({
+          by: 'sim-operator',
+          at: new Date(this.time.nowMs()).toISOString(),
+        });
+        const annotations = { ...node.metadata.annotations, [APPROVAL_ANNOTATION]: approval };
+        this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
+        this.approvals++;
+      }
+      this.time.schedule(this.time.nowMs() + every, approve);
+    };
+    this.time.schedule(this.startMs + every, approve);
+  }
+
+  /** Nodes whose history's last record is a successful reboot into another kernel. */
+  private kernelsUpdated(): number {
+    return this.cluster.nodeList().filter((n) => {
+      const last = parseHistory(n.metadata.annotations?.[HISTORY_ANNOTATION]).at(-1);
+      return last?.result === 'success' && last.kernelBefore !== last.kernelAfter;
+    }).length;
   }
 
   /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
@@ -374,6 +422,9 @@ class Simulation {
       maxDown: cluster.maxDown,
       maxHolders: observer.maxHolders,
       lockWipes: this.lockWipes,
+      maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
+      approvals: this.approvals,
+      kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
       podEvictions: byReplica.reduce((a, b) => a + b, 0),

@@ -16,6 +16,8 @@ export const TIMELINE_COLOURS: Readonly<Record<string, string>> = {
   'blocked: pods': '#9c755f',
   'blocked: prometheus': '#e15759',
   'blocked: pause': '#b07aa1',
+  'blocked: health': '#8c564b',
+  'awaiting-approval': '#17becf',
   blocked: '#ff9da7',
   'waiting-for-lock': '#edc948',
   draining: '#4e79a7',

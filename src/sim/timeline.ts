@@ -9,6 +9,7 @@ export type SpanKind =
   | 'outside-window'
   | 'blocked'
   | 'waiting-for-lock'
+  | 'awaiting-approval'
   | 'draining'
   | 'rebooting'
   | 'down'
@@ -52,6 +53,7 @@ const KINDS = new Set<string>([
   'outside-window',
   'blocked',
   'waiting-for-lock',
+  'awaiting-approval',
   'draining',
   'rebooting',
   'verifying',

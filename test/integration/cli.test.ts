@@ -418,6 +418,16 @@ describe('the operator commands', () => {
     expect(run.stderr).toContain('--node');
   });
 
+  it.each([
+    [['simulate', '--group-concurrency', '1'], /--group-concurrency needs --zones/],
+    [['simulate', '--unhealthy-nodes', '2'], /--unhealthy-nodes.*expected N,DURATION/],
+    [['simulate', '--max-unhealthy-nodes', '150%'], /--max-unhealthy-nodes.*percentage must be 0-100/],
+  ])('simulate refuses %j with exit 2 and one line', (args, message) => {
+    const run = cli(args);
+    expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
+    expect(run.stderr).toMatch(message);
+  });
+
   it('approve refuses to run with neither node names nor --all, or with both', () => {
     for (const args of [['approve'], ['approve', 'n1', '--all']]) {
       const run = cli(args);

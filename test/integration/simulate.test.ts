@@ -7,6 +7,7 @@ import {
   simulationOptions,
 } from '../../src/cli/simulate.js';
 import { runSimulation, type AgentFactory, type SimulationResult } from '../../src/sim/simulation.js';
+import { simAgentFactory } from '../../src/sim/sim-agent.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
@@ -82,6 +83,43 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.firstLockMs).toBeGreaterThan(60_000);
   });
 
+  it('never lets more nodes of a zone than --group-concurrency down, under the global cap, 0 violations', async () => {
+    const r = await simulate({ ...small, nodes: 9, concurrency: 3, zones: 3, groupConcurrency: 1, seed: 7 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(9);
+    expect(r.maxDownByZone).toEqual({ 'zone-a': 1, 'zone-b': 1, 'zone-c': 1 });
+    expect(r.maxDown).toBeLessThanOrEqual(3);
+    expect(r.maxHolders).toBeGreaterThan(1);
+  });
+
+  it('takes no slot while more nodes than --max-unhealthy-nodes are NotReady, then reboots them all', async () => {
+    const unhealthy = { nodes: 2, durationMs: 1_800_000 };
+    const options = { ...small, nodes: 6, needsReboot: 4, unhealthy, periodMs: 600_000 };
+    const gated = await simulate({ ...options, maxUnhealthyNodes: { count: 1 } });
+    expect(gated.violations).toEqual([]);
+    expect(gated.rebooted).toBe(4);
+    expect(gated.firstLockMs).toBeGreaterThanOrEqual(1_800_000);
+    expect(gated.blockedMs['blocked: health']).toBeGreaterThan(0);
+    const ungated = await simulate(options);
+    expect(ungated.firstLockMs).toBeLessThan(1_800_000);
+    expect(ungated.blockedMs['blocked: health']).toBeUndefined();
+  });
+
+  it('with --approve-every, no node takes a slot before the operator approves it, each approval used once', async () => {
+    const r = await simulate({ ...small, nodes: 4, approveEveryMs: 1_200_000, periodMs: 600_000 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(4);
+    expect(r.firstLockMs).toBeGreaterThanOrEqual(1_200_000);
+    expect(r.approvals).toBe(4);
+    expect(r.blockedMs['awaiting-approval']).toBeGreaterThan(0);
+    expect(r.timeline.spans.some((s) => s.kind === 'awaiting-approval')).toBe(true);
+  });
+
+  it("records in each node's reboot history the kernel its reboot brought", async () => {
+    const r = await simulate({ ...small, nodes: 3 });
+    expect(r.kernelsUpdated).toBe(3);
+  });
+
   it('prints plain progress lines and the report, and exits 0', async () => {
     let text = '';
     const code = await runSimulate(
@@ -118,6 +156,17 @@ describe('the invariant checks', () => {
         'left-cordoned',
       ]),
     );
+  });
+
+  it('catch agents that ignore the group limit: two nodes of a zone down at once', async () => {
+    const ungrouped: AgentFactory = (config, io) =>
+      simAgentFactory({ ...config, groupLabel: '', groupConcurrency: 0 }, io);
+    const r = await simulate(
+      { ...small, nodes: 6, concurrency: 3, zones: 2, groupConcurrency: 1, podsPerNode: 0 },
+      { createAgent: ungrouped },
+    );
+    expect(new Set(r.violations.map((v) => v.rule))).toEqual(new Set(['too-many-in-group']));
+    expect(Math.max(...Object.values(r.maxDownByZone))).toBeGreaterThan(1);
   });
 
   it('do not count a cordon or lock held mid-cycle when the run is cut short by its wall-clock limit', async () => {
