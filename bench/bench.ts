@@ -304,6 +304,28 @@ async function costTable(): Promise<void> {
     '-',
     '-',
   ]);
+  // The health gate (--max-unhealthy-nodes): one node list (watch cache) per decision that gets past
+  // the window and the other blockers, never on an idle tick.
+  const gate = { maxUnhealthyNodes: { count: 1 } };
+  const idleGated = await sim({ nodes: 10, needsReboot: 0, ...gate }, (o) => {
+    o.minDurationMs = 25 * HOUR;
+    o.sampleAtMs = [HOUR, 25 * HOUR];
+  });
+  const [g1, g25] = idleGated.samples;
+  rows.push([
+    'API requests per node per hour, no reboot needed, with --max-unhealthy-nodes 1 (sim, 10 nodes, hours 1-25)',
+    g1 && g25 ? ((g25.requests - g1.requests) / 10 / 24).toFixed(2) : 'NaN',
+    '0',
+    `without the gate: ${perNodeHour.toFixed(2)}`,
+  ]);
+  const waveGated = await sim({ nodes: 10, ...gate });
+  const lists = waveGated.kubeCalls.listNodes ?? 0;
+  rows.push([
+    `API requests per node in a 10-node rolling reboot (C=1) with --max-unhealthy-nodes 1 (${lists} node lists, ${(lists / 10).toFixed(1)} per node)`,
+    (waveGated.apiRequests / 10).toFixed(0),
+    'one list per decision',
+    `without the gate: ${(wave.apiRequests / 10).toFixed(0)}`,
+  ]);
   const drainMin = 10;
   const blocked = await sim(
     { nodes: 2, needsReboot: 1, podsPerNode: 3, pdb: { kind: 'minAvailable', value: '100%' } },
