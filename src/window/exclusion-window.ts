@@ -23,6 +23,11 @@ function firstTrue(pred: (t: number) => boolean, from: number, to: number, step:
   return step === SECOND ? to : firstTrue(pred, to - step, to, step === HOUR ? MINUTE : SECOND);
 }
 
+/** The instant rounded up to a whole second: blackout edges are whole minutes, so steps from there land on them. */
+function wholeSecond(ms: number): number {
+  return Math.ceil(ms / SECOND) * SECOND;
+}
+
 export class ExclusionWindow implements Window {
   private readonly zone: ZoneClock;
 
@@ -57,7 +62,7 @@ export class ExclusionWindow implements Window {
   private closing(at: Date): Date | undefined {
     const closes = this.inner.next(at).change;
     const limit = (closes ?? new Date(at.getTime() + HORIZON_MS)).getTime();
-    const start = at.getTime();
+    const start = wholeSecond(at.getTime());
     for (let t = start + MINUTE; t < limit; t += MINUTE) {
       if (this.blackedOut(new Date(t)))
         return new Date(firstTrue((s) => this.blackedOut(new Date(s)), t - MINUTE, t, SECOND));
@@ -71,7 +76,7 @@ export class ExclusionWindow implements Window {
    */
   private opening(at: Date): Date | undefined {
     const end = at.getTime() + LOOKAHEAD_MS;
-    let t = at.getTime();
+    let t = wholeSecond(at.getTime());
     for (let i = 0; i < MAX_OPENINGS && t <= end; i++) {
       if (this.blackedOut(new Date(t))) {
         t = this.blackoutEnd(t, end);

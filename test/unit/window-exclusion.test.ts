@@ -85,6 +85,12 @@ describe('a blackout', () => {
     expect(w.next(at('2026-12-25T00:00:00Z'))).toEqual({ inside: false, change: at('2026-12-26T08:00:00Z') });
   });
 
+  it('names its edges to the second, whatever the millisecond of the question', () => {
+    const w = window({ blackout: ['2026-12-24T18:00/2026-12-26T08:00'] });
+    expect(w.next(at('2026-12-24T17:00:00.531Z')).change).toEqual(at('2026-12-24T18:00:00Z'));
+    expect(w.next(at('2026-12-25T00:00:00.531Z')).change).toEqual(at('2026-12-26T08:00:00Z'));
+  });
+
   it('leaves no next opening when it covers every day', () => {
     const w = window({ blackout: ['01-01/12-31'] });
     expect(w.contains(at('2027-06-01T00:00:00Z'))).toBe(false);
