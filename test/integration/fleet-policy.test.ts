@@ -78,7 +78,8 @@ function agent(overrides: Partial<Config>): Agent {
       reboot: () => {
         reboots++;
         const n = node();
-        n.status = { ...n.status, nodeInfo: { ...nodeInfo('boot-n1-2'), kernelVersion: '6.2' } };
+        const info = nodeInfo('boot-n1-2');
+        n.status = { ...n.status, nodeInfo: info && { ...info, kernelVersion: '6.2' } };
         server.update('nodes', n);
         required = false;
         return Promise.resolve();
