@@ -1,6 +1,7 @@
 // Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), and
 // the chart README's table of kured chart keys from the migration rules
-// (src/migrate/kured-chart-values.ts), so the documentation cannot drift from the code.
+// (src/migrate/kured-chart-values.ts), and the chart's admission policy spec from
+// src/admission/agent-policy.ts, so the documentation and the chart cannot drift from the code.
 // test/unit/readme.test.ts fails when either is stale.
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -39,6 +40,9 @@ try {
   splice('README.md', 'config-table', renderConfigTable());
   const { renderMigrationTable } = await bundle('src/migrate/kured-chart-values.ts', 'migrate.mjs');
   splice('charts/kured-ts/README.md', 'migration-table', renderMigrationTable());
+  const { renderPolicySpecYaml } = await bundle('src/admission/agent-policy.ts', 'policy.mjs');
+  writeFileSync('charts/kured-ts/files/agent-admission-policy.yaml', renderPolicySpecYaml());
+  console.log('charts/kured-ts/files/agent-admission-policy.yaml: regenerated');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -152,7 +152,8 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
     createAgent: createAgent ?? simAgentFactory,
-    startServer: (clock) => startFakeApiServer({ podDeletion: 'graceful', clock }),
+    startServer: (clock, admission) =>
+      startFakeApiServer({ podDeletion: 'graceful', clock, ...(admission ? { admission } : {}) }),
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
     alertFiringForMs: options.alertFiringForMs,

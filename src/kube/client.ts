@@ -83,21 +83,61 @@ interface List<T> {
   items?: T[];
 }
 
+/** A user to act as through kube's impersonation (`kubectl --as`): name, and extra attributes. */
+export interface Identity {
+  user: string;
+  /** e.g. authentication.kubernetes.io/node-name, as a pod-bound ServiceAccount token carries it. */
+  extra?: Record<string, string>;
+}
+
+/** What the requests of a ClientNodeKube go through. */
+type Transport = Pick<KubeTransport, 'json' | 'watch' | 'close'>;
+
+/** The shared transport with the Impersonate-* headers of `identity` on every request. */
+function impersonatingTransport(inner: Transport, identity: Identity): Transport {
+  const headers: Record<string, string> = { 'Impersonate-User': identity.user };
+  for (const [key, value] of Object.entries(identity.extra ?? {}))
+    headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = value;
+  return {
+    json: (req) => inner.json({ ...req, headers: { ...req.headers, ...headers } }),
+    watch: (req, onLine) => inner.watch({ ...req, headers: { ...req.headers, ...headers } }, onLine),
+    close: () => {
+      // the connections belong to the client this one was made from
+    },
+  };
+}
+
 /**
  * Kube over client-node's KubeConfig (auth, TLS, proxies) and our own requests. The constructor
  * changes how `kubeConfig` builds HTTP agents (keep-alive.ts): give each client its own KubeConfig.
  */
 export class ClientNodeKube implements Kube {
   readonly health = new ApiHealth();
-  private readonly http: KubeTransport;
+  private readonly http: Transport;
   private readonly random: () => number;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random'> = {},
+    /** Share another client's connections (impersonating). Default: its own. */
+    transport?: Transport,
   ) {
-    this.http = new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs, this.health);
+    this.http =
+      transport ?? new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs, this.health);
     this.random = options.random ?? Math.random;
+  }
+
+  /**
+   * This client's connections, acting as `identity` (kube's impersonation; the caller needs the
+   * `impersonate` permission). The simulator gives each agent its own identity this way, as its
+   * own bound ServiceAccount token would; close() of the result leaves the connections open.
+   */
+  impersonating(identity: Identity): ClientNodeKube {
+    return new ClientNodeKube(
+      this.kubeConfig,
+      { random: this.random },
+      impersonatingTransport(this.http, identity),
+    );
   }
 
   /** Closes every connection to the API server, ending calls and watches in flight. */

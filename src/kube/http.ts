@@ -58,6 +58,8 @@ export interface KubeRequest {
   signal?: AbortSignal;
   /** Overrides the transport's deadline for this request (ms). */
   deadlineMs?: number;
+  /** Extra headers (kube's Impersonate-* headers). */
+  headers?: Record<string, string>;
 }
 
 function queryString(query: KubeRequest['query']): string {
@@ -177,6 +179,7 @@ export class KubeTransport {
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const headers: Record<string, string> = {
       ...headersOf(opts),
+      ...req.headers,
       Accept: 'application/json',
       'User-Agent': USER_AGENT,
     };

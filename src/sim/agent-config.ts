@@ -3,6 +3,9 @@ import type { Config } from '../config/config.js';
 import { defaultConfig } from '../config/parse.js';
 import { parseLabelSelector } from '../selector/label-selector.js';
 import { BLOCKING_LABEL, DS_NAME, DS_NAMESPACE } from './cluster.js';
+import { agentPolicyParams, agentPolicySpec, NODE_NAME_EXTRA } from '../admission/agent-policy.js';
+import type { Identity } from '../kube/client.js';
+import type { BoundPolicy } from './fake-api/cel-admission.js';
 
 /** The knobs of simulate that reach the agents. Durations in ms. */
 export interface SimAgentSettings {
@@ -59,5 +62,26 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     metricsPort: 0,
     hostExec: 'direct',
     kubeconfig: '',
+  };
+}
+
+/** The ServiceAccount the simulated agents run as (the chart's, in the lock's namespace). */
+export const SIM_SERVICE_ACCOUNT = { namespace: DS_NAMESPACE, name: 'kured-ts' };
+
+/** Who the agent on `node` is to the API server: its ServiceAccount, with the bound token's node claim. */
+export function simAgentIdentity(node: string): Identity {
+  const { namespace, name } = SIM_SERVICE_ACCOUNT;
+  return { user: `system:serviceaccount:${namespace}:${name}`, extra: { [NODE_NAME_EXTRA]: node } };
+}
+
+/** kured-ts's admission policy as the chart installs it, with the parameters of these agents. */
+export function simAgentPolicy(s: SimAgentSettings): BoundPolicy {
+  return {
+    name: 'kured-ts-agent',
+    binding: 'kured-ts-agent',
+    spec: agentPolicySpec(),
+    params: {
+      data: agentPolicyParams(simAgentConfig('', s), { serviceAccount: SIM_SERVICE_ACCOUNT }),
+    },
   };
 }

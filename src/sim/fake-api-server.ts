@@ -22,6 +22,7 @@ import { Registry, type PodDeletion } from './fake-api/registry.js';
 import { RESOURCES, type KubeObject, type ResourceName, type StoredObject } from './fake-api/resources.js';
 import { Store, type Change } from './fake-api/store.js';
 import { WatchHub } from './fake-api/watch.js';
+import type { Admission } from './fake-api/admission.js';
 
 export type { KubeObject, RecordedRequest, ResourceName };
 export { ApiError } from './fake-api/status.js';
@@ -52,6 +53,8 @@ export interface FakeApiServerOptions {
   nodeController?: boolean;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
+  /** Reviews every HTTP write before it is stored (e.g. CelAdmission with kured-ts's policy). */
+  admission?: Admission;
   /**
    * Bound for `requests` in long runs: keeps at least this many of the latest (at most twice as
    * many). Default 0 = keep every request, which tests want.
@@ -104,6 +107,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const registry = new Registry(store, options.clock ?? new SystemClock(), {
     podDeletion: options.podDeletion ?? 'immediate',
     nodeController: options.nodeController ?? false,
+    ...(options.admission ? { admission: options.admission } : {}),
   });
   const ctx: HttpContext = {
     store,

@@ -32,7 +32,8 @@ export interface Violation {
     | 'taint-left'
     | 'lock-left'
     | 'too-many-down'
-    | 'too-many-in-group';
+    | 'too-many-in-group'
+    | 'write-denied-by-policy';
   detail: string;
 }
 

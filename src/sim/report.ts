@@ -33,6 +33,11 @@ function zoneRows(r: SimulationResult, h: ReportHeader): string[] {
   return [row('max nodes down per zone', `${zones.map(([z, n]) => `${z} ${n}`).join(', ')}${cap}`)];
 }
 
+function admissionText(a: SimulationResult['admission']): string {
+  if (a === undefined) return 'not enforced';
+  return `${a.admitted} admitted, ${a.denied} denied (the chart's policy; each agent as itself)`;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const ratio = r.lowerBoundMs > 0 ? (r.rollingMs / r.lowerBoundMs).toFixed(2) : '-';
@@ -61,6 +66,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('blocked time by reason', blockedText(r.blockedMs)),
     row('kernel updated (reboot history)', `${r.kernelsUpdated}/${r.rebooted} rebooted nodes`),
     row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
+    row('writes through admission policy', admissionText(r.admission)),
     row('agent warnings and errors logged', String(r.agentErrors.length)),
     row('invariant violations', String(r.violations.length)),
     row('wall time', `${(r.wallMs / 1000).toFixed(1)}s`),

@@ -1,10 +1,13 @@
 // The production Kube client (src/kube/client.ts) pointed at the simulator's fake API server.
 import { ClientNodeKube, loadKubeConfig } from '../kube/client.js';
 import type { Kube } from '../kube/kube.js';
+import { simAgentIdentity } from './agent-config.js';
 
 /** A Kube for the fake API server plus the function that closes its connections. */
 export interface SimKube {
   kube: Kube;
+  /** The same connections, as the agent on `node` (its own identity). Default: `kube`. */
+  forAgent?(node: string): Kube;
   close(): void;
 }
 
@@ -16,6 +19,7 @@ export function connectSimKube(url: string): SimKube {
   const kube = new ClientNodeKube(loadKubeConfig({ url }));
   return {
     kube,
+    forAgent: (node) => kube.impersonating(simAgentIdentity(node)),
     close: () => {
       kube.close();
     },

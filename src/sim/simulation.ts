@@ -6,7 +6,11 @@ import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
-import { LOCK_ANNOTATION, simAgentConfig, type SimAgentSettings } from './agent-config.js';
+import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicy, type SimAgentSettings } from './agent-config.js';
+import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
+import type { Admission } from './fake-api/admission.js';
+import { CelAdmission, type BoundPolicy, type ReviewRecord } from './fake-api/cel-admission.js';
+import type { SimKube } from './sim-kube.js';
 import { DS_NAME, DS_NAMESPACE, SimCluster, type ClusterSpec } from './cluster.js';
 import type { SimDaemonSet, SimServer } from './objects.js';
 import { Observer, type PhaseChange, type Violation } from './observer.js';
@@ -53,10 +57,22 @@ export interface SimulationOptions {
   agent: SimAgentSettings;
   /** Builds an agent (simulate uses createAgent: the production code). */
   createAgent: AgentFactory;
-  /** Starts the fake API server (graceful pod deletion, timestamps from `clock`). */
-  startServer: (clock: Clock) => Promise<SimServer>;
+  /**
+   * Starts the fake API server (graceful pod deletion, timestamps from `clock`), enforcing
+   * `admission` on every HTTP write when given.
+   */
+  startServer: (clock: Clock, admission?: Admission) => Promise<SimServer>;
   /** Builds the HTTP client for the server (simulate uses connectSimKube). */
-  connect: (url: string) => { kube: Kube; close(): void };
+  connect: (url: string) => SimKube;
+  /**
+   * Send every agent write through kured-ts's admission policy (as the chart installs it), each
+   * agent with its own identity; a denied write is an invariant violation. Default true.
+   */
+  enforcePolicy?: boolean;
+  /** The policy to enforce. Default: the chart's, with the agents' parameters (simAgentPolicy). */
+  admissionPolicy?: BoundPolicy;
+  /** Told of every admission review (tests). */
+  onAdmission?: (record: ReviewRecord) => void;
   /** Deliver lock watch events (true) or let agents find out only by polling (false). */
   watchEvents: boolean;
   /** Virtual time limit. Default 7 days. */
@@ -118,6 +134,8 @@ export interface SimulationResult {
   maxHolders: number;
   /** Lock annotations deleted by the simulated third party (--wipe-lock-every). */
   lockWipes: number;
+  /** Agent writes the admission policy admitted and denied; undefined when it was not enforced. */
+  admission: { admitted: number; denied: number } | undefined;
   /** With zones: the most hosts of each zone down at once. */
   maxDownByZone: Record<string, number>;
   /** Approvals the simulated operator gave (--approve-every). */
@@ -176,11 +194,20 @@ interface Running {
   abort: AbortController;
 }
 
+/** The policy enforcement of a run (the chart's policy unless told otherwise), or none. */
+function admissionFor(options: SimulationOptions): CelAdmission | undefined {
+  if (options.enforcePolicy === false) return undefined;
+  const admission = new CelAdmission([options.admissionPolicy ?? simAgentPolicy(options.agent)]);
+  admission.onReview = options.onAdmission;
+  return admission;
+}
+
 /** Runs one simulation to its end and returns what was measured. */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationResult> {
   const wallStart = Date.now();
   const time = new VirtualTime(options.start ?? new Date('2026-01-05T00:00:00Z'));
-  const server = await options.startServer(time.clock());
+  const admission = admissionFor(options);
+  const server = await options.startServer(time.clock(), admission);
   const firingUntil = time.nowMs() + (options.alertFiringForMs ?? 0);
   const prometheus =
     (options.alertFiringForMs ?? 0) > 0
@@ -188,7 +215,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       : undefined;
   const agent = { ...options.agent, prometheusUrl: prometheus?.url ?? options.agent.prometheusUrl };
   try {
-    return await new Simulation(server, time, { ...options, agent }).run(wallStart);
+    return await new Simulation(server, time, { ...options, agent }, admission).run(wallStart);
   } finally {
     await prometheus?.close();
     await server.close();
@@ -202,6 +229,7 @@ class Simulation {
   private readonly gate = new SerialGate();
   private readonly counters: KubeCounters = newKubeCounters();
   private readonly inner: Kube;
+  private readonly agentKube: (node: string) => Kube;
   private readonly closeInner: () => void;
   private readonly agents = new Map<string, Running>();
   private readonly starts = new Map<string, number>();
@@ -217,6 +245,7 @@ class Simulation {
     private readonly server: SimServer,
     private readonly time: VirtualTime,
     private readonly options: SimulationOptions,
+    private readonly admission?: CelAdmission,
   ) {
     this.startMs = this.time.nowMs();
     this.cluster = new SimCluster(server, this.time, options.cluster);
@@ -230,6 +259,7 @@ class Simulation {
     this.feed = new DaemonSetFeed(server);
     const client = options.connect(server.url);
     this.inner = client.kube;
+    this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
     };
@@ -268,9 +298,24 @@ class Simulation {
     this.cluster.stop();
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
+    this.reportDenials();
     this.observer.stop();
     this.closeInner();
     return this.result(stop, doneAt, wallStart);
+  }
+
+  /** Every agent write the admission policy denied is an invariant violation. */
+  private reportDenials(): void {
+    for (const d of this.admission?.denials ?? []) {
+      const a = d.attributes;
+      const resource = a.subResource === '' ? a.resource.resource : `${a.resource.resource}/${a.subResource}`;
+      this.observer.violations.push({
+        atMs: this.time.nowMs() - this.startMs,
+        node: a.userInfo.extra[NODE_NAME_EXTRA]?.[0] ?? '?',
+        rule: 'write-denied-by-policy',
+        detail: `${a.operation} ${resource} ${a.name}: ${d.denied ?? ''}`,
+      });
+    }
   }
 
   /** A third party deletes the lock annotation every wipeLockEveryMs while the wave goes on. */
@@ -337,7 +382,7 @@ class Simulation {
     this.starts.set(name, n);
     const clock = this.time.clock();
     const kube = new TrackedKube({
-      inner: this.inner,
+      inner: this.agentKube(name),
       time: this.time,
       gate: this.gate,
       feed: this.feed,
@@ -422,6 +467,7 @@ class Simulation {
       maxDown: cluster.maxDown,
       maxHolders: observer.maxHolders,
       lockWipes: this.lockWipes,
+      admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
       kernelsUpdated: this.kernelsUpdated(),

@@ -16,6 +16,9 @@ import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
+import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
+import { agentPolicyParams, agentPolicySpec } from '../../src/admission/agent-policy.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
@@ -155,6 +158,12 @@ const validators: Record<string, (o: K8sObject) => void> = {
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (o) => {
     new ClusterRoleBinding(o as never).validate();
   },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': (o) => {
+    new ValidatingAdmissionPolicy(o).validate();
+  },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': (o) => {
+    new ValidatingAdmissionPolicyBinding(o).validate();
+  },
   'rbac.authorization.k8s.io/v1/Role': (o) => {
     new Role(o).validate();
   },
@@ -225,14 +234,18 @@ describe('helm lint and helm template', () => {
     expect(kinds([])).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'ConfigMap',
       'DaemonSet',
       'Role',
       'RoleBinding',
       'ServiceAccount',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
     expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'ConfigMap',
       'ConfigMap',
       'DaemonSet',
       'PodMonitor',
@@ -242,6 +255,8 @@ describe('helm lint and helm template', () => {
       'Service',
       'ServiceAccount',
       'ServiceMonitor',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
   });
 });
@@ -739,7 +754,10 @@ describe('the Grafana dashboard', () => {
     targets: { expr: string; refId: string }[];
   }
   const configMap = (): K8sObject & { data: Record<string, string> } =>
-    only(render(['concurrency-prometheus-values.yaml']), 'ConfigMap') as K8sObject & {
+    only(
+      render(['concurrency-prometheus-values.yaml'], ['admissionPolicy.enabled=false']),
+      'ConfigMap',
+    ) as K8sObject & {
       data: Record<string, string>;
     };
   const dashboard = (): { uid: string; panels: Panel[] } =>
@@ -896,5 +914,100 @@ describe('the PrometheusRule', () => {
     });
     expect(out.output).toContain('SUCCESS');
     expect(out.status).toBe(0);
+  });
+});
+
+describe('the admission policy', () => {
+  interface Params extends K8sObject {
+    data: Record<string, string>;
+  }
+  const policyObjects = (files: string[], sets: string[] = []): K8sObject[] =>
+    render(files, sets).filter(
+      (o) => o.kind.startsWith('ValidatingAdmissionPolicy') || o.metadata.name.endsWith('-agent-params'),
+    );
+
+  test.each([
+    ['(defaults)'],
+    ['command-values.yaml'],
+    ['signal-values.yaml'],
+    ['concurrency-prometheus-values.yaml'],
+  ])(
+    "ships the generated spec, bound to parameters equal to what the agent's own flags give, for %s",
+    (file) => {
+      const files = file === '(defaults)' ? [] : [file];
+      const objects = render(files);
+      const policy = only(objects, 'ValidatingAdmissionPolicy') as K8sObject & { spec: unknown };
+      expect(policy.spec).toEqual(agentPolicySpec());
+      const binding = only(objects, 'ValidatingAdmissionPolicyBinding') as K8sObject & {
+        spec: {
+          policyName: string;
+          validationActions: string[];
+          paramRef: { name: string; namespace: string };
+        };
+      };
+      expect(binding.spec).toMatchObject({
+        policyName: policy.metadata.name,
+        validationActions: ['Deny'],
+        paramRef: {
+          name: `${policy.metadata.name}-params`,
+          namespace: NAMESPACE,
+          parameterNotFoundAction: 'Allow',
+        },
+      });
+      const params = objects.find((o) => o.metadata.name === binding.spec.paramRef.name) as Params;
+      const { pod, container } = agent(objects);
+      const config = parseConfig(flagValues(container.args), {});
+      const serviceAccount = { namespace: NAMESPACE, name: pod.serviceAccountName };
+      expect(params.data).toEqual(agentPolicyParams(config, { serviceAccount }));
+    },
+  );
+
+  test('names the pre- and post-reboot labels, a foreign lock DaemonSet and the grace period in its parameters', () => {
+    const objects = render(
+      [],
+      [
+        'configuration.preRebootNodeLabels={example.com/rebooting=true}',
+        'configuration.postRebootNodeLabels={example.com/rebooted=yes,example.com/rebooting=false}',
+        'configuration.dsName=kured',
+        'configuration.drainGracePeriod=60',
+        'admissionPolicy.requireNodeClaim=false',
+      ],
+    );
+    const params = objects.find((o) => o.metadata.name.endsWith('-agent-params')) as Params;
+    expect(params.data).toMatchObject({
+      nodeLabels: 'kured-ts.dev/rebooting,example.com/rebooting,example.com/rebooted',
+      lockDaemonSet: `${NAMESPACE}/kured`,
+      drainGracePeriod: '60',
+      requireNodeClaim: 'false',
+    });
+    const config = parseConfig(flagValues(agent(objects).container.args), {});
+    expect(params.data).toEqual(
+      agentPolicyParams(config, {
+        serviceAccount: { namespace: NAMESPACE, name: RELEASE },
+        requireNodeClaim: false,
+      }),
+    );
+  });
+
+  test('is left out when disabled, and before Kubernetes 1.30 (no admissionregistration.k8s.io/v1 policies)', () => {
+    expect(policyObjects([], ['admissionPolicy.enabled=false'])).toEqual([]);
+    const old = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '--kube-version', '1.29.4']);
+    expect(old.status).toBe(0);
+    expect(old.stdout).not.toContain('ValidatingAdmissionPolicy');
+    const current = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '--kube-version', '1.30.0']);
+    expect(current.stdout).toContain('kind: ValidatingAdmissionPolicyBinding');
+  });
+
+  test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
+    const binding = only(
+      render([], ['admissionPolicy.validationActions={Warn,Audit}']),
+      'ValidatingAdmissionPolicyBinding',
+    ) as K8sObject & {
+      spec: { validationActions: string[] };
+    };
+    expect(binding.spec.validationActions).toEqual(['Warn', 'Audit']);
+    const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/validationActions/);
   });
 });

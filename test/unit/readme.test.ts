@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { renderConfigTable } from '../../src/config/flags.js';
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
+import { load } from 'js-yaml';
+import { agentPolicySpec } from '../../src/admission/agent-policy.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const chartReadme = readFileSync(new URL('../../charts/kured-ts/README.md', import.meta.url), 'utf8');
@@ -33,6 +35,14 @@ describe('the README', () => {
     );
     expect(section).not.toBeNull();
     expect(cells(section?.[1] ?? '')).toEqual(cells(renderMigrationTable()));
+  });
+
+  it("ships the chart's admission policy spec generated from src/admission (run `npm run docs` when it fails)", () => {
+    const file = readFileSync(
+      new URL('../../charts/kured-ts/files/agent-admission-policy.yaml', import.meta.url),
+      'utf8',
+    );
+    expect(load(file)).toEqual(agentPolicySpec());
   });
 
   it('names the quick start and the test command', () => {

@@ -1,7 +1,8 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { managerOf } from './managed-fields.js';
-import { deleteOptionsOf, type DeleteOptions, type Registry } from './registry.js';
+import { deleteOptionsOf, type Caller, type DeleteOptions, type Registry } from './registry.js';
+import { userFromHeaders } from './admission.js';
 import type { StoredObject } from './resources.js';
 import { parseRoute, type Route } from './routes.js';
 import { parseFilter } from './selectors.js';
@@ -51,8 +52,8 @@ interface Parsed {
   route: Route;
   contentType: string;
   body: unknown;
-  /** The field manager of a write (?fieldManager=, else the User-Agent). */
-  manager: string;
+  /** The field manager of a write (?fieldManager=, else the User-Agent) and the user. */
+  caller: Caller;
 }
 
 interface Reply {
@@ -87,8 +88,8 @@ export async function handleRequest(
   res.on('finish', onFinish);
   try {
     const text = await readBody(req);
-    const agent = req.headers['user-agent'];
-    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header, agent }, res);
+    const headers = req.headers;
+    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header, headers }, res);
     if (reply) send(res, reply);
     record.status = res.statusCode;
   } catch (err) {
@@ -151,7 +152,13 @@ function parseJson(text: string): unknown {
 
 function serve(
   ctx: HttpContext,
-  raw: { method: string; url: URL; text: string; header: string | undefined; agent: string | undefined },
+  raw: {
+    method: string;
+    url: URL;
+    text: string;
+    header: string | undefined;
+    headers: IncomingMessage['headers'];
+  },
   res: ServerResponse,
 ): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
@@ -165,7 +172,10 @@ function serve(
     route,
     contentType: mediaType(raw.header),
     body: parseJson(raw.text),
-    manager: managerOf(raw.url.searchParams, raw.agent),
+    caller: {
+      manager: managerOf(raw.url.searchParams, raw.headers['user-agent']),
+      user: userFromHeaders(raw.headers),
+    },
   };
   if (isWatch(parsed)) {
     openWatch(ctx, parsed, res);
@@ -190,7 +200,7 @@ function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
     const metadata = { resourceVersion: String(ctx.store.version()) };
     return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
   }
-  if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.manager) };
+  if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.caller) };
   throw methodNotAllowed();
 }
 
@@ -212,7 +222,7 @@ function objectVerb(ctx: HttpContext, p: Parsed): Reply {
     case 'PUT':
       return {
         code: 200,
-        body: ctx.registry.replace(def, { namespace, name, subresource }, p.body, p.manager),
+        body: ctx.registry.replace(def, { namespace, name, subresource }, p.body, p.caller),
       };
     case 'PATCH':
       return {
@@ -220,7 +230,7 @@ function objectVerb(ctx: HttpContext, p: Parsed): Reply {
         body: ctx.registry.patch(
           def,
           { namespace, name, subresource },
-          { contentType: p.contentType, body: p.body, manager: p.manager },
+          { contentType: p.contentType, body: p.body, caller: p.caller },
         ),
       };
     case 'DELETE':
@@ -235,7 +245,7 @@ function evict(ctx: HttpContext, p: Parsed, name: string): Reply {
   if (p.method !== 'POST') throw methodNotAllowed();
   const namespace = p.route.namespace;
   if (namespace === undefined) throw notFound(p.route.def, name);
-  ctx.registry.evict(namespace, name, p.body);
+  ctx.registry.evict(namespace, name, p.body, p.caller);
   return {
     code: 201,
     body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },

@@ -12,12 +12,28 @@ import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from
 import type { Change, Store } from './store.js';
 import { validate } from './validation.js';
 import { withControllerTaints } from './node-taints.js';
+import type { Admission, AdmissionAttributes, UserInfo } from './admission.js';
+
+/** The name and namespace an object names ('' when it names none). */
+function targetOf(object: JsonObject): { namespace: string; name: string } {
+  const meta = isObject(object.metadata) ? object.metadata : {};
+  return { namespace: stringOr(meta.namespace) ?? '', name: stringOr(meta.name) ?? '' };
+}
 
 /** How DELETE and eviction treat pods; see FakeApiServerOptions. */
 export type PodDeletion = 'immediate' | 'graceful';
 
 /** The field manager of in-process writes (tests, the simulated kubelet and controllers). */
 export const IN_PROCESS_MANAGER = 'fake-api-server';
+
+/** Who writes: the field manager, and for HTTP requests the user admission reviews. */
+export interface Caller {
+  manager: string;
+  /** Absent for in-process writes, which admission does not review. */
+  user?: UserInfo;
+}
+
+const IN_PROCESS: Caller = { manager: IN_PROCESS_MANAGER };
 
 /** Delete options from a DELETE body, its query, or an Eviction's deleteOptions. */
 export interface DeleteOptions {
@@ -53,11 +69,14 @@ export function kubeTime(date: Date): string {
 export interface RegistryOptions {
   podDeletion: PodDeletion;
   nodeController: boolean;
+  /** Reviews every HTTP write before it is stored (ValidatingAdmissionPolicies). Default none. */
+  admission?: Admission;
 }
 
 export class Registry {
   private readonly tallies = new BudgetTallies();
   private readonly podDeletion: PodDeletion;
+  private readonly admission: Admission | undefined;
 
   constructor(
     private readonly store: Store,
@@ -65,6 +84,7 @@ export class Registry {
     options: RegistryOptions,
   ) {
     this.podDeletion = options.podDeletion;
+    this.admission = options.admission;
     store.afterCommit((change) => {
       this.refreshBudgets(change);
     });
@@ -95,12 +115,7 @@ export class Registry {
   }
 
   /** POST: names the object (generateName), fills server-owned metadata, 409 when it exists. */
-  create(
-    def: ResourceDef,
-    namespace: string | undefined,
-    body: unknown,
-    manager = IN_PROCESS_MANAGER,
-  ): StoredObject {
+  create(def: ResourceDef, namespace: string | undefined, body: unknown, caller = IN_PROCESS): StoredObject {
     if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
     const meta = isObject(body.metadata) ? body.metadata : {};
     const ns = this.namespaceFor(def, namespace, meta);
@@ -122,7 +137,8 @@ export class Registry {
     const obj: StoredObject = { ...toJson(body), apiVersion: def.apiVersion, kind: def.kind, metadata };
     if (def.name === 'pods') defaultPodStatus(obj);
     validate(def, obj);
-    obj.metadata.managedFields = managedFieldsAfter(undefined, obj, this.writer(def, manager));
+    this.review(caller, { operation: 'CREATE', def, subResource: '', object: obj, oldObject: null });
+    obj.metadata.managedFields = managedFieldsAfter(undefined, obj, this.writer(def, caller.manager));
     return this.store.commit(def.name, 'ADDED', obj);
   }
 
@@ -158,17 +174,17 @@ export class Registry {
   }
 
   /** PUT: a non-empty metadata.resourceVersion is a precondition; without one the write is unconditional. */
-  replace(def: ResourceDef, target: ObjectTarget, body: unknown, manager = IN_PROCESS_MANAGER): StoredObject {
+  replace(def: ResourceDef, target: ObjectTarget, body: unknown, caller = IN_PROCESS): StoredObject {
     const existing = this.mustGet(def, target.namespace, target.name);
     if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');
-    return this.write(def, existing, toJson(body), { manager, subresource: target.subresource });
+    return this.write(def, existing, toJson(body), { caller, subresource: target.subresource });
   }
 
   /** PATCH by content type; the patched object's resourceVersion is a precondition as in kube. */
   patch(
     def: ResourceDef,
     target: ObjectTarget,
-    request: { contentType: string; body: unknown; manager?: string },
+    request: { contentType: string; body: unknown; caller?: Caller },
   ): StoredObject {
     const { contentType, body } = request;
     if (!PATCH_TYPES.includes(contentType)) {
@@ -180,8 +196,33 @@ export class Registry {
     const existing = this.mustGet(def, target.namespace, target.name);
     const patched = applyPatch(contentType, toJson(existing), body);
     return this.write(def, existing, patched, {
-      manager: request.manager ?? IN_PROCESS_MANAGER,
+      caller: request.caller ?? IN_PROCESS,
       subresource: target.subresource,
+    });
+  }
+
+  /** Admission of an HTTP write (in-process writes have no user and are not reviewed). */
+  private review(
+    caller: Caller,
+    request: {
+      operation: AdmissionAttributes['operation'];
+      def: ResourceDef;
+      subResource: string;
+      object: JsonObject;
+      oldObject: JsonObject | null;
+      target?: { namespace: string; name: string };
+    },
+  ): void {
+    if (this.admission === undefined || caller.user === undefined) return;
+    const { def, object } = request;
+    this.admission.review({
+      operation: request.operation,
+      resource: { group: def.group, version: def.apiVersion.split('/').pop() ?? '', resource: def.plural },
+      subResource: request.subResource,
+      ...(request.target ?? targetOf(object)),
+      userInfo: caller.user,
+      object: toJson(object),
+      oldObject: request.oldObject === null ? null : toJson(request.oldObject),
     });
   }
 
@@ -199,7 +240,7 @@ export class Registry {
     def: ResourceDef,
     existing: StoredObject,
     candidate: JsonObject,
-    by: { manager: string; subresource: string | undefined },
+    by: { caller: Caller; subresource: string | undefined },
   ): StoredObject {
     const subresource = by.subresource;
     const meta = isObject(candidate.metadata) ? candidate.metadata : {};
@@ -214,12 +255,20 @@ export class Registry {
       throw conflict(def, name, MODIFIED_MESSAGE);
     }
     const next = merged(def, existing, candidate, subresource);
-    if (sameContent(next, existing)) return existing;
+    // As in kube: validation, then admission, even of an update that changes nothing.
     validate(def, next);
+    this.review(by.caller, {
+      operation: 'UPDATE',
+      def,
+      subResource: subresource ?? '',
+      object: next,
+      oldObject: existing,
+    });
+    if (sameContent(next, existing)) return existing;
     next.metadata.managedFields = managedFieldsAfter(
       existing,
       next,
-      this.writer(def, by.manager, subresource),
+      this.writer(def, by.caller.manager, subresource),
     );
     return this.store.commit(def.name, 'MODIFIED', next);
   }
@@ -234,7 +283,6 @@ export class Registry {
     // server-owned metadata (uid, deletionTimestamp…) stays, so a stale copy cannot undo a deletion
     const next = merged(def, existing, candidate, 'all');
     if (sameContent(next, existing)) return existing;
-    validate(def, next);
     next.metadata.managedFields = managedFieldsAfter(existing, next, this.writer(def, manager));
     return this.store.commit(def.name, 'MODIFIED', next);
   }
@@ -288,7 +336,7 @@ export class Registry {
   }
 
   /** policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption. */
-  evict(namespace: string, name: string, body: unknown): void {
+  evict(namespace: string, name: string, body: unknown, caller = IN_PROCESS): void {
     const pods = RESOURCES.pods;
     const eviction = isObject(body) ? body : {};
     const meta = isObject(eviction.metadata) ? eviction.metadata : {};
@@ -296,6 +344,14 @@ export class Registry {
       throw badRequest('name in URL does not match name in Eviction object');
     }
     const pod = this.mustGet(pods, namespace, name);
+    this.review(caller, {
+      operation: 'CREATE',
+      def: pods,
+      subResource: 'eviction',
+      object: eviction,
+      oldObject: null,
+      target: { namespace, name },
+    });
     if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
     const options = isObject(eviction.deleteOptions) ? deleteOptionsOf(eviction.deleteOptions) : {};
     this.remove(pods, namespace, name, options);

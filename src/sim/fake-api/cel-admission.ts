@@ -1,0 +1,158 @@
+// ValidatingAdmissionPolicy enforcement in the fake API server, with a CEL engine (@bufbuild/cel):
+// the policy's resource rules, match conditions, variables and validations, over the request's
+// object, oldObject, request and params, as kube-apiserver evaluates them. failurePolicy Fail: an
+// expression that fails to evaluate refuses the request, as in kube. It is dynamically typed where
+// kube type-checks; src/admission/agent-policy.ts is written so that both agree.
+import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
+import type { PolicySpec } from '../../admission/agent-policy.js';
+import type { Admission, AdmissionAttributes } from './admission.js';
+import { apiError } from './status.js';
+
+/** A policy with its binding's name and the parameters object (the ConfigMap) it binds. */
+export interface BoundPolicy {
+  name: string;
+  binding: string;
+  spec: PolicySpec;
+  /** The params object (a ConfigMap: `{ data: {...} }`). */
+  params: unknown;
+}
+
+/** One review, for tests and the simulation's report. */
+export interface ReviewRecord {
+  policy: string;
+  attributes: AdmissionAttributes;
+  /** undefined = admitted. */
+  denied?: string;
+}
+
+type Program = (bindings: Record<string, CelInput>) => unknown;
+
+/** JSON as CEL sees it: objects as maps, whole numbers as int. */
+export function celValue(value: unknown): CelInput {
+  if (value === undefined || value === null) return null;
+  if (Array.isArray(value)) return value.map(celValue);
+  if (typeof value === 'object') {
+    return new Map(Object.entries(value).map(([k, v]) => [k, celValue(v)]));
+  }
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  return null;
+}
+
+function ruleMatches(spec: PolicySpec, a: AdmissionAttributes): boolean {
+  const resource = a.subResource === '' ? a.resource.resource : `${a.resource.resource}/${a.subResource}`;
+  return spec.matchConstraints.resourceRules.some(
+    (r) =>
+      r.operations.includes(a.operation) &&
+      r.apiGroups.includes(a.resource.group) &&
+      r.apiVersions.includes(a.resource.version) &&
+      r.resources.includes(resource),
+  );
+}
+
+/** The request variable: what kube's AdmissionRequest holds. */
+function requestOf(a: AdmissionAttributes): unknown {
+  return {
+    operation: a.operation,
+    resource: a.resource,
+    subResource: a.subResource,
+    name: a.name,
+    namespace: a.namespace,
+    userInfo: { username: a.userInfo.username, groups: a.userInfo.groups, extra: a.userInfo.extra },
+  };
+}
+
+/** Denials kept in `denials` (the count goes on). */
+const MAX_DENIALS = 100;
+
+export class CelAdmission implements Admission {
+  /** Requests some policy judged (its match conditions held), admitted and denied. */
+  readonly counts = { admitted: 0, denied: 0 };
+  /** The first denials, in order. */
+  readonly denials: ReviewRecord[] = [];
+  /** Told of every review (tests keep them all; a long simulation only counts). */
+  onReview: ((record: ReviewRecord) => void) | undefined;
+  private readonly programs = new Map<string, Program>();
+  private readonly env = celEnv();
+
+  constructor(private readonly policies: readonly BoundPolicy[]) {
+    // Compile everything now: a policy that does not parse fails at start, not on a write.
+    for (const p of policies) for (const e of expressionsOf(p.spec)) this.program(e);
+  }
+
+  review(attributes: AdmissionAttributes): void {
+    for (const policy of this.policies) {
+      if (!ruleMatches(policy.spec, attributes)) continue;
+      const denied = this.evaluate(policy, attributes);
+      if (denied === 'not-matched') continue;
+      const record = { policy: policy.name, attributes, ...(denied === undefined ? {} : { denied }) };
+      this.onReview?.(record);
+      if (denied === undefined) this.counts.admitted++;
+      else {
+        this.counts.denied++;
+        if (this.denials.length < MAX_DENIALS) this.denials.push(record);
+        const message = `ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.binding}' denied request: ${denied}`;
+        throw apiError(403, message);
+      }
+    }
+  }
+
+  /** undefined = admitted; 'not-matched' = a match condition is false; else why it is denied. */
+  private evaluate(policy: BoundPolicy, a: AdmissionAttributes): string | undefined {
+    const bindings: Record<string, CelInput> = {
+      object: celValue(a.object),
+      oldObject: celValue(a.oldObject),
+      request: celValue(requestOf(a)),
+      params: celValue(policy.params),
+    };
+    for (const c of policy.spec.matchConditions) {
+      const result = this.run(c.expression, bindings);
+      if (typeof result === 'string') return `match condition '${c.name}' failed: ${result}`;
+      if (!result) return 'not-matched';
+    }
+    const variables = new Map<string, CelInput>();
+    bindings.variables = variables;
+    for (const v of policy.spec.variables) {
+      const value = this.program(v.expression)(bindings);
+      if (isCelError(value)) return `variable '${v.name}' failed: ${value.message}`;
+      variables.set(v.name, value as CelInput);
+    }
+    for (const v of policy.spec.validations) {
+      const result = this.run(v.expression, bindings);
+      if (typeof result === 'string')
+        return `expression '${v.expression.slice(0, 80)}…' resulted in error: ${result}`;
+      if (!result) return this.message(v.messageExpression, bindings);
+    }
+    return undefined;
+  }
+
+  /** A boolean expression's value, or its error as text. */
+  private run(expression: string, bindings: Record<string, CelInput>): boolean | string {
+    const value = this.program(expression)(bindings);
+    if (isCelError(value)) return value.message;
+    if (typeof value !== 'boolean') return `expected a bool, got ${typeof value}`;
+    return value;
+  }
+
+  private message(expression: string, bindings: Record<string, CelInput>): string {
+    const value = this.program(expression)(bindings);
+    return typeof value === 'string' ? value : 'failed expression (its message expression failed too)';
+  }
+
+  private program(expression: string): Program {
+    let program = this.programs.get(expression);
+    if (!program) {
+      program = plan(this.env, parse(expression));
+      this.programs.set(expression, program);
+    }
+    return program;
+  }
+}
+
+function expressionsOf(spec: PolicySpec): string[] {
+  return [
+    ...spec.matchConditions.map((c) => c.expression),
+    ...spec.variables.map((v) => v.expression),
+    ...spec.validations.flatMap((v) => [v.expression, v.messageExpression]),
+  ];
+}

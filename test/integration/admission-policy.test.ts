@@ -1,0 +1,359 @@
+// The chart's ValidatingAdmissionPolicy (src/admission/agent-policy.ts), evaluated with a CEL engine
+// by the fake API server on every HTTP write: the agent's own writes pass, a stolen agent token's
+// forged writes do not, and nobody else is affected. Requests go through the real client, each
+// agent as itself (kube's impersonation headers standing in for its bound token).
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  AGENT_NODE_ANNOTATIONS,
+  agentPolicyParams,
+  agentPolicySpec,
+  NODE_NAME_EXTRA,
+  type PolicyConfig,
+} from '../../src/admission/agent-policy.js';
+import { defaultConfig } from '../../src/config/parse.js';
+import { ClientNodeKube, type Identity } from '../../src/kube/client.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
+import { CelAdmission, type ReviewRecord } from '../../src/sim/fake-api/cel-admission.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
+import { runSimulation } from '../../src/sim/simulation.js';
+
+const SA = { namespace: 'kube-system', name: 'kured-ts' };
+const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
+const LOCK = 'weave.works/kured-node-lock';
+const TAINT = 'weave.works/kured-node-reboot';
+
+const CONFIG: PolicyConfig = {
+  ...defaultConfig(),
+  dsNamespace: 'kube-system',
+  dsName: 'kured',
+  preferNoScheduleTaint: TAINT,
+  preRebootNodeLabels: { 'example.com/rebooting': 'true' },
+  postRebootNodeLabels: { 'example.com/rebooting': 'false' },
+};
+
+let server: FakeApiServer;
+let admission: CelAdmission;
+
+function start(requireNodeClaim = true): Promise<FakeApiServer> {
+  admission = new CelAdmission([
+    {
+      name: 'kured-ts-agent',
+      binding: 'kured-ts-agent',
+      spec: agentPolicySpec(),
+      params: { data: agentPolicyParams(CONFIG, { serviceAccount: SA, requireNodeClaim }) },
+    },
+  ]);
+  return startFakeApiServer({ admission });
+}
+
+function seed(): void {
+  for (const name of ['n1', 'n2']) {
+    server.create<V1Node>('nodes', {
+      metadata: {
+        name,
+        labels: { 'kubernetes.io/hostname': name, 'team.example.com/pool': 'web' },
+        annotations: {
+          'kured-ts.dev/approved': '{"by":"alice","at":"2026-01-05T09:00:00Z"}',
+          'kured-ts.dev/reboot-paused': 'false',
+          'example.com/owner': 'team-a',
+        },
+      },
+      spec: {
+        providerID: `aws:///eu-west-1a/${name}`,
+        taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
+      },
+    });
+  }
+  for (const name of ['kured', 'other']) {
+    server.create<V1DaemonSet>('daemonsets', {
+      metadata: {
+        name,
+        namespace: 'kube-system',
+        labels: { app: name },
+        annotations: { 'kured-ts.dev/paused': '{"reason":"freeze","by":"alice","since":"s"}' },
+      },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:1' }] },
+        },
+      },
+    });
+  }
+  server.create<V1Pod>('pods', {
+    metadata: { name: 'web-1', namespace: 'default' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
+  });
+}
+
+const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
+
+function as(identity: Identity): Kube {
+  return admin().impersonating(identity);
+}
+
+/** The agent of `node`, with its bound token's node claim. */
+const agent = (node: string): Kube => as({ user: USER, extra: { [NODE_NAME_EXTRA]: node } });
+
+beforeEach(async () => {
+  server = await start();
+  seed();
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function node(name = 'n1'): V1Node {
+  return server.get<V1Node>('nodes', undefined, name)!;
+}
+
+type Write = (kube: Kube) => Promise<unknown>;
+
+const annotate =
+  (name: string, annotations: Record<string, string | null>): Write =>
+  (kube) =>
+    kube.mergePatchNode(name, { metadata: { annotations } });
+const label =
+  (name: string, labels: Record<string, string | null>): Write =>
+  (kube) =>
+    kube.mergePatchNode(name, { metadata: { labels } });
+const taints =
+  (list: object[]): Write =>
+  (kube) =>
+    kube.mergePatchNode('n1', { spec: { taints: list } });
+const patchDs =
+  (name: string, patch: object): Write =>
+  (kube) =>
+    kube.mergePatchDaemonSet('kube-system', name, patch);
+const lock = (name: string): Write =>
+  patchDs(name, {
+    metadata: {
+      annotations: {
+        [LOCK]: '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-01-05T10:00:00Z","TTL":0}',
+      },
+    },
+  });
+const DEDICATED = { key: 'dedicated', value: 'web', effect: 'NoSchedule' };
+
+describe('the agent admission policy admits what the agent does to its own node and the lock', () => {
+  it.each<[string, Write]>([
+    ['cordons its node', (k) => k.mergePatchNode('n1', { spec: { unschedulable: true } })],
+    ['uncordons its node', (k) => k.mergePatchNode('n1', { spec: { unschedulable: null } })],
+    [
+      'adds its PreferNoSchedule taint, keeping the others',
+      taints([DEDICATED, { key: TAINT, effect: 'PreferNoSchedule' }]),
+    ],
+    [
+      'writes its status, cycle and history annotations',
+      annotate('n1', Object.fromEntries(AGENT_NODE_ANNOTATIONS.map((a) => [a, 'x']))),
+    ],
+    [
+      'sets its cycle label and the configured pre-reboot label',
+      label('n1', { 'kured-ts.dev/rebooting': 'true', 'example.com/rebooting': 'true' }),
+    ],
+    ['removes the approval it used', annotate('n1', { 'kured-ts.dev/approved': null })],
+    ['takes a slot in the lock annotation', lock('kured')],
+    ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
+  ])('%s', async (_name, write) => {
+    await write(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+});
+
+describe('the agent admission policy denies a stolen agent token', () => {
+  it.each<[string, Write, RegExp]>([
+    [
+      'cordoning another node',
+      (k) => k.mergePatchNode('n2', { spec: { unschedulable: true } }),
+      /agent on node n1 may change only its own node, not n2/,
+    ],
+    ['annotating another node', annotate('n2', { 'kured-ts.dev/status': 'x' }), /only its own node/],
+    [
+      'adding a label not its own to its node',
+      label('n1', { 'node-role.kubernetes.io/control-plane': '' }),
+      /only the labels/,
+    ],
+    ['removing a label another actor set', label('n1', { 'team.example.com/pool': null }), /only the labels/],
+    [
+      'removing a taint another actor added',
+      taints([{ key: TAINT, effect: 'PreferNoSchedule' }]),
+      /only its own PreferNoSchedule taint/,
+    ],
+    [
+      'adding its taint key as NoExecute',
+      taints([DEDICATED, { key: TAINT, effect: 'NoExecute' }]),
+      /only its own PreferNoSchedule taint/,
+    ],
+    [
+      'writing an annotation not its own',
+      annotate('n1', { 'example.com/owner': 'mallory' }),
+      /only the annotations/,
+    ],
+    [
+      "lifting the operator's per-node pause",
+      annotate('n1', { 'kured-ts.dev/reboot-paused': null }),
+      /only the annotations/,
+    ],
+    [
+      'approving its own reboot',
+      annotate('n1', { 'kured-ts.dev/approved': '{"by":"me","at":"2026-01-05T10:00:00Z"}' }),
+      /only the annotations/,
+    ],
+    [
+      'changing the node spec beyond unschedulable and taints',
+      (k) => k.mergePatchNode('n1', { spec: { providerID: 'x' } }),
+      /only spec.unschedulable/,
+    ],
+    [
+      'adding a finalizer to its node',
+      (k) => k.mergePatchNode('n1', { metadata: { finalizers: ['example.com/hold'] } }),
+      /only spec.unschedulable/,
+    ],
+    [
+      "rewriting the DaemonSet's pod template",
+      patchDs('kured', {
+        spec: { template: { spec: { containers: [{ name: 'kured-ts', image: 'evil:1' }] } } },
+      }),
+      /only the annotation weave.works\/kured-node-lock/,
+    ],
+    [
+      'lifting the fleet pause',
+      patchDs('kured', { metadata: { annotations: { 'kured-ts.dev/paused': null } } }),
+      /only the annotation/,
+    ],
+    [
+      "changing the DaemonSet's labels",
+      patchDs('kured', { metadata: { labels: { app: 'x' } } }),
+      /only the annotation/,
+    ],
+    ['writing a lock annotation on another DaemonSet', lock('other'), /not of kube-system\/other/],
+    [
+      'evicting with a grace period of 0',
+      (k) => k.evictPod('default', 'web-1', 0),
+      /grace period of its configuration \(-1/,
+    ],
+  ])('%s', async (_name, write, message) => {
+    const before = { node: node('n1'), n2: node('n2'), pods: server.list<V1Pod>('pods').length };
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(message);
+    expect([node('n1').metadata?.resourceVersion, node('n2').metadata?.resourceVersion]).toEqual([
+      before.node.metadata?.resourceVersion,
+      before.n2.metadata?.resourceVersion,
+    ]);
+    expect(server.list<V1Pod>('pods')).toHaveLength(before.pods);
+  });
+
+  it('denies a node write from a token without the node claim, unless told not to require it', async () => {
+    const claimless = as({ user: USER });
+    await expect(claimless.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow(
+      /HTTP 403.*agent token carries/,
+    );
+    await server.close();
+    server = await start(false);
+    seed();
+    await as({ user: USER }).mergePatchNode('n1', { spec: { unschedulable: true } });
+    expect(node('n1').spec?.unschedulable).toBe(true);
+  });
+
+  it('leaves everyone else alone: an operator and another ServiceAccount may do what RBAC allows', async () => {
+    await patchDs('kured', {
+      spec: { template: { spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:2' }] } } },
+    })(admin());
+    await label('n2', { 'node-role.kubernetes.io/worker': '' })(
+      as({ user: 'system:serviceaccount:kube-system:node-controller' }),
+    );
+    expect(admission.counts).toEqual({ admitted: 0, denied: 0 });
+  });
+});
+
+describe('the agents of a simulated wave through the policy', () => {
+  it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
+    const records: ReviewRecord[] = [];
+    const options = simulationOptions({
+      ...DEFAULT_SIMULATE_OPTIONS,
+      nodes: 6,
+      concurrency: 2,
+      zones: 2,
+      groupConcurrency: 1,
+      approveEveryMs: 600_000,
+      seed: 5,
+    });
+    options.onAdmission = (r) => records.push(r);
+    const result = await runSimulation(options);
+    expect(result.violations).toEqual([]);
+    expect(result.rebooted).toBe(6);
+    expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+    const kinds = new Set(
+      records.map(
+        (r) =>
+          `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
+      ),
+    );
+    expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
+    for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
+      expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
+    expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+  });
+
+  it('reports a write the policy denies as an invariant violation', async () => {
+    // A policy that allows the agents no status annotation: their first status write is denied.
+    const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+    const spec = agentPolicySpec();
+    const strict = spec.validations.map((v) => ({
+      ...v,
+      expression: v.expression.replaceAll('params.data.nodeAnnotations', "'kured-ts.dev/cycle'"),
+    }));
+    options.admissionPolicy = {
+      name: 'strict',
+      binding: 'strict',
+      spec: { ...spec, validations: strict },
+      params: {
+        data: agentPolicyParams(
+          {
+            ...defaultConfig(),
+            dsNamespace: 'kube-system',
+            dsName: 'kured',
+            lockAnnotation: LOCK,
+            preferNoScheduleTaint: TAINT,
+          },
+          { serviceAccount: SA },
+        ),
+      },
+    };
+    options.limitMs = 3_600_000;
+    const result = await runSimulation(options);
+    expect(result.admission?.denied).toBeGreaterThan(0);
+    expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+  });
+
+  it('is on in kured-ts simulate by default', async () => {
+    const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
+    expect(r.admission?.denied).toBe(0);
+    expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+  });
+});
+
+describe('the policy is written for kube-apiserver', () => {
+  it('ranges comprehensions only over maps and lists, never over an object (kube type-checks them)', () => {
+    const spec = agentPolicySpec();
+    const all = [
+      ...spec.matchConditions.map((c) => c.expression),
+      ...spec.variables.map((v) => v.expression),
+      ...spec.validations.flatMap((v) => [v.expression, v.messageExpression]),
+    ].join('\n');
+    const targets = [...all.matchAll(/([\w.]+)\.(all|exists|exists_one|map|filter)\(/g)].map((m) => m[1]);
+    expect(targets.length).toBeGreaterThan(0);
+    for (const t of targets) expect(t).toMatch(/\.(labels|annotations|taints)$/);
+  });
+
+  it('reads every parameter it names from the parameters the chart and the simulator render', () => {
+    const spec = JSON.stringify(agentPolicySpec());
+    const named = new Set([...spec.matchAll(/params\.data\.(\w+)/g)].map((m) => m[1]));
+    const given = Object.keys(agentPolicyParams(CONFIG, { serviceAccount: SA }));
+    expect(given.sort()).toEqual([...named].sort());
+  });
+});
