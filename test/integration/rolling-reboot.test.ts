@@ -1,5 +1,7 @@
 // Three real agents (createAgent: real client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
-// against the fake API server, with simulated host reboots that change the node's bootID.
+// against the fake API server, with simulated host reboots that change the node's bootID. Each agent
+// acts as itself (its ServiceAccount with its node's claim), and the server enforces the chart's
+// admission policy on every write it makes.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { createAgent } from '../../src/agent/create-agent.js';
@@ -12,6 +14,8 @@ import type { Rebooter } from '../../src/reboot/rebooter.js';
 import type { Sentinel } from '../../src/sentinel/sentinel.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
+import { agentPolicyParams, agentPolicySpec, NODE_NAME_EXTRA } from '../../src/admission/agent-policy.js';
+import { CelAdmission } from '../../src/sim/fake-api/cel-admission.js';
 import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
@@ -19,6 +23,7 @@ const DS = 'kured';
 const LOCK = 'weave.works/kured-node-lock';
 const TAINT = 'weave.works/kured-node-reboot';
 const NODES = ['n1', 'n2', 'n3'];
+const SA = { namespace: NS, name: 'kured-ts' };
 
 function config(nodeId: string, concurrency: number): Config {
   return testConfig({
@@ -33,10 +38,19 @@ function config(nodeId: string, concurrency: number): Config {
 }
 
 let server: FakeApiServer;
+let admission: CelAdmission;
 const timers = new Set<NodeJS.Timeout>();
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  admission = new CelAdmission([
+    {
+      name: 'kured-ts-agent',
+      binding: 'kured-ts-agent',
+      spec: agentPolicySpec(),
+      params: { data: agentPolicyParams(config('', 1), { serviceAccount: SA }) },
+    },
+  ]);
+  server = await startFakeApiServer({ admission });
   server.create('daemonsets', kuredDaemonSet());
   for (const name of NODES) {
     server.create<V1Node>('nodes', {
@@ -133,7 +147,10 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
       const required = { value: true };
       const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required: required.value }) };
       const agent = createAgent(config(name, concurrency), {
-        kube: new ClientNodeKube(server.kubeConfig()),
+        kube: new ClientNodeKube(server.kubeConfig()).impersonating({
+          user: `system:serviceaccount:${SA.namespace}:${SA.name}`,
+          extra: { [NODE_NAME_EXTRA]: name },
+        }),
         clock: new SystemClock(),
         logger,
         sentinel,
@@ -174,5 +191,7 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
     const reasons = server.list<CoreV1Event>('events').map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['LockAcquired', 'Rebooting', 'RebootCompleted']));
     expect(completions()).toBe(3);
+    expect(admission.counts.denied).toBe(0);
+    expect(admission.counts.admitted).toBeGreaterThan(3 * 5);
   }, 30_000);
 });
