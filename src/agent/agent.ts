@@ -79,6 +79,7 @@ export type AgentConfig = Pick<
   | 'requireApproval'
   | 'approvalTtlMs'
   | 'historyLimit'
+  | 'taintTiming'
 >;
 
 /** Everything the agent talks to. */

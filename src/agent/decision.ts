@@ -197,7 +197,7 @@ export class Decision {
     const last = this.reporter.last;
     const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
     if (pending !== last) await this.reporter.report(pending, ctx.signal);
-    await this.addTaint(ctx);
+    if (this.config.taintTiming === 'required') await this.addTaint(ctx);
     return ctx.acquire ? this.tryLock(ctx, verdict) : pending;
   }
 
@@ -234,6 +234,8 @@ export class Decision {
     };
     const early = decideBeforeLock(before);
     if (early) return early;
+    // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
+    if (this.config.taintTiming === 'unblocked') await this.addTaint(ctx);
     const meta: LockMetadata = {
       unschedulable: ctx.node.unschedulable,
       bootID: ctx.node.bootID,

@@ -61,6 +61,10 @@ export interface SimulateOptions {
   unhealthy?: { nodes: number; durationMs: number };
   /** --approve-every: agents run with --require-approval; a simulated operator approves this often. */
   approveEveryMs?: number;
+  /** --blocking-churn RATE,DURATION: blocking jobs per hour, each running DURATION. */
+  blockingChurn?: { perHour: number; durationMs: number };
+  /** --taint-timing: when the agents taint (default required; unblocked = kured's timing). */
+  taintTiming?: 'required' | 'unblocked';
   /** --seed: default 1. */
   seed: number;
 }
@@ -114,6 +118,7 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
+    taintTiming: options.taintTiming ?? 'required',
   };
 }
 
@@ -134,6 +139,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       zones: options.zones ?? 0,
+      ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
       ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
       seed: options.seed,
     },
@@ -259,6 +265,17 @@ function simUnhealthyLimit(value: string): { count: number } | { percent: number
   }
 }
 
+/** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
+export function blockingChurn(value: string): { perHour: number; durationMs: number } {
+  const parts = value.split(',');
+  const perHour = Number(parts[0]);
+  if (parts.length !== 2 || !Number.isFinite(perHour) || perHour <= 0)
+    throw new InvalidArgumentError(
+      'expected RATE,DURATION: jobs per hour (> 0) and how long each runs (e.g. 30,20m)',
+    );
+  return { perHour, durationMs: duration(parts[1] ?? '') };
+}
+
 /** --unhealthy-nodes N,DURATION. */
 export function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
   const [count = '', span = ''] = value.split(',');
@@ -321,6 +338,8 @@ interface SimulateFlags {
   maxUnhealthyNodes?: { count: number } | { percent: number };
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
+  blockingChurn?: { perHour: number; durationMs: number };
+  taintTiming: 'required' | 'unblocked';
   seed: number;
   progress: boolean;
   timeline?: string;
@@ -423,6 +442,16 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         '0s',
       ),
     )
+    .option(
+      '--blocking-churn <rate,duration>',
+      'blocking jobs keep arriving: RATE per hour (Poisson) over the cluster, each running DURATION once placed, e.g. 30,20m',
+      blockingChurn,
+    )
+    .addOption(
+      new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
+        .choices(['required', 'unblocked'])
+        .default('required'),
+    )
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .option('--no-progress', 'no live progress, only the report')
     .option(
@@ -456,6 +485,8 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           maxUnhealthyNodes: flags.maxUnhealthyNodes,
           unhealthy: flags.unhealthyNodes,
           approveEveryMs: flags.approveEvery,
+          ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
+          taintTiming: flags.taintTiming,
           seed: flags.seed,
         },
         {

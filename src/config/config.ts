@@ -75,6 +75,11 @@ export interface Config {
   historyLimit: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
   preferNoScheduleTaint: string;
+  /**
+   * --taint-timing: `required` (default) taints as soon as a reboot is required, blocked or not;
+   * `unblocked` only once nothing blocks it (kured's timing: on lock contention, never while blocked).
+   */
+  taintTiming: 'required' | 'unblocked';
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */
   blockingPodSelectors: Selector[];
   /** --prometheus-url: '' = no alert blocker. */

@@ -822,6 +822,16 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('historyLimit', integer(0, 100)),
   }),
   added({
+    name: 'taint-timing',
+    type: 'string',
+    valueName: '<when>',
+    choices: ['required', 'unblocked'],
+    default: 'required',
+    description:
+      "when the PreferNoSchedule taint goes on: as soon as a reboot is required, or only once nothing blocks it (kured's timing)",
+    apply: set('taintTiming', oneOf(['required', 'unblocked'] as const)),
+  }),
+  added({
     name: 'host-exec',
     type: 'string',
     valueName: '<mode>',

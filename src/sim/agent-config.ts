@@ -27,6 +27,8 @@ export interface SimAgentSettings {
   maxUnhealthyNodes?: Config['maxUnhealthyNodes'];
   /** --require-approval. Default false. */
   requireApproval?: boolean;
+  /** --taint-timing. Default required. */
+  taintTiming?: Config['taintTiming'];
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -53,6 +55,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     groupConcurrency: s.groups?.concurrency ?? 0,
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
+    taintTiming: s.taintTiming ?? 'required',
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,

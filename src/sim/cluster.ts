@@ -23,6 +23,7 @@ import {
 } from './cluster-objects.js';
 import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
 import { placements } from './scheduler.js';
+import { BlockingChurn, type ChurnSpec } from './blocking-churn.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** A PDB per workload: none, or one of the two Kubernetes forms. */
@@ -60,6 +61,8 @@ export interface ClusterSpec {
   zones?: number;
   /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
   unhealthy?: { nodes: number; durationMs: number };
+  /** Short-lived blocking jobs arriving at a Poisson rate (blocking-churn.ts). Default none. */
+  blockingChurn?: ChurnSpec;
   seed: number;
 }
 
@@ -98,6 +101,8 @@ export interface PodStats {
   evictionsByReplica: Map<string, number>;
   /** Placements after the start onto nodes that still needed a reboot. */
   placementsOnPendingNodes: number;
+  /** Blocking pods (--blocking-churn) placed onto nodes that still needed a reboot. */
+  blockingOnPendingNodes: number;
   placements: number;
 }
 
@@ -108,7 +113,15 @@ function pad(i: number, width: number): string {
 export class SimCluster {
   readonly nodes = new Map<string, SimNodeState>();
   readonly names: string[] = [];
-  readonly podStats: PodStats = { evictionsByReplica: new Map(), placementsOnPendingNodes: 0, placements: 0 };
+  readonly podStats: PodStats = {
+    evictionsByReplica: new Map(),
+    placementsOnPendingNodes: 0,
+    blockingOnPendingNodes: 0,
+    placements: 0,
+  };
+  /** When each node's reboot became required (virtual ms, absolute). */
+  readonly requiredAtMs = new Map<string, number>();
+  private readonly churn: BlockingChurn | undefined;
   /** Nodes down right now and the maximum seen. */
   downNow = 0;
   maxDown = 0;
@@ -139,6 +152,9 @@ export class SimCluster {
     readonly spec: ClusterSpec,
   ) {
     this.random = forkRandom(spec.seed, 'cluster');
+    this.churn = spec.blockingChurn
+      ? new BlockingChurn(server, time, spec.blockingChurn, forkRandom(spec.seed, 'churn'))
+      : undefined;
     const width = String(spec.nodes).length;
     for (let i = 1; i <= spec.nodes; i++) {
       const name = `node-${pad(i, Math.max(2, width))}`;
@@ -158,9 +174,7 @@ export class SimCluster {
       const needsReboot = i < spec.needsReboot;
       const preCordoned = needsReboot && i >= spec.needsReboot - spec.preCordoned;
       const bootID = randomBootId(this.random);
-      if (needsReboot) this.initiallyNeeded.add(name);
-      const later = needsReboot && (spec.requiredOverMs ?? 0) > 0;
-      if (later) this.requireLater(name, this.random() * (spec.requiredOverMs ?? 0));
+      const later = needsReboot && this.requirement(name);
       this.nodes.set(name, {
         name,
         needsReboot: needsReboot && !later,
@@ -178,7 +192,20 @@ export class SimCluster {
     this.createWorkloads();
     this.createBlockingPods();
     this.degrade();
+    this.churn?.start();
     this.started = true;
+  }
+
+  /** A node that needs a reboot: required now (false), or later in the run (true, scheduled). */
+  private requirement(name: string): boolean {
+    this.initiallyNeeded.add(name);
+    const over = this.spec.requiredOverMs ?? 0;
+    if (over <= 0) {
+      this.requiredAtMs.set(name, this.time.nowMs());
+      return false;
+    }
+    this.requireLater(name, this.random() * over);
+    return true;
   }
 
   /** The zone of a node (round robin over zone-a, zone-b, …), undefined without zones. */
@@ -218,6 +245,12 @@ export class SimCluster {
 
   stop(): void {
     this.unsubscribe?.();
+    this.churn?.stop();
+  }
+
+  /** Churn jobs created (--blocking-churn). */
+  get churnJobs(): number {
+    return this.churn?.created ?? 0;
   }
 
   /** Reboot-required is still to appear on some node (requiredOverMs). */
@@ -231,6 +264,7 @@ export class SimCluster {
       this.arrivalsLeft--;
       const node = this.nodes.get(name);
       if (node) node.needsReboot = true;
+      this.requiredAtMs.set(name, this.time.nowMs());
     });
   }
 
@@ -457,8 +491,12 @@ export class SimCluster {
 
   private bind(pod: SimPod, node: string): void {
     this.podStats.placements++;
-    if (this.nodes.get(node)?.needsReboot) this.podStats.placementsOnPendingNodes++;
-    this.server.update<SimPod>('pods', { ...pod, spec: { ...pod.spec, nodeName: node } });
+    const pending = this.nodes.get(node)?.needsReboot === true;
+    const blocking = pod.metadata.labels?.[BLOCKING_LABEL] === 'true';
+    if (pending && blocking) this.podStats.blockingOnPendingNodes++;
+    else if (pending) this.podStats.placementsOnPendingNodes++;
+    const bound = this.server.update<SimPod>('pods', { ...pod, spec: { ...pod.spec, nodeName: node } });
+    this.churn?.placed(bound, this.spec.podStartMs);
   }
 
   private podCounts(): Map<string, number> {

@@ -64,6 +64,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,
     ),
     row('blocked time by reason', blockedText(r.blockedMs)),
+    ...(r.churnJobs > 0
+      ? [
+          row(
+            'blocking jobs (churn)',
+            `${r.churnJobs} created, ${r.blockingOnPendingNodes} placed onto nodes needing a reboot`,
+          ),
+          row('preparation (required → lock)', `${shortDuration(r.meanPrepMs)} per node on average`),
+        ]
+      : []),
     row('kernel updated (reboot history)', `${r.kernelsUpdated}/${r.rebooted} rebooted nodes`),
     row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
     row('writes through admission policy', admissionText(r.admission)),

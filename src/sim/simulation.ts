@@ -112,6 +112,8 @@ export interface NodeResult {
   workMs: number;
   lockedAtMs?: number;
   releasedAtMs?: number;
+  /** When its reboot became required (virtual ms since the start); absent when it never was. */
+  requiredAtMs?: number;
   finalPhase: string;
 }
 
@@ -147,6 +149,12 @@ export interface SimulationResult {
   evictedMoreThanOnce: number;
   podEvictions: number;
   placementsOnPendingNodes: number;
+  /** Blocking pods placed onto nodes that still needed a reboot (--blocking-churn). */
+  blockingOnPendingNodes: number;
+  /** Blocking jobs created by --blocking-churn. */
+  churnJobs: number;
+  /** Mean over rebooted nodes of reboot required → lock taken (virtual ms). */
+  meanPrepMs: number;
   blockedMs: Record<string, number>;
   violations: Violation[];
   apiRequests: number;
@@ -192,6 +200,14 @@ interface Running {
   clock: ReturnType<VirtualTime['clock']>;
   kube: TrackedKube;
   abort: AbortController;
+}
+
+/** Mean time from reboot required to lock taken, over the nodes that took the lock. */
+function meanPrep(nodes: readonly NodeResult[]): number {
+  const spans = nodes.flatMap((n) =>
+    n.lockedAtMs !== undefined && n.requiredAtMs !== undefined ? [n.lockedAtMs - n.requiredAtMs] : [],
+  );
+  return spans.length === 0 ? 0 : spans.reduce((a, b) => a + b, 0) / spans.length;
 }
 
 /** The policy enforcement of a run (the chart's policy unless told otherwise), or none. */
@@ -475,6 +491,9 @@ class Simulation {
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
       podEvictions: byReplica.reduce((a, b) => a + b, 0),
       placementsOnPendingNodes: cluster.podStats.placementsOnPendingNodes,
+      blockingOnPendingNodes: cluster.podStats.blockingOnPendingNodes,
+      churnJobs: cluster.churnJobs,
+      meanPrepMs: meanPrep(nodes),
       blockedMs: Object.fromEntries(observer.blockedMs),
       violations: observer.violations,
       apiRequests: this.server.requests.length + this.counters.watches,
@@ -508,6 +527,7 @@ class Simulation {
       const t = this.observer.timeline.get(name);
       const drain = (t?.drainMs ?? []).reduce((a, b) => a + b, 0);
       const reboots = state?.reboots ?? 0;
+      const required = this.cluster.requiredAtMs.get(name);
       return {
         name,
         neededReboot: this.cluster.neededAtStart(name),
@@ -515,6 +535,7 @@ class Simulation {
         workMs: drain + reboots * (physical + this.options.agent.rebootDelayMs),
         lockedAtMs: t?.lockedAtMs,
         releasedAtMs: t?.releasedAtMs,
+        requiredAtMs: required === undefined ? undefined : required - this.startMs,
         finalPhase: t?.phase ?? 'unknown',
       };
     });

@@ -410,6 +410,7 @@ const SAMPLES: Record<string, string> = {
   'approval-ttl': '42m',
   'group-concurrency': '2',
   'history-limit': '7',
+  'taint-timing': 'unblocked',
   'prometheus-url': 'http://p:9090',
   'notify-url': 'https://hooks.example/x',
   'slack-hook-url': 'https://hooks.slack.com/services/a/b/c',

@@ -422,6 +422,8 @@ describe('the operator commands', () => {
     [['simulate', '--group-concurrency', '1'], /--group-concurrency needs --zones/],
     [['simulate', '--unhealthy-nodes', '2'], /--unhealthy-nodes.*expected N,DURATION/],
     [['simulate', '--max-unhealthy-nodes', '150%'], /--max-unhealthy-nodes.*percentage must be 0-100/],
+    [['simulate', '--blocking-churn', '0,20m'], /--blocking-churn.*expected RATE,DURATION/],
+    [['simulate', '--taint-timing', 'never'], /--taint-timing.*required, unblocked/],
   ])('simulate refuses %j with exit 2 and one line', (args, message) => {
     const run = cli(args);
     expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);

@@ -120,6 +120,27 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.kernelsUpdated).toBe(3);
   });
 
+  it.each([
+    ['the early taint sends them to the nodes that need no reboot', 'required' as const, 0],
+    ["kured's timing lets them land on blocked nodes that need one", 'unblocked' as const, 1],
+  ])('with blocking jobs that keep arriving, %s', async (_name, taintTiming, minOnPending) => {
+    const churn = { perHour: 60, durationMs: 20 * 60_000 };
+    const r = await simulate({
+      ...small,
+      nodes: 20,
+      needsReboot: 10,
+      podsPerNode: 2,
+      blockingChurn: churn,
+      taintTiming,
+      seed: 2,
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(10);
+    expect(r.churnJobs).toBeGreaterThan(10);
+    if (minOnPending === 0) expect(r.blockingOnPendingNodes).toBe(0);
+    else expect(r.blockingOnPendingNodes).toBeGreaterThanOrEqual(minOnPending);
+  });
+
   it('prints plain progress lines and the report, and exits 0', async () => {
     let text = '';
     const code = await runSimulate(

@@ -87,6 +87,42 @@ describe('agent: before the lock', () => {
     expect(cluster.metrics.blocked).toBe('prometheus');
   });
 
+  it.each([
+    {
+      name: 'a blocked node stays untainted',
+      setup: (c: FakeCluster) => {
+        const blocker = new FakeBlocker('pods');
+        blocker.verdict = { blocked: true, reason: 'blocking pod batch/job-1' };
+        c.blockers.push(blocker);
+      },
+      kind: 'blocked',
+      tainted: false,
+    },
+    {
+      name: 'a node outside the window stays untainted',
+      setup: (c: FakeCluster) => {
+        c.windowOpen = false;
+      },
+      kind: 'outside-window',
+      tainted: false,
+    },
+    {
+      name: 'a node waiting for a slot is tainted, as kured does on lock contention',
+      setup: (c: FakeCluster) => {
+        c.table.takeFor('n2');
+      },
+      kind: 'waiting-for-lock',
+      tainted: true,
+    },
+  ])('with --taint-timing unblocked, $name', async ({ setup, kind, tainted }) => {
+    const cluster = new FakeCluster({ concurrency: 1 });
+    cluster.sentinel = true;
+    setup(cluster);
+    const outcome = await tick(cluster, { taintTiming: 'unblocked' });
+    expect(outcome.kind).toBe(kind);
+    expect(hasTaint(cluster)).toBe(tainted);
+  });
+
   it('does not take the lock for a node that reports no bootID', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;

@@ -19,7 +19,7 @@ const DESIGN_FLAGS = [
 /** The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval, history). */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
-  'history-limit',
+  'history-limit', 'taint-timing',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
