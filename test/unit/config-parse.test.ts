@@ -57,6 +57,7 @@ describe('defaults', () => {
       requireApproval: false,
       approvalTtlMs: 0,
       historyLimit: 10,
+      taintTiming: 'required',
       preferNoScheduleTaint: '',
       blockingPodSelectors: [],
       prometheusUrl: '',
