@@ -11,14 +11,13 @@ import {
   addConnectionOptions,
   commandIo,
   commandSignal,
+  connectionTarget,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
-  nonEmpty,
   type CommandDeps,
   type CommandIo,
-  type KubeTarget,
 } from './shared.js';
 
 export interface ApproveOptions {
@@ -137,10 +136,7 @@ export function registerApprove(program: Command, deps: CommandDeps): Command {
         deps.exit(EXIT_USAGE);
         return;
       }
-      const target: KubeTarget = {
-        kubeconfig: flags.kubeconfig ?? nonEmpty(deps.env.KURED_KUBECONFIG) ?? '',
-        context: flags.context ?? '',
-      };
+      const target = connectionTarget(flags, deps.env);
       const io = commandIo(deps, target);
       if (io) deps.exit(await runApprove(options, io));
     });

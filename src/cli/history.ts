@@ -10,14 +10,13 @@ import {
   addConnectionOptions,
   commandIo,
   commandSignal,
+  connectionTarget,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
-  nonEmpty,
   usage,
   type CommandDeps,
   type CommandIo,
-  type KubeTarget,
 } from './shared.js';
 import { formatTable } from './table.js';
 
@@ -149,10 +148,7 @@ export function registerHistory(program: Command, deps: CommandDeps): Command {
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
     .action(async (nodes: string[], flags: HistoryFlags) => {
       const output = usage(deps, () => parseOutput(flags.output, HISTORY_OUTPUTS));
-      const target: KubeTarget = {
-        kubeconfig: flags.kubeconfig ?? nonEmpty(deps.env.KURED_KUBECONFIG) ?? '',
-        context: flags.context ?? '',
-      };
+      const target = connectionTarget(flags, deps.env);
       const io = output && commandIo(deps, target);
       if (!output || !io) return;
       deps.exit(await runHistory({ nodes, output }, io));

@@ -181,6 +181,17 @@ export function addClusterOptions(cmd: Command): Command {
     .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
 }
 
+/** The cluster of addConnectionOptions' flags: command line, then KURED_KUBECONFIG. */
+export function connectionTarget(
+  flags: { kubeconfig?: string; context?: string },
+  env: CommandDeps['env'],
+): KubeTarget {
+  return {
+    kubeconfig: flags.kubeconfig ?? nonEmpty(env.KURED_KUBECONFIG) ?? '',
+    context: flags.context ?? '',
+  };
+}
+
 /** Raw values of addClusterOptions as commander parses them. */
 export interface ClusterFlags {
   kubeconfig?: string;
