@@ -144,17 +144,7 @@ function selector(value: string): Selector {
  * an empty selector would match (and block on) every pod of the node.
  */
 function blockingSelectors(values: readonly string[]): Selector[] {
-  return values
-    .flatMap((v) => v.split(/[;\n]/))
-    .map((v) => v.trim())
-    .filter((v) => v !== '')
-    .map((v) => {
-      try {
-        return parseLabelSelector(v);
-      } catch (err) {
-        throw new InvalidValueError(v, `bad label selector: ${(err as Error).message}`);
-      }
-    });
+  return eachItem(values, parseLabelSelector, 'bad label selector: ');
 }
 
 function regexp(value: string): RegExp | undefined {
@@ -226,22 +216,21 @@ function timeZone(value: string): string {
  * separates expressions (cron fields contain commas), so KURED_REBOOT_SCHEDULE can hold several.
  */
 function schedules(values: readonly string[]): string[] {
-  return splitList(values).map((v) => {
-    try {
-      return checkCronExpression(v);
-    } catch (err) {
-      throw new InvalidValueError(v, (err as Error).message);
-    }
-  });
+  return eachItem(values, checkCronExpression);
 }
 
 /** Repeats, `;` or newlines: the --blackout ranges. */
 function blackouts(values: readonly string[]): Blackout[] {
+  return eachItem(values, parseBlackout);
+}
+
+/** Every item of a repeatable flag (splitList) parsed; the item that fails is named in the error. */
+function eachItem<T>(values: readonly string[], parse: (item: string) => T, prefix = ''): T[] {
   return splitList(values).map((v) => {
     try {
-      return parseBlackout(v);
+      return parse(v);
     } catch (err) {
-      throw new InvalidValueError(v, (err as Error).message);
+      throw new InvalidValueError(v, `${prefix}${(err as Error).message}`);
     }
   });
 }
