@@ -12,7 +12,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -38,23 +38,8 @@ beforeEach(async () => {
   required = true;
   reboots = 0;
   server.create('daemonsets', kuredDaemonSet());
-  server.create<V1Node>('nodes', {
-    metadata: { name: 'n1' },
-    spec: {},
-    status: { nodeInfo: nodeInfo('boot-1'), conditions: [{ type: 'Ready', status: 'True' }] },
-  });
-  server.create<V1Pod>('pods', {
-    metadata: {
-      name: 'web-1',
-      namespace: 'default',
-      labels: { app: 'web' },
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
-      ],
-    },
-    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
-  });
+  server.create<V1Node>('nodes', readyNode('n1'));
+  server.create<V1Pod>('pods', webPod('web-1', 'n1'));
 });
 
 afterEach(async () => {

@@ -19,7 +19,7 @@ import { APPROVAL_ANNOTATION } from '../../src/node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../src/node/history.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo, readyNode } from '../fakes/kube-objects.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 
@@ -30,11 +30,7 @@ let out: string[];
 let errs: string[];
 
 function addNode(name: string, ready = 'True'): void {
-  server.create<V1Node>('nodes', {
-    metadata: { name },
-    spec: {},
-    status: { nodeInfo: nodeInfo(`boot-${name}-1`), conditions: [{ type: 'Ready', status: ready }] },
-  });
+  server.create<V1Node>('nodes', readyNode(name, `boot-${name}-1`, ready));
 }
 
 beforeEach(async () => {

@@ -22,7 +22,7 @@ import { CYCLE_ANNOTATION, CYCLE_LABEL, NODE_PAUSE_ANNOTATION, parseCycle } from
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
-import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -93,23 +93,8 @@ beforeEach(async () => {
   for (const name of NODES) {
     required.set(name, true);
     reboots.set(name, 0);
-    server.create<V1Node>('nodes', {
-      metadata: { name },
-      spec: {},
-      status: { nodeInfo: nodeInfo('boot-1'), conditions: [{ type: 'Ready', status: 'True' }] },
-    });
-    server.create<V1Pod>('pods', {
-      metadata: {
-        name: `web-${name}`,
-        namespace: 'default',
-        labels: { app: 'web' },
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
-        ],
-      },
-      spec: { nodeName: name, containers: [{ name: 'c', image: 'nginx' }] },
-      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
-    });
+    server.create<V1Node>('nodes', readyNode(name));
+    server.create<V1Pod>('pods', webPod(`web-${name}`, name));
   }
 });
 

@@ -16,7 +16,7 @@ import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-s
 import { testConfig } from '../fakes/config.js';
 import { agentPolicyParams, agentPolicySpec, NODE_NAME_EXTRA } from '../../src/admission/agent-policy.js';
 import { CelAdmission } from '../../src/sim/fake-api/cel-admission.js';
-import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -53,26 +53,8 @@ beforeEach(async () => {
   server = await startFakeApiServer({ admission });
   server.create('daemonsets', kuredDaemonSet());
   for (const name of NODES) {
-    server.create<V1Node>('nodes', {
-      metadata: { name },
-      spec: {},
-      status: {
-        nodeInfo: nodeInfo('boot-1'),
-        conditions: [{ type: 'Ready', status: 'True' }],
-      },
-    });
-    server.create<V1Pod>('pods', {
-      metadata: {
-        name: `web-${name}`,
-        namespace: 'default',
-        labels: { app: 'web' },
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
-        ],
-      },
-      spec: { nodeName: name, containers: [{ name: 'c', image: 'nginx' }] },
-      status: { phase: 'Running' },
-    });
+    server.create<V1Node>('nodes', readyNode(name));
+    server.create<V1Pod>('pods', webPod(`web-${name}`, name));
   }
 });
 
