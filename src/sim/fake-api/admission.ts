@@ -20,9 +20,12 @@ export interface AdmissionAttributes {
   name: string;
   namespace: string;
   userInfo: UserInfo;
-  /** The object after the write (for a subresource create, the body, e.g. an Eviction). */
+  /**
+   * The object after the write (for a subresource create, the body, e.g. an Eviction). Lent for the
+   * review only: the server goes on to change it; copy what you keep.
+   */
   object: JsonObject | null;
-  /** The stored object before an UPDATE. */
+  /** The stored object before an UPDATE (lent, as `object`). */
   oldObject: JsonObject | null;
 }
 

@@ -85,12 +85,17 @@ export class CelAdmission implements Admission {
       if (!ruleMatches(policy.spec, attributes)) continue;
       const denied = this.evaluate(policy, attributes);
       if (denied === 'not-matched') continue;
-      const record = { policy: policy.name, attributes, ...(denied === undefined ? {} : { denied }) };
-      this.onReview?.(record);
+      // The objects are lent for the review: a record that is kept gets its own copy.
+      const record = (): ReviewRecord => ({
+        policy: policy.name,
+        attributes: structuredClone(attributes),
+        ...(denied === undefined ? {} : { denied }),
+      });
+      this.onReview?.(record());
       if (denied === undefined) this.counts.admitted++;
       else {
         this.counts.denied++;
-        if (this.denials.length < MAX_DENIALS) this.denials.push(record);
+        if (this.denials.length < MAX_DENIALS) this.denials.push(record());
         const message = `ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.binding}' denied request: ${denied}`;
         throw apiError(403, message);
       }

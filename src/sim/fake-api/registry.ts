@@ -221,8 +221,8 @@ export class Registry {
       subResource: request.subResource,
       ...(request.target ?? targetOf(object)),
       userInfo: caller.user,
-      object: toJson(object),
-      oldObject: request.oldObject === null ? null : toJson(request.oldObject),
+      object,
+      oldObject: request.oldObject,
     });
   }
 
