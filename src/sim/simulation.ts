@@ -244,7 +244,6 @@ class Simulation {
   private readonly feed: DaemonSetFeed;
   private readonly gate = new SerialGate();
   private readonly counters: KubeCounters = newKubeCounters();
-  private readonly inner: Kube;
   private readonly agentKube: (node: string) => Kube;
   private readonly closeInner: () => void;
   private readonly agents = new Map<string, Running>();
@@ -274,7 +273,6 @@ class Simulation {
     this.observer.onPhase = options.onPhase;
     this.feed = new DaemonSetFeed(server);
     const client = options.connect(server.url);
-    this.inner = client.kube;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -334,12 +332,20 @@ class Simulation {
     }
   }
 
+  /** Runs `act` every `every` virtual ms from the start while the wave goes on (0 = never). */
+  private everyUntilDone(every: number, act: () => void): void {
+    if (every <= 0) return;
+    const tick = (): void => {
+      if (this.done()) return;
+      act();
+      this.time.schedule(this.time.nowMs() + every, tick);
+    };
+    this.time.schedule(this.startMs + every, tick);
+  }
+
   /** A third party deletes the lock annotation every wipeLockEveryMs while the wave goes on. */
   private scheduleWipes(): void {
-    const every = this.options.wipeLockEveryMs ?? 0;
-    if (every <= 0) return;
-    const wipe = (): void => {
-      if (this.done()) return;
+    this.everyUntilDone(this.options.wipeLockEveryMs ?? 0, () => {
       const ds = this.server.get<SimDaemonSet>('daemonsets', DS_NAMESPACE, DS_NAME);
       const annotations = { ...ds?.metadata.annotations };
       if (ds && annotations[LOCK_ANNOTATION] !== undefined) {
@@ -347,32 +353,30 @@ class Simulation {
         this.server.update('daemonsets', { ...ds, metadata: { ...ds.metadata, annotations } });
         this.lockWipes++;
       }
-      this.time.schedule(this.time.nowMs() + every, wipe);
-    };
-    this.time.schedule(this.startMs + every, wipe);
+    });
   }
 
   /** The simulated operator: every approveEveryMs, `kured-ts approve --all` (one merge patch per node). */
   private scheduleApprovals(): void {
-    const every = this.options.approveEveryMs ?? 0;
-    if (every <= 0 || this.options.agent.requireApproval !== true) return;
-    const approve = (): void => {
-      if (this.done()) return;
+    if (this.options.agent.requireApproval !== true) return;
+    this.everyUntilDone(this.options.approveEveryMs ?? 0, () => {
       for (const [name, t] of this.observer.timeline) {
-        if (t.phase !== 'awaiting-approval') continue;
-        const node = this.cluster.nodeObject(name);
-        if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) continue;
-        const approval = formatApproval({
-          by: 'sim-operator',
-          at: new Date(this.time.nowMs()).toISOString(),
-        });
-        const annotations = { ...node.metadata.annotations, [APPROVAL_ANNOTATION]: approval };
-        this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
-        this.approvals++;
+        if (t.phase === 'awaiting-approval') this.approve(name);
       }
-      this.time.schedule(this.time.nowMs() + every, approve);
+    });
+  }
+
+  /** Writes the approval on a node that has none, as `kured-ts approve` does. */
+  private approve(name: string): void {
+    const node = this.cluster.nodeObject(name);
+    if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) return;
+    const at = new Date(this.time.nowMs()).toISOString();
+    const annotations = {
+      ...node.metadata.annotations,
+      [APPROVAL_ANNOTATION]: formatApproval({ by: 'sim-operator', at }),
     };
-    this.time.schedule(this.startMs + every, approve);
+    this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
+    this.approvals++;
   }
 
   /** Nodes whose history's last record is a successful reboot into another kernel. */
