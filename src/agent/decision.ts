@@ -38,7 +38,7 @@ import {
   type NodeState,
   type NodeWrite,
 } from '../node/node.js';
-import { APPROVAL_ANNOTATION, judgeApproval, type ApprovalVerdict } from '../node/approval.js';
+import { APPROVAL_ANNOTATION, approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import {
   HISTORY_ANNOTATION,
   appendHistory,
@@ -221,16 +221,7 @@ export class Decision {
       window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
       block: inside ? await firstBlock(this.deps.blockers, ctx.signal) : { blocked: false },
       bootID: ctx.node.bootID,
-      ...(this.config.requireApproval
-        ? {
-            approval: judgeApproval(
-              ctx.node.annotations[APPROVAL_ANNOTATION],
-              now,
-              this.config.approvalTtlMs,
-              this.config.nodeId,
-            ),
-          }
-        : {}),
+      ...approvalCheck(this.config, { name: this.config.nodeId, annotations: ctx.node.annotations }, now),
     };
     const early = decideBeforeLock(before);
     if (early) return early;

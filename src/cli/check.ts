@@ -19,7 +19,7 @@ import { MemoryLogger } from '../log/logger.js';
 import { errorText } from '../text/error-text.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { CYCLE_ANNOTATION, STATUS_ANNOTATION } from '../node/node.js';
-import { APPROVAL_ANNOTATION, judgeApproval, type ApprovalVerdict } from '../node/approval.js';
+import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
@@ -185,9 +185,8 @@ function evaluateWindow(config: CheckConfig, now: Date): CheckItem {
 
 /** Under --require-approval, the node's approval as its agent judges it now; {} without the flag. */
 function approvalOf(config: CheckConfig, node: V1Node, now: Date): { approval?: ApprovalVerdict } {
-  if (!config.requireApproval) return {};
-  const raw = node.metadata?.annotations?.[APPROVAL_ANNOTATION];
-  return { approval: judgeApproval(raw, now, config.approvalTtlMs, node.metadata?.name ?? '') };
+  const annotations = node.metadata?.annotations ?? {};
+  return approvalCheck(config, { name: node.metadata?.name ?? '', annotations }, now);
 }
 
 /** --require-approval: one item saying whether the node is approved (none without the flag). */

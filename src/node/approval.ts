@@ -58,3 +58,18 @@ export function judgeApproval(
   }
   return { approved: true, approval: parsed };
 }
+
+/**
+ * The approval part of the pre-lock decision (BeforeLock.approval): judged from the node's
+ * annotations under --require-approval, absent without it. The agent and `kured-ts check` both use it.
+ */
+export function approvalCheck(
+  config: { requireApproval: boolean; approvalTtlMs: number },
+  node: { name: string; annotations: Readonly<Record<string, string>> },
+  now: Date,
+): { approval?: ApprovalVerdict } {
+  if (!config.requireApproval) return {};
+  return {
+    approval: judgeApproval(node.annotations[APPROVAL_ANNOTATION], now, config.approvalTtlMs, node.name),
+  };
+}
