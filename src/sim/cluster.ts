@@ -113,6 +113,8 @@ function pad(i: number, width: number): string {
 export class SimCluster {
   readonly nodes = new Map<string, SimNodeState>();
   readonly names: string[] = [];
+  /** Each node's zone, with --zones. */
+  private readonly zones = new Map<string, string>();
   readonly podStats: PodStats = {
     evictionsByReplica: new Map(),
     placementsOnPendingNodes: 0,
@@ -159,6 +161,9 @@ export class SimCluster {
     for (let i = 1; i <= spec.nodes; i++) {
       const name = `node-${pad(i, Math.max(2, width))}`;
       this.names.push(name);
+      // zone-a, zone-b, … round robin (--zones)
+      const zones = spec.zones ?? 0;
+      if (zones > 0) this.zones.set(name, `zone-${String.fromCharCode(97 + ((i - 1) % zones))}`);
     }
   }
 
@@ -210,10 +215,7 @@ export class SimCluster {
 
   /** The zone of a node (round robin over zone-a, zone-b, …), undefined without zones. */
   zoneOf(name: string): string | undefined {
-    const zones = this.spec.zones ?? 0;
-    if (zones <= 0) return undefined;
-    const i = this.names.indexOf(name);
-    return `zone-${String.fromCharCode(97 + (i % zones))}`;
+    return this.zones.get(name);
   }
 
   /** The last `unhealthy.nodes` nodes go NotReady now and come back after `unhealthy.durationMs`. */
