@@ -92,6 +92,29 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.maxHolders).toBeGreaterThan(1);
   });
 
+  it.each([
+    { name: 'the lock deleted every 3 minutes by a third party', over: { wipeLockEveryMs: 180_000 } },
+    {
+      name: 'a --lock-ttl that lapses while nodes are down',
+      over: { lockTtlMs: 60_000, bootTimeMs: 240_000 },
+    },
+  ])('keeps the per-zone limit at every write with $name', async ({ over }) => {
+    // The observer checks slots per zone (too-many-in-group) on every lock and node write.
+    const r = await simulate({
+      ...small,
+      nodes: 9,
+      concurrency: 3,
+      zones: 3,
+      groupConcurrency: 1,
+      seed: 7,
+      ...over,
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(9);
+    expect(Math.max(...Object.values(r.maxDownByZone))).toBe(1);
+    if (over.wipeLockEveryMs !== undefined) expect(r.lockWipes).toBeGreaterThan(0);
+  });
+
   it('takes no slot while more nodes than --max-unhealthy-nodes are NotReady, then reboots them all', async () => {
     const unhealthy = { nodes: 2, durationMs: 1_800_000 };
     const options = { ...small, nodes: 6, needsReboot: 4, unhealthy, periodMs: 600_000 };
