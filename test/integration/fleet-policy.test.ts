@@ -202,6 +202,17 @@ describe('--max-unhealthy-nodes', () => {
     expect((await agent(c).tick()).kind).toBe('rebooting');
   });
 
+  it('takes no slot when the node list fails: an unknown fleet health is not a healthy one', async () => {
+    addNode('n2');
+    server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?resourceVersion=0' }, 500, 1);
+    const failed = await agent({ maxUnhealthyNodes: { count: 0 } }).tick();
+    expect(failed).toMatchObject({ kind: 'blocked', blocker: 'health' });
+    expect(failed.reason).toMatch(/^health: .*HTTP 500/);
+    expect(holders()).toEqual([]);
+    expect(node().spec?.unschedulable).toBeFalsy();
+    expect((await agent({ maxUnhealthyNodes: { count: 0 } }).tick()).kind).toBe('rebooting');
+  });
+
   it('asks the watch cache, not etcd (resourceVersion=0), once per decision', async () => {
     addNode('n2', 'False');
     addNode('n3', 'False');
