@@ -70,6 +70,8 @@ interface Ctx {
   verdict?: SentinelVerdict;
   /** When this pass's drain finished (for the reboot history). */
   drainedAt?: string;
+  /** The lock names this node, but no cycle of ours proves that slot: it is asked for anew. */
+  unproven?: boolean;
 }
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -173,10 +175,12 @@ export class Decision {
     const ctx: Ctx = { signal, node: await this.readNode(signal), acquire };
     if (verdict !== undefined) ctx.verdict = verdict;
     const held = await this.deps.lock.holding(signal);
-    this.holdsSlot = held !== undefined;
     const record = parseCycle(ctx.node.annotations[CYCLE_ANNOTATION]);
-    if (held) return this.continueHeld(ctx, held, record);
+    // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
+    this.holdsSlot = held !== undefined && record !== undefined;
+    if (held && record) return this.continueHeld(ctx, held, record);
     if (record) return this.withoutSlot(ctx, record);
+    if (held) return this.heldWithoutCycle(ctx, held);
     return this.fresh(ctx);
   }
 
@@ -224,7 +228,11 @@ export class Decision {
       ...approvalCheck(this.config, { name: this.config.nodeId, annotations: ctx.node.annotations }, now),
     };
     const early = decideBeforeLock(before);
-    if (early) return early;
+    if (early) {
+      // an entry naming us that no cycle of ours proves holds no slot back from the others meanwhile
+      if (ctx.unproven === true) await this.release(ctx);
+      return early;
+    }
     // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
     if (this.config.taintTiming === 'unblocked') await this.addTaint(ctx);
     const meta: LockMetadata = {
@@ -317,9 +325,11 @@ export class Decision {
   }
 
   /**
-   * A slot without a cycle record: a crash between taking the slot and beginning the cycle, or a slot
-   * kured took for this node (a migration), whose cordon (kured records unschedulable: false) is the
-   * cycle's: adopted as ours, to be undone like ours.
+   * The lock names this node, and no cycle record of ours proves it: a crash between taking the slot
+   * and beginning the cycle, a slot kured took for this node (a migration), or an entry written by
+   * hand or with a stolen token. It is no slot until asked for anew: through the window, the
+   * blockers and a count of the other slots and the nodes in a cycle, as a new acquisition. kured's
+   * cordon (kured records unschedulable: false) is the cycle's: adopted as ours, to be undone like ours.
    */
   private async heldWithoutCycle(ctx: Ctx, held: LockHolder): Promise<Outcome> {
     const kured =
@@ -327,13 +337,17 @@ export class Decision {
     if (!kured) {
       const cancelled = await this.cancelIfNoLongerRequired(ctx, undefined);
       if (cancelled) return cancelled;
+      ctx.unproven = true;
+      return this.fresh(ctx);
     }
+    const result = await this.deps.lock.acquire(this.kuredMeta(ctx.node), ctx.signal, { inCycle: false });
+    if (!result.acquired) {
+      return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
+    }
+    this.holdsSlot = true;
     const record = await this.beginCycle(ctx, { started: held.created, kured });
-    if (kured) {
-      const cancelled = await this.cancelIfNoLongerRequired(ctx, record);
-      if (cancelled) return cancelled;
-    }
-    return this.drainAndVerify(ctx, record, 0);
+    const cancelled = await this.cancelIfNoLongerRequired(ctx, record);
+    return cancelled ?? this.drainAndVerify(ctx, record, 0);
   }
 
   /**
@@ -429,13 +443,20 @@ export class Decision {
    */
   private async slotStillOurs(ctx: Ctx, record: CycleRecord): Promise<string | undefined> {
     if (await this.deps.lock.holding(ctx.signal)) return undefined;
-    const result = await this.deps.lock.acquire(this.metaOf(ctx.node, record), ctx.signal);
+    const result = await this.deps.lock.acquire(this.metaOf(ctx.node, record), ctx.signal, {
+      inCycle: true,
+    });
     this.holdsSlot = result.acquired;
     if (result.acquired) {
       this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
       return undefined;
     }
     return `lock slot lost (${result.reason})`;
+  }
+
+  /** kured's slot for this node, taken over: kured's cordon counts as the cycle's. */
+  private kuredMeta(node: NodeState): LockMetadata {
+    return { unschedulable: false, bootID: node.bootID, ...this.groupOf(node) };
   }
 
   private metaOf(node: NodeState, record: CycleRecord): LockMetadata {
@@ -618,7 +639,9 @@ export class Decision {
       const cancelled = await this.cancelIfNoLongerRequired(ctx, record);
       if (cancelled) return cancelled;
     }
-    const result = await this.deps.lock.acquire(this.metaOf(ctx.node, record), ctx.signal);
+    const result = await this.deps.lock.acquire(this.metaOf(ctx.node, record), ctx.signal, {
+      inCycle: true,
+    });
     if (result.acquired) {
       this.holdsSlot = true;
       this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });

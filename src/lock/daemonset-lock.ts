@@ -16,7 +16,14 @@
 //   takes its slot back when it returns. Only acquisitions look for such nodes (one list by label
 //   selector); waiting does not.
 // - kured's manual lock (an entry without a creation time, e.g. {"nodeID":"manual"}) holds every
-//   slot, at any concurrency, until an operator removes it.
+//   slot, at any concurrency, until an operator removes it (`kured-ts unlock --manual`).
+// - An entry is not proof (DESIGN §12): anyone who can write the annotation can name any node in it.
+//   Every reader counts the live entries against the lock's own maxOwners and its --concurrency; a
+//   lock that claims more is forged or corrupt and gives no new slot to anyone. A node's own entry
+//   counts as its slot unchanged only while the node's own cycle record (which only its agent may
+//   write, under the admission policy) proves it; otherwise it is judged as a new acquisition
+//   (SlotProof). A forged lock can thus hold reboots back (loudly: the reason names the entries and
+//   since when they stand), never let more than --concurrency nodes out.
 // - An annotation we cannot parse is reported and treated as held by an unknown holder; with a TTL it
 //   expires once it has gone unchanged for that long.
 //
@@ -38,9 +45,10 @@ import {
   parseLockAnnotation,
   toHolder,
   type LockEntry,
+  type LockValue,
 } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
-import type { AcquireResult, Lock, LockHolder, LockMetadata } from './lock.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
 import { LockWatch } from './lock-watch.js';
 
 /** Where the lock lives and how it behaves. */
@@ -97,13 +105,35 @@ interface LockState {
   entries: LockEntry[];
   /** Why the annotation cannot be read, when it cannot. */
   malformed?: string;
+  /** The slots the annotation itself allows: its maxOwners (multi form), 1 (single form), else none. */
+  declared: number;
 }
+
+/** What a holder's Node showed when last looked up (for reclaim, and for naming entries not in a cycle). */
+interface HolderSighting {
+  /** Clock ms of the look. */
+  at: number;
+  /** The Node carries the cycle label (kured-ts.dev/rebooting): a cycle of kured-ts is under way there. */
+  inCycle: boolean;
+}
+
+/**
+ * An entry unchanged this long whose Node is in no kured-ts cycle is named in the reason of a full
+ * lock: a holder of ours labels its node within a request of taking the slot, and renews it.
+ */
+export const STALE_ENTRY_MS = 120_000;
 
 /** Why a waiting node should try for a slot again. */
 type Wake = 'slot-open' | 'own-slot-changed';
 
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
+
+/** The slots a lock allows by its own word: its maxOwners, 1 in the single form; unbounded without. */
+function declaredSlots(value: LockValue): number {
+  if (value.form === 'single') return 1;
+  return value.maxOwners > 0 ? value.maxOwners : Number.POSITIVE_INFINITY;
+}
 
 /** kured's manual lock: an entry that records no creation time. Holds every slot. */
 function isManual(entry: LockEntry): boolean {
@@ -113,8 +143,8 @@ function isManual(entry: LockEntry): boolean {
 const MALFORMED_KEY = '\u0000malformed';
 
 export class DaemonSetLock implements Lock {
-  /** When each holder's Node was last seen to exist (ms), for reclaim checks. */
-  private readonly holderSeen = new Map<string, number>();
+  /** Each holder's Node as last seen to exist, for reclaim checks and the reasons of a full lock. */
+  private readonly holderSeen = new Map<string, HolderSighting>();
   private readonly leases = new LeaseObserver();
   private readonly watch: LockWatch;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
@@ -126,11 +156,11 @@ export class DaemonSetLock implements Lock {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
   }
 
-  async acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult> {
+  async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
     try {
       await this.write(signal, async (state) => {
-        const decision = await this.decideAcquire(state, metadata, signal);
+        const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;
       });
@@ -307,46 +337,84 @@ export class DaemonSetLock implements Lock {
     return state.malformed !== undefined && this.leases.expired(MALFORMED_KEY, this.o.ttlMs, this.nowMs());
   }
 
-  /** Answers that need no look at the other slots: unparsable, ours already, or a manual lock. */
-  private settledWithoutWrite(state: LockState): AcquireResult | undefined {
+  /**
+   * Answers that need no look at the other slots: unparsable, ours (proven by our cycle), a manual
+   * lock, or a lock claiming more slots than it or we allow.
+   */
+  private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
     if (state.malformed !== undefined && !this.malformedExpired(state)) {
-      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}`;
+      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with kured-ts unlock --all`;
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
     }
     const live = this.live(state.entries);
     const ours = live.find((e) => e.nodeID === this.o.nodeId);
-    if (ours !== undefined) return { acquired: true, holder: toHolder(ours) };
+    if (ours !== undefined && proof?.inCycle === true) return { acquired: true, holder: toHolder(ours) };
     const manual = live.find(isManual);
-    if (manual === undefined) return undefined;
-    const reason = `lock held by ${manual.nodeID === '' ? 'an operator' : manual.nodeID} (a manual lock: every slot is held until it is removed)`;
-    return { acquired: false, holders: [manual.nodeID], reason };
+    if (manual !== undefined) {
+      const who = manual.nodeID === '' ? 'an operator' : manual.nodeID;
+      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with kured-ts unlock --manual`;
+      return { acquired: false, holders: [manual.nodeID], reason };
+    }
+    return this.forged(state, live);
+  }
+
+  /** A lock naming more live entries than its maxOwners or our --concurrency: no new slot for anyone. */
+  private forged(state: LockState, live: readonly LockEntry[]): AcquireResult | undefined {
+    const limit = Math.min(state.declared, this.o.concurrency);
+    if (live.length <= limit) return undefined;
+    const claims =
+      state.declared < live.length
+        ? `its maxOwners ${state.declared}`
+        : `--concurrency ${this.o.concurrency}`;
+    const names = live.map((e) => e.nodeID);
+    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until it is repaired (kured-ts unlock --stale), since ${this.since(live[0])}`;
+    this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
+    return { acquired: false, holders: names, reason };
+  }
+
+  /** When this reader first saw `entry` as it is (its wall time), for the reasons of a held lock. */
+  private since(entry: LockEntry | undefined): string {
+    const at = entry === undefined ? undefined : this.leases.since(entry.nodeID);
+    const ago = at === undefined ? 0 : Math.max(0, this.nowMs() - at);
+    return new Date(this.o.clock.now().getTime() - ago).toISOString();
   }
 
   private async decideAcquire(
     state: LockState,
     metadata: LockMetadata,
     signal?: AbortSignal,
+    proof?: SlotProof,
   ): Promise<{ result: AcquireResult; entries: LockEntry[] | undefined }> {
     if (metadata.group !== undefined) this.group = metadata.group;
-    const settled = this.settledWithoutWrite(state);
+    const settled = this.settledWithoutWrite(state, proof);
     if (settled !== undefined) return { result: settled, entries: undefined };
-    let live = this.live(state.entries);
+    // Our own entry, unproven by a cycle of ours, is judged as if we asked for the slot now.
+    const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
+    let live = this.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
     if (live.length >= this.o.concurrency) live = await this.withoutDeletedHolders(live, signal);
     const inCycle = live.length < this.o.concurrency ? await this.nodesInCycle(live, signal) : [];
-    if (live.length + inCycle.length >= this.o.concurrency) {
-      return {
-        result: this.full(
-          live,
-          inCycle.map((n) => n.name),
-        ),
-        entries: undefined,
-      };
-    }
-    const groupFull = this.groupFull(live, inCycle, metadata.group);
-    if (groupFull !== undefined) return { result: groupFull, entries: undefined };
+    const refused =
+      live.length + inCycle.length >= this.o.concurrency
+        ? this.full(
+            live,
+            inCycle.map((n) => n.name),
+          )
+        : this.groupFull(live, inCycle, metadata.group);
+    if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
+  }
+
+  /** No slot; an entry naming us that no cycle of ours proves and no room allows goes (`rest` kept). */
+  private refuse(
+    result: AcquireResult,
+    rest: LockEntry[] | undefined,
+  ): { result: AcquireResult; entries: LockEntry[] | undefined } {
+    if (rest === undefined || result.acquired) return { result, entries: undefined };
+    const reason = `${result.reason}; the entry naming this node, not proven by a cycle of its own, is removed`;
+    this.o.log.warn('unproven lock entry removed', { node: this.o.nodeId, reason: result.reason });
+    return { result: { ...result, reason }, entries: rest };
   }
 
   private full(live: LockEntry[], inCycle: string[]): AcquireResult {
@@ -355,8 +423,23 @@ export class DaemonSetLock implements Lock {
       inCycle.length === 0
         ? ''
         : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
-    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}`;
+    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}${this.notInCycle(live)}`;
     return { acquired: false, holders, reason };
+  }
+
+  /**
+   * The entries whose Node, when last looked up, was in no kured-ts cycle: kured's slots during a
+   * migration, an acquisition under way, or entries written by hand or with a stolen token.
+   */
+  private notInCycle(live: readonly LockEntry[]): string {
+    const now = this.nowMs();
+    const idle = live.filter((e) => {
+      const standing = now - (this.leases.since(e.nodeID) ?? now);
+      return !isManual(e) && standing >= STALE_ENTRY_MS && this.holderSeen.get(e.nodeID)?.inCycle === false;
+    });
+    if (idle.length === 0) return '';
+    const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
+    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token: kured-ts unlock NODE removes one)`;
   }
 
   /**
@@ -412,12 +495,12 @@ export class DaemonSetLock implements Lock {
 
   private async nodeGone(name: string, signal?: AbortSignal): Promise<boolean> {
     if (name === '') return false;
-    const now = this.o.clock.now().getTime();
-    const seenAt = this.holderSeen.get(name);
-    if (seenAt !== undefined && now - seenAt < (this.o.holderCheckMs ?? 60_000)) return false;
+    const now = this.nowMs();
+    const seen = this.holderSeen.get(name);
+    if (seen !== undefined && now - seen.at < (this.o.holderCheckMs ?? 60_000)) return false;
     try {
-      await this.o.kube.getNode(name, signal);
-      this.holderSeen.set(name, now);
+      const node = await this.o.kube.getNode(name, signal);
+      this.holderSeen.set(name, { at: now, inCycle: node.metadata?.labels?.[CYCLE_LABEL] !== undefined });
       return false;
     } catch (err) {
       if (isNotFound(err)) return true;
@@ -496,19 +579,21 @@ export class DaemonSetLock implements Lock {
 
   /** What the DaemonSet tells about the lock; every holder seen is a sighting for its lease. */
   private stateOf(ds: V1DaemonSet | undefined): LockState {
-    if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [] };
+    const none = Number.POSITIVE_INFINITY;
+    if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [], declared: none };
     const resourceVersion = ds.metadata?.resourceVersion ?? '';
     const text = ds.metadata?.annotations?.[this.o.annotation];
-    if (text === undefined) return { resourceVersion, text, entries: [] };
+    if (text === undefined) return { resourceVersion, text, entries: [], declared: none };
     const now = this.nowMs();
     try {
-      const entries = entriesOf(parseLockAnnotation(text));
+      const value = parseLockAnnotation(text);
+      const entries = entriesOf(value);
       for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
-      return { resourceVersion, text, entries };
+      return { resourceVersion, text, entries, declared: declaredSlots(value) };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
       this.leases.observe(MALFORMED_KEY, text, now);
-      return { resourceVersion, text, entries: [], malformed: err.message };
+      return { resourceVersion, text, entries: [], malformed: err.message, declared: none };
     }
   }
 }

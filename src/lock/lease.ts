@@ -29,6 +29,11 @@ export class LeaseObserver {
     return nowMs;
   }
 
+  /** When (monotonic ms) this reader first saw `holder` as it is now; undefined: never seen. */
+  since(holder: string): number | undefined {
+    return this.seen.get(holder)?.since;
+  }
+
   /** When (monotonic ms) `holder`'s lease ends for this reader; undefined with no TTL or never seen. */
   expiresAt(holder: string, ttlMs: number): number | undefined {
     const last = this.seen.get(holder);

@@ -24,9 +24,25 @@ export interface LockHolder {
 export type AcquireResult =
   { acquired: true; holder: LockHolder } | { acquired: false; holders: string[]; reason: string };
 
+/**
+ * What this node's own record proves (DESIGN §12): its agent began a reboot cycle here
+ * (src/node/cycle.ts), which only that agent may write. A slot in the lock alone proves nothing: anyone
+ * who can write the lock annotation (a stolen agent token, a hand edit) can name any node in it.
+ */
+export interface SlotProof {
+  /** The node carries the cycle record and label its own agent wrote after taking a slot. */
+  inCycle: boolean;
+}
+
 export interface Lock {
-  /** Takes a slot for this node. Idempotent: when we already hold one, returns it unchanged. */
-  acquire(metadata: LockMetadata, signal?: AbortSignal): Promise<AcquireResult>;
+  /**
+   * Takes a slot for this node. When the lock names this node already, that entry counts as ours
+   * unchanged only with `proof.inCycle`; otherwise it is judged as a new acquisition would be (the
+   * other slots and the nodes in a cycle counted against --concurrency, maxOwners and the groups):
+   * renewed when there is room (an acquisition cut short before its cycle began, or kured's slot for
+   * this node during a migration), removed when there is none (forged, or a race lost).
+   */
+  acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult>;
   /** What acquire() would answer now for a node of `group`, writing nothing (`kured-ts check`). */
   wouldAcquire(signal?: AbortSignal, group?: string): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */

@@ -1,6 +1,6 @@
 // An in-memory lock table shared by several FakeLocks: the cluster's lock annotation, in miniature.
 import type { Clock } from '../../src/clock/clock.js';
-import type { AcquireResult, Lock, LockHolder, LockMetadata } from '../../src/lock/lock.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from '../../src/lock/lock.js';
 
 export class FakeLockTable {
   readonly slots = new Map<string, LockHolder>();
@@ -60,13 +60,19 @@ export class FakeLock implements Lock {
     private readonly before: (op: string) => void = () => undefined,
   ) {}
 
-  acquire(metadata: LockMetadata): Promise<AcquireResult> {
+  /** As DaemonSetLock: our entry counts unchanged only with proof; else it is asked for anew. */
+  acquire(metadata: LockMetadata, _signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     this.before('lock.acquire');
     const mine = this.table.slots.get(this.nodeID);
-    if (mine) return Promise.resolve({ acquired: true, holder: mine });
-    if (this.table.slots.size >= this.table.concurrency) {
-      const holders = this.table.holders();
-      return Promise.resolve({ acquired: false, holders, reason: `lock held by ${holders.join(', ')}` });
+    if (mine && proof?.inCycle === true) return Promise.resolve({ acquired: true, holder: mine });
+    const others = this.table.holders().filter((n) => n !== this.nodeID);
+    if (others.length >= this.table.concurrency) {
+      if (mine) this.table.set(this.nodeID, undefined);
+      return Promise.resolve({
+        acquired: false,
+        holders: others,
+        reason: `lock held by ${others.join(', ')}`,
+      });
     }
     const holder: LockHolder = {
       nodeID: this.nodeID,

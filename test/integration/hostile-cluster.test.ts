@@ -18,6 +18,7 @@ import type { Kube, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '..
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer } from '../../src/node/kube-drainer.js';
+import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, NODE_PAUSE_ANNOTATION, parseCycle } from '../../src/node/node.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
@@ -477,3 +478,92 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
     await sleep(10);
   }
 }
+
+/** A lock entry as kured or a forger writes it, created now. */
+function entry(nodeID: string, created = new Date().toISOString()): object {
+  return { nodeID, metadata: { unschedulable: false }, created, TTL: 0 };
+}
+
+describe('a forged lock (DESIGN §12: a slot counts only when the cluster proves it)', () => {
+  it('lets none of three waiting nodes cordon when the lock names them all beyond its maxOwners', async () => {
+    watchInvariants(1);
+    writeLock(JSON.stringify({ maxOwners: 1, locks: NODES.map((n) => entry(n)) }));
+    const outcomes = await Promise.all(NODES.map((n) => agent(n).tick()));
+    for (const o of outcomes) {
+      expect(o.kind).toBe('waiting-for-lock');
+      expect(o.reason).toContain('more than its maxOwners 1 allows: forged');
+    }
+    for (const n of NODES) expect(node(n).spec?.unschedulable).toBeUndefined();
+    expect(violations).toEqual([]);
+  });
+
+  it('lets none cordon when the lock claims more slots than --concurrency, within its own maxOwners', async () => {
+    watchInvariants(1);
+    writeLock(JSON.stringify({ maxOwners: 3, locks: NODES.map((n) => entry(n)) }));
+    const outcomes = await Promise.all(NODES.map((n) => agent(n).tick()));
+    expect(outcomes.map((o) => o.kind)).toEqual(['waiting-for-lock', 'waiting-for-lock', 'waiting-for-lock']);
+    expect(outcomes[0]?.reason).toContain('more than --concurrency 1 allows');
+    for (const n of reboots.values()) expect(n).toBe(0);
+    expect(violations).toEqual([]);
+  });
+
+  it('does not let a node named in a rewritten lock start while another node is down in its cycle', async () => {
+    watchInvariants(1);
+    expect((await agent('n1').tick()).kind).toBe('rebooting'); // n1 is down
+    writeLock(JSON.stringify(entry('n2'))); // the lock now names n2 alone
+    const n2 = await agent('n2').tick();
+    expect(n2.kind).toBe('waiting-for-lock');
+    expect(n2.reason).toContain('n1 is in a reboot cycle without a slot');
+    expect(node('n2').spec?.unschedulable).toBeUndefined();
+    expect(holders()).toEqual([]); // n2's unproven entry went with the refusal
+    bringUp('n1');
+    expect((await agent('n1').tick()).kind).toBe('completed');
+    expect((await agent('n2').tick()).kind).toBe('rebooting');
+    expect(violations).toEqual([]);
+  });
+
+  it('takes no slot back from the others for a node named in the lock that needs no reboot', async () => {
+    watchInvariants(1);
+    required.set('n2', false);
+    writeLock(JSON.stringify(entry('n2')));
+    expect((await agent('n2').tick()).kind).toBe('idle');
+    expect(holders()).toEqual([]);
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    expect(violations).toEqual([]);
+  });
+
+  it('takes no slot for a node named in the lock while a blocker holds it back, and frees the entry', async () => {
+    watchInvariants(1);
+    writeLock(JSON.stringify(entry('n2')));
+    const blocked = await agent('n2', { blockingPodSelectors: [parseLabelSelector('app=web')] }).tick();
+    expect(blocked).toMatchObject({ kind: 'blocked', blocker: 'pods' });
+    expect(node('n2').spec?.unschedulable).toBeUndefined();
+    expect(holders()).toEqual([]);
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    expect(violations).toEqual([]);
+  });
+
+  it("coexists with kured's own multi-slot lock up to its maxOwners", async () => {
+    watchInvariants(2);
+    server.create<V1Node>('nodes', { ...readyNode('k1'), spec: { unschedulable: true } });
+    writeLock(JSON.stringify({ maxOwners: 2, locks: [entry('k1')] })); // kured is rebooting k1
+    expect((await agent('n1', { concurrency: 2 }).tick()).kind).toBe('rebooting');
+    expect(holders()).toEqual(['k1', 'n1']);
+    expect((await agent('n2', { concurrency: 2 }).tick()).kind).toBe('waiting-for-lock');
+    const lock = JSON.parse(
+      server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK] ?? '{}',
+    ) as {
+      maxOwners: number;
+    };
+    expect(lock.maxOwners).toBe(2);
+    expect(violations.filter((v) => !v.includes('k1'))).toEqual([]);
+  });
+
+  it('resumes after a crash right after a legitimate acquisition, before its cycle began', async () => {
+    watchInvariants(1);
+    writeLock(JSON.stringify(entry('n1'))); // what n1's agent wrote before it was killed
+    expect((await agent('n1').tick()).kind).toBe('rebooting');
+    expect(holders()).toEqual(['n1']);
+    expect(violations).toEqual([]);
+  });
+});

@@ -102,11 +102,23 @@ describe('DaemonSetLock with concurrency 1', () => {
     await lock('n1').release();
   });
 
-  it('acquires idempotently: a second acquire returns our slot without writing', async () => {
+  it('acquires idempotently while its cycle proves the slot: a second acquire returns our slot without writing', async () => {
     const first = await lock('n1').acquire({ unschedulable: true });
-    const second = await lock('n1').acquire({ unschedulable: false });
+    const second = await lock('n1').acquire({ unschedulable: false }, undefined, { inCycle: true });
     expect(second).toEqual(first);
     expect(dsPatches()).toHaveLength(1);
+  });
+
+  it('asks anew for a slot the lock names it in without a cycle of its own: renewed while there is room', async () => {
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    await lock('n1', { clock }).acquire({ unschedulable: true });
+    await clock.advance(1_000);
+    const again = await lock('n1', { clock }).acquire({ unschedulable: false });
+    expect(again).toMatchObject({
+      acquired: true,
+      holder: { created: clock.now(), metadata: { unschedulable: false } },
+    });
+    expect(holderIds()).toEqual(['n1']);
   });
 
   it("renews our slot's lease (created moves to now, metadata kept) and says when we hold none", async () => {
@@ -122,11 +134,11 @@ describe('DaemonSetLock with concurrency 1', () => {
 
   it('rejects a lock written from a stale read (409) by re-reading: a racing writer never loses its slot', async () => {
     // Another agent writes between our read and our write: our patch must fail and we must see it.
+    let first = true;
     const racing = new Proxy(kube, {
       get(target, prop, receiver): unknown {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (prop !== 'getDaemonSet' || typeof value !== 'function') return value;
-        let first = true;
         return async (...args: unknown[]) => {
           const ds: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           if (first) {
