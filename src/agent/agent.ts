@@ -101,6 +101,11 @@ export interface AgentDeps {
   random: () => number;
   /** Who this agent is (its pod name), written into the cycle record for people reading it. */
   agentId?: string;
+  /**
+   * The API server's time when ours is `local` (from its answers' Date header); undefined before
+   * any answer. Times written on the server's clock (approvals) are judged against it.
+   */
+  serverTime?: { at(local: Date): Date | undefined };
 }
 
 /** Read through a call so that the compiler does not narrow it across awaits. */

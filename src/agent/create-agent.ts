@@ -77,6 +77,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock }),
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
+    ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
     clock,
     logger,
     random,

@@ -225,7 +225,12 @@ export class Decision {
       window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
       block: inside ? await firstBlock(this.deps.blockers, ctx.signal) : { blocked: false },
       bootID: ctx.node.bootID,
-      ...approvalCheck(this.config, { name: this.config.nodeId, annotations: ctx.node.annotations }, now),
+      // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
+      ...approvalCheck(
+        this.config,
+        { name: this.config.nodeId, annotations: ctx.node.annotations },
+        this.deps.serverTime?.at(now) ?? now,
+      ),
     };
     const early = decideBeforeLock(before);
     if (early) {

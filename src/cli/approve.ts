@@ -61,7 +61,9 @@ async function approveOne(
   signal: AbortSignal,
 ): Promise<string> {
   const before = await io.kube.getNode(name, signal);
-  const approval: Approval = { by: options.by, at: io.clock.now().toISOString() };
+  // the API server's time (its answer to the GET tells it): agents judge --approval-ttl on its clock
+  const now = io.clock.now();
+  const approval: Approval = { by: options.by, at: (io.kube.serverTime?.at(now) ?? now).toISOString() };
   const value = options.revoke ? null : formatApproval(approval);
   await io.kube.mergePatchNode(name, { metadata: { annotations: { [APPROVAL_ANNOTATION]: value } } }, signal);
   if (!options.revoke) return approvedLine(name, before, approval);

@@ -260,7 +260,18 @@ function freeSlot(config: CheckConfig, group: string | undefined): string {
 }
 
 /** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
-function beforeLock(items: readonly CheckItem[], now: Date, config: CheckConfig, node: V1Node): BeforeLock {
+/** Our wall time (for the window) and the API server's (for approvals, written on its clock). */
+interface CheckTimes {
+  now: Date;
+  server: Date;
+}
+
+function beforeLock(
+  items: readonly CheckItem[],
+  { now, server }: CheckTimes,
+  config: CheckConfig,
+  node: V1Node,
+): BeforeLock {
   const sentinel = items.find((i) => i.name === 'sentinel');
   const verdict: SentinelVerdict =
     sentinel?.verdict === 'error'
@@ -276,7 +287,7 @@ function beforeLock(items: readonly CheckItem[], now: Date, config: CheckConfig,
       ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
       : { blocked: false },
     bootID: node.status?.nodeInfo?.bootID ?? '',
-    ...approvalOf(config, node, now),
+    ...approvalOf(config, node, server),
   };
 }
 
@@ -331,22 +342,20 @@ export async function evaluateCheck(
 ): Promise<CheckReport> {
   const kube = new ReadOnlyKube(io.kube);
   const node = await kube.getNode(options.node, signal);
+  const now = io.clock.now();
+  const times: CheckTimes = { now, server: io.kube.serverTime?.at(now) ?? now };
   await readDaemonSet(kube, options.config, signal);
   const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock);
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
-    evaluateWindow(options.config, io.clock.now()),
+    evaluateWindow(options.config, now),
     ...(await evaluateBlockers(blockers, signal)),
     evaluateBootId(node),
-    ...evaluateApproval(options.config, node, io.clock.now()),
+    ...evaluateApproval(options.config, node, times.server),
   ];
   const lock = await evaluateLock(options, io, { kube, node }, signal);
   items.push(lock);
-  const decision = decide(
-    items,
-    inProgress(node, lock),
-    beforeLock(items, io.clock.now(), options.config, node),
-  );
+  const decision = decide(items, inProgress(node, lock), beforeLock(items, times, options.config, node));
   return { node: options.node, items, decision };
 }
 

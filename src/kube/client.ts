@@ -6,6 +6,7 @@
 // generated index out of the bundle (kured-ts never calls makeApiClient); see the README.
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { ApiHealth } from './api-health.js';
+import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
 import type {
   CoreV1Event,
@@ -113,17 +114,25 @@ function impersonatingTransport(inner: Transport, identity: Identity): Transport
  */
 export class ClientNodeKube implements Kube {
   readonly health = new ApiHealth();
+  readonly serverTime: ServerTime;
   private readonly http: Transport;
   private readonly random: () => number;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random'> = {},
-    /** Share another client's connections (impersonating). Default: its own. */
-    transport?: Transport,
+    /** Share another client's connections and view of the server's clock (impersonating). */
+    shared?: { transport: Transport; serverTime: ServerTime },
   ) {
+    this.serverTime = shared?.serverTime ?? new ServerTime();
     this.http =
-      transport ?? new KubeTransport(kubeConfig, options.deadlineMs, options.watchGraceMs, this.health);
+      shared?.transport ??
+      new KubeTransport(kubeConfig, {
+        deadlineMs: options.deadlineMs,
+        watchGraceMs: options.watchGraceMs,
+        health: this.health,
+        serverTime: this.serverTime,
+      });
     this.random = options.random ?? Math.random;
   }
 
@@ -136,7 +145,7 @@ export class ClientNodeKube implements Kube {
     return new ClientNodeKube(
       this.kubeConfig,
       { random: this.random },
-      impersonatingTransport(this.http, identity),
+      { transport: impersonatingTransport(this.http, identity), serverTime: this.serverTime },
     );
   }
 

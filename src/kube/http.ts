@@ -17,6 +17,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { abortReason } from '../clock/clock.js';
 import { DeadlineError, readBody, send, withDeadline } from '../http/request.js';
 import type { ApiHealth } from './api-health.js';
+import type { ServerTime } from './server-time.js';
 import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 
 /** Bound of one request (connect, send, answer) unless the caller gives another. */
@@ -83,18 +84,31 @@ function headersOf(opts: https.RequestOptions): Record<string, string> {
   return headers;
 }
 
+/** What a KubeTransport is told of and bounded by; every field has a default. */
+export interface TransportOptions {
+  /** Bound of one request in ms. Default DEFAULT_DEADLINE_MS. */
+  deadlineMs?: number | undefined;
+  /** How long a watch may outlive its timeoutSeconds. Default WATCH_GRACE_MS. */
+  watchGraceMs?: number | undefined;
+  /** Told of every answer and failure (for /readyz). */
+  health?: ApiHealth;
+  /** Told the Date header of every answer. */
+  serverTime?: ServerTime;
+}
+
 /** The transport of one ClientNodeKube; close() ends its connections. */
 export class KubeTransport {
   private readonly agents: KeepAliveAgents;
+  private readonly deadlineMs: number;
+  private readonly watchGraceMs: number;
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    private readonly deadlineMs = DEFAULT_DEADLINE_MS,
-    private readonly watchGraceMs = WATCH_GRACE_MS,
-    /** Told of every answer and failure (for /readyz). */
-    private readonly health?: ApiHealth,
+    private readonly o: TransportOptions = {},
   ) {
     this.agents = installKeepAliveAgents(kubeConfig);
+    this.deadlineMs = o.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    this.watchGraceMs = o.watchGraceMs ?? WATCH_GRACE_MS;
   }
 
   /** Sends the request and resolves to the parsed JSON answer (undefined for an empty body). */
@@ -149,7 +163,8 @@ export class KubeTransport {
   /** The answer's status code, told to health (any answer shows the server is there). */
   private answered(res: http.IncomingMessage, what: string): number {
     const code = res.statusCode ?? 0;
-    this.health?.answer(code, what);
+    this.o.health?.answer(code, what);
+    this.o.serverTime?.observe(res.headers.date, Date.now());
     return code;
   }
 
@@ -160,7 +175,7 @@ export class KubeTransport {
   private failed(err: unknown, signal: AbortSignal, caller: AbortSignal | undefined, what: string): unknown {
     const thrown = settled(err, signal, caller, what);
     if (!(thrown instanceof KubeApiError) && caller?.aborted !== true)
-      this.health?.fail(what, String(thrown));
+      this.o.health?.fail(what, String(thrown));
     return thrown;
   }
 

@@ -3,6 +3,7 @@
 // fake server in src/sim) imports client-node, and then only its types or its KubeConfig.
 import type * as k8s from '@kubernetes/client-node';
 import type { ApiHealth } from './api-health.js';
+import type { ServerTime } from './server-time.js';
 
 /**
  * An API object as JSON on the wire: client-node's model types with every Date as the RFC 3339
@@ -50,6 +51,8 @@ export interface WatchEvent<T> {
 export interface Kube {
   /** What this client saw of the API server's health, when it keeps track (the agent's /readyz). */
   readonly health?: ApiHealth;
+  /** The API server's clock as its answers tell it, when the client keeps track. */
+  readonly serverTime?: ServerTime;
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
   /**

@@ -4,8 +4,9 @@
 // Steps: list this node's pods (fieldSelector spec.nodeName); skip DaemonSet-owned, mirror and
 // terminal pods and those outside --drain-pod-selector; evict the rest with bounded parallelism;
 // then wait until every evicted pod is gone or replaced by a pod with another UID, until
-// --drain-timeout (0 = no limit). Pods deleting for longer than --skip-wait-for-delete-timeout are not
-// waited for. Answers to an eviction, as kubectl drain treats them:
+// --drain-timeout (0 = no limit). Pods seen deleting for longer than --skip-wait-for-delete-timeout are
+// not waited for: counted on our monotonic clock from when we first saw them deleting, not from their
+// deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once). Answers to an eviction, as kubectl drain treats them:
 // - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
 // - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
 // - 404: the pod is gone;
@@ -13,7 +14,7 @@
 //   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
 // Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
-import { abortReason, type Clock } from '../clock/clock.js';
+import { abortReason, monotonicMs, type Clock } from '../clock/clock.js';
 import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
@@ -73,6 +74,11 @@ interface Target {
   pdb?: string;
   /** Answers other than 429/403/404 so far. */
   errors: number;
+  /**
+   * When (our monotonic ms) we first saw the pod deleting. --skip-wait-for-delete-timeout counts from
+   * here, never from its deletionTimestamp: that is the API server's clock, not ours.
+   */
+  deletingSince?: number;
 }
 
 /** Mutable bookkeeping of one drain. */
@@ -305,7 +311,7 @@ export class KubeDrainer implements Drainer {
         { fieldSelector: `spec.nodeName=${this.o.nodeId}` },
         run.signal,
       );
-      const now = this.o.clock.now().getTime();
+      const now = monotonicMs(this.o.clock);
       for (const t of waiting) this.updateWaiting(t, present, now);
       if (!targets.some((t) => t.state === 'evicted')) return;
       if (!(await this.sleepBefore(run, pollMs))) {
@@ -322,9 +328,10 @@ export class KubeDrainer implements Drainer {
       Object.assign(t, { state: 'gone', reason: '' });
       return;
     }
-    const deleting = same.metadata?.deletionTimestamp;
+    if (same.metadata?.deletionTimestamp === undefined) return;
+    t.deletingSince ??= now;
     const skipAfter = this.o.skipWaitForDeleteTimeoutSeconds;
-    if (deleting !== undefined && skipAfter > 0 && now - new Date(deleting).getTime() > skipAfter * 1000) {
+    if (skipAfter > 0 && now - t.deletingSince > skipAfter * 1000) {
       this.o.log.info('not waiting for pod deleting too long', { node: this.o.nodeId, pod: t.key });
       Object.assign(t, { state: 'gone', reason: '' });
     }

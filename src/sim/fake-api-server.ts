@@ -13,6 +13,8 @@ import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import {
   handleRequest,
+  type Chaos,
+  type FailureMode,
   type HttpContext,
   type InjectedFailure,
   type RecordedRequest,
@@ -24,7 +26,7 @@ import { Store, type Change } from './fake-api/store.js';
 import { WatchHub } from './fake-api/watch.js';
 import type { Admission } from './fake-api/admission.js';
 
-export type { KubeObject, RecordedRequest, ResourceName };
+export type { Chaos, FailureMode, KubeObject, RecordedRequest, ResourceName };
 export { ApiError } from './fake-api/status.js';
 
 /** One accepted write, as `onWrite` listeners receive it. */
@@ -53,6 +55,12 @@ export interface FakeApiServerOptions {
   nodeController?: boolean;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
+  /**
+   * The server's clock runs this far ahead of `clock` (negative: behind): every timestamp it writes
+   * (creation, deletion, managedFields, Events, PDB status) is off by it, as a control plane's clock
+   * may be off from a node's. Default 0.
+   */
+  clockOffsetMs?: number;
   /** Reviews every HTTP write before it is stored (e.g. CelAdmission with kured-ts's policy). */
   admission?: Admission;
   /**
@@ -93,8 +101,10 @@ export interface FakeApiServer {
     match: { method?: string; pathIncludes?: string },
     status: number,
     count: number,
-    causes?: { reason: string; message: string }[],
+    options?: { causes?: { reason: string; message: string }[]; mode?: FailureMode },
   ): void;
+  /** From now on a random fraction of requests fails (undefined: stops it). Watches are spared. */
+  chaos(chaos: Chaos | undefined): void;
   /** Ends every open watch stream cleanly, as an API server restart does; clients re-watch. */
   endWatches(): void;
   /** Ends watches, closes connections and the listener. */
@@ -104,11 +114,15 @@ export interface FakeApiServer {
 /** Starts a fake API server on 127.0.0.1 at an ephemeral port. */
 export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new Store(options.historyLimit ?? 10000);
-  const registry = new Registry(store, options.clock ?? new SystemClock(), {
-    podDeletion: options.podDeletion ?? 'immediate',
-    nodeController: options.nodeController ?? false,
-    ...(options.admission ? { admission: options.admission } : {}),
-  });
+  const registry = new Registry(
+    store,
+    offsetClock(options.clock ?? new SystemClock(), options.clockOffsetMs ?? 0),
+    {
+      podDeletion: options.podDeletion ?? 'immediate',
+      nodeController: options.nodeController ?? false,
+      ...(options.admission ? { admission: options.admission } : {}),
+    },
+  );
   const ctx: HttpContext = {
     store,
     registry,
@@ -128,6 +142,15 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   });
   const { port } = server.address() as AddressInfo;
   return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx);
+}
+
+/** `clock` read `offsetMs` ahead (its timers unchanged). */
+function offsetClock(clock: Clock, offsetMs: number): Clock {
+  if (offsetMs === 0) return clock;
+  return {
+    now: () => new Date(clock.now().getTime() + offsetMs),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+  };
 }
 
 /** A fresh copy of a stored object, as JSON (what a GET returns). */
@@ -210,16 +233,17 @@ class FakeServer implements FakeApiServer {
     match: { method?: string; pathIncludes?: string },
     status: number,
     count: number,
-    causes?: { reason: string; message: string }[],
+    options: { causes?: { reason: string; message: string }[]; mode?: FailureMode } = {},
   ): void {
-    const failure: InjectedFailure = {
-      status,
-      remaining: count,
-      ...(causes === undefined ? {} : { causes }),
-    };
+    const failure: InjectedFailure = { status, remaining: count, ...options };
     if (match.method !== undefined) failure.method = match.method;
     if (match.pathIncludes !== undefined) failure.pathIncludes = match.pathIncludes;
     this.ctx.failures.push(failure);
+  }
+
+  chaos(chaos: Chaos | undefined): void {
+    if (chaos === undefined) delete this.ctx.chaos;
+    else this.ctx.chaos = chaos;
   }
 
   endWatches(): void {

@@ -1,7 +1,7 @@
 // KubeDrainer through the real client-node against the fake API server.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { SystemClock, type Clock } from '../../src/clock/clock.js';
+import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -260,7 +260,7 @@ describe('KubeDrainer', () => {
     const { server: s, kube } = await start();
     s.create('pods', pod({ name: 'web' }));
     const causes = [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated' }];
-    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 403, 4, causes);
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 403, 4, { causes });
     const result = await drainer(kube, { evictionRetryDelayMs: 20 }).drain();
     expect(result).toMatchObject({ ok: true, evicted: ['default/web'] });
     expect(evictionRequests(s, 'web')).toHaveLength(5);
@@ -355,20 +355,24 @@ describe('KubeDrainer', () => {
     });
   });
 
-  it('does not wait for pods deleting longer than --skip-wait-for-delete-timeout', async () => {
-    // The server's clock runs an hour behind: every deletionTimestamp it sets is long past.
-    const behind: Clock = {
-      now: () => new Date(Date.now() - 3_600_000),
-      sleep: (ms, sig) => new SystemClock().sleep(ms, sig),
-    };
-    const { server: s, kube } = await start({ podDeletion: 'graceful', clock: behind });
-    s.create('pods', pod({ name: 'stuck' }));
-    const waited = await drainer(kube, { timeoutMs: 200 }).drain();
-    expect(waited.ok).toBe(false);
-    const skipped = await drainer(kube, { timeoutMs: 5_000, skipWaitForDeleteTimeoutSeconds: 60 }).drain();
-    expect(skipped).toMatchObject({ ok: true, evicted: ['default/stuck'] });
-    expect(skipped.durationMs).toBeLessThan(2_000);
-  });
+  it.each([
+    ['31 minutes behind ours (our clock runs fast)', -31 * 60_000],
+    ['31 minutes ahead of ours (our clock runs slow)', 31 * 60_000],
+  ])(
+    'counts --skip-wait-for-delete-timeout from when it first saw the pod deleting, with the server clock %s',
+    async (_name, clockOffsetMs) => {
+      const { server: s, kube } = await start({ podDeletion: 'graceful', clockOffsetMs });
+      s.create('pods', pod({ name: 'stuck' }));
+      // a minute's grace: a pod deleting since (by the server's clock) 31 minutes is still waited for
+      const waited = await drainer(kube, { timeoutMs: 1_500, skipWaitForDeleteTimeoutSeconds: 60 }).drain();
+      expect(waited).toMatchObject({ ok: false, pending: [{ pod: 'default/stuck' }] });
+      // one second of our own: skipped after about a second, not at once and not never
+      const skipped = await drainer(kube, { timeoutMs: 5_000, skipWaitForDeleteTimeoutSeconds: 1 }).drain();
+      expect(skipped).toMatchObject({ ok: true, evicted: ['default/stuck'] });
+      expect(skipped.durationMs).toBeGreaterThanOrEqual(1_000);
+      expect(skipped.durationMs).toBeLessThan(4_000);
+    },
+  );
 
   it('keeps at most 5 evictions in flight', async () => {
     const { server: s, kube } = await start();

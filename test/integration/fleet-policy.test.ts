@@ -174,6 +174,39 @@ describe('--require-approval with kured-ts approve', () => {
     expect((await agent({ requireApproval: true, approvalTtlMs: 3_600_000 }).tick()).kind).toBe('rebooting');
   });
 
+  it.each([
+    [
+      "a fresh approval counts though the server's clock runs 31 minutes behind the node's",
+      -31,
+      0,
+      'rebooting',
+    ],
+    [
+      "an approval 31 minutes old by the server's clock has expired though the server runs 31 minutes ahead",
+      31,
+      -31,
+      'awaiting-approval',
+    ],
+  ])('judges --approval-ttl on the API server clock: %s', async (_name, offsetMin, ageMin, expected) => {
+    await server.close();
+    server = await startFakeApiServer({ clockOffsetMs: offsetMin * 60_000 });
+    server.create('daemonsets', kuredDaemonSet());
+    addNode('n1');
+    if (ageMin === 0) expect(await operator()(['approve', 'n1', '--by', 'alice'])).toBe(0);
+    else {
+      const at = new Date(Date.now() + (offsetMin + ageMin) * 60_000).toISOString();
+      server.update('nodes', {
+        ...node(),
+        metadata: {
+          ...node().metadata,
+          annotations: { [APPROVAL_ANNOTATION]: JSON.stringify({ by: 'bob', at }) },
+        },
+      });
+    }
+    const outcome = await agent({ requireApproval: true, approvalTtlMs: 30 * 60_000 }).tick();
+    expect(outcome.kind).toBe(expected);
+  });
+
   it('approve --revoke takes an approval back before the node used it', async () => {
     const run = operator();
     expect(await run(['approve', 'n1', '--by', 'alice'])).toBe(0);

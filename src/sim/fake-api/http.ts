@@ -22,6 +22,14 @@ export interface RecordedRequest {
   at: number;
 }
 
+/**
+ * How an injected failure strikes: 'fail' answers the error instead of serving the request;
+ * 'commit-then-fail' serves it (a write is stored and watchers see it) and answers the error anyway,
+ * as when the connection breaks after etcd accepted the write; 'hang' accepts the request and never
+ * answers (until the server closes).
+ */
+export type FailureMode = 'fail' | 'commit-then-fail' | 'hang';
+
 /** A failure to inject into the next matching requests. */
 export interface InjectedFailure {
   method?: string;
@@ -30,6 +38,20 @@ export interface InjectedFailure {
   remaining: number;
   /** Status causes to answer with (e.g. kube's NamespaceTerminating for a 403 on an eviction). */
   causes?: { reason: string; message: string }[];
+  /** Default 'fail'. */
+  mode?: FailureMode;
+}
+
+/** A fraction of all matching requests answered with an error, drawn at random (a flaky API server). */
+export interface Chaos {
+  /** In [0, 1]: the share of matching requests that fail. */
+  fraction: number;
+  /** HTTP statuses to answer with, one drawn at random per failure (e.g. [429, 500]). */
+  statuses: number[];
+  /** Only requests with this method (case-insensitive); any when absent. Watches are never failed. */
+  method?: string;
+  /** [0, 1) source. */
+  random: () => number;
 }
 
 /** Default watch timeout when the client gives none (kube picks 30–60 min). */
@@ -44,6 +66,8 @@ export interface HttpContext {
   /** Keep at least this many of the latest requests (and at most twice as many); 0 = all. */
   maxRecordedRequests: number;
   failures: InjectedFailure[];
+  /** A flaky server: undefined = off. */
+  chaos?: Chaos;
 }
 
 interface Parsed {
@@ -87,16 +111,23 @@ export async function handleRequest(
   };
   res.on('finish', onFinish);
   try {
-    const text = await readBody(req);
-    const headers = req.headers;
-    const reply = takeFailure(ctx, method, url) ?? serve(ctx, { method, url, text, header, headers }, res);
-    if (reply) send(res, reply);
+    const raw = { method, url, text: await readBody(req), header, headers: req.headers };
+    const reply = answer(ctx, raw, res);
+    if (reply) send(res, reply, ctx.registry.now());
     record.status = res.statusCode;
   } catch (err) {
     const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    send(res, { code: status.code, body: status });
+    send(res, { code: status.code, body: status }, ctx.registry.now());
     record.status = status.code;
   }
+}
+
+/** The reply to a request, after any failure it meets; undefined when there is none (yet) to send. */
+function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+  const failure = takeFailure(ctx, raw.method, raw.url);
+  if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
+  if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
+  return failure?.reply ?? serve(ctx, raw, res);
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -110,18 +141,24 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function send(res: ServerResponse, reply: Reply): void {
+function send(res: ServerResponse, reply: Reply, now: Date): void {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return;
   }
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  // the server's own clock (clockOffsetMs), as kube-apiserver's Date header tells its own
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', Date: now.toUTCString() };
   if (reply.code === 429) headers['Retry-After'] = '1';
   res.writeHead(reply.code, headers);
   res.end(JSON.stringify(reply.body));
 }
 
-function takeFailure(ctx: HttpContext, method: string, url: URL): Reply | undefined {
+/** The failure this request meets: an injected one, else one drawn by the chaos setting. */
+function takeFailure(
+  ctx: HttpContext,
+  method: string,
+  url: URL,
+): { reply: Reply; mode: FailureMode } | undefined {
   const target = url.pathname + url.search;
   const failure = ctx.failures.find(
     (f) =>
@@ -129,11 +166,24 @@ function takeFailure(ctx: HttpContext, method: string, url: URL): Reply | undefi
       (f.method === undefined || f.method.toUpperCase() === method) &&
       (f.pathIncludes === undefined || target.includes(f.pathIncludes)),
   );
-  if (!failure) return undefined;
+  if (!failure) return chaosFailure(ctx.chaos, method, url);
   failure.remaining--;
   const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
   if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
-  return { code: failure.status, body };
+  return { reply: { code: failure.status, body }, mode: failure.mode ?? 'fail' };
+}
+
+function chaosFailure(
+  chaos: Chaos | undefined,
+  method: string,
+  url: URL,
+): { reply: Reply; mode: FailureMode } | undefined {
+  if (chaos === undefined || url.searchParams.get('watch') === 'true') return undefined;
+  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return undefined;
+  if (chaos.random() >= chaos.fraction) return undefined;
+  const status = chaos.statuses[Math.floor(chaos.random() * chaos.statuses.length)] ?? 500;
+  const body = statusFor(status, `injected failure for ${method} ${url.pathname}`);
+  return { reply: { code: status, body }, mode: 'fail' };
 }
 
 /** Media type without parameters (`application/json; charset=utf-8` → `application/json`). */
@@ -150,17 +200,16 @@ function parseJson(text: string): unknown {
   }
 }
 
-function serve(
-  ctx: HttpContext,
-  raw: {
-    method: string;
-    url: URL;
-    text: string;
-    header: string | undefined;
-    headers: IncomingMessage['headers'];
-  },
-  res: ServerResponse,
-): Reply | undefined {
+/** A request as read off the wire. */
+interface RawRequest {
+  method: string;
+  url: URL;
+  text: string;
+  header: string | undefined;
+  headers: IncomingMessage['headers'];
+}
+
+function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }

@@ -94,6 +94,10 @@ export class Registry {
       });
     }
   }
+  /** The server's clock (what it writes into timestamps and its Date header). */
+  now(): Date {
+    return this.clock.now();
+  }
 
   /** The node lifecycle controller's taints, applied right after the node write that calls for them. */
   private refreshNodeTaints(change: Change): void {
