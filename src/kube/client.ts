@@ -5,7 +5,10 @@
 // every generated API class and model. scripts/build.mjs also keeps config.js's import of the
 // generated index out of the bundle (kured-ts never calls makeApiClient); see the README.
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
+import { isRetryableRead, retryAfterSeconds } from './errors.js';
+import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
 import type {
@@ -32,9 +35,16 @@ export interface ConnectOptions {
   deadlineMs?: number;
   /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
   watchGraceMs?: number;
-  /** [0, 1) for the spread of watch timeouts. Default Math.random. */
+  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
   random?: () => number;
+  /** Times the waits between read retries. Default the system clock. */
+  clock?: Clock;
 }
+
+/** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
+export const READ_ATTEMPTS = 6;
+/** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
+export const RETRY_AFTER_CAP_MS = 10_000;
 
 /**
  * A KubeConfig for `options`: a URL becomes one cluster with skipTLSVerify; a path is loaded as a
@@ -117,10 +127,11 @@ export class ClientNodeKube implements Kube {
   readonly serverTime: ServerTime;
   private readonly http: Transport;
   private readonly random: () => number;
+  private readonly clock: Clock;
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -134,6 +145,7 @@ export class ClientNodeKube implements Kube {
         serverTime: this.serverTime,
       });
     this.random = options.random ?? Math.random;
+    this.clock = options.clock ?? new SystemClock();
   }
 
   /**
@@ -144,7 +156,7 @@ export class ClientNodeKube implements Kube {
   impersonating(identity: Identity): ClientNodeKube {
     return new ClientNodeKube(
       this.kubeConfig,
-      { random: this.random },
+      { random: this.random, clock: this.clock },
       { transport: impersonatingTransport(this.http, identity), serverTime: this.serverTime },
     );
   }
@@ -155,7 +167,7 @@ export class ClientNodeKube implements Kube {
   }
 
   getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
-    return this.http.json({ method: 'GET', path: `/api/v1/nodes/${enc(name)}`, signal });
+    return this.read({ method: 'GET', path: `/api/v1/nodes/${enc(name)}`, signal });
   }
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
@@ -225,7 +237,7 @@ export class ClientNodeKube implements Kube {
   }
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
-    return this.http.json({ method: 'GET', path: daemonSetPath(namespace, name), signal });
+    return this.read({ method: 'GET', path: daemonSetPath(namespace, name), signal });
   }
 
   mergePatchDaemonSet(
@@ -286,8 +298,27 @@ export class ClientNodeKube implements Kube {
   }
 
   private async items<T>(req: KubeRequest): Promise<T[]> {
-    const list = await this.http.json<List<T> | undefined>(req);
+    const list = await this.read<List<T> | undefined>(req);
     return list?.items ?? [];
+  }
+
+  /**
+   * A GET (or LIST): idempotent, so sent again inside the call when the server answers 429 or 5xx
+   * (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
+   * RETRY_AFTER_CAP_MS), as client-go does; one overloaded moment should not cost a whole tick.
+   * Writes are not: each has its own guarded retry where a repeat is safe.
+   */
+  private read<T>(req: KubeRequest): Promise<T> {
+    return retry(() => this.http.json<T>(req), {
+      attempts: READ_ATTEMPTS,
+      baseMs: 200,
+      maxMs: 2_000,
+      retryOn: isRetryableRead,
+      minDelayMs: (err) => Math.min(RETRY_AFTER_CAP_MS, (retryAfterSeconds(err) ?? 0) * 1000),
+      clock: this.clock,
+      random: this.random,
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
+    });
   }
 
   private patch<T>(path: string, contentType: string, body: unknown, signal?: AbortSignal): Promise<T> {

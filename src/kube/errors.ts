@@ -61,6 +61,19 @@ export const isInvalid = is(422);
 /** 429 Too Many Requests: an eviction refused by a PodDisruptionBudget (or API throttling). */
 export const isTooManyRequests = is(429);
 
+/** 429 or 5xx: the API server is overloaded or failing; an idempotent read may be sent again. */
+export function isRetryableRead(err: unknown): boolean {
+  const code = statusCode(err);
+  return code !== undefined && (code === 429 || (code >= 500 && code <= 599));
+}
+
+/** The Retry-After (seconds) the API server gave with a failed answer, if any. */
+export function retryAfterSeconds(err: unknown): number | undefined {
+  if (!isRecord(err)) return undefined;
+  const value = err.retryAfterSeconds;
+  return typeof value === 'number' ? value : undefined;
+}
+
 /** 409 or 422: our optimistic write lost a race; re-read and try again. */
 export function isConflictOrInvalid(err: unknown): boolean {
   return isConflict(err) || isInvalid(err);

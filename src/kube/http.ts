@@ -38,9 +38,17 @@ export class KubeApiError extends Error {
     /** The response body as sent (kube-apiserver: a JSON Status object). */
     readonly body: string,
     what: string,
+    /** The answer's Retry-After in seconds (kube-apiserver sends it with 429 and some 5xx). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(`${what}: HTTP ${code}${body === '' ? '' : `: ${body.slice(0, 200)}`}`);
   }
+}
+
+/** Retry-After in seconds, when the answer gives it as a number (kube-apiserver does). */
+function retryAfter(res: http.IncomingMessage): number | undefined {
+  const value = Number(res.headers['retry-after']);
+  return res.headers['retry-after'] === undefined || !Number.isFinite(value) || value < 0 ? undefined : value;
 }
 
 /** No answer within the deadline (the name `TimeoutError` is what callers look for). */
@@ -119,7 +127,7 @@ export class KubeTransport {
       const res = await this.send(req, signal);
       const code = this.answered(res, what);
       const text = await readBody(res, signal);
-      if (code < 200 || code > 299) throw new KubeApiError(code, text, what);
+      if (code < 200 || code > 299) throw new KubeApiError(code, text, what, retryAfter(res));
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
       throw this.failed(err, signal, req.signal, what);

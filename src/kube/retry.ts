@@ -15,6 +15,8 @@ export interface RetryOptions {
   /** Source of jitter in [0, 1). Default Math.random. */
   random?: () => number;
   signal?: AbortSignal;
+  /** The least wait after this error (e.g. the server's Retry-After); the backoff when longer. */
+  minDelayMs?: (err: unknown) => number;
   /** Called before each backoff (for logs and tests). */
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
 }
@@ -49,7 +51,7 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, options: Ret
       return await fn(attempt);
     } catch (err) {
       if (attempt >= attempts || !retryOn(err)) throw err;
-      const delay = backoffMs(attempt, baseMs, maxMs, random);
+      const delay = Math.max(backoffMs(attempt, baseMs, maxMs, random), options.minDelayMs?.(err) ?? 0);
       options.onRetry?.(err, attempt, delay);
       await options.clock.sleep(delay, options.signal);
     }

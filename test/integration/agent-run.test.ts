@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent } from '../../src/agent/run.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
+import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
@@ -57,8 +57,9 @@ describe('runAgent', () => {
       const before = server.requests.length;
       for (let i = 0; i < 20; i++) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
       expect(server.requests.length).toBe(before);
-      // the API server fails the agent's next request: unready until a request is answered again
-      server.injectFailure({}, 503, 1);
+      // the API server fails the agent's next request (every attempt of it): unready until a request
+      // is answered again
+      server.injectFailure({}, 503, READ_ATTEMPTS);
       await expect(kube.getNode('n1')).rejects.toThrow();
       const unready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(unready.status).toBe(503);

@@ -11,7 +11,7 @@ import type { CommandDeps } from '../../src/cli/shared.js';
 import { registerStatus, type StatusReport } from '../../src/cli/status.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
+import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -237,7 +237,11 @@ describe('--max-unhealthy-nodes', () => {
 
   it('takes no slot when the node list fails: an unknown fleet health is not a healthy one', async () => {
     addNode('n2');
-    server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?resourceVersion=0' }, 500, 1);
+    server.injectFailure(
+      { method: 'GET', pathIncludes: '/api/v1/nodes?resourceVersion=0' },
+      500,
+      READ_ATTEMPTS,
+    );
     const failed = await agent({ maxUnhealthyNodes: { count: 0 } }).tick();
     expect(failed).toMatchObject({ kind: 'blocked', blocker: 'health' });
     expect(failed.reason).toMatch(/^health: .*HTTP 500/);

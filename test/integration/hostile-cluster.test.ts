@@ -19,6 +19,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer } from '../../src/node/kube-drainer.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
+import { seededRandom } from '../../src/sim/random.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, NODE_PAUSE_ANNOTATION, parseCycle } from '../../src/node/node.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
@@ -379,6 +380,23 @@ describe('an API server that accepts connections and never answers', () => {
     hang = false;
     expect((await agent('n1', {}, { kube }).tick()).kind).toBe('rebooting');
   });
+});
+
+describe('an API server that answers a fifth of the reads 429 or 500', () => {
+  it('completes a rolling reboot of three nodes with no failed tick and the invariants held', async () => {
+    watchInvariants(1);
+    server.chaos({ fraction: 0.2, statuses: [429, 500], method: 'GET', random: seededRandom(7) });
+    const outcomes: Outcome[] = [];
+    for (const name of NODES) {
+      outcomes.push(await agent(name).tick()); // drains and reboots
+      bringUp(name);
+      outcomes.push(await agent(name).tick()); // proves the reboot, uncordons, releases
+    }
+    server.chaos(undefined);
+    expect(outcomes.map((o) => o.kind)).toEqual(NODES.flatMap(() => ['rebooting', 'completed']));
+    expect(server.requests.filter((r) => r.status === 429 || r.status === 500).length).toBeGreaterThan(3);
+    expect(violations).toEqual([]);
+  }, 60_000);
 });
 
 describe('two agents for one node (a DaemonSet rollout with maxSurge)', () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { ClientNodeKube, READ_ATTEMPTS, connectKube } from '../../src/kube/client.js';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, statusBody } from '../../src/kube/errors.js';
 import { IDLE_SOCKET_MS, KeepAliveAgents, installKeepAliveAgents } from '../../src/kube/keep-alive.js';
 import type {
@@ -188,6 +188,48 @@ describe('ClientNodeKube', () => {
     } finally {
       await rm(dir, { recursive: true });
     }
+  });
+});
+
+describe('reads retried inside the call (429 and 5xx)', () => {
+  const reads: [string, (k: Kube) => Promise<unknown>, string][] = [
+    ['getNode', (k) => k.getNode('n1'), '/nodes/n1'],
+    ['listNodes', (k) => k.listNodes(), '/api/v1/nodes'],
+    ['listPods', (k) => k.listPods(undefined), '/pods'],
+    ['listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(undefined), '/poddisruptionbudgets'],
+    ['getDaemonSet', (k) => k.getDaemonSet('kube-system', 'kured'), '/daemonsets/kured'],
+  ];
+
+  it.each(reads)('%s answers after a 500 and a 503 on its first two attempts', async (_name, call, path) => {
+    server.injectFailure({ method: 'GET', pathIncludes: path }, 500, 1);
+    server.injectFailure({ method: 'GET', pathIncludes: path }, 503, 1);
+    await expect(call(kube)).resolves.toBeDefined();
+    expect(server.requests.filter((r) => r.path.includes(path)).map((r) => r.status)).toEqual([
+      500, 503, 200,
+    ]);
+  });
+
+  it('waits the Retry-After the server gives with a 429 before the next attempt', async () => {
+    server.injectFailure({ method: 'GET', pathIncludes: '/nodes/n1' }, 429, 1); // the fake says Retry-After: 1
+    await expect(kube.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
+    const [refused, answered] = server.requests.filter((r) => r.path.endsWith('/nodes/n1'));
+    expect(answered!.at - refused!.at).toBeGreaterThanOrEqual(990);
+  });
+
+  it('gives up after READ_ATTEMPTS (6) attempts with the last answer, and never repeats a write', async () => {
+    server.injectFailure({ method: 'GET', pathIncludes: '/nodes/n1' }, 500, 10);
+    await expect(kube.getNode('n1')).rejects.toMatchObject({ code: 500 });
+    expect(server.requests.filter((r) => r.path.endsWith('/nodes/n1'))).toHaveLength(READ_ATTEMPTS);
+    server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 500, 1);
+    await expect(kube.mergePatchNode('n1', { metadata: { labels: { a: 'b' } } })).rejects.toMatchObject({
+      code: 500,
+    });
+    expect(server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+  });
+
+  it('does not retry an answer that will not change (404)', async () => {
+    await expect(kube.getNode('nope')).rejects.toMatchObject({ code: 404 });
+    expect(server.requests.filter((r) => r.path.endsWith('/nodes/nope'))).toHaveLength(1);
   });
 });
 
