@@ -5,11 +5,19 @@
 // longer rewrite the privileged DaemonSet's pod template, cordon or label the whole fleet, or
 // approve its own reboot.
 //
-// The spec is static (charts/kured-ts/files/agent-admission-policy.yaml is generated from here by
-// `npm run docs`); what differs per installation comes from a ConfigMap of parameters
-// (agentPolicyParams), which the chart renders from its values and the simulator from the agents'
-// configuration. The fake API server enforces the same spec with a CEL engine (src/sim/fake-api/
-// cel-admission.ts), so `simulate` and the integration tests send every agent write through it.
+// Three policies, one per resource kind (nodes, the lock DaemonSet, evictions), so that each
+// type-checks against the one kind it matches: kube-apiserver checks every expression against every
+// matched kind and shows each mismatch as a warning in the policy's status.
+//
+// The policies take no parameter object (DESIGN §12): what differs per installation is written into
+// their expressions. A ConfigMap parameter with parameterNotFoundAction Allow meant "allow
+// everything" whenever the API server's parameter informer lost track of it, which kube-apiserver
+// 1.32 does for good after a binding naming the kind is deleted and recreated (a reinstall;
+// kubernetes/kubernetes#130887). charts/kured-ts/files/agent-admission-policy.yaml is generated from
+// here by `npm run docs` with a placeholder (PLACEHOLDER) for each value; the chart puts its values
+// in their place, the simulator and the tests agentPolicies(). The fake API server enforces them
+// with a CEL engine (src/sim/fake-api/cel-admission.ts), so `simulate` and the integration tests send
+// every agent write through them.
 //
 // Written for Kubernetes' typed CEL: comprehensions only over maps (labels, annotations) and lists
 // (taints, userInfo.extra values), never over an object; no map or list literals whose element
@@ -41,7 +49,6 @@ export interface Validation {
 /** The spec of a ValidatingAdmissionPolicy, as far as kured-ts uses it. */
 export interface PolicySpec {
   failurePolicy: 'Fail' | 'Ignore';
-  paramKind: { apiVersion: string; kind: string };
   matchConstraints: {
     resourceRules: {
       apiGroups: string[];
@@ -62,9 +69,33 @@ function same(field: string): string {
   return `(has(${now}) == has(${before}) && (!has(${now}) || ${now} == ${before}))`;
 }
 
-/** Is `key` in the comma-separated list params.data[list]? */
+/** The values each installation writes into the policies (what agentPolicyParams gives). */
+export type PolicyValueKey =
+  | 'serviceAccount'
+  | 'requireNodeClaim'
+  | 'lockDaemonSet'
+  | 'lockAnnotation'
+  | 'taint'
+  | 'nodeLabels'
+  | 'drainGracePeriod'
+  | 'maxOwners';
+
+/** Where value `key` goes in the shipped file: the chart replaces it with its value. */
+export function placeholder(key: PolicyValueKey): string {
+  return `__KURED_TS_${key}__`;
+}
+
+/** Value `key` as a CEL string literal (values are label keys, names and numbers: no quote, no backslash). */
+function value(key: PolicyValueKey): string {
+  return `'${placeholder(key)}'`;
+}
+
+/** Annotations the agent writes and removes, and those it may only remove: the same everywhere. */
+const NODE_ANNOTATIONS_LIST = (): string => AGENT_NODE_ANNOTATIONS.join(',');
+
+/** Is `key` in the comma-separated list `list` (a CEL string expression)? */
 function listed(list: string, key: string): string {
-  return `(',' + params.data.${list} + ',').contains(',' + ${key} + ',')`;
+  return `(',' + ${list} + ',').contains(',' + ${key} + ',')`;
 }
 
 /**
@@ -72,6 +103,7 @@ function listed(list: string, key: string): string {
  * freely) and keys in the `removable` list (may only disappear).
  */
 function mapUnchangedExcept(field: string, writable: string, removable?: string): string {
+  // `writable` and `removable` are CEL string expressions of comma-separated keys
   const now = `object.${field}`;
   const before = `oldObject.${field}`;
   const kept = (m: string, other: string, k: string): string =>
@@ -83,7 +115,7 @@ function mapUnchangedExcept(field: string, writable: string, removable?: string)
   ].join(' && ');
 }
 
-const IS_OUR_TAINT = (t: string): string => `(params.data.taint != '' && ${t}.key == params.data.taint)`;
+const IS_OUR_TAINT = (t: string): string => `(${value('taint')} != '' && ${t}.key == ${value('taint')})`;
 
 /** Node taints: only ours (PreferNoSchedule) may come or go; every other taint stays exactly. */
 const TAINTS_OK = [
@@ -96,76 +128,153 @@ const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', '
 /** Metadata the agent never writes, on either object. */
 const OTHER_METADATA = ['ownerReferences', 'finalizers'];
 
-/** The policy's spec: the same for every installation (parameters come from the ConfigMap). */
-export function agentPolicySpec(): PolicySpec {
+/** The agent's ServiceAccount: only its requests are judged; kubelets, controllers, operators are not. */
+const IS_THE_AGENT: NamedExpression = {
+  name: 'is-the-kured-ts-agent',
+  expression: `request.userInfo.username == ${value('serviceAccount')}`,
+};
+
+/** A lock entry as kured-ts (and kured) write it, with a real creation time (year 1970 or later). */
+const LOCK_ENTRY =
+  '\\{"nodeID":"[^"]*","metadata":\\{[^{}]*\\},"created":"(19[7-9][0-9]|[2-9][0-9]{3})-[^"]*","TTL":[0-9]+\\}';
+/**
+ * The lock values the agent writes: kured's single form, or the multi form with at most the
+ * configured --concurrency as maxOwners (the placeholder is `1|2|…|C`). No manual lock, no entry
+ * without a creation time, no larger maxOwners.
+ */
+const LOCK_FORM = `^(${LOCK_ENTRY}|\\{"maxOwners":(${placeholder('maxOwners')}),"locks":\\[(${LOCK_ENTRY}(,${LOCK_ENTRY})*)?\\]\\})$`;
+
+/** The lock annotation's value on `obj`, is it there, and is it of LOCK_FORM? (CEL) */
+function lockAnnotation(obj: string): { present: string; value: string } {
+  return {
+    present: `(has(${obj}.metadata.annotations) && ${value('lockAnnotation')} in ${obj}.metadata.annotations)`,
+    value: `${obj}.metadata.annotations[${value('lockAnnotation')}]`,
+  };
+}
+
+const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
+
+/** The policy on Nodes: only its own node, and there only what kured-ts owns. */
+function nodesPolicy(): PolicySpec {
   return {
     failurePolicy: 'Fail',
-    paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
     matchConstraints: {
-      resourceRules: [
-        { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes'] },
-        { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['daemonsets'] },
-        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
-      ],
+      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes'] }],
     },
-    // Only the agent's ServiceAccount is judged: kubelets, controllers and operators are not.
-    matchConditions: [
-      {
-        name: 'is-the-kured-ts-agent',
-        expression:
-          "has(params.data) && 'serviceAccount' in params.data && request.userInfo.username == params.data.serviceAccount",
-      },
-    ],
-    variables: [
-      {
-        name: 'nodeClaim',
-        expression: `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`,
-      },
-      { name: 'isNode', expression: "request.resource.resource == 'nodes'" },
-      { name: 'isLock', expression: "request.resource.resource == 'daemonsets'" },
-      {
-        name: 'isEviction',
-        expression: "request.resource.resource == 'pods' && request.subResource == 'eviction'",
-      },
-    ],
+    matchConditions: [IS_THE_AGENT],
+    variables: [{ name: 'nodeClaim', expression: NODE_CLAIM }],
     validations: [
       {
-        expression: `!variables.isNode || (variables.nodeClaim == '' ? params.data.requireNodeClaim != 'true' : variables.nodeClaim == object.metadata.name)`,
+        expression: `variables.nodeClaim == '' ? ${value('requireNodeClaim')} != 'true' : variables.nodeClaim == object.metadata.name`,
         messageExpression: `variables.nodeClaim == '' ? 'the kured-ts agent token carries no node claim (${NODE_NAME_EXTRA}): no node may be changed with it' : 'the kured-ts agent on node ' + variables.nodeClaim + ' may change only its own node, not ' + object.metadata.name`,
         reason: 'Forbidden',
       },
       {
-        expression: `!variables.isNode || (${NODE_SPEC_FIELDS.map((f) => same(`spec.${f}`)).join(' && ')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')})`,
+        expression: `${NODE_SPEC_FIELDS.map((f) => same(`spec.${f}`)).join(' && ')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')}`,
         messageExpression: `'the kured-ts agent may change only spec.unschedulable, its taint, its labels and its annotations of node ' + object.metadata.name`,
         reason: 'Forbidden',
       },
       {
-        expression: `!variables.isNode || (${TAINTS_OK})`,
-        messageExpression: `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + params.data.taint + ') on node ' + object.metadata.name`,
+        expression: TAINTS_OK,
+        messageExpression: `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + ${value('taint')} + ') on node ' + object.metadata.name`,
         reason: 'Forbidden',
       },
       {
-        expression: `!variables.isNode || (${mapUnchangedExcept('metadata.labels', 'nodeLabels')})`,
-        messageExpression: `'the kured-ts agent may change only the labels ' + params.data.nodeLabels + ' of node ' + object.metadata.name`,
+        expression: mapUnchangedExcept('metadata.labels', value('nodeLabels')),
+        messageExpression: `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
         reason: 'Forbidden',
       },
       {
-        expression: `!variables.isNode || (${mapUnchangedExcept('metadata.annotations', 'nodeAnnotations', 'removableNodeAnnotations')})`,
-        messageExpression: `'the kured-ts agent may change only the annotations ' + params.data.nodeAnnotations + ' (and remove ' + params.data.removableNodeAnnotations + ') of node ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: `!variables.isLock || (object.metadata.namespace + '/' + object.metadata.name == params.data.lockDaemonSet && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', 'lockAnnotation')})`,
-        messageExpression: `'the kured-ts agent may change only the annotation ' + params.data.lockAnnotation + ' of DaemonSet ' + params.data.lockDaemonSet + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: `!variables.isEviction || (params.data.drainGracePeriod == '-1' ? !has(object.deleteOptions) || !has(object.deleteOptions.gracePeriodSeconds) : has(object.deleteOptions) && has(object.deleteOptions.gracePeriodSeconds) && string(object.deleteOptions.gracePeriodSeconds) == params.data.drainGracePeriod)`,
-        messageExpression: `'the kured-ts agent evicts with the grace period of its configuration (' + params.data.drainGracePeriod + ', -1 = the grace period of the pod), not another'`,
+        expression: mapUnchangedExcept(
+          'metadata.annotations',
+          `'${NODE_ANNOTATIONS_LIST()}'`,
+          `'${APPROVAL_ANNOTATION}'`,
+        ),
+        messageExpression: `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${APPROVAL_ANNOTATION}) of node ' + object.metadata.name`,
         reason: 'Forbidden',
       },
     ],
   };
+}
+
+/** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form. */
+function lockPolicy(): PolicySpec {
+  const now = lockAnnotation('object');
+  const before = lockAnnotation('oldObject');
+  return {
+    failurePolicy: 'Fail',
+    matchConstraints: {
+      resourceRules: [
+        { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['daemonsets'] },
+      ],
+    },
+    matchConditions: [IS_THE_AGENT],
+    variables: [],
+    validations: [
+      {
+        expression: `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', value('lockAnnotation'))}`,
+        messageExpression: `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
+        reason: 'Forbidden',
+      },
+      {
+        // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
+        // replaced by one of it; never written by the agent where the lock was of it
+        expression: `!${now.present} || ${now.value}.matches('${LOCK_FORM}') || (${before.present} && !${before.value}.matches('${LOCK_FORM}'))`,
+        messageExpression: `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
+        reason: 'Forbidden',
+      },
+    ],
+  };
+}
+
+/** The policy on evictions: only with the configured grace period. */
+function evictionPolicy(): PolicySpec {
+  const grace = value('drainGracePeriod');
+  return {
+    failurePolicy: 'Fail',
+    matchConstraints: {
+      resourceRules: [
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
+      ],
+    },
+    matchConditions: [IS_THE_AGENT],
+    variables: [],
+    validations: [
+      {
+        expression: `${grace} == '-1' ? !has(object.deleteOptions) || !has(object.deleteOptions.gracePeriodSeconds) : has(object.deleteOptions) && has(object.deleteOptions.gracePeriodSeconds) && string(object.deleteOptions.gracePeriodSeconds) == ${grace}`,
+        messageExpression: `'the kured-ts agent evicts with the grace period of its configuration (' + ${grace} + ', -1 = the grace period of the pod), not another'`,
+        reason: 'Forbidden',
+      },
+    ],
+  };
+}
+
+/** The policies by the suffix of their names, with placeholders for the values (what the chart ships). */
+export function agentPolicySpecs(): Record<PolicyKind, PolicySpec> {
+  return { nodes: nodesPolicy(), lock: lockPolicy(), eviction: evictionPolicy() };
+}
+
+/** The three policies, one per resource kind. */
+export type PolicyKind = 'nodes' | 'lock' | 'eviction';
+export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction'];
+
+/** `specs` with every placeholder replaced by its value, as the chart renders them. */
+export function withValues(
+  specs: Record<PolicyKind, PolicySpec>,
+  values: Record<PolicyValueKey, string>,
+): Record<PolicyKind, PolicySpec> {
+  let text = JSON.stringify(specs);
+  for (const [key, v] of Object.entries(values)) {
+    if (/['"\\]/.test(v))
+      throw new Error(`admission policy value ${key} may hold no quote or backslash: ${v}`);
+    text = text.split(placeholder(key as PolicyValueKey)).join(v);
+  }
+  return JSON.parse(text) as Record<PolicyKind, PolicySpec>;
+}
+
+/** The policies of an installation: the shipped specs with its values. */
+export function agentPolicies(values: Record<PolicyValueKey, string>): Record<PolicyKind, PolicySpec> {
+  return withValues(agentPolicySpecs(), values);
 }
 
 /** What the parameters depend on: the agent's configuration and where its ServiceAccount lives. */
@@ -178,6 +287,7 @@ export type PolicyConfig = Pick<
   | 'preRebootNodeLabels'
   | 'postRebootNodeLabels'
   | 'drainGracePeriodSeconds'
+  | 'concurrency'
 >;
 
 export interface PolicyTarget {
@@ -196,8 +306,11 @@ export const AGENT_NODE_ANNOTATIONS = [
   KURED_REBOOT_NEEDED_ANNOTATION,
 ];
 
-/** The parameters ConfigMap's data: every list comma-separated (label keys cannot contain a comma). */
-export function agentPolicyParams(config: PolicyConfig, target: PolicyTarget): Record<string, string> {
+/** The values of an installation, for the placeholders of the policies (lists comma-separated). */
+export function agentPolicyParams(
+  config: PolicyConfig,
+  target: PolicyTarget,
+): Record<PolicyValueKey, string> {
   const labels = [
     CYCLE_LABEL,
     ...Object.keys(config.preRebootNodeLabels),
@@ -211,17 +324,17 @@ export function agentPolicyParams(config: PolicyConfig, target: PolicyTarget): R
     lockAnnotation: config.lockAnnotation,
     taint: config.preferNoScheduleTaint,
     nodeLabels: [...new Set(labels)].join(','),
-    nodeAnnotations: AGENT_NODE_ANNOTATIONS.join(','),
-    removableNodeAnnotations: APPROVAL_ANNOTATION,
     drainGracePeriod: String(config.drainGracePeriodSeconds),
+    maxOwners: Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|'),
   };
 }
 
-/** The spec as the chart ships it (charts/kured-ts/files/agent-admission-policy.yaml). */
+/** The specs as the chart ships them (charts/kured-ts/files/agent-admission-policy.yaml). */
 export function renderPolicySpecYaml(): string {
   const header = [
     '# Generated from src/admission/agent-policy.ts by `npm run docs`: do not edit.',
-    '# The spec of the ValidatingAdmissionPolicy templates/admission-policy.yaml renders.',
+    '# The specs of the ValidatingAdmissionPolicies templates/admission-policy.yaml renders, one per',
+    '# resource kind; templates/admission-policy.yaml puts the values in place of __KURED_TS_*__.',
   ].join('\n');
-  return `${header}\n${dump(agentPolicySpec(), { lineWidth: -1, noRefs: true })}`;
+  return `${header}\n${dump(agentPolicySpecs(), { lineWidth: -1, noRefs: true })}`;
 }

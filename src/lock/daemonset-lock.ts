@@ -558,7 +558,8 @@ export class DaemonSetLock implements Lock {
     if (this.o.concurrency > 1) return formatMulti(this.o.concurrency, entries);
     const [only, ...rest] = entries;
     if (only === undefined) return undefined;
-    return rest.length === 0 ? formatSingle(only) : formatMulti(entries.length, entries);
+    // more entries than --concurrency 1 allows (a forged lock we leave as it is, less our own slot)
+    return rest.length === 0 ? formatSingle(only) : formatMulti(this.o.concurrency, entries);
   }
 
   private remember(ds: V1DaemonSet): void {

@@ -3,9 +3,9 @@ import type { Config } from '../config/config.js';
 import { defaultConfig } from '../config/parse.js';
 import { parseLabelSelector } from '../selector/label-selector.js';
 import { BLOCKING_LABEL, DS_NAME, DS_NAMESPACE } from './cluster.js';
-import { agentPolicyParams, agentPolicySpec, NODE_NAME_EXTRA } from '../admission/agent-policy.js';
+import { agentPolicyParams, NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import type { Identity } from '../kube/client.js';
-import type { BoundPolicy } from './fake-api/cel-admission.js';
+import { boundAgentPolicies, type BoundPolicy } from './fake-api/cel-admission.js';
 
 /** The knobs of simulate that reach the agents. Durations in ms. */
 export interface SimAgentSettings {
@@ -77,14 +77,7 @@ export function simAgentIdentity(node: string): Identity {
   return { user: `system:serviceaccount:${namespace}:${name}`, extra: { [NODE_NAME_EXTRA]: node } };
 }
 
-/** kured-ts's admission policy as the chart installs it, with the parameters of these agents. */
-export function simAgentPolicy(s: SimAgentSettings): BoundPolicy {
-  return {
-    name: 'kured-ts-agent',
-    binding: 'kured-ts-agent',
-    spec: agentPolicySpec(),
-    params: {
-      data: agentPolicyParams(simAgentConfig('', s), { serviceAccount: SIM_SERVICE_ACCOUNT }),
-    },
-  };
+/** kured-ts's admission policies as the chart installs them, with the values of these agents. */
+export function simAgentPolicies(s: SimAgentSettings): BoundPolicy[] {
+  return boundAgentPolicies(agentPolicyParams(simAgentConfig('', s), { serviceAccount: SIM_SERVICE_ACCOUNT }));
 }

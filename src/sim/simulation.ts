@@ -6,7 +6,7 @@ import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
-import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicy, type SimAgentSettings } from './agent-config.js';
+import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies, type SimAgentSettings } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import type { Admission } from './fake-api/admission.js';
 import { CelAdmission, type BoundPolicy, type ReviewRecord } from './fake-api/cel-admission.js';
@@ -69,8 +69,8 @@ export interface SimulationOptions {
    * agent with its own identity; a denied write is an invariant violation. Default true.
    */
   enforcePolicy?: boolean;
-  /** The policy to enforce. Default: the chart's, with the agents' parameters (simAgentPolicy). */
-  admissionPolicy?: BoundPolicy;
+  /** The policies to enforce. Default: the chart's, with the agents' values (simAgentPolicies). */
+  admissionPolicies?: BoundPolicy[];
   /** Told of every admission review (tests). */
   onAdmission?: (record: ReviewRecord) => void;
   /** Deliver lock watch events (true) or let agents find out only by polling (false). */
@@ -213,7 +213,7 @@ function meanPrep(nodes: readonly NodeResult[]): number {
 /** The policy enforcement of a run (the chart's policy unless told otherwise), or none. */
 function admissionFor(options: SimulationOptions): CelAdmission | undefined {
   if (options.enforcePolicy === false) return undefined;
-  const admission = new CelAdmission([options.admissionPolicy ?? simAgentPolicy(options.agent)]);
+  const admission = new CelAdmission(options.admissionPolicies ?? simAgentPolicies(options.agent));
   admission.onReview = options.onAdmission;
   return admission;
 }

@@ -6,14 +6,15 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   AGENT_NODE_ANNOTATIONS,
   agentPolicyParams,
-  agentPolicySpec,
+  agentPolicySpecs,
   NODE_NAME_EXTRA,
+  POLICY_KINDS,
   type PolicyConfig,
 } from '../../src/admission/agent-policy.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { ClientNodeKube, type Identity } from '../../src/kube/client.js';
 import type { Kube, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { CelAdmission, type ReviewRecord } from '../../src/sim/fake-api/cel-admission.js';
+import { CelAdmission, boundAgentPolicies, type ReviewRecord } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
 import { runSimulation } from '../../src/sim/simulation.js';
@@ -36,14 +37,9 @@ let server: FakeApiServer;
 let admission: CelAdmission;
 
 function start(requireNodeClaim = true): Promise<FakeApiServer> {
-  admission = new CelAdmission([
-    {
-      name: 'kured-ts-agent',
-      binding: 'kured-ts-agent',
-      spec: agentPolicySpec(),
-      params: { data: agentPolicyParams(CONFIG, { serviceAccount: SA, requireNodeClaim }) },
-    },
-  ]);
+  admission = new CelAdmission(
+    boundAgentPolicies(agentPolicyParams(CONFIG, { serviceAccount: SA, requireNodeClaim })),
+  );
   return startFakeApiServer({ admission });
 }
 
@@ -128,14 +124,10 @@ const patchDs =
   (name: string, patch: object): Write =>
   (kube) =>
     kube.mergePatchDaemonSet('kube-system', name, patch);
-const lock = (name: string): Write =>
-  patchDs(name, {
-    metadata: {
-      annotations: {
-        [LOCK]: '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-01-05T10:00:00Z","TTL":0}',
-      },
-    },
-  });
+const ENTRY = '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-01-05T10:00:00Z","TTL":0}';
+const lockValue = (name: string, value: string | null): Write =>
+  patchDs(name, { metadata: { annotations: { [LOCK]: value } } });
+const lock = (name: string): Write => lockValue(name, ENTRY);
 const DEDICATED = { key: 'dedicated', value: 'web', effect: 'NoSchedule' };
 
 describe('the agent admission policy admits what the agent does to its own node and the lock', () => {
@@ -156,6 +148,7 @@ describe('the agent admission policy admits what the agent does to its own node 
     ],
     ['removes the approval it used', annotate('n1', { 'kured-ts.dev/approved': null })],
     ['takes a slot in the lock annotation', lock('kured')],
+    ['releases the lock (the annotation goes)', lockValue('kured', null)],
     ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
   ])('%s', async (_name, write) => {
     await write(agent('n1'));
@@ -230,6 +223,18 @@ describe('the agent admission policy denies a stolen agent token', () => {
       /only the annotation/,
     ],
     ['writing a lock annotation on another DaemonSet', lock('other'), /not of kube-system\/other/],
+    ["writing kured's manual lock", lockValue('kured', '{"nodeID":"manual"}'), /no manual lock/],
+    [
+      'writing a slot without a real creation time',
+      lockValue('kured', ENTRY.replace('2026-01-05T10:00:00Z', '0001-01-01T00:00:00Z')),
+      /no manual lock/,
+    ],
+    [
+      'writing a lock with a larger maxOwners than --concurrency',
+      lockValue('kured', `{"maxOwners":3,"locks":[${ENTRY}]}`),
+      /maxOwners at most --concurrency \(1\)/,
+    ],
+    ['writing garbage into the lock', lockValue('kured', 'frozen'), /kured's form/],
     [
       'evicting with a grace period of 0',
       (k) => k.evictPod('default', 'web-1', 0),
@@ -250,8 +255,9 @@ describe('the agent admission policy denies a stolen agent token', () => {
   it('denies a node write from a token without the node claim, unless told not to require it', async () => {
     const claimless = as({ user: USER });
     await expect(claimless.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow(
-      /HTTP 403.*agent token carries/,
+      /HTTP 403/,
     );
+    expect(admission.denials[0]?.denied).toMatch(/agent token carries no node claim/);
     await server.close();
     server = await start(false);
     seed();
@@ -302,28 +308,22 @@ describe('the agents of a simulated wave through the policy', () => {
   it('reports a write the policy denies as an invariant violation', async () => {
     // A policy that allows the agents no status annotation: their first status write is denied.
     const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
-    const spec = agentPolicySpec();
-    const strict = spec.validations.map((v) => ({
-      ...v,
-      expression: v.expression.replaceAll('params.data.nodeAnnotations', "'kured-ts.dev/cycle'"),
-    }));
-    options.admissionPolicy = {
-      name: 'strict',
-      binding: 'strict',
-      spec: { ...spec, validations: strict },
-      params: {
-        data: agentPolicyParams(
-          {
-            ...defaultConfig(),
-            dsNamespace: 'kube-system',
-            dsName: 'kured',
-            lockAnnotation: LOCK,
-            preferNoScheduleTaint: TAINT,
-          },
-          { serviceAccount: SA },
-        ),
+    const policies = boundAgentPolicies(
+      agentPolicyParams(
+        { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
+        { serviceAccount: SA },
+      ),
+    );
+    options.admissionPolicies = policies.map((p) => ({
+      ...p,
+      spec: {
+        ...p.spec,
+        validations: p.spec.validations.map((v) => ({
+          ...v,
+          expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
+        })),
       },
-    };
+    }));
     options.limitMs = 3_600_000;
     const result = await runSimulation(options);
     expect(result.admission?.denied).toBeGreaterThan(0);
@@ -338,22 +338,40 @@ describe('the agents of a simulated wave through the policy', () => {
 });
 
 describe('the policy is written for kube-apiserver', () => {
-  it('ranges comprehensions only over maps and lists, never over an object (kube type-checks them)', () => {
-    const spec = agentPolicySpec();
-    const all = [
+  const expressions = (kind: (typeof POLICY_KINDS)[number]): string => {
+    const spec = agentPolicySpecs()[kind];
+    return [
       ...spec.matchConditions.map((c) => c.expression),
       ...spec.variables.map((v) => v.expression),
       ...spec.validations.flatMap((v) => [v.expression, v.messageExpression]),
     ].join('\n');
+  };
+
+  it('ranges comprehensions only over maps and lists, never over an object (kube type-checks them)', () => {
+    const all = POLICY_KINDS.map(expressions).join('\n');
     const targets = [...all.matchAll(/([\w.]+)\.(all|exists|exists_one|map|filter)\(/g)].map((m) => m[1]);
     expect(targets.length).toBeGreaterThan(0);
     for (const t of targets) expect(t).toMatch(/\.(labels|annotations|taints)$/);
   });
 
-  it('reads every parameter it names from the parameters the chart and the simulator render', () => {
-    const spec = JSON.stringify(agentPolicySpec());
-    const named = new Set([...spec.matchAll(/params\.data\.(\w+)/g)].map((m) => m[1]));
+  it.each([
+    ['nodes', /object\.spec\.|object\.metadata\.labels/, /deleteOptions/],
+    ['lock', /object\.spec|object\.metadata\.annotations/, /deleteOptions|taints|unschedulable/],
+    ['eviction', /deleteOptions/, /taints|unschedulable|object\.spec/],
+  ] as const)(
+    'one policy per kind: the %s policy names only fields of the kind it matches (no type-check warnings)',
+    (kind, has, never) => {
+      expect(agentPolicySpecs()[kind].matchConstraints.resourceRules).toHaveLength(1);
+      expect(expressions(kind)).toMatch(has);
+      expect(expressions(kind)).not.toMatch(never);
+    },
+  );
+
+  it('takes no parameter object: every value is written into it (a reinstall cannot switch it off)', () => {
+    const text = JSON.stringify(agentPolicySpecs());
+    expect(text).not.toMatch(/params|paramKind|paramRef/);
     const given = Object.keys(agentPolicyParams(CONFIG, { serviceAccount: SA }));
+    const named = new Set([...text.matchAll(/__KURED_TS_(\w+)__/g)].map((m) => m[1]));
     expect(given.sort()).toEqual([...named].sort());
   });
 });

@@ -18,7 +18,12 @@ import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
-import { agentPolicyParams, agentPolicySpec } from '../../src/admission/agent-policy.js';
+import {
+  POLICY_KINDS,
+  agentPolicies,
+  agentPolicyParams,
+  type PolicyValueKey,
+} from '../../src/admission/agent-policy.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
@@ -231,21 +236,22 @@ describe('helm lint and helm template', () => {
         .map((o) => o.kind)
         .sort();
     expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
+    const policies = [
+      ...Array<string>(3).fill('ValidatingAdmissionPolicy'),
+      ...Array<string>(3).fill('ValidatingAdmissionPolicyBinding'),
+    ];
     expect(kinds([])).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
-      'ConfigMap',
       'DaemonSet',
       'Role',
       'RoleBinding',
       'ServiceAccount',
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
+      ...policies,
     ]);
     expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
-      'ConfigMap',
       'ConfigMap',
       'DaemonSet',
       'PodMonitor',
@@ -255,8 +261,7 @@ describe('helm lint and helm template', () => {
       'Service',
       'ServiceAccount',
       'ServiceMonitor',
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
+      ...policies,
     ]);
   });
 });
@@ -524,7 +529,7 @@ describe('the DaemonSet', () => {
       operator: 'Exists',
       effect: 'NoSchedule',
     });
-    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '64Mi' });
+    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '96Mi' });
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 
@@ -919,13 +924,21 @@ describe('the PrometheusRule', () => {
 });
 
 describe('the admission policy', () => {
-  interface Params extends K8sObject {
-    data: Record<string, string>;
-  }
+  type Policy = K8sObject & { spec: unknown };
+  type Binding = K8sObject & { spec: Record<string, unknown> };
+  const policiesOf = (objects: K8sObject[]): Policy[] =>
+    objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy') as Policy[];
+  const bindingsOf = (objects: K8sObject[]): Binding[] =>
+    objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as Binding[];
   const policyObjects = (files: string[], sets: string[] = []): K8sObject[] =>
-    render(files, sets).filter(
-      (o) => o.kind.startsWith('ValidatingAdmissionPolicy') || o.metadata.name.endsWith('-agent-params'),
-    );
+    render(files, sets).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+  /** What the agent's own flags give, as the policies' values. */
+  const valuesOf = (objects: K8sObject[], requireNodeClaim = true): Record<PolicyValueKey, string> => {
+    const { pod, container } = agent(objects);
+    const config = parseConfig(flagValues(container.args), {});
+    const serviceAccount = { namespace: NAMESPACE, name: pod.serviceAccountName };
+    return agentPolicyParams(config, { serviceAccount, requireNodeClaim });
+  };
 
   test.each([
     ['(defaults)'],
@@ -933,37 +946,29 @@ describe('the admission policy', () => {
     ['signal-values.yaml'],
     ['concurrency-prometheus-values.yaml'],
   ])(
-    "ships the generated spec, bound to parameters equal to what the agent's own flags give, for %s",
+    "ships one policy per kind with the generated specs and the values the agent's own flags give, for %s",
     (file) => {
-      const files = file === '(defaults)' ? [] : [file];
-      const objects = render(files);
-      const policy = only(objects, 'ValidatingAdmissionPolicy') as K8sObject & { spec: unknown };
-      expect(policy.spec).toEqual(agentPolicySpec());
-      const binding = only(objects, 'ValidatingAdmissionPolicyBinding') as K8sObject & {
-        spec: {
-          policyName: string;
-          validationActions: string[];
-          paramRef: { name: string; namespace: string };
-        };
-      };
-      expect(binding.spec).toMatchObject({
-        policyName: policy.metadata.name,
-        validationActions: ['Deny'],
-        paramRef: {
-          name: `${policy.metadata.name}-params`,
-          namespace: NAMESPACE,
-          parameterNotFoundAction: 'Allow',
-        },
-      });
-      const params = objects.find((o) => o.metadata.name === binding.spec.paramRef.name) as Params;
-      const { pod, container } = agent(objects);
-      const config = parseConfig(flagValues(container.args), {});
-      const serviceAccount = { namespace: NAMESPACE, name: pod.serviceAccountName };
-      expect(params.data).toEqual(agentPolicyParams(config, { serviceAccount }));
+      const objects = render(file === '(defaults)' ? [] : [file]);
+      const policies = policiesOf(objects);
+      const expected = agentPolicies(valuesOf(objects));
+      expect(policies.map((p) => p.metadata.name)).toEqual(POLICY_KINDS.map((k) => `${RELEASE}-agent-${k}`));
+      for (const kind of POLICY_KINDS) {
+        expect(policies.find((p) => p.metadata.name.endsWith(`-${kind}`))?.spec).toEqual(expected[kind]);
+      }
+      expect(bindingsOf(objects).map((b) => b.spec)).toEqual(
+        POLICY_KINDS.map((k) => ({ policyName: `${RELEASE}-agent-${k}`, validationActions: ['Deny'] })),
+      );
     },
   );
 
-  test('names the pre- and post-reboot labels, a foreign lock DaemonSet and the grace period in its parameters', () => {
+  test('takes no parameter: no paramKind, no paramRef, no ConfigMap a reinstall could lose', () => {
+    const objects = render([]);
+    const text = JSON.stringify(policyObjects([]));
+    expect(text).not.toMatch(/paramKind|paramRef|parameterNotFoundAction|__KURED_TS_/);
+    expect(objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-agent'))).toEqual([]);
+  });
+
+  test('writes the pre- and post-reboot labels, a foreign lock DaemonSet, the grace period and the concurrency into the policies', () => {
     const objects = render(
       [],
       [
@@ -971,23 +976,23 @@ describe('the admission policy', () => {
         'configuration.postRebootNodeLabels={example.com/rebooted=yes,example.com/rebooting=false}',
         'configuration.dsName=kured',
         'configuration.drainGracePeriod=60',
+        'configuration.concurrency=3',
         'admissionPolicy.requireNodeClaim=false',
       ],
     );
-    const params = objects.find((o) => o.metadata.name.endsWith('-agent-params')) as Params;
-    expect(params.data).toMatchObject({
+    const values = valuesOf(objects, false);
+    expect(values).toMatchObject({
       nodeLabels: 'kured-ts.dev/rebooting,example.com/rebooting,example.com/rebooted',
       lockDaemonSet: `${NAMESPACE}/kured`,
       drainGracePeriod: '60',
       requireNodeClaim: 'false',
+      maxOwners: '1|2|3',
     });
-    const config = parseConfig(flagValues(agent(objects).container.args), {});
-    expect(params.data).toEqual(
-      agentPolicyParams(config, {
-        serviceAccount: { namespace: NAMESPACE, name: RELEASE },
-        requireNodeClaim: false,
-      }),
-    );
+    const expected = agentPolicies(values);
+    for (const p of policiesOf(objects)) {
+      const kind = POLICY_KINDS.find((k) => p.metadata.name.endsWith(`-${k}`))!;
+      expect(p.spec).toEqual(expected[kind]);
+    }
   });
 
   test('is left out when disabled, and before Kubernetes 1.30 (no admissionregistration.k8s.io/v1 policies)', () => {
@@ -1000,13 +1005,8 @@ describe('the admission policy', () => {
   });
 
   test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
-    const binding = only(
-      render([], ['admissionPolicy.validationActions={Warn,Audit}']),
-      'ValidatingAdmissionPolicyBinding',
-    ) as K8sObject & {
-      spec: { validationActions: string[] };
-    };
-    expect(binding.spec.validationActions).toEqual(['Warn', 'Audit']);
+    const bindings = bindingsOf(render([], ['admissionPolicy.validationActions={Warn,Audit}']));
+    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(3).fill(['Warn', 'Audit']));
     const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/validationActions/);

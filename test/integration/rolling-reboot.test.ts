@@ -14,8 +14,8 @@ import type { Rebooter } from '../../src/reboot/rebooter.js';
 import type { Sentinel } from '../../src/sentinel/sentinel.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
-import { agentPolicyParams, agentPolicySpec, NODE_NAME_EXTRA } from '../../src/admission/agent-policy.js';
-import { CelAdmission } from '../../src/sim/fake-api/cel-admission.js';
+import { agentPolicyParams, NODE_NAME_EXTRA } from '../../src/admission/agent-policy.js';
+import { CelAdmission, boundAgentPolicies } from '../../src/sim/fake-api/cel-admission.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
@@ -41,22 +41,17 @@ let server: FakeApiServer;
 let admission: CelAdmission;
 const timers = new Set<NodeJS.Timeout>();
 
-beforeEach(async () => {
-  admission = new CelAdmission([
-    {
-      name: 'kured-ts-agent',
-      binding: 'kured-ts-agent',
-      spec: agentPolicySpec(),
-      params: { data: agentPolicyParams(config('', 1), { serviceAccount: SA }) },
-    },
-  ]);
+/** The fake API server with the admission policies the chart renders for --concurrency `concurrency`. */
+async function start(concurrency: number): Promise<void> {
+  const values = agentPolicyParams(config('', concurrency), { serviceAccount: SA });
+  admission = new CelAdmission(boundAgentPolicies(values));
   server = await startFakeApiServer({ admission });
   server.create('daemonsets', kuredDaemonSet());
   for (const name of NODES) {
     server.create<V1Node>('nodes', readyNode(name));
     server.create<V1Pod>('pods', webPod(`web-${name}`, name));
   }
-});
+}
 
 afterEach(async () => {
   for (const t of timers) clearTimeout(t);
@@ -110,6 +105,8 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (concurrency) => {
+  beforeEach(() => start(concurrency));
+
   it('reboots every node, never more than C at once, and leaves nothing cordoned or locked', async () => {
     const violations: string[] = [];
     let maxHolders = 0;

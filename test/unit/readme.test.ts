@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { renderConfigTable } from '../../src/config/flags.js';
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 import { load } from 'js-yaml';
-import { agentPolicySpec } from '../../src/admission/agent-policy.js';
+import { agentPolicySpecs } from '../../src/admission/agent-policy.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const chartReadme = readFileSync(new URL('../../charts/kured-ts/README.md', import.meta.url), 'utf8');
@@ -42,7 +42,7 @@ describe('the README', () => {
       new URL('../../charts/kured-ts/files/agent-admission-policy.yaml', import.meta.url),
       'utf8',
     );
-    expect(load(file)).toEqual(agentPolicySpec());
+    expect(load(file)).toEqual(agentPolicySpecs());
   });
 
   it('names the quick start and the test command', () => {

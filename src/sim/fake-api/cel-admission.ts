@@ -4,17 +4,29 @@
 // expression that fails to evaluate refuses the request, as in kube. It is dynamically typed where
 // kube type-checks; src/admission/agent-policy.ts is written so that both agree.
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
-import type { PolicySpec } from '../../admission/agent-policy.js';
+import {
+  POLICY_KINDS,
+  agentPolicies,
+  type PolicySpec,
+  type PolicyValueKey,
+} from '../../admission/agent-policy.js';
 import type { Admission, AdmissionAttributes } from './admission.js';
 import { apiError } from './status.js';
 
-/** A policy with its binding's name and the parameters object (the ConfigMap) it binds. */
+/** A policy with its binding's name (kured-ts's take no parameters). */
 export interface BoundPolicy {
   name: string;
   binding: string;
   spec: PolicySpec;
-  /** The params object (a ConfigMap: `{ data: {...} }`). */
-  params: unknown;
+}
+
+/** kured-ts's policies with an installation's values, named as the chart names them (`<name>-<kind>`). */
+export function boundAgentPolicies(
+  values: Record<PolicyValueKey, string>,
+  name = 'kured-ts-agent',
+): BoundPolicy[] {
+  const specs = agentPolicies(values);
+  return POLICY_KINDS.map((kind) => ({ name: `${name}-${kind}`, binding: `${name}-${kind}`, spec: specs[kind] }));
 }
 
 /** One review, for tests and the simulation's report. */
@@ -108,7 +120,6 @@ export class CelAdmission implements Admission {
       object: celValue(a.object),
       oldObject: celValue(a.oldObject),
       request: celValue(requestOf(a)),
-      params: celValue(policy.params),
     };
     for (const c of policy.spec.matchConditions) {
       const result = this.run(c.expression, bindings);
