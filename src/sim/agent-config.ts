@@ -79,5 +79,7 @@ export function simAgentIdentity(node: string): Identity {
 
 /** kured-ts's admission policies as the chart installs them, with the values of these agents. */
 export function simAgentPolicies(s: SimAgentSettings): BoundPolicy[] {
-  return boundAgentPolicies(agentPolicyParams(simAgentConfig('', s), { serviceAccount: SIM_SERVICE_ACCOUNT }));
+  return boundAgentPolicies(
+    agentPolicyParams(simAgentConfig('', s), { serviceAccount: SIM_SERVICE_ACCOUNT }),
+  );
 }

@@ -26,7 +26,11 @@ export function boundAgentPolicies(
   name = 'kured-ts-agent',
 ): BoundPolicy[] {
   const specs = agentPolicies(values);
-  return POLICY_KINDS.map((kind) => ({ name: `${name}-${kind}`, binding: `${name}-${kind}`, spec: specs[kind] }));
+  return POLICY_KINDS.map((kind) => ({
+    name: `${name}-${kind}`,
+    binding: `${name}-${kind}`,
+    spec: specs[kind],
+  }));
 }
 
 /** One review, for tests and the simulation's report. */
