@@ -154,99 +154,95 @@ function lockAnnotation(obj: string): { present: string; value: string } {
 
 const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
 
-/** The policy on Nodes: only its own node, and there only what kured-ts owns. */
-function nodesPolicy(): PolicySpec {
+/** A rule of a validation: what is forbidden is what `expression` does not hold. */
+function forbid(expression: string, messageExpression: string): Validation {
+  return { expression, messageExpression, reason: 'Forbidden' };
+}
+
+/** A policy judging the agent's requests of one resource, as its three policies all are. */
+function agentPolicy(
+  rule: PolicySpec['matchConstraints']['resourceRules'][number],
+  variables: NamedExpression[],
+  validations: Validation[],
+): PolicySpec {
   return {
     failurePolicy: 'Fail',
-    matchConstraints: {
-      resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes'] }],
-    },
+    matchConstraints: { resourceRules: [rule] },
     matchConditions: [IS_THE_AGENT],
-    variables: [{ name: 'nodeClaim', expression: NODE_CLAIM }],
-    validations: [
-      {
-        expression: `variables.nodeClaim == '' ? ${value('requireNodeClaim')} != 'true' : variables.nodeClaim == object.metadata.name`,
-        messageExpression: `variables.nodeClaim == '' ? 'the kured-ts agent token carries no node claim (${NODE_NAME_EXTRA}): no node may be changed with it' : 'the kured-ts agent on node ' + variables.nodeClaim + ' may change only its own node, not ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: `${NODE_SPEC_FIELDS.map((f) => same(`spec.${f}`)).join(' && ')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')}`,
-        messageExpression: `'the kured-ts agent may change only spec.unschedulable, its taint, its labels and its annotations of node ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: TAINTS_OK,
-        messageExpression: `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + ${value('taint')} + ') on node ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: mapUnchangedExcept('metadata.labels', value('nodeLabels')),
-        messageExpression: `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
-      {
-        expression: mapUnchangedExcept(
+    variables,
+    validations,
+  };
+}
+
+/** The policy on Nodes: only its own node, and there only what kured-ts owns. */
+function nodesPolicy(): PolicySpec {
+  return agentPolicy(
+    { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes'] },
+    [{ name: 'nodeClaim', expression: NODE_CLAIM }],
+    [
+      forbid(
+        `variables.nodeClaim == '' ? ${value('requireNodeClaim')} != 'true' : variables.nodeClaim == object.metadata.name`,
+        `variables.nodeClaim == '' ? 'the kured-ts agent token carries no node claim (${NODE_NAME_EXTRA}): no node may be changed with it' : 'the kured-ts agent on node ' + variables.nodeClaim + ' may change only its own node, not ' + object.metadata.name`,
+      ),
+      forbid(
+        `${NODE_SPEC_FIELDS.map((f) => same(`spec.${f}`)).join(' && ')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')}`,
+        `'the kured-ts agent may change only spec.unschedulable, its taint, its labels and its annotations of node ' + object.metadata.name`,
+      ),
+      forbid(
+        TAINTS_OK,
+        `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + ${value('taint')} + ') on node ' + object.metadata.name`,
+      ),
+      forbid(
+        mapUnchangedExcept('metadata.labels', value('nodeLabels')),
+        `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
+      ),
+      forbid(
+        mapUnchangedExcept(
           'metadata.annotations',
           `'${NODE_ANNOTATIONS_LIST()}'`,
           `'${APPROVAL_ANNOTATION}'`,
         ),
-        messageExpression: `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${APPROVAL_ANNOTATION}) of node ' + object.metadata.name`,
-        reason: 'Forbidden',
-      },
+        `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${APPROVAL_ANNOTATION}) of node ' + object.metadata.name`,
+      ),
     ],
-  };
+  );
 }
 
 /** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form. */
 function lockPolicy(): PolicySpec {
   const now = lockAnnotation('object');
   const before = lockAnnotation('oldObject');
-  return {
-    failurePolicy: 'Fail',
-    matchConstraints: {
-      resourceRules: [
-        { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['daemonsets'] },
-      ],
-    },
-    matchConditions: [IS_THE_AGENT],
-    variables: [],
-    validations: [
-      {
-        expression: `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', value('lockAnnotation'))}`,
-        messageExpression: `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
-        reason: 'Forbidden',
-      },
-      {
-        // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
-        // replaced by one of it; never written by the agent where the lock was of it
-        expression: `!${now.present} || ${now.value}.matches('${LOCK_FORM}') || (${before.present} && !${before.value}.matches('${LOCK_FORM}'))`,
-        messageExpression: `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
-        reason: 'Forbidden',
-      },
+  return agentPolicy(
+    { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['daemonsets'] },
+    [],
+    [
+      forbid(
+        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', value('lockAnnotation'))}`,
+        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
+      ),
+      // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
+      // replaced by one of it; never written by the agent where the lock was of it
+      forbid(
+        `!${now.present} || ${now.value}.matches('${LOCK_FORM}') || (${before.present} && !${before.value}.matches('${LOCK_FORM}'))`,
+        `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
+      ),
     ],
-  };
+  );
 }
 
 /** The policy on evictions: only with the configured grace period. */
 function evictionPolicy(): PolicySpec {
   const grace = value('drainGracePeriod');
-  return {
-    failurePolicy: 'Fail',
-    matchConstraints: {
-      resourceRules: [
-        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
-      ],
-    },
-    matchConditions: [IS_THE_AGENT],
-    variables: [],
-    validations: [
-      {
-        expression: `${grace} == '-1' ? !has(object.deleteOptions) || !has(object.deleteOptions.gracePeriodSeconds) : has(object.deleteOptions) && has(object.deleteOptions.gracePeriodSeconds) && string(object.deleteOptions.gracePeriodSeconds) == ${grace}`,
-        messageExpression: `'the kured-ts agent evicts with the grace period of its configuration (' + ${grace} + ', -1 = the grace period of the pod), not another'`,
-        reason: 'Forbidden',
-      },
+  return agentPolicy(
+    { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
+    [],
+    [
+      forbid(
+        `${grace} == '-1' ? !has(object.deleteOptions) || !has(object.deleteOptions.gracePeriodSeconds) : has(object.deleteOptions) && has(object.deleteOptions.gracePeriodSeconds) && string(object.deleteOptions.gracePeriodSeconds) == ${grace}`,
+        `'the kured-ts agent evicts with the grace period of its configuration (' + ${grace} + ', -1 = the grace period of the pod), not another'`,
+      ),
     ],
-  };
+  );
 }
 
 /** The policies by the suffix of their names, with placeholders for the values (what the chart ships). */

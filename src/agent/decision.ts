@@ -178,7 +178,7 @@ export class Decision {
     const record = parseCycle(ctx.node.annotations[CYCLE_ANNOTATION]);
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
     this.holdsSlot = held !== undefined && record !== undefined;
-    if (held && record) return this.continueHeld(ctx, held, record);
+    if (held && record) return this.continueHeld(ctx, record);
     if (record) return this.withoutSlot(ctx, record);
     if (held) return this.heldWithoutCycle(ctx, held);
     return this.fresh(ctx);
@@ -318,8 +318,7 @@ export class Decision {
   }
 
   /** We hold a slot: where in the cycle are we? The record's bootID tells whether the reboot happened. */
-  private async continueHeld(ctx: Ctx, held: LockHolder, record: CycleRecord | undefined): Promise<Outcome> {
-    if (record === undefined) return this.heldWithoutCycle(ctx, held);
+  private async continueHeld(ctx: Ctx, record: CycleRecord): Promise<Outcome> {
     if (ctx.node.labels[CYCLE_LABEL] === undefined) return this.released(ctx, record);
     if (this.rebooted(ctx.node, record)) return this.postReboot(ctx, record);
     return this.resume(ctx, record);
@@ -650,7 +649,7 @@ export class Decision {
     if (result.acquired) {
       this.holdsSlot = true;
       this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
-      return this.continueHeld(ctx, result.holder, record);
+      return this.continueHeld(ctx, record);
     }
     const why = `lock slot lost (${result.reason})`;
     if (rebooted) {

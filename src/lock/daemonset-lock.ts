@@ -16,7 +16,7 @@
 //   takes its slot back when it returns. Only acquisitions look for such nodes (one list by label
 //   selector); waiting does not.
 // - kured's manual lock (an entry without a creation time, e.g. {"nodeID":"manual"}) holds every
-//   slot, at any concurrency, until an operator removes it (`kured-ts unlock --manual`).
+//   slot, at any concurrency, until an operator removes it.
 // - An entry is not proof (DESIGN §12): anyone who can write the annotation can name any node in it.
 //   Every reader counts the live entries against the lock's own maxOwners and its --concurrency; a
 //   lock that claims more is forged or corrupt and gives no new slot to anyone. A node's own entry
@@ -343,7 +343,7 @@ export class DaemonSetLock implements Lock {
    */
   private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
     if (state.malformed !== undefined && !this.malformedExpired(state)) {
-      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with kured-ts unlock --all`;
+      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with ${this.removal()}`;
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
     }
@@ -353,7 +353,7 @@ export class DaemonSetLock implements Lock {
     const manual = live.find(isManual);
     if (manual !== undefined) {
       const who = manual.nodeID === '' ? 'an operator' : manual.nodeID;
-      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with kured-ts unlock --manual`;
+      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with ${this.removal()}`;
       return { acquired: false, holders: [manual.nodeID], reason };
     }
     return this.forged(state, live);
@@ -368,9 +368,14 @@ export class DaemonSetLock implements Lock {
         ? `its maxOwners ${state.declared}`
         : `--concurrency ${this.o.concurrency}`;
     const names = live.map((e) => e.nodeID);
-    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until it is repaired (kured-ts unlock --stale), since ${this.since(live[0])}`;
+    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal()} removes it), since ${this.since(live[0])}`;
     this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
     return { acquired: false, holders: names, reason };
+  }
+
+  /** The command that removes the whole lock annotation, for the reasons of a lock no agent frees. */
+  private removal(): string {
+    return `kubectl -n ${this.o.namespace} annotate daemonset ${this.o.name} ${this.o.annotation}-`;
   }
 
   /** When this reader first saw `entry` as it is (its wall time), for the reasons of a held lock. */
@@ -439,7 +444,7 @@ export class DaemonSetLock implements Lock {
     });
     if (idle.length === 0) return '';
     const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
-    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token: kured-ts unlock NODE removes one)`;
+    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token)`;
   }
 
   /**

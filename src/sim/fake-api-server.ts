@@ -37,6 +37,12 @@ export interface WriteEvent {
   object: KubeObject;
 }
 
+/** How an injected failure answers: its Status causes, and when it strikes (default 'fail'). */
+export interface FailureOptions {
+  causes?: { reason: string; message: string }[];
+  mode?: FailureMode;
+}
+
 /** Options of startFakeApiServer. */
 export interface FakeApiServerOptions {
   /**
@@ -101,7 +107,7 @@ export interface FakeApiServer {
     match: { method?: string; pathIncludes?: string },
     status: number,
     count: number,
-    options?: { causes?: { reason: string; message: string }[]; mode?: FailureMode },
+    options?: FailureOptions,
   ): void;
   /** From now on a random fraction of requests fails (undefined: stops it). Watches are spared. */
   chaos(chaos: Chaos | undefined): void;
@@ -233,7 +239,7 @@ class FakeServer implements FakeApiServer {
     match: { method?: string; pathIncludes?: string },
     status: number,
     count: number,
-    options: { causes?: { reason: string; message: string }[]; mode?: FailureMode } = {},
+    options: FailureOptions = {},
   ): void {
     const failure: InjectedFailure = { status, remaining: count, ...options };
     if (match.method !== undefined) failure.method = match.method;
