@@ -37,10 +37,16 @@ const run = (args) => {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });
 };
-process.stderr.write(`installing the Debian packages the tests run: ${list}\n`);
+// Another apt (unattended-upgrades on a fresh machine, a CI step beside us) may hold the dpkg lock:
+// apt-get waits for it, up to five minutes, instead of failing at once.
+const LOCK_WAIT_S = 300;
+const waitForLock = ['-o', `DPkg::Lock::Timeout=${LOCK_WAIT_S}`];
+process.stderr.write(
+  `installing the Debian packages the tests run: ${list} (waiting up to ${LOCK_WAIT_S} s for another apt to finish)\n`,
+);
 try {
-  run(['apt-get', 'update', '-qq']);
-  run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...missing]);
+  run(['apt-get', ...waitForLock, 'update', '-qq']);
+  run(['apt-get', ...waitForLock, 'install', '-y', '-qq', '--no-install-recommends', ...missing]);
 } catch (err) {
   process.stderr.write(`npm test could not install ${list} with apt-get: ${err.message.split('\n')[0]}\n`);
   process.exit(1);

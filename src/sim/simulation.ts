@@ -79,6 +79,8 @@ export interface SimulationOptions {
   limitMs?: number;
   /** Wall-clock limit. Default none. */
   wallLimitMs?: number;
+  /** The wall clock the limit is read from (tests cut a run at a chosen moment). Default Date.now. */
+  wallNow?: () => number;
   /** Virtual start. Default 2026-01-05T00:00:00Z (a Monday). */
   start?: Date;
   onPhase?: (change: PhaseChange) => void;
@@ -306,6 +308,7 @@ class Simulation {
       },
       limit,
       this.options.wallLimitMs,
+      this.options.wallNow,
     );
     for (const name of [...this.agents.keys()]) this.kill(name);
     await this.time.quiesce();

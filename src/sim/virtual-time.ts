@@ -104,14 +104,20 @@ export class VirtualTime {
 
   /**
    * Runs tasks until `done()` holds, nothing is left to run, `untilMs` (virtual) passes or
-   * `wallLimitMs` of real time passes. `done` is checked whenever the process is quiescent.
+   * `wallLimitMs` of real time (read from `wallNow`) passes. `done` is checked whenever the process
+   * is quiescent.
    */
-  async run(done: () => boolean, untilMs: number, wallLimitMs = Infinity): Promise<StopReason> {
-    const wallStart = Date.now();
+  async run(
+    done: () => boolean,
+    untilMs: number,
+    wallLimitMs = Infinity,
+    wallNow: () => number = Date.now,
+  ): Promise<StopReason> {
+    const wallStart = wallNow();
     for (;;) {
       await this.quiesce();
       if (done()) return 'done';
-      if (Date.now() - wallStart > wallLimitMs) return 'wall-limit';
+      if (wallNow() - wallStart > wallLimitMs) return 'wall-limit';
       const task = this.pop();
       if (!task) return 'idle';
       if (task.at > untilMs) {

@@ -1,6 +1,7 @@
 // One agent over the real seams (client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
 // against the fake API server: what the cluster records is what a restarted agent continues from.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { Agent } from '../../src/agent/agent.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/node.js';
@@ -29,14 +30,42 @@ function config(overrides: Partial<Config> = {}): Config {
   });
 }
 
+/**
+ * Real timers, but the test moves the wall clock forward by hand, and a sleep of exactly
+ * `gateMs` (the reboot delay under test) lasts until the test opens the gate: no assertion waits
+ * on how fast the machine is.
+ */
+class SteeredClock extends SystemClock {
+  offsetMs = 0;
+  gateMs = -1;
+  gated = false;
+  private open: (() => void) | undefined;
+
+  override now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (ms !== this.gateMs) return super.sleep(ms, signal);
+    this.gated = true;
+    return new Promise((resolve) => (this.open = resolve));
+  }
+
+  release(): void {
+    this.open?.();
+  }
+}
+
 let server: FakeApiServer;
 let required: boolean;
 let reboots: number;
+let clock: SteeredClock;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
   required = true;
   reboots = 0;
+  clock = new SteeredClock();
   server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', readyNode('n1'));
   server.create<V1Pod>('pods', webPod('web-1', 'n1'));
@@ -63,7 +92,7 @@ function lockMetadata(): Record<string, unknown>[] {
 function agent(c: Config, host: { bootAs?: string; ready?: string } = {}): Agent {
   const deps = createAgentDeps(c, {
     kube: new ClientNodeKube(server.kubeConfig()),
-    clock: new SystemClock(),
+    clock,
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required }) },
     rebooter: {
@@ -87,14 +116,14 @@ function agent(c: Config, host: { bootAs?: string; ready?: string } = {}): Agent
 
 describe('agent over the real seams', () => {
   it('keeps the post-reboot clock in the cycle record: a restarted agent still times out and holds', async () => {
-    const c = config({ postRebootTimeoutMs: 300 });
+    const c = config({ postRebootTimeoutMs: 60_000 });
     expect((await agent(c, { bootAs: 'boot-2', ready: 'False' }).tick()).kind).toBe('rebooting');
     expect(server.list<V1Pod>('pods')).toEqual([]);
     expect((await agent(c).tick()).kind).toBe('verifying');
     const since = cycle()?.verifyingSince;
     expect(typeof since).toBe('string');
     expect((await agent(c).tick()).kind).toBe('verifying');
-    await new Promise((r) => setTimeout(r, 350));
+    clock.offsetMs += 61_000;
     const held = await agent(c).tick();
     expect(held.kind).toBe('holding');
     expect(lockMetadata()).toEqual([{ unschedulable: false, bootID: 'boot-1' }]);
@@ -107,11 +136,13 @@ describe('agent over the real seams', () => {
   });
 
   it('aborts when someone uncordons the node during the reboot delay, leaving it as they set it', async () => {
-    const c = config({ rebootDelayMs: 300 });
+    const c = config({ rebootDelayMs: 45_000 });
+    clock.gateMs = 45_000;
     const ticking = agent(c, { bootAs: 'boot-2' }).tick();
-    await new Promise((r) => setTimeout(r, 150));
+    await waitFor(() => clock.gated);
     expect(node().spec?.unschedulable).toBe(true);
     await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', { spec: { unschedulable: null } });
+    clock.release();
     const outcome = await ticking;
     expect(outcome.kind).toBe('aborted');
     expect(reboots).toBe(0);

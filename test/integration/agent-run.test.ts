@@ -1,5 +1,6 @@
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -32,14 +33,6 @@ afterEach(async () => {
 
 function config(port: number): Config {
   return testConfig({ periodMs: 200, metricsPort: port, postRebootTimeoutMs: 60_000 });
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('runAgent', () => {

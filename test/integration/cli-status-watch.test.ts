@@ -1,6 +1,7 @@
 // `kured-ts status --watch` through the real client against the fake API server: what it prints as
 // nodes and the lock change, and that it keeps watching when watches end or fail.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { WAIT_FOR_MS } from '../fakes/wait-for.js';
 import { load } from 'js-yaml';
 import { watchStatus } from '../../src/cli/status-watch.js';
 import type { StatusOptions, StatusReport } from '../../src/cli/status.js';
@@ -63,9 +64,9 @@ function setPhase(name: string, phase: string): void {
   });
 }
 
-/** Resolves once `predicate` holds for the output, or fails after 5 s with what was printed. */
+/** Resolves once `predicate` holds for the output, or fails after WAIT_FOR_MS with what was printed. */
 async function until(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + WAIT_FOR_MS;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; printed:\n${out.join('\n')}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -2,6 +2,7 @@
 // API server. Each scenario is one the issue reproduced on the previous version; the watcher below
 // checks the invariants on every accepted write, not only at the end.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { WAIT_FOR_MS, waitFor } from '../fakes/wait-for.js';
 import {
   connect,
   createServer as createTcpServer,
@@ -233,12 +234,20 @@ describe('a lock slot lost in the middle of a cycle', () => {
     // (random 0: the first lock attempt comes at once after start-up)
     const running = agent('n1', { ...ttl, rebootDelayMs: 1_800 }, { random: () => 0 }).run(controller.signal);
     try {
-      await until(() => holders().includes('n1'), 2_000);
-      for (let i = 0; i < 6; i++) {
-        expect((await waiter.tick()).kind).toBe('waiting-for-lock');
-        await sleep(250);
+      await waitFor(() => holders().includes('n1'), 'n1 holds the lock');
+      // n2 asks again and again until n1 has rebooted: every answer is "wait", however slow the
+      // machine makes the ticks
+      const kinds = new Set<string>();
+      let ticks = 0;
+      const deadline = Date.now() + WAIT_FOR_MS;
+      while ((reboots.get('n1') ?? 0) === 0 && Date.now() < deadline) {
+        kinds.add((await waiter.tick()).kind);
+        ticks++;
+        await sleep(100);
       }
-      await until(() => (reboots.get('n1') ?? 0) === 1, 5_000);
+      expect(reboots.get('n1')).toBe(1);
+      expect(kinds).toEqual(new Set(['waiting-for-lock']));
+      expect(ticks).toBeGreaterThan(1);
     } finally {
       controller.abort();
       await running;
@@ -272,7 +281,7 @@ describe('a lock slot lost in the middle of a cycle', () => {
       spec: { minAvailable: '100%', selector: { matchLabels: { app: 'web' } } },
     });
     const ticking = agent('n1', { drainTimeoutMs: 0 }, { drainerEveryMs: 100 }).tick();
-    await until(() => node('n1').spec?.unschedulable === true, 2_000);
+    await waitFor(() => node('n1').spec?.unschedulable === true, 'n1 is cordoned');
     writeLock('{"nodeID":"manual"}');
     const outcome = await ticking;
     expect(outcome.kind).toBe('aborted');
@@ -488,14 +497,6 @@ describe("an admin's cordon made during our cycle", () => {
     expect(holders()).toEqual([]);
   });
 });
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(10);
-  }
-}
 
 /** A lock entry as kured or a forger writes it, created now. */
 function entry(nodeID: string, created = new Date().toISOString()): object {

@@ -1,5 +1,6 @@
 // ClientNodeKube: the Kube seam on client-node 1.4.0, against the fake API server.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Agent } from 'node:http';
@@ -158,7 +159,7 @@ describe('ClientNodeKube', () => {
       signal: controller.signal,
     });
     await kube.mergePatchDaemonSet('kube-system', 'kured', { metadata: { annotations: { step: '2' } } });
-    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => seen.length >= 2, 'the watch saw both changes');
     controller.abort();
     await watching;
     expect(seen.map((e) => [e.type, e.object.metadata?.name, e.object.metadata?.annotations?.step])).toEqual([
@@ -381,9 +382,7 @@ async function countingProxy(
   };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-}
+const until = waitFor;
 
 describe('connections to the API server', () => {
   let proxy: CountingProxy;

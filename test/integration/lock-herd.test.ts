@@ -2,6 +2,7 @@
 // the fake API server served. Holders' writes go straight into the server (no HTTP), so every request
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -82,10 +83,7 @@ function holderIds(): string[] {
 
 const watches = (): number => server.requests.filter((r) => r.query.watch === 'true').length;
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!condition()) throw new Error(`timed out waiting until ${what}`);
-}
+const until = waitFor;
 
 /** Real time for watch events on loopback to reach every waiter. */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 500));

@@ -1,5 +1,6 @@
 // DaemonSetLock through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -427,7 +428,7 @@ describe('waitForChange', () => {
     const waiting = waiter.waitForChange(30_000).then(() => {
       done = true;
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => clock.pending > 0, 'the waiter sleeps on the clock');
     await clock.advance(29_999);
     expect(done).toBe(false);
     await clock.advance(1);

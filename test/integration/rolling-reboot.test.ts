@@ -3,6 +3,7 @@
 // acts as itself (its ServiceAccount with its node's claim), and the server enforces the chart's
 // admission policy on every write it makes.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { createAgent } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
@@ -96,14 +97,6 @@ function simulatedHost(name: string, required: { value: boolean }): Rebooter {
   };
 }
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (concurrency) => {
   beforeEach(() => start(concurrency));
 
@@ -155,7 +148,8 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
           !cordoned() &&
           !tainted() &&
           completions() === 3,
-        25_000,
+        'all three nodes rebooted, uncordoned and released',
+        60_000,
       );
     } finally {
       controller.abort();
