@@ -113,6 +113,10 @@ export function main(invocation: Invocation): Promise<number> {
         'lift the fleet-wide pause',
         async () => (await import('./resume.js')).registerResume,
       ),
+      unlock: operatorCommand(
+        "remove lock entries that hold the fleet back: kured's manual lock, entries no node is using, or named nodes'",
+        async () => (await import('./unlock.js')).registerUnlock,
+      ),
       check: operatorCommand(
         'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
         async () => (await import('./check.js')).registerCheck,

@@ -29,6 +29,7 @@ export const COMMANDS = [
   'approve',
   'pause',
   'resume',
+  'unlock',
   'check',
   'simulate',
   'migrate-values',

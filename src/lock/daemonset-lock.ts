@@ -343,7 +343,7 @@ export class DaemonSetLock implements Lock {
    */
   private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
     if (state.malformed !== undefined && !this.malformedExpired(state)) {
-      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with ${this.removal()}`;
+      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with ${this.removal('--stale')}`;
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
     }
@@ -353,7 +353,7 @@ export class DaemonSetLock implements Lock {
     const manual = live.find(isManual);
     if (manual !== undefined) {
       const who = manual.nodeID === '' ? 'an operator' : manual.nodeID;
-      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with ${this.removal()}`;
+      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with ${this.removal('--manual')}`;
       return { acquired: false, holders: [manual.nodeID], reason };
     }
     return this.forged(state, live);
@@ -368,14 +368,15 @@ export class DaemonSetLock implements Lock {
         ? `its maxOwners ${state.declared}`
         : `--concurrency ${this.o.concurrency}`;
     const names = live.map((e) => e.nodeID);
-    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal()} removes it), since ${this.since(live[0])}`;
+    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
     this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
     return { acquired: false, holders: names, reason };
   }
 
   /** The command that removes the whole lock annotation, for the reasons of a lock no agent frees. */
-  private removal(): string {
-    return `kubectl -n ${this.o.namespace} annotate daemonset ${this.o.name} ${this.o.annotation}-`;
+  /** The operator command that removes lock entries of `kind` (README, Troubleshooting). */
+  private removal(kind: '--manual' | '--stale'): string {
+    return `kured-ts unlock ${kind} -n ${this.o.namespace} --ds-name ${this.o.name}`;
   }
 
   /** When this reader first saw `entry` as it is (its wall time), for the reasons of a held lock. */
@@ -444,7 +445,7 @@ export class DaemonSetLock implements Lock {
     });
     if (idle.length === 0) return '';
     const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
-    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token)`;
+    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token; ${this.removal('--stale')} removes those whose node is not cordoned)`;
   }
 
   /**
