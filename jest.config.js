@@ -15,5 +15,7 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // test/real-api needs a real kube-apiserver: `npm run test:real-api` starts one and runs them.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-api/'],
   testTimeout: 30000,
 };

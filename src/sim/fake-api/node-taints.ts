@@ -56,3 +56,14 @@ export function withControllerTaints(node: StoredObject, now: string): StoredObj
   if (next.length === 0) delete nextSpec.taints;
   return { ...node, spec: nextSpec };
 }
+
+/**
+ * kube-apiserver's TaintNodesByCondition admission plugin: every Node created through the API starts
+ * with node.kubernetes.io/not-ready:NoSchedule, until the node lifecycle controller sees it Ready.
+ */
+export function addCreationTaint(node: StoredObject): void {
+  const spec = isObject(node.spec) ? node.spec : {};
+  const taints: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
+  if (taints.some((t) => isObject(t) && t.key === NOT_READY_TAINT && t.effect === 'NoSchedule')) return;
+  node.spec = { ...spec, taints: [...taints, { key: NOT_READY_TAINT, effect: 'NoSchedule' }] };
+}

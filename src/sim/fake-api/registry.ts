@@ -11,7 +11,7 @@ import { passes, type ObjectFilter } from './selectors.js';
 import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
 import type { Change, Store } from './store.js';
 import { validate } from './validation.js';
-import { withControllerTaints } from './node-taints.js';
+import { addCreationTaint, withControllerTaints } from './node-taints.js';
 import type { Admission, AdmissionAttributes, UserInfo } from './admission.js';
 
 /** The name and namespace an object names ('' when it names none). */
@@ -140,6 +140,7 @@ export class Registry {
     delete metadata.managedFields;
     const obj: StoredObject = { ...toJson(body), apiVersion: def.apiVersion, kind: def.kind, metadata };
     if (def.name === 'pods') defaultPodStatus(obj);
+    if (def.name === 'nodes' && caller !== IN_PROCESS) addCreationTaint(obj);
     validate(def, obj);
     this.review(caller, { operation: 'CREATE', def, subResource: '', object: obj, oldObject: null });
     obj.metadata.managedFields = managedFieldsAfter(undefined, obj, this.writer(def, caller.manager));

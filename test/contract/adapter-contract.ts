@@ -1,0 +1,308 @@
+// The adapter contract: what src/kube, src/node and src/lock promise of the API server, asserted on
+// outcomes only (what the server stores), so that the same cases run against the fake API server
+// (test/integration/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { CYCLE_LABEL } from '../../src/node/cycle.js';
+import { KubeDrainer } from '../../src/node/kube-drainer.js';
+import { KubeEventRecorder } from '../../src/node/kube-event-recorder.js';
+import { KubeNodeOps } from '../../src/node/kube-node-ops.js';
+import { STATUS_ANNOTATION } from '../../src/node/status.js';
+import type { TestCluster } from './cluster.js';
+
+const NODE = 'contract-n1';
+const TAINT = 'weave.works/kured-node-reboot';
+const LOCK = 'weave.works/kured-node-lock';
+const NS = 'kube-system';
+const DS = 'kured';
+
+function nodeObject(name: string): V1Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    spec: { taints: [{ key: 'user/dedicated', value: 'db', effect: 'NoSchedule' }] },
+  };
+}
+
+function daemonSet(): V1DaemonSet {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: DS, namespace: NS, annotations: { 'owner/other': 'keep-me' } },
+    spec: {
+      selector: { matchLabels: { app: DS } },
+      template: {
+        metadata: { labels: { app: DS } },
+        spec: { containers: [{ name: DS, image: 'kured-ts' }] },
+      },
+    },
+  };
+}
+
+function pod(name: string, labels: Record<string, string>): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'c', image: 'busybox' }],
+    },
+  };
+}
+
+/** Defines the contract's cases over the cluster `open` gives for each test. */
+export function adapterContract(open: () => Promise<TestCluster>): void {
+  let cluster: TestCluster;
+  let kube: Kube;
+
+  beforeEach(async () => {
+    cluster = await open();
+    kube = cluster.kube();
+    await cluster.create('nodes', nodeObject(NODE));
+    await cluster.patchStatus('nodes', undefined, NODE, {
+      nodeInfo: { bootID: 'boot-1', kernelVersion: '6.1', osImage: 'Debian' },
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
+    });
+  });
+
+  afterEach(async () => {
+    await cluster.close();
+  });
+
+  const node = async (): Promise<V1Node> => (await cluster.get<V1Node>('nodes', undefined, NODE))!;
+  const ops = (k: Kube = kube): KubeNodeOps =>
+    new KubeNodeOps({ kube: k, nodeId: NODE, clock: new SystemClock(), log: new MemoryLogger() });
+
+  describe('node operations', () => {
+    it('reads bootID, conditions and taints as the kubelet and others wrote them', async () => {
+      const state = await ops().get();
+      expect(state).toMatchObject({
+        name: NODE,
+        unschedulable: false,
+        bootID: 'boot-1',
+        conditions: [{ type: 'Ready', status: 'True' }],
+      });
+      // kube-apiserver adds node.kubernetes.io/not-ready to every Node created through the API
+      expect(state.taints).toEqual([
+        { key: 'user/dedicated', value: 'db', effect: 'NoSchedule' },
+        { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+      ]);
+    });
+
+    it('cordons and uncordons through spec.unschedulable only, and the server names us its manager', async () => {
+      const taints = (await node()).spec?.taints;
+      await ops().write({ unschedulable: true });
+      const cordoned = await ops().get();
+      expect(cordoned.unschedulable).toBe(true);
+      expect(cordoned.unschedulableOwners).toEqual(['kured-ts']);
+      await ops().write({ unschedulable: false });
+      expect((await node()).spec?.unschedulable).toBeFalsy();
+      expect((await node()).spec?.taints).toEqual(taints);
+    });
+
+    it("names the admin as the cordon's manager when kubectl cordons the node", async () => {
+      expect(await cluster.patch('nodes', undefined, NODE, { spec: { unschedulable: true } })).toBe(200);
+      const state = await ops().get();
+      expect(state.unschedulable).toBe(true);
+      expect(state.unschedulableOwners).not.toContain('kured-ts');
+      expect(state.unschedulableOwners.length).toBeGreaterThan(0);
+    });
+
+    it('keeps a taint another actor adds between its read and its write', async () => {
+      const before = (await node()).spec?.taints ?? [];
+      let raced = false;
+      const racing = new Proxy(kube, {
+        get(target, prop, receiver): unknown {
+          const value: unknown = Reflect.get(target, prop, receiver);
+          if (prop !== 'getNode' || typeof value !== 'function') return value;
+          return async (...args: unknown[]): Promise<unknown> => {
+            const read: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (!raced) {
+              raced = true;
+              await cluster.patch('nodes', undefined, NODE, {
+                spec: { taints: [...before, { key: 'user/late', effect: 'NoExecute' }] },
+              });
+            }
+            return read;
+          };
+        },
+      });
+      await ops(racing).addTaint(TAINT);
+      expect(raced).toBe(true);
+      const keys = before.map((t) => t.key);
+      expect((await node()).spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual([
+        ...before.map((t) => `${t.key}:${t.effect}`),
+        'user/late:NoExecute',
+        `${TAINT}:PreferNoSchedule`,
+      ]);
+      await ops().removeTaint(TAINT);
+      expect((await node()).spec?.taints?.map((t) => t.key)).toEqual([...keys, 'user/late']);
+    });
+
+    it('writes only while the node is still as read: a stale resourceVersion writes nothing', async () => {
+      const read = await ops().get();
+      await cluster.patch('nodes', undefined, NODE, { metadata: { labels: { other: 'x' } } });
+      await expect(ops().write({ unschedulable: true }, read.resourceVersion)).resolves.toBeUndefined();
+      expect((await node()).spec?.unschedulable).toBeFalsy();
+      const fresh = await ops().get();
+      await ops().write({ unschedulable: true, labels: { [CYCLE_LABEL]: 'true' } }, fresh.resourceVersion);
+      expect((await node()).metadata?.labels).toMatchObject({ other: 'x', [CYCLE_LABEL]: 'true' });
+    });
+
+    it('writes its status annotation and leaves the annotations of others', async () => {
+      await cluster.patch('nodes', undefined, NODE, { metadata: { annotations: { 'team/owner': 'db' } } });
+      const status = {
+        phase: 'pending' as const,
+        reason: 'reboot required',
+        since: '2026-01-05T10:00:00Z',
+        bootID: 'boot-1',
+      };
+      await ops().setStatus(status);
+      const annotations = (await node()).metadata?.annotations ?? {};
+      expect(JSON.parse(annotations[STATUS_ANNOTATION] ?? '{}')).toEqual(status);
+      expect(annotations['team/owner']).toBe('db');
+    });
+  });
+
+  describe('the lock on the DaemonSet', () => {
+    beforeEach(async () => {
+      await cluster.create('daemonsets', daemonSet());
+      for (const n of ['contract-n2', 'contract-n3', 'contract-n4'])
+        await cluster.create('nodes', nodeObject(n));
+    });
+
+    const lock = (nodeId: string, concurrency = 1): DaemonSetLock =>
+      new DaemonSetLock({
+        kube: cluster.kube(),
+        namespace: NS,
+        name: DS,
+        annotation: LOCK,
+        nodeId,
+        concurrency,
+        ttlMs: 0,
+        clock: new SystemClock(),
+        log: new MemoryLogger(),
+      });
+    const holders = async (): Promise<string[]> => {
+      const text = (await cluster.get<V1DaemonSet>('daemonsets', NS, DS))?.metadata?.annotations?.[LOCK];
+      return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+    };
+
+    it('gives a slot to exactly --concurrency of four nodes asking at once', async () => {
+      const nodes = [NODE, 'contract-n2', 'contract-n3', 'contract-n4'];
+      const results = await Promise.all(nodes.map((n) => lock(n, 2).acquire({ unschedulable: false })));
+      expect(results.filter((r) => r.acquired)).toHaveLength(2);
+      expect((await holders()).sort()).toEqual(nodes.filter((_, i) => results[i]?.acquired === true).sort());
+      const ds = await cluster.get<V1DaemonSet>('daemonsets', NS, DS);
+      expect(ds?.metadata?.annotations?.['owner/other']).toBe('keep-me');
+    });
+
+    it('hands the slot on when its holder releases it, and a waiter sees the change by watch', async () => {
+      expect((await lock(NODE).acquire({ unschedulable: false })).acquired).toBe(true);
+      const waiter = lock('contract-n2');
+      expect((await waiter.acquire({ unschedulable: false })).acquired).toBe(false);
+      let woke = false;
+      const waiting = waiter.waitForChange(60_000).then(() => (woke = true));
+      await lock(NODE).release();
+      await waiting;
+      expect(woke).toBe(true);
+      expect((await waiter.acquire({ unschedulable: false })).acquired).toBe(true);
+      expect(await holders()).toEqual(['contract-n2']);
+    });
+  });
+
+  describe('drain and eviction', () => {
+    const drainer = (timeoutMs = 0): KubeDrainer =>
+      new KubeDrainer({
+        kube,
+        nodeId: NODE,
+        clock: new SystemClock(),
+        log: new MemoryLogger(),
+        timeoutMs,
+        gracePeriodSeconds: -1,
+        podSelector: [],
+        skipWaitForDeleteTimeoutSeconds: 0,
+        evictionRetryDelayMs: 200,
+        pollMs: 50,
+      });
+    /** A pod of the node, Running and Ready as its kubelet reports it. */
+    const runningPod = async (name: string, labels: Record<string, string>): Promise<void> => {
+      await cluster.create('pods', pod(name, labels));
+      await cluster.patchStatus('pods', 'default', name, {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+      });
+    };
+    const pods = async (): Promise<string[]> =>
+      (await cluster.list<V1Pod>('pods', 'default'))
+        .filter((p) => p.spec?.nodeName === NODE)
+        .map((p) => p.metadata?.name ?? '');
+
+    it('evicts the pods of the node and waits until the kubelet has removed them', async () => {
+      await runningPod('web-1', { app: 'web' });
+      await runningPod('web-2', { app: 'web' });
+      cluster.startKubelet();
+      const result = await drainer().drain();
+      expect(result).toMatchObject({ ok: true });
+      expect(await pods()).toEqual([]);
+    });
+
+    it('is refused by a PodDisruptionBudget that allows no disruption, and goes on once the budget allows one', async () => {
+      await runningPod('db-1', { app: 'db' });
+      const budget: V1PodDisruptionBudget = {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'db', namespace: 'default' },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } },
+      };
+      await cluster.create('poddisruptionbudgets', budget);
+      await cluster.syncBudget('default', 'db');
+      cluster.startKubelet();
+      const refused = await drainer(1_500).drain();
+      expect(refused.ok).toBe(false);
+      expect(refused.requests.refused).toBeGreaterThan(0);
+      expect(await pods()).toEqual(['db-1']);
+      // the owner lowers the budget; the disruption controller catches up
+      expect(
+        await cluster.patch('poddisruptionbudgets', 'default', 'db', { spec: { minAvailable: 0 } }),
+      ).toBe(200);
+      await cluster.syncBudget('default', 'db');
+      const drained = await drainer().drain();
+      expect(drained.ok).toBe(true);
+      expect(await pods()).toEqual([]);
+    });
+  });
+
+  describe('Events', () => {
+    it('records an Event on the node that kubectl finds by involvedObject', async () => {
+      const recorder = new KubeEventRecorder({
+        kube,
+        nodeId: NODE,
+        clock: new SystemClock(),
+        log: new MemoryLogger(),
+        periodMs: 60_000,
+      });
+      await recorder.record('RebootRequired', 'reboot required by /var/run/reboot-required');
+      await recorder.record('RebootRequired', 'reboot required by /var/run/reboot-required');
+      const events = (
+        await cluster.list<{
+          involvedObject?: { kind?: string; name?: string };
+          reason?: string;
+          count?: number;
+        }>('events', 'default')
+      ).filter((e) => e.involvedObject?.name === NODE);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        involvedObject: { kind: 'Node', name: NODE },
+        reason: 'RebootRequired',
+      });
+    });
+  });
+}

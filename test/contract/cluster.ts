@@ -1,0 +1,271 @@
+// The cluster the adapter contract suite runs against: the fake API server (npm test) or a real
+// kube-apiserver (npm run test:real-api). The suite's own writes — a third party's, the kubelet's,
+// the disruption controller's — go over HTTP to either, so both are held to the same outcomes.
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { connectKube, ClientNodeKube } from '../../src/kube/client.js';
+import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+export type Resource = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events';
+
+/** Where each resource lives (namespaced ones take the namespace). */
+function collection(resource: Resource, namespace?: string): string {
+  const ns = `namespaces/${namespace ?? 'default'}/`;
+  switch (resource) {
+    case 'nodes':
+      return '/api/v1/nodes';
+    case 'pods':
+      return `/api/v1/${ns}pods`;
+    case 'events':
+      return `/api/v1/${ns}events`;
+    case 'daemonsets':
+      return `/apis/apps/v1/${ns}daemonsets`;
+    case 'poddisruptionbudgets':
+      return `/apis/policy/v1/${ns}poddisruptionbudgets`;
+  }
+}
+
+interface Endpoint {
+  url: string;
+  token?: string;
+  /** PEM of the server's CA (https). */
+  ca?: string;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+interface Call {
+  method: string;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+}
+
+/** One JSON request; never throws for an HTTP status (the caller looks at it). */
+export function send(endpoint: Endpoint, call: Call): Promise<Answer> {
+  const { method, path, body, contentType } = call;
+  const url = new URL(path, endpoint.url);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (endpoint.token !== undefined) headers.Authorization = `Bearer ${endpoint.token}`;
+  if (payload !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method, headers, ...(endpoint.ca === undefined ? {} : { ca: endpoint.ca }) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
+    req.end(payload);
+  });
+}
+
+interface Meta {
+  metadata?: { name?: string; namespace?: string; deletionTimestamp?: string };
+}
+
+/** A cluster for one test: our code connects through `kube()`, the test plays everyone else. */
+export class TestCluster {
+  private kubelet: NodeJS.Timeout | undefined;
+  private readonly created: { resource: Resource; namespace?: string; name: string }[] = [];
+
+  private constructor(
+    readonly kind: 'fake' | 'real',
+    private readonly endpoint: Endpoint,
+    private readonly connect: () => ClientNodeKube,
+    private readonly fake?: FakeApiServer,
+  ) {}
+
+  /** A fresh fake API server that deletes pods gracefully, as kube-apiserver does. */
+  static async fake(): Promise<TestCluster> {
+    const server = await startFakeApiServer({ podDeletion: 'graceful' });
+    return new TestCluster(
+      'fake',
+      { url: server.url },
+      () => new ClientNodeKube(server.kubeConfig()),
+      server,
+    );
+  }
+
+  /** The real kube-apiserver that scripts/test-real-api.mjs started (admin credentials). */
+  static real(): TestCluster {
+    const kubeconfig = process.env.REAL_API_KUBECONFIG;
+    if (kubeconfig === undefined)
+      throw new Error('REAL_API_KUBECONFIG is not set: run npm run test:real-api');
+    const text = readFileSync(kubeconfig, 'utf8');
+    const token = /token: "([^"]+)"/.exec(text)?.[1];
+    const ca = Buffer.from(process.env.REAL_API_CA ?? '', 'base64').toString('utf8');
+    return new TestCluster('real', { url: process.env.REAL_API_URL ?? '', token, ca }, () =>
+      connectKube({ kubeconfig }),
+    );
+  }
+
+  /** A client for the code under test, as the cluster's admin. */
+  kube(): ClientNodeKube {
+    return this.connect();
+  }
+
+  async create<T extends object>(resource: Resource, obj: T): Promise<T> {
+    const meta = (obj as Meta).metadata ?? {};
+    const answer = await send(this.endpoint, {
+      method: 'POST',
+      path: collection(resource, meta.namespace),
+      body: obj,
+    });
+    if (answer.status !== 201)
+      throw new Error(`create ${resource}/${meta.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    this.created.push({ resource, namespace: meta.namespace, name: meta.name ?? '' });
+    return answer.body as T;
+  }
+
+  async get<T extends object>(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<T | undefined> {
+    const answer = await send(this.endpoint, {
+      method: 'GET',
+      path: `${collection(resource, namespace)}/${name}`,
+    });
+    if (answer.status === 404) return undefined;
+    if (answer.status !== 200) throw new Error(`get ${resource}/${name}: ${answer.status}`);
+    return answer.body as T;
+  }
+
+  async list<T extends object>(resource: Resource, namespace?: string): Promise<T[]> {
+    const answer = await send(this.endpoint, { method: 'GET', path: collection(resource, namespace) });
+    if (answer.status !== 200) throw new Error(`list ${resource}: ${answer.status}`);
+    return (answer.body as { items?: T[] }).items ?? [];
+  }
+
+  /** A third party's merge patch (kubectl annotate/label/taint sends one): the answer's status. */
+  async patch(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    patch: object,
+  ): Promise<number> {
+    const path = `${collection(resource, namespace)}/${name}`;
+    return (
+      await send(this.endpoint, {
+        method: 'PATCH',
+        path,
+        body: patch,
+        contentType: 'application/merge-patch+json',
+      })
+    ).status;
+  }
+
+  /** Writes the status subresource, as the kubelet or a controller does (merge patch). */
+  async patchStatus(
+    resource: Resource,
+    namespace: string | undefined,
+    name: string,
+    status: object,
+  ): Promise<void> {
+    const path = `${collection(resource, namespace)}/${name}/status`;
+    const answer = await send(this.endpoint, {
+      method: 'PATCH',
+      path,
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
+    if (answer.status !== 200)
+      throw new Error(`status of ${resource}/${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+
+  /**
+   * Plays the disruption controller for a budget with an integer minAvailable and matchLabels: its
+   * status from the healthy pods it selects. The fake API server computes PDB status itself at each
+   * eviction (an instant controller), so there this is a no-op; a real one has no controller.
+   */
+  async syncBudget(namespace: string, name: string): Promise<void> {
+    if (this.kind === 'fake') return;
+    interface Budget {
+      metadata?: { generation?: number };
+      spec?: { minAvailable?: number; selector?: { matchLabels?: Record<string, string> } };
+    }
+    interface Pod {
+      metadata?: { labels?: Record<string, string>; deletionTimestamp?: string };
+      status?: { conditions?: { type: string; status: string }[] };
+    }
+    const budget = await this.get<Budget>('poddisruptionbudgets', namespace, name);
+    if (budget === undefined) throw new Error(`no PodDisruptionBudget ${namespace}/${name}`);
+    const wanted = Object.entries(budget.spec?.selector?.matchLabels ?? {});
+    const selected = (await this.list<Pod>('pods', namespace)).filter((p) =>
+      wanted.every(([k, v]) => p.metadata?.labels?.[k] === v),
+    );
+    const healthy = selected.filter(
+      (p) =>
+        p.metadata?.deletionTimestamp === undefined &&
+        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+    ).length;
+    const desired = budget.spec?.minAvailable ?? 0;
+    await this.patchStatus('poddisruptionbudgets', namespace, name, {
+      observedGeneration: budget.metadata?.generation ?? 1,
+      disruptionsAllowed: Math.max(0, healthy - desired),
+      currentHealthy: healthy,
+      desiredHealthy: desired,
+      expectedPods: selected.length,
+    });
+  }
+
+  /**
+   * Plays the kubelet: a pod marked for deletion is removed after `afterMs` (its containers
+   * stopped). No kubelet runs against the real server, so without this evicted pods never go.
+   */
+  startKubelet(afterMs = 50): void {
+    const seen = new Set<string>();
+    const tick = async (): Promise<void> => {
+      for (const ns of ['default', 'kube-system']) {
+        for (const pod of await this.list<Meta>('pods', ns).catch(() => [] as Meta[])) {
+          const key = `${ns}/${pod.metadata?.name ?? ''}`;
+          if (pod.metadata?.deletionTimestamp === undefined || seen.has(key)) continue;
+          seen.add(key);
+          setTimeout(() => void this.forceDelete('pods', ns, pod.metadata?.name ?? ''), afterMs);
+        }
+      }
+    };
+    this.kubelet = setInterval(() => void tick(), 50);
+  }
+
+  async forceDelete(resource: Resource, namespace: string | undefined, name: string): Promise<void> {
+    const path = `${collection(resource, namespace)}/${name}?gracePeriodSeconds=0`;
+    const answer = await send(this.endpoint, { method: 'DELETE', path: path });
+    if (answer.status !== 200 && answer.status !== 202 && answer.status !== 404) {
+      throw new Error(`delete ${resource}/${name}: ${answer.status}`);
+    }
+  }
+
+  /** Leaves the cluster as it was found: what this test created is deleted (the fake is closed). */
+  async close(): Promise<void> {
+    if (this.kubelet !== undefined) clearInterval(this.kubelet);
+    if (this.fake !== undefined) {
+      await this.fake.close();
+      return;
+    }
+    for (const o of this.created.reverse()) await this.forceDelete(o.resource, o.namespace, o.name);
+    for (const ns of ['default', 'kube-system']) {
+      await send(this.endpoint, { method: 'DELETE', path: collection('events', ns) });
+    }
+  }
+}
