@@ -132,6 +132,7 @@ const apiserver = start(
     `--secure-port=${apiPort}`,
     '--service-cluster-ip-range=10.0.0.0/24',
     '--authorization-mode=RBAC',
+    '--allow-privileged=true', // the chart's agent is a privileged pod
     `--token-auth-file=${join(dir, 'tokens.csv')}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(dir, 'sa.pub')}`,

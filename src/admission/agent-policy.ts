@@ -144,6 +144,14 @@ const LOCK_ENTRY =
  */
 const LOCK_FORM = `^(${LOCK_ENTRY}|\\{"maxOwners":(${placeholder('maxOwners')}),"locks":\\[(${LOCK_ENTRY}(,${LOCK_ENTRY})*)?\\]\\})$`;
 
+/**
+ * `text` as a single-quoted CEL string literal. A regular expression's backslashes are doubled:
+ * `\{` is an invalid escape in CEL, and kube-apiserver refuses the whole policy for one.
+ */
+function celString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
 /** The lock annotation's value on `obj`, is it there, and is it of LOCK_FORM? (CEL) */
 function lockAnnotation(obj: string): { present: string; value: string } {
   return {
@@ -223,7 +231,7 @@ function lockPolicy(): PolicySpec {
       // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
       // replaced by one of it; never written by the agent where the lock was of it
       forbid(
-        `!${now.present} || ${now.value}.matches('${LOCK_FORM}') || (${before.present} && !${before.value}.matches('${LOCK_FORM}'))`,
+        `!${now.present} || ${now.value}.matches(${celString(LOCK_FORM)}) || (${before.present} && !${before.value}.matches(${celString(LOCK_FORM)}))`,
         `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
       ),
     ],

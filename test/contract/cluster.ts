@@ -87,6 +87,8 @@ interface Meta {
 export class TestCluster {
   private kubelet: NodeJS.Timeout | undefined;
   private readonly created: { resource: Resource; namespace?: string; name: string }[] = [];
+  /** Paths of what apply() created, deleted at close(). */
+  private readonly applied: string[] = [];
 
   private constructor(
     readonly kind: 'fake' | 'real',
@@ -117,6 +119,53 @@ export class TestCluster {
     return new TestCluster('real', { url: process.env.REAL_API_URL ?? '', token, ca }, () =>
       connectKube({ kubeconfig }),
     );
+  }
+
+  /** The API server's address and CA (PEM), for the kubeconfigs of other identities. */
+  get server(): { url: string; ca: string | undefined } {
+    return { url: this.endpoint.url, ca: this.endpoint.ca };
+  }
+
+  /**
+   * Creates a rendered manifest object of any kind the chart ships (RBAC, admission policies,
+   * ServiceAccounts, DaemonSets); it is deleted again at close().
+   */
+  async apply(obj: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string };
+  }): Promise<void> {
+    const group = obj.apiVersion.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
+    const plural = obj.kind.toLowerCase().replace(/y$/, 'ie') + 's';
+    const ns = obj.metadata.namespace === undefined ? '' : `/namespaces/${obj.metadata.namespace}`;
+    const path = `${group}${ns}/${plural}`;
+    const answer = await send(this.endpoint, { method: 'POST', path, body: obj });
+    if (answer.status !== 201) {
+      throw new Error(
+        `create ${obj.kind} ${obj.metadata.name}: ${answer.status} ${JSON.stringify(answer.body)}`,
+      );
+    }
+    this.applied.push(`${path}/${obj.metadata.name}`);
+  }
+
+  /** A ServiceAccount token bound to a pod (TokenRequest), as the kubelet mounts it into that pod. */
+  async podToken(
+    serviceAccount: { namespace: string; name: string },
+    pod: { name: string; uid: string },
+  ): Promise<string> {
+    const path = `/api/v1/namespaces/${serviceAccount.namespace}/serviceaccounts/${serviceAccount.name}/token`;
+    const body = {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: {
+        expirationSeconds: 3600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid },
+      },
+    };
+    const answer = await send(this.endpoint, { method: 'POST', path, body });
+    if (answer.status !== 201)
+      throw new Error(`TokenRequest for ${pod.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return (answer.body as { status: { token: string } }).status.token;
   }
 
   /** A client for the code under test, as the cluster's admin. */
@@ -264,6 +313,7 @@ export class TestCluster {
       return;
     }
     for (const o of this.created.reverse()) await this.forceDelete(o.resource, o.namespace, o.name);
+    for (const path of this.applied.reverse()) await send(this.endpoint, { method: 'DELETE', path });
     for (const ns of ['default', 'kube-system']) {
       await send(this.endpoint, { method: 'DELETE', path: collection('events', ns) });
     }

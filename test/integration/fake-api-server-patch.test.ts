@@ -10,12 +10,11 @@ import { daemonSet, merge, useFakeApi } from '../fakes/fake-api-fixtures.js';
 const api = useFakeApi();
 
 describe('JSON patch (the content type client-node sends by default)', () => {
-  beforeEach(async () => {
-    await api.core.createNode({
-      body: {
-        metadata: { name: 'n1', labels: { a: '1', b: '2' } },
-        spec: { taints: [{ key: 'user', effect: 'NoSchedule' }] },
-      },
+  beforeEach(() => {
+    // in process: a Node created over HTTP would also get kube's not-ready taint
+    api.server.create<V1Node>('nodes', {
+      metadata: { name: 'n1', labels: { a: '1', b: '2' } },
+      spec: { taints: [{ key: 'user', effect: 'NoSchedule' }] },
     });
   });
 

@@ -11,10 +11,22 @@ import { merge, node, useFakeApi } from '../fakes/fake-api-fixtures.js';
 const api = useFakeApi();
 
 describe('validation, as kube-apiserver refuses what it cannot store', () => {
-  beforeEach(async () => {
-    await api.core.createNode({
-      body: { metadata: { name: 'n1' }, spec: { taints: [{ key: 'kured', effect: 'PreferNoSchedule' }] } },
+  beforeEach(() => {
+    // in process: a Node created over HTTP would also get kube's not-ready taint
+    api.server.create<V1Node>('nodes', {
+      metadata: { name: 'n1' },
+      spec: { taints: [{ key: 'kured', effect: 'PreferNoSchedule' }] },
     });
+  });
+
+  it('adds node.kubernetes.io/not-ready to a Node created through the API, as TaintNodesByCondition does', async () => {
+    const created = await api.core.createNode({
+      body: { metadata: { name: 'n9' }, spec: { taints: [{ key: 'user', effect: 'NoExecute' }] } },
+    });
+    expect(created.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual([
+      'user:NoExecute',
+      'node.kubernetes.io/not-ready:NoSchedule',
+    ]);
   });
 
   it('refuses a duplicate taint added by a JSON patch with 422 Invalid naming the field', async () => {
@@ -90,8 +102,9 @@ describe('node lifecycle controller (opt-in)', () => {
   beforeEach(async () => {
     controlled = await startFakeApiServer({ nodeController: true });
     client = controlled.kubeConfig().makeApiClient(CoreV1Api);
-    await client.createNode({
-      body: { metadata: { name: 'n1' }, spec: { taints: [{ key: 'user', effect: 'NoExecute' }] } },
+    controlled.create<V1Node>('nodes', {
+      metadata: { name: 'n1' },
+      spec: { taints: [{ key: 'user', effect: 'NoExecute' }] },
     });
   });
 
@@ -146,7 +159,7 @@ describe('node lifecycle controller (opt-in)', () => {
   });
 
   it('is off by default', async () => {
-    await api.core.createNode({ body: node('n1') });
+    api.server.create<V1Node>('nodes', node('n1'));
     const cordoned = await api.core.patchNode({ name: 'n1', body: { spec: { unschedulable: true } } }, merge);
     expect(cordoned.spec?.taints).toBeUndefined();
     expect(api.server.get<V1Node>('nodes', undefined, 'n1')?.spec?.taints).toBeUndefined();

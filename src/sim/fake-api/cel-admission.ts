@@ -162,11 +162,55 @@ export class CelAdmission implements Admission {
   private program(expression: string): Program {
     let program = this.programs.get(expression);
     if (!program) {
+      const escape = invalidEscape(expression);
+      if (escape !== undefined) {
+        throw new Error(`compilation failed: Syntax error: invalid escape ${escape} in a string literal`);
+      }
       program = plan(this.env, parse(expression));
       this.programs.set(expression, program);
     }
     return program;
   }
+}
+
+/** What may follow a backslash in a CEL string literal (the CEL spec's escapes). */
+const CEL_ESCAPES = new Set([
+  '\\',
+  '?',
+  '"',
+  "'",
+  '`',
+  'a',
+  'b',
+  'f',
+  'n',
+  'r',
+  't',
+  'v',
+  'x',
+  'X',
+  'u',
+  'U',
+  '0',
+  '1',
+  '2',
+  '3',
+]);
+
+/**
+ * The first invalid escape (e.g. `\{`) in a quoted, non-raw string literal of `expression`, which
+ * kube-apiserver's CEL refuses (failing the whole policy) while @bufbuild/cel lets it pass; else
+ * undefined.
+ */
+export function invalidEscape(expression: string): string | undefined {
+  const literals = /([rR]?)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/g;
+  for (const [, raw, literal] of expression.matchAll(literals)) {
+    if (raw !== '' || literal === undefined) continue;
+    for (const [escape, next] of literal.matchAll(/\\(.)/g)) {
+      if (!CEL_ESCAPES.has(next ?? '')) return escape;
+    }
+  }
+  return undefined;
 }
 
 function expressionsOf(spec: PolicySpec): string[] {
