@@ -160,8 +160,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('reboots every node once, one at a time, with the chart RBAC and admission policy and no agent request denied', async () => {
-  // every agent gets a token bound to its own pod on its node, as the kubelet would mount it
+/** Every agent gets a token bound to its own pod on its node, as the kubelet would mount it. */
+async function agentKubeconfigs(): Promise<Map<string, string>> {
   const kubeconfigs = new Map<string, string>();
   const ds = await cluster.get<V1DaemonSet>('daemonsets', NS, DS);
   const owner = {
@@ -187,45 +187,55 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
         containers: [{ name: 'kured-ts', image: 'kured-ts' }],
       },
     });
-    kubeconfigs.set(
-      node,
-      kubeconfigFor(
-        node,
-        await cluster.podToken(SA, { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' }),
-      ),
-    );
+    const token = await cluster.podToken(SA, {
+      name: pod.metadata?.name ?? '',
+      uid: pod.metadata?.uid ?? '',
+    });
+    kubeconfigs.set(node, kubeconfigFor(node, token));
   }
+  return kubeconfigs;
+}
 
-  // the policy enforces before any agent starts: n1's token may not cordon n2
-  const n1 = readFileSync(kubeconfigs.get('real-n1')!, 'utf8');
-  const token = /token: "([^"]+)"/.exec(n1)?.[1] ?? '';
+/** Does the admission policy deny `kubeconfig`'s agent a cordon of `other`? Retried while the policy syncs. */
+async function cordonOfOtherDenied(kubeconfig: string, other: string): Promise<boolean> {
+  const token = /token: "([^"]+)"/.exec(readFileSync(kubeconfig, 'utf8'))?.[1] ?? '';
   const endpoint = { url: cluster.server.url, ca: cluster.server.ca, token };
-  let probeDenied = false;
-  for (let i = 0; i < 60 && !probeDenied; i++) {
+  for (let i = 0; i < 60; i++) {
     const answer = await send(endpoint, {
       method: 'PATCH',
-      path: '/api/v1/nodes/real-n2',
+      path: `/api/v1/nodes/${other}`,
       body: { spec: { unschedulable: true } },
       contentType: 'application/merge-patch+json',
     });
+    if (answer.status === 403 || answer.status === 422) return true;
     if (answer.status === 200)
-      await cluster.patch('nodes', undefined, 'real-n2', { spec: { unschedulable: null } });
-    probeDenied = answer.status === 403 || answer.status === 422;
-    if (!probeDenied) await new Promise((r) => setTimeout(r, 1_000));
+      await cluster.patch('nodes', undefined, other, { spec: { unschedulable: null } });
+    await new Promise((r) => setTimeout(r, 1_000));
   }
-  expect(probeDenied).toBe(true);
-  // the denial is in the audit log, where the check at the end looks
-  const deniedBefore = deniedAgentRequests().length;
-  expect(deniedBefore).toBeGreaterThan(0);
+  return false;
+}
 
-  const manifests = render();
-  const chartArgs =
-    manifests.find((m) => m.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.[0]?.args ?? [];
-  const argsOf = (node: string): string[] => agentArgs(chartArgs, node);
-  for (const node of NODES) writeFileSync(join(dir, `${node}.reboot-required`), '');
-
-  // the invariants, checked every 100 ms while the wave runs
+/**
+ * Plays the hosts: when a node's reboot command has run, its agent dies, its bootID changes and
+ * the agent starts again. Checks the invariants of each reboot, and that at most one node is cordoned.
+ */
+function hosts(
+  args: (node: string) => string[],
+  kubeconfigs: Map<string, string>,
+): { rebooted: Set<string>; check: () => Promise<void> } {
   const rebooted = new Set<string>();
+  const reboot = async (node: string): Promise<void> => {
+    agents.get(node)?.kill('SIGKILL');
+    rebooted.add(node);
+    const held = await holders();
+    if (!held.includes(node))
+      violations.push(`${node} rebooted without the lock (held by ${held.join(',')})`);
+    const left = await workloadOn(node);
+    if (left.length > 0) violations.push(`${node} rebooted with pods still on it: ${left.join(',')}`);
+    rmSync(join(dir, `${node}.reboot-required`), { force: true });
+    await cluster.patchStatus('nodes', undefined, node, { nodeInfo: { bootID: 'boot-2' } });
+    startAgent(node, args(node), kubeconfigs.get(node) ?? '');
+  };
   let checking = false;
   const check = async (): Promise<void> => {
     if (checking) return;
@@ -237,41 +247,47 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
       );
       if (cordoned.length > 1) violations.push(`${cordoned.length} nodes cordoned at once`);
       for (const node of NODES) {
-        if (rebooted.has(node) || !existsSync(join(dir, `${node}.rebooting`))) continue;
-        // the host reboots: its agent dies with it, and the invariants of a reboot are checked now
-        agents.get(node)?.kill('SIGKILL');
-        rebooted.add(node);
-        const held = await holders();
-        if (!held.includes(node))
-          violations.push(`${node} rebooted without the lock (held by ${held.join(',')})`);
-        const left = await workloadOn(node);
-        if (left.length > 0) violations.push(`${node} rebooted with pods still on it: ${left.join(',')}`);
-        rmSync(join(dir, `${node}.reboot-required`), { force: true });
-        await cluster.patchStatus('nodes', undefined, node, { nodeInfo: { bootID: 'boot-2' } });
-        startAgent(node, argsOf(node), kubeconfigs.get(node)!);
+        if (!rebooted.has(node) && existsSync(join(dir, `${node}.rebooting`))) await reboot(node);
       }
     } finally {
       checking = false;
     }
   };
+  return { rebooted, check };
+}
+
+/** Every node on its new boot, uncordoned, without our taint, and the lock free. */
+async function waveDone(): Promise<boolean> {
+  const mine = (await cluster.list<V1Node>('nodes')).filter((n) => NODES.includes(n.metadata?.name ?? ''));
+  const settled = mine.every(
+    (n) =>
+      n.status?.nodeInfo?.bootID === 'boot-2' &&
+      n.spec?.unschedulable !== true &&
+      !(n.spec?.taints ?? []).some((t) => t.key === TAINT),
+  );
+  return settled && (await holders()).length === 0;
+}
+
+it('reboots every node once, one at a time, with the chart RBAC and admission policy and no agent request denied', async () => {
+  const kubeconfigs = await agentKubeconfigs();
+  // the policy enforces before any agent starts: n1's token may not cordon n2, and the denial is
+  // in the audit log, where the check at the end looks
+  expect(await cordonOfOtherDenied(kubeconfigs.get('real-n1') ?? '', 'real-n2')).toBe(true);
+  const deniedBefore = deniedAgentRequests().length;
+  expect(deniedBefore).toBeGreaterThan(0);
+
+  const manifests = render();
+  const chartArgs =
+    manifests.find((m) => m.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.[0]?.args ?? [];
+  const argsOf = (node: string): string[] => agentArgs(chartArgs, node);
+  for (const node of NODES) writeFileSync(join(dir, `${node}.reboot-required`), '');
+  const { rebooted, check } = hosts(argsOf, kubeconfigs);
   watching = setInterval(() => void check(), 100);
-  for (const node of NODES) startAgent(node, argsOf(node), kubeconfigs.get(node)!);
+  for (const node of NODES) startAgent(node, argsOf(node), kubeconfigs.get(node) ?? '');
 
   let done = false;
   const poll = setInterval(() => {
-    void (async (): Promise<void> => {
-      const nodes = await cluster.list<V1Node>('nodes');
-      const mine = nodes.filter((n) => NODES.includes(n.metadata?.name ?? ''));
-      done =
-        rebooted.size === NODES.length &&
-        mine.every(
-          (n) =>
-            n.status?.nodeInfo?.bootID === 'boot-2' &&
-            n.spec?.unschedulable !== true &&
-            !(n.spec?.taints ?? []).some((t) => t.key === TAINT),
-        ) &&
-        (await holders()).length === 0;
-    })();
+    void waveDone().then((d) => (done = d && rebooted.size === NODES.length));
   }, 250);
   try {
     await waitFor(() => done, 'every node rebooted, uncordoned and the lock free', 180_000);
@@ -281,6 +297,7 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
     watching = undefined;
   }
   expect(violations).toEqual([]);
+  expect([...rebooted].sort()).toEqual(NODES);
   for (const node of NODES) expect(await workloadOn(node)).toEqual([]);
   expect(deniedAgentRequests().slice(deniedBefore)).toEqual([]);
 }, 240_000);
