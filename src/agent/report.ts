@@ -3,7 +3,7 @@
 // The status annotation is written only when it says something new (sameStatus: all but `since`)
 // compared with what the last read of the node or our last write left there: the one place that
 // decides to skip a write.
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { EventRecorder } from '../node/events.js';
@@ -37,6 +37,8 @@ export class Reporter {
   private lastReboot: string | undefined;
   /** The status annotation as last read or written; undefined = unknown (write). */
   private written: ReadStatus | undefined;
+  /** While waiting for the lock: its holders as last seen, and since when (monotonic ms) they hold it. */
+  private stall: { holders: string; since: number } | undefined;
 
   constructor(
     private readonly nodeId: string,
@@ -84,7 +86,23 @@ export class Reporter {
     if (fx.rebootResult !== undefined && first) metrics.countReboot(fx.rebootResult);
     if (outcome.kind !== 'error')
       metrics.setBlocked(outcome.kind === 'blocked' ? outcome.blocker : undefined);
+    this.reportStall(outcome);
     this.reportKind(outcome);
+  }
+
+  /**
+   * kured_ts_lock_stalled_seconds: a waiting node times how long the same nodes hold the lock; a new
+   * holder restarts it, and anything but waiting (progress and errors aside) ends it.
+   */
+  private reportStall(outcome: Outcome): void {
+    if (outcome.kind === 'pending' || outcome.kind === 'draining' || outcome.kind === 'error') return;
+    if (outcome.kind !== 'waiting-for-lock') {
+      this.stall = undefined;
+    } else {
+      const holders = [...outcome.holders].sort().join(',');
+      if (this.stall?.holders !== holders) this.stall = { holders, since: monotonicMs(this.deps.clock) };
+    }
+    this.deps.metrics.setLockStalledSince(this.stall?.since);
   }
 
   /** The metrics only some kinds move. */

@@ -13,6 +13,11 @@ export interface AgentMetrics {
   setLockHeld(held: boolean): void;
   /** kured_ts_blocked{node,blocker}: 1 for the blocking blocker, 0 for the rest; undefined = none. */
   setBlocked(blocker: string | undefined): void;
+  /**
+   * kured_ts_lock_stalled_seconds{node}: while this node waits for the lock, since when (monotonic
+   * ms of the agent's clock) the lock has been held by the same nodes; undefined = not waiting (0).
+   */
+  setLockStalledSince(monotonicMs: number | undefined): void;
   /** kured_ts_drain_duration_seconds */
   observeDrain(seconds: number): void;
   /** kured_ts_reboot_duration_seconds (cordon → uncordon) */
@@ -38,6 +43,7 @@ export const noMetrics: AgentMetrics = {
   setPhase: () => undefined,
   setLockHeld: () => undefined,
   setBlocked: () => undefined,
+  setLockStalledSince: () => undefined,
   observeDrain: () => undefined,
   observeReboot: () => undefined,
   observePhase: () => undefined,

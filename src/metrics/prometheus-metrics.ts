@@ -45,6 +45,8 @@ export interface PrometheusMetricsOptions {
   blockers?: readonly string[];
   /** Register prom-client's process and Node.js metrics in this registry. Default true. */
   processMetrics?: boolean;
+  /** The agent's monotonic clock in ms, read at each scrape. Default performance.now. */
+  monotonicMs?: () => number;
 }
 
 /** The agent's metrics for one node, exposed through `registry` (GET /metrics). */
@@ -58,6 +60,8 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly phase: Gauge<'node' | 'phase'>;
   private readonly lockHeld: Gauge<'node'>;
   private readonly blocked: Gauge<'node' | 'blocker'>;
+  private readonly lockStalled: Gauge<'node'>;
+  private stalledSince: number | undefined;
   private readonly drainDuration: Histogram;
   private readonly rebootDuration: Histogram;
   private readonly phaseDuration: Histogram<'phase'>;
@@ -91,6 +95,18 @@ export class PrometheusMetrics implements AgentMetrics {
       help: 'Whether this blocker currently vetoes the reboot of this node (1) or not (0).',
       labelNames: ['node', 'blocker'],
       registers,
+    });
+    const monotonic = options.monotonicMs ?? ((): number => performance.now());
+    const metrics = this; // eslint-disable-line @typescript-eslint/no-this-alias -- prom-client's collect() has its own this
+    this.lockStalled = new Gauge({
+      name: 'kured_ts_lock_stalled_seconds',
+      help: 'While this node waits for the lock: how long the lock has been held by the same nodes (0 when not waiting). A lock nobody releases grows it without bound.',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        const since = metrics.stalledSince;
+        this.set({ node: metrics.node }, since === undefined ? 0 : Math.max(0, (monotonic() - since) / 1000));
+      },
     });
     this.drainDuration = new Histogram({
       name: 'kured_ts_drain_duration_seconds',
@@ -172,6 +188,10 @@ export class PrometheusMetrics implements AgentMetrics {
     if (blocker !== undefined) this.addBlocker(blocker);
     for (const name of this.blockerNames)
       this.blocked.set({ node: this.node, blocker: name }, name === blocker ? 1 : 0);
+  }
+
+  setLockStalledSince(monotonicMs: number | undefined): void {
+    this.stalledSince = monotonicMs;
   }
 
   observeDrain(seconds: number): void {

@@ -38,6 +38,8 @@ export class RecordingMetrics implements AgentMetrics {
   phase: Phase | undefined;
   lockHeld: boolean | undefined;
   blocked: string | undefined = 'unset';
+  /** kured_ts_lock_stalled_seconds' start as last set (undefined: not waiting). */
+  lockStalledSince: number | undefined;
   drains: number[] = [];
   reboots: number[] = [];
   phases: [string, number][] = [];
@@ -57,6 +59,9 @@ export class RecordingMetrics implements AgentMetrics {
   }
   setBlocked(blocker: string | undefined): void {
     this.blocked = blocker;
+  }
+  setLockStalledSince(monotonicMs: number | undefined): void {
+    this.lockStalledSince = monotonicMs;
   }
   observePhase(phase: string, seconds: number): void {
     this.phases.push([phase, seconds]);

@@ -852,15 +852,16 @@ describe('the PrometheusRule', () => {
     }
   }
 
-  test('has the three alerts, and promtool check rules accepts them', () => {
+  test('has the four alerts, and promtool check rules accepts them', () => {
     const rules = groups()[0]!.rules;
     expect(rules.map((r) => r.alert)).toEqual([
       'KuredTsRebootRequiredTooLong',
       'KuredTsNodeCordonedTooLong',
       'KuredTsRebootFailed',
+      'KuredTsLockStalled',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 3 rules found');
+    expect(out.output).toContain('SUCCESS: 4 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -891,6 +892,13 @@ describe('the PrometheusRule', () => {
             // n3 failed; n4's failed phase is 0.
             { series: 'kured_ts_phase{node="n3",phase="failed",pod="e"}', values: '1x10' },
             { series: 'kured_ts_phase{node="n4",phase="failed",pod="f"}', values: '0x10' },
+            // n5 waits 8 h behind the same holders (the default alerts after 6 h); n6 waits as long,
+            // but the holders change every 3 h (a wave that moves).
+            { series: 'kured_ts_lock_stalled_seconds{node="n5",pod="g"}', values: '0+60x480' },
+            {
+              series: 'kured_ts_lock_stalled_seconds{node="n6",pod="h"}',
+              values: '0+60x180 0+60x180 0+60x120',
+            },
           ],
           alert_rule_test: [
             { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -909,6 +917,12 @@ describe('the PrometheusRule', () => {
               eval_time: '5m',
               alertname: 'KuredTsRebootFailed',
               exp_alerts: [expected('KuredTsRebootFailed', 'n3')],
+            },
+            { eval_time: '5h50m', alertname: 'KuredTsLockStalled', exp_alerts: [] },
+            {
+              eval_time: '7h',
+              alertname: 'KuredTsLockStalled',
+              exp_alerts: [expected('KuredTsLockStalled', 'n5')],
             },
           ],
         },

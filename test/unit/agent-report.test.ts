@@ -7,17 +7,18 @@ import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
 
-function setup(): { reporter: Reporter; node: FakeNode; clock: FakeClock } {
+function setup(): { reporter: Reporter; node: FakeNode; clock: FakeClock; metrics: RecordingMetrics } {
   const clock = new FakeClock();
   const node = new FakeNode(newNodeRecord('n1'));
+  const metrics = new RecordingMetrics();
   const reporter = new Reporter('n1', {
     node,
     events: { record: () => Promise.resolve() },
-    metrics: new RecordingMetrics(),
+    metrics,
     logger: new MemoryLogger(),
     clock,
   });
-  return { reporter, node, clock };
+  return { reporter, node, clock, metrics };
 }
 
 describe('Reporter', () => {
@@ -52,5 +53,21 @@ describe('Reporter', () => {
     reporter.noteNode(await node.get());
     await reporter.report({ kind: 'idle', reason: 'reboot not required' }, undefined);
     expect(node.record.statuses).toHaveLength(2);
+  });
+
+  it('times a stalled lock from when the same nodes started holding it, and restarts for a new holder', async () => {
+    const { reporter, clock, metrics } = setup();
+    const wait = (holders: string[]): Promise<void> =>
+      reporter.report({ kind: 'waiting-for-lock', reason: 'all slots held', holders }, undefined);
+    const t0 = clock.now().getTime();
+    await wait(['n2', 'manual']);
+    await clock.advance(3_600_000);
+    await wait(['manual', 'n2']); // the same holders in another order: still the same stall
+    await reporter.report({ kind: 'error', reason: 'API unreachable' }, undefined);
+    expect(metrics.lockStalledSince).toBe(t0);
+    await wait(['n3']);
+    expect(metrics.lockStalledSince).toBe(t0 + 3_600_000);
+    await reporter.report({ kind: 'blocked', reason: 'alert firing', blocker: 'prometheus' }, undefined);
+    expect(metrics.lockStalledSince).toBeUndefined();
   });
 });

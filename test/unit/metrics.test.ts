@@ -14,6 +14,7 @@ describe('PrometheusMetrics', () => {
     expect(s.get('kured_reboot_required{node="n1"}')).toBe(0);
     expect(s.get('kured_ts_phase{node="n1",phase="idle"}')).toBe(1);
     expect(s.get('kured_ts_lock_held{node="n1"}')).toBe(0);
+    expect(s.get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(0);
     for (const blocker of ['pause', 'prometheus', 'pods', 'pdb'])
       expect(s.get(`kured_ts_blocked{node="n1",blocker="${blocker}"}`)).toBe(0);
     for (const result of ['evicted', 'refused', 'failed'])
@@ -23,6 +24,18 @@ describe('PrometheusMetrics', () => {
     expect(s.get('kured_ts_sentinel_errors_total')).toBe(0);
     expect(s.get('kured_ts_drain_duration_seconds_count')).toBe(0);
     expect(s.get('kured_ts_reboot_duration_seconds_count')).toBe(0);
+  });
+
+  it('reads how long the lock has stalled at each scrape, from the time it was told, until told it ended', async () => {
+    let now = 1_000;
+    const m = new PrometheusMetrics('n1', { processMetrics: false, monotonicMs: () => now });
+    m.setLockStalledSince(1_000);
+    now = 61_000;
+    expect((await samples(m)).get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(60);
+    now = 3_601_000;
+    expect((await samples(m)).get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(3600);
+    m.setLockStalledSince(undefined);
+    expect((await samples(m)).get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(0);
   });
 
   it('reports exactly one phase at a time through a scripted cycle', async () => {
