@@ -45,7 +45,14 @@ describe('runAgent', () => {
       kube,
     });
     try {
-      await waitFor(() => log.entries.some((e) => e.message === 'reboot not required'));
+      // the tick's last request is the status write, after its log line: wait for the write itself
+      await waitFor(
+        () =>
+          server
+            .get<V1Node>('nodes', undefined, 'n1')
+            ?.metadata?.annotations?.['kured-ts.dev/status']?.includes('"phase":"idle"') === true,
+        'the agent wrote its idle status',
+      );
       const port = log.entries.find((e) => e.message === 'agent started')?.fields.metricsPort as number;
       const before = server.requests.length;
       for (let i = 0; i < 20; i++) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
