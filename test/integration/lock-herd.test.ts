@@ -266,9 +266,11 @@ describe('every agent takes the lock once (real time, random spread)', () => {
       );
       expect(acquiredBy.size).toBe(n);
       expect(maxHolders).toBeLessThanOrEqual(concurrency);
-      // Waking every waiter at every write cost ~29 per agent here; we measure 8-10 (6 is the floor:
-      // first read, watch, read and write to take the slot, read and write to give it back).
-      expect(requests / n).toBeLessThan(15);
+      // The figure itself depends on real timing (8-10 per agent on an idle machine, 17 with six
+      // CPU-bound processes beside it; 6 is the floor: first read, watch, read and write to take
+      // the slot, read and write to give it back); `npm run bench` (lock contention) measures it on
+      // virtual time. Here only the design is checked: waking every waiter at every write cost ~29.
+      expect(requests / n).toBeLessThan(29);
       expect(holderIds()).toEqual([]);
     } finally {
       unsubscribe();
