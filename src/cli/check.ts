@@ -32,7 +32,9 @@ import {
   EXIT_OK,
   EXIT_HELD_BACK,
   EXIT_USAGE,
+  nonEmpty,
   readDaemonSet,
+  resolveDaemonSet,
   usage,
   type CommandDeps,
   type CommandIo,
@@ -441,7 +443,21 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
     const context = typeof opts.context === 'string' ? opts.context : '';
     const io = commandIo(deps, { kubeconfig, context });
     if (!io) return;
-    deps.exit(await runCheck({ node: String(opts.node), config, local: opts.local === true, output }, io));
+    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use (as status and pause find it)
+    const named = opts['dsName'] !== undefined || nonEmpty(deps.env.KURED_DS_NAME) !== undefined;
+    const scope = { namespace: opts['dsNamespace'] === undefined ? undefined : config.dsNamespace };
+    const ref = await resolveDaemonSet(deps, io, {
+      kubeconfig,
+      context,
+      dsNamespace: config.dsNamespace,
+      dsName: config.dsName,
+      ...(named ? {} : { discover: scope }),
+    });
+    if (!ref) return;
+    const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
+    deps.exit(
+      await runCheck({ node: String(opts.node), config: found, local: opts.local === true, output }, io),
+    );
   });
   return cmd;
 }

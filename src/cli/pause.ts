@@ -14,6 +14,7 @@ import {
   FLEET_PAUSE_ANNOTATION,
   readDaemonSet,
   readFleetPause,
+  resolveDaemonSet,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
@@ -85,8 +86,9 @@ export function registerPause(program: Command, deps: CommandDeps): Command {
     .action(async (flags: ClusterFlags & { reason: string; by?: string }) => {
       const cluster = usage(deps, () => clusterOptions(flags, deps.env));
       const io = cluster && commandIo(deps, cluster);
-      if (!cluster || !io) return;
-      deps.exit(await runPause({ ...cluster, reason: flags.reason, by: flags.by ?? defaultPausedBy() }, io));
+      const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
+      if (!ref) return;
+      deps.exit(await runPause({ ...ref, reason: flags.reason, by: flags.by ?? defaultPausedBy() }, io));
     });
   return cmd;
 }

@@ -12,6 +12,7 @@ import {
   FLEET_PAUSE_ANNOTATION,
   readDaemonSet,
   readFleetPause,
+  resolveDaemonSet,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
@@ -53,8 +54,9 @@ export function registerResume(program: Command, deps: CommandDeps): Command {
   addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
     const cluster = usage(deps, () => clusterOptions(flags, deps.env));
     const io = cluster && commandIo(deps, cluster);
-    if (!cluster || !io) return;
-    deps.exit(await runResume(cluster, io));
+    const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
+    if (!ref) return;
+    deps.exit(await runResume(ref, io));
   });
   return cmd;
 }

@@ -14,6 +14,7 @@ import { OutputFormatError } from './output.js';
 import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
+import { discoverDaemonSet, type Discovery } from './discover.js';
 
 /** What a command talks to; injected so that tests run it against the fake API server. */
 export interface CommandIo {
@@ -201,8 +202,19 @@ export interface ClusterFlags {
   dsName?: string;
 }
 
+/**
+ * Where the lock DaemonSet is to be found when the operator did not name it (no --ds-name, no
+ * KURED_DS_NAME): among the chart's DaemonSets in `namespace` (-n), or in every namespace.
+ */
+export interface DiscoverScope {
+  namespace: string | undefined;
+}
+
+/** The resolved cluster flags; `discover` when the DaemonSet is to be found (resolveDaemonSet). */
+export type ClusterOptions = DaemonSetRef & KubeTarget & { discover?: DiscoverScope };
+
 /** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
-export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): DaemonSetRef & KubeTarget {
+export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): ClusterOptions {
   const pick = (value: string | undefined, name: string, fallback: string): string =>
     value ?? nonEmpty(env[name]) ?? fallback;
   if (
@@ -216,12 +228,44 @@ export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): Da
       `disagrees with --ds-namespace ${flags.dsNamespace}`,
     );
   }
+  const namespace = flags.namespace ?? flags.dsNamespace;
+  const named = flags.dsName ?? nonEmpty(env.KURED_DS_NAME);
   return {
     kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
     context: flags.context ?? '',
-    dsNamespace: pick(flags.namespace ?? flags.dsNamespace, 'KURED_DS_NAMESPACE', 'kube-system'),
-    dsName: pick(flags.dsName, 'KURED_DS_NAME', 'kured'),
+    dsNamespace: pick(namespace, 'KURED_DS_NAMESPACE', 'kube-system'),
+    dsName: named ?? 'kured',
+    ...(named === undefined
+      ? { discover: { namespace: namespace ?? nonEmpty(env.KURED_DS_NAMESPACE) } }
+      : {}),
   };
+}
+
+/**
+ * The DaemonSet a command addresses: as named, or the lock DaemonSet of the chart's agents
+ * (discover.ts), or kured's default when no chart DaemonSet is found. Several locks among the
+ * chart's DaemonSets: one line naming them, exit 2, undefined.
+ */
+export async function resolveDaemonSet(
+  deps: CommandDeps,
+  io: CommandIo,
+  options: ClusterOptions,
+): Promise<DaemonSetRef | undefined> {
+  const fallback = { dsNamespace: options.dsNamespace, dsName: options.dsName };
+  if (options.discover === undefined) return fallback;
+  let found: Discovery;
+  try {
+    found = await discoverDaemonSet(io.kube, options.discover.namespace, commandSignal(io.timeoutMs));
+  } catch {
+    return fallback; // no right to list DaemonSets: try kured's default, whose errors say what to set
+  }
+  if (found.kind === 'found') return found.ref;
+  if (found.kind === 'none') return fallback;
+  deps.err(
+    `several kured-ts DaemonSets use different locks: ${found.candidates.join('; ')}; choose one with -n NAMESPACE --ds-name NAME`,
+  );
+  deps.exit(EXIT_USAGE);
+  return undefined;
 }
 
 /** undefined for an unset or empty environment variable. */

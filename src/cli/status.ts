@@ -14,6 +14,7 @@ import {
   EXIT_OK,
   addClusterOptions,
   clusterOptions,
+  resolveDaemonSet,
   commandIo,
   commandSignal,
   describeApiError,
@@ -420,7 +421,9 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
     .action(async (nodes: string[], flags: StatusFlags) => {
       const options = usage(deps, () => statusOptions(nodes, flags, deps.env));
       const io = options && commandIo(deps, options);
-      if (!options || !io) return;
+      const ref = options && io && (await resolveDaemonSet(deps, io, options));
+      if (!options || !io || !ref) return;
+      Object.assign(options, ref);
       if (flags.watch !== true) {
         deps.exit(await runStatus(options, io));
         return;

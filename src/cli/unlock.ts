@@ -24,6 +24,7 @@ import {
   EXIT_USAGE,
   nonEmpty,
   readDaemonSet,
+  resolveDaemonSet,
   usage,
   type ClusterFlags,
   type CommandDeps,
@@ -239,8 +240,9 @@ export function registerUnlock(program: Command, deps: CommandDeps): Command {
       }
       const options = usage(deps, () => unlockOptions(nodes, flags, deps.env));
       const io = options && commandIo(deps, options);
-      if (!options || !io) return;
-      deps.exit(await runUnlock(options, io));
+      const ref = options && io && (await resolveDaemonSet(deps, io, options));
+      if (!options || !io || !ref) return;
+      deps.exit(await runUnlock({ ...options, ...ref }, io));
     });
   return cmd;
 }

@@ -236,6 +236,18 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, signal });
   }
 
+  listDaemonSets(
+    namespace: string | undefined,
+    options: ListOptions = {},
+    signal?: AbortSignal,
+  ): Promise<V1DaemonSet[]> {
+    const path =
+      namespace === undefined
+        ? '/apis/apps/v1/daemonsets'
+        : `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`;
+    return this.items({ method: 'GET', path, query: { ...options }, signal });
+  }
+
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
     return this.read({ method: 'GET', path: daemonSetPath(namespace, name), signal });
   }

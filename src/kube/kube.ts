@@ -79,6 +79,12 @@ export interface Kube {
   ): Promise<V1PodDisruptionBudget[]>;
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet>;
+  /** DaemonSets in `namespace`, or in every namespace when undefined (operator commands only). */
+  listDaemonSets(
+    namespace: string | undefined,
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<V1DaemonSet[]>;
   mergePatchDaemonSet(
     namespace: string,
     name: string,

@@ -54,6 +54,14 @@ export class ReadOnlyKube implements Kube {
   ): Promise<V1PodDisruptionBudget[]> {
     return this.inner.listPodDisruptionBudgets(namespace, signal);
   }
+  listDaemonSets(
+    namespace: string | undefined,
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<V1DaemonSet[]> {
+    return this.inner.listDaemonSets(namespace, options, signal);
+  }
+
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
     return this.inner.getDaemonSet(namespace, name, signal);
   }

@@ -144,6 +144,8 @@ export class TrackedKube implements Kube {
     this.call('evictPod', (k) => k.evictPod(namespace, name, grace, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
+  listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>
+    this.call('listDaemonSets', (k) => k.listDaemonSets(namespace, options, signal));
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>

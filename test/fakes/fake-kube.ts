@@ -45,6 +45,10 @@ export class FakeKube implements Kube {
     );
   }
 
+  listDaemonSets(): Promise<V1DaemonSet[]> {
+    return Promise.reject(new Error('FakeKube: listDaemonSets is not used by the agent'));
+  }
+
   getDaemonSet(): Promise<V1DaemonSet> {
     if (this.failWith) return Promise.reject(this.failWith);
     return Promise.resolve(structuredClone(this.daemonSet));
