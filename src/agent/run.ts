@@ -1,7 +1,8 @@
 // The agent daemon: metrics and health listener, kured_reboot_required refresher, and the loop.
 // The caller (src/cli/cli.ts) turns SIGTERM/SIGINT into `signal` and the returned number into the exit.
 import { SystemClock, type Clock } from '../clock/clock.js';
-import type { Config } from '../config/config.js';
+import { redactConfig, type Config } from '../config/config.js';
+import { createWindow } from '../window/index.js';
 import { connectKube } from '../kube/client.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
@@ -21,6 +22,8 @@ export interface RunAgentOptions {
   kube?: Kube;
   /** Default the system clock. */
   clock?: Clock;
+  /** The program's version, for the configuration line. */
+  version?: string;
 }
 
 /** Runs until `signal` aborts; resolves 0 then, or 1 when the agent cannot start. */
@@ -33,6 +36,12 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     log.error('cannot load the Kubernetes client configuration', { error: errorText(err) });
     return 1;
   }
+  // After the connection is configured: a missing kubeconfig is one line, not this one first.
+  log.info('effective configuration', {
+    ...(options.version === undefined ? {} : { version: options.version }),
+    window: createWindow(config.window).describe(),
+    config: redactConfig(config),
+  });
   const metrics = new PrometheusMetrics(config.nodeId);
   let server: HealthServer;
   try {

@@ -34,7 +34,7 @@ const agent: AgentRunner = (config, _io, log) => {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return import('../agent/run.js').then(({ runAgent }) =>
-    runAgent(config, log, { signal: controller.signal }),
+    runAgent(config, log, { signal: controller.signal, version: io.version }),
   );
 };
 

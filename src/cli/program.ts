@@ -1,12 +1,11 @@
 // The command-line program: commander options generated from FLAGS, subcommands, exit codes.
 // No process globals here: src/cli/cli.ts passes the environment and the output streams in, and
 // turns the returned exit code into the process's fate.
-import { Command, CommanderError } from 'commander';
-import { redactConfig, UsageError, type Config } from '../config/config.js';
+import { Command, CommanderError, Help } from 'commander';
+import { UsageError, type Config } from '../config/config.js';
 import { FLAGS } from '../config/flags.js';
 import { optionValues, parseConfigWithWarnings, requireNodeId } from '../config/parse.js';
 import type { Logger } from '../log/logger.js';
-import { createWindow } from '../window/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, addFlags, type CliIo } from './shared.js';
 import { addWindowCommand } from './window.js';
 import { errorText } from '../text/error-text.js';
@@ -66,16 +65,18 @@ interface State {
   code: number;
 }
 
+/** The bare command line (no flag, no KURED_NODE_ID): the agent, started by hand by mistake. */
+const BARE_HINT =
+  'kured-ts with no command runs the agent, which the DaemonSet starts on every node; `kured-ts --help` lists the commands';
+
 async function agentAction(command: Command, io: CliIo, run: AgentRunner, state: State): Promise<void> {
   const { config, warnings } = parseConfigWithWarnings(optionValues(command.opts(), FLAGS), io.env);
+  if (config.nodeId.trim() === '' && Object.keys(command.opts()).length === 0) {
+    throw new UsageError('--node-id', '', `required (set --node-id or KURED_NODE_ID); ${BARE_HINT}`);
+  }
   requireNodeId(config);
   const log = io.createLogger(config.logFormat);
   for (const warning of warnings) log.warn('configuration warning', { warning });
-  log.info('effective configuration', {
-    version: io.version,
-    window: createWindow(config.window).describe(),
-    config: redactConfig(config),
-  });
   state.code = await run(config, io, log);
 }
 
@@ -167,6 +168,19 @@ function addPluginRoot(program: Command): void {
   });
 }
 
+/**
+ * The root's help with its commands before its options: the agent's ~70 flags would otherwise
+ * push the commands an operator looks for off the screen. Subcommands keep commander's order.
+ */
+function commandsFirst(cmd: Command, helper: Help): string {
+  const text = Help.prototype.formatHelp.call(helper, cmd, helper);
+  if (cmd.parent !== null) return text;
+  const options = text.indexOf('\nOptions:\n');
+  const commands = text.indexOf('\nCommands:\n');
+  if (options < 0 || commands < options) return text;
+  return `${text.slice(0, options)}${text.slice(commands).trimEnd()}\n${text.slice(options, commands)}\n`;
+}
+
 /** Builds the commander program; `state.code` receives the exit status of the action that ran. */
 export function buildProgram(io: CliIo, options: ProgramOptions, state: State): Command {
   const plugin = options.asKubectlPlugin === true;
@@ -177,11 +191,14 @@ export function buildProgram(io: CliIo, options: ProgramOptions, state: State): 
         : 'Kubernetes reboot coordination daemon: a TypeScript successor to kured',
     )
     .version(io.version, '-V, --version')
+    .configureHelp({ formatHelp: commandsFirst })
     // The root has an action (the agent), so commander would not add `help <command>` by itself.
     .helpCommand(true);
   if (plugin) addPluginRoot(program);
   else addAgentCommand(program, io, options, state);
-  addWindowCommand(program, io);
+  addWindowCommand(program, io, (code) => {
+    state.code = code;
+  });
   addCommands(program, io, options, state);
   // Set last so that subcommands do not inherit it: the root reports stray words itself.
   program.allowExcessArguments();

@@ -7,7 +7,7 @@ import { shortDuration } from '../text/duration.js';
 import { createWindow } from '../window/index.js';
 import { HORIZON_MS } from '../window/scan.js';
 import { ZoneClock } from '../window/zone.js';
-import { addFlags, type CliIo } from './shared.js';
+import { addFlags, EXIT_HELD_BACK, EXIT_OK, type CliIo } from './shared.js';
 
 /** Parses `--at`: an ISO-8601 instant with an explicit zone, so that it cannot be misread. */
 export function parseInstant(text: string): Date {
@@ -36,16 +36,19 @@ export function describeWindow(windowConfig: Config['window'], at: Date): string
   return lines;
 }
 
-function windowAction(command: Command, io: CliIo): void {
+/** Prints the window at the instant; 0 inside, EXIT_HELD_BACK (3) outside, as `check`. */
+function windowAction(command: Command, io: CliIo): number {
   const windowFlags = FLAGS.filter((f) => f.window === true);
   const config = parseWindowConfig(optionValues(command.opts(), windowFlags), io.env);
   const atText = command.getOptionValue('at') as string | undefined;
   const at = atText === undefined ? io.now() : parseInstant(atText);
-  io.stdout(describeWindow(config, at).join('\n') + '\n');
+  const lines = describeWindow(config, at);
+  io.stdout(lines.join('\n') + '\n');
+  return lines[0] === 'inside' ? EXIT_OK : EXIT_HELD_BACK;
 }
 
 /** Adds `window` to the program. */
-export function addWindowCommand(program: Command, io: CliIo): void {
+export function addWindowCommand(program: Command, io: CliIo, exit: (code: number) => void): void {
   const command = program
     .command('window')
     .description('is a maintenance window open now (or --at), and when does it next open or close')
@@ -54,6 +57,6 @@ export function addWindowCommand(program: Command, io: CliIo): void {
     command,
     FLAGS.filter((f) => f.window === true),
   ).action((_opts, cmd: Command) => {
-    windowAction(cmd, io);
+    exit(windowAction(cmd, io));
   });
 }

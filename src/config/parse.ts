@@ -80,9 +80,31 @@ function checkGroups(config: Config, warnings: string[]): void {
   }
 }
 
+/** h:mm:ss of seconds since midnight. */
+function clockText(second: number): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${Math.floor(second / 3600)}:${two(Math.floor(second / 60) % 60)}:${two(second % 60)}`;
+}
+
+/** A window that can never open is a mistake, not a policy (a pause says "never" on purpose). */
+function checkWindow(window: Config['window']): void {
+  if (window.schedules.length > 0) return;
+  if (window.days.length === 0) {
+    throw new UsageError('--reboot-days', '', 'no day is left: the maintenance window would never open');
+  }
+  if (window.startSecond === window.endSecond) {
+    throw new UsageError(
+      '--end-time',
+      clockText(window.endSecond),
+      'equals --start-time: a one-second window that an agent checking every --period would never see open (all day: --start-time 0:00 --end-time 23:59:59)',
+    );
+  }
+}
+
 /** Cross-flag rules, checked after every flag is parsed. */
 function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
   const config = draft.config;
+  checkWindow(config.window);
   if (config.rebootMethod === 'command' && config.rebootCommand.length === 0) {
     throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
   }
@@ -118,7 +140,36 @@ function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): Pa
  * require --node-id (only the agent does: see requireNodeId).
  */
 export function parseConfigWithWarnings(values: FlagValues, env: Env): ParsedConfig {
-  return parseWith(FLAGS, values, env);
+  const parsed = parseWith(FLAGS, values, env);
+  return { ...parsed, warnings: [...unknownEnv(env), ...parsed.warnings] };
+}
+
+/** KURED_* variables that are no setting of kured-ts (a typo is otherwise silently ignored). */
+function unknownEnv(env: Env): string[] {
+  const known = new Set(FLAGS.map((f) => f.env));
+  const unknown = Object.keys(env)
+    .filter((name) => name.startsWith('KURED_') && !known.has(name))
+    .sort();
+  if (unknown.length === 0) return [];
+  const named = unknown.map((name) => {
+    const near = [...known].find((k) => editDistance(k, name) <= 2);
+    return near === undefined ? name : `${name} (${near}?)`;
+  });
+  return [`ignored: ${named.join(', ')}: no kured-ts setting has that environment variable`];
+}
+
+/** Levenshtein distance, for "did you mean". */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
 }
 
 /** parseConfigWithWarnings without the warnings. */

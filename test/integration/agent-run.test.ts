@@ -36,6 +36,24 @@ function config(port: number): Config {
 }
 
 describe('runAgent', () => {
+  it('logs its effective configuration once connected, with the notify URL redacted', async () => {
+    const log = new MemoryLogger();
+    const controller = new AbortController();
+    controller.abort(new Error('SIGTERM'));
+    const config = testConfig({ metricsPort: 0, notifyUrl: 'https://hooks.example.com/SECRET' });
+    await runAgent(config, log, {
+      signal: controller.signal,
+      kube: new ClientNodeKube(server.kubeConfig()),
+      version: '9.9.9',
+    });
+    const effective = log.entries.find((e) => e.message === 'effective configuration');
+    expect(effective?.fields).toMatchObject({
+      version: '9.9.9',
+      config: { nodeId: config.nodeId, notifyUrl: 'https://hooks.example.com/<redacted>' },
+    });
+    expect(JSON.stringify(log.entries)).not.toContain('SECRET');
+  });
+
   it('answers /readyz from its own requests: no API request per probe, unready while the API fails', async () => {
     const log = new MemoryLogger();
     const controller = new AbortController();

@@ -71,14 +71,11 @@ describe('the program', () => {
     expect(io.log.entries).toEqual([]);
   });
 
-  it('logs the effective configuration and deprecation warnings before the agent runs', async () => {
+  it('logs deprecation warnings before the agent runs (the agent logs its configuration once connected)', async () => {
     const [code, io] = await run(['--node-id', 'n1', '--slack-username', 'bot']);
     expect(code).toBe(1);
     expect(io.err).toBe('');
-    expect(io.log.entries.map((e) => [e.level, e.message])).toEqual([
-      ['warn', 'configuration warning'],
-      ['info', 'effective configuration'],
-    ]);
+    expect(io.log.entries.map((e) => [e.level, e.message])).toEqual([['warn', 'configuration warning']]);
     expect(io.log.entries[0]?.fields).toEqual({
       warning: '--slack-username is deprecated: ignored, as by kured with notify URLs',
     });
@@ -102,7 +99,7 @@ describe('the program', () => {
 
   it('answers window with the injected clock when --at is absent', async () => {
     const [code, io] = await run(['window', '--reboot-days', 'sat']);
-    expect(code).toBe(0);
+    expect(code).toBe(3); // outside, as check
     expect(io.out.split('\n').slice(0, 3)).toEqual([
       'outside',
       'window: sat 00:00-23:59:59 UTC',
@@ -138,5 +135,24 @@ describe('window helpers', () => {
       'window: every day 09:00-17:00 America/Los_Angeles',
       'opens: 2026-11-23 09:00:00 America/Los_Angeles (2026-11-23T17:00:00.000Z), in 30s',
     ]);
+  });
+});
+
+describe('a first look at kured-ts', () => {
+  it('lists the commands before the agent flags in the root help', async () => {
+    const [code, io] = await run(['--help']);
+    expect(code).toBe(0);
+    const commands = io.out.indexOf('\nCommands:\n');
+    const options = io.out.indexOf('\nOptions:\n');
+    expect(commands).toBeGreaterThan(0);
+    expect(options).toBeGreaterThan(commands);
+    expect(io.out).toContain('--node-id');
+  });
+
+  it('points a bare kured-ts to --help, in the one line of its usage error', async () => {
+    const [code, io] = await run([]);
+    expect(code).toBe(2);
+    expect(io.err.trim().split('\n')).toHaveLength(1);
+    expect(io.err).toContain('`kured-ts --help` lists the commands');
   });
 });

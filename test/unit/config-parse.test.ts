@@ -400,3 +400,25 @@ describe('bad values name the flag and the value', () => {
     }).not.toThrow();
   });
 });
+
+describe('KURED_* variables that are no setting', () => {
+  it.each([
+    [
+      'names a misspelt one with the setting it is probably a typo of',
+      { KURED_PERIOID: '2h' },
+      'KURED_PERIOID (KURED_PERIOD?)',
+    ],
+    ['names one that resembles nothing', { KURED_WHATEVER: 'x' }, 'KURED_WHATEVER:'],
+  ])('%s, in one warning', (_name, env, named) => {
+    const { config, warnings } = parseConfigWithWarnings({}, env);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(named);
+    expect(config.periodMs).toBe(3_600_000);
+  });
+
+  it('says nothing of known ones or of other variables', () => {
+    expect(
+      parseConfigWithWarnings({}, { KURED_PERIOD: '2h', HOME: '/root', KUBECONFIG: '/k' }).warnings,
+    ).toEqual([]);
+  });
+});
