@@ -8,6 +8,8 @@ import { PROBE_EVERY_MS, measureIdleAgent } from './agent-cost.js';
 import { memoryFloors } from './memory-floors.js';
 import { shortDuration } from '../src/text/duration.js';
 import { pct, ratio, table } from './table.js';
+import type { FakeApiServer } from '../src/sim/fake-api-server.js';
+import { seededRandom } from '../src/sim/random.js';
 
 const HOUR = 3_600_000;
 const args = new Set(process.argv.slice(2));
@@ -329,6 +331,56 @@ async function contentionTable(): Promise<void> {
   if (nodes < 200) out(`(${nodes} agents with --quick; the full run uses 200.)\n`);
 }
 
+/** The same wave with a fraction of the API's answers replaced by 429 or 500 (virtual time). */
+async function chaosRun(nodes: number, method: string | undefined): Promise<SimulationResult> {
+  return sim({ nodes, concurrency: 2, podsPerNode: 5 }, (o) => {
+    const start = o.startServer;
+    o.startServer = async (clock, admission) => {
+      const server = (await start(clock, admission)) as FakeApiServer;
+      if (method !== 'none') {
+        server.chaos({
+          fraction: 0.2,
+          statuses: [429, 500],
+          random: seededRandom(11),
+          ...(method === undefined ? {} : { method }),
+        });
+      }
+      return server;
+    };
+  });
+}
+
+async function chaosTable(): Promise<void> {
+  const nodes = quick ? 6 : 20;
+  const calm = await chaosRun(nodes, 'none');
+  const rows: string[][] = [];
+  for (const [label, method] of [
+    ['every GET (reads)', 'GET'],
+    ['every request (reads and writes)', undefined],
+  ] as const) {
+    const r = await chaosRun(nodes, method);
+    rows.push([
+      label,
+      shortDuration(calm.rollingMs),
+      shortDuration(r.rollingMs),
+      ratio(r.rollingMs, calm.rollingMs),
+      '<= 1.50',
+      String(r.rebooted),
+      String(r.violations.length),
+    ]);
+  }
+  out(
+    table(
+      `A wave under API errors: ${nodes} nodes, concurrency 2, 5 pods each; 20% of the answers 429 or 500 (virtual time)`,
+      ['errors on', 'wave without', 'wave with', 'ratio', 'target', 'rebooted', 'violations'],
+      rows,
+    ),
+  );
+  out(
+    'Reads (GET, LIST) are retried inside the call (6 attempts, jittered backoff, Retry-After honoured); a failed write ends the tick, and the next tick comes after the error backoff.\n',
+  );
+}
+
 async function costTable(): Promise<void> {
   const rows: string[][] = [];
   process.stderr.write('bench: idle agent process\n');
@@ -499,6 +551,7 @@ const TABLES: Record<string, () => Promise<void>> = {
   taint: taintTable,
   churn: churnTable,
   contention: contentionTable,
+  chaos: chaosTable,
   cost: costTable,
   memory: memoryTable,
   scale: scaleTable,

@@ -569,6 +569,8 @@ const PERMISSIONS: Record<
   watchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'watch', scope: 'lock' },
   // Only `kured-ts status --watch` (the operator's own credentials): not granted to the agent.
   watchNodes: { group: '', resource: 'nodes', verb: 'watch', scope: 'operator' },
+  // Only the operator commands finding the chart's DaemonSet: not granted to the agent.
+  listDaemonSets: { group: 'apps', resource: 'daemonsets', verb: 'list', scope: 'operator' },
 };
 
 /** The documented RBAC, as a table: resource → verbs. */
