@@ -315,10 +315,13 @@ export class ClientNodeKube implements Kube {
   }
 
   /**
-   * A GET (or LIST): idempotent, so sent again inside the call when the server answers 429 or 5xx
-   * (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
+   * A request that is safe to send again, sent again inside the call when the server answers 429
+   * or 5xx (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
    * RETRY_AFTER_CAP_MS), as client-go does; one overloaded moment should not cost a whole tick.
-   * Writes are not: each has its own guarded retry where a repeat is safe.
+   * Safe: a GET or LIST; and every PATCH we send, because each is a merge patch (the same patch
+   * twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's leading `test`:
+   * a repeat of one that was committed before the error answers 409/422, and the caller re-reads
+   * and finds its change made). POSTs (an Event, an eviction) are not repeated here.
    */
   private read<T>(req: KubeRequest): Promise<T> {
     return retry(() => this.http.json<T>(req), {
@@ -334,7 +337,7 @@ export class ClientNodeKube implements Kube {
   }
 
   private patch<T>(path: string, contentType: string, body: unknown, signal?: AbortSignal): Promise<T> {
-    return this.http.json({
+    return this.read({
       method: 'PATCH',
       path,
       query: { fieldManager: FIELD_MANAGER },

@@ -217,15 +217,27 @@ describe('reads retried inside the call (429 and 5xx)', () => {
     expect(answered!.at - refused!.at).toBeGreaterThanOrEqual(990);
   });
 
-  it('gives up after READ_ATTEMPTS (6) attempts with the last answer, and never repeats a write', async () => {
+  it('gives up after READ_ATTEMPTS (6) attempts with the last answer', async () => {
     server.injectFailure({ method: 'GET', pathIncludes: '/nodes/n1' }, 500, 10);
     await expect(kube.getNode('n1')).rejects.toMatchObject({ code: 500 });
     expect(server.requests.filter((r) => r.path.endsWith('/nodes/n1'))).toHaveLength(READ_ATTEMPTS);
+  });
+
+  it('sends a PATCH again after a 429 or 500 (every PATCH of ours is a merge patch or guarded)', async () => {
     server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 500, 1);
-    await expect(kube.mergePatchNode('n1', { metadata: { labels: { a: 'b' } } })).rejects.toMatchObject({
-      code: 500,
+    server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 429, 1);
+    await expect(kube.mergePatchNode('n1', { metadata: { labels: { a: 'b' } } })).resolves.toMatchObject({
+      metadata: { labels: { a: 'b' } },
     });
-    expect(server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1);
+    expect(server.requests.filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([500, 429, 200]);
+  });
+
+  it('never sends a POST again: an eviction answered 429 is a PodDisruptionBudget speaking', async () => {
+    server.injectFailure({ method: 'POST' }, 500, 1);
+    await expect(
+      kube.createEvent('default', { metadata: { name: 'e1', namespace: 'default' }, involvedObject: {} }),
+    ).rejects.toMatchObject({ code: 500 });
+    expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
   it('does not retry an answer that will not change (404)', async () => {

@@ -193,6 +193,15 @@ describe('KubeNodeOps', () => {
     expect(server.requests.filter((r) => r.method === 'GET')).toHaveLength(7);
   });
 
+  it('adds its taint once when the server commits the write and then answers 500 (the repeat fails its test)', async () => {
+    server.injectFailure({ method: 'PATCH', pathIncludes: `/nodes/${NODE}` }, 500, 1, {
+      mode: 'commit-then-fail',
+    });
+    await ops().addTaint(TAINT);
+    expect(taintKeys()).toEqual(['user/dedicated', TAINT]);
+    expect(server.requests.filter((r) => r.method === 'PATCH').map((r) => r.status)).toEqual([500, 422]);
+  });
+
   it('gives up after the bounded attempts and says why', async () => {
     server.injectFailure({ method: 'PATCH', pathIncludes: `/nodes/${NODE}` }, 409, 100);
     await expect(ops(kube, 3).addTaint(TAINT)).rejects.toThrow(/cannot add taint .* on node n1/);
