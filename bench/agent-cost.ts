@@ -1,7 +1,7 @@
 // The cost of one idle agent as shipped: `node dist/cli.js agent` (the esbuild bundle) in its own
 // process, against the fake API server running in this (the benchmark's) process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeApiServer } from '../src/sim/fake-api-server.js';
@@ -154,4 +154,97 @@ function failed(note: string): ProcessCost {
     probes: 0,
     probesOk: 0,
   };
+}
+
+export interface DrainCost {
+  ok: boolean;
+  note: string;
+  /** Pods evicted by the agent. */
+  evicted: number;
+  /** VmHWM of the agent process once the drain is done (its reboot command has run). */
+  peakRssMb: number;
+  drainS: number;
+}
+
+/**
+ * Starts the agent bundle on a node that needs a reboot and carries `pods` pods, and measures its
+ * peak resident memory through the lock, cordon and drain, up to its reboot command.
+ */
+export async function measureDrainingAgent(cli: string, pods: number): Promise<DrainCost> {
+  const server = await startFakeApiServer();
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, server.kubeConfig().exportConfig());
+  writeFileSync(join(dir, 'reboot-required'), '');
+  const rebooted = join(dir, 'rebooted');
+  server.create('nodes', {
+    metadata: { name: 'node-01' },
+    status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { bootID: 'boot-1' } },
+  } as never);
+  server.create('daemonsets', {
+    metadata: { name: 'kured', namespace: 'kube-system' },
+    spec: {
+      selector: { matchLabels: { name: 'kured' } },
+      template: { metadata: { labels: { name: 'kured' } } },
+    },
+  } as never);
+  for (let i = 0; i < pods; i++) {
+    server.create('pods', {
+      metadata: {
+        name: `web-${i}`,
+        namespace: 'default',
+        labels: { app: `web-${i % 10}` },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { nodeName: 'node-01', containers: [{ name: 'c', image: 'busybox' }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    } as never);
+  }
+  const started = Date.now();
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'agent',
+      '--node-id=node-01',
+      `--kubeconfig=${kubeconfig}`,
+      '--period=10s',
+      `--reboot-sentinel=${join(dir, 'reboot-required')}`,
+      `--reboot-command=/usr/bin/touch ${rebooted}`,
+      '--metrics-host=127.0.0.1',
+      '--metrics-port=0',
+      '--host-exec=direct',
+      '--log-format=json',
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore'] },
+  );
+  try {
+    const deadline = Date.now() + 120_000;
+    while (!existsSync(rebooted) && Date.now() < deadline && child.exitCode === null) await sleep(100);
+    const pid = child.pid;
+    if (!existsSync(rebooted) || pid === undefined) {
+      return {
+        ok: false,
+        note: 'the agent did not reach its reboot command in 120 s',
+        evicted: 0,
+        peakRssMb: 0,
+        drainS: 0,
+      };
+    }
+    const left = server.list('pods').length;
+    return {
+      ok: true,
+      note: '',
+      evicted: pods - left,
+      peakRssMb: procStatus(pid).hwm,
+      drainS: (Date.now() - started) / 1000,
+    };
+  } finally {
+    child.kill('SIGKILL');
+    await Promise.race([new Promise((r) => child.once('exit', r)), sleep(3000)]);
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -4,7 +4,7 @@
 import { DEFAULT_SIMULATE_OPTIONS, simulationOptions, type SimulateOptions } from '../src/cli/simulate.js';
 import { runRollingModel } from './rolling-model.js';
 import { runSimulation, type SimulationOptions, type SimulationResult } from '../src/sim/simulation.js';
-import { PROBE_EVERY_MS, measureIdleAgent } from './agent-cost.js';
+import { PROBE_EVERY_MS, measureDrainingAgent, measureIdleAgent } from './agent-cost.js';
 import { memoryFloors } from './memory-floors.js';
 import { shortDuration } from '../src/text/duration.js';
 import { pct, ratio, table } from './table.js';
@@ -411,6 +411,18 @@ async function costTable(): Promise<void> {
         'before: 360 per node per hour (a GET per /readyz probe)',
       ],
     );
+  process.stderr.write('bench: agent process draining 100 pods\n');
+  const drain = await measureDrainingAgent('dist/cli.js', 100);
+  rows.push(
+    drain.ok
+      ? [
+          `agent RSS through a drain of 100 pods (lock, cordon, ${drain.evicted} evicted, up to its reboot command, ${drain.drainS.toFixed(1)} s)`,
+          `peak ${drain.peakRssMb.toFixed(1)} MB`,
+          "<= 96 MiB (the chart's memory request; limit 192 MiB)",
+          'idle peak above',
+        ]
+      : ['agent draining 100 pods', `not measured: ${drain.note}`, '-', '-'],
+  );
   const idle = await sim({ nodes: 10, needsReboot: 0 }, (o) => {
     o.minDurationMs = 25 * HOUR;
     o.sampleAtMs = [HOUR, 25 * HOUR];
