@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { startKubeletHeartbeats } from './fake-api/kubelet-heartbeat.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import {
   handleRequest,
@@ -59,6 +60,11 @@ export interface FakeApiServerOptions {
    * False) and unreachable (Ready Unknown), as a separate write that watchers see.
    */
   nodeController?: boolean;
+  /**
+   * Act as the kubelets (default 0 = off): every this many ms of real time, each Node's Ready
+   * condition gets a new lastHeartbeatTime, a write of its own that moves the Node's resourceVersion.
+   */
+  kubeletHeartbeatMs?: number;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
   /**
@@ -147,7 +153,16 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     });
   });
   const { port } = server.address() as AddressInfo;
-  return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx);
+  const heartbeats = options.kubeletHeartbeatMs ?? 0;
+  const stopHeartbeats =
+    heartbeats > 0
+      ? startKubeletHeartbeats(
+          store,
+          offsetClock(options.clock ?? new SystemClock(), options.clockOffsetMs ?? 0),
+          heartbeats,
+        )
+      : (): void => undefined;
+  return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx, stopHeartbeats);
 }
 
 /** `clock` read `offsetMs` ahead (its timers unchanged). */
@@ -179,6 +194,7 @@ class FakeServer implements FakeApiServer {
     readonly url: string,
     private readonly server: Server,
     private readonly ctx: HttpContext,
+    private readonly stopHeartbeats: () => void = () => undefined,
   ) {
     this.requests = ctx.requests;
   }
@@ -257,6 +273,7 @@ class FakeServer implements FakeApiServer {
   }
 
   async close(): Promise<void> {
+    this.stopHeartbeats();
     this.ctx.hub.closeAll();
     const closed = new Promise<void>((resolve, reject) => {
       this.server.close((err) => {

@@ -1,6 +1,7 @@
 // One agent over the real seams (client-node, KubeNodeOps, KubeDrainer, DaemonSetLock, Events)
 // against the fake API server: what the cluster records is what a restarted agent continues from.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { Agent } from '../../src/agent/agent.js';
@@ -11,7 +12,7 @@ import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
@@ -62,7 +63,7 @@ let reboots: number;
 let clock: SteeredClock;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   required = true;
   reboots = 0;
   clock = new SteeredClock();

@@ -1,5 +1,6 @@
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { existsSync } from 'node:fs';
@@ -11,14 +12,14 @@ import { runAgent } from '../../src/agent/run.js';
 import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', {
     metadata: { name: 'n1' },

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
 import {
   evaluateCheck,
@@ -15,7 +16,7 @@ import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../sr
 import { defaultConfig } from '../../src/config/parse.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { SentinelVerdict } from '../../src/sentinel/sentinel.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const LOCK = 'weave.works/kured-node-lock';
@@ -121,7 +122,7 @@ function writes(): string[] {
 }
 
 beforeEach(async () => {
-  api = await startFakeApiServer();
+  api = await startClusterApiServer();
   out = [];
   errs = [];
   io = {
@@ -405,7 +406,7 @@ describe('kured-ts check', () => {
   it('fails with one line when the cluster is unreachable', async () => {
     const url = api.url;
     await api.close();
-    api = await startFakeApiServer();
+    api = await startClusterApiServer();
     expect(await runCheck({ node: 'n1', config: config() }, { ...io, kube: connectKube({ url }) })).toBe(1);
     expect(errs).toHaveLength(1);
     expect(errs[0]).toMatch(/^cannot reach the Kubernetes API \(check node n1\): .*ECONNREFUSED/);

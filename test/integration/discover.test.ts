@@ -2,6 +2,7 @@
 // printed, against the chart's own DaemonSet as `helm install` would create it, in the fake API server.
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { registerCheck } from '../../src/cli/check.js';
@@ -12,7 +13,7 @@ import { registerStatus } from '../../src/cli/status.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet } from '../../src/kube/kube.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 
@@ -26,7 +27,7 @@ beforeAll(() => {
 });
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   out = [];
   errs = [];
   server.create('nodes', readyNode('n1'));

@@ -1,5 +1,6 @@
 // KubeDrainer through the real client-node against the fake API server.
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
@@ -8,11 +9,7 @@ import type { Kube } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer, type KubeDrainerOptions } from '../../src/node/kube-drainer.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
-import {
-  startFakeApiServer,
-  type FakeApiServer,
-  type FakeApiServerOptions,
-} from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer, type FakeApiServerOptions } from '../../src/sim/fake-api-server.js';
 
 const NODE = 'n1';
 
@@ -26,7 +23,7 @@ afterEach(async () => {
 async function start(
   options: FakeApiServerOptions = {},
 ): Promise<{ server: FakeApiServer; kube: ClientNodeKube }> {
-  server = await startFakeApiServer(options);
+  server = await startClusterApiServer(options);
   return { server, kube: new ClientNodeKube(server.kubeConfig()) };
 }
 

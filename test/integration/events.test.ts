@@ -1,10 +1,11 @@
 // KubeEventRecorder through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { CoreV1Event, V1Node } from '../../src/kube/kube.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeEventRecorder } from '../../src/node/kube-event-recorder.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const HOUR = 3_600_000;
@@ -15,7 +16,7 @@ let log: MemoryLogger;
 let recorder: KubeEventRecorder;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   server.create<V1Node>('nodes', { metadata: { name: 'n1' } });
   clock = new FakeClock('2026-01-05T10:00:00Z');
   log = new MemoryLogger();

@@ -2,6 +2,7 @@
 // operator commands (approve, history, status) as registered with commander, against the fake API
 // server. What one writes is what the other reads.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
 import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
@@ -17,7 +18,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { APPROVAL_ANNOTATION } from '../../src/node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../src/node/history.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../fakes/kube-objects.js';
 
@@ -34,7 +35,7 @@ function addNode(name: string, ready = 'True'): void {
 }
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   required = true;
   reboots = 0;
   out = [];
@@ -189,7 +190,7 @@ describe('--require-approval with kured-ts approve', () => {
     ],
   ])('judges --approval-ttl on the API server clock: %s', async (_name, offsetMin, ageMin, expected) => {
     await server.close();
-    server = await startFakeApiServer({ clockOffsetMs: offsetMin * 60_000 });
+    server = await startClusterApiServer({ clockOffsetMs: offsetMin * 60_000 });
     server.create('daemonsets', kuredDaemonSet());
     addNode('n1');
     if (ageMin === 0) expect(await operator()(['approve', 'n1', '--by', 'alice'])).toBe(0);

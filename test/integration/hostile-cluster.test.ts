@@ -2,6 +2,7 @@
 // API server. Each scenario is one the issue reproduced on the previous version; the watcher below
 // checks the invariants on every accepted write, not only at the end.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { WAIT_FOR_MS, waitFor } from '../fakes/wait-for.js';
 import {
   connect,
@@ -22,7 +23,7 @@ import { KubeDrainer } from '../../src/node/kube-drainer.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { seededRandom } from '../../src/sim/random.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, NODE_PAUSE_ANNOTATION, parseCycle } from '../../src/node/node.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
@@ -89,7 +90,7 @@ function watchInvariants(c: number): void {
 }
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   violations = [];
   unwatch = () => undefined;
   server.create('daemonsets', kuredDaemonSet());

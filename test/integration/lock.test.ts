@@ -1,5 +1,6 @@
 // DaemonSetLock through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
@@ -7,7 +8,7 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
@@ -21,7 +22,7 @@ let kube: ClientNodeKube;
 let log: MemoryLogger;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   kube = new ClientNodeKube(server.kubeConfig());
   log = new MemoryLogger();
   server.create('daemonsets', kuredDaemonSet());

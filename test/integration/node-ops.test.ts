@@ -1,6 +1,7 @@
 // KubeNodeOps through the real client-node against the fake API server: our writes touch only what
 // we own, and no concurrent writer's change is ever lost (DESIGN §2.3).
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -8,7 +9,7 @@ import type { Kube } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeNodeOps } from '../../src/node/kube-node-ops.js';
 import { STATUS_ANNOTATION, type NodeStatus } from '../../src/node/node.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const NODE = 'n1';
 const TAINT = 'weave.works/kured-node-reboot';
@@ -17,7 +18,7 @@ let server: FakeApiServer;
 let kube: ClientNodeKube;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   kube = new ClientNodeKube(server.kubeConfig());
   server.create<V1Node>('nodes', {
     metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE } },
@@ -300,7 +301,7 @@ describe('the seed scenario: another writer changes the same node while we taint
     expect(total).toBeGreaterThanOrEqual(5);
     for (let at = 0; at < total; at++) {
       await server.close();
-      server = await startFakeApiServer();
+      server = await startClusterApiServer();
       kube = new ClientNodeKube(server.kubeConfig());
       server.create<V1Node>('nodes', {
         metadata: { name: NODE },

@@ -3,6 +3,7 @@
 // acts as itself (its ServiceAccount with its node's claim), and the server enforces the chart's
 // admission policy on every write it makes.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { createAgent } from '../../src/agent/create-agent.js';
@@ -13,7 +14,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import type { Rebooter } from '../../src/reboot/rebooter.js';
 import type { Sentinel } from '../../src/sentinel/sentinel.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { agentPolicyParams, NODE_NAME_EXTRA } from '../../src/admission/agent-policy.js';
 import { CelAdmission, boundAgentPolicies } from '../../src/sim/fake-api/cel-admission.js';
@@ -46,7 +47,7 @@ const timers = new Set<NodeJS.Timeout>();
 async function start(concurrency: number): Promise<void> {
   const values = agentPolicyParams(config('', concurrency), { serviceAccount: SA });
   admission = new CelAdmission(boundAgentPolicies(values));
-  server = await startFakeApiServer({ admission });
+  server = await startClusterApiServer({ admission });
   server.create('daemonsets', kuredDaemonSet());
   for (const name of NODES) {
     server.create<V1Node>('nodes', readyNode(name));

@@ -1,6 +1,7 @@
 // `kured-ts unlock` through the real client against the fake API server: what it removes, what it
 // refuses, and that it never loses an entry another writer adds meanwhile.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
 import type { CommandDeps } from '../../src/cli/shared.js';
 import { NOTHING_SELECTED, registerUnlock, runUnlock, type UnlockOptions } from '../../src/cli/unlock.js';
@@ -11,7 +12,7 @@ import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_LABEL } from '../../src/node/cycle.js';
-import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 
@@ -24,7 +25,7 @@ let errs: string[];
 let clock: FakeClock;
 
 beforeEach(async () => {
-  server = await startFakeApiServer();
+  server = await startClusterApiServer();
   out = [];
   errs = [];
   clock = new FakeClock('2026-01-05T10:00:00Z');
@@ -151,7 +152,7 @@ describe('kured-ts unlock', () => {
     expect(await unlock({ manual: true })).toBe(0);
     expect(annotations()[LOCK]).toBeUndefined();
     await server.close();
-    server = await startFakeApiServer();
+    server = await startClusterApiServer();
     seed(multi(3, MANUAL), []);
     expect(await unlock({ manual: true })).toBe(0);
     expect(parseLockAnnotation(annotations()[LOCK] ?? '')).toEqual({
