@@ -123,6 +123,14 @@ export interface FakeApiServer {
   close(): Promise<void>;
 }
 
+/** The kubelets' heartbeats when asked for; the function that stops them. */
+function kubelets(store: Store, options: FakeApiServerOptions): () => void {
+  const every = options.kubeletHeartbeatMs ?? 0;
+  if (every <= 0) return () => undefined;
+  const clock = offsetClock(options.clock ?? new SystemClock(), options.clockOffsetMs ?? 0);
+  return startKubeletHeartbeats(store, clock, every);
+}
+
 /** Starts a fake API server on 127.0.0.1 at an ephemeral port. */
 export async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new Store(options.historyLimit ?? 10000);
@@ -153,16 +161,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     });
   });
   const { port } = server.address() as AddressInfo;
-  const heartbeats = options.kubeletHeartbeatMs ?? 0;
-  const stopHeartbeats =
-    heartbeats > 0
-      ? startKubeletHeartbeats(
-          store,
-          offsetClock(options.clock ?? new SystemClock(), options.clockOffsetMs ?? 0),
-          heartbeats,
-        )
-      : (): void => undefined;
-  return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx, stopHeartbeats);
+  return new FakeServer(`http://127.0.0.1:${String(port)}`, server, ctx, kubelets(store, options));
 }
 
 /** `clock` read `offsetMs` ahead (its timers unchanged). */
