@@ -115,6 +115,38 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       expect(state.unschedulableOwners.length).toBeGreaterThan(0);
     });
 
+    it('takes kubectl cordon (a strategic merge patch) as the admin cordon it is, owned by kubectl', async () => {
+      expect(
+        await cluster.patch('nodes', undefined, NODE, { as: 'kubectl', spec: { unschedulable: true } }),
+      ).toBe(200);
+      const state = await ops().get();
+      expect(state.unschedulable).toBe(true);
+      expect(state.unschedulableOwners).toEqual(['kubectl']);
+    });
+
+    it('sees a strategic merge patch replace the taint list whole (Kubernetes declares it atomic)', async () => {
+      const taint = { key: 'user/only', effect: 'NoSchedule' };
+      expect(
+        await cluster.patch('nodes', undefined, NODE, { as: 'kubectl', spec: { taints: [taint] } }),
+      ).toBe(200);
+      expect((await node()).spec?.taints).toEqual([taint]);
+    });
+
+    it('sees a strategic merge patch of status conditions merge them by type, keeping Ready', async () => {
+      await cluster.patchStatus('nodes', undefined, NODE, {
+        as: 'strategic',
+        conditions: [
+          { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'ok' },
+        ],
+      });
+      const state = await ops().get();
+      // the patch's elements first, then the ones only the server had, as kube-apiserver orders them
+      expect(state.conditions.map((c) => `${c.type}=${c.status}`)).toEqual([
+        'DiskPressure=False',
+        'Ready=True',
+      ]);
+    });
+
     it('keeps a taint another actor adds between its read and its write', async () => {
       const before = (await node()).spec?.taints ?? [];
       let raced = false;

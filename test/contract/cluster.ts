@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { connectKube, ClientNodeKube } from '../../src/kube/client.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
+const STRATEGIC = 'application/strategic-merge-patch+json';
+
 export type Resource = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events';
 
 /** Where each resource lives (namespaced ones take the namespace). */
@@ -211,17 +213,14 @@ export class TestCluster {
     resource: Resource,
     namespace: string | undefined,
     name: string,
-    patch: object,
+    patch: Record<string, unknown> & { as?: 'merge' | 'kubectl' },
   ): Promise<number> {
-    const path = `${collection(resource, namespace)}/${name}`;
-    return (
-      await send(this.endpoint, {
-        method: 'PATCH',
-        path,
-        body: patch,
-        contentType: 'application/merge-patch+json',
-      })
-    ).status;
+    const { as = 'merge', ...body } = patch;
+    // kubectl cordon, annotate and label send a strategic merge patch, as field manager kubectl
+    const query = as === 'kubectl' ? '?fieldManager=kubectl' : '';
+    const path = `${collection(resource, namespace)}/${name}${query}`;
+    const contentType = as === 'kubectl' ? STRATEGIC : 'application/merge-patch+json';
+    return (await send(this.endpoint, { method: 'PATCH', path, body, contentType })).status;
   }
 
   /** Writes the status subresource, as the kubelet or a controller does (merge patch). */
@@ -229,14 +228,16 @@ export class TestCluster {
     resource: Resource,
     namespace: string | undefined,
     name: string,
-    status: object,
+    status: Record<string, unknown> & { as?: 'merge' | 'strategic' },
   ): Promise<void> {
+    const { as = 'merge', ...fields } = status;
     const path = `${collection(resource, namespace)}/${name}/status`;
+    const contentType = as === 'strategic' ? STRATEGIC : 'application/merge-patch+json';
     const answer = await send(this.endpoint, {
       method: 'PATCH',
       path,
-      body: { status },
-      contentType: 'application/merge-patch+json',
+      body: { status: fields },
+      contentType,
     });
     if (answer.status !== 200)
       throw new Error(`status of ${resource}/${name}: ${answer.status} ${JSON.stringify(answer.body)}`);

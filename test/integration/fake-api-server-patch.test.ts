@@ -199,8 +199,8 @@ describe('merge patch', () => {
     expect(patched.metadata?.annotations?.['weave.works/kured-node-lock']).toBe('{"nodeID":"n1"}');
   });
 
-  it.each([['application/strategic-merge-patch+json'], ['application/apply-patch+yaml'], ['text/plain']])(
-    'answers 415 UnsupportedMediaType for a %s patch (kured-ts sends JSON and merge patches only)',
+  it.each([['application/apply-patch+yaml'], ['text/plain']])(
+    'answers 415 UnsupportedMediaType for a %s patch (server-side apply is not implemented)',
     async (contentType) => {
       const status = await failure(
         api.core.patchNode({ name: 'n1', body: { spec: {} } }, setHeaderOptions('Content-Type', contentType)),

@@ -1,7 +1,7 @@
-// The patch formats kured-ts sends, as kube-apiserver applies them: RFC 6902 JSON patch (add,
-// remove, replace, test) and RFC 7386 merge patch. The fake server implements what kured-ts and the
-// simulator send, no more: strategic merge patch, server-side apply and the JSON patch ops move and
-// copy are refused with 415 or 400 (src/sim/README.md).
+// The patch formats, as kube-apiserver applies them: RFC 6902 JSON patch (add, remove, replace,
+// test) and RFC 7386 merge patch, which kured-ts sends; and strategic merge patch, which kubectl
+// cordon, annotate and label send (the third-party writers the tests play). Server-side apply and
+// the JSON patch ops move and copy are refused with 415 or 400 (src/sim/README.md).
 import { isObject, jsonEqual, type JsonObject } from './json.js';
 import { badRequest, patchNotApplicable } from './status.js';
 
@@ -15,6 +15,8 @@ export function applyPatch(contentType: string, target: JsonObject, patch: unkno
       return applyJsonPatch(target, patch);
     case MERGE_PATCH:
       return asObject(mergePatch(structuredClone(target), patch));
+    case STRATEGIC_MERGE_PATCH:
+      return asObject(strategicMerge(structuredClone(target), patch));
     default:
       throw new Error(`unsupported patch type ${contentType}`);
   }
@@ -176,8 +178,80 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 // ---------------------------------------------------------------- strategic merge
 
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
 /**
- * Lists that kube merges by key instead of replacing, by their path with list indices left out.
- * spec.taints and spec.tolerations are NOT here: Kubernetes declares them atomic, so a strategic
- * merge patch replaces them whole, exactly like a merge patch.
+ * Lists that kube merges by key instead of replacing, by their path with list indices left out
+ * (the patchMergeKey of their Go types). spec.taints and spec.tolerations are NOT here: Kubernetes
+ * declares them atomic, so a strategic merge patch replaces them whole, exactly like a merge patch.
  */
+const MERGE_KEYS: Record<string, string> = {
+  'status.conditions': 'type',
+  'status.addresses': 'type',
+  'spec.template.spec.containers': 'name',
+  'spec.template.spec.initContainers': 'name',
+  'spec.template.spec.volumes': 'name',
+  'spec.containers': 'name',
+  'metadata.ownerReferences': 'uid',
+};
+
+/** Directives kubectl adds that do not change the result for the objects we serve. */
+function isIgnoredDirective(key: string): boolean {
+  return key.startsWith('$setElementOrder/') || key === '$retainKeys';
+}
+
+/**
+ * A list merged by `key`: the patch's elements first, in its order (each merged into its
+ * namesake), then the elements only the server had, as kube-apiserver orders them; an element
+ * with `$patch: delete` removes its namesake.
+ */
+function mergeList(target: unknown, patch: unknown[], key: string, path: string): unknown[] {
+  const before: unknown[] = Array.isArray(target) ? structuredClone(target) : [];
+  const keyOf = (e: unknown): unknown => (isObject(e) ? e[key] : undefined);
+  const patched: unknown[] = [];
+  for (const item of patch) {
+    if (!isObject(item) || typeof item[key] !== 'string') {
+      throw badRequest(`${path}: every element of a strategic merge patch needs its merge key "${key}"`);
+    }
+    if (item.$patch === 'delete') continue;
+    patched.push(
+      strategicMerge(
+        before.find((e) => keyOf(e) === item[key]),
+        item,
+        path,
+      ),
+    );
+  }
+  const named = new Set(patch.map(keyOf));
+  return [...patched, ...before.filter((e) => !named.has(keyOf(e)))];
+}
+
+/**
+ * Kubernetes' strategic merge patch, for the objects this server stores: a merge patch, except
+ * that the lists in MERGE_KEYS merge element by element ($patch: delete removes one), and
+ * kubectl's $setElementOrder / $retainKeys directives are accepted. Other directives answer 400.
+ */
+export function strategicMerge(target: unknown, patch: unknown, path = ''): unknown {
+  if (!isObject(patch)) return structuredClone(patch);
+  const result: JsonObject = isObject(target) ? target : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (isDirective(key, path)) continue;
+    const here = path === '' ? key : `${path}.${key}`;
+    if (value === null) Reflect.deleteProperty(result, key);
+    else result[key] = mergeField(result[key], value, here);
+  }
+  return result;
+}
+
+/** A directive to skip (kubectl's ordering hints, an element's $patch); others answer 400. */
+function isDirective(key: string, path: string): boolean {
+  if (!key.startsWith('$')) return false;
+  if (isIgnoredDirective(key) || (key === '$patch' && path !== '')) return true;
+  throw badRequest(`strategic merge patch directive ${key} is not supported by the fake API server`);
+}
+
+function mergeField(target: unknown, value: unknown, path: string): unknown {
+  const mergeKey = MERGE_KEYS[path];
+  if (mergeKey !== undefined && Array.isArray(value)) return mergeList(target, value, mergeKey, path);
+  return strategicMerge(target, value, path);
+}

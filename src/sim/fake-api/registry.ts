@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.js';
 import { isObject, jsonEqual, toJson, type JsonObject } from './json.js';
-import { applyPatch, JSON_PATCH, MERGE_PATCH } from './patch.js';
+import { applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
 import { managedFieldsAfter, type Writer } from './managed-fields.js';
 import { BudgetTallies, evictionRefusal, pdbStatus, selects, type PdbNumbers } from './pdb.js';
 import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
@@ -57,8 +57,8 @@ export interface DeleteResult {
 
 const MODIFIED_MESSAGE =
   'the object has been modified; please apply your changes to the latest version and try again';
-/** What kured-ts sends; strategic merge patch and server-side apply are not implemented (415). */
-const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH];
+/** What kured-ts and kubectl send; server-side apply is not implemented (415). */
+const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH];
 
 /** RFC 3339 with seconds, as kube renders metav1.Time. */
 export function kubeTime(date: Date): string {
