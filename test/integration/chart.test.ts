@@ -330,9 +330,20 @@ describe('the values schema', () => {
 
   test('each configuration key has the type of its flag, and enums list the flag’s choices', () => {
     const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as {
-      properties: { configuration: { properties: Record<string, { type?: string; enum?: string[] }> } };
+      properties: {
+        configuration: {
+          properties: Record<
+            string,
+            { type?: string; enum?: string[]; anyOf?: { type?: string; enum?: string[] }[] }
+          >;
+        };
+      };
     };
-    const props = schema.properties.configuration.properties;
+    // each key's own shape is its first alternative; the others are "" (the flag left out) and,
+    // for integers, the quoted integers kured's values carry
+    const props = Object.fromEntries(
+      Object.entries(schema.properties.configuration.properties).map(([k, v]) => [k, v.anyOf?.[0] ?? v]),
+    );
     for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
       const prop = props[camel(flag.name)];
       expect({ flag: flag.name, present: prop !== undefined }).toEqual({ flag: flag.name, present: true });
@@ -1026,5 +1037,125 @@ describe('the admission policy', () => {
     const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/validationActions/);
+  });
+});
+
+describe("a kured chart user's values", () => {
+  const objects = (): K8sObject[] => {
+    const file = join(root, 'test', 'fixtures', 'kured-user-values.yaml');
+    const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', file]);
+    if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
+    return parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+  };
+  type Shaped = K8sObject & { spec: Record<string, unknown> };
+
+  test("install unchanged, and each of kured's keys lands where kured put it", () => {
+    const all = objects();
+    const { ds, pod, container } = agent(all);
+    const flags = flagValues(container.args);
+    // extraArgs as kured's map, "" a bare flag, winning over configuration
+    expect(flags['force-reboot']).toEqual(['true']);
+    expect(flags['log-format']).toEqual(['json']);
+    expect(flags['reboot-days']).toEqual(['sat']);
+    // "" leaves the flag out (the agent's default applies); quoted numbers are numbers
+    expect(flags.period).toBeUndefined();
+    expect(flags['skip-wait-for-delete-timeout']).toBeUndefined();
+    expect(flags['message-template-drain']).toBeUndefined();
+    expect(flags['drain-grace-period']).toEqual(['30']);
+    expect(flags['use-reboot-sentinel-host-path']).toBeUndefined();
+    const shaped = ds as unknown as Shaped & { metadata: { annotations?: Record<string, string> } };
+    expect(shaped.metadata.annotations).toEqual({ team: 'platform' });
+    expect(shaped.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    const env = (container as unknown as { env: { name: string }[] }).env.map((e) => e.name);
+    expect(env).toEqual(['KURED_NODE_ID', 'KURED_NOTIFY_URL']);
+    const mounts = (container as unknown as { volumeMounts: { name: string }[] }).volumeMounts.map(
+      (m) => m.name,
+    );
+    expect(mounts).toContain('corp-ca');
+    expect((pod as unknown as { volumes: { name: string }[] }).volumes.map((v) => v.name)).toContain(
+      'corp-ca',
+    );
+    expect(
+      (container as unknown as { livenessProbe: { httpGet: { path: string } } }).livenessProbe.httpGet.path,
+    ).toBe('/metrics');
+    const sa = only(all, 'ServiceAccount') as K8sObject & {
+      metadata: { annotations?: Record<string, string> };
+    };
+    expect(sa.metadata.annotations).toEqual({
+      'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/kured',
+    });
+    const service = only(all, 'Service') as Shaped;
+    expect(service.metadata.name).toBe('kured-metrics');
+    expect(service.spec.type).toBe('NodePort');
+    expect(service.spec.ports).toEqual([
+      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP', nodePort: 30080 },
+    ]);
+    const monitor = only(all, 'ServiceMonitor') as Shaped;
+    expect(monitor.metadata.namespace).toBe('monitoring');
+    expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
+  });
+
+  test('with every configuration key "", render no configuration flag at all: the agent\'s defaults apply', () => {
+    const empty = Object.fromEntries(
+      Object.keys(
+        (
+          parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+            configuration: Record<string, unknown>;
+          }
+        ).configuration,
+      )
+        .filter((k) => k !== 'dsName' && k !== 'dsNamespace')
+        .map((k) => [k, '']),
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-values-'));
+    try {
+      writeFileSync(join(dir, 'values.yaml'), stringify({ configuration: empty }));
+      const out = helm([
+        'template',
+        RELEASE,
+        chart,
+        '--namespace',
+        NAMESPACE,
+        '-f',
+        join(dir, 'values.yaml'),
+      ]);
+      expect(out.stderr).toBe('');
+      const ds = parseAllDocuments(out.stdout)
+        .map((d) => d.toJS() as K8sObject)
+        .filter((o) => o.kind === 'DaemonSet');
+      expect(agent(ds).container.args).toEqual(['--ds-name=kured-ts', '--ds-namespace=kube-system']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test.each([
+    ['an unknown top-level key', ['--set', 'foo=bar'], "additional properties 'foo' not allowed"],
+    [
+      'a typo in a kured key',
+      ['--set', 'extraEnvVar[0].name=X'],
+      "additional properties 'extraEnvVar' not allowed",
+    ],
+    [
+      'podSecurityPolicy.create',
+      ['--set', 'podSecurityPolicy.create=true'],
+      'pod-security.kubernetes.io/enforce',
+    ],
+    [
+      'useRebootSentinelHostPath false',
+      ['--set', 'configuration.useRebootSentinelHostPath=false'],
+      'configuration.rebootSentinelCommand',
+    ],
+    [
+      'a policy-bound flag in extraArgs',
+      ['--set-json', 'extraArgs={"concurrency":2}'],
+      'set configuration.concurrency instead',
+    ],
+  ])('refuse %s, naming what to use', (_name, args, message) => {
+    const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...args]);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain(message);
   });
 });

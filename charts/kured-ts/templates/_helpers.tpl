@@ -72,10 +72,16 @@ dsName/dsNamespace are always rendered, resolved against the release.
 */}}
 {{- define "kured-ts.args" -}}
 {{- $bools := include "kured-ts.boolDefaults" . | fromYaml -}}
+{{- $extra := include "kured-ts.extraArgs" . | fromYamlArray -}}
+{{- /* a flag in extraArgs wins over the configuration key of the same name (kured's order) */ -}}
+{{- $overridden := dict -}}
+{{- range $extra -}}
+{{- $_ := set $overridden (regexReplaceAll "^--([^=]+).*$" . "${1}") true -}}
+{{- end -}}
 {{- $args := list -}}
 {{- range $key, $value := .Values.configuration -}}
 {{- $flag := kebabcase $key -}}
-{{- if or (eq $key "dsName") (eq $key "dsNamespace") -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (hasKey $overridden $flag) -}}
 {{- else if kindIs "bool" $value -}}
 {{- if not (hasKey $bools $key) -}}
 {{- $args = append $args (printf "--%s=%t" $flag $value) -}}
@@ -94,12 +100,35 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
 {{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
-{{- range .Values.extraArgs -}}
-{{- $args = append $args (toString .) -}}
-{{- end -}}
+{{- $args = concat $args $extra -}}
 {{- range $args }}
 - {{ . | quote }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+extraArgs as flags: our list of "--flag=value" as given, or kured's map `flag: value`, where ""
+is the bare flag (`force-reboot: ""` → --force-reboot), sorted by flag. A YAML list.
+*/}}
+{{- define "kured-ts.extraArgs" -}}
+{{- $out := list -}}
+{{- if kindIs "map" .Values.extraArgs -}}
+{{- range $flag, $value := .Values.extraArgs -}}
+{{- $name := trimPrefix "--" $flag -}}
+{{- if eq (toString $value) "" -}}
+{{- $out = append $out (printf "--%s" $name) -}}
+{{- else if kindIs "float64" $value -}}
+{{- $out = append $out (printf "--%s=%v" $name (int64 $value)) -}}
+{{- else -}}
+{{- $out = append $out (printf "--%s=%v" $name $value) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- range .Values.extraArgs -}}
+{{- $out = append $out (toString .) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
 {{/*
@@ -107,15 +136,48 @@ Combinations the agent would only discover on the node: fail the install instead
 */}}
 {{- define "kured-ts.validate" -}}
 {{- $c := .Values.configuration -}}
-{{- if and (eq $c.rebootMethod "signal") (ne $c.rebootSentinelCommand "") (eq $c.hostExec "nsenter") -}}
+{{- if (.Values.podSecurityPolicy | default dict).create -}}
+{{- fail "podSecurityPolicy.create: PodSecurityPolicy was removed in Kubernetes 1.25; label the namespace for the privileged Pod Security level instead (pod-security.kubernetes.io/enforce: privileged)" -}}
+{{- end -}}
+{{- range (include "kured-ts.extraArgs" . | fromYamlArray) -}}
+{{- $flag := regexReplaceAll "^--([^=]+).*$" . "${1}" -}}
+{{- if has $flag (list "concurrency" "lock-annotation" "prefer-no-schedule-taint" "drain-grace-period" "ds-name" "ds-namespace" "group-label" "group-concurrency") -}}
+{{- fail (printf "extraArgs %s: set configuration.%s instead; the admission policy and RBAC are rendered from it, and would deny the agent's writes" $flag (camelcase $flag | untitle)) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (toString $c.useRebootSentinelHostPath) "false" -}}
+{{- fail "configuration.useRebootSentinelHostPath false: kured-ts reads the sentinel through its hostPath mount; to test on the host instead, set configuration.rebootSentinelCommand (e.g. \"test -f /var/run/reboot-required\")" -}}
+{{- end -}}
+{{- if and (eq ($c.rebootMethod | default "command") "signal") (ne ($c.rebootSentinelCommand | toString) "") (eq ($c.hostExec | default "nsenter") "nsenter") -}}
 {{- fail "configuration.rebootSentinelCommand runs through nsenter, which needs a privileged pod: use rebootMethod \"command\" or the file sentinel (rebootSentinel) with rebootMethod \"signal\"" -}}
 {{- end -}}
 {{- /* The sentinel's directory is mounted from the host over the same path in the container. */ -}}
-{{- $dir := dir $c.rebootSentinel -}}
+{{- $dir := dir ($c.rebootSentinel | default "/var/run/reboot-required") -}}
 {{- if has $dir (list "/" "/etc" "/usr" "/bin" "/sbin" "/lib" "/lib64" "/proc" "/sys" "/dev" "/app" "/tmp") -}}
 {{- fail (printf "configuration.rebootSentinel %s: its directory %s would be mounted from the host over the container's own; put the sentinel in a directory of its own (e.g. /var/run)" $c.rebootSentinel $dir) -}}
 {{- end -}}
 {{- if has $c.metricsHost (list "127.0.0.1" "localhost" "::1") -}}
 {{- fail (printf "configuration.metricsHost %s: the kubelet probes /healthz and /readyz on the pod's IP; leave metricsHost empty" $c.metricsHost) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The agent container's securityContext as the reboot method needs it (daemonset.yaml). */}}
+{{- define "kured-ts.securityContext" -}}
+{{- if eq (.Values.configuration.rebootMethod | default "command") "command" -}}
+privileged: true
+runAsUser: 0
+runAsGroup: 0
+readOnlyRootFilesystem: true
+{{- else -}}
+privileged: false
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsUser: 0
+runAsGroup: 0
+capabilities:
+  drop: ["ALL"]
+  add: ["KILL"]
+seccompProfile:
+  type: RuntimeDefault
 {{- end -}}
 {{- end -}}
