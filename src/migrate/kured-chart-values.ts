@@ -49,6 +49,18 @@ interface Converted {
 const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
+/** Flags the chart renders its admission policy and RBAC from: only as configuration keys. */
+const POLICY_FLAGS = new Set([
+  'concurrency',
+  'lock-annotation',
+  'prefer-no-schedule-taint',
+  'drain-grace-period',
+  'ds-name',
+  'ds-namespace',
+  'group-label',
+  'group-concurrency',
+]);
+
 /** Flags set by the chart itself, never from values. */
 const CHART_FLAGS = new Set(['node-id', 'kubeconfig']);
 
@@ -57,6 +69,14 @@ const FLAG_BY_KEY = new Map<string, FlagSpec>(
 );
 
 const same = (path: string, why = 'same key'): Rule => ({ kured: path, to: path, why });
+
+/** The same key, left to the kured-ts chart's own default where it holds kured's default. */
+const sameUnlessDefault = (path: string, kuredDefault: unknown, why = 'same key'): Rule => ({
+  kured: path,
+  to: path,
+  why,
+  kuredDefault,
+});
 
 const dropped = (path: string, why: string, kuredDefault?: unknown): Rule => ({
   kured: path,
@@ -124,7 +144,7 @@ function resources(value: unknown): Converted {
   return {
     set: [['resources', value]],
     note: low
-      ? `carried, but a memory limit of ${limit} is below the agent's needs (peak about 67Mi; the chart's default limit is 128Mi)`
+      ? `carried, but a memory limit of ${limit} is below the agent's needs (peak about 67Mi; the chart's default limit is 192Mi)`
       : undefined,
   };
 }
@@ -140,14 +160,10 @@ export const KURED_CHART_RULES: readonly Rule[] = [
   same('image.pullSecrets'),
   same('revisionHistoryLimit'),
   same('maxUnavailable'),
-  dropped(
-    'updateStrategy',
-    'the kured-ts DaemonSet always rolls out with RollingUpdate (maxUnavailable)',
-    'RollingUpdate',
-  ),
+  sameUnlessDefault('updateStrategy', 'RollingUpdate'),
   same('podAnnotations'),
   same('podLabels'),
-  dropped('dsAnnotations', 'the kured-ts chart sets no DaemonSet annotations', {}),
+  same('dsAnnotations'),
   same('priorityClassName'),
   same('tolerations'),
   same('affinity'),
@@ -161,18 +177,20 @@ export const KURED_CHART_RULES: readonly Rule[] = [
   same('rbac.create'),
   same('serviceAccount.create'),
   same('serviceAccount.name'),
+  same('serviceAccount.extraAnnotations', 'same key (merged into serviceAccount.annotations)'),
   dropped('podSecurityPolicy.create', 'PodSecurityPolicy was removed in Kubernetes 1.25', false),
-  dropped(
+  sameUnlessDefault(
     'containerSecurityContext',
-    'kured-ts sets the security context from rebootMethod: privileged only for "command", only CAP_KILL for "signal"',
     { privileged: true, readOnlyRootFilesystem: true },
+    'same key, merged over the security context the chart sets from rebootMethod (privileged for "command", only CAP_KILL for "signal"); kured\'s default is left out',
   ),
-  dropped('hostNetwork', 'the agent needs no host network (it talks to the API server and to PID 1)', false),
+  same('podSecurityContext'),
+  sameUnlessDefault('hostNetwork', false),
   probe('livenessProbe', '/healthz'),
   probe('readinessProbe', '/readyz'),
-  dropped('volumes', "the kured-ts chart mounts only the reboot sentinel's directory", []),
-  dropped('volumeMounts', "the kured-ts chart mounts only the reboot sentinel's directory", []),
-  dropped('initContainers', 'the kured-ts chart has no init containers', {}),
+  same('volumes'),
+  same('volumeMounts'),
+  same('initContainers'),
   {
     kured: 'metrics.create',
     to: 'metrics.serviceMonitor.enabled',
@@ -187,15 +205,16 @@ export const KURED_CHART_RULES: readonly Rule[] = [
           : [],
     }),
   },
-  dropped('metrics.namespace', 'the kured-ts ServiceMonitor is created in the release namespace', ''),
+  same('metrics.namespace', "same key: the ServiceMonitor's namespace"),
   { kured: 'metrics.labels', to: 'metrics.serviceMonitor.labels', why: 'ServiceMonitor labels' },
   { kured: 'metrics.interval', to: 'metrics.serviceMonitor.interval', why: 'scrape interval' },
   { kured: 'metrics.scrapeTimeout', to: 'metrics.serviceMonitor.scrapeTimeout', why: 'scrape timeout' },
   { kured: 'service.create', to: 'metrics.service.enabled', why: 'the metrics Service' },
   { kured: 'service.port', to: 'metrics.service.port', why: 'the metrics Service port' },
   { kured: 'service.annotations', to: 'metrics.service.annotations', why: 'the metrics Service annotations' },
-  dropped('service.name', 'the metrics Service is named after the release', ''),
-  dropped('service.type', 'the metrics Service is a ClusterIP Service', 'ClusterIP'),
+  same('service.name'),
+  sameUnlessDefault('service.type', 'ClusterIP'),
+  same('service.nodePort'),
   // Charts before 2.x kept these two at the top level.
   { kured: 'metricsHost', to: 'configuration.metricsHost', why: '--metrics-host' },
   { kured: 'metricsPort', to: 'configuration.metricsPort', why: '--metrics-port' },
@@ -302,14 +321,36 @@ class Migrator {
     this.put(`configuration.${camel(flag.name)}`, value);
   }
 
+  /**
+   * kured's extraArgs map stays a map (the chart renders it last, "" as a bare flag, so it wins as in
+   * kured), each value checked by the flag's parser; the flags the chart renders its admission
+   * policy and RBAC from move to their configuration key, which the chart requires.
+   */
   extraArgs(value: unknown): void {
     if (!isObject(value)) {
       this.note('extraArgs', 'expected a map of flag name to value');
       return;
     }
     for (const [name, arg] of Object.entries(value)) {
-      const flag = name.replace(/^-+/, '');
-      this.flag(`extraArgs.${name}`, flag.includes('-') ? flag : kebab(flag), arg);
+      const bare = name.replace(/^-+/, '');
+      const flagName = bare.includes('-') ? bare : kebab(bare);
+      const key = `extraArgs.${name}`;
+      if (POLICY_FLAGS.has(flagName)) {
+        this.flag(key, flagName, arg);
+        continue;
+      }
+      const flag = FLAG_BY_KEY.get(camel(flagName));
+      if (flag === undefined) {
+        this.note(
+          key,
+          `--${flagName}: ${CHART_FLAGS.has(flagName) ? 'the chart sets it itself' : 'kured-ts has no such flag'}`,
+        );
+        continue;
+      }
+      // "" is kured's bare flag: `--force-reboot` means true
+      const why = refusal(flag, arg === '' && flag.type === 'boolean' ? 'true' : arg);
+      if (why !== undefined) this.note(key, `refused by kured-ts, not carried over: ${why}`);
+      else this.put(`extraArgs.${flagName}`, arg);
     }
   }
 
@@ -321,27 +362,30 @@ class Migrator {
     for (const env of value as unknown[]) {
       const name = isObject(env) && typeof env.name === 'string' ? env.name : '';
       if (!name.startsWith('KURED_'))
-        this.note(
-          `extraEnvVars.${name || '?'}`,
-          'carried to extraEnv; kured-ts itself reads only KURED_* variables',
-        );
+        this.note(`extraEnvVars.${name || '?'}`, 'carried; kured-ts itself reads only KURED_* variables');
     }
-    this.put('extraEnv', value);
+    this.put('extraEnvVars', value);
   }
 
   rule(rule: Rule, key: string, value: unknown): void {
+    // kured's default, under a key that has a default of its own in kured-ts: nothing to carry or say
+    const isKuredDefault = rule.kuredDefault !== undefined && equal(value, rule.kuredDefault);
+    if (isKuredDefault) return;
     if (rule.to === undefined) {
-      if (rule.kuredDefault === undefined || !equal(value, rule.kuredDefault)) this.note(key, rule.why);
+      this.note(key, rule.why);
       return;
     }
     if (rule.convert) {
-      const { set, note } = rule.convert(value);
-      for (const [path, v] of set) setPath(this.values, path, v);
-      if (set.length > 0) this.carried++;
-      if (note !== undefined) this.note(key, note);
+      this.converted(rule.convert(value), key);
       return;
     }
     this.put(rule.to, value);
+  }
+
+  private converted({ set, note }: Converted, key: string): void {
+    for (const [path, v] of set) setPath(this.values, path, v);
+    if (set.length > 0) this.carried++;
+    if (note !== undefined) this.note(key, note);
   }
 
   key(key: string, value: unknown): void {

@@ -340,7 +340,7 @@ describe('migrate-values', () => {
     const run = cli(['migrate-values', file, '--kured-release', 'kured', '--kured-namespace', 'ops']);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^# kured-ts chart values, from the kured chart values in /);
-    expect(run.stdout).toMatch(/^# {3}hostNetwork: /m);
+    expect(run.stdout).toMatch(/^# {3}podSecurityPolicy.create: /m);
     const values = load(run.stdout) as { configuration: Record<string, unknown> };
     expect(values.configuration).toMatchObject({ startTime: '22:00', dsName: 'kured', dsNamespace: 'ops' });
     expect(lines(run.stderr)).toEqual([

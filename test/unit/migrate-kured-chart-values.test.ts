@@ -56,19 +56,22 @@ describe('migrating kured chart values', () => {
           concurrency: 2,
           blockingPodSelector: ['app=etcd-backup', 'job-name'],
           preferNoScheduleTaint: 'weave.works/kured-node-reboot',
-          skipWaitForDeleteTimeout: 300,
-          forceReboot: true,
         }),
+        // kured's extraArgs map stays one: the chart renders it last, so it wins as in kured
+        extraArgs: { 'force-reboot': true, 'skip-wait-for-delete-timeout': 300 },
+        // kured's keys the chart now honours under the same names
+        updateStrategy: 'OnDelete',
+        hostNetwork: true,
+        volumes: [{ name: 'extra', emptyDir: {} }],
         metrics: {
           serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus-stack' }, interval: '30s' },
           service: { enabled: true, port: 9090, annotations: { 'prometheus.io/scrape': 'true' } },
+          namespace: 'monitoring',
         },
         livenessProbe: { periodSeconds: 60 },
         priorityClassName: 'system-node-critical',
       }),
       notes: [
-        'updateStrategy',
-        'hostNetwork',
         'podSecurityPolicy.create',
         'configuration.useRebootSentinelHostPath',
         'configuration.slackChannel',
@@ -76,9 +79,7 @@ describe('migrating kured chart values', () => {
         'extraArgs.debug',
         'extraEnvVars.HTTPS_PROXY',
         'resources',
-        'metrics.namespace',
         'livenessProbe',
-        'volumes',
       ],
     },
     {
@@ -111,18 +112,32 @@ describe('migrating kured chart values', () => {
 
   it('keeps the Secret reference of an environment variable as it is', () => {
     const m = migrateKuredValues(fixture('chart-6.x-production.yaml'));
-    expect(m.values.extraEnv).toEqual([
+    expect(m.values.extraEnvVars).toEqual([
       { name: 'KURED_SLACK_HOOK_URL', valueFrom: { secretKeyRef: { name: 'kured-slack', key: 'url' } } },
       { name: 'HTTPS_PROXY', value: 'http://proxy.internal:3128' },
     ]);
   });
 
   it.each([
-    ['a kured flag given in camelCase', { extraArgs: { lockTtl: '1h' } }, { lockTtl: '1h' }],
-    ['a flag with leading dashes', { extraArgs: { '--period': '5m' } }, { period: '5m' }],
-    ['a boolean flag', { extraArgs: { 'annotate-nodes': true } }, { annotateNodes: true }],
-  ])('carries extraArgs: %s', (_name, input, configuration) => {
-    expect(migrateKuredValues(input).values).toEqual({ configuration });
+    [
+      'a kured flag given in camelCase',
+      { extraArgs: { lockTtl: '1h' } },
+      { extraArgs: { 'lock-ttl': '1h' } },
+    ],
+    ['a flag with leading dashes', { extraArgs: { '--period': '5m' } }, { extraArgs: { period: '5m' } }],
+    ['a boolean flag', { extraArgs: { 'annotate-nodes': true } }, { extraArgs: { 'annotate-nodes': true } }],
+    [
+      'a bare flag, kured\'s ""',
+      { extraArgs: { 'force-reboot': '' } },
+      { extraArgs: { 'force-reboot': '' } },
+    ],
+    [
+      'a flag the admission policy is rendered from, as its configuration key',
+      { extraArgs: { concurrency: 2 } },
+      { configuration: { concurrency: 2 } },
+    ],
+  ])('carries extraArgs as the kured map the chart renders last: %s', (_name, input, values) => {
+    expect(migrateKuredValues(input).values).toEqual(values);
   });
 
   it("shares kured's lock when told kured's release", () => {
@@ -165,6 +180,9 @@ describe('migrating kured chart values', () => {
     expect(table.some((l) => l.startsWith('| `metrics.create` | `metrics.serviceMonitor.enabled` |'))).toBe(
       true,
     );
-    expect(table.some((l) => l.startsWith('| `hostNetwork` | - | not carried over:'))).toBe(true);
+    expect(table.some((l) => l.startsWith('| `hostNetwork` | `hostNetwork` |'))).toBe(true);
+    expect(table.some((l) => l.startsWith('| `podSecurityPolicy.create` | - | not carried over:'))).toBe(
+      true,
+    );
   });
 });
