@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer } from '../src/sim/fake-api-server.js';
+import { startFakeApiServer, type FakeApiServer } from '../src/sim/fake-api-server.js';
 
 export interface ProcessCost {
   ok: boolean;
@@ -45,8 +45,8 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Starts the agent bundle idle (no reboot needed) and measures it. */
-export async function measureIdleAgent(cli: string, settleMs: number, idleMs: number): Promise<ProcessCost> {
+/** A fake API server with node-01 and the lock DaemonSet, and a kubeconfig for it in a fresh dir. */
+async function benchCluster(): Promise<{ server: FakeApiServer; dir: string; kubeconfig: string }> {
   const server = await startFakeApiServer();
   const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -62,22 +62,31 @@ export async function measureIdleAgent(cli: string, settleMs: number, idleMs: nu
       template: { metadata: { labels: { name: 'kured' } } },
     },
   } as never);
-  const child = spawn(
-    process.execPath,
-    [
-      cli,
-      'agent',
-      '--node-id=node-01',
-      `--kubeconfig=${kubeconfig}`,
-      '--period=1h',
-      `--reboot-sentinel=${join(dir, 'reboot-required')}`,
-      '--metrics-host=127.0.0.1',
-      '--metrics-port=0',
-      '--host-exec=direct',
-      '--log-format=json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  return { server, dir, kubeconfig };
+}
+
+/** `node <cli> agent` for node-01 against `kubeconfig`, its sentinel in `dir`, plus `extra` flags. */
+function agentArgv(cli: string, kubeconfig: string, dir: string, extra: readonly string[]): string[] {
+  return [
+    cli,
+    'agent',
+    '--node-id=node-01',
+    `--kubeconfig=${kubeconfig}`,
+    `--reboot-sentinel=${join(dir, 'reboot-required')}`,
+    '--metrics-host=127.0.0.1',
+    '--metrics-port=0',
+    '--host-exec=direct',
+    '--log-format=json',
+    ...extra,
+  ];
+}
+
+/** Starts the agent bundle idle (no reboot needed) and measures it. */
+export async function measureIdleAgent(cli: string, settleMs: number, idleMs: number): Promise<ProcessCost> {
+  const { server, dir, kubeconfig } = await benchCluster();
+  const child = spawn(process.execPath, agentArgv(cli, kubeconfig, dir, ['--period=1h']), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let stdout = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -171,23 +180,9 @@ export interface DrainCost {
  * peak resident memory through the lock, cordon and drain, up to its reboot command.
  */
 export async function measureDrainingAgent(cli: string, pods: number): Promise<DrainCost> {
-  const server = await startFakeApiServer();
-  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bench-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, server.kubeConfig().exportConfig());
+  const { server, dir, kubeconfig } = await benchCluster();
   writeFileSync(join(dir, 'reboot-required'), '');
   const rebooted = join(dir, 'rebooted');
-  server.create('nodes', {
-    metadata: { name: 'node-01' },
-    status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { bootID: 'boot-1' } },
-  } as never);
-  server.create('daemonsets', {
-    metadata: { name: 'kured', namespace: 'kube-system' },
-    spec: {
-      selector: { matchLabels: { name: 'kured' } },
-      template: { metadata: { labels: { name: 'kured' } } },
-    },
-  } as never);
   for (let i = 0; i < pods; i++) {
     server.create('pods', {
       metadata: {
@@ -203,23 +198,11 @@ export async function measureDrainingAgent(cli: string, pods: number): Promise<D
     } as never);
   }
   const started = Date.now();
-  const child = spawn(
-    process.execPath,
-    [
-      cli,
-      'agent',
-      '--node-id=node-01',
-      `--kubeconfig=${kubeconfig}`,
-      '--period=10s',
-      `--reboot-sentinel=${join(dir, 'reboot-required')}`,
-      `--reboot-command=/usr/bin/touch ${rebooted}`,
-      '--metrics-host=127.0.0.1',
-      '--metrics-port=0',
-      '--host-exec=direct',
-      '--log-format=json',
-    ],
-    { stdio: ['ignore', 'ignore', 'ignore'] },
-  );
+  const argv = agentArgv(cli, kubeconfig, dir, [
+    '--period=10s',
+    `--reboot-command=/usr/bin/touch ${rebooted}`,
+  ]);
+  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'ignore'] });
   try {
     const deadline = Date.now() + 120_000;
     while (!existsSync(rebooted) && Date.now() < deadline && child.exitCode === null) await sleep(100);

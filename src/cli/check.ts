@@ -32,7 +32,7 @@ import {
   EXIT_OK,
   EXIT_HELD_BACK,
   EXIT_USAGE,
-  nonEmpty,
+  clusterOptions,
   readDaemonSet,
   resolveDaemonSet,
   usage,
@@ -261,13 +261,13 @@ function freeSlot(config: CheckConfig, group: string | undefined): string {
   return `a slot is free (${config.concurrency} slot(s), ${perGroup})`;
 }
 
-/** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
 /** Our wall time (for the window) and the API server's (for approvals, written on its clock). */
 interface CheckTimes {
   now: Date;
   server: Date;
 }
 
+/** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
 function beforeLock(
   items: readonly CheckItem[],
   { now, server }: CheckTimes,
@@ -420,6 +420,11 @@ function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
 }
 
 /** Adds `check` to the program. */
+/** A raw agent flag as commander gives it (addFlags keeps every value as a list of strings). */
+function flagText(value: unknown): string | undefined {
+  return Array.isArray(value) ? (value as unknown[]).map(String).at(-1) : undefined;
+}
+
 export function registerCheck(program: Command, deps: CommandDeps): Command {
   const cmd = program
     .command('check')
@@ -443,16 +448,12 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
     const context = typeof opts.context === 'string' ? opts.context : '';
     const io = commandIo(deps, { kubeconfig, context });
     if (!io) return;
-    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use (as status and pause find it)
-    const named = opts['dsName'] !== undefined || nonEmpty(deps.env.KURED_DS_NAME) !== undefined;
-    const scope = { namespace: opts['dsNamespace'] === undefined ? undefined : config.dsNamespace };
-    const ref = await resolveDaemonSet(deps, io, {
-      kubeconfig,
-      context,
-      dsNamespace: config.dsNamespace,
-      dsName: config.dsName,
-      ...(named ? {} : { discover: scope }),
-    });
+    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
+    const cluster = clusterOptions(
+      { kubeconfig, context, dsName: flagText(opts.dsName), dsNamespace: flagText(opts.dsNamespace) },
+      deps.env,
+    );
+    const ref = await resolveDaemonSet(deps, io, cluster);
     if (!ref) return;
     const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
     deps.exit(

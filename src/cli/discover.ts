@@ -12,9 +12,7 @@ export const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
 const DEFAULT_REF: DaemonSetRef = { dsNamespace: 'kube-system', dsName: 'kured' };
 
 export type Discovery =
-  | { kind: 'found'; ref: DaemonSetRef; from: string }
-  | { kind: 'none' }
-  | { kind: 'ambiguous'; candidates: string[] };
+  { kind: 'found'; ref: DaemonSetRef } | { kind: 'none' } | { kind: 'ambiguous'; candidates: string[] };
 
 /** The value of `--name=value` / `--name value` in `args`, else of env `envName`, else undefined. */
 function flagValue(
@@ -36,10 +34,7 @@ function flagValue(
 export function lockOf(ds: V1DaemonSet): DaemonSetRef {
   const container = ds.spec?.template.spec?.containers[0];
   const args = container?.args ?? [];
-  const env = (container?.env ?? []).map((e) => ({
-    name: e.name,
-    ...(e.value === undefined ? {} : { value: e.value }),
-  }));
+  const env = container?.env ?? [];
   return {
     dsNamespace: flagValue(args, env, 'ds-namespace', 'KURED_DS_NAMESPACE') ?? DEFAULT_REF.dsNamespace,
     dsName: flagValue(args, env, 'ds-name', 'KURED_DS_NAME') ?? DEFAULT_REF.dsName,
@@ -65,7 +60,7 @@ export async function discoverDaemonSet(
   const all = [...locks.values()];
   const [only] = all;
   if (only === undefined) return { kind: 'none' };
-  if (all.length === 1) return { kind: 'found', ref: only.ref, from: only.from.join(', ') };
+  if (all.length === 1) return { kind: 'found', ref: only.ref };
   return {
     kind: 'ambiguous',
     candidates: all.map((l) => `${l.ref.dsNamespace}/${l.ref.dsName} (agents of ${l.from.join(', ')})`),

@@ -423,14 +423,14 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
       const io = options && commandIo(deps, options);
       const ref = options && io && (await resolveDaemonSet(deps, io, options));
       if (!options || !io || !ref) return;
-      Object.assign(options, ref);
+      const found = { ...options, ...ref };
       if (flags.watch !== true) {
-        deps.exit(await runStatus(options, io));
+        deps.exit(await runStatus(found, io));
         return;
       }
       const { watchStatus } = await import('./status-watch.js');
       const signal = deps.interrupted?.();
-      deps.exit(await watchStatus(options, { ...io, isTTY: deps.isTTY ?? false, signal }));
+      deps.exit(await watchStatus(found, { ...io, isTTY: deps.isTTY ?? false, signal }));
     });
   return cmd;
 }

@@ -6,6 +6,7 @@ import { isConflict, isInvalid, isNotFound } from '../kube/errors.js';
 import type { Kube } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import {
+  entriesOf,
   LockFormatError,
   parseLockAnnotation,
   type LockEntry,
@@ -52,7 +53,7 @@ async function holderFacts(
   value: LockValue,
   signal: AbortSignal,
 ): Promise<Map<string, HolderFacts | undefined>> {
-  const names = new Set(value.form === 'single' ? [value.entry.nodeID] : value.entries.map((e) => e.nodeID));
+  const names = new Set(entriesOf(value).map((e) => e.nodeID));
   const facts = new Map<string, HolderFacts | undefined>();
   for (const name of names) {
     if (name === '') continue;

@@ -167,7 +167,7 @@ export class ClientNodeKube implements Kube {
   }
 
   getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
-    return this.read({ method: 'GET', path: `/api/v1/nodes/${enc(name)}`, signal });
+    return this.retried({ method: 'GET', path: `/api/v1/nodes/${enc(name)}`, signal });
   }
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
@@ -249,7 +249,7 @@ export class ClientNodeKube implements Kube {
   }
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
-    return this.read({ method: 'GET', path: daemonSetPath(namespace, name), signal });
+    return this.retried({ method: 'GET', path: daemonSetPath(namespace, name), signal });
   }
 
   mergePatchDaemonSet(
@@ -310,7 +310,7 @@ export class ClientNodeKube implements Kube {
   }
 
   private async items<T>(req: KubeRequest): Promise<T[]> {
-    const list = await this.read<List<T> | undefined>(req);
+    const list = await this.retried<List<T> | undefined>(req);
     return list?.items ?? [];
   }
 
@@ -323,7 +323,7 @@ export class ClientNodeKube implements Kube {
    * a repeat of one that was committed before the error answers 409/422, and the caller re-reads
    * and finds its change made). POSTs (an Event, an eviction) are not repeated here.
    */
-  private read<T>(req: KubeRequest): Promise<T> {
+  private retried<T>(req: KubeRequest): Promise<T> {
     return retry(() => this.http.json<T>(req), {
       attempts: READ_ATTEMPTS,
       baseMs: 200,
@@ -337,7 +337,7 @@ export class ClientNodeKube implements Kube {
   }
 
   private patch<T>(path: string, contentType: string, body: unknown, signal?: AbortSignal): Promise<T> {
-    return this.read({
+    return this.retried({
       method: 'PATCH',
       path,
       query: { fieldManager: FIELD_MANAGER },

@@ -41,6 +41,7 @@ import {
   entriesOf,
   formatMulti,
   formatSingle,
+  isManualEntry,
   newEntry,
   parseLockAnnotation,
   toHolder,
@@ -133,11 +134,6 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 function declaredSlots(value: LockValue): number {
   if (value.form === 'single') return 1;
   return value.maxOwners > 0 ? value.maxOwners : Number.POSITIVE_INFINITY;
-}
-
-/** kured's manual lock: an entry that records no creation time. Holds every slot. */
-function isManual(entry: LockEntry): boolean {
-  return entry.createdMs === undefined;
 }
 
 const MALFORMED_KEY = '\u0000malformed';
@@ -280,7 +276,7 @@ export class DaemonSetLock implements Lock {
     if (this.ownSlot(seen) !== this.ownSlot(now)) return 'own-slot-changed';
     if (now.malformed !== undefined) return this.malformedExpired(now) ? 'slot-open' : undefined;
     const live = this.live(now.entries);
-    if (live.some(isManual)) return undefined;
+    if (live.some(isManualEntry)) return undefined;
     if (live.length >= this.o.concurrency) return undefined;
     const groups = this.o.groups;
     if (groups !== undefined && this.group !== undefined) {
@@ -330,7 +326,7 @@ export class DaemonSetLock implements Lock {
   /** The slots that count: not expired for this reader (a manual lock never expires). */
   private live(entries: readonly LockEntry[]): LockEntry[] {
     const now = this.nowMs();
-    return entries.filter((e) => isManual(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
+    return entries.filter((e) => isManualEntry(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
   }
 
   private malformedExpired(state: LockState): boolean {
@@ -350,7 +346,7 @@ export class DaemonSetLock implements Lock {
     const live = this.live(state.entries);
     const ours = live.find((e) => e.nodeID === this.o.nodeId);
     if (ours !== undefined && proof?.inCycle === true) return { acquired: true, holder: toHolder(ours) };
-    const manual = live.find(isManual);
+    const manual = live.find(isManualEntry);
     if (manual !== undefined) {
       const who = manual.nodeID === '' ? 'an operator' : manual.nodeID;
       const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with ${this.removal('--manual')}`;
@@ -441,7 +437,9 @@ export class DaemonSetLock implements Lock {
     const now = this.nowMs();
     const idle = live.filter((e) => {
       const standing = now - (this.leases.since(e.nodeID) ?? now);
-      return !isManual(e) && standing >= STALE_ENTRY_MS && this.holderSeen.get(e.nodeID)?.inCycle === false;
+      return (
+        !isManualEntry(e) && standing >= STALE_ENTRY_MS && this.holderSeen.get(e.nodeID)?.inCycle === false
+      );
     });
     if (idle.length === 0) return '';
     const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
@@ -490,7 +488,7 @@ export class DaemonSetLock implements Lock {
   private async withoutDeletedHolders(live: LockEntry[], signal?: AbortSignal): Promise<LockEntry[]> {
     const kept: LockEntry[] = [];
     for (const entry of live) {
-      if (!isManual(entry) && (await this.nodeGone(entry.nodeID, signal))) {
+      if (!isManualEntry(entry) && (await this.nodeGone(entry.nodeID, signal))) {
         this.o.log.info('lock reclaimed from deleted node', { node: this.o.nodeId, holder: entry.nodeID });
         continue;
       }

@@ -1,7 +1,14 @@
 // What `kured-ts unlock` removes from the lock, decided as data: each entry removed or kept with
 // its reason, and the nodes it refuses to free. The command reads the cluster and writes; this file
 // only decides.
-import { entriesOf, formatMulti, formatSingle, type LockEntry, type LockValue } from './kured-lock-format.js';
+import {
+  entriesOf,
+  formatMulti,
+  formatSingle,
+  isManualEntry,
+  type LockEntry,
+  type LockValue,
+} from './kured-lock-format.js';
 
 /** What the operator asked to remove. */
 export interface UnlockSelection {
@@ -39,11 +46,6 @@ export interface UnlockPlan {
    * The annotation to write: a string, null to delete it, or undefined when nothing changes.
    */
   text: string | null | undefined;
-}
-
-/** An entry that records no creation time: kured's manual lock, which holds every slot. */
-export function isManualEntry(entry: LockEntry): boolean {
-  return entry.createdMs === undefined;
 }
 
 /** Why a stale entry is stale, or undefined when its node may still be using it. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { commandLine } from '../fakes/command-line.js';
 import { Command } from 'commander';
 import { runPause, registerPause } from '../../src/cli/pause.js';
 import { registerResume, runResume } from '../../src/cli/resume.js';
@@ -284,26 +285,14 @@ describe('the subcommands as registered with commander', () => {
   function program(connect: (target: KubeTarget) => Kube): {
     run: (args: string[]) => Promise<number | undefined>;
   } {
-    let code: number | undefined;
-    const deps: CommandDeps = {
+    const deps = {
       env: {},
-      out: (l) => out.push(l),
-      err: (l) => errs.push(l),
-      exit: (c) => (code = c),
+      out: (l: string) => out.push(l),
+      err: (l: string) => errs.push(l),
       connect,
       clock,
     };
-    const prog = new Command().exitOverride();
-    registerStatus(prog, deps);
-    registerPause(prog, deps);
-    registerResume(prog, deps);
-    return {
-      run: async (args) => {
-        code = undefined;
-        await prog.parseAsync(args, { from: 'user' });
-        return code;
-      },
-    };
+    return { run: commandLine([registerStatus, registerPause, registerResume], deps) };
   }
 
   it('runs status -o json, pause and resume end to end', async () => {

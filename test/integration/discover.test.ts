@@ -2,13 +2,13 @@
 // printed, against the chart's own DaemonSet as `helm install` would create it, in the fake API server.
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { commandLine } from '../fakes/command-line.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { registerCheck } from '../../src/cli/check.js';
 import { registerPause } from '../../src/cli/pause.js';
 import { registerResume } from '../../src/cli/resume.js';
-import { FLEET_PAUSE_ANNOTATION, type CommandDeps } from '../../src/cli/shared.js';
+import { FLEET_PAUSE_ANNOTATION } from '../../src/cli/shared.js';
 import { registerStatus } from '../../src/cli/status.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -74,21 +74,14 @@ function notesCommands(): string[][] {
 }
 
 /** The command line as a user types it, with no KURED_* in the environment. */
-async function run(args: string[]): Promise<number | undefined> {
-  let code: number | undefined;
-  const deps: CommandDeps = {
+function run(args: string[]): Promise<number | undefined> {
+  return commandLine([registerStatus, registerPause, registerResume, registerUnlock, registerCheck], {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    exit: (c) => (code = c),
     connect: () => new ClientNodeKube(server.kubeConfig()),
     clock: new FakeClock(),
-  };
-  const program = new Command().exitOverride();
-  for (const register of [registerStatus, registerPause, registerResume, registerUnlock, registerCheck])
-    register(program, deps);
-  await program.parseAsync(args, { from: 'user' });
-  return code;
+  })(args);
 }
 
 const annotations = (namespace: string, name: string): Record<string, string> =>

@@ -2,13 +2,12 @@
 // operator commands (approve, history, status) as registered with commander, against the fake API
 // server. What one writes is what the other reads.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { commandLine } from '../fakes/command-line.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { Command } from 'commander';
 import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { registerApprove } from '../../src/cli/approve.js';
 import { registerHistory, type HistoryRow } from '../../src/cli/history.js';
-import type { CommandDeps } from '../../src/cli/shared.js';
 import { registerStatus, type StatusReport } from '../../src/cli/status.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
@@ -88,24 +87,16 @@ function agent(overrides: Partial<Config>): Agent {
 
 /** The operator commands, as `kured-ts` registers them, over client-node. */
 function operator(): (args: string[]) => Promise<number | undefined> {
-  let code: number | undefined;
-  const deps: CommandDeps = {
+  const run = commandLine([registerApprove, registerHistory, registerStatus], {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    exit: (c) => (code = c),
     connect: () => new ClientNodeKube(server.kubeConfig()),
-  };
-  const program = new Command().exitOverride();
-  registerApprove(program, deps);
-  registerHistory(program, deps);
-  registerStatus(program, deps);
-  return async (args) => {
-    code = undefined;
+  });
+  return (args) => {
     out = [];
     errs = [];
-    await program.parseAsync(args, { from: 'user' });
-    return code;
+    return run(args);
   };
 }
 

@@ -1,9 +1,8 @@
 // `kured-ts unlock` through the real client against the fake API server: what it removes, what it
 // refuses, and that it never loses an entry another writer adds meanwhile.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { commandLine } from '../fakes/command-line.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { Command } from 'commander';
-import type { CommandDeps } from '../../src/cli/shared.js';
 import { NOTHING_SELECTED, registerUnlock, runUnlock, type UnlockOptions } from '../../src/cli/unlock.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -254,20 +253,14 @@ describe('kured-ts unlock', () => {
 });
 
 /** The command line as a user types it (after `kured-ts`), against the fake API server. */
-async function cli(args: string[]): Promise<number | undefined> {
-  let code: number | undefined;
-  const deps: CommandDeps = {
+function cli(args: string[]): Promise<number | undefined> {
+  return commandLine([registerUnlock], {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    exit: (c) => (code = c),
     connect: () => new ClientNodeKube(server.kubeConfig()),
     clock,
-  };
-  const prog = new Command().exitOverride();
-  registerUnlock(prog, deps);
-  await prog.parseAsync(args, { from: 'user' });
-  return code;
+  })(args);
 }
 
 describe('kured-ts unlock as registered with commander', () => {

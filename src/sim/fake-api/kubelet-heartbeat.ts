@@ -5,11 +5,8 @@
 import type { Clock } from '../../clock/clock.js';
 import { isObject } from './json.js';
 import type { StoredObject } from './resources.js';
+import { kubeTime } from './registry.js';
 import type { Store } from './store.js';
-
-function kubeTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** The Node with its Ready condition's heartbeat at `at`; undefined when it has no Ready condition. */
 function beat(node: StoredObject, at: string): StoredObject | undefined {
