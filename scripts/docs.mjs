@@ -36,8 +36,10 @@ try {
     writeFileSync(file, doc.slice(0, from + begin.length) + '\n' + text.trimEnd() + '\n' + doc.slice(to));
     console.log(`${file}: ${name} regenerated`);
   };
-  const { renderConfigTable } = await bundle('src/config/flags.ts', 'flags.mjs');
+  const { renderConfigTable, renderChartDefaultsYaml } = await bundle('src/config/flags.ts', 'flags.mjs');
   splice('README.md', 'config-table', renderConfigTable());
+  writeFileSync('charts/kured-ts/files/agent-defaults.yaml', renderChartDefaultsYaml());
+  console.log('charts/kured-ts/files/agent-defaults.yaml: regenerated');
   const { renderMigrationTable } = await bundle('src/migrate/kured-chart-values.ts', 'migrate.mjs');
   splice('charts/kured-ts/README.md', 'migration-table', renderMigrationTable());
   const { renderPolicySpecYaml } = await bundle('src/admission/agent-policy.ts', 'policy.mjs');

@@ -856,3 +856,29 @@ export function renderConfigTable(): string {
   });
   return ['| flag | env | default | meaning |', '|---|---|---|---|', ...rows].join('\n') + '\n';
 }
+
+/** A flag's key in the chart's values: camelCase of its name (`reboot-delay` → rebootDelay). */
+export function valuesKey(flag: string): string {
+  return flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+/** Flags the Helm chart sets itself, never from its values. */
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig']);
+
+/**
+ * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key
+ * (camelCase), as a string. The chart renders a configuration key only when its value differs, so
+ * that a KURED_* variable set through the chart's env is not overridden by a default (npm run docs).
+ */
+export function renderChartDefaultsYaml(): string {
+  const lines = FLAGS.filter((f) => f.type !== 'array' && !CHART_SET_FLAGS.has(f.name)).map(
+    (f) => `${valuesKey(f.name)}: ${JSON.stringify(f.default)}`,
+  );
+  return (
+    [
+      "# Generated from src/config/flags.ts by `npm run docs`: the agent's default of each scalar flag.",
+      '# The chart leaves a configuration key out of the args when its value is this default.',
+      ...lines,
+    ].join('\n') + '\n'
+  );
+}

@@ -2,7 +2,7 @@
 // per kured key, each value of a flag checked by kured-ts's own flag parser, and a note for every
 // key that is not carried over and why. Pure: `kured-ts migrate-values` reads and prints; the
 // chart README's migration table is rendered from the same rules (npm run docs).
-import { FLAGS, type FlagSpec } from '../config/flags.js';
+import { FLAGS, valuesKey as camel, type FlagSpec } from '../config/flags.js';
 import { parseConfig } from '../config/parse.js';
 import { errorText } from '../text/error-text.js';
 
@@ -46,7 +46,6 @@ interface Converted {
   note?: string;
 }
 
-const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** Flags the chart renders its admission policy and RBAC from: only as configuration keys. */

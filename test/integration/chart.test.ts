@@ -382,6 +382,37 @@ describe('every flag is reachable from values', () => {
     expect(config).toEqual(expected);
   });
 
+  test('the default values render no flag that only repeats an agent default: the taint and the lock DaemonSet only', () => {
+    const { container, ds } = agent(render());
+    expect(container.args).toEqual([
+      '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
+      `--ds-name=${ds.metadata.name}`,
+      `--ds-namespace=${NAMESPACE}`,
+    ]);
+  });
+
+  test.each([
+    ['KURED_PERIOD', '10m', 'periodMs', 600_000],
+    ['KURED_CONCURRENCY', '3', 'concurrency', 3],
+    ['KURED_LOG_FORMAT', 'json', 'logFormat', 'json'],
+    ['KURED_BLOCK_ON_PDB', 'false', 'blockOnPdb', false],
+  ] as const)(
+    'a %s set through extraEnvVars takes effect: no default flag overrides it',
+    (name, value, field, expected) => {
+      const { container } = agent(
+        render([], [`extraEnvVars[0].name=${name}`, `extraEnvVars[0].value=${value}`]),
+      );
+      const env = Object.fromEntries(
+        (container as unknown as { env: { name: string; value?: string }[] }).env
+          .filter((e) => e.value !== undefined)
+          .map((e) => [e.name, e.value!]),
+      );
+      expect(env[name]).toBe(value);
+      const config = parseConfig(flagValues(container.args), env) as unknown as Record<string, unknown>;
+      expect(config[field]).toEqual(expected);
+    },
+  );
+
   test.each(ciFiles.map((f) => [f]))(
     'the args rendered for %s are accepted by the agent’s parser',
     (file) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { renderConfigTable } from '../../src/config/flags.js';
+import { renderChartDefaultsYaml, renderConfigTable } from '../../src/config/flags.js';
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 import { load } from 'js-yaml';
 import { agentPolicySpecs } from '../../src/admission/agent-policy.js';
@@ -43,6 +43,14 @@ describe('the README', () => {
       'utf8',
     );
     expect(load(file)).toEqual(agentPolicySpecs());
+  });
+
+  it("ships the chart's table of agent defaults generated from the flag table (run `npm run docs` when it fails)", () => {
+    const file = readFileSync(
+      new URL('../../charts/kured-ts/files/agent-defaults.yaml', import.meta.url),
+      'utf8',
+    );
+    expect(load(file)).toEqual(load(renderChartDefaultsYaml()));
   });
 
   it('names the quick start and the test command', () => {

@@ -51,27 +51,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{/*
-The agent's defaults for its boolean flags: a boolean is rendered only when it differs from these
-(`--force-reboot`, `--block-on-pdb=false`). A boolean key missing here is always rendered.
-*/}}
-{{- define "kured-ts.boolDefaults" -}}
-forceReboot: false
-alertFilterMatchOnly: false
-alertFiringOnly: false
-annotateNodes: false
-waitForDaemonsetPods: false
-blockOnPdb: true
-requireApproval: false
-{{- end -}}
-
-{{/*
-The agent's arguments, one per configuration key (flag = kebab-case of the key), sorted by key.
-Strings and numbers: `--flag=value` unless the string is empty (then the agent's default applies);
-lists: one `--flag=item` per item; booleans: only when they differ from the agent's default.
+The agent's arguments, one per configuration key (flag = kebab-case of the key), sorted by key,
+each only when its value differs from the agent's own default (files/agent-defaults.yaml, generated
+from the flag table): a KURED_* variable in extraEnv/extraEnvVars then takes effect, as in kured,
+and `kubectl describe` lists only what was chosen. Strings and numbers: `--flag=value` unless empty
+("" = the agent's default); lists: one `--flag=item` per item; booleans: `--flag` or `--flag=false`.
 dsName/dsNamespace are always rendered, resolved against the release.
 */}}
 {{- define "kured-ts.args" -}}
-{{- $bools := include "kured-ts.boolDefaults" . | fromYaml -}}
+{{- $defaults := .Files.Get "files/agent-defaults.yaml" | fromYaml -}}
 {{- $extra := include "kured-ts.extraArgs" . | fromYamlArray -}}
 {{- /* a flag in extraArgs wins over the configuration key of the same name (kured's order) */ -}}
 {{- $overridden := dict -}}
@@ -81,21 +69,20 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- $args := list -}}
 {{- range $key, $value := .Values.configuration -}}
 {{- $flag := kebabcase $key -}}
-{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (hasKey $overridden $flag) -}}
-{{- else if kindIs "bool" $value -}}
-{{- if not (hasKey $bools $key) -}}
-{{- $args = append $args (printf "--%s=%t" $flag $value) -}}
-{{- else if ne $value (get $bools $key) -}}
-{{- $args = append $args (ternary (printf "--%s" $flag) (printf "--%s=false" $flag) $value) -}}
+{{- $text := toString $value -}}
+{{- if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
+{{- $text = printf "%d" (int64 $value) -}}
 {{- end -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (hasKey $overridden $flag) -}}
 {{- else if kindIs "slice" $value -}}
 {{- range $value -}}
 {{- $args = append $args (printf "--%s=%v" $flag .) -}}
 {{- end -}}
-{{- else if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
-{{- $args = append $args (printf "--%s=%d" $flag (int64 $value)) -}}
-{{- else if ne (toString $value) "" -}}
-{{- $args = append $args (printf "--%s=%s" $flag (toString $value)) -}}
+{{- else if or (eq $text "") (and (hasKey $defaults $key) (eq $text (toString (get $defaults $key)))) -}}
+{{- else if kindIs "bool" $value -}}
+{{- $args = append $args (ternary (printf "--%s" $flag) (printf "--%s=false" $flag) $value) -}}
+{{- else -}}
+{{- $args = append $args (printf "--%s=%s" $flag $text) -}}
 {{- end -}}
 {{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
