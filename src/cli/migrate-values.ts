@@ -3,15 +3,24 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { dump, load } from 'js-yaml';
-import { kuredDaemonSetName, migrateKuredValues, type KuredLock } from '../migrate/kured-chart-values.js';
+import { chartSchemaErrors } from '../migrate/chart-schema.js';
+import {
+  kuredDaemonSetName,
+  migrateKuredValues,
+  type KuredLock,
+  type Migration,
+  type NoteKind,
+} from '../migrate/kured-chart-values.js';
 import { errorText } from '../text/error-text.js';
-import { EXIT_OK, EXIT_USAGE, type CommandDeps } from './shared.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CommandDeps } from './shared.js';
 
 export interface MigrateOptions {
   /** The kured values file ('-' = stdin). */
   file: string;
   /** Share kured's lock: its DaemonSet, from kured's Helm release and namespace. */
   lock?: KuredLock;
+  /** Also fail (exit 1) when a value is refused by design, not only when one is lost. */
+  strict?: boolean;
 }
 
 /** What the command reads and writes. */
@@ -38,7 +47,29 @@ async function readValues(file: string, io: MigrateIo): Promise<object | string>
   return input;
 }
 
-/** Reads and migrates; 0, or 2 with one line naming the file when it cannot be read or parsed. */
+/** How the notes are headed in the output, in this order. */
+const HEADINGS: Record<NoteKind, string> = {
+  lost: 'Lost: set in kured, with no effect in kured-ts (fix before installing)',
+  refused: 'Left out by design (the note says what replaces it)',
+  changed: 'Carried with a change',
+};
+
+function printValues(migration: Migration, file: string, out: (line: string) => void): void {
+  out(`# kured-ts chart values, from the kured chart values in ${file} (kured-ts migrate-values).`);
+  for (const kind of ['lost', 'refused', 'changed'] as const) {
+    const notes = migration.notes.filter((n) => n.kind === kind);
+    if (notes.length === 0) continue;
+    out(`# ${HEADINGS[kind]} (${notes.length}):`);
+    for (const n of notes) out(`#   ${n.key}: ${n.why}`);
+  }
+  out(dump(migration.values, { lineWidth: -1, noRefs: true }).trimEnd());
+}
+
+/**
+ * Reads, migrates and prints the values, then checks them as `helm install` would (the chart's
+ * defaults and schema). 0; 1 when the output would not install, when something the user set is
+ * lost (with `strict`, also refused); 2 with one line naming the file when it cannot be read.
+ */
 export async function runMigrateValues(options: MigrateOptions, io: MigrateIo): Promise<number> {
   const input = await readValues(options.file, io);
   if (typeof input === 'string') {
@@ -46,17 +77,26 @@ export async function runMigrateValues(options: MigrateOptions, io: MigrateIo): 
     return EXIT_USAGE;
   }
   const migration = migrateKuredValues(input, options.lock);
-  io.out(
-    `# kured-ts chart values, from the kured chart values in ${options.file} (kured-ts migrate-values).`,
-  );
-  if (migration.notes.length > 0) {
-    io.out(`# Not carried over, or carried with a change (${migration.notes.length}):`);
-    for (const n of migration.notes) io.out(`#   ${n.key}: ${n.why}`);
-  }
-  io.out(dump(migration.values, { lineWidth: -1, noRefs: true }).trimEnd());
+  printValues(migration, options.file, io.out);
+  const count = (kind: NoteKind): number => migration.notes.filter((n) => n.kind === kind).length;
   io.err(
-    `migrated ${migration.carried} key(s) from ${options.file}; ${migration.notes.length} note(s) at the top of the output`,
+    `migrated ${migration.carried} key(s) from ${options.file}: ${count('lost')} lost, ${count('refused')} left out by design, ${count('changed')} carried with a change (notes at the top of the output)`,
   );
+  const schema = chartSchemaErrors(migration.values);
+  if (schema.length > 0) {
+    io.err(`the output does not install: the kured-ts chart's schema refuses it (${schema.length}):`);
+    for (const line of schema) io.err(`  ${line}`);
+    return EXIT_FAILURE;
+  }
+  const failing = migration.notes.filter(
+    (n) => n.kind === 'lost' || (options.strict === true && n.kind === 'refused'),
+  );
+  if (failing.length > 0) {
+    io.err(
+      `${options.strict === true ? 'with --strict, ' : ''}not migrated: ${failing.map((n) => n.key).join(', ')} (see the notes)`,
+    );
+    return EXIT_FAILURE;
+  }
   return EXIT_OK;
 }
 
@@ -75,11 +115,22 @@ export function registerMigrateValues(program: Command, deps: CommandDeps): Comm
       "namespace of kured's release (with --kured-release)",
       'kube-system',
     )
-    .action(async (file: string, flags: { kuredRelease?: string; kuredNamespace: string }) => {
-      const lock =
-        flags.kuredRelease === undefined
-          ? undefined
-          : { dsName: kuredDaemonSetName(flags.kuredRelease), dsNamespace: flags.kuredNamespace };
-      deps.exit(await runMigrateValues({ file, lock }, { out: deps.out, err: deps.err, stdin: deps.stdin }));
-    });
+    .option(
+      '--strict',
+      "also exit 1 when a value is left out by design (kured's image, a flag the chart sets)",
+    )
+    .action(
+      async (file: string, flags: { kuredRelease?: string; kuredNamespace: string; strict?: boolean }) => {
+        const lock =
+          flags.kuredRelease === undefined
+            ? undefined
+            : { dsName: kuredDaemonSetName(flags.kuredRelease), dsNamespace: flags.kuredNamespace };
+        deps.exit(
+          await runMigrateValues(
+            { file, lock, strict: flags.strict === true },
+            { out: deps.out, err: deps.err, stdin: deps.stdin },
+          ),
+        );
+      },
+    );
 }

@@ -11,7 +11,16 @@ export interface MigrationNote {
   /** The key in kured's values (`configuration.startTime`, `extraArgs.period`). */
   key: string;
   why: string;
+  /**
+   * `lost`: what the user set has no effect in kured-ts and nothing replaces it (an unknown key, a
+   * flag kured-ts lacks, a value its parser refuses); `refused`: left out by design, the note names
+   * what replaces it (kured's image, PodSecurityPolicy, a flag the chart sets); `changed`: carried,
+   * with a difference worth knowing.
+   */
+  kind: NoteKind;
 }
+
+export type NoteKind = 'lost' | 'refused' | 'changed';
 
 export interface Migration {
   /** kured-ts chart values. */
@@ -44,6 +53,8 @@ interface Rule {
 interface Converted {
   set: [string, unknown][];
   note?: string;
+  /** The note's kind; default `changed`. */
+  kind?: NoteKind;
 }
 
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -110,6 +121,7 @@ function probe(key: string, path: string): Rule {
       return {
         set: timing,
         note: `kured-ts probes ${path}, not ${JSON.stringify(v.httpGet ?? {})}: only the timing is carried over`,
+        kind: 'refused',
       };
     },
   };
@@ -148,6 +160,33 @@ function resources(value: unknown): Converted {
   };
 }
 
+/** The agent's container in the kured-ts chart (kured's is `kured`). */
+const CONTAINER = 'kured-ts';
+
+/**
+ * Pod annotations bound to a container by name (`container.apparmor.security.beta.kubernetes.io/kured`)
+ * follow the agent to its container: left naming `kured`, the API server rejects the DaemonSet.
+ */
+function podAnnotations(value: unknown): Converted {
+  if (!isObject(value)) return { set: [['podAnnotations', value]] };
+  const renamed: string[] = [];
+  const out = Object.fromEntries(
+    Object.entries(value).map(([key, v]): [string, unknown] => {
+      const bound = /^(container\.[a-z0-9.-]+\/)kured$/.exec(key);
+      if (bound === null) return [key, v];
+      renamed.push(key);
+      return [`${bound[1] ?? ''}${CONTAINER}`, v];
+    }),
+  );
+  return {
+    set: [['podAnnotations', out]],
+    note:
+      renamed.length > 0
+        ? `${renamed.join(', ')}: renamed to name the ${CONTAINER} container (kured's container is kured)`
+        : undefined,
+  };
+}
+
 /** Every key of kured's chart besides `configuration.*` (those are rules made from FLAGS). */
 export const KURED_CHART_RULES: readonly Rule[] = [
   dropped(
@@ -160,7 +199,12 @@ export const KURED_CHART_RULES: readonly Rule[] = [
   same('revisionHistoryLimit'),
   same('maxUnavailable'),
   sameUnlessDefault('updateStrategy', 'RollingUpdate'),
-  same('podAnnotations'),
+  {
+    kured: 'podAnnotations',
+    to: 'podAnnotations',
+    why: "same key; annotations naming kured's container (AppArmor, seccomp) name kured-ts's",
+    convert: podAnnotations,
+  },
   same('podLabels'),
   same('dsAnnotations'),
   same('priorityClassName'),
@@ -293,8 +337,8 @@ class Migrator {
   readonly notes: MigrationNote[] = [];
   carried = 0;
 
-  note(key: string, why: string): void {
-    this.notes.push({ key, why });
+  note(key: string, why: string, kind: NoteKind): void {
+    this.notes.push({ key, why, kind });
   }
 
   put(path: string, value: unknown): void {
@@ -302,21 +346,30 @@ class Migrator {
     this.carried++;
   }
 
+  /** A flag of kured's that the kured-ts chart sets itself (refused), or that kured-ts lacks (lost). */
+  private unknownFlag(key: string, name: string): void {
+    if (CHART_FLAGS.has(name)) this.note(key, `--${name}: the chart sets it itself`, 'refused');
+    else this.note(key, `--${name}: kured-ts has no such flag`, 'lost');
+  }
+
   /** `configuration.<key>` or an extraArgs flag: checked by the flag's own parser. */
   flag(key: string, name: string, value: unknown): void {
     const flag = FLAG_BY_KEY.get(camel(name));
     if (flag === undefined) {
-      const chart = CHART_FLAGS.has(name) ? 'the chart sets it itself' : 'kured-ts has no such flag';
-      this.note(key, `--${name}: ${chart}`);
+      this.unknownFlag(key, name);
       return;
     }
     const why = refusal(flag, value);
     if (why !== undefined) {
-      this.note(key, `refused by kured-ts, not carried over: ${why}`);
+      this.note(key, `refused by kured-ts, not carried over: ${why}`, 'lost');
       return;
     }
     if (typeof value === 'string' && value.includes('{{'))
-      this.note(key, 'carried as written: the kured-ts chart does not expand Helm templates (tpl) in it');
+      this.note(
+        key,
+        'carried as written: the kured-ts chart does not expand Helm templates (tpl) in it',
+        'changed',
+      );
     this.put(`configuration.${camel(flag.name)}`, value);
   }
 
@@ -327,7 +380,7 @@ class Migrator {
    */
   extraArgs(value: unknown): void {
     if (!isObject(value)) {
-      this.note('extraArgs', 'expected a map of flag name to value');
+      this.note('extraArgs', 'expected a map of flag name to value', 'lost');
       return;
     }
     for (const [name, arg] of Object.entries(value)) {
@@ -340,28 +393,29 @@ class Migrator {
       }
       const flag = FLAG_BY_KEY.get(camel(flagName));
       if (flag === undefined) {
-        this.note(
-          key,
-          `--${flagName}: ${CHART_FLAGS.has(flagName) ? 'the chart sets it itself' : 'kured-ts has no such flag'}`,
-        );
+        this.unknownFlag(key, flagName);
         continue;
       }
       // "" is kured's bare flag: `--force-reboot` means true
       const why = refusal(flag, arg === '' && flag.type === 'boolean' ? 'true' : arg);
-      if (why !== undefined) this.note(key, `refused by kured-ts, not carried over: ${why}`);
+      if (why !== undefined) this.note(key, `refused by kured-ts, not carried over: ${why}`, 'lost');
       else this.put(`extraArgs.${flagName}`, arg);
     }
   }
 
   extraEnvVars(value: unknown): void {
     if (!Array.isArray(value)) {
-      this.note('extraEnvVars', 'expected a list of environment variables');
+      this.note('extraEnvVars', 'expected a list of environment variables', 'lost');
       return;
     }
     for (const env of value as unknown[]) {
       const name = isObject(env) && typeof env.name === 'string' ? env.name : '';
       if (!name.startsWith('KURED_'))
-        this.note(`extraEnvVars.${name || '?'}`, 'carried; kured-ts itself reads only KURED_* variables');
+        this.note(
+          `extraEnvVars.${name || '?'}`,
+          'carried; kured-ts itself reads only KURED_* variables',
+          'changed',
+        );
     }
     this.put('extraEnvVars', value);
   }
@@ -371,7 +425,7 @@ class Migrator {
     const isKuredDefault = rule.kuredDefault !== undefined && equal(value, rule.kuredDefault);
     if (isKuredDefault) return;
     if (rule.to === undefined) {
-      this.note(key, rule.why);
+      this.note(key, rule.why, 'refused');
       return;
     }
     if (rule.convert) {
@@ -381,10 +435,10 @@ class Migrator {
     this.put(rule.to, value);
   }
 
-  private converted({ set, note }: Converted, key: string): void {
+  private converted({ set, note, kind }: Converted, key: string): void {
     for (const [path, v] of set) setPath(this.values, path, v);
     if (set.length > 0) this.carried++;
-    if (note !== undefined) this.note(key, note);
+    if (note !== undefined) this.note(key, note, kind ?? 'changed');
   }
 
   key(key: string, value: unknown): void {
@@ -395,7 +449,7 @@ class Migrator {
       if (rule !== undefined) this.rule(rule, key, value);
       else if (key.startsWith('configuration.'))
         this.flag(key, kebab(key.slice('configuration.'.length)), value);
-      else this.note(key, 'not a key of the kured chart that kured-ts knows');
+      else this.note(key, 'not a key of the kured chart that kured-ts knows', 'lost');
     }
   }
 }
@@ -407,6 +461,7 @@ function taintNote(values: Json): MigrationNote | undefined {
   if (!isEmpty(taint)) return undefined;
   return {
     key: 'configuration.preferNoScheduleTaint',
+    kind: 'changed',
     why:
       'unset in kured (no taint); the kured-ts chart taints a node PreferNoSchedule (weave.works/kured-node-reboot) ' +
       'as soon as it needs a reboot: set it to "" to keep kured\'s behaviour',
@@ -416,7 +471,7 @@ function taintNote(values: Json): MigrationNote | undefined {
 /** Migrates kured chart values; `lock` makes kured-ts share kured's lock (its DaemonSet). */
 export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration {
   if (!isObject(input)) {
-    return { values: {}, notes: [{ key: '(file)', why: 'not a map of values' }], carried: 0 };
+    return { values: {}, notes: [{ key: '(file)', why: 'not a map of values', kind: 'lost' }], carried: 0 };
   }
   const m = new Migrator();
   for (const [key, value] of flatten(input)) if (!isEmpty(value)) m.key(key, value);

@@ -25,6 +25,7 @@ import {
   type PolicyValueKey,
 } from '../../src/admission/agent-policy.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
+import { chartSchemaErrors } from '../../src/migrate/chart-schema.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
 import { defaultConfig, parseConfig, type FlagValues } from '../../src/config/parse.js';
@@ -737,6 +738,7 @@ describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
         writeFileSync(values, stringify(migrated.values));
         const lint = helm(['lint', '--strict', chart, '-f', values]);
         expect([lint.status, lint.stderr]).toEqual([0, '']);
+        expect(chartSchemaErrors(migrated.values)).toEqual([]);
         const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', values]);
         expect([out.status, out.stderr]).toEqual([0, '']);
         const objects = parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject);
@@ -753,6 +755,40 @@ describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
       }
     },
   );
+});
+
+describe("migrate-values' own check of its output agrees with helm's", () => {
+  test.each([
+    ['the empty file', {}],
+    ['a typo at the top', { tolerations: [], tolerationz: [] }],
+    ['a quoted number', { configuration: { drainGracePeriod: '30' } }],
+    ['a duration in Go syntax', { configuration: { period: '1h30m' } }],
+    ['a duration helm refuses', { configuration: { period: '1 hour' } }],
+    ['maxUnavailable as a share', { maxUnavailable: '10%' }],
+    ['maxUnavailable as a word', { maxUnavailable: 'one' }],
+    ["kured's extraArgs map with a bare flag", { extraArgs: { 'force-reboot': '' } }],
+    ['an env list that is a map', { extraEnvVars: { KURED_PERIOD: '1h' } }],
+    ['null removing a default', { configuration: { period: null } }],
+  ])('for %s', (_name, values) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-schema-'));
+    try {
+      writeFileSync(join(dir, 'values.yaml'), stringify(values));
+      const out = helm([
+        'template',
+        RELEASE,
+        chart,
+        '--namespace',
+        NAMESPACE,
+        '-f',
+        join(dir, 'values.yaml'),
+      ]);
+      const helmRefuses =
+        out.status !== 0 && out.stderr.includes("values don't meet the specifications of the schema");
+      expect(chartSchemaErrors(values).length > 0).toBe(helmRefuses);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Every metric of the agent's /metrics with its label names (histograms with their series). */

@@ -336,17 +336,58 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
 describe('migrate-values', () => {
   const file = 'test/fixtures/kured-chart/chart-6.x-production.yaml';
 
-  it('prints kured-ts values that parse as YAML, the notes as comments on top, and a summary on stderr', () => {
+  it('prints kured-ts values that parse as YAML, the notes as comments on top, and exits 1 naming what was lost', () => {
     const run = cli(['migrate-values', file, '--kured-release', 'kured', '--kured-namespace', 'ops']);
-    expect(run.status).toBe(0);
+    expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^# kured-ts chart values, from the kured chart values in /);
+    expect(run.stdout).toMatch(
+      /^# Lost: .*\(1\):\n# {3}extraArgs.debug: --debug: kured-ts has no such flag$/m,
+    );
     expect(run.stdout).toMatch(/^# {3}podSecurityPolicy.create: /m);
     const values = load(run.stdout) as { configuration: Record<string, unknown> };
     expect(values.configuration).toMatchObject({ startTime: '22:00', dsName: 'kured', dsNamespace: 'ops' });
     expect(lines(run.stderr)).toEqual([
-      expect.stringMatching(/^migrated \d+ key\(s\) from .*; \d+ note\(s\)/),
+      expect.stringMatching(
+        /^migrated \d+ key\(s\) from .*: 1 lost, \d+ left out by design, \d+ carried with a change/,
+      ),
+      'not migrated: extraArgs.debug (see the notes)',
     ]);
   });
+
+  it.each([
+    ['exits 0 when all is carried or replaced by design', [], 0, ''],
+    [
+      "exits 1 with --strict when something is left out by design (here kured's image)",
+      ['--strict'],
+      1,
+      'with --strict, not migrated: image.repository (see the notes)',
+    ],
+  ])('%s', (_name, flags, status, last) => {
+    const run = cli(['migrate-values', 'test/fixtures/kured-chart/chart-5.x-defaults.yaml', ...flags]);
+    expect(run.status).toBe(status);
+    expect(lines(run.stderr).slice(1).join('')).toBe(last);
+  });
+
+  it.each([
+    ['tolerations: x\n', "at '/tolerations': must be array"],
+    ['maxUnavailable: abc\n', "at '/maxUnavailable': must be integer"],
+    ['hostNetwork: "yes"\n', "at '/hostNetwork': must be boolean"],
+  ])(
+    'checks its output against the chart as helm install would: %j exits 1 naming the place',
+    (input, error) => {
+      const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {
+        cwd: ROOT,
+        env: childEnv({}),
+        input,
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(1);
+      expect(lines(run.stderr)[1]).toBe(
+        "the output does not install: the kured-ts chart's schema refuses it (1):",
+      );
+      expect(lines(run.stderr)[2]).toContain(error);
+    },
+  );
 
   it('refuses a YAML list on stdin: exit 2, one line', () => {
     const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {

@@ -42,7 +42,10 @@ describe('migrating kured chart values', () => {
         metrics: { serviceMonitor: { interval: '60s' }, service: { enabled: false, port: 8080 } },
         nodeSelector: { 'kubernetes.io/os': 'linux' },
       },
-      notes: ['image.repository', TAINT_NOTE],
+      notes: [
+        ['image.repository', 'refused'],
+        [TAINT_NOTE, 'changed'],
+      ],
     },
     {
       name: 'a 6.x production file keeps its window, blockers and monitoring, and lists what kured-ts does differently',
@@ -72,14 +75,14 @@ describe('migrating kured chart values', () => {
         priorityClassName: 'system-node-critical',
       }),
       notes: [
-        'podSecurityPolicy.create',
-        'configuration.useRebootSentinelHostPath',
-        'configuration.slackChannel',
-        'extraArgs.node-id',
-        'extraArgs.debug',
-        'extraEnvVars.HTTPS_PROXY',
-        'resources',
-        'livenessProbe',
+        ['podSecurityPolicy.create', 'refused'],
+        ['configuration.useRebootSentinelHostPath', 'refused'],
+        ['configuration.slackChannel', 'changed'],
+        ['extraArgs.node-id', 'refused'],
+        ['extraArgs.debug', 'lost'],
+        ['extraEnvVars.HTTPS_PROXY', 'changed'],
+        ['resources', 'changed'],
+        ['livenessProbe', 'refused'],
       ],
     },
     {
@@ -87,18 +90,18 @@ describe('migrating kured chart values', () => {
       file: 'chart-2.x-invalid.yaml',
       values: { configuration: { metricsHost: '0.0.0.0', metricsPort: 9101, concurrency: 3 } },
       notes: [
-        'configuration.startTime',
-        'configuration.period',
-        'configuration.notifyUrl',
-        'configuration.rebootDays',
-        'unknownTopLevel',
-        TAINT_NOTE,
+        ['configuration.startTime', 'lost'],
+        ['configuration.period', 'lost'],
+        ['configuration.notifyUrl', 'lost'],
+        ['configuration.rebootDays', 'lost'],
+        ['unknownTopLevel', 'lost'],
+        [TAINT_NOTE, 'changed'],
       ],
     },
   ])('$name', ({ file, values, notes }) => {
     const m = migrateKuredValues(fixture(file));
     expect(m.values).toEqual(values);
-    expect(m.notes.map((n) => n.key)).toEqual(notes);
+    expect(m.notes.map((n) => [n.key, n.kind])).toEqual(notes);
   });
 
   it('says why, naming the value and the flag, when kured-ts refuses a value', () => {
@@ -108,6 +111,28 @@ describe('migrating kured chart values', () => {
     );
     // A secret in a refused URL is not repeated.
     expect(notes.find((n) => n.key === 'configuration.notifyUrl')?.why).not.toContain('pass');
+  });
+
+  it.each([
+    [
+      'container.apparmor.security.beta.kubernetes.io/kured',
+      'container.apparmor.security.beta.kubernetes.io/kured-ts',
+    ],
+    [
+      'container.seccomp.security.alpha.kubernetes.io/kured',
+      'container.seccomp.security.alpha.kubernetes.io/kured-ts',
+    ],
+  ])("renames %s to name the agent's container, which the API server checks", (from, to) => {
+    const m = migrateKuredValues({ podAnnotations: { [from]: 'runtime/default', team: 'ops' } });
+    expect(m.values.podAnnotations).toEqual({ [to]: 'runtime/default', team: 'ops' });
+    expect(m.notes.filter((n) => n.key === 'podAnnotations').map((n) => n.kind)).toEqual(['changed']);
+  });
+
+  it('keeps annotations that name another container or none', () => {
+    const annotations = { 'container.apparmor.security.beta.kubernetes.io/sidecar': 'unconfined', a: 'b' };
+    const m = migrateKuredValues({ podAnnotations: annotations });
+    expect(m.values.podAnnotations).toEqual(annotations);
+    expect(m.notes.filter((n) => n.key === 'podAnnotations')).toEqual([]);
   });
 
   it('keeps the Secret reference of an environment variable as it is', () => {
@@ -169,7 +194,7 @@ describe('migrating kured chart values', () => {
   it('notes nothing for a file that is not a map, and carries nothing', () => {
     expect(migrateKuredValues(['a'])).toEqual({
       values: {},
-      notes: [{ key: '(file)', why: 'not a map of values' }],
+      notes: [{ key: '(file)', why: 'not a map of values', kind: 'lost' }],
       carried: 0,
     });
   });

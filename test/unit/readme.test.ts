@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { renderChartDefaultsYaml, renderConfigTable } from '../../src/config/flags.js';
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 import { load } from 'js-yaml';
+import { CHART_DEFAULT_VALUES, CHART_VALUES_SCHEMA } from '../../src/migrate/chart-values.generated.js';
 import { agentPolicySpecs } from '../../src/admission/agent-policy.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -51,6 +52,13 @@ describe('the README', () => {
       'utf8',
     );
     expect(load(file)).toEqual(load(renderChartDefaultsYaml()));
+  });
+
+  it("bundles the chart's schema and default values for migrate-values (run `npm run docs` when it fails)", () => {
+    const chartFile = (name: string): string =>
+      readFileSync(new URL(`../../charts/kured-ts/${name}`, import.meta.url), 'utf8');
+    expect(CHART_VALUES_SCHEMA).toEqual(JSON.parse(chartFile('values.schema.json')));
+    expect(CHART_DEFAULT_VALUES).toEqual(load(chartFile('values.yaml')));
   });
 
   it('names the quick start and the test command', () => {
