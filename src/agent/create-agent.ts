@@ -74,7 +74,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
-    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock }),
+    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),

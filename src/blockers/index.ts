@@ -22,6 +22,7 @@ export type BlockerConfig = Pick<
   | 'blockOnPdb'
   | 'drainPodSelector'
   | 'maxUnhealthyNodes'
+  | 'proxy'
 >;
 
 /**
@@ -44,6 +45,7 @@ export function createBlockers(config: BlockerConfig, io: { kube: Kube; node: No
         filter: config.alertFilterRegexp,
         matchOnly: config.alertFilterMatchOnly,
         firingOnly: config.alertFiringOnly,
+        proxy: config.proxy,
       }),
     );
   }

@@ -1,5 +1,6 @@
 // PrometheusBlocker: active ALERTS block a reboot, with kured's filter semantics.
 import { httpText } from '../http/request.js';
+import type { ProxySettings } from '../http/proxy.js';
 import type { Blocker, Verdict } from './blocker.js';
 import { errorText } from '../text/error-text.js';
 
@@ -16,6 +17,8 @@ export interface PrometheusBlockerOptions {
   timeoutMs?: number;
   /** Bound on the answer's size. Default 4 MiB (MAX_ANSWER_BYTES). */
   maxBytes?: number;
+  /** HTTP(S)_PROXY and NO_PROXY. Default none (direct). */
+  proxy?: ProxySettings;
 }
 
 /** An ALERTS answer larger than this is refused (a real one is a few kB even with hundreds of alerts). */
@@ -104,6 +107,7 @@ export class PrometheusBlocker implements Blocker {
       deadlineMs: this.options.timeoutMs ?? 10_000,
       maxBytes: this.options.maxBytes ?? MAX_ANSWER_BYTES,
       ...(signal === undefined ? {} : { signal }),
+      ...(this.options.proxy === undefined ? {} : { proxy: this.options.proxy }),
     });
     if (status >= 200 && status < 300) return text;
     throw new Error(

@@ -57,6 +57,7 @@ export type CheckConfig = Pick<
   | 'approvalTtlMs'
   | 'blockingPodSelectors'
   | 'prometheusUrl'
+  | 'proxy'
   | 'alertFilterRegexp'
   | 'alertFilterMatchOnly'
   | 'alertFiringOnly'

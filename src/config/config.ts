@@ -1,5 +1,6 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli/cli.ts), never raw strings.
 import { redactUrl } from '../notify/notify-url.js';
+import { describeProxy, type ProxySettings } from '../http/proxy.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
 import type { Blackout } from '../window/blackout.js';
 
@@ -128,6 +129,8 @@ export interface Config {
   blockOnPdb: boolean;
   /** --eviction-retry-delay. Default 5s. */
   evictionRetryDelayMs: number;
+  /** HTTP_PROXY, HTTPS_PROXY and NO_PROXY (environment only, as in kured): Prometheus and notifications. */
+  proxy: ProxySettings;
   /** --host-exec: 'nsenter' (privileged pod with hostPID) or 'direct'. Default 'nsenter'. */
   hostExec: 'nsenter' | 'direct';
   /** --kubeconfig: '' = KUBECONFIG env or in-cluster. */
@@ -192,6 +195,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
   return {
     ...config,
     notifyUrl: redactUrl(config.notifyUrl),
+    proxy: describeProxy(config.proxy),
     prometheusUrl: hidePassword(config.prometheusUrl),
     alertFilterRegexp: config.alertFilterRegexp?.source ?? '',
     drainPodSelector: formatLabelSelector(config.drainPodSelector),

@@ -579,7 +579,8 @@ export const FLAGS: readonly FlagSpec[] = [
     valueName: '<url>',
     default: '',
     defaultText: '""',
-    description: 'notification URL: slack://T/B/X, a Teams workflow or a JSON webhook https://…',
+    description:
+      'notification URL (shoutrrr: slack, teams, telegram, discord, mattermost, rocketchat, gotify, pushover, googlechat, generic, smtp) or a JSON webhook https://…',
     apply: set('notifyUrl', notifyUrl),
   }),
   kured({

@@ -2,6 +2,7 @@
 // every value checked, the first bad one a UsageError naming the flag.
 import { InvalidValueError, UsageError, type Config } from './config.js';
 import { FLAGS, type Draft, type FlagSpec } from './flags.js';
+import { ProxyEnvError, proxySettingsFromEnv, type ProxySettings } from '../http/proxy.js';
 
 /** Raw command-line values by flag name (`end-time`); repeatable flags keep every occurrence. */
 export type FlagValues = Readonly<Record<string, readonly string[] | undefined>>;
@@ -101,6 +102,16 @@ function checkWindow(window: Config['window']): void {
   }
 }
 
+/** HTTP(S)_PROXY and NO_PROXY; a proxy that is no URL is a usage error naming the variable. */
+function proxySettings(env: Env): ProxySettings {
+  try {
+    return proxySettingsFromEnv(env);
+  } catch (err) {
+    if (err instanceof ProxyEnvError) throw new UsageError(err.variable, err.value, err.reason);
+    throw err;
+  }
+}
+
 /** Cross-flag rules, checked after every flag is parsed. */
 function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
   const config = draft.config;
@@ -131,6 +142,7 @@ function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): Pa
     applyFlag(flag, source.raw, draft, source.envName);
   }
   const warnings: string[] = [];
+  draft.config.proxy = proxySettings(env);
   return { config: finish(draft, given, warnings), warnings };
 }
 

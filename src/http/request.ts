@@ -9,6 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { abortReason } from '../clock/clock.js';
+import { proxyAgent, type ProxySettings } from './proxy.js';
 
 /** No complete answer within the deadline. */
 export class DeadlineError extends Error {
@@ -106,7 +107,7 @@ export function send(
 
 /** One exchange of `httpText`. */
 export interface TextRequest {
-  method?: 'GET' | 'POST';
+  method?: string;
   headers?: Record<string, string>;
   /** Sent as is (the caller sets Content-Type). */
   body?: string;
@@ -115,6 +116,8 @@ export interface TextRequest {
   deadlineMs: number;
   /** Bound on the answer's size in bytes. */
   maxBytes: number;
+  /** HTTP(S)_PROXY and NO_PROXY; default none (direct). */
+  proxy?: ProxySettings;
 }
 
 /** The status and body of any answer (non-2xx included); rejects on transport errors and the bounds. */
@@ -129,7 +132,8 @@ export async function httpText(url: string, req: TextRequest): Promise<{ status:
   try {
     const body = req.body === undefined ? undefined : Buffer.from(req.body);
     const length: Record<string, string> = body ? { 'Content-Length': String(body.length) } : {};
-    const res = await send(target, { method, headers: { ...req.headers, ...length } }, body, signal);
+    const agent = req.proxy === undefined ? undefined : await proxyAgent(target, req.proxy);
+    const res = await send(target, { method, headers: { ...req.headers, ...length }, agent }, body, signal);
     const text = await readBody(res, signal, req.maxBytes);
     return { status: res.statusCode ?? 0, text };
   } catch (err) {

@@ -332,6 +332,18 @@ function refusal(flag: FlagSpec, value: unknown): string | undefined {
   }
 }
 
+/** Variables kured-ts reads besides KURED_* (any case, as Go reads them). */
+const HONOURED_ENV = new Set(['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS']);
+
+/** Go's SSL_CERT_FILE (a private CA for Prometheus or a webhook) as Node's NODE_EXTRA_CA_CERTS. */
+function caCerts(envs: unknown[]): unknown[] {
+  const byName = (name: string): Json | undefined =>
+    envs.find((e): e is Json => isObject(e) && e.name === name);
+  const sslCertFile = byName('SSL_CERT_FILE');
+  if (sslCertFile === undefined || byName('NODE_EXTRA_CA_CERTS') !== undefined) return [];
+  return [{ ...sslCertFile, name: 'NODE_EXTRA_CA_CERTS' }];
+}
+
 class Migrator {
   readonly values: Json = {};
   readonly notes: MigrationNote[] = [];
@@ -408,16 +420,25 @@ class Migrator {
       this.note('extraEnvVars', 'expected a list of environment variables', 'lost');
       return;
     }
-    for (const env of value as unknown[]) {
-      const name = isObject(env) && typeof env.name === 'string' ? env.name : '';
-      if (!name.startsWith('KURED_'))
+    const envs = value as unknown[];
+    const names = envs.map((env) => (isObject(env) && typeof env.name === 'string' ? env.name : ''));
+    for (const name of names) {
+      if (name === 'SSL_CERT_FILE' && !names.includes('NODE_EXTRA_CA_CERTS')) continue;
+      if (!name.startsWith('KURED_') && !HONOURED_ENV.has(name.toUpperCase()))
         this.note(
           `extraEnvVars.${name || '?'}`,
-          'carried; kured-ts itself reads only KURED_* variables',
+          'carried; kured-ts itself reads only KURED_* variables, HTTP(S)_PROXY, NO_PROXY and NODE_EXTRA_CA_CERTS',
           'changed',
         );
     }
-    this.put('extraEnvVars', value);
+    const added = caCerts(envs);
+    this.put('extraEnvVars', [...envs, ...added]);
+    if (added.length > 0)
+      this.note(
+        'extraEnvVars.SSL_CERT_FILE',
+        'carried, and NODE_EXTRA_CA_CERTS added with the same file: Node reads its extra CAs from there (added to the system CAs, where SSL_CERT_FILE replaces them in Go)',
+        'changed',
+      );
   }
 
   rule(rule: Rule, key: string, value: unknown): void {

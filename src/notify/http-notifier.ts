@@ -1,19 +1,15 @@
-// Delivery for every notifier kind: one JSON POST, a hard timeout per attempt, bounded retries.
+// Delivery for every service reached over HTTP: each request of a notification with a hard timeout
+// per attempt and bounded retries, through HTTP(S)_PROXY when set.
 import { DeadlineError, httpText } from '../http/request.js';
+import type { ProxySettings } from '../http/proxy.js';
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { Notifier, NotifyEvent } from './notifier.js';
 import { redactUrl } from './notify-url.js';
-
-/** Builds the request body of one notification. */
-export type PayloadBuilder = (event: NotifyEvent, node: string, message: string, time: Date) => object;
+import type { HttpTarget, NotifyRequest } from './target.js';
 
 export interface HttpNotifierOptions {
-  /** Where to POST. Secret: only ever logged through redactUrl. */
-  endpoint: string;
-  /** Service name for log lines: 'slack', 'teams', 'webhook'. */
-  kind: string;
-  payload: PayloadBuilder;
+  target: HttpTarget;
   logger: Logger;
   clock: Clock;
   /** Bound on each attempt (connect + response). */
@@ -22,98 +18,91 @@ export interface HttpNotifierOptions {
   retries: number;
   /** Pause between attempts. */
   retryDelayMs: number;
+  proxy?: ProxySettings;
+  /** Replaces the scheme, host and port of every request (tests). */
+  baseUrl?: string;
 }
 
 /**
- * Posts the payload; never throws. The worst case is (retries + 1) × timeoutMs + retries × retryDelayMs
- * (with the defaults 5 s, 1 retry, 1 s: 11 s), after which the failure is logged and given up.
+ * Sends the requests of a notification one after the other; never throws. The worst case per
+ * request is (retries + 1) × timeoutMs + retries × retryDelayMs (with the defaults 5 s, 1 retry,
+ * 1 s: 11 s), after which the failure is logged and given up.
  */
 export class HttpNotifier implements Notifier {
   constructor(private readonly options: HttpNotifierOptions) {}
 
   async notify(event: NotifyEvent, node: string, message: string): Promise<void> {
+    const { target, clock, logger } = this.options;
+    let requests: NotifyRequest[];
     try {
-      await this.deliver(event, node, message);
+      requests = target.requests({ event, node, message, time: clock.now() });
     } catch (err: unknown) {
-      // Nothing above should throw; a notification must never stop a reboot, whatever happens.
-      this.options.logger.warn('notification failed', {
-        kind: this.options.kind,
-        url: redactUrl(this.options.endpoint),
-        event,
-        node,
-        error: this.scrub(describe(err)),
-      });
+      logger.warn('notification failed', { kind: target.kind, event, node, error: describe(err) });
+      return;
     }
+    for (const request of requests) await this.deliver(this.rebased(request), event, node);
   }
 
-  private async deliver(event: NotifyEvent, node: string, message: string): Promise<void> {
-    const { logger, retries, kind } = this.options;
-    const url = redactUrl(this.options.endpoint);
-    const body = this.options.payload(event, node, message, this.options.clock.now());
+  private rebased(request: NotifyRequest): NotifyRequest {
+    const { baseUrl } = this.options;
+    if (baseUrl === undefined) return request;
+    const url = new URL(request.url);
+    return { ...request, url: `${baseUrl.replace(/\/+$/, '')}${url.pathname}${url.search}` };
+  }
+
+  private async deliver(request: NotifyRequest, event: NotifyEvent, node: string): Promise<void> {
+    const { logger, retries, target } = this.options;
+    const fields = { kind: target.kind, url: redactUrl(request.url), event, node };
     for (let attempt = 1; ; attempt++) {
-      const failure = await this.post(body);
+      const failure = await this.send(request);
       if (failure === undefined) {
-        logger.debug('notification sent', { kind, url, event, node, attempt });
+        logger.debug('notification sent', { ...fields, attempt });
         return;
       }
       if (!failure.retry || attempt > retries) {
-        logger.warn('notification failed', {
-          kind,
-          url,
-          event,
-          node,
-          attempts: attempt,
-          error: failure.error,
-        });
+        logger.warn('notification failed', { ...fields, attempts: attempt, error: failure.error });
         return;
       }
-      logger.debug('notification attempt failed, retrying', {
-        kind,
-        url,
-        event,
-        node,
-        attempt,
-        error: failure.error,
-      });
+      logger.debug('notification attempt failed, retrying', { ...fields, attempt, error: failure.error });
       await this.options.clock.sleep(this.options.retryDelayMs);
     }
   }
 
   /** undefined = delivered. */
-  private async post(body: object): Promise<{ error: string; retry: boolean } | undefined> {
-    const { endpoint, timeoutMs } = this.options;
+  private async send(request: NotifyRequest): Promise<{ error: string; retry: boolean } | undefined> {
+    const { timeoutMs, proxy } = this.options;
     try {
-      const { status } = await httpText(endpoint, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
+      const { status } = await httpText(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
         deadlineMs: timeoutMs,
         maxBytes: MAX_ANSWER_BYTES,
+        ...(proxy === undefined ? {} : { proxy }),
       });
       if (status >= 200 && status < 300) return undefined;
       return { error: `HTTP ${status}`, retry: status === 429 || status >= 500 };
     } catch (err: unknown) {
       if (err instanceof DeadlineError) return { error: `timed out after ${timeoutMs}ms`, retry: true };
-      return { error: this.scrub(describe(err)), retry: true };
+      return { error: scrub(describe(err), request.url), retry: true };
     }
-  }
-
-  /** Error texts may quote the URL (path and query hold the secrets). */
-  private scrub(text: string): string {
-    const { endpoint } = this.options;
-    let out = text.split(endpoint).join(redactUrl(endpoint));
-    try {
-      const { pathname, search } = new URL(endpoint);
-      if (pathname.length > 1) out = out.split(pathname).join('/<redacted>');
-      if (search !== '') out = out.split(search).join('');
-    } catch {
-      // not a URL: nothing more to hide than the whole string, done above
-    }
-    return out;
   }
 }
 
-/** A webhook's answer is not read beyond this (only its status matters). */
+/** Error texts may quote the URL (path and query hold the secrets). */
+function scrub(text: string, endpoint: string): string {
+  let out = text.split(endpoint).join(redactUrl(endpoint));
+  try {
+    const { pathname, search } = new URL(endpoint);
+    if (pathname.length > 1) out = out.split(pathname).join('/<redacted>');
+    if (search !== '') out = out.split(search).join('');
+  } catch {
+    // not a URL: nothing more to hide than the whole string, done above
+  }
+  return out;
+}
+
+/** A service's answer is not read beyond this (only its status matters). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 function describe(err: unknown): string {

@@ -1,13 +1,25 @@
-// The notifier registry: the --notify-url's form picks Slack, Teams or a generic JSON webhook.
+// The notifier registry: the --notify-url's scheme picks the service (shoutrrr's URL forms, as kured
+// users have them), any other http(s) URL is a JSON webhook.
 import { SystemClock, type Clock } from '../clock/clock.js';
+import type { ProxySettings } from '../http/proxy.js';
 import type { Logger } from '../log/logger.js';
-import { HttpNotifier, type PayloadBuilder } from './http-notifier.js';
+import { errorText } from '../text/error-text.js';
+import { discordTarget } from './discord.js';
+import { genericTarget } from './generic.js';
+import { googlechatTarget } from './googlechat.js';
+import { gotifyTarget } from './gotify.js';
+import { HttpNotifier } from './http-notifier.js';
+import { mattermostTarget } from './mattermost.js';
 import { silentNotifier, type Notifier } from './notifier.js';
 import { redactUrl, stripQuotes } from './notify-url.js';
-import { parseSlackUrl, slackPayload } from './slack.js';
-import { isTeamsWebhookUrl, teamsEndpoint, teamsPayload } from './teams.js';
-import { webhookPayload } from './webhook.js';
-import { errorText } from '../text/error-text.js';
+import { pushoverTarget } from './pushover.js';
+import { rocketchatTarget } from './rocketchat.js';
+import { parseSlackUrl, slackTarget } from './slack.js';
+import { parseSmtpUrl, SmtpNotifier, type SmtpTarget } from './smtp.js';
+import type { HttpTarget } from './target.js';
+import { isTeamsWebhookUrl, teamsEndpoint, teamsTarget } from './teams.js';
+import { telegramTarget } from './telegram.js';
+import { webhookTarget } from './webhook.js';
 
 export { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from './notify-url.js';
 export { renderMessage } from './message.js';
@@ -22,27 +34,39 @@ export interface NotifierOptions {
   retryDelayMs?: number;
   /** Timestamps of generic webhook payloads and retry pauses. Default the system clock. */
   clock?: Clock;
-  /** Replaces https://hooks.slack.com for slack:// URLs (tests). */
-  slackBaseUrl?: string;
-  /** Replaces https://<host> for teams:// URLs (tests). */
-  teamsBaseUrl?: string;
+  /** HTTP(S)_PROXY and NO_PROXY for the HTTP services. Default none. */
+  proxy?: ProxySettings;
+  /** Replaces the scheme, host and port of every HTTP request, e.g. api.telegram.org (tests). */
+  baseUrl?: string;
 }
 
-/** The service a notify URL addresses, and what to post where. */
-export interface NotifyTarget {
-  kind: 'slack' | 'teams' | 'webhook';
-  endpoint: string;
-  payload: PayloadBuilder;
-}
+/** The service a notify URL addresses: over HTTP, or by mail. */
+export type NotifyTarget = { http: HttpTarget } | { smtp: SmtpTarget };
+
+/** shoutrrr's schemes kured-ts sends to, by URL scheme. */
+const SERVICES: Record<string, (url: URL) => HttpTarget> = {
+  'slack:': (url) => slackTarget(parseSlackUrl(url)),
+  'teams:': (url) => teamsTarget(teamsEndpoint(url)),
+  'telegram:': telegramTarget,
+  'discord:': discordTarget,
+  'mattermost:': mattermostTarget,
+  'rocketchat:': rocketchatTarget,
+  'gotify:': gotifyTarget,
+  'pushover:': pushoverTarget,
+  'googlechat:': googlechatTarget,
+  'generic:': genericTarget,
+  'generic+http:': genericTarget,
+  'generic+https:': genericTarget,
+};
+
+/** The schemes as listed in errors and docs. */
+export const NOTIFY_SCHEMES = [...Object.keys(SERVICES), 'smtp:', 'https:', 'http:'];
 
 /**
  * Which service a notify URL addresses. Throws (naming the redacted URL) on a form we cannot send to,
  * so that the CLI can refuse it at start instead of failing at the first reboot.
  */
-export function parseNotifyUrl(
-  raw: string,
-  options: Pick<NotifierOptions, 'slackBaseUrl' | 'teamsBaseUrl'> = {},
-): NotifyTarget {
+export function parseNotifyUrl(raw: string): NotifyTarget {
   const value = stripQuotes(raw.trim());
   let url: URL;
   try {
@@ -51,71 +75,56 @@ export function parseNotifyUrl(
     throw new Error(`notify URL ${redactUrl(value)} is not a URL`, { cause: err });
   }
   try {
-    return targetOf(url, value, options);
+    return targetOf(url, value);
   } catch (err: unknown) {
-    throw new Error(`notify URL ${redactUrl(value)}: ${errorText(err)}`, {
-      cause: err,
-    });
+    throw new Error(`notify URL ${redactUrl(value)}: ${errorText(err)}`, { cause: err });
   }
 }
 
-function targetOf(
-  url: URL,
-  value: string,
-  options: Pick<NotifierOptions, 'slackBaseUrl' | 'teamsBaseUrl'>,
-): NotifyTarget {
-  switch (url.protocol) {
-    case 'slack:': {
-      const target = parseSlackUrl(url, options.slackBaseUrl);
-      return {
-        kind: 'slack',
-        endpoint: target.endpoint,
-        payload: (_e, _n, message) => slackPayload(target, message),
-      };
-    }
-    case 'teams:':
-      return {
-        kind: 'teams',
-        endpoint: teamsEndpoint(url, options.teamsBaseUrl),
-        payload: (_e, _n, m) => teamsPayload(m),
-      };
-    case 'https:':
-    case 'http:':
-      return httpTarget(url, value);
-    default:
-      throw new Error(`unsupported scheme ${url.protocol} (use slack://, teams://, https:// or http://)`);
-  }
+function targetOf(url: URL, value: string): NotifyTarget {
+  const protocol = url.protocol.toLowerCase();
+  const service = SERVICES[protocol];
+  if (service !== undefined) return { http: service(url) };
+  if (protocol === 'smtp:') return { smtp: parseSmtpUrl(url) };
+  if (protocol === 'https:' || protocol === 'http:') return { http: httpTarget(url, value) };
+  throw new Error(
+    `unsupported scheme ${url.protocol} (use ${NOTIFY_SCHEMES.map((s) => `${s}//`).join(', ')})`,
+  );
 }
 
-function httpTarget(url: URL, value: string): NotifyTarget {
-  if (url.hostname.toLowerCase() === 'hooks.slack.com') {
-    return {
-      kind: 'slack',
-      endpoint: value,
-      payload: (_e, _n, message) => slackPayload({ endpoint: value }, message),
-    };
-  }
-  if (isTeamsWebhookUrl(url))
-    return { kind: 'teams', endpoint: value, payload: (_e, _n, m) => teamsPayload(m) };
-  return { kind: 'webhook', endpoint: value, payload: webhookPayload };
+function httpTarget(url: URL, value: string): HttpTarget {
+  if (url.hostname.toLowerCase() === 'hooks.slack.com') return slackTarget({ endpoint: value });
+  if (isTeamsWebhookUrl(url)) return teamsTarget(value);
+  return webhookTarget(value);
+}
+
+/** Each attempt's bound, the retries and their pause: the options or the defaults. */
+function delivery(options: NotifierOptions): { timeoutMs: number; retries: number; retryDelayMs: number } {
+  return {
+    timeoutMs: options.timeoutMs ?? 5000,
+    retries: options.retries ?? 1,
+    retryDelayMs: options.retryDelayMs ?? 1000,
+  };
 }
 
 /**
- * The notifier for --notify-url ('' = silent). Its notify() never throws and is bounded in time
- * (see HttpNotifier). Throws at creation when the URL cannot be used.
+ * The notifier for --notify-url ('' = silent). Its notify() never throws and is bounded in time.
+ * Throws at creation when the URL cannot be used.
  */
 export function createNotifier(url: string, options: NotifierOptions): Notifier {
   const value = url.trim();
   if (value === '' || value === '""' || value === "''") return silentNotifier;
-  const target = parseNotifyUrl(url, options);
-  return new HttpNotifier({
-    endpoint: target.endpoint,
-    kind: target.kind,
-    payload: target.payload,
+  const target = parseNotifyUrl(url);
+  const common = {
     logger: options.logger,
     clock: options.clock ?? new SystemClock(),
-    timeoutMs: options.timeoutMs ?? 5000,
-    retries: options.retries ?? 1,
-    retryDelayMs: options.retryDelayMs ?? 1000,
+    ...delivery(options),
+  };
+  if ('smtp' in target) return new SmtpNotifier({ ...common, target: target.smtp });
+  return new HttpNotifier({
+    ...common,
+    target: target.http,
+    ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
   });
 }

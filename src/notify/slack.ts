@@ -1,10 +1,11 @@
 // Slack incoming webhooks, addressed in the shoutrrr URL forms kured accepts.
+import { jsonPost, type HttpTarget } from './target.js';
 
 export const SLACK_BASE_URL = 'https://hooks.slack.com';
 
 /** Where and as whom to post. */
 export interface SlackTarget {
-  /** https://hooks.slack.com/services/T…/B…/X… (or the test base URL). */
+  /** https://hooks.slack.com/services/T…/B…/X…. */
   endpoint: string;
   /** Display name (`slack://botname@…`, `?botname=` or `?username=`); old webhooks honour it. */
   username?: string;
@@ -16,7 +17,7 @@ export interface SlackTarget {
  * Parses `slack://T/B/X`, `slack://botname@T/B/X` (shoutrrr ≤0.4, kured's form) and
  * `slack://hook:T-B-X@webhook` (shoutrrr ≥0.5). Bot API tokens (`slack://xoxb:…@channel`) are refused.
  */
-export function parseSlackUrl(url: URL, baseUrl = SLACK_BASE_URL): SlackTarget {
+export function parseSlackUrl(url: URL): SlackTarget {
   const tokens = slackTokens(url);
   if (tokens.length !== 3 || tokens.some((t) => t === '')) {
     throw new Error('slack notify URL must be slack://T…/B…/X… or slack://hook:T…-B…-X…@webhook');
@@ -26,7 +27,7 @@ export function parseSlackUrl(url: URL, baseUrl = SLACK_BASE_URL): SlackTarget {
   const username = url.searchParams.get('botname') ?? url.searchParams.get('username') ?? userPart;
   const channel = url.searchParams.get('channel') ?? '';
   return {
-    endpoint: `${baseUrl.replace(/\/+$/, '')}/services/${tokens.map(encodeURIComponent).join('/')}`,
+    endpoint: `${SLACK_BASE_URL}/services/${tokens.map(encodeURIComponent).join('/')}`,
     ...(username !== '' ? { username } : {}),
     ...(channel !== '' ? { channel } : {}),
   };
@@ -48,5 +49,13 @@ export function slackPayload(target: SlackTarget, message: string): object {
     text: message,
     ...(target.username !== undefined ? { username: target.username } : {}),
     ...(target.channel !== undefined ? { channel: target.channel } : {}),
+  };
+}
+
+/** A slack:// URL, or Slack's own https://hooks.slack.com/services/… URL. */
+export function slackTarget(target: SlackTarget): HttpTarget {
+  return {
+    kind: 'slack',
+    requests: ({ message }) => [jsonPost(target.endpoint, slackPayload(target, message))],
   };
 }

@@ -1,4 +1,5 @@
 // Microsoft Teams: workflow (Power Automate) webhooks and the older Office 365 connector webhooks.
+import { jsonPost, type HttpTarget } from './target.js';
 
 /**
  * Is this https URL a Teams webhook? Connector webhooks live on *.webhook.office.com; workflow
@@ -15,9 +16,8 @@ export function isTeamsWebhookUrl(url: URL): boolean {
 /**
  * shoutrrr's `teams://group@tenant/altId/groupOwner[/extraId]?host=org.webhook.office.com` →
  * `https://org.webhook.office.com/webhookb2/group@tenant/IncomingWebhook/altId/groupOwner[/extraId]`.
- * `baseUrl` replaces `https://<host>` (tests).
  */
-export function teamsEndpoint(url: URL, baseUrl?: string): string {
+export function teamsEndpoint(url: URL): string {
   const group = decodeURIComponent(url.username);
   const tenant = url.hostname;
   const path = url.pathname
@@ -31,8 +31,7 @@ export function teamsEndpoint(url: URL, baseUrl?: string): string {
   }
   const host = url.searchParams.get('host') ?? 'outlook.office.com';
   const prefix = host === 'outlook.office.com' ? 'webhook' : 'webhookb2';
-  const base = (baseUrl ?? `https://${host}`).replace(/\/+$/, '');
-  return `${base}/${prefix}/${group}@${tenant}/IncomingWebhook/${path.join('/')}`;
+  return `https://${host}/${prefix}/${group}@${tenant}/IncomingWebhook/${path.join('/')}`;
 }
 
 /**
@@ -55,4 +54,9 @@ export function teamsPayload(message: string): object {
       },
     ],
   };
+}
+
+/** A Teams webhook at `endpoint`. */
+export function teamsTarget(endpoint: string): HttpTarget {
+  return { kind: 'teams', requests: ({ message }) => [jsonPost(endpoint, teamsPayload(message))] };
 }

@@ -1,4 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
+import { startForwardProxy } from '../fakes/forward-proxy.js';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -8,7 +14,17 @@ interface Received {
   method: string;
   path: string;
   contentType: string;
+  /** Parsed when JSON or a form, else the text. */
   body: unknown;
+}
+
+function parsed(raw: string, type: string): unknown {
+  if (type === 'application/x-www-form-urlencoded') return Object.fromEntries(new URLSearchParams(raw));
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
 }
 
 interface Recorder {
@@ -45,7 +61,7 @@ async function recorder(
         method: req.method ?? '',
         path: req.url ?? '',
         contentType: req.headers['content-type'] ?? '',
-        body: JSON.parse(raw) as unknown,
+        body: parsed(raw, req.headers['content-type'] ?? ''),
       });
       respond(res, received.length);
     });
@@ -64,7 +80,7 @@ describe('notifiers against local HTTP servers', () => {
     const srv = await recorder();
     const notifier = createNotifier(`slack://${T}/${B}/${X}`, {
       logger: new MemoryLogger(),
-      slackBaseUrl: srv.base,
+      baseUrl: srv.base,
     });
     await notifier.notify('drain', 'n1', 'Draining node n1');
     expect(srv.received).toEqual([
@@ -81,7 +97,7 @@ describe('notifiers against local HTTP servers', () => {
     const srv = await recorder();
     const notifier = createNotifier('teams://g1@t1/alt1/own1?host=contoso.webhook.office.com', {
       logger: new MemoryLogger(),
-      teamsBaseUrl: srv.base,
+      baseUrl: srv.base,
     });
     await notifier.notify('reboot', 'n1', 'Rebooting node n1');
     expect(srv.received).toHaveLength(1);
@@ -152,7 +168,7 @@ describe('notifiers against local HTTP servers', () => {
     const logger = new MemoryLogger();
     const notifier = createNotifier(`slack://${T}/${B}/${X}`, {
       logger,
-      slackBaseUrl: srv.base,
+      baseUrl: srv.base,
       retryDelayMs: 10,
     });
     await notifier.notify('reboot', 'n1', 'Rebooting node n1');
@@ -219,3 +235,266 @@ describe('notifiers against local HTTP servers', () => {
     });
   });
 });
+
+describe("each of shoutrrr's services, against a local server that records what it received", () => {
+  const logger = (): MemoryLogger => new MemoryLogger();
+  it.each([
+    {
+      name: 'telegram: one sendMessage per chat',
+      url: 'telegram://110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw@telegram?chats=@ops,-1001',
+      rebase: true,
+      expected: [
+        [
+          '/bot110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage',
+          { chat_id: '@ops', text: 'Draining node n1' },
+        ],
+        [
+          '/bot110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage',
+          { chat_id: '-1001', text: 'Draining node n1' },
+        ],
+      ],
+    },
+    {
+      name: 'discord: the webhook gets an embed',
+      url: 'discord://tok3n@123456789',
+      rebase: true,
+      expected: [
+        ['/api/webhooks/123456789/tok3n', { embeds: [{ description: 'Draining node n1', color: 0x50d9ff }] }],
+      ],
+    },
+    {
+      name: 'rocketchat: /hooks/A/B',
+      url: 'rocketchat://kured@rc.example.com/tokA/tokB/ops',
+      rebase: true,
+      expected: [['/hooks/tokA/tokB', { text: 'Draining node n1', username: 'kured', channel: '#ops' }]],
+    },
+    {
+      name: 'pushover: a form',
+      url: 'pushover://shoutrrr:apitoken@userkey/?devices=phone',
+      rebase: true,
+      expected: [
+        [
+          '/1/messages.json',
+          { token: 'apitoken', user: 'userkey', message: 'Draining node n1', device: 'phone' },
+        ],
+      ],
+    },
+    {
+      name: 'googlechat: {text} with key and token',
+      url: 'googlechat://chat.googleapis.com/v1/spaces/AAA/messages?key=k1&token=t1',
+      rebase: true,
+      expected: [['/v1/spaces/AAA/messages?key=k1&token=t1', { text: 'Draining node n1' }]],
+    },
+    {
+      name: 'mattermost over http (disabletls): its own host',
+      url: 'mattermost://kured@HOST/abc123/ops?disabletls=yes',
+      rebase: false,
+      expected: [['/hooks/abc123', { text: 'Draining node n1', username: 'kured', channel: 'ops' }]],
+    },
+    {
+      name: 'gotify over http (disabletls): its own host',
+      url: 'gotify://HOST/Atoken123?disabletls=yes&priority=4',
+      rebase: false,
+      expected: [['/message?token=Atoken123', { message: 'Draining node n1', priority: 4 }]],
+    },
+    {
+      name: 'generic+http: the text as is',
+      url: 'generic+http://HOST/in?team=ops',
+      rebase: false,
+      expected: [['/in?team=ops', 'Draining node n1']],
+    },
+  ])('$name', async ({ url, rebase, expected }) => {
+    const srv = await recorder();
+    const host = new URL(srv.base).host;
+    const notifier = createNotifier(url.replace('HOST', host), {
+      logger: logger(),
+      ...(rebase ? { baseUrl: srv.base } : {}),
+    });
+    await notifier.notify('drain', 'n1', 'Draining node n1');
+    expect(srv.received.map((r) => [r.path, r.body])).toEqual(
+      expected.map(([path, body]) => [
+        path,
+        typeof body === 'string' ? body : expect.objectContaining(body as object),
+      ]),
+    );
+    expect(srv.received.every((r) => r.method === 'POST')).toBe(true);
+  });
+});
+
+describe('smtp, against a local SMTP server', () => {
+  interface Mail {
+    from: string;
+    to: string[];
+    user: string;
+    data: string;
+  }
+
+  async function smtpServer(options: {
+    auth: boolean;
+  }): Promise<{ port: number; mails: Mail[]; close: () => Promise<void> }> {
+    const { SMTPServer } = await import('smtp-server');
+    const mails: Mail[] = [];
+    const server = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      authOptional: !options.auth,
+      allowInsecureAuth: true,
+      logger: false,
+      onAuth: (auth, _session, done) => {
+        if (auth.username === 'kured' && auth.password === 'pw') done(null, { user: auth.username });
+        else done(new Error('invalid credentials'));
+      },
+      onData: (stream, session, done) => {
+        let data = '';
+        stream.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        stream.on('end', () => {
+          mails.push({
+            from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+            to: session.envelope.rcptTo.map((r) => r.address),
+            user: typeof session.user === 'string' ? session.user : '',
+            data,
+          });
+          done();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.server.address() as AddressInfo).port;
+    const close = (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
+    return { port, mails, close };
+  }
+
+  it('sends one mail per recipient, from the sender, with the subject and the text, logged in', async () => {
+    const srv = await smtpServer({ auth: true });
+    try {
+      const log = new MemoryLogger();
+      const notifier = createNotifier(
+        `smtp://kured:pw@127.0.0.1:${srv.port}/?from=kured@example.com&to=ops@example.com,oncall@example.com&subject=Reboots&fromname=kured-ts`,
+        { logger: log },
+      );
+      await notifier.notify('reboot', 'n1', 'Rebooting node n1');
+      expect(srv.mails.map((m) => [m.from, m.to, m.user])).toEqual([
+        ['kured@example.com', ['ops@example.com'], 'kured'],
+        ['kured@example.com', ['oncall@example.com'], 'kured'],
+      ]);
+      for (const mail of srv.mails) {
+        expect(mail.data).toMatch(/^Subject: Reboots\r?$/m);
+        expect(mail.data).toMatch(/^From: "kured-ts" <kured@example\.com>\r?$/m);
+        expect(mail.data).toContain('Rebooting node n1');
+      }
+      expect(log.entries.filter((e) => e.level === 'warn')).toEqual([]);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('logs a refused login without the password, and never throws', async () => {
+    const srv = await smtpServer({ auth: true });
+    try {
+      const log = new MemoryLogger();
+      const notifier = createNotifier(
+        `smtp://kured:wrongsecret@127.0.0.1:${srv.port}/?from=kured@example.com&to=ops@example.com`,
+        { logger: log, retryDelayMs: 10 },
+      );
+      await expect(notifier.notify('drain', 'n1', 'm')).resolves.toBeUndefined();
+      expect(srv.mails).toEqual([]);
+      const failed = log.entries.filter((e) => e.message === 'notification failed');
+      expect(failed.map((e) => e.fields.to)).toEqual(['ops@example.com']);
+      expect(JSON.stringify(log.entries)).not.toContain('wrongsecret');
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('through HTTP(S)_PROXY', () => {
+  it('posts to an http service through the proxy, which alone resolves its name', async () => {
+    const srv = await recorder();
+    const proxy = await startForwardProxy({ 'hooks.test': Number(new URL(srv.base).port) });
+    try {
+      const log = new MemoryLogger();
+      const notifier = createNotifier('generic+http://hooks.test/in?template=json', {
+        logger: log,
+        proxy: { httpProxy: proxy.url, httpsProxy: '', noProxy: '' },
+      });
+      await notifier.notify('drain', 'n1', 'Draining node n1');
+      expect(proxy.records.map((r) => r.line)).toEqual(['POST http://hooks.test/in']);
+      expect(srv.received.map((r) => [r.path, r.body])).toEqual([['/in', { message: 'Draining node n1' }]]);
+      expect(log.entries.filter((e) => e.level === 'warn')).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('tunnels to an https service with CONNECT, and TLS runs end to end through the tunnel', async () => {
+    const tlsServer = await selfSignedTlsServer();
+    const proxy = await startForwardProxy({ 'api.telegram.org': tlsServer.port });
+    try {
+      const log = new MemoryLogger();
+      const notifier = createNotifier('telegram://1:abc@telegram?chats=@ops', {
+        logger: log,
+        retries: 0,
+        proxy: { httpProxy: '', httpsProxy: proxy.url, noProxy: '' },
+      });
+      await notifier.notify('drain', 'n1', 'Draining node n1');
+      expect(proxy.records.map((r) => r.line)).toEqual(['CONNECT api.telegram.org:443']);
+      // the agent checked the test server's own certificate against the real CAs, and refused it:
+      // only that server, at the end of the tunnel, has it
+      const failed = log.entries.find((e) => e.message === 'notification failed');
+      expect(String(failed?.fields.error)).toMatch(/self[- ]signed certificate/i);
+    } finally {
+      await proxy.close();
+      await tlsServer.close();
+    }
+  });
+
+  it('goes direct to a host in NO_PROXY', async () => {
+    const srv = await recorder();
+    const proxy = await startForwardProxy({});
+    try {
+      const notifier = createNotifier(`${srv.base}/x`, {
+        logger: new MemoryLogger(),
+        proxy: { httpProxy: proxy.url, httpsProxy: proxy.url, noProxy: '127.0.0.0/8' },
+      });
+      await notifier.notify('drain', 'n1', 'm');
+      expect(srv.received).toHaveLength(1);
+      expect(proxy.records).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+/** A TLS server with a certificate of its own (made with openssl). */
+async function selfSignedTlsServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=api.telegram.org'].concat(
+        ['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+      ),
+      { stdio: 'ignore' },
+    );
+    const server = createTlsServer({
+      key: readFileSync(join(dir, 'key.pem')),
+      cert: readFileSync(join(dir, 'cert.pem')),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => {
+            resolve();
+          });
+        }),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrometheusBlocker, type PrometheusBlockerOptions } from '../../src/blockers/prometheus.js';
+import { startForwardProxy } from '../fakes/forward-proxy.js';
 
 const RULES = `
 groups:
@@ -131,5 +132,46 @@ describe('PrometheusBlocker against a real Prometheus', () => {
     const verdict = await blocker.check();
     expect(verdict.blocked).toBe(true);
     expect(verdict.blocked && verdict.reason).toMatch(/cannot query Prometheus alerts/);
+  });
+
+  describe('through HTTP_PROXY, as a cluster behind a corporate proxy reaches it', () => {
+    it.each([
+      ['asks through the proxy, which alone knows the name, and blocks on the firing alert', '', true],
+      [
+        'goes direct for a host in NO_PROXY (the name then does not resolve: blocked, fail-safe)',
+        '.test',
+        false,
+      ],
+    ])('%s', async (_name, noProxy, viaProxy) => {
+      const port = Number(new URL(url).port);
+      const proxy = await startForwardProxy({ 'prometheus.test': port });
+      try {
+        const blocker = new PrometheusBlocker({
+          url: `http://prometheus.test:${port}`,
+          filter: undefined,
+          matchOnly: false,
+          firingOnly: true,
+          timeoutMs: 3000,
+          proxy: { httpProxy: `http://kured:s3cret@${new URL(proxy.url).host}`, httpsProxy: '', noProxy },
+        });
+        const verdict = await blocker.check();
+        if (viaProxy) {
+          expect(verdict).toEqual({ blocked: true, reason: '1 active alert(s): AlwaysFiring' });
+          expect(proxy.records).toEqual([
+            {
+              line: `GET http://prometheus.test:${port}/api/v1/query?query=ALERTS`,
+              authorization: `Basic ${Buffer.from('kured:s3cret').toString('base64')}`,
+            },
+          ]);
+        } else {
+          expect(verdict.blocked && verdict.reason).toMatch(
+            /cannot query Prometheus alerts.*(ENOTFOUND|EAI_AGAIN)/,
+          );
+          expect(proxy.records).toEqual([]);
+        }
+      } finally {
+        await proxy.close();
+      }
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { NO_PROXY } from '../../src/http/proxy.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -300,6 +301,7 @@ describe('blocker registry', () => {
     blockOnPdb: true,
     drainPodSelector: [],
     maxUnhealthyNodes: undefined,
+    proxy: NO_PROXY,
   };
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
 

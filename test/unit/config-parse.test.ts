@@ -92,6 +92,7 @@ describe('defaults', () => {
       evictionRetryDelayMs: 5000,
       hostExec: 'nsenter',
       kubeconfig: '',
+      proxy: { httpProxy: '', httpsProxy: '', noProxy: '' },
     };
     expect(defaultConfig()).toEqual(expected);
   });
@@ -305,9 +306,27 @@ describe('bad values name the flag and the value', () => {
     ['a zero period', { period: ['0'] }, {}, 'invalid value "0" for --period: must be greater than 0'],
     [
       'a notify URL no notifier can send to',
+      { 'notify-url': ['ifttt://key/?events=reboot'] },
+      {},
+      'invalid value "ifttt://key/<redacted>" for --notify-url: unsupported scheme ifttt: (use slack://, teams://, telegram://, discord://, mattermost://, rocketchat://, gotify://, pushover://, googlechat://, generic://, generic+http://, generic+https://, smtp://, https://, http://)',
+    ],
+    [
+      'an smtp URL without its recipients',
       { 'notify-url': ['smtp://mail.example.com'] },
       {},
-      'invalid value "smtp://mail.example.com" for --notify-url: unsupported scheme smtp: (use slack://, teams://, https:// or http://)',
+      'invalid value "smtp://mail.example.com" for --notify-url: smtp notify URL must be smtp://[user:password@]host[:port]/?from=…&to=…',
+    ],
+    [
+      'a proxy that is no URL, named by its variable',
+      {},
+      { HTTPS_PROXY: 'http://user:pw@[bad' },
+      'invalid value "http://<redacted>@[bad" for HTTPS_PROXY: not a proxy URL',
+    ],
+    [
+      'a SOCKS proxy',
+      {},
+      { HTTP_PROXY: 'socks5://proxy:1080' },
+      'invalid value "socks5://proxy:1080" for HTTP_PROXY: socks5:// proxies are not supported (use http:// or https://)',
     ],
     [
       'a Slack bot token instead of a webhook, shown redacted',

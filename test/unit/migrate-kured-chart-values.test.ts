@@ -80,7 +80,6 @@ describe('migrating kured chart values', () => {
         ['configuration.slackChannel', 'changed'],
         ['extraArgs.node-id', 'refused'],
         ['extraArgs.debug', 'lost'],
-        ['extraEnvVars.HTTPS_PROXY', 'changed'],
         ['resources', 'changed'],
         ['livenessProbe', 'refused'],
       ],
@@ -133,6 +132,48 @@ describe('migrating kured chart values', () => {
     const m = migrateKuredValues({ podAnnotations: annotations });
     expect(m.values.podAnnotations).toEqual(annotations);
     expect(m.notes.filter((n) => n.key === 'podAnnotations')).toEqual([]);
+  });
+
+  it.each([
+    [
+      "Go's SSL_CERT_FILE also becomes Node's NODE_EXTRA_CA_CERTS, from the same source",
+      [{ name: 'SSL_CERT_FILE', value: '/etc/corp-ca/ca.crt' }],
+      [
+        { name: 'SSL_CERT_FILE', value: '/etc/corp-ca/ca.crt' },
+        { name: 'NODE_EXTRA_CA_CERTS', value: '/etc/corp-ca/ca.crt' },
+      ],
+      [['extraEnvVars.SSL_CERT_FILE', 'changed']],
+    ],
+    [
+      'a NODE_EXTRA_CA_CERTS already there is kept as the user set it',
+      [
+        { name: 'SSL_CERT_FILE', value: '/a' },
+        { name: 'NODE_EXTRA_CA_CERTS', value: '/b' },
+      ],
+      [
+        { name: 'SSL_CERT_FILE', value: '/a' },
+        { name: 'NODE_EXTRA_CA_CERTS', value: '/b' },
+      ],
+      [['extraEnvVars.SSL_CERT_FILE', 'changed']],
+    ],
+    [
+      'proxy variables, in either case, are read by kured-ts: no note',
+      [
+        { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
+        { name: 'no_proxy', value: '.svc' },
+      ],
+      [
+        { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
+        { name: 'no_proxy', value: '.svc' },
+      ],
+      [],
+    ],
+  ])('%s', (_name, extraEnvVars, carried, notes) => {
+    const m = migrateKuredValues({ extraEnvVars });
+    expect(m.values.extraEnvVars).toEqual(carried);
+    expect(m.notes.filter((n) => n.key.startsWith('extraEnvVars')).map((n) => [n.key, n.kind])).toEqual(
+      notes,
+    );
   });
 
   it('keeps the Secret reference of an environment variable as it is', () => {
