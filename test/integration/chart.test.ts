@@ -757,6 +757,155 @@ describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
   );
 });
 
+describe("a kured user's values file → kured-ts migrate-values → helm template → the DaemonSet", () => {
+  interface Case {
+    file: string;
+    /** migrate-values' exit status (1: something the user set is lost, and named). */
+    status: number;
+    lost: string[];
+    args: string[];
+    env: Record<string, string>;
+    volumes: string[];
+    tolerations: unknown[];
+    podAnnotations?: Record<string, string>;
+  }
+  const cases: Case[] = [
+    {
+      file: 'chart-2.x-invalid.yaml',
+      status: 1,
+      lost: [
+        'configuration.startTime',
+        'configuration.period',
+        'configuration.notifyUrl',
+        'configuration.rebootDays',
+        'unknownTopLevel',
+      ],
+      args: ['--metrics-host=0.0.0.0', '--metrics-port=9101', '--concurrency=3'],
+      env: {},
+      volumes: [],
+      tolerations: [],
+    },
+    {
+      file: 'chart-5.x-defaults.yaml',
+      status: 0,
+      lost: [],
+      args: [],
+      env: {},
+      volumes: [],
+      tolerations: [],
+    },
+    {
+      file: 'chart-5.x-proxy-private-ca.yaml',
+      status: 0,
+      lost: [],
+      args: [
+        '--period=30m',
+        '--prometheus-url=https://prometheus.corp.internal',
+        '--reboot-days=sa',
+        '--reboot-days=su',
+        '--start-time=2am',
+        '--end-time=6am',
+        '--time-zone=America/New_York',
+        '--concurrency=2',
+        '--log-format=json',
+        '--alert-filter-regexp=^Watchdog$',
+      ],
+      env: {
+        HTTPS_PROXY: 'http://proxy.corp.internal:3128',
+        NO_PROXY: '.svc,.cluster.local,10.0.0.0/8',
+        SSL_CERT_FILE: '/etc/corp-ca/ca.crt',
+        NODE_EXTRA_CA_CERTS: '/etc/corp-ca/ca.crt',
+        KURED_NOTIFY_URL: 'secret kured-notify/url',
+      },
+      volumes: ['corp-ca'],
+      tolerations: [{ key: 'dedicated', operator: 'Exists' }],
+      podAnnotations: { 'container.apparmor.security.beta.kubernetes.io/kured-ts': 'runtime/default' },
+    },
+    {
+      file: 'chart-6.x-production.yaml',
+      status: 1,
+      lost: ['extraArgs.debug'],
+      args: [
+        '--period=10m',
+        '--start-time=22:00',
+        '--time-zone=Europe/Berlin',
+        '--concurrency=2',
+        '--blocking-pod-selector=app=etcd-backup',
+        '--blocking-pod-selector=job-name',
+        '--drain-grace-period=120',
+        '--force-reboot=true',
+        '--skip-wait-for-delete-timeout=300',
+      ],
+      env: { KURED_SLACK_HOOK_URL: 'secret kured-slack/url', HTTPS_PROXY: 'http://proxy.internal:3128' },
+      volumes: ['extra'],
+      tolerations: [
+        { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' },
+      ],
+    },
+  ];
+
+  test.each(cases)('$file', (c) => {
+    const run = spawnSync(
+      process.execPath,
+      [join(root, 'dist/cli.js'), 'migrate-values', join(root, 'test/fixtures/kured-chart', c.file)],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(run.status).toBe(c.status);
+    const lostHeading = /^# Lost: .*\((\d+)\):$/m.exec(run.stdout);
+    const lost = run.stdout
+      .split('\n')
+      .slice(lostHeading === null ? 0 : run.stdout.split('\n').indexOf(lostHeading[0]) + 1)
+      .slice(0, lostHeading === null ? 0 : Number(lostHeading[1]))
+      .map((line) => /^# {3}([^:]+):/.exec(line)?.[1]);
+    expect(lost).toEqual(c.lost);
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-migrated-'));
+    try {
+      writeFileSync(join(dir, 'values.yaml'), run.stdout);
+      const lint = helm(['lint', '--strict', chart, '-f', join(dir, 'values.yaml')]);
+      expect([lint.status, lint.stderr]).toEqual([0, '']);
+      const out = helm([
+        'template',
+        RELEASE,
+        chart,
+        '--namespace',
+        NAMESPACE,
+        '-f',
+        join(dir, 'values.yaml'),
+      ]);
+      expect([out.status, out.stderr]).toEqual([0, '']);
+      const { ds, pod, container } = agent(parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject));
+      expect(container.args).toEqual(expect.arrayContaining(c.args));
+      expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
+      const shaped = container as unknown as {
+        env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+      };
+      const env = Object.fromEntries(
+        shaped.env
+          .filter((e) => e.name !== 'KURED_NODE_ID')
+          .map((e) => [
+            e.name,
+            e.valueFrom === undefined
+              ? e.value
+              : `secret ${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`,
+          ]),
+      );
+      expect(env).toEqual(c.env);
+      const podShape = pod as unknown as { volumes: { name: string }[]; tolerations?: unknown[] };
+      expect(podShape.volumes.map((v) => v.name)).toEqual(expect.arrayContaining(c.volumes));
+      expect(podShape.tolerations ?? []).toEqual(expect.arrayContaining(c.tolerations));
+      if (c.podAnnotations !== undefined) {
+        const template = (
+          ds as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }
+        ).spec.template.metadata;
+        expect(template.annotations).toMatchObject(c.podAnnotations);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("migrate-values' own check of its output agrees with helm's", () => {
   test.each([
     ['the empty file', {}],
