@@ -8,6 +8,7 @@ import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
 import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
+import { QueryBlocker } from './prometheus-query.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -23,10 +24,12 @@ export type BlockerConfig = Pick<
   | 'drainPodSelector'
   | 'maxUnhealthyNodes'
   | 'proxy'
+  | 'blockingQueries'
 >;
 
 /**
- * pause (always), health (with --max-unhealthy-nodes), prometheus (with --prometheus-url), pods
+ * pause (always), health (with --max-unhealthy-nodes), prometheus (with --prometheus-url) and one
+ * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
  * this order.
  */
@@ -48,6 +51,9 @@ export function createBlockers(config: BlockerConfig, io: { kube: Kube; node: No
         proxy: config.proxy,
       }),
     );
+    for (const query of config.blockingQueries) {
+      blockers.push(new QueryBlocker({ url: config.prometheusUrl, query, proxy: config.proxy }));
+    }
   }
   if (config.blockingPodSelectors.length > 0) {
     blockers.push(new PodsBlocker({ kube, nodeId: config.nodeId, selectors: config.blockingPodSelectors }));

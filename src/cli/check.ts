@@ -58,6 +58,7 @@ export type CheckConfig = Pick<
   | 'blockingPodSelectors'
   | 'prometheusUrl'
   | 'proxy'
+  | 'blockingQueries'
   | 'alertFilterRegexp'
   | 'alertFilterMatchOnly'
   | 'alertFiringOnly'

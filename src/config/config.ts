@@ -83,6 +83,8 @@ export interface Config {
   taintTiming: 'required' | 'unblocked';
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */
   blockingPodSelectors: Selector[];
+  /** --blocking-query: PromQL expressions that block while they return a series or a non-zero scalar. */
+  blockingQueries: string[];
   /** --prometheus-url: '' = no alert blocker. */
   prometheusUrl: string;
   /** --alert-filter-regexp: alerts whose name matches are ignored (or, with match-only, the only ones). */

@@ -479,6 +479,19 @@ export const FLAGS: readonly FlagSpec[] = [
     description: 'Prometheus whose active alerts block reboots',
     apply: set('prometheusUrl', optionalUrl(['http', 'https'])),
   }),
+  added({
+    name: 'blocking-query',
+    type: 'array',
+    valueName: '<promql>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      'PromQL evaluated on --prometheus-url: blocks reboots while it returns any series or a non-zero scalar (repeatable)',
+    apply: (values, draft) => {
+      draft.config.blockingQueries = values.map((v) => v.trim()).filter((v) => v !== '');
+    },
+  }),
   kured({
     name: 'alert-filter-regexp',
     type: 'string',

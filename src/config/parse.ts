@@ -120,6 +120,9 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
     throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
   }
   checkGroups(config, warnings);
+  if (config.blockingQueries.length > 0 && config.prometheusUrl === '') {
+    throw new UsageError('--blocking-query', config.blockingQueries[0] ?? '', 'needs --prometheus-url');
+  }
   if (draft.slackHookUrl !== '') {
     if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
     else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');

@@ -172,6 +172,11 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--prometheus-url',
           anyOf: [{ type: 'string', pattern: '^$|^https?://' }, { const: '' }],
         },
+        blockingQuery: {
+          description:
+            '--blocking-query (repeated): PromQL that blocks reboots while it returns a series or a non-zero scalar; needs prometheusUrl',
+          anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
+        },
         alertFilterRegexp: { description: '--alert-filter-regexp', type: 'string' },
         alertFilterMatchOnly: {
           description: '--alert-filter-match-only',
@@ -322,6 +327,7 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'preferNoScheduleTaint',
         'blockingPodSelector',
         'prometheusUrl',
+        'blockingQuery',
         'alertFilterRegexp',
         'alertFilterMatchOnly',
         'alertFiringOnly',
@@ -668,6 +674,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',
+    blockingQuery: [],
     alertFilterRegexp: '',
     alertFilterMatchOnly: false,
     alertFiringOnly: false,

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrometheusBlocker, type PrometheusBlockerOptions } from '../../src/blockers/prometheus.js';
+import { QueryBlocker } from '../../src/blockers/prometheus-query.js';
 import { startForwardProxy } from '../fakes/forward-proxy.js';
 
 const RULES = `
@@ -119,6 +120,55 @@ describe('PrometheusBlocker against a real Prometheus', () => {
         blocked: true,
         reason: `${want.length} active alert(s): ${want.join(', ')}`,
       });
+  });
+
+  describe('--blocking-query, evaluated by the real Prometheus', () => {
+    it.each([
+      [
+        'a query returning series blocks, naming the query and the first series',
+        'label_replace(vector(3), "job", "backup", "", "")',
+        {
+          blocked: true,
+          reason:
+            'blocking query label_replace(vector(3), "job", "backup", "", "") returned {job="backup"} = 3',
+        },
+      ],
+      [
+        'more series are counted after the first',
+        'ALERTS',
+        {
+          blocked: true,
+          reason: expect.stringMatching(
+            /^blocking query ALERTS returned ALERTS\{alertname="Always(Firing|Pending)".*\} = 1 \(and 1 more\)$/,
+          ) as unknown,
+        },
+      ],
+      ['an empty result does not block', 'ALERTS{alertname="NoSuchAlert"}', { blocked: false }],
+      ['a comparison that filters everything out does not block', 'vector(1) > 5', { blocked: false }],
+      [
+        'a non-zero scalar blocks',
+        'scalar(vector(2))',
+        { blocked: true, reason: 'blocking query scalar(vector(2)) returned 2' },
+      ],
+      ['a zero scalar does not block', '0', { blocked: false }],
+      [
+        'a query Prometheus cannot parse blocks, with its error',
+        'up ==',
+        {
+          blocked: true,
+          reason: expect.stringMatching(
+            /^cannot evaluate blocking query up ==: HTTP 400 .*parse error/,
+          ) as unknown,
+        },
+      ],
+      [
+        'a range vector blocks: it is no instant answer',
+        'vector(1)[5m:1m]',
+        { blocked: true, reason: expect.stringMatching(/unexpected result type "matrix"/) as unknown },
+      ],
+    ])('%s', async (_name, query, verdict) => {
+      expect(await new QueryBlocker({ url, query }).check()).toEqual(verdict);
+    });
   });
 
   it('blocks when Prometheus cannot be reached', async () => {

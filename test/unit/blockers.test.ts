@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { firstBlock } from '../../src/blockers/blocker.js';
 import { createBlockers, type BlockerConfig } from '../../src/blockers/index.js';
+import { QueryBlocker } from '../../src/blockers/prometheus-query.js';
 import { FLEET_PAUSE_ANNOTATION, PauseBlocker } from '../../src/blockers/pause.js';
 import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { PodsBlocker } from '../../src/blockers/pods.js';
@@ -104,6 +105,21 @@ describe('PrometheusBlocker against bad servers', () => {
     expect(verdict.blocked).toBe(true);
     expect(verdict.blocked && verdict.reason).toMatch(reason);
   });
+
+  it.each(blocking)(
+    'a blocking query blocks too, naming the query, when %s answers garbage',
+    async (path, reason) => {
+      const blocker = new QueryBlocker({
+        url: base + path,
+        query: 'up == 0',
+        timeoutMs: 300,
+        maxBytes: 1024,
+      });
+      const verdict = await blocker.check();
+      expect(verdict.blocked && verdict.reason).toMatch(/^cannot evaluate blocking query up == 0: /);
+      expect(verdict.blocked && verdict.reason).toMatch(reason);
+    },
+  );
 
   it('ignores alerts with value 0 and samples without an alert name', async () => {
     const blocker = new PrometheusBlocker({
@@ -302,6 +318,7 @@ describe('blocker registry', () => {
     drainPodSelector: [],
     maxUnhealthyNodes: undefined,
     proxy: NO_PROXY,
+    blockingQueries: [],
   };
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
 
@@ -314,8 +331,9 @@ describe('blocker registry', () => {
         prometheusUrl: 'http://p:9090',
         blockingPodSelectors: [parseLabelSelector('a=b')],
         maxUnhealthyNodes: { count: 1 },
+        blockingQueries: ['up == 0', 'backup_running > 0'],
       },
-      ['pause', 'health', 'prometheus', 'pods', 'pdb'],
+      ['pause', 'health', 'prometheus', 'prometheus-query', 'prometheus-query', 'pods', 'pdb'],
     ],
     ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause']],
   ])('%s', (_name, config, names) => {

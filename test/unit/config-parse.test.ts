@@ -93,6 +93,7 @@ describe('defaults', () => {
       hostExec: 'nsenter',
       kubeconfig: '',
       proxy: { httpProxy: '', httpsProxy: '', noProxy: '' },
+      blockingQueries: [],
     };
     expect(defaultConfig()).toEqual(expected);
   });
@@ -309,6 +310,12 @@ describe('bad values name the flag and the value', () => {
       { 'notify-url': ['ifttt://key/?events=reboot'] },
       {},
       'invalid value "ifttt://key/<redacted>" for --notify-url: unsupported scheme ifttt: (use slack://, teams://, telegram://, discord://, mattermost://, rocketchat://, gotify://, pushover://, googlechat://, generic://, generic+http://, generic+https://, smtp://, https://, http://)',
+    ],
+    [
+      'a blocking query without a Prometheus to ask',
+      { 'blocking-query': ['up == 0'] },
+      {},
+      'invalid value "up == 0" for --blocking-query: needs --prometheus-url',
     ],
     [
       'an smtp URL without its recipients',
