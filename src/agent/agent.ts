@@ -80,6 +80,7 @@ export type AgentConfig = Pick<
   | 'approvalTtlMs'
   | 'historyLimit'
   | 'taintTiming'
+  | 'rebootDeadlineMs'
 >;
 
 /** Everything the agent talks to. */
@@ -125,7 +126,10 @@ export class Agent {
     private readonly config: AgentConfig,
     private readonly deps: AgentDeps,
   ) {
-    this.reporter = new Reporter(config.nodeId, deps);
+    this.reporter = new Reporter(config.nodeId, deps, {
+      deadlineMs: config.rebootDeadlineMs,
+      periodMs: config.periodMs,
+    });
     this.decision = new Decision(config, deps, this.reporter);
   }
 

@@ -10,11 +10,15 @@ import type { EventRecorder } from '../node/events.js';
 import type { NodeOps, NodeState } from '../node/node.js';
 import {
   STATUS_ANNOTATION,
+  WANTS_REBOOT,
+  isOverdue,
   parseStatus,
   sameStatus,
   type NodeStatus,
+  type Phase,
   type ReadStatus,
 } from '../node/status.js';
+import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
 import { effectsOf, type Effects, type Outcome } from './outcome.js';
 
@@ -24,6 +28,14 @@ export interface ReporterDeps {
   metrics: AgentMetrics;
   logger: Logger;
   clock: Clock;
+}
+
+/** What the Reporter judges by besides the outcome. */
+export interface ReporterOptions {
+  /** --reboot-deadline; 0 = none. */
+  deadlineMs: number;
+  /** --period: RebootOverdue is recorded at most once per period. */
+  periodMs: number;
 }
 
 export class Reporter {
@@ -39,10 +51,15 @@ export class Reporter {
   private written: ReadStatus | undefined;
   /** While waiting for the lock: its holders as last seen, and since when (monotonic ms) they hold it. */
   private stall: { holders: string; since: number } | undefined;
+  /** When the reboot was first seen required (RFC 3339), from the status: it survives restarts. */
+  private requiredSince: string | undefined;
+  /** When RebootOverdue was last recorded (monotonic ms). */
+  private overdueEventAt: number | undefined;
 
   constructor(
     private readonly nodeId: string,
     private readonly deps: ReporterDeps,
+    private readonly options: ReporterOptions = { deadlineMs: 0, periodMs: 3_600_000 },
   ) {}
 
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
@@ -50,6 +67,7 @@ export class Reporter {
     this.bootID = node.bootID;
     const status = parseStatus(node.annotations[STATUS_ANNOTATION]);
     this.lastReboot = status?.lastReboot;
+    this.requiredSince = status?.requiredSince ?? this.requiredSince;
     this.written = status;
   }
 
@@ -61,12 +79,26 @@ export class Reporter {
     logger[fx.level](fx.message, { node: this.nodeId, outcome: outcome.kind, reason: outcome.reason });
     this.reportMetrics(outcome, fx);
     for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
+    const now = this.deps.clock.now();
+    // 'pending' (the sentinel says so, nothing decided yet) has no phase of its own, but starts the need
+    if (outcome.kind === 'pending') this.requiredSince ??= now.toISOString();
     if (fx.phase === undefined) return;
     metrics.setPhase(fx.phase);
-    const now = this.deps.clock.now().toISOString();
-    if (outcome.kind === 'completed') this.lastReboot = now;
-    const status: NodeStatus = { phase: fx.phase, reason: outcome.reason, since: now, bootID: this.bootID };
+    if (outcome.kind === 'completed') this.lastReboot = now.toISOString();
+    const status: NodeStatus = {
+      phase: fx.phase,
+      reason: outcome.reason,
+      since: now.toISOString(),
+      bootID: this.bootID,
+      ...this.need(fx.phase, now),
+    };
     if (this.lastReboot !== undefined) status.lastReboot = this.lastReboot;
+    await this.reportOverdue(status, now);
+    await this.write(status, signal);
+  }
+
+  /** The status annotation, unless it already says the same. */
+  private async write(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -74,8 +106,42 @@ export class Reporter {
       this.written = status;
     } catch (err) {
       if (signal?.aborted) throw err;
-      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
+  }
+
+  /**
+   * How long the reboot has been required, and when it is due: from the first phase that wants it
+   * until it is done (idle or completed). Kept in the status, so an agent restart does not reset it.
+   */
+  private need(phase: Phase, now: Date): Pick<NodeStatus, 'requiredSince' | 'due'> {
+    if (!WANTS_REBOOT.has(phase)) this.requiredSince = undefined;
+    else this.requiredSince ??= now.toISOString();
+    const since = this.requiredSince;
+    const { deadlineMs } = this.options;
+    const sinceMs = since === undefined ? undefined : Date.parse(since);
+    const dueMs = sinceMs === undefined || deadlineMs === 0 ? undefined : sinceMs + deadlineMs;
+    this.deps.metrics.setRebootNeed(sinceMs === undefined ? undefined : { sinceMs, dueMs });
+    if (since === undefined) return {};
+    return { requiredSince: since, ...(dueMs === undefined ? {} : { due: new Date(dueMs).toISOString() }) };
+  }
+
+  /** Event RebootOverdue (Warning) past the deadline, at most once per period. */
+  private async reportOverdue(status: NodeStatus, now: Date): Promise<void> {
+    if (!isOverdue(status, now)) {
+      this.overdueEventAt = undefined;
+      return;
+    }
+    const at = monotonicMs(this.deps.clock);
+    if (this.overdueEventAt !== undefined && at - this.overdueEventAt < this.options.periodMs) return;
+    this.overdueEventAt = at;
+    const age = shortDuration(now.getTime() - Date.parse(status.requiredSince ?? status.since));
+    const deadline = shortDuration(this.options.deadlineMs);
+    await this.deps.events.record(
+      'RebootOverdue',
+      `reboot required for ${age}, past the deadline of ${deadline}: ${status.phase}: ${status.reason}`,
+      'Warning',
+    );
   }
 
   private reportMetrics(outcome: Outcome, fx: Effects): void {

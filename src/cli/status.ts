@@ -41,7 +41,15 @@ import {
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
 } from '../node/node.js';
-import { STATUS_ANNOTATION, WANTS_REBOOT, parseStatus, type NodeStatus, type Phase } from '../node/status.js';
+import {
+  STATUS_ANNOTATION,
+  WANTS_REBOOT,
+  isOverdue,
+  parseStatus,
+  type NodeStatus,
+  type Phase,
+} from '../node/status.js';
+import { shortDuration } from '../text/duration.js';
 
 // ---- status ---------------------------------------------------------------------------------------
 
@@ -69,6 +77,11 @@ export interface NodeReport {
   reason: string;
   /** RFC 3339 start of the phase. */
   since: string | null;
+  /**
+   * The reboot need, as the agent records it: since when (RFC 3339), for how long at the time of the
+   * report (ms), when it is due under --reboot-deadline, and whether that has passed.
+   */
+  need: { since: string; forMs: number; due: string | null; overdue: boolean } | null;
   bootID: string;
   /** Does this node hold a lock slot? `group`: the --group-label value its slot records. */
   lock: { held: boolean; since: string | null; expired: boolean; group: string | null };
@@ -161,6 +174,7 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     node: name,
     rebootRequired: rebootRequired(status?.phase, annotations[KURED_IN_PROGRESS_ANNOTATION]),
     ...statusFields(status),
+    need: needOf(status, nowMs),
     bootID: node.status?.nodeInfo?.bootID ?? '',
     lock: lockOf(
       lock.entries.find((e) => e.nodeID === name),
@@ -173,6 +187,16 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     paused: annotations[NODE_PAUSE_ANNOTATION] === 'true',
     unschedulable: node.spec?.unschedulable === true,
     kured: kuredAnnotations(annotations),
+  };
+}
+
+function needOf(status: Partial<NodeStatus> | undefined, nowMs: number): NodeReport['need'] {
+  if (status?.requiredSince === undefined || !WANTS_REBOOT.has(status.phase ?? 'idle')) return null;
+  return {
+    since: status.requiredSince,
+    forMs: Math.max(0, nowMs - Date.parse(status.requiredSince)),
+    due: status.due ?? null,
+    overdue: isOverdue(status, new Date(nowMs)),
   };
 }
 
@@ -284,13 +308,15 @@ export function fleetLines(report: StatusReport): string[] {
   return lines;
 }
 
-const TABLE_HEADER = ['NODE', 'REBOOT', 'PHASE', 'REASON', 'LOCK', 'LAST REBOOT'];
+const TABLE_HEADER = ['NODE', 'REBOOT', 'PHASE', 'AGE', 'OVERDUE', 'REASON', 'LOCK', 'LAST REBOOT'];
 /** `-o wide`: the reason whole, and what the table leaves out. */
 const WIDE_HEADER = [
   'NODE',
   'REBOOT',
   'PHASE',
   'SINCE',
+  'AGE',
+  'DUE',
   'LOCK',
   'LOCK SINCE',
   'SCHEDULABLE',
@@ -300,6 +326,17 @@ const WIDE_HEADER = [
   'REASON',
 ];
 
+/** How long the reboot has been required. */
+function ageCell(r: NodeReport): string {
+  return r.need === null ? '-' : shortDuration(r.need.forMs);
+}
+
+/** `yes` past --reboot-deadline, `no` before it, `-` without one. */
+function overdueCell(r: NodeReport): string {
+  if (r.need === null || r.need.due === null) return '-';
+  return r.need.overdue ? 'yes' : 'no';
+}
+
 /** The header of the table or wide form. */
 export function statusHeader(output: 'table' | 'wide'): string[] {
   return output === 'wide' ? WIDE_HEADER : TABLE_HEADER;
@@ -307,21 +344,30 @@ export function statusHeader(output: 'table' | 'wide'): string[] {
 
 /** One node's cells in the table or wide form. */
 export function statusCells(r: NodeReport, output: 'table' | 'wide'): string[] {
-  if (output === 'table') {
-    return [
-      r.node,
-      yesNo(r.rebootRequired),
-      r.phase ?? '-',
-      truncate(reasonCell(r), REASON_WIDTH),
-      lockCell(r),
-      r.lastReboot ?? '-',
-    ];
-  }
+  return output === 'table' ? tableCells(r) : wideCells(r);
+}
+
+function tableCells(r: NodeReport): string[] {
+  return [
+    r.node,
+    yesNo(r.rebootRequired),
+    r.phase ?? '-',
+    ageCell(r),
+    overdueCell(r),
+    truncate(reasonCell(r), REASON_WIDTH),
+    lockCell(r),
+    r.lastReboot ?? '-',
+  ];
+}
+
+function wideCells(r: NodeReport): string[] {
   return [
     r.node,
     yesNo(r.rebootRequired),
     r.phase ?? '-',
     r.since ?? '-',
+    ageCell(r),
+    r.need?.due ?? '-',
     wideLockCell(r),
     r.lock.since ?? '-',
     yesNo(!r.unschedulable),

@@ -74,6 +74,8 @@ export interface Config {
   approvalTtlMs: number;
   /** --history-limit: reboot cycles kept in the node's history annotation. Default 10. */
   historyLimit: number;
+  /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
+  rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
   preferNoScheduleTaint: string;
   /**

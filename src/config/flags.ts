@@ -818,6 +818,16 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('approvalTtlMs', duration('non-negative')),
   }),
   added({
+    name: 'reboot-deadline',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    defaultText: '0 (no deadline)',
+    description:
+      'a node whose reboot has been required for longer is overdue: status, Event RebootOverdue, kured_ts_reboot_overdue',
+    apply: set('rebootDeadlineMs', duration('non-negative')),
+  }),
+  added({
     name: 'history-limit',
     type: 'integer',
     default: '10',

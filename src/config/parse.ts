@@ -112,6 +112,13 @@ function proxySettings(env: Env): ProxySettings {
   }
 }
 
+/** --blocking-query asks --prometheus-url. */
+function checkQueries(config: Config): void {
+  if (config.blockingQueries.length > 0 && config.prometheusUrl === '') {
+    throw new UsageError('--blocking-query', config.blockingQueries[0] ?? '', 'needs --prometheus-url');
+  }
+}
+
 /** Cross-flag rules, checked after every flag is parsed. */
 function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): Config {
   const config = draft.config;
@@ -120,9 +127,7 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
     throw new UsageError('--reboot-command', '', 'must not be empty with --reboot-method command');
   }
   checkGroups(config, warnings);
-  if (config.blockingQueries.length > 0 && config.prometheusUrl === '') {
-    throw new UsageError('--blocking-query', config.blockingQueries[0] ?? '', 'needs --prometheus-url');
-  }
+  checkQueries(config);
   if (draft.slackHookUrl !== '') {
     if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
     else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');

@@ -18,6 +18,12 @@ export interface AgentMetrics {
    * ms of the agent's clock) the lock has been held by the same nodes; undefined = not waiting (0).
    */
   setLockStalledSince(monotonicMs: number | undefined): void;
+  /**
+   * kured_ts_reboot_required_seconds{node} (the age of the need) and kured_ts_reboot_overdue{node}
+   * (past --reboot-deadline), both read at scrape time from the wall clock: since when (epoch ms) the
+   * reboot is required and when it is due; undefined = not required (0, 0).
+   */
+  setRebootNeed(need: { sinceMs: number; dueMs: number | undefined } | undefined): void;
   /** kured_ts_drain_duration_seconds */
   observeDrain(seconds: number): void;
   /** kured_ts_reboot_duration_seconds (cordon → uncordon) */
@@ -44,6 +50,7 @@ export const noMetrics: AgentMetrics = {
   setLockHeld: () => undefined,
   setBlocked: () => undefined,
   setLockStalledSince: () => undefined,
+  setRebootNeed: () => undefined,
   observeDrain: () => undefined,
   observeReboot: () => undefined,
   observePhase: () => undefined,

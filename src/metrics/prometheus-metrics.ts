@@ -47,6 +47,8 @@ export interface PrometheusMetricsOptions {
   processMetrics?: boolean;
   /** The agent's monotonic clock in ms, read at each scrape. Default performance.now. */
   monotonicMs?: () => number;
+  /** The wall clock in epoch ms, read at each scrape. Default Date.now. */
+  nowMs?: () => number;
 }
 
 /** The agent's metrics for one node, exposed through `registry` (GET /metrics). */
@@ -62,6 +64,7 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly blocked: Gauge<'node' | 'blocker'>;
   private readonly lockStalled: Gauge<'node'>;
   private stalledSince: number | undefined;
+  private need: { sinceMs: number; dueMs: number | undefined } | undefined;
   private readonly drainDuration: Histogram;
   private readonly rebootDuration: Histogram;
   private readonly phaseDuration: Histogram<'phase'>;
@@ -106,6 +109,27 @@ export class PrometheusMetrics implements AgentMetrics {
       collect() {
         const since = metrics.stalledSince;
         this.set({ node: metrics.node }, since === undefined ? 0 : Math.max(0, (monotonic() - since) / 1000));
+      },
+    });
+    const now = options.nowMs ?? Date.now;
+    new Gauge({
+      name: 'kured_ts_reboot_required_seconds',
+      help: 'How long a reboot of this node has been required (0 when none is): counted from when the agent first saw it, across agent restarts.',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        const need = metrics.need;
+        this.set({ node: metrics.node }, need === undefined ? 0 : Math.max(0, (now() - need.sinceMs) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'kured_ts_reboot_overdue',
+      help: 'Whether the reboot of this node has been required for longer than --reboot-deadline (1) or not (0).',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        const due = metrics.need?.dueMs;
+        this.set({ node: metrics.node }, due !== undefined && now() > due ? 1 : 0);
       },
     });
     this.drainDuration = new Histogram({
@@ -192,6 +216,10 @@ export class PrometheusMetrics implements AgentMetrics {
 
   setLockStalledSince(monotonicMs: number | undefined): void {
     this.stalledSince = monotonicMs;
+  }
+
+  setRebootNeed(need: { sinceMs: number; dueMs: number | undefined } | undefined): void {
+    this.need = need;
   }
 
   observeDrain(seconds: number): void {

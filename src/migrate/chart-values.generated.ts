@@ -151,6 +151,15 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        rebootDeadline: {
+          description:
+            '--reboot-deadline (Go duration): a reboot required for longer is overdue, 0 = no deadline',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         taintTiming: {
           description: '--taint-timing',
           anyOf: [{ type: 'string', enum: ['required', 'unblocked'] }, { const: '' }],
@@ -358,6 +367,7 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'blockOnPdb',
         'evictionRetryDelay',
         'hostExec',
+        'rebootDeadline',
       ],
     },
     notifyUrlSecret: {
@@ -524,6 +534,11 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
               type: 'string',
               pattern: '^[0-9]+(s|m|h)$',
             },
+            overdueSeverity: {
+              description: 'severity label of KuredTsRebootOverdue',
+              type: 'string',
+              minLength: 1,
+            },
           },
           additionalProperties: false,
         },
@@ -669,6 +684,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     maxUnhealthyNodes: '',
     requireApproval: false,
     approvalTtl: '0',
+    rebootDeadline: '0',
     historyLimit: 10,
     taintTiming: 'required',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
@@ -748,6 +764,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
       cordonedFor: '1h',
       lockStalledFor: '6h',
       severity: 'warning',
+      overdueSeverity: 'critical',
     },
   },
   admissionPolicy: { enabled: true, requireNodeClaim: true, validationActions: ['Deny'] },

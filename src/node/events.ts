@@ -13,7 +13,8 @@ export type EventReason =
   | 'RebootFailed'
   | 'Uncordoned'
   | 'RebootCompleted'
-  | 'LockLost';
+  | 'LockLost'
+  | 'RebootOverdue';
 
 export interface EventRecorder {
   /**

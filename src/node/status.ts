@@ -45,6 +45,10 @@ export interface NodeStatus {
   bootID: string;
   /** RFC 3339 time the last reboot was verified (bootID changed, node Ready). */
   lastReboot?: string;
+  /** RFC 3339 time the agent first saw the reboot required; kept until the reboot is done. */
+  requiredSince?: string;
+  /** RFC 3339 time the reboot is due (requiredSince + --reboot-deadline); past it, the node is overdue. */
+  due?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -74,7 +78,19 @@ export function parseStatus(raw: string | undefined): ReadStatus | undefined {
     since: text(s.since),
     bootID: text(s.bootID),
     ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
+    ...(isTime(s.requiredSince) ? { requiredSince: s.requiredSince } : {}),
+    ...(isTime(s.due) ? { due: s.due } : {}),
   };
+}
+
+/** An RFC 3339 time Date can read (a garbled one is dropped, not trusted). */
+function isTime(value: unknown): value is string {
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value));
+}
+
+/** Is the node past its reboot deadline at `now`? */
+export function isOverdue(status: Partial<NodeStatus> | undefined, now: Date): boolean {
+  return status?.due !== undefined && now.getTime() > Date.parse(status.due);
 }
 
 /** The annotation's value, fields in a fixed order. */
@@ -85,6 +101,8 @@ export function formatStatus(status: NodeStatus): string {
     since: status.since,
     bootID: status.bootID,
     ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
+    ...(status.requiredSince === undefined ? {} : { requiredSince: status.requiredSince }),
+    ...(status.due === undefined ? {} : { due: status.due }),
   });
 }
 
@@ -95,6 +113,8 @@ export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeSt
     a.phase === b.phase &&
     a.reason === b.reason &&
     (a.bootID ?? '') === (b.bootID ?? '') &&
-    a.lastReboot === b.lastReboot
+    a.lastReboot === b.lastReboot &&
+    a.requiredSince === b.requiredSince &&
+    a.due === b.due
   );
 }

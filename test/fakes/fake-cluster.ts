@@ -40,6 +40,8 @@ export class RecordingMetrics implements AgentMetrics {
   blocked: string | undefined = 'unset';
   /** kured_ts_lock_stalled_seconds' start as last set (undefined: not waiting). */
   lockStalledSince: number | undefined;
+  /** The reboot need as last set (undefined: not required). */
+  rebootNeed: { sinceMs: number; dueMs: number | undefined } | undefined;
   drains: number[] = [];
   reboots: number[] = [];
   phases: [string, number][] = [];
@@ -53,6 +55,9 @@ export class RecordingMetrics implements AgentMetrics {
   }
   setPhase(phase: Phase): void {
     this.phase = phase;
+  }
+  setRebootNeed(need: { sinceMs: number; dueMs: number | undefined } | undefined): void {
+    this.rebootNeed = need;
   }
   setLockHeld(held: boolean): void {
     this.lockHeld = held;

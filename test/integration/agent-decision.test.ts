@@ -14,6 +14,10 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
+import { samples } from '../fakes/metric-samples.js';
+import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
+import { parseLabelSelector } from '../../src/selector/label-selector.js';
+import type { CoreV1Event } from '../../src/kube/kube.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';
@@ -90,10 +94,15 @@ function lockMetadata(): Record<string, unknown>[] {
 }
 
 /** A fresh agent, as after a pod restart; the host reboots into `bootAs` with Ready=`ready`. */
-function agent(c: Config, host: { bootAs?: string; ready?: string } = {}): Agent {
+function agent(
+  c: Config,
+  host: { bootAs?: string; ready?: string } = {},
+  metrics?: PrometheusMetrics,
+): Agent {
   const deps = createAgentDeps(c, {
     kube: new ClientNodeKube(server.kubeConfig()),
     clock,
+    ...(metrics === undefined ? {} : { metrics }),
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required }) },
     rebooter: {
@@ -225,5 +234,49 @@ describe('agent over the real seams', () => {
     expect((await b.startUp()).kind).toBe('pending');
     expect(node().spec?.taints?.map((t) => t.key)).toEqual([TAINT]);
     expect(lockMetadata()).toEqual([]);
+  });
+
+  it('counts the age of a reboot need across agent restarts, and past --reboot-deadline says it is overdue once per period', async () => {
+    const HOUR = 3_600_000;
+    const c = config({
+      rebootDeadlineMs: 2 * HOUR,
+      periodMs: HOUR,
+      blockingPodSelectors: [parseLabelSelector('app=web')],
+    });
+    const statusOf = (): { phase?: string; requiredSince?: string; due?: string } =>
+      JSON.parse(node().metadata?.annotations?.['kured-ts.dev/status'] ?? '{}') as object;
+    const overdueEvents = (): CoreV1Event[] =>
+      server.list<CoreV1Event>('events', 'default').filter((e) => e.reason === 'RebootOverdue');
+    const metrics = new PrometheusMetrics('n1', {
+      processMetrics: false,
+      nowMs: () => clock.now().getTime(),
+    });
+
+    expect((await agent(c, {}, metrics).tick()).kind).toBe('blocked');
+    const first = statusOf();
+    expect(first.phase).toBe('blocked');
+    const since = Date.parse(first.requiredSince ?? '');
+    expect(Date.parse(first.due ?? '')).toBe(since + 2 * HOUR);
+    expect(overdueEvents()).toEqual([]);
+
+    clock.offsetMs += 3 * HOUR; // a restarted agent, three hours on
+    const restarted = new PrometheusMetrics('n1', {
+      processMetrics: false,
+      nowMs: () => clock.now().getTime(),
+    });
+    expect((await agent(c, {}, restarted).tick()).kind).toBe('blocked');
+    expect(statusOf().requiredSince).toBe(first.requiredSince);
+    const scraped = await samples(restarted);
+    expect(scraped.get('kured_ts_reboot_overdue{node="n1"}')).toBe(1);
+    expect(scraped.get('kured_ts_reboot_required_seconds{node="n1"}')).toBeGreaterThanOrEqual(3 * 3600);
+    const [event, ...more] = overdueEvents();
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: 'n1' } });
+    expect(event?.message).toMatch(/^reboot required for 3h00m, past the deadline of 2h00m: blocked: /);
+
+    required = false; // the need goes away: no age, no deadline
+    expect((await agent(c, {}, restarted).tick()).kind).toBe('idle');
+    expect(statusOf()).not.toHaveProperty('requiredSince');
+    expect((await samples(restarted)).get('kured_ts_reboot_overdue{node="n1"}')).toBe(0);
   });
 });

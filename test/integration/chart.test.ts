@@ -456,6 +456,7 @@ const SAMPLES: Record<string, string> = {
   'group-label': 'topology.kubernetes.io/zone',
   'max-unhealthy-nodes': '10%',
   'approval-ttl': '42m',
+  'reboot-deadline': '72h',
   'group-concurrency': '2',
   'history-limit': '7',
   'taint-timing': 'unblocked',
@@ -1088,9 +1089,10 @@ describe('the PrometheusRule', () => {
       'KuredTsNodeCordonedTooLong',
       'KuredTsRebootFailed',
       'KuredTsLockStalled',
+      'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 4 rules found');
+    expect(out.output).toContain('SUCCESS: 5 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1128,6 +1130,9 @@ describe('the PrometheusRule', () => {
               series: 'kured_ts_lock_stalled_seconds{node="n6",pod="h"}',
               values: '0+60x180 0+60x180 0+60x120',
             },
+            // n7 goes past its deadline at 2 h and stays there; n8 never does.
+            { series: 'kured_ts_reboot_overdue{node="n7",pod="i"}', values: '0x120 1x200' },
+            { series: 'kured_ts_reboot_overdue{node="n8",pod="j"}', values: '0x320' },
           ],
           alert_rule_test: [
             { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -1152,6 +1157,12 @@ describe('the PrometheusRule', () => {
               eval_time: '7h',
               alertname: 'KuredTsLockStalled',
               exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+            },
+            { eval_time: '2h3m', alertname: 'KuredTsRebootOverdue', exp_alerts: [] },
+            {
+              eval_time: '2h10m',
+              alertname: 'KuredTsRebootOverdue',
+              exp_alerts: [expected('KuredTsRebootOverdue', 'n7')],
             },
           ],
         },

@@ -109,14 +109,14 @@ describe('kured-ts status --watch', () => {
   it('prints the table, then only the rows that change, a fleet pause, and a deleted node', async () => {
     const done = start();
     await until(() => out.length === 3, 'the first table');
-    expect(out[0]).toMatch(/^NODE +REBOOT +PHASE +REASON +LOCK +LAST REBOOT$/);
+    expect(out[0]).toMatch(/^NODE +REBOOT +PHASE +AGE +OVERDUE +REASON +LOCK +LAST REBOOT$/);
     expect(out.slice(1).map((l) => l.split(/ +/).slice(0, 3))).toEqual([
       ['n1', 'no', 'idle'],
       ['n2', 'no', 'idle'],
     ]);
     setPhase('n2', 'draining');
     await until(() => out.length === 4, 'the changed row');
-    expect(out[3]).toMatch(/^n2 +yes +draining +draining now/);
+    expect(out[3]).toMatch(/^n2 +yes +draining +- +- +draining now/);
     server.update(
       'daemonsets',
       daemonSet({ [FLEET_PAUSE_ANNOTATION]: '{"reason":"freeze","by":"ops","since":"x"}' }),

@@ -105,13 +105,23 @@ function seedFleet(dsExtra: Record<string, string> = {}): void {
     'nodes',
     node(
       'n1',
-      { 'kured-ts.dev/status': status('draining', 'lock acquired (n1)', '2026-01-05T09:50:00Z') },
+      {
+        'kured-ts.dev/status': status('draining', 'lock acquired (n1)', '2026-01-05T09:50:00Z', {
+          requiredSince: '2026-01-05T06:00:00Z',
+          due: '2026-01-05T08:00:00Z',
+        }),
+      },
       true,
     ),
   );
   server.create(
     'nodes',
-    node('n2', { 'kured-ts.dev/status': status('blocked', 'alert HighErrorRate firing') }),
+    node('n2', {
+      'kured-ts.dev/status': status('blocked', 'alert HighErrorRate firing', '2026-01-05T09:00:00Z', {
+        requiredSince: '2026-01-05T09:00:00Z',
+        due: '2026-01-06T09:00:00Z',
+      }),
+    }),
   );
   server.create(
     'nodes',
@@ -130,11 +140,11 @@ describe('kured-ts status', () => {
     seedFleet();
     expect(await runStatus(STATUS, io)).toBe(0);
     expect(out).toEqual([
-      'NODE   REBOOT   PHASE      REASON                                                LOCK   LAST REBOOT',
-      'n1     yes      draining   lock acquired (n1)                                    held   -',
-      'n2     yes      blocked    alert HighErrorRate firing                            -      -',
-      'n3     no       idle       [node paused] reboot not required                     -      2026-01-05T07:59:00Z',
-      'n4     yes      -          kured reboot in progress since 2026-01-05T09:00:00Z   -      -',
+      'NODE   REBOOT   PHASE      AGE     OVERDUE   REASON                                                LOCK   LAST REBOOT',
+      'n1     yes      draining   4h00m   yes       lock acquired (n1)                                    held   -',
+      'n2     yes      blocked    1h00m   no        alert HighErrorRate firing                            -      -',
+      'n3     no       idle       -       -         [node paused] reboot not required                     -      2026-01-05T07:59:00Z',
+      'n4     yes      -          -       -         kured reboot in progress since 2026-01-05T09:00:00Z   -      -',
     ]);
     expect(writes()).toEqual([]);
   });
@@ -169,7 +179,9 @@ describe('kured-ts status', () => {
     expect(await runStatus(STATUS, io)).toBe(0);
     expect(out[0]).toBe('Fleet PAUSED by alice since 2026-01-05T09:30:00Z: kernel freeze');
     expect(out[1]).toBe('Lock also held by: manual (not a node)');
-    expect(out[3]).toMatch(/^n1 +no +completed +reboot verified +held \(expired\) +2026-01-05T09:10:00Z$/);
+    expect(out[3]).toMatch(
+      /^n1 +no +completed +- +- +reboot verified +held \(expired\) +2026-01-05T09:10:00Z$/,
+    );
   });
 
   it('prints the whole report as JSON with -o json', async () => {
@@ -185,6 +197,12 @@ describe('kured-ts status', () => {
       phase: 'draining',
       reason: 'lock acquired (n1)',
       since: '2026-01-05T09:50:00Z',
+      need: {
+        since: '2026-01-05T06:00:00Z',
+        forMs: 4 * 3_600_000,
+        due: '2026-01-05T08:00:00Z',
+        overdue: true,
+      },
       bootID: 'boot-n1',
       lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false, group: null },
       lastReboot: null,
@@ -195,6 +213,7 @@ describe('kured-ts status', () => {
       kured: { rebootInProgress: null, mostRecentRebootNeeded: null },
     });
     expect(report.nodes[2]?.paused).toBe(true);
+    expect(report.nodes[2]?.need).toBeNull();
   });
 
   it('reports an unreadable lock annotation instead of failing', async () => {
@@ -204,7 +223,7 @@ describe('kured-ts status', () => {
     expect(out[0]).toMatch(
       /^Lock: unreadable lock annotation: not JSON: garbage \(agents treat it as held\)$/,
     );
-    expect(out[2]).toMatch(/^n1 +\? +- +- +- +-$/);
+    expect(out[2]).toMatch(/^n1 +\? +- +- +- +- +- +-$/);
   });
 
   it('fails with one line naming the flags when the DaemonSet does not exist', async () => {
@@ -369,6 +388,8 @@ describe('the subcommands as registered with commander', () => {
       'REBOOT',
       'PHASE',
       'SINCE',
+      'AGE',
+      'DUE',
       'LOCK',
       'LOCK SINCE',
       'SCHEDULABLE',
@@ -382,6 +403,8 @@ describe('the subcommands as registered with commander', () => {
       'yes',
       'draining',
       '2026-01-05T09:50:00Z',
+      '4h00m',
+      '2026-01-05T08:00:00Z',
       'held',
       '2026-01-05T09:50:00Z',
       'no',
@@ -414,7 +437,7 @@ describe('the subcommands as registered with commander', () => {
     });
     const cli = program(() => new ClientNodeKube(server.kubeConfig()));
     expect(await cli.run(['status', '-o', 'wide'])).toBe(0);
-    expect(out.slice(1, 3).map((l) => l.split(/ {3,}/)[4])).toEqual([
+    expect(out.slice(1, 3).map((l) => l.split(/ {3,}/)[6])).toEqual([
       'held [zone-a]',
       'held [no group label]',
     ]);

@@ -140,7 +140,7 @@ describe('PrometheusBlocker against a real Prometheus', () => {
           blocked: true,
           reason: expect.stringMatching(
             /^blocking query ALERTS returned ALERTS\{alertname="Always(Firing|Pending)".*\} = 1 \(and 1 more\)$/,
-          ) as unknown,
+          ),
         },
       ],
       ['an empty result does not block', 'ALERTS{alertname="NoSuchAlert"}', { blocked: false }],
@@ -156,15 +156,13 @@ describe('PrometheusBlocker against a real Prometheus', () => {
         'up ==',
         {
           blocked: true,
-          reason: expect.stringMatching(
-            /^cannot evaluate blocking query up ==: HTTP 400 .*parse error/,
-          ) as unknown,
+          reason: expect.stringMatching(/^cannot evaluate blocking query up ==: HTTP 400 .*parse error/),
         },
       ],
       [
         'a range vector blocks: it is no instant answer',
         'vector(1)[5m:1m]',
-        { blocked: true, reason: expect.stringMatching(/unexpected result type "matrix"/) as unknown },
+        { blocked: true, reason: expect.stringMatching(/unexpected result type "matrix"/) },
       ],
     ])('%s', async (_name, query, verdict) => {
       expect(await new QueryBlocker({ url, query }).check()).toEqual(verdict);

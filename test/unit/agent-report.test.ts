@@ -1,24 +1,45 @@
 // Reporter (src/agent/report.ts): the one place that decides to skip an unchanged status write.
 import { describe, expect, it } from '@jest/globals';
-import { Reporter } from '../../src/agent/report.js';
+import { Reporter, type ReporterOptions } from '../../src/agent/report.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
 
-function setup(): { reporter: Reporter; node: FakeNode; clock: FakeClock; metrics: RecordingMetrics } {
+interface Setup {
+  reporter: Reporter;
+  node: FakeNode;
+  clock: FakeClock;
+  metrics: RecordingMetrics;
+  events: [string, string, string | undefined][];
+  /** A new Reporter over the same node and clock: the agent restarted. */
+  restart: () => Reporter;
+}
+
+function setup(options: ReporterOptions = { deadlineMs: 0, periodMs: 3_600_000 }): Setup {
   const clock = new FakeClock();
   const node = new FakeNode(newNodeRecord('n1'));
   const metrics = new RecordingMetrics();
-  const reporter = new Reporter('n1', {
-    node,
-    events: { record: () => Promise.resolve() },
-    metrics,
-    logger: new MemoryLogger(),
-    clock,
-  });
-  return { reporter, node, clock, metrics };
+  const events: [string, string, string | undefined][] = [];
+  const make = (): Reporter =>
+    new Reporter(
+      'n1',
+      {
+        node,
+        events: {
+          record: (reason, message, type) => {
+            events.push([reason, message, type]);
+            return Promise.resolve();
+          },
+        },
+        metrics,
+        logger: new MemoryLogger(),
+        clock,
+      },
+      options,
+    );
+  return { reporter: make(), node, clock, metrics, events, restart: make };
 }
 
 describe('Reporter', () => {
@@ -69,5 +90,85 @@ describe('Reporter', () => {
     expect(metrics.lockStalledSince).toBe(t0 + 3_600_000);
     await reporter.report({ kind: 'blocked', reason: 'alert firing', blocker: 'prometheus' }, undefined);
     expect(metrics.lockStalledSince).toBeUndefined();
+  });
+
+  describe('how long the reboot has been required (--reboot-deadline)', () => {
+    const HOUR = 3_600_000;
+    const pending = { kind: 'pending', reason: 'reboot required' } as const;
+    const blocked = { kind: 'blocked', reason: 'alert A firing', blocker: 'prometheus' } as const;
+
+    it('counts from when the need was first seen, across phases and an agent restart, until the reboot is done', async () => {
+      const { reporter, node, clock, restart } = setup();
+      const t0 = clock.now().toISOString();
+      await reporter.report(pending, undefined);
+      await clock.advance(HOUR);
+      await reporter.report(blocked, undefined);
+      await reporter.report({ kind: 'outside-window', reason: 'window opens at 22:00' }, undefined);
+      const again = restart();
+      again.noteNode(await node.get());
+      await clock.advance(HOUR);
+      await again.report({ kind: 'waiting-for-lock', reason: 'all slots held', holders: ['n2'] }, undefined);
+      await again.report(
+        { kind: 'completed', reason: 'rebooted', durationMs: 1, uncordoned: true },
+        undefined,
+      );
+      await clock.advance(HOUR);
+      await again.report(pending, undefined);
+      await again.report(blocked, undefined);
+      expect(node.record.statuses.map((s) => [s.phase, s.requiredSince])).toEqual([
+        ['blocked', t0],
+        ['outside-window', t0],
+        ['waiting-for-lock', t0],
+        ['completed', undefined],
+        ['blocked', clock.now().toISOString()],
+      ]);
+      expect(node.record.statuses.every((s) => s.due === undefined)).toBe(true);
+    });
+
+    it('records when it is due, and says once per period that it is overdue, with the age and the reason', async () => {
+      const { reporter, node, clock, events: all, metrics } = setup({ deadlineMs: 2 * HOUR, periodMs: HOUR });
+      const events = {
+        get overdue() {
+          return all.filter((e) => e[0] === 'RebootOverdue');
+        },
+      };
+      const t0 = clock.now().getTime();
+      await reporter.report(pending, undefined);
+      await reporter.report(blocked, undefined);
+      expect(node.record.statuses[0]?.due).toBe(new Date(t0 + 2 * HOUR).toISOString());
+      expect(metrics.rebootNeed).toEqual({ sinceMs: t0, dueMs: t0 + 2 * HOUR });
+      await clock.advance(2 * HOUR);
+      await reporter.report(blocked, undefined);
+      expect(events.overdue).toEqual([]); // due, not past it
+      await clock.advance(HOUR);
+      await reporter.report(blocked, undefined);
+      await clock.advance(HOUR / 2);
+      await reporter.report(blocked, undefined);
+      expect(events.overdue).toEqual([
+        [
+          'RebootOverdue',
+          'reboot required for 3h00m, past the deadline of 2h00m: blocked: alert A firing',
+          'Warning',
+        ],
+      ]);
+      await clock.advance(HOUR / 2);
+      await reporter.report(blocked, undefined);
+      expect(events.overdue.map((e) => e[1])).toEqual([
+        'reboot required for 3h00m, past the deadline of 2h00m: blocked: alert A firing',
+        'reboot required for 4h00m, past the deadline of 2h00m: blocked: alert A firing',
+      ]);
+      await reporter.report({ kind: 'idle', reason: 'reboot not required' }, undefined);
+      expect(metrics.rebootNeed).toBeUndefined();
+    });
+
+    it('says nothing of a deadline when there is none', async () => {
+      const { reporter, clock, events, metrics } = setup();
+      const overdue = (): unknown[] => events.filter((e) => e[0] === 'RebootOverdue');
+      await reporter.report(pending, undefined);
+      await clock.advance(1000 * HOUR);
+      await reporter.report(blocked, undefined);
+      expect(overdue()).toEqual([]);
+      expect(metrics.rebootNeed?.dueMs).toBeUndefined();
+    });
   });
 });

@@ -94,6 +94,7 @@ describe('defaults', () => {
       kubeconfig: '',
       proxy: { httpProxy: '', httpsProxy: '', noProxy: '' },
       blockingQueries: [],
+      rebootDeadlineMs: 0,
     };
     expect(defaultConfig()).toEqual(expected);
   });

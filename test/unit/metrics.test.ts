@@ -38,6 +38,30 @@ describe('PrometheusMetrics', () => {
     expect((await samples(m)).get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(0);
   });
 
+  it('reads the age of the reboot need and whether it is overdue at each scrape, from the wall clock', async () => {
+    let now = 0;
+    const m = new PrometheusMetrics('n1', { processMetrics: false, nowMs: () => now });
+    const read = async (): Promise<[number | undefined, number | undefined]> => {
+      const s = await samples(m);
+      return [
+        s.get('kured_ts_reboot_required_seconds{node="n1"}'),
+        s.get('kured_ts_reboot_overdue{node="n1"}'),
+      ];
+    };
+    expect(await read()).toEqual([0, 0]);
+    m.setRebootNeed({ sinceMs: 1_000, dueMs: 7_201_000 });
+    now = 3_601_000;
+    expect(await read()).toEqual([3600, 0]);
+    now = 7_201_000;
+    expect(await read()).toEqual([7200, 0]); // due, not past it
+    now = 7_201_001;
+    expect((await read())[1]).toBe(1);
+    m.setRebootNeed({ sinceMs: 1_000, dueMs: undefined }); // no deadline
+    expect((await read())[1]).toBe(0);
+    m.setRebootNeed(undefined);
+    expect(await read()).toEqual([0, 0]);
+  });
+
   it('reports exactly one phase at a time through a scripted cycle', async () => {
     const m = fresh();
     for (const phase of [
