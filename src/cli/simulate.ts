@@ -67,6 +67,8 @@ export interface SimulateOptions {
   taintTiming?: 'required' | 'unblocked';
   /** --seed: default 1. */
   seed: number;
+  /** --wall-limit: real time the run may take before it is cut. Default 10m. */
+  wallLimitMs: number;
 }
 
 export const DEFAULT_SIMULATE_OPTIONS: SimulateOptions = {
@@ -84,6 +86,7 @@ export const DEFAULT_SIMULATE_OPTIONS: SimulateOptions = {
   taint: true,
   kuredPolling: false,
   seed: 1,
+  wallLimitMs: 10 * 60_000,
 };
 
 /** Where simulate writes and what it runs. */
@@ -164,7 +167,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     watchEvents: !options.kuredPolling,
     alertFiringForMs: options.alertFiringForMs,
     limitMs: 7 * DAY,
-    wallLimitMs: 10 * 60_000,
+    wallLimitMs: options.wallLimitMs,
   };
 }
 
@@ -341,6 +344,7 @@ interface SimulateFlags {
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
   seed: number;
+  wallLimit: number;
   progress: boolean;
   timeline?: string;
 }
@@ -453,6 +457,14 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         .default('required'),
     )
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
+    .addOption(
+      durationOption(
+        '--wall-limit <duration>',
+        'real time the run may take; a run cut by it says how far it got (and no ratio)',
+        d.wallLimitMs,
+        '10m',
+      ),
+    )
     .option('--no-progress', 'no live progress, only the report')
     .option(
       '--timeline <file>',
@@ -488,6 +500,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
           seed: flags.seed,
+          wallLimitMs: flags.wallLimit,
         },
         {
           out: {

@@ -38,12 +38,21 @@ function admissionText(a: SimulationResult['admission']): string {
   return `${a.admitted} admitted, ${a.denied} denied (the chart's policy; each agent as itself)`;
 }
 
-/** The report; the violations are listed one per line after it. */
-export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
+/**
+ * How long the wave took against its lower bound; for a run cut by the wall limit, only how far it
+ * got: a ratio of a wave that did not finish would mislead.
+ */
+function waveRows(r: SimulationResult): string[] {
+  if (r.stop === 'wall-limit') {
+    return [
+      row(
+        'stopped at the wall limit',
+        `after ${r.rebooted} of ${r.needed} nodes, ${shortDuration(r.makespanMs)} simulated (raise --wall-limit)`,
+      ),
+    ];
+  }
   const ratio = r.lowerBoundMs > 0 ? (r.rollingMs / r.lowerBoundMs).toFixed(2) : '-';
-  const lines = [
-    `kured-ts simulate: ${h.nodes} nodes, ${h.needed} needing a reboot, concurrency ${h.concurrency}, ` +
-      `period ${shortDuration(h.periodMs)}, seed ${h.seed}`,
+  return [
     row('makespan (simulated)', `${shortDuration(r.makespanMs)} from the start`),
     row(
       'rolling reboot',
@@ -51,6 +60,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ),
     row('lower bound', `${shortDuration(r.lowerBoundMs)} (sum of drain+reboot+ready per node / concurrency)`),
     row('rolling reboot / lower bound', ratio),
+  ];
+}
+
+/** The report; the violations are listed one per line after it. */
+export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
+  const lines = [
+    `kured-ts simulate: ${h.nodes} nodes, ${h.needed} needing a reboot, concurrency ${h.concurrency}, ` +
+      `period ${shortDuration(h.periodMs)}, seed ${h.seed}`,
+    ...waveRows(r),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     row('max nodes down at once', String(r.maxDown)),
     ...zoneRows(r, h),

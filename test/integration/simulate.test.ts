@@ -230,6 +230,20 @@ describe('the invariant checks', () => {
     expect(r.violations).toEqual([]);
   });
 
+  it('say how far a run cut by --wall-limit got, and print no ratio to a lower bound', async () => {
+    let text = '';
+    const code = await runSimulate(
+      { ...small, nodes: 200, concurrency: 1, wallLimitMs: 1 },
+      { out: { write: (t) => (text += t), isTTY: false }, progress: false },
+    );
+    expect(code).toBe(1);
+    expect(text).toMatch(
+      /stopped at the wall limit +after \d+ of 200 nodes, .* simulated \(raise --wall-limit\)/,
+    );
+    expect(text).not.toMatch(/lower bound/);
+    expect(text).toMatch(/nodes rebooted +\d+\/200 \(stopped: wall-limit\)/);
+  });
+
   it('make runSimulate exit 1', async () => {
     let text = '';
     const code = await runSimulate(
