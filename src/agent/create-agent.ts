@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import { NodeWaitQueue } from '../lock/wait-queue.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../node/kube-drainer.js';
@@ -34,6 +35,8 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
+  /** The fair lock queue (oldest need first). Default true; false = whoever wakes first (kured). */
+  fairQueue?: boolean;
 }
 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
@@ -59,6 +62,16 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       clock,
       log: logger,
       random,
+      ...(io.fairQueue === false
+        ? {}
+        : {
+            queue: new NodeWaitQueue({
+              kube,
+              nodeId,
+              clock,
+              groupLabel: config.groupConcurrency > 0 ? config.groupLabel : undefined,
+            }),
+          }),
     }),
     node,
     drainer: new KubeDrainer({

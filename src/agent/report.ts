@@ -75,30 +75,19 @@ export class Reporter {
   async report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void> {
     this.last = outcome;
     const fx = effectsOf(outcome);
-    const { metrics, logger, events } = this.deps;
+    const { logger, events } = this.deps;
     logger[fx.level](fx.message, { node: this.nodeId, outcome: outcome.kind, reason: outcome.reason });
     this.reportMetrics(outcome, fx);
     for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
     const now = this.deps.clock.now();
-    // 'pending' (the sentinel says so, nothing decided yet) has no phase of its own, but starts the need
-    if (outcome.kind === 'pending') this.requiredSince ??= now.toISOString();
-    if (fx.phase === undefined) return;
-    metrics.setPhase(fx.phase);
-    if (outcome.kind === 'completed') this.lastReboot = now.toISOString();
-    const status: NodeStatus = {
-      phase: fx.phase,
-      reason: outcome.reason,
-      since: now.toISOString(),
-      bootID: this.bootID,
-      ...this.need(fx.phase, now),
-    };
-    if (this.lastReboot !== undefined) status.lastReboot = this.lastReboot;
-    await this.reportOverdue(status, now);
-    await this.write(status, signal);
-  }
-
-  /** The status annotation, unless it already says the same. */
-  private async write(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
+    const status = this.statusOf(outcome, fx, now);
+    if (status === undefined) return;
+    // RebootOverdue before the status write, so that nothing is awaited between that write and what
+    // the decision does next (the reboot request): the window in which a second agent of this node
+    // (a rollout overlap) could read the record and request the same boot's reboot again stays as
+    // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
+    if (isOverdue(status, now)) await this.reportOverdue(status, now);
+    else this.overdueEventAt = undefined;
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -106,8 +95,25 @@ export class Reporter {
       this.written = status;
     } catch (err) {
       if (signal?.aborted) throw err;
-      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
+  }
+
+  /** The status annotation this outcome writes; undefined for progress without a phase. */
+  private statusOf(outcome: Outcome, fx: Effects, now: Date): NodeStatus | undefined {
+    // 'pending' (the sentinel says so, nothing decided yet) has no phase of its own, but starts the need
+    if (outcome.kind === 'pending') this.requiredSince ??= now.toISOString();
+    if (fx.phase === undefined) return undefined;
+    this.deps.metrics.setPhase(fx.phase);
+    if (outcome.kind === 'completed') this.lastReboot = now.toISOString();
+    return {
+      phase: fx.phase,
+      reason: outcome.reason,
+      since: now.toISOString(),
+      bootID: this.bootID,
+      ...this.need(fx.phase, now),
+      ...(this.lastReboot === undefined ? {} : { lastReboot: this.lastReboot }),
+    };
   }
 
   /**
@@ -128,10 +134,6 @@ export class Reporter {
 
   /** Event RebootOverdue (Warning) past the deadline, at most once per period. */
   private async reportOverdue(status: NodeStatus, now: Date): Promise<void> {
-    if (!isOverdue(status, now)) {
-      this.overdueEventAt = undefined;
-      return;
-    }
     const at = monotonicMs(this.deps.clock);
     if (this.overdueEventAt !== undefined && at - this.overdueEventAt < this.options.periodMs) return;
     this.overdueEventAt = at;

@@ -67,6 +67,8 @@ export interface SimulateOptions {
   taintTiming?: 'required' | 'unblocked';
   /** --seed: default 1. */
   seed: number;
+  /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
+  requiredOverMs?: number;
   /** --wall-limit: real time the run may take before it is cut. Default 10m. */
   wallLimitMs: number;
 }
@@ -125,6 +127,11 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
   };
 }
 
+/** --required-over, when given. */
+function requiredOver(options: SimulateOptions): { requiredOverMs?: number } {
+  return options.requiredOverMs === undefined ? {} : { requiredOverMs: options.requiredOverMs };
+}
+
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -138,6 +145,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       preCordoned: Math.min(options.preCordoned, needed),
       shutdownMs: 5_000,
       bootTimeMs: options.bootTimeMs,
+      ...requiredOver(options),
       podStartMs: 10_000,
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
@@ -344,6 +352,7 @@ interface SimulateFlags {
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
   seed: number;
+  requiredOver: number;
   wallLimit: number;
   progress: boolean;
   timeline?: string;
@@ -459,6 +468,14 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .addOption(
       durationOption(
+        '--required-over <duration>',
+        "each node's reboot becomes required at its own random moment within this (0s = all at the start)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
         '--wall-limit <duration>',
         'real time the run may take; a run cut by it says how far it got (and no ratio)',
         d.wallLimitMs,
@@ -500,6 +517,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
           seed: flags.seed,
+          requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,
         },
         {

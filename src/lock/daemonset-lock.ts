@@ -51,6 +51,8 @@ import {
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
 import { LockWatch } from './lock-watch.js';
+import type { WaitQueue } from './wait-queue.js';
+import { errorText } from '../text/error-text.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {
@@ -78,6 +80,8 @@ export interface DaemonSetLockOptions {
    * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
    */
   holderCheckMs?: number;
+  /** HANDOFF_GRACE_MS, for tests. */
+  handoffGraceMs?: number;
   /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
   countNodesInCycle?: boolean;
   /**
@@ -86,6 +90,11 @@ export interface DaemonSetLockOptions {
    * a slot that records none (kured's, or an agent without groups) counts against every group.
    */
   groups?: { label: string; concurrency: number };
+  /**
+   * The fair queue: a waiter woken by a freed slot first asks it who goes first, and lets an older
+   * waiter take the slot (for up to HANDOFF_GRACE_MS). Default none: whoever wakes first.
+   */
+  queue?: WaitQueue;
 }
 
 /** The holder name reported for an annotation we cannot parse. */
@@ -96,6 +105,13 @@ export const UNPARSABLE_HOLDER = '<unparsable lock>';
  * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
  */
 export const HERD_SPREAD_MS = 1000;
+
+/**
+ * How long a waiter lets an older one take a freed slot before taking it itself: the older one may
+ * be slow (its blockers ask Prometheus, up to 10 s) or gone (its agent crashed with its status
+ * still saying waiting-for-lock): a dead head of the queue costs each hand-off this much, no more.
+ */
+export const HANDOFF_GRACE_MS = 30_000;
 
 /** What one read of the DaemonSet tells. */
 interface LockState {
@@ -147,6 +163,11 @@ export class DaemonSetLock implements Lock {
   private watched: V1DaemonSet | undefined;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   private group: string | undefined;
+  /**
+   * The fair queue's verdict for the lock as it is now (its annotation text): the older waiter this
+   * node lets go first, and since when (monotonic ms). A change of the lock starts a new hand-off.
+   */
+  private deferral: { node: string; since: number; text: string | undefined } | undefined;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
@@ -226,7 +247,11 @@ export class DaemonSetLock implements Lock {
     const observe = (ds: V1DaemonSet): void => {
       const before = this.watched?.metadata?.annotations?.[this.o.annotation];
       this.watched = ds;
-      if (ds.metadata?.annotations?.[this.o.annotation] !== before) changes.notify();
+      const text = ds.metadata?.annotations?.[this.o.annotation];
+      if (text === before) return;
+      // a new lock state is a new hand-off: the queue is asked again
+      this.deferral = undefined;
+      changes.notify();
     };
     try {
       await Promise.race([
@@ -250,9 +275,96 @@ export class DaemonSetLock implements Lock {
       await this.o.clock
         .sleep((this.o.random ?? Math.random)() * HERD_SPREAD_MS, signal)
         .catch(() => undefined);
-      if (this.wakeReason(seen, this.current()) !== undefined) return;
-      this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
+      const still = this.wakeReason(seen, this.current());
+      if (still === undefined) {
+        this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
+        continue;
+      }
+      if (still !== 'slot-open' || !(await this.yieldedTo(seen, changes, signal))) return;
     }
+  }
+
+  /**
+   * The node that goes first for a free slot in `state` (fair queue), while within HANDOFF_GRACE_MS
+   * of this hand-off; undefined = this node goes (also when the queue cannot be read: a reboot must
+   * not wait on it, and past the grace: an older waiter that does not come is passed over).
+   */
+  private async queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined> {
+    if (this.o.queue === undefined) return undefined;
+    const now = this.nowMs();
+    const known = this.deferral?.text === state.text ? this.deferral : undefined;
+    if (known !== undefined && now - known.since < this.grace()) return known.node;
+    const head = await this.askQueue(this.o.queue, state, signal);
+    // the same head after its grace: it does not come (gone, or stuck): we go, and do not ask again
+    if (head !== undefined && head === known?.node) return undefined;
+    this.deferral = head === undefined ? undefined : { node: head, since: now, text: state.text };
+    return head;
+  }
+
+  /** The queue's head for a free slot in `state`; undefined = us, or the queue cannot be read. */
+  private async askQueue(
+    queue: WaitQueue,
+    state: LockState,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
+    try {
+      return (await queue.ahead((group) => this.canTake(state, group), signal))?.node;
+    } catch (err) {
+      if (signal?.aborted === true) throw err;
+      this.o.log.debug('cannot read the wait queue', { node: this.o.nodeId, error: errorText(err) });
+      return undefined;
+    }
+  }
+
+  private grace(): number {
+    return this.o.handoffGraceMs ?? HANDOFF_GRACE_MS;
+  }
+
+  /** A free slot that an older waiter goes first for: no slot for us now (a new acquisition only). */
+  private async behindInQueue(
+    state: LockState,
+    signal?: AbortSignal,
+    proof?: SlotProof,
+  ): Promise<AcquireResult | undefined> {
+    if (proof !== undefined) return undefined;
+    const head = await this.queueHead(state, signal);
+    if (head === undefined) return undefined;
+    const reason = `a lock slot is free, but ${head} has needed a reboot longer and goes first (the fair queue; this node takes the slot if ${head} has not within ${Math.round(this.grace() / 1000)}s)`;
+    return { acquired: false, holders: [], reason };
+  }
+
+  /**
+   * With a queue: is an older waiter first for the free slot, and did it take it within
+   * HANDOFF_GRACE_MS? true = keep waiting; false = try for the slot ourselves.
+   */
+  private async yieldedTo(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<boolean> {
+    const first = await this.queueHead(this.current(), signal);
+    if (first === undefined) return false;
+    this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
+    const deadline = (this.deferral?.since ?? this.nowMs()) + this.grace();
+    while (this.wakeReason(seen, this.current()) !== undefined) {
+      const left = deadline - this.nowMs();
+      if (left <= 0 || signal.aborted) return false;
+      const stop = new AbortController();
+      const both = AbortSignal.any([signal, stop.signal]);
+      try {
+        await Promise.race([changes.next(both), this.o.clock.sleep(left, both).catch(() => undefined)]);
+      } finally {
+        stop.abort();
+      }
+    }
+    return true;
+  }
+
+  /** Could a node of `group` take a slot in this state? */
+  private canTake(state: LockState, group: string | undefined): boolean {
+    if (state.malformed !== undefined) return this.malformedExpired(state);
+    const live = this.live(state.entries);
+    if (live.some(isManualEntry) || live.length >= this.o.concurrency) return false;
+    const groups = this.o.groups;
+    return (
+      groups === undefined || group === undefined || this.inGroup(live, group).length < groups.concurrency
+    );
   }
 
   /** The next change of the watched annotation, or the moment a slot of the current state expires. */
@@ -404,6 +516,8 @@ export class DaemonSetLock implements Lock {
           )
         : this.groupFull(live, inCycle, metadata.group);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
+    const queued = await this.behindInQueue(state, signal, proof);
+    if (queued !== undefined) return this.refuse(queued, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
   }

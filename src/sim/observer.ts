@@ -12,7 +12,7 @@ import {
 import type { VirtualTime } from './virtual-time.js';
 
 export { STATUS_ANNOTATION } from '../node/status.js';
-import { STATUS_ANNOTATION } from '../node/status.js';
+import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 
 /** One broken invariant, when and where. */
@@ -60,6 +60,8 @@ export interface NodeTimeline {
   sinceMs: number;
   /** First lock acquisition (virtual ms since start). */
   lockedAtMs?: number;
+  /** The status annotation's requiredSince (epoch ms): the node's place in the fair lock queue. */
+  requiredSinceMs?: number;
   /** Last lock release. */
   releasedAtMs?: number;
   /** Cordon of the current/last cycle and when its drain finished (reboot requested). */
@@ -98,6 +100,8 @@ export class Observer {
   /** Nodes carrying the cycle label: each holds a slot whether or not the lock still names it. */
   readonly inCycle = new Set<string>();
   maxHolders = 0;
+  /** Hand-offs of a slot to a node while one that has needed a reboot longer was waiting for it. */
+  readonly outOfOrder: { atMs: number; node: string; passedOver: string }[] = [];
   private readonly startMs: number;
   private unsubscribe: (() => void) | undefined;
   /** Called on every phase change (for the progress view). */
@@ -202,9 +206,37 @@ export class Observer {
   private acquired(name: string): void {
     const t = this.timeline.get(name);
     if (!t) return;
+    this.checkNeedOrder(name, t);
     t.lockedAtMs ??= this.elapsed();
     const node = this.cluster.nodeObject(name);
     if (node) this.startDrainClock(name, node, t);
+  }
+
+  /**
+   * The fair queue: a slot goes to the waiting node that has needed a reboot longest (ties by name).
+   * A node waiting since earlier that could have taken it (without group limits, any; with them, one
+   * of the same zone) was passed over.
+   */
+  private checkNeedOrder(name: string, t: NodeTimeline): void {
+    const mine = t.requiredSinceMs;
+    if (mine === undefined) return;
+    const before = (other: string, o: NodeTimeline): boolean =>
+      o.requiredSinceMs !== undefined &&
+      (o.requiredSinceMs < mine || (o.requiredSinceMs === mine && other < name));
+    for (const [other, o] of this.timeline) {
+      if (other === name || o.phase !== 'waiting-for-lock' || !this.couldTake(name, other)) continue;
+      if (before(other, o)) {
+        this.outOfOrder.push({ atMs: this.elapsed(), node: name, passedOver: other });
+        return;
+      }
+    }
+  }
+
+  /** Could `other` have taken the slot `name` took? Under group limits, only in the same zone. */
+  private couldTake(name: string, other: string): boolean {
+    return (
+      this.options.groupConcurrency === undefined || this.cluster.zoneOf(other) === this.cluster.zoneOf(name)
+    );
   }
 
   private released(name: string): void {
@@ -279,17 +311,13 @@ export class Observer {
   }
 
   private onStatus(node: string, value: string | undefined): void {
-    if (value === undefined) return;
-    let status: { phase?: unknown; reason?: unknown };
-    try {
-      status = JSON.parse(value) as { phase?: unknown; reason?: unknown };
-    } catch {
-      return;
-    }
-    const phase = typeof status.phase === 'string' ? status.phase : 'unknown';
-    const reason = typeof status.reason === 'string' ? status.reason : '';
+    const status = parseStatus(value);
+    if (status === undefined || status.phase === undefined) return;
+    const { phase, reason } = status;
     const t = this.timeline.get(node);
-    if (!t || (t.phase === phase && t.reason === reason)) return;
+    if (!t) return;
+    t.requiredSinceMs = status.requiredSince === undefined ? undefined : Date.parse(status.requiredSince);
+    if (t.phase === phase && t.reason === reason) return;
     const now = this.elapsed();
     this.accountBlocked(t, now);
     t.phase = phase;

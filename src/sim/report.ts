@@ -71,6 +71,8 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...waveRows(r),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     row('max nodes down at once', String(r.maxDown)),
+    row('hand-offs out of need order', `${r.outOfOrder.length} (the fair lock queue: 0 expected)`),
+    row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
     ...(r.lockWipes > 0
@@ -98,6 +100,10 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('invariant violations', String(r.violations.length)),
     row('wall time', `${(r.wallMs / 1000).toFixed(1)}s`),
   ];
+  for (const o of r.outOfOrder.slice(0, 10))
+    lines.push(
+      `  OUT OF ORDER at +${shortDuration(o.atMs)}: ${o.node} took a slot while ${o.passedOver} had waited longer`,
+    );
   for (const v of r.violations.slice(0, 50))
     lines.push(`  VIOLATION at +${shortDuration(v.atMs)} ${v.node}: ${v.rule}: ${v.detail}`);
   if (r.violations.length > 50) lines.push(`  … and ${r.violations.length - 50} more`);

@@ -130,6 +130,10 @@ export interface SimulationResult {
   firstLockMs: number;
   /** max(sum of per-node physical work / concurrency, longest single node). */
   lowerBoundMs: number;
+  /** Slots handed to a node while one that had needed a reboot longer waited for it (fair queue: none). */
+  outOfOrder: { atMs: number; node: string; passedOver: string }[];
+  /** The longest a node waited from its reboot becoming required to taking a slot (virtual ms). */
+  longestWaitMs: number;
   concurrency: number;
   nodes: NodeResult[];
   rebooted: number;
@@ -483,6 +487,13 @@ class Simulation {
       rollingMs: end - this.startMs - firstLockMs,
       firstLockMs,
       lowerBoundMs,
+      outOfOrder: [...observer.outOfOrder],
+      longestWaitMs: Math.max(
+        0,
+        ...nodes.map((n) =>
+          n.lockedAtMs === undefined || n.requiredAtMs === undefined ? 0 : n.lockedAtMs - n.requiredAtMs,
+        ),
+      ),
       concurrency: C,
       nodes,
       rebooted: nodes.filter((n) => n.neededReboot && n.reboots > 0).length,

@@ -7,7 +7,7 @@ import {
   simulationOptions,
 } from '../../src/cli/simulate.js';
 import { runSimulation, type AgentFactory, type SimulationResult } from '../../src/sim/simulation.js';
-import { simAgentFactory } from '../../src/sim/sim-agent.js';
+import { simAgentFactory, unqueuedAgentFactory } from '../../src/sim/sim-agent.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
@@ -242,6 +242,20 @@ describe('the invariant checks', () => {
     );
     expect(text).not.toMatch(/lower bound/);
     expect(text).toMatch(/nodes rebooted +\d+\/200 \(stopped: wall-limit\)/);
+  });
+
+  it.each([
+    ['with the fair lock queue, hand a freed slot to the node that has needed a reboot longest', true],
+    ['without it (kured: whoever wakes first), count the hand-offs out of need order', false],
+  ])('%s', async (_name, fair) => {
+    const r = await simulate(
+      { ...small, nodes: 12, concurrency: 1, podsPerNode: 2, requiredOverMs: 10 * 60_000, seed: 1 },
+      fair ? {} : { createAgent: unqueuedAgentFactory },
+    );
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(12);
+    if (fair) expect(r.outOfOrder).toEqual([]);
+    else expect(r.outOfOrder.length).toBeGreaterThan(0);
   });
 
   it('make runSimulate exit 1', async () => {

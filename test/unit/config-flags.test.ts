@@ -16,10 +16,13 @@ const DESIGN_FLAGS = [
   'reboot-schedule', 'host-exec', 'kubeconfig',
 ]; // prettier-ignore
 
-/** The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval, history). */
+/**
+ * The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval,
+ * history, PromQL blockers, patch deadlines).
+ */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
-  'history-limit', 'taint-timing',
+  'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -56,6 +59,7 @@ describe('the flag table', () => {
     expect(repeatable.sort()).toEqual(
       [
         'blocking-pod-selector',
+        'blocking-query',
         'post-reboot-node-labels',
         'pre-reboot-node-labels',
         'readiness-gate',
