@@ -21,7 +21,3 @@ export function table(
 export function ratio(a: number, b: number): string {
   return b > 0 ? (a / b).toFixed(2) : '-';
 }
-
-export function pct(n: number): string {
-  return `${(n * 100).toFixed(0)}%`;
-}

@@ -130,7 +130,14 @@ beforeAll(async () => {
   for (const m of manifests) await cluster.apply(m);
   const chartArgs =
     manifests.find((m) => m.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.[0]?.args ?? [];
-  expect(chartArgs.length).toBeGreaterThan(10);
+  // the chart passes only what differs from the agent's defaults: its taint and its lock DaemonSet
+  expect(chartArgs).toEqual(
+    expect.arrayContaining([
+      '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
+      `--ds-name=${DS}`,
+      `--ds-namespace=${NS}`,
+    ]),
+  );
   for (const name of NODES) {
     await cluster.create<V1Node>('nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name } });
     await cluster.patchStatus('nodes', undefined, name, {
