@@ -5,20 +5,12 @@
 // required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision.ts
 // is one decision from what the cluster records, report.ts turns its outcome into status, Events,
 // metrics and logs.
-import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config/config.js';
-import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
-import type { Drainer } from '../node/drainer.js';
-import type { EventRecorder } from '../node/events.js';
-import type { NodeOps } from '../node/node.js';
-import type { Notifier } from '../notify/notifier.js';
-import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { errorText } from '../text/error-text.js';
-import type { Window } from '../window/window.js';
+import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { Decision } from './decision.js';
 import type { Outcome } from './outcome.js';
 import { Reporter } from './report.js';
@@ -51,63 +43,7 @@ export const WINDOW_OPEN_SPREAD_MS = 60_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
 export const LEASE_RENEWALS_PER_TTL = 3;
 
-/** The flags the cycle reads (DESIGN §3). */
-export type AgentConfig = Pick<
-  Config,
-  | 'nodeId'
-  | 'periodMs'
-  | 'drainDelayMs'
-  | 'rebootDelayMs'
-  | 'forceReboot'
-  | 'lockTtlMs'
-  | 'lockReleaseDelayMs'
-  | 'preferNoScheduleTaint'
-  | 'annotateNodes'
-  | 'preRebootNodeLabels'
-  | 'postRebootNodeLabels'
-  | 'messageTemplateDrain'
-  | 'messageTemplateReboot'
-  | 'messageTemplateUncordon'
-  | 'readinessGates'
-  | 'postRebootTimeoutMs'
-  | 'onPostRebootTimeout'
-  | 'waitForDaemonSetPods'
-  | 'rebootRetries'
-  | 'onUncordonedDuringDelay'
-  | 'groupLabel'
-  | 'groupConcurrency'
-  | 'requireApproval'
-  | 'approvalTtlMs'
-  | 'historyLimit'
-  | 'taintTiming'
-  | 'rebootDeadlineMs'
->;
-
-/** Everything the agent talks to. */
-export interface AgentDeps {
-  sentinel: Sentinel;
-  /** Evaluated in order; the first block wins (firstBlock). */
-  blockers: readonly Blocker[];
-  lock: Lock;
-  node: NodeOps;
-  drainer: Drainer;
-  events: EventRecorder;
-  rebooter: Rebooter;
-  notifier: Notifier;
-  metrics: AgentMetrics;
-  window: Window;
-  clock: Clock;
-  logger: Logger;
-  /** [0, 1), for jitter. */
-  random: () => number;
-  /** Who this agent is (its pod name), written into the cycle record for people reading it. */
-  agentId?: string;
-  /**
-   * The API server's time when ours is `local` (from its answers' Date header); undefined before
-   * any answer. Times written on the server's clock (approvals) are judged against it.
-   */
-  serverTime?: { at(local: Date): Date | undefined };
-}
+export type { AgentConfig, AgentDeps } from './agent-config.js';
 
 /** Read through a call so that the compiler does not narrow it across awaits. */
 function aborted(signal: AbortSignal): boolean {

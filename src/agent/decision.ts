@@ -52,7 +52,7 @@ import type { NotifyEvent } from '../notify/notifier.js';
 import type { SentinelVerdict } from '../sentinel/sentinel.js';
 import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
-import type { AgentConfig, AgentDeps } from './agent.js';
+import type { AgentConfig, AgentDeps } from './agent-config.js';
 import type { Outcome } from './outcome.js';
 import type { Reporter } from './report.js';
 

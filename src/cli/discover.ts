@@ -3,13 +3,24 @@
 // renders both; the agent's defaults, kube-system/kured, otherwise). The chart's DaemonSets are
 // found by its label; more than one lock between them is ambiguous and said so in one line.
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
-import type { DaemonSetRef } from './shared.js';
+import { flagDefault } from '../config/flags.js';
 
 /** The label every DaemonSet of the kured-ts chart carries. */
 export const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
 
 /** kured's and the agent's defaults. */
-const DEFAULT_REF: DaemonSetRef = { dsNamespace: 'kube-system', dsName: 'kured' };
+/** The DaemonSet that carries the lock. */
+export interface DaemonSetRef {
+  /** --ds-namespace. */
+  dsNamespace: string;
+  /** --ds-name. */
+  dsName: string;
+}
+
+const DEFAULT_REF: DaemonSetRef = {
+  dsNamespace: flagDefault('ds-namespace'),
+  dsName: flagDefault('ds-name'),
+};
 
 export type Discovery =
   { kind: 'found'; ref: DaemonSetRef } | { kind: 'none' } | { kind: 'ambiguous'; candidates: string[] };

@@ -95,7 +95,7 @@ export function main(invocation: Invocation): Promise<number> {
     commands: {
       status: operatorCommand(
         'per node: reboot required, phase, reason, lock holder, last reboot',
-        async () => (await import('./status.js')).registerStatus,
+        async () => (await import('./status-command.js')).registerStatus,
       ),
       history: operatorCommand(
         'the last reboots of each node: result, phase times, kernel and OS image before and after',

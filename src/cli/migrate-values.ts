@@ -2,6 +2,7 @@
 // a comment line at the top for every key not carried over and why (the output stays a values file).
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { flagDefault } from '../config/flags.js';
 import { dump, load } from 'js-yaml';
 import { chartSchemaErrors } from '../migrate/chart-schema.js';
 import {
@@ -113,7 +114,7 @@ export function registerMigrateValues(program: Command, deps: CommandDeps): Comm
     .option(
       '--kured-namespace <namespace>',
       "namespace of kured's release (with --kured-release)",
-      'kube-system',
+      flagDefault('ds-namespace'),
     )
     .option(
       '--strict',

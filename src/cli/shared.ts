@@ -1,7 +1,7 @@
 // What the commands share: exit statuses, their I/O, the connection to the cluster, the DaemonSet
 // they address, and one-line API errors.
 import { Option, type Command } from 'commander';
-import { shownDefault, type FlagSpec } from '../config/flags.js';
+import { flagDefault, shownDefault, type FlagSpec } from '../config/flags.js';
 import type { Env } from '../config/parse.js';
 import type { Logger, LogFormat } from '../log/logger.js';
 import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
@@ -14,7 +14,7 @@ import { OutputFormatError } from './output.js';
 import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
-import { discoverDaemonSet, type Discovery } from './discover.js';
+import { discoverDaemonSet, type DaemonSetRef, type Discovery } from './discover.js';
 
 /** What a command talks to; injected so that tests run it against the fake API server. */
 export interface CommandIo {
@@ -56,12 +56,7 @@ export interface CommandDeps {
 }
 
 /** Where the DaemonSet carrying the lock and the pause lives (same flags as the agent). */
-export interface DaemonSetRef {
-  /** --ds-namespace. Default kube-system. */
-  dsNamespace: string;
-  /** --ds-name. Default kured. */
-  dsName: string;
-}
+export type { DaemonSetRef } from './discover.js';
 
 /**
  * Exit statuses of every command (README, Commands): 0 ok; 1 a runtime failure (the cluster could
@@ -233,8 +228,8 @@ export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): Cl
   return {
     kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
     context: flags.context ?? '',
-    dsNamespace: pick(namespace, 'KURED_DS_NAMESPACE', 'kube-system'),
-    dsName: named ?? 'kured',
+    dsNamespace: pick(namespace, 'KURED_DS_NAMESPACE', flagDefault('ds-namespace')),
+    dsName: named ?? flagDefault('ds-name'),
     ...(named === undefined
       ? { discover: { namespace: namespace ?? nonEmpty(env.KURED_DS_NAMESPACE) } }
       : {}),

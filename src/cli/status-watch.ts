@@ -17,16 +17,8 @@ import {
 import { MemoryLogger } from '../log/logger.js';
 import { formatStreamed } from './output.js';
 import { EXIT_FAILURE, EXIT_OK, commandSignal, describeApiError, type CommandIo } from './shared.js';
-import {
-  buildStatus,
-  fleetLines,
-  formatStatus,
-  readStatusInputs,
-  statusCells,
-  statusHeader,
-  type StatusOptions,
-  type StatusReport,
-} from './status.js';
+import { buildStatus, readStatusInputs, type StatusOptions, type StatusReport } from './status.js';
+import { fleetLines, formatStatus, statusCells, statusHeader } from './status-table.js';
 import { columnWidths, formatRow } from './table.js';
 
 export interface WatchIo extends CommandIo {

@@ -1,33 +1,14 @@
-// `kured-ts status`: why is each node (not) rebooting, from what the cluster records.
-import type { Command } from 'commander';
-import { parseDuration } from '../config/values.js';
+// `kured-ts status`: why is each node (not) rebooting, from what the cluster records: the report
+// (the command is status-command.ts, its table status-table.ts).
 import type { V1DaemonSet, V1Node } from '../kube/kube.js';
-import { errorText } from '../text/error-text.js';
-import { UsageError } from '../config/config.js';
-import { formatObject, parseOutput } from './output.js';
-import { formatTable } from './table.js';
-import { formatHistory, recordRows } from './history.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {
-  EXIT_FAILURE,
-  EXIT_OK,
-  addClusterOptions,
-  clusterOptions,
-  resolveDaemonSet,
-  commandIo,
-  commandSignal,
-  describeApiError,
-  nonEmpty,
   readDaemonSet,
   readFleetPause,
-  type ClusterFlags,
-  type CommandDeps,
   type CommandIo,
   type DaemonSetRef,
   type FleetPause,
-  type KubeTarget,
-  usage,
 } from './shared.js';
 import {
   entriesOf,
@@ -49,12 +30,11 @@ import {
   type NodeStatus,
   type Phase,
 } from '../node/status.js';
-import { shortDuration } from '../text/duration.js';
 
 // ---- status ---------------------------------------------------------------------------------------
 
 export interface StatusOptions extends DaemonSetRef {
-  /** --lock-annotation. Default weave.works/kured-node-lock. */
+  /** --lock-annotation (its default: the flag table's). */
   lockAnnotation: string;
   /** --lock-ttl in ms (entries without their own TTL expire after it); 0 = never. */
   lockTtlMs: number;
@@ -257,226 +237,4 @@ export async function collectStatus(
 ): Promise<StatusReport> {
   const inputs = await readStatusInputs(options, io.kube, signal);
   return buildStatus(options, inputs, io.clock.now().getTime());
-}
-
-const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
-
-function lockCell(row: NodeReport): string {
-  if (!row.lock.held) return '-';
-  return row.lock.expired ? 'held (expired)' : 'held';
-}
-
-/** `-o wide`: the slot's group too. */
-function wideLockCell(row: NodeReport): string {
-  const cell = lockCell(row);
-  return row.lock.group === null ? cell : `${cell} [${row.lock.group || 'no group label'}]`;
-}
-
-function reasonCell(row: NodeReport): string {
-  const parts: string[] = [];
-  if (row.paused) parts.push('[node paused]');
-  if (row.phase === null && row.kured.rebootInProgress !== null) {
-    parts.push(`kured reboot in progress since ${row.kured.rebootInProgress}`);
-  }
-  if (row.reason !== '') parts.push(row.reason);
-  return parts.length > 0 ? parts.join(' ') : '-';
-}
-
-/** Longer reasons are cut in the table (`-o json` has them whole). */
-const REASON_WIDTH = 60;
-
-function truncate(value: string, width: number): string {
-  return value.length <= width ? value : value.slice(0, width - 1) + '…';
-}
-
-/** The lines above the table: the fleet pause, an unreadable lock, lock holders that are not nodes. */
-export function fleetLines(report: StatusReport): string[] {
-  const lines: string[] = [];
-  if (report.pause) {
-    const by = report.pause.by !== '' ? ` by ${report.pause.by}` : '';
-    const since = report.pause.since !== '' ? ` since ${report.pause.since}` : '';
-    lines.push(`Fleet PAUSED${by}${since}: ${report.pause.reason}`);
-  }
-  if (report.lock.error !== null) lines.push(`Lock: ${report.lock.error} (agents treat it as held)`);
-  const known = new Set(report.nodes.map((n) => n.node));
-  const strangers = report.lock.holders.filter((h) => !known.has(h));
-  if (strangers.length > 0) lines.push(`Lock also held by: ${strangers.join(', ')} (not a node)`);
-  const waiting = report.nodes.filter((n) => n.phase === 'awaiting-approval').map((n) => n.node);
-  if (waiting.length > 0) {
-    lines.push(`Awaiting approval: ${waiting.join(', ')} (kured-ts approve NODE..., or --all)`);
-  }
-  return lines;
-}
-
-const TABLE_HEADER = ['NODE', 'REBOOT', 'PHASE', 'AGE', 'OVERDUE', 'REASON', 'LOCK', 'LAST REBOOT'];
-/** `-o wide`: the reason whole, and what the table leaves out. */
-const WIDE_HEADER = [
-  'NODE',
-  'REBOOT',
-  'PHASE',
-  'SINCE',
-  'AGE',
-  'DUE',
-  'LOCK',
-  'LOCK SINCE',
-  'SCHEDULABLE',
-  'PAUSED',
-  'LAST REBOOT',
-  'BOOT ID',
-  'REASON',
-];
-
-/** How long the reboot has been required. */
-function ageCell(r: NodeReport): string {
-  return r.need === null ? '-' : shortDuration(r.need.forMs);
-}
-
-/** `yes` past --reboot-deadline, `no` before it, `-` without one. */
-function overdueCell(r: NodeReport): string {
-  if (r.need === null || r.need.due === null) return '-';
-  return r.need.overdue ? 'yes' : 'no';
-}
-
-/** The header of the table or wide form. */
-export function statusHeader(output: 'table' | 'wide'): string[] {
-  return output === 'wide' ? WIDE_HEADER : TABLE_HEADER;
-}
-
-/** One node's cells in the table or wide form. */
-export function statusCells(r: NodeReport, output: 'table' | 'wide'): string[] {
-  return output === 'table' ? tableCells(r) : wideCells(r);
-}
-
-function tableCells(r: NodeReport): string[] {
-  return [
-    r.node,
-    yesNo(r.rebootRequired),
-    r.phase ?? '-',
-    ageCell(r),
-    overdueCell(r),
-    truncate(reasonCell(r), REASON_WIDTH),
-    lockCell(r),
-    r.lastReboot ?? '-',
-  ];
-}
-
-function wideCells(r: NodeReport): string[] {
-  return [
-    r.node,
-    yesNo(r.rebootRequired),
-    r.phase ?? '-',
-    r.since ?? '-',
-    ageCell(r),
-    r.need?.due ?? '-',
-    wideLockCell(r),
-    r.lock.since ?? '-',
-    yesNo(!r.unschedulable),
-    yesNo(r.paused),
-    r.lastReboot ?? '-',
-    r.bootID !== '' ? r.bootID : '-',
-    reasonCell(r),
-  ];
-}
-
-/** The human form of a report: header lines for the fleet, then one row per node. */
-export function formatStatus(report: StatusReport, output: 'table' | 'wide' = 'table'): string[] {
-  const rows = report.nodes.map((r) => statusCells(r, output));
-  return [...fleetLines(report), ...formatTable(statusHeader(output), rows)];
-}
-
-/** The table, then (for nodes named on the command line) each one's reboot history. */
-function humanStatus(report: StatusReport, options: StatusOptions & { output: 'table' | 'wide' }): string[] {
-  const lines = formatStatus(report, options.output);
-  for (const row of (options.nodes ?? []).length > 0 ? report.nodes : []) {
-    lines.push(
-      '',
-      `Reboot history of ${row.node}:`,
-      ...formatHistory(recordRows(row.node, row.history), options.output),
-    );
-  }
-  return lines;
-}
-
-/**
- * `kured-ts status [NODE...]`: prints the table (or JSON); 1 with one line when the cluster cannot be
- * read, or per named node that does not exist.
- */
-export async function runStatus(options: StatusOptions, io: CommandIo): Promise<number> {
-  const err = io.err ?? io.out;
-  let report: StatusReport;
-  try {
-    report = await collectStatus(options, io, commandSignal(io.timeoutMs));
-  } catch (e: unknown) {
-    err(describeApiError(e, 'read node status'));
-    return EXIT_FAILURE;
-  }
-  const found = new Set(report.nodes.map((n) => n.node));
-  const missing = (options.nodes ?? []).filter((n) => !found.has(n));
-  for (const name of missing) err(`node ${name} not found`);
-  const output = options.output;
-  if (output === 'json' || output === 'yaml') io.out(formatObject(report, output));
-  else for (const line of humanStatus(report, { ...options, output })) io.out(line);
-  return missing.length > 0 ? EXIT_FAILURE : EXIT_OK;
-}
-
-interface StatusFlags extends ClusterFlags {
-  lockAnnotation?: string;
-  lockTtl?: string;
-  output: string;
-  watch?: boolean;
-}
-
-/** The flags, then KURED_* environment, then defaults; UsageError or OutputFormatError when bad. */
-function statusOptions(
-  nodes: readonly string[],
-  flags: StatusFlags,
-  env: CommandDeps['env'],
-): StatusOptions & KubeTarget {
-  const output = parseOutput(flags.output, STATUS_OUTPUTS);
-  const cluster = clusterOptions(flags, env);
-  const lockAnnotation =
-    flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? 'weave.works/kured-node-lock';
-  const ttl = flags.lockTtl ?? nonEmpty(env.KURED_LOCK_TTL) ?? '0';
-  let lockTtlMs: number;
-  try {
-    lockTtlMs = parseDuration(ttl);
-  } catch (e: unknown) {
-    throw new UsageError(
-      '--lock-ttl',
-      ttl,
-      errorText(e),
-      flags.lockTtl === undefined ? 'KURED_LOCK_TTL' : undefined,
-    );
-  }
-  return { ...cluster, lockAnnotation, lockTtlMs, output, nodes };
-}
-
-/** Adds `status` to the program. */
-export function registerStatus(program: Command, deps: CommandDeps): Command {
-  const cmd = program
-    .command('status')
-    .argument('[node...]', 'only these nodes, with their reboot history (default: all)')
-    .description(
-      'show, per node, whether a reboot is required, its phase and reason, the lock and the last reboot',
-    );
-  addClusterOptions(cmd)
-    .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
-    .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
-    .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
-    .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
-    .action(async (nodes: string[], flags: StatusFlags) => {
-      const options = usage(deps, () => statusOptions(nodes, flags, deps.env));
-      const io = options && commandIo(deps, options);
-      const ref = options && io && (await resolveDaemonSet(deps, io, options));
-      if (!options || !io || !ref) return;
-      const found = { ...options, ...ref };
-      if (flags.watch !== true) {
-        deps.exit(await runStatus(found, io));
-        return;
-      }
-      const { watchStatus } = await import('./status-watch.js');
-      const signal = deps.interrupted?.();
-      deps.exit(await watchStatus(found, { ...io, isTTY: deps.isTTY ?? false, signal }));
-    });
-  return cmd;
 }

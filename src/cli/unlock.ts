@@ -2,6 +2,7 @@
 // kured's manual lock, entries of nodes that are gone or in no reboot cycle, or a named node's —
 // in one write guarded by the DaemonSet's resourceVersion (a change in between: read, decide again).
 import type { Command } from 'commander';
+import { flagDefault } from '../config/flags.js';
 import { isConflict, isInvalid, isNotFound } from '../kube/errors.js';
 import type { Kube } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
@@ -35,7 +36,7 @@ import {
 } from './shared.js';
 
 export interface UnlockOptions extends DaemonSetRef, UnlockSelection {
-  /** --lock-annotation. Default weave.works/kured-node-lock. */
+  /** --lock-annotation (its default: the flag table's). */
   lockAnnotation: string;
   /** Print what would be removed; write nothing. */
   dryRun: boolean;
@@ -207,7 +208,7 @@ function unlockOptions(
   return {
     ...clusterOptions(flags, env),
     lockAnnotation:
-      flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? 'weave.works/kured-node-lock',
+      flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? flagDefault('lock-annotation'),
     nodes,
     manual,
     stale,

@@ -906,3 +906,10 @@ export function renderChartDefaultsYaml(): string {
     ].join('\n') + '\n'
   );
 }
+
+/** A flag's default as written in the table (commands that share a flag share its default). */
+export function flagDefault(name: string): string {
+  const flag = FLAGS.find((f) => f.name === name);
+  if (flag === undefined) throw new Error(`no flag --${name}`);
+  return flag.default;
+}

@@ -4,7 +4,7 @@
 // PreferNoSchedule taint, as kube-scheduler's TaintToleration scoring does). Each runs DURATION
 // after it is placed, then finishes and is removed. It is the workload the early taint exists for: a
 // node that needs a reboot but is blocked by such pods keeps receiving new ones unless it is tainted.
-import { BATCH_NAMESPACE, BLOCKING_LABEL } from './cluster.js';
+import { BATCH_NAMESPACE, BLOCKING_LABEL } from './cluster-names.js';
 import type { SimPod, SimServer } from './objects.js';
 import type { Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';

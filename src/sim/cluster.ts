@@ -25,9 +25,24 @@ import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
 import { placements } from './scheduler.js';
 import { BlockingChurn, type ChurnSpec } from './blocking-churn.js';
 import type { VirtualTime } from './virtual-time.js';
+import {
+  BATCH_NAMESPACE,
+  BLOCKING_LABEL,
+  REPLICA_LABEL,
+  SIM_NAMESPACE,
+  type PdbSpec,
+} from './cluster-names.js';
 
-/** A PDB per workload: none, or one of the two Kubernetes forms. */
-export type PdbSpec = { kind: 'none' } | { kind: 'maxUnavailable' | 'minAvailable'; value: number | string };
+export {
+  BATCH_NAMESPACE,
+  BLOCKING_LABEL,
+  DS_NAME,
+  DS_NAMESPACE,
+  REPLICA_LABEL,
+  SIM_NAMESPACE,
+  ZONE_LABEL,
+  type PdbSpec,
+} from './cluster-names.js';
 
 /** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
 export interface ClusterSpec {
@@ -65,14 +80,6 @@ export interface ClusterSpec {
   blockingChurn?: ChurnSpec;
   seed: number;
 }
-
-export const SIM_NAMESPACE = 'apps';
-export const BATCH_NAMESPACE = 'batch';
-export const DS_NAMESPACE = 'kube-system';
-export const DS_NAME = 'kured';
-export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
-export const BLOCKING_LABEL = 'sim.kured-ts.dev/blocking';
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** Hooks through which the cluster tells the simulation about the agents' host. */
 export interface HostHooks {

@@ -15,7 +15,8 @@ import {
   type CommandIo,
   type KubeTarget,
 } from '../../src/cli/shared.js';
-import { registerStatus, runStatus, type StatusOptions, type StatusReport } from '../../src/cli/status.js';
+import { type StatusOptions, type StatusReport } from '../../src/cli/status.js';
+import { registerStatus, runStatus } from '../../src/cli/status-command.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';

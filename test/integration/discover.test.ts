@@ -9,7 +9,7 @@ import { registerCheck } from '../../src/cli/check.js';
 import { registerPause } from '../../src/cli/pause.js';
 import { registerResume } from '../../src/cli/resume.js';
 import { FLEET_PAUSE_ANNOTATION } from '../../src/cli/shared.js';
-import { registerStatus } from '../../src/cli/status.js';
+import { registerStatus } from '../../src/cli/status-command.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet } from '../../src/kube/kube.js';

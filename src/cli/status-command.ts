@@ -1,0 +1,123 @@
+// `kured-ts status [NODE...] [-w]`: the command, its options, and its human output.
+import type { Command } from 'commander';
+import { UsageError } from '../config/config.js';
+import { flagDefault } from '../config/flags.js';
+import { parseDuration } from '../config/values.js';
+import { errorText } from '../text/error-text.js';
+import { formatHistory, recordRows } from './history.js';
+import { formatObject, parseOutput } from './output.js';
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  addClusterOptions,
+  clusterOptions,
+  commandIo,
+  commandSignal,
+  describeApiError,
+  nonEmpty,
+  resolveDaemonSet,
+  usage,
+  type ClusterFlags,
+  type CommandDeps,
+  type CommandIo,
+  type KubeTarget,
+} from './shared.js';
+import { STATUS_OUTPUTS, collectStatus, type StatusOptions, type StatusReport } from './status.js';
+import { formatStatus } from './status-table.js';
+
+/** The table, then (for nodes named on the command line) each one's reboot history. */
+function humanStatus(report: StatusReport, options: StatusOptions & { output: 'table' | 'wide' }): string[] {
+  const lines = formatStatus(report, options.output);
+  for (const row of (options.nodes ?? []).length > 0 ? report.nodes : []) {
+    lines.push(
+      '',
+      `Reboot history of ${row.node}:`,
+      ...formatHistory(recordRows(row.node, row.history), options.output),
+    );
+  }
+  return lines;
+}
+
+/**
+ * `kured-ts status [NODE...]`: prints the table (or JSON); 1 with one line when the cluster cannot be
+ * read, or per named node that does not exist.
+ */
+export async function runStatus(options: StatusOptions, io: CommandIo): Promise<number> {
+  const err = io.err ?? io.out;
+  let report: StatusReport;
+  try {
+    report = await collectStatus(options, io, commandSignal(io.timeoutMs));
+  } catch (e: unknown) {
+    err(describeApiError(e, 'read node status'));
+    return EXIT_FAILURE;
+  }
+  const found = new Set(report.nodes.map((n) => n.node));
+  const missing = (options.nodes ?? []).filter((n) => !found.has(n));
+  for (const name of missing) err(`node ${name} not found`);
+  const output = options.output;
+  if (output === 'json' || output === 'yaml') io.out(formatObject(report, output));
+  else for (const line of humanStatus(report, { ...options, output })) io.out(line);
+  return missing.length > 0 ? EXIT_FAILURE : EXIT_OK;
+}
+
+interface StatusFlags extends ClusterFlags {
+  lockAnnotation?: string;
+  lockTtl?: string;
+  output: string;
+  watch?: boolean;
+}
+
+/** The flags, then KURED_* environment, then defaults; UsageError or OutputFormatError when bad. */
+function statusOptions(
+  nodes: readonly string[],
+  flags: StatusFlags,
+  env: CommandDeps['env'],
+): StatusOptions & KubeTarget {
+  const output = parseOutput(flags.output, STATUS_OUTPUTS);
+  const cluster = clusterOptions(flags, env);
+  const lockAnnotation =
+    flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? flagDefault('lock-annotation');
+  const ttl = flags.lockTtl ?? nonEmpty(env.KURED_LOCK_TTL) ?? '0';
+  let lockTtlMs: number;
+  try {
+    lockTtlMs = parseDuration(ttl);
+  } catch (e: unknown) {
+    throw new UsageError(
+      '--lock-ttl',
+      ttl,
+      errorText(e),
+      flags.lockTtl === undefined ? 'KURED_LOCK_TTL' : undefined,
+    );
+  }
+  return { ...cluster, lockAnnotation, lockTtlMs, output, nodes };
+}
+
+/** Adds `status` to the program. */
+export function registerStatus(program: Command, deps: CommandDeps): Command {
+  const cmd = program
+    .command('status')
+    .argument('[node...]', 'only these nodes, with their reboot history (default: all)')
+    .description(
+      'show, per node, whether a reboot is required, its phase and reason, the lock and the last reboot',
+    );
+  addClusterOptions(cmd)
+    .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
+    .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
+    .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
+    .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
+    .action(async (nodes: string[], flags: StatusFlags) => {
+      const options = usage(deps, () => statusOptions(nodes, flags, deps.env));
+      const io = options && commandIo(deps, options);
+      const ref = options && io && (await resolveDaemonSet(deps, io, options));
+      if (!options || !io || !ref) return;
+      const found = { ...options, ...ref };
+      if (flags.watch !== true) {
+        deps.exit(await runStatus(found, io));
+        return;
+      }
+      const { watchStatus } = await import('./status-watch.js');
+      const signal = deps.interrupted?.();
+      deps.exit(await watchStatus(found, { ...io, isTTY: deps.isTTY ?? false, signal }));
+    });
+  return cmd;
+}
