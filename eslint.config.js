@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**', '*.config.js', '.tools/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**', '.tools/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked.map((c) => ({ ...c, files: ['**/*.ts'] })),
   {

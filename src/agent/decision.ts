@@ -24,20 +24,22 @@
 // - the post-reboot timeout starts at the record's verifyingSince, so a restart does not reset it.
 import { firstBlock } from '../blockers/blocker.js';
 import type { LockHolder, LockMetadata } from '../lock/lock.js';
-import type { DrainResult } from '../node/drainer.js';
+import type { DrainResult } from '../drain/drainer.js';
+import {
+  KURED_IN_PROGRESS_ANNOTATION,
+  KURED_REBOOT_NEEDED_ANNOTATION,
+  NODE_PAUSE_ANNOTATION,
+  type NodeState,
+  type NodeWrite,
+} from '../node/node.js';
 import {
   CYCLE_ANNOTATION,
   CYCLE_LABEL,
   CYCLE_MANAGERS,
-  KURED_IN_PROGRESS_ANNOTATION,
-  KURED_REBOOT_NEEDED_ANNOTATION,
-  NODE_PAUSE_ANNOTATION,
   formatCycle,
   parseCycle,
   type CycleRecord,
-  type NodeState,
-  type NodeWrite,
-} from '../node/node.js';
+} from '../node/cycle.js';
 import { APPROVAL_ANNOTATION, approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import {
   HISTORY_ANNOTATION,

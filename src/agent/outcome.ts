@@ -1,6 +1,6 @@
 // The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
 import type { RebootResult } from '../metrics/agent-metrics.js';
-import type { EventReason } from '../node/events.js';
+import type { EventReason } from '../events/events.js';
 import type { Phase } from '../node/status.js';
 
 /** Kinds that carry only a reason. */

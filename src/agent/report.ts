@@ -6,7 +6,7 @@
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
-import type { EventRecorder } from '../node/events.js';
+import type { EventRecorder } from '../events/events.js';
 import type { NodeOps, NodeState } from '../node/node.js';
 import {
   STATUS_ANNOTATION,

@@ -3,7 +3,7 @@
 // or by more than one PodDisruptionBudget, which the Eviction API refuses outright (HTTP 500), so the
 // drain would fail.
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
-import { skipReason } from '../node/kube-drainer.js';
+import { skipReason } from '../drain/kube-drainer.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
 import type { Blocker, Verdict } from './blocker.js';
 

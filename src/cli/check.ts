@@ -15,10 +15,11 @@ import { decideBeforeLock, type BeforeLock } from '../agent/decision.js';
 import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
-import { MemoryLogger } from '../log/logger.js';
+import { silentLogger } from '../log/logger.js';
 import { errorText } from '../text/error-text.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
-import { CYCLE_ANNOTATION, STATUS_ANNOTATION } from '../node/node.js';
+import { STATUS_ANNOTATION } from '../node/status.js';
+import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
@@ -127,7 +128,7 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
   return (kube, node, clock) =>
     createBlockers(
       { ...config, nodeId: node },
-      { kube, node: new KubeNodeOps({ kube, nodeId: node, clock, log: new MemoryLogger() }) },
+      { kube, node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }) },
     );
 }
 
@@ -237,7 +238,7 @@ async function evaluateLock(
     concurrency: config.concurrency,
     ...(grouped ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } } : {}),
     clock: io.clock,
-    log: new MemoryLogger(),
+    log: silentLogger,
   });
   const held = await lock.holding(signal);
   if (held) {

@@ -1,6 +1,7 @@
 // `kured-ts pause --reason TEXT`: stops the whole fleet before it takes the lock (DESIGN §4).
 import { userInfo, hostname } from 'node:os';
 import type { Command } from 'commander';
+import { formatFleetPause } from '../pause/fleet-pause.js';
 import {
   addClusterOptions,
   clusterOptions,
@@ -48,7 +49,7 @@ export async function runPause(options: PauseOptions, io: CommandIo): Promise<nu
     await io.kube.mergePatchDaemonSet(
       options.dsNamespace,
       options.dsName,
-      { metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: JSON.stringify(pause) } } },
+      { metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: formatFleetPause(pause) } } },
       signal,
     );
     if (before)

@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { flagDefault, shownDefault, type FlagSpec } from '../config/flags.js';
 import type { Env } from '../config/parse.js';
 import type { Logger, LogFormat } from '../log/logger.js';
-import { FLEET_PAUSE_ANNOTATION } from '../blockers/pause.js';
+import { FLEET_PAUSE_ANNOTATION, parseFleetPause, type FleetPause } from '../pause/fleet-pause.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { existsSync } from 'node:fs';
 import { UsageError } from '../config/config.js';
@@ -68,34 +68,13 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_HELD_BACK = 3;
 
-export { FLEET_PAUSE_ANNOTATION };
-
-/** The value of the fleet pause annotation. */
-export interface FleetPause {
-  reason: string;
-  by: string;
-  /** RFC 3339. */
-  since: string;
-}
+export { FLEET_PAUSE_ANNOTATION, type FleetPause } from '../pause/fleet-pause.js';
 
 /** Reads the fleet pause; a value that is not our JSON still pauses (the agents treat it so). */
 export function readFleetPause(ds: V1DaemonSet): FleetPause | undefined {
-  const raw = ds.metadata?.annotations?.[FLEET_PAUSE_ANNOTATION];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (typeof parsed === 'object' && parsed !== null) {
-      const p = parsed as Record<string, unknown>;
-      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
-    }
-  } catch {
-    // fall through: unreadable, reported as such
-  }
-  return { reason: `unreadable pause annotation: ${raw.slice(0, 80)}`, by: '', since: '' };
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
+  const pause = parseFleetPause(ds.metadata?.annotations?.[FLEET_PAUSE_ANNOTATION]);
+  if (pause?.unreadable === undefined) return pause;
+  return { reason: `unreadable pause annotation: ${pause.unreadable}`, by: '', since: '' };
 }
 
 /** One clear line for a failed API call. */
@@ -143,7 +122,10 @@ export async function readDaemonSet(
   }
 }
 
-/** Bounds a whole command: client-node has no request timeout, a black-holed API would hang. */
+/**
+ * Bounds a whole command (each request has its own deadline too): a command retrying against a
+ * black-holed API server ends with a clear error instead of hanging.
+ */
 export const COMMAND_TIMEOUT_MS = 30_000;
 
 /** The signal every API call of a command uses. */

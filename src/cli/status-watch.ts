@@ -14,7 +14,7 @@ import {
   WATCH_HEALTHY_MS,
   WATCH_MAX_BACKOFF_MS,
 } from '../lock/lock-watch.js';
-import { MemoryLogger } from '../log/logger.js';
+import { silentLogger } from '../log/logger.js';
 import { formatStreamed } from './output.js';
 import { EXIT_FAILURE, EXIT_OK, commandSignal, describeApiError, type CommandIo } from './shared.js';
 import { buildStatus, readStatusInputs, type StatusOptions, type StatusReport } from './status.js';
@@ -190,7 +190,7 @@ export async function watchStatus(options: StatusOptions, io: WatchIo): Promise<
     namespace: options.dsNamespace,
     name: options.dsName,
     clock,
-    log: new MemoryLogger(),
+    log: silentLogger,
     random,
   });
   const following = followNodes({ io, nodes, changed, signal, clock, random });

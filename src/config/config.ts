@@ -2,23 +2,9 @@
 import { redactUrl } from '../notify/notify-url.js';
 import { describeProxy, type ProxySettings } from '../http/proxy.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
-import type { Blackout } from '../window/blackout.js';
+import type { WindowConfig } from '../window/window-config.js';
 
-/** A maintenance window: kured's days + start/end time in a zone, or a cron schedule. */
-export interface WindowConfig {
-  /** Days of week allowed, 0 = Sunday. Default all seven; an empty list means never. */
-  days: number[];
-  /** Start as minutes-of-day *60 + seconds, i.e. seconds since local midnight. Default 0 (0:00). */
-  startSecond: number;
-  /** End, inclusive to the end of this second. Default 86399 (23:59:59). */
-  endSecond: number;
-  /** IANA zone name (checked with Intl). Default 'UTC'; kured's 'Local' maps to the process zone. */
-  timeZone: string;
-  /** `--reboot-schedule` cron expressions (any matching opens); when set they replace days/start/end. */
-  schedules: string[];
-  /** `--blackout` ranges during which no reboot starts. Default none. */
-  blackouts: Blackout[];
-}
+export type { WindowConfig } from '../window/window-config.js';
 
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
 export interface Config {

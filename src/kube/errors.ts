@@ -1,4 +1,5 @@
-// Classification of API errors by HTTP status: the one place that knows what client-node throws.
+// Classification of API errors by HTTP status: the one place that knows what our API transport
+// (src/kube/http.ts, KubeApiError) and client-node's watch throw.
 
 /** The parsed Status object of a failed API call (kube-apiserver's metav1.Status), as far as we use it. */
 export interface ApiStatus {
@@ -12,8 +13,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The HTTP status of a failed call: client-node's ApiException carries it as `code`; the watch and
- * some node-fetch paths as `statusCode`. Undefined for network errors and everything else.
+ * The HTTP status of a failed call: KubeApiError (src/kube/http.ts) carries it as `code`, client-node's
+ * watch as `statusCode`. Undefined for network errors and everything else.
  */
 export function statusCode(err: unknown): number | undefined {
   if (!isRecord(err)) return undefined;
@@ -21,7 +22,7 @@ export function statusCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-/** The Status body of an ApiException (client-node 1.x keeps it as raw JSON text), parsed. */
+/** The Status body of a failed call (kept as the raw JSON text the API server sent), parsed. */
 export function statusBody(err: unknown): ApiStatus | undefined {
   if (!isRecord(err)) return undefined;
   let body: unknown = err.body;

@@ -64,3 +64,11 @@ export class MemoryLogger implements Logger {
     this.entries.push({ level: 'error', message, fields });
   }
 }
+
+/** A logger that drops everything: for callers that must pass one but have no use for its lines. */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};

@@ -1,5 +1,5 @@
 // What the agent reports as metrics; src/metrics/prometheus-metrics.ts implements it with prom-client.
-import type { Phase } from '../node/node.js';
+import type { Phase } from '../node/status.js';
 
 export type RebootResult = 'success' | 'failed' | 'aborted' | 'timeout';
 export type EvictionResult = 'evicted' | 'refused' | 'failed';

@@ -1,27 +1,6 @@
 // This node as the agent sees and changes it: cordon, taint, labels, annotations, status, readiness.
 import type { NodeStatus } from './status.js';
 
-export {
-  PHASES,
-  STATUS_ANNOTATION,
-  WANTS_REBOOT,
-  formatStatus,
-  parseStatus,
-  sameStatus,
-  type NodeStatus,
-  type Phase,
-  type ReadStatus,
-} from './status.js';
-export {
-  CYCLE_ANNOTATION,
-  CYCLE_LABEL,
-  CYCLE_MANAGERS,
-  OUR_FIELD_MANAGER,
-  formatCycle,
-  parseCycle,
-  type CycleRecord,
-} from './cycle.js';
-
 export interface Taint {
   key: string;
   value?: string;

@@ -1,5 +1,5 @@
 // The window factory: kured's days/times window, or cron schedules when configured; with exclusions.
-import type { WindowConfig } from '../config/config.js';
+import type { WindowConfig } from './window-config.js';
 import { CronWindow } from './cron-window.js';
 import { ExclusionWindow } from './exclusion-window.js';
 import { KuredWindow } from './kured-window.js';

@@ -1,5 +1,5 @@
 // kured's maintenance window: allowed days plus a daily start/end time in one zone.
-import type { WindowConfig } from '../config/config.js';
+import type { WindowConfig } from './window-config.js';
 import { formatDays } from './days.js';
 import { nextChange } from './scan.js';
 import { formatTimeOfDay } from './time-of-day.js';

@@ -1,5 +1,6 @@
 // A node as the agent sees it, in memory, with the cluster-side facts tests assert on.
-import type { NodeOps, NodeState, NodeStatus, NodeWrite } from '../../src/node/node.js';
+import type { NodeOps, NodeState, NodeWrite } from '../../src/node/node.js';
+import type { NodeStatus } from '../../src/node/status.js';
 
 /** The node object plus what the drain and the host did to it. */
 export interface NodeRecord extends NodeState {

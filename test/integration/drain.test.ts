@@ -7,7 +7,7 @@ import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { KubeDrainer, type KubeDrainerOptions } from '../../src/node/kube-drainer.js';
+import { KubeDrainer, type KubeDrainerOptions } from '../../src/drain/kube-drainer.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { type FakeApiServer, type FakeApiServerOptions } from '../../src/sim/fake-api-server.js';
 

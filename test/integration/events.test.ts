@@ -4,7 +4,7 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { CoreV1Event, V1Node } from '../../src/kube/kube.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { KubeEventRecorder } from '../../src/node/kube-event-recorder.js';
+import { KubeEventRecorder } from '../../src/events/kube-event-recorder.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 

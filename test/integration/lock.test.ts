@@ -10,7 +10,7 @@ import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
 
 const NS = 'kube-system';

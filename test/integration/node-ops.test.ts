@@ -8,7 +8,7 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeNodeOps } from '../../src/node/kube-node-ops.js';
-import { STATUS_ANNOTATION, type NodeStatus } from '../../src/node/node.js';
+import { STATUS_ANNOTATION, type NodeStatus } from '../../src/node/status.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const NODE = 'n1';

@@ -1,7 +1,7 @@
 // Crash at every step: a fresh agent on the same cluster state must finish the cycle safely.
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { AGENT_DEFAULTS, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 interface Scenario {

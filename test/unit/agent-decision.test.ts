@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/node.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/cycle.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig } from '../../src/agent/agent.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/node.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import type { AgentDeps } from '../../src/agent/agent.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PHASES } from '../../src/node/node.js';
+import { PHASES } from '../../src/node/status.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { samples } from '../fakes/metric-samples.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../../src/kube/http.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
-import { pdbFromCause, skipReason } from '../../src/node/kube-drainer.js';
+import { pdbFromCause, skipReason } from '../../src/drain/kube-drainer.js';
 import { addTaintOps, removeTaintOps, toNodeState } from '../../src/node/kube-node-ops.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 

@@ -20,7 +20,7 @@ import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
 import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from './drainer.js';
-import { isDaemonSetPod, podName } from './kube-node-ops.js';
+import { isDaemonSetPod, podName } from '../node/kube-node-ops.js';
 
 export interface KubeDrainerOptions {
   kube: Kube;

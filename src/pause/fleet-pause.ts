@@ -1,0 +1,50 @@
+// The fleet pause: one annotation on the lock's DaemonSet that stops every reboot (`kured-ts pause`,
+// DESIGN §4). Its one codec: `pause` writes it, the agent's PauseBlocker, `resume` and `status` read it.
+
+/** The fleet pause annotation on the lock's DaemonSet. */
+export const FLEET_PAUSE_ANNOTATION = 'kured-ts.dev/paused';
+
+/** The value of the fleet pause annotation. */
+export interface FleetPause {
+  reason: string;
+  by: string;
+  /** RFC 3339. */
+  since: string;
+  /** Set when the value is not our JSON: it still pauses (someone meant to stop the fleet). */
+  unreadable?: string;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** The annotation's value as read; undefined when there is none. */
+export function parseFleetPause(raw: string | undefined): FleetPause | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const p = parsed as Record<string, unknown>;
+      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
+    }
+  } catch {
+    // fall through: unreadable, still a pause
+  }
+  return { reason: '', by: '', since: '', unreadable: raw.slice(0, 80) };
+}
+
+/** The annotation's value for a pause. */
+export function formatFleetPause(pause: FleetPause): string {
+  return JSON.stringify({ reason: pause.reason, by: pause.by, since: pause.since });
+}
+
+/** "fleet paused by alice since 2026-01-05T10:00:00Z: kernel regression": the agent's reason. */
+export function describeFleetPause(pause: FleetPause): string {
+  if (pause.unreadable !== undefined) {
+    return `fleet paused (${FLEET_PAUSE_ANNOTATION} is not JSON: ${pause.unreadable})`;
+  }
+  const by = pause.by === '' ? '' : ` by ${pause.by}`;
+  const since = pause.since === '' ? '' : ` since ${pause.since}`;
+  const reason = pause.reason === '' ? '' : `: ${pause.reason}`;
+  return `fleet paused${by}${since}${reason}`;
+}
