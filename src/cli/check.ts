@@ -2,13 +2,10 @@
 // holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
 // blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
-import type { Command } from 'commander';
 import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
-import { FLAGS, type FlagSpec } from '../config/flags.js';
-import { optionValues, parseConfigWithWarnings } from '../config/parse.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import { decideBeforeLock, type BeforeLock } from '../agent/decision.js';
@@ -16,7 +13,6 @@ import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
 import { silentLogger } from '../log/logger.js';
-import { errorText } from '../text/error-text.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
@@ -25,22 +21,15 @@ import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
-  addConnectionOptions,
-  commandIo,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_HELD_BACK,
-  EXIT_USAGE,
-  clusterOptions,
   readDaemonSet,
-  resolveDaemonSet,
-  usage,
-  type CommandDeps,
   type CommandIo,
 } from './shared.js';
-import { formatObject, parseOutput } from './output.js';
+import { formatObject } from './output.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -385,7 +374,7 @@ export function formatCheck(report: CheckReport): string[] {
 }
 
 /** The -o values `check` accepts. */
-const CHECK_OUTPUTS = ['text', 'json', 'yaml'] as const;
+export const CHECK_OUTPUTS = ['text', 'json', 'yaml'] as const;
 export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
 
 /**
@@ -406,62 +395,4 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
   else io.out(formatObject(report, output));
   const goes = report.decision.kind === 'would-reboot' || report.decision.kind === 'in-progress';
   return goes ? EXIT_OK : EXIT_HELD_BACK;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** The agent's flags on the subcommand, so that `check` judges with the DaemonSet's configuration. */
-function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
-  for (const flag of flags) {
-    if (flag.name === 'node-id' || flag.name === 'kubeconfig') continue;
-    const value = flag.type === 'boolean' ? '[bool]' : '<value>';
-    cmd.option(`--${flag.name} ${value}`, `${flag.description} (env ${flag.env})`, collect);
-  }
-  return cmd;
-}
-
-/** Adds `check` to the program. */
-/** A raw agent flag as commander gives it (addFlags keeps every value as a list of strings). */
-function flagText(value: unknown): string | undefined {
-  return Array.isArray(value) ? (value as unknown[]).map(String).at(-1) : undefined;
-}
-
-export function registerCheck(program: Command, deps: CommandDeps): Command {
-  const cmd = program
-    .command('check')
-    .description('dry run: the decision the agent on NODE would take now, and why (changes nothing)')
-    .requiredOption('--node <name>', 'the node to check')
-    .option('--local', 'also evaluate the reboot sentinel (run on the node itself)')
-    .option('-o, --output <format>', 'text, json or yaml', 'text');
-  addConnectionOptions(cmd);
-  addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
-    const output = usage(deps, () => parseOutput(String(opts.output), CHECK_OUTPUTS));
-    if (output === undefined) return;
-    let config: Config;
-    try {
-      config = parseConfigWithWarnings(optionValues(opts, FLAGS), deps.env).config;
-    } catch (e: unknown) {
-      deps.err(errorText(e));
-      deps.exit(EXIT_USAGE);
-      return;
-    }
-    const kubeconfig = typeof opts.kubeconfig === 'string' ? opts.kubeconfig : config.kubeconfig;
-    const context = typeof opts.context === 'string' ? opts.context : '';
-    const io = commandIo(deps, { kubeconfig, context });
-    if (!io) return;
-    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
-    const cluster = clusterOptions(
-      { kubeconfig, context, dsName: flagText(opts.dsName), dsNamespace: flagText(opts.dsNamespace) },
-      deps.env,
-    );
-    const ref = await resolveDaemonSet(deps, io, cluster);
-    if (!ref) return;
-    const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
-    deps.exit(
-      await runCheck({ node: String(opts.node), config: found, local: opts.local === true, output }, io),
-    );
-  });
-  return cmd;
 }

@@ -119,7 +119,7 @@ export function main(invocation: Invocation): Promise<number> {
       ),
       check: operatorCommand(
         'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
-        async () => (await import('./check.js')).registerCheck,
+        async () => (await import('./check-command.js')).registerCheck,
       ),
       'migrate-values': operatorCommand(
         'print kured-ts chart values for a kured chart values file, and what cannot be carried over',
@@ -128,7 +128,7 @@ export function main(invocation: Invocation): Promise<number> {
       simulate: {
         description: 'run a simulated cluster in this process with real kured-ts agents, then report',
         load: async () => {
-          const { registerSimulate } = await import('./simulate.js');
+          const { registerSimulate } = await import('./simulate-command.js');
           return (program, exit) => {
             registerSimulate(program, {
               stdout: (text) => process.stdout.write(text),

@@ -5,12 +5,12 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
 import {
   evaluateCheck,
-  registerCheck,
   runCheck,
   type CheckConfig,
   type CheckIo,
   type CheckReport,
 } from '../../src/cli/check.js';
+import { registerCheck } from '../../src/cli/check-command.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { defaultConfig } from '../../src/config/parse.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/gl
 import { commandLine } from '../fakes/command-line.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { parseAllDocuments } from 'yaml';
-import { registerCheck } from '../../src/cli/check.js';
+import { registerCheck } from '../../src/cli/check-command.js';
 import { registerPause } from '../../src/cli/pause.js';
 import { registerResume } from '../../src/cli/resume.js';
 import { FLEET_PAUSE_ANNOTATION } from '../../src/cli/shared.js';

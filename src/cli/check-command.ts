@@ -1,0 +1,75 @@
+// `kured-ts check`: the command and its options (the agent's own flags, from the flag table).
+import type { Command } from 'commander';
+import type { Config } from '../config/config.js';
+import { FLAGS, type FlagSpec } from '../config/flags.js';
+import { optionValues, parseConfigWithWarnings } from '../config/parse.js';
+import { errorText } from '../text/error-text.js';
+import {
+  addConnectionOptions,
+  commandIo,
+  EXIT_USAGE,
+  clusterOptions,
+  resolveDaemonSet,
+  usage,
+  type CommandDeps,
+} from './shared.js';
+import { parseOutput } from './output.js';
+import { CHECK_OUTPUTS, runCheck } from './check.js';
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The agent's flags on the subcommand, so that `check` judges with the DaemonSet's configuration. */
+function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
+  for (const flag of flags) {
+    if (flag.name === 'node-id' || flag.name === 'kubeconfig') continue;
+    const value = flag.type === 'boolean' ? '[bool]' : '<value>';
+    cmd.option(`--${flag.name} ${value}`, `${flag.description} (env ${flag.env})`, collect);
+  }
+  return cmd;
+}
+
+/** Adds `check` to the program. */
+/** A raw agent flag as commander gives it (addFlags keeps every value as a list of strings). */
+function flagText(value: unknown): string | undefined {
+  return Array.isArray(value) ? (value as unknown[]).map(String).at(-1) : undefined;
+}
+
+export function registerCheck(program: Command, deps: CommandDeps): Command {
+  const cmd = program
+    .command('check')
+    .description('dry run: the decision the agent on NODE would take now, and why (changes nothing)')
+    .requiredOption('--node <name>', 'the node to check')
+    .option('--local', 'also evaluate the reboot sentinel (run on the node itself)')
+    .option('-o, --output <format>', 'text, json or yaml', 'text');
+  addConnectionOptions(cmd);
+  addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
+    const output = usage(deps, () => parseOutput(String(opts.output), CHECK_OUTPUTS));
+    if (output === undefined) return;
+    let config: Config;
+    try {
+      config = parseConfigWithWarnings(optionValues(opts, FLAGS), deps.env).config;
+    } catch (e: unknown) {
+      deps.err(errorText(e));
+      deps.exit(EXIT_USAGE);
+      return;
+    }
+    const kubeconfig = typeof opts.kubeconfig === 'string' ? opts.kubeconfig : config.kubeconfig;
+    const context = typeof opts.context === 'string' ? opts.context : '';
+    const io = commandIo(deps, { kubeconfig, context });
+    if (!io) return;
+    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
+    const cluster = clusterOptions(
+      { kubeconfig, context, dsName: flagText(opts.dsName), dsNamespace: flagText(opts.dsNamespace) },
+      deps.env,
+    );
+    const ref = await resolveDaemonSet(deps, io, cluster);
+    if (!ref) return;
+    const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
+    deps.exit(
+      await runCheck({ node: String(opts.node), config: found, local: opts.local === true, output }, io),
+    );
+  });
+  return cmd;
+}

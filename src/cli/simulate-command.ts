@@ -1,0 +1,310 @@
+// `kured-ts simulate`: the command, its options and their parsers.
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseDuration } from '../config/values.js';
+import { type PdbSpec } from '../sim/cluster.js';
+import { unhealthyLimit } from '../config/values.js';
+import { errorText } from '../text/error-text.js';
+import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';
+
+/** --timeline: a path ending in .svg or .html. */
+export function timelinePath(value: string): string {
+  if (!/\.(svg|html)$/i.test(value))
+    throw new InvalidArgumentError('the file name must end in .svg or .html');
+  return value;
+}
+
+// ---- command line --------------------------------------------------------------------------------
+
+function positiveInt(name: string, min = 1): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return n;
+  };
+}
+
+function duration(value: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (err) {
+    throw new InvalidArgumentError(errorText(err));
+  }
+  if (ms < 0) throw new InvalidArgumentError('must not be negative');
+  return ms;
+}
+
+/** --max-unhealthy-nodes: as the agent's flag reads it. */
+function simUnhealthyLimit(value: string): { count: number } | { percent: number } {
+  try {
+    const limit = unhealthyLimit(value);
+    if (limit === undefined) throw new Error('expected N or N%');
+    return limit;
+  } catch (err) {
+    throw new InvalidArgumentError(errorText(err));
+  }
+}
+
+/** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
+export function blockingChurn(value: string): { perHour: number; durationMs: number } {
+  const parts = value.split(',');
+  const perHour = Number(parts[0]);
+  if (parts.length !== 2 || !Number.isFinite(perHour) || perHour <= 0)
+    throw new InvalidArgumentError(
+      'expected RATE,DURATION: jobs per hour (> 0) and how long each runs (e.g. 30,20m)',
+    );
+  return { perHour, durationMs: duration(parts[1] ?? '') };
+}
+
+/** --unhealthy-nodes N,DURATION. */
+export function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
+  const [count = '', span = ''] = value.split(',');
+  if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
+  return { nodes: positiveInt('--unhealthy-nodes', 1)(count), durationMs: duration(span) };
+}
+
+function needsReboot(value: string): 'all' | number {
+  return value === 'all' ? 'all' : positiveInt('--needs-reboot', 0)(value);
+}
+
+/** `none`, `max-unavailable=N`, `min-available=N` (N an integer or a percentage). */
+export function parsePdb(value: string): PdbSpec {
+  if (value === 'none') return { kind: 'none' };
+  const m = /^(max-unavailable|min-available)=(\d+%?)$/.exec(value);
+  if (!m)
+    throw new InvalidArgumentError(
+      'expected none, max-unavailable=N or min-available=N (N may be a percentage)',
+    );
+  const raw = m[2] ?? '';
+  const amount = raw.endsWith('%') ? raw : Number(raw);
+  return { kind: m[1] === 'max-unavailable' ? 'maxUnavailable' : 'minAvailable', value: amount };
+}
+
+function durationOption(flags: string, description: string, ms: number, shown: string): Option {
+  return new Option(flags, description).argParser(duration).default(ms, shown);
+}
+
+/** What src/cli/cli.ts hands over: output and the exit code sink. */
+export interface SimulateDeps {
+  /** Writes text to stdout as is. */
+  stdout(text: string): void;
+  /** Writes text to stderr as is. */
+  stderr(text: string): void;
+  /** Is stdout a terminal (phase bars) or not (plain lines)? */
+  isTTY: boolean;
+  columns?: number;
+  /** Receives the exit code. */
+  exit(code: number): void;
+}
+
+interface SimulateFlags {
+  nodes: number;
+  needsReboot: 'all' | number;
+  concurrency: number;
+  period: number;
+  rebootDelay: number;
+  bootTime: number;
+  podsPerNode: number;
+  pdb: PdbSpec;
+  blockingPod: number;
+  alertFiringFor: number;
+  preCordoned: number;
+  taint: boolean;
+  kuredPolling: boolean;
+  lockTtl: number;
+  wipeLockEvery: number;
+  zones: number;
+  groupConcurrency: number;
+  maxUnhealthyNodes?: { count: number } | { percent: number };
+  unhealthyNodes?: { nodes: number; durationMs: number };
+  approveEvery: number;
+  blockingChurn?: { perHour: number; durationMs: number };
+  taintTiming: 'required' | 'unblocked';
+  seed: number;
+  requiredOver: number;
+  wallLimit: number;
+  progress: boolean;
+  timeline?: string;
+}
+
+/** Adds `simulate` to the program. */
+export function registerSimulate(program: Command, deps: SimulateDeps): Command {
+  const d = DEFAULT_SIMULATE_OPTIONS;
+  return program
+    .command('simulate')
+    .description(
+      'run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed)',
+    )
+    .option('--nodes <n>', 'nodes in the simulated cluster', positiveInt('--nodes'), d.nodes)
+    .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
+    .option('--concurrency <n>', 'nodes that may reboot at once', positiveInt('--concurrency'), d.concurrency)
+    .addOption(durationOption('--period <duration>', 'agent check period', d.periodMs, '1h'))
+    .addOption(durationOption('--reboot-delay <duration>', 'wait after the drain before rebooting', 0, '0s'))
+    .addOption(
+      durationOption('--boot-time <duration>', 'time a node takes to come back Ready', d.bootTimeMs, '2m'),
+    )
+    .option(
+      '--pods-per-node <n>',
+      'workload pods per node (3 replicas per workload)',
+      positiveInt('--pods-per-node', 0),
+      d.podsPerNode,
+    )
+    .addOption(
+      new Option('--pdb <spec>', 'PDB per workload: none, max-unavailable=N, min-available=N (N or N%)')
+        .argParser(parsePdb)
+        .default(d.pdb, 'max-unavailable=1'),
+    )
+    .addOption(
+      durationOption(
+        '--blocking-pod <duration>',
+        "a pod matching the agents' blocking selector runs this long on the first node (0s = none)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
+        '--alert-firing-for <duration>',
+        'a Prometheus alert fires this long from the start (0s = none)',
+        0,
+        '0s',
+      ),
+    )
+    .option(
+      '--pre-cordoned <n>',
+      'nodes cordoned by someone else before the start',
+      positiveInt('--pre-cordoned', 0),
+      0,
+    )
+    .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
+    .option('--kured-polling', "model kured's polling: no watch wake-up when the lock frees", false)
+    .addOption(
+      durationOption(
+        '--lock-ttl <duration>',
+        "the agents' --lock-ttl; shorter than --boot-time, it lapses while nodes are down (0s = never)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
+        '--wipe-lock-every <duration>',
+        'a third party deletes the lock annotation this often during the wave (0s = never)',
+        0,
+        '0s',
+      ),
+    )
+    .option(
+      '--zones <n>',
+      'label the nodes topology.kubernetes.io/zone over n zones (zone-a, zone-b, … round robin)',
+      positiveInt('--zones', 0),
+      0,
+    )
+    .option(
+      '--group-concurrency <n>',
+      "at most n nodes per zone at once (the agents' --group-label is the zone; needs --zones)",
+      positiveInt('--group-concurrency', 0),
+      0,
+    )
+    .option(
+      '--max-unhealthy-nodes <n|n%>',
+      "the agents' health gate: no slot while more other nodes than this are unhealthy",
+      simUnhealthyLimit,
+    )
+    .option(
+      '--unhealthy-nodes <n,duration>',
+      'the last n nodes are NotReady from the start for this long (e.g. 2,30m)',
+      unhealthyNodes,
+    )
+    .addOption(
+      durationOption(
+        '--approve-every <duration>',
+        'agents run with --require-approval; a simulated operator runs approve --all this often (0s = off)',
+        0,
+        '0s',
+      ),
+    )
+    .option(
+      '--blocking-churn <rate,duration>',
+      'blocking jobs keep arriving: RATE per hour (Poisson) over the cluster, each running DURATION once placed, e.g. 30,20m',
+      blockingChurn,
+    )
+    .addOption(
+      new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
+        .choices(['required', 'unblocked'])
+        .default('required'),
+    )
+    .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
+    .addOption(
+      durationOption(
+        '--required-over <duration>',
+        "each node's reboot becomes required at its own random moment within this (0s = all at the start)",
+        0,
+        '0s',
+      ),
+    )
+    .addOption(
+      durationOption(
+        '--wall-limit <duration>',
+        'real time the run may take; a run cut by it says how far it got (and no ratio)',
+        d.wallLimitMs,
+        '10m',
+      ),
+    )
+    .option('--no-progress', 'no live progress, only the report')
+    .option(
+      '--timeline <file>',
+      'also draw the wave: one row per node, phases as coloured bars, slots and hosts down against the concurrency (.svg, or .html with the report)',
+      timelinePath,
+    )
+    .action(async (flags: SimulateFlags, command: Command) => {
+      if (flags.groupConcurrency > 0 && flags.zones === 0) {
+        command.error('error: --group-concurrency needs --zones (the groups are the zones)', { exitCode: 2 });
+      }
+      const code = await runSimulate(
+        {
+          nodes: flags.nodes,
+          needsReboot: flags.needsReboot,
+          concurrency: flags.concurrency,
+          periodMs: flags.period,
+          rebootDelayMs: flags.rebootDelay,
+          bootTimeMs: flags.bootTime,
+          podsPerNode: flags.podsPerNode,
+          pdb: flags.pdb,
+          blockingPodMs: flags.blockingPod,
+          alertFiringForMs: flags.alertFiringFor,
+          preCordoned: flags.preCordoned,
+          taint: flags.taint,
+          kuredPolling: flags.kuredPolling,
+          lockTtlMs: flags.lockTtl,
+          wipeLockEveryMs: flags.wipeLockEvery,
+          zones: flags.zones,
+          groupConcurrency: flags.groupConcurrency,
+          maxUnhealthyNodes: flags.maxUnhealthyNodes,
+          unhealthy: flags.unhealthyNodes,
+          approveEveryMs: flags.approveEvery,
+          ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
+          taintTiming: flags.taintTiming,
+          seed: flags.seed,
+          requiredOverMs: flags.requiredOver,
+          wallLimitMs: flags.wallLimit,
+        },
+        {
+          out: {
+            write: (text) => {
+              deps.stdout(text);
+            },
+            isTTY: deps.isTTY,
+            columns: deps.columns,
+          },
+          err: (text) => {
+            deps.stderr(text);
+          },
+          progress: flags.progress,
+          timeline: flags.timeline,
+        },
+      );
+      deps.exit(code);
+    });
+}
