@@ -1,7 +1,7 @@
 // `kured-ts simulate`: the command, its options and their parsers.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration } from '../config/values.js';
-import { type PdbSpec } from '../sim/cluster.js';
+import type { PdbSpec } from '../sim/cluster-spec.js';
 import { unhealthyLimit } from '../config/values.js';
 import { errorText } from '../text/error-text.js';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';

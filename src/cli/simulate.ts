@@ -1,6 +1,6 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
 import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
-import { ZONE_LABEL, type PdbSpec } from '../sim/cluster.js';
+import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';

@@ -2,7 +2,7 @@
 import type { Config } from '../config/config.js';
 import { defaultConfig } from '../config/parse.js';
 import { parseLabelSelector } from '../selector/label-selector.js';
-import { BLOCKING_LABEL, DS_NAME, DS_NAMESPACE } from './cluster.js';
+import { BLOCKING_LABEL, DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import { agentPolicyParams, NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import type { Identity } from '../kube/client.js';
 import { boundAgentPolicies, type BoundPolicy } from './fake-api/cel-admission.js';

@@ -4,16 +4,14 @@
 // PreferNoSchedule taint, as kube-scheduler's TaintToleration scoring does). Each runs DURATION
 // after it is placed, then finishes and is removed. It is the workload the early taint exists for: a
 // node that needs a reboot but is blocked by such pods keeps receiving new ones unless it is tainted.
-import { BATCH_NAMESPACE, BLOCKING_LABEL } from './cluster-names.js';
+import { BATCH_NAMESPACE, BLOCKING_LABEL } from './cluster-spec.js';
 import type { SimPod, SimServer } from './objects.js';
 import type { Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';
 
-/** Arrivals per hour over the whole cluster, and how long each job runs once placed. */
-export interface ChurnSpec {
-  perHour: number;
-  durationMs: number;
-}
+import type { ChurnSpec } from './cluster-spec.js';
+
+export type { ChurnSpec } from './cluster-spec.js';
 
 const HOUR = 3_600_000;
 

@@ -1,6 +1,6 @@
 // The objects the simulated cluster starts with and creates: nodes, the agents' DaemonSet and pods,
 // blocking batch pods, PodDisruptionBudgets.
-import type { PdbSpec } from './cluster-names.js';
+import type { PdbSpec } from './cluster-spec.js';
 import {
   BATCH_NAMESPACE,
   BLOCKING_LABEL,
@@ -8,7 +8,7 @@ import {
   DS_NAMESPACE,
   SIM_NAMESPACE,
   ZONE_LABEL,
-} from './cluster-names.js';
+} from './cluster-spec.js';
 import type { SimDaemonSet, SimNode, SimPdb, SimPod } from './objects.js';
 
 export function readyCondition(

@@ -7,115 +7,31 @@ import {
   setCondition,
   type SimDaemonSet,
   type SimNode,
-  type SimPdb,
   type SimPod,
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
+import { agentPod, daemonSet, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
+import { forkRandom, randomBootId, type Random } from './random.js';
+import { placements, podCounts } from './scheduler.js';
+import { BlockingChurn } from './blocking-churn.js';
 import {
-  agentPod,
-  blockingPod,
-  daemonSet,
-  nodeObject,
-  pdbObject,
-  readyCondition,
-  simKernel,
-} from './cluster-objects.js';
-import { forkRandom, randomBootId, randomHex, type Random } from './random.js';
-import { placements } from './scheduler.js';
-import { BlockingChurn, type ChurnSpec } from './blocking-churn.js';
+  createBlockingPods,
+  createWorkloads,
+  pad,
+  readyPod,
+  workloadPod,
+  type WorkloadContext,
+} from './cluster-workloads.js';
 import type { VirtualTime } from './virtual-time.js';
 import {
-  BATCH_NAMESPACE,
   BLOCKING_LABEL,
   REPLICA_LABEL,
-  SIM_NAMESPACE,
-  type PdbSpec,
-} from './cluster-names.js';
-
-export {
-  BATCH_NAMESPACE,
-  BLOCKING_LABEL,
-  DS_NAME,
-  DS_NAMESPACE,
-  REPLICA_LABEL,
-  SIM_NAMESPACE,
-  ZONE_LABEL,
-  type PdbSpec,
-} from './cluster-names.js';
-
-/** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
-export interface ClusterSpec {
-  /** Number of nodes. */
-  nodes: number;
-  /** How many nodes need a reboot (the first ones by name): at the start, or see requiredOverMs. */
-  needsReboot: number;
-  /**
-   * When > 0, reboot-required appears on each of those nodes at its own random moment within this
-   * long after the start (unattended upgrades finishing at different times), not all at the start.
-   */
-  requiredOverMs?: number;
-  /** Workload pods per node at the start. */
-  podsPerNode: number;
-  /** Replicas per workload (workloads = nodes * podsPerNode / replicas). Default 3. */
-  replicasPerWorkload: number;
-  pdb: PdbSpec;
-  /** Nodes (among those needing a reboot, from the last) cordoned by someone else before the start. */
-  preCordoned: number;
-  /** From the reboot request until the node goes NotReady. */
-  shutdownMs: number;
-  /** From NotReady until the node is Ready again with a new boot ID. */
-  bootTimeMs: number;
-  /** From a pod's placement (or its node's boot) until it is Ready. */
-  podStartMs: number;
-  /** terminationGracePeriodSeconds of workload pods. */
-  graceSeconds: number;
-  /** Batch pods matching the blocking selector: on the first `nodes` nodes, running for `durationMs`. */
-  blockingPods: { nodes: number; durationMs: number };
-  /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
-  zones?: number;
-  /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
-  unhealthy?: { nodes: number; durationMs: number };
-  /** Short-lived blocking jobs arriving at a Poisson rate (blocking-churn.ts). Default none. */
-  blockingChurn?: ChurnSpec;
-  seed: number;
-}
-
-/** Hooks through which the cluster tells the simulation about the agents' host. */
-export interface HostHooks {
-  /** The node went down: its agent process dies. */
-  down(node: string): void;
-  /** The node's agent pod started again after a boot. */
-  agentStarted(node: string): void;
-}
-
-/** Per-node facts of the physical (simulated) world. */
-export interface SimNodeState {
-  name: string;
-  needsReboot: boolean;
-  /** Cordoned by someone else before the simulation started. */
-  preCordoned: boolean;
-  up: boolean;
-  /** A reboot was requested and the node has not come back yet. */
-  rebooting: boolean;
-  reboots: number;
-  bootID: string;
-}
-
-/** Counters about pods, for the report. */
-export interface PodStats {
-  /** Pod terminations started by evictions, per replica. */
-  evictionsByReplica: Map<string, number>;
-  /** Placements after the start onto nodes that still needed a reboot. */
-  placementsOnPendingNodes: number;
-  /** Blocking pods (--blocking-churn) placed onto nodes that still needed a reboot. */
-  blockingOnPendingNodes: number;
-  placements: number;
-}
-
-function pad(i: number, width: number): string {
-  return String(i).padStart(width, '0');
-}
+  type ClusterSpec,
+  type HostHooks,
+  type PodStats,
+  type SimNodeState,
+} from './cluster-spec.js';
 
 export class SimCluster {
   readonly nodes = new Map<string, SimNodeState>();
@@ -199,10 +115,10 @@ export class SimCluster {
       const zone = this.zoneOf(name);
       const boot = { bootID, cordoned: preCordoned, ...(zone === undefined ? {} : { zone }) };
       this.server.create<SimNode>('nodes', nodeObject(name, boot, this.isoNow()));
-      this.server.create<SimPod>('pods', this.readyPod(agentPod(name), name));
+      this.server.create<SimPod>('pods', readyPod(agentPod(name), name, this.isoNow()));
     });
-    this.createWorkloads();
-    this.createBlockingPods();
+    createWorkloads(this.workloadContext());
+    createBlockingPods(this.workloadContext());
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -425,7 +341,7 @@ export class SimCluster {
     stats.set(replica, (stats.get(replica) ?? 0) + 1);
     const app = pod.metadata.labels?.app ?? 'app';
     this.time.after(0, () => {
-      this.server.create<SimPod>('pods', this.workloadPod(app, replica));
+      this.server.create<SimPod>('pods', workloadPod({ random: this.random, spec: this.spec }, app, replica));
     });
   }
 
@@ -489,7 +405,7 @@ export class SimCluster {
       .filter(
         (pod): pod is SimPod => pod !== undefined && !pod.spec.nodeName && !pod.metadata.deletionTimestamp,
       );
-    const targets = placements(this.nodeList(), this.podCounts(), pods.length, this.random);
+    const targets = placements(this.nodeList(), podCounts(this.pods.values()), pods.length, this.random);
     if (targets.every((t) => t === undefined) && pods.length > 0) return;
     pods.forEach((pod, i) => {
       const target = targets[i];
@@ -508,87 +424,24 @@ export class SimCluster {
     this.churn?.placed(bound, this.spec.podStartMs);
   }
 
-  private podCounts(): Map<string, number> {
-    const load = new Map<string, number>();
-    for (const p of this.pods.values()) {
-      if (!p.spec.nodeName || p.metadata.deletionTimestamp || ownerKind(p) === 'DaemonSet') continue;
-      load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
-    }
-    return load;
-  }
-
-  private createWorkloads(): void {
-    const { spec } = this;
-    const total = spec.nodes * spec.podsPerNode;
-    const replicas = Math.max(1, spec.replicasPerWorkload);
-    const workloads = Math.ceil(total / replicas);
-    let made = 0;
-    for (let w = 1; w <= workloads; w++) {
-      const app = `app-${pad(w, String(workloads).length)}`;
-      if (spec.pdb.kind !== 'none')
-        this.server.create<SimPdb>('poddisruptionbudgets', pdbObject(app, spec.pdb));
-      for (let r = 1; r <= replicas && made < total; r++, made++) {
-        const pod = this.workloadPod(app, `${app}-${r}`);
-        const node = this.names[made % this.names.length] ?? '';
-        this.server.create<SimPod>(
-          'pods',
-          this.readyPod({ ...pod, spec: { ...pod.spec, nodeName: node } }, node),
-        );
-      }
-    }
-  }
-
-  private createBlockingPods(): void {
-    const { nodes, durationMs } = this.spec.blockingPods;
-    if (durationMs <= 0) return;
-    for (const name of this.names.slice(0, nodes)) {
-      const pod = this.server.create<SimPod>('pods', this.readyPod(blockingPod(name), name));
-      this.time.after(durationMs, () => {
-        const current = this.server.get<SimPod>('pods', BATCH_NAMESPACE, pod.metadata.name);
-        if (current)
-          this.server.update<SimPod>('pods', {
-            ...current,
-            status: { ...current.status, phase: 'Succeeded' },
-          });
-      });
-    }
-  }
-
-  private workloadPod(app: string, replica: string): SimPod {
-    return {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `${app}-${randomHex(this.random, 5)}`,
-        namespace: SIM_NAMESPACE,
-        labels: { app, [REPLICA_LABEL]: replica },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: app, controller: true }],
-      },
-      spec: {
-        terminationGracePeriodSeconds: this.spec.graceSeconds,
-        containers: [{ name: 'app', image: 'registry.example/app:1' }],
-      },
-      status: { phase: 'Pending' },
-    };
-  }
-
-  private readyPod(pod: SimPod, node: string): SimPod {
-    return {
-      ...pod,
-      spec: { ...pod.spec, nodeName: node },
-      status: {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: this.isoNow() }],
-      },
-    };
-  }
-
   private patchNode(name: string, change: (n: SimNode) => void): void {
     const node = this.nodeObjects.get(name);
     if (!node) return;
     const copy = structuredClone(node);
     change(copy);
     this.server.update('nodes', copy);
+  }
+
+  /** What the start-up workloads are made with. */
+  private workloadContext(): WorkloadContext {
+    return {
+      server: this.server,
+      time: this.time,
+      spec: this.spec,
+      names: this.names,
+      random: this.random,
+      isoNow: () => this.isoNow(),
+    };
   }
 
   isoNow(): string {

@@ -1,7 +1,7 @@
 // Watches every write of a simulation: checks DESIGN §2's safety invariants at the moment they could
 // break, and keeps the timeline (phases from the status annotation, lock holders) for the report.
 import type { SimCluster } from './cluster.js';
-import { DS_NAME, DS_NAMESPACE } from './cluster.js';
+import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import {
   type SimDaemonSet,
   type SimNode,

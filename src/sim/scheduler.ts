@@ -2,7 +2,7 @@
 // must be Ready, schedulable (not cordoned) and free of NoSchedule/NoExecute taints; among those, it
 // prefers nodes without a PreferNoSchedule taint (TaintToleration scoring) and spreads pods over the
 // least loaded (NodeResourcesBalancedAllocation, roughly), breaking ties at random.
-import { isReady, type SimNode } from './objects.js';
+import { isReady, ownerKind, type SimNode, type SimPod } from './objects.js';
 import type { Random } from './random.js';
 
 /** Can a pod without tolerations be placed on this node at all? */
@@ -46,4 +46,14 @@ function leastLoaded(pool: readonly SimNode[], load: Map<string, number>, random
     } else if (l === min) best.push(n.metadata.name);
   }
   return best[Math.floor(random() * best.length)] ?? '';
+}
+
+/** Pods per node, DaemonSet pods and terminating ones aside: the scheduler's load. */
+export function podCounts(pods: Iterable<SimPod>): Map<string, number> {
+  const load = new Map<string, number>();
+  for (const p of pods) {
+    if (!p.spec.nodeName || p.metadata.deletionTimestamp || ownerKind(p) === 'DaemonSet') continue;
+    load.set(p.spec.nodeName, (load.get(p.spec.nodeName) ?? 0) + 1);
+  }
+  return load;
 }

@@ -1,21 +1,16 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
-import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import type { Rebooter } from '../reboot/rebooter.js';
-import type { Sentinel } from '../sentinel/sentinel.js';
-import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies, type SimAgentSettings } from './agent-config.js';
+import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
-import type { Admission } from './fake-api/admission.js';
-import { CelAdmission, type BoundPolicy, type ReviewRecord } from './fake-api/cel-admission.js';
-import type { SimKube } from './sim-kube.js';
-import { DS_NAME, DS_NAMESPACE, SimCluster, type ClusterSpec } from './cluster.js';
+import { CelAdmission } from './fake-api/cel-admission.js';
+import { SimCluster } from './cluster.js';
+import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import type { SimDaemonSet, SimServer } from './objects.js';
-import { Observer, type PhaseChange, type Violation } from './observer.js';
+import { Observer } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
-import { forkRandom, type Random } from './random.js';
+import { forkRandom } from './random.js';
 import { noMetrics } from '../metrics/agent-metrics.js';
 import { refreshRebootRequired } from '../agent/agent.js';
 import {
@@ -25,156 +20,27 @@ import {
   TrackedKube,
   type KubeCounters,
 } from './tracked-kube.js';
-import { buildTimeline, type Timeline } from './timeline.js';
+import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 
-/** What an agent gets from the simulator: the same seams production fills with real things. */
-export interface SimAgentIo {
-  kube: Kube;
-  clock: Clock;
-  logger: Logger;
-  rebooter: Rebooter;
-  sentinel: Sentinel;
-  random: Random;
-  /** Marks real asynchronous work outside the Kube (an HTTP query to Prometheus) as in flight. */
-  track: <T>(work: () => Promise<T>) => Promise<T>;
-}
-
-/** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
-export interface RunnableAgent {
-  run(signal: AbortSignal): Promise<void>;
-  /** Ends an idle wait: a reboot became required (as the minute sentinel refresher does in run.ts). */
-  wake?(): void;
-}
-
-export type AgentFactory = (config: Config, io: SimAgentIo) => RunnableAgent;
-
-/** Everything one run needs. Durations in ms. */
-export interface SimulationOptions {
-  cluster: ClusterSpec;
-  agent: SimAgentSettings;
-  /** Builds an agent (simulate uses createAgent: the production code). */
-  createAgent: AgentFactory;
-  /**
-   * Starts the fake API server (graceful pod deletion, timestamps from `clock`), enforcing
-   * `admission` on every HTTP write when given.
-   */
-  startServer: (clock: Clock, admission?: Admission) => Promise<SimServer>;
-  /** Builds the HTTP client for the server (simulate uses connectSimKube). */
-  connect: (url: string) => SimKube;
-  /**
-   * Send every agent write through kured-ts's admission policy (as the chart installs it), each
-   * agent with its own identity; a denied write is an invariant violation. Default true.
-   */
-  enforcePolicy?: boolean;
-  /** The policies to enforce. Default: the chart's, with the agents' values (simAgentPolicies). */
-  admissionPolicies?: BoundPolicy[];
-  /** Told of every admission review (tests). */
-  onAdmission?: (record: ReviewRecord) => void;
-  /** Deliver lock watch events (true) or let agents find out only by polling (false). */
-  watchEvents: boolean;
-  /** Virtual time limit. Default 7 days. */
-  limitMs?: number;
-  /** Wall-clock limit. Default none. */
-  wallLimitMs?: number;
-  /** The wall clock the limit is read from (tests cut a run at a chosen moment). Default Date.now. */
-  wallNow?: () => number;
-  /** Virtual start. Default 2026-01-05T00:00:00Z (a Monday). */
-  start?: Date;
-  onPhase?: (change: PhaseChange) => void;
-  /** Keep running this long (virtual) after the start even when done (idle measurements). */
-  minDurationMs?: number;
-  /** A Prometheus alert fires from the start for this long (0 = no Prometheus). */
-  alertFiringForMs?: number;
-  /** Virtual offsets from the start at which to count API requests so far (see samples). */
-  sampleAtMs?: number[];
-  /** A third party deletes the lock annotation this often (virtual ms) until the wave ends; 0 = never. */
-  wipeLockEveryMs?: number;
-  /**
-   * With agent.requireApproval: a simulated operator runs `kured-ts approve --all` this often (virtual
-   * ms), approving every node then awaiting approval. 0 = nobody approves.
-   */
-  approveEveryMs?: number;
-}
-
-/** API requests (HTTP requests served plus watches started) counted at a virtual time. */
-export interface RequestSample {
-  atMs: number;
-  requests: number;
-}
-
-/** Per-node result. */
-export interface NodeResult {
-  name: string;
-  neededReboot: boolean;
-  reboots: number;
-  /** Physical time of its cycle: drain (+ reboot delay) + shutdown + boot + agent pod start. */
-  workMs: number;
-  lockedAtMs?: number;
-  releasedAtMs?: number;
-  /** When its reboot became required (virtual ms since the start); absent when it never was. */
-  requiredAtMs?: number;
-  finalPhase: string;
-}
-
-/** The measured outcome of a run; the report is rendered from this. */
-export interface SimulationResult {
-  stop: StopReason;
-  /** Virtual ms from the start until every needed reboot completed and the lock was free. */
-  makespanMs: number;
-  /** Virtual ms from the first lock acquisition until the end. */
-  rollingMs: number;
-  /** First lock acquisition, virtual ms after the start. */
-  firstLockMs: number;
-  /** max(sum of per-node physical work / concurrency, longest single node). */
-  lowerBoundMs: number;
-  /** Slots handed to a node while one that had needed a reboot longer waited for it (fair queue: none). */
-  outOfOrder: { atMs: number; node: string; passedOver: string }[];
-  /** The longest a node waited from its reboot becoming required to taking a slot (virtual ms). */
-  longestWaitMs: number;
-  concurrency: number;
-  nodes: NodeResult[];
-  rebooted: number;
-  needed: number;
-  maxDown: number;
-  maxHolders: number;
-  /** Lock annotations deleted by the simulated third party (--wipe-lock-every). */
-  lockWipes: number;
-  /** Agent writes the admission policy admitted and denied; undefined when it was not enforced. */
-  admission: { admitted: number; denied: number } | undefined;
-  /** With zones: the most hosts of each zone down at once. */
-  maxDownByZone: Record<string, number>;
-  /** Approvals the simulated operator gave (--approve-every). */
-  approvals: number;
-  /** Nodes whose reboot history records a successful reboot that changed the kernel. */
-  kernelsUpdated: number;
-  evictions: { accepted: number; refused: number };
-  /** Replicas (workload slots) whose pods were evicted more than once. */
-  evictedMoreThanOnce: number;
-  podEvictions: number;
-  placementsOnPendingNodes: number;
-  /** Blocking pods placed onto nodes that still needed a reboot (--blocking-churn). */
-  blockingOnPendingNodes: number;
-  /** Blocking jobs created by --blocking-churn. */
-  churnJobs: number;
-  /** Mean over rebooted nodes of reboot required → lock taken (virtual ms). */
-  meanPrepMs: number;
-  blockedMs: Record<string, number>;
-  violations: Violation[];
-  apiRequests: number;
-  watches: number;
-  kubeCalls: Record<string, number>;
-  agentErrors: string[];
-  samples: RequestSample[];
-  /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */
-  elapsedMs: number;
-  /** Per node, what it was doing when: for `simulate --timeline`. */
-  timeline: Timeline;
-  wallMs: number;
-  tasks: number;
-}
+export type {
+  AgentFactory,
+  NodeResult,
+  RequestSample,
+  RunnableAgent,
+  SimAgentIo,
+  SimulationOptions,
+  SimulationResult,
+} from './simulation-types.js';
+import type {
+  NodeResult,
+  RequestSample,
+  SimAgentIo,
+  SimulationOptions,
+  SimulationResult,
+} from './simulation-types.js';
 
 const DAY = 24 * 3600_000;
 

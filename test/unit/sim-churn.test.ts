@@ -2,7 +2,7 @@
 // blocking selector, and where the simulated scheduler puts them.
 import { describe, expect, it } from '@jest/globals';
 import { churnJob, nextArrivalMs } from '../../src/sim/blocking-churn.js';
-import { BLOCKING_LABEL } from '../../src/sim/cluster.js';
+import { BLOCKING_LABEL } from '../../src/sim/cluster-spec.js';
 import { forkRandom } from '../../src/sim/random.js';
 
 describe('blocking churn', () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { SimCluster, SIM_NAMESPACE, type ClusterSpec } from '../../src/sim/cluster.js';
+import { SimCluster } from '../../src/sim/cluster.js';
+import { SIM_NAMESPACE, type ClusterSpec } from '../../src/sim/cluster-spec.js';
 import { isReady, type SimNode, type SimPod, type SimServer } from '../../src/sim/objects.js';
 import { VirtualTime } from '../../src/sim/virtual-time.js';
 

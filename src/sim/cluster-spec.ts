@@ -1,0 +1,88 @@
+// The simulated cluster's spec, names and labels: shared by the cluster, the objects it makes, its
+// workloads and the blocking-job churn.
+
+/** A PDB per workload: none, or one of the two Kubernetes forms. */
+export type PdbSpec = { kind: 'none' } | { kind: 'maxUnavailable' | 'minAvailable'; value: number | string };
+
+export const SIM_NAMESPACE = 'apps';
+export const BATCH_NAMESPACE = 'batch';
+export const DS_NAMESPACE = 'kube-system';
+export const DS_NAME = 'kured';
+export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
+export const BLOCKING_LABEL = 'sim.kured-ts.dev/blocking';
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+
+/** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
+export interface ClusterSpec {
+  /** Number of nodes. */
+  nodes: number;
+  /** How many nodes need a reboot (the first ones by name): at the start, or see requiredOverMs. */
+  needsReboot: number;
+  /**
+   * When > 0, reboot-required appears on each of those nodes at its own random moment within this
+   * long after the start (unattended upgrades finishing at different times), not all at the start.
+   */
+  requiredOverMs?: number;
+  /** Workload pods per node at the start. */
+  podsPerNode: number;
+  /** Replicas per workload (workloads = nodes * podsPerNode / replicas). Default 3. */
+  replicasPerWorkload: number;
+  pdb: PdbSpec;
+  /** Nodes (among those needing a reboot, from the last) cordoned by someone else before the start. */
+  preCordoned: number;
+  /** From the reboot request until the node goes NotReady. */
+  shutdownMs: number;
+  /** From NotReady until the node is Ready again with a new boot ID. */
+  bootTimeMs: number;
+  /** From a pod's placement (or its node's boot) until it is Ready. */
+  podStartMs: number;
+  /** terminationGracePeriodSeconds of workload pods. */
+  graceSeconds: number;
+  /** Batch pods matching the blocking selector: on the first `nodes` nodes, running for `durationMs`. */
+  blockingPods: { nodes: number; durationMs: number };
+  /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
+  zones?: number;
+  /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
+  unhealthy?: { nodes: number; durationMs: number };
+  /** Short-lived blocking jobs arriving at a Poisson rate (blocking-churn.ts). Default none. */
+  blockingChurn?: ChurnSpec;
+  seed: number;
+}
+
+/** Hooks through which the cluster tells the simulation about the agents' host. */
+export interface HostHooks {
+  /** The node went down: its agent process dies. */
+  down(node: string): void;
+  /** The node's agent pod started again after a boot. */
+  agentStarted(node: string): void;
+}
+
+/** Per-node facts of the physical (simulated) world. */
+export interface SimNodeState {
+  name: string;
+  needsReboot: boolean;
+  /** Cordoned by someone else before the simulation started. */
+  preCordoned: boolean;
+  up: boolean;
+  /** A reboot was requested and the node has not come back yet. */
+  rebooting: boolean;
+  reboots: number;
+  bootID: string;
+}
+
+/** Arrivals per hour over the whole cluster, and how long each job runs once placed. */
+export interface ChurnSpec {
+  perHour: number;
+  durationMs: number;
+}
+
+/** Counters about pods, for the report. */
+export interface PodStats {
+  /** Pod terminations started by evictions, per replica. */
+  evictionsByReplica: Map<string, number>;
+  /** Placements after the start onto nodes that still needed a reboot. */
+  placementsOnPendingNodes: number;
+  /** Blocking pods (--blocking-churn) placed onto nodes that still needed a reboot. */
+  blockingOnPendingNodes: number;
+  placements: number;
+}

@@ -1,0 +1,85 @@
+// The workloads the simulated cluster starts with: ReplicaSet pods spread over the nodes (with a PDB
+// each), and the batch pods that block the first nodes' reboots for a while.
+import { blockingPod, pdbObject } from './cluster-objects.js';
+import { BATCH_NAMESPACE, REPLICA_LABEL, SIM_NAMESPACE, type ClusterSpec } from './cluster-spec.js';
+import type { SimPdb, SimPod, SimServer } from './objects.js';
+import { randomHex, type Random } from './random.js';
+import type { VirtualTime } from './virtual-time.js';
+
+/** What the start-up workloads are made with. */
+export interface WorkloadContext {
+  server: SimServer;
+  time: VirtualTime;
+  spec: ClusterSpec;
+  names: readonly string[];
+  random: Random;
+  isoNow: () => string;
+}
+
+/** `i` padded with zeros to `width` digits (node and workload names sort as numbers). */
+export function pad(i: number, width: number): string {
+  return String(i).padStart(width, '0');
+}
+
+/** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready. */
+export function createWorkloads(c: WorkloadContext): void {
+  const { spec } = c;
+  const total = spec.nodes * spec.podsPerNode;
+  const replicas = Math.max(1, spec.replicasPerWorkload);
+  const workloads = Math.ceil(total / replicas);
+  let made = 0;
+  for (let w = 1; w <= workloads; w++) {
+    const app = `app-${pad(w, String(workloads).length)}`;
+    if (spec.pdb.kind !== 'none') c.server.create<SimPdb>('poddisruptionbudgets', pdbObject(app, spec.pdb));
+    for (let r = 1; r <= replicas && made < total; r++, made++) {
+      const node = c.names[made % c.names.length] ?? '';
+      c.server.create<SimPod>('pods', readyPod(workloadPod(c, app, `${app}-${r}`), node, c.isoNow()));
+    }
+  }
+}
+
+/** The blocking batch pods on the first nodes; each succeeds after its duration. */
+export function createBlockingPods(c: WorkloadContext): void {
+  const { nodes, durationMs } = c.spec.blockingPods;
+  if (durationMs <= 0) return;
+  for (const name of c.names.slice(0, nodes)) {
+    const pod = c.server.create<SimPod>('pods', readyPod(blockingPod(name), name, c.isoNow()));
+    c.time.after(durationMs, () => {
+      const current = c.server.get<SimPod>('pods', BATCH_NAMESPACE, pod.metadata.name);
+      if (current)
+        c.server.update<SimPod>('pods', { ...current, status: { ...current.status, phase: 'Succeeded' } });
+    });
+  }
+}
+
+/** A workload's replica, as its ReplicaSet makes it (Pending, unplaced). */
+export function workloadPod(
+  c: Pick<WorkloadContext, 'random' | 'spec'>,
+  app: string,
+  replica: string,
+): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${app}-${randomHex(c.random, 5)}`,
+      namespace: SIM_NAMESPACE,
+      labels: { app, [REPLICA_LABEL]: replica },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: app, controller: true }],
+    },
+    spec: {
+      terminationGracePeriodSeconds: c.spec.graceSeconds,
+      containers: [{ name: 'app', image: 'registry.example/app:1' }],
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+/** The pod placed on `node`, Running and Ready since `now`. */
+export function readyPod(pod: SimPod, node: string, now: string): SimPod {
+  return {
+    ...pod,
+    spec: { ...pod.spec, nodeName: node },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] },
+  };
+}
