@@ -30,11 +30,10 @@
 // Hundreds of agents may wait for a slot at once. Each follows the DaemonSet (lock-watch.ts) and
 // wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (see waitForChange).
-import { monotonicMs, type Clock } from '../clock/clock.js';
+import { monotonicMs } from '../clock/clock.js';
 import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors.js';
-import type { Kube, V1DaemonSet } from '../kube/kube.js';
+import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
-import type { Logger } from '../log/logger.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import {
   LockFormatError,
@@ -46,113 +45,36 @@ import {
   parseLockAnnotation,
   toHolder,
   type LockEntry,
-  type LockValue,
 } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
 import { LockWatch } from './lock-watch.js';
-import type { WaitQueue } from './wait-queue.js';
-import { errorText } from '../text/error-text.js';
+import { ChangeFeed } from './change-feed.js';
+import { HandOff } from './hand-off.js';
+import {
+  HERD_SPREAD_MS,
+  MALFORMED_KEY,
+  STALE_ENTRY_MS,
+  UNPARSABLE_HOLDER,
+  declaredSlots,
+  type DaemonSetLockOptions,
+  type HolderSighting,
+  type LockState,
+} from './lock-state.js';
 
-/** Where the lock lives and how it behaves. */
-export interface DaemonSetLockOptions {
-  kube: Kube;
-  /** This node (--node-id). */
-  nodeId: string;
-  /** --ds-namespace. */
-  namespace: string;
-  /** --ds-name. */
-  name: string;
-  /** --lock-annotation. */
-  annotation: string;
-  /** --lock-ttl in ms; 0 = slots never expire. */
-  ttlMs: number;
-  /** --concurrency: slots. 1 writes kured's single form, more its multi form. */
-  concurrency: number;
-  clock: Clock;
-  log: Logger;
-  /** Jitter source for retries and the herd spread. Default Math.random. */
-  random?: () => number;
-  /** Write attempts per operation. Default 8. */
-  attempts?: number;
-  /**
-   * How long a holder's Node, once seen to exist, is not looked up again for reclaim. Default 60 s:
-   * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
-   */
-  holderCheckMs?: number;
-  /** HANDOFF_GRACE_MS, for tests. */
-  handoffGraceMs?: number;
-  /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
-  countNodesInCycle?: boolean;
-  /**
-   * --group-label/--group-concurrency: at most `concurrency` slots per value of the node label
-   * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
-   * a slot that records none (kured's, or an agent without groups) counts against every group.
-   */
-  groups?: { label: string; concurrency: number };
-  /**
-   * The fair queue: a waiter woken by a freed slot first asks it who goes first, and lets an older
-   * waiter take the slot (for up to HANDOFF_GRACE_MS). Default none: whoever wakes first.
-   */
-  queue?: WaitQueue;
-}
-
-/** The holder name reported for an annotation we cannot parse. */
-export const UNPARSABLE_HOLDER = '<unparsable lock>';
-
-/**
- * Longest random pause of a waiter woken by a freed slot before it looks at the watched lock again.
- * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
- */
-export const HERD_SPREAD_MS = 1000;
-
-/**
- * How long a waiter lets an older one take a freed slot before taking it itself: the older one may
- * be slow (its blockers ask Prometheus, up to 10 s) or gone (its agent crashed with its status
- * still saying waiting-for-lock): a dead head of the queue costs each hand-off this much, no more.
- */
-export const HANDOFF_GRACE_MS = 30_000;
-
-/** What one read of the DaemonSet tells. */
-interface LockState {
-  resourceVersion: string;
-  /** The annotation text; undefined when absent. */
-  text: string | undefined;
-  /** Slots, expired ones included; [] when absent or unparsable. */
-  entries: LockEntry[];
-  /** Why the annotation cannot be read, when it cannot. */
-  malformed?: string;
-  /** The slots the annotation itself allows: its maxOwners (multi form), 1 (single form), else none. */
-  declared: number;
-}
-
-/** What a holder's Node showed when last looked up (for reclaim, and for naming entries not in a cycle). */
-interface HolderSighting {
-  /** Clock ms of the look. */
-  at: number;
-  /** The Node carries the cycle label (kured-ts.dev/rebooting): a cycle of kured-ts is under way there. */
-  inCycle: boolean;
-}
-
-/**
- * An entry unchanged this long whose Node is in no kured-ts cycle is named in the reason of a full
- * lock: a holder of ours labels its node within a request of taking the slot, and renews it.
- */
-export const STALE_ENTRY_MS = 120_000;
+export {
+  HANDOFF_GRACE_MS,
+  HERD_SPREAD_MS,
+  STALE_ENTRY_MS,
+  UNPARSABLE_HOLDER,
+  type DaemonSetLockOptions,
+} from './lock-state.js';
 
 /** Why a waiting node should try for a slot again. */
 type Wake = 'slot-open' | 'own-slot-changed';
 
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
-
-/** The slots a lock allows by its own word: its maxOwners, 1 in the single form; unbounded without. */
-function declaredSlots(value: LockValue): number {
-  if (value.form === 'single') return 1;
-  return value.maxOwners > 0 ? value.maxOwners : Number.POSITIVE_INFINITY;
-}
-
-const MALFORMED_KEY = '\u0000malformed';
 
 export class DaemonSetLock implements Lock {
   /** Each holder's Node as last seen to exist, for reclaim checks and the reasons of a full lock. */
@@ -163,14 +85,18 @@ export class DaemonSetLock implements Lock {
   private watched: V1DaemonSet | undefined;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   private group: string | undefined;
-  /**
-   * The fair queue's verdict for the lock as it is now (its annotation text): the older waiter this
-   * node lets go first, and since when (monotonic ms). A change of the lock starts a new hand-off.
-   */
-  private deferral: { node: string; since: number; text: string | undefined } | undefined;
+  /** The fair queue's verdict for the current hand-off. */
+  private readonly handOff: HandOff;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
+    this.handOff = new HandOff({
+      queue: o.queue,
+      nodeId: o.nodeId,
+      clock: o.clock,
+      log: o.log,
+      ...(o.handoffGraceMs === undefined ? {} : { graceMs: o.handoffGraceMs }),
+    });
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
@@ -250,7 +176,7 @@ export class DaemonSetLock implements Lock {
       const text = ds.metadata?.annotations?.[this.o.annotation];
       if (text === before) return;
       // a new lock state is a new hand-off: the queue is asked again
-      this.deferral = undefined;
+      this.handOff.reset();
       changes.notify();
     };
     try {
@@ -284,40 +210,9 @@ export class DaemonSetLock implements Lock {
     }
   }
 
-  /**
-   * The node that goes first for a free slot in `state` (fair queue), while within HANDOFF_GRACE_MS
-   * of this hand-off; undefined = this node goes (also when the queue cannot be read: a reboot must
-   * not wait on it, and past the grace: an older waiter that does not come is passed over).
-   */
-  private async queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined> {
-    if (this.o.queue === undefined) return undefined;
-    const now = this.nowMs();
-    const known = this.deferral?.text === state.text ? this.deferral : undefined;
-    if (known !== undefined && now - known.since < this.grace()) return known.node;
-    const head = await this.askQueue(this.o.queue, state, signal);
-    // the same head after its grace: it does not come (gone, or stuck): we go, and do not ask again
-    if (head !== undefined && head === known?.node) return undefined;
-    this.deferral = head === undefined ? undefined : { node: head, since: now, text: state.text };
-    return head;
-  }
-
-  /** The queue's head for a free slot in `state`; undefined = us, or the queue cannot be read. */
-  private async askQueue(
-    queue: WaitQueue,
-    state: LockState,
-    signal?: AbortSignal,
-  ): Promise<string | undefined> {
-    try {
-      return (await queue.ahead((group) => this.canTake(state, group), signal))?.node;
-    } catch (err) {
-      if (signal?.aborted === true) throw err;
-      this.o.log.debug('cannot read the wait queue', { node: this.o.nodeId, error: errorText(err) });
-      return undefined;
-    }
-  }
-
-  private grace(): number {
-    return this.o.handoffGraceMs ?? HANDOFF_GRACE_MS;
+  /** The queue's head for a free slot in `state` (HandOff), undefined = this node goes. */
+  private queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined> {
+    return this.handOff.head(state.text, (group) => this.canTake(state, group), signal);
   }
 
   /** A free slot that an older waiter goes first for: no slot for us now (a new acquisition only). */
@@ -329,7 +224,7 @@ export class DaemonSetLock implements Lock {
     if (proof !== undefined) return undefined;
     const head = await this.queueHead(state, signal);
     if (head === undefined) return undefined;
-    const reason = `a lock slot is free, but ${head} has needed a reboot longer and goes first (the fair queue; this node takes the slot if ${head} has not within ${Math.round(this.grace() / 1000)}s)`;
+    const reason = `a lock slot is free, but ${head} has needed a reboot longer and goes first (the fair queue; this node takes the slot if ${head} has not within ${Math.round(this.handOff.graceMs / 1000)}s)`;
     return { acquired: false, holders: [], reason };
   }
 
@@ -341,7 +236,7 @@ export class DaemonSetLock implements Lock {
     const first = await this.queueHead(this.current(), signal);
     if (first === undefined) return false;
     this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
-    const deadline = (this.deferral?.since ?? this.nowMs()) + this.grace();
+    const deadline = (this.handOff.deferredSince ?? this.nowMs()) + this.handOff.graceMs;
     while (this.wakeReason(seen, this.current()) !== undefined) {
       const left = deadline - this.nowMs();
       if (left <= 0 || signal.aborted) return false;
@@ -714,30 +609,5 @@ export class DaemonSetLock implements Lock {
       this.leases.observe(MALFORMED_KEY, text, now);
       return { resourceVersion, text, entries: [], malformed: err.message, declared: none };
     }
-  }
-}
-
-/** Wakes the one pending next() at each change of the watched lock annotation. */
-class ChangeFeed {
-  private waiting: (() => void) | undefined;
-
-  notify(): void {
-    const wake = this.waiting;
-    this.waiting = undefined;
-    wake?.();
-  }
-
-  /** Resolves at the next notify() or when `signal` aborts. */
-  next(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done);
-        if (this.waiting === done) this.waiting = undefined;
-        resolve();
-      };
-      this.waiting = done;
-      if (signal.aborted) done();
-      else signal.addEventListener('abort', done, { once: true });
-    });
   }
 }

@@ -1,0 +1,100 @@
+// What DaemonSetLock is configured with and what one read of its DaemonSet tells.
+import type { Clock } from '../clock/clock.js';
+import type { Kube } from '../kube/kube.js';
+import type { Logger } from '../log/logger.js';
+import type { LockEntry, LockValue } from './kured-lock-format.js';
+import type { WaitQueue } from './wait-queue.js';
+
+/** Where the lock lives and how it behaves. */
+export interface DaemonSetLockOptions {
+  kube: Kube;
+  /** This node (--node-id). */
+  nodeId: string;
+  /** --ds-namespace. */
+  namespace: string;
+  /** --ds-name. */
+  name: string;
+  /** --lock-annotation. */
+  annotation: string;
+  /** --lock-ttl in ms; 0 = slots never expire. */
+  ttlMs: number;
+  /** --concurrency: slots. 1 writes kured's single form, more its multi form. */
+  concurrency: number;
+  clock: Clock;
+  log: Logger;
+  /** Jitter source for retries and the herd spread. Default Math.random. */
+  random?: () => number;
+  /** Write attempts per operation. Default 8. */
+  attempts?: number;
+  /**
+   * How long a holder's Node, once seen to exist, is not looked up again for reclaim. Default 60 s:
+   * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
+   */
+  holderCheckMs?: number;
+  /** HANDOFF_GRACE_MS, for tests. */
+  handoffGraceMs?: number;
+  /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
+  countNodesInCycle?: boolean;
+  /**
+   * --group-label/--group-concurrency: at most `concurrency` slots per value of the node label
+   * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
+   * a slot that records none (kured's, or an agent without groups) counts against every group.
+   */
+  groups?: { label: string; concurrency: number };
+  /**
+   * The fair queue: a waiter woken by a freed slot first asks it who goes first, and lets an older
+   * waiter take the slot (for up to HANDOFF_GRACE_MS). Default none: whoever wakes first.
+   */
+  queue?: WaitQueue;
+}
+
+/** The holder name reported for an annotation we cannot parse. */
+export const UNPARSABLE_HOLDER = '<unparsable lock>';
+
+/**
+ * Longest random pause of a waiter woken by a freed slot before it looks at the watched lock again.
+ * Spread over it, the first waiters take the slot and the rest see it retaken without a request.
+ */
+export const HERD_SPREAD_MS = 1000;
+
+/**
+ * How long a waiter lets an older one take a freed slot before taking it itself: the older one may
+ * be slow (its blockers ask Prometheus, up to 10 s) or gone (its agent crashed with its status
+ * still saying waiting-for-lock): a dead head of the queue costs each hand-off this much, no more.
+ */
+export const HANDOFF_GRACE_MS = 30_000;
+
+/** What one read of the DaemonSet tells. */
+export interface LockState {
+  resourceVersion: string;
+  /** The annotation text; undefined when absent. */
+  text: string | undefined;
+  /** Slots, expired ones included; [] when absent or unparsable. */
+  entries: LockEntry[];
+  /** Why the annotation cannot be read, when it cannot. */
+  malformed?: string;
+  /** The slots the annotation itself allows: its maxOwners (multi form), 1 (single form), else none. */
+  declared: number;
+}
+
+/** What a holder's Node showed when last looked up (for reclaim, and for naming entries not in a cycle). */
+export interface HolderSighting {
+  /** Clock ms of the look. */
+  at: number;
+  /** The Node carries the cycle label (kured-ts.dev/rebooting): a cycle of kured-ts is under way there. */
+  inCycle: boolean;
+}
+
+/**
+ * An entry unchanged this long whose Node is in no kured-ts cycle is named in the reason of a full
+ * lock: a holder of ours labels its node within a request of taking the slot, and renews it.
+ */
+export const STALE_ENTRY_MS = 120_000;
+
+/** The slots a lock allows by its own word: its maxOwners, 1 in the single form; unbounded without. */
+export function declaredSlots(value: LockValue): number {
+  if (value.form === 'single') return 1;
+  return value.maxOwners > 0 ? value.maxOwners : Number.POSITIVE_INFINITY;
+}
+
+export const MALFORMED_KEY = '\u0000malformed';
