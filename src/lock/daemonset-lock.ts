@@ -31,10 +31,9 @@
 // wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (see waitForChange).
 import { monotonicMs } from '../clock/clock.js';
-import { isConflict, isInvalid, isNotFound, statusMessage } from '../kube/errors.js';
+import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
-import { CYCLE_LABEL } from '../node/cycle.js';
 import {
   LockFormatError,
   entriesOf,
@@ -51,14 +50,14 @@ import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from '.
 import { LockWatch } from './lock-watch.js';
 import { ChangeFeed } from './change-feed.js';
 import { HandOff } from './hand-off.js';
+import { LockHolders } from './lock-holders.js';
+import { LockReasons } from './lock-reasons.js';
 import {
   HERD_SPREAD_MS,
   MALFORMED_KEY,
-  STALE_ENTRY_MS,
   UNPARSABLE_HOLDER,
   declaredSlots,
   type DaemonSetLockOptions,
-  type HolderSighting,
   type LockState,
 } from './lock-state.js';
 
@@ -77,8 +76,8 @@ type Wake = 'slot-open' | 'own-slot-changed';
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
 export class DaemonSetLock implements Lock {
-  /** Each holder's Node as last seen to exist, for reclaim checks and the reasons of a full lock. */
-  private readonly holderSeen = new Map<string, HolderSighting>();
+  private readonly holders: LockHolders;
+  private readonly reasons: LockReasons;
   private readonly leases = new LeaseObserver();
   private readonly watch: LockWatch;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
@@ -90,6 +89,8 @@ export class DaemonSetLock implements Lock {
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
+    this.holders = new LockHolders(o);
+    this.reasons = new LockReasons(o, this.leases, this.holders);
     this.handOff = new HandOff({
       queue: o.queue,
       nodeId: o.nodeId,
@@ -346,7 +347,7 @@ export class DaemonSetLock implements Lock {
    */
   private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
     if (state.malformed !== undefined && !this.malformedExpired(state)) {
-      const reason = `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${state.malformed}; an operator removes it with ${this.removal('--stale')}`;
+      const reason = this.reasons.unparsable(state.malformed);
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
     }
@@ -355,38 +356,17 @@ export class DaemonSetLock implements Lock {
     if (ours !== undefined && proof?.inCycle === true) return { acquired: true, holder: toHolder(ours) };
     const manual = live.find(isManualEntry);
     if (manual !== undefined) {
-      const who = manual.nodeID === '' ? 'an operator' : manual.nodeID;
-      const reason = `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(manual)}; an operator removes it with ${this.removal('--manual')}`;
-      return { acquired: false, holders: [manual.nodeID], reason };
+      return { acquired: false, holders: [manual.nodeID], reason: this.reasons.manual(manual) };
     }
     return this.forged(state, live);
   }
 
   /** A lock naming more live entries than its maxOwners or our --concurrency: no new slot for anyone. */
   private forged(state: LockState, live: readonly LockEntry[]): AcquireResult | undefined {
-    const limit = Math.min(state.declared, this.o.concurrency);
-    if (live.length <= limit) return undefined;
-    const claims =
-      state.declared < live.length
-        ? `its maxOwners ${state.declared}`
-        : `--concurrency ${this.o.concurrency}`;
-    const names = live.map((e) => e.nodeID);
-    const reason = `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
+    const reason = this.reasons.forged(state, live);
+    if (reason === undefined) return undefined;
     this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
-    return { acquired: false, holders: names, reason };
-  }
-
-  /** The command that removes the whole lock annotation, for the reasons of a lock no agent frees. */
-  /** The operator command that removes lock entries of `kind` (README, Troubleshooting). */
-  private removal(kind: '--manual' | '--stale'): string {
-    return `kured-ts unlock ${kind} -n ${this.o.namespace} --ds-name ${this.o.name}`;
-  }
-
-  /** When this reader first saw `entry` as it is (its wall time), for the reasons of a held lock. */
-  private since(entry: LockEntry | undefined): string {
-    const at = entry === undefined ? undefined : this.leases.since(entry.nodeID);
-    const ago = at === undefined ? 0 : Math.max(0, this.nowMs() - at);
-    return new Date(this.o.clock.now().getTime() - ago).toISOString();
+    return { acquired: false, holders: live.map((e) => e.nodeID), reason };
   }
 
   private async decideAcquire(
@@ -401,11 +381,12 @@ export class DaemonSetLock implements Lock {
     // Our own entry, unproven by a cycle of ours, is judged as if we asked for the slot now.
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
     let live = this.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
-    if (live.length >= this.o.concurrency) live = await this.withoutDeletedHolders(live, signal);
-    const inCycle = live.length < this.o.concurrency ? await this.nodesInCycle(live, signal) : [];
+    if (live.length >= this.o.concurrency) live = await this.holders.withoutDeleted(live, signal);
+    const inCycle =
+      live.length < this.o.concurrency ? await this.holders.inCycleWithoutSlot(live, signal) : [];
     const refused =
       live.length + inCycle.length >= this.o.concurrency
-        ? this.full(
+        ? this.reasons.full(
             live,
             inCycle.map((n) => n.name),
           )
@@ -428,33 +409,6 @@ export class DaemonSetLock implements Lock {
     return { result: { ...result, reason }, entries: rest };
   }
 
-  private full(live: LockEntry[], inCycle: string[]): AcquireResult {
-    const holders = [...live.map((e) => e.nodeID), ...inCycle];
-    const missing =
-      inCycle.length === 0
-        ? ''
-        : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
-    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}${this.notInCycle(live)}`;
-    return { acquired: false, holders, reason };
-  }
-
-  /**
-   * The entries whose Node, when last looked up, was in no kured-ts cycle: kured's slots during a
-   * migration, an acquisition under way, or entries written by hand or with a stolen token.
-   */
-  private notInCycle(live: readonly LockEntry[]): string {
-    const now = this.nowMs();
-    const idle = live.filter((e) => {
-      const standing = now - (this.leases.since(e.nodeID) ?? now);
-      return (
-        !isManualEntry(e) && standing >= STALE_ENTRY_MS && this.holderSeen.get(e.nodeID)?.inCycle === false
-      );
-    });
-    if (idle.length === 0) return '';
-    const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
-    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token; ${this.removal('--stale')} removes those whose node is not cordoned)`;
-  }
-
   /**
    * With --group-concurrency: the answer when `group`'s slots are all taken (by slots of the group,
    * slots that record no group, and nodes of the group in a cycle without a slot); else undefined.
@@ -474,51 +428,6 @@ export class DaemonSetLock implements Lock {
     const name = group === '' ? `nodes without label ${groups.label}` : `group ${groups.label}=${group}`;
     const reason = `${name}: all ${groups.concurrency} slot(s) of the group held by ${holders.join(', ')}`;
     return { acquired: false, holders, reason };
-  }
-
-  /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, with their group. */
-  private async nodesInCycle(
-    live: LockEntry[],
-    signal?: AbortSignal,
-  ): Promise<{ name: string; group: string }[]> {
-    if (this.o.countNodesInCycle === false) return [];
-    const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
-    const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
-    const label = this.o.groups?.label;
-    return nodes
-      .map((n) => ({
-        name: n.metadata?.name ?? '',
-        group: label === undefined ? '' : (n.metadata?.labels?.[label] ?? ''),
-      }))
-      .filter((n) => n.name !== '' && !holders.has(n.name));
-  }
-
-  /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */
-  private async withoutDeletedHolders(live: LockEntry[], signal?: AbortSignal): Promise<LockEntry[]> {
-    const kept: LockEntry[] = [];
-    for (const entry of live) {
-      if (!isManualEntry(entry) && (await this.nodeGone(entry.nodeID, signal))) {
-        this.o.log.info('lock reclaimed from deleted node', { node: this.o.nodeId, holder: entry.nodeID });
-        continue;
-      }
-      kept.push(entry);
-    }
-    return kept;
-  }
-
-  private async nodeGone(name: string, signal?: AbortSignal): Promise<boolean> {
-    if (name === '') return false;
-    const now = this.nowMs();
-    const seen = this.holderSeen.get(name);
-    if (seen !== undefined && now - seen.at < (this.o.holderCheckMs ?? 60_000)) return false;
-    try {
-      const node = await this.o.kube.getNode(name, signal);
-      this.holderSeen.set(name, { at: now, inCycle: node.metadata?.labels?.[CYCLE_LABEL] !== undefined });
-      return false;
-    } catch (err) {
-      if (isNotFound(err)) return true;
-      throw err;
-    }
   }
 
   /**

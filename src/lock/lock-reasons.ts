@@ -1,0 +1,75 @@
+// Why DaemonSetLock gives no slot, in words an operator can act on: who holds the lock and since
+// when (as this reader first saw each entry), and the command that frees a lock no agent will free.
+import { monotonicMs } from '../clock/clock.js';
+import { isManualEntry, type LockEntry } from './kured-lock-format.js';
+import type { LeaseObserver } from './lease.js';
+import type { AcquireResult } from './lock.js';
+import type { LockHolders } from './lock-holders.js';
+import { STALE_ENTRY_MS, type DaemonSetLockOptions, type LockState } from './lock-state.js';
+
+export class LockReasons {
+  constructor(
+    private readonly o: DaemonSetLockOptions,
+    private readonly leases: LeaseObserver,
+    private readonly holders: LockHolders,
+  ) {}
+
+  /** The operator command that removes lock entries of `kind` (README, Troubleshooting). */
+  removal(kind: '--manual' | '--stale'): string {
+    return `kured-ts unlock ${kind} -n ${this.o.namespace} --ds-name ${this.o.name}`;
+  }
+
+  /** When this reader first saw `entry` as it is (its wall time). */
+  since(entry: LockEntry | undefined): string {
+    const at = entry === undefined ? undefined : this.leases.since(entry.nodeID);
+    const ago = at === undefined ? 0 : Math.max(0, monotonicMs(this.o.clock) - at);
+    return new Date(this.o.clock.now().getTime() - ago).toISOString();
+  }
+
+  unparsable(malformed: string): string {
+    return `lock annotation ${this.o.annotation} cannot be parsed (treated as held): ${malformed}; an operator removes it with ${this.removal('--stale')}`;
+  }
+
+  manual(entry: LockEntry): string {
+    const who = entry.nodeID === '' ? 'an operator' : entry.nodeID;
+    return `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(entry)}; an operator removes it with ${this.removal('--manual')}`;
+  }
+
+  /** A lock naming more live entries than its maxOwners or our --concurrency: why; else undefined. */
+  forged(state: LockState, live: readonly LockEntry[]): string | undefined {
+    const limit = Math.min(state.declared, this.o.concurrency);
+    if (live.length <= limit) return undefined;
+    const claims =
+      state.declared < live.length
+        ? `its maxOwners ${state.declared}`
+        : `--concurrency ${this.o.concurrency}`;
+    const names = live.map((e) => e.nodeID);
+    return `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
+  }
+
+  /** Every slot taken: by `live` entries and by nodes in a cycle without one. */
+  full(live: readonly LockEntry[], inCycle: readonly string[]): AcquireResult {
+    const holders = [...live.map((e) => e.nodeID), ...inCycle];
+    const missing =
+      inCycle.length === 0
+        ? ''
+        : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
+    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}${this.notInCycle(live)}`;
+    return { acquired: false, holders, reason };
+  }
+
+  /**
+   * The entries whose Node, when last looked up, was in no kured-ts cycle: kured's slots during a
+   * migration, an acquisition under way, or entries written by hand or with a stolen token.
+   */
+  private notInCycle(live: readonly LockEntry[]): string {
+    const now = monotonicMs(this.o.clock);
+    const idle = live.filter((e) => {
+      const standing = now - (this.leases.since(e.nodeID) ?? now);
+      return !isManualEntry(e) && standing >= STALE_ENTRY_MS && this.holders.seenOutsideCycle(e.nodeID);
+    });
+    if (idle.length === 0) return '';
+    const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');
+    return `; ${idle.length} ${idle.length === 1 ? 'entry names a node' : 'entries name nodes'} in no kured-ts cycle: ${names} (kured's, or written by hand or with a stolen token; ${this.removal('--stale')} removes those whose node is not cordoned)`;
+  }
+}
