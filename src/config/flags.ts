@@ -487,7 +487,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '',
     defaultText: 'none',
     description:
-      'PromQL evaluated on --prometheus-url: blocks reboots while it returns any series or a non-zero scalar (repeatable)',
+      'PromQL evaluated on --prometheus-url: blocks reboots while it returns any series or a non-zero scalar',
     apply: (values, draft) => {
       draft.config.blockingQueries = values.map((v) => v.trim()).filter((v) => v !== '');
     },
