@@ -70,6 +70,18 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 450 }] },
   },
   {
+    files: ['src/**/*.ts'],
+    rules: {
+      // a function that outgrows a screen or two is several
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],
+      // `x as T` only where a value really is narrowed, never to make an object literal pass as T
+      '@typescript-eslint/consistent-type-assertions': [
+        'error',
+        { assertionStyle: 'as', objectLiteralTypeAssertions: 'never' },
+      ],
+    },
+  },
+  {
     files: ['src/kube/**/*.ts', 'src/sim/**/*.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },

@@ -128,14 +128,10 @@ interface SimulateFlags {
   timeline?: string;
 }
 
-/** Adds `simulate` to the program. */
-export function registerSimulate(program: Command, deps: SimulateDeps): Command {
+/** The cluster: its size, the wave, the machines and the workloads. */
+function addClusterOptions(cmd: Command): Command {
   const d = DEFAULT_SIMULATE_OPTIONS;
-  return program
-    .command('simulate')
-    .description(
-      'run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed)',
-    )
+  return cmd
     .option('--nodes <n>', 'nodes in the simulated cluster', positiveInt('--nodes'), d.nodes)
     .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
     .option('--concurrency <n>', 'nodes that may reboot at once', positiveInt('--concurrency'), d.concurrency)
@@ -154,7 +150,12 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       new Option('--pdb <spec>', 'PDB per workload: none, max-unavailable=N, min-available=N (N or N%)')
         .argParser(parsePdb)
         .default(d.pdb, 'max-unavailable=1'),
-    )
+    );
+}
+
+/** What the world does to the wave: blocking pods, alerts, cordons, a third party on the lock. */
+function addWorldOptions(cmd: Command): Command {
+  return cmd
     .addOption(
       durationOption(
         '--blocking-pod <duration>',
@@ -194,7 +195,12 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         0,
         '0s',
       ),
-    )
+    );
+}
+
+/** The agents' fleet policy: zones and group limits, the health gate, approval, taint timing. */
+function addFleetOptions(cmd: Command): Command {
+  return cmd
     .option(
       '--zones <n>',
       'label the nodes topology.kubernetes.io/zone over n zones (zone-a, zone-b, … round robin)',
@@ -234,7 +240,13 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
         .choices(['required', 'unblocked'])
         .default('required'),
-    )
+    );
+}
+
+/** The run itself: seed, how needs arrive, wall limit, output. */
+function addRunOptions(cmd: Command): Command {
+  const d = DEFAULT_SIMULATE_OPTIONS;
+  return cmd
     .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
     .addOption(
       durationOption(
@@ -257,8 +269,18 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       '--timeline <file>',
       'also draw the wave: one row per node, phases as coloured bars, slots and hosts down against the concurrency (.svg, or .html with the report)',
       timelinePath,
-    )
-    .action(async (flags: SimulateFlags, command: Command) => {
+    );
+}
+
+/** Adds `simulate` to the program. */
+export function registerSimulate(program: Command, deps: SimulateDeps): Command {
+  const cmd = program
+    .command('simulate')
+    .description(
+      'run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed)',
+    );
+  return addRunOptions(addFleetOptions(addWorldOptions(addClusterOptions(cmd)))).action(
+    async (flags: SimulateFlags, command: Command) => {
       if (flags.groupConcurrency > 0 && flags.zones === 0) {
         command.error('error: --group-concurrency needs --zones (the groups are the zones)', { exitCode: 2 });
       }
@@ -306,5 +328,6 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         },
       );
       deps.exit(code);
-    });
+    },
+  );
 }

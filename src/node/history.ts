@@ -51,16 +51,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const TEXT_FIELDS = [
-  'bootIDBefore',
-  'bootIDAfter',
-  'kernelBefore',
-  'kernelAfter',
-  'osImageBefore',
-  'osImageAfter',
-  'lockedAt',
-  'endedAt',
-] as const;
 const OPTIONAL_FIELDS = ['requiredAt', 'drainedAt', 'rebootRequestedAt', 'upAt'] as const;
 const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
 
@@ -69,8 +59,17 @@ function readRecord(value: unknown): HistoryRecord | undefined {
   const result = RESULTS.find((r) => r === value.result);
   if (result === undefined) return undefined;
   const text = (key: string): string => (typeof value[key] === 'string' ? value[key] : '');
-  const record = { result } as HistoryRecord;
-  for (const key of TEXT_FIELDS) record[key] = text(key);
+  const record: HistoryRecord = {
+    result,
+    bootIDBefore: text('bootIDBefore'),
+    bootIDAfter: text('bootIDAfter'),
+    kernelBefore: text('kernelBefore'),
+    kernelAfter: text('kernelAfter'),
+    osImageBefore: text('osImageBefore'),
+    osImageAfter: text('osImageAfter'),
+    lockedAt: text('lockedAt'),
+    endedAt: text('endedAt'),
+  };
   for (const key of OPTIONAL_FIELDS) if (typeof value[key] === 'string') record[key] = value[key];
   return record;
 }

@@ -481,7 +481,8 @@ function mergedMeta(existing: StoredObject, candidate: JsonObject): StoredMeta {
   for (const [key, value] of Object.entries(candidateMeta)) {
     if (!IMMUTABLE_META.includes(key) && value !== undefined && value !== null) metadata[key] = value;
   }
-  return { ...metadata, ...pick(existing.metadata, IMMUTABLE_META) } as StoredMeta;
+  const merged: JsonObject = { ...metadata, ...pick(existing.metadata, IMMUTABLE_META) };
+  return merged as StoredMeta;
 }
 
 /**
