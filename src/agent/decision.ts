@@ -43,10 +43,10 @@ import {
 import { APPROVAL_ANNOTATION, approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import {
   HISTORY_ANNOTATION,
-  appendHistory,
+  cycleHistoryRecord,
+  historyAnnotations,
   parseHistory,
   phaseDurations,
-  type HistoryRecord,
   type HistoryResult,
 } from '../node/history.js';
 import { renderMessage } from '../notify/message.js';
@@ -719,39 +719,8 @@ export class Decision {
 
   /** The history annotation with this cycle appended ({} with --history-limit 0). */
   private history(node: NodeState, record: CycleRecord, result: HistoryResult): Record<string, string> {
-    if (this.config.historyLimit === 0) return {};
-    const entry = this.historyRecord(node, record, result);
-    return {
-      [HISTORY_ANNOTATION]: appendHistory(
-        node.annotations[HISTORY_ANNOTATION],
-        entry,
-        this.config.historyLimit,
-      ),
-    };
-  }
-
-  private historyRecord(node: NodeState, record: CycleRecord, result: HistoryResult): HistoryRecord {
-    const entry: HistoryRecord = {
-      result,
-      bootIDBefore: record.bootID,
-      bootIDAfter: node.bootID,
-      kernelBefore: record.kernel ?? '',
-      kernelAfter: node.kernelVersion ?? '',
-      osImageBefore: record.osImage ?? '',
-      osImageAfter: node.osImage ?? '',
-      lockedAt: record.started,
-      endedAt: this.deps.clock.now().toISOString(),
-    };
-    const optional = {
-      requiredAt: record.requiredAt,
-      drainedAt: record.drainedAt,
-      rebootRequestedAt: record.rebootRequestedAt,
-      upAt: record.verifyingSince,
-    };
-    for (const [key, value] of Object.entries(optional)) {
-      if (value !== undefined) entry[key as keyof typeof optional] = value;
-    }
-    return entry;
+    const entry = cycleHistoryRecord(node, record, result, this.deps.clock.now().toISOString());
+    return historyAnnotations(node.annotations, entry, this.config.historyLimit);
   }
 
   /**
@@ -772,7 +741,8 @@ export class Decision {
 
   /** kured_ts_phase_duration_seconds for a finished cycle. */
   private observePhases(ctx: Ctx, record: CycleRecord): void {
-    const durations = phaseDurations(this.historyRecord(ctx.node, record, 'success'));
+    const entry = cycleHistoryRecord(ctx.node, record, 'success', this.deps.clock.now().toISOString());
+    const durations = phaseDurations(entry);
     for (const [phase, seconds] of Object.entries(durations)) this.deps.metrics.observePhase(phase, seconds);
   }
 

@@ -3,6 +3,9 @@
 // what changed: the boot (bootID), the kernel and the OS image, which is what proves that an update
 // took effect. Written in the guarded patch that ends the cycle; read by `kured-ts history`.
 
+import type { CycleRecord } from './cycle.js';
+import type { NodeState } from './node.js';
+
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
 /** How a cycle ended. */
@@ -92,4 +95,42 @@ export function parseHistory(raw: string | undefined): HistoryRecord[] {
 /** The annotation with `record` appended, keeping the latest `limit` records. */
 export function appendHistory(raw: string | undefined, record: HistoryRecord, limit: number): string {
   return JSON.stringify([...parseHistory(raw), record].slice(-limit));
+}
+
+/**
+ * The history record of a finished cycle: the boot, kernel and OS image the cycle record kept from
+ * before the reboot against what the node shows now, and the cycle's times.
+ */
+export function cycleHistoryRecord(
+  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'>,
+  record: CycleRecord,
+  result: HistoryResult,
+  endedAt: string,
+): HistoryRecord {
+  const entry: HistoryRecord = {
+    result,
+    bootIDBefore: record.bootID,
+    bootIDAfter: node.bootID,
+    kernelBefore: record.kernel ?? '',
+    kernelAfter: node.kernelVersion ?? '',
+    osImageBefore: record.osImage ?? '',
+    osImageAfter: node.osImage ?? '',
+    lockedAt: record.started,
+    endedAt,
+  };
+  if (record.requiredAt !== undefined) entry.requiredAt = record.requiredAt;
+  if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
+  if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
+  if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
+  return entry;
+}
+
+/** The history annotation with `entry` appended, the last `limit` kept; none with limit 0. */
+export function historyAnnotations(
+  annotations: Record<string, string>,
+  entry: HistoryRecord,
+  limit: number,
+): Record<string, string> {
+  if (limit === 0) return {};
+  return { [HISTORY_ANNOTATION]: appendHistory(annotations[HISTORY_ANNOTATION], entry, limit) };
 }
