@@ -1,11 +1,12 @@
 // `kured-ts check`: the command and its options (the agent's own flags, from the flag table).
 import type { Command } from 'commander';
 import type { Config } from '../config/config.js';
-import { FLAGS, type FlagSpec } from '../config/flags.js';
+import { FLAGS } from '../config/flags.js';
 import { optionValues, parseConfigWithWarnings } from '../config/parse.js';
 import { errorText } from '../text/error-text.js';
 import {
   addConnectionOptions,
+  addFlags,
   commandIo,
   EXIT_USAGE,
   clusterOptions,
@@ -16,26 +17,12 @@ import {
 import { parseOutput } from './output.js';
 import { CHECK_OUTPUTS, runCheck } from './check.js';
 
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** The agent's flags on the subcommand, so that `check` judges with the DaemonSet's configuration. */
-function addAgentFlags(cmd: Command, flags: readonly FlagSpec[]): Command {
-  for (const flag of flags) {
-    if (flag.name === 'node-id' || flag.name === 'kubeconfig') continue;
-    const value = flag.type === 'boolean' ? '[bool]' : '<value>';
-    cmd.option(`--${flag.name} ${value}`, `${flag.description} (env ${flag.env})`, collect);
-  }
-  return cmd;
-}
-
-/** Adds `check` to the program. */
-/** A raw agent flag as commander gives it (addFlags keeps every value as a list of strings). */
+/** A raw agent flag as commander gives it (addAgentFlags keeps every value as a list of strings). */
 function flagText(value: unknown): string | undefined {
   return Array.isArray(value) ? (value as unknown[]).map(String).at(-1) : undefined;
 }
 
+/** Adds `check` to the program. */
 export function registerCheck(program: Command, deps: CommandDeps): Command {
   const cmd = program
     .command('check')
@@ -44,7 +31,10 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
     .option('--local', 'also evaluate the reboot sentinel (run on the node itself)')
     .option('-o, --output <format>', 'text, json or yaml', 'text');
   addConnectionOptions(cmd);
-  addAgentFlags(cmd, FLAGS).action(async (opts: Record<string, unknown>) => {
+  addFlags(
+    cmd,
+    FLAGS.filter((f) => f.name !== 'node-id' && f.name !== 'kubeconfig'),
+  ).action(async (opts: Record<string, unknown>) => {
     const output = usage(deps, () => parseOutput(String(opts.output), CHECK_OUTPUTS));
     if (output === undefined) return;
     let config: Config;

@@ -1,7 +1,7 @@
 // What the commands share: exit statuses, their I/O, the connection to the cluster, the DaemonSet
 // they address, and one-line API errors.
 import { Option, type Command } from 'commander';
-import { flagDefault, shownDefault, type FlagSpec } from '../config/flags.js';
+import { FLAGS, flagDefault, shownDefault, type FlagSpec } from '../config/flags.js';
 import type { Env } from '../config/parse.js';
 import type { Logger, LogFormat } from '../log/logger.js';
 import { FLEET_PAUSE_ANNOTATION, parseFleetPause, type FleetPause } from '../pause/fleet-pause.js';
@@ -310,8 +310,17 @@ function optionFor(flag: FlagSpec): Option {
   return option;
 }
 
-/** Adds these agent flags to a command, as raw strings (parseConfig parses them). */
+/**
+ * Adds these agent flags to a command, as raw strings, with the meaning, default and variable the
+ * flag table gives them: read them back with optionValues and parse them with parseConfig or
+ * parseFlags, so that precedence, parsing, errors and defaults are the agent's.
+ */
 export function addFlags(command: Command, flags: readonly FlagSpec[]): Command {
   for (const flag of flags) command.addOption(optionFor(flag));
   return command;
+}
+
+/** The flag table's entries for these names (for operator commands that share a few agent flags). */
+export function agentFlags(...names: string[]): FlagSpec[] {
+  return FLAGS.filter((f) => names.includes(f.name));
 }

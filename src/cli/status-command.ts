@@ -1,20 +1,18 @@
 // `kured-ts status [NODE...] [-w]`: the command, its options, and its human output.
 import type { Command } from 'commander';
-import { UsageError } from '../config/config.js';
-import { flagDefault } from '../config/flags.js';
-import { parseDuration } from '../config/values.js';
-import { errorText } from '../text/error-text.js';
+import { optionValues, parseFlags } from '../config/parse.js';
 import { formatHistory, recordRows } from './history.js';
 import { formatObject, parseOutput } from './output.js';
 import {
   EXIT_FAILURE,
   EXIT_OK,
   addClusterOptions,
+  addFlags,
+  agentFlags,
   clusterOptions,
   commandIo,
   commandSignal,
   describeApiError,
-  nonEmpty,
   resolveDaemonSet,
   usage,
   type ClusterFlags,
@@ -61,8 +59,9 @@ export async function runStatus(options: StatusOptions, io: CommandIo): Promise<
 }
 
 interface StatusFlags extends ClusterFlags {
-  lockAnnotation?: string;
-  lockTtl?: string;
+  /** --lock-annotation and --lock-ttl, raw (addFlags). */
+  lockAnnotation?: string[];
+  lockTtl?: string[];
   output: string;
   watch?: boolean;
 }
@@ -75,22 +74,16 @@ function statusOptions(
 ): StatusOptions & KubeTarget {
   const output = parseOutput(flags.output, STATUS_OUTPUTS);
   const cluster = clusterOptions(flags, env);
-  const lockAnnotation =
-    flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? flagDefault('lock-annotation');
-  const ttl = flags.lockTtl ?? nonEmpty(env.KURED_LOCK_TTL) ?? '0';
-  let lockTtlMs: number;
-  try {
-    lockTtlMs = parseDuration(ttl);
-  } catch (e: unknown) {
-    throw new UsageError(
-      '--lock-ttl',
-      ttl,
-      errorText(e),
-      flags.lockTtl === undefined ? 'KURED_LOCK_TTL' : undefined,
-    );
-  }
+  const { lockAnnotation, lockTtlMs } = parseFlags(
+    LOCK_FLAGS.map((f) => f.name),
+    optionValues({ ...flags }, LOCK_FLAGS),
+    env,
+  );
   return { ...cluster, lockAnnotation, lockTtlMs, output, nodes };
 }
+
+/** The agent flags status shares: which lock to read, and when its slots count as expired. */
+const LOCK_FLAGS = agentFlags('lock-annotation', 'lock-ttl');
 
 /** Adds `status` to the program. */
 export function registerStatus(program: Command, deps: CommandDeps): Command {
@@ -100,9 +93,7 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
     .description(
       'show, per node, whether a reboot is required, its phase and reason, the lock and the last reboot',
     );
-  addClusterOptions(cmd)
-    .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
-    .option('--lock-ttl <duration>', 'lock TTL, to mark expired slots (env KURED_LOCK_TTL)')
+  addFlags(addClusterOptions(cmd), LOCK_FLAGS)
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
     .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
     .action(async (nodes: string[], flags: StatusFlags) => {

@@ -2,7 +2,7 @@
 // kured's manual lock, entries of nodes that are gone or in no reboot cycle, or a named node's —
 // in one write guarded by the DaemonSet's resourceVersion (a change in between: read, decide again).
 import type { Command } from 'commander';
-import { flagDefault } from '../config/flags.js';
+import { optionValues, parseFlags } from '../config/parse.js';
 import { isConflict, isInvalid, isNotFound } from '../kube/errors.js';
 import type { Kube } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
@@ -17,6 +17,8 @@ import { planUnlock, type HolderFacts, type UnlockPlan, type UnlockSelection } f
 import { CYCLE_LABEL } from '../node/cycle.js';
 import {
   addClusterOptions,
+  addFlags,
+  agentFlags,
   clusterOptions,
   commandIo,
   commandSignal,
@@ -24,7 +26,6 @@ import {
   EXIT_FAILURE,
   EXIT_OK,
   EXIT_USAGE,
-  nonEmpty,
   readDaemonSet,
   resolveDaemonSet,
   usage,
@@ -191,8 +192,12 @@ interface UnlockFlags extends ClusterFlags {
   stale?: boolean;
   force?: boolean;
   dryRun?: boolean;
-  lockAnnotation?: string;
+  /** --lock-annotation, raw (addFlags). */
+  lockAnnotation?: string[];
 }
+
+/** The agent flag unlock shares: which annotation holds the lock. */
+const LOCK_FLAGS = agentFlags('lock-annotation');
 
 /** The one-line usage error of an unlock that names nothing to remove. */
 export const NOTHING_SELECTED =
@@ -207,8 +212,8 @@ function unlockOptions(
   const stale = flags.stale === true;
   return {
     ...clusterOptions(flags, env),
-    lockAnnotation:
-      flags.lockAnnotation ?? nonEmpty(env.KURED_LOCK_ANNOTATION) ?? flagDefault('lock-annotation'),
+    lockAnnotation: parseFlags(['lock-annotation'], optionValues({ ...flags }, LOCK_FLAGS), env)
+      .lockAnnotation,
     nodes,
     manual,
     stale,
@@ -225,7 +230,7 @@ export function registerUnlock(program: Command, deps: CommandDeps): Command {
     .description(
       "remove lock entries that hold the fleet back: kured's manual lock, entries no node is using, or named nodes'",
     );
-  addClusterOptions(cmd)
+  addFlags(addClusterOptions(cmd), LOCK_FLAGS)
     .option('--manual', "remove kured's manual lock (an entry without a creation time)")
     .option(
       '--stale',
@@ -233,7 +238,6 @@ export function registerUnlock(program: Command, deps: CommandDeps): Command {
     )
     .option('--force', "remove a named node's entry even while it is in a reboot cycle")
     .option('--dry-run', 'print what would be removed; change nothing')
-    .option('--lock-annotation <key>', 'lock annotation key (env KURED_LOCK_ANNOTATION)')
     .action(async (nodes: string[], flags: UnlockFlags) => {
       if (nodes.length === 0 && flags.manual !== true && flags.stale !== true) {
         deps.err(NOTHING_SELECTED);

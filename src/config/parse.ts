@@ -202,6 +202,20 @@ export function defaultConfig(): Config {
   return parseConfig({}, {});
 }
 
+/**
+ * Only the agent flags `names` (for operator commands that share a few, e.g. status's --lock-ttl):
+ * default < KURED_* env < command line, each value through the flag's own parser, a UsageError naming
+ * the flag (and the variable) when one is bad. The rest keep their defaults; nothing else is checked.
+ */
+export function parseFlags(names: readonly string[], values: FlagValues, env: Env): Config {
+  const draft = defaults();
+  for (const flag of FLAGS.filter((f) => names.includes(f.name))) {
+    const source = rawValues(flag, values, env);
+    if (source !== undefined) applyFlag(flag, source.raw, draft, source.envName);
+  }
+  return draft.config;
+}
+
 /** Only the window flags (for `kured-ts window`); the rest keep their defaults. */
 export function parseWindowConfig(values: FlagValues, env: Env): Config['window'] {
   return parseWith(

@@ -333,6 +333,28 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
   });
 });
 
+describe('the agent flags an operator command shares, parsed as the agent parses them', () => {
+  it.each([
+    ['status --lock-ttl', ['status', '--lock-ttl', 'soon'], {}, 'invalid value "soon" for --lock-ttl: '],
+    [
+      'status, KURED_LOCK_TTL',
+      ['status'],
+      { KURED_LOCK_TTL: '-1s' },
+      'invalid value "-1s" for --lock-ttl (from KURED_LOCK_TTL): must not be negative',
+    ],
+    [
+      'unlock --lock-annotation',
+      ['unlock', '--stale', '--lock-annotation', 'not a key!'],
+      {},
+      'invalid value "not a key!" for --lock-annotation',
+    ],
+  ])('%s: a bad value is a usage error naming the flag (and the variable)', (_name, args, env, message) => {
+    const run = cli(args, { KUBECONFIG: '/nonexistent', ...env });
+    expect(run.status).toBe(2);
+    expect(run.stderr.split('\n')[0]).toContain(message);
+  });
+});
+
 describe('migrate-values', () => {
   const file = 'test/fixtures/kured-chart/chart-6.x-production.yaml';
 
