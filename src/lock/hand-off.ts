@@ -19,8 +19,12 @@ export interface HandOffOptions {
 }
 
 export class HandOff {
-  /** The older waiter this node lets go first, since when (monotonic ms), for which lock text. */
-  private deferral: { node: string; since: number; text: string | undefined } | undefined;
+  /**
+   * The queue's verdict for the lock while it reads `text`: the older waiter this node lets go first
+   * (undefined: this node goes), and since when (monotonic ms). Kept for the grace, so that the
+   * head, woken for the slot and then trying for it, lists the nodes once.
+   */
+  private verdict: { head: string | undefined; since: number; text: string | undefined } | undefined;
 
   constructor(private readonly o: HandOffOptions) {}
 
@@ -30,12 +34,12 @@ export class HandOff {
 
   /** A new lock state is a new hand-off: the queue is asked again. */
   reset(): void {
-    this.deferral = undefined;
+    this.verdict = undefined;
   }
 
-  /** When the current deferral began (monotonic ms), if there is one. */
+  /** When this node began letting an older waiter go first (monotonic ms), if it does. */
   get deferredSince(): number | undefined {
-    return this.deferral?.since;
+    return this.verdict?.head === undefined ? undefined : this.verdict.since;
   }
 
   /**
@@ -50,12 +54,12 @@ export class HandOff {
     const queue = this.o.queue;
     if (queue === undefined) return undefined;
     const now = monotonicMs(this.o.clock);
-    const known = this.deferral?.text === text ? this.deferral : undefined;
-    if (known !== undefined && now - known.since < this.graceMs) return known.node;
-    const head = await this.ask(queue, canTake, signal);
-    // the same head after its grace: it does not come (gone, or stuck): we go, and do not ask again
-    if (head !== undefined && head === known?.node) return undefined;
-    this.deferral = head === undefined ? undefined : { node: head, since: now, text };
+    const known = this.verdict?.text === text ? this.verdict : undefined;
+    if (known !== undefined && now - known.since < this.graceMs) return known.head;
+    const asked = await this.ask(queue, canTake, signal);
+    // the same head after its grace: it does not come (gone, or stuck): we go
+    const head = asked !== undefined && asked === known?.head ? undefined : asked;
+    this.verdict = { head, since: now, text };
     return head;
   }
 

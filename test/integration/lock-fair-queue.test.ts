@@ -53,7 +53,9 @@ function counted(kube: Kube): { kube: Kube; calls: string[] } {
       const value: unknown = Reflect.get(target, key, receiver);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]): unknown => {
-        calls.push(String(key));
+        // the queue lists every node; the lock's own list of nodes in a cycle selects by label
+        const selector = (args[0] as { labelSelector?: string } | undefined)?.labelSelector;
+        calls.push(key === 'listNodes' && selector !== undefined ? `listNodes ${selector}` : String(key));
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -152,5 +154,21 @@ describe('the fair lock queue', () => {
     expect(agent.calls.slice(before).filter((c) => c !== 'watchDaemonSet')).toEqual(['listNodes']);
     stop.abort();
     await waited;
+  });
+
+  it('lets the oldest waiter, woken for a freed slot, list the nodes once and take the slot', async () => {
+    expect((await lock('n1').acquire(META)).acquired).toBe(true);
+    waiting('n2', '2026-01-05T09:00:00Z');
+    waiting('n3', '2026-01-05T09:30:00Z');
+    const agent = counted(new ClientNodeKube(server.kubeConfig()));
+    const n2 = lock('n2', { kube: agent.kube });
+    await n2.acquire(META); // full: n2 waits
+    const woke = n2.waitForChange(120_000);
+    await waitFor(() => agent.calls.length > 1, 'n2 watching');
+    const before = agent.calls.length;
+    await lock('n1').release();
+    await woke;
+    expect((await n2.acquire(META)).acquired).toBe(true);
+    expect(agent.calls.slice(before).filter((c) => c === 'listNodes')).toHaveLength(1);
   });
 });
