@@ -140,7 +140,12 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
   return config;
 }
 
-function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): ParsedConfig {
+/** The defaults, then each of `flags` given on the command line or in the environment; which were given. */
+function applyGiven(
+  flags: readonly FlagSpec[],
+  values: FlagValues,
+  env: Env,
+): { draft: Draft; given: Set<string> } {
   const draft = defaults();
   const given = new Set<string>();
   for (const flag of flags) {
@@ -149,6 +154,11 @@ function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): Pa
     given.add(flag.name);
     applyFlag(flag, source.raw, draft, source.envName);
   }
+  return { draft, given };
+}
+
+function parseWith(flags: readonly FlagSpec[], values: FlagValues, env: Env): ParsedConfig {
+  const { draft, given } = applyGiven(flags, values, env);
   const warnings: string[] = [];
   draft.config.proxy = proxySettings(env);
   return { config: finish(draft, given, warnings), warnings };
@@ -208,12 +218,11 @@ export function defaultConfig(): Config {
  * the flag (and the variable) when one is bad. The rest keep their defaults; nothing else is checked.
  */
 export function parseFlags(names: readonly string[], values: FlagValues, env: Env): Config {
-  const draft = defaults();
-  for (const flag of FLAGS.filter((f) => names.includes(f.name))) {
-    const source = rawValues(flag, values, env);
-    if (source !== undefined) applyFlag(flag, source.raw, draft, source.envName);
-  }
-  return draft.config;
+  return applyGiven(
+    FLAGS.filter((f) => names.includes(f.name)),
+    values,
+    env,
+  ).draft.config;
 }
 
 /** Only the window flags (for `kured-ts window`); the rest keep their defaults. */

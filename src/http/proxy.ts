@@ -19,6 +19,9 @@ export interface ProxySettings {
 
 export const NO_PROXY: ProxySettings = { httpProxy: '', httpsProxy: '', noProxy: '' };
 
+/** The variables read (each also in lower case), as Go's net/http reads them. */
+export const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'] as const;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 function either(env: Env, upper: string): string {

@@ -241,13 +241,7 @@ export class DaemonSetLock implements Lock {
     while (this.wakeReason(seen, this.current()) !== undefined) {
       const left = deadline - this.nowMs();
       if (left <= 0 || signal.aborted) return false;
-      const stop = new AbortController();
-      const both = AbortSignal.any([signal, stop.signal]);
-      try {
-        await Promise.race([changes.next(both), this.o.clock.sleep(left, both).catch(() => undefined)]);
-      } finally {
-        stop.abort();
-      }
+      await changes.nextWithin(left, this.o.clock, signal);
     }
     return true;
   }
@@ -265,18 +259,9 @@ export class DaemonSetLock implements Lock {
 
   /** The next change of the watched annotation, or the moment a slot of the current state expires. */
   private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    const stop = new AbortController();
-    const both = AbortSignal.any([signal, stop.signal]);
     const expiresAt = this.nextExpiry(this.current());
-    const waits = [changes.next(both)];
-    if (expiresAt !== undefined) {
-      waits.push(this.o.clock.sleep(expiresAt - this.nowMs(), both).catch(() => undefined));
-    }
-    try {
-      await Promise.race(waits);
-    } finally {
-      stop.abort();
-    }
+    const untilExpiry = expiresAt === undefined ? undefined : expiresAt - this.nowMs();
+    await changes.nextWithin(untilExpiry, this.o.clock, signal);
   }
 
   /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */

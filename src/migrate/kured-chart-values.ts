@@ -3,6 +3,7 @@
 // key that is not carried over and why. Pure: `kured-ts migrate-values` reads and prints; the
 // chart README's migration table is rendered from the same rules (npm run docs).
 import { valuesKey as camel, type FlagSpec } from '../config/flags.js';
+import { PROXY_VARIABLES } from '../http/proxy.js';
 import {
   CHART_FLAGS,
   FLAG_BY_KEY,
@@ -109,7 +110,18 @@ function refusal(flag: FlagSpec, value: unknown): string | undefined {
 }
 
 /** Variables kured-ts reads besides KURED_* (any case, as Go reads them). */
-const HONOURED_ENV = new Set(['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'NODE_EXTRA_CA_CERTS']);
+const HONOURED_ENV = new Set<string>([...PROXY_VARIABLES, 'NODE_EXTRA_CA_CERTS']);
+
+/**
+ * The names of the variables kured-ts does not read; SSL_CERT_FILE is not among them when it is
+ * carried over as NODE_EXTRA_CA_CERTS (`caCarried`: it gets a note of its own).
+ */
+function unreadEnv(envs: readonly unknown[], caCarried: boolean): string[] {
+  return envs
+    .map((env) => (isObject(env) && typeof env.name === 'string' ? env.name : ''))
+    .filter((name) => !(name === 'SSL_CERT_FILE' && caCarried))
+    .filter((name) => !name.startsWith('KURED_') && !HONOURED_ENV.has(name.toUpperCase()));
+}
 
 /** Go's SSL_CERT_FILE (a private CA for Prometheus or a webhook) as Node's NODE_EXTRA_CA_CERTS. */
 function caCerts(envs: unknown[]): unknown[] {
@@ -197,17 +209,13 @@ class Migrator {
       return;
     }
     const envs = value as unknown[];
-    const names = envs.map((env) => (isObject(env) && typeof env.name === 'string' ? env.name : ''));
-    for (const name of names) {
-      if (name === 'SSL_CERT_FILE' && !names.includes('NODE_EXTRA_CA_CERTS')) continue;
-      if (!name.startsWith('KURED_') && !HONOURED_ENV.has(name.toUpperCase()))
-        this.note(
-          `extraEnvVars.${name || '?'}`,
-          'carried; kured-ts itself reads only KURED_* variables, HTTP(S)_PROXY, NO_PROXY and NODE_EXTRA_CA_CERTS',
-          'changed',
-        );
-    }
     const added = caCerts(envs);
+    for (const name of unreadEnv(envs, added.length > 0))
+      this.note(
+        `extraEnvVars.${name || '?'}`,
+        'carried; kured-ts itself reads only KURED_* variables, HTTP(S)_PROXY, NO_PROXY and NODE_EXTRA_CA_CERTS',
+        'changed',
+      );
     this.put('extraEnvVars', [...envs, ...added]);
     if (added.length > 0)
       this.note(

@@ -115,6 +115,19 @@ function render(files: readonly string[] = [], sets: readonly string[] = []): K8
     .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
 }
 
+/** Helm with these values as a file of their own (`-f`), removed afterwards. */
+function helmWithValues(args: string[], values: string): { status: number; stdout: string; stderr: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-values-'));
+  try {
+    writeFileSync(join(dir, 'values.yaml'), values);
+    return helm([...args, '-f', join(dir, 'values.yaml')]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const TEMPLATE = ['template', RELEASE, chart, '--namespace', NAMESPACE];
+
 function only(objects: readonly K8sObject[], kind: string): K8sObject {
   const found = objects.filter((o) => o.kind === kind);
   expect(found).toHaveLength(1);
@@ -733,27 +746,20 @@ describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
         dsName: 'kured',
         dsNamespace: 'kube-system',
       });
-      const dir = mkdtempSync(join(tmpdir(), 'kured-ts-migrated-'));
-      try {
-        const values = join(dir, 'values.yaml');
-        writeFileSync(values, stringify(migrated.values));
-        const lint = helm(['lint', '--strict', chart, '-f', values]);
-        expect([lint.status, lint.stderr]).toEqual([0, '']);
-        expect(chartSchemaErrors(migrated.values)).toEqual([]);
-        const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', values]);
-        expect([out.status, out.stderr]).toEqual([0, '']);
-        const objects = parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject);
-        const { container } = agent(objects);
-        const config = parseConfig(flagValues(container.args), {});
-        const configuration = (migrated.values.configuration ?? {}) as Record<string, unknown>;
-        expect(config.dsName).toBe('kured');
-        if (configuration.concurrency !== undefined)
-          expect(config.concurrency).toBe(configuration.concurrency);
-        if (typeof configuration.startTime === 'string')
-          expect(container.args).toContain(`--start-time=${configuration.startTime}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const values = stringify(migrated.values);
+      const lint = helmWithValues(['lint', '--strict', chart], values);
+      expect([lint.status, lint.stderr]).toEqual([0, '']);
+      expect(chartSchemaErrors(migrated.values)).toEqual([]);
+      const out = helmWithValues(TEMPLATE, values);
+      expect([out.status, out.stderr]).toEqual([0, '']);
+      const objects = parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject);
+      const { container } = agent(objects);
+      const config = parseConfig(flagValues(container.args), {});
+      const configuration = (migrated.values.configuration ?? {}) as Record<string, unknown>;
+      expect(config.dsName).toBe('kured');
+      if (configuration.concurrency !== undefined) expect(config.concurrency).toBe(configuration.concurrency);
+      if (typeof configuration.startTime === 'string')
+        expect(container.args).toContain(`--start-time=${configuration.startTime}`);
     },
   );
 });
@@ -860,49 +866,35 @@ describe("a kured user's values file → kured-ts migrate-values → helm templa
       .slice(0, lostHeading === null ? 0 : Number(lostHeading[1]))
       .map((line) => /^# {3}([^:]+):/.exec(line)?.[1]);
     expect(lost).toEqual(c.lost);
-    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-migrated-'));
-    try {
-      writeFileSync(join(dir, 'values.yaml'), run.stdout);
-      const lint = helm(['lint', '--strict', chart, '-f', join(dir, 'values.yaml')]);
-      expect([lint.status, lint.stderr]).toEqual([0, '']);
-      const out = helm([
-        'template',
-        RELEASE,
-        chart,
-        '--namespace',
-        NAMESPACE,
-        '-f',
-        join(dir, 'values.yaml'),
-      ]);
-      expect([out.status, out.stderr]).toEqual([0, '']);
-      const { ds, pod, container } = agent(parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject));
-      expect(container.args).toEqual(expect.arrayContaining(c.args));
-      expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
-      const shaped = container as unknown as {
-        env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
-      };
-      const env = Object.fromEntries(
-        shaped.env
-          .filter((e) => e.name !== 'KURED_NODE_ID')
-          .map((e) => [
-            e.name,
-            e.valueFrom === undefined
-              ? e.value
-              : `secret ${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`,
-          ]),
-      );
-      expect(env).toEqual(c.env);
-      const podShape = pod as unknown as { volumes: { name: string }[]; tolerations?: unknown[] };
-      expect(podShape.volumes.map((v) => v.name)).toEqual(expect.arrayContaining(c.volumes));
-      expect(podShape.tolerations ?? []).toEqual(expect.arrayContaining(c.tolerations));
-      if (c.podAnnotations !== undefined) {
-        const template = (
-          ds as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }
-        ).spec.template.metadata;
-        expect(template.annotations).toMatchObject(c.podAnnotations);
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const lint = helmWithValues(['lint', '--strict', chart], run.stdout);
+    expect([lint.status, lint.stderr]).toEqual([0, '']);
+    const out = helmWithValues(TEMPLATE, run.stdout);
+    expect([out.status, out.stderr]).toEqual([0, '']);
+    const { ds, pod, container } = agent(parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject));
+    expect(container.args).toEqual(expect.arrayContaining(c.args));
+    expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
+    const shaped = container as unknown as {
+      env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+    };
+    const env = Object.fromEntries(
+      shaped.env
+        .filter((e) => e.name !== 'KURED_NODE_ID')
+        .map((e) => [
+          e.name,
+          e.valueFrom === undefined
+            ? e.value
+            : `secret ${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`,
+        ]),
+    );
+    expect(env).toEqual(c.env);
+    const podShape = pod as unknown as { volumes: { name: string }[]; tolerations?: unknown[] };
+    expect(podShape.volumes.map((v) => v.name)).toEqual(expect.arrayContaining(c.volumes));
+    expect(podShape.tolerations ?? []).toEqual(expect.arrayContaining(c.tolerations));
+    if (c.podAnnotations !== undefined) {
+      const template = (
+        ds as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } }
+      ).spec.template.metadata;
+      expect(template.annotations).toMatchObject(c.podAnnotations);
     }
   });
 });
@@ -920,24 +912,10 @@ describe("migrate-values' own check of its output agrees with helm's", () => {
     ['an env list that is a map', { extraEnvVars: { KURED_PERIOD: '1h' } }],
     ['null removing a default', { configuration: { period: null } }],
   ])('for %s', (_name, values) => {
-    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-schema-'));
-    try {
-      writeFileSync(join(dir, 'values.yaml'), stringify(values));
-      const out = helm([
-        'template',
-        RELEASE,
-        chart,
-        '--namespace',
-        NAMESPACE,
-        '-f',
-        join(dir, 'values.yaml'),
-      ]);
-      const helmRefuses =
-        out.status !== 0 && out.stderr.includes("values don't meet the specifications of the schema");
-      expect(chartSchemaErrors(values).length > 0).toBe(helmRefuses);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const out = helmWithValues(TEMPLATE, stringify(values));
+    const helmRefuses =
+      out.status !== 0 && out.stderr.includes("values don't meet the specifications of the schema");
+    expect(chartSchemaErrors(values).length > 0).toBe(helmRefuses);
   });
 });
 
@@ -1336,26 +1314,12 @@ describe("a kured chart user's values", () => {
         .filter((k) => k !== 'dsName' && k !== 'dsNamespace')
         .map((k) => [k, '']),
     );
-    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-values-'));
-    try {
-      writeFileSync(join(dir, 'values.yaml'), stringify({ configuration: empty }));
-      const out = helm([
-        'template',
-        RELEASE,
-        chart,
-        '--namespace',
-        NAMESPACE,
-        '-f',
-        join(dir, 'values.yaml'),
-      ]);
-      expect(out.stderr).toBe('');
-      const ds = parseAllDocuments(out.stdout)
-        .map((d) => d.toJS() as K8sObject)
-        .filter((o) => o.kind === 'DaemonSet');
-      expect(agent(ds).container.args).toEqual(['--ds-name=kured-ts', '--ds-namespace=kube-system']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const out = helmWithValues(TEMPLATE, stringify({ configuration: empty }));
+    expect(out.stderr).toBe('');
+    const ds = parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as K8sObject)
+      .filter((o) => o.kind === 'DaemonSet');
+    expect(agent(ds).container.args).toEqual(['--ds-name=kured-ts', '--ds-namespace=kube-system']);
   });
 
   test.each([
