@@ -1,5 +1,5 @@
 // What the agent is built from: the flags its reboot cycle reads and the seams it talks to.
-// (Apart from agent.ts and decision.ts, which both use them.)
+// (Apart from agent.ts and decision/, which both use them.)
 import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';

@@ -2,21 +2,23 @@
 //
 // Three files by concern: this one is the loop (when to decide: at once at start-up, every jittered
 // period, sooner while a reboot is in progress, at once when the lock changes or a reboot becomes
-// required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision.ts
-// is one decision from what the cluster records, report.ts turns its outcome into status, Events,
-// metrics and logs.
+// required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision/
+// is one pass of the cycle from what the cluster records, report.ts turns its outcome into status,
+// Events, metrics and logs.
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { errorText } from '../text/error-text.js';
 import type { AgentConfig, AgentDeps } from './agent-config.js';
-import { Decision } from './decision.js';
+import { HeldSlot } from '../lock/held-slot.js';
+import { Decision } from './decision/decision.js';
 import type { Outcome } from './outcome.js';
 import { Reporter } from './report.js';
 
 export type { Outcome, OutcomeKind } from './outcome.js';
-export { MAX_REDRAINS, decideBeforeLock, type BeforeLock } from './decision.js';
+export { MAX_REDRAINS } from './decision/cycle.js';
+export { decideBeforeLock, type BeforeLock } from './decision/before-lock.js';
 
 /**
  * How often the agent looks again while it waits for readiness after a reboot (capped by --period):
@@ -53,6 +55,8 @@ function aborted(signal: AbortSignal): boolean {
 export class Agent {
   private readonly reporter: Reporter;
   private readonly decision: Decision;
+  /** Whether we hold a proven slot: the decision takes and gives it back, keepLease renews it. */
+  private readonly slot: HeldSlot;
   /** Ends an idle wait early (wake); set only while run() waits after an 'idle' outcome. */
   private idleWait: AbortController | undefined;
   /** wake() interrupted the idle wait: the next pass is a start-up pass (taint now, lock later). */
@@ -66,7 +70,8 @@ export class Agent {
       deadlineMs: config.rebootDeadlineMs,
       periodMs: config.periodMs,
     });
-    this.decision = new Decision(config, deps, this.reporter);
+    this.slot = new HeldSlot(deps.lock);
+    this.decision = new Decision(config, deps, this.reporter, this.slot);
   }
 
   /** One pass of the cycle; never throws except when `signal` aborts (the tick is abandoned). */
@@ -132,9 +137,9 @@ export class Agent {
     const every = ttl / LEASE_RENEWALS_PER_TTL;
     while (!signal.aborted) {
       await this.deps.clock.sleep(every, signal).catch(() => undefined);
-      if (aborted(signal) || !this.decision.holdsSlot) continue;
+      if (aborted(signal)) continue;
       try {
-        this.decision.holdsSlot = await this.deps.lock.renew(signal);
+        await this.slot.renew(signal);
       } catch (err) {
         if (!aborted(signal))
           this.deps.logger.warn('cannot renew lock slot', {

@@ -8,7 +8,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
-import { decideBeforeLock, type BeforeLock } from '../agent/decision.js';
+import { decideBeforeLock, type BeforeLock } from '../agent/decision/before-lock.js';
 import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';

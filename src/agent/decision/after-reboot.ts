@@ -1,0 +1,85 @@
+// After the reboot (DESIGN §1): proven by the changed bootID, then readiness, uncordon, release.
+// The post-reboot timeout starts at the record's verifyingSince, so a restart does not reset it.
+import { APPROVAL_ANNOTATION } from '../../node/approval.js';
+import type { CycleRecord } from '../../node/cycle.js';
+import { cycleHistoryRecord, phaseDurations } from '../../node/history.js';
+import { KURED_IN_PROGRESS_ANNOTATION } from '../../node/node.js';
+import { shortDuration } from '../../text/duration.js';
+import type { Outcome } from '../outcome.js';
+import { endCycle } from './cycle-end.js';
+import type { Pass } from './pass.js';
+
+/** The bootID changed: the readiness gate, then uncordon and release. */
+export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome> {
+  const now = pass.deps.clock.now();
+  let since = Date.parse(record.verifyingSince ?? '');
+  if (Number.isNaN(since)) {
+    since = now.getTime();
+    record = await pass.writeRecord({ ...record, verifyingSince: now.toISOString() });
+  }
+  const waiting = await readinessGaps(pass);
+  if (waiting.length === 0) return complete(pass, record, undefined);
+  const what = waiting.join('; ');
+  const { postRebootTimeoutMs, onPostRebootTimeout } = pass.config;
+  if (now.getTime() - since < postRebootTimeoutMs) {
+    return { kind: 'verifying', reason: `bootID changed; waiting for ${what}` };
+  }
+  const after = shortDuration(postRebootTimeoutMs);
+  if (onPostRebootTimeout === 'hold') {
+    return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
+  }
+  return complete(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+}
+
+/** What the node still lacks to count as ready after the reboot; empty = ready. */
+export async function readinessGaps(pass: Pass): Promise<string[]> {
+  const gaps: string[] = [];
+  for (const type of ['Ready', ...pass.config.readinessGates]) {
+    const condition = pass.node.conditions.find((c) => c.type === type);
+    if (condition?.status !== 'True') gaps.push(`condition ${type}=${condition?.status ?? 'absent'}`);
+  }
+  if (pass.config.waitForDaemonSetPods) {
+    const pods = await pass.deps.node.daemonSetPodsReady(pass.signal);
+    if (!pods.ready) gaps.push(`DaemonSet pods not ready: ${pods.notReady.join(', ')}`);
+  }
+  return gaps;
+}
+
+/** Uncordon (unless someone else's cordon or the node is paused), record and taint off, labels, release. */
+export async function complete(
+  pass: Pass,
+  record: CycleRecord,
+  timedOut: string | undefined,
+): Promise<Outcome> {
+  const { config, deps } = pass;
+  const uncordoned = await endCycle(pass, record, (node) => {
+    const annotations: Record<string, string | null> = {
+      ...pass.history(node, record, timedOut === undefined ? 'success' : 'timeout'),
+    };
+    if (config.annotateNodes && node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
+      annotations[KURED_IN_PROGRESS_ANNOTATION] = null;
+    }
+    // An approval is for one reboot: this one used it.
+    if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
+    return { labels: config.postRebootNodeLabels, annotations };
+  });
+  pass.env.memory.requiredAt = undefined;
+  observePhases(pass, record);
+  await pass.removeTaint();
+  await pass.notify('uncordon', config.messageTemplateUncordon);
+  if (config.lockReleaseDelayMs > 0) await deps.clock.sleep(config.lockReleaseDelayMs, pass.signal);
+  await pass.release();
+  const started = Date.parse(record.started);
+  const durationMs = Number.isNaN(started) ? 0 : deps.clock.now().getTime() - started;
+  if (timedOut !== undefined) return { kind: 'timed-out', reason: timedOut, uncordoned, durationMs };
+  const reason = `bootID ${record.bootID} -> ${pass.node.bootID}; node ready`;
+  return { kind: 'completed', reason, uncordoned, durationMs };
+}
+
+/** kured_ts_phase_duration_seconds for a finished cycle. */
+function observePhases(pass: Pass, record: CycleRecord): void {
+  const entry = cycleHistoryRecord(pass.node, record, 'success', pass.now());
+  for (const [phase, seconds] of Object.entries(phaseDurations(entry))) {
+    pass.deps.metrics.observePhase(phase, seconds);
+  }
+}

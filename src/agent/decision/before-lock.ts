@@ -1,0 +1,115 @@
+// Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
+import { firstBlock } from '../../blockers/blocker.js';
+import type { LockMetadata } from '../../lock/lock.js';
+import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
+import type { SentinelVerdict } from '../../sentinel/sentinel.js';
+import type { Outcome } from '../outcome.js';
+import { startCycle } from './cycle.js';
+import type { Pass } from './pass.js';
+
+/** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
+export interface BeforeLock {
+  /** The sentinel's answer. */
+  verdict: SentinelVerdict;
+  /** Inside the maintenance window now? With the window's description and next change. */
+  window: { inside: boolean; describe: string; next: Date | undefined };
+  /** The first blocker that blocks, if any. */
+  block: { blocked: false } | { blocked: true; blocker: string; reason: string };
+  /** The node's bootID ('' = unknown). */
+  bootID: string;
+  /** Under --require-approval, the node's approval as judged now; absent without it. */
+  approval?: ApprovalVerdict;
+}
+
+/**
+ * The pre-lock decision, pure: no reboot, outside the window, blocked, or undefined (go for a slot).
+ * The agent and `kured-ts check` both take it from here.
+ */
+export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
+  if (!b.verdict.required) return notRequired(b.verdict);
+  if (!b.window.inside) {
+    const opens = b.window.next ? `; opens ${b.window.next.toISOString()}` : '';
+    return { kind: 'outside-window', reason: `outside maintenance window ${b.window.describe}${opens}` };
+  }
+  if (b.block.blocked) return { kind: 'blocked', reason: b.block.reason, blocker: b.block.blocker };
+  if (b.bootID === '') {
+    return {
+      kind: 'blocked',
+      reason: 'node reports no bootID: a reboot could not be proven',
+      blocker: 'node',
+    };
+  }
+  if (b.approval?.approved === false) return { kind: 'awaiting-approval', reason: b.approval.reason };
+  return undefined;
+}
+
+export function notRequired(verdict: SentinelVerdict): Outcome {
+  return verdict.error === undefined
+    ? { kind: 'idle', reason: 'reboot not required' }
+    : { kind: 'sentinel-error', reason: verdict.error };
+}
+
+/** Detect and taint; then (unless at start-up) the window, the blockers and a slot. */
+export async function beforeLock(pass: Pass): Promise<Outcome> {
+  const verdict = await pass.sentinel();
+  if (!verdict.required) return notNeeded(pass, verdict);
+  const { memory, progress } = pass.env;
+  memory.requiredAt ??= pass.now();
+  // Right after startUp's 'pending', the first pass does not report it again.
+  const last = progress.last;
+  const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
+  if (pending !== last) await progress.report(pending, pass.signal);
+  if (pass.config.taintTiming === 'required') await pass.addTaint();
+  return pass.acquire ? tryLock(pass, verdict) : pending;
+}
+
+/** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
+async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
+  if (verdict.error === undefined) {
+    pass.env.memory.requiredAt = undefined;
+    await pass.removeTaint();
+  }
+  pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
+  return notRequired(verdict);
+}
+
+/** What the window, the blockers and the approval say now. */
+async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> {
+  const { window, blockers, clock, serverTime } = pass.deps;
+  const now = clock.now();
+  const inside = window.contains(now);
+  return {
+    verdict,
+    window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
+    block: inside ? await firstBlock(blockers, pass.signal) : { blocked: false },
+    bootID: pass.node.bootID,
+    // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
+    ...approvalCheck(
+      pass.config,
+      { name: pass.config.nodeId, annotations: pass.node.annotations },
+      serverTime?.at(now) ?? now,
+    ),
+  };
+}
+
+/** Reboot required and tainted: the window, the blockers, then a slot. */
+async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
+  const early = decideBeforeLock(await judge(pass, verdict));
+  if (early) {
+    // an entry naming us that no cycle of ours proves holds no slot back from the others meanwhile
+    if (pass.unproven) await pass.release();
+    return early;
+  }
+  // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
+  if (pass.config.taintTiming === 'unblocked') await pass.addTaint();
+  const meta: LockMetadata = {
+    unschedulable: pass.node.unschedulable,
+    bootID: pass.node.bootID,
+    ...pass.groupOf(),
+  };
+  const result = await pass.env.slot.acquire(meta, pass.signal);
+  if (!result.acquired) {
+    return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
+  }
+  return startCycle(pass, result.holder);
+}

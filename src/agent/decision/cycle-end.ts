@@ -1,0 +1,55 @@
+// The end of a cycle on the node, on every path (done, given way, released, cancelled): the record
+// and its label go, in one guarded patch with our cordon when it is still ours. It always comes
+// BEFORE the slot is released, so a node never stands cordoned by us without counting against
+// --concurrency.
+import { NODE_PAUSE_ANNOTATION, type NodeState, type NodeWrite } from '../../node/node.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, CYCLE_MANAGERS, type CycleRecord } from '../../node/cycle.js';
+import type { Pass } from './pass.js';
+
+/** What the write that ends a cycle adds: labels, and annotations to set or (null) remove. */
+export interface CycleEnd {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string | null>;
+}
+
+/**
+ * The write that ends a cycle on `node`: the record and its label go (when still there), with
+ * `extra`, and our cordon when it is still ours. undefined: nothing to write.
+ */
+export function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
+  const stillOurs =
+    node.annotations[CYCLE_ANNOTATION] !== undefined || node.labels[CYCLE_LABEL] !== undefined;
+  const change: NodeWrite = {
+    labels: { ...extra.labels, ...(stillOurs ? { [CYCLE_LABEL]: null } : {}) },
+    annotations: { ...extra.annotations, ...(stillOurs ? { [CYCLE_ANNOTATION]: null } : {}) },
+  };
+  if (stillOurs && ourCordon(node, record)) change.unschedulable = false;
+  const keys = Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length;
+  return keys === 0 ? undefined : change;
+}
+
+/** Is the node's cordon ours to lift: we made it, nobody else owns it since, the node is not paused? */
+export function ourCordon(node: NodeState, record: CycleRecord): boolean {
+  const paused = node.annotations[NODE_PAUSE_ANNOTATION] === 'true';
+  return record.cordoned && node.unschedulable && !foreignCordon(node) && !paused;
+}
+
+/** Does anyone but us (or kured, during a migration) own the node's cordon as it is now? */
+export function foreignCordon(node: NodeState): boolean {
+  return node.unschedulableOwners.some((owner) => !CYCLE_MANAGERS.includes(owner));
+}
+
+/**
+ * Ends the cycle on the node in one guarded patch (see endOfCycle); `extra` is planned on the node
+ * as each attempt reads it. Resolves to whether we uncordoned.
+ */
+export async function endCycle(
+  pass: Pass,
+  record: CycleRecord,
+  extra: CycleEnd | ((node: NodeState) => CycleEnd) = {},
+): Promise<boolean> {
+  const written = await pass.guardedWrite('the reboot cycle ended', (node) =>
+    endOfCycle(node, record, typeof extra === 'function' ? extra(node) : extra),
+  );
+  return written?.unschedulable === false;
+}

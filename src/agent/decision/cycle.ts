@@ -1,0 +1,250 @@
+// The cycle (DESIGN §1 from the lock on): cordon, drain, delay, re-verify, reboot.
+//
+// Orderings and guards that make it safe (each a hazard if changed):
+// - the cycle record and its label are written in the same patch as our cordon, guarded by the
+//   node's resourceVersion: a cordon of ours is never unmarked, a record never stands without its
+//   cordon, and a cordon someone made after our last read is never taken for ours;
+// - the attempt is counted in the record (guarded) BEFORE the reboot request: a reboot that never
+//   comes is noticed after a restart (bootID unchanged) and bounded by --reboot-retries, and of two
+//   agents of one node only one requests the reboot of one boot; nothing is awaited between the
+//   status written for it and the request but the notification;
+// - a cycle on an unchanged boot resumes at the drain (a no-op on a drained node), never straight at
+//   the reboot, so a crash mid-drain cannot lead to rebooting an undrained node;
+// - before any reboot request, losing the slot ends the cycle (record and cordon first, then the
+//   slot); after one, the node stays cordoned and keeps counting until it can take a slot again.
+import type { DrainResult } from '../../drain/drainer.js';
+import type { LockHolder } from '../../lock/lock.js';
+import {
+  KURED_IN_PROGRESS_ANNOTATION,
+  KURED_REBOOT_NEEDED_ANNOTATION,
+  type NodeWrite,
+} from '../../node/node.js';
+import {
+  CYCLE_ANNOTATION,
+  CYCLE_LABEL,
+  formatCycle,
+  parseCycle,
+  type CycleRecord,
+} from '../../node/cycle.js';
+import { errorText } from '../../text/error-text.js';
+import type { Outcome } from '../outcome.js';
+import { endCycle, foreignCordon } from './cycle-end.js';
+import { rebooted } from './phase.js';
+import type { Pass } from './pass.js';
+
+/** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
+export const MAX_REDRAINS = 3;
+
+/** Where the way to the reboot goes on from. */
+export type Step = 'drain' | 'verify' | 'uncordoned';
+
+/** A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again). */
+type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean };
+
+/** Just took the slot: labels, --drain-delay, notify, then the cycle record with our cordon, and on. */
+export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcome> {
+  const reason = `lock acquired by ${holder.nodeID}; cordoning and draining`;
+  await pass.env.progress.report({ kind: 'draining', reason }, pass.signal);
+  const labels = pass.config.preRebootNodeLabels;
+  const annotations: Record<string, string> = {};
+  if (pass.config.annotateNodes) {
+    annotations[KURED_IN_PROGRESS_ANNOTATION] = pass.now();
+    annotations[KURED_REBOOT_NEEDED_ANNOTATION] = pass.now();
+  }
+  if (Object.keys(labels).length + Object.keys(annotations).length > 0) {
+    await pass.deps.node.write({ labels, annotations }, undefined, pass.signal);
+  }
+  if (pass.config.drainDelayMs > 0) await pass.deps.clock.sleep(pass.config.drainDelayMs, pass.signal);
+  await pass.notify('drain', pass.config.messageTemplateDrain);
+  const record = await beginCycle(pass, { started: holder.created });
+  return toReboot(pass, record, 'drain');
+}
+
+/**
+ * Cordon: writes the cycle record and label, and our cordon when the node is schedulable, in one
+ * patch guarded by the resourceVersion of a fresh read: a cordon someone made meanwhile (during
+ * --drain-delay, say) is seen and stays theirs. Another agent of this node may have begun the cycle
+ * already: then its record is the one.
+ */
+export async function beginCycle(pass: Pass, from: { started: Date; kured?: boolean }): Promise<CycleRecord> {
+  await pass.readNode();
+  let record: CycleRecord | undefined;
+  await pass.guardedWrite('the reboot cycle began', (node) => {
+    record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
+    if (record) return undefined;
+    record = {
+      bootID: node.bootID,
+      // kured records its own cordon as unschedulable: false; adopted, it is undone like ours
+      cordoned: from.kured === true || !node.unschedulable,
+      attempts: 0,
+      started: from.started.toISOString(),
+      ...(pass.deps.agentId === undefined ? {} : { agent: pass.deps.agentId }),
+      ...(pass.env.memory.requiredAt === undefined ? {} : { requiredAt: pass.env.memory.requiredAt }),
+      kernel: node.kernelVersion ?? '',
+      osImage: node.osImage ?? '',
+    };
+    const change: NodeWrite = {
+      labels: { [CYCLE_LABEL]: 'true' },
+      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+    };
+    if (!node.unschedulable) change.unschedulable = true;
+    return change;
+  });
+  if (record === undefined) throw new Error('the reboot cycle began without a record');
+  return record;
+}
+
+/**
+ * Drain, delay, re-verify, reboot, from `first` on; someone else's uncordon or cordon meanwhile
+ * leads back to the drain, at most MAX_REDRAINS times.
+ */
+export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome> {
+  let next: Next = { step: first, record, redrain: false };
+  let redrains = 0;
+  while (!('outcome' in next)) {
+    if (next.redrain) redrains++;
+    const at: CycleRecord = next.record;
+    if (next.step === 'drain') next = await drain(pass, at);
+    else if (next.step === 'verify') next = await verify(pass, at, redrains);
+    else next = await uncordoned(pass, at, redrains);
+  }
+  return next.outcome;
+}
+
+/** Drain (checking the slot between rounds), then wait --reboot-delay. */
+async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
+  const { drainer, metrics, clock } = pass.deps;
+  const drained = await drainer.drain(pass.signal, {
+    onEviction: (outcome) => {
+      metrics.countEvictions(outcome, 1);
+    },
+    keepGoing: () => pass.slotStillOurs(record),
+  });
+  metrics.observeDrain(drained.durationMs / 1000);
+  pass.drainedAt = pass.now();
+  if (drained.stopped !== undefined && !pass.env.slot.held) {
+    return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
+  }
+  if (!drained.ok && !pass.config.forceReboot) return { outcome: await drainFailed(pass, record, drained) };
+  if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
+  return { step: 'verify', record, redrain: false };
+}
+
+/** Re-verify (kured #929): the slot still ours, the node still cordoned, and by us alone; then reboot. */
+async function verify(pass: Pass, record: CycleRecord, redrains: number): Promise<Next> {
+  await pass.readNode();
+  const lost = await pass.slotStillOurs(record);
+  if (lost !== undefined)
+    return { outcome: await abortBeforeReboot(pass, record, `${lost} before the reboot`) };
+  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
+  const overtaken = overtakenBy(pass, record, current);
+  if (overtaken !== undefined) return { outcome: overtaken };
+  if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
+  if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
+    // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
+    // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
+    const handed = await pass.writeRecord({ ...current, cordoned: false });
+    return { step: 'drain', record: handed, redrain: true };
+  }
+  return { outcome: await reboot(pass, current) };
+}
+
+/**
+ * Another agent of this node (a rollout overlap) requested the reboot of this boot while we waited,
+ * or the node already rebooted: not again. One reboot per boot, whoever asks for it.
+ */
+function overtakenBy(pass: Pass, mine: CycleRecord, current: CycleRecord): Outcome | undefined {
+  if (current.attempts <= mine.attempts && !rebooted(pass.node.bootID, current)) return undefined;
+  return {
+    kind: 'rebooting',
+    reason: `the reboot of boot ${current.bootID} was requested by another agent of this node (attempt ${current.attempts}); not requesting it again`,
+  };
+}
+
+/** Someone else uncordoned our node before the reboot: cordon and drain again, or leave it to them. */
+async function uncordoned(pass: Pass, record: CycleRecord, redrains: number): Promise<Next> {
+  if (pass.config.onUncordonedDuringDelay === 'redrain' && redrains < MAX_REDRAINS) {
+    const cordoned = await pass.deps.node.write(
+      { unschedulable: true },
+      pass.node.resourceVersion,
+      pass.signal,
+    );
+    if (cordoned === undefined) return { step: 'verify', record, redrain: true };
+    pass.node = cordoned;
+    return { step: 'drain', record, redrain: true };
+  }
+  // The node stays as the other actor set it; only our record goes.
+  await endCycle(pass, { ...record, cordoned: false });
+  await pass.release();
+  return {
+    outcome: {
+      kind: 'aborted',
+      reason: 'node was uncordoned by someone else before the reboot; lock released',
+    },
+  };
+}
+
+/**
+ * Counts the attempt in the record first (guarded: of two agents of this node, one requests the
+ * reboot of this boot), so a reboot that never comes is noticed after a restart.
+ */
+async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
+  const attempts = record.attempts + 1;
+  const counted = await pass.deps.node.write(
+    {
+      annotations: {
+        [CYCLE_ANNOTATION]: formatCycle({
+          ...record,
+          attempts,
+          rebootRequestedAt: pass.now(),
+          ...(pass.drainedAt === undefined ? {} : { drainedAt: pass.drainedAt }),
+        }),
+      },
+    },
+    pass.node.resourceVersion,
+    pass.signal,
+  );
+  const reason = `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${pass.node.bootID})`;
+  if (!counted) {
+    return {
+      kind: 'rebooting',
+      reason: `${reason}: the node changed meanwhile (another agent of it?); looking again`,
+    };
+  }
+  pass.node = counted;
+  const outcome: Outcome = { kind: 'rebooting', reason };
+  await pass.env.progress.report(outcome, pass.signal);
+  await pass.notify('reboot', pass.config.messageTemplateReboot);
+  try {
+    await pass.deps.rebooter.reboot(pass.signal);
+  } catch (err) {
+    if (pass.signal?.aborted) throw err;
+    return { kind: 'failed', reason: `reboot request failed: ${errorText(err)}; will retry` };
+  }
+  return outcome;
+}
+
+/** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */
+async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
+  await endCycle(pass, record, (node) => ({ annotations: pass.history(node, record, 'drain-failed') }));
+  await pass.release();
+  const pods = result.pending.map((p) => `${p.pod} (${p.reason})`).join(', ');
+  return { kind: 'drain-failed', reason: `drain failed: ${pods === '' ? 'unknown' : pods}` };
+}
+
+/**
+ * The slot is gone for good before the reboot: end the cycle (our cordon goes) and release. Unless
+ * a reboot was requested before on this boot (it might still come): then the node stays cordoned
+ * and keeps counting until it can take a slot again.
+ */
+export async function abortBeforeReboot(pass: Pass, record: CycleRecord, why: string): Promise<Outcome> {
+  if (record.attempts > 0) {
+    return {
+      kind: 'lock-lost',
+      reason: `reboot requested (attempt ${record.attempts}) but not done; ${why}; the node stays cordoned until it can take a slot`,
+    };
+  }
+  await endCycle(pass, record);
+  await pass.release();
+  return { kind: 'aborted', reason: `${why}; cycle ended, cordon undone` };
+}

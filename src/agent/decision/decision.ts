@@ -1,0 +1,96 @@
+// The decision: one pass of DESIGN §1's reboot cycle, from what the cluster records.
+//
+// The cluster is the state: the lock slot, and on the Node the cycle record (src/node/cycle.ts) with
+// its label, the cordon, the taint, bootID and conditions. Every pass that may act starts from a
+// fresh read of both, finds the node's phase (phase.ts, pure) and runs that phase's handler:
+//
+//   before the lock   detect, taint, window and blockers, lock          before-lock.ts
+//   the cycle         cordon, drain, delay, re-verify, reboot           cycle.ts
+//   after the reboot  prove (bootID), readiness, uncordon, release      after-reboot.ts
+//   recovery          a lost slot, an unproven entry, kured's slot,     recovery.ts
+//                     an operator's release, retries exhausted
+//
+// So a fresh agent after a crash at any step, or a second agent for the same node (a DaemonSet
+// rollout), continues from what the cluster records. The one thing kept in memory that saves reads
+// is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
+import { HeldSlot } from '../../lock/held-slot.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../node/cycle.js';
+import type { AgentConfig, AgentDeps } from '../agent-config.js';
+import type { Outcome } from '../outcome.js';
+import { readiness } from './after-reboot.js';
+import { beforeLock, notRequired } from './before-lock.js';
+import { toReboot } from './cycle.js';
+import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
+import { phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
+import {
+  adoptKured,
+  cancelIfNoLongerRequired,
+  givenUp,
+  released,
+  retake,
+  unprovenEntry,
+  type Retaken,
+} from './recovery.js';
+
+/** One handler per phase. */
+const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promise<Outcome | Retaken> } = {
+  'before-lock': (pass) => beforeLock(pass),
+  'unproven-entry': (pass) => unprovenEntry(pass),
+  'kured-entry': (pass, { entry }) => adoptKured(pass, entry),
+  released: (pass, { record }) => released(pass, record),
+  'retake-before-reboot': (pass, { record }) => retake(pass, record),
+  'retake-after-reboot': (pass, { record }) => retake(pass, record),
+  'given-up': (pass, { record }) => givenUp(pass, record),
+  'uncordoned-meanwhile': (pass, { record }) => toReboot(pass, record, 'uncordoned'),
+  drain: (pass, { record }) => toReboot(pass, record, 'drain'),
+  readiness: (pass, { record }) => readiness(pass, record),
+};
+
+/** Runs `phase`'s handler (a cancellable phase ends first when no reboot is required any more). */
+async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Promise<Outcome | Retaken> {
+  if (phase.cancellable) {
+    const record = 'record' in phase ? phase.record : undefined;
+    const cancelled = await cancelIfNoLongerRequired(pass, record);
+    if (cancelled) return cancelled;
+  }
+  const handler: (pass: Pass, phase: CyclePhase<K>) => Promise<Outcome | Retaken> = HANDLERS[phase.name];
+  return handler(pass, phase);
+}
+
+export class Decision {
+  private readonly memory: Memory = { clean: false, requiredAt: undefined };
+  private readonly env: PassEnv;
+
+  constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {
+    this.env = { config, deps, progress, slot, memory: this.memory };
+  }
+
+  async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
+    const { deps, config } = this.env;
+    // Clean and no reboot required: nothing of ours to undo, so nothing to read.
+    const verdict = this.memory.clean ? await deps.sentinel.rebootRequired(signal) : undefined;
+    if (verdict !== undefined && !verdict.required) return notRequired(verdict);
+    this.memory.clean = false;
+    const node = await deps.node.get(signal);
+    this.env.progress.noteNode(node);
+    const pass = new Pass(this.env, signal, node, acquire);
+    pass.verdict = verdict;
+    const record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
+    // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
+    const entry = await this.env.slot.holding(signal, { inCycle: record !== undefined });
+    const facts: CycleFacts = {
+      entry,
+      record,
+      labelled: node.labels[CYCLE_LABEL] !== undefined,
+      bootID: node.bootID,
+      unschedulable: node.unschedulable,
+      rebootRetries: config.rebootRetries,
+    };
+    const result = await handle(pass, phaseOf(facts));
+    if (!('retaken' in result)) return result;
+    // the slot taken back: on as if it had been held (never a retake again)
+    const held = await handle(pass, phaseOf({ ...facts, entry: result.retaken }));
+    if ('retaken' in held) throw new Error('a held slot was taken back again');
+    return held;
+  }
+}

@@ -1,0 +1,189 @@
+// One pass of the decision: what it works on (the latest read of the node, the sentinel's answer
+// once asked), what the agent keeps between passes, and the small idempotent steps every phase uses:
+// the one guarded node write, the taint, the slot, notifications.
+import type { LockMetadata } from '../../lock/lock.js';
+import type { HeldSlot } from '../../lock/held-slot.js';
+import type { NodeState, NodeWrite } from '../../node/node.js';
+import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
+import { cycleHistoryRecord, historyAnnotations, type HistoryResult } from '../../node/history.js';
+import { renderMessage } from '../../notify/message.js';
+import type { NotifyEvent } from '../../notify/notifier.js';
+import type { SentinelVerdict } from '../../sentinel/sentinel.js';
+import { errorText } from '../../text/error-text.js';
+import type { AgentConfig, AgentDeps } from '../agent-config.js';
+import type { Outcome } from '../outcome.js';
+
+/** Guarded node writes retried this many times when the node keeps changing under us. */
+const GUARDED_WRITE_ATTEMPTS = 8;
+
+/** Where the decision reports progress mid-pass ('pending', 'draining', 'rebooting') and each read. */
+export interface Progress {
+  /** Reports an outcome as it stands, before the pass ends. */
+  report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void>;
+  /** The last outcome reported, progress included. */
+  readonly last: Outcome | undefined;
+  /** A fresh read of the node (its bootID and the status it carries). */
+  noteNode(node: NodeState): void;
+}
+
+/** What the agent keeps between passes (everything else is read from the cluster each pass). */
+export interface Memory {
+  /**
+   * No slot, taint or cycle record of ours on the cluster, as the last full read and our writes since
+   * left it: a clean agent asks only the sentinel while no reboot is required. Only a pass ending idle
+   * sets it.
+   */
+  clean: boolean;
+  /** When this agent first saw the current reboot required (for the history); cleared when none is. */
+  requiredAt: string | undefined;
+}
+
+/** What every pass is built from. */
+export interface PassEnv {
+  config: AgentConfig;
+  deps: AgentDeps;
+  progress: Progress;
+  /** The one owner of "do we hold a slot" (the lease keeper renews what it says is held). */
+  slot: HeldSlot;
+  memory: Memory;
+}
+
+export class Pass {
+  /** The latest read (or write) of the node. */
+  node: NodeState;
+  /** The sentinel's answer, once asked. */
+  verdict: SentinelVerdict | undefined;
+  /** When this pass's drain finished (for the reboot history). */
+  drainedAt: string | undefined;
+  /** The lock names this node, but no cycle of ours proves that slot: it is asked for anew. */
+  unproven = false;
+
+  constructor(
+    readonly env: PassEnv,
+    readonly signal: AbortSignal | undefined,
+    node: NodeState,
+    /** false at start-up: stop after the taint, before the window, blockers and the lock attempt. */
+    readonly acquire: boolean,
+  ) {
+    this.node = node;
+  }
+
+  get config(): AgentConfig {
+    return this.env.config;
+  }
+
+  get deps(): AgentDeps {
+    return this.env.deps;
+  }
+
+  /** Now, as an RFC 3339 time. */
+  now(): string {
+    return this.deps.clock.now().toISOString();
+  }
+
+  async readNode(): Promise<NodeState> {
+    this.node = await this.deps.node.get(this.signal);
+    this.env.progress.noteNode(this.node);
+    return this.node;
+  }
+
+  /** The sentinel's verdict, asked once per pass. */
+  async sentinel(): Promise<SentinelVerdict> {
+    this.verdict ??= await this.deps.sentinel.rebootRequired(this.signal);
+    return this.verdict;
+  }
+
+  /**
+   * The one guarded node write: `plan` says what to write on the node as last read (undefined:
+   * nothing, or nothing any more), the write carries that read's resourceVersion, and on a conflict
+   * the node is read again and planned anew (bounded). Resolves to the change written, if any.
+   */
+  async guardedWrite(
+    what: string,
+    plan: (node: NodeState) => NodeWrite | undefined,
+  ): Promise<NodeWrite | undefined> {
+    for (let attempt = 1; attempt <= GUARDED_WRITE_ATTEMPTS; attempt++) {
+      const change = plan(this.node);
+      if (change === undefined) return undefined;
+      const written = await this.deps.node.write(change, this.node.resourceVersion, this.signal);
+      if (written) {
+        this.node = written;
+        return change;
+      }
+      await this.readNode();
+    }
+    throw new Error(`node ${this.config.nodeId} kept changing while ${what}`);
+  }
+
+  /** Rewrites the cycle record (guarded). */
+  async writeRecord(record: CycleRecord): Promise<CycleRecord> {
+    await this.guardedWrite('its cycle record was written', () => ({
+      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+    }));
+    return record;
+  }
+
+  /** The history annotation with this cycle appended ({} with --history-limit 0). */
+  history(node: NodeState, record: CycleRecord, result: HistoryResult): Record<string, string> {
+    const entry = cycleHistoryRecord(node, record, result, this.now());
+    return historyAnnotations(node.annotations, entry, this.config.historyLimit);
+  }
+
+  async release(): Promise<void> {
+    await this.env.slot.release(this.signal);
+  }
+
+  /** What we record in our slot for a node in `record`'s cycle. */
+  metaOf(record: CycleRecord): LockMetadata {
+    return {
+      unschedulable: !record.cordoned && this.node.unschedulable,
+      bootID: record.bootID,
+      ...this.groupOf(),
+    };
+  }
+
+  /** With --group-concurrency: the node's group (its --group-label value, '' without one) for the lock. */
+  groupOf(): { group?: string } {
+    if (this.config.groupConcurrency === 0) return {};
+    return { group: this.node.labels[this.config.groupLabel] ?? '' };
+  }
+
+  /**
+   * undefined while we hold our slot (taking it back when it was lost: no other node can have taken
+   * it while our cycle label stood), else why not. For the drain's keepGoing and the re-verify.
+   */
+  async slotStillOurs(record: CycleRecord): Promise<string | undefined> {
+    if (await this.env.slot.holding(this.signal, { inCycle: true })) return undefined;
+    const result = await this.env.slot.acquire(this.metaOf(record), this.signal, { inCycle: true });
+    if (result.acquired) {
+      this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
+      return undefined;
+    }
+    return `lock slot lost (${result.reason})`;
+  }
+
+  hasTaint(): boolean {
+    const key = this.config.preferNoScheduleTaint;
+    return this.node.taints.some((t) => t.key === key && t.effect === 'PreferNoSchedule');
+  }
+
+  async addTaint(): Promise<void> {
+    const key = this.config.preferNoScheduleTaint;
+    if (key !== '' && !this.hasTaint()) await this.deps.node.addTaint(key, this.signal);
+  }
+
+  async removeTaint(): Promise<void> {
+    const key = this.config.preferNoScheduleTaint;
+    if (key !== '' && this.hasTaint()) await this.deps.node.removeTaint(key, this.signal);
+  }
+
+  /** Notifies (a failure is logged: a notification never holds the cycle back). */
+  async notify(event: NotifyEvent, template: string): Promise<void> {
+    const node = this.config.nodeId;
+    try {
+      await this.deps.notifier.notify(event, node, renderMessage(template, node));
+    } catch (err) {
+      this.deps.logger.warn('notification failed', { node, event, error: errorText(err) });
+    }
+  }
+}

@@ -1,0 +1,129 @@
+// Where a node is in its reboot cycle, from what the cluster records: pure, so that every state a
+// crash, a second agent, an operator or a wiped lock can leave is one row of a table
+// (test/unit/agent-phase.test.ts), and each phase has one handler (decision.ts).
+//
+// The facts: does the lock name this node (and does the entry look like kured's), the node's cycle
+// record and its label, the node's bootID now against the record's, and the cordon. No agent memory
+// enters: a fresh agent after a crash, or a second agent of the same node, finds the same phase.
+import type { LockHolder } from '../../lock/lock.js';
+import type { CycleRecord } from '../../node/cycle.js';
+
+/** What one read of the node and the lock tells. */
+export interface CycleFacts {
+  /** The lock's live entry naming this node, if any (an entry alone proves nothing: DESIGN §12). */
+  entry: LockHolder | undefined;
+  /** The node's cycle record, if any (src/node/cycle.ts). */
+  record: CycleRecord | undefined;
+  /** The cycle label stands (an operator who removes it releases the node). */
+  labelled: boolean;
+  /** The node's bootID now ('' = unknown). */
+  bootID: string;
+  /** The node is cordoned now. */
+  unschedulable: boolean;
+  /** --reboot-retries. */
+  rebootRetries: number;
+}
+
+/** What each phase carries besides its name. */
+interface PhaseData {
+  /** No slot and no cycle: detect, taint, window and blockers, lock (DESIGN §1 up to the lock). */
+  'before-lock': object;
+  /** The lock names this node and no cycle record proves it: asked for anew, as a new acquisition. */
+  'unproven-entry': { entry: LockHolder };
+  /** kured's slot for this node, with kured's cordon (a migration): adopted as a cycle of ours. */
+  'kured-entry': { entry: LockHolder };
+  /** An operator removed the cycle label: the node is theirs; our record and slot go. */
+  released: { record: CycleRecord };
+  /** Our cycle on the same boot without its slot: take it back, else end the cycle. */
+  'retake-before-reboot': { record: CycleRecord };
+  /** Our cycle on a new boot without its slot: take it back, else finish once ready. */
+  'retake-after-reboot': { record: CycleRecord };
+  /** The same boot after --reboot-retries reboot requests: left cordoned, for an operator. */
+  'given-up': { record: CycleRecord };
+  /** We cordoned, and someone uncordoned the node before the reboot: drain again or give way. */
+  'uncordoned-meanwhile': { record: CycleRecord };
+  /** Our cycle on the same boot: drain (a no-op on a drained node), delay, re-verify, reboot. */
+  drain: { record: CycleRecord };
+  /** The bootID changed: the reboot is proven; readiness, uncordon, release. */
+  readiness: { record: CycleRecord };
+}
+
+export type PhaseName = keyof PhaseData;
+
+/**
+ * A phase, with why the facts put the node there, and whether the cycle (before any reboot request)
+ * ends at once when the sentinel no longer asks for a reboot.
+ */
+export type CyclePhase<K extends PhaseName = PhaseName> = {
+  [P in K]: { name: P; reason: string; cancellable: boolean } & PhaseData[P];
+}[K];
+
+/** The record's boot is gone: the reboot happened (an unknown bootID on either side proves nothing). */
+export function rebooted(bootID: string, record: CycleRecord): boolean {
+  return record.bootID !== '' && bootID !== '' && bootID !== record.bootID;
+}
+
+/**
+ * kured's entry for this node: kured records no bootID and `unschedulable: false` for a node it
+ * cordons itself, and the node is cordoned. (kured-ts records the bootID in every entry it writes.)
+ */
+export function kuredEntry(entry: LockHolder, unschedulable: boolean): boolean {
+  return entry.metadata.bootID === undefined && !entry.metadata.unschedulable && unschedulable;
+}
+
+/** The phase the facts put the node in. */
+export function phaseOf(facts: CycleFacts): CyclePhase {
+  const { entry, record } = facts;
+  if (record === undefined) {
+    if (entry === undefined)
+      return { name: 'before-lock', reason: 'no slot and no cycle', cancellable: false };
+    if (kuredEntry(entry, facts.unschedulable)) {
+      // not cancellable before it is adopted: ending the adopted cycle undoes kured's cordon too
+      return { name: 'kured-entry', entry, reason: "kured's slot for this node", cancellable: false };
+    }
+    return {
+      name: 'unproven-entry',
+      entry,
+      reason: 'the lock names this node; no cycle of ours proves it',
+      cancellable: true,
+    };
+  }
+  if (!facts.labelled) {
+    return { name: 'released', record, reason: 'the cycle label was removed', cancellable: false };
+  }
+  const newBoot = rebooted(facts.bootID, record);
+  if (entry === undefined) return retake(record, newBoot);
+  if (newBoot)
+    return {
+      name: 'readiness',
+      record,
+      reason: `bootID ${record.bootID} -> ${facts.bootID}`,
+      cancellable: false,
+    };
+  return sameBoot(facts, record);
+}
+
+function retake(record: CycleRecord, newBoot: boolean): CyclePhase {
+  if (newBoot) {
+    return { name: 'retake-after-reboot', record, reason: 'rebooted; the slot is gone', cancellable: false };
+  }
+  const reason = 'the slot is gone before the reboot';
+  return { name: 'retake-before-reboot', record, reason, cancellable: record.attempts === 0 };
+}
+
+/** Holding the slot on the record's boot: a crash, a second agent, or a reboot that did not happen. */
+function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
+  const cancellable = record.attempts === 0;
+  if (record.attempts >= facts.rebootRetries) {
+    const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
+    return { name: 'given-up', record, reason, cancellable: false };
+  }
+  if (record.cordoned && !facts.unschedulable) {
+    return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };
+  }
+  const reason =
+    record.attempts === 0
+      ? 'same boot, no reboot requested yet'
+      : `same boot after ${record.attempts} reboot request(s)`;
+  return { name: 'drain', record, reason, cancellable };
+}
