@@ -30,7 +30,6 @@
 // Hundreds of agents may wait for a slot at once. Each follows the DaemonSet (lock-watch.ts) and
 // wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (see waitForChange).
-import { monotonicMs } from '../clock/clock.js';
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
@@ -47,6 +46,7 @@ import {
 } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
+import { LockView } from './lock-view.js';
 import { LockWatch } from './lock-watch.js';
 import { ChangeFeed } from './change-feed.js';
 import { HandOff } from './hand-off.js';
@@ -79,6 +79,7 @@ export class DaemonSetLock implements Lock {
   private readonly holders: LockHolders;
   private readonly reasons: LockReasons;
   private readonly leases = new LeaseObserver();
+  private readonly view: LockView;
   private readonly watch: LockWatch;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
   private watched: V1DaemonSet | undefined;
@@ -88,6 +89,7 @@ export class DaemonSetLock implements Lock {
   private readonly handOff: HandOff;
 
   constructor(private readonly o: DaemonSetLockOptions) {
+    this.view = new LockView(o, this.leases);
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
     this.holders = new LockHolders(o);
     this.reasons = new LockReasons(o, this.leases, this.holders);
@@ -128,14 +130,14 @@ export class DaemonSetLock implements Lock {
 
   async holding(signal?: AbortSignal): Promise<LockHolder | undefined> {
     const state = await this.read(signal);
-    const ours = this.live(state.entries).find((e) => e.nodeID === this.o.nodeId);
+    const ours = this.view.live(state.entries).find((e) => e.nodeID === this.o.nodeId);
     return ours === undefined ? undefined : toHolder(ours);
   }
 
   async renew(signal?: AbortSignal): Promise<boolean> {
     let held = false;
     await this.write(signal, (state) => {
-      const live = this.live(state.entries);
+      const live = this.view.live(state.entries);
       const index = live.findIndex((e) => e.nodeID === this.o.nodeId);
       const ours = live[index];
       held = ours !== undefined && state.malformed === undefined;
@@ -149,7 +151,7 @@ export class DaemonSetLock implements Lock {
 
   async release(signal?: AbortSignal): Promise<void> {
     const wrote = await this.write(signal, (state) => {
-      const live = this.live(state.entries);
+      const live = this.view.live(state.entries);
       if (state.malformed !== undefined || !live.some((e) => e.nodeID === this.o.nodeId)) {
         return Promise.resolve(undefined);
       }
@@ -213,7 +215,7 @@ export class DaemonSetLock implements Lock {
 
   /** The queue's head for a free slot in `state` (HandOff), undefined = this node goes. */
   private queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined> {
-    return this.handOff.head(state.text, (group) => this.canTake(state, group), signal);
+    return this.handOff.head(state.text, (group) => this.view.hasRoom(state, group), signal);
   }
 
   /** A free slot that an older waiter goes first for: no slot for us now (a new acquisition only). */
@@ -237,69 +239,26 @@ export class DaemonSetLock implements Lock {
     const first = await this.queueHead(this.current(), signal);
     if (first === undefined) return false;
     this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
-    const deadline = (this.handOff.deferredSince ?? this.nowMs()) + this.handOff.graceMs;
+    const deadline = (this.handOff.deferredSince ?? this.view.nowMs()) + this.handOff.graceMs;
     while (this.wakeReason(seen, this.current()) !== undefined) {
-      const left = deadline - this.nowMs();
+      const left = deadline - this.view.nowMs();
       if (left <= 0 || signal.aborted) return false;
       await changes.nextWithin(left, this.o.clock, signal);
     }
     return true;
   }
 
-  /** Could a node of `group` take a slot in this state? */
-  private canTake(state: LockState, group: string | undefined): boolean {
-    if (state.malformed !== undefined) return this.malformedExpired(state);
-    const live = this.live(state.entries);
-    if (live.some(isManualEntry) || live.length >= this.o.concurrency) return false;
-    const groups = this.o.groups;
-    return (
-      groups === undefined || group === undefined || this.inGroup(live, group).length < groups.concurrency
-    );
-  }
-
   /** The next change of the watched annotation, or the moment a slot of the current state expires. */
   private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    const expiresAt = this.nextExpiry(this.current());
-    const untilExpiry = expiresAt === undefined ? undefined : expiresAt - this.nowMs();
+    const expiresAt = this.view.nextExpiry(this.current());
+    const untilExpiry = expiresAt === undefined ? undefined : expiresAt - this.view.nowMs();
     await changes.nextWithin(untilExpiry, this.o.clock, signal);
   }
 
   /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */
   private wakeReason(seen: LockState, now: LockState): Wake | undefined {
-    if (this.ownSlot(seen) !== this.ownSlot(now)) return 'own-slot-changed';
-    if (now.malformed !== undefined) return this.malformedExpired(now) ? 'slot-open' : undefined;
-    const live = this.live(now.entries);
-    if (live.some(isManualEntry)) return undefined;
-    if (live.length >= this.o.concurrency) return undefined;
-    const groups = this.o.groups;
-    if (groups !== undefined && this.group !== undefined) {
-      if (this.inGroup(live, this.group).length >= groups.concurrency) return undefined;
-    }
-    return 'slot-open';
-  }
-
-  /** The slots that count against `group`: its own, and those that record no group. */
-  private inGroup(live: readonly LockEntry[], group: string): LockEntry[] {
-    return live.filter((e) => {
-      const recorded = e.metadata.group;
-      return typeof recorded !== 'string' || recorded === group;
-    });
-  }
-
-  /** Our slot as stored, for comparison; undefined when we have none. */
-  private ownSlot(state: LockState): string | undefined {
-    const ours = state.entries.find((e) => e.nodeID === this.o.nodeId);
-    return ours === undefined ? undefined : JSON.stringify(ours);
-  }
-
-  /** When (monotonic ms) the next live slot or the unparsable annotation expires; undefined: never. */
-  private nextExpiry(state: LockState): number | undefined {
-    if (state.malformed !== undefined) return this.leases.expiresAt(MALFORMED_KEY, this.o.ttlMs);
-    const times = this.live(state.entries).flatMap((e) => {
-      const at = this.leases.expiresAt(e.nodeID, this.ttlOf(e));
-      return at === undefined ? [] : [at];
-    });
-    return times.length === 0 ? undefined : Math.max(this.nowMs(), Math.min(...times));
+    if (this.view.ownSlot(seen) !== this.view.ownSlot(now)) return 'own-slot-changed';
+    return this.view.hasRoom(now, this.group) ? 'slot-open' : undefined;
   }
 
   /** The lock as last seen (read, written or watched), judged now. */
@@ -307,36 +266,17 @@ export class DaemonSetLock implements Lock {
     return this.stateOf(this.watched);
   }
 
-  private nowMs(): number {
-    return monotonicMs(this.o.clock);
-  }
-
-  /** A slot's own TTL, else --lock-ttl. */
-  private ttlOf(entry: LockEntry): number {
-    return entry.ttlNs > 0 ? entry.ttlNs / 1_000_000 : this.o.ttlMs;
-  }
-
-  /** The slots that count: not expired for this reader (a manual lock never expires). */
-  private live(entries: readonly LockEntry[]): LockEntry[] {
-    const now = this.nowMs();
-    return entries.filter((e) => isManualEntry(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
-  }
-
-  private malformedExpired(state: LockState): boolean {
-    return state.malformed !== undefined && this.leases.expired(MALFORMED_KEY, this.o.ttlMs, this.nowMs());
-  }
-
   /**
    * Answers that need no look at the other slots: unparsable, ours (proven by our cycle), a manual
    * lock, or a lock claiming more slots than it or we allow.
    */
   private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
-    if (state.malformed !== undefined && !this.malformedExpired(state)) {
+    if (state.malformed !== undefined && !this.view.malformedExpired(state)) {
       const reason = this.reasons.unparsable(state.malformed);
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [UNPARSABLE_HOLDER], reason };
     }
-    const live = this.live(state.entries);
+    const live = this.view.live(state.entries);
     const ours = live.find((e) => e.nodeID === this.o.nodeId);
     if (ours !== undefined && proof?.inCycle === true) return { acquired: true, holder: toHolder(ours) };
     const manual = live.find(isManualEntry);
@@ -365,7 +305,7 @@ export class DaemonSetLock implements Lock {
     if (settled !== undefined) return { result: settled, entries: undefined };
     // Our own entry, unproven by a cycle of ours, is judged as if we asked for the slot now.
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
-    let live = this.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
+    let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
     if (live.length >= this.o.concurrency) live = await this.holders.withoutDeleted(live, signal);
     const inCycle =
       live.length < this.o.concurrency ? await this.holders.inCycleWithoutSlot(live, signal) : [];
@@ -406,7 +346,7 @@ export class DaemonSetLock implements Lock {
     const groups = this.o.groups;
     if (groups === undefined || group === undefined) return undefined;
     const holders = [
-      ...this.inGroup(live, group).map((e) => e.nodeID),
+      ...this.view.inGroup(live, group).map((e) => e.nodeID),
       ...inCycle.filter((n) => n.group === group).map((n) => n.name),
     ];
     if (holders.length < groups.concurrency) return undefined;
@@ -492,7 +432,7 @@ export class DaemonSetLock implements Lock {
     const resourceVersion = ds.metadata?.resourceVersion ?? '';
     const text = ds.metadata?.annotations?.[this.o.annotation];
     if (text === undefined) return { resourceVersion, text, entries: [], declared: none };
-    const now = this.nowMs();
+    const now = this.view.nowMs();
     try {
       const value = parseLockAnnotation(text);
       const entries = entriesOf(value);
