@@ -12,6 +12,7 @@ import {
   commandIo,
   commandSignal,
   connectionTarget,
+  type ConnectionFlags,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
@@ -104,9 +105,7 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
   return code;
 }
 
-interface ApproveFlags {
-  kubeconfig?: string;
-  context?: string;
+interface ApproveFlags extends ConnectionFlags {
   all?: boolean;
   revoke?: boolean;
   by?: string;
@@ -138,7 +137,7 @@ export function registerApprove(program: Command, deps: CommandDeps): Command {
         deps.exit(EXIT_USAGE);
         return;
       }
-      const target = connectionTarget(flags, deps.env);
+      const target = connectionTarget({ ...flags }, deps.env);
       const io = commandIo(deps, target);
       if (io) deps.exit(await runApprove(options, io));
     });

@@ -17,11 +17,6 @@ import {
 import { parseOutput } from './output.js';
 import { CHECK_OUTPUTS, runCheck } from './check.js';
 
-/** A raw agent flag as commander gives it (addAgentFlags keeps every value as a list of strings). */
-function flagText(value: unknown): string | undefined {
-  return Array.isArray(value) ? (value as unknown[]).map(String).at(-1) : undefined;
-}
-
 /** Adds `check` to the program. */
 export function registerCheck(program: Command, deps: CommandDeps): Command {
   const cmd = program
@@ -45,15 +40,10 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
       deps.exit(EXIT_USAGE);
       return;
     }
-    const kubeconfig = typeof opts.kubeconfig === 'string' ? opts.kubeconfig : config.kubeconfig;
-    const context = typeof opts.context === 'string' ? opts.context : '';
-    const io = commandIo(deps, { kubeconfig, context });
-    if (!io) return;
     // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
-    const cluster = clusterOptions(
-      { kubeconfig, context, dsName: flagText(opts.dsName), dsNamespace: flagText(opts.dsNamespace) },
-      deps.env,
-    );
+    const cluster = clusterOptions(opts, deps.env);
+    const io = commandIo(deps, cluster);
+    if (!io) return;
     const ref = await resolveDaemonSet(deps, io, cluster);
     if (!ref) return;
     const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };

@@ -11,6 +11,7 @@ import {
   commandIo,
   commandSignal,
   connectionTarget,
+  type ConnectionFlags,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
@@ -132,9 +133,7 @@ export async function runHistory(options: HistoryOptions, io: CommandIo): Promis
   return read.missing.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }
 
-interface HistoryFlags {
-  kubeconfig?: string;
-  context?: string;
+interface HistoryFlags extends ConnectionFlags {
   output: string;
 }
 
@@ -148,7 +147,7 @@ export function registerHistory(program: Command, deps: CommandDeps): Command {
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
     .action(async (nodes: string[], flags: HistoryFlags) => {
       const output = usage(deps, () => parseOutput(flags.output, HISTORY_OUTPUTS));
-      const target = connectionTarget(flags, deps.env);
+      const target = connectionTarget({ ...flags }, deps.env);
       const io = output && commandIo(deps, target);
       if (!output || !io) return;
       deps.exit(await runHistory({ nodes, output }, io));

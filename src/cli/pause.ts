@@ -85,7 +85,7 @@ export function registerPause(program: Command, deps: CommandDeps): Command {
     .requiredOption('--reason <text>', "why the fleet is paused (shown by status and in the agents' reason)")
     .option('--by <name>', 'who pauses (default: user@host)')
     .action(async (flags: ClusterFlags & { reason: string; by?: string }) => {
-      const cluster = usage(deps, () => clusterOptions(flags, deps.env));
+      const cluster = usage(deps, () => clusterOptions({ ...flags }, deps.env));
       const io = cluster && commandIo(deps, cluster);
       const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
       if (!ref) return;

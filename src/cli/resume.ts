@@ -52,7 +52,7 @@ export async function runResume(options: ResumeOptions, io: CommandIo): Promise<
 export function registerResume(program: Command, deps: CommandDeps): Command {
   const cmd = program.command('resume').description('lift the fleet-wide pause');
   addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
-    const cluster = usage(deps, () => clusterOptions(flags, deps.env));
+    const cluster = usage(deps, () => clusterOptions({ ...flags }, deps.env));
     const io = cluster && commandIo(deps, cluster);
     const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
     if (!ref) return;

@@ -1,8 +1,8 @@
 // What the commands share: exit statuses, their I/O, the connection to the cluster, the DaemonSet
 // they address, and one-line API errors.
 import { Option, type Command } from 'commander';
-import { FLAGS, flagDefault, shownDefault, type FlagSpec } from '../config/flags.js';
-import type { Env } from '../config/parse.js';
+import { FLAGS, shownDefault, type FlagSpec } from '../config/flags.js';
+import { optionValues, parseFlags, parseGivenFlags, type Env } from '../config/parse.js';
 import type { Logger, LogFormat } from '../log/logger.js';
 import { FLEET_PAUSE_ANNOTATION, parseFleetPause, type FleetPause } from '../pause/fleet-pause.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
@@ -141,42 +141,58 @@ export interface KubeTarget {
   context: string;
 }
 
-/** The kubectl-style connection flags (--kubeconfig, --context). */
+/** The agent flag every command that connects takes: the kubeconfig. */
+const CONNECTION_FLAGS = agentFlags('kubeconfig');
+/** The agent flags every command that addresses the lock DaemonSet takes. */
+const DAEMONSET_FLAGS = agentFlags('ds-namespace', 'ds-name');
+
+/** kubectl's connection flags: --kubeconfig (from the flag table) and --context. */
 export function addConnectionOptions(cmd: Command): Command {
-  return cmd
-    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config or in-cluster)')
-    .option('--context <name>', 'kubeconfig context to use (default: its current-context)');
+  return addFlags(cmd, CONNECTION_FLAGS).option(
+    '--context <name>',
+    'kubeconfig context to use (default: its current-context)',
+  );
 }
 
-/** Options every command takes for the connection and the DaemonSet, with KURED_* fallbacks. */
+/**
+ * The connection flags and the lock DaemonSet's (--ds-namespace, -n for short, and --ds-name, from
+ * the flag table: the agent's variables, parsers and errors). Without --ds-name or KURED_DS_NAME the
+ * DaemonSet is found among the chart's (resolveDaemonSet), so the help says so.
+ */
 export function addClusterOptions(cmd: Command): Command {
-  return addConnectionOptions(cmd)
-    .option(
-      '-n, --namespace <namespace>',
-      'namespace of the kured-ts DaemonSet (same as --ds-namespace; env KURED_DS_NAMESPACE)',
-    )
-    .option('--ds-namespace <namespace>', 'namespace of the kured-ts DaemonSet (env KURED_DS_NAMESPACE)')
-    .option('--ds-name <name>', 'name of the kured-ts DaemonSet (env KURED_DS_NAME)');
+  addConnectionOptions(cmd).option(
+    '-n, --namespace <namespace>',
+    'namespace of the kured-ts DaemonSet (same as --ds-namespace)',
+  );
+  return addFlags(cmd, DAEMONSET_FLAGS, {
+    'ds-namespace': 'the namespace of the one kured-ts DaemonSet found, else kube-system',
+    'ds-name': 'the kured-ts DaemonSet found (in -n, else in any namespace), else kured',
+  });
+}
+
+/** addConnectionOptions' flags as commander gives them (agent flags raw, as lists). */
+export interface ConnectionFlags {
+  kubeconfig?: string[];
+  context?: string;
+}
+
+/** addClusterOptions' flags as commander gives them (agent flags raw, as lists). */
+export interface ClusterFlags extends ConnectionFlags {
+  namespace?: string;
+  dsNamespace?: string[];
+  dsName?: string[];
 }
 
 /** The cluster of addConnectionOptions' flags: command line, then KURED_KUBECONFIG. */
-export function connectionTarget(
-  flags: { kubeconfig?: string; context?: string },
-  env: CommandDeps['env'],
-): KubeTarget {
-  return {
-    kubeconfig: flags.kubeconfig ?? nonEmpty(env.KURED_KUBECONFIG) ?? '',
-    context: flags.context ?? '',
-  };
+export function connectionTarget(opts: Readonly<Record<string, unknown>>, env: Env): KubeTarget {
+  const names = CONNECTION_FLAGS.map((f) => f.name);
+  const { kubeconfig } = parseFlags(names, optionValues(opts, CONNECTION_FLAGS), env);
+  return { kubeconfig, context: textOption(opts.context) ?? '' };
 }
 
-/** Raw values of addClusterOptions as commander parses them. */
-export interface ClusterFlags {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  dsNamespace?: string;
-  dsName?: string;
+/** A string option as commander gives it; undefined when absent. */
+function textOption(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -190,31 +206,34 @@ export interface DiscoverScope {
 /** The resolved cluster flags; `discover` when the DaemonSet is to be found (resolveDaemonSet). */
 export type ClusterOptions = DaemonSetRef & KubeTarget & { discover?: DiscoverScope };
 
-/** Resolves the cluster flags: command line, then KURED_* environment, then kured's defaults. */
-export function clusterOptions(flags: ClusterFlags, env: CommandDeps['env']): ClusterOptions {
-  const pick = (value: string | undefined, name: string, fallback: string): string =>
-    value ?? nonEmpty(env[name]) ?? fallback;
-  if (
-    flags.namespace !== undefined &&
-    flags.dsNamespace !== undefined &&
-    flags.namespace !== flags.dsNamespace
-  ) {
-    throw new UsageError(
-      '-n/--namespace',
-      flags.namespace,
-      `disagrees with --ds-namespace ${flags.dsNamespace}`,
-    );
+/**
+ * Resolves addClusterOptions' flags (commander's raw options) as the agent does: command line, then
+ * KURED_* environment, then the flag table's default; a bad name is a usage error naming the flag.
+ */
+export function clusterOptions(opts: Readonly<Record<string, unknown>>, env: Env): ClusterOptions {
+  const flags = [...CONNECTION_FLAGS, ...DAEMONSET_FLAGS];
+  const values = { ...optionValues(opts, flags) };
+  const short = textOption(opts.namespace);
+  if (short !== undefined) {
+    const long = values['ds-namespace']?.at(-1);
+    if (long !== undefined && long !== short) {
+      throw new UsageError('-n/--namespace', short, `disagrees with --ds-namespace ${long}`);
+    }
+    values['ds-namespace'] = [short];
   }
-  const namespace = flags.namespace ?? flags.dsNamespace;
-  const named = flags.dsName ?? nonEmpty(env.KURED_DS_NAME);
+  const parsed = parseGivenFlags(
+    flags.map((f) => f.name),
+    values,
+    env,
+  );
+  const { config, given } = parsed;
   return {
-    kubeconfig: pick(flags.kubeconfig, 'KURED_KUBECONFIG', ''),
-    context: flags.context ?? '',
-    dsNamespace: pick(namespace, 'KURED_DS_NAMESPACE', flagDefault('ds-namespace')),
-    dsName: named ?? flagDefault('ds-name'),
-    ...(named === undefined
-      ? { discover: { namespace: namespace ?? nonEmpty(env.KURED_DS_NAMESPACE) } }
-      : {}),
+    ...connectionTarget(opts, env),
+    dsNamespace: config.dsNamespace,
+    dsName: config.dsName,
+    ...(given.has('ds-name')
+      ? {}
+      : { discover: { namespace: given.has('ds-namespace') ? config.dsNamespace : undefined } }),
   };
 }
 
@@ -243,11 +262,6 @@ export async function resolveDaemonSet(
   );
   deps.exit(EXIT_USAGE);
   return undefined;
-}
-
-/** undefined for an unset or empty environment variable. */
-export function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
 }
 
 /**
@@ -296,11 +310,11 @@ export interface CliIo {
   createLogger(format: LogFormat): Logger;
 }
 
-function optionFor(flag: FlagSpec): Option {
+function optionFor(flag: FlagSpec, shown: string): Option {
   const repeat = flag.repeatable ? ', repeatable' : '';
   const option = new Option(
     `--${flag.name} ${flag.valueName}`,
-    `${flag.description} (default: ${shownDefault(flag)}; env ${flag.env}${repeat})`,
+    `${flag.description} (default: ${shown}; env ${flag.env}${repeat})`,
   );
   // Values stay raw strings here: parseConfig applies precedence and parses them, so env values
   // and command-line values get the same checks and the same error messages.
@@ -315,8 +329,13 @@ function optionFor(flag: FlagSpec): Option {
  * flag table gives them: read them back with optionValues and parse them with parseConfig or
  * parseFlags, so that precedence, parsing, errors and defaults are the agent's.
  */
-export function addFlags(command: Command, flags: readonly FlagSpec[]): Command {
-  for (const flag of flags) command.addOption(optionFor(flag));
+export function addFlags(
+  command: Command,
+  flags: readonly FlagSpec[],
+  /** What the help shows as a flag's default where a command's differs from the agent's. */
+  shown: Readonly<Record<string, string>> = {},
+): Command {
+  for (const flag of flags) command.addOption(optionFor(flag, shown[flag.name] ?? shownDefault(flag)));
   return command;
 }
 

@@ -73,7 +73,7 @@ function statusOptions(
   env: CommandDeps['env'],
 ): StatusOptions & KubeTarget {
   const output = parseOutput(flags.output, STATUS_OUTPUTS);
-  const cluster = clusterOptions(flags, env);
+  const cluster = clusterOptions({ ...flags }, env);
   const { lockAnnotation, lockTtlMs } = parseFlags(
     LOCK_FLAGS.map((f) => f.name),
     optionValues({ ...flags }, LOCK_FLAGS),

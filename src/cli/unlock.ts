@@ -211,7 +211,7 @@ function unlockOptions(
   const manual = flags.manual === true;
   const stale = flags.stale === true;
   return {
-    ...clusterOptions(flags, env),
+    ...clusterOptions({ ...flags }, env),
     lockAnnotation: parseFlags(['lock-annotation'], optionValues({ ...flags }, LOCK_FLAGS), env)
       .lockAnnotation,
     nodes,

@@ -218,11 +218,21 @@ export function defaultConfig(): Config {
  * the flag (and the variable) when one is bad. The rest keep their defaults; nothing else is checked.
  */
 export function parseFlags(names: readonly string[], values: FlagValues, env: Env): Config {
-  return applyGiven(
+  return parseGivenFlags(names, values, env).config;
+}
+
+/** parseFlags, and which of `names` were given (on the command line or in the environment). */
+export function parseGivenFlags(
+  names: readonly string[],
+  values: FlagValues,
+  env: Env,
+): { config: Config; given: ReadonlySet<string> } {
+  const { draft, given } = applyGiven(
     FLAGS.filter((f) => names.includes(f.name)),
     values,
     env,
-  ).draft.config;
+  );
+  return { config: draft.config, given };
 }
 
 /** Only the window flags (for `kured-ts window`); the rest keep their defaults. */

@@ -17,6 +17,7 @@ import {
 } from '../../src/cli/shared.js';
 import { type StatusOptions, type StatusReport } from '../../src/cli/status.js';
 import { registerStatus, runStatus } from '../../src/cli/status-command.js';
+import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
@@ -471,6 +472,36 @@ describe('the subcommands as registered with commander', () => {
       'invalid value "ops" for -n/--namespace: disagrees with --ds-namespace kube-system',
     ]);
   });
+  it.each([
+    [['status', '--ds-name', 'Kured_DS'], {}, '--ds-name'],
+    [['pause', '--reason', 'x', '--ds-namespace', 'Ops!'], {}, '--ds-namespace'],
+    [['unlock', '--stale', '-n', 'kube_system'], {}, '--ds-namespace'],
+    [['resume'], { KURED_DS_NAME: 'Bad Name' }, 'KURED_DS_NAME'],
+  ] as [string[], Record<string, string>, string][])(
+    'refuses a DaemonSet name the API server would refuse, before any request, naming it (%j %j)',
+    async (args, env, named) => {
+      let code: number | undefined;
+      const prog = new Command().exitOverride();
+      const deps = {
+        env,
+        out: (l: string) => out.push(l),
+        err: (l: string) => errs.push(l),
+        exit: (c: number) => (code = c),
+        connect: () => new ClientNodeKube(server.kubeConfig()),
+        clock,
+      };
+      registerStatus(prog, deps);
+      registerPause(prog, deps);
+      registerResume(prog, deps);
+      registerUnlock(prog, deps);
+      const before = server.requests.length;
+      await prog.parseAsync(args, { from: 'user' });
+      expect(code).toBe(2);
+      expect(errs).toHaveLength(1);
+      expect(errs[0]).toContain(named);
+      expect(server.requests.length).toBe(before);
+    },
+  );
 });
 
 describe('which cluster the commands talk to', () => {
