@@ -52,7 +52,7 @@ export class Reporter {
   /** While waiting for the lock: its holders as last seen, and since when (monotonic ms) they hold it. */
   private stall: { holders: string; since: number } | undefined;
   /** When the reboot was first seen required (RFC 3339), from the status: it survives restarts. */
-  private requiredSince: string | undefined;
+  private needSince: string | undefined;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
 
@@ -62,12 +62,20 @@ export class Reporter {
     private readonly options: ReporterOptions = { deadlineMs: 0, periodMs: 3_600_000 },
   ) {}
 
+  /**
+   * Since when the current reboot has been required (RFC 3339), as the status carries it across
+   * agent restarts; undefined while none is. The cycle record takes it for the reboot history.
+   */
+  get requiredSince(): string | undefined {
+    return this.needSince;
+  }
+
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
   noteNode(node: NodeState): void {
     this.bootID = node.bootID;
     const status = parseStatus(node.annotations[STATUS_ANNOTATION]);
     this.lastReboot = status?.lastReboot;
-    this.requiredSince = status?.requiredSince ?? this.requiredSince;
+    this.needSince = status?.requiredSince ?? this.needSince;
     this.written = status;
   }
 
@@ -102,7 +110,7 @@ export class Reporter {
   /** The status annotation this outcome writes; undefined for progress without a phase. */
   private statusOf(outcome: Outcome, fx: Effects, now: Date): NodeStatus | undefined {
     // 'pending' (the sentinel says so, nothing decided yet) has no phase of its own, but starts the need
-    if (outcome.kind === 'pending') this.requiredSince ??= now.toISOString();
+    if (outcome.kind === 'pending') this.needSince ??= now.toISOString();
     if (fx.phase === undefined) return undefined;
     this.deps.metrics.setPhase(fx.phase);
     if (outcome.kind === 'completed') this.lastReboot = now.toISOString();
@@ -121,9 +129,9 @@ export class Reporter {
    * until it is done (idle or completed). Kept in the status, so an agent restart does not reset it.
    */
   private need(phase: Phase, now: Date): Pick<NodeStatus, 'requiredSince' | 'due'> {
-    if (!WANTS_REBOOT.has(phase)) this.requiredSince = undefined;
-    else this.requiredSince ??= now.toISOString();
-    const since = this.requiredSince;
+    if (!WANTS_REBOOT.has(phase)) this.needSince = undefined;
+    else this.needSince ??= now.toISOString();
+    const since = this.needSince;
     const { deadlineMs } = this.options;
     const sinceMs = since === undefined ? undefined : Date.parse(since);
     const dueMs = sinceMs === undefined || deadlineMs === 0 ? undefined : sinceMs + deadlineMs;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/cycle.js';
+import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;
@@ -28,6 +29,20 @@ function hasTaint(cluster: FakeCluster): boolean {
 }
 
 describe('agent: before the lock', () => {
+  it('records in the cycle when the need began, as the status kept it across an agent restart', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.windowOpen = false;
+    expect((await tick(cluster)).kind).toBe('outside-window');
+    const since = parseStatus(cluster.node.annotations[STATUS_ANNOTATION])?.requiredSince;
+    expect(since).toBe(cluster.clock.now().toISOString());
+    await cluster.clock.advance(2 * 3_600_000);
+    cluster.windowOpen = true;
+    await tick(cluster); // each tick is a new agent: a restart two hours on
+    expect(inCycle(cluster)).toBe(true);
+    expect(cycleOf(cluster)?.requiredAt).toBe(since);
+  });
+
   it('reports idle and removes a leftover taint when no reboot is required', async () => {
     const cluster = new FakeCluster();
     cluster.node.taints.push(

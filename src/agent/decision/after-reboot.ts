@@ -63,7 +63,6 @@ export async function complete(
     if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
     return { labels: config.postRebootNodeLabels, annotations };
   });
-  pass.env.memory.requiredAt = undefined;
   observePhases(pass, record);
   await pass.removeTaint();
   await pass.notify('uncordon', config.messageTemplateUncordon);

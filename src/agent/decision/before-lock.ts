@@ -53,8 +53,7 @@ export function notRequired(verdict: SentinelVerdict): Outcome {
 export async function beforeLock(pass: Pass): Promise<Outcome> {
   const verdict = await pass.sentinel();
   if (!verdict.required) return notNeeded(pass, verdict);
-  const { memory, progress } = pass.env;
-  memory.requiredAt ??= pass.now();
+  const { progress } = pass.env;
   // Right after startUp's 'pending', the first pass does not report it again.
   const last = progress.last;
   const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
@@ -65,10 +64,7 @@ export async function beforeLock(pass: Pass): Promise<Outcome> {
 
 /** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
 async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
-  if (verdict.error === undefined) {
-    pass.env.memory.requiredAt = undefined;
-    await pass.removeTaint();
-  }
+  if (verdict.error === undefined) await pass.removeTaint();
   pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
   return notRequired(verdict);
 }

@@ -68,6 +68,7 @@ export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcom
  */
 export async function beginCycle(pass: Pass, from: { started: Date; kured?: boolean }): Promise<CycleRecord> {
   await pass.readNode();
+  const required = pass.env.progress.requiredSince;
   let record: CycleRecord | undefined;
   await pass.guardedWrite('the reboot cycle began', (node) => {
     record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
@@ -79,7 +80,7 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
       attempts: 0,
       started: from.started.toISOString(),
       ...(pass.deps.agentId === undefined ? {} : { agent: pass.deps.agentId }),
-      ...(pass.env.memory.requiredAt === undefined ? {} : { requiredAt: pass.env.memory.requiredAt }),
+      ...(required === undefined ? {} : { requiredAt: required }),
       kernel: node.kernelVersion ?? '',
       osImage: node.osImage ?? '',
     };

@@ -58,7 +58,7 @@ async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Pr
 }
 
 export class Decision {
-  private readonly memory: Memory = { clean: false, requiredAt: undefined };
+  private readonly memory: Memory = { clean: false };
   private readonly env: PassEnv;
 
   constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {

@@ -24,6 +24,8 @@ export interface Progress {
   readonly last: Outcome | undefined;
   /** A fresh read of the node (its bootID and the status it carries). */
   noteNode(node: NodeState): void;
+  /** Since when the current reboot has been required (RFC 3339; kept in the status across restarts). */
+  readonly requiredSince: string | undefined;
 }
 
 /** What the agent keeps between passes (everything else is read from the cluster each pass). */
@@ -34,8 +36,6 @@ export interface Memory {
    * sets it.
    */
   clean: boolean;
-  /** When this agent first saw the current reboot required (for the history); cleared when none is. */
-  requiredAt: string | undefined;
 }
 
 /** What every pass is built from. */
