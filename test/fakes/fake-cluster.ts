@@ -138,6 +138,8 @@ export class FakeCluster {
   concurrent: Promise<unknown> | undefined;
   /** Runs after each tick of the test's loop (another node's moves between ticks). */
   afterTick: (() => void) | undefined;
+  /** Runs inside every notification, which waits for it (what happens while one is being sent). */
+  onNotify: ((event: NotifyEvent) => Promise<void> | void) | undefined;
   crashController: AbortController | undefined;
   metrics = new RecordingMetrics();
   logger = new MemoryLogger();
@@ -300,9 +302,9 @@ export class FakeCluster {
 
   private notifier(): Notifier {
     return {
-      notify: (event, _node, message) => {
+      notify: async (event, _node, message) => {
         this.notifications.push({ event, message });
-        return Promise.resolve();
+        await this.onNotify?.(event);
       },
     };
   }

@@ -1,7 +1,7 @@
 // Crash at every step: a fresh agent on the same cluster state must finish the cycle safely.
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
 import { AGENT_DEFAULTS, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 interface Scenario {
@@ -65,6 +65,7 @@ async function runToEnd(cluster: FakeCluster, s: Scenario, signal?: AbortSignal)
     if (outcome.kind !== 'error') checkAfterTick(cluster, s);
     const done = s.drainFails ? outcome.kind === 'drain-failed' : outcome.kind === 'idle';
     if (done) break;
+    await cluster.clock.advance(agent.nextDelay(outcome)); // the next tick comes as the loop would
   }
   return outcomes;
 }
@@ -135,6 +136,30 @@ describe.each(SCENARIOS)('crash at every step of $name', (s) => {
       const outcomes = await runToEnd(cluster, s, cluster.crashController.signal);
       expectSafeEnd(cluster, s, outcomes);
     }
+  });
+});
+
+describe('a second agent of the node between the counted attempt and the reboot request', () => {
+  it("does not request the same boot's reboot again while the first may still bring it", async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false; // the host takes its time: the bootID stays as it was
+    const second: Outcome[] = [];
+    cluster.onNotify = async (event) => {
+      // a rollout overlap: the new pod starts while the old one notifies of the reboot
+      if (event === 'reboot' && second.length === 0) {
+        second.push(await new Agent(AGENT_DEFAULTS, cluster.deps()).startUp());
+      }
+    };
+    const first = await settle(cluster.clock, new Agent(AGENT_DEFAULTS, cluster.deps()).tick());
+    expect(first).toMatchObject({
+      kind: 'rebooting',
+      reason: expect.stringMatching(/^reboot attempt 1 of 3/),
+    });
+    expect(second).toMatchObject([{ kind: 'rebooting', reason: expect.stringContaining('waiting for it') }]);
+    expect(cluster.reboots).toHaveLength(1);
+    expect(parseCycle(cluster.node.annotations[CYCLE_ANNOTATION])?.attempts).toBe(1);
+    expect(cluster.calls.filter((c) => c === 'drain')).toHaveLength(1);
   });
 });
 

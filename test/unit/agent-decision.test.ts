@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/cycle.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
+import { REBOOT_GRACE_MS } from '../../src/agent/decision/phase.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
 const TAINT = AGENT_DEFAULTS.preferNoScheduleTaint;
@@ -369,8 +370,11 @@ describe('agent: the reboot cycle', () => {
     expect(outcome.reason).toContain('nsenter: not found');
     expect(cycleOf(cluster)?.attempts).toBe(1);
     expect(cluster.node.unschedulable).toBe(true);
+    // a failed request is not coming: the retry does not wait for it
+    expect(cycleOf(cluster)?.rebootRequestedAt).toBeUndefined();
     cluster.rebootError = undefined;
-    expect((await tick(cluster)).kind).toBe('rebooting');
+    const retried = await tick(cluster);
+    expect(retried).toMatchObject({ kind: 'rebooting', reason: expect.stringContaining('attempt 2 of 3') });
     expect((await tick(cluster)).kind).toBe('completed');
   });
 
@@ -395,6 +399,13 @@ describe('agent: restart and proof of reboot', () => {
     cluster.sentinel = true;
     cluster.rebootWorks = false;
     expect((await tick(cluster)).kind).toBe('rebooting');
+    // restarted at once: the reboot asked for may still come; not asked again, not drained again
+    const waiting = await tick(cluster);
+    expect(waiting.kind).toBe('rebooting');
+    expect(waiting.reason).toMatch(/^reboot attempt 1 of 3 requested at .*; waiting for it/);
+    expect(cluster.reboots).toHaveLength(1);
+    expect(cluster.calls.filter((c) => c === 'drain')).toHaveLength(1);
+    await cluster.clock.advance(REBOOT_GRACE_MS);
     const resumed = await tick(cluster);
     expect(resumed.kind).toBe('rebooting');
     expect(resumed.reason).toContain('attempt 2 of 3');
@@ -408,7 +419,10 @@ describe('agent: restart and proof of reboot', () => {
     cluster.sentinel = true;
     cluster.rebootWorks = false;
     const kinds: string[] = [];
-    for (let i = 0; i < 5; i++) kinds.push((await tick(cluster, { rebootRetries: 2 })).kind);
+    for (let i = 0; i < 5; i++) {
+      kinds.push((await tick(cluster, { rebootRetries: 2 })).kind);
+      await cluster.clock.advance(REBOOT_GRACE_MS); // the reboot asked for did not come in time
+    }
     expect(kinds).toEqual(['rebooting', 'rebooting', 'failed', 'failed', 'failed']);
     expect(cluster.reboots).toHaveLength(2);
     expect(cluster.node.unschedulable).toBe(true);

@@ -1,4 +1,5 @@
 // The agent's fleet policies over hand-written fakes: the approval gate and the reboot history.
+import { REBOOT_GRACE_MS } from '../../src/agent/decision/phase.js';
 import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../../src/node/approval.js';
@@ -121,7 +122,9 @@ describe('the reboot history (--history-limit)', () => {
     cluster.rebootWorks = false;
     const config = { rebootRetries: 2 };
     expect((await tick(cluster, config)).kind).toBe('rebooting');
+    await cluster.clock.advance(REBOOT_GRACE_MS);
     expect((await tick(cluster, config)).kind).toBe('rebooting');
+    await cluster.clock.advance(REBOOT_GRACE_MS);
     expect((await tick(cluster, config)).kind).toBe('failed');
     expect((await tick(cluster, config)).kind).toBe('failed');
     const history = parseHistory(cluster.node.annotations[HISTORY_ANNOTATION]);

@@ -1,11 +1,14 @@
 // Every phase the cluster's records can put a node in, as a table: the facts, the phase, and whether
 // the cycle ends at once when the sentinel no longer asks for a reboot.
 import { describe, expect, it } from '@jest/globals';
-import { phaseOf, type CycleFacts, type PhaseName } from '../../src/agent/decision/phase.js';
+import { REBOOT_GRACE_MS, phaseOf, type CycleFacts, type PhaseName } from '../../src/agent/decision/phase.js';
 import type { LockHolder, LockMetadata } from '../../src/lock/lock.js';
 import type { CycleRecord } from '../../src/node/cycle.js';
 
 const BOOT = 'boot-1';
+const NOW = Date.parse('2026-11-24T02:00:00Z');
+/** An RFC 3339 time `ms` before NOW. */
+const ago = (ms: number): string => new Date(NOW - ms).toISOString();
 
 function entry(metadata: LockMetadata = { unschedulable: false, bootID: BOOT }): LockHolder {
   return { nodeID: 'n1', created: new Date('2026-11-24T01:00:00Z'), ttlMs: 0, metadata };
@@ -24,6 +27,7 @@ function inCycle(fields: Partial<CycleFacts> = {}): CycleFacts {
     bootID: BOOT,
     unschedulable: true,
     rebootRetries: 3,
+    nowMs: NOW,
     ...fields,
   };
 }
@@ -111,6 +115,48 @@ const rows: [string, CycleFacts, PhaseName, boolean][] = [
     false,
   ],
   [
+    'a reboot requested a minute ago on this boot may still come: no drain, no second request',
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(60_000) }) }),
+    'reboot-requested',
+    false,
+  ],
+  [
+    'a reboot requested longer ago than the grace, on the same boot, did not come: drain again',
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(REBOOT_GRACE_MS) }) }),
+    'drain',
+    false,
+  ],
+  [
+    'a request time ahead of now (the clock stepped back) is no reason to wait',
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(-60_000) }) }),
+    'drain',
+    false,
+  ],
+  [
+    'a failed request (the record keeps the attempt, not the request time) is retried at once',
+    inCycle({ record: record({ attempts: 1 }) }),
+    'drain',
+    false,
+  ],
+  [
+    'giving up wins over a recent request',
+    inCycle({ record: record({ attempts: 3, rebootRequestedAt: ago(1000) }) }),
+    'given-up',
+    false,
+  ],
+  [
+    'a recent request wins over an uncordon meanwhile: one reboot per boot',
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(1000) }), unschedulable: false }),
+    'reboot-requested',
+    false,
+  ],
+  [
+    'a recent request on a boot that is gone is proven: readiness',
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(1000) }), bootID: 'boot-2' }),
+    'readiness',
+    false,
+  ],
+  [
     'a held cycle whose cordon of ours someone lifted is uncordoned meanwhile',
     inCycle({ unschedulable: false }),
     'uncordoned-meanwhile',
@@ -192,6 +238,7 @@ describe('phaseOf: where the cluster records put a node in its cycle', () => {
       'retake-before-reboot': true,
       'retake-after-reboot': true,
       'given-up': true,
+      'reboot-requested': true,
       'uncordoned-meanwhile': true,
       drain: true,
       readiness: true,

@@ -82,7 +82,11 @@ describe('metrics through a scripted agent cycle', () => {
     // One agent process throughout: the host ignored every reboot request, so the pod never restarted.
     const agent = new Agent({ ...AGENT_DEFAULTS, rebootRetries: 2 }, cluster.deps({ metrics }));
     const kinds: string[] = [];
-    for (let i = 0; i < 5; i++) kinds.push((await settle(cluster.clock, agent.tick())).kind);
+    for (let i = 0; i < 5; i++) {
+      const outcome = await settle(cluster.clock, agent.tick());
+      kinds.push(outcome.kind);
+      await cluster.clock.advance(agent.nextDelay(outcome)); // the next tick comes as the loop would
+    }
     expect(kinds).toEqual(['rebooting', 'rebooting', 'failed', 'failed', 'failed']);
     const s = await scrape(metrics);
     expect(currentPhase(s)).toEqual(['failed']);

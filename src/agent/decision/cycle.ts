@@ -220,9 +220,30 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
     await pass.deps.rebooter.reboot(pass.signal);
   } catch (err) {
     if (pass.signal?.aborted) throw err;
+    await requestFailed(pass, record, attempts);
     return { kind: 'failed', reason: `reboot request failed: ${errorText(err)}; will retry` };
   }
   return outcome;
+}
+
+/**
+ * A reboot request that failed is not coming: the record keeps the attempt but loses its request
+ * time, so that the next pass retries without waiting REBOOT_GRACE_MS. Best effort: should the
+ * write fail, the retry only waits the grace (never a second request for a reboot that may come).
+ */
+async function requestFailed(pass: Pass, record: CycleRecord, attempts: number): Promise<void> {
+  const failed: CycleRecord = { ...record, attempts };
+  delete failed.rebootRequestedAt;
+  if (pass.drainedAt !== undefined) failed.drainedAt = pass.drainedAt;
+  try {
+    await pass.writeRecord(failed);
+  } catch (err) {
+    if (pass.signal?.aborted) throw err;
+    pass.deps.logger.warn('cannot record a failed reboot request', {
+      node: pass.config.nodeId,
+      error: errorText(err),
+    });
+  }
 }
 
 /** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */

@@ -26,6 +26,7 @@ import {
   adoptKured,
   cancelIfNoLongerRequired,
   givenUp,
+  rebootRequested,
   released,
   retake,
   unprovenEntry,
@@ -41,6 +42,7 @@ const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promis
   'retake-before-reboot': (pass, { record }) => retake(pass, record),
   'retake-after-reboot': (pass, { record }) => retake(pass, record),
   'given-up': (pass, { record }) => givenUp(pass, record),
+  'reboot-requested': (pass, { record }) => rebootRequested(pass, record),
   'uncordoned-meanwhile': (pass, { record }) => toReboot(pass, record, 'uncordoned'),
   drain: (pass, { record }) => toReboot(pass, record, 'drain'),
   readiness: (pass, { record }) => readiness(pass, record),
@@ -85,6 +87,7 @@ export class Decision {
       bootID: node.bootID,
       unschedulable: node.unschedulable,
       rebootRetries: config.rebootRetries,
+      nowMs: deps.clock.now().getTime(),
     };
     const result = await handle(pass, phaseOf(facts));
     if (!('retaken' in result)) return result;

@@ -22,7 +22,17 @@ export interface CycleFacts {
   unschedulable: boolean;
   /** --reboot-retries. */
   rebootRetries: number;
+  /** Now (ms since the epoch, this host's clock: the one the record's rebootRequestedAt was written on). */
+  nowMs: number;
 }
+
+/**
+ * A reboot requested this recently on the node's current boot may still be coming (the host shutting
+ * down, kubelet's graceful shutdown under way): no agent of the node drains or asks again before it
+ * has passed. This keeps a second agent of the node (a rollout overlap) that reads the record between
+ * the counted attempt and the request from requesting the same boot's reboot again.
+ */
+export const REBOOT_GRACE_MS = 5 * 60_000;
 
 /** What each phase carries besides its name. */
 interface PhaseData {
@@ -40,6 +50,8 @@ interface PhaseData {
   'retake-after-reboot': { record: CycleRecord };
   /** The same boot after --reboot-retries reboot requests: left cordoned, for an operator. */
   'given-up': { record: CycleRecord };
+  /** A reboot was requested on this boot less than REBOOT_GRACE_MS ago: it may still come; wait. */
+  'reboot-requested': { record: CycleRecord };
   /** We cordoned, and someone uncordoned the node before the reboot: drain again or give way. */
   'uncordoned-meanwhile': { record: CycleRecord };
   /** Our cycle on the same boot: drain (a no-op on a drained node), delay, re-verify, reboot. */
@@ -117,6 +129,12 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
   if (record.attempts >= facts.rebootRetries) {
     const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
     return { name: 'given-up', record, reason, cancellable: false };
+  }
+  const sinceRequest = facts.nowMs - Date.parse(record.rebootRequestedAt ?? '');
+  // a request time ahead of now (the clock stepped back) proves nothing: no wait
+  if (record.attempts > 0 && sinceRequest >= 0 && sinceRequest < REBOOT_GRACE_MS) {
+    const reason = `reboot requested ${Math.round(sinceRequest / 1000)}s ago; it may still come`;
+    return { name: 'reboot-requested', record, reason, cancellable: false };
   }
   if (record.cordoned && !facts.unschedulable) {
     return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };

@@ -14,7 +14,8 @@ import { beforeLock, notRequired } from './before-lock.js';
 import { abortBeforeReboot, beginCycle, toReboot } from './cycle.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
-import { rebooted } from './phase.js';
+import { REBOOT_GRACE_MS, rebooted } from './phase.js';
+import { shortDuration } from '../../text/duration.js';
 
 /** The slot was taken back: the pass goes on in the phase the held slot puts the node in. */
 export interface Retaken {
@@ -92,6 +93,16 @@ export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome |
   const waiting = await readinessGaps(pass);
   if (waiting.length === 0) return complete(pass, record, undefined);
   return { kind: 'lock-lost', reason: `rebooted, waiting for ${waiting.join('; ')}; ${why}` };
+}
+
+/**
+ * A reboot was requested on this boot moments ago (by us before a restart, or by another agent of
+ * this node): it may still come. Neither drained nor asked for again until REBOOT_GRACE_MS passed.
+ */
+export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcome> {
+  const grace = shortDuration(REBOOT_GRACE_MS);
+  const reason = `reboot attempt ${record.attempts} of ${pass.config.rebootRetries} requested at ${record.rebootRequestedAt ?? '?'} (bootID ${record.bootID}); waiting for it: not asked again before ${grace} have passed`;
+  return Promise.resolve({ kind: 'rebooting', reason });
 }
 
 /**
