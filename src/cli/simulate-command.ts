@@ -1,8 +1,7 @@
 // `kured-ts simulate`: the command, its options and their parsers.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { parseDuration } from '../config/values.js';
 import type { PdbSpec } from '../sim/cluster-spec.js';
-import { unhealthyLimit } from '../config/values.js';
+import { duration as durationAtLeast, integer, unhealthyLimit } from '../config/values.js';
 import { errorText } from '../text/error-text.js';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';
 
@@ -15,36 +14,28 @@ export function timelinePath(value: string): string {
 
 // ---- command line --------------------------------------------------------------------------------
 
-function positiveInt(name: string, min = 1): (value: string) => number {
+/** One of the flag table's parsers (config/values.ts) as a commander argument parser. */
+function asOption<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
-    return n;
+    try {
+      return parse(value);
+    } catch (err) {
+      throw new InvalidArgumentError(errorText(err));
+    }
   };
 }
 
-function duration(value: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(value);
-  } catch (err) {
-    throw new InvalidArgumentError(errorText(err));
-  }
-  if (ms < 0) throw new InvalidArgumentError('must not be negative');
-  return ms;
-}
+/** An integer of at least `min`, as the agent's flags read one. */
+const integerOption = (min = 1): ((value: string) => number) => asOption(integer(min));
+/** A duration (not negative), as the agent's flags read one. */
+const duration = asOption(durationAtLeast('non-negative'));
 
 /** --max-unhealthy-nodes: as the agent's flag reads it. */
-function simUnhealthyLimit(value: string): { count: number } | { percent: number } {
-  try {
-    const limit = unhealthyLimit(value);
-    if (limit === undefined) throw new Error('expected N or N%');
-    return limit;
-  } catch (err) {
-    throw new InvalidArgumentError(errorText(err));
-  }
-}
+const simUnhealthyLimit = asOption((value): { count: number } | { percent: number } => {
+  const limit = unhealthyLimit(value);
+  if (limit === undefined) throw new Error('expected N or N%');
+  return limit;
+});
 
 /** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
 export function blockingChurn(value: string): { perHour: number; durationMs: number } {
@@ -61,11 +52,11 @@ export function blockingChurn(value: string): { perHour: number; durationMs: num
 export function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
   const [count = '', span = ''] = value.split(',');
   if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
-  return { nodes: positiveInt('--unhealthy-nodes', 1)(count), durationMs: duration(span) };
+  return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
 function needsReboot(value: string): 'all' | number {
-  return value === 'all' ? 'all' : positiveInt('--needs-reboot', 0)(value);
+  return value === 'all' ? 'all' : integerOption(0)(value);
 }
 
 /** `none`, `max-unavailable=N`, `min-available=N` (N an integer or a percentage). */
@@ -132,9 +123,9 @@ interface SimulateFlags {
 function addClusterOptions(cmd: Command): Command {
   const d = DEFAULT_SIMULATE_OPTIONS;
   return cmd
-    .option('--nodes <n>', 'nodes in the simulated cluster', positiveInt('--nodes'), d.nodes)
+    .option('--nodes <n>', 'nodes in the simulated cluster', integerOption(), d.nodes)
     .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
-    .option('--concurrency <n>', 'nodes that may reboot at once', positiveInt('--concurrency'), d.concurrency)
+    .option('--concurrency <n>', 'nodes that may reboot at once', integerOption(), d.concurrency)
     .addOption(durationOption('--period <duration>', 'agent check period', d.periodMs, '1h'))
     .addOption(durationOption('--reboot-delay <duration>', 'wait after the drain before rebooting', 0, '0s'))
     .addOption(
@@ -143,7 +134,7 @@ function addClusterOptions(cmd: Command): Command {
     .option(
       '--pods-per-node <n>',
       'workload pods per node (3 replicas per workload)',
-      positiveInt('--pods-per-node', 0),
+      integerOption(0),
       d.podsPerNode,
     )
     .addOption(
@@ -172,12 +163,7 @@ function addWorldOptions(cmd: Command): Command {
         '0s',
       ),
     )
-    .option(
-      '--pre-cordoned <n>',
-      'nodes cordoned by someone else before the start',
-      positiveInt('--pre-cordoned', 0),
-      0,
-    )
+    .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option('--kured-polling', "model kured's polling: no watch wake-up when the lock frees", false)
     .addOption(
@@ -204,13 +190,13 @@ function addFleetOptions(cmd: Command): Command {
     .option(
       '--zones <n>',
       'label the nodes topology.kubernetes.io/zone over n zones (zone-a, zone-b, … round robin)',
-      positiveInt('--zones', 0),
+      integerOption(0),
       0,
     )
     .option(
       '--group-concurrency <n>',
       "at most n nodes per zone at once (the agents' --group-label is the zone; needs --zones)",
-      positiveInt('--group-concurrency', 0),
+      integerOption(0),
       0,
     )
     .option(
@@ -247,7 +233,7 @@ function addFleetOptions(cmd: Command): Command {
 function addRunOptions(cmd: Command): Command {
   const d = DEFAULT_SIMULATE_OPTIONS;
   return cmd
-    .option('--seed <n>', 'seed of every random choice', positiveInt('--seed', 0), d.seed)
+    .option('--seed <n>', 'seed of every random choice', integerOption(0), d.seed)
     .addOption(
       durationOption(
         '--required-over <duration>',

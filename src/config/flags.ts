@@ -12,7 +12,8 @@ import {
   checkObjectName,
   checkQualifiedName,
   checkUrl,
-  parseDuration,
+  duration,
+  integer,
   parseLabels,
   splitCommand,
   unhealthyLimit,
@@ -83,26 +84,6 @@ function setWindow<K extends keyof Config['window']>(
 ): Apply {
   return (values, draft) => {
     draft.config.window[key] = parse(last(values));
-  };
-}
-
-function duration(min: 'positive' | 'non-negative'): (value: string) => number {
-  return (value) => {
-    const ms = parseDuration(value);
-    if (ms < 0) throw new Error('must not be negative');
-    if (min === 'positive' && ms === 0) throw new Error('must be greater than 0');
-    return ms;
-  };
-}
-
-function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
-  return (value) => {
-    if (!/^[-+]?\d+$/.test(value.trim())) throw new Error('expected an integer');
-    const n = Number(value);
-    if (n < min || n > max) {
-      throw new Error(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be ${min}-${max}`);
-    }
-    return n;
   };
 }
 

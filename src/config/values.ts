@@ -149,3 +149,25 @@ export function unhealthyLimit(value: string): { count: number } | { percent: nu
   if (m[2] !== undefined && n > 100) throw new Error('a percentage must be 0-100');
   return m[2] === undefined ? { count: n } : { percent: n };
 }
+
+/** A duration (parseDuration) that must not be negative, nor 0 when `min` is 'positive'. */
+export function duration(min: 'positive' | 'non-negative'): (value: string) => number {
+  return (value) => {
+    const ms = parseDuration(value);
+    if (ms < 0) throw new Error('must not be negative');
+    if (min === 'positive' && ms === 0) throw new Error('must be greater than 0');
+    return ms;
+  };
+}
+
+/** A decimal integer (digits only: no 1e3, no 0x10, no 2.0) within [min, max]. */
+export function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    if (!/^[-+]?\d+$/.test(value.trim())) throw new Error('expected an integer');
+    const n = Number(value);
+    if (n < min || n > max) {
+      throw new Error(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be ${min}-${max}`);
+    }
+    return n;
+  };
+}

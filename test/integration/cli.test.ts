@@ -489,6 +489,11 @@ describe('the operator commands', () => {
     [['simulate', '--max-unhealthy-nodes', '150%'], /--max-unhealthy-nodes.*percentage must be 0-100/],
     [['simulate', '--blocking-churn', '0,20m'], /--blocking-churn.*expected RATE,DURATION/],
     [['simulate', '--taint-timing', 'never'], /--taint-timing.*required, unblocked/],
+    // integers and durations as the agent's flags read them (config/values.ts)
+    [['simulate', '--nodes', '1e3'], /--nodes.*'1e3' is invalid\. expected an integer/],
+    [['simulate', '--concurrency', '0'], /--concurrency.*must be at least 1/],
+    [['simulate', '--seed', '0x10'], /--seed.*expected an integer/],
+    [['simulate', '--boot-time', '-1m'], /--boot-time.*must not be negative/],
   ])('simulate refuses %j with exit 2 and one line', (args, message) => {
     const run = cli(args);
     expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
