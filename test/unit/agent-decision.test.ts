@@ -431,12 +431,28 @@ describe('agent: restart and proof of reboot', () => {
     expect(cluster.node.statuses.at(-1)?.phase).toBe('failed');
   });
 
+  it('waits for the last reboot asked for before giving up on it', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.rebootWorks = false;
+    expect((await tick(cluster, { rebootRetries: 1 })).kind).toBe('rebooting');
+    const waiting = await tick(cluster, { rebootRetries: 1 });
+    expect(waiting).toMatchObject({ kind: 'rebooting', reason: expect.stringContaining('the last attempt') });
+    expect(cluster.eventReasons()).not.toContain('RebootFailed');
+    await cluster.clock.advance(REBOOT_GRACE_MS);
+    expect((await tick(cluster, { rebootRetries: 1 })).kind).toBe('failed');
+    expect(cluster.reboots).toHaveLength(1);
+  });
+
   it('counts a failed reboot once per agent, not once per tick', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
     cluster.rebootWorks = false;
     const agent = agentOn(cluster, { rebootRetries: 1 });
-    for (let i = 0; i < 4; i++) await settle(cluster.clock, agent.tick());
+    for (let i = 0; i < 4; i++) {
+      const outcome = await settle(cluster.clock, agent.tick());
+      await cluster.clock.advance(agent.nextDelay(outcome)); // the next tick comes as the loop would
+    }
     expect(cluster.metrics.results).toEqual(['failed']);
   });
 

@@ -139,8 +139,14 @@ const rows: [string, CycleFacts, PhaseName, boolean][] = [
     false,
   ],
   [
-    'giving up wins over a recent request',
+    'the last attempt, requested a moment ago, is waited for before giving up',
     inCycle({ record: record({ attempts: 3, rebootRequestedAt: ago(1000) }) }),
+    'reboot-requested',
+    false,
+  ],
+  [
+    'the last attempt, requested longer ago than the grace, has given up',
+    inCycle({ record: record({ attempts: 3, rebootRequestedAt: ago(REBOOT_GRACE_MS) }) }),
     'given-up',
     false,
   ],

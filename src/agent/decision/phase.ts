@@ -34,7 +34,7 @@ export interface CycleFacts {
  */
 export const REBOOT_GRACE_MS = 5 * 60_000;
 
-/** What each phase carries besides its name. */
+/** What each phase carries besides its name (in the order phaseOf tries them on the same boot). */
 interface PhaseData {
   /** No slot and no cycle: detect, taint, window and blockers, lock (DESIGN §1 up to the lock). */
   'before-lock': object;
@@ -126,15 +126,15 @@ function retake(record: CycleRecord, newBoot: boolean): CyclePhase {
 /** Holding the slot on the record's boot: a crash, a second agent, or a reboot that did not happen. */
 function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
   const cancellable = record.attempts === 0;
-  if (record.attempts >= facts.rebootRetries) {
-    const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
-    return { name: 'given-up', record, reason, cancellable: false };
-  }
   const sinceRequest = facts.nowMs - Date.parse(record.rebootRequestedAt ?? '');
   // a request time ahead of now (the clock stepped back) proves nothing: no wait
   if (record.attempts > 0 && sinceRequest >= 0 && sinceRequest < REBOOT_GRACE_MS) {
     const reason = `reboot requested ${Math.round(sinceRequest / 1000)}s ago; it may still come`;
     return { name: 'reboot-requested', record, reason, cancellable: false };
+  }
+  if (record.attempts >= facts.rebootRetries) {
+    const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
+    return { name: 'given-up', record, reason, cancellable: false };
   }
   if (record.cordoned && !facts.unschedulable) {
     return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };

@@ -101,7 +101,12 @@ export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome |
  */
 export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const grace = shortDuration(REBOOT_GRACE_MS);
-  const reason = `reboot attempt ${record.attempts} of ${pass.config.rebootRetries} requested at ${record.rebootRequestedAt ?? '?'} (bootID ${record.bootID}); waiting for it: not asked again before ${grace} have passed`;
+  const retries = pass.config.rebootRetries;
+  const then =
+    record.attempts >= retries
+      ? `the last attempt: given up if the bootID has not changed ${grace} after it`
+      : `not asked again before ${grace} have passed`;
+  const reason = `reboot attempt ${record.attempts} of ${retries} requested at ${record.rebootRequestedAt ?? '?'} (bootID ${record.bootID}); waiting for it: ${then}`;
   return Promise.resolve({ kind: 'rebooting', reason });
 }
 
