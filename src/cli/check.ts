@@ -15,7 +15,8 @@ import type { LockHolder } from '../lock/lock.js';
 import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
-import { CYCLE_ANNOTATION } from '../node/cycle.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../node/cycle.js';
+import { PHASE_NEXT, phaseOf, type CycleFacts } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
@@ -35,6 +36,7 @@ import { formatObject } from './output.js';
 export type CheckConfig = Pick<
   Config,
   | 'window'
+  | 'rebootRetries'
   | 'dsNamespace'
   | 'dsName'
   | 'lockAnnotation'
@@ -207,17 +209,11 @@ interface LockItem extends CheckItem {
   held?: LockHolder;
 }
 
-/** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */
-async function evaluateLock(
-  options: CheckOptions,
-  io: CheckIo,
-  at: { kube: Kube; node: V1Node },
-  signal: AbortSignal,
-): Promise<LockItem> {
+/** The agent's own DaemonSetLock for `options.node`, reading only (through a ReadOnlyKube). */
+function agentLock(options: CheckOptions, clock: Clock, kube: Kube): DaemonSetLock {
   const { config } = options;
-  const { kube, node } = at;
   const grouped = config.groupConcurrency > 0;
-  const lock = new DaemonSetLock({
+  return new DaemonSetLock({
     kube,
     nodeId: options.node,
     namespace: config.dsNamespace,
@@ -226,11 +222,22 @@ async function evaluateLock(
     ttlMs: config.lockTtlMs,
     concurrency: config.concurrency,
     ...(grouped ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } } : {}),
-    clock: io.clock,
+    clock,
     log: silentLogger,
   });
+}
+
+/** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */
+async function evaluateLock(
+  options: CheckOptions,
+  io: CheckIo,
+  at: { kube: Kube; node: V1Node },
+  signal: AbortSignal,
+): Promise<LockItem> {
+  const { kube, node } = at;
+  const lock = agentLock(options, io.clock, kube);
   const held = await lock.holding(signal);
-  if (held) {
+  if (held && node.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined) {
     return {
       name: 'lock',
       verdict: 'ok',
@@ -238,6 +245,24 @@ async function evaluateLock(
       held,
     };
   }
+  const item = await newAcquisition(options.config, lock, node, signal);
+  if (!held) return item;
+  // an entry naming this node that no cycle of its own proves is judged as a new acquisition (DESIGN §12)
+  return {
+    ...item,
+    detail: `${item.detail}; the entry naming this node is not proven by a cycle of its own`,
+    held,
+  };
+}
+
+/** Would acquire() give this node a slot, as a new acquisition? */
+async function newAcquisition(
+  config: CheckConfig,
+  lock: DaemonSetLock,
+  node: V1Node,
+  signal: AbortSignal,
+): Promise<LockItem> {
+  const grouped = config.groupConcurrency > 0;
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
   const result = await lock.wouldAcquire(signal, group);
   return result.acquired
@@ -319,13 +344,34 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
   }
 }
 
-/** Why the agent is past the pre-lock decision on this node: it holds a slot, or its cycle record stands. */
-function inProgress(node: V1Node, lock: LockItem): string | undefined {
-  if (lock.held) return 'this node holds the lock: the agent continues its reboot cycle';
-  if (node.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined) {
-    return 'a reboot cycle is in progress on this node (its lock slot is missing): the agent takes its slot back to finish it';
-  }
-  return undefined;
+/**
+ * The node's phase as the agent finds it (phaseOf, the agent's own table): past the pre-lock decision
+ * when a cycle of its own is in progress, with what the agent does next; undefined before the lock
+ * (an entry naming the node that no cycle proves is asked for anew, as the agent does).
+ */
+function inProgress(node: V1Node, lock: LockItem, config: CheckConfig, now: Date): string | undefined {
+  const phase = phaseOf(cycleFacts(node, lock.held, config.rebootRetries, now));
+  if (phase.name === 'before-lock' || phase.name === 'unproven-entry') return undefined;
+  return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
+}
+
+/** What the agent's phaseOf reads, from the Node object and the lock's entry for it. */
+function cycleFacts(
+  node: V1Node,
+  entry: LockHolder | undefined,
+  rebootRetries: number,
+  now: Date,
+): CycleFacts {
+  const annotations = node.metadata?.annotations ?? {};
+  return {
+    entry,
+    record: parseCycle(annotations[CYCLE_ANNOTATION]),
+    labelled: node.metadata?.labels?.[CYCLE_LABEL] !== undefined,
+    bootID: node.status?.nodeInfo?.bootID ?? '',
+    unschedulable: node.spec?.unschedulable === true,
+    rebootRetries,
+    nowMs: now.getTime(),
+  };
 }
 
 /** Evaluates everything for one node, reading only. */
@@ -349,7 +395,11 @@ export async function evaluateCheck(
   ];
   const lock = await evaluateLock(options, io, { kube, node }, signal);
   items.push(lock);
-  const decision = decide(items, inProgress(node, lock), beforeLock(items, times, options.config, node));
+  const decision = decide(
+    items,
+    inProgress(node, lock, options.config, now),
+    beforeLock(items, times, options.config, node),
+  );
   return { node: options.node, items, decision };
 }
 

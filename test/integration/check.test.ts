@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
@@ -335,10 +336,67 @@ describe('kured-ts check', () => {
     expect(writes()).toEqual([]);
   });
 
-  it('reports a cycle in progress when the node holds the lock', async () => {
+  /** n1's cycle record (and label), begun on `bootID`, as its agent writes it. */
+  function inCycle(bootID: string, fields: object = {}): void {
+    const n = api.get<V1Node>('nodes', undefined, 'n1')!;
+    const record = { bootID, cordoned: true, attempts: 0, started: '2026-01-05T09:00:00Z', ...fields };
+    n.metadata = {
+      ...n.metadata,
+      labels: { ...n.metadata?.labels, [CYCLE_LABEL]: 'true' },
+      annotations: { ...n.metadata?.annotations, [CYCLE_ANNOTATION]: JSON.stringify(record) },
+    };
+    n.spec = { ...n.spec, unschedulable: true };
+    api.update('nodes', n);
+  }
+
+  it.each<[string, () => void, string, RegExp]>([
+    [
+      'the node holds the lock with its cycle record, on the same boot: the agent drains and reboots',
+      () => inCycle('boot-n1'),
+      'in-progress',
+      /^a reboot cycle is in progress on this node \(drain: same boot, no reboot requested yet\); the agent drains/,
+    ],
+    [
+      'the bootID changed since the record: the agent waits for readiness',
+      () => inCycle('boot-before'),
+      'in-progress',
+      /\(readiness: bootID boot-before -> boot-n1\); rebooted: the agent waits for readiness/,
+    ],
+    [
+      'a reboot requested a minute ago: the agent waits for it',
+      () => inCycle('boot-n1', { attempts: 1, rebootRequestedAt: '2026-01-05T09:59:00Z' }),
+      'in-progress',
+      /\(reboot-requested: reboot requested 60s ago; it may still come\)/,
+    ],
+    [
+      'the lock names the node and no cycle of its own proves it: judged as a new acquisition, as the agent does',
+      () => undefined,
+      'would-reboot',
+      /^the agent would take the lock/,
+    ],
+  ])('%s', async (_name, arrange, kind, reason) => {
     api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n1') }));
+    arrange();
     const report = await evaluateCheck({ node: 'n1', config: config() }, io, AbortSignal.timeout(5000));
-    expect(report.decision.kind).toBe('in-progress');
+    expect(report.decision.kind).toBe(kind);
+    expect(report.decision.reason).toMatch(reason);
+    const lock = report.items.find((i) => i.name === 'lock');
+    if (kind === 'would-reboot') {
+      expect(lock?.detail).toMatch(/; the entry naming this node is not proven by a cycle of its own$/);
+    } else expect(lock?.detail).toBe('held by this node since 2026-01-05T09:00:00.000Z');
+    expect(writes()).toEqual([]);
+  });
+
+  it("adopts kured's slot for a node kured cordoned, as the agent does", async () => {
+    api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n1') }));
+    const n = api.get<V1Node>('nodes', undefined, 'n1')!;
+    n.spec = { ...n.spec, unschedulable: true };
+    api.update('nodes', n);
+    const report = await evaluateCheck({ node: 'n1', config: config() }, io, AbortSignal.timeout(5000));
+    expect(report.decision).toMatchObject({
+      kind: 'in-progress',
+      reason: expect.stringContaining("kured's slot for this node: the agent adopts kured's cordon"),
+    });
     expect(writes()).toEqual([]);
   });
 

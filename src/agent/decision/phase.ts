@@ -145,3 +145,25 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
       : `same boot after ${record.attempts} reboot request(s)`;
   return { name: 'drain', record, reason, cancellable };
 }
+
+/** What the agent does next in each phase, in words (kured-ts check says it for a cycle in progress). */
+export const PHASE_NEXT: Readonly<Record<PhaseName, string>> = {
+  'before-lock': 'the agent decides before the lock: sentinel, window, blockers, then a slot',
+  'unproven-entry':
+    'the lock names this node but no cycle of its own proves it: the agent asks for the slot anew, as a new acquisition',
+  'kured-entry':
+    "kured's slot for this node: the agent adopts kured's cordon as its cycle, drains and reboots",
+  released:
+    'an operator removed the cycle label: the agent drops its record and slot and leaves the node as it is',
+  'retake-before-reboot':
+    'the lock slot is missing: the agent takes it back and continues, or ends the cycle (uncordoning) if it cannot',
+  'retake-after-reboot':
+    'rebooted, and the lock slot is missing: the agent takes it back, and finishes once the node is ready',
+  'reboot-requested': `the reboot asked for may still come: the agent waits, and does not ask again within ${REBOOT_GRACE_MS / 60_000} minutes of the request`,
+  'given-up':
+    'the reboot never came: the node stays cordoned with its lock slot until an operator intervenes',
+  'uncordoned-meanwhile':
+    'someone uncordoned the node: the agent cordons and drains again (--on-uncordoned-during-delay redrain) or ends the cycle',
+  drain: 'the agent drains (a no-op on a drained node), waits --reboot-delay, re-verifies and reboots',
+  readiness: 'rebooted: the agent waits for readiness, then uncordons and releases the lock',
+};
