@@ -352,19 +352,25 @@ describe('kured-ts check', () => {
   it.each<[string, () => void, string, RegExp]>([
     [
       'the node holds the lock with its cycle record, on the same boot: the agent drains and reboots',
-      () => inCycle('boot-n1'),
+      () => {
+        inCycle('boot-n1');
+      },
       'in-progress',
       /^a reboot cycle is in progress on this node \(drain: same boot, no reboot requested yet\); the agent drains/,
     ],
     [
       'the bootID changed since the record: the agent waits for readiness',
-      () => inCycle('boot-before'),
+      () => {
+        inCycle('boot-before');
+      },
       'in-progress',
       /\(readiness: bootID boot-before -> boot-n1\); rebooted: the agent waits for readiness/,
     ],
     [
       'a reboot requested a minute ago: the agent waits for it',
-      () => inCycle('boot-n1', { attempts: 1, rebootRequestedAt: '2026-01-05T09:59:00Z' }),
+      () => {
+        inCycle('boot-n1', { attempts: 1, rebootRequestedAt: '2026-01-05T09:59:00Z' });
+      },
       'in-progress',
       /\(reboot-requested: reboot requested 60s ago; it may still come\)/,
     ],
