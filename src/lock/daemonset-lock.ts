@@ -29,7 +29,7 @@
 //
 // Hundreds of agents may wait for a slot at once. Each follows the DaemonSet (lock-watch.ts) and
 // wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
-// pauses a random moment and looks again before it sends anything (see waitForChange).
+// pauses a random moment and looks again before it sends anything (slot-wait.ts).
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
@@ -47,13 +47,11 @@ import {
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
 import { LockView } from './lock-view.js';
-import { LockWatch } from './lock-watch.js';
-import { ChangeFeed } from './change-feed.js';
+import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { HandOff } from './hand-off.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
 import {
-  HERD_SPREAD_MS,
   MALFORMED_KEY,
   UNPARSABLE_HOLDER,
   declaredSlots,
@@ -69,9 +67,6 @@ export {
   type DaemonSetLockOptions,
 } from './lock-state.js';
 
-/** Why a waiting node should try for a slot again. */
-type Wake = 'slot-open' | 'own-slot-changed';
-
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
@@ -80,7 +75,7 @@ export class DaemonSetLock implements Lock {
   private readonly reasons: LockReasons;
   private readonly leases = new LeaseObserver();
   private readonly view: LockView;
-  private readonly watch: LockWatch;
+  private readonly slotWait: SlotWait;
   /** The DaemonSet as last read, written or watched: where waitForChange starts from. */
   private watched: V1DaemonSet | undefined;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
@@ -90,7 +85,6 @@ export class DaemonSetLock implements Lock {
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.view = new LockView(o, this.leases);
-    this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
     this.holders = new LockHolders(o);
     this.reasons = new LockReasons(o, this.leases, this.holders);
     this.handOff = new HandOff({
@@ -100,6 +94,7 @@ export class DaemonSetLock implements Lock {
       log: o.log,
       ...(o.handoffGraceMs === undefined ? {} : { graceMs: o.handoffGraceMs }),
     });
+    this.slotWait = new SlotWait(o, this.waited(), this.view, this.handOff);
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
@@ -160,57 +155,9 @@ export class DaemonSetLock implements Lock {
     if (wrote) this.o.log.info('lock released', { node: this.o.nodeId });
   }
 
-  /**
-   * Waits until the watched lock shows a slot this node could take: a slot freed or expired, an
-   * unparsable lock outliving --lock-ttl, our own slot changed, or the DaemonSet deleted; or until
-   * `timeoutMs`. Writes that leave every slot taken wake nobody. A freed slot wakes every waiter at
-   * once, so each first pauses a random moment (up to HERD_SPREAD_MS) and looks at the watched state
-   * again: whoever sees the slot already retaken goes back to waiting without a request.
-   */
-  async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    const seen = this.watched ?? (await this.fetch(signal));
-    const stop = new AbortController();
-    const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
-    const changes = new ChangeFeed();
-    const observe = (ds: V1DaemonSet): void => {
-      const before = this.watched?.metadata?.annotations?.[this.o.annotation];
-      this.watched = ds;
-      const text = ds.metadata?.annotations?.[this.o.annotation];
-      if (text === before) return;
-      // a new lock state is a new hand-off: the queue is asked again
-      this.handOff.reset();
-      changes.notify();
-    };
-    try {
-      await Promise.race([
-        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
-        this.watch.follow(seen, observe, both),
-        this.untilTakeable(this.stateOf(seen), changes, both),
-      ]);
-    } finally {
-      stop.abort();
-    }
-    signal?.throwIfAborted();
-  }
-
-  /** Resolves once a change (or an expiry) lets this node try for a slot; see waitForChange. */
-  private async untilTakeable(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.nextTrigger(changes, signal);
-      const wake = this.wakeReason(seen, this.current());
-      if (wake === undefined) continue;
-      if (wake !== 'slot-open') return;
-      await this.o.clock
-        .sleep((this.o.random ?? Math.random)() * HERD_SPREAD_MS, signal)
-        .catch(() => undefined);
-      const still = this.wakeReason(seen, this.current());
-      if (still === undefined) {
-        this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
-        continue;
-      }
-      if (still !== 'slot-open' || !(await this.yieldedTo(seen, changes, signal))) return;
-    }
+  /** See SlotWait.forChange (slot-wait.ts). */
+  waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.slotWait.forChange(timeoutMs, signal);
   }
 
   /** The queue's head for a free slot in `state` (HandOff), undefined = this node goes. */
@@ -231,34 +178,20 @@ export class DaemonSetLock implements Lock {
     return { acquired: false, holders: [], reason };
   }
 
-  /**
-   * With a queue: is an older waiter first for the free slot, and did it take it within
-   * HANDOFF_GRACE_MS? true = keep waiting; false = try for the slot ourselves.
-   */
-  private async yieldedTo(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<boolean> {
-    const first = await this.queueHead(this.current(), signal);
-    if (first === undefined) return false;
-    this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
-    const deadline = (this.handOff.deferredSince ?? this.view.nowMs()) + this.handOff.graceMs;
-    while (this.wakeReason(seen, this.current()) !== undefined) {
-      const left = deadline - this.view.nowMs();
-      if (left <= 0 || signal.aborted) return false;
-      await changes.nextWithin(left, this.o.clock, signal);
-    }
-    return true;
-  }
-
-  /** The next change of the watched annotation, or the moment a slot of the current state expires. */
-  private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
-    const expiresAt = this.view.nextExpiry(this.current());
-    const untilExpiry = expiresAt === undefined ? undefined : expiresAt - this.view.nowMs();
-    await changes.nextWithin(untilExpiry, this.o.clock, signal);
-  }
-
-  /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */
-  private wakeReason(seen: LockState, now: LockState): Wake | undefined {
-    if (this.view.ownSlot(seen) !== this.view.ownSlot(now)) return 'own-slot-changed';
-    return this.view.hasRoom(now, this.group) ? 'slot-open' : undefined;
+  /** What the wait for a slot reads of this lock. */
+  private waited(): WaitedLock {
+    return {
+      lastSeen: async (signal) => this.watched ?? (await this.fetch(signal)),
+      see: (ds) => {
+        const before = this.watched?.metadata?.annotations?.[this.o.annotation];
+        this.watched = ds;
+        return ds.metadata?.annotations?.[this.o.annotation] !== before;
+      },
+      current: () => this.current(),
+      stateOf: (ds) => this.stateOf(ds),
+      group: () => this.group,
+      queueHead: (state, signal) => this.queueHead(state, signal),
+    };
   }
 
   /** The lock as last seen (read, written or watched), judged now. */

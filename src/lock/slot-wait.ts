@@ -1,0 +1,122 @@
+// The wait for a slot: a waiting node follows the lock's DaemonSet (lock-watch.ts) and wakes only
+// when a slot could be its own, not at every write. A freed slot wakes every waiter at once, so each
+// first pauses a random moment (up to HERD_SPREAD_MS) and looks at the watched state again: whoever
+// sees the slot already retaken goes back to waiting without a request. With the fair queue, a
+// waiter lets an older one take the freed slot first, for up to the hand-off's grace.
+import type { V1DaemonSet } from '../kube/kube.js';
+import { ChangeFeed } from './change-feed.js';
+import type { HandOff } from './hand-off.js';
+import { HERD_SPREAD_MS, type DaemonSetLockOptions, type LockState } from './lock-state.js';
+import type { LockView } from './lock-view.js';
+import { LockWatch } from './lock-watch.js';
+
+/** Why a waiting node should try for a slot again. */
+type Wake = 'slot-open' | 'own-slot-changed';
+
+/** What the wait needs of the lock it waits on (DaemonSetLock). */
+export interface WaitedLock {
+  /** The DaemonSet as last read, written or watched; read when never seen. */
+  lastSeen(signal?: AbortSignal): Promise<V1DaemonSet>;
+  /** Takes in a watched DaemonSet; true when its lock annotation differs from the last seen. */
+  see(ds: V1DaemonSet): boolean;
+  /** The lock as last seen, judged now. */
+  current(): LockState;
+  /** A DaemonSet's lock, judged now. */
+  stateOf(ds: V1DaemonSet): LockState;
+  /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
+  group(): string | undefined;
+  /** The fair queue's head for a free slot in `state`; undefined = this node goes. */
+  queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined>;
+}
+
+export class SlotWait {
+  private readonly watch: LockWatch;
+
+  constructor(
+    private readonly o: DaemonSetLockOptions,
+    private readonly lock: WaitedLock,
+    private readonly view: LockView,
+    private readonly handOff: HandOff,
+  ) {
+    this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
+  }
+
+  /**
+   * Waits until the watched lock shows a slot this node could take: a slot freed or expired, an
+   * unparsable lock outliving --lock-ttl, our own slot changed, or the DaemonSet deleted; or until
+   * `timeoutMs`. Writes that leave every slot taken wake nobody.
+   */
+  async forChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    const seen = await this.lock.lastSeen(signal);
+    const stop = new AbortController();
+    const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
+    const changes = new ChangeFeed();
+    const observe = (ds: V1DaemonSet): void => {
+      if (!this.lock.see(ds)) return;
+      // a new lock state is a new hand-off: the queue is asked again
+      this.handOff.reset();
+      changes.notify();
+    };
+    try {
+      await Promise.race([
+        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
+        this.watch.follow(seen, observe, both),
+        this.untilTakeable(this.lock.stateOf(seen), changes, both),
+      ]);
+    } finally {
+      stop.abort();
+    }
+    signal?.throwIfAborted();
+  }
+
+  /** Resolves once a change (or an expiry) lets this node try for a slot; see forChange. */
+  private async untilTakeable(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.nextTrigger(changes, signal);
+      const wake = this.wakeReason(seen);
+      if (wake === undefined) continue;
+      if (wake !== 'slot-open') return;
+      await this.o.clock
+        .sleep((this.o.random ?? Math.random)() * HERD_SPREAD_MS, signal)
+        .catch(() => undefined);
+      const still = this.wakeReason(seen);
+      if (still === undefined) {
+        this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
+        continue;
+      }
+      if (still !== 'slot-open' || !(await this.yieldedTo(seen, changes, signal))) return;
+    }
+  }
+
+  /**
+   * With a queue: is an older waiter first for the free slot, and did it take it within the
+   * hand-off's grace? true = keep waiting; false = try for the slot ourselves.
+   */
+  private async yieldedTo(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<boolean> {
+    const first = await this.lock.queueHead(this.lock.current(), signal);
+    if (first === undefined) return false;
+    this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
+    const deadline = (this.handOff.deferredSince ?? this.view.nowMs()) + this.handOff.graceMs;
+    while (this.wakeReason(seen) !== undefined) {
+      const left = deadline - this.view.nowMs();
+      if (left <= 0 || signal.aborted) return false;
+      await changes.nextWithin(left, this.o.clock, signal);
+    }
+    return true;
+  }
+
+  /** The next change of the watched annotation, or the moment a slot of the current state expires. */
+  private async nextTrigger(changes: ChangeFeed, signal: AbortSignal): Promise<void> {
+    const expiresAt = this.view.nextExpiry(this.lock.current());
+    const untilExpiry = expiresAt === undefined ? undefined : expiresAt - this.view.nowMs();
+    await changes.nextWithin(untilExpiry, this.o.clock, signal);
+  }
+
+  /** Why a node that saw `seen` (and holds no slot) should try again now; undefined: not yet. */
+  private wakeReason(seen: LockState): Wake | undefined {
+    const now = this.lock.current();
+    if (this.view.ownSlot(seen) !== this.view.ownSlot(now)) return 'own-slot-changed';
+    return this.view.hasRoom(now, this.lock.group()) ? 'slot-open' : undefined;
+  }
+}
