@@ -1,4 +1,5 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli/cli.ts), never raw strings.
+import { hideUserInfo } from '../text/redact.js';
 import { redactUrl } from '../notify/notify-url.js';
 import { describeProxy, type ProxySettings } from '../http/proxy.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
@@ -165,18 +166,6 @@ export class InvalidValueError extends Error {
   }
 }
 
-/** Hides a password in a URL's userinfo, keeps the rest (Prometheus URLs are not secret). */
-function hidePassword(text: string): string {
-  try {
-    const url = new URL(text);
-    if (url.password === '') return text;
-    url.password = 'redacted';
-    return url.toString();
-  } catch {
-    return text;
-  }
-}
-
 /**
  * The effective configuration as log fields, secrets redacted: notify URLs carry webhook tokens,
  * URLs may carry passwords. Selectors and regexps are shown as the text users wrote.
@@ -186,7 +175,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     ...config,
     notifyUrl: redactUrl(config.notifyUrl),
     proxy: describeProxy(config.proxy),
-    prometheusUrl: hidePassword(config.prometheusUrl),
+    prometheusUrl: hideUserInfo(config.prometheusUrl),
     alertFilterRegexp: config.alertFilterRegexp?.source ?? '',
     drainPodSelector: formatLabelSelector(config.drainPodSelector),
     blockingPodSelectors: config.blockingPodSelectors.map((s) => formatLabelSelector(s)),

@@ -4,6 +4,7 @@
 // through a proxy, and NO_PROXY lists hosts, domains (with or without a leading dot, matching their
 // subdomains), IP addresses, CIDR ranges, each optionally with a port, or `*` for everything.
 // The Kubernetes API is not reached through these: client-node has its own proxy configuration.
+import { hideUserInfo } from '../text/redact.js';
 import type http from 'node:http';
 import { BlockList, isIP } from 'node:net';
 
@@ -79,11 +80,6 @@ function proxyUrl(name: string, value: string): URL {
   }
   if (url.hostname === '') throw new ProxyEnvError(name, shown, 'names no host');
   return url;
-}
-
-/** The proxy URL as it may be logged: user and password hidden. */
-export function hideUserInfo(value: string): string {
-  return value.replace(/\/\/[^@/]*@/, '//<redacted>@');
 }
 
 /** The proxy settings as log fields. */

@@ -282,6 +282,7 @@ describe('notification URLs', () => {
     expect(shown).not.toContain('SECRET');
     expect(shown).not.toContain('pw@');
     expect(shown).toContain('https://hooks.example.com/<redacted>');
+    expect(redactConfig(config).prometheusUrl).toBe('http://<redacted>@prom:9090');
   });
 });
 
