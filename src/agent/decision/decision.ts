@@ -8,7 +8,8 @@
 //   the cycle         cordon, drain, delay, re-verify, reboot           cycle.ts
 //   after the reboot  prove (bootID), readiness, uncordon, release      after-reboot.ts
 //   recovery          a lost slot, an unproven entry, kured's slot,     recovery.ts
-//                     an operator's release, retries exhausted
+//                     an operator's release, a reboot that may still
+//                     come, retries exhausted
 //
 // So a fresh agent after a crash at any step, or a second agent for the same node (a DaemonSet
 // rollout), continues from what the cluster records. The one thing kept in memory that saves reads
@@ -89,7 +90,9 @@ export class Decision {
       rebootRetries: config.rebootRetries,
       nowMs: deps.clock.now().getTime(),
     };
-    const result = await handle(pass, phaseOf(facts));
+    const phase = phaseOf(facts);
+    deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
+    const result = await handle(pass, phase);
     if (!('retaken' in result)) return result;
     // the slot taken back: on as if it had been held (never a retake again)
     const held = await handle(pass, phaseOf({ ...facts, entry: result.retaken }));
