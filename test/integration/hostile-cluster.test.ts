@@ -442,6 +442,27 @@ describe('two agents for one node (a DaemonSet rollout with maxSurge)', () => {
     expect(holders()).toEqual([]);
     expect(violations).toEqual([]);
   });
+  it('a second agent started as the reboot attempt is counted does not request the same boot again', async () => {
+    watchInvariants(1);
+    let second: Promise<Outcome> | undefined;
+    const unsubscribe = server.onWrite((e) => {
+      const annotations = (e.object as V1Node).metadata?.annotations ?? {};
+      const counted = parseCycle(annotations[CYCLE_ANNOTATION])?.attempts === 1;
+      if (second === undefined && e.resource === 'nodes' && counted) second = agent('n1').startUp();
+    });
+    try {
+      expect((await agent('n1').tick()).kind).toBe('rebooting');
+      expect(await second!).toMatchObject({
+        kind: 'rebooting',
+        reason: expect.stringContaining('waiting for it') as unknown,
+      });
+    } finally {
+      unsubscribe();
+    }
+    expect(reboots.get('n1')).toBe(1);
+    expect(parseCycle(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION])?.attempts).toBe(1);
+    expect(violations).toEqual([]);
+  });
 });
 
 describe("an admin's cordon made during our cycle", () => {
