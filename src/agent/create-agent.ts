@@ -39,6 +39,13 @@ export interface AgentIo {
   fairQueue?: boolean;
 }
 
+/** The lock's fair queue, unless --lock-queue none (or the caller) turns it off. */
+function fairQueue(config: Config, io: AgentIo): { queue?: NodeWaitQueue } {
+  if (io.fairQueue === false || config.lockQueue === 'none') return {};
+  const groupLabel = config.groupConcurrency > 0 ? config.groupLabel : undefined;
+  return { queue: new NodeWaitQueue({ kube: io.kube, nodeId: config.nodeId, clock: io.clock, groupLabel }) };
+}
+
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
 export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const { kube, clock, logger } = io;
@@ -62,16 +69,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       clock,
       log: logger,
       random,
-      ...(io.fairQueue === false
-        ? {}
-        : {
-            queue: new NodeWaitQueue({
-              kube,
-              nodeId,
-              clock,
-              groupLabel: config.groupConcurrency > 0 ? config.groupLabel : undefined,
-            }),
-          }),
+      ...fairQueue(config, io),
     }),
     node,
     drainer: new KubeDrainer({

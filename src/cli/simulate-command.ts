@@ -165,7 +165,11 @@ function addWorldOptions(cmd: Command): Command {
     )
     .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
-    .option('--kured-polling', "model kured's polling: no watch wake-up when the lock frees", false)
+    .option(
+      '--kured-polling',
+      "model kured's lock: no watch wake-up when the lock frees, no fair queue",
+      false,
+    )
     .addOption(
       durationOption(
         '--lock-ttl <duration>',

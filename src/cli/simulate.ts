@@ -11,7 +11,7 @@ import {
   type SimulationOptions,
   type SimulationResult,
 } from '../sim/simulation.js';
-import { simAgentFactory } from '../sim/sim-agent.js';
+import { simAgentFactory, unqueuedAgentFactory } from '../sim/sim-agent.js';
 import { errorText } from '../text/error-text.js';
 import { writeFile } from 'node:fs/promises';
 import { renderTimelineHtml, renderTimelineSvg } from '../sim/timeline-svg.js';
@@ -42,7 +42,10 @@ export interface SimulateOptions {
   preCordoned: number;
   /** --no-taint: no early PreferNoSchedule taint (kured's default). Default: taint on. */
   taint: boolean;
-  /** --kured-polling: no watch wake-up; agents find a free lock only on their own next tick. */
+  /**
+   * --kured-polling: kured's lock as it is: no watch wake-up (agents find a free lock only on their
+   * own next tick) and no fair queue (whoever asks first takes a free slot).
+   */
   kuredPolling: boolean;
   /** --lock-ttl: the agents' lock TTL; 0 = never expires. Shorter than a node's downtime, it lapses. */
   lockTtlMs?: number;
@@ -129,6 +132,11 @@ function requiredOver(options: SimulateOptions): { requiredOverMs?: number } {
   return options.requiredOverMs === undefined ? {} : { requiredOverMs: options.requiredOverMs };
 }
 
+/** The production agent; under --kured-polling, kured's lock order too (no fair queue). */
+function defaultAgent(options: SimulateOptions): AgentFactory {
+  return options.kuredPolling ? unqueuedAgentFactory : simAgentFactory;
+}
+
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -165,7 +173,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
-    createAgent: createAgent ?? simAgentFactory,
+    createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>
       startFakeApiServer({ podDeletion: 'graceful', clock, ...(admission ? { admission } : {}) }),
     connect: connectSimKube,

@@ -70,6 +70,11 @@ export interface Config {
    * `unblocked` only once nothing blocks it (kured's timing: on lock contention, never while blocked).
    */
   taintTiming: 'required' | 'unblocked';
+  /**
+   * --lock-queue: `fair` (default) hands a freed slot to the waiting node whose reboot has been needed
+   * longest (one node list per waiter per hand-off); `none` to whoever asks first (kured).
+   */
+  lockQueue: 'fair' | 'none';
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */
   blockingPodSelectors: Selector[];
   /** --blocking-query: PromQL expressions that block while they return a series or a non-zero scalar. */

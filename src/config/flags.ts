@@ -826,6 +826,16 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('taintTiming', oneOf(['required', 'unblocked'] as const)),
   }),
   added({
+    name: 'lock-queue',
+    type: 'string',
+    valueName: '<order>',
+    choices: ['fair', 'none'],
+    default: 'fair',
+    description:
+      "who takes a freed lock slot: the waiting node whose reboot has been needed longest (fair: each waiter woken by a freed slot lists the nodes once), or whoever asks first (none: kured's behaviour, no node lists)",
+    apply: set('lockQueue', oneOf(['fair', 'none'] as const)),
+  }),
+  added({
     name: 'host-exec',
     type: 'string',
     valueName: '<mode>',

@@ -164,6 +164,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--taint-timing',
           anyOf: [{ type: 'string', enum: ['required', 'unblocked'] }, { const: '' }],
         },
+        lockQueue: {
+          description: '--lock-queue',
+          anyOf: [{ type: 'string', enum: ['fair', 'none'] }, { const: '' }],
+        },
         historyLimit: {
           description: '--history-limit: 0 = no history',
           anyOf: [
@@ -687,6 +691,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     rebootDeadline: '0',
     historyLimit: 10,
     taintTiming: 'required',
+    lockQueue: 'fair',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',

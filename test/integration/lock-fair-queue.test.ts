@@ -9,6 +9,8 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { DaemonSetLock, HANDOFF_GRACE_MS } from '../../src/lock/daemonset-lock.js';
 import { NodeWaitQueue } from '../../src/lock/wait-queue.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { defaultConfig } from '../../src/config/parse.js';
 import { STATUS_ANNOTATION, formatStatus, type NodeStatus } from '../../src/node/status.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -171,4 +173,20 @@ describe('the fair lock queue', () => {
     expect((await n2.acquire(META)).acquired).toBe(true);
     expect(agent.calls.slice(before).filter((c) => c === 'listNodes')).toHaveLength(1);
   });
+
+  it.each([
+    ['fair', false],
+    ['none', true],
+  ] as const)(
+    'with --lock-queue %s, a node asking for a free slot while an older one waits takes it: %s',
+    async (lockQueue, taken) => {
+      waiting('n2', '2026-01-05T09:00:00Z');
+      const agent = counted(new ClientNodeKube(server.kubeConfig()));
+      const config = { ...defaultConfig(), nodeId: 'n3', lockQueue };
+      const deps = createAgentDeps(config, { kube: agent.kube, clock: new SystemClock(), logger: log });
+      expect((await deps.lock.acquire(META)).acquired).toBe(taken);
+      // kured's order asks nobody who waits: no list of every node
+      expect(agent.calls.includes('listNodes')).toBe(!taken);
+    },
+  );
 });

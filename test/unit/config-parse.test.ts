@@ -58,6 +58,7 @@ describe('defaults', () => {
       approvalTtlMs: 0,
       historyLimit: 10,
       taintTiming: 'required',
+      lockQueue: 'fair',
       preferNoScheduleTaint: '',
       blockingPodSelectors: [],
       prometheusUrl: '',
