@@ -13,10 +13,10 @@ import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
 import { silentLogger } from '../log/logger.js';
-import { KubeNodeOps } from '../node/kube-node-ops.js';
+import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../node/cycle.js';
-import { PHASE_NEXT, phaseOf, type CycleFacts } from '../agent/decision/phase.js';
+import { CYCLE_ANNOTATION } from '../node/cycle.js';
+import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
@@ -350,28 +350,9 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
  * (an entry naming the node that no cycle proves is asked for anew, as the agent does).
  */
 function inProgress(node: V1Node, lock: LockItem, config: CheckConfig, now: Date): string | undefined {
-  const phase = phaseOf(cycleFacts(node, lock.held, config.rebootRetries, now));
+  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config.rebootRetries, now));
   if (phase.name === 'before-lock' || phase.name === 'unproven-entry') return undefined;
   return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
-}
-
-/** What the agent's phaseOf reads, from the Node object and the lock's entry for it. */
-function cycleFacts(
-  node: V1Node,
-  entry: LockHolder | undefined,
-  rebootRetries: number,
-  now: Date,
-): CycleFacts {
-  const annotations = node.metadata?.annotations ?? {};
-  return {
-    entry,
-    record: parseCycle(annotations[CYCLE_ANNOTATION]),
-    labelled: node.metadata?.labels?.[CYCLE_LABEL] !== undefined,
-    bootID: node.status?.nodeInfo?.bootID ?? '',
-    unschedulable: node.spec?.unschedulable === true,
-    rebootRetries,
-    nowMs: now.getTime(),
-  };
 }
 
 /** Evaluates everything for one node, reading only. */

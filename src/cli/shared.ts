@@ -228,7 +228,8 @@ export function clusterOptions(opts: Readonly<Record<string, unknown>>, env: Env
   );
   const { config, given } = parsed;
   return {
-    ...connectionTarget(opts, env),
+    kubeconfig: config.kubeconfig,
+    context: textOption(opts.context) ?? '',
     dsNamespace: config.dsNamespace,
     dsName: config.dsName,
     ...(given.has('ds-name')

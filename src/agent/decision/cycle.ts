@@ -191,17 +191,10 @@ async function uncordoned(pass: Pass, record: CycleRecord, redrains: number): Pr
  */
 async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const attempts = record.attempts + 1;
+  const request: CycleRecord = { ...record, attempts, rebootRequestedAt: pass.now() };
+  if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
   const counted = await pass.deps.node.write(
-    {
-      annotations: {
-        [CYCLE_ANNOTATION]: formatCycle({
-          ...record,
-          attempts,
-          rebootRequestedAt: pass.now(),
-          ...(pass.drainedAt === undefined ? {} : { drainedAt: pass.drainedAt }),
-        }),
-      },
-    },
+    { annotations: { [CYCLE_ANNOTATION]: formatCycle(request) } },
     pass.node.resourceVersion,
     pass.signal,
   );
@@ -220,7 +213,7 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
     await pass.deps.rebooter.reboot(pass.signal);
   } catch (err) {
     if (pass.signal?.aborted) throw err;
-    await requestFailed(pass, record, attempts);
+    await requestFailed(pass, request);
     return { kind: 'failed', reason: `reboot request failed: ${errorText(err)}; will retry` };
   }
   return outcome;
@@ -231,10 +224,9 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
  * time, so that the next pass retries without waiting REBOOT_GRACE_MS. Best effort: should the
  * write fail, the retry only waits the grace (never a second request for a reboot that may come).
  */
-async function requestFailed(pass: Pass, record: CycleRecord, attempts: number): Promise<void> {
-  const failed: CycleRecord = { ...record, attempts };
+async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
+  const failed: CycleRecord = { ...request };
   delete failed.rebootRequestedAt;
-  if (pass.drainedAt !== undefined) failed.drainedAt = pass.drainedAt;
   try {
     await pass.writeRecord(failed);
   } catch (err) {

@@ -15,14 +15,14 @@
 // rollout), continues from what the cluster records. The one thing kept in memory that saves reads
 // is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
 import { HeldSlot } from '../../lock/held-slot.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION } from '../../node/cycle.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
 import { readiness } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
 import { toReboot } from './cycle.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
-import { phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
+import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import {
   adoptKured,
   cancelIfNoLongerRequired,
@@ -78,18 +78,10 @@ export class Decision {
     this.env.progress.noteNode(node);
     const pass = new Pass(this.env, signal, node, acquire);
     pass.verdict = verdict;
-    const record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
+    const inCycle = node.annotations[CYCLE_ANNOTATION] !== undefined;
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
-    const entry = await this.env.slot.holding(signal, { inCycle: record !== undefined });
-    const facts: CycleFacts = {
-      entry,
-      record,
-      labelled: node.labels[CYCLE_LABEL] !== undefined,
-      bootID: node.bootID,
-      unschedulable: node.unschedulable,
-      rebootRetries: config.rebootRetries,
-      nowMs: deps.clock.now().getTime(),
-    };
+    const entry = await this.env.slot.holding(signal, { inCycle });
+    const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
     const phase = phaseOf(facts);
     deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
     const result = await handle(pass, phase);

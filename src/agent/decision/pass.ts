@@ -1,7 +1,7 @@
 // One pass of the decision: what it works on (the latest read of the node, the sentinel's answer
 // once asked), what the agent keeps between passes, and the small idempotent steps every phase uses:
 // the one guarded node write, the taint, the slot, notifications.
-import type { LockMetadata } from '../../lock/lock.js';
+import type { AcquireResult, LockMetadata } from '../../lock/lock.js';
 import type { HeldSlot } from '../../lock/held-slot.js';
 import type { NodeState, NodeWrite } from '../../node/node.js';
 import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
@@ -154,12 +154,18 @@ export class Pass {
    */
   async slotStillOurs(record: CycleRecord): Promise<string | undefined> {
     if (await this.env.slot.holding(this.signal, { inCycle: true })) return undefined;
+    const result = await this.takeSlotBack(record);
+    return result.acquired ? undefined : `lock slot lost (${result.reason})`;
+  }
+
+  /**
+   * Asks for our slot back, proven by our cycle record: the node has counted against --concurrency
+   * all along, so no other node can have taken its slot while the cycle label stood.
+   */
+  async takeSlotBack(record: CycleRecord): Promise<AcquireResult> {
     const result = await this.env.slot.acquire(this.metaOf(record), this.signal, { inCycle: true });
-    if (result.acquired) {
-      this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
-      return undefined;
-    }
-    return `lock slot lost (${result.reason})`;
+    if (result.acquired) this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
+    return result;
   }
 
   hasTaint(): boolean {

@@ -6,7 +6,8 @@
 // record and its label, the node's bootID now against the record's, and the cordon. No agent memory
 // enters: a fresh agent after a crash, or a second agent of the same node, finds the same phase.
 import type { LockHolder } from '../../lock/lock.js';
-import type { CycleRecord } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../node/cycle.js';
+import type { NodeState } from '../../node/node.js';
 
 /** What one read of the node and the lock tells. */
 export interface CycleFacts {
@@ -69,6 +70,27 @@ export type PhaseName = keyof PhaseData;
 export type CyclePhase<K extends PhaseName = PhaseName> = {
   [P in K]: { name: P; reason: string; cancellable: boolean } & PhaseData[P];
 }[K];
+
+/**
+ * The facts of one read of the node and of the lock's entry for it (the agent's pass and `kured-ts
+ * check` read them alike).
+ */
+export function cycleFacts(
+  node: NodeState,
+  entry: LockHolder | undefined,
+  rebootRetries: number,
+  now: Date,
+): CycleFacts {
+  return {
+    entry,
+    record: parseCycle(node.annotations[CYCLE_ANNOTATION]),
+    labelled: node.labels[CYCLE_LABEL] !== undefined,
+    bootID: node.bootID,
+    unschedulable: node.unschedulable,
+    rebootRetries,
+    nowMs: now.getTime(),
+  };
+}
 
 /** The record's boot is gone: the reboot happened (an unknown bootID on either side proves nothing). */
 export function rebooted(bootID: string, record: CycleRecord): boolean {

@@ -83,11 +83,8 @@ export async function released(pass: Pass, record: CycleRecord): Promise<Outcome
  * it, the node finishes once ready, and never uncordons before.
  */
 export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome | Retaken> {
-  const result = await pass.env.slot.acquire(pass.metaOf(record), pass.signal, { inCycle: true });
-  if (result.acquired) {
-    pass.deps.logger.warn('lock slot lost and taken back', { node: pass.config.nodeId });
-    return { retaken: result.holder };
-  }
+  const result = await pass.takeSlotBack(record);
+  if (result.acquired) return { retaken: result.holder };
   const why = `lock slot lost (${result.reason})`;
   if (!rebooted(pass.node.bootID, record)) return abortBeforeReboot(pass, record, why);
   const waiting = await readinessGaps(pass);
