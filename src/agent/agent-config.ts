@@ -23,6 +23,7 @@ export type AgentConfig = Pick<
   | 'rebootDelayMs'
   | 'forceReboot'
   | 'lockTtlMs'
+  | 'lockQueue'
   | 'lockReleaseDelayMs'
   | 'preferNoScheduleTaint'
   | 'annotateNodes'

@@ -201,10 +201,13 @@ export class Agent {
    */
   private wakesOnLockChange(last: Outcome | undefined): boolean {
     const kind = last?.kind;
+    // With the coordinated queue a PDB-blocked node waits out its retry: woken by every lock change,
+    // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
+    const pdbWakes = this.config.lockQueue === 'none';
     return (
       kind === 'waiting-for-lock' ||
       kind === 'lock-lost' ||
-      (last?.kind === 'blocked' && last.blocker === 'pdb')
+      (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
     );
   }
 

@@ -5,7 +5,8 @@ import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
-import { NodeWaitQueue } from '../lock/wait-queue.js';
+import { CoordinatorLease, coordinatorLeaseName } from '../lock/coordinator-lease.js';
+import { NodeTurnGate } from '../lock/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
@@ -35,15 +36,24 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
-  /** The fair lock queue (oldest need first). Default true; false = whoever wakes first (kured). */
-  fairQueue?: boolean;
 }
 
-/** The lock's fair queue, unless --lock-queue none (or the caller) turns it off. */
-function fairQueue(config: Config, io: AgentIo): { queue?: NodeWaitQueue } {
-  if (io.fairQueue === false || config.lockQueue === 'none') return {};
-  const groupLabel = config.groupConcurrency > 0 ? config.groupLabel : undefined;
-  return { queue: new NodeWaitQueue({ kube: io.kube, nodeId: config.nodeId, clock: io.clock, groupLabel }) };
+/** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
+function coordinatorOf(config: Config, io: AgentIo): CoordinatorLease {
+  return new CoordinatorLease({
+    kube: io.kube,
+    namespace: config.dsNamespace,
+    name: coordinatorLeaseName(config.dsName),
+    clock: io.clock,
+  });
+}
+
+/** The coordinated queue's turns, unless --lock-queue none. */
+function turnsOf(config: Config, io: AgentIo, coordinator: CoordinatorLease): { turns?: NodeTurnGate } {
+  if (config.lockQueue === 'none') return {};
+  const { kube, clock, logger: log } = io;
+  const random = io.random ?? Math.random;
+  return { turns: new NodeTurnGate({ kube, nodeId: config.nodeId, coordinator, clock, log, random }) };
 }
 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
@@ -52,9 +62,10 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
+  const coordinator = coordinatorOf(config, io);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node }),
+    blockers: createBlockers(config, { kube, node, coordinator }),
     lock: new DaemonSetLock({
       kube,
       nodeId,
@@ -69,7 +80,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       clock,
       log: logger,
       random,
-      ...fairQueue(config, io),
+      ...turnsOf(config, io, coordinator),
     }),
     node,
     drainer: new KubeDrainer({

@@ -1,12 +1,17 @@
 // HealthBlocker: --max-unhealthy-nodes. No slot is taken while more other nodes than allowed are
 // NotReady, unreachable, or cordoned by someone else: rebooting a node of a fleet that is already
-// short of capacity turns a degradation into an outage. No Prometheus needed: one list of the
-// nodes, from the API server's watch cache, per decision that gets this far (a reboot is required
-// and the window is open); an idle agent never runs it.
+// short of capacity turns a degradation into an outage. No Prometheus needed.
+//
+// At fleet scale no agent lists the nodes (DESIGN §13): with a live coordinator (--lock-queue fair)
+// the verdict comes from the fleet health the coordinator publishes on its Lease, judged from its one
+// watch of the Nodes (one small read, shared with the lock's turn). Without one, one list of the
+// nodes from the API server's watch cache per decision that gets this far (a reboot is required and
+// the window is open); an idle agent never runs it.
 //
 // Nodes in a kured-ts reboot cycle (label kured-ts.dev/rebooting) are not counted: --concurrency
 // bounds them already, and counting them would let the gate stop the wave it is part of.
 import type { Kube, V1Node } from '../kube/kube.js';
+import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import type { Blocker, Verdict } from './blocker.js';
 
@@ -15,6 +20,25 @@ export interface HealthBlockerOptions {
   nodeId: string;
   /** At most this many other nodes (or this percentage of all nodes, rounded down) unhealthy. */
   limit: { count: number } | { percent: number };
+  /** The coordinator, whose published health is used while it is live. */
+  coordinator?: CoordinatorLease;
+}
+
+/** The limit as a number of nodes in a fleet of `total`. */
+export function maxUnhealthy(limit: { count: number } | { percent: number }, total: number): number {
+  return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
+}
+
+/** The fleet's health from every node (the coordinator's view, or a list): nodes in a cycle not counted. */
+export function fleetHealth(nodes: readonly V1Node[], shown: number): FleetHealth {
+  const bad = nodes
+    .filter((n) => n.metadata?.labels?.[CYCLE_LABEL] !== 'true')
+    .flatMap((n) => {
+      const why = unhealthy(n);
+      return why === undefined ? [] : [`${n.metadata?.name ?? '?'} ${why}`];
+    })
+    .sort();
+  return { total: nodes.length, count: bad.length, unhealthy: bad.slice(0, shown) };
 }
 
 /** Why a node counts as unhealthy; undefined when it does not. */
@@ -40,26 +64,30 @@ export class HealthBlocker implements Blocker {
 
   /** The most other nodes that may be unhealthy in a fleet of `total`. */
   max(total: number): number {
-    const { limit } = this.options;
-    return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
+    return maxUnhealthy(this.options.limit, total);
   }
 
   async check(signal?: AbortSignal): Promise<Verdict> {
-    const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
-    const bad = nodes
-      .filter((n) => n.metadata?.name !== this.options.nodeId)
-      .filter((n) => n.metadata?.labels?.[CYCLE_LABEL] !== 'true')
-      .flatMap((n) => {
-        const why = unhealthy(n);
-        return why === undefined ? [] : [`${n.metadata?.name ?? '?'} ${why}`];
-      })
-      .sort();
-    const max = this.max(nodes.length);
-    if (bad.length <= max) return { blocked: false };
-    const more = bad.length > SHOWN ? `, and ${bad.length - SHOWN} more` : '';
+    const health = await this.health(signal);
+    // the others: this node is left out when it is named (a list the coordinator cut short may not
+    // name it: then it counts, which can only block more)
+    const self = health.unhealthy.find((s) => s.startsWith(`${this.options.nodeId} `));
+    const bad = health.unhealthy.filter((s) => s !== self);
+    const count = health.count - (self === undefined ? 0 : 1);
+    const max = this.max(health.total);
+    if (count <= max) return { blocked: false };
+    const more = count > SHOWN ? `, and ${count - SHOWN} more` : '';
     return {
       blocked: true,
-      reason: `${bad.length} other nodes unhealthy (max ${max}): ${bad.slice(0, SHOWN).join(', ')}${more}`,
+      reason: `${count} other nodes unhealthy (max ${max}): ${bad.slice(0, SHOWN).join(', ')}${more}`,
     };
+  }
+
+  /** The coordinator's published health while it is live, else one list of the nodes. */
+  private async health(signal?: AbortSignal): Promise<FleetHealth> {
+    const coordinator = await this.options.coordinator?.read(signal);
+    if (coordinator?.live === true && coordinator.health !== undefined) return coordinator.health;
+    const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
+    return fleetHealth(nodes, nodes.length);
   }
 }

@@ -1,6 +1,7 @@
 // The blocker registry: which blockers run, in which order, for a configuration.
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
+import type { CoordinatorLease } from '../lock/coordinator-lease.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
 import { HealthBlocker } from './health.js';
@@ -33,13 +34,23 @@ export type BlockerConfig = Pick<
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
  * this order.
  */
-export function createBlockers(config: BlockerConfig, io: { kube: Kube; node: NodeOps }): Blocker[] {
-  const { kube, node } = io;
+export function createBlockers(
+  config: BlockerConfig,
+  io: { kube: Kube; node: NodeOps; coordinator?: CoordinatorLease },
+): Blocker[] {
+  const { kube, node, coordinator } = io;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
   ];
   if (config.maxUnhealthyNodes !== undefined) {
-    blockers.push(new HealthBlocker({ kube, nodeId: config.nodeId, limit: config.maxUnhealthyNodes }));
+    blockers.push(
+      new HealthBlocker({
+        kube,
+        nodeId: config.nodeId,
+        limit: config.maxUnhealthyNodes,
+        ...(coordinator === undefined ? {} : { coordinator }),
+      }),
+    );
   }
   if (config.prometheusUrl !== '') {
     blockers.push(

@@ -1,7 +1,8 @@
 // PdbBlocker: pre-flight before taking the lock — a pod the drain would evict is covered by a
 // PodDisruptionBudget that allows no disruption right now, so the drain would stall holding the lock;
 // or by more than one PodDisruptionBudget, which the Eviction API refuses outright (HTTP 500), so the
-// drain would fail.
+// drain would fail. A PDB covers pods of its own namespace only, so the pre-flight reads the PDBs of
+// the namespaces of this node's pods, never every PDB of the cluster (DESIGN §13).
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
 import { skipReason } from '../drain/kube-drainer.js';
 import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
@@ -45,7 +46,9 @@ export class PdbBlocker implements Blocker {
       (p) => p.spec?.nodeName === nodeId && skipReason(p, drainPodSelector) === undefined,
     );
     if (evict.length === 0) return { blocked: false };
-    const pdbs = await kube.listPodDisruptionBudgets(undefined, signal);
+    const namespaces = [...new Set(evict.map((p) => p.metadata?.namespace ?? ''))].sort();
+    const pdbs: V1PodDisruptionBudget[] = [];
+    for (const namespace of namespaces) pdbs.push(...(await kube.listPodDisruptionBudgets(namespace, signal)));
     for (const pod of evict) {
       const verdict = this.judge(
         pod,

@@ -19,8 +19,10 @@ import type {
   V1DaemonSet,
   V1Node,
   V1Pod,
+  V1Lease,
   V1PodDisruptionBudget,
   WatchEvent,
+  WatchOptions,
 } from './kube.js';
 
 /** Where the API server is. */
@@ -174,15 +176,27 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
-  async watchNodes(
-    onEvent: (event: WatchEvent<V1Node>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
-  ): Promise<void> {
+  async listNodesVersioned(
+    options: ListOptions = {},
+    signal?: AbortSignal,
+  ): Promise<{ items: V1Node[]; resourceVersion: string }> {
+    const list = await this.retried<
+      (List<V1Node> & { metadata?: { resourceVersion?: string } }) | undefined
+    >({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+    return { items: list?.items ?? [], resourceVersion: list?.metadata?.resourceVersion ?? '' };
+  }
+
+  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     await this.http.watch(
       {
         method: 'GET',
         path: '/api/v1/nodes',
-        query: { allowWatchBookmarks: true, resourceVersion: options.resourceVersion },
+        query: {
+          allowWatchBookmarks: true,
+          resourceVersion: options.resourceVersion,
+          fieldSelector: options.fieldSelector,
+          labelSelector: options.labelSelector,
+        },
         signal: options.signal,
         timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
@@ -290,6 +304,31 @@ export class ClientNodeKube implements Kube {
     return given ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
   }
 
+  getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
+    return this.retried({ method: 'GET', path: leasePath(namespace, name), signal });
+  }
+
+  createLease(namespace: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
+    return this.http.json({
+      method: 'POST',
+      path: `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases`,
+      query: { fieldManager: FIELD_MANAGER },
+      body: lease,
+      signal,
+    });
+  }
+
+  /** Not retried inside the call: the caller's election loop decides again from a fresh read. */
+  replaceLease(namespace: string, name: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
+    return this.http.json({
+      method: 'PUT',
+      path: leasePath(namespace, name),
+      query: { fieldManager: FIELD_MANAGER },
+      body: lease,
+      signal,
+    });
+  }
+
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {
     return this.http.json({
       method: 'POST',
@@ -346,6 +385,10 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
+}
+
+function leasePath(namespace: string, name: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases/${enc(name)}`;
 }
 
 function daemonSetPath(namespace: string, name: string): string {

@@ -24,6 +24,7 @@ export type V1DaemonSet = Wire<k8s.V1DaemonSet>;
 export type V1PodDisruptionBudget = Wire<k8s.V1PodDisruptionBudget>;
 export type CoreV1Event = Wire<k8s.CoreV1Event>;
 export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
+export type V1Lease = Wire<k8s.V1Lease>;
 
 /** One RFC 6902 operation; values are typed JSON, never strings built by formatting. */
 export type JsonPatchOp =
@@ -35,6 +36,18 @@ export interface ListOptions {
   fieldSelector?: string;
   /** '0': any recent state will do, served from the API server's watch cache (no etcd read). */
   resourceVersion?: string;
+}
+
+/** Options of a watch. */
+export interface WatchOptions {
+  /** Start after this version; absent: the server first sends every current object as ADDED. */
+  resourceVersion?: string;
+  signal: AbortSignal;
+  /** The server ends the watch after this long (default 5–10 min, spread at random). */
+  timeoutSeconds?: number;
+  /** e.g. `metadata.name=n1`: one object only (an agent following its own Node). */
+  fieldSelector?: string;
+  labelSelector?: string;
 }
 
 /** A watch event as the API server streams it. */
@@ -55,14 +68,16 @@ export interface Kube {
   readonly serverTime?: ServerTime;
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
+  /** The list with its resourceVersion, to watch from (the coordinator's view of the fleet). */
+  listNodesVersioned(
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<{ items: V1Node[]; resourceVersion: string }>;
   /**
    * Streams node changes until the signal aborts or the stream ends (after `timeoutSeconds`, default
    * 5–10 min). Without `resourceVersion` the server first sends every current node as ADDED.
    */
-  watchNodes(
-    onEvent: (event: WatchEvent<V1Node>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
-  ): Promise<void>;
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void>;
   /** application/json-patch+json */
   jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node>;
   /** application/merge-patch+json */
@@ -101,6 +116,12 @@ export interface Kube {
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void>;
+
+  /** coordination.k8s.io/v1 Leases: the coordinator's election (src/coordinator). */
+  getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease>;
+  createLease(namespace: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease>;
+  /** PUT: guarded by the lease's metadata.resourceVersion (409 when it changed). */
+  replaceLease(namespace: string, name: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease>;
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event>;
   mergePatchEvent(namespace: string, name: string, patch: object, signal?: AbortSignal): Promise<CoreV1Event>;

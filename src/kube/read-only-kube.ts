@@ -6,10 +6,12 @@ import type {
   Kube,
   ListOptions,
   V1DaemonSet,
+  V1Lease,
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
   WatchEvent,
+  WatchOptions,
 } from './kube.js';
 
 /** A write `check` refused: it must never change the cluster. */
@@ -34,6 +36,12 @@ export class ReadOnlyKube implements Kube {
   }
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
     return this.inner.listNodes(options, signal);
+  }
+  listNodesVersioned(
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<{ items: V1Node[]; resourceVersion: string }> {
+    return this.inner.listNodesVersioned(options, signal);
   }
   jsonPatchNode(name: string, ops: JsonPatchOp[]): Promise<V1Node> {
     return this.refuse(`json-patch node ${name}: ${JSON.stringify(ops)}`);
@@ -68,11 +76,17 @@ export class ReadOnlyKube implements Kube {
   mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
     return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
   }
-  watchNodes(
-    onEvent: (event: WatchEvent<V1Node>) => void,
-    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
-  ): Promise<void> {
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     return this.inner.watchNodes(onEvent, options);
+  }
+  getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
+    return this.inner.getLease(namespace, name, signal);
+  }
+  createLease(namespace: string, lease: V1Lease): Promise<V1Lease> {
+    return this.refuse(`create lease ${namespace}/${lease.metadata?.name ?? ''}`);
+  }
+  replaceLease(namespace: string, name: string): Promise<V1Lease> {
+    return this.refuse(`replace lease ${namespace}/${name}`);
   }
   watchDaemonSet(
     namespace: string,

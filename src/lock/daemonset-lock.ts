@@ -27,8 +27,11 @@
 // - An annotation we cannot parse is reported and treated as held by an unknown holder; with a TTL it
 //   expires once it has gone unchanged for that long.
 //
-// Hundreds of agents may wait for a slot at once. Each follows the DaemonSet (lock-watch.ts) and
-// wakes only when a slot could be its own, not at every write; a freed slot wakes them all, so each
+// Thousands of agents may wait for a slot at once (patch night, DESIGN §13). With the coordinated
+// queue (--lock-queue fair, turn-gate.ts) a waiter follows only its own Node for its turn, named by
+// the coordinator for each freed slot: one node wakes per hand-off and nobody lists the fleet.
+// Without it (--lock-queue none, or no live coordinator) each waiter follows the DaemonSet
+// (lock-watch.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (slot-wait.ts).
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
@@ -46,9 +49,9 @@ import {
 } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
+import type { TurnVerdict } from './turn-gate.js';
 import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
-import { HandOff } from './hand-off.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
 import {
@@ -80,25 +83,19 @@ export class DaemonSetLock implements Lock {
   private watched: V1DaemonSet | undefined;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   private group: string | undefined;
-  /** The fair queue's verdict for the current hand-off. */
-  private readonly handOff: HandOff;
+  /** The last acquisition was refused with a live coordinator: wait for the turn, not the lock. */
+  private awaitingTurn = false;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.view = new LockView(o, this.leases);
     this.holders = new LockHolders(o);
     this.reasons = new LockReasons(o, this.leases, this.holders);
-    this.handOff = new HandOff({
-      queue: o.queue,
-      nodeId: o.nodeId,
-      clock: o.clock,
-      log: o.log,
-      ...(o.handoffGraceMs === undefined ? {} : { graceMs: o.handoffGraceMs }),
-    });
-    this.slotWait = new SlotWait(o, this.waited(), this.view, this.handOff);
+    this.slotWait = new SlotWait(o, this.waited(), this.view);
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
+    this.awaitingTurn = false;
     try {
       await this.write(signal, async (state) => {
         const decision = await this.decideAcquire(state, metadata, signal, proof);
@@ -155,27 +152,31 @@ export class DaemonSetLock implements Lock {
     if (wrote) this.o.log.info('lock released', { node: this.o.nodeId });
   }
 
-  /** See SlotWait.forChange (slot-wait.ts). */
-  waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * After waiting for a turn (the coordinated queue): until this node's turn annotation changes;
+   * otherwise until the lock shows a slot this node could take (SlotWait.forChange, slot-wait.ts).
+   */
+  async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const turns = this.o.turns;
+    if (turns !== undefined && this.awaitingTurn) {
+      const stop = signal ?? new AbortController().signal;
+      if (await turns.waitForTurn(timeoutMs, stop)) return;
+    }
     return this.slotWait.forChange(timeoutMs, signal);
   }
 
-  /** The queue's head for a free slot in `state` (HandOff), undefined = this node goes. */
-  private queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined> {
-    return this.handOff.head(state.text, (group) => this.view.hasRoom(state, group), signal);
-  }
-
-  /** A free slot that an older waiter goes first for: no slot for us now (a new acquisition only). */
-  private async behindInQueue(
-    state: LockState,
-    signal?: AbortSignal,
-    proof?: SlotProof,
-  ): Promise<AcquireResult | undefined> {
-    if (proof !== undefined) return undefined;
-    const head = await this.queueHead(state, signal);
-    if (head === undefined) return undefined;
-    const reason = `a lock slot is free, but ${head} has needed a reboot longer and goes first (the fair queue; this node takes the slot if ${head} has not within ${Math.round(this.handOff.graceMs / 1000)}s)`;
-    return { acquired: false, holders: [], reason };
+  /**
+   * The coordinated queue's verdict for a new acquisition (undefined: no queue, or a slot we prove).
+   * With a live coordinator, a node refused a slot waits for its turn, not for the lock.
+   */
+  private async turnVerdict(signal?: AbortSignal, proof?: SlotProof): Promise<TurnVerdict | undefined> {
+    const turns = this.o.turns;
+    if (proof !== undefined || turns === undefined) return undefined;
+    const verdict = await turns.verdict(signal);
+    this.awaitingTurn = verdict.kind !== 'first-come';
+    if (verdict.kind === 'first-come')
+      this.o.log.debug('no coordinator: first come', { node: this.o.nodeId, reason: verdict.reason });
+    return verdict;
   }
 
   /** What the wait for a slot reads of this lock. */
@@ -190,7 +191,6 @@ export class DaemonSetLock implements Lock {
       current: () => this.current(),
       stateOf: (ds) => this.stateOf(ds),
       group: () => this.group,
-      queueHead: (state, signal) => this.queueHead(state, signal),
     };
   }
 
@@ -249,9 +249,12 @@ export class DaemonSetLock implements Lock {
             inCycle.map((n) => n.name),
           )
         : this.groupFull(live, inCycle, metadata.group);
+    const turn = await this.turnVerdict(signal, proof);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
-    const queued = await this.behindInQueue(state, signal, proof);
-    if (queued !== undefined) return this.refuse(queued, unproven ? live : undefined);
+    if (turn?.kind === 'wait') {
+      const waiting: AcquireResult = { acquired: false, holders: [], reason: turn.reason };
+      return this.refuse(waiting, unproven ? live : undefined);
+    }
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
   }

@@ -3,7 +3,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
-import type { WaitQueue } from './wait-queue.js';
+import type { TurnGate } from './turn-gate.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {
@@ -31,8 +31,6 @@ export interface DaemonSetLockOptions {
    * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
    */
   holderCheckMs?: number;
-  /** HANDOFF_GRACE_MS, for tests. */
-  handoffGraceMs?: number;
   /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
   countNodesInCycle?: boolean;
   /**
@@ -42,10 +40,11 @@ export interface DaemonSetLockOptions {
    */
   groups?: { label: string; concurrency: number };
   /**
-   * The fair queue: a waiter woken by a freed slot first asks it who goes first, and lets an older
-   * waiter take the slot (for up to HANDOFF_GRACE_MS). Default none: whoever wakes first.
+   * The coordinated queue (--lock-queue fair): a new acquisition takes a free slot only on its turn
+   * from the coordinator, and a waiter follows its own Node for that turn instead of the lock. With
+   * no live coordinator, first come. Default none: whoever asks first (kured).
    */
-  queue?: WaitQueue;
+  turns?: TurnGate;
 }
 
 /** The holder name reported for an annotation we cannot parse. */

@@ -1,11 +1,10 @@
 // The wait for a slot: a waiting node follows the lock's DaemonSet (lock-watch.ts) and wakes only
 // when a slot could be its own, not at every write. A freed slot wakes every waiter at once, so each
 // first pauses a random moment (up to HERD_SPREAD_MS) and looks at the watched state again: whoever
-// sees the slot already retaken goes back to waiting without a request. With the fair queue, a
-// waiter lets an older one take the freed slot first, for up to the hand-off's grace.
+// sees the slot already retaken goes back to waiting without a request. (The coordinated queue does
+// not wait here: its waiters follow their own Node for their turn, turn-gate.ts.)
 import type { V1DaemonSet } from '../kube/kube.js';
 import { ChangeFeed } from './change-feed.js';
-import type { HandOff } from './hand-off.js';
 import { HERD_SPREAD_MS, type DaemonSetLockOptions, type LockState } from './lock-state.js';
 import type { LockView } from './lock-view.js';
 import { LockWatch } from './lock-watch.js';
@@ -25,8 +24,6 @@ export interface WaitedLock {
   stateOf(ds: V1DaemonSet): LockState;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   group(): string | undefined;
-  /** The fair queue's head for a free slot in `state`; undefined = this node goes. */
-  queueHead(state: LockState, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 export class SlotWait {
@@ -36,7 +33,6 @@ export class SlotWait {
     private readonly o: DaemonSetLockOptions,
     private readonly lock: WaitedLock,
     private readonly view: LockView,
-    private readonly handOff: HandOff,
   ) {
     this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
   }
@@ -53,10 +49,7 @@ export class SlotWait {
     const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
     const changes = new ChangeFeed();
     const observe = (ds: V1DaemonSet): void => {
-      if (!this.lock.see(ds)) return;
-      // a new lock state is a new hand-off: the queue is asked again
-      this.handOff.reset();
-      changes.notify();
+      if (this.lock.see(ds)) changes.notify();
     };
     try {
       await Promise.race([
@@ -85,25 +78,8 @@ export class SlotWait {
         this.o.log.debug('lock slot retaken before we looked', { node: this.o.nodeId });
         continue;
       }
-      if (still !== 'slot-open' || !(await this.yieldedTo(seen, changes, signal))) return;
+      return;
     }
-  }
-
-  /**
-   * With a queue: is an older waiter first for the free slot, and did it take it within the
-   * hand-off's grace? true = keep waiting; false = try for the slot ourselves.
-   */
-  private async yieldedTo(seen: LockState, changes: ChangeFeed, signal: AbortSignal): Promise<boolean> {
-    const first = await this.lock.queueHead(this.lock.current(), signal);
-    if (first === undefined) return false;
-    this.o.log.debug('a slot is free; an older waiter goes first', { node: this.o.nodeId, first });
-    const deadline = (this.handOff.deferredSince ?? this.view.nowMs()) + this.handOff.graceMs;
-    while (this.wakeReason(seen) !== undefined) {
-      const left = deadline - this.view.nowMs();
-      if (left <= 0 || signal.aborted) return false;
-      await changes.nextWithin(left, this.o.clock, signal);
-    }
-    return true;
   }
 
   /** The next change of the watched annotation, or the moment a slot of the current state expires. */

@@ -103,6 +103,8 @@ export interface FakeApiServer {
   delete(resource: ResourceName, namespace: string | undefined, name: string): void;
   /** Every HTTP request served, in order of arrival (the latest ones with maxRecordedRequests). */
   readonly requests: RecordedRequest[];
+  /** Bytes of every answer's body so far (what the server serialized; watch streams aside). */
+  readonly responseBytes: number;
   /** Called synchronously after every accepted write; returns the unsubscribe function. */
   onWrite(listener: (e: WriteEvent) => void): () => void;
   /**
@@ -150,6 +152,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     requests: [],
     maxRecordedRequests: options.maxRecordedRequests ?? 0,
     failures: [],
+    served: { bytes: 0 },
   };
   const server = createServer((req, res) => {
     void handleRequest(ctx, req, res);
@@ -196,6 +199,11 @@ class FakeServer implements FakeApiServer {
     private readonly stopHeartbeats: () => void = () => undefined,
   ) {
     this.requests = ctx.requests;
+  }
+
+  /** Bytes of every answer's body so far (what the server serialized; watch streams aside). */
+  get responseBytes(): number {
+    return this.ctx.served.bytes;
   }
 
   kubeConfig(): KubeConfig {

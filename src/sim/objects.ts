@@ -67,7 +67,8 @@ export interface SimPdb {
   status?: { disruptionsAllowed?: number };
 }
 
-export type ResourceName = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces';
+export type ResourceName =
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {
@@ -86,6 +87,8 @@ export interface SimServer {
   update<T extends object>(resource: ResourceName, obj: T): T;
   delete(resource: ResourceName, namespace: string | undefined, name: string): void;
   readonly requests: readonly { method: string; path: string; status: number; at: number }[];
+  /** Bytes of every answer's body so far. */
+  readonly responseBytes: number;
   onWrite(listener: (e: SimWriteEvent) => void): () => void;
   close(): Promise<void>;
 }

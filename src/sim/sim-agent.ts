@@ -9,17 +9,18 @@ import type { AgentFactory, SimAgentIo } from './simulation.js';
  * The one change: the Prometheus blocker's HTTP query is tracked by the virtual time, so that time
  * does not move while an agent waits for Prometheus (the Kube calls are tracked by TrackedKube).
  */
-function agentFactory(fairQueue: boolean): AgentFactory {
-  return (config, io) => {
-    const deps = createAgentDeps(config, { ...io, fairQueue });
+function agentFactory(lockQueue: 'fair' | 'none' | undefined): AgentFactory {
+  return (given, io) => {
+    const config = lockQueue === undefined ? given : { ...given, lockQueue };
+    const deps = createAgentDeps(config, io);
     return new Agent(config, { ...deps, blockers: deps.blockers.map((b) => tracked(b, io)) });
   };
 }
 
-export const simAgentFactory: AgentFactory = agentFactory(true);
+export const simAgentFactory: AgentFactory = agentFactory(undefined);
 
-/** The same agent without the fair lock queue: a freed slot goes to whoever wakes first (kured). */
-export const unqueuedAgentFactory: AgentFactory = agentFactory(false);
+/** The same agent without the lock queue: a freed slot goes to whoever wakes first (kured). */
+export const unqueuedAgentFactory: AgentFactory = agentFactory('none');
 
 function tracked(blocker: Blocker, io: SimAgentIo): Blocker {
   if (blocker.name !== 'prometheus') return blocker;

@@ -61,6 +61,13 @@ export interface SimulationOptions {
   onAdmission?: (record: ReviewRecord) => void;
   /** Deliver lock watch events (true) or let agents find out only by polling (false). */
   watchEvents: boolean;
+  /**
+   * Coordinator replicas (the chart's Deployment; they elect a leader) keeping the lock's queue for
+   * agents with --lock-queue fair. Default 2; 0 = none (the agents then take slots first come).
+   */
+  coordinators?: number;
+  /** The leading coordinator dies (no release, its calls never return) at these virtual offsets. */
+  killCoordinatorAtMs?: number[];
   /** Virtual time limit. Default 7 days. */
   limitMs?: number;
   /** Wall-clock limit. Default none. */
@@ -108,6 +115,10 @@ export interface NodeResult {
 /** The measured outcome of a run; the report is rendered from this. */
 export interface SimulationResult {
   stop: StopReason;
+  /** Bytes of every API answer (HTTP bodies and watch events) over the run. */
+  responseBytes: number;
+  /** Turns the coordinators gave, lapsed, and leaderships taken. */
+  coordinator: { granted: number; lapsed: number; leaderships: number; plans: number };
   /** Virtual ms from the start until every needed reboot completed and the lock was free. */
   makespanMs: number;
   /** Virtual ms from the first lock acquisition until the end. */

@@ -7,7 +7,7 @@
 //   tasks instead of over a streaming HTTP response: the order in which waiting agents wake up is
 //   then fixed by the seed, not by socket timing. Each watch still counts as one API request.
 // - kill() makes the agent behave like a process killed by a reboot: calls never return.
-import type { Kube, ListOptions, V1DaemonSet, WatchEvent } from '../kube/kube.js';
+import type { Kube, ListOptions, V1DaemonSet, V1Node, WatchEvent, WatchOptions } from '../kube/kube.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** The part of the fake API server's write feed that watches need. */
@@ -17,43 +17,57 @@ export interface WriteFeed {
   ): () => void;
 }
 
-interface DsEvent {
+interface FeedEvent {
+  /** Bytes of the event as a watch stream would carry it. */
+  bytes: number;
   rv: number;
+  /** `resource/namespace/name`. */
   key: string;
-  event: WatchEvent<V1DaemonSet>;
+  event: WatchEvent<unknown>;
 }
 
-type DsListener = (event: WatchEvent<V1DaemonSet>) => void;
+type FeedListener = (event: WatchEvent<unknown>, bytes: number) => void;
 
-function toEntry(type: DsEvent['event']['type'], object: V1DaemonSet): DsEvent {
-  const meta = object.metadata;
+function keyOf(resource: string, object: unknown): { rv: number; key: string } {
+  const meta = (object as { metadata?: { resourceVersion?: string; namespace?: string; name?: string } })
+    .metadata;
   return {
     rv: Number(meta?.resourceVersion ?? 0),
-    key: `${meta?.namespace ?? ''}/${meta?.name ?? ''}`,
-    event: { type, object },
+    key: `${resource}/${meta?.namespace ?? ''}/${meta?.name ?? ''}`,
   };
 }
 
-/** DaemonSet changes from the server's write feed, with a short history for resourceVersion replay. */
+/**
+ * Changes of the watched resources from the server's write feed, with a short history for
+ * resourceVersion replay. A listener follows one object (`resource/namespace/name`) or every object
+ * of a resource (`resource/*`).
+ */
 export class DaemonSetFeed {
-  private readonly history: DsEvent[] = [];
-  private readonly listeners = new Map<string, Set<DsListener>>();
+  private readonly history: FeedEvent[] = [];
+  private readonly listeners = new Map<string, Set<FeedListener>>();
   private readonly unsubscribe: () => void;
 
   constructor(feed: WriteFeed) {
     this.unsubscribe = feed.onWrite((e) => {
-      if (e.resource !== 'daemonsets') return;
-      const entry = toEntry(e.type, structuredClone(e.object) as V1DaemonSet);
+      if (e.resource !== 'daemonsets' && e.resource !== 'nodes') return;
+      const { rv, key } = keyOf(e.resource, e.object);
+      const event = { type: e.type, object: structuredClone(e.object) };
+      const entry: FeedEvent = { rv, key, event, bytes: JSON.stringify(event).length + 1 };
       this.history.push(entry);
-      if (this.history.length > 256) this.history.shift();
-      for (const listener of this.listeners.get(entry.key) ?? []) listener(entry.event);
+      if (this.history.length > 1024) this.history.shift();
+      for (const k of [key, `${e.resource}/*`])
+        for (const listener of this.listeners.get(k) ?? []) listener(entry.event, entry.bytes);
     });
   }
 
-  /** Calls `listener` for every later change of namespace/name (and for changes after `fromRv`). */
-  subscribe(key: string, fromRv: number | undefined, listener: DsListener): () => void {
-    if (fromRv !== undefined)
-      for (const e of this.history) if (e.key === key && e.rv > fromRv) listener(e.event);
+  /** Calls `listener` for every later change of `key` (and for its changes after `fromRv`). */
+  subscribe(key: string, fromRv: number | undefined, listener: FeedListener): () => void {
+    if (fromRv !== undefined) {
+      const all = key.endsWith('/*') ? key.slice(0, -1) : undefined;
+      for (const e of this.history)
+        if ((e.key === key || (all !== undefined && e.key.startsWith(all))) && e.rv > fromRv)
+          listener(e.event, e.bytes);
+    }
     let set = this.listeners.get(key);
     if (!set) {
       set = new Set();
@@ -85,10 +99,13 @@ export interface KubeCounters {
   watches: number;
   /** Calls by method name. */
   calls: Record<string, number>;
+  /** Watch events delivered, and their bytes (as the API server would stream them). */
+  watchEvents: number;
+  watchBytes: number;
 }
 
 export function newKubeCounters(): KubeCounters {
-  return { watches: 0, calls: {} };
+  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0 };
 }
 
 export interface TrackedKubeDeps {
@@ -131,6 +148,8 @@ export class TrackedKube implements Kube {
   getNode: Kube['getNode'] = (name, signal) => this.call('getNode', (k) => k.getNode(name, signal));
   listNodes: Kube['listNodes'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodes(options, signal));
+  listNodesVersioned: Kube['listNodesVersioned'] = (options, signal) =>
+    this.call('listNodes', (k) => k.listNodesVersioned(options, signal));
   jsonPatchNode: Kube['jsonPatchNode'] = (name, ops, signal) =>
     this.call('jsonPatchNode', (k) => k.jsonPatchNode(name, ops, signal));
   mergePatchNode: Kube['mergePatchNode'] = (name, patch, signal) =>
@@ -155,9 +174,33 @@ export class TrackedKube implements Kube {
   mergePatchEvent: Kube['mergePatchEvent'] = (namespace, name, patch, signal) =>
     this.call('mergePatchEvent', (k) => k.mergePatchEvent(namespace, name, patch, signal));
 
-  /** The agents never watch nodes; the simulator offers no node watch (it would not be replayable). */
-  watchNodes(): Promise<void> {
-    return Promise.reject(new Error('the simulated Kube does not watch nodes'));
+  getLease: Kube['getLease'] = (namespace, name, signal) =>
+    this.call('getLease', (k) => k.getLease(namespace, name, signal));
+  createLease: Kube['createLease'] = (namespace, lease, signal) =>
+    this.call('createLease', (k) => k.createLease(namespace, lease, signal));
+  replaceLease: Kube['replaceLease'] = (namespace, name, lease, signal) =>
+    this.call('replaceLease', (k) => k.replaceLease(namespace, name, lease, signal));
+
+  /**
+   * One node (fieldSelector metadata.name=…) or every node. Without a resourceVersion the current
+   * objects come first as ADDED (one list through the gate, as the server sends them).
+   */
+  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    if (this.dead) return never();
+    const name = /^metadata\.name=(.+)$/.exec(options.fieldSelector ?? '')?.[1];
+    let rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
+    this.deps.counters.watches++;
+    if (rv === undefined) {
+      const listed = await this.call('watchNodes', (k) =>
+        name === undefined ? k.listNodes({}, options.signal) : k.getNode(name, options.signal).then((n) => [n]),
+      );
+      rv = 0;
+      for (const node of listed) {
+        rv = Math.max(rv, Number(node.metadata?.resourceVersion ?? 0));
+        if (!options.signal.aborted) onEvent({ type: 'ADDED', object: node });
+      }
+    }
+    return this.follow(name === undefined ? 'nodes/*' : `nodes//${name}`, rv, onEvent, options.signal);
   }
 
   watchDaemonSet(
@@ -167,17 +210,28 @@ export class TrackedKube implements Kube {
     options: { resourceVersion?: string; signal: AbortSignal },
   ): Promise<void> {
     if (this.dead) return never();
-    const { signal } = options;
-    if (signal.aborted) return Promise.resolve();
     this.deps.counters.watches++;
+    const rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
+    return this.follow(`daemonsets/${namespace}/${name}`, rv, onEvent, options.signal);
+  }
+
+  /** Delivers the feed's changes of `key` as virtual-time tasks until `signal` aborts. */
+  private follow<T>(
+    key: string,
+    fromRv: number | undefined,
+    onEvent: (event: WatchEvent<T>) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
     const { time, feed } = this.deps;
     const deliver = this.deps.watchEvents ?? true;
     return new Promise<void>((resolve) => {
-      const rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
-      const unsubscribe = feed.subscribe(`${namespace}/${name}`, rv, (event) => {
+      const unsubscribe = feed.subscribe(key, fromRv, (event, bytes) => {
         if (!deliver) return;
+        this.deps.counters.watchEvents++;
+        this.deps.counters.watchBytes += bytes;
         time.schedule(time.nowMs(), () => {
-          if (!signal.aborted && !this.dead) onEvent(event);
+          if (!signal.aborted && !this.dead) onEvent(event as WatchEvent<T>);
         });
       });
       signal.addEventListener(

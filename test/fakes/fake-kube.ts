@@ -4,6 +4,7 @@ import type {
   Kube,
   ListOptions,
   V1DaemonSet,
+  V1Lease,
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
@@ -62,6 +63,9 @@ export class FakeKube implements Kube {
     if (this.failWith) return Promise.reject(this.failWith);
     return Promise.resolve(structuredClone(this.nodes));
   }
+  listNodesVersioned(options?: ListOptions): Promise<{ items: V1Node[]; resourceVersion: string }> {
+    return this.listNodes(options).then((items) => ({ items, resourceVersion: '1' }));
+  }
   jsonPatchNode(): Promise<V1Node> {
     return unsupported('jsonPatchNode');
   }
@@ -79,6 +83,19 @@ export class FakeKube implements Kube {
   }
   watchDaemonSet(): Promise<void> {
     return unsupported('watchDaemonSet');
+  }
+  /** The coordinator's Lease, when a test sets one. */
+  lease: V1Lease | undefined;
+  getLease(): Promise<V1Lease> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    if (this.lease === undefined) return Promise.reject(Object.assign(new Error('not found'), { statusCode: 404 }));
+    return Promise.resolve(structuredClone(this.lease));
+  }
+  createLease(): Promise<V1Lease> {
+    return unsupported('createLease');
+  }
+  replaceLease(): Promise<V1Lease> {
+    return unsupported('replaceLease');
   }
   createEvent(): Promise<CoreV1Event> {
     return unsupported('createEvent');

@@ -68,6 +68,8 @@ export interface HttpContext {
   failures: InjectedFailure[];
   /** A flaky server: undefined = off. */
   chaos?: Chaos;
+  /** Bytes of the answers sent (bodies, not headers; watch streams counted by the watch hub's caller). */
+  served: { bytes: number };
 }
 
 interface Parsed {
@@ -113,11 +115,11 @@ export async function handleRequest(
   try {
     const raw = { method, url, text: await readBody(req), header, headers: req.headers };
     const reply = answer(ctx, raw, res);
-    if (reply) send(res, reply, ctx.registry.now());
+    if (reply) ctx.served.bytes += send(res, reply, ctx.registry.now());
     record.status = res.statusCode;
   } catch (err) {
     const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    send(res, { code: status.code, body: status }, ctx.registry.now());
+    ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now());
     record.status = status.code;
   }
 }
@@ -141,16 +143,19 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function send(res: ServerResponse, reply: Reply, now: Date): void {
+/** Sends the reply; the bytes of its body. */
+function send(res: ServerResponse, reply: Reply, now: Date): number {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
-    return;
+    return 0;
   }
   // the server's own clock (clockOffsetMs), as kube-apiserver's Date header tells its own
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Date: now.toUTCString() };
   if (reply.code === 429) headers['Retry-After'] = '1';
   res.writeHead(reply.code, headers);
-  res.end(JSON.stringify(reply.body));
+  const body = JSON.stringify(reply.body);
+  res.end(body);
+  return Buffer.byteLength(body);
 }
 
 /** The failure this request meets: an injected one, else one drawn by the chaos setting. */

@@ -2,7 +2,8 @@
 import type { V1ObjectMeta } from '../../kube/kube.js';
 
 /** Resources served, by their plural name in the URL. */
-export type ResourceName = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces';
+export type ResourceName =
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -110,6 +111,16 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     kind: 'Event',
     hasStatus: false,
     fields: EVENT_FIELDS,
+  },
+  leases: {
+    ...core,
+    name: 'leases',
+    plural: 'leases',
+    group: 'coordination.k8s.io',
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    hasStatus: false,
+    fields: [],
   },
   namespaces: {
     ...core,

@@ -1,0 +1,328 @@
+// The coordinator: one decider for the lock's queue, so that on patch night (every node needs a
+// reboot at once, DESIGN §13) a freed slot wakes one node instead of every waiter, and nobody but
+// the coordinator looks at the whole fleet. It runs as its own small Deployment (the chart's
+// `coordinator`, two replicas); the replicas elect a leader through a Lease (lease-elector.ts).
+//
+// The leader keeps one view of the Nodes (fleet-view.ts: one list, then a watch) and of the lock
+// (a watch of its DaemonSet), and for each free slot names the waiting node whose reboot has been
+// needed longest by a turn annotation on that node (turn-plan.ts); the node's agent, which follows
+// only its own Node while it waits, then takes the slot itself. It publishes the fleet's health on
+// its Lease for the agents' health gate, so that no agent lists the nodes.
+//
+// What it cannot do: grant a slot. The slot is still taken by the agent's own guarded write to the
+// lock, under the lock's rules (--concurrency, groups, cycle records, forged locks), so a
+// partitioned, stale or duplicated coordinator can change who goes first, never how many go. A dead
+// leader stalls the queue until the standby takes its Lease over (one lease duration, 15 s; at once
+// when it stopped cleanly); with no coordinator at all the agents fall back to first come.
+import { monotonicMs, type Clock } from '../clock/clock.js';
+import { statusMessage, isNotFound } from '../kube/errors.js';
+import type { Kube, V1DaemonSet } from '../kube/kube.js';
+import { backoffMs } from '../kube/retry.js';
+import type { Logger } from '../log/logger.js';
+import { maxUnhealthy } from '../blockers/health.js';
+import { HEALTH_ANNOTATION, HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/coordinator-lease.js';
+import {
+  LockFormatError,
+  entriesOf,
+  isManualEntry,
+  parseLockAnnotation,
+  type LockEntry,
+} from '../lock/kured-lock-format.js';
+import { LeaseObserver } from '../lock/lease.js';
+import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots } from '../lock/lock-state.js';
+import { LockView } from '../lock/lock-view.js';
+import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
+import { TURN_ANNOTATION, formatTurn } from '../lock/turn.js';
+import { FleetView, type NodeRecord } from './fleet-view.js';
+import { LeaseElector } from './lease-elector.js';
+import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+
+export interface CoordinatorOptions {
+  kube: Kube;
+  /** --ds-namespace: the lock's DaemonSet and the coordinator's Lease live here. */
+  namespace: string;
+  /** --ds-name. */
+  dsName: string;
+  /** The coordinator's Lease (coordinatorLeaseName(dsName)). */
+  leaseName: string;
+  /** --lock-annotation. */
+  annotation: string;
+  /** --lock-ttl in ms (0: slots never expire). */
+  ttlMs: number;
+  /** --concurrency. */
+  concurrency: number;
+  /** --group-label/--group-concurrency. */
+  groups?: { label: string; concurrency: number };
+  /** --max-unhealthy-nodes. */
+  maxUnhealthyNodes?: { count: number } | { percent: number };
+  /** This replica (pod name and a random suffix). */
+  identity: string;
+  clock: Clock;
+  log: Logger;
+  random: () => number;
+  /** How long a named node has to take its slot. Default HANDOFF_GRACE_MS (30 s). */
+  graceMs?: number;
+  /** Changes are gathered this long before a plan (a burst of status writes is one plan). Default 200 ms. */
+  settleMs?: number;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/** Turns given, lapsed and plans made by this replica (for tests, simulate and metrics). */
+export interface CoordinatorStats {
+  plans: number;
+  granted: number;
+  lapsed: number;
+  leaderships: number;
+}
+
+/** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
+const IDLE_REPLAN_MS = 60_000;
+
+export class Coordinator {
+  readonly stats: CoordinatorStats = { plans: 0, granted: 0, lapsed: 0, leaderships: 0 };
+  private readonly elector: LeaseElector;
+
+  constructor(private readonly o: CoordinatorOptions) {
+    this.elector = new LeaseElector({
+      kube: o.kube,
+      namespace: o.namespace,
+      name: o.leaseName,
+      identity: o.identity,
+      clock: o.clock,
+      log: o.log,
+      random: o.random,
+      ...(o.leaseDurationMs === undefined ? {} : { leaseDurationMs: o.leaseDurationMs }),
+      ...(o.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: o.renewDeadlineMs }),
+      ...(o.retryPeriodMs === undefined ? {} : { retryPeriodMs: o.retryPeriodMs }),
+    });
+  }
+
+  get leading(): boolean {
+    return this.elector.isLeader;
+  }
+
+  /** Campaigns and, while leading, coordinates; resolves when `signal` aborts (the Lease released). */
+  run(signal: AbortSignal): Promise<void> {
+    return this.elector.run((leading) => new Term(this.o, this.elector, this.stats).run(leading), signal);
+  }
+}
+
+/** One leadership term: its own views, started fresh (a new leader trusts nothing of an old one). */
+class Term {
+  private readonly fleet: FleetView;
+  private readonly leases = new LeaseObserver();
+  private readonly view: LockView;
+  private ds: V1DaemonSet | undefined;
+  private readonly turnSince = new Map<string, number>();
+  private readonly passedOver = new Set<string>();
+  private dirty = true;
+  private wake: (() => void) | undefined;
+  private published = '';
+
+  constructor(
+    private readonly o: CoordinatorOptions,
+    private readonly elector: LeaseElector,
+    private readonly stats: CoordinatorStats,
+  ) {
+    this.fleet = new FleetView({
+      kube: o.kube,
+      clock: o.clock,
+      log: o.log,
+      random: o.random,
+      groupLabel: o.groups?.label,
+    });
+    this.view = new LockView(
+      { nodeId: '', concurrency: o.concurrency, ttlMs: o.ttlMs, groups: o.groups, clock: o.clock },
+      this.leases,
+    );
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    this.stats.leaderships++;
+    const changed = (): void => {
+      this.dirty = true;
+      this.wake?.();
+    };
+    const following = [this.fleet.follow(changed, signal), this.followLock(changed, signal)];
+    while (!signal.aborted) {
+      await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
+      if (signal.aborted) break;
+      this.dirty = false;
+      if (this.fleet.synced && this.ds !== undefined) await this.step(signal);
+      if (!this.dirty) await this.idle(signal);
+    }
+    await Promise.all(following);
+  }
+
+  /** Sleeps until a change, the next lapse of a turn or a slot's expiry, or IDLE_REPLAN_MS. */
+  private async idle(signal: AbortSignal): Promise<void> {
+    const now = monotonicMs(this.o.clock);
+    const grace = this.o.graceMs ?? HANDOFF_GRACE_MS;
+    const times = [...this.turnSince.values()].map((t) => t + grace);
+    const expiry = this.view.nextExpiry(this.lockState().state);
+    if (expiry !== undefined) times.push(expiry);
+    const until = Math.min(IDLE_REPLAN_MS, ...times.map((t) => Math.max(0, t - now)));
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    try {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        void this.o.clock.sleep(until, both).then(resolve, resolve);
+      });
+    } finally {
+      this.wake = undefined;
+      stop.abort();
+    }
+  }
+
+  /** Follows the lock's DaemonSet (a read, then a watch), reading again with back-off on failure. */
+  private async followLock(changed: () => void, signal: AbortSignal): Promise<void> {
+    const { kube, namespace, dsName } = this.o;
+    for (let failures = 1; !signal.aborted; failures++) {
+      try {
+        this.ds = await kube.getDaemonSet(namespace, dsName, signal);
+        changed();
+        const watch = new LockWatch({ ...this.o, name: dsName });
+        await watch.follow(
+          this.ds,
+          (ds) => {
+            this.ds = ds;
+            changed();
+          },
+          signal,
+        );
+      } catch (err) {
+        if (signal.aborted) return;
+        const level = isNotFound(err) ? 'warn' : 'debug';
+        this.o.log[level]('coordinator cannot read the lock', { error: statusMessage(err) });
+      }
+      const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
+      await this.o.clock.sleep(pause, signal).catch(() => undefined);
+    }
+  }
+
+  /** The lock as this leader judges it now: live slots, and why it gives none, if it does not. */
+  private lockState(): {
+    state: { resourceVersion: string; text: string | undefined; entries: LockEntry[]; declared: number; malformed?: string };
+    held: string | undefined;
+  } {
+    const text = this.ds?.metadata?.annotations?.[this.o.annotation];
+    const none = { resourceVersion: '', text, entries: [], declared: Number.POSITIVE_INFINITY };
+    if (text === undefined) return { state: none, held: undefined };
+    const now = this.view.nowMs();
+    try {
+      const value = parseLockAnnotation(text);
+      const entries = entriesOf(value);
+      for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
+      const state = { ...none, entries, declared: declaredSlots(value) };
+      const live = this.view.live(entries);
+      const manual = live.find(isManualEntry);
+      if (manual !== undefined) return { state, held: `kured's manual lock (${manual.nodeID}) holds every slot` };
+      if (live.length > Math.min(state.declared, this.o.concurrency))
+        return { state, held: `the lock names ${live.length} slots, more than it or --concurrency allow` };
+      return { state, held: undefined };
+    } catch (err) {
+      if (!(err instanceof LockFormatError)) throw err;
+      this.leases.observe(MALFORMED_KEY, text, now);
+      const state = { ...none, malformed: err.message };
+      return this.view.malformedExpired(state)
+        ? { state: none, held: undefined }
+        : { state, held: `the lock annotation is unparsable: ${err.message}` };
+    }
+  }
+
+  /** One plan over the current views, carried out. */
+  private async step(signal: AbortSignal): Promise<void> {
+    const lock = this.lockState();
+    const slots: SlotHolder[] = this.view
+      .live(lock.state.entries)
+      .map((e) => ({ node: e.nodeID, group: typeof e.metadata.group === 'string' ? e.metadata.group : undefined }));
+    const health = this.health();
+    this.publish(health);
+    const nowMs = monotonicMs(this.o.clock);
+    for (const r of this.fleet.nodes.values())
+      if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
+    const plan = planTurns({
+      nodes: this.fleet.nodes.values(),
+      slots,
+      lockHeld: lock.held,
+      health: {
+        count: health.count,
+        max: this.o.maxUnhealthyNodes === undefined ? undefined : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
+      },
+      concurrency: this.o.concurrency,
+      groupConcurrency: this.o.groups?.concurrency,
+      now: this.o.clock.now(),
+      nowMs,
+      turnSince: this.turnSince,
+      graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
+      passedOver: this.passedOver,
+    });
+    this.stats.plans++;
+    this.forgetStale(plan);
+    await this.carryOut(plan, signal);
+  }
+
+  /** Passed-over nodes that no longer wait, and turns no longer on any node, are forgotten. */
+  private forgetStale(plan: Plan): void {
+    const waiting = new Set(plan.queue);
+    for (const node of this.passedOver) if (!waiting.has(node)) this.passedOver.delete(node);
+    for (const node of this.turnSince.keys()) {
+      const record = this.fleet.nodes.get(node);
+      if (record?.turn === undefined) this.turnSince.delete(node);
+    }
+  }
+
+  private async carryOut(plan: Plan, signal: AbortSignal): Promise<void> {
+    for (const node of plan.lapse) {
+      this.o.log.info('turn lapsed', { node, after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s` });
+      this.passedOver.add(node);
+      this.stats.lapsed++;
+    }
+    for (const node of [...plan.revoke, ...plan.lapse]) await this.setTurn(node, null, signal);
+    const since = this.o.clock.now().toISOString();
+    for (const node of plan.grant) {
+      if (await this.setTurn(node, formatTurn({ since, by: this.o.identity }), signal)) {
+        this.turnSince.set(node, monotonicMs(this.o.clock));
+        this.stats.granted++;
+        this.o.log.info('turn given', { node, queue: plan.queue.length });
+      }
+    }
+    if (plan.grant.length === 0 && plan.held !== undefined && plan.queue.length > 0)
+      this.o.log.debug('no turn given', { reason: plan.held, waiting: plan.queue.length });
+  }
+
+  /** Sets (or with null removes) a node's turn annotation; false when the write failed. */
+  private async setTurn(node: string, value: string | null, signal: AbortSignal): Promise<boolean> {
+    try {
+      const patch = { metadata: { annotations: { [TURN_ANNOTATION]: value } } };
+      await this.o.kube.mergePatchNode(node, patch, signal);
+      const record = this.fleet.nodes.get(node);
+      if (record !== undefined) this.fleet.nodes.set(node, { ...record, turn: value ?? undefined });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) this.fleet.nodes.delete(node);
+      else if (!signal.aborted) this.o.log.warn('cannot write turn', { node, error: statusMessage(err) });
+      return false;
+    }
+  }
+
+  private health(): FleetHealth {
+    const bad: string[] = [];
+    for (const r of this.fleet.nodes.values())
+      if (!r.inCycle && r.unhealthy !== undefined) bad.push(`${r.name} ${r.unhealthy}`);
+    bad.sort();
+    return { total: this.fleet.nodes.size, count: bad.length, unhealthy: bad.slice(0, HEALTH_NAMES_SHOWN) };
+  }
+
+  private publish(health: FleetHealth): void {
+    const text = JSON.stringify(health);
+    if (text === this.published) return;
+    this.published = text;
+    this.elector.publish({ [HEALTH_ANNOTATION]: text });
+  }
+}
+
+export type { NodeRecord };

@@ -1,0 +1,137 @@
+// The coordinator's one view of the fleet: every Node, kept from one list and a watch from its
+// resourceVersion (client-go's reflector: a new watch from the last version seen after each ends, a
+// fresh list after 410 Gone, back-off while they fail). Only what the queue and the health gate
+// need is kept of each Node (a few hundred bytes, not the 5-15 KB object: 5,000 nodes fit in a few
+// MB), so the coordinator's memory does not grow with images and conditions.
+import type { Clock } from '../clock/clock.js';
+import { isGone, statusMessage } from '../kube/errors.js';
+import type { Kube, V1Node } from '../kube/kube.js';
+import { backoffMs } from '../kube/retry.js';
+import type { Logger } from '../log/logger.js';
+import { unhealthy } from '../blockers/health.js';
+import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
+import { TURN_ANNOTATION } from '../lock/turn.js';
+import { CYCLE_LABEL } from '../node/cycle.js';
+import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
+
+/** What the coordinator keeps of one Node. */
+export interface NodeRecord {
+  name: string;
+  /** The agent's status annotation, parsed (phase, requiredSince, due). */
+  status: ReadStatus | undefined;
+  /** The --group-label value; '' without the label or without groups. */
+  group: string;
+  /** Carries the cycle label: counts against --concurrency whatever the lock says. */
+  inCycle: boolean;
+  /** Why it counts as unhealthy for --max-unhealthy-nodes; undefined when healthy. */
+  unhealthy: string | undefined;
+  /** The turn annotation's text, when the node has one. */
+  turn: string | undefined;
+}
+
+export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
+  const meta = node.metadata ?? {};
+  return {
+    name: meta.name ?? '',
+    status: parseStatus(meta.annotations?.[STATUS_ANNOTATION]),
+    group: groupLabel === undefined ? '' : (meta.labels?.[groupLabel] ?? ''),
+    inCycle: meta.labels?.[CYCLE_LABEL] === 'true',
+    unhealthy: unhealthy(node),
+    turn: meta.annotations?.[TURN_ANNOTATION],
+  };
+}
+
+export interface FleetViewOptions {
+  kube: Kube;
+  clock: Clock;
+  log: Logger;
+  random: () => number;
+  /** --group-label when --group-concurrency is set. */
+  groupLabel: string | undefined;
+}
+
+export class FleetView {
+  readonly nodes = new Map<string, NodeRecord>();
+  /** A list has been taken: the view is complete (planning before it would miss waiters). */
+  synced = false;
+
+  constructor(private readonly o: FleetViewOptions) {}
+
+  /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
+  async follow(changed: () => void, signal: AbortSignal): Promise<void> {
+    let resourceVersion: string | undefined;
+    for (let failures = 0; !signal.aborted; ) {
+      if (resourceVersion === undefined) {
+        resourceVersion = await this.relist(signal);
+        if (resourceVersion !== undefined) changed();
+      }
+      const run =
+        resourceVersion === undefined
+          ? { failed: true, gone: false, resourceVersion }
+          : await this.watch(resourceVersion, changed, signal);
+      resourceVersion = run.gone ? undefined : run.resourceVersion;
+      failures = run.failed ? failures + 1 : 0;
+      if (failures > 0 && !signal.aborted) {
+        const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
+        await this.o.clock.sleep(pause, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** One list (from the watch cache): the whole view anew; its resourceVersion, or undefined on failure. */
+  private async relist(signal: AbortSignal): Promise<string | undefined> {
+    try {
+      const list = await this.o.kube.listNodesVersioned({ resourceVersion: '0' }, signal);
+      this.nodes.clear();
+      for (const node of list.items) this.put(node);
+      this.synced = true;
+      return list.resourceVersion;
+    } catch (err) {
+      if (!signal.aborted) this.o.log.warn('coordinator cannot list nodes', { error: statusMessage(err) });
+      return undefined;
+    }
+  }
+
+  private put(node: V1Node): void {
+    const record = recordOf(node, this.o.groupLabel);
+    if (record.name !== '') this.nodes.set(record.name, record);
+  }
+
+  private async watch(
+    resourceVersion: string,
+    changed: () => void,
+    signal: AbortSignal,
+  ): Promise<{ failed: boolean; gone: boolean; resourceVersion: string }> {
+    const started = this.o.clock.now().getTime();
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    const run = { failed: false, gone: false, resourceVersion, events: 0 };
+    try {
+      await this.o.kube.watchNodes(
+        (event) => {
+          const rv = event.object.metadata?.resourceVersion;
+          if (event.type === 'ERROR') {
+            run.gone = true; // 410 Expired in the stream: list again
+            stop.abort();
+            return;
+          }
+          if (rv !== undefined) run.resourceVersion = rv;
+          if (event.type === 'BOOKMARK') return;
+          run.events++;
+          if (event.type === 'DELETED') this.nodes.delete(event.object.metadata?.name ?? '');
+          else this.put(event.object);
+          changed();
+        },
+        { resourceVersion, signal: both },
+      );
+    } catch (err) {
+      if (!signal.aborted) {
+        run.failed = true;
+        run.gone = isGone(err);
+        this.o.log.debug('coordinator node watch failed', { error: statusMessage(err) });
+      }
+    }
+    const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS && run.events === 0;
+    return { failed: run.failed || (brief && !signal.aborted), gone: run.gone, resourceVersion: run.resourceVersion };
+  }
+}

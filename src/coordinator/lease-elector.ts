@@ -1,0 +1,202 @@
+// Leader election over a coordination.k8s.io Lease, as client-go's leaderelection package does it:
+// candidates try every retryPeriod; the holder renews every retryPeriod and gives up leading when it
+// has not renewed for renewDeadline (before its Lease can lapse for others); a candidate takes over a
+// Lease it has seen unchanged for leaseDuration on its own monotonic clock (never comparing the
+// holder's renewTime with its own wall clock, DESIGN §12); a holder that stops releases the Lease so
+// a standby takes over at once. Every write is a PUT guarded by resourceVersion.
+import { monotonicMs, type Clock } from '../clock/clock.js';
+import { isConflict, isNotFound, statusMessage } from '../kube/errors.js';
+import type { Kube, V1Lease } from '../kube/kube.js';
+import { LeaseObserver } from '../lock/lease.js';
+import type { Logger } from '../log/logger.js';
+
+export interface LeaseElectorOptions {
+  kube: Kube;
+  namespace: string;
+  name: string;
+  /** This candidate, unique among the candidates (pod name and a random suffix). */
+  identity: string;
+  clock: Clock;
+  log: Logger;
+  random: () => number;
+  /** Default LEASE_DURATION_MS. */
+  leaseDurationMs?: number;
+  /** Default RENEW_DEADLINE_MS. */
+  renewDeadlineMs?: number;
+  /** Default RETRY_PERIOD_MS. */
+  retryPeriodMs?: number;
+}
+
+/**
+ * Twice client-go's usual 15 s / 10 s / 2 s: a dead leader only stalls the queue (no slot waits on
+ * it for safety), so half the renewals are worth a standby that takes over within 30 s.
+ */
+export const LEASE_DURATION_MS = 30_000;
+export const RENEW_DEADLINE_MS = 20_000;
+export const RETRY_PERIOD_MS = 5_000;
+
+/** kube's MicroTime: RFC 3339 with microseconds. */
+function microTime(date: Date): string {
+  return date.toISOString().replace(/Z$/, '000Z');
+}
+
+export class LeaseElector {
+  private readonly observed = new LeaseObserver();
+  private annotations: Record<string, string> = {};
+  private leading = false;
+  /** The Lease as this leader last wrote it: a renewal PUTs from it without a GET first. */
+  private mine: V1Lease | undefined;
+
+  constructor(private readonly o: LeaseElectorOptions) {}
+
+  get durationMs(): number {
+    return this.o.leaseDurationMs ?? LEASE_DURATION_MS;
+  }
+
+  /** Is this candidate the leader now (as of its last renewal)? */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Annotations written on the Lease with each renewal (what the leader publishes). */
+  publish(annotations: Record<string, string>): void {
+    this.annotations = { ...annotations };
+  }
+
+  /**
+   * Campaigns until `signal` aborts; runs `lead` with a signal that aborts when leadership is lost.
+   * Leadership lost is campaigned for again. Releases the Lease when stopped while leading.
+   */
+  async run(lead: (signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (!(await this.campaign(signal))) break;
+      this.o.log.info('coordinator leading', { identity: this.o.identity });
+      const leadership = new AbortController();
+      const both = AbortSignal.any([signal, leadership.signal]);
+      const work = lead(both).catch((err: unknown) => {
+        if (!both.aborted) this.o.log.error('coordinator failed', { error: statusMessage(err) });
+      });
+      await this.keepRenewing(signal);
+      this.leading = false;
+      leadership.abort();
+      await work;
+      if (signal.aborted) await this.release();
+      else this.o.log.warn('coordinator lost its lease', { identity: this.o.identity });
+    }
+  }
+
+  /** Tries every retryPeriod until this candidate leads (true) or `signal` aborts (false). */
+  private async campaign(signal: AbortSignal): Promise<boolean> {
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew(signal)) return true;
+      await this.pause(signal);
+    }
+    return false;
+  }
+
+  /** Renews every retryPeriod; returns when a renewal has not succeeded for renewDeadline, or on abort. */
+  private async keepRenewing(signal: AbortSignal): Promise<void> {
+    const deadline = this.o.renewDeadlineMs ?? RENEW_DEADLINE_MS;
+    let renewed = monotonicMs(this.o.clock);
+    while (!signal.aborted) {
+      await this.pause(signal);
+      if (signal.aborted) return;
+      if (await this.tryAcquireOrRenew(signal)) renewed = monotonicMs(this.o.clock);
+      else if (monotonicMs(this.o.clock) - renewed >= deadline) return;
+    }
+  }
+
+  private async pause(signal: AbortSignal): Promise<void> {
+    const period = this.o.retryPeriodMs ?? RETRY_PERIOD_MS;
+    // client-go's JitterUntil with factor 1.2 for candidates; renewals keep the plain period
+    const ms = this.leading ? period : period * (1 + 0.2 * this.o.random());
+    await this.o.clock.sleep(ms, signal).catch(() => undefined);
+  }
+
+  /**
+   * One round: true when this candidate holds the Lease afterwards. Never throws. A leader renews
+   * from the Lease it last wrote (one PUT; a 409 means someone else wrote it: read and judge anew).
+   */
+  async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
+    const { kube, namespace, name } = this.o;
+    try {
+      if (this.leading && this.mine !== undefined) {
+        try {
+          this.mine = await kube.replaceLease(namespace, name, this.record(this.mine), signal);
+          return true;
+        } catch (err) {
+          this.mine = undefined;
+          if (!isConflict(err)) throw err;
+        }
+      }
+      let lease: V1Lease;
+      try {
+        lease = await kube.getLease(namespace, name, signal);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.mine = await kube.createLease(namespace, this.record(undefined), signal);
+        return (this.leading = true);
+      }
+      if (!this.mayTake(lease)) return (this.leading = false);
+      this.mine = await kube.replaceLease(namespace, name, this.record(lease), signal);
+      return (this.leading = true);
+    } catch (err) {
+      if (!isConflict(err) && signal?.aborted !== true) {
+        this.o.log.debug('coordinator lease round failed', { error: statusMessage(err) });
+      }
+      this.mine = undefined;
+      return (this.leading = false);
+    }
+  }
+
+  /** Ours, free (released), or unchanged for leaseDuration since we first saw it so. */
+  private mayTake(lease: V1Lease): boolean {
+    const holder = lease.spec?.holderIdentity ?? '';
+    const key = `${lease.metadata?.resourceVersion ?? ''}`;
+    const now = monotonicMs(this.o.clock);
+    this.observed.observe('lease', key, now);
+    if (holder === '' || holder === this.o.identity) return true;
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? this.durationMs / 1000) * 1000;
+    return this.observed.expired('lease', durationMs, now);
+  }
+
+  /** The Lease with this candidate as holder, renewed now. */
+  private record(current: V1Lease | undefined): V1Lease {
+    const now = microTime(this.o.clock.now());
+    const ours = current?.spec?.holderIdentity === this.o.identity;
+    const transitions = current?.spec?.leaseTransitions ?? 0;
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: this.o.name,
+        namespace: this.o.namespace,
+        ...(current?.metadata?.resourceVersion === undefined
+          ? {}
+          : { resourceVersion: current.metadata.resourceVersion }),
+        annotations: { ...current?.metadata?.annotations, ...this.annotations },
+      },
+      spec: {
+        holderIdentity: this.o.identity,
+        leaseDurationSeconds: Math.ceil(this.durationMs / 1000),
+        acquireTime: ours ? (current?.spec?.acquireTime ?? now) : now,
+        renewTime: now,
+        leaseTransitions: current === undefined ? 0 : ours ? transitions : transitions + 1,
+      },
+    };
+  }
+
+  /** Gives the Lease up (holder '' and a 1 s duration), so a standby takes over at once. */
+  private async release(): Promise<void> {
+    const { kube, namespace, name } = this.o;
+    try {
+      const lease = await kube.getLease(namespace, name);
+      if (lease.spec?.holderIdentity !== this.o.identity) return;
+      const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
+      await kube.replaceLease(namespace, name, { ...lease, spec });
+      this.o.log.info('coordinator lease released', { identity: this.o.identity });
+    } catch (err) {
+      this.o.log.warn('coordinator lease not released', { error: statusMessage(err) });
+    }
+  }
+}

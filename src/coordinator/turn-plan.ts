@@ -1,0 +1,150 @@
+// Who gets a turn at the lock now: the coordinator's decision, pure, from its view of the fleet and
+// of the lock. Each free slot goes to the waiting node whose reboot has been needed longest (overdue
+// first, then the oldest need, then by name: compareWaiters, the order the agents record), as far
+// as its group has room. A turn not taken within the grace (its agent gone or stuck) is taken back
+// and its node goes to the back of the queue, so a dead head costs one grace per hand-off at most.
+// Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
+// from a stale view can only change who goes first.
+import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
+import { isOverdue } from '../node/status.js';
+import type { NodeRecord } from './fleet-view.js';
+
+/** A slot of the lock as the coordinator counts it. */
+export interface SlotHolder {
+  node: string;
+  /** The group the slot records; undefined: none recorded (counts against every group). */
+  group: string | undefined;
+}
+
+export interface PlanInput {
+  nodes: Iterable<NodeRecord>;
+  /** Live slots of the lock (expired ones left out). */
+  slots: readonly SlotHolder[];
+  /** Why the lock gives no slot to anyone now (a manual lock, unparsable, forged); undefined: it does. */
+  lockHeld: string | undefined;
+  /**
+   * --max-unhealthy-nodes resolved for the fleet (undefined: no gate) and how many nodes are
+   * unhealthy: a waiter gets a turn only while the others (itself not counted) are within the limit,
+   * as its own health blocker judges.
+   */
+  health: { count: number; max: number | undefined };
+  concurrency: number;
+  /** --group-concurrency; undefined without groups. */
+  groupConcurrency: number | undefined;
+  now: Date;
+  /** Monotonic ms now, and when each outstanding turn was given or first seen by this coordinator. */
+  nowMs: number;
+  turnSince: ReadonlyMap<string, number>;
+  graceMs: number;
+  /** Nodes whose turn lapsed while they still wait: behind every other waiter. */
+  passedOver: ReadonlySet<string>;
+}
+
+export interface Plan {
+  /** Nodes to give a turn now, in queue order. */
+  grant: string[];
+  /** Nodes whose turn annotation goes: used (they hold a slot), moot (no longer waiting). */
+  revoke: string[];
+  /** Nodes whose turn lapsed: revoked, and passed over until they stop waiting. */
+  lapse: string[];
+  /** The waiting nodes in queue order (for status and logs). */
+  queue: string[];
+  /** Why no turn is given now, when none is. */
+  held: string | undefined;
+}
+
+/** The node as a waiter, when its status says it waits for the lock and since when it needs a reboot. */
+export function waiterOfRecord(record: NodeRecord, now: Date, groups: boolean): Waiter | undefined {
+  const status = record.status;
+  if (status?.phase !== 'waiting-for-lock' || status.requiredSince === undefined) return undefined;
+  return {
+    node: record.name,
+    requiredSinceMs: Date.parse(status.requiredSince),
+    overdue: isOverdue(status, now),
+    group: groups ? record.group : undefined,
+  };
+}
+
+/** The slots each group has taken: its own, those in a cycle without a slot, and slots that record none. */
+function groupUse(holders: ReadonlyMap<string, string | undefined>): (g: string) => number {
+  const counts = new Map<string, number>();
+  let everyGroup = 0;
+  for (const group of holders.values()) {
+    if (group === undefined) everyGroup++;
+    else counts.set(group, (counts.get(group) ?? 0) + 1);
+  }
+  return (g) => (counts.get(g) ?? 0) + everyGroup;
+}
+
+/** Would the health gate let `record` go: the other unhealthy nodes within the limit? */
+function healthy(input: PlanInput, record: NodeRecord | undefined): boolean {
+  const { count, max } = input.health;
+  if (max === undefined) return true;
+  return count - (record?.unhealthy === undefined ? 0 : 1) <= max;
+}
+
+export function planTurns(input: PlanInput): Plan {
+  const groups = input.groupConcurrency !== undefined;
+  const records = [...input.nodes];
+  // holders: live slots, and nodes in a cycle whose slot is missing (they still count)
+  const holders = new Map<string, string | undefined>();
+  for (const slot of input.slots) holders.set(slot.node, groups ? slot.group : undefined);
+  for (const r of records)
+    if (r.inCycle && !holders.has(r.name)) holders.set(r.name, groups ? r.group : undefined);
+  const waiters = new Map<string, Waiter>();
+  for (const r of records) {
+    const w = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
+    if (w !== undefined) waiters.set(r.name, w);
+  }
+  const revoke: string[] = [];
+  const lapse: string[] = [];
+  const pending = new Map<string, string | undefined>();
+  for (const r of records) {
+    if (r.turn === undefined) continue;
+    const waiter = waiters.get(r.name);
+    if (waiter === undefined) revoke.push(r.name);
+    else if (input.nowMs - (input.turnSince.get(r.name) ?? input.nowMs) >= input.graceMs) lapse.push(r.name);
+    else pending.set(r.name, waiter.group);
+  }
+  const late = new Set([...input.passedOver, ...lapse]);
+  const queue = [...waiters.values()]
+    .sort((a, b) => Number(late.has(a.node)) - Number(late.has(b.node)) || compareWaiters(a, b))
+    .map((w) => w.node);
+  const byName = new Map(records.map((r) => [r.name, r]));
+  const eligible = queue.filter((n) => healthy(input, byName.get(n)));
+  const held =
+    input.lockHeld ??
+    (eligible.length < queue.length && eligible.length === 0
+      ? `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`
+      : undefined);
+  const grant = input.lockHeld === undefined ? pick(input, eligible, waiters, holders, pending) : [];
+  return { grant, revoke: revoke.sort(), lapse: lapse.sort(), queue, held };
+}
+
+/** The free slots, each to the first waiter in `queue` whose group has room. */
+function pick(
+  input: PlanInput,
+  queue: readonly string[],
+  waiters: ReadonlyMap<string, Waiter>,
+  holders: ReadonlyMap<string, string | undefined>,
+  pending: ReadonlyMap<string, string | undefined>,
+): string[] {
+  const taken = new Map([...holders, ...pending]);
+  let free = input.concurrency - taken.size;
+  const used = groupUse(taken);
+  const extra = new Map<string, number>();
+  const grant: string[] = [];
+  for (const node of queue) {
+    if (free <= 0) break;
+    if (pending.has(node)) continue;
+    const group = waiters.get(node)?.group;
+    if (group !== undefined && input.groupConcurrency !== undefined) {
+      const inUse = used(group) + (extra.get(group) ?? 0);
+      if (inUse >= input.groupConcurrency) continue;
+      extra.set(group, (extra.get(group) ?? 0) + 1);
+    }
+    grant.push(node);
+    free--;
+  }
+  return grant;
+}

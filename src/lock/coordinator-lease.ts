@@ -1,0 +1,102 @@
+// What an agent reads of the coordinator (src/coordinator): whether one is alive, and the fleet's
+// health as the coordinator sees it from its one watch of the Nodes. Both come from one small
+// object, the coordinator's coordination.k8s.io Lease, read at most once per CACHE_MS.
+//
+// Liveness is judged as client-go's leader election judges it, on the reader's own monotonic clock:
+// a Lease whose resourceVersion has not changed for its leaseDurationSeconds since this reader
+// first saw it has no live holder. Its renewTime (another machine's wall clock) is never compared
+// with ours (DESIGN §12). A reader that has just started cannot tell a fresh Lease from a dead one
+// at the first look; it counts the duration from that look (never early).
+import { monotonicMs, type Clock } from '../clock/clock.js';
+import { isNotFound, statusMessage } from '../kube/errors.js';
+import type { Kube, V1Lease } from '../kube/kube.js';
+import { LeaseObserver } from './lease.js';
+
+/** Lease annotation: the fleet's health as the coordinator last judged it (FleetHealth as JSON). */
+export const HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
+
+/** The unhealthy nodes the coordinator sees (nodes in a kured-ts cycle not counted). */
+export interface FleetHealth {
+  /** Nodes in the cluster. */
+  total: number;
+  /** Unhealthy nodes, with why ("n3 not ready"), sorted; at most HEALTH_NAMES_SHOWN of them. */
+  unhealthy: string[];
+  /** How many are unhealthy in all (may exceed unhealthy.length). */
+  count: number;
+}
+
+/** Names the coordinator publishes; past this, `count` alone tells. */
+export const HEALTH_NAMES_SHOWN = 100;
+
+/** A read is reused for this long: one pass of an agent reads the Lease once. */
+export const CACHE_MS = 2_000;
+
+export type CoordinatorState =
+  | { live: true; holder: string; health: FleetHealth | undefined }
+  | { live: false; reason: string };
+
+export interface CoordinatorLeaseOptions {
+  kube: Kube;
+  namespace: string;
+  /** The Lease's name (coordinatorLeaseName(dsName)). */
+  name: string;
+  clock: Clock;
+}
+
+/** The coordinator's Lease name for the DaemonSet `dsName`. */
+export function coordinatorLeaseName(dsName: string): string {
+  return `${dsName}-coordinator`;
+}
+
+export function parseHealth(text: string | undefined): FleetHealth | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as Partial<FleetHealth>;
+    if (typeof v.total !== 'number' || typeof v.count !== 'number' || !Array.isArray(v.unhealthy))
+      return undefined;
+    return { total: v.total, count: v.count, unhealthy: v.unhealthy.filter((s) => typeof s === 'string') };
+  } catch {
+    return undefined;
+  }
+}
+
+export class CoordinatorLease {
+  private readonly observed = new LeaseObserver();
+  private cached: { at: number; state: CoordinatorState } | undefined;
+
+  constructor(private readonly o: CoordinatorLeaseOptions) {}
+
+  /** The coordinator as its Lease tells now (a read of the last CACHE_MS is reused). */
+  async read(signal?: AbortSignal): Promise<CoordinatorState> {
+    const now = monotonicMs(this.o.clock);
+    if (this.cached !== undefined && now - this.cached.at < CACHE_MS) return this.cached.state;
+    const state = await this.fetch(now, signal);
+    this.cached = { at: now, state };
+    return state;
+  }
+
+  private async fetch(now: number, signal?: AbortSignal): Promise<CoordinatorState> {
+    const where = `Lease ${this.o.namespace}/${this.o.name}`;
+    let lease: V1Lease;
+    try {
+      lease = await this.o.kube.getLease(this.o.namespace, this.o.name, signal);
+    } catch (err) {
+      if (isNotFound(err)) return { live: false, reason: `no coordinator: ${where} does not exist` };
+      if (signal?.aborted === true) throw err;
+      return { live: false, reason: `cannot read the coordinator's ${where}: ${statusMessage(err)}` };
+    }
+    return this.judge(lease, where, now);
+  }
+
+  private judge(lease: V1Lease, where: string, now: number): CoordinatorState {
+    const holder = lease.spec?.holderIdentity ?? '';
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
+    this.observed.observe(where, lease.metadata?.resourceVersion ?? '', now);
+    if (holder === '') return { live: false, reason: `no coordinator: ${where} has no holder` };
+    if (this.observed.expired(where, durationMs, now)) {
+      const seconds = Math.round((now - (this.observed.since(where) ?? now)) / 1000);
+      return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${seconds}s` };
+    }
+    return { live: true, holder, health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) };
+  }
+}

@@ -1,0 +1,153 @@
+// The agent's side of the coordinated queue (src/coordinator): may this node take a free slot now,
+// and the wait for its turn. A waiting node follows only its own Node (a watch of one object) for
+// the coordinator's turn annotation, so a freed slot wakes one node, not every waiter, and nobody
+// lists the fleet. With no live coordinator (not installed, or its Lease not renewed) the queue
+// falls back to first come, first served: a reboot must not wait for an optional advisor.
+import type { Clock } from '../clock/clock.js';
+import { isGone, isNotFound, statusMessage } from '../kube/errors.js';
+import type { Kube, V1Node } from '../kube/kube.js';
+import { backoffMs } from '../kube/retry.js';
+import type { Logger } from '../log/logger.js';
+import type { CoordinatorLease } from './coordinator-lease.js';
+import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from './lock-watch.js';
+import { TURN_ANNOTATION, parseTurn } from './turn.js';
+
+/** May this node take a free slot? */
+export type TurnVerdict =
+  | { kind: 'turn'; by: string }
+  | { kind: 'first-come'; reason: string }
+  | { kind: 'wait'; reason: string };
+
+export interface TurnGate {
+  /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
+  verdict(signal?: AbortSignal): Promise<TurnVerdict>;
+  /**
+   * After a verdict with a live coordinator ('turn' or 'wait'): resolves true when this node's turn
+   * annotation changes from what that verdict saw (or its Node goes), or after `timeoutMs`. Once per
+   * verdict: resolves false at once when there is no such verdict (no coordinator, or already waited
+   * on): the caller then waits on the lock itself.
+   */
+  waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
+}
+
+export interface NodeTurnGateOptions {
+  kube: Kube;
+  nodeId: string;
+  coordinator: CoordinatorLease;
+  clock: Clock;
+  log: Logger;
+  random: () => number;
+}
+
+export class NodeTurnGate implements TurnGate {
+  /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
+  private waitingFrom: { resourceVersion: string; turn: string | undefined } | undefined;
+
+  constructor(private readonly o: NodeTurnGateOptions) {}
+
+  async verdict(signal?: AbortSignal): Promise<TurnVerdict> {
+    this.waitingFrom = undefined;
+    const coordinator = await this.o.coordinator.read(signal);
+    if (!coordinator.live) return { kind: 'first-come', reason: coordinator.reason };
+    const node = await this.o.kube.getNode(this.o.nodeId, signal);
+    const text = node.metadata?.annotations?.[TURN_ANNOTATION];
+    const turn = parseTurn(text);
+    this.waitingFrom = { resourceVersion: node.metadata?.resourceVersion ?? '', turn: text };
+    if (turn !== undefined) return { kind: 'turn', by: turn.by };
+    return {
+      kind: 'wait',
+      reason: `waiting for its turn: the coordinator (${coordinator.holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
+    };
+  }
+
+  async waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    const from = this.waitingFrom;
+    this.waitingFrom = undefined;
+    if (from === undefined) return false;
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    try {
+      await Promise.race([
+        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
+        this.follow(from, timeoutMs, both),
+      ]);
+    } finally {
+      stop.abort();
+    }
+    signal.throwIfAborted();
+    return true;
+  }
+
+  /** Watches this node until its turn annotation changes or it is deleted; restarts with back-off. */
+  private async follow(
+    from: { resourceVersion: string; turn: string | undefined },
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let resourceVersion: string | undefined = from.resourceVersion;
+    for (let failures = 0; !signal.aborted; ) {
+      const started = this.o.clock.now().getTime();
+      const run = await this.watchOnce(resourceVersion, from.turn, timeoutMs, signal);
+      if (run.changed) return;
+      resourceVersion = run.expired ? undefined : run.resourceVersion;
+      // a watch that ends at once without a change is a failure too (no spinning on a broken server)
+      const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS;
+      failures = run.failed || brief ? failures + 1 : 0;
+      if (failures > 0) {
+        const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
+        await this.o.clock.sleep(pause, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** One watch of this node: `changed` when the turn annotation differs from `turn` or the node went. */
+  private async watchOnce(
+    resourceVersion: string | undefined,
+    turn: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<{ changed: boolean; failed: boolean; expired: boolean; resourceVersion: string | undefined }> {
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    const run = { changed: false, failed: false, expired: false, resourceVersion };
+    const onNode = (node: V1Node): void => {
+      run.resourceVersion = node.metadata?.resourceVersion ?? run.resourceVersion;
+      if (node.metadata?.annotations?.[TURN_ANNOTATION] === turn) return;
+      run.changed = true;
+      stop.abort();
+    };
+    try {
+      await this.o.kube.watchNodes(
+        (event) => {
+          if (event.type === 'DELETED') {
+            run.changed = true;
+            stop.abort();
+          } else if (event.type === 'ERROR') {
+            run.failed = true;
+            run.expired = true; // 410 Expired, in the stream: watch from the current state
+            stop.abort();
+          } else if (event.type === 'BOOKMARK') {
+            run.resourceVersion = event.object.metadata?.resourceVersion ?? run.resourceVersion;
+          } else {
+            onNode(event.object);
+          }
+        },
+        {
+          ...(resourceVersion === undefined ? {} : { resourceVersion }),
+          fieldSelector: `metadata.name=${this.o.nodeId}`,
+          // one watch per wait: the server would otherwise end it every 5-10 minutes
+          timeoutSeconds: Math.max(60, Math.ceil(timeoutMs / 1000)),
+          signal: both,
+        },
+      );
+    } catch (err) {
+      if (!signal.aborted && !run.changed) {
+        run.failed = true;
+        run.expired = isGone(err);
+        if (isNotFound(err)) run.changed = true;
+        this.o.log.debug('turn watch failed', { node: this.o.nodeId, error: statusMessage(err) });
+      }
+    }
+    return run;
+  }
+}

@@ -1,0 +1,34 @@
+// A node's turn at the lock: the coordinator (src/coordinator) names the waiting node whose reboot
+// has been needed longest for each free slot by this annotation on that node, and the node's agent,
+// which follows only its own Node while it waits, takes the slot. The turn is a wake-up call, not
+// authority: the agent still takes its slot by the lock's own guarded write and rules (room,
+// --concurrency, groups, the cycle records), so a stale, duplicated or forged turn can change who
+// goes first, never how many go.
+
+/** Node annotation: the coordinator's turn for this node (JSON `{"since":"…","by":"…"}`). */
+export const TURN_ANNOTATION = 'kured-ts.dev/lock-turn';
+
+/** What the turn annotation records. */
+export interface Turn {
+  /** RFC 3339, the coordinator's wall clock: for people; nobody compares it with another clock. */
+  since: string;
+  /** The coordinator (its Lease holder identity) that gave the turn. */
+  by: string;
+}
+
+/** The turn in an annotation's text; undefined when absent or unreadable (no turn: fail safe). */
+export function parseTurn(text: string | undefined): Turn | undefined {
+  if (text === undefined || text === '') return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { since, by } = value as Record<string, unknown>;
+    return typeof since === 'string' && typeof by === 'string' ? { since, by } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function formatTurn(turn: Turn): string {
+  return JSON.stringify({ since: turn.since, by: turn.by });
+}
