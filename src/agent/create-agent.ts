@@ -38,8 +38,25 @@ export interface AgentIo {
   random?: () => number;
 }
 
+/** What the lock's factory needs. */
+export type LockConfig = Pick<
+  Config,
+  | 'nodeId'
+  | 'dsNamespace'
+  | 'dsName'
+  | 'lockAnnotation'
+  | 'lockTtlMs'
+  | 'concurrency'
+  | 'groupLabel'
+  | 'groupConcurrency'
+  | 'lockQueue'
+>;
+
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
-function coordinatorOf(config: Config, io: AgentIo): CoordinatorLease {
+export function coordinatorOf(
+  config: Pick<Config, 'dsNamespace' | 'dsName'>,
+  io: Pick<AgentIo, 'kube' | 'clock'>,
+): CoordinatorLease {
   return new CoordinatorLease({
     kube: io.kube,
     namespace: config.dsNamespace,
@@ -48,12 +65,36 @@ function coordinatorOf(config: Config, io: AgentIo): CoordinatorLease {
   });
 }
 
-/** The coordinated queue's turns, unless --lock-queue none. */
-function turnsOf(config: Config, io: AgentIo, coordinator: CoordinatorLease): { turns?: NodeTurnGate } {
-  if (config.lockQueue === 'none') return {};
+/**
+ * The agent's lock, with the coordinated queue's turns unless --lock-queue none: one factory for the
+ * agent and `kured-ts check`, so that check answers as the agent would.
+ */
+export function createLock(
+  config: LockConfig,
+  io: Pick<AgentIo, 'kube' | 'clock' | 'logger' | 'random'>,
+  coordinator: CoordinatorLease,
+): DaemonSetLock {
   const { kube, clock, logger: log } = io;
   const random = io.random ?? Math.random;
-  return { turns: new NodeTurnGate({ kube, nodeId: config.nodeId, coordinator, clock, log, random }) };
+  const nodeId = config.nodeId;
+  return new DaemonSetLock({
+    kube,
+    nodeId,
+    namespace: config.dsNamespace,
+    name: config.dsName,
+    annotation: config.lockAnnotation,
+    ttlMs: config.lockTtlMs,
+    concurrency: config.concurrency,
+    ...(config.groupConcurrency > 0
+      ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
+      : {}),
+    clock,
+    log,
+    random,
+    ...(config.lockQueue === 'none'
+      ? {}
+      : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random }) }),
+  });
 }
 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
@@ -66,22 +107,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   return {
     sentinel: io.sentinel ?? createSentinel(config),
     blockers: createBlockers(config, { kube, node, coordinator }),
-    lock: new DaemonSetLock({
-      kube,
-      nodeId,
-      namespace: config.dsNamespace,
-      name: config.dsName,
-      annotation: config.lockAnnotation,
-      ttlMs: config.lockTtlMs,
-      concurrency: config.concurrency,
-      ...(config.groupConcurrency > 0
-        ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
-        : {}),
-      clock,
-      log: logger,
-      random,
-      ...turnsOf(config, io, coordinator),
-    }),
+    lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({
       kube,

@@ -4,6 +4,7 @@
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
 import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
+import { coordinatorOf, createLock } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube, V1Node } from '../kube/kube.js';
@@ -42,6 +43,7 @@ export type CheckConfig = Pick<
   | 'lockAnnotation'
   | 'lockTtlMs'
   | 'concurrency'
+  | 'lockQueue'
   | 'groupLabel'
   | 'groupConcurrency'
   | 'maxUnhealthyNodes'
@@ -119,7 +121,11 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
   return (kube, node, clock) =>
     createBlockers(
       { ...config, nodeId: node },
-      { kube, node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }) },
+      {
+        kube,
+        node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
+        coordinator: coordinatorOf(config, { kube, clock }),
+      },
     );
 }
 
@@ -209,22 +215,14 @@ interface LockItem extends CheckItem {
   held?: LockHolder;
 }
 
-/** The agent's own DaemonSetLock for `options.node`, reading only (through a ReadOnlyKube). */
+/**
+ * The agent's own lock for `options.node` (createLock: with the coordinated queue's turns, as the
+ * agent has them), reading only (through a ReadOnlyKube).
+ */
 function agentLock(options: CheckOptions, clock: Clock, kube: Kube): DaemonSetLock {
-  const { config } = options;
-  const grouped = config.groupConcurrency > 0;
-  return new DaemonSetLock({
-    kube,
-    nodeId: options.node,
-    namespace: config.dsNamespace,
-    name: config.dsName,
-    annotation: config.lockAnnotation,
-    ttlMs: config.lockTtlMs,
-    concurrency: config.concurrency,
-    ...(grouped ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } } : {}),
-    clock,
-    log: silentLogger,
-  });
+  const config = { ...options.config, nodeId: options.node };
+  const io = { kube, clock, logger: silentLogger };
+  return createLock(config, io, coordinatorOf(config, io));
 }
 
 /** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */

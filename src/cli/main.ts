@@ -121,6 +121,10 @@ export function main(invocation: Invocation): Promise<number> {
         'dry run: the decision the agent on NODE would take now, and why (changes nothing)',
         async () => (await import('./check-command.js')).registerCheck,
       ),
+      coordinator: operatorCommand(
+        "keep the lock's queue for the agents (the chart's Deployment): names the next node for each freed slot",
+        async () => (await import('./coordinator.js')).registerCoordinator,
+      ),
       'migrate-values': operatorCommand(
         'print kured-ts chart values for a kured chart values file, and what cannot be carried over',
         async () => (await import('./migrate-values.js')).registerMigrateValues,

@@ -30,6 +30,7 @@ export const COMMANDS = [
   'resume',
   'unlock',
   'check',
+  'coordinator',
   'simulate',
   'migrate-values',
 ] as const;

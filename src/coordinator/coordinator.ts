@@ -12,7 +12,7 @@
 // What it cannot do: grant a slot. The slot is still taken by the agent's own guarded write to the
 // lock, under the lock's rules (--concurrency, groups, cycle records, forged locks), so a
 // partitioned, stale or duplicated coordinator can change who goes first, never how many go. A dead
-// leader stalls the queue until the standby takes its Lease over (one lease duration, 15 s; at once
+// leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
@@ -21,15 +21,9 @@ import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
 import { maxUnhealthy } from '../blockers/health.js';
 import { HEALTH_ANNOTATION, HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/coordinator-lease.js';
-import {
-  LockFormatError,
-  entriesOf,
-  isManualEntry,
-  parseLockAnnotation,
-  type LockEntry,
-} from '../lock/kured-lock-format.js';
+import { LockFormatError, entriesOf, isManualEntry, parseLockAnnotation } from '../lock/kured-lock-format.js';
 import { LeaseObserver } from '../lock/lease.js';
-import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots } from '../lock/lock-state.js';
+import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
 import { LockView } from '../lock/lock-view.js';
 import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, formatTurn } from '../lock/turn.js';
@@ -80,6 +74,17 @@ export interface CoordinatorStats {
 /** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
 const IDLE_REPLAN_MS = 60_000;
 
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+/** The lock as a leader judges it: its state, and why it gives no slot now (undefined: it does). */
+interface JudgedLock {
+  state: LockState;
+  held: string | undefined;
+}
+
 export class Coordinator {
   readonly stats: CoordinatorStats = { plans: 0, granted: 0, lapsed: 0, leaderships: 0 };
   private readonly elector: LeaseElector;
@@ -117,7 +122,8 @@ class Term {
   private ds: V1DaemonSet | undefined;
   private readonly turnSince = new Map<string, number>();
   private readonly passedOver = new Set<string>();
-  private dirty = true;
+  /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
+  private changes = 0;
   private wake: (() => void) | undefined;
   private published = '';
 
@@ -142,16 +148,16 @@ class Term {
   async run(signal: AbortSignal): Promise<void> {
     this.stats.leaderships++;
     const changed = (): void => {
-      this.dirty = true;
+      this.changes++;
       this.wake?.();
     };
     const following = [this.fleet.follow(changed, signal), this.followLock(changed, signal)];
     while (!signal.aborted) {
       await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
-      if (signal.aborted) break;
-      this.dirty = false;
+      if (aborted(signal)) break;
+      const seen = this.changes;
       if (this.fleet.synced && this.ds !== undefined) await this.step(signal);
-      if (!this.dirty) await this.idle(signal);
+      if (this.changes === seen) await this.idle(signal);
     }
     await Promise.all(following);
   }
@@ -194,7 +200,7 @@ class Term {
           signal,
         );
       } catch (err) {
-        if (signal.aborted) return;
+        if (aborted(signal)) return;
         const level = isNotFound(err) ? 'warn' : 'debug';
         this.o.log[level]('coordinator cannot read the lock', { error: statusMessage(err) });
       }
@@ -204,10 +210,7 @@ class Term {
   }
 
   /** The lock as this leader judges it now: live slots, and why it gives none, if it does not. */
-  private lockState(): {
-    state: { resourceVersion: string; text: string | undefined; entries: LockEntry[]; declared: number; malformed?: string };
-    held: string | undefined;
-  } {
+  private lockState(): JudgedLock {
     const text = this.ds?.metadata?.annotations?.[this.o.annotation];
     const none = { resourceVersion: '', text, entries: [], declared: Number.POSITIVE_INFINITY };
     if (text === undefined) return { state: none, held: undefined };
@@ -217,12 +220,7 @@ class Term {
       const entries = entriesOf(value);
       for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
       const state = { ...none, entries, declared: declaredSlots(value) };
-      const live = this.view.live(entries);
-      const manual = live.find(isManualEntry);
-      if (manual !== undefined) return { state, held: `kured's manual lock (${manual.nodeID}) holds every slot` };
-      if (live.length > Math.min(state.declared, this.o.concurrency))
-        return { state, held: `the lock names ${live.length} slots, more than it or --concurrency allow` };
-      return { state, held: undefined };
+      return { state, held: this.heldBy(state) };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
       this.leases.observe(MALFORMED_KEY, text, now);
@@ -233,12 +231,23 @@ class Term {
     }
   }
 
+  /** Why a readable lock gives no slot to anyone: a manual lock, or more live slots than allowed. */
+  private heldBy(state: LockState): string | undefined {
+    const live = this.view.live(state.entries);
+    const manual = live.find(isManualEntry);
+    if (manual !== undefined) return `kured's manual lock (${manual.nodeID}) holds every slot`;
+    if (live.length > Math.min(state.declared, this.o.concurrency))
+      return `the lock names ${live.length} slots, more than it or --concurrency allow`;
+    return undefined;
+  }
+
   /** One plan over the current views, carried out. */
   private async step(signal: AbortSignal): Promise<void> {
     const lock = this.lockState();
-    const slots: SlotHolder[] = this.view
-      .live(lock.state.entries)
-      .map((e) => ({ node: e.nodeID, group: typeof e.metadata.group === 'string' ? e.metadata.group : undefined }));
+    const slots: SlotHolder[] = this.view.live(lock.state.entries).map((e) => ({
+      node: e.nodeID,
+      group: typeof e.metadata.group === 'string' ? e.metadata.group : undefined,
+    }));
     const health = this.health();
     this.publish(health);
     const nowMs = monotonicMs(this.o.clock);
@@ -250,7 +259,10 @@ class Term {
       lockHeld: lock.held,
       health: {
         count: health.count,
-        max: this.o.maxUnhealthyNodes === undefined ? undefined : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
+        max:
+          this.o.maxUnhealthyNodes === undefined
+            ? undefined
+            : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
       },
       concurrency: this.o.concurrency,
       groupConcurrency: this.o.groups?.concurrency,
@@ -277,7 +289,10 @@ class Term {
 
   private async carryOut(plan: Plan, signal: AbortSignal): Promise<void> {
     for (const node of plan.lapse) {
-      this.o.log.info('turn lapsed', { node, after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s` });
+      this.o.log.info('turn lapsed', {
+        node,
+        after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s`,
+      });
       this.passedOver.add(node);
       this.stats.lapsed++;
     }

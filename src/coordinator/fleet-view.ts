@@ -29,6 +29,11 @@ export interface NodeRecord {
   turn: string | undefined;
 }
 
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
 export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
   const meta = node.metadata ?? {};
   return {
@@ -60,7 +65,7 @@ export class FleetView {
   /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
   async follow(changed: () => void, signal: AbortSignal): Promise<void> {
     let resourceVersion: string | undefined;
-    for (let failures = 0; !signal.aborted; ) {
+    for (let failures = 0; !signal.aborted;) {
       if (resourceVersion === undefined) {
         resourceVersion = await this.relist(signal);
         if (resourceVersion !== undefined) changed();
@@ -71,7 +76,7 @@ export class FleetView {
           : await this.watch(resourceVersion, changed, signal);
       resourceVersion = run.gone ? undefined : run.resourceVersion;
       failures = run.failed ? failures + 1 : 0;
-      if (failures > 0 && !signal.aborted) {
+      if (failures > 0 && !aborted(signal)) {
         const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
         await this.o.clock.sleep(pause, signal).catch(() => undefined);
       }
@@ -132,6 +137,10 @@ export class FleetView {
       }
     }
     const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS && run.events === 0;
-    return { failed: run.failed || (brief && !signal.aborted), gone: run.gone, resourceVersion: run.resourceVersion };
+    return {
+      failed: run.failed || (brief && !signal.aborted),
+      gone: run.gone,
+      resourceVersion: run.resourceVersion,
+    };
   }
 }

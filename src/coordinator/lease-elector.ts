@@ -35,6 +35,11 @@ export const LEASE_DURATION_MS = 30_000;
 export const RENEW_DEADLINE_MS = 20_000;
 export const RETRY_PERIOD_MS = 5_000;
 
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
 /** kube's MicroTime: RFC 3339 with microseconds. */
 function microTime(date: Date): string {
   return date.toISOString().replace(/Z$/, '000Z');
@@ -80,7 +85,7 @@ export class LeaseElector {
       this.leading = false;
       leadership.abort();
       await work;
-      if (signal.aborted) await this.release();
+      if (aborted(signal)) await this.release();
       else this.o.log.warn('coordinator lost its lease', { identity: this.o.identity });
     }
   }
@@ -100,7 +105,7 @@ export class LeaseElector {
     let renewed = monotonicMs(this.o.clock);
     while (!signal.aborted) {
       await this.pause(signal);
-      if (signal.aborted) return;
+      if (aborted(signal)) return;
       if (await this.tryAcquireOrRenew(signal)) renewed = monotonicMs(this.o.clock);
       else if (monotonicMs(this.o.clock) - renewed >= deadline) return;
     }
@@ -118,28 +123,9 @@ export class LeaseElector {
    * from the Lease it last wrote (one PUT; a 409 means someone else wrote it: read and judge anew).
    */
   async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
-    const { kube, namespace, name } = this.o;
     try {
-      if (this.leading && this.mine !== undefined) {
-        try {
-          this.mine = await kube.replaceLease(namespace, name, this.record(this.mine), signal);
-          return true;
-        } catch (err) {
-          this.mine = undefined;
-          if (!isConflict(err)) throw err;
-        }
-      }
-      let lease: V1Lease;
-      try {
-        lease = await kube.getLease(namespace, name, signal);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        this.mine = await kube.createLease(namespace, this.record(undefined), signal);
-        return (this.leading = true);
-      }
-      if (!this.mayTake(lease)) return (this.leading = false);
-      this.mine = await kube.replaceLease(namespace, name, this.record(lease), signal);
-      return (this.leading = true);
+      if (await this.renew(signal)) return true;
+      return (this.leading = await this.acquire(signal));
     } catch (err) {
       if (!isConflict(err) && signal?.aborted !== true) {
         this.o.log.debug('coordinator lease round failed', { error: statusMessage(err) });
@@ -149,10 +135,43 @@ export class LeaseElector {
     }
   }
 
+  /**
+   * A leader's renewal: one PUT of the Lease it last wrote. False when it must read instead (not
+   * leading, or a 409: someone else wrote it); other failures throw.
+   */
+  private async renew(signal?: AbortSignal): Promise<boolean> {
+    if (!this.leading || this.mine === undefined) return false;
+    const { kube, namespace, name } = this.o;
+    try {
+      this.mine = await kube.replaceLease(namespace, name, this.record(this.mine), signal);
+      return true;
+    } catch (err) {
+      this.mine = undefined;
+      if (!isConflict(err)) throw err;
+      return false;
+    }
+  }
+
+  /** Reads the Lease and takes it when absent (a create) or when mayTake allows; true when taken. */
+  private async acquire(signal?: AbortSignal): Promise<boolean> {
+    const { kube, namespace, name } = this.o;
+    const lease = await kube.getLease(namespace, name, signal).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (lease === undefined) {
+      this.mine = await kube.createLease(namespace, this.record(undefined), signal);
+      return true;
+    }
+    if (!this.mayTake(lease)) return false;
+    this.mine = await kube.replaceLease(namespace, name, this.record(lease), signal);
+    return true;
+  }
+
   /** Ours, free (released), or unchanged for leaseDuration since we first saw it so. */
   private mayTake(lease: V1Lease): boolean {
     const holder = lease.spec?.holderIdentity ?? '';
-    const key = `${lease.metadata?.resourceVersion ?? ''}`;
+    const key = lease.metadata?.resourceVersion ?? '';
     const now = monotonicMs(this.o.clock);
     this.observed.observe('lease', key, now);
     if (holder === '' || holder === this.o.identity) return true;
@@ -162,27 +181,37 @@ export class LeaseElector {
 
   /** The Lease with this candidate as holder, renewed now. */
   private record(current: V1Lease | undefined): V1Lease {
-    const now = microTime(this.o.clock.now());
-    const ours = current?.spec?.holderIdentity === this.o.identity;
-    const transitions = current?.spec?.leaseTransitions ?? 0;
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: {
-        name: this.o.name,
-        namespace: this.o.namespace,
-        ...(current?.metadata?.resourceVersion === undefined
-          ? {}
-          : { resourceVersion: current.metadata.resourceVersion }),
-        annotations: { ...current?.metadata?.annotations, ...this.annotations },
-      },
-      spec: {
-        holderIdentity: this.o.identity,
-        leaseDurationSeconds: Math.ceil(this.durationMs / 1000),
-        acquireTime: ours ? (current?.spec?.acquireTime ?? now) : now,
-        renewTime: now,
-        leaseTransitions: current === undefined ? 0 : ours ? transitions : transitions + 1,
-      },
+      metadata: this.recordMetadata(current),
+      spec: this.recordSpec(current),
+    };
+  }
+
+  /** `current`'s metadata (its resourceVersion guards the PUT) with what this leader publishes. */
+  private recordMetadata(current: V1Lease | undefined): NonNullable<V1Lease['metadata']> {
+    const resourceVersion = current?.metadata?.resourceVersion;
+    return {
+      name: this.o.name,
+      namespace: this.o.namespace,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      annotations: { ...current?.metadata?.annotations, ...this.annotations },
+    };
+  }
+
+  /** This candidate as holder since now, or since it took `current` over; a take-over is a transition. */
+  private recordSpec(current: V1Lease | undefined): NonNullable<V1Lease['spec']> {
+    const now = microTime(this.o.clock.now());
+    const spec = current?.spec;
+    const ours = spec?.holderIdentity === this.o.identity;
+    const transitions = spec?.leaseTransitions ?? 0;
+    return {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.durationMs / 1000),
+      acquireTime: ours ? (spec.acquireTime ?? now) : now,
+      renewTime: now,
+      leaseTransitions: current === undefined ? 0 : ours ? transitions : transitions + 1,
     };
   }
 

@@ -83,19 +83,50 @@ function healthy(input: PlanInput, record: NodeRecord | undefined): boolean {
   return count - (record?.unhealthy === undefined ? 0 : 1) <= max;
 }
 
-export function planTurns(input: PlanInput): Plan {
-  const groups = input.groupConcurrency !== undefined;
-  const records = [...input.nodes];
-  // holders: live slots, and nodes in a cycle whose slot is missing (they still count)
+/** Who holds or claims a slot, and each waiter, as planTurns sorts them out of the fleet. */
+interface Claims {
+  /** Live slots, and nodes in a cycle whose slot is missing (they still count): node to group. */
+  holders: ReadonlyMap<string, string | undefined>;
+  /** Waiting nodes that hold no slot. */
+  waiters: ReadonlyMap<string, Waiter>;
+  /** Nodes with an outstanding turn, within the grace: node to group. */
+  pending: ReadonlyMap<string, string | undefined>;
+}
+
+/** The live slots, and the nodes in a cycle whose slot is missing: node to the group it counts against. */
+function holdersOf(
+  input: PlanInput,
+  records: readonly NodeRecord[],
+  groups: boolean,
+): Map<string, string | undefined> {
   const holders = new Map<string, string | undefined>();
   for (const slot of input.slots) holders.set(slot.node, groups ? slot.group : undefined);
   for (const r of records)
     if (r.inCycle && !holders.has(r.name)) holders.set(r.name, groups ? r.group : undefined);
+  return holders;
+}
+
+/** The waiting nodes that hold no slot. */
+function waitersOf(
+  records: readonly NodeRecord[],
+  holders: ReadonlyMap<string, string | undefined>,
+  now: Date,
+  groups: boolean,
+): Map<string, Waiter> {
   const waiters = new Map<string, Waiter>();
   for (const r of records) {
-    const w = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
+    const w = holders.has(r.name) ? undefined : waiterOfRecord(r, now, groups);
     if (w !== undefined) waiters.set(r.name, w);
   }
+  return waiters;
+}
+
+/** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
+function judgeTurns(
+  input: PlanInput,
+  records: readonly NodeRecord[],
+  waiters: ReadonlyMap<string, Waiter>,
+): { revoke: string[]; lapse: string[]; pending: Map<string, string | undefined> } {
   const revoke: string[] = [];
   const lapse: string[] = [];
   const pending = new Map<string, string | undefined>();
@@ -106,45 +137,68 @@ export function planTurns(input: PlanInput): Plan {
     else if (input.nowMs - (input.turnSince.get(r.name) ?? input.nowMs) >= input.graceMs) lapse.push(r.name);
     else pending.set(r.name, waiter.group);
   }
-  const late = new Set([...input.passedOver, ...lapse]);
-  const queue = [...waiters.values()]
+  return { revoke, lapse, pending };
+}
+
+/** The waiters in queue order, the `late` ones (passed over, or lapsed now) behind all others. */
+function queueOf(waiters: ReadonlyMap<string, Waiter>, late: ReadonlySet<string>): string[] {
+  return [...waiters.values()]
     .sort((a, b) => Number(late.has(a.node)) - Number(late.has(b.node)) || compareWaiters(a, b))
     .map((w) => w.node);
+}
+
+/** Why no turn is given: the lock's own reason, else the health gate when it holds back every waiter. */
+function heldReason(input: PlanInput, queued: number, eligible: number): string | undefined {
+  if (input.lockHeld !== undefined) return input.lockHeld;
+  if (eligible < queued && eligible === 0)
+    return `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`;
+  return undefined;
+}
+
+export function planTurns(input: PlanInput): Plan {
+  const groups = input.groupConcurrency !== undefined;
+  const records = [...input.nodes];
+  const holders = holdersOf(input, records, groups);
+  const waiters = waitersOf(records, holders, input.now, groups);
+  const { revoke, lapse, pending } = judgeTurns(input, records, waiters);
+  const queue = queueOf(waiters, new Set([...input.passedOver, ...lapse]));
   const byName = new Map(records.map((r) => [r.name, r]));
   const eligible = queue.filter((n) => healthy(input, byName.get(n)));
-  const held =
-    input.lockHeld ??
-    (eligible.length < queue.length && eligible.length === 0
-      ? `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`
-      : undefined);
-  const grant = input.lockHeld === undefined ? pick(input, eligible, waiters, holders, pending) : [];
+  const held = heldReason(input, queue.length, eligible.length);
+  const grant = input.lockHeld === undefined ? pick(input, eligible, { holders, waiters, pending }) : [];
   return { grant, revoke: revoke.sort(), lapse: lapse.sort(), queue, held };
 }
 
 /** The free slots, each to the first waiter in `queue` whose group has room. */
-function pick(
-  input: PlanInput,
-  queue: readonly string[],
-  waiters: ReadonlyMap<string, Waiter>,
-  holders: ReadonlyMap<string, string | undefined>,
-  pending: ReadonlyMap<string, string | undefined>,
-): string[] {
-  const taken = new Map([...holders, ...pending]);
+function pick(input: PlanInput, queue: readonly string[], claims: Claims): string[] {
+  const taken = new Map([...claims.holders, ...claims.pending]);
   let free = input.concurrency - taken.size;
-  const used = groupUse(taken);
-  const extra = new Map<string, number>();
+  const room = groupRoom(input.groupConcurrency, groupUse(taken));
   const grant: string[] = [];
   for (const node of queue) {
     if (free <= 0) break;
-    if (pending.has(node)) continue;
-    const group = waiters.get(node)?.group;
-    if (group !== undefined && input.groupConcurrency !== undefined) {
-      const inUse = used(group) + (extra.get(group) ?? 0);
-      if (inUse >= input.groupConcurrency) continue;
-      extra.set(group, (extra.get(group) ?? 0) + 1);
-    }
+    if (claims.pending.has(node)) continue;
+    if (!room(claims.waiters.get(node)?.group)) continue;
     grant.push(node);
     free--;
   }
   return grant;
+}
+
+/**
+ * With --group-concurrency: a test of whether a waiter of `group` has room, which counts the turns
+ * it lets through against the group; without groups (or for a waiter without one) always room.
+ */
+function groupRoom(
+  groupConcurrency: number | undefined,
+  used: (g: string) => number,
+): (group: string | undefined) => boolean {
+  const extra = new Map<string, number>();
+  return (group) => {
+    if (group === undefined || groupConcurrency === undefined) return true;
+    const given = extra.get(group) ?? 0;
+    if (used(group) + given >= groupConcurrency) return false;
+    extra.set(group, given + 1);
+    return true;
+  };
 }

@@ -32,8 +32,7 @@ export const HEALTH_NAMES_SHOWN = 100;
 export const CACHE_MS = 2_000;
 
 export type CoordinatorState =
-  | { live: true; holder: string; health: FleetHealth | undefined }
-  | { live: false; reason: string };
+  { live: true; holder: string; health: FleetHealth | undefined } | { live: false; reason: string };
 
 export interface CoordinatorLeaseOptions {
   kube: Kube;
@@ -90,13 +89,19 @@ export class CoordinatorLease {
 
   private judge(lease: V1Lease, where: string, now: number): CoordinatorState {
     const holder = lease.spec?.holderIdentity ?? '';
-    const durationMs = (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
     this.observed.observe(where, lease.metadata?.resourceVersion ?? '', now);
     if (holder === '') return { live: false, reason: `no coordinator: ${where} has no holder` };
-    if (this.observed.expired(where, durationMs, now)) {
-      const seconds = Math.round((now - (this.observed.since(where) ?? now)) / 1000);
-      return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${seconds}s` };
+    const stale = this.staleSeconds(lease, where, now);
+    if (stale !== undefined) {
+      return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${stale}s` };
     }
     return { live: true, holder, health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) };
+  }
+
+  /** Seconds the Lease has gone unchanged, once that is its leaseDurationSeconds (default 15) or more. */
+  private staleSeconds(lease: V1Lease, where: string, now: number): number | undefined {
+    const durationMs = (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
+    if (!this.observed.expired(where, durationMs, now)) return undefined;
+    return Math.round((now - (this.observed.since(where) ?? now)) / 1000);
   }
 }

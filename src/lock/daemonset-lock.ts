@@ -73,6 +73,11 @@ export {
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
+/** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
+function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
+  return turn?.kind === 'wait' ? { acquired: false, holders: [], reason: turn.reason } : undefined;
+}
+
 export class DaemonSetLock implements Lock {
   private readonly holders: LockHolders;
   private readonly reasons: LockReasons;
@@ -242,21 +247,26 @@ export class DaemonSetLock implements Lock {
     if (live.length >= this.o.concurrency) live = await this.holders.withoutDeleted(live, signal);
     const inCycle =
       live.length < this.o.concurrency ? await this.holders.inCycleWithoutSlot(live, signal) : [];
-    const refused =
-      live.length + inCycle.length >= this.o.concurrency
-        ? this.reasons.full(
-            live,
-            inCycle.map((n) => n.name),
-          )
-        : this.groupFull(live, inCycle, metadata.group);
+    const noRoom = this.noRoom(live, inCycle, metadata.group);
+    // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    const refused = noRoom ?? waitForTurn(turn);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
-    if (turn?.kind === 'wait') {
-      const waiting: AcquireResult = { acquired: false, holders: [], reason: turn.reason };
-      return this.refuse(waiting, unproven ? live : undefined);
-    }
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
+  }
+
+  /** The answer when every slot, or every slot of our group, is taken; undefined when there is room. */
+  private noRoom(
+    live: readonly LockEntry[],
+    inCycle: readonly { name: string; group: string }[],
+    group: string | undefined,
+  ): AcquireResult | undefined {
+    if (live.length + inCycle.length < this.o.concurrency) return this.groupFull(live, inCycle, group);
+    return this.reasons.full(
+      live,
+      inCycle.map((n) => n.name),
+    );
   }
 
   /** No slot; an entry naming us that no cycle of ours proves and no room allows goes (`rest` kept). */

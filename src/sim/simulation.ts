@@ -24,8 +24,7 @@ import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
-import { Coordinator } from '../coordinator/coordinator.js';
-import { coordinatorLeaseName } from '../lock/coordinator-lease.js';
+import { SimCoordinators } from './sim-coordinators.js';
 
 export type {
   AgentFactory,
@@ -129,8 +128,7 @@ class Simulation {
   private lockWipes = 0;
   /** Approvals written by the simulated operator (approveEveryMs). */
   private approvals = 0;
-  private readonly coordinators: { coordinator: Coordinator; kube: TrackedKube; abort: AbortController; clock: ReturnType<VirtualTime['clock']> }[] = [];
-  private readonly client: { kube: Kube };
+  private readonly coordinators: SimCoordinators;
 
   constructor(
     private readonly server: SimServer,
@@ -149,7 +147,13 @@ class Simulation {
     this.observer.onPhase = options.onPhase;
     this.feed = new DaemonSetFeed(server);
     const client = options.connect(server.url);
-    this.client = client;
+    this.coordinators = new SimCoordinators({
+      time,
+      options,
+      client: () => this.trackedKube(client.kube),
+      logger: (name) => new SimLogger(name, this.errors),
+      errors: this.errors,
+    });
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -167,7 +171,7 @@ class Simulation {
     });
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
-    this.startCoordinators();
+    this.coordinators.start(this.startMs);
     this.scheduleWipes();
     this.scheduleApprovals();
     for (const at of this.options.sampleAtMs ?? [])
@@ -187,11 +191,7 @@ class Simulation {
       this.options.wallNow,
     );
     for (const name of [...this.agents.keys()]) this.kill(name);
-    for (const c of this.coordinators) {
-      c.clock.kill();
-      c.kube.kill();
-      c.abort.abort();
-    }
+    this.coordinators.stop();
     await this.time.quiesce();
     this.cluster.stop();
     this.feed.close();
@@ -214,52 +214,6 @@ class Simulation {
         detail: `${a.operation} ${resource} ${a.name}: ${d.denied ?? ''}`,
       });
     }
-  }
-
-  /** The coordinator replicas (the chart's Deployment), on the admin client, electing a leader. */
-  private startCoordinators(): void {
-    const count = this.options.coordinators ?? 2;
-    const agent = this.options.agent;
-    for (let i = 0; i < count; i++) {
-      const clock = this.time.clock();
-      const kube = new TrackedKube({
-        inner: this.client.kube,
-        time: this.time,
-        gate: this.gate,
-        feed: this.feed,
-        counters: this.counters,
-      });
-      const abort = new AbortController();
-      setMaxListeners(Infinity, abort.signal);
-      const coordinator = new Coordinator({
-        kube,
-        namespace: DS_NAMESPACE,
-        dsName: DS_NAME,
-        leaseName: coordinatorLeaseName(DS_NAME),
-        annotation: LOCK_ANNOTATION,
-        ttlMs: agent.lockTtlMs ?? 0,
-        concurrency: agent.concurrency,
-        ...(agent.groups ? { groups: agent.groups } : {}),
-        ...(agent.maxUnhealthyNodes ? { maxUnhealthyNodes: agent.maxUnhealthyNodes } : {}),
-        identity: `kured-ts-coordinator-${String(i)}`,
-        clock,
-        log: new SimLogger(`coordinator-${String(i)}`, this.errors),
-        random: forkRandom(this.options.cluster.seed, `coordinator#${String(i)}`),
-      });
-      this.coordinators.push({ coordinator, kube, abort, clock });
-      this.time.after(0, () => {
-        coordinator.run(abort.signal).catch((err: unknown) => {
-          if (!abort.signal.aborted) this.errors.push(`coordinator ${String(i)} crashed: ${String(err)}`);
-        });
-      });
-    }
-    for (const at of this.options.killCoordinatorAtMs ?? [])
-      this.time.schedule(this.startMs + at, () => {
-        const leader = this.coordinators.find((c) => c.coordinator.leading && !c.abort.signal.aborted);
-        if (leader === undefined) return;
-        leader.clock.kill();
-        leader.kube.kill();
-      });
   }
 
   /** Runs `act` every `every` virtual ms from the start while the wave goes on (0 = never). */
@@ -331,14 +285,7 @@ class Simulation {
     const n = (this.starts.get(name) ?? 0) + 1;
     this.starts.set(name, n);
     const clock = this.time.clock();
-    const kube = new TrackedKube({
-      inner: this.agentKube(name),
-      time: this.time,
-      gate: this.gate,
-      feed: this.feed,
-      counters: this.counters,
-      watchEvents: this.options.watchEvents,
-    });
+    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents);
     const abort = new AbortController();
     // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
     setMaxListeners(Infinity, abort.signal);
@@ -375,6 +322,18 @@ class Simulation {
         signal: abort.signal,
         onRequired: () => agent.wake?.(),
       });
+    });
+  }
+
+  /** A client over `inner` in step with the virtual time, through the one gate all clients share. */
+  private trackedKube(inner: Kube, watchEvents?: boolean): TrackedKube {
+    return new TrackedKube({
+      inner,
+      time: this.time,
+      gate: this.gate,
+      feed: this.feed,
+      counters: this.counters,
+      watchEvents,
     });
   }
 
@@ -439,7 +398,7 @@ class Simulation {
       violations: observer.violations,
       apiRequests: this.server.requests.length + this.counters.watches,
       responseBytes: this.server.responseBytes + this.counters.watchBytes,
-      coordinator: this.coordinatorStats(),
+      coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
       agentErrors: this.errors,
@@ -460,17 +419,6 @@ class Simulation {
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
     };
-  }
-
-  private coordinatorStats(): SimulationResult['coordinator'] {
-    const sum = { granted: 0, lapsed: 0, leaderships: 0, plans: 0 };
-    for (const { coordinator } of this.coordinators) {
-      sum.granted += coordinator.stats.granted;
-      sum.lapsed += coordinator.stats.lapsed;
-      sum.leaderships += coordinator.stats.leaderships;
-      sum.plans += coordinator.stats.plans;
-    }
-    return sum;
   }
 
   private nodeResults(): NodeResult[] {

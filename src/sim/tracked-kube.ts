@@ -188,19 +188,29 @@ export class TrackedKube implements Kube {
   async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     if (this.dead) return never();
     const name = /^metadata\.name=(.+)$/.exec(options.fieldSelector ?? '')?.[1];
-    let rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
     this.deps.counters.watches++;
-    if (rv === undefined) {
-      const listed = await this.call('watchNodes', (k) =>
-        name === undefined ? k.listNodes({}, options.signal) : k.getNode(name, options.signal).then((n) => [n]),
-      );
-      rv = 0;
-      for (const node of listed) {
-        rv = Math.max(rv, Number(node.metadata?.resourceVersion ?? 0));
-        if (!options.signal.aborted) onEvent({ type: 'ADDED', object: node });
-      }
-    }
+    const rv =
+      options.resourceVersion === undefined
+        ? await this.sendCurrent(name, onEvent, options.signal)
+        : Number(options.resourceVersion);
     return this.follow(name === undefined ? 'nodes/*' : `nodes//${name}`, rv, onEvent, options.signal);
+  }
+
+  /** The current node `name` (or every node) as ADDED events; returns their highest resourceVersion. */
+  private async sendCurrent(
+    name: string | undefined,
+    onEvent: (event: WatchEvent<V1Node>) => void,
+    signal: AbortSignal,
+  ): Promise<number> {
+    const listed = await this.call('watchNodes', (k) =>
+      name === undefined ? k.listNodes({}, signal) : k.getNode(name, signal).then((n) => [n]),
+    );
+    let rv = 0;
+    for (const node of listed) {
+      rv = Math.max(rv, Number(node.metadata?.resourceVersion ?? 0));
+      if (!signal.aborted) onEvent({ type: 'ADDED', object: node });
+    }
+    return rv;
   }
 
   watchDaemonSet(

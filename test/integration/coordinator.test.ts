@@ -1,0 +1,320 @@
+// The coordinator (src/coordinator) through the real client-node against the fake API server: who
+// gets the turn for a freed slot, that only that node is woken, what a dead leader costs, and that
+// no turn, stale or forged, lets more than --concurrency nodes take a slot.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { kuredDaemonSet } from '../fakes/kube-objects.js';
+import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { Coordinator } from '../../src/coordinator/coordinator.js';
+import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
+import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
+import { CoordinatorLease, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { NodeTurnGate } from '../../src/lock/turn-gate.js';
+import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+const LOCK = 'weave.works/kured-node-lock';
+const NS = 'kube-system';
+const NODES = ['n0', 'n1', 'n2', 'n3', 'n4'];
+
+let server: FakeApiServer;
+let clock: FakeClock;
+let log: MemoryLogger;
+const stops: AbortController[] = [];
+
+beforeEach(async () => {
+  server = await startClusterApiServer();
+  clock = new FakeClock('2026-01-05T10:00:00Z');
+  log = new MemoryLogger();
+  server.create('daemonsets', kuredDaemonSet());
+  for (const name of NODES) server.create<V1Node>('nodes', { metadata: { name } });
+});
+
+afterEach(async () => {
+  for (const stop of stops.splice(0)) stop.abort();
+  await server.close();
+});
+
+/** The node's status says it waits for a slot, needed since `since`. */
+function waiting(name: string, since: string): void {
+  const node = server.get<V1Node>('nodes', undefined, name)!;
+  const status = formatStatus({
+    phase: 'waiting-for-lock',
+    reason: 'all 1 lock slot(s) held',
+    since,
+    bootID: 'b',
+    requiredSince: since,
+  });
+  const annotations = { ...node.metadata?.annotations, [STATUS_ANNOTATION]: status };
+  server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
+}
+
+/** Writes the lock annotation as kured's single form naming `holder` (undefined: removes it). */
+function lockHeldBy(holder: string | undefined): void {
+  const ds = server.get<V1DaemonSet>('daemonsets', NS, 'kured')!;
+  const annotations = { ...ds.metadata?.annotations };
+  if (holder === undefined) Reflect.deleteProperty(annotations, LOCK);
+  else
+    annotations[LOCK] = JSON.stringify({
+      nodeID: holder,
+      metadata: { unschedulable: false },
+      created: '2026-01-05T10:00:00Z',
+      TTL: 0,
+    });
+  server.update('daemonsets', { ...ds, metadata: { ...ds.metadata, annotations } });
+}
+
+function turns(): string[] {
+  return NODES.filter(
+    (n) => server.get<V1Node>('nodes', undefined, n)?.metadata?.annotations?.[TURN_ANNOTATION] !== undefined,
+  );
+}
+
+/** A Kube whose calls never return once killed: a process that died without a word. */
+function killable(kube: Kube): { kube: Kube; kill: () => void } {
+  let dead = false;
+  const proxy = new Proxy(kube, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown =>
+        dead ? new Promise(() => undefined) : (value as (...a: unknown[]) => unknown).apply(target, args);
+    },
+  });
+  return {
+    kube: proxy,
+    kill: () => {
+      dead = true;
+    },
+  };
+}
+
+function coordinator(identity: string, kube: Kube = new ClientNodeKube(server.kubeConfig())): Coordinator {
+  const c = new Coordinator({
+    kube,
+    namespace: NS,
+    dsName: 'kured',
+    leaseName: coordinatorLeaseName('kured'),
+    annotation: LOCK,
+    ttlMs: 0,
+    concurrency: 1,
+    identity,
+    clock,
+    log,
+    random: () => 0.5,
+  });
+  const stop = new AbortController();
+  stops.push(stop);
+  void c.run(stop.signal);
+  return c;
+}
+
+/** Moves the fake clock in small steps until `condition` holds (HTTP answers arrive in real time). */
+async function advanceUntil(condition: () => boolean, what: string, limitMs = 120_000): Promise<number> {
+  let moved = 0;
+  while (!condition()) {
+    if (moved > limitMs) throw new Error(`not within ${limitMs} ms of fake time: ${what}`);
+    await clock.advance(100);
+    moved += 100;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return moved;
+}
+
+describe('the coordinator', () => {
+  it('gives a freed slot to the waiting node whose reboot has been needed longest, and to no other', async () => {
+    lockHeldBy('n0');
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n2', '2026-01-05T09:10:00Z');
+    waiting('n3', '2026-01-05T09:20:00Z');
+    const c = coordinator('a');
+    await advanceUntil(() => c.leading && c.stats.plans > 0, 'the coordinator leads and has planned');
+    expect(turns()).toEqual([]); // the lock is full: no turn
+    lockHeldBy(undefined);
+    await advanceUntil(() => turns().length > 0, 'a turn is given');
+    await clock.advance(1000);
+    expect(turns()).toEqual(['n2']);
+    // n2 takes the slot: its turn is used and goes; the lock is full again, so nobody else gets one
+    lockHeldBy('n2');
+    await advanceUntil(() => turns().length === 0, 'the used turn is taken back');
+    await clock.advance(5000);
+    expect(turns()).toEqual([]);
+  });
+
+  it('passes over a node that does not take its turn within the grace, to the next oldest', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n2', '2026-01-05T09:10:00Z');
+    const c = coordinator('a');
+    await advanceUntil(() => turns().includes('n2'), 'n2 gets the turn');
+    const before = c.stats.lapsed;
+    await clock.advance(HANDOFF_GRACE_MS - 1000);
+    expect(turns()).toEqual(['n2']);
+    await advanceUntil(() => turns().includes('n1'), 'n1 gets the turn after n2 lapsed');
+    expect(turns()).toEqual(['n1']);
+    expect(c.stats.lapsed).toBe(before + 1);
+  });
+
+  it('is replaced by its standby within one lease duration when the leader dies without a word', async () => {
+    lockHeldBy('n0');
+    waiting('n1', '2026-01-05T09:30:00Z');
+    const first = killable(new ClientNodeKube(server.kubeConfig()));
+    const a = coordinator('a', first.kube);
+    await advanceUntil(() => a.leading, 'a leads');
+    const b = coordinator('b');
+    await clock.advance(2 * RETRY_PERIOD_MS);
+    expect(b.leading).toBe(false);
+    first.kill();
+    const lease = (): V1Lease | undefined => server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'));
+    const lastRenewal = lease()?.metadata?.resourceVersion;
+    const took = await advanceUntil(() => b.leading, 'b takes over');
+    // b must have seen the Lease unchanged for a whole duration, and not much more
+    expect(took).toBeGreaterThanOrEqual(LEASE_DURATION_MS - 2 * RETRY_PERIOD_MS);
+    expect(took).toBeLessThanOrEqual(LEASE_DURATION_MS + 2 * RETRY_PERIOD_MS);
+    expect(lease()?.spec?.holderIdentity).toBe('b');
+    expect(lease()?.metadata?.resourceVersion).not.toBe(lastRenewal);
+    lockHeldBy(undefined);
+    await advanceUntil(() => turns().includes('n1'), 'the new leader gives the turn');
+  });
+
+  it('keeps planning after its turn write was committed but answered 500, and gives no second turn for it', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n2', '2026-01-05T09:10:00Z');
+    server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n2' }, 500, 1, {
+      mode: 'commit-then-fail',
+    });
+    const c = coordinator('a');
+    await advanceUntil(() => turns().includes('n2'), 'n2 has the turn (written, answered 500)');
+    await clock.advance(3000);
+    expect(turns()).toEqual(['n2']);
+    expect(c.leading).toBe(true);
+    const failed = server.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/nodes/n2'));
+    expect(failed.map((r) => r.status)).toContain(500);
+  });
+});
+
+describe('turns and the lock', () => {
+  it.each([
+    ['every waiter holds a forged turn', 1],
+    ['every waiter holds a forged turn, concurrency 2', 2],
+  ])('%s: at most --concurrency nodes take a slot', async (_name, concurrency) => {
+    const kube = new ClientNodeKube(server.kubeConfig());
+    const lease: V1Lease = {
+      metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
+      spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
+    };
+    await kube.createLease(NS, lease);
+    for (const n of ['n1', 'n2', 'n3', 'n4']) {
+      await kube.mergePatchNode(n, {
+        metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'thief' }) } },
+      });
+    }
+    const real = new SystemClock();
+    const locks = ['n1', 'n2', 'n3', 'n4'].map((nodeId) => {
+      const own = new ClientNodeKube(server.kubeConfig());
+      const coordinatorLease = new CoordinatorLease({
+        kube: own,
+        namespace: NS,
+        name: lease.metadata!.name!,
+        clock: real,
+      });
+      return new DaemonSetLock({
+        kube: own,
+        nodeId,
+        namespace: NS,
+        name: 'kured',
+        annotation: LOCK,
+        ttlMs: 0,
+        concurrency,
+        clock: real,
+        log,
+        random: Math.random,
+        turns: new NodeTurnGate({
+          kube: own,
+          nodeId,
+          coordinator: coordinatorLease,
+          clock: real,
+          log,
+          random: Math.random,
+        }),
+      });
+    });
+    const results = await Promise.all(locks.map((l) => l.acquire({ unschedulable: false })));
+    expect(results.filter((r) => r.acquired)).toHaveLength(concurrency);
+    const reasons = results.flatMap((r) => (r.acquired ? [] : [r.reason]));
+    expect(reasons).toHaveLength(4 - concurrency);
+    for (const reason of reasons) expect(reason).toMatch(/lock slot|contended/);
+  });
+
+  it('a waiter without a turn, with a live coordinator, does not take a free slot', async () => {
+    const kube = new ClientNodeKube(server.kubeConfig());
+    await kube.createLease(NS, {
+      metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
+      spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
+    });
+    const real = new SystemClock();
+    const coordinatorLease = new CoordinatorLease({
+      kube,
+      namespace: NS,
+      name: coordinatorLeaseName('kured'),
+      clock: real,
+    });
+    const lock = new DaemonSetLock({
+      kube,
+      nodeId: 'n1',
+      namespace: NS,
+      name: 'kured',
+      annotation: LOCK,
+      ttlMs: 0,
+      concurrency: 1,
+      clock: real,
+      log,
+      random: Math.random,
+      turns: new NodeTurnGate({
+        kube,
+        nodeId: 'n1',
+        coordinator: coordinatorLease,
+        clock: real,
+        log,
+        random: Math.random,
+      }),
+    });
+    const result = await lock.acquire({ unschedulable: false });
+    expect(result.acquired).toBe(false);
+    if (!result.acquired) expect(result.reason).toMatch(/waiting for its turn/);
+    expect(server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK]).toBeUndefined();
+    // and with no coordinator Lease at all: first come
+    server.delete('leases', NS, coordinatorLeaseName('kured'));
+    const later = new DaemonSetLock({
+      kube,
+      nodeId: 'n1',
+      namespace: NS,
+      name: 'kured',
+      annotation: LOCK,
+      ttlMs: 0,
+      concurrency: 1,
+      clock: real,
+      log,
+      random: Math.random,
+      turns: new NodeTurnGate({
+        kube,
+        nodeId: 'n1',
+        coordinator: new CoordinatorLease({
+          kube,
+          namespace: NS,
+          name: coordinatorLeaseName('kured'),
+          clock: real,
+        }),
+        clock: real,
+        log,
+        random: Math.random,
+      }),
+    });
+    expect((await later.acquire({ unschedulable: false })).acquired).toBe(true);
+  });
+});

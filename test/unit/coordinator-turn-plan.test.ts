@@ -1,0 +1,255 @@
+// Who gets a turn at the lock now (src/coordinator/turn-plan.ts): the coordinator's pure decision
+// over its view of the fleet and of the lock.
+import { describe, expect, it } from '@jest/globals';
+import type { NodeRecord } from '../../src/coordinator/fleet-view.js';
+import { planTurns, type Plan, type PlanInput, type SlotHolder } from '../../src/coordinator/turn-plan.js';
+import type { Phase } from '../../src/node/status.js';
+
+const NOW = new Date('2026-01-05T10:00:00Z');
+const NOW_MS = 1_000_000;
+const GRACE_MS = 30_000;
+const MINUTE = 60_000;
+
+interface Shape {
+  /** Its status phase; default 'waiting-for-lock'. */
+  phase?: Phase;
+  /** Its reboot has been needed for this many minutes; default 10. */
+  neededFor?: number;
+  /** Past its --reboot-deadline. */
+  overdue?: boolean;
+  group?: string;
+  inCycle?: boolean;
+  unhealthy?: string;
+  /** It carries a turn given this many ms ago (by this coordinator's monotonic clock). */
+  turnAgoMs?: number;
+}
+
+function node(name: string, shape: Shape = {}): NodeRecord {
+  const required = new Date(NOW.getTime() - (shape.neededFor ?? 10) * MINUTE).toISOString();
+  return {
+    name,
+    status: {
+      phase: shape.phase ?? 'waiting-for-lock',
+      reason: 'r',
+      requiredSince: required,
+      ...(shape.overdue === true ? { due: new Date(NOW.getTime() - MINUTE).toISOString() } : {}),
+    },
+    group: shape.group ?? '',
+    inCycle: shape.inCycle ?? false,
+    unhealthy: shape.unhealthy,
+    turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
+  };
+}
+
+const slot = (name: string, group?: string): SlotHolder => ({ node: name, group });
+
+/** The plan for the nodes `shapes` names, with the rest of the input as given (or its defaults). */
+function plan(shapes: Record<string, Shape>, input: Partial<PlanInput> = {}): Plan {
+  const turnSince = new Map<string, number>();
+  for (const [name, shape] of Object.entries(shapes))
+    if (shape.turnAgoMs !== undefined) turnSince.set(name, NOW_MS - shape.turnAgoMs);
+  return planTurns({
+    nodes: Object.entries(shapes).map(([name, shape]) => node(name, shape)),
+    slots: [],
+    lockHeld: undefined,
+    health: { count: 0, max: undefined },
+    concurrency: 1,
+    groupConcurrency: undefined,
+    now: NOW,
+    nowMs: NOW_MS,
+    turnSince,
+    graceMs: GRACE_MS,
+    passedOver: new Set(),
+    ...input,
+  });
+}
+
+/** A case: the nodes by name and shape, the rest of the input, and what the plan must say. */
+type Case = [string, Record<string, Shape>, Partial<PlanInput>, Partial<Plan>];
+
+const cases: Case[] = [
+  [
+    'gives each free slot to the node whose reboot has been needed longest',
+    { a: { neededFor: 30 }, b: { neededFor: 60 }, c: { neededFor: 10 } },
+    { concurrency: 2 },
+    { grant: ['b', 'a'], queue: ['b', 'a', 'c'] },
+  ],
+  [
+    'puts an overdue node before an older need',
+    { a: { neededFor: 60 }, b: { neededFor: 10, overdue: true } },
+    {},
+    { grant: ['b'] },
+  ],
+  ['breaks a tie of needs by name', { b: { neededFor: 30 }, a: { neededFor: 30 } }, {}, { grant: ['a'] }],
+  ['gives no turn while every slot is held', { a: {} }, { slots: [slot('x')] }, { grant: [], queue: ['a'] }],
+  [
+    'counts slots and nodes in a cycle together: the lock is full with one of each',
+    { a: {}, y: { phase: 'rebooting', inCycle: true } },
+    { concurrency: 2, slots: [slot('x')] },
+    { grant: [] },
+  ],
+  [
+    'counts a node in a cycle without a lock slot against --concurrency',
+    { a: { neededFor: 60 }, b: { neededFor: 30 }, y: { phase: 'rebooting', inCycle: true } },
+    { concurrency: 2 },
+    { grant: ['a'] },
+  ],
+  [
+    'gives no second turn while an outstanding turn, within the grace, occupies the slot',
+    { a: { neededFor: 60, turnAgoMs: GRACE_MS - 1 }, b: { neededFor: 30 } },
+    {},
+    { grant: [], revoke: [], lapse: [] },
+  ],
+  [
+    'does not give a node with an outstanding turn another one, and counts it',
+    { a: { neededFor: 60, turnAgoMs: 1_000 }, b: { neededFor: 30 }, c: { neededFor: 10 } },
+    { concurrency: 2 },
+    { grant: ['b'] },
+  ],
+  [
+    'takes back a turn not taken within the grace and puts its node behind the other waiters',
+    { a: { neededFor: 60, turnAgoMs: GRACE_MS }, b: { neededFor: 30 } },
+    {},
+    { grant: ['b'], lapse: ['a'], revoke: [], queue: ['b', 'a'] },
+  ],
+  [
+    'puts passed-over nodes behind every other waiter',
+    { a: { neededFor: 90, overdue: true }, b: { neededFor: 30 }, c: { neededFor: 10 } },
+    { passedOver: new Set(['a']), concurrency: 2 },
+    { grant: ['b', 'c'], queue: ['b', 'c', 'a'] },
+  ],
+  [
+    'still gives a passed-over node a turn when nobody else waits',
+    { a: { neededFor: 60 }, b: { phase: 'blocked' } },
+    { passedOver: new Set(['a']) },
+    { grant: ['a'] },
+  ],
+  [
+    'revokes a turn on a node that now holds a slot',
+    { a: { turnAgoMs: 1_000 }, b: {} },
+    { concurrency: 2, slots: [slot('a')] },
+    { revoke: ['a'], grant: ['b'], queue: ['b'] },
+  ],
+  [
+    'revokes a turn on a node that no longer waits',
+    { a: { phase: 'blocked', turnAgoMs: 1_000 }, b: {} },
+    {},
+    { revoke: ['a'], grant: ['b'] },
+  ],
+  [
+    'passes over a waiter whose group is full for a younger one of another group',
+    { a: { neededFor: 60, group: 'z1' }, b: { neededFor: 30, group: 'z2' } },
+    { concurrency: 3, groupConcurrency: 1, slots: [slot('x', 'z1')] },
+    { grant: ['b'], queue: ['a', 'b'] },
+  ],
+  [
+    'gives one turn per group within one plan',
+    {
+      a: { neededFor: 60, group: 'z1' },
+      b: { neededFor: 50, group: 'z1' },
+      c: { neededFor: 10, group: 'z2' },
+    },
+    { concurrency: 3, groupConcurrency: 1 },
+    { grant: ['a', 'c'] },
+  ],
+  [
+    'counts a slot that records no group against every group',
+    { a: { neededFor: 60, group: 'z1' }, b: { neededFor: 30, group: 'z2' } },
+    { concurrency: 3, groupConcurrency: 1, slots: [slot('x')] },
+    { grant: [] },
+  ],
+  [
+    'gives no turn while the lock is held, but still revokes',
+    { a: {}, b: { phase: 'blocked', turnAgoMs: 1_000 } },
+    { lockHeld: "kured's manual lock (manual) holds every slot" },
+    { grant: [], revoke: ['b'], held: "kured's manual lock (manual) holds every slot" },
+  ],
+  [
+    'gives no turn while more other nodes are unhealthy than allowed, and says why',
+    { a: {}, u1: { phase: 'idle', unhealthy: 'not ready' }, u2: { phase: 'idle', unhealthy: 'not ready' } },
+    { health: { count: 2, max: 1 } },
+    { grant: [], held: '2 nodes unhealthy (max 1 others)' },
+  ],
+  [
+    'lets an unhealthy waiter go when the others are within the limit',
+    { a: { unhealthy: 'not ready' }, u1: { phase: 'idle', unhealthy: 'not ready' } },
+    { health: { count: 2, max: 1 } },
+    { grant: ['a'], held: undefined },
+  ],
+];
+
+describe('planTurns', () => {
+  it.each(cases)('%s', (_name, shapes, input, expected) => {
+    expect(plan(shapes, input)).toMatchObject(expected);
+  });
+
+  it('never gives more turns than there are free slots, nor one to a holder or a pending turn', () => {
+    const random = mulberry32(20260105);
+    const violations: unknown[] = [];
+    for (let round = 0; round < 2_000; round++) {
+      const { shapes, input } = randomCase(random);
+      const result = plan(shapes, input);
+      const holders = new Set(input.slots.map((s) => s.node));
+      for (const [name, shape] of Object.entries(shapes)) if (shape.inCycle === true) holders.add(name);
+      const pending = Object.entries(shapes)
+        .filter(([name, shape]) => isPending(shape) && !holders.has(name))
+        .map(([name]) => name);
+      const free = Math.max(0, input.concurrency - holders.size - pending.length);
+      const wrong = result.grant.filter((n) => holders.has(n) || pending.includes(n));
+      if (result.grant.length > free || wrong.length > 0)
+        violations.push({ round, grant: result.grant, free, wrong, shapes, input });
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+/** A waiter whose turn is still within the grace. */
+function isPending(shape: Shape): boolean {
+  const waits = (shape.phase ?? 'waiting-for-lock') === 'waiting-for-lock';
+  return waits && shape.turnAgoMs !== undefined && shape.turnAgoMs < GRACE_MS;
+}
+
+/** Up to six nodes in random states, random slots, limits, health and passed-over nodes. */
+function randomCase(random: () => number): {
+  shapes: Record<string, Shape>;
+  input: Partial<PlanInput> & { slots: SlotHolder[]; concurrency: number };
+} {
+  const pickOne = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const names = ['a', 'b', 'c', 'd', 'e', 'f'].slice(0, 1 + Math.floor(random() * 6));
+  const shapes: Record<string, Shape> = {};
+  for (const name of names)
+    shapes[name] = {
+      phase: pickOne<Phase>(['waiting-for-lock', 'waiting-for-lock', 'blocked', 'rebooting']),
+      neededFor: Math.floor(random() * 5),
+      overdue: random() < 0.2,
+      group: pickOne(['z1', 'z2']),
+      inCycle: random() < 0.2,
+      unhealthy: random() < 0.2 ? 'not ready' : undefined,
+      ...(random() < 0.3 ? { turnAgoMs: Math.floor(random() * 2 * GRACE_MS) } : {}),
+    };
+  const slots = [...names, 'x', 'y']
+    .filter(() => random() < 0.25)
+    .map((name) => slot(name, random() < 0.8 ? pickOne(['z1', 'z2']) : undefined));
+  return {
+    shapes,
+    input: {
+      slots,
+      concurrency: 1 + Math.floor(random() * 3),
+      groupConcurrency: random() < 0.5 ? 1 + Math.floor(random() * 2) : undefined,
+      passedOver: new Set(names.filter(() => random() < 0.2)),
+      health: { count: Math.floor(random() * 3), max: random() < 0.5 ? undefined : 1 },
+      lockHeld: random() < 0.1 ? 'held' : undefined,
+    },
+  };
+}
+
+/** A small seeded PRNG: the same inputs on every run. */
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
