@@ -117,6 +117,8 @@ export interface SimulationResult {
   stop: StopReason;
   /** Bytes of every API answer (HTTP bodies and watch events) over the run. */
   responseBytes: number;
+  /** Of which watch events (as the API server would stream them). */
+  watchBytes: number;
   /** Turns the coordinators gave, lapsed, and leaderships taken. */
   coordinator: { granted: number; lapsed: number; leaderships: number; plans: number };
   /** Virtual ms from the start until every needed reboot completed and the lock was free. */

@@ -398,6 +398,7 @@ class Simulation {
       violations: observer.violations,
       apiRequests: this.server.requests.length + this.counters.watches,
       responseBytes: this.server.responseBytes + this.counters.watchBytes,
+      watchBytes: this.counters.watchBytes,
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },

@@ -465,6 +465,47 @@ describe('two agents for one node (a DaemonSet rollout with maxSurge)', () => {
   });
 });
 
+describe('the reboot attempt counted but answered 500 (committed all the same)', () => {
+  it("is asked for by the agent that counted it at its next pass, not waited for as another agent's", async () => {
+    watchInvariants(1);
+    const kube = new ClientNodeKube(server.kubeConfig());
+    kubes.push(kube);
+    // the counting write reaches etcd, its answer is a 500; client-node repeats the guarded
+    // PATCH, which now meets our own committed write (409): the agent cannot tell who wrote it
+    const ambiguous = new Proxy(kube, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (key !== 'mergePatchNode' || typeof value !== 'function') return value;
+        return (
+          name: string,
+          patch: { metadata?: { annotations?: Record<string, string> } },
+          signal?: AbortSignal,
+        ) => {
+          const text = patch.metadata?.annotations?.[CYCLE_ANNOTATION];
+          if (parseCycle(text)?.attempts === 1)
+            server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 500, 1, {
+              mode: 'commit-then-fail',
+            });
+          return (value as Kube['mergePatchNode']).call(target, name, patch, signal);
+        };
+      },
+    });
+    const n1 = agent('n1', {}, { kube: ambiguous });
+    const first = await n1.tick();
+    expect(reboots.get('n1')).toBe(0);
+    expect(parseCycle(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION])?.attempts).toBe(1);
+    expect(first.reason).toMatch(/looking again/);
+    const second = await n1.tick();
+    expect(second).toMatchObject({
+      kind: 'rebooting',
+      reason: expect.stringContaining('counted by this agent') as unknown,
+    });
+    expect(reboots.get('n1')).toBe(1);
+    expect(parseCycle(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION])?.attempts).toBe(1);
+    expect(violations).toEqual([]);
+  });
+});
+
 describe("an admin's cordon made during our cycle", () => {
   const asAdmin = async (body: object): Promise<void> => {
     const res = await fetch(`${server.url}/api/v1/nodes/n1?fieldManager=kubectl-cordon`, {

@@ -193,8 +193,10 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const attempts = record.attempts + 1;
   const request: CycleRecord = { ...record, attempts, rebootRequestedAt: pass.now() };
   if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
+  const text = formatCycle(request);
+  pass.env.memory.unsent = text;
   const counted = await pass.deps.node.write(
-    { annotations: { [CYCLE_ANNOTATION]: formatCycle(request) } },
+    { annotations: { [CYCLE_ANNOTATION]: text } },
     pass.node.resourceVersion,
     pass.signal,
   );
@@ -206,10 +208,19 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
     };
   }
   pass.node = counted;
+  return requestReboot(pass, request, reason);
+}
+
+/**
+ * Asks the host for the reboot the record `request` counts (written by this agent). The request is
+ * no longer this agent's unsent one once asked, whatever the answer.
+ */
+export async function requestReboot(pass: Pass, request: CycleRecord, reason: string): Promise<Outcome> {
   const outcome: Outcome = { kind: 'rebooting', reason };
   await pass.env.progress.report(outcome, pass.signal);
   await pass.notify('reboot', pass.config.messageTemplateReboot);
   try {
+    pass.env.memory.unsent = undefined;
     await pass.deps.rebooter.reboot(pass.signal);
   } catch (err) {
     if (pass.signal?.aborted) throw err;

@@ -36,6 +36,13 @@ export interface Memory {
    * sets it.
    */
   clean: boolean;
+  /**
+   * The cycle record (annotation text) of a reboot attempt this agent wrote, or tried to write, and
+   * has not asked the host for yet. A write answered with an error may have been committed all the
+   * same: a record found equal to it is this agent's own request, never carried out, not another
+   * agent's reboot that may still come (issue: one ambiguous write stalled the wave for the grace).
+   */
+  unsent?: string;
 }
 
 /** What every pass is built from. */

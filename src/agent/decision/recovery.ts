@@ -6,12 +6,12 @@
 // - kured's slot and cordon for this node are adopted as a cycle of ours;
 // - an operator's removal of the cycle label hands the node to them.
 import type { LockHolder } from '../../lock/lock.js';
-import { CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
 import type { Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
-import { abortBeforeReboot, beginCycle, toReboot } from './cycle.js';
+import { abortBeforeReboot, beginCycle, requestReboot, toReboot } from './cycle.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
@@ -97,6 +97,7 @@ export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome |
  * this node): it may still come. Neither drained nor asked for again until REBOOT_GRACE_MS passed.
  */
 export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcome> {
+  if (ownUnsent(pass)) return carryOut(pass, record);
   const grace = shortDuration(REBOOT_GRACE_MS);
   const retries = pass.config.rebootRetries;
   const then =
@@ -105,6 +106,28 @@ export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcom
       : `not asked again before ${grace} have passed`;
   const reason = `reboot attempt ${record.attempts} of ${retries} requested at ${record.rebootRequestedAt ?? '?'} (bootID ${record.bootID}); waiting for it: ${then}`;
   return Promise.resolve({ kind: 'rebooting', reason });
+}
+
+/** The node's record is the attempt this agent wrote (its answer lost) and never asked the host for. */
+function ownUnsent(pass: Pass): boolean {
+  const unsent = pass.env.memory.unsent;
+  return unsent !== undefined && unsent === pass.node.annotations[CYCLE_ANNOTATION];
+}
+
+/**
+ * Our own attempt, counted but never asked for (the counting write was committed but answered with
+ * an error): no reboot is coming, so the grace for another agent's request does not apply. Asked for
+ * now, after the same re-verification as any reboot: the slot still ours, the node still cordoned.
+ */
+async function carryOut(pass: Pass, record: CycleRecord): Promise<Outcome> {
+  const lost = await pass.slotStillOurs(record);
+  if (lost !== undefined || !pass.node.unschedulable) {
+    pass.env.memory.unsent = undefined;
+    const why = lost ?? 'the node is no longer cordoned';
+    return rebootRequested(pass, record).then((o) => ({ ...o, reason: `${o.reason} (${why})` }));
+  }
+  const reason = `reboot attempt ${record.attempts} of ${pass.config.rebootRetries} (bootID ${record.bootID}): counted by this agent, whose write was answered with an error, and not yet asked for`;
+  return requestReboot(pass, record, reason);
 }
 
 /**

@@ -20,6 +20,8 @@ export interface RecordedRequest {
   status: number;
   /** Date.now() when the request arrived. */
   at: number;
+  /** Bytes of the answer's body (0 while not yet answered, and for watch streams). */
+  bytes?: number;
 }
 
 /**
@@ -115,7 +117,8 @@ export async function handleRequest(
   try {
     const raw = { method, url, text: await readBody(req), header, headers: req.headers };
     const reply = answer(ctx, raw, res);
-    if (reply) ctx.served.bytes += send(res, reply, ctx.registry.now());
+    if (reply) record.bytes = send(res, reply, ctx.registry.now());
+    ctx.served.bytes += record.bytes ?? 0;
     record.status = res.statusCode;
   } catch (err) {
     const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
