@@ -1,13 +1,15 @@
 // Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), and
 // the chart README's table of kured chart keys from the migration rules
-// (src/migrate/kured-chart-values.ts), and the chart's admission policy spec from
-// src/admission/agent-policy.ts, so the documentation and the chart cannot drift from the code.
-// test/unit/readme.test.ts fails when either is stale.
+// (src/migrate/kured-chart-values.ts), and the chart's admission policy specs from
+// src/admission/agent-policy.ts and coordinator-policy.ts, so the documentation and the chart cannot
+// drift from the code. test/unit/readme.test.ts (and, for the coordinator's policy file,
+// test/integration/admission-policy.test.ts) fails when one is stale.
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { load } from 'js-yaml';
+import { format, resolveConfig } from 'prettier';
 
 // Inside node_modules so that the bundle's external imports resolve.
 const dir = join('node_modules', '.cache', 'kured-ts-docs');
@@ -63,6 +65,18 @@ try {
   const { renderPolicySpecYaml } = await bundle('src/admission/agent-policy.ts', 'policy.mjs');
   writeFileSync('charts/kured-ts/files/agent-admission-policy.yaml', renderPolicySpecYaml());
   console.log('charts/kured-ts/files/agent-admission-policy.yaml: regenerated');
+  // formatted here, so that `npm run docs` needs no new entry in its prettier list
+  const { renderCoordinatorPolicySpecYaml } = await bundle(
+    'src/admission/coordinator-policy.ts',
+    'coordinator-policy.mjs',
+  );
+  const coordinatorFile = 'charts/kured-ts/files/coordinator-admission-policy.yaml';
+  const prettierOptions = (await resolveConfig(coordinatorFile)) ?? {};
+  writeFileSync(
+    coordinatorFile,
+    await format(renderCoordinatorPolicySpecYaml(), { ...prettierOptions, filepath: coordinatorFile }),
+  );
+  console.log(`${coordinatorFile}: regenerated`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

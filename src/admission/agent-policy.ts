@@ -63,7 +63,7 @@ export interface PolicySpec {
 }
 
 /** `has(object.F) == has(oldObject.F) && (!has(object.F) || object.F == oldObject.F)`: F unchanged. */
-function same(field: string): string {
+export function same(field: string): string {
   const now = `object.${field}`;
   const before = `oldObject.${field}`;
   return `(has(${now}) == has(${before}) && (!has(${now}) || ${now} == ${before}))`;
@@ -81,7 +81,7 @@ export type PolicyValueKey =
   | 'maxOwners';
 
 /** Where value `key` goes in the shipped file: the chart replaces it with its value. */
-export function placeholder(key: PolicyValueKey): string {
+export function placeholder(key: string): string {
   return `__KURED_TS_${key}__`;
 }
 
@@ -102,7 +102,7 @@ function listed(list: string, key: string): string {
  * Every key of map F is unchanged, except keys in the `writable` list (added, changed or removed
  * freely) and keys in the `removable` list (may only disappear).
  */
-function mapUnchangedExcept(field: string, writable: string, removable?: string): string {
+export function mapUnchangedExcept(field: string, writable: string, removable?: string): string {
   // `writable` and `removable` are CEL string expressions of comma-separated keys
   const now = `object.${field}`;
   const before = `oldObject.${field}`;
@@ -125,8 +125,8 @@ const TAINTS_OK = [
 
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
-/** Metadata the agent never writes, on either object. */
-const OTHER_METADATA = ['ownerReferences', 'finalizers'];
+/** Metadata the agent (and the coordinator) never write, on either object. */
+export const OTHER_METADATA = ['ownerReferences', 'finalizers'];
 
 /** The agent's ServiceAccount: only its requests are judged; kubelets, controllers, operators are not. */
 const IS_THE_AGENT: NamedExpression = {
@@ -163,7 +163,7 @@ function lockAnnotation(obj: string): { present: string; value: string } {
 const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
 
 /** A rule of a validation: what is forbidden is what `expression` does not hold. */
-function forbid(expression: string, messageExpression: string): Validation {
+export function forbid(expression: string, messageExpression: string): Validation {
   return { expression, messageExpression, reason: 'Forbidden' };
 }
 
@@ -263,17 +263,17 @@ export type PolicyKind = 'nodes' | 'lock' | 'eviction';
 export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction'];
 
 /** `specs` with every placeholder replaced by its value, as the chart renders them. */
-export function withValues(
-  specs: Record<PolicyKind, PolicySpec>,
-  values: Record<PolicyValueKey, string>,
-): Record<PolicyKind, PolicySpec> {
+export function withValues<K extends string>(
+  specs: Record<K, PolicySpec>,
+  values: Readonly<Record<string, string>>,
+): Record<K, PolicySpec> {
   let text = JSON.stringify(specs);
   for (const [key, v] of Object.entries(values)) {
     if (/['"\\]/.test(v))
       throw new Error(`admission policy value ${key} may hold no quote or backslash: ${v}`);
-    text = text.split(placeholder(key as PolicyValueKey)).join(v);
+    text = text.split(placeholder(key)).join(v);
   }
-  return JSON.parse(text) as Record<PolicyKind, PolicySpec>;
+  return JSON.parse(text) as Record<K, PolicySpec>;
 }
 
 /** The policies of an installation: the shipped specs with its values. */

@@ -48,7 +48,8 @@ export class PdbBlocker implements Blocker {
     if (evict.length === 0) return { blocked: false };
     const namespaces = [...new Set(evict.map((p) => p.metadata?.namespace ?? ''))].sort();
     const pdbs: V1PodDisruptionBudget[] = [];
-    for (const namespace of namespaces) pdbs.push(...(await kube.listPodDisruptionBudgets(namespace, signal)));
+    for (const namespace of namespaces)
+      pdbs.push(...(await kube.listPodDisruptionBudgets(namespace, signal)));
     for (const pod of evict) {
       const verdict = this.judge(
         pod,

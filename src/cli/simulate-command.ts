@@ -103,6 +103,8 @@ interface SimulateFlags {
   preCordoned: number;
   taint: boolean;
   kuredPolling: boolean;
+  coordinators: number;
+  killCoordinatorAt?: number;
   lockTtl: number;
   wipeLockEvery: number;
   zones: number;
@@ -169,6 +171,18 @@ function addWorldOptions(cmd: Command): Command {
       '--kured-polling',
       "model kured's lock: no watch wake-up when the lock frees, no fair queue",
       false,
+    )
+    .option(
+      '--coordinators <n>',
+      'replicas of kured-ts coordinator keeping the lock queue (0: none; the agents go first come)',
+      integerOption(),
+      2,
+    )
+    .addOption(
+      new Option(
+        '--kill-coordinator-at <duration>',
+        'the leading coordinator dies without a word this long after the start (its standby takes over)',
+      ).argParser(duration),
     )
     .addOption(
       durationOption(
@@ -289,6 +303,10 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           preCordoned: flags.preCordoned,
           taint: flags.taint,
           kuredPolling: flags.kuredPolling,
+          coordinators: flags.coordinators,
+          ...(flags.killCoordinatorAt === undefined
+            ? {}
+            : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
           lockTtlMs: flags.lockTtl,
           wipeLockEveryMs: flags.wipeLockEvery,
           zones: flags.zones,

@@ -47,6 +47,13 @@ export interface SimulateOptions {
    * own next tick) and no fair queue (whoever asks first takes a free slot).
    */
   kuredPolling: boolean;
+  /**
+   * --coordinators: replicas of `kured-ts coordinator` keeping the lock's queue (default 2; 0: none,
+   * the agents then take free slots first come, as with no coordinator installed).
+   */
+  coordinators?: number;
+  /** --kill-coordinator-at: the leading coordinator dies without a word at these offsets. */
+  killCoordinatorAtMs?: number[];
   /** --lock-ttl: the agents' lock TTL; 0 = never expires. Shorter than a node's downtime, it lapses. */
   lockTtlMs?: number;
   /** --wipe-lock-every: a third party deletes the lock annotation this often; 0 = never. */
@@ -137,6 +144,16 @@ function defaultAgent(options: SimulateOptions): AgentFactory {
   return options.kuredPolling ? unqueuedAgentFactory : simAgentFactory;
 }
 
+/** The coordinator replicas: none under --kured-polling (kured has no queue). */
+function coordinatorOptions(
+  options: SimulateOptions,
+): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs'> {
+  return {
+    coordinators: options.kuredPolling ? 0 : (options.coordinators ?? 2),
+    ...(options.killCoordinatorAtMs ? { killCoordinatorAtMs: options.killCoordinatorAtMs } : {}),
+  };
+}
+
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -173,6 +190,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
+    ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>
       startFakeApiServer({ podDeletion: 'graceful', clock, ...(admission ? { admission } : {}) }),

@@ -72,7 +72,8 @@ export interface Config {
   taintTiming: 'required' | 'unblocked';
   /**
    * --lock-queue: `fair` (default) hands a freed slot to the waiting node whose reboot has been needed
-   * longest (one node list per waiter per hand-off); `none` to whoever asks first (kured).
+   * longest, named by the coordinator (src/coordinator; first come while none is live); `none` to
+   * whoever asks first (kured).
    */
   lockQueue: 'fair' | 'none';
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */

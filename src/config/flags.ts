@@ -832,7 +832,7 @@ export const FLAGS: readonly FlagSpec[] = [
     choices: ['fair', 'none'],
     default: 'fair',
     description:
-      "who takes a freed lock slot: the waiting node whose reboot has been needed longest (fair: each waiter woken by a freed slot lists the nodes once), or whoever asks first (none: kured's behaviour, no node lists)",
+      "who takes a freed lock slot: the waiting node whose reboot has been needed longest (fair: the coordinator names it, and the waiter follows only its own Node; first come while no coordinator is live), or whoever asks first (none: kured's behaviour)",
     apply: set('lockQueue', oneOf(['fair', 'none'] as const)),
   }),
   added({

@@ -180,9 +180,9 @@ export class ClientNodeKube implements Kube {
     options: ListOptions = {},
     signal?: AbortSignal,
   ): Promise<{ items: V1Node[]; resourceVersion: string }> {
-    const list = await this.retried<
-      (List<V1Node> & { metadata?: { resourceVersion?: string } }) | undefined
-    >({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+    const list = await this.retried<(List<V1Node> & { metadata?: { resourceVersion?: string } }) | undefined>(
+      { method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal },
+    );
     return { items: list?.items ?? [], resourceVersion: list?.metadata?.resourceVersion ?? '' };
   }
 

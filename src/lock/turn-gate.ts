@@ -14,9 +14,7 @@ import { TURN_ANNOTATION, parseTurn } from './turn.js';
 
 /** May this node take a free slot? */
 export type TurnVerdict =
-  | { kind: 'turn'; by: string }
-  | { kind: 'first-come'; reason: string }
-  | { kind: 'wait'; reason: string };
+  { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
 
 export interface TurnGate {
   /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
@@ -85,7 +83,7 @@ export class NodeTurnGate implements TurnGate {
     signal: AbortSignal,
   ): Promise<void> {
     let resourceVersion: string | undefined = from.resourceVersion;
-    for (let failures = 0; !signal.aborted; ) {
+    for (let failures = 0; !signal.aborted;) {
       const started = this.o.clock.now().getTime();
       const run = await this.watchOnce(resourceVersion, from.turn, timeoutMs, signal);
       if (run.changed) return;

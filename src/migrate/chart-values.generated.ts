@@ -564,6 +564,32 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
       },
       additionalProperties: false,
     },
+    coordinator: {
+      type: 'object',
+      description:
+        "kured-ts coordinator: the Deployment that keeps the lock's queue (names the next node for each freed slot)",
+      properties: {
+        enabled: {
+          type: 'boolean',
+          description:
+            'run the coordinator (without one the agents take freed slots first come, first served)',
+        },
+        replicas: {
+          type: 'integer',
+          minimum: 1,
+          description: 'replicas; one leads, the others stand by (a PodDisruptionBudget when more than one)',
+        },
+        resources: { type: 'object', description: "the coordinator container's resources" },
+        nodeSelector: { type: 'object', additionalProperties: { type: 'string' } },
+        tolerations: { type: 'array', items: { type: 'object' } },
+        affinity: {
+          type: 'object',
+          description: '{} = a preferred podAntiAffinity spreading the replicas over nodes',
+        },
+        priorityClassName: { type: 'string', description: "priority class of the coordinator's pods" },
+      },
+      additionalProperties: false,
+    },
     admissionPolicy: {
       type: 'object',
       description: "ValidatingAdmissionPolicy confining the agent's ServiceAccount (Kubernetes 1.30+)",
@@ -771,6 +797,18 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
       severity: 'warning',
       overdueSeverity: 'critical',
     },
+  },
+  coordinator: {
+    enabled: true,
+    replicas: 2,
+    resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+    nodeSelector: { 'kubernetes.io/os': 'linux' },
+    tolerations: [
+      { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
+      { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
+    ],
+    affinity: {},
+    priorityClassName: '',
   },
   admissionPolicy: { enabled: true, requireNodeClaim: true, validationActions: ['Deny'] },
   grafanaDashboard: { enabled: false, namespace: '', labels: { grafana_dashboard: '1' }, annotations: {} },

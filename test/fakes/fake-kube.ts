@@ -88,7 +88,8 @@ export class FakeKube implements Kube {
   lease: V1Lease | undefined;
   getLease(): Promise<V1Lease> {
     if (this.failWith) return Promise.reject(this.failWith);
-    if (this.lease === undefined) return Promise.reject(Object.assign(new Error('not found'), { statusCode: 404 }));
+    if (this.lease === undefined)
+      return Promise.reject(Object.assign(new Error('not found'), { statusCode: 404 }));
     return Promise.resolve(structuredClone(this.lease));
   }
   createLease(): Promise<V1Lease> {

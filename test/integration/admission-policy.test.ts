@@ -1,8 +1,11 @@
-// The chart's ValidatingAdmissionPolicy (src/admission/agent-policy.ts), evaluated with a CEL engine
-// by the fake API server on every HTTP write: the agent's own writes pass, a stolen agent token's
-// forged writes do not, and nobody else is affected. Requests go through the real client, each
-// agent as itself (kube's impersonation headers standing in for its bound token).
+// The chart's ValidatingAdmissionPolicies (src/admission/agent-policy.ts and coordinator-policy.ts),
+// evaluated with a CEL engine by the fake API server on every HTTP write: the agent's and the
+// coordinator's own writes pass, a stolen agent or coordinator token's forged writes do not, and
+// nobody else is affected. Requests go through the real client, each agent and the coordinator as
+// itself (kube's impersonation headers standing in for its bound token).
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { load } from 'js-yaml';
 import {
   AGENT_NODE_ANNOTATIONS,
   agentPolicyParams,
@@ -11,16 +14,38 @@ import {
   POLICY_KINDS,
   type PolicyConfig,
 } from '../../src/admission/agent-policy.js';
+import {
+  COORDINATOR_POLICY_KINDS,
+  coordinatorPolicies,
+  coordinatorPolicyParams,
+  coordinatorPolicySpecs,
+} from '../../src/admission/coordinator-policy.js';
+import { SystemClock } from '../../src/clock/clock.js';
 import { defaultConfig } from '../../src/config/parse.js';
+import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { ClientNodeKube, type Identity } from '../../src/kube/client.js';
-import type { Kube, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { CelAdmission, boundAgentPolicies, type ReviewRecord } from '../../src/sim/fake-api/cel-admission.js';
+import type { Kube, V1DaemonSet, V1Lease, V1Node, V1Pod } from '../../src/kube/kube.js';
+import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
+import {
+  CelAdmission,
+  boundAgentPolicies,
+  type BoundPolicy,
+  type ReviewRecord,
+} from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
+const COORDINATOR_SA = { namespace: 'kube-system', name: 'kured-ts-coordinator' };
+const COORDINATOR_USER = `system:serviceaccount:${COORDINATOR_SA.namespace}:${COORDINATOR_SA.name}`;
+/** The coordinator's Lease for the lock DaemonSet kube-system/kured. */
+const LEASE = coordinatorLeaseName('kured');
+const TURN = formatTurn({ since: '2026-01-05T10:00:00Z', by: 'kured-ts-coordinator-0_ab12' });
 const LOCK = 'weave.works/kured-node-lock';
 const TAINT = 'weave.works/kured-node-reboot';
 
@@ -36,10 +61,21 @@ const CONFIG: PolicyConfig = {
 let server: FakeApiServer;
 let admission: CelAdmission;
 
+/** The coordinator's policies as the chart names and binds them (`<release>-coordinator-<kind>`). */
+function boundCoordinatorPolicies(): BoundPolicy[] {
+  const specs = coordinatorPolicies(coordinatorPolicyParams(CONFIG, COORDINATOR_SA));
+  return COORDINATOR_POLICY_KINDS.map((kind) => ({
+    name: `kured-ts-coordinator-${kind}`,
+    binding: `kured-ts-coordinator-${kind}`,
+    spec: specs[kind],
+  }));
+}
+
 function start(requireNodeClaim = true): Promise<FakeApiServer> {
-  admission = new CelAdmission(
-    boundAgentPolicies(agentPolicyParams(CONFIG, { serviceAccount: SA, requireNodeClaim })),
-  );
+  admission = new CelAdmission([
+    ...boundAgentPolicies(agentPolicyParams(CONFIG, { serviceAccount: SA, requireNodeClaim })),
+    ...boundCoordinatorPolicies(),
+  ]);
   return startFakeApiServer({ admission });
 }
 
@@ -82,6 +118,22 @@ function seed(): void {
     metadata: { name: 'web-1', namespace: 'default' },
     spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
   });
+  // n2 has its turn; another component's leader election shares the lock's namespace
+  const n2 = node('n2');
+  server.update<V1Node>('nodes', {
+    ...n2,
+    metadata: { ...n2.metadata, annotations: { ...n2.metadata?.annotations, [TURN_ANNOTATION]: TURN } },
+  });
+  server.create<V1Lease>('leases', lease('kube-controller-manager', 'cm-0'));
+}
+
+function lease(name: string, holder: string, namespace = 'kube-system'): V1Lease {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name, namespace },
+    spec: { holderIdentity: holder, leaseDurationSeconds: 30 },
+  };
 }
 
 const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
@@ -92,6 +144,8 @@ function as(identity: Identity): Kube {
 
 /** The agent of `node`, with its bound token's node claim. */
 const agent = (node: string): Kube => as({ user: USER, extra: { [NODE_NAME_EXTRA]: node } });
+/** A coordinator replica: a Deployment's pod, its token bound to no node. */
+const coordinator = (): Kube => as({ user: COORDINATOR_USER });
 
 beforeEach(async () => {
   server = await start();
@@ -276,6 +330,187 @@ describe('the agent admission policy denies a stolen agent token', () => {
   });
 });
 
+describe('the agent admission policy leaves the turn to the coordinator', () => {
+  it.each<[string, string]>([
+    ["writing another node's turn annotation", 'n2'],
+    ['writing its own turn annotation (the agent never writes one)', 'n1'],
+  ])('denies the agent %s', async (_name, target) => {
+    await expect(annotate(target, { [TURN_ANNOTATION]: TURN })(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.denials[0]?.denied).toMatch(
+      target === 'n1' ? /only the annotations/ : /may change only its own node, not n2/,
+    );
+  });
+
+  it("denies the agent removing another node's turn annotation", async () => {
+    await expect(annotate('n2', { [TURN_ANNOTATION]: null })(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(node('n2').metadata?.annotations?.[TURN_ANNOTATION]).toBe(TURN);
+  });
+});
+
+const createLease =
+  (name: string, namespace = 'kube-system'): Write =>
+  (kube) =>
+    kube.createLease(namespace, lease(name, 'kured-ts-coordinator-0_ab12', namespace));
+const renewLease =
+  (name: string): Write =>
+  async (kube) => {
+    const current = await kube.getLease('kube-system', name);
+    return kube.replaceLease('kube-system', name, {
+      ...current,
+      spec: { ...current.spec, holderIdentity: 'kured-ts-coordinator-0_ab12' },
+    });
+  };
+
+describe('the coordinator admission policy admits what the coordinator does', () => {
+  it.each<[string, Write]>([
+    ['gives n1 its turn', annotate('n1', { [TURN_ANNOTATION]: TURN })],
+    ['takes the turn of n2 back', annotate('n2', { [TURN_ANNOTATION]: null })],
+    ['gives n2 a new turn', annotate('n2', { [TURN_ANNOTATION]: TURN.replace('ab12', 'cd34') })],
+    ['creates its Lease', createLease(LEASE)],
+  ])('%s', async (_name, write) => {
+    await write(coordinator());
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it('renews its Lease, and releases it', async () => {
+    server.create<V1Lease>('leases', lease(LEASE, 'kured-ts-coordinator-1_ef56'));
+    await renewLease(LEASE)(coordinator());
+    const current = server.get<V1Lease>('leases', 'kube-system', LEASE)!;
+    await coordinator().replaceLease('kube-system', LEASE, {
+      ...current,
+      spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1 },
+    });
+    expect(admission.counts).toEqual({ admitted: 2, denied: 0 });
+  });
+
+  it('admits every write of a coordinator that leads, gives a waiting node its turn and releases its Lease', async () => {
+    const records: ReviewRecord[] = [];
+    admission.onReview = (r) => records.push(r);
+    const n1 = node('n1');
+    const status = formatStatus({
+      phase: 'waiting-for-lock',
+      reason: 'all 1 lock slot(s) held',
+      since: '2026-01-05T09:00:00Z',
+      bootID: 'b',
+      requiredSince: '2026-01-05T09:00:00Z',
+    });
+    server.update<V1Node>('nodes', {
+      ...n1,
+      metadata: { ...n1.metadata, annotations: { ...n1.metadata?.annotations, [STATUS_ANNOTATION]: status } },
+    });
+    const log = new MemoryLogger();
+    const c = new Coordinator({
+      kube: coordinator(),
+      namespace: 'kube-system',
+      dsName: 'kured',
+      leaseName: LEASE,
+      annotation: LOCK,
+      ttlMs: 0,
+      concurrency: 1,
+      identity: 'kured-ts-coordinator-0_ab12',
+      clock: new SystemClock(),
+      log,
+      random: () => 0.5,
+      settleMs: 10,
+    });
+    const stop = new AbortController();
+    const running = c.run(stop.signal);
+    const given = await new Promise<boolean>((resolve) => {
+      const deadline = Date.now() + 20_000;
+      const poll = (): void => {
+        if (node('n1').metadata?.annotations?.[TURN_ANNOTATION] !== undefined) resolve(true);
+        else if (Date.now() > deadline) resolve(false);
+        else setTimeout(poll, 20);
+      };
+      poll();
+    });
+    stop.abort();
+    await running;
+    expect({ given, errors: log.entries.filter((e) => e.level === 'error' || e.level === 'warn') }).toEqual({
+      given: true,
+      errors: [],
+    });
+    expect(admission.counts.denied).toBe(0);
+    const writes = new Set(records.map((r) => `${r.attributes.operation} ${r.attributes.resource.resource}`));
+    expect(writes).toEqual(new Set(['CREATE leases', 'UPDATE nodes', 'UPDATE leases']));
+    expect(records.every((r) => r.policy.startsWith('kured-ts-coordinator-'))).toBe(true);
+    expect(server.get<V1Lease>('leases', 'kube-system', LEASE)?.spec?.holderIdentity).toBe('');
+  });
+});
+
+describe('the coordinator admission policy denies a stolen coordinator token', () => {
+  it.each<[string, Write, RegExp]>([
+    [
+      'cordoning a node',
+      (k) => k.mergePatchNode('n1', { spec: { unschedulable: true } }),
+      /may not change the spec of node n1/,
+    ],
+    [
+      'adding a taint',
+      taints([DEDICATED, { key: TAINT, effect: 'PreferNoSchedule' }]),
+      /may not change the spec of node n1/,
+    ],
+    ['removing a taint', taints([]), /may not change the spec/],
+    [
+      'labelling a node',
+      label('n1', { 'node-role.kubernetes.io/control-plane': '' }),
+      /labels, owners or finalizers/,
+    ],
+    [
+      'removing a label',
+      label('n2', { 'team.example.com/pool': null }),
+      /labels, owners or finalizers of node n2/,
+    ],
+    [
+      'adding a finalizer',
+      (k) => k.mergePatchNode('n1', { metadata: { finalizers: ['example.com/hold'] } }),
+      /labels, owners or finalizers/,
+    ],
+    [
+      "writing the agent's status annotation",
+      annotate('n1', { 'kured-ts.dev/status': '{"phase":"rebooting"}' }),
+      /may change only the annotation kured-ts.dev\/lock-turn of node n1/,
+    ],
+    [
+      "removing an operator's approval",
+      annotate('n1', { 'kured-ts.dev/approved': null }),
+      /only the annotation kured-ts.dev\/lock-turn/,
+    ],
+    [
+      'changing another annotation beside the turn',
+      annotate('n2', { [TURN_ANNOTATION]: null, 'example.com/owner': 'mallory' }),
+      /only the annotation kured-ts.dev\/lock-turn of node n2/,
+    ],
+    [
+      "creating another component's Lease",
+      createLease('kube-scheduler'),
+      /only its own Lease kube-system\/kured-coordinator, not kube-system\/kube-scheduler/,
+    ],
+    [
+      "taking over another component's Lease",
+      renewLease('kube-controller-manager'),
+      /not kube-system\/kube-controller-manager/,
+    ],
+    [
+      'creating its Lease in another namespace',
+      createLease(LEASE, 'default'),
+      /not default\/kured-coordinator/,
+    ],
+  ])('%s', async (_name, write, message) => {
+    const before = [node('n1').metadata?.resourceVersion, node('n2').metadata?.resourceVersion];
+    const leases = server.list<V1Lease>('leases').length;
+    await expect(write(coordinator())).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(message);
+    expect(admission.denials[0]?.policy).toMatch(/^kured-ts-coordinator-(nodes|lease)$/);
+    expect([node('n1').metadata?.resourceVersion, node('n2').metadata?.resourceVersion]).toEqual(before);
+    expect(server.list<V1Lease>('leases')).toHaveLength(leases);
+    expect(
+      server.get<V1Lease>('leases', 'kube-system', 'kube-controller-manager')?.spec?.holderIdentity,
+    ).toBe('cm-0');
+  });
+});
+
 describe('the agents of a simulated wave through the policy', () => {
   it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
     const records: ReviewRecord[] = [];
@@ -373,5 +608,51 @@ describe('the policy is written for kube-apiserver', () => {
     const given = Object.keys(agentPolicyParams(CONFIG, { serviceAccount: SA }));
     const named = new Set([...text.matchAll(/__KURED_TS_(\w+)__/g)].map((m) => m[1]));
     expect(given.sort()).toEqual([...named].sort());
+  });
+});
+
+describe("the coordinator's policy is written for kube-apiserver", () => {
+  const expressions = (kind: (typeof COORDINATOR_POLICY_KINDS)[number]): string => {
+    const spec = coordinatorPolicySpecs()[kind];
+    return [
+      ...spec.matchConditions.map((c) => c.expression),
+      ...spec.variables.map((v) => v.expression),
+      ...spec.validations.flatMap((v) => [v.expression, v.messageExpression]),
+    ].join('\n');
+  };
+
+  it('ranges comprehensions only over the annotations map, never over an object', () => {
+    const all = COORDINATOR_POLICY_KINDS.map(expressions).join('\n');
+    const targets = [...all.matchAll(/([\w.]+)\.(all|exists|exists_one|map|filter)\(/g)].map((m) => m[1]);
+    expect(targets.length).toBeGreaterThan(0);
+    for (const t of targets) expect(t).toMatch(/\.annotations$/);
+  });
+
+  it.each([
+    ['nodes', /object\.spec|object\.metadata\.annotations/, /leases|holderIdentity/],
+    ['lease', /object\.metadata\.namespace/, /spec|annotations|labels/],
+  ] as const)(
+    'one policy per kind: the %s policy names only fields of the kind it matches (no type-check warnings)',
+    (kind, has, never) => {
+      expect(coordinatorPolicySpecs()[kind].matchConstraints.resourceRules).toHaveLength(1);
+      expect(expressions(kind)).toMatch(has);
+      expect(expressions(kind)).not.toMatch(never);
+    },
+  );
+
+  it('takes no parameter object: every value is written into it', () => {
+    const text = JSON.stringify(coordinatorPolicySpecs());
+    expect(text).not.toMatch(/params|paramKind|paramRef/);
+    const given = Object.keys(coordinatorPolicyParams(CONFIG, COORDINATOR_SA));
+    const named = new Set([...text.matchAll(/__KURED_TS_(\w+)__/g)].map((m) => m[1]));
+    expect(given.sort()).toEqual([...named].sort());
+  });
+
+  it('ships the spec generated from src/admission/coordinator-policy.ts (run `npm run docs` when it fails)', () => {
+    const file = readFileSync(
+      new URL('../../charts/kured-ts/files/coordinator-admission-policy.yaml', import.meta.url),
+      'utf8',
+    );
+    expect(load(file)).toEqual(coordinatorPolicySpecs());
   });
 });

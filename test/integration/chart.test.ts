@@ -1,6 +1,7 @@
 // The Helm chart as rendered by the real Helm (fetched by scripts/ensure-helm.mjs): lint, render,
 // offline validation with kubernetes-models, and the invariants an SRE relies on (least privilege,
-// privileged only for method command, every flag reachable from values with the agent's defaults).
+// privileged only for method command, every flag reachable from values with the agent's defaults,
+// the coordinator reading the agents' own lock flags).
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
@@ -24,11 +27,18 @@ import {
   agentPolicyParams,
   type PolicyValueKey,
 } from '../../src/admission/agent-policy.js';
+import {
+  COORDINATOR_POLICY_KINDS,
+  coordinatorPolicies,
+  coordinatorPolicyParams,
+} from '../../src/admission/coordinator-policy.js';
+import { COORDINATOR_FLAGS } from '../../src/cli/coordinator.js';
+import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { chartSchemaErrors } from '../../src/migrate/chart-schema.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
-import { defaultConfig, parseConfig, type FlagValues } from '../../src/config/parse.js';
+import { defaultConfig, parseConfig, parseFlags, type FlagValues } from '../../src/config/parse.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const chart = join(root, 'charts/kured-ts');
@@ -94,6 +104,26 @@ interface DaemonSetShape extends K8sObject {
   };
 }
 
+interface Selector {
+  matchLabels: Record<string, string>;
+}
+interface DeploymentShape extends K8sObject {
+  spec: {
+    replicas: number;
+    selector: Selector;
+    template: {
+      metadata: { labels: Record<string, string> };
+      spec: PodSpec & {
+        automountServiceAccountToken?: boolean;
+        securityContext?: SecurityContext & { runAsGroup?: number; seccompProfile?: { type: string } };
+        nodeSelector?: Record<string, string>;
+        affinity?: unknown;
+        priorityClassName?: string;
+      };
+    };
+  };
+}
+
 function helm(args: string[]): { status: number; stdout: string; stderr: string } {
   const run = spawnSync(helmBin, args, { cwd: root, encoding: 'utf8', timeout: 60_000 });
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
@@ -128,8 +158,14 @@ function helmWithValues(args: string[], values: string): { status: number; stdou
 
 const TEMPLATE = ['template', RELEASE, chart, '--namespace', NAMESPACE];
 
-function only(objects: readonly K8sObject[], kind: string): K8sObject {
-  const found = objects.filter((o) => o.kind === kind);
+/** Which part of the chart an object belongs to: the coordinator's carry its component label. */
+type Part = 'agent' | 'coordinator';
+const partOf = (o: K8sObject): Part =>
+  o.metadata.labels?.['app.kubernetes.io/component'] === 'coordinator' ? 'coordinator' : 'agent';
+
+/** The one object of `kind` of that part (the agents' by default). */
+function only(objects: readonly K8sObject[], kind: string, part: Part = 'agent'): K8sObject {
+  const found = objects.filter((o) => o.kind === kind && partOf(o) === part);
   expect(found).toHaveLength(1);
   return found[0]!;
 }
@@ -161,6 +197,12 @@ const SET_BY_CHART = ['node-id', 'kubeconfig'];
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
     new DaemonSet(o).validate();
+  },
+  'apps/v1/Deployment': (o) => {
+    new Deployment(o).validate();
+  },
+  'policy/v1/PodDisruptionBudget': (o) => {
+    new PodDisruptionBudget(o).validate();
   },
   'v1/Service': (o) => {
     new Service(o).validate();
@@ -250,30 +292,36 @@ describe('helm lint and helm template', () => {
         .map((o) => o.kind)
         .sort();
     expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
+    // agents and coordinator: two of each RBAC object and ServiceAccount; 3 + 2 policies
+    const two = (kind: string): string[] => [kind, kind];
     const policies = [
-      ...Array<string>(3).fill('ValidatingAdmissionPolicy'),
-      ...Array<string>(3).fill('ValidatingAdmissionPolicyBinding'),
+      ...Array<string>(5).fill('ValidatingAdmissionPolicy'),
+      ...Array<string>(5).fill('ValidatingAdmissionPolicyBinding'),
     ];
     expect(kinds([])).toEqual([
-      'ClusterRole',
-      'ClusterRoleBinding',
+      ...two('ClusterRole'),
+      ...two('ClusterRoleBinding'),
       'DaemonSet',
-      'Role',
-      'RoleBinding',
-      'ServiceAccount',
+      'Deployment',
+      'PodDisruptionBudget',
+      ...two('Role'),
+      ...two('RoleBinding'),
+      ...two('ServiceAccount'),
       ...policies,
     ]);
     expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
-      'ClusterRole',
-      'ClusterRoleBinding',
+      ...two('ClusterRole'),
+      ...two('ClusterRoleBinding'),
       'ConfigMap',
       'DaemonSet',
+      'Deployment',
+      'PodDisruptionBudget',
       'PodMonitor',
       'PrometheusRule',
-      'Role',
-      'RoleBinding',
+      ...two('Role'),
+      ...two('RoleBinding'),
       'Service',
-      'ServiceAccount',
+      ...two('ServiceAccount'),
       'ServiceMonitor',
       ...policies,
     ]);
@@ -300,6 +348,10 @@ describe('the values schema', () => {
     ['configuration.rebootSentinelComand=/bin/true', "additional properties 'rebootSentinelComand'"],
     ['metrics.serviceMonitor.enabled=maybe', '/metrics/serviceMonitor/enabled'],
     ['image.pullPolicy=Sometimes', '/image/pullPolicy'],
+    ['coordinator.replicas=two', '/coordinator/replicas'],
+    ['coordinator.replicas=0', '/coordinator/replicas'],
+    ['coordinator.enabled=maybe', '/coordinator/enabled'],
+    ['coordinator.replica=2', "additional properties 'replica'"],
   ])('helm template with %s fails and names %s', (set, where) => {
     const out = helm(['template', RELEASE, chart, '--set', set]);
     expect(out.status).not.toBe(0);
@@ -599,49 +651,341 @@ describe('the DaemonSet', () => {
   });
 });
 
+/** The coordinator's Deployment, its pod and its one container. */
+function coordinator(objects: readonly K8sObject[]): {
+  deployment: DeploymentShape;
+  pod: DeploymentShape['spec']['template']['spec'];
+  container: Container & { env: { name: string; value?: string }[] };
+} {
+  const deployment = only(objects, 'Deployment', 'coordinator') as DeploymentShape;
+  const pod = deployment.spec.template.spec;
+  expect(pod.containers).toHaveLength(1);
+  return { deployment, pod, container: pod.containers[0]! };
+}
+
+/** The variables given by value, by name. */
+const envValues = (container: { env: { name: string; value?: string }[] }): Record<string, string> =>
+  Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+
+/** What the coordinator's own parse of its flags (src/cli/coordinator.ts) makes of these args and env. */
+const coordinatorConfig = (args: readonly string[], env: Record<string, string>): unknown =>
+  parseFlags([...COORDINATOR_FLAGS], flagValues(args), env);
+
+/** The flags of `--flag=value` arguments. */
+const flagNames = (args: readonly string[]): string[] => [...new Set(Object.keys(flagValues(args)))].sort();
+
+/** The coordinator's flags the chart renders: all but --kubeconfig (it uses its ServiceAccount). */
+const CHART_COORDINATOR_FLAGS: readonly string[] = COORDINATOR_FLAGS.filter((f) => !SET_BY_CHART.includes(f));
+/** Their KURED_* variables. */
+const COORDINATOR_ENV = FLAGS.filter((f) => CHART_COORDINATOR_FLAGS.includes(f.name)).map((f) => f.env);
+
+/** The agent's arguments of the coordinator's flags, in the agent's order. */
+const coordinatorArgsOf = (agentArgs: readonly string[]): string[] =>
+  agentArgs.filter((a) => CHART_COORDINATOR_FLAGS.includes(flagNames([a])[0]!));
+
+describe('the coordinator', () => {
+  test.each([
+    ['the default concurrency (no flag)', 1, [] as string[]],
+    ['configuration.concurrency 3', 3, ['configuration.concurrency=3']],
+    ['configuration.concurrency 7', 7, ['configuration.concurrency=7']],
+    [
+      'KURED_CONCURRENCY 4 in extraEnvVars',
+      4,
+      ['extraEnvVars[0].name=KURED_CONCURRENCY', 'extraEnvVars[0].value=4'],
+    ],
+    [
+      'KURED_CONCURRENCY 5 in extraEnv, beside a proxy',
+      5,
+      [
+        'extraEnv[0].name=HTTPS_PROXY',
+        'extraEnv[0].value=http://proxy:3128',
+        'extraEnv[1].name=KURED_CONCURRENCY',
+        'extraEnv[1].value=5',
+      ],
+    ],
+    [
+      'one node per zone, three in all',
+      3,
+      [
+        'configuration.concurrency=3',
+        'configuration.groupLabel=topology.kubernetes.io/zone',
+        'configuration.groupConcurrency=1',
+      ],
+    ],
+    ['a lock shared with kured', 1, ['configuration.dsName=kured', 'configuration.dsNamespace=kured-system']],
+    ['a lock TTL in extraArgs', 1, ['extraArgs.lock-ttl=2h', 'configuration.maxUnhealthyNodes=10%']],
+    [
+      'a notify URL from a Secret, KURED_PERIOD (not its flag) and KURED_LOG_FORMAT (its flag)',
+      1,
+      [
+        'notifyUrlSecret.name=notify',
+        'extraEnvVars[0].name=KURED_PERIOD',
+        'extraEnvVars[0].value=5m',
+        'extraEnvVars[1].name=KURED_LOG_FORMAT',
+        'extraEnvVars[1].value=json',
+      ],
+    ],
+  ])(
+    'with %s the Deployment runs 2 replicas of `coordinator` with the DaemonSet’s own lock flags (concurrency %i)',
+    (_label, concurrency, sets) => {
+      const objects = render([], sets);
+      const { deployment, container } = coordinator(objects);
+      const ds = agent(objects).container;
+      expect(deployment.spec.replicas).toBe(2);
+      expect(deployment.metadata.namespace).toBe(NAMESPACE);
+      expect(container.args[0]).toBe('coordinator');
+      const args = container.args.slice(1);
+      // the same words, flag by flag, as the agents get; the agents' variables of its flags only
+      expect(args).toEqual(coordinatorArgsOf(ds.args));
+      expect(container.env).toEqual([
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        ...ds.env.filter((e) => COORDINATOR_ENV.includes(e.name)),
+      ]);
+      const config = coordinatorConfig(args, envValues(container));
+      expect(config).toEqual(coordinatorConfig(ds.args, envValues(ds)));
+      expect(config).toMatchObject({ concurrency });
+      expect(parseConfig(flagValues(ds.args), envValues(ds)).concurrency).toBe(concurrency);
+    },
+  );
+
+  test('with every configuration key set to a non-default value, it gets exactly the agent’s arguments of its own flags', () => {
+    const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+      configuration: Record<string, unknown>;
+    };
+    const sets = ['extraArgs.force-reboot=', 'extraArgs.lock-release-delay=5m'];
+    for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
+      const key = camel(flag.name);
+      const [value] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
+      sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
+    }
+    const objects = render([], sets);
+    const ds = agent(objects).container;
+    const args = coordinator(objects).container.args.slice(1);
+    expect(flagNames(args)).toEqual([...CHART_COORDINATOR_FLAGS].sort());
+    expect(args).toEqual(coordinatorArgsOf(ds.args));
+    expect(ds.args).toEqual(expect.arrayContaining(['--force-reboot', '--lock-release-delay=5m']));
+  });
+
+  test('runs non-root, read-only and unprivileged, every capability dropped, its token mounted, POD_NAME from the pod', () => {
+    const { pod, container } = coordinator(render());
+    expect(pod.automountServiceAccountToken).toBe(true);
+    expect(pod.hostPID).toBeUndefined();
+    expect(pod.hostNetwork).toBeUndefined();
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.securityContext?.runAsUser).not.toBe(0);
+    expect(container.securityContext).toEqual({
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container.env).toEqual([
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ]);
+    // nothing of the host, and no volume at all
+    expect(container.volumeMounts as unknown).toBeUndefined();
+    expect(pod.volumes as unknown).toBeUndefined();
+    expect(container.resources).toEqual({
+      requests: { cpu: '10m', memory: '64Mi' },
+      limits: { memory: '256Mi' },
+    });
+  });
+
+  test('spreads its replicas over nodes by default, tolerates control-plane nodes as the DaemonSet does', () => {
+    const objects = render();
+    const { deployment, pod } = coordinator(objects);
+    expect(pod.affinity).toEqual({
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: 'kubernetes.io/hostname',
+              labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+            },
+          },
+        ],
+      },
+    });
+    expect(pod.tolerations).toEqual(agent(objects).pod.tolerations);
+    expect(pod.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
+    const custom = coordinator(
+      render(
+        [],
+        [
+          'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool',
+          'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
+          'coordinator.priorityClassName=system-cluster-critical',
+        ],
+      ),
+    ).pod;
+    expect(Object.keys(custom.affinity as object)).toEqual(['nodeAffinity']);
+    expect(custom.priorityClassName).toBe('system-cluster-critical');
+  });
+
+  test('its pods are not the agents’: neither the DaemonSet nor the metrics Service selects them, nor it theirs', () => {
+    const objects = render([], ['metrics.service.enabled=true']);
+    const { deployment } = coordinator(objects);
+    const ds = agent(objects).ds as DaemonSetShape & {
+      spec: { selector: Selector; template: { metadata: { labels: Record<string, string> } } };
+    };
+    const service = only(objects, 'Service') as K8sObject & { spec: { selector: Record<string, string> } };
+    const matches = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
+      Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const coordinatorPod = deployment.spec.template.metadata.labels;
+    expect(matches(ds.spec.selector.matchLabels, coordinatorPod)).toBe(false);
+    expect(matches(service.spec.selector, coordinatorPod)).toBe(false);
+    expect(matches(deployment.spec.selector.matchLabels, ds.spec.template.metadata.labels)).toBe(false);
+    expect(matches(deployment.spec.selector.matchLabels, coordinatorPod)).toBe(true);
+  });
+
+  test.each([
+    [2, true],
+    [1, false],
+    [3, true],
+  ])(
+    'with %i replicas a PodDisruptionBudget of maxUnavailable 1 keeps a drain from evicting all of them: %s',
+    (replicas, pdb) => {
+      const objects = render([], [`coordinator.replicas=${replicas}`]);
+      const { deployment } = coordinator(objects);
+      expect(deployment.spec.replicas).toBe(replicas);
+      const budgets = objects.filter((o) => o.kind === 'PodDisruptionBudget') as (K8sObject & {
+        spec: { maxUnavailable: number; selector: Selector };
+      })[];
+      expect(budgets.length).toBe(pdb ? 1 : 0);
+      if (pdb) {
+        expect(budgets[0]!.metadata.namespace).toBe(NAMESPACE);
+        expect(budgets[0]!.spec).toEqual({ maxUnavailable: 1, selector: deployment.spec.selector });
+      }
+    },
+  );
+
+  test('coordinator.enabled=false renders no coordinator object, and the agents’ objects as before', () => {
+    const on = render();
+    const off = render([], ['coordinator.enabled=false']);
+    expect(off.filter((o) => partOf(o) === 'coordinator')).toEqual([]);
+    expect(off.filter((o) => o.metadata.name.includes('coordinator'))).toEqual([]);
+    expect(off.filter((o) => ['Deployment', 'PodDisruptionBudget'].includes(o.kind))).toEqual([]);
+    // the agents still may read the Lease: a missing one reads as "no coordinator" (first come)
+    expect(off.filter((o) => partOf(o) === 'agent')).toEqual(on.filter((o) => partOf(o) === 'agent'));
+  });
+
+  test.each([
+    ['replicas as a word', { coordinator: { replicas: 'two' } }, '/coordinator/replicas'],
+    ['an unknown key', { coordinator: { replica: 2 } }, "additional properties 'replica' not allowed"],
+    ['resources as a list', { coordinator: { resources: [] } }, '/coordinator/resources'],
+  ])('helm lint and the schema refuse %s under coordinator', (_label, values, where) => {
+    const lint = helmWithValues(['lint', '--strict', chart], stringify(values));
+    expect(lint.status).not.toBe(0);
+    expect(`${lint.stdout}${lint.stderr}`).toContain(where);
+    const template = helmWithValues(TEMPLATE, stringify(values));
+    expect(template.status).not.toBe(0);
+    expect(template.stderr).toContain(where);
+    expect(chartSchemaErrors(values).length).toBeGreaterThan(0);
+  });
+});
+
+/** Where a permission is granted: the ClusterRole, or the Role in the lock's namespace (by name). */
+type Scope = 'cluster' | 'lock';
+
 /**
- * Every call of the Kube seam (src/kube/kube.ts) and the permission it needs. A method added to
- * the seam fails the first test below until it is listed here, and the RBAC templates follow.
+ * Every call of the Kube seam (src/kube/kube.ts), the permission it needs, and who makes it: the
+ * agent, the coordinator (each with the scope its role grants it in), or neither (the operator
+ * commands, with the operator's own credentials). A method added to the seam fails the first test
+ * below until it is listed here, and the RBAC templates follow.
  */
 const PERMISSIONS: Record<
   string,
-  { group: string; resource: string; verb: string; scope: 'cluster' | 'lock' | 'operator' }
+  { group: string; resource: string; verb: string; agent?: Scope; coordinator?: Scope }
 > = {
-  getNode: { group: '', resource: 'nodes', verb: 'get', scope: 'cluster' },
-  listNodes: { group: '', resource: 'nodes', verb: 'list', scope: 'cluster' },
-  jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
-  mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', scope: 'cluster' },
-  listPods: { group: '', resource: 'pods', verb: 'list', scope: 'cluster' },
-  evictPod: { group: '', resource: 'pods/eviction', verb: 'create', scope: 'cluster' },
+  getNode: { group: '', resource: 'nodes', verb: 'get', agent: 'cluster' },
+  listNodes: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
+  // The coordinator's one list of the fleet, to watch from (also `kured-ts status --watch`).
+  listNodesVersioned: { group: '', resource: 'nodes', verb: 'list', coordinator: 'cluster' },
+  // The agent: its own Node while it waits for its turn (fieldSelector metadata.name); the
+  // coordinator: every Node.
+  watchNodes: { group: '', resource: 'nodes', verb: 'watch', agent: 'cluster', coordinator: 'cluster' },
+  jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster' },
+  mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster', coordinator: 'cluster' },
+  listPods: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  evictPod: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
   listPodDisruptionBudgets: {
     group: 'policy',
     resource: 'poddisruptionbudgets',
     verb: 'list',
-    scope: 'cluster',
+    agent: 'cluster',
   },
-  createEvent: { group: '', resource: 'events', verb: 'create', scope: 'cluster' },
-  mergePatchEvent: { group: '', resource: 'events', verb: 'patch', scope: 'cluster' },
-  getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', scope: 'lock' },
-  mergePatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', scope: 'lock' },
-  watchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'watch', scope: 'lock' },
-  // Only `kured-ts status --watch` (the operator's own credentials): not granted to the agent.
-  watchNodes: { group: '', resource: 'nodes', verb: 'watch', scope: 'operator' },
-  // Only the operator commands finding the chart's DaemonSet: not granted to the agent.
-  listDaemonSets: { group: 'apps', resource: 'daemonsets', verb: 'list', scope: 'operator' },
+  createEvent: { group: '', resource: 'events', verb: 'create', agent: 'cluster' },
+  mergePatchEvent: { group: '', resource: 'events', verb: 'patch', agent: 'cluster' },
+  getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', agent: 'lock', coordinator: 'lock' },
+  mergePatchDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'patch', agent: 'lock' },
+  watchDaemonSet: {
+    group: 'apps',
+    resource: 'daemonsets',
+    verb: 'watch',
+    agent: 'lock',
+    coordinator: 'lock',
+  },
+  // Only the operator commands finding the chart's DaemonSet: granted to neither.
+  listDaemonSets: { group: 'apps', resource: 'daemonsets', verb: 'list' },
+  getLease: {
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    verb: 'get',
+    agent: 'lock',
+    coordinator: 'lock',
+  },
+  createLease: { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', coordinator: 'lock' },
+  replaceLease: { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', coordinator: 'lock' },
 };
 
-/** The documented RBAC, as a table: resource → verbs. */
+/** The documented RBAC of the agents, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-function needed(scope: 'cluster' | 'lock'): Map<string, Set<string>> {
+/** The agents' Role in the lock's namespace: the lock DaemonSet, and the coordinator's Lease (read). */
+const lockRules = (dsName: string): Rule[] => [
+  {
+    apiGroups: ['apps'],
+    resources: ['daemonsets'],
+    resourceNames: [dsName],
+    verbs: ['get', 'patch', 'watch'],
+  },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    resourceNames: [coordinatorLeaseName(dsName)],
+    verbs: ['get'],
+  },
+];
+
+/** The documented RBAC of the coordinator: cluster-wide, and in the lock's namespace. */
+const COORDINATOR_CLUSTER_RULES: Rule[] = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch', 'watch'] },
+];
+const coordinatorLockRules = (dsName: string): Rule[] => [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    resourceNames: [coordinatorLeaseName(dsName)],
+    verbs: ['get', 'update'],
+  },
+  { apiGroups: ['apps'], resources: ['daemonsets'], resourceNames: [dsName], verbs: ['get', 'watch'] },
+];
+
+function needed(who: Part, scope: Scope): Map<string, Set<string>> {
   const map = new Map<string, Set<string>>();
-  for (const p of Object.values(PERMISSIONS).filter((x) => x.scope === scope)) {
+  for (const p of Object.values(PERMISSIONS).filter((x) => x[who] === scope)) {
     const key = `${p.group}/${p.resource}`;
     map.set(key, (map.get(key) ?? new Set()).add(p.verb));
   }
@@ -661,6 +1005,17 @@ function granted(rules: readonly Rule[]): Map<string, Set<string>> {
   return map;
 }
 
+type RoleShape = K8sObject & { rules: Rule[] };
+
+function expectLeastPrivilege(rules: readonly Rule[]): void {
+  for (const rule of rules) {
+    expect(rule.verbs).not.toContain('*');
+    expect(rule.resources).not.toContain('*');
+    expect(rule.resources).not.toContain('secrets');
+    expect(rule.verbs).not.toContain('delete');
+  }
+}
+
 describe('RBAC', () => {
   test('every method of the Kube seam has a permission listed in this test', () => {
     const source = readFileSync(join(root, 'src/kube/kube.ts'), 'utf8');
@@ -671,16 +1026,11 @@ describe('RBAC', () => {
   });
 
   test('the ClusterRole grants exactly the documented verbs, which are exactly what the seam needs', () => {
-    const role = only(render(), 'ClusterRole') as K8sObject & { rules: Rule[] };
+    const role = only(render(), 'ClusterRole') as RoleShape;
     expect(role.rules).toEqual(CLUSTER_RULES);
-    expect(granted(role.rules)).toEqual(needed('cluster'));
-    for (const rule of role.rules) {
-      expect(rule.verbs).not.toContain('*');
-      expect(rule.resources).not.toContain('*');
-      expect(rule.resources).not.toContain('secrets');
-      expect(rule.verbs).not.toContain('delete');
-      expect(rule.verbs).not.toContain('update');
-    }
+    expect(granted(role.rules)).toEqual(needed('agent', 'cluster'));
+    expectLeastPrivilege(role.rules);
+    for (const rule of role.rules) expect(rule.verbs).not.toContain('update');
   });
 
   test.each([
@@ -692,25 +1042,18 @@ describe('RBAC', () => {
       'kured-system',
     ],
   ])(
-    'with %s the Role is limited by resourceNames to the lock DaemonSet',
+    'with %s the Role is limited by resourceNames to the lock DaemonSet and the coordinator Lease',
     (_label, sets, dsName, dsNamespace) => {
       const objects = render([], sets);
-      const role = only(objects, 'Role') as K8sObject & { rules: Rule[] };
+      const role = only(objects, 'Role') as RoleShape;
       const binding = only(objects, 'RoleBinding') as Binding;
       const { container, pod } = agent(objects);
       const config = parseConfig(flagValues(container.args), {});
       expect(config.dsName).toBe(dsName);
       expect(config.dsNamespace).toBe(dsNamespace);
       expect(role.metadata.namespace).toBe(dsNamespace);
-      expect(role.rules).toEqual([
-        {
-          apiGroups: ['apps'],
-          resources: ['daemonsets'],
-          resourceNames: [dsName],
-          verbs: ['get', 'patch', 'watch'],
-        },
-      ]);
-      expect(granted(role.rules)).toEqual(needed('lock'));
+      expect(role.rules).toEqual(lockRules(dsName));
+      expect(granted(role.rules)).toEqual(needed('agent', 'lock'));
       expect(binding.metadata.namespace).toBe(dsNamespace);
       expect(binding.roleRef.name).toBe(role.metadata.name);
       expect(binding.subjects).toEqual([
@@ -719,6 +1062,19 @@ describe('RBAC', () => {
     },
   );
 
+  test("the agent's Role grants get on the coordinator's Lease only, and on no other Lease", () => {
+    const role = only(render(), 'Role') as RoleShape;
+    const leases = role.rules.filter((r) => r.apiGroups?.includes('coordination.k8s.io'));
+    expect(leases).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [`${RELEASE}-coordinator`],
+        verbs: ['get'],
+      },
+    ]);
+  });
+
   test('both bindings name the ServiceAccount the DaemonSet runs as', () => {
     const objects = render();
     const sa = only(objects, 'ServiceAccount');
@@ -726,6 +1082,53 @@ describe('RBAC', () => {
     expect(pod.serviceAccountName).toBe(sa.metadata.name);
     const crb = only(objects, 'ClusterRoleBinding') as Binding;
     expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE }]);
+  });
+
+  test.each([
+    ['(defaults)', [] as string[], RELEASE, NAMESPACE],
+    [
+      'a lock shared with kured',
+      ['configuration.dsName=kured', 'configuration.dsNamespace=kured-system'],
+      'kured',
+      'kured-system',
+    ],
+  ])(
+    "with %s the coordinator's ClusterRole and Role grant exactly nodes list/patch/watch, leases create and get/update of its own, and get/watch of the lock DaemonSet",
+    (_label, sets, dsName, dsNamespace) => {
+      const objects = render([], sets);
+      const clusterRole = only(objects, 'ClusterRole', 'coordinator') as RoleShape;
+      const role = only(objects, 'Role', 'coordinator') as RoleShape;
+      expect(clusterRole.rules).toEqual(COORDINATOR_CLUSTER_RULES);
+      expect(granted(clusterRole.rules)).toEqual(needed('coordinator', 'cluster'));
+      expect(role.metadata.namespace).toBe(dsNamespace);
+      expect(role.rules).toEqual(coordinatorLockRules(dsName));
+      expect(granted(role.rules)).toEqual(needed('coordinator', 'lock'));
+      expectLeastPrivilege([...clusterRole.rules, ...role.rules]);
+      // it writes only nodes (a merge patch) and its Lease; never the lock, events or pods
+      const writes = [...clusterRole.rules, ...role.rules].filter((r) =>
+        r.verbs.some((v) => ['create', 'update', 'patch'].includes(v)),
+      );
+      expect(writes.map((r) => `${r.resources!.join()}:${r.verbs.join()}`)).toEqual([
+        'nodes:list,patch,watch',
+        'leases:create',
+        'leases:get,update',
+      ]);
+    },
+  );
+
+  test('the coordinator runs as a ServiceAccount of its own, which its two bindings name', () => {
+    const objects = render();
+    const sa = only(objects, 'ServiceAccount', 'coordinator');
+    const deployment = only(objects, 'Deployment', 'coordinator') as DeploymentShape;
+    expect(sa.metadata.name).toBe(`${RELEASE}-coordinator`);
+    expect(deployment.spec.template.spec.serviceAccountName).toBe(sa.metadata.name);
+    expect(sa.metadata.name).not.toBe(only(objects, 'ServiceAccount').metadata.name);
+    const subject = { kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE };
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+      const binding = only(objects, kind, 'coordinator') as Binding;
+      expect(binding.roleRef.name).toBe(`${RELEASE}-coordinator`);
+      expect(binding.subjects).toEqual([subject]);
+    }
   });
 });
 
@@ -1181,14 +1584,55 @@ describe('the admission policy', () => {
     "ships one policy per kind with the generated specs and the values the agent's own flags give, for %s",
     (file) => {
       const objects = render(file === '(defaults)' ? [] : [file]);
-      const policies = policiesOf(objects);
+      const policies = policiesOf(objects).filter((p) => partOf(p) === 'agent');
       const expected = agentPolicies(valuesOf(objects));
       expect(policies.map((p) => p.metadata.name)).toEqual(POLICY_KINDS.map((k) => `${RELEASE}-agent-${k}`));
       for (const kind of POLICY_KINDS) {
         expect(policies.find((p) => p.metadata.name.endsWith(`-${kind}`))?.spec).toEqual(expected[kind]);
       }
-      expect(bindingsOf(objects).map((b) => b.spec)).toEqual(
-        POLICY_KINDS.map((k) => ({ policyName: `${RELEASE}-agent-${k}`, validationActions: ['Deny'] })),
+      expect(bindingsOf(objects).map((b) => b.spec)).toEqual([
+        ...POLICY_KINDS.map((k) => ({ policyName: `${RELEASE}-agent-${k}`, validationActions: ['Deny'] })),
+        ...COORDINATOR_POLICY_KINDS.map((k) => ({
+          policyName: `${RELEASE}-coordinator-${k}`,
+          validationActions: ['Deny'],
+        })),
+      ]);
+    },
+  );
+
+  test.each([
+    ['(defaults)', [] as string[], NAMESPACE, RELEASE],
+    [
+      'a lock shared with kured',
+      ['configuration.dsName=kured', 'configuration.dsNamespace=kured-system'],
+      'kured-system',
+      'kured',
+    ],
+  ])(
+    "ships the coordinator's policies on nodes and leases with its ServiceAccount and its Lease written in, for %s",
+    (_label, sets, dsNamespace, dsName) => {
+      const objects = render([], sets);
+      const policies = policiesOf(objects).filter((p) => partOf(p) === 'coordinator');
+      const { pod } = coordinator(objects);
+      const values = coordinatorPolicyParams(
+        { dsNamespace, dsName },
+        { namespace: NAMESPACE, name: pod.serviceAccountName },
+      );
+      expect(values).toEqual({
+        coordinatorServiceAccount: `system:serviceaccount:${NAMESPACE}:${RELEASE}-coordinator`,
+        coordinatorLease: `${dsNamespace}/${dsName}-coordinator`,
+      });
+      const expected = coordinatorPolicies(values);
+      expect(policies.map((p) => p.metadata.name)).toEqual(
+        COORDINATOR_POLICY_KINDS.map((k) => `${RELEASE}-coordinator-${k}`),
+      );
+      for (const kind of COORDINATOR_POLICY_KINDS) {
+        expect(policies.find((p) => p.metadata.name.endsWith(`-${kind}`))?.spec).toEqual(expected[kind]);
+      }
+      expect(policyObjects([], [...sets, 'coordinator.enabled=false']).map((o) => o.metadata.name)).toEqual(
+        policyObjects([], sets)
+          .filter((o) => partOf(o) === 'agent')
+          .map((o) => o.metadata.name),
       );
     },
   );
@@ -1221,7 +1665,7 @@ describe('the admission policy', () => {
       maxOwners: '1|2|3',
     });
     const expected = agentPolicies(values);
-    for (const p of policiesOf(objects)) {
+    for (const p of policiesOf(objects).filter((o) => partOf(o) === 'agent')) {
       const kind = POLICY_KINDS.find((k) => p.metadata.name.endsWith(`-${k}`))!;
       expect(p.spec).toEqual(expected[kind]);
     }
@@ -1238,7 +1682,7 @@ describe('the admission policy', () => {
 
   test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
     const bindings = bindingsOf(render([], ['admissionPolicy.validationActions={Warn,Audit}']));
-    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(3).fill(['Warn', 'Audit']));
+    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(5).fill(['Warn', 'Audit']));
     const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/validationActions/);

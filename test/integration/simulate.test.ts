@@ -189,7 +189,8 @@ const reckless: AgentFactory = (config, io) => ({
 
 describe('the invariant checks', () => {
   it('catch an agent that cordons and reboots without the lock and without draining', async () => {
-    const r = await simulate({ ...small, nodes: 3 }, { createAgent: reckless });
+    // no coordinator: reckless agents ignore its turns, and it would only keep the clock ticking
+    const r = await simulate({ ...small, nodes: 3, coordinators: 0 }, { createAgent: reckless });
     const rules = new Set(r.violations.map((v) => v.rule));
     expect(rules).toEqual(
       new Set([
@@ -206,7 +207,8 @@ describe('the invariant checks', () => {
     const ungrouped: AgentFactory = (config, io) =>
       simAgentFactory({ ...config, groupLabel: '', groupConcurrency: 0 }, io);
     const r = await simulate(
-      { ...small, nodes: 6, concurrency: 3, zones: 2, groupConcurrency: 1, podsPerNode: 0 },
+      // no coordinator: it would keep the group limit for them (its turns respect the groups)
+      { ...small, nodes: 6, concurrency: 3, zones: 2, groupConcurrency: 1, podsPerNode: 0, coordinators: 0 },
       { createAgent: ungrouped },
     );
     expect(new Set(r.violations.map((v) => v.rule))).toEqual(new Set(['too-many-in-group']));
@@ -261,7 +263,7 @@ describe('the invariant checks', () => {
   it('make runSimulate exit 1', async () => {
     let text = '';
     const code = await runSimulate(
-      { ...small, nodes: 2 },
+      { ...small, nodes: 2, coordinators: 0 },
       { out: { write: (t) => (text += t), isTTY: false }, createAgent: reckless, progress: false },
     );
     expect(code).toBe(1);

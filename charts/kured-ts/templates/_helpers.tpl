@@ -94,6 +94,93 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- end -}}
 
 {{/*
+The agent container's extra environment (extraEnv, then extraEnvVars), values as strings, as the API
+server requires (`value: 3` from --set or YAML). A YAML list. The coordinator takes its KURED_*
+variables from it (kured-ts.coordinatorEnv), so both read one --concurrency.
+*/}}
+{{- define "kured-ts.extraEnv" -}}
+{{- $env := list -}}
+{{- range concat (.Values.extraEnv | default list) (.Values.extraEnvVars | default list) -}}
+{{- if and (kindIs "map" .) (hasKey . "value") -}}
+{{- $env = append $env (merge (dict "value" (toString .value)) (omit . "value")) -}}
+{{- else -}}
+{{- $env = append $env . -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end -}}
+
+{{/*
+The coordinator (`kured-ts coordinator`, coordinator-deployment.yaml): its names, and the agent flags
+it reads (src/cli/coordinator.ts COORDINATOR_FLAGS but --kubeconfig, which the chart never sets; a
+test holds the two lists together). Names are cut so that "-coordinator" still fits 63 characters.
+*/}}
+{{- define "kured-ts.coordinatorName" -}}
+{{- printf "%s-coordinator" (include "kured-ts.fullname" . | trunc 51 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "kured-ts.coordinatorServiceAccountName" -}}
+{{- include "kured-ts.coordinatorName" . -}}
+{{- end -}}
+
+{{/* The coordinator's Lease (src/lock/coordinator-lease.ts coordinatorLeaseName), in the lock's namespace. */}}
+{{- define "kured-ts.coordinatorLeaseName" -}}
+{{- printf "%s-coordinator" (include "kured-ts.lockDsName" .) -}}
+{{- end -}}
+
+{{/*
+Its pods' labels: a name of their own, so that neither the DaemonSet's selector nor the metrics
+Service and PodMonitor (which select the agents by kured-ts.selectorLabels) match them.
+*/}}
+{{- define "kured-ts.coordinatorSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-coordinator" (include "kured-ts.name" . | trunc 51 | trimSuffix "-") }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: coordinator
+{{- end -}}
+
+{{- define "kured-ts.coordinatorLabels" -}}
+{{ include "kured-ts.labels" . }}
+app.kubernetes.io/component: coordinator
+{{- end -}}
+
+{{- define "kured-ts.coordinatorFlags" -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "max-unhealthy-nodes" "log-format") -}}
+{{- end -}}
+
+{{/*
+The coordinator's arguments: `coordinator`, then those of the agent's (kured-ts.args, extraArgs
+included) that name one of its flags, so that the agents and the coordinator can never be given
+two different values of --concurrency, the lock or the groups.
+*/}}
+{{- define "kured-ts.coordinatorArgs" -}}
+{{- $flags := include "kured-ts.coordinatorFlags" . | fromYamlArray -}}
+{{- $args := list "coordinator" -}}
+{{- range (include "kured-ts.args" . | fromYamlArray) -}}
+{{- if has (regexReplaceAll "^--([^=]+).*$" . "${1}") $flags -}}
+{{- $args = append $args . -}}
+{{- end -}}
+{{- end -}}
+{{- range $args }}
+- {{ . | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The agent's KURED_* variables of the coordinator's flags (from extraEnv/extraEnvVars). */}}
+{{- define "kured-ts.coordinatorEnv" -}}
+{{- $names := list -}}
+{{- range (include "kured-ts.coordinatorFlags" . | fromYamlArray) -}}
+{{- $names = append $names (printf "KURED_%s" (. | upper | replace "-" "_")) -}}
+{{- end -}}
+{{- $env := list -}}
+{{- range (include "kured-ts.extraEnv" . | fromYamlArray) -}}
+{{- if and (kindIs "map" .) (has (toString .name) $names) -}}
+{{- $env = append $env . -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end -}}
+
+{{/*
 extraArgs as flags: our list of "--flag=value" as given, or kured's map `flag: value`, where ""
 is the bare flag (`force-reboot: ""` → --force-reboot), sorted by flag. A YAML list.
 */}}
@@ -116,6 +203,21 @@ is the bare flag (`force-reboot: ""` → --force-reboot), sorted by flag. A YAML
 {{- end -}}
 {{- end -}}
 {{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+A generated policy file (files/*-admission-policy.yaml) with an installation's values in place of its
+placeholders (__KURED_TS_<key>__): YAML text of the specs by kind. dict "root" . "file" F "values" V.
+*/}}
+{{- define "kured-ts.policySpecs" -}}
+{{- $text := .root.Files.Get .file -}}
+{{- range $key, $value := .values -}}
+{{- if regexMatch "['\"\\\\]" $value -}}
+{{- fail (printf "admissionPolicy: %s may hold no quote or backslash: %s" $key $value) -}}
+{{- end -}}
+{{- $text = replace (printf "__KURED_TS_%s__" $key) $value $text -}}
+{{- end -}}
+{{- $text -}}
 {{- end -}}
 
 {{/*
