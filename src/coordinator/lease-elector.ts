@@ -28,12 +28,13 @@ export interface LeaseElectorOptions {
 }
 
 /**
- * Twice client-go's usual 15 s / 10 s / 2 s: a dead leader only stalls the queue (no slot waits on
- * it for safety), so half the renewals are worth a standby that takes over within 30 s.
+ * Longer than client-go's usual 15 s / 10 s / 2 s: a dead leader only stalls the queue (no slot
+ * waits on it for safety), so a renewal every 10 s (one PUT; the standby one GET) is worth a standby
+ * that takes over within 30-40 s. renewDeadline stays above the candidates' jittered retry (12 s).
  */
 export const LEASE_DURATION_MS = 30_000;
 export const RENEW_DEADLINE_MS = 20_000;
-export const RETRY_PERIOD_MS = 5_000;
+export const RETRY_PERIOD_MS = 10_000;
 
 /** Read through a call so that the compiler does not narrow it across awaits. */
 function aborted(signal: AbortSignal): boolean {
