@@ -56,10 +56,12 @@ export interface Plan {
 /** The node as a waiter, when its status says it waits for the lock and since when it needs a reboot. */
 export function waiterOfRecord(record: NodeRecord, now: Date, groups: boolean): Waiter | undefined {
   const status = record.status;
-  if (status?.phase !== 'waiting-for-lock' || status.requiredSince === undefined) return undefined;
+  if (status?.phase !== 'waiting-for-lock') return undefined;
   return {
     node: record.name,
-    requiredSinceMs: Date.parse(status.requiredSince),
+    // an agent that records no need (an older kured-ts during a rollout) queues behind those that do
+    requiredSinceMs:
+      status.requiredSince === undefined ? Number.MAX_SAFE_INTEGER : Date.parse(status.requiredSince),
     overdue: isOverdue(status, now),
     group: groups ? record.group : undefined,
   };

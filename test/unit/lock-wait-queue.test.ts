@@ -32,9 +32,9 @@ describe('the fair lock queue', () => {
     ],
     ['blocked: not waiting for a slot', { phase: 'blocked', requiredSince: '2026-01-05T09:00:00Z' }, false],
     [
-      'waiting, but by an agent that records no need (an older kured-ts)',
+      'waiting, by an agent that records no need (an older kured-ts): behind every recorded need',
       { phase: 'waiting-for-lock' },
-      false,
+      true,
     ],
   ])('reads a node %s from its status annotation', (_name, fields, waits) => {
     const status = formatStatus({
