@@ -6,6 +6,12 @@ export type Verdict = { blocked: false } | { blocked: true; reason: string };
 export interface Blocker {
   /** Short name, used as the `blocker` label of kured_ts_blocked. */
   readonly name: string;
+  /**
+   * Judged only for a node that would take a slot now (the PDB pre-flight): what it reads grows with
+   * the cluster, and its answer matters only to the node about to drain. On patch night the waiters
+   * then leave it to the head of the queue instead of each asking at every pass (DESIGN §13).
+   */
+  readonly atSlot?: boolean;
   check(signal?: AbortSignal): Promise<Verdict>;
 }
 

@@ -35,6 +35,7 @@ function covers(pdb: V1PodDisruptionBudget, pod: V1Pod): boolean {
 
 export class PdbBlocker implements Blocker {
   readonly name = 'pdb';
+  readonly atSlot = true;
 
   constructor(private readonly options: PdbBlockerOptions) {}
 

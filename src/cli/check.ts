@@ -287,8 +287,9 @@ function beforeLock(
   items: readonly CheckItem[],
   { now, server }: CheckTimes,
   config: CheckConfig,
-  node: V1Node,
+  at: { node: V1Node; atSlot: ReadonlySet<string> },
 ): BeforeLock {
+  const { node, atSlot } = at;
   const sentinel = items.find((i) => i.name === 'sentinel');
   const verdict: SentinelVerdict =
     sentinel?.verdict === 'error'
@@ -296,7 +297,12 @@ function beforeLock(
       : { required: sentinel?.verdict !== 'no-reboot' };
   const window = createWindow(config.window);
   const own = new Set(['lock', 'window', 'approval']);
-  const blocker = items.find((i) => i.verdict === 'blocks' && !own.has(i.name));
+  // as the agent: a blocker judged at the slot (the PDB pre-flight) holds back only a node that
+  // would take one now; a node that would not waits for the lock
+  const noSlot = items.some((i) => i.name === 'lock' && i.verdict === 'blocks');
+  const blocker = items.find(
+    (i) => i.verdict === 'blocks' && !own.has(i.name) && !(noSlot && atSlot.has(i.name)),
+  );
   return {
     verdict,
     window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
@@ -377,7 +383,10 @@ export async function evaluateCheck(
   const decision = decide(
     items,
     inProgress(node, lock, options.config, now),
-    beforeLock(items, times, options.config, node),
+    beforeLock(items, times, options.config, {
+      node,
+      atSlot: new Set(blockers.filter((b) => b.atSlot === true).map((b) => b.name)),
+    }),
   );
   return { node: options.node, items, decision };
 }

@@ -13,6 +13,22 @@ export interface ReportHeader {
   groupConcurrency?: number;
 }
 
+function nodesOf(r: SimulationResult): number {
+  return Math.max(1, r.nodes.length);
+}
+
+function perNode(n: number, r: SimulationResult): string {
+  return (n / nodesOf(r)).toFixed(0);
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function kilobytes(bytes: number): string {
+  return `${(bytes / 1e3).toFixed(0)} KB`;
+}
+
 function row(label: string, value: string): string {
   return `  ${label.padEnd(34)}${value}`;
 }
@@ -71,7 +87,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...waveRows(r),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     row('max nodes down at once', String(r.maxDown)),
-    row('hand-offs out of need order', `${r.outOfOrder.length} (the fair lock queue: 0 expected)`),
+    row('hand-offs out of need order', `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
@@ -94,7 +110,22 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
         ]
       : []),
     row('kernel updated (reboot history)', `${r.kernelsUpdated}/${r.rebooted} rebooted nodes`),
-    row('API requests', `${r.apiRequests} (${r.watches} of them watches)`),
+    row(
+      'API requests',
+      `${r.apiRequests} (${r.watches} of them watches), ${perNode(r.apiRequests, r)} per node`,
+    ),
+    row(
+      'response bytes',
+      `${megabytes(r.responseBytes)} (${megabytes(r.watchBytes)} of watch events), ${kilobytes(r.responseBytes / nodesOf(r))} per node`,
+    ),
+    ...(r.coordinator.leaderships > 0
+      ? [
+          row(
+            'coordinator',
+            `${r.coordinator.granted} turns given, ${r.coordinator.lapsed} lapsed, ${r.coordinator.leaderships} leadership(s)`,
+          ),
+        ]
+      : []),
     row('writes through admission policy', admissionText(r.admission)),
     row('agent warnings and errors logged', String(r.agentErrors.length)),
     row('invariant violations', String(r.violations.length)),

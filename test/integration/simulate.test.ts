@@ -187,6 +187,40 @@ const reckless: AgentFactory = (config, io) => ({
   },
 });
 
+describe('patch night: every node needs a reboot at once', () => {
+  it('hands each slot to the oldest need and leaves the PDB pre-flight to the node whose turn it is', async () => {
+    const r = await simulate({ ...small, nodes: 20, concurrency: 2, seed: 1 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(20);
+    expect(r.outOfOrder).toEqual([]);
+    expect(r.coordinator.leaderships).toBe(1);
+    // waiters do not list the PDBs at each pass: about one list per node (the head's, at its turn)
+    expect(r.kubeCalls.listPodDisruptionBudgets ?? 0).toBeLessThanOrEqual(2 * 20);
+    expect(r.rollingMs / r.lowerBoundMs).toBeLessThanOrEqual(1.05);
+  });
+
+  it('goes on when the leading coordinator dies without a word: its standby takes over', async () => {
+    const r = await simulate({
+      ...small,
+      nodes: 8,
+      concurrency: 2,
+      seed: 2,
+      killCoordinatorAtMs: [10 * 60_000],
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(8);
+    expect(r.coordinator.leaderships).toBe(2);
+    expect(r.maxHolders).toBeLessThanOrEqual(2);
+  });
+
+  it('goes on first come, first served with no coordinator at all', async () => {
+    const r = await simulate({ ...small, nodes: 6, concurrency: 2, seed: 3, coordinators: 0 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(6);
+    expect(r.coordinator.leaderships).toBe(0);
+  });
+});
+
 describe('the invariant checks', () => {
   it('catch an agent that cordons and reboots without the lock and without draining', async () => {
     // no coordinator: reckless agents ignore its turns, and it would only keep the clock ticking

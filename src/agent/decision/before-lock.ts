@@ -77,7 +77,12 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
   return {
     verdict,
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
-    block: inside ? await firstBlock(blockers, pass.signal) : { blocked: false },
+    block: inside
+      ? await firstBlock(
+          blockers.filter((b) => b.atSlot !== true),
+          pass.signal,
+        )
+      : { blocked: false },
     bootID: pass.node.bootID,
     // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
     ...approvalCheck(
@@ -86,6 +91,25 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
       serverTime?.at(now) ?? now,
     ),
   };
+}
+
+/**
+ * The blockers judged only for a node that would take a slot now (Blocker.atSlot: the PDB
+ * pre-flight), after asking the lock, without writing, whether it would: a waiter that would not
+ * (every slot taken, not its turn) waits for the lock without them. undefined: go for the slot.
+ */
+async function atSlot(pass: Pass, meta: LockMetadata): Promise<Outcome | undefined> {
+  const blockers = pass.deps.blockers.filter((b) => b.atSlot === true);
+  if (blockers.length === 0) return undefined;
+  // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
+  if (!pass.unproven) {
+    const would = await pass.deps.lock.wouldAcquire(pass.signal, meta.group);
+    if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
+  }
+  const block = await firstBlock(blockers, pass.signal);
+  if (!block.blocked) return undefined;
+  if (pass.unproven) await pass.release();
+  return { kind: 'blocked', reason: block.reason, blocker: block.blocker };
 }
 
 /** Reboot required and tainted: the window, the blockers, then a slot. */
@@ -103,6 +127,8 @@ async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
     bootID: pass.node.bootID,
     ...pass.groupOf(),
   };
+  const held = await atSlot(pass, meta);
+  if (held) return held;
   const result = await pass.env.slot.acquire(meta, pass.signal);
   if (!result.acquired) {
     return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
