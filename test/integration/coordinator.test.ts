@@ -11,8 +11,9 @@ import { MemoryLogger } from '../../src/log/logger.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
 import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
-import { CoordinatorLease, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
-import { NodeTurnGate } from '../../src/lock/turn-gate.js';
+import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
+import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
@@ -198,52 +199,43 @@ describe('the coordinator', () => {
   });
 });
 
+/** The agent's own lock for `nodeId` (createLock: with the turn gate), on a client of its own. */
+function agentLock(nodeId: string, concurrency: number): DaemonSetLock {
+  const kube = new ClientNodeKube(server.kubeConfig());
+  const config = {
+    ...defaultConfig(),
+    nodeId,
+    dsNamespace: NS,
+    dsName: 'kured',
+    lockAnnotation: LOCK,
+    concurrency,
+    lockQueue: 'fair' as const,
+  };
+  const io = { kube, clock: new SystemClock(), logger: log, random: Math.random };
+  return createLock(config, io, coordinatorOf(config, io));
+}
+
+/** A coordinator's Lease that looks alive to a reader that has just started. */
+async function liveLease(): Promise<void> {
+  await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+    metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
+    spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
+  });
+}
+
 describe('turns and the lock', () => {
   it.each([
     ['every waiter holds a forged turn', 1],
     ['every waiter holds a forged turn, concurrency 2', 2],
   ])('%s: at most --concurrency nodes take a slot', async (_name, concurrency) => {
+    await liveLease();
     const kube = new ClientNodeKube(server.kubeConfig());
-    const lease: V1Lease = {
-      metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
-      spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
-    };
-    await kube.createLease(NS, lease);
     for (const n of ['n1', 'n2', 'n3', 'n4']) {
       await kube.mergePatchNode(n, {
         metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'thief' }) } },
       });
     }
-    const real = new SystemClock();
-    const locks = ['n1', 'n2', 'n3', 'n4'].map((nodeId) => {
-      const own = new ClientNodeKube(server.kubeConfig());
-      const coordinatorLease = new CoordinatorLease({
-        kube: own,
-        namespace: NS,
-        name: lease.metadata!.name!,
-        clock: real,
-      });
-      return new DaemonSetLock({
-        kube: own,
-        nodeId,
-        namespace: NS,
-        name: 'kured',
-        annotation: LOCK,
-        ttlMs: 0,
-        concurrency,
-        clock: real,
-        log,
-        random: Math.random,
-        turns: new NodeTurnGate({
-          kube: own,
-          nodeId,
-          coordinator: coordinatorLease,
-          clock: real,
-          log,
-          random: Math.random,
-        }),
-      });
-    });
+    const locks = ['n1', 'n2', 'n3', 'n4'].map((nodeId) => agentLock(nodeId, concurrency));
     const results = await Promise.all(locks.map((l) => l.acquire({ unschedulable: false })));
     expect(results.filter((r) => r.acquired)).toHaveLength(concurrency);
     const reasons = results.flatMap((r) => (r.acquired ? [] : [r.reason]));
@@ -252,69 +244,13 @@ describe('turns and the lock', () => {
   });
 
   it('a waiter without a turn, with a live coordinator, does not take a free slot', async () => {
-    const kube = new ClientNodeKube(server.kubeConfig());
-    await kube.createLease(NS, {
-      metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
-      spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
-    });
-    const real = new SystemClock();
-    const coordinatorLease = new CoordinatorLease({
-      kube,
-      namespace: NS,
-      name: coordinatorLeaseName('kured'),
-      clock: real,
-    });
-    const lock = new DaemonSetLock({
-      kube,
-      nodeId: 'n1',
-      namespace: NS,
-      name: 'kured',
-      annotation: LOCK,
-      ttlMs: 0,
-      concurrency: 1,
-      clock: real,
-      log,
-      random: Math.random,
-      turns: new NodeTurnGate({
-        kube,
-        nodeId: 'n1',
-        coordinator: coordinatorLease,
-        clock: real,
-        log,
-        random: Math.random,
-      }),
-    });
-    const result = await lock.acquire({ unschedulable: false });
+    await liveLease();
+    const result = await agentLock('n1', 1).acquire({ unschedulable: false });
     expect(result.acquired).toBe(false);
     if (!result.acquired) expect(result.reason).toMatch(/waiting for its turn/);
     expect(server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK]).toBeUndefined();
     // and with no coordinator Lease at all: first come
     server.delete('leases', NS, coordinatorLeaseName('kured'));
-    const later = new DaemonSetLock({
-      kube,
-      nodeId: 'n1',
-      namespace: NS,
-      name: 'kured',
-      annotation: LOCK,
-      ttlMs: 0,
-      concurrency: 1,
-      clock: real,
-      log,
-      random: Math.random,
-      turns: new NodeTurnGate({
-        kube,
-        nodeId: 'n1',
-        coordinator: new CoordinatorLease({
-          kube,
-          namespace: NS,
-          name: coordinatorLeaseName('kured'),
-          clock: real,
-        }),
-        clock: real,
-        log,
-        random: Math.random,
-      }),
-    });
-    expect((await later.acquire({ unschedulable: false })).acquired).toBe(true);
+    expect((await agentLock('n1', 1).acquire({ unschedulable: false })).acquired).toBe(true);
   });
 });
