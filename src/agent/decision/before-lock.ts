@@ -1,5 +1,5 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
-import { firstBlock } from '../../blockers/blocker.js';
+import { firstBlock, type Blocker } from '../../blockers/blocker.js';
 import type { LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
@@ -79,7 +79,7 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
     block: inside
       ? await firstBlock(
-          blockers.filter((b) => b.atSlot !== true),
+          blockers.filter((b) => !leftToSlot(pass, b)),
           pass.signal,
         )
       : { blocked: false },
@@ -94,12 +94,21 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
 }
 
 /**
+ * Is `blocker` judged only at the slot? Not under kured's taint timing (--taint-timing unblocked):
+ * its taint goes on once nothing at all blocks, the PDB pre-flight included, so every blocker is
+ * judged before it.
+ */
+function leftToSlot(pass: Pass, blocker: Blocker): boolean {
+  return blocker.atSlot === true && pass.config.taintTiming !== 'unblocked';
+}
+
+/**
  * The blockers judged only for a node that would take a slot now (Blocker.atSlot: the PDB
  * pre-flight), after asking the lock, without writing, whether it would: a waiter that would not
  * (every slot taken, not its turn) waits for the lock without them. undefined: go for the slot.
  */
 async function atSlot(pass: Pass, meta: LockMetadata): Promise<Outcome | undefined> {
-  const blockers = pass.deps.blockers.filter((b) => b.atSlot === true);
+  const blockers = pass.deps.blockers.filter((b) => leftToSlot(pass, b));
   if (blockers.length === 0) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!pass.unproven) {
