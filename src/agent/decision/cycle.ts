@@ -195,51 +195,20 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
   if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
+  const counted = await pass.deps.node.write(
+    { annotations: { [CYCLE_ANNOTATION]: text } },
+    pass.node.resourceVersion,
+    pass.signal,
+  );
   const reason = `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${pass.node.bootID})`;
-  for (let tries = 1; ; tries++) {
-    const counted = await pass.deps.node.write(
-      { annotations: { [CYCLE_ANNOTATION]: text } },
-      pass.node.resourceVersion,
-      pass.signal,
-    );
-    if (counted) {
-      pass.node = counted;
-      return requestReboot(pass, request, reason);
-    }
-    // The node changed since we read it: a kubelet heartbeat, the coordinator taking back the used
-    // turn, our own write answered with an error, or another agent of this node. Read and judge.
-    const after = await recount(pass, record, text);
-    if (after === 'ours') return requestReboot(pass, request, reason);
-    if (after !== 'again' || tries >= MAX_RECOUNTS) {
-      return after !== 'again'
-        ? after
-        : {
-            kind: 'rebooting',
-            reason: `${reason}: the node changed meanwhile (another agent of it?); looking again`,
-          };
-    }
+  if (!counted) {
+    return {
+      kind: 'rebooting',
+      reason: `${reason}: the node changed meanwhile (another agent of it?); looking again`,
+    };
   }
-}
-
-/** Guarded counts of a reboot attempt tried in one pass before the next pass looks again. */
-const MAX_RECOUNTS = 3;
-
-/**
- * After a refused count: 'ours' when the node's record is the one we wrote (our write landed, its
- * answer lost), another agent's request as an outcome, or 'again' when someone else changed
- * something else (the slot and the cordon re-verified): count again on the fresh read.
- */
-async function recount(pass: Pass, record: CycleRecord, text: string): Promise<Outcome | 'ours' | 'again'> {
-  await pass.readNode();
-  if (pass.node.annotations[CYCLE_ANNOTATION] === text) return 'ours';
-  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
-  const overtaken = overtakenBy(pass, record, current);
-  if (overtaken !== undefined) return overtaken;
-  const lost = await pass.slotStillOurs(record);
-  if (lost !== undefined || !pass.node.unschedulable) {
-    return { kind: 'rebooting', reason: `the node changed before the reboot was counted; looking again` };
-  }
-  return 'again';
+  pass.node = counted;
+  return requestReboot(pass, request, reason);
 }
 
 /**
