@@ -132,9 +132,13 @@ function judgeTurns(
   const revoke: string[] = [];
   const lapse: string[] = [];
   const pending = new Map<string, string | undefined>();
+  const holding = new Set(input.slots.map((s) => s.node));
   for (const r of records) {
     if (r.turn === undefined) continue;
     const waiter = waiters.get(r.name);
+    // A used turn stays until the node's cycle ends: a write of ours to a node in its cycle would
+    // refuse the agent's next guarded write (the count of its reboot attempt) for nothing.
+    if (waiter === undefined && (holding.has(r.name) || r.inCycle)) continue;
     if (waiter === undefined) revoke.push(r.name);
     else if (input.nowMs - (input.turnSince.get(r.name) ?? input.nowMs) >= input.graceMs) lapse.push(r.name);
     else pending.set(r.name, waiter.group);

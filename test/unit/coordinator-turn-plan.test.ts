@@ -125,10 +125,10 @@ const cases: Case[] = [
     { grant: ['a'] },
   ],
   [
-    'revokes a turn on a node that now holds a slot',
+    'keeps the used turn of a node that now holds a slot until its cycle ends (no write to a node mid-cycle)',
     { a: { turnAgoMs: 1_000 }, b: {} },
     { concurrency: 2, slots: [slot('a')] },
-    { revoke: ['a'], grant: ['b'], queue: ['b'] },
+    { revoke: [], grant: ['b'], queue: ['b'] },
   ],
   [
     'revokes a turn on a node that no longer waits',
