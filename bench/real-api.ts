@@ -1,0 +1,234 @@
+// `npm run bench:real`: DESIGN §13 measured on a real kube-apiserver. For each size N, a fresh etcd
+// and kube-apiserver (the user's envtest binaries: KUBEBUILDER_ASSETS or setup-envtest's store), N
+// Node objects of a cloud node's size, and in this one process one kured-ts agent per node plus the
+// coordinator's two replicas, every node needing a reboot from the start. The server's own /metrics
+// tell what a hand-off cost; a watch of the lock tells how long it took and in which order.
+//   node dist/bench/real-api.js [--nodes 100,1000,5000] [--concurrency 10] [--handoffs 50]
+//     [--boot 3s] [--reboot-delay 2s] [--start-spread 60s] [--identity agents|admin] [--max-wall 40m]
+// --reboot-delay defaults to 2 s, not 0: with an empty node (a drain of nothing) the agent requests
+// its reboot within ~100 ms of taking the slot, while the coordinator's removal of the used turn
+// annotation lands ~200 ms after it; the reboot's guarded write then fails, and the agent waits a
+// whole --period (1h) holding its slot ("the node changed meanwhile; looking again"). With 0, about
+// one cycle in six stalls so; within a minute every slot is held by such a node and the wave stops.
+import { shortDuration } from '../src/text/duration.js';
+import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
+import { checkAssets, findAssets } from './real-api-server.js';
+import { table } from './table.js';
+
+function arg(name: string, fallback: string): string {
+  const argv = process.argv.slice(2);
+  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return fallback;
+  const given = argv[i] ?? '';
+  return given.includes('=') ? given.slice(given.indexOf('=') + 1) : (argv[i + 1] ?? fallback);
+}
+
+/** "3s", "60s", "40m", "1500ms" or plain milliseconds. */
+function ms(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  if (!m) throw new Error(`not a duration: ${text}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+const out = (text: string): void => {
+  process.stdout.write(text + '\n');
+};
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+
+function seconds(msValue: number): string {
+  return Number.isNaN(msValue) ? '-' : `${(msValue / 1000).toFixed(2)} s`;
+}
+
+function row(r: RunResult, w: WindowResult | undefined): string[] {
+  if (w === undefined)
+    return [
+      String(r.n),
+      String(r.concurrency),
+      'not reached',
+      ...Array<string>(11).fill('-'),
+      `${r.peakRssMb.toFixed(0)} MB`,
+    ];
+  const h = w.handOffs.length;
+  const per = (x: number): number => (h > 0 ? x / h : NaN);
+  const latencies = w.handOffs.map((x) => x.latencyMs).sort((a, b) => a - b);
+  return [
+    String(r.n),
+    String(r.concurrency),
+    `${w.label} (${shortDuration(w.cost.seconds * 1000)})`,
+    String(h),
+    per(w.cost.requests).toFixed(1),
+    (per(w.cost.bytes) / 1e6).toFixed(3),
+    per(w.cost.cpuSeconds).toFixed(3),
+    (w.cost.requests / r.n).toFixed(2),
+    (w.cost.bytes / r.n / 1e3).toFixed(1),
+    String(w.cost.watchesOpen),
+    `${seconds(quantile(latencies, 0.5))} / ${seconds(quantile(latencies, 0.99))}`,
+    w.behindLapsed > 0
+      ? `${w.outOfOrder.length} (${w.behindLapsed} behind a lapsed turn)`
+      : String(w.outOfOrder.length),
+    String(w.maxHolders),
+    String(w.violations.length),
+    `${w.rssMb.toFixed(0)} MB`,
+  ];
+}
+
+const HEADER = [
+  'N',
+  'C',
+  'window',
+  'hand-offs',
+  'requests/hand-off',
+  'response MB/hand-off',
+  'CPU s/hand-off',
+  'requests/node',
+  'response KB/node',
+  'watches open',
+  'hand-off p50 / p99',
+  'out of order',
+  'max holders',
+  'violations',
+  'RSS',
+];
+
+/** Requests per node and per hand-off by verb and resource, one column pair per size and window. */
+function byKindTable(results: readonly RunResult[]): string {
+  const windows = results.flatMap((r) => [
+    { r, w: r.wave, name: `N=${r.n} from the start` },
+    { r, w: r.steady, name: `N=${r.n} steady` },
+  ]);
+  const kinds = new Set<string>();
+  for (const { w } of windows) for (const k of w?.cost.byKind.keys() ?? []) kinds.add(k);
+  const rows = [...kinds].sort().map((k) => [
+    k,
+    ...windows.map(({ r, w }) => {
+      const h = w?.handOffs.length ?? 0;
+      const v = w?.cost.byKind.get(k) ?? 0;
+      return h > 0 ? `${(v / h).toFixed(2)} (${(v / r.n).toFixed(2)})` : '-';
+    }),
+  ]);
+  return table(
+    "Requests per hand-off (per node) by verb and resource (the server's counters; its self-requests and the benchmark's own taken out)",
+    ['request', ...windows.map((x) => x.name)],
+    rows,
+  );
+}
+
+/** The server's other counters in a window, per hand-off. */
+function windowNotes(w: WindowResult | undefined): string {
+  const h = w?.handOffs.length ?? 0;
+  if (w === undefined || h === 0) return 'not reached';
+  const c = w.cost;
+  return (
+    `etcd CPU ${(c.etcdCpuSeconds / h).toFixed(3)} s, watch event bytes ${(c.watchBytes / h / 1e6).toFixed(3)} MB, ` +
+    `objects read by LISTs ${(c.listRead / h).toFixed(0)} (returned ${(c.listReturned / h).toFixed(1)}) per hand-off; ` +
+    `${c.rejected} requests turned away (429) by API Priority and Fairness`
+  );
+}
+
+function notes(r: RunResult): string {
+  const q = r.queueEvents;
+  const loop = r.loopDelayMs;
+  const lines = [
+    `N=${r.n}: set-up ${r.setUpS.toFixed(0)} s (nodes of ${r.nodeBytes} bytes as JSON), run ${r.runS.toFixed(0)} s (${r.stoppedBy}); ` +
+      `${r.agentsStarted} agents started, ${r.reboots} reboots, at most ${r.maxDown} down; ` +
+      `coordinators: turns given ${r.turns.granted}, lapsed ${r.turns.lapsed}; on the Nodes: turns ${q.turns}, taken back before use ${q.withdrawn}, ` +
+      `waiting agents reporting 'pending' again ${q.pendingAgain}`,
+    `  kube-apiserver: idle CPU ${r.idleCpuPerSecond.toFixed(3)} s/s (taken out), RSS ${r.apiserverRssMb.toFixed(0)} MB at the end`,
+    `  from the start: ${windowNotes(r.wave)}`,
+    `  steady: ${windowNotes(r.steady)}`,
+    `  bench process: event-loop delay p50/p99/max ${loop.p50.toFixed(0)}/${loop.p99.toFixed(0)}/${loop.max.toFixed(0)} ms, ` +
+      `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak open files ${r.peakFds} (limit soft/hard ${r.fdLimit})`,
+  ];
+  const violations = new Set([...(r.wave?.violations ?? []), ...(r.steady?.violations ?? [])]);
+  for (const v of [...violations].slice(0, 5)) lines.push(`  violation: ${v}`);
+  for (const line of r.stuck.slice(0, 60)) lines.push(`  ${line}`);
+  const order = [...(r.wave?.outOfOrder.slice(0, 3) ?? []), ...(r.steady?.outOfOrder.slice(0, 3) ?? [])];
+  for (const x of order) lines.push(`  out of order: ${x}`);
+  lines.push(`  warnings and errors logged: ${r.problems.total} (${r.problems.kinds.size} kinds)`);
+  const kinds = [...r.problems.kinds.entries()].sort((a, b) => b[1].count - a[1].count).slice(0, 8);
+  for (const [kind, { count, first }] of kinds) lines.push(`  ${count}x ${kind}\n      first: ${first}`);
+  return lines.join('\n');
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    process.stderr.write(`bench:real: ${signal}, stopping the servers\n`);
+    process.exit(130);
+  });
+
+async function main(): Promise<void> {
+  const assets = findAssets(process.env);
+  const check = checkAssets(assets);
+  if (check.skip !== undefined || assets === undefined) {
+    out(
+      `real kube-apiserver benchmark skipped: ${check.skip ?? 'no assets'}; get the envtest binaries with "go run sigs.k8s.io/controller-runtime/tools/setup-envtest@latest use 1.32 -p path" and set KUBEBUILDER_ASSETS to the directory it prints`,
+    );
+    return;
+  }
+  const sizes = arg('nodes', '100,1000,5000').split(',').map(Number);
+  const concurrency = Number(arg('concurrency', '10'));
+  const handoffs = Number(arg('handoffs', '50'));
+  const identity = arg('identity', 'agents') === 'admin' ? 'admin' : 'agents';
+  const common = {
+    concurrency,
+    handoffs,
+    bootMs: ms(arg('boot', '3s')),
+    rebootDelayMs: ms(arg('reboot-delay', '2s')),
+    startSpreadMs: ms(arg('start-spread', '60s')),
+    identity,
+    assets,
+    maxWallMs: ms(arg('max-wall', '40m')),
+    progress: (line: string) => process.stderr.write(`bench:real ${line}\n`),
+  } as const;
+  const started = Date.now();
+  out(`# kured-ts on a real kube-apiserver ${check.version ?? ''} (${assets})\n`);
+  out(
+    `Agents act as ${identity === 'agents' ? `the chart's ServiceAccount (impersonated, with their node claim) over one shared set of connections` : 'system:masters over one shared set of connections'}; ` +
+      `the coordinators each on their own connections. Boot ${common.bootMs / 1000} s, --reboot-delay ${common.rebootDelayMs / 1000} s, agents started over ${common.startSpreadMs / 1000} s, every node needs a reboot.\n`,
+  );
+  const results: RunResult[] = [];
+  for (const n of sizes) {
+    const r = await runSize({ ...common, n });
+    results.push(r);
+    out(
+      table(`N=${n} (wall ${((Date.now() - started) / 1000).toFixed(0)} s so far)`, HEADER, [
+        row(r, r.wave),
+        row(r, r.steady),
+      ]),
+    );
+    out(notes(r) + '\n');
+    out(byKindTable([r]));
+  }
+  out(
+    table(
+      'From the start: the whole wave when it has at most 2x --handoffs hand-offs, else the first --handoffs',
+      HEADER,
+      results.map((r) => row(r, r.wave)),
+    ),
+  );
+  out(
+    table(
+      'Steady: from the moment every agent has queued (or 98% and no newcomer for a minute) to --handoffs hand-offs later',
+      HEADER,
+      results.map((r) => row(r, r.steady)),
+    ),
+  );
+  out(byKindTable(results));
+  out(
+    'Requests: apiserver_request_total (a watch counted when it starts), less apiserver_selfrequest_total and the ' +
+      "benchmark's own (node set-up, the simulated kubelets' /status writes, its two watches). Response bytes: " +
+      'apiserver_response_sizes_sum plus apiserver_watch_events_sizes_sum (every event to every watcher, the ' +
+      "server's own Node informer included), less the benchmark's own. CPU: kube-apiserver's process_cpu_seconds_total " +
+      'less its idle rate before the agents started. Hand-off: a slot released until the next node is named by ' +
+      'the lock (from when that node began waiting, if later). Out of order: a slot taken while a node waiting ' +
+      'since earlier (status annotation requiredSince) held none.',
+  );
+  out(`(total wall time ${((Date.now() - started) / 1000).toFixed(0)} s)`);
+}
+
+await main();
