@@ -245,11 +245,15 @@ export class DaemonSetLock implements Lock {
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
     if (live.length >= this.o.concurrency) live = await this.holders.withoutDeleted(live, signal);
-    const inCycle =
-      live.length < this.o.concurrency ? await this.holders.inCycleWithoutSlot(live, signal) : [];
-    const noRoom = this.noRoom(live, inCycle, metadata.group);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    // not this node's turn: no slot whatever the room, so the nodes in a cycle are not listed (a
+    // label-selected list still costs the API server every Node: only the head of the queue pays it)
+    const inCycle =
+      live.length < this.o.concurrency && turn?.kind !== 'wait'
+        ? await this.holders.inCycleWithoutSlot(live, signal)
+        : [];
+    const noRoom = this.noRoom(live, inCycle, metadata.group);
     const refused = noRoom ?? waitForTurn(turn);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);

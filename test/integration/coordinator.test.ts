@@ -254,8 +254,13 @@ describe('turns and the lock', () => {
 
   it('a waiter without a turn, with a live coordinator, does not take a free slot', async () => {
     await liveLease();
+    const lists = (): number =>
+      server.requests.filter((r) => r.path === '/api/v1/nodes' && r.query.labelSelector !== undefined).length;
+    const before = lists();
     const result = await agentLock('n1', 1).acquire({ unschedulable: false });
     expect(result.acquired).toBe(false);
+    // nor lists the nodes in a cycle: only the head of the queue pays for that list
+    expect(lists()).toBe(before);
     if (!result.acquired) expect(result.reason).toMatch(/waiting for its turn/);
     expect(server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK]).toBeUndefined();
     // and with no coordinator Lease at all: first come
