@@ -5,11 +5,10 @@
 // tell what a hand-off cost; a watch of the lock tells how long it took and in which order.
 //   node dist/bench/real-api.js [--nodes 100,1000,5000] [--concurrency 10] [--handoffs 50]
 //     [--boot 3s] [--reboot-delay 2s] [--start-spread 60s] [--identity agents|admin] [--max-wall 40m]
-// --reboot-delay defaults to 2 s, not 0: with an empty node (a drain of nothing) the agent requests
-// its reboot within ~100 ms of taking the slot, while the coordinator's removal of the used turn
-// annotation lands ~200 ms after it; the reboot's guarded write then fails, and the agent waits a
-// whole --period (1h) holding its slot ("the node changed meanwhile; looking again"). With 0, about
-// one cycle in six stalls so; within a minute every slot is held by such a node and the wave stops.
+// --reboot-delay defaults to 2 s. It was set when the coordinator took a used turn back at once:
+// on an empty node that write landed between the agent's read and its count of the reboot attempt,
+// and the agent then waited a whole --period holding its slot. The coordinator now keeps a used turn
+// until the cycle ends; the default stays so that runs remain comparable.
 import { shortDuration } from '../src/text/duration.js';
 import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
 import { checkAssets, findAssets } from './real-api-server.js';
