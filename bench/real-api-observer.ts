@@ -79,6 +79,8 @@ export class Observer {
   /** Nodes whose turn was taken back before they used it (the coordinator then queues them last). */
   readonly lapsed = new Set<string>();
   private readonly rebooted = new Set<string>();
+  /** Nodes that took a slot while their turn was on them (the coordinator may leave a used turn on). */
+  private readonly usedTurn = new Set<string>();
   private readonly nodes = new Map<string, NodeView>();
   /** Release times of slots not yet taken again, oldest first. */
   private freed: number[] = [];
@@ -202,6 +204,7 @@ export class Observer {
     this.queued.add(node);
     this.heldSince.set(node, now);
     const view = this.nodes.get(node);
+    if (view?.turn === true) this.usedTurn.add(node);
     this.checkOrder(node, view, now);
     const freedAt = this.freed.shift();
     if (freedAt === undefined) return;
@@ -250,8 +253,11 @@ export class Observer {
   private countQueueEvents(name: string, before: NodeView | undefined, view: NodeView): void {
     const waiting = view.phase === 'waiting-for-lock';
     const hadTurn = before?.turn === true;
-    if (view.turn && !hadTurn) this.queueEvents.turns++;
-    if (!view.turn && hadTurn && !this.heldSince.has(name)) {
+    if (view.turn && !hadTurn) {
+      this.queueEvents.turns++;
+      this.usedTurn.delete(name);
+    }
+    if (!view.turn && hadTurn && !this.heldSince.has(name) && !this.usedTurn.delete(name)) {
       this.queueEvents.withdrawn++;
       if (waiting) this.lapsed.add(name);
     }

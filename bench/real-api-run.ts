@@ -239,7 +239,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
       turns: fleet.turns(),
       problems,
       stuck,
-      stoppedBy: stoppedBy(marks, o),
+      stoppedBy: stoppedBy(marks, o, observer.cycled.size >= o.n),
     };
   } finally {
     fleet.stop();
@@ -249,13 +249,12 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
   }
 }
 
-function stoppedBy(marks: Marks, o: RunOptions): string {
+function stoppedBy(marks: Marks, o: RunOptions, waveOver: boolean): string {
   if (marks.waveEnd !== undefined && marks.steadyEnd !== undefined) return 'both windows measured';
-  const whole = o.n - o.concurrency <= 2 * o.handoffs;
-  if (whole && marks.waveEnd !== undefined)
+  if (waveOver)
     return marks.settled === undefined
-      ? 'the wave ended before every agent had queued'
-      : `the wave ended fewer than ${o.handoffs} hand-offs after every agent had queued`;
+      ? 'the wave ended before the queue filled'
+      : `the wave ended fewer than ${o.handoffs} hand-offs after the queue filled`;
   return `wall limit ${o.maxWallMs / 60_000} min`;
 }
 
@@ -284,10 +283,9 @@ async function measure(
   const deadline = start.atMs + o.maxWallMs;
   let settledAt = 0;
   const filled = queueFilled(o.n, observer);
-  // A whole wave done with nobody left waiting: the steady window (if not reached) never will be.
+  // Every node through its first cycle: no hand-off comes any more (the agents sleep a period).
   const over = (): boolean =>
-    marks.waveEnd !== undefined &&
-    (marks.steadyEnd !== undefined || (whole && observer.holders.size === 0 && observer.waiting() === 0));
+    marks.waveEnd !== undefined && (marks.steadyEnd !== undefined || observer.cycled.size >= o.n);
   while (Date.now() < deadline && !over()) {
     watcher.sample(start.atMs);
     if (marks.settled === undefined && filled()) {
