@@ -11,9 +11,8 @@ import { createAgent } from '../src/agent/create-agent.js';
 import { SystemClock } from '../src/clock/clock.js';
 import type { Config } from '../src/config/config.js';
 import { defaultConfig } from '../src/config/parse.js';
-import { Coordinator } from '../src/coordinator/coordinator.js';
+import { createCoordinator, type Coordinator } from '../src/coordinator/coordinator.js';
 import { connectKube, type ClientNodeKube } from '../src/kube/client.js';
-import { coordinatorLeaseName } from '../src/lock/coordinator-lease.js';
 import type { Logger, LogFields } from '../src/log/logger.js';
 import { noMetrics } from '../src/metrics/agent-metrics.js';
 import type { Sentinel } from '../src/sentinel/sentinel.js';
@@ -144,14 +143,9 @@ export class KuredFleet {
       const kube = this.o.identity === 'agents' ? own.impersonating({ user: COORDINATOR_USER }) : own;
       const abort = new AbortController();
       setMaxListeners(Infinity, abort.signal);
-      const coordinator = new Coordinator({
+      // the agents' own Config, so the replicas keep the budget the agents keep
+      const coordinator = createCoordinator(this.config(''), {
         kube,
-        namespace: NS,
-        dsName: DS_NAME,
-        leaseName: coordinatorLeaseName(DS_NAME),
-        annotation: LOCK_ANNOTATION,
-        ttlMs: 0,
-        concurrency: this.o.concurrency,
         identity: `coordinator-${i}`,
         clock: this.clock,
         log: this.o.problems.logger(`coordinator-${i}`),

@@ -29,16 +29,35 @@ export function maxUnhealthy(limit: { count: number } | { percent: number }, tot
   return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
 }
 
-/** The fleet's health from every node (the coordinator's view, or a list): nodes in a cycle not counted. */
-export function fleetHealth(nodes: readonly V1Node[], shown: number): FleetHealth {
-  const bad = nodes
-    .filter((n) => n.metadata?.labels?.[CYCLE_LABEL] !== 'true')
-    .flatMap((n) => {
-      const why = unhealthy(n);
-      return why === undefined ? [] : [`${n.metadata?.name ?? '?'} ${why}`];
-    })
-    .sort();
-  return { total: nodes.length, count: bad.length, unhealthy: bad.slice(0, shown) };
+/** A node as the health gate judges it: its name, in a kured-ts cycle or not, and why it is unhealthy. */
+export interface JudgedNode {
+  name: string;
+  inCycle: boolean;
+  unhealthy: string | undefined;
+}
+
+/** The node as the health gate judges it. */
+export function judgeNode(node: V1Node): JudgedNode {
+  return {
+    name: node.metadata?.name ?? '?',
+    inCycle: node.metadata?.labels?.[CYCLE_LABEL] === 'true',
+    unhealthy: unhealthy(node),
+  };
+}
+
+/**
+ * The fleet's health (the coordinator's view, or a list): nodes in a cycle not counted; at most
+ * `shown` of the unhealthy named.
+ */
+export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number): FleetHealth {
+  const bad: string[] = [];
+  let total = 0;
+  for (const n of nodes) {
+    total++;
+    if (!n.inCycle && n.unhealthy !== undefined) bad.push(`${n.name} ${n.unhealthy}`);
+  }
+  bad.sort();
+  return { total, count: bad.length, unhealthy: bad.slice(0, shown) };
 }
 
 /** Why a node counts as unhealthy; undefined when it does not. */
@@ -88,6 +107,6 @@ export class HealthBlocker implements Blocker {
     const coordinator = await this.options.coordinator?.read(signal);
     if (coordinator?.live === true && coordinator.health !== undefined) return coordinator.health;
     const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
-    return fleetHealth(nodes, nodes.length);
+    return fleetHealth(nodes.map(judgeNode), nodes.length);
   }
 }

@@ -9,8 +9,7 @@ import { SystemClock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import { optionValues, parseFlags } from '../config/parse.js';
-import { Coordinator } from '../coordinator/coordinator.js';
-import { coordinatorLeaseName } from '../lock/coordinator-lease.js';
+import { createCoordinator, type Coordinator } from '../coordinator/coordinator.js';
 import { createLogger } from '../log/logger.js';
 import { EXIT_OK, addFlags, agentFlags, commandIo, usage, type CommandDeps } from './shared.js';
 
@@ -57,18 +56,8 @@ function coordinatorFor(config: Config, deps: CommandDeps, kube: Kube): Coordina
   const log = createLogger(config.logFormat);
   const identity = coordinatorIdentity(deps.env);
   log.info('coordinator starting', { identity, lock: `${config.dsNamespace}/${config.dsName}` });
-  return new Coordinator({
+  return createCoordinator(config, {
     kube,
-    namespace: config.dsNamespace,
-    dsName: config.dsName,
-    leaseName: coordinatorLeaseName(config.dsName),
-    annotation: config.lockAnnotation,
-    ttlMs: config.lockTtlMs,
-    concurrency: config.concurrency,
-    ...(config.groupConcurrency > 0
-      ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
-      : {}),
-    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
     identity,
     clock: deps.clock ?? new SystemClock(),
     log,

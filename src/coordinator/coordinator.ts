@@ -19,8 +19,14 @@ import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { maxUnhealthy } from '../blockers/health.js';
-import { HEALTH_ANNOTATION, HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/coordinator-lease.js';
+import { fleetHealth, maxUnhealthy } from '../blockers/health.js';
+import {
+  HEALTH_ANNOTATION,
+  HEALTH_NAMES_SHOWN,
+  coordinatorLeaseName,
+  type FleetHealth,
+} from '../lock/coordinator-lease.js';
+import type { Config } from '../config/config.js';
 import { LockFormatError, entriesOf, isManualEntry, parseLockAnnotation } from '../lock/kured-lock-format.js';
 import { LeaseObserver } from '../lock/lease.js';
 import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
@@ -83,6 +89,43 @@ function aborted(signal: AbortSignal): boolean {
 interface JudgedLock {
   state: LockState;
   held: string | undefined;
+}
+
+/** The agents' flags the coordinator reads (the same Config, so that the two cannot disagree). */
+export type CoordinatorConfig = Pick<
+  Config,
+  | 'dsNamespace'
+  | 'dsName'
+  | 'lockAnnotation'
+  | 'lockTtlMs'
+  | 'concurrency'
+  | 'groupLabel'
+  | 'groupConcurrency'
+  | 'maxUnhealthyNodes'
+>;
+
+/**
+ * The coordinator for the agents' own configuration: the CLI's `kured-ts coordinator`, the
+ * simulator's replicas and the real-API bench's build it here, as the agents build their lock with
+ * createLock.
+ */
+export function createCoordinator(
+  config: CoordinatorConfig,
+  io: Pick<CoordinatorOptions, 'kube' | 'identity' | 'clock' | 'log' | 'random'>,
+): Coordinator {
+  return new Coordinator({
+    ...io,
+    namespace: config.dsNamespace,
+    dsName: config.dsName,
+    leaseName: coordinatorLeaseName(config.dsName),
+    annotation: config.lockAnnotation,
+    ttlMs: config.lockTtlMs,
+    concurrency: config.concurrency,
+    ...(config.groupConcurrency > 0
+      ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
+      : {}),
+    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
+  });
 }
 
 export class Coordinator {
@@ -325,11 +368,7 @@ class Term {
   }
 
   private health(): FleetHealth {
-    const bad: string[] = [];
-    for (const r of this.fleet.nodes.values())
-      if (!r.inCycle && r.unhealthy !== undefined) bad.push(`${r.name} ${r.unhealthy}`);
-    bad.sort();
-    return { total: this.fleet.nodes.size, count: bad.length, unhealthy: bad.slice(0, HEALTH_NAMES_SHOWN) };
+    return fleetHealth(this.fleet.nodes.values(), HEALTH_NAMES_SHOWN);
   }
 
   private publish(health: FleetHealth): void {

@@ -8,10 +8,9 @@ import { isGone, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { unhealthy } from '../blockers/health.js';
+import { judgeNode } from '../blockers/health.js';
 import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION } from '../lock/turn.js';
-import { CYCLE_LABEL } from '../node/cycle.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 
 /** What the coordinator keeps of one Node. */
@@ -37,11 +36,10 @@ function aborted(signal: AbortSignal): boolean {
 export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
   const meta = node.metadata ?? {};
   return {
+    ...judgeNode(node),
     name: meta.name ?? '',
     status: parseStatus(meta.annotations?.[STATUS_ANNOTATION]),
     group: groupLabel === undefined ? '' : (meta.labels?.[groupLabel] ?? ''),
-    inCycle: meta.labels?.[CYCLE_LABEL] === 'true',
-    unhealthy: unhealthy(node),
     turn: meta.annotations?.[TURN_ANNOTATION],
   };
 }

@@ -57,7 +57,7 @@ export const UNPARSABLE_HOLDER = '<unparsable lock>';
 export const HERD_SPREAD_MS = 1000;
 
 /**
- * How long a waiter lets an older one take a freed slot before taking it itself: the older one may
+ * How long the coordinator lets a node it named take its turn before passing it over: the node may
  * be slow (its blockers ask Prometheus, up to 10 s) or gone (its agent crashed with its status
  * still saying waiting-for-lock): a dead head of the queue costs each hand-off this much, no more.
  */

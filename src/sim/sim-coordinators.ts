@@ -3,10 +3,8 @@
 // scheduled kill takes the leader down as a crash would: no release, its calls never return.
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log/logger.js';
-import { Coordinator } from '../coordinator/coordinator.js';
-import { coordinatorLeaseName } from '../lock/coordinator-lease.js';
-import { LOCK_ANNOTATION } from './agent-config.js';
-import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
+import { createCoordinator, type Coordinator } from '../coordinator/coordinator.js';
+import { simAgentConfig } from './agent-config.js';
 import { forkRandom } from './random.js';
 import type { SimulationOptions, SimulationResult } from './simulation-types.js';
 import type { TrackedKube } from './tracked-kube.js';
@@ -72,21 +70,13 @@ export class SimCoordinators {
 
   private startReplica(i: number): void {
     const { time, options, errors } = this.deps;
-    const agent = options.agent;
     const clock = time.clock();
     const kube = this.deps.client();
     const abort = new AbortController();
     setMaxListeners(Infinity, abort.signal);
-    const coordinator = new Coordinator({
+    // the agents' own Config (simAgentConfig), so the replicas keep the budget the agents keep
+    const coordinator = createCoordinator(simAgentConfig('', options.agent), {
       kube,
-      namespace: DS_NAMESPACE,
-      dsName: DS_NAME,
-      leaseName: coordinatorLeaseName(DS_NAME),
-      annotation: LOCK_ANNOTATION,
-      ttlMs: agent.lockTtlMs ?? 0,
-      concurrency: agent.concurrency,
-      ...(agent.groups ? { groups: agent.groups } : {}),
-      ...(agent.maxUnhealthyNodes ? { maxUnhealthyNodes: agent.maxUnhealthyNodes } : {}),
       identity: `kured-ts-coordinator-${String(i)}`,
       clock,
       log: this.deps.logger(`coordinator-${String(i)}`),

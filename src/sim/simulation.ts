@@ -13,13 +13,7 @@ import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom } from './random.js';
 import { noMetrics } from '../metrics/agent-metrics.js';
 import { refreshRebootRequired } from '../agent/agent.js';
-import {
-  DaemonSetFeed,
-  newKubeCounters,
-  SerialGate,
-  TrackedKube,
-  type KubeCounters,
-} from './tracked-kube.js';
+import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
@@ -114,7 +108,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 class Simulation {
   private readonly cluster: SimCluster;
   private readonly observer: Observer;
-  private readonly feed: DaemonSetFeed;
+  private readonly feed: WatchFeed;
   private readonly gate = new SerialGate();
   private readonly counters: KubeCounters = newKubeCounters();
   private readonly agentKube: (node: string) => Kube;
@@ -145,7 +139,7 @@ class Simulation {
       taintKey: options.agent.taint,
     });
     this.observer.onPhase = options.onPhase;
-    this.feed = new DaemonSetFeed(server);
+    this.feed = new WatchFeed(server);
     const client = options.connect(server.url);
     this.coordinators = new SimCoordinators({
       time,

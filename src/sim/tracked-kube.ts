@@ -42,7 +42,7 @@ function keyOf(resource: string, object: unknown): { rv: number; key: string } {
  * resourceVersion replay. A listener follows one object (`resource/namespace/name`) or every object
  * of a resource (`resource/*`).
  */
-export class DaemonSetFeed {
+export class WatchFeed {
   private readonly history: FeedEvent[] = [];
   private readonly listeners = new Map<string, Set<FeedListener>>();
   private readonly unsubscribe: () => void;
@@ -112,7 +112,7 @@ export interface TrackedKubeDeps {
   inner: Kube;
   time: VirtualTime;
   gate: SerialGate;
-  feed: DaemonSetFeed;
+  feed: WatchFeed;
   counters: KubeCounters;
   /** When false, watches never deliver (a model of a client that only polls). Default true. */
   watchEvents?: boolean;

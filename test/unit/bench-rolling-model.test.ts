@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { runRollingModel, type RollingModelInput } from '../../bench/rolling-model.js';
-import { DaemonSetFeed, newKubeCounters, SerialGate, TrackedKube } from '../../src/sim/tracked-kube.js';
+import { WatchFeed, newKubeCounters, SerialGate, TrackedKube } from '../../src/sim/tracked-kube.js';
 import { VirtualTime } from '../../src/sim/virtual-time.js';
 import type { Kube, V1DaemonSet, WatchEvent } from '../../src/kube/kube.js';
 
@@ -45,7 +45,7 @@ function fakeInner(calls: string[]): Kube {
 
 interface Feed {
   emit(rv: number): void;
-  onWrite: ConstructorParameters<typeof DaemonSetFeed>[0]['onWrite'];
+  onWrite: ConstructorParameters<typeof WatchFeed>[0]['onWrite'];
 }
 
 function feed(): Feed {
@@ -75,7 +75,7 @@ describe('the tracked client of a simulated agent', () => {
       inner: fakeInner(calls),
       time,
       gate: new SerialGate(),
-      feed: new DaemonSetFeed(writes),
+      feed: new WatchFeed(writes),
       counters: newKubeCounters(),
     });
     return { kube, time, writes, calls };
