@@ -161,8 +161,18 @@ export class Agent {
     this.idleWait.abort(new Error('woken: reboot required'));
   }
 
-  /** The pause after an outcome before the next tick. */
+  /**
+   * The pause after an outcome before the next tick; no longer than an error's while the status
+   * write failed: a waiting node whose status says nothing of its need is in nobody's queue (the
+   * coordinator reads the queue from the statuses), so it must not wait a period to say it again.
+   */
   nextDelay(outcome: Outcome): number {
+    const delay = this.delayAfter(outcome);
+    if (!this.reporter.statusUnsent) return delay;
+    return Math.min(delay, this.jitter(Math.min(this.config.periodMs, ERROR_RETRY_MS)));
+  }
+
+  private delayAfter(outcome: Outcome): number {
     const period = this.config.periodMs;
     switch (outcome.kind) {
       case 'pending': // only startUp ends here: the first lock attempt

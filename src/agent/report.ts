@@ -53,6 +53,8 @@ export class Reporter {
   private stall: { holders: string; since: number } | undefined;
   /** When the reboot was first seen required (RFC 3339), from the status: it survives restarts. */
   private needSince: string | undefined;
+  /** The last status write failed: the annotation does not say what the agent last decided. */
+  private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
 
@@ -68,6 +70,11 @@ export class Reporter {
    */
   get requiredSince(): string | undefined {
     return this.needSince;
+  }
+
+  /** The last status write failed (it is written again with the next outcome). */
+  get statusUnsent(): boolean {
+    return this.unsent;
   }
 
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
@@ -99,8 +106,10 @@ export class Reporter {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
+      this.unsent = true;
       await this.deps.node.setStatus(status, signal);
       this.written = status;
+      this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
       logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });

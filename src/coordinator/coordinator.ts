@@ -34,7 +34,7 @@ import { LockView } from '../lock/lock-view.js';
 import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, formatTurn } from '../lock/turn.js';
 import { FleetView, type NodeRecord } from './fleet-view.js';
-import { LeaseElector } from './lease-elector.js';
+import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 
 export interface CoordinatorOptions {
@@ -64,6 +64,8 @@ export interface CoordinatorOptions {
   graceMs?: number;
   /** Changes are gathered this long before a plan (a burst of status writes is one plan). Default 200 ms. */
   settleMs?: number;
+  /** Nodes per page of the fleet view's lists. Default PAGE_SIZE (500). */
+  pageSize?: number;
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -75,6 +77,8 @@ export interface CoordinatorStats {
   granted: number;
   lapsed: number;
   leaderships: number;
+  /** Terms given up because the leader could not see the fleet for a lease duration. */
+  stepDowns: number;
 }
 
 /** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
@@ -129,7 +133,7 @@ export function createCoordinator(
 }
 
 export class Coordinator {
-  readonly stats: CoordinatorStats = { plans: 0, granted: 0, lapsed: 0, leaderships: 0 };
+  readonly stats: CoordinatorStats = { plans: 0, granted: 0, lapsed: 0, leaderships: 0, stepDowns: 0 };
   private readonly elector: LeaseElector;
 
   constructor(private readonly o: CoordinatorOptions) {
@@ -169,6 +173,8 @@ class Term {
   private changes = 0;
   private wake: (() => void) | undefined;
   private published = '';
+  /** When this term began (monotonic ms). */
+  private started = 0;
 
   constructor(
     private readonly o: CoordinatorOptions,
@@ -181,6 +187,7 @@ class Term {
       log: o.log,
       random: o.random,
       groupLabel: o.groups?.label,
+      ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
     });
     this.view = new LockView(
       { nodeId: '', concurrency: o.concurrency, ttlMs: o.ttlMs, groups: o.groups, clock: o.clock },
@@ -188,21 +195,55 @@ class Term {
     );
   }
 
+  /**
+   * Plans until leadership ends; returns early (the elector then steps down) when this replica has
+   * been blind for a lease duration: no whole list of the Nodes, its watch failing, or the lock
+   * never read. A leader that cannot see the fleet would keep its Lease and give no turns.
+   */
   async run(signal: AbortSignal): Promise<void> {
     this.stats.leaderships++;
+    this.started = monotonicMs(this.o.clock);
     const changed = (): void => {
       this.changes++;
       this.wake?.();
     };
-    const following = [this.fleet.follow(changed, signal), this.followLock(changed, signal)];
+    const stop = new AbortController();
+    const views = AbortSignal.any([signal, stop.signal]);
+    const following = [this.fleet.follow(changed, views), this.followLock(changed, views)];
     while (!signal.aborted) {
       await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
       if (aborted(signal)) break;
+      const blind = this.blindness();
+      if (blind !== undefined && blind.forMs >= this.leaseMs()) {
+        this.o.log.warn('coordinator cannot see the fleet: giving up leading', {
+          identity: this.o.identity,
+          reason: blind.reason,
+          for: `${Math.round(blind.forMs / 1000)}s`,
+        });
+        this.stats.stepDowns++;
+        break;
+      }
       const seen = this.changes;
-      if (this.fleet.synced && this.ds !== undefined) await this.step(signal);
+      if (blind === undefined) await this.step(signal);
       if (this.changes === seen) await this.idle(signal);
     }
+    stop.abort();
     await Promise.all(following);
+  }
+
+  private leaseMs(): number {
+    return this.o.leaseDurationMs ?? LEASE_DURATION_MS;
+  }
+
+  /** Why this leader cannot plan now, and for how long it has not been able to; undefined: it can. */
+  private blindness(): { reason: string; forMs: number } | undefined {
+    const now = monotonicMs(this.o.clock);
+    const since = (t: number | undefined): number => now - Math.max(this.started, t ?? this.started);
+    if (!this.fleet.synced) return { reason: 'no list of the nodes yet', forMs: since(undefined) };
+    if (this.fleet.blindSince !== undefined)
+      return { reason: 'the watch of the nodes is failing', forMs: since(this.fleet.blindSince) };
+    if (this.ds === undefined) return { reason: 'the lock DaemonSet not read yet', forMs: since(undefined) };
+    return undefined;
   }
 
   /** Sleeps until a change, the next lapse of a turn or a slot's expiry, or IDLE_REPLAN_MS. */
@@ -212,6 +253,8 @@ class Term {
     const times = [...this.turnSince.values()].map((t) => t + grace);
     const expiry = this.view.nextExpiry(this.lockState().state);
     if (expiry !== undefined) times.push(expiry);
+    const blind = this.blindness();
+    if (blind !== undefined) times.push(now - blind.forMs + this.leaseMs());
     const until = Math.min(IDLE_REPLAN_MS, ...times.map((t) => Math.max(0, t - now)));
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);

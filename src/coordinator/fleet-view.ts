@@ -3,7 +3,7 @@
 // fresh list after 410 Gone, back-off while they fail). Only what the queue and the health gate
 // need is kept of each Node (a few hundred bytes, not the 5-15 KB object: 5,000 nodes fit in a few
 // MB), so the coordinator's memory does not grow with images and conditions.
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isGone, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
@@ -28,6 +28,9 @@ export interface NodeRecord {
   turn: string | undefined;
 }
 
+/** Nodes per page of the list (client-go's reflector pages by 500 too). */
+export const PAGE_SIZE = 500;
+
 /** Read through a call so that the compiler does not narrow it across awaits. */
 function aborted(signal: AbortSignal): boolean {
   return signal.aborted;
@@ -51,14 +54,24 @@ export interface FleetViewOptions {
   random: () => number;
   /** --group-label when --group-concurrency is set. */
   groupLabel: string | undefined;
+  /** Nodes per page of a list. Default PAGE_SIZE. */
+  pageSize?: number;
 }
 
 export class FleetView {
   readonly nodes = new Map<string, NodeRecord>();
   /** A list has been taken: the view is complete (planning before it would miss waiters). */
   synced = false;
+  /**
+   * Since when (monotonic ms) the view has not been following the fleet: from the start until the
+   * first list, and from a failed list or watch until a list succeeds or a watch has run for
+   * WATCH_BASE_BACKOFF_MS. undefined while it follows. A leader blind for a lease gives up leading.
+   */
+  blindSince: number | undefined;
 
-  constructor(private readonly o: FleetViewOptions) {}
+  constructor(private readonly o: FleetViewOptions) {
+    this.blindSince = monotonicMs(o.clock);
+  }
 
   /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
   async follow(changed: () => void, signal: AbortSignal): Promise<void> {
@@ -81,23 +94,43 @@ export class FleetView {
     }
   }
 
-  /** One list (from the watch cache): the whole view anew; its resourceVersion, or undefined on failure. */
+  /**
+   * One list, page by page (PAGE_SIZE Nodes, each page with its own deadline: at 5,000 Nodes of
+   * 10 KB one unpaginated answer is 50 MB and may not arrive within one), from one snapshot; the
+   * view is replaced only by a whole list. Its resourceVersion, or undefined on failure (a page
+   * refused with 410 because the snapshot is too old to continue starts the next list afresh).
+   */
   private async relist(signal: AbortSignal): Promise<string | undefined> {
     try {
-      const list = await this.o.kube.listNodesVersioned({ resourceVersion: '0' }, signal);
+      const nodes = new Map<string, NodeRecord>();
+      const limit = this.o.pageSize ?? PAGE_SIZE;
+      let page = await this.o.kube.listNodesPage({ limit }, signal);
+      const resourceVersion = page.resourceVersion;
+      for (;;) {
+        for (const node of page.items) this.put(node, nodes);
+        if (page.continue === undefined) break;
+        page = await this.o.kube.listNodesPage({ limit, continue: page.continue }, signal);
+      }
       this.nodes.clear();
-      for (const node of list.items) this.put(node);
+      for (const [name, record] of nodes) this.nodes.set(name, record);
       this.synced = true;
-      return list.resourceVersion;
+      this.blindSince = undefined;
+      return resourceVersion;
     } catch (err) {
       if (!signal.aborted) this.o.log.warn('coordinator cannot list nodes', { error: statusMessage(err) });
+      this.blind();
       return undefined;
     }
   }
 
-  private put(node: V1Node): void {
+  /** The view has stopped following the fleet (kept from the first moment). */
+  private blind(): void {
+    this.blindSince ??= monotonicMs(this.o.clock);
+  }
+
+  private put(node: V1Node, into: Map<string, NodeRecord> = this.nodes): void {
     const record = recordOf(node, this.o.groupLabel);
-    if (record.name !== '') this.nodes.set(record.name, record);
+    if (record.name !== '') into.set(record.name, record);
   }
 
   private async watch(
@@ -109,6 +142,11 @@ export class FleetView {
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
     const run = { failed: false, gone: false, resourceVersion, events: 0 };
+    // a watch that has run this long without failing follows the fleet again
+    void this.o.clock.sleep(WATCH_BASE_BACKOFF_MS, both).then(
+      () => (this.blindSince = undefined),
+      () => undefined,
+    );
     try {
       await this.o.kube.watchNodes(
         (event) => {
@@ -135,6 +173,8 @@ export class FleetView {
       }
     }
     const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS && run.events === 0;
+    stop.abort();
+    if ((run.failed || run.gone || brief) && !signal.aborted) this.blind();
     return {
       failed: run.failed || (brief && !signal.aborted),
       gone: run.gone,

@@ -7,6 +7,7 @@
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isConflict, isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Lease } from '../kube/kube.js';
+import { backoffMs } from '../kube/retry.js';
 import { LeaseObserver } from '../lock/lease.js';
 import type { Logger } from '../log/logger.js';
 
@@ -35,6 +36,8 @@ export interface LeaseElectorOptions {
 export const LEASE_DURATION_MS = 30_000;
 export const RENEW_DEADLINE_MS = 20_000;
 export const RETRY_PERIOD_MS = 10_000;
+/** The longest a candidate that stepped down (it could not lead) waits before campaigning again. */
+export const MAX_SIT_OUT_MS = 10 * 60_000;
 
 /** Read through a call so that the compiler does not narrow it across awaits. */
 function aborted(signal: AbortSignal): boolean {
@@ -71,23 +74,46 @@ export class LeaseElector {
 
   /**
    * Campaigns until `signal` aborts; runs `lead` with a signal that aborts when leadership is lost.
-   * Leadership lost is campaigned for again. Releases the Lease when stopped while leading.
+   * Leadership lost is campaigned for again. When `lead` ends (or fails) by itself, this candidate
+   * cannot lead (it cannot see the fleet): it releases the Lease, so that the standby takes over at
+   * once (or, with none, the agents go first come at once), and sits out a back-off that doubles
+   * with each such step-down (from one lease duration up to MAX_SIT_OUT_MS) before campaigning again.
+   * Releases the Lease when stopped while leading.
    */
   async run(lead: (signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
+    let stepDowns = 0;
     while (!signal.aborted) {
       if (!(await this.campaign(signal))) break;
       this.o.log.info('coordinator leading', { identity: this.o.identity });
       const leadership = new AbortController();
       const both = AbortSignal.any([signal, leadership.signal]);
-      const work = lead(both).catch((err: unknown) => {
-        if (!both.aborted) this.o.log.error('coordinator failed', { error: statusMessage(err) });
-      });
-      await this.keepRenewing(signal);
+      const renewing = new AbortController();
+      const term = { steppedDown: false };
+      const work = lead(both)
+        .catch((err: unknown) => {
+          if (!both.aborted) this.o.log.error('coordinator failed', { error: statusMessage(err) });
+        })
+        .then(() => {
+          term.steppedDown = !both.aborted;
+          renewing.abort();
+        });
+      await this.keepRenewing(AbortSignal.any([signal, renewing.signal]));
       this.leading = false;
       leadership.abort();
       await work;
-      if (aborted(signal)) await this.release();
-      else this.o.log.warn('coordinator lost its lease', { identity: this.o.identity });
+      if (aborted(signal) || term.steppedDown) await this.release();
+      if (!term.steppedDown) {
+        stepDowns = 0;
+        if (!aborted(signal)) this.o.log.warn('coordinator lost its lease', { identity: this.o.identity });
+        continue;
+      }
+      stepDowns++;
+      const pause = backoffMs(stepDowns, this.durationMs, MAX_SIT_OUT_MS, this.o.random);
+      this.o.log.warn('coordinator stepped down', {
+        identity: this.o.identity,
+        sitsOut: `${Math.round(pause / 1000)}s`,
+      });
+      await this.o.clock.sleep(pause, signal).catch(() => undefined);
     }
   }
 

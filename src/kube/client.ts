@@ -16,6 +16,8 @@ import type {
   JsonPatchOp,
   Kube,
   ListOptions,
+  NodePage,
+  PageOptions,
   V1DaemonSet,
   V1Node,
   V1Pod,
@@ -176,14 +178,17 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
-  async listNodesVersioned(
-    options: ListOptions = {},
-    signal?: AbortSignal,
-  ): Promise<{ items: V1Node[]; resourceVersion: string }> {
-    const list = await this.retried<(List<V1Node> & { metadata?: { resourceVersion?: string } }) | undefined>(
-      { method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal },
-    );
-    return { items: list?.items ?? [], resourceVersion: list?.metadata?.resourceVersion ?? '' };
+  async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
+    type Page = List<V1Node> & { metadata?: { resourceVersion?: string; continue?: string } };
+    const path = '/api/v1/nodes';
+    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+    const meta = list?.metadata ?? {};
+    const token = meta.continue ?? '';
+    return {
+      items: list?.items ?? [],
+      resourceVersion: meta.resourceVersion ?? '',
+      ...(token === '' ? {} : { continue: token }),
+    };
   }
 
   async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {

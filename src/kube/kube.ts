@@ -38,6 +38,20 @@ export interface ListOptions {
   resourceVersion?: string;
 }
 
+/** A page of a list: at most `limit` items, continuing where the token of the last page left off. */
+export interface PageOptions extends ListOptions {
+  limit?: number;
+  continue?: string;
+}
+
+/** One page of Nodes and the resourceVersion of the snapshot it was cut from. */
+export interface NodePage {
+  items: V1Node[];
+  resourceVersion: string;
+  /** The token for the next page; undefined on the last. */
+  continue?: string;
+}
+
 /** Options of a watch. */
 export interface WatchOptions {
   /** Start after this version; absent: the server first sends every current object as ADDED. */
@@ -68,11 +82,11 @@ export interface Kube {
   readonly serverTime?: ServerTime;
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
-  /** The list with its resourceVersion, to watch from (the coordinator's view of the fleet). */
-  listNodesVersioned(
-    options?: ListOptions,
-    signal?: AbortSignal,
-  ): Promise<{ items: V1Node[]; resourceVersion: string }>;
+  /**
+   * One page of a list of the Nodes (`limit`, `continue`), with the resourceVersion of its snapshot
+   * to watch from (the coordinator's view of the fleet); `continue` is set when more pages follow.
+   */
+  listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage>;
   /**
    * Streams node changes until the signal aborts or the stream ends (after `timeoutSeconds`, default
    * 5–10 min). Without `resourceVersion` the server first sends every current node as ADDED.

@@ -5,6 +5,8 @@ import type {
   JsonPatchOp,
   Kube,
   ListOptions,
+  NodePage,
+  PageOptions,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -37,11 +39,8 @@ export class ReadOnlyKube implements Kube {
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
     return this.inner.listNodes(options, signal);
   }
-  listNodesVersioned(
-    options?: ListOptions,
-    signal?: AbortSignal,
-  ): Promise<{ items: V1Node[]; resourceVersion: string }> {
-    return this.inner.listNodesVersioned(options, signal);
+  listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
+    return this.inner.listNodesPage(options, signal);
   }
   jsonPatchNode(name: string, ops: JsonPatchOp[]): Promise<V1Node> {
     return this.refuse(`json-patch node ${name}: ${JSON.stringify(ops)}`);

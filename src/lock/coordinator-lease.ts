@@ -32,7 +32,8 @@ export const HEALTH_NAMES_SHOWN = 100;
 export const CACHE_MS = 2_000;
 
 export type CoordinatorState =
-  { live: true; holder: string; health: FleetHealth | undefined } | { live: false; reason: string };
+  | { live: true; holder: string; health: FleetHealth | undefined; durationMs: number }
+  | { live: false; reason: string; /** the Lease could not be read (not judged dead) */ unread?: true };
 
 export interface CoordinatorLeaseOptions {
   kube: Kube;
@@ -82,7 +83,11 @@ export class CoordinatorLease {
     } catch (err) {
       if (isNotFound(err)) return { live: false, reason: `no coordinator: ${where} does not exist` };
       if (signal?.aborted === true) throw err;
-      return { live: false, reason: `cannot read the coordinator's ${where}: ${statusMessage(err)}` };
+      return {
+        live: false,
+        reason: `cannot read the coordinator's ${where}: ${statusMessage(err)}`,
+        unread: true,
+      };
     }
     return this.judge(lease, where, now);
   }
@@ -95,13 +100,21 @@ export class CoordinatorLease {
     if (stale !== undefined) {
       return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${stale}s` };
     }
-    return { live: true, holder, health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) };
+    return {
+      live: true,
+      holder,
+      health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
+      durationMs: this.durationMs(lease),
+    };
+  }
+
+  private durationMs(lease: V1Lease): number {
+    return (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
   }
 
   /** Seconds the Lease has gone unchanged, once that is its leaseDurationSeconds (default 15) or more. */
   private staleSeconds(lease: V1Lease, where: string, now: number): number | undefined {
-    const durationMs = (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
-    if (!this.observed.expired(where, durationMs, now)) return undefined;
+    if (!this.observed.expired(where, this.durationMs(lease), now)) return undefined;
     return Math.round((now - (this.observed.since(where) ?? now)) / 1000);
   }
 }

@@ -73,6 +73,9 @@ export {
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
+/** After an acquisition that gave up on conflicts, the next try comes this long later (jittered ±50%). */
+export const CONTENDED_RETRY_MS = 2_000;
+
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
   return turn?.kind === 'wait' ? { acquired: false, holders: [], reason: turn.reason } : undefined;
@@ -90,6 +93,8 @@ export class DaemonSetLock implements Lock {
   private group: string | undefined;
   /** The last acquisition was refused with a live coordinator: wait for the turn, not the lock. */
   private awaitingTurn = false;
+  /** The last acquisition gave up on write conflicts: the next wait is a short back-off. */
+  private contended = false;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.view = new LockView(o, this.leases);
@@ -101,6 +106,7 @@ export class DaemonSetLock implements Lock {
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
     this.awaitingTurn = false;
+    this.contended = false;
     try {
       await this.write(signal, async (state) => {
         const decision = await this.decideAcquire(state, metadata, signal, proof);
@@ -109,6 +115,10 @@ export class DaemonSetLock implements Lock {
       });
     } catch (err) {
       if (!retryable(err)) throw err;
+      // our turn (or first come) was lost to other writers, not refused: try again soon, before
+      // the turn lapses, instead of waiting for a change that our own turn will not make
+      this.contended = true;
+      this.awaitingTurn = false;
       const reason = `lock still contended after ${this.o.attempts ?? 8} attempts: ${statusMessage(err)}`;
       this.o.log.warn('lock contended', { node: this.o.nodeId, reason });
       return { acquired: false, holders: [], reason };
@@ -162,6 +172,12 @@ export class DaemonSetLock implements Lock {
    * otherwise until the lock shows a slot this node could take (SlotWait.forChange, slot-wait.ts).
    */
   async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.contended) {
+      this.contended = false;
+      const pause = Math.min(timeoutMs, CONTENDED_RETRY_MS * (0.5 + (this.o.random ?? Math.random)()));
+      await this.o.clock.sleep(pause, signal);
+      return;
+    }
     const turns = this.o.turns;
     if (turns !== undefined && this.awaitingTurn) {
       const stop = signal ?? new AbortController().signal;

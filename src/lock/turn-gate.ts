@@ -28,6 +28,21 @@ export interface TurnGate {
   waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
 }
 
+/**
+ * While a node waits for its turn it reads the coordinator's Lease again every recheckMs: never more
+ * often than the Lease's duration, and spread so that the whole fleet reads it about
+ * 1000 / RECHECK_PER_NODE_MS times a second (10 at most: 5,000 waiters read it every 500 s; the
+ * kubelets of the same fleet renew their own Leases 500 times a second). A coordinator that dies
+ * with a standby is replaced within a lease duration and the standby's turns wake the waiters; this
+ * bounds the wait when no replica is left (the Deployment deleted or every replica crashing).
+ */
+export const RECHECK_PER_NODE_MS = 100;
+export const MAX_RECHECK_MS = 10 * 60_000;
+
+export function recheckMs(leaseDurationMs: number, nodes: number): number {
+  return Math.min(MAX_RECHECK_MS, Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS));
+}
+
 export interface NodeTurnGateOptions {
   kube: Kube;
   nodeId: string;
@@ -37,9 +52,14 @@ export interface NodeTurnGateOptions {
   random: () => number;
 }
 
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
 export class NodeTurnGate implements TurnGate {
   /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
-  private waitingFrom: { resourceVersion: string; turn: string | undefined } | undefined;
+  private waitingFrom: { resourceVersion: string; turn: string | undefined; recheckMs: number } | undefined;
 
   constructor(private readonly o: NodeTurnGateOptions) {}
 
@@ -50,7 +70,11 @@ export class NodeTurnGate implements TurnGate {
     const node = await this.o.kube.getNode(this.o.nodeId, signal);
     const text = node.metadata?.annotations?.[TURN_ANNOTATION];
     const turn = parseTurn(text);
-    this.waitingFrom = { resourceVersion: node.metadata?.resourceVersion ?? '', turn: text };
+    this.waitingFrom = {
+      resourceVersion: node.metadata?.resourceVersion ?? '',
+      turn: text,
+      recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total ?? 0),
+    };
     if (turn !== undefined) return { kind: 'turn', by: turn.by };
     return {
       kind: 'wait',
@@ -68,12 +92,34 @@ export class NodeTurnGate implements TurnGate {
       await Promise.race([
         this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
         this.follow(from, timeoutMs, both),
+        this.untilCoordinatorGone(from.recheckMs, both),
       ]);
     } finally {
       stop.abort();
     }
     signal.throwIfAborted();
     return true;
+  }
+
+  /**
+   * Reads the coordinator's Lease every `everyMs` (jittered) and resolves once it is judged gone
+   * (released, deleted, or not renewed for its duration): the waiter then goes first come instead of
+   * waiting out its whole timeout for a turn nobody will give. A Lease that cannot be read is not
+   * judged gone.
+   */
+  private async untilCoordinatorGone(everyMs: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.o.clock.sleep(everyMs * (0.75 + 0.5 * this.o.random()), signal).catch(() => undefined);
+      if (aborted(signal)) return;
+      const state = await this.o.coordinator.read(signal).catch(() => undefined);
+      if (state !== undefined && !state.live && state.unread !== true) {
+        this.o.log.info('coordinator gone while waiting for a turn', {
+          node: this.o.nodeId,
+          reason: state.reason,
+        });
+        return;
+      }
+    }
   }
 
   /** Watches this node until its turn annotation changes or it is deleted; restarts with back-off. */

@@ -117,6 +117,8 @@ export interface FakeApiServer {
     count: number,
     options?: FailureOptions,
   ): void;
+  /** Drops every injected failure not yet met. */
+  clearFailures(): void;
   /** From now on a random fraction of requests fails (undefined: stops it). Watches are spared. */
   chaos(chaos: Chaos | undefined): void;
   /** Ends every open watch stream cleanly, as an API server restart does; clients re-watch. */
@@ -268,6 +270,10 @@ class FakeServer implements FakeApiServer {
     if (match.method !== undefined) failure.method = match.method;
     if (match.pathIncludes !== undefined) failure.pathIncludes = match.pathIncludes;
     this.ctx.failures.push(failure);
+  }
+
+  clearFailures(): void {
+    this.ctx.failures.length = 0;
   }
 
   chaos(chaos: Chaos | undefined): void {

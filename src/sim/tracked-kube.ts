@@ -148,8 +148,8 @@ export class TrackedKube implements Kube {
   getNode: Kube['getNode'] = (name, signal) => this.call('getNode', (k) => k.getNode(name, signal));
   listNodes: Kube['listNodes'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodes(options, signal));
-  listNodesVersioned: Kube['listNodesVersioned'] = (options, signal) =>
-    this.call('listNodes', (k) => k.listNodesVersioned(options, signal));
+  listNodesPage: Kube['listNodesPage'] = (options, signal) =>
+    this.call('listNodes', (k) => k.listNodesPage(options, signal));
   jsonPatchNode: Kube['jsonPatchNode'] = (name, ops, signal) =>
     this.call('jsonPatchNode', (k) => k.jsonPatchNode(name, ops, signal));
   mergePatchNode: Kube['mergePatchNode'] = (name, patch, signal) =>

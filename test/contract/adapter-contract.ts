@@ -203,6 +203,55 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
     });
   });
 
+  describe("paged lists (the coordinator's view of the fleet)", () => {
+    it('lists the nodes page by page from one snapshot: writes between pages do not show until the next list', async () => {
+      const selector = 'contract-page=yes';
+      const names = ['contract-p1', 'contract-p2', 'contract-p3', 'contract-p4', 'contract-p5'];
+      for (const name of names) {
+        await cluster.create('nodes', {
+          ...nodeObject(name),
+          metadata: { name, labels: { 'contract-page': 'yes' } },
+        });
+      }
+      const first = await kube.listNodesPage({ labelSelector: selector, limit: 2 });
+      expect(first.items.map((n) => n.metadata?.name)).toEqual(['contract-p1', 'contract-p2']);
+      expect(first.continue).toBeDefined();
+      // a node added, one changed and one deleted after the first page
+      await cluster.create('nodes', {
+        ...nodeObject('contract-p0'),
+        metadata: { name: 'contract-p0', labels: { 'contract-page': 'yes' } },
+      });
+      expect(
+        await cluster.patch('nodes', undefined, 'contract-p4', {
+          metadata: { annotations: { late: 'yes' } },
+        }),
+      ).toBe(200);
+      await cluster.forceDelete('nodes', undefined, 'contract-p5');
+      const rest: V1Node[] = [];
+      let token = first.continue;
+      while (token !== undefined) {
+        const page = await kube.listNodesPage({ labelSelector: selector, limit: 2, continue: token });
+        expect(page.resourceVersion).toBe(first.resourceVersion);
+        rest.push(...page.items);
+        token = page.continue;
+      }
+      expect(rest.map((n) => n.metadata?.name)).toEqual(['contract-p3', 'contract-p4', 'contract-p5']);
+      expect(
+        rest.find((n) => n.metadata?.name === 'contract-p4')?.metadata?.annotations?.late,
+      ).toBeUndefined();
+      const now = await kube.listNodesPage({ labelSelector: selector });
+      expect(now.items.map((n) => n.metadata?.name)).toEqual([
+        'contract-p0',
+        'contract-p1',
+        'contract-p2',
+        'contract-p3',
+        'contract-p4',
+      ]);
+      expect(now.continue).toBeUndefined();
+      for (const name of ['contract-p0', ...names]) await cluster.forceDelete('nodes', undefined, name);
+    });
+  });
+
   describe('the lock on the DaemonSet', () => {
     beforeEach(async () => {
       await cluster.create('daemonsets', daemonSet());

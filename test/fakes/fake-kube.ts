@@ -3,6 +3,7 @@ import type {
   CoreV1Event,
   Kube,
   ListOptions,
+  NodePage,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -63,7 +64,7 @@ export class FakeKube implements Kube {
     if (this.failWith) return Promise.reject(this.failWith);
     return Promise.resolve(structuredClone(this.nodes));
   }
-  listNodesVersioned(options?: ListOptions): Promise<{ items: V1Node[]; resourceVersion: string }> {
+  listNodesPage(options?: ListOptions): Promise<NodePage> {
     return this.listNodes(options).then((items) => ({ items, resourceVersion: '1' }));
   }
   jsonPatchNode(): Promise<V1Node> {

@@ -905,7 +905,7 @@ const PERMISSIONS: Record<
   getNode: { group: '', resource: 'nodes', verb: 'get', agent: 'cluster' },
   listNodes: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
   // The coordinator's one list of the fleet, to watch from (also `kured-ts status --watch`).
-  listNodesVersioned: { group: '', resource: 'nodes', verb: 'list', coordinator: 'cluster' },
+  listNodesPage: { group: '', resource: 'nodes', verb: 'list', coordinator: 'cluster' },
   // The agent: its own Node while it waits for its turn (fieldSelector metadata.name); the
   // coordinator: every Node.
   watchNodes: { group: '', resource: 'nodes', verb: 'watch', agent: 'cluster', coordinator: 'cluster' },

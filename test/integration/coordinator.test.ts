@@ -10,14 +10,15 @@ import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
-import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
-import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { CONTENDED_RETRY_MS, DaemonSetLock } from '../../src/lock/daemonset-lock.js';
+import { CoordinatorLease, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
 import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { NodeTurnGate } from '../../src/lock/turn-gate.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
-import { SystemClock } from '../../src/clock/clock.js';
+import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const LOCK = 'weave.works/kured-node-lock';
@@ -96,8 +97,13 @@ function killable(kube: Kube): { kube: Kube; kill: () => void } {
   };
 }
 
-function coordinator(identity: string, kube: Kube = new ClientNodeKube(server.kubeConfig())): Coordinator {
+function coordinator(
+  identity: string,
+  kube: Kube = new ClientNodeKube(server.kubeConfig()),
+  pageSize?: number,
+): Coordinator {
   const c = new Coordinator({
+    ...(pageSize === undefined ? {} : { pageSize }),
     kube,
     namespace: NS,
     dsName: 'kured',
@@ -192,6 +198,50 @@ describe('the coordinator', () => {
     await advanceUntil(() => turns().includes('n1'), 'the new leader gives the turn');
   });
 
+  it('lists the fleet page by page from one snapshot, and gives the turn to the oldest waiter on its last page', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n4', '2026-01-05T09:10:00Z');
+    const c = coordinator('a', undefined, 2);
+    await advanceUntil(() => turns().length > 0, 'a turn is given');
+    expect(turns()).toEqual(['n4']);
+    expect(c.stats.plans).toBeGreaterThan(0);
+    const pages = server.requests.filter((r) => r.path === '/api/v1/nodes' && r.query.limit === '2');
+    // 5 nodes by 2: three pages, the later two continuing the first's snapshot
+    expect(pages).toHaveLength(3);
+    expect(pages.filter((r) => r.query.continue !== undefined)).toHaveLength(2);
+  });
+
+  it('gives up leading when it cannot list the nodes for a lease duration: releases its Lease, and the standby takes over and gives the turn', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?limit=' }, 500, 1_000_000);
+    const a = coordinator('a');
+    const ledAt = await advanceUntil(() => a.leading, 'a leads');
+    const b = coordinator('b');
+    const lease = (): V1Lease | undefined => server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'));
+    const blindFor = await advanceUntil(
+      () => lease()?.spec?.holderIdentity === '',
+      'a steps down and releases its Lease',
+    );
+    expect(ledAt + blindFor).toBeGreaterThanOrEqual(LEASE_DURATION_MS);
+    expect(blindFor).toBeLessThanOrEqual(LEASE_DURATION_MS + 2 * RETRY_PERIOD_MS);
+    expect(a.stats.stepDowns).toBe(1);
+    expect(turns()).toEqual([]);
+    // an agent reading the Lease now sees no coordinator (and would go first come)
+    const reader = new CoordinatorLease({
+      kube: new ClientNodeKube(server.kubeConfig()),
+      namespace: NS,
+      name: coordinatorLeaseName('kured'),
+      clock,
+    });
+    expect((await reader.read()).live).toBe(false);
+    server.clearFailures();
+    await advanceUntil(() => b.leading, 'the standby takes over', 2 * RETRY_PERIOD_MS);
+    await advanceUntil(() => turns().includes('n1'), 'the standby gives the turn');
+    // a sits out: it does not take the Lease back from a standby that can see
+    await clock.advance(LEASE_DURATION_MS);
+    expect(lease()?.spec?.holderIdentity).toBe('b');
+  });
+
   it('keeps planning after its turn write was committed but answered 500, and gives no second turn for it', async () => {
     waiting('n1', '2026-01-05T09:30:00Z');
     waiting('n2', '2026-01-05T09:10:00Z');
@@ -209,7 +259,7 @@ describe('the coordinator', () => {
 });
 
 /** The agent's own lock for `nodeId` (createLock: with the turn gate), on a client of its own. */
-function agentLock(nodeId: string, concurrency: number): DaemonSetLock {
+function agentLock(nodeId: string, concurrency: number, onClock: Clock = new SystemClock()): DaemonSetLock {
   const kube = new ClientNodeKube(server.kubeConfig());
   const config = {
     ...defaultConfig(),
@@ -220,7 +270,7 @@ function agentLock(nodeId: string, concurrency: number): DaemonSetLock {
     concurrency,
     lockQueue: 'fair' as const,
   };
-  const io = { kube, clock: new SystemClock(), logger: log, random: Math.random };
+  const io = { kube, clock: onClock, logger: log, random: Math.random };
   return createLock(config, io, coordinatorOf(config, io));
 }
 
@@ -252,6 +302,29 @@ describe('turns and the lock', () => {
     for (const reason of reasons) expect(reason).toMatch(/lock slot|contended/);
   });
 
+  it('a node whose turn write loses every retry to conflicts tries again within seconds, before its turn lapses', async () => {
+    await liveLease();
+    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+      metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'a' }) } },
+    });
+    server.injectFailure({ method: 'PATCH', pathIncludes: '/daemonsets/kured' }, 409, 8);
+    const lock = agentLock('n1', 1, clock);
+    let first: Awaited<ReturnType<DaemonSetLock['acquire']>> | undefined;
+    void lock.acquire({ unschedulable: false }).then((r) => (first = r));
+    await advanceUntil(() => first !== undefined, 'the first acquisition gives up');
+    expect(first?.acquired).toBe(false);
+    if (first?.acquired === false) expect(first.reason).toMatch(/contended/);
+    let waited = false;
+    void lock.waitForChange(3_600_000).then(() => (waited = true));
+    const took = await advanceUntil(() => waited, 'the wait ends');
+    expect(took).toBeLessThanOrEqual(CONTENDED_RETRY_MS * 1.5 + 100);
+    expect(took).toBeLessThan(HANDOFF_GRACE_MS);
+    let second: Awaited<ReturnType<DaemonSetLock['acquire']>> | undefined;
+    void lock.acquire({ unschedulable: false }).then((r) => (second = r));
+    await advanceUntil(() => second !== undefined, 'the second acquisition');
+    expect(second?.acquired).toBe(true);
+  });
+
   it('a waiter without a turn, with a live coordinator, does not take a free slot', async () => {
     await liveLease();
     const lists = (): number =>
@@ -267,4 +340,64 @@ describe('turns and the lock', () => {
     server.delete('leases', NS, coordinatorLeaseName('kured'));
     expect((await agentLock('n1', 1).acquire({ unschedulable: false })).acquired).toBe(true);
   });
+});
+
+/** This node's turn gate (the agent's), reading the coordinator's Lease on the fake clock. */
+function turnGate(nodeId: string): NodeTurnGate {
+  const kube = new ClientNodeKube(server.kubeConfig());
+  const coordinatorLease = new CoordinatorLease({
+    kube,
+    namespace: NS,
+    name: coordinatorLeaseName('kured'),
+    clock,
+  });
+  return new NodeTurnGate({ kube, nodeId, coordinator: coordinatorLease, clock, log, random: () => 0.5 });
+}
+
+/** Renews the coordinator's Lease as a live leader does (a new resourceVersion). */
+function renewLease(): void {
+  const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
+  server.update('leases', { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString() } });
+}
+
+describe('waiting for a turn', () => {
+  it.each([
+    [
+      'the coordinator releases its Lease and no standby takes it',
+      () => {
+        const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
+        server.update('leases', { ...lease, spec: { ...lease.spec, holderIdentity: '' } });
+      },
+    ],
+    ['the coordinator dies without a word and nobody renews its Lease', () => undefined],
+    [
+      'the coordinator is uninstalled (its Lease deleted)',
+      () => {
+        server.delete('leases', NS, coordinatorLeaseName('kured'));
+      },
+    ],
+  ])(
+    '%s: a waiter stops waiting for a turn within two lease durations, not its whole timeout',
+    async (_name, end) => {
+      await liveLease();
+      const gate = turnGate('n1');
+      expect((await gate.verdict()).kind).toBe('wait');
+      const stop = new AbortController();
+      stops.push(stop);
+      let woke = false;
+      void gate.waitForTurn(3_600_000, stop.signal).then(() => (woke = true));
+      // alive: renewed every 10 s for five minutes, the waiter keeps waiting
+      for (let t = 0; t < 300_000; t += 10_000) {
+        renewLease();
+        await clock.advance(10_000);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(woke).toBe(false);
+      end();
+      const took = await advanceUntil(() => woke, 'the waiter wakes', 3_600_000);
+      expect(took).toBeLessThanOrEqual(2 * LEASE_DURATION_MS * 1.25 + 1000);
+      // and its next verdict goes first come
+      expect((await gate.verdict()).kind).toBe('first-come');
+    },
+  );
 });

@@ -124,6 +124,33 @@ describe('agent.run', () => {
     await done;
   });
 
+  it('says again within an error retry that it waits, when its status write failed (the queue is read from the statuses)', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.table.takeFor('n2');
+    const deps = cluster.deps();
+    const node = deps.node;
+    let failures = 1;
+    const flaky = Object.create(node) as typeof node;
+    flaky.setStatus = (status, signal) =>
+      status.phase === 'waiting-for-lock' && failures-- > 0
+        ? Promise.reject(new Error('etcdserver: request timed out'))
+        : node.setStatus(status, signal);
+    const { agent, ticks } = recordingAgent(cluster, [0], {}, { node: flaky });
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(60_000);
+    // start-up, the first lock attempt (its waiting status not written), and again 15 s later
+    // (ERROR_RETRY_MS jittered by random 0), not half a period later
+    expect(ticks).toEqual([0, 0, 15_000]);
+    expect(cluster.node.statuses.at(-1)?.phase).toBe('waiting-for-lock');
+    // written now: the next look is the period's
+    await cluster.clock.advance(PERIOD / 4);
+    expect(ticks).toHaveLength(3);
+    controller.abort();
+    await done;
+  });
+
   it('polls every few seconds, not every period, while verifying a reboot', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;

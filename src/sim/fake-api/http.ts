@@ -1,6 +1,7 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { managerOf } from './managed-fields.js';
+import { listPage } from './pages.js';
 import { deleteOptionsOf, type Caller, type DeleteOptions, type Registry } from './registry.js';
 import { userFromHeaders } from './admission.js';
 import type { StoredObject } from './resources.js';
@@ -253,8 +254,14 @@ function methodNotAllowed(): ApiError {
 function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
   const { def, namespace } = p.route;
   if (p.method === 'GET') {
-    const items = ctx.registry.list(def, namespace, parseFilter(def, p.url.searchParams)).map(listItem);
-    const metadata = { resourceVersion: String(ctx.store.version()) };
+    const query = p.url.searchParams;
+    const page = listPage(ctx.store, { def, namespace, filter: parseFilter(def, query), query });
+    const metadata = {
+      resourceVersion: page.resourceVersion,
+      ...(page.continue === undefined ? {} : { continue: page.continue }),
+      ...(page.remainingItemCount === undefined ? {} : { remainingItemCount: page.remainingItemCount }),
+    };
+    const items = page.items.map(listItem);
     return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
   }
   if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.caller) };

@@ -149,6 +149,26 @@ export class Store {
     return this.history.slice(this.head + Math.max(0, rv - first.rv + 1));
   }
 
+  /**
+   * Objects of a resource as they were at resourceVersion `rv` (sorted like list), rebuilt from the
+   * current objects and the history; undefined when changes after `rv` have fallen out of it.
+   */
+  listAt(resource: ResourceName, namespace: string | undefined, rv: number): StoredObject[] | undefined {
+    const later = this.since(rv);
+    if (later === undefined) return undefined;
+    const key = (o: StoredObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const byKey = new Map(this.list(resource, namespace).map((o) => [key(o), o]));
+    for (let i = later.length - 1; i >= 0; i--) {
+      const change = later[i];
+      if (change === undefined || change.resource !== resource) continue;
+      const ns = change.object.metadata.namespace ?? '';
+      if (namespace !== undefined && ns !== namespace) continue;
+      if (change.previous === undefined) byKey.delete(key(change.object));
+      else byKey.set(key(change.previous), change.previous);
+    }
+    return [...byKey.entries()].sort(([a], [b]) => byCodeUnits(a, b)).map(([, o]) => o);
+  }
+
   /** The oldest resourceVersion a watch can still start from. */
   oldestWatchable(): number {
     return this.compacted;
