@@ -9,7 +9,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
-import { decideBeforeLock, type BeforeLock } from '../agent/decision/before-lock.js';
+import { decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
 import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
@@ -57,6 +57,7 @@ export type CheckConfig = Pick<
   | 'alertFilterMatchOnly'
   | 'alertFiringOnly'
   | 'blockOnPdb'
+  | 'taintTiming'
   | 'drainPodSelector'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
@@ -385,7 +386,7 @@ export async function evaluateCheck(
     inProgress(node, lock, options.config, now),
     beforeLock(items, times, options.config, {
       node,
-      atSlot: new Set(blockers.filter((b) => b.atSlot === true).map((b) => b.name)),
+      atSlot: new Set(blockers.filter((b) => judgedAtSlot(b, options.config.taintTiming)).map((b) => b.name)),
     }),
   );
   return { node: options.node, items, decision };

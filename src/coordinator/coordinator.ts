@@ -19,7 +19,7 @@ import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { fleetHealth, maxUnhealthy } from '../blockers/health.js';
+import { maxUnhealthy } from '../blockers/health.js';
 import {
   HEALTH_ANNOTATION,
   HEALTH_NAMES_SHOWN,
@@ -337,10 +337,10 @@ class Term {
     const health = this.health();
     this.publish(health);
     const nowMs = monotonicMs(this.o.clock);
-    for (const r of this.fleet.nodes.values())
+    for (const r of this.fleet.inPlan())
       if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
     const plan = planTurns({
-      nodes: this.fleet.nodes.values(),
+      nodes: this.fleet.inPlan(),
       slots,
       lockHeld: lock.held,
       health: {
@@ -359,16 +359,16 @@ class Term {
       passedOver: this.passedOver,
     });
     this.stats.plans++;
-    this.forgetStale(plan);
+    this.forgetStale();
     await this.carryOut(plan, signal);
   }
 
   /** Passed-over nodes that no longer wait, and turns no longer on any node, are forgotten. */
-  private forgetStale(plan: Plan): void {
-    const waiting = new Set(plan.queue);
-    for (const node of this.passedOver) if (!waiting.has(node)) this.passedOver.delete(node);
+  private forgetStale(): void {
+    for (const node of this.passedOver)
+      if (this.fleet.get(node)?.status?.phase !== 'waiting-for-lock') this.passedOver.delete(node);
     for (const node of this.turnSince.keys()) {
-      const record = this.fleet.nodes.get(node);
+      const record = this.fleet.get(node);
       if (record?.turn === undefined) this.turnSince.delete(node);
     }
   }
@@ -400,18 +400,18 @@ class Term {
     try {
       const patch = { metadata: { annotations: { [TURN_ANNOTATION]: value } } };
       await this.o.kube.mergePatchNode(node, patch, signal);
-      const record = this.fleet.nodes.get(node);
-      if (record !== undefined) this.fleet.nodes.set(node, { ...record, turn: value ?? undefined });
+      const record = this.fleet.get(node);
+      if (record !== undefined) this.fleet.set({ ...record, turn: value ?? undefined });
       return true;
     } catch (err) {
-      if (isNotFound(err)) this.fleet.nodes.delete(node);
+      if (isNotFound(err)) this.fleet.delete(node);
       else if (!signal.aborted) this.o.log.warn('cannot write turn', { node, error: statusMessage(err) });
       return false;
     }
   }
 
   private health(): FleetHealth {
-    return fleetHealth(this.fleet.nodes.values(), HEALTH_NAMES_SHOWN);
+    return this.fleet.fleetHealth(HEALTH_NAMES_SHOWN);
   }
 
   private publish(health: FleetHealth): void {

@@ -17,6 +17,7 @@ export interface SlotHolder {
 }
 
 export interface PlanInput {
+  /** The nodes that wait, hold a turn or are in a cycle (others may be left out). */
   nodes: Iterable<NodeRecord>;
   /** Live slots of the lock (expired ones left out). */
   slots: readonly SlotHolder[];
@@ -47,7 +48,10 @@ export interface Plan {
   revoke: string[];
   /** Nodes whose turn lapsed: revoked, and passed over until they stop waiting. */
   lapse: string[];
-  /** The waiting nodes in queue order (for status and logs). */
+  /**
+   * The waiting nodes in queue order (for logs), sorted only when a slot is free or the lock held:
+   * empty while every slot is held or promised.
+   */
   queue: string[];
   /** Why no turn is given now, when none is. */
   held: string | undefined;
@@ -127,7 +131,8 @@ function waitersOf(
 function judgeTurns(
   input: PlanInput,
   records: readonly NodeRecord[],
-  waiters: ReadonlyMap<string, Waiter>,
+  holders: ReadonlyMap<string, string | undefined>,
+  groups: boolean,
 ): { revoke: string[]; lapse: string[]; pending: Map<string, string | undefined> } {
   const revoke: string[] = [];
   const lapse: string[] = [];
@@ -135,7 +140,7 @@ function judgeTurns(
   const holding = new Set(input.slots.map((s) => s.node));
   for (const r of records) {
     if (r.turn === undefined) continue;
-    const waiter = waiters.get(r.name);
+    const waiter = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
     // A used turn stays until the node's cycle ends: a write of ours to a node in its cycle would
     // refuse the agent's next guarded write (the count of its reboot attempt) for nothing.
     if (waiter === undefined && (holding.has(r.name) || r.inCycle)) continue;
@@ -165,14 +170,19 @@ export function planTurns(input: PlanInput): Plan {
   const groups = input.groupConcurrency !== undefined;
   const records = [...input.nodes];
   const holders = holdersOf(input, records, groups);
+  const { revoke, lapse, pending } = judgeTurns(input, records, holders, groups);
+  const judged = { revoke: revoke.sort(), lapse: lapse.sort() };
+  // every slot held or promised: nobody's place matters now, so the queue is not sorted (the
+  // common case on patch night, when nearly every node waits and a plan follows every change)
+  if (input.lockHeld === undefined && holders.size + pending.size >= input.concurrency)
+    return { ...judged, grant: [], queue: [], held: undefined };
   const waiters = waitersOf(records, holders, input.now, groups);
-  const { revoke, lapse, pending } = judgeTurns(input, records, waiters);
   const queue = queueOf(waiters, new Set([...input.passedOver, ...lapse]));
   const byName = new Map(records.map((r) => [r.name, r]));
   const eligible = queue.filter((n) => healthy(input, byName.get(n)));
   const held = heldReason(input, queue.length, eligible.length);
   const grant = input.lockHeld === undefined ? pick(input, eligible, { holders, waiters, pending }) : [];
-  return { grant, revoke: revoke.sort(), lapse: lapse.sort(), queue, held };
+  return { ...judged, grant, queue, held };
 }
 
 /** The free slots, each to the first waiter in `queue` whose group has room. */

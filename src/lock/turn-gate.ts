@@ -30,17 +30,16 @@ export interface TurnGate {
 
 /**
  * While a node waits for its turn it reads the coordinator's Lease again every recheckMs: never more
- * often than the Lease's duration, and spread so that the whole fleet reads it about
- * 1000 / RECHECK_PER_NODE_MS times a second (10 at most: 5,000 waiters read it every 500 s; the
- * kubelets of the same fleet renew their own Leases 500 times a second). A coordinator that dies
- * with a standby is replaced within a lease duration and the standby's turns wake the waiters; this
- * bounds the wait when no replica is left (the Deployment deleted or every replica crashing).
+ * often than the Lease's duration, and spread so that the whole fleet reads it about once a second
+ * (N waiters, each every N seconds), so that the cost per hand-off does not grow with the fleet. A
+ * coordinator that dies with a standby is replaced within a lease duration and the standby's turns
+ * wake the waiters; this bounds the wait when no replica is left (the Deployment deleted, or every
+ * replica failing): within 2 x max(lease, N s), or the wait's own timeout (--period) when sooner.
  */
-export const RECHECK_PER_NODE_MS = 100;
-export const MAX_RECHECK_MS = 10 * 60_000;
+export const RECHECK_PER_NODE_MS = 1_000;
 
 export function recheckMs(leaseDurationMs: number, nodes: number): number {
-  return Math.min(MAX_RECHECK_MS, Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS));
+  return Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
 }
 
 export interface NodeTurnGateOptions {

@@ -269,6 +269,26 @@ describe('kured-ts check', () => {
     expect(writes()).toEqual([]);
   });
 
+  it.each<[string, 'required' | 'unblocked', RegExp]>([
+    [
+      'leaves the PDB pre-flight to the slot under --taint-timing required, as the agent does: it waits for the lock',
+      'required',
+      /^decision: waiting-for-lock: /,
+    ],
+    [
+      'judges the PDB pre-flight before the lock under --taint-timing unblocked, as the agent does',
+      'unblocked',
+      /^decision: blocked: pdb: /,
+    ],
+  ])('%s', async (_name, taintTiming, decision) => {
+    api.create('daemonsets', daemonSet({ [LOCK]: lockHeldBy('n2') }));
+    api.create('pods', pod('web-1', { app: 'web' }));
+    api.create('poddisruptionbudgets', pdb('web-pdb', 'web'));
+    expect(await runCheck({ node: 'n1', config: config({ taintTiming }) }, io)).toBe(3);
+    expect(out[out.length - 1]).toMatch(decision);
+    expect(writes()).toEqual([]);
+  });
+
   it('says the agent would reboot when nothing blocks, without taking the free lock', async () => {
     api.create('daemonsets', daemonSet());
     expect(await runCheck({ node: 'n1', config: config() }, io)).toBe(0);

@@ -1,7 +1,7 @@
 // Who gets a turn at the lock now (src/coordinator/turn-plan.ts): the coordinator's pure decision
 // over its view of the fleet and of the lock.
 import { describe, expect, it } from '@jest/globals';
-import type { NodeRecord } from '../../src/coordinator/fleet-view.js';
+import { concernsQueue, type NodeRecord } from '../../src/coordinator/fleet-view.js';
 import { planTurns, type Plan, type PlanInput, type SlotHolder } from '../../src/coordinator/turn-plan.js';
 import type { Phase } from '../../src/node/status.js';
 
@@ -81,7 +81,12 @@ const cases: Case[] = [
     { grant: ['b'] },
   ],
   ['breaks a tie of needs by name', { b: { neededFor: 30 }, a: { neededFor: 30 } }, {}, { grant: ['a'] }],
-  ['gives no turn while every slot is held', { a: {} }, { slots: [slot('x')] }, { grant: [], queue: ['a'] }],
+  [
+    'gives no turn while every slot is held, and sorts no queue for it',
+    { a: {} },
+    { slots: [slot('x')] },
+    { grant: [], queue: [] },
+  ],
   [
     'counts slots and nodes in a cycle together: the lock is full with one of each',
     { a: {}, y: { phase: 'rebooting', inCycle: true } },
@@ -200,6 +205,22 @@ describe('planTurns', () => {
         violations.push({ round, grant: result.grant, free, wrong, shapes, input });
     }
     expect(violations).toEqual([]);
+  });
+
+  it('plans the same from the nodes that concern the queue as from the whole fleet', () => {
+    const random = mulberry32(20261125);
+    const differences: unknown[] = [];
+    for (let round = 0; round < 2_000; round++) {
+      const { shapes, input } = randomCase(random);
+      const whole = plan(shapes, input);
+      const some = Object.fromEntries(
+        Object.entries(shapes).filter(([name, shape]) => concernsQueue(node(name, shape))),
+      );
+      const part = plan(some, input);
+      if (JSON.stringify(part) !== JSON.stringify(whole))
+        differences.push({ round, whole, part, shapes, input });
+    }
+    expect(differences).toEqual([]);
   });
 });
 

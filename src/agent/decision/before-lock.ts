@@ -1,5 +1,6 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
 import { firstBlock, type Blocker } from '../../blockers/blocker.js';
+import type { Config } from '../../config/config.js';
 import type { LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
@@ -99,7 +100,12 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
  * judged before it.
  */
 function leftToSlot(pass: Pass, blocker: Blocker): boolean {
-  return blocker.atSlot === true && pass.config.taintTiming !== 'unblocked';
+  return judgedAtSlot(blocker, pass.config.taintTiming);
+}
+
+/** leftToSlot for a --taint-timing (`kured-ts check` judges as the agent does). */
+export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Config['taintTiming']): boolean {
+  return blocker.atSlot === true && taintTiming !== 'unblocked';
 }
 
 /**
