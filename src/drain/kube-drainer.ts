@@ -16,11 +16,12 @@
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, monotonicMs, type Clock } from '../clock/clock.js';
 import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
-import type { Kube, V1Pod, V1PodDisruptionBudget } from '../kube/kube.js';
+import type { Kube, V1Pod } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import { fromLabelSelectorObject, matches, type Selector } from '../selector/label-selector.js';
+import { matches, type Selector } from '../selector/label-selector.js';
 import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from './drainer.js';
 import { isDaemonSetPod, podName } from '../node/kube-node-ops.js';
+import { coveringBudgets } from './covering-budgets.js';
 
 export interface KubeDrainerOptions {
   kube: Kube;
@@ -339,24 +340,7 @@ export class KubeDrainer implements Drainer {
 
   /** The PDB whose selector covers the pod, for a 429 that did not name it. */
   private async matchingPdb(pod: V1Pod, signal?: AbortSignal): Promise<string | undefined> {
-    let pdbs: V1PodDisruptionBudget[];
-    try {
-      pdbs = await this.o.kube.listPodDisruptionBudgets(pod.metadata?.namespace, signal);
-    } catch {
-      return undefined;
-    }
-    const pdb = pdbs.find((p) => {
-      const selector = p.spec?.selector;
-      if (selector === undefined) return false;
-      try {
-        return matches(fromLabelSelectorObject(selector), pod.metadata?.labels);
-      } catch {
-        return false;
-      }
-    });
-    return pdb?.metadata?.name === undefined
-      ? undefined
-      : `${pdb.metadata.namespace ?? ''}/${pdb.metadata.name}`;
+    return (await coveringBudgets(this.o.kube, pod, signal))[0];
   }
 }
 

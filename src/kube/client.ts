@@ -224,6 +224,22 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
+  async dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+    const body = {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name, namespace },
+      deleteOptions: { dryRun: ['All'] },
+    };
+    await this.http.json({
+      method: 'POST',
+      path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
+      query: { dryRun: 'All' },
+      body,
+      signal,
+    });
+  }
+
   async evictPod(
     namespace: string,
     name: string,

@@ -101,6 +101,12 @@ export interface Kube {
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
   /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
   evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
+   * server judges its PodDisruptionBudgets as it would for the drain. Resolves when it may; a 429
+   * means a PDB refuses, a 500 that more than one PDB covers the pod, a 404 that it is gone.
+   */
+  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
 
   listPodDisruptionBudgets(
     namespace: string | undefined,

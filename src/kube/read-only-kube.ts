@@ -55,6 +55,10 @@ export class ReadOnlyKube implements Kube {
     const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
     return this.refuse(`evict pod ${namespace}/${name}${grace}`);
   }
+  /** A dry run writes nothing: the server only judges the eviction (the PDB pre-flight asks it). */
+  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+    return this.inner.dryRunEviction(namespace, name, signal);
+  }
   listPodDisruptionBudgets(
     namespace: string | undefined,
     signal?: AbortSignal,

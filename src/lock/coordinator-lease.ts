@@ -28,6 +28,9 @@ export interface FleetHealth {
 /** Names the coordinator publishes; past this, `count` alone tells. */
 export const HEALTH_NAMES_SHOWN = 100;
 
+/** How long a released Lease is waited on for a standby to take it (the coordinator's lease duration). */
+export const RELEASED_GRACE_MS = 30_000;
+
 /** A read is reused for this long: one pass of an agent reads the Lease once. */
 export const CACHE_MS = 2_000;
 
@@ -95,7 +98,7 @@ export class CoordinatorLease {
   private judge(lease: V1Lease, where: string, now: number): CoordinatorState {
     const holder = lease.spec?.holderIdentity ?? '';
     this.observed.observe(where, lease.metadata?.resourceVersion ?? '', now);
-    if (holder === '') return { live: false, reason: `no coordinator: ${where} has no holder` };
+    if (holder === '') return this.released(lease, where, now);
     const stale = this.staleSeconds(lease, where, now);
     if (stale !== undefined) {
       return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${stale}s` };
@@ -105,6 +108,23 @@ export class CoordinatorLease {
       holder,
       health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
       durationMs: this.durationMs(lease),
+    };
+  }
+
+  /**
+   * A released Lease (a leader that stopped, or stepped down because it could not see the fleet) is
+   * waited on for RELEASED_GRACE_MS since this reader first saw it so: its standby takes it within a
+   * retry period, and a fleet that went first come meanwhile would herd on the lock (at 5,000 nodes,
+   * every waiter reading and watching the DaemonSet) only to queue again moments later.
+   */
+  private released(lease: V1Lease, where: string, now: number): CoordinatorState {
+    if (this.observed.expired(where, RELEASED_GRACE_MS, now))
+      return { live: false, reason: `no coordinator: ${where} has no holder` };
+    return {
+      live: true,
+      holder: 'none: released, its standby expected',
+      health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
+      durationMs: RELEASED_GRACE_MS,
     };
   }
 

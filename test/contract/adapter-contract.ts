@@ -9,6 +9,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_LABEL } from '../../src/node/cycle.js';
 import { KubeDrainer } from '../../src/drain/kube-drainer.js';
+import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { KubeEventRecorder } from '../../src/events/kube-event-recorder.js';
 import { KubeNodeOps } from '../../src/node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../../src/node/status.js';
@@ -358,6 +359,35 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       const drained = await drainer().drain();
       expect(drained.ok).toBe(true);
       expect(await pods()).toEqual([]);
+    });
+
+    it('judges a dry-run eviction as it would the eviction and evicts nothing: the PDB pre-flight', async () => {
+      await runningPod('db-1', { app: 'db' });
+      await runningPod('web-1', { app: 'web' });
+      const budget = (name: string, app: string, minAvailable: number): V1PodDisruptionBudget => ({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name, namespace: 'default' },
+        spec: { minAvailable, selector: { matchLabels: { app } } },
+      });
+      await cluster.create('poddisruptionbudgets', budget('db', 'db', 1));
+      await cluster.create('poddisruptionbudgets', budget('web', 'web', 0));
+      await cluster.syncBudget('default', 'db');
+      await cluster.syncBudget('default', 'web');
+      const preflight = new PdbBlocker({ kube, nodeId: NODE, drainPodSelector: [] });
+      expect(await preflight.check()).toEqual({
+        blocked: true,
+        reason: 'PodDisruptionBudget default/db allows no disruption of pod default/db-1',
+      });
+      expect(await pods()).toEqual(['db-1', 'web-1']);
+      // web-1 alone: its budget allows one disruption, and the dry run leaves it where it is
+      await kube.dryRunEviction('default', 'web-1');
+      expect(await pods()).toEqual(['db-1', 'web-1']);
+      // a second budget over db-1: the Eviction API refuses to evict it at all
+      await cluster.create('poddisruptionbudgets', budget('db-too', 'db', 0));
+      await cluster.syncBudget('default', 'db-too');
+      expect((await preflight.check()).blocked).toBe(true);
+      expect(await pods()).toEqual(['db-1', 'web-1']);
     });
   });
 

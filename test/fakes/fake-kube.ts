@@ -73,6 +73,20 @@ export class FakeKube implements Kube {
   mergePatchNode(): Promise<V1Node> {
     return unsupported('mergePatchNode');
   }
+  /** Pods ("namespace/name") asked about by dryRunEviction, in order. */
+  readonly dryRunEvictions: string[] = [];
+  /** The answer (an API error) a dry-run eviction of a pod gets; absent: the pod may go. */
+  readonly evictionAnswers = new Map<string, Error>();
+
+  /** Answers as scripted in evictionAnswers; 404 for a pod not in `pods`. */
+  dryRunEviction(namespace: string, name: string): Promise<void> {
+    const key = `${namespace}/${name}`;
+    this.dryRunEvictions.push(key);
+    const answer = this.evictionAnswers.get(key);
+    if (answer !== undefined) return Promise.reject(answer);
+    const known = this.pods.some((p) => p.metadata?.namespace === namespace && p.metadata.name === name);
+    return known ? Promise.resolve() : Promise.reject(Object.assign(new Error('not found'), { code: 404 }));
+  }
   evictPod(): Promise<void> {
     return unsupported('evictPod');
   }

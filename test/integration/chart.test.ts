@@ -913,6 +913,8 @@ const PERMISSIONS: Record<
   mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster', coordinator: 'cluster' },
   listPods: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
   evictPod: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
+  // The PDB pre-flight: a dry-run eviction of each pod the drain would evict (nothing evicted).
+  dryRunEviction: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
   listPodDisruptionBudgets: {
     group: 'policy',
     resource: 'poddisruptionbudgets',

@@ -226,14 +226,14 @@ describe('the coordinator', () => {
     expect(blindFor).toBeLessThanOrEqual(LEASE_DURATION_MS + 2 * RETRY_PERIOD_MS);
     expect(a.stats.stepDowns).toBe(1);
     expect(turns()).toEqual([]);
-    // an agent reading the Lease now sees no coordinator (and would go first come)
+    // an agent reading the Lease now waits for the standby (not first come at once: no herd)
     const reader = new CoordinatorLease({
       kube: new ClientNodeKube(server.kubeConfig()),
       namespace: NS,
       name: coordinatorLeaseName('kured'),
       clock,
     });
-    expect((await reader.read()).live).toBe(false);
+    expect(await reader.read()).toMatchObject({ live: true, holder: 'none: released, its standby expected' });
     server.clearFailures();
     await advanceUntil(() => b.leading, 'the standby takes over', 2 * RETRY_PERIOD_MS);
     await advanceUntil(() => turns().includes('n1'), 'the standby gives the turn');

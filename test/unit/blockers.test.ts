@@ -9,7 +9,6 @@ import { FLEET_PAUSE_ANNOTATION, PauseBlocker } from '../../src/blockers/pause.j
 import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { PodsBlocker } from '../../src/blockers/pods.js';
 import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
-import type { V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { FakeKube, pod } from '../fakes/fake-kube.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
@@ -216,91 +215,102 @@ describe('PodsBlocker', () => {
 });
 
 describe('PdbBlocker', () => {
-  function pdb(
-    name: string,
-    matchLabels: Record<string, string> | undefined,
-    allowed: number | undefined,
-  ): V1PodDisruptionBudget {
-    return {
-      metadata: { name, namespace: 'default' },
-      spec: matchLabels ? { selector: { matchLabels } } : {},
-      status:
-        allowed === undefined
-          ? undefined
-          : { disruptionsAllowed: allowed, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 },
-    };
+  /** An API error as our transport throws it: the HTTP status and the Status body. */
+  function apiError(code: number, message: string, causes?: { reason: string; message: string }[]): Error {
+    const body = { kind: 'Status', message, code, ...(causes ? { details: { causes } } : {}) };
+    return Object.assign(new Error(message), { code, body: JSON.stringify(body) });
   }
+  const budgetRefusal = apiError(429, "Cannot evict pod as it would violate the pod's disruption budget.", [
+    {
+      reason: 'DisruptionBudget',
+      message: 'The disruption budget web needs 1 healthy pods and has 1 currently',
+    },
+  ]);
+  const twoBudgets = apiError(
+    500,
+    'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+  );
 
-  const cases: [string, ReturnType<typeof pod>[], ReturnType<typeof pdb>[], string | undefined][] = [
+  const web = (): ReturnType<typeof pod> => pod('web-1', { labels: { app: 'web' } });
+  /** The pods, the answers their dry-run evictions get, the verdict's reason and whom it asked. */
+  type Case = [string, ReturnType<typeof pod>[], Record<string, Error>, string | undefined, string[]];
+  const cases: Case[] = [
     [
-      'a PDB allowing 0 disruptions of a pod here blocks',
-      [pod('web-1', { labels: { app: 'web' } })],
-      [pdb('web', { app: 'web' }, 0)],
+      'a pod whose eviction its budget would refuse blocks, naming the budget',
+      [web()],
+      { 'default/web-1': budgetRefusal },
       'PodDisruptionBudget default/web allows no disruption of pod default/web-1',
+      ['default/web-1'],
+    ],
+    ['a pod the Eviction API would let go does not block', [web()], {}, undefined, ['default/web-1']],
+    [
+      'a pod under two budgets blocks: the Eviction API refuses to evict it at all',
+      [web()],
+      { 'default/web-1': twoBudgets },
+      'pod default/web-1 is covered by more than one PodDisruptionBudget: the Eviction API refuses to evict such a pod, so the drain would fail',
+      ['default/web-1'],
     ],
     [
-      'a PDB allowing 1 disruption does not block',
-      [pod('web-1', { labels: { app: 'web' } })],
-      [pdb('web', { app: 'web' }, 1)],
+      'a pod gone since the list does not block',
+      [web()],
+      { 'default/web-1': apiError(404, 'pods "web-1" not found') },
       undefined,
+      ['default/web-1'],
     ],
     [
-      'a PDB without status yet blocks (unknown)',
-      [pod('web-1', { labels: { app: 'web' } })],
-      [pdb('web', { app: 'web' }, undefined)],
-      'PodDisruptionBudget default/web allows no disruption of pod default/web-1',
+      'stops at the first refusal',
+      [pod('a-1'), pod('b-1'), pod('c-1')],
+      { 'default/b-1': budgetRefusal },
+      'PodDisruptionBudget default/web allows no disruption of pod default/b-1',
+      ['default/a-1', 'default/b-1'],
     ],
     [
-      'a PDB that selects other pods does not block',
-      [pod('web-1', { labels: { app: 'web' } })],
-      [pdb('db', { app: 'db' }, 0)],
-      undefined,
-    ],
-    [
-      'a PDB without a selector selects nothing',
-      [pod('web-1', { labels: { app: 'web' } })],
-      [pdb('none', undefined, 0)],
-      undefined,
-    ],
-    [
-      'a DaemonSet pod is not evicted, so its PDB does not block',
+      'a DaemonSet pod is not evicted, so it is not asked about',
       [pod('agent', { labels: { app: 'web' }, owner: 'DaemonSet' })],
-      [pdb('web', { app: 'web' }, 0)],
+      {},
       undefined,
+      [],
     ],
     [
       'a mirror pod is not evicted',
-      [pod('etcd', { labels: { app: 'web' }, annotations: { 'kubernetes.io/config.mirror': 'x' } })],
-      [pdb('web', { app: 'web' }, 0)],
+      [pod('etcd', { annotations: { 'kubernetes.io/config.mirror': 'x' } })],
+      {},
       undefined,
+      [],
     ],
-    [
-      'a finished pod is not evicted',
-      [pod('job', { labels: { app: 'web' }, phase: 'Succeeded' })],
-      [pdb('web', { app: 'web' }, 0)],
-      undefined,
-    ],
-    [
-      'a pod on another node does not count',
-      [pod('web-2', { labels: { app: 'web' }, node: 'n2' })],
-      [pdb('web', { app: 'web' }, 0)],
-      undefined,
-    ],
+    ['a finished pod is not evicted', [pod('job', { phase: 'Succeeded' })], {}, undefined, []],
+    ['a pod on another node does not count', [pod('web-2', { node: 'n2' })], {}, undefined, []],
   ];
-  it.each(cases)('%s', async (_name, pods, pdbs, reason) => {
+  it.each(cases)('%s', async (...[, pods, answers, reason, asked]: Case) => {
     const kube = new FakeKube();
     kube.pods = pods;
-    kube.pdbs = pdbs;
+    for (const [key, answer] of Object.entries(answers)) kube.evictionAnswers.set(key, answer);
     const verdict = await new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check();
     expect(verdict).toEqual(reason === undefined ? { blocked: false } : { blocked: true, reason });
+    expect(kube.dryRunEvictions).toEqual(asked);
   });
 
-  it('a pod outside --drain-pod-selector is not evicted, so its PDB does not block', async () => {
+  it.each([
+    [
+      'a 429 without a budget (the server throttling us)',
+      apiError(429, 'Too many requests, please try again later.'),
+    ],
+    ['a 403 (not allowed to evict)', apiError(403, 'forbidden')],
+    ['a 500 for another reason', apiError(500, 'etcdserver: request timed out')],
+  ])('%s is an error, not a verdict: the blocker errs and so blocks', async (_name, answer) => {
     const kube = new FakeKube();
-    kube.pods = [pod('web-1', { labels: { app: 'web' } })];
-    kube.pdbs = [pdb('web', { app: 'web' }, 0)];
+    kube.pods = [web()];
+    kube.evictionAnswers.set('default/web-1', answer);
+    await expect(new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check()).rejects.toBe(answer);
+  });
+
+  it('a pod outside --drain-pod-selector is not evicted, so it is not asked about', async () => {
+    const kube = new FakeKube();
+    kube.pods = [web()];
+    kube.evictionAnswers.set('default/web-1', budgetRefusal);
     const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: parseLabelSelector('drain=yes') });
     expect(await blocker.check()).toEqual({ blocked: false });
+    expect(kube.dryRunEvictions).toEqual([]);
   });
 });
 

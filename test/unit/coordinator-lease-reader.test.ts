@@ -2,7 +2,12 @@
 // coordinator is alive, judged on the reader's own clock, and the fleet's health it publishes.
 import { describe, expect, it } from '@jest/globals';
 import type { V1Lease } from '../../src/kube/kube.js';
-import { CACHE_MS, CoordinatorLease, HEALTH_ANNOTATION } from '../../src/lock/coordinator-lease.js';
+import {
+  CACHE_MS,
+  CoordinatorLease,
+  HEALTH_ANNOTATION,
+  RELEASED_GRACE_MS,
+} from '../../src/lock/coordinator-lease.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 
@@ -46,14 +51,24 @@ describe('CoordinatorLease', () => {
     });
   });
 
-  it('tells of no coordinator when the Lease has no holder (released)', async () => {
-    const { kube, coordinator } = reader();
+  it('waits on a released Lease for its standby, and tells of no coordinator once it stays released for the grace', async () => {
+    const { kube, clock, coordinator } = reader();
     kube.lease = lease('7', '');
-
+    expect(await coordinator.read()).toMatchObject({
+      live: true,
+      holder: 'none: released, its standby expected',
+    });
+    await clock.advance(RELEASED_GRACE_MS - 1000);
+    expect((await coordinator.read()).live).toBe(true);
+    await clock.advance(CACHE_MS);
     expect(await coordinator.read()).toEqual({
       live: false,
       reason: 'no coordinator: Lease kube-system/kured-coordinator has no holder',
     });
+    // the standby takes it: a coordinator again at once
+    kube.lease = lease('8', 'coordinator-1');
+    await clock.advance(CACHE_MS);
+    expect(await coordinator.read()).toMatchObject({ live: true, holder: 'coordinator-1' });
   });
 
   it('tells of no coordinator once the Lease has gone unchanged for its duration since first seen, and of one again when it changes', async () => {
@@ -87,7 +102,12 @@ describe('CoordinatorLease', () => {
     const { kube, coordinator } = reader();
     kube.lease = lease('7', 'coordinator-0', text === undefined ? {} : { [HEALTH_ANNOTATION]: text });
 
-    expect(await coordinator.read()).toEqual({ live: true, holder: 'coordinator-0', health });
+    expect(await coordinator.read()).toEqual({
+      live: true,
+      holder: 'coordinator-0',
+      health,
+      durationMs: 20_000,
+    });
   });
 
   it('reuses a read for CACHE_MS: one GET per pass of an agent', async () => {

@@ -309,7 +309,9 @@ function evict(ctx: HttpContext, p: Parsed, name: string): Reply {
   if (p.method !== 'POST') throw methodNotAllowed();
   const namespace = p.route.namespace;
   if (namespace === undefined) throw notFound(p.route.def, name);
-  ctx.registry.evict(namespace, name, p.body, p.caller);
+  const dryRun = p.url.searchParams.get('dryRun');
+  if (dryRun !== null && dryRun !== 'All') throw badRequest(`Invalid dryRun value: ${dryRun}`);
+  ctx.registry.evict({ namespace, name, dryRun: dryRun === 'All' }, p.body, p.caller);
   return {
     code: 201,
     body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },

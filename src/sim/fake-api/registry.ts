@@ -73,6 +73,11 @@ export interface RegistryOptions {
   admission?: Admission;
 }
 
+/** deleteOptions.dryRun: ["All"]. */
+function isDryRun(options: Record<string, unknown>): boolean {
+  return Array.isArray(options.dryRun) && options.dryRun.includes('All');
+}
+
 export class Registry {
   private readonly tallies = new BudgetTallies();
   private readonly podDeletion: PodDeletion;
@@ -340,8 +345,16 @@ export class Registry {
     return this.store.commit(def.name, 'MODIFIED', { ...pod, metadata });
   }
 
-  /** policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption. */
-  evict(namespace: string, name: string, body: unknown, caller = IN_PROCESS): void {
+  /**
+   * policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption. A dry run
+   * (`dryRun=All` in the query, or in the Eviction's deleteOptions) is judged alike and removes nothing.
+   */
+  evict(
+    target: { namespace: string; name: string; dryRun?: boolean },
+    body: unknown,
+    caller = IN_PROCESS,
+  ): void {
+    const { namespace, name } = target;
     const pods = RESOURCES.pods;
     const eviction = isObject(body) ? body : {};
     const meta = isObject(eviction.metadata) ? eviction.metadata : {};
@@ -358,8 +371,9 @@ export class Registry {
       target: { namespace, name },
     });
     if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
-    const options = isObject(eviction.deleteOptions) ? deleteOptionsOf(eviction.deleteOptions) : {};
-    this.remove(pods, namespace, name, options);
+    const options = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
+    if (target.dryRun === true || isDryRun(options)) return;
+    this.remove(pods, namespace, name, deleteOptionsOf(options));
   }
 
   private checkBudget(namespace: string, pod: StoredObject): void {
