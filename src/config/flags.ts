@@ -715,7 +715,8 @@ export const FLAGS: readonly FlagSpec[] = [
     name: 'block-on-pdb',
     type: 'boolean',
     default: 'true',
-    description: 'do not take the lock while a PDB covering a pod here allows 0 disruptions',
+    description:
+      'do not take the lock while a PDB would refuse to let a pod here go (asked of the API server by a dry-run eviction of each pod the drain would evict)',
     apply: set('blockOnPdb', boolean),
   }),
   added({
