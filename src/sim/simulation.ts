@@ -352,7 +352,8 @@ class Simulation {
     const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);
     const evictions = { accepted: 0, refused: 0 };
     for (const r of this.server.requests) {
-      if (r.method !== 'POST' || !r.path.endsWith('/eviction')) continue;
+      // the PDB pre-flight's dry runs evict nothing: only the drain's evictions count
+      if (r.method !== 'POST' || !r.path.endsWith('/eviction') || r.query.dryRun === 'All') continue;
       if (r.status === 201) evictions.accepted++;
       else if (r.status === 429) evictions.refused++;
     }
