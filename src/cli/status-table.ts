@@ -6,7 +6,7 @@ import { shortDuration } from '../text/duration.js';
 const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
 
 function lockCell(row: NodeReport): string {
-  if (!row.lock.held) return '-';
+  if (!row.lock.held) return row.turn === null ? '-' : 'its turn';
   return row.lock.expired ? 'held (expired)' : 'held';
 }
 
@@ -33,6 +33,19 @@ function truncate(value: string, width: number): string {
   return value.length <= width ? value : value.slice(0, width - 1) + '…';
 }
 
+/** Who keeps the lock's queue, as its Lease says; nothing when no coordinator is installed. */
+function coordinatorLine(c: StatusReport['coordinator']): string | undefined {
+  if (c === null) return undefined;
+  if (c.error !== null) return `Coordinator: cannot read Lease ${c.lease}: ${c.error}`;
+  if (c.holder === null)
+    return `Coordinator: none leading (Lease ${c.lease} released; agents go first come if no standby takes it within 30s)`;
+  const health =
+    c.health === null || c.health.count === 0
+      ? ''
+      : `; ${c.health.count} of ${c.health.total} nodes unhealthy`;
+  return `Coordinator: ${c.holder} (Lease ${c.lease}, renewed ${c.renewTime ?? '?'}${health})`;
+}
+
 /** The lines above the table: the fleet pause, an unreadable lock, lock holders that are not nodes. */
 export function fleetLines(report: StatusReport): string[] {
   const lines: string[] = [];
@@ -42,6 +55,8 @@ export function fleetLines(report: StatusReport): string[] {
     lines.push(`Fleet PAUSED${by}${since}: ${report.pause.reason}`);
   }
   if (report.lock.error !== null) lines.push(`Lock: ${report.lock.error} (agents treat it as held)`);
+  const coordinator = coordinatorLine(report.coordinator);
+  if (coordinator !== undefined) lines.push(coordinator);
   const known = new Set(report.nodes.map((n) => n.node));
   const strangers = report.lock.holders.filter((h) => !known.has(h));
   if (strangers.length > 0) lines.push(`Lock also held by: ${strangers.join(', ')} (not a node)`);

@@ -1,6 +1,14 @@
 // `kured-ts status`: why is each node (not) rebooting, from what the cluster records: the report
 // (the command is status-command.ts, its table status-table.ts).
-import type { V1DaemonSet, V1Node } from '../kube/kube.js';
+import { isNotFound, statusMessage } from '../kube/errors.js';
+import type { V1DaemonSet, V1Lease, V1Node } from '../kube/kube.js';
+import {
+  HEALTH_ANNOTATION,
+  coordinatorLeaseName,
+  parseHealth,
+  type FleetHealth,
+} from '../lock/coordinator-lease.js';
+import { TURN_ANNOTATION, parseTurn, type Turn } from '../lock/turn.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {
@@ -63,6 +71,8 @@ export interface NodeReport {
    */
   need: { since: string; forMs: number; due: string | null; overdue: boolean } | null;
   bootID: string;
+  /** The coordinator's turn on this node (it is named for the next free slot), when it has one. */
+  turn: Turn | null;
   /** Does this node hold a lock slot? `group`: the --group-label value its slot records. */
   lock: { held: boolean; since: string | null; expired: boolean; group: string | null };
   /** The approval under --require-approval (`kured-ts approve`), when there is one. */
@@ -90,7 +100,21 @@ export interface StatusReport {
     /** Set when the annotation cannot be parsed (agents treat it as held). */
     error: string | null;
   };
+  /** The coordinator's Lease, when one exists (no coordinator installed: null). */
+  coordinator: CoordinatorReport | null;
   nodes: NodeReport[];
+}
+
+/** What the coordinator's Lease says: who leads, since its last renewal, and the health it publishes. */
+export interface CoordinatorReport {
+  lease: string;
+  /** The leader; null when the Lease is released (a standby is expected to take it). */
+  holder: string | null;
+  /** The leader's wall clock at its last renewal (for people: nobody compares clocks with it). */
+  renewTime: string | null;
+  health: FleetHealth | null;
+  /** Set when the Lease could not be read. */
+  error: string | null;
 }
 
 interface LockView {
@@ -156,6 +180,7 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     ...statusFields(status),
     need: needOf(status, nowMs),
     bootID: node.status?.nodeInfo?.bootID ?? '',
+    turn: parseTurn(annotations[TURN_ANNOTATION]) ?? null,
     lock: lockOf(
       lock.entries.find((e) => e.nodeID === name),
       ttlMs,
@@ -164,9 +189,15 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     lastReboot: lastRebootOf(status),
     approval: approvalOf(annotations[APPROVAL_ANNOTATION]),
     history: parseHistory(annotations[HISTORY_ANNOTATION]),
-    paused: annotations[NODE_PAUSE_ANNOTATION] === 'true',
-    unschedulable: node.spec?.unschedulable === true,
+    ...flagsOf(node),
     kured: kuredAnnotations(annotations),
+  };
+}
+
+function flagsOf(node: V1Node): Pick<NodeReport, 'paused' | 'unschedulable'> {
+  return {
+    paused: node.metadata?.annotations?.[NODE_PAUSE_ANNOTATION] === 'true',
+    unschedulable: node.spec?.unschedulable === true,
   };
 }
 
@@ -196,6 +227,25 @@ function kuredAnnotations(annotations: Record<string, string>): NodeReport['kure
 export interface StatusInputs {
   ds: V1DaemonSet;
   nodes: readonly V1Node[];
+  /** The coordinator's Lease, or why it could not be read; undefined: there is none. */
+  coordinator?: V1Lease | { error: string };
+}
+
+function coordinatorReport(lease: string, read: StatusInputs['coordinator']): CoordinatorReport | null {
+  if (read === undefined) return null;
+  if ('error' in read) return { lease, holder: null, renewTime: null, health: null, error: read.error };
+  const spec = read.spec ?? {};
+  return {
+    lease,
+    holder: spec.holderIdentity || null,
+    renewTime: spec.renewTime ?? null,
+    health: healthOf(read),
+    error: null,
+  };
+}
+
+function healthOf(lease: V1Lease): FleetHealth | null {
+  return parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) ?? null;
 }
 
 /** The report for what was read, at `nowMs` (expired lock slots are judged then). */
@@ -214,11 +264,15 @@ export function buildStatus(
     daemonSet: `${options.dsNamespace}/${options.dsName}`,
     pause: readFleetPause(inputs.ds) ?? null,
     lock: { holders: lock.entries.map((e) => e.nodeID), maxOwners: lock.maxOwners, error: lock.error },
+    coordinator: coordinatorReport(
+      `${options.dsNamespace}/${coordinatorLeaseName(options.dsName)}`,
+      inputs.coordinator,
+    ),
     nodes: rows,
   };
 }
 
-/** Reads the DaemonSet and the nodes (two GETs, nothing written). */
+/** Reads the DaemonSet, the nodes and the coordinator's Lease (three GETs, nothing written). */
 export async function readStatusInputs(
   options: DaemonSetRef,
   kube: CommandIo['kube'],
@@ -226,7 +280,10 @@ export async function readStatusInputs(
 ): Promise<StatusInputs> {
   const ds = await readDaemonSet(kube, options, signal);
   const nodes = await kube.listNodes({}, signal);
-  return { ds, nodes };
+  const coordinator = await kube
+    .getLease(options.dsNamespace, coordinatorLeaseName(options.dsName), signal)
+    .catch((err: unknown) => (isNotFound(err) ? undefined : { error: statusMessage(err) }));
+  return { ds, nodes, ...(coordinator === undefined ? {} : { coordinator }) };
 }
 
 /** Reads the nodes and the DaemonSet (two GETs, nothing written) into a StatusReport. */

@@ -86,7 +86,13 @@ export interface SimServer {
   create<T extends object>(resource: ResourceName, obj: T): T;
   update<T extends object>(resource: ResourceName, obj: T): T;
   delete(resource: ResourceName, namespace: string | undefined, name: string): void;
-  readonly requests: readonly { method: string; path: string; status: number; at: number }[];
+  readonly requests: readonly {
+    method: string;
+    path: string;
+    query: Record<string, string>;
+    status: number;
+    at: number;
+  }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;
   onWrite(listener: (e: SimWriteEvent) => void): () => void;

@@ -20,7 +20,8 @@ import { registerStatus, runStatus } from '../../src/cli/status-command.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
-import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
@@ -186,12 +187,44 @@ describe('kured-ts status', () => {
     );
   });
 
+  it.each<[string, V1Lease['spec'], Record<string, string>, string]>([
+    [
+      'names the coordinator that leads, when it renewed, and the fleet health it publishes',
+      { holderIdentity: 'kured-coordinator-7f9c', renewTime: '2026-01-05T09:59:50.000000Z' },
+      { 'kured-ts.dev/fleet-health': JSON.stringify({ total: 4, count: 1, unhealthy: ['n4 not ready'] }) },
+      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; 1 of 4 nodes unhealthy)',
+    ],
+    [
+      'says so when the coordinator has released its Lease',
+      { holderIdentity: '' },
+      {},
+      'Coordinator: none leading (Lease kube-system/kured-coordinator released; agents go first come if no standby takes it within 30s)',
+    ],
+  ])('%s, and the node whose turn it is', async (_name, spec, annotations, line) => {
+    seedFleet();
+    server.create<V1Lease>('leases', {
+      metadata: { name: 'kured-coordinator', namespace: 'kube-system', annotations },
+      spec,
+    });
+    const n2 = server.get<V1Node>('nodes', undefined, 'n2')!;
+    n2.metadata = {
+      ...n2.metadata,
+      annotations: { ...n2.metadata?.annotations, [TURN_ANNOTATION]: formatTurn({ since: 's', by: 'c' }) },
+    };
+    server.update('nodes', n2);
+    expect(await runStatus(STATUS, io)).toBe(0);
+    expect(out[0]).toBe(line);
+    expect(out[3]).toMatch(/^n2 .* its turn +- *$/);
+    expect(writes()).toEqual([]);
+  });
+
   it('prints the whole report as JSON with -o json', async () => {
     seedFleet();
     expect(await runStatus({ ...STATUS, output: 'json' }, io)).toBe(0);
     const report = JSON.parse(out.join('\n')) as StatusReport;
     expect(report.lock).toEqual({ holders: ['n1'], maxOwners: 1, error: null });
     expect(report.pause).toBeNull();
+    expect(report.coordinator).toBeNull(); // none installed: no Lease
     expect(report.nodes.map((n) => n.node)).toEqual(['n1', 'n2', 'n3', 'n4']);
     expect(report.nodes[0]).toEqual({
       node: 'n1',
@@ -206,6 +239,7 @@ describe('kured-ts status', () => {
         overdue: true,
       },
       bootID: 'boot-n1',
+      turn: null,
       lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false, group: null },
       lastReboot: null,
       approval: null,
