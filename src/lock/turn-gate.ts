@@ -38,7 +38,16 @@ export interface TurnGate {
  */
 export const RECHECK_PER_NODE_MS = 1_000;
 
-export function recheckMs(leaseDurationMs: number, nodes: number): number {
+/**
+ * The recheck while the coordinator has not published the fleet's size (it publishes its health only
+ * once it sees the fleet): 5 minutes, so that 5,000 waiters that queued during its start-up read the
+ * Lease 17 times a second at most, not 167.
+ */
+export const UNKNOWN_FLEET_RECHECK_MS = 5 * 60_000;
+
+/** The recheck for a fleet of `nodes` (undefined: not published yet). */
+export function recheckMs(leaseDurationMs: number, nodes: number | undefined): number {
+  if (nodes === undefined) return Math.max(leaseDurationMs, UNKNOWN_FLEET_RECHECK_MS);
   return Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
 }
 
@@ -72,7 +81,7 @@ export class NodeTurnGate implements TurnGate {
     this.waitingFrom = {
       resourceVersion: node.metadata?.resourceVersion ?? '',
       turn: text,
-      recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total ?? 0),
+      recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total),
     };
     if (turn !== undefined) return { kind: 'turn', by: turn.by };
     return {
@@ -101,16 +110,18 @@ export class NodeTurnGate implements TurnGate {
   }
 
   /**
-   * Reads the coordinator's Lease every `everyMs` (jittered) and resolves once it is judged gone
-   * (released, deleted, or not renewed for its duration): the waiter then goes first come instead of
-   * waiting out its whole timeout for a turn nobody will give. A Lease that cannot be read is not
-   * judged gone.
+   * Reads the coordinator's Lease every recheckMs (jittered; `firstMs`, then as each read tells)
+   * and resolves once it is judged gone (released, deleted, or not renewed for its duration): the
+   * waiter then goes first come instead of waiting out its whole timeout for a turn nobody will give.
+   * A Lease that cannot be read is not judged gone.
    */
-  private async untilCoordinatorGone(everyMs: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
+  private async untilCoordinatorGone(firstMs: number, signal: AbortSignal): Promise<void> {
+    for (let everyMs = firstMs; !signal.aborted;) {
       await this.o.clock.sleep(everyMs * (0.75 + 0.5 * this.o.random()), signal).catch(() => undefined);
       if (aborted(signal)) return;
       const state = await this.o.coordinator.read(signal).catch(() => undefined);
+      // the fleet's size as the coordinator publishes it now (not yet, when the wait began)
+      if (state?.live === true) everyMs = recheckMs(state.durationMs, state.health?.total);
       if (state !== undefined && !state.live && state.unread !== true) {
         this.o.log.info('coordinator gone while waiting for a turn', {
           node: this.o.nodeId,

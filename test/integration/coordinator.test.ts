@@ -11,12 +11,16 @@ import { MemoryLogger } from '../../src/log/logger.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
 import { CONTENDED_RETRY_MS, DaemonSetLock } from '../../src/lock/daemonset-lock.js';
-import { CoordinatorLease, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import {
+  CoordinatorLease,
+  HEALTH_ANNOTATION,
+  coordinatorLeaseName,
+} from '../../src/lock/coordinator-lease.js';
 import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
-import { NodeTurnGate } from '../../src/lock/turn-gate.js';
+import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/lock/turn-gate.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -274,10 +278,15 @@ function agentLock(nodeId: string, concurrency: number, onClock: Clock = new Sys
   return createLock(config, io, coordinatorOf(config, io));
 }
 
-/** A coordinator's Lease that looks alive to a reader that has just started. */
+/** A coordinator's Lease that looks alive to a reader that has just started (a fleet of 5 nodes). */
 async function liveLease(): Promise<void> {
+  const health = JSON.stringify({ total: NODES.length, count: 0, unhealthy: [] });
   await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
-    metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
+    metadata: {
+      name: coordinatorLeaseName('kured'),
+      namespace: NS,
+      annotations: { [HEALTH_ANNOTATION]: health },
+    },
     spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
   });
 }
@@ -361,6 +370,46 @@ function renewLease(): void {
 }
 
 describe('waiting for a turn', () => {
+  it.each<[string, number | undefined, number]>([
+    ['a small fleet: every lease duration', 5, LEASE_DURATION_MS],
+    ['1,000 nodes: every 1,000 s (the fleet one read a second)', 1_000, 1_000_000],
+    ['5,000 nodes: every 5,000 s', 5_000, 5_000_000],
+    ['a fleet whose size is not published yet: every 5 minutes', undefined, UNKNOWN_FLEET_RECHECK_MS],
+  ])("rereads the coordinator's Lease for %s", (_name, nodes, every) => {
+    expect(recheckMs(LEASE_DURATION_MS, nodes)).toBe(every);
+  });
+
+  it('a waiter that queued before the coordinator published the fleet size rereads the Lease at the pace of the size it then publishes', async () => {
+    await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+      metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
+      spec: { holderIdentity: 'c-0', leaseDurationSeconds: 30 },
+    });
+    const gate = turnGate('n1');
+    expect((await gate.verdict()).kind).toBe('wait');
+    const stop = new AbortController();
+    stops.push(stop);
+    void gate.waitForTurn(3_600_000, stop.signal).catch(() => undefined);
+    const reads = (): number =>
+      server.requests.filter(
+        (r) => r.method === 'GET' && r.path.endsWith(`/leases/${coordinatorLeaseName('kured')}`),
+      ).length;
+    const before = reads();
+    // the coordinator now sees 5,000 nodes, and keeps renewing
+    const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
+    const health = JSON.stringify({ total: 5_000, count: 0, unhealthy: [] });
+    server.update('leases', {
+      ...lease,
+      metadata: { ...lease.metadata, annotations: { [HEALTH_ANNOTATION]: health } },
+    });
+    for (let t = 0; t < 40 * 60_000; t += 10_000) {
+      renewLease();
+      await clock.advance(10_000);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    // one read at about 5 minutes (the size unknown), then none for 5,000 s
+    expect(reads() - before).toBe(1);
+  });
+
   it.each([
     [
       'the coordinator releases its Lease and no standby takes it',
