@@ -217,12 +217,18 @@ export class Observer {
     return { node: name, requiredSinceMs: view.requiredSinceMs, overdue: false, group: undefined };
   }
 
-  /** Out of need order: a node waiting since earlier (and not holding a slot) was passed over. */
+  /**
+   * Out of need order: a node waiting since earlier (and not holding a slot, nor a turn for one the
+   * coordinator keeps for it) was passed over.
+   */
   private checkOrder(node: string, view: NodeView | undefined, now: number): void {
     const mine = this.waiterOf(node, view);
     if (mine === undefined) return;
     for (const [other, o] of this.nodes) {
       if (other === node || o.phase !== 'waiting-for-lock' || this.holders.has(other)) continue;
+      // named in the same plan (one turn per free slot): its slot is still kept for it, whichever
+      // of the two agents writes first
+      if (o.turn && !this.lapsed.has(other)) continue;
       const theirs = this.waiterOf(other, o);
       if (theirs === undefined || compareWaiters(theirs, mine) >= 0) continue;
       const lapsed = this.lapsed.has(other);
