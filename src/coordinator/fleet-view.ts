@@ -155,11 +155,6 @@ export class FleetView {
     return this.nodes.get(name);
   }
 
-  /** Nodes in the view. */
-  get size(): number {
-    return this.nodes.size;
-  }
-
   /** Puts a record in the view (the coordinator's own turn writes, without waiting for the watch). */
   set(record: NodeRecord): void {
     const before = this.nodes.get(record.name);

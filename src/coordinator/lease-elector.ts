@@ -76,7 +76,7 @@ export class LeaseElector {
    * Campaigns until `signal` aborts; runs `lead` with a signal that aborts when leadership is lost.
    * Leadership lost is campaigned for again. When `lead` ends (or fails) by itself, this candidate
    * cannot lead (it cannot see the fleet): it releases the Lease, so that the standby takes over at
-   * once (or, with none, the agents go first come at once), and sits out a back-off that doubles
+   * once (with none, the agents go first come once the Lease has stayed released for 30 s), and sits out a back-off that doubles
    * with each such step-down (from one lease duration up to MAX_SIT_OUT_MS) before campaigning again.
    * Releases the Lease when stopped while leading.
    */

@@ -224,37 +224,41 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
-  async dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    const body = {
-      apiVersion: 'policy/v1',
-      kind: 'Eviction',
-      metadata: { name, namespace },
-      deleteOptions: { dryRun: ['All'] },
-    };
-    await this.http.json({
-      method: 'POST',
-      path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
-      query: { dryRun: 'All' },
-      body,
-      signal,
-    });
+  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
+    return this.postEviction(namespace, name, { dryRun: ['All'] }, signal);
   }
 
-  async evictPod(
+  evictPod(
     namespace: string,
     name: string,
     gracePeriodSeconds?: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.postEviction(
+      namespace,
+      name,
+      gracePeriodSeconds === undefined ? undefined : { gracePeriodSeconds },
+      signal,
+    );
+  }
+
+  /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
+  private async postEviction(
+    namespace: string,
+    name: string,
+    deleteOptions: { gracePeriodSeconds?: number; dryRun?: string[] } | undefined,
     signal?: AbortSignal,
   ): Promise<void> {
     const body = {
       apiVersion: 'policy/v1',
       kind: 'Eviction',
       metadata: { name, namespace },
-      ...(gracePeriodSeconds === undefined ? {} : { deleteOptions: { gracePeriodSeconds } }),
+      ...(deleteOptions === undefined ? {} : { deleteOptions }),
     };
     await this.http.json({
       method: 'POST',
       path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
+      ...(deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
       body,
       signal,
     });

@@ -63,6 +63,16 @@ export function parseHealth(text: string | undefined): FleetHealth | undefined {
   }
 }
 
+/** A live coordinator as `lease` tells: its holder, the health it publishes, how long it is trusted. */
+function live(lease: V1Lease, holder: string, durationMs: number): CoordinatorState {
+  return {
+    live: true,
+    holder,
+    health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
+    durationMs,
+  };
+}
+
 export class CoordinatorLease {
   private readonly observed = new LeaseObserver();
   private cached: { at: number; state: CoordinatorState } | undefined;
@@ -103,12 +113,7 @@ export class CoordinatorLease {
     if (stale !== undefined) {
       return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${stale}s` };
     }
-    return {
-      live: true,
-      holder,
-      health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
-      durationMs: this.durationMs(lease),
-    };
+    return live(lease, holder, this.durationMs(lease));
   }
 
   /**
@@ -120,12 +125,7 @@ export class CoordinatorLease {
   private released(lease: V1Lease, where: string, now: number): CoordinatorState {
     if (this.observed.expired(where, RELEASED_GRACE_MS, now))
       return { live: false, reason: `no coordinator: ${where} has no holder` };
-    return {
-      live: true,
-      holder: 'none: released, its standby expected',
-      health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
-      durationMs: RELEASED_GRACE_MS,
-    };
+    return live(lease, 'none: released, its standby expected', RELEASED_GRACE_MS);
   }
 
   private durationMs(lease: V1Lease): number {

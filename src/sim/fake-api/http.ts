@@ -255,7 +255,8 @@ function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
   const { def, namespace } = p.route;
   if (p.method === 'GET') {
     const query = p.url.searchParams;
-    const page = listPage(ctx.store, { def, namespace, filter: parseFilter(def, query), query });
+    const filter = parseFilter(def, query);
+    const page = listPage(ctx.registry, { def, namespace, filter, query, now: ctx.store.version() });
     const metadata = {
       resourceVersion: page.resourceVersion,
       ...(page.continue === undefined ? {} : { continue: page.continue }),

@@ -3,11 +3,11 @@
 // that version and the last key served, and is refused with 410 Expired once the history no longer
 // reaches back to it (the client lists anew). A list with resourceVersion=0 comes from the watch
 // cache, which in v1.32 ignores `limit` and answers the whole list.
+import type { Registry } from './registry.js';
 import type { ObjectFilter } from './selectors.js';
-import { passes } from './selectors.js';
 import type { ResourceDef, StoredObject } from './resources.js';
 import { apiError, badRequest } from './status.js';
-import type { Store } from './store.js';
+import { objectKey } from './store.js';
 
 /** One page: its items, the snapshot's resourceVersion and, when more follow, the token for them. */
 export interface Page {
@@ -21,10 +21,6 @@ interface Token {
   rv: number;
   /** The key (namespace/name) of the last item served. */
   after: string;
-}
-
-function keyOf(o: StoredObject): string {
-  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }
 
 function encode(token: Token): string {
@@ -50,26 +46,29 @@ function parseLimit(text: string | null): number | undefined {
 
 /** The list a GET of a collection answers, paged when it asks for a limit or continues one. */
 export function listPage(
-  store: Store,
-  request: { def: ResourceDef; namespace: string | undefined; filter: ObjectFilter; query: URLSearchParams },
+  registry: Pick<Registry, 'list' | 'listAt'>,
+  request: {
+    def: ResourceDef;
+    namespace: string | undefined;
+    filter: ObjectFilter;
+    query: URLSearchParams;
+    now: number;
+  },
 ): Page {
   const { def, namespace, filter, query } = request;
   const limit = parseLimit(query.get('limit'));
   const token = query.get('continue');
-  const now = store.version();
   if (token === null || token === '') {
-    const items = store
-      .list(def.name, def.namespaced ? namespace : undefined)
-      .filter((o) => passes(filter, o));
+    const items = registry.list(def, namespace, filter);
     if (limit === undefined || query.get('resourceVersion') === '0') {
-      return { items, resourceVersion: String(now) };
+      return { items, resourceVersion: String(request.now) };
     }
-    return cut(items, limit, now);
+    return cut(items, limit, request.now);
   }
   if (query.get('resourceVersion') !== null && query.get('resourceVersion') !== '')
     throw badRequest('specifying resource version is not allowed when using continue');
   const { rv, after } = decode(token);
-  const snapshot = store.listAt(def.name, def.namespaced ? namespace : undefined, rv);
+  const snapshot = registry.listAt(def, namespace, filter, rv);
   if (snapshot === undefined) {
     throw apiError(
       410,
@@ -78,8 +77,11 @@ export function listPage(
       'Expired',
     );
   }
-  const rest = snapshot.filter((o) => keyOf(o) > after && passes(filter, o));
-  return cut(rest, limit, rv);
+  return cut(
+    snapshot.filter((o) => objectKey(o) > after),
+    limit,
+    rv,
+  );
 }
 
 function cut(items: StoredObject[], limit: number | undefined, rv: number): Page {
@@ -89,7 +91,7 @@ function cut(items: StoredObject[], limit: number | undefined, rv: number): Page
   return {
     items: page,
     resourceVersion: String(rv),
-    ...(last === undefined ? {} : { continue: encode({ rv, after: keyOf(last) }) }),
+    ...(last === undefined ? {} : { continue: encode({ rv, after: objectKey(last) }) }),
     remainingItemCount: items.length - limit,
   };
 }

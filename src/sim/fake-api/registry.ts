@@ -123,6 +123,18 @@ export class Registry {
     return this.store.list(def.name, def.namespaced ? namespace : undefined).filter((o) => passes(filter, o));
   }
 
+  /** list as it was at resourceVersion `rv`; undefined once the history no longer reaches back to it. */
+  listAt(
+    def: ResourceDef,
+    namespace: string | undefined,
+    filter: ObjectFilter,
+    rv: number,
+  ): StoredObject[] | undefined {
+    return this.store
+      .listAt(def.name, def.namespaced ? namespace : undefined, rv)
+      ?.filter((o) => passes(filter, o));
+  }
+
   /** POST: names the object (generateName), fills server-owned metadata, 409 when it exists. */
   create(def: ResourceDef, namespace: string | undefined, body: unknown, caller = IN_PROCESS): StoredObject {
     if (!isObject(body)) throw badRequest('the body of the request must be a JSON object');

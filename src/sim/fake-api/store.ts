@@ -18,6 +18,11 @@ export interface Change {
 
 export type ChangeListener = (change: Change) => void;
 
+/** An object's key as etcd orders it: namespace/name. */
+export function objectKey(o: StoredObject): string {
+  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
 function byCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -156,15 +161,14 @@ export class Store {
   listAt(resource: ResourceName, namespace: string | undefined, rv: number): StoredObject[] | undefined {
     const later = this.since(rv);
     if (later === undefined) return undefined;
-    const key = (o: StoredObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    const byKey = new Map(this.list(resource, namespace).map((o) => [key(o), o]));
+    const byKey = new Map(this.list(resource, namespace).map((o) => [objectKey(o), o]));
     for (let i = later.length - 1; i >= 0; i--) {
       const change = later[i];
       if (change === undefined || change.resource !== resource) continue;
       const ns = change.object.metadata.namespace ?? '';
       if (namespace !== undefined && ns !== namespace) continue;
-      if (change.previous === undefined) byKey.delete(key(change.object));
-      else byKey.set(key(change.previous), change.previous);
+      if (change.previous === undefined) byKey.delete(objectKey(change.object));
+      else byKey.set(objectKey(change.previous), change.previous);
     }
     return [...byKey.entries()].sort(([a], [b]) => byCodeUnits(a, b)).map(([, o]) => o);
   }
