@@ -168,7 +168,11 @@ class Term {
   private readonly view: LockView;
   private ds: V1DaemonSet | undefined;
   private readonly turnSince = new Map<string, number>();
-  private readonly passedOver = new Set<string>();
+  /**
+   * Nodes whose turn lapsed while they still wait, to the status reason they had then: behind every
+   * other waiter until their agent writes its status again (lapsedTurnReason), its sign of life.
+   */
+  private readonly passedOver = new Map<string, string | undefined>();
   /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
   private changes = 0;
   private wake: (() => void) | undefined;
@@ -356,17 +360,26 @@ class Term {
       nowMs,
       turnSince: this.turnSince,
       graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
-      passedOver: this.passedOver,
+      passedOver: new Set(this.passedOver.keys()),
     });
     this.stats.plans++;
     this.forgetStale();
     await this.carryOut(plan, signal);
   }
 
-  /** Passed-over nodes that no longer wait, and turns no longer on any node, are forgotten. */
+  /**
+   * Passed-over nodes that no longer wait are forgotten, and those whose agent wrote its status since
+   * the lapse get their place back; turns no longer on any node are forgotten.
+   */
   private forgetStale(): void {
-    for (const node of this.passedOver)
-      if (this.fleet.get(node)?.status?.phase !== 'waiting-for-lock') this.passedOver.delete(node);
+    for (const [node, reason] of this.passedOver) {
+      const status = this.fleet.get(node)?.status;
+      if (status?.phase !== 'waiting-for-lock') this.passedOver.delete(node);
+      else if (status.reason !== reason) {
+        this.passedOver.delete(node);
+        this.o.log.info('node back in its place after its turn lapsed', { node });
+      }
+    }
     for (const node of this.turnSince.keys()) {
       const record = this.fleet.get(node);
       if (record?.turn === undefined) this.turnSince.delete(node);
@@ -379,7 +392,7 @@ class Term {
         node,
         after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s`,
       });
-      this.passedOver.add(node);
+      this.passedOver.set(node, this.fleet.get(node)?.status?.reason);
       this.stats.lapsed++;
     }
     for (const node of [...plan.revoke, ...plan.lapse]) await this.setTurn(node, null, signal);

@@ -2,7 +2,8 @@
 // of the lock. Each free slot goes to the waiting node whose reboot has been needed longest (overdue
 // first, then the oldest need, then by name: compareWaiters, the order the agents record), as far
 // as its group has room. A turn not taken within the grace (its agent gone or stuck) is taken back
-// and its node goes to the back of the queue, so a dead head costs one grace per hand-off at most.
+// and its node goes to the back of the queue, so a dead head costs one grace per hand-off at most;
+// an agent that was only slow says so by writing its status, and gets its place back (coordinator.ts).
 // Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
 // from a stale view can only change who goes first.
 import { compareWaiters, type Waiter } from '../lock/wait-queue.js';

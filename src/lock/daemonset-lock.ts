@@ -124,8 +124,10 @@ export class DaemonSetLock implements Lock {
       return { acquired: false, holders: [], reason };
     }
     if (outcome === undefined) throw new Error('lock acquire decided nothing');
-    if (outcome.acquired)
+    if (outcome.acquired) {
+      this.o.turns?.spent();
       this.o.log.info('lock acquired', { node: this.o.nodeId, holder: outcome.holder.nodeID });
+    }
     return outcome;
   }
 

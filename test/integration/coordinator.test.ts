@@ -20,7 +20,12 @@ import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
-import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/lock/turn-gate.js';
+import {
+  LAPSE_MEMORY_MS,
+  NodeTurnGate,
+  UNKNOWN_FLEET_RECHECK_MS,
+  recheckMs,
+} from '../../src/lock/turn-gate.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -48,11 +53,11 @@ afterEach(async () => {
 });
 
 /** The node's status says it waits for a slot, needed since `since`. */
-function waiting(name: string, since: string): void {
+function waiting(name: string, since: string, reason = 'all 1 lock slot(s) held'): void {
   const node = server.get<V1Node>('nodes', undefined, name)!;
   const status = formatStatus({
     phase: 'waiting-for-lock',
-    reason: 'all 1 lock slot(s) held',
+    reason,
     since,
     bootID: 'b',
     requiredSince: since,
@@ -178,6 +183,25 @@ describe('the coordinator', () => {
     await advanceUntil(() => turns().includes('n1'), 'n1 gets the turn after n2 lapsed');
     expect(turns()).toEqual(['n1']);
     expect(c.stats.lapsed).toBe(before + 1);
+  });
+
+  it.each([
+    ['keeps a node whose turn lapsed behind the others while its agent says nothing', false, 'n1'],
+    ['gives a node whose turn lapsed its place back once its agent writes its status again', true, 'n2'],
+  ])('%s', async (_name, signOfLife, next) => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n2', '2026-01-05T09:10:00Z');
+    waiting('n3', '2026-01-05T09:20:00Z');
+    const c = coordinator('a');
+    await advanceUntil(() => turns().includes('n2'), 'n2, the oldest, gets the turn');
+    await advanceUntil(() => turns().includes('n3'), 'n3 gets the turn after n2 lapsed');
+    expect(turns()).toEqual(['n3']);
+    // the slow agent of n2 finds its turn gone and says so in its status (lapsedTurnReason)
+    if (signOfLife) waiting('n2', '2026-01-05T09:10:00Z', 'waiting for its turn: the one given at … lapsed');
+    await advanceUntil(() => !turns().includes('n3'), "n3's turn lapses too");
+    await advanceUntil(() => turns().length > 0, 'the next turn');
+    expect(turns()).toEqual([next]);
+    expect(c.stats.lapsed).toBe(2);
   });
 
   it('is replaced by its standby within one lease duration when the leader dies without a word', async () => {
@@ -368,6 +392,85 @@ function renewLease(): void {
   const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
   server.update('leases', { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString() } });
 }
+
+/** Sets (a turn) or removes (undefined) the turn annotation on `node`, as a coordinator would. */
+async function setTurn(node: string, since: string | undefined): Promise<void> {
+  const value = since === undefined ? null : formatTurn({ since, by: 'c-0' });
+  await new ClientNodeKube(server.kubeConfig()).mergePatchNode(node, {
+    metadata: { annotations: { [TURN_ANNOTATION]: value } },
+  });
+}
+
+describe('a turn taken back before its node took the slot', () => {
+  it.each<[string, (gate: NodeTurnGate) => Promise<void>, RegExp]>([
+    [
+      'a waiter whose turn lapsed says so, naming the turn',
+      async (gate) => {
+        await setTurn('n1', 'T1');
+        expect((await gate.verdict()).kind).toBe('turn');
+        await setTurn('n1', undefined);
+      },
+      /the one given at T1 by c-0 lapsed/,
+    ],
+    [
+      'a waiter that saw its turn only on its watch, come and gone before it read its node, says so too',
+      async (gate) => {
+        expect((await gate.verdict()).kind).toBe('wait');
+        const stop = new AbortController();
+        stops.push(stop);
+        const woke = gate.waitForTurn(3_600_000, stop.signal);
+        await setTurn('n1', 'T2');
+        await woke;
+        await setTurn('n1', undefined);
+      },
+      /the one given at T2 by c-0 lapsed/,
+    ],
+    [
+      'a turn it spent on its slot is not called lapsed',
+      async (gate) => {
+        await setTurn('n1', 'T3');
+        expect((await gate.verdict()).kind).toBe('turn');
+        gate.spent();
+        await setTurn('n1', undefined);
+      },
+      /^waiting for its turn: the coordinator/,
+    ],
+    [
+      'a turn seen longer ago than the lapse memory (taken back when its node stopped waiting) is not called lapsed',
+      async (gate) => {
+        await setTurn('n1', 'T4');
+        expect((await gate.verdict()).kind).toBe('turn');
+        await setTurn('n1', undefined);
+        await clock.advance(LAPSE_MEMORY_MS + 1);
+        renewLease();
+      },
+      /^waiting for its turn: the coordinator/,
+    ],
+  ])('%s', async (_name, world, reason) => {
+    await liveLease();
+    const gate = turnGate('n1');
+    await world(gate);
+    const verdict = await gate.verdict();
+    expect(verdict).toMatchObject({ kind: 'wait', reason: expect.stringMatching(reason) as unknown });
+  });
+
+  it('words each lapse anew, so that the agent writes its status again for each', async () => {
+    await liveLease();
+    const gate = turnGate('n1');
+    const lapse = async (since: string): Promise<string> => {
+      await setTurn('n1', since);
+      expect((await gate.verdict()).kind).toBe('turn');
+      await setTurn('n1', undefined);
+      const verdict = await gate.verdict();
+      return verdict.kind === 'wait' ? verdict.reason : verdict.kind;
+    };
+    const first = await lapse('T1');
+    const second = await lapse('T2');
+    expect(first).toMatch(/lapsed/);
+    expect(second).toMatch(/lapsed/);
+    expect(second).not.toBe(first);
+  });
+});
 
 describe('waiting for a turn', () => {
   it.each<[string, number | undefined, number]>([
