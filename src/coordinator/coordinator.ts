@@ -386,8 +386,9 @@ class Term {
     }
   }
 
-  private async carryOut(plan: Plan, signal: AbortSignal): Promise<void> {
-    for (const node of plan.lapse) {
+  /** Sends the nodes whose turn lapsed behind every other waiter, until their agent writes its status. */
+  private passOver(lapsed: readonly string[]): void {
+    for (const node of lapsed) {
       this.o.log.info('turn lapsed', {
         node,
         after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s`,
@@ -395,6 +396,10 @@ class Term {
       this.passedOver.set(node, this.fleet.get(node)?.status?.reason);
       this.stats.lapsed++;
     }
+  }
+
+  private async carryOut(plan: Plan, signal: AbortSignal): Promise<void> {
+    this.passOver(plan.lapse);
     for (const node of [...plan.revoke, ...plan.lapse]) await this.setTurn(node, null, signal);
     const since = this.o.clock.now().toISOString();
     for (const node of plan.grant) {
