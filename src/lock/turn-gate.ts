@@ -18,12 +18,12 @@ export type TurnVerdict =
 
 /**
  * The wait's reason when a turn this node saw was taken back before it took its slot (it lapsed:
- * this agent was slow, or its writes lost). Each lapse words it anew (the turn's time), so the agent
+ * this agent was slow, or its writes lost; or a blocker held the node back at its slot). Each lapse words it anew (the turn's time), so the agent
  * writes its status again: the coordinator, which sent the lapsed node to the back of the queue,
  * takes that write as the sign of life that gives the node its place in need order back.
  */
 export function lapsedTurnReason(turn: Turn, holder: string): string {
-  return `waiting for its turn: the one given at ${turn.since} by ${turn.by} lapsed before this node took its slot; the coordinator (${holder}) gives it its place back`;
+  return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} was taken back before this node took its slot (it lapsed, or the node was held back); the coordinator (${holder}) queues it in need order`;
 }
 
 export interface TurnGate {

@@ -197,7 +197,7 @@ describe('the coordinator', () => {
     await advanceUntil(() => turns().includes('n3'), 'n3 gets the turn after n2 lapsed');
     expect(turns()).toEqual(['n3']);
     // the slow agent of n2 finds its turn gone and says so in its status (lapsedTurnReason)
-    if (signOfLife) waiting('n2', '2026-01-05T09:10:00Z', 'waiting for its turn: the one given at … lapsed');
+    if (signOfLife) waiting('n2', '2026-01-05T09:10:00Z', 'waiting for its turn again: the one given at … was taken back');
     await advanceUntil(() => !turns().includes('n3'), "n3's turn lapses too");
     await advanceUntil(() => turns().length > 0, 'the next turn');
     expect(turns()).toEqual([next]);
@@ -410,7 +410,7 @@ describe('a turn taken back before its node took the slot', () => {
         expect((await gate.verdict()).kind).toBe('turn');
         await setTurn('n1', undefined);
       },
-      /the one given at T1 by c-0 lapsed/,
+      /the one given at T1 by c-0 was taken back/,
     ],
     [
       'a waiter that saw its turn only on its watch, come and gone before it read its node, says so too',
@@ -423,10 +423,10 @@ describe('a turn taken back before its node took the slot', () => {
         await woke;
         await setTurn('n1', undefined);
       },
-      /the one given at T2 by c-0 lapsed/,
+      /the one given at T2 by c-0 was taken back/,
     ],
     [
-      'a turn it spent on its slot is not called lapsed',
+      'a turn it spent on its slot is not reported as taken back',
       async (gate) => {
         await setTurn('n1', 'T3');
         expect((await gate.verdict()).kind).toBe('turn');
@@ -436,7 +436,7 @@ describe('a turn taken back before its node took the slot', () => {
       /^waiting for its turn: the coordinator/,
     ],
     [
-      'a turn seen longer ago than the lapse memory (taken back when its node stopped waiting) is not called lapsed',
+      'a turn seen longer ago than the lapse memory (taken back when its node stopped waiting) is not reported',
       async (gate) => {
         await setTurn('n1', 'T4');
         expect((await gate.verdict()).kind).toBe('turn');
@@ -466,8 +466,8 @@ describe('a turn taken back before its node took the slot', () => {
     };
     const first = await lapse('T1');
     const second = await lapse('T2');
-    expect(first).toMatch(/lapsed/);
-    expect(second).toMatch(/lapsed/);
+    expect(first).toMatch(/taken back/);
+    expect(second).toMatch(/taken back/);
     expect(second).not.toBe(first);
   });
 });
