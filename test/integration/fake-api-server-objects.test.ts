@@ -136,6 +136,22 @@ describe('list and selectors', () => {
     },
   );
 
+  it('lists a pod by its node as it is bound, moved and deleted (the server keeps pods by node)', async () => {
+    const names = async (fieldSelector: string): Promise<string[]> =>
+      (await api.core.listPodForAllNamespaces({ fieldSelector })).items.map((p) => p.metadata?.name ?? '');
+    const unbound = pod('ns1', 'late', 'n1');
+    unbound.spec = { ...unbound.spec!, nodeName: undefined };
+    await api.core.createNamespacedPod({ namespace: 'ns1', body: unbound });
+    expect(await names('spec.nodeName=')).toEqual(['late']);
+    const bound = api.server.get<V1Pod>('pods', 'ns1', 'late')!;
+    api.server.update('pods', { ...bound, spec: { ...bound.spec!, nodeName: 'n2' } });
+    expect(await names('spec.nodeName=n2')).toEqual(['late', 'web-2']);
+    expect(await names('spec.nodeName=')).toEqual([]);
+    expect(await names('spec.nodeName=n1')).not.toContain('late');
+    await api.core.deleteNamespacedPod({ namespace: 'ns1', name: 'late', gracePeriodSeconds: 0 });
+    expect(await names('spec.nodeName=n2')).toEqual(['web-2']);
+  });
+
   it('combines a label and a field selector within one namespace', async () => {
     const list = await api.core.listNamespacedPod({
       namespace: 'ns1',

@@ -7,7 +7,7 @@ import { applyPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './pa
 import { managedFieldsAfter, type Writer } from './managed-fields.js';
 import { BudgetTallies, evictionRefusal, pdbStatus, selects, type PdbNumbers } from './pdb.js';
 import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
-import { passes, type ObjectFilter } from './selectors.js';
+import { passes, requiredValue, type ObjectFilter } from './selectors.js';
 import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
 import type { Change, Store } from './store.js';
 import { validate } from './validation.js';
@@ -120,7 +120,10 @@ export class Registry {
   }
 
   list(def: ResourceDef, namespace: string | undefined, filter: ObjectFilter): StoredObject[] {
-    return this.store.list(def.name, def.namespaced ? namespace : undefined).filter((o) => passes(filter, o));
+    const ns = def.namespaced ? namespace : undefined;
+    const node = def.name === 'pods' ? requiredValue(filter, 'spec.nodeName') : undefined;
+    const candidates = node === undefined ? this.store.list(def.name, ns) : this.store.podsOn(node, ns);
+    return candidates.filter((o) => passes(filter, o));
   }
 
   /** list as it was at resourceVersion `rv`; undefined once the history no longer reaches back to it. */

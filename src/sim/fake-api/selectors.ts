@@ -55,6 +55,16 @@ function fieldValue(obj: StoredObject, r: FieldRequirement): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+/**
+ * The one value `field` must equal for an object to pass (an equality requirement on it, or the
+ * name a watch URL names); undefined when the filter allows any. Lets the server look objects up by
+ * an index, as kube's watch cache does for a pod's node and an object's name.
+ */
+export function requiredValue(filter: ObjectFilter, field: string): string | undefined {
+  if (field === 'metadata.name' && filter.name !== undefined) return filter.name;
+  return filter.fields.find((r) => r.field === field && r.equal)?.value;
+}
+
 /** True when the object passes the filter. */
 export function passes(filter: ObjectFilter, obj: StoredObject): boolean {
   if (filter.name !== undefined && obj.metadata.name !== filter.name) return false;

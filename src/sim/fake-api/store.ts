@@ -23,6 +23,12 @@ export function objectKey(o: StoredObject): string {
   return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }
 
+/** A pod's spec.nodeName ('' while unscheduled). */
+function nodeOf(pod: StoredObject): string {
+  const spec = (pod as { spec?: { nodeName?: unknown } }).spec;
+  return typeof spec?.nodeName === 'string' ? spec.nodeName : '';
+}
+
 function byCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -34,6 +40,8 @@ export class Store {
   private readonly objects = new Map<ResourceName, Map<string, Map<string, StoredObject>>>();
   /** Sorted names per resource and namespace; dropped when an object is added or removed there. */
   private readonly sortedNames = new Map<string, string[]>();
+  /** Pods by spec.nodeName (kube's watch cache indexes them so too): node → namespace/name → pod. */
+  private readonly podsByNode = new Map<string, Map<string, StoredObject>>();
   /** Changes in resourceVersion order; entries before `head` have been dropped. */
   private history: Change[] = [];
   private head = 0;
@@ -72,6 +80,28 @@ export class Store {
       }
     }
     return out;
+  }
+
+  /** The pods bound to `node` (in one namespace or all), sorted like list: no scan of every pod. */
+  podsOn(node: string, namespace: string | undefined): StoredObject[] {
+    const pods = [...(this.podsByNode.get(node)?.entries() ?? [])];
+    return pods
+      .filter(([, p]) => namespace === undefined || (p.metadata.namespace ?? '') === namespace)
+      .sort(([a], [b]) => byCodeUnits(a, b))
+      .map(([, p]) => p);
+  }
+
+  private indexPod(previous: StoredObject | undefined, committed: StoredObject, deleted: boolean): void {
+    const key = objectKey(committed);
+    if (previous !== undefined) this.podsByNode.get(nodeOf(previous))?.delete(key);
+    if (deleted) return;
+    const node = nodeOf(committed);
+    let pods = this.podsByNode.get(node);
+    if (pods === undefined) {
+      pods = new Map();
+      this.podsByNode.set(node, pods);
+    }
+    pods.set(key, committed);
   }
 
   /** Objects of one namespace in no particular order (cheaper than list). */
@@ -124,6 +154,7 @@ export class Store {
     if (type === 'DELETED') byName.delete(committed.metadata.name);
     else byName.set(committed.metadata.name, committed);
     if (type !== 'MODIFIED') this.sortedNames.delete(`${resource}/${namespace}`);
+    if (resource === 'pods') this.indexPod(previous, committed, type === 'DELETED');
     const change: Change = { type, resource, object: committed, previous, rv: this.rv };
     this.record(change);
     for (const listener of [...this.listeners]) listener(change);

@@ -2,7 +2,7 @@
 // kube's semantics for objects that enter or leave a filter, and 410 for versions no longer kept.
 import type { ServerResponse } from 'node:http';
 import type { ResourceDef, StoredObject } from './resources.js';
-import { passes, type ObjectFilter } from './selectors.js';
+import { passes, requiredValue, type ObjectFilter } from './selectors.js';
 import { apiError, badRequest } from './status.js';
 import type { Change, Store } from './store.js';
 
@@ -22,6 +22,13 @@ interface Stream {
   request: WatchRequest;
   res: ServerResponse;
   timer: NodeJS.Timeout;
+  /** Where the hub files it: the resource, and the one name its filter allows ('*': any). */
+  key: string;
+}
+
+/** The hub's key for a stream of `resource` following `name` (undefined: any name). */
+function streamKey(resource: string, name: string | undefined): string {
+  return `${resource}/${name ?? '*'}`;
 }
 
 /** The event a watcher sees for a change, or undefined when the change is outside its filter. */
@@ -40,11 +47,19 @@ export function eventFor(
 }
 
 export class WatchHub {
-  private readonly streams = new Set<Stream>();
+  /**
+   * Open streams by resource and followed name: a change is offered only to the streams of its
+   * resource that follow any name or its own (a thousand agents each watching its own Node are not
+   * each asked about every Node write).
+   */
+  private readonly streams = new Map<string, Set<Stream>>();
+  private count = 0;
 
   constructor(private readonly store: Store) {
     store.subscribe((change) => {
-      for (const stream of this.streams) this.deliver(stream, change);
+      const name = change.object.metadata.name;
+      for (const key of [streamKey(change.resource, undefined), streamKey(change.resource, name)])
+        for (const stream of this.streams.get(key) ?? []) this.deliver(stream, change);
     });
   }
 
@@ -69,9 +84,16 @@ export class WatchHub {
     const timer = setTimeout(() => {
       this.end(stream);
     }, request.timeoutSeconds * 1000);
-    const stream: Stream = { request, res, timer };
+    const key = streamKey(request.def.name, requiredValue(request.filter, 'metadata.name'));
+    const stream: Stream = { request, res, timer, key };
     for (const change of backlog ?? []) this.deliver(stream, change);
-    this.streams.add(stream);
+    let filed = this.streams.get(key);
+    if (filed === undefined) {
+      filed = new Set();
+      this.streams.set(key, filed);
+    }
+    filed.add(stream);
+    this.count++;
     res.on('close', () => {
       this.end(stream);
     });
@@ -97,19 +119,23 @@ export class WatchHub {
   }
 
   private end(stream: Stream): void {
-    if (!this.streams.delete(stream) && stream.res.writableEnded) return;
+    const filed = this.streams.get(stream.key);
+    const open = filed?.delete(stream) === true;
+    if (open) this.count--;
+    if (filed?.size === 0) this.streams.delete(stream.key);
+    if (!open && stream.res.writableEnded) return;
     clearTimeout(stream.timer);
     if (!stream.res.writableEnded) stream.res.end();
   }
 
   /** Number of open watch streams. */
   get size(): number {
-    return this.streams.size;
+    return this.count;
   }
 
   /** Ends every stream (server shutdown). */
   closeAll(): void {
-    for (const stream of [...this.streams]) this.end(stream);
+    for (const stream of [...this.streams.values()].flatMap((s) => [...s])) this.end(stream);
   }
 }
 
