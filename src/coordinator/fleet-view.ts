@@ -67,10 +67,19 @@ export function concernsQueue(r: NodeRecord): boolean {
   return r.status?.phase === 'waiting-for-lock' || r.turn !== undefined || r.inCycle;
 }
 
+/** Adds `name` to `index` or removes it, as `member` says. */
+function file(index: Set<string>, name: string, member: boolean): void {
+  if (member) index.add(name);
+  else index.delete(name);
+}
+
 export class FleetView {
   private readonly nodes = new Map<string, NodeRecord>();
   /** The names of the nodes that concernsQueue. */
   private readonly planned = new Set<string>();
+  /** Of those, the nodes with a turn and the nodes in a cycle: all a plan reads while every slot is taken. */
+  private readonly turned = new Set<string>();
+  private readonly cycling = new Set<string>();
   /** The fleet's health, kept until a node's health, cycle or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   /** A list has been taken: the view is complete (planning before it would miss waiters). */
@@ -125,7 +134,7 @@ export class FleetView {
         page = await this.o.kube.listNodesPage({ limit, continue: page.continue }, signal);
       }
       this.nodes.clear();
-      this.planned.clear();
+      for (const index of [this.planned, this.turned, this.cycling]) index.clear();
       this.health = undefined;
       for (const record of nodes.values()) this.set(record);
       this.synced = true;
@@ -159,20 +168,35 @@ export class FleetView {
   set(record: NodeRecord): void {
     const before = this.nodes.get(record.name);
     this.nodes.set(record.name, record);
-    if (concernsQueue(record)) this.planned.add(record.name);
-    else this.planned.delete(record.name);
+    file(this.planned, record.name, concernsQueue(record));
+    file(this.turned, record.name, record.turn !== undefined);
+    file(this.cycling, record.name, record.inCycle);
     if (before?.inCycle !== record.inCycle || before.unhealthy !== record.unhealthy) this.health = undefined;
   }
 
   delete(name: string): void {
     if (!this.nodes.delete(name)) return;
-    this.planned.delete(name);
+    for (const index of [this.planned, this.turned, this.cycling]) index.delete(name);
     this.health = undefined;
   }
 
   /** The nodes the queue looks at (waiting, with a turn, or in a cycle). */
-  *inPlan(): IterableIterator<NodeRecord> {
-    for (const name of this.planned) {
+  inPlan(): IterableIterator<NodeRecord> {
+    return this.records(this.planned);
+  }
+
+  /** The nodes that have a turn. */
+  withTurn(): IterableIterator<NodeRecord> {
+    return this.records(this.turned);
+  }
+
+  /** The nodes in a reboot cycle. */
+  inCycle(): IterableIterator<NodeRecord> {
+    return this.records(this.cycling);
+  }
+
+  private *records(names: ReadonlySet<string>): IterableIterator<NodeRecord> {
+    for (const name of names) {
       const record = this.nodes.get(name);
       if (record !== undefined) yield record;
     }

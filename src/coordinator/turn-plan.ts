@@ -20,6 +20,11 @@ export interface SlotHolder {
 export interface PlanInput {
   /** The nodes that wait, hold a turn or are in a cycle (others may be left out). */
   nodes: Iterable<NodeRecord>;
+  /**
+   * Of those, the ones with a turn and the ones in a cycle, when the caller keeps them apart (the
+   * view does): all a plan reads while every slot is taken. Undefined: picked out of `nodes`.
+   */
+  index?: { withTurn: Iterable<NodeRecord>; inCycle: Iterable<NodeRecord> };
   /** Live slots of the lock (expired ones left out). */
   slots: readonly SlotHolder[];
   /** Why the lock gives no slot to anyone now (a manual lock, unparsable, forged); undefined: it does. */
@@ -103,12 +108,12 @@ interface Claims {
 /** The live slots, and the nodes in a cycle whose slot is missing: node to the group it counts against. */
 function holdersOf(
   input: PlanInput,
-  records: readonly NodeRecord[],
+  inCycle: Iterable<NodeRecord>,
   groups: boolean,
 ): Map<string, string | undefined> {
   const holders = new Map<string, string | undefined>();
   for (const slot of input.slots) holders.set(slot.node, groups ? slot.group : undefined);
-  for (const r of records)
+  for (const r of inCycle)
     if (r.inCycle && !holders.has(r.name)) holders.set(r.name, groups ? r.group : undefined);
   return holders;
 }
@@ -131,7 +136,7 @@ function waitersOf(
 /** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
 function judgeTurns(
   input: PlanInput,
-  records: readonly NodeRecord[],
+  records: Iterable<NodeRecord>,
   holders: ReadonlyMap<string, string | undefined>,
   groups: boolean,
 ): { revoke: string[]; lapse: string[]; pending: Map<string, string | undefined> } {
@@ -167,16 +172,23 @@ function heldReason(input: PlanInput, queued: number, eligible: number): string 
   return undefined;
 }
 
+/** The nodes with a turn and those in a cycle, picked out of `nodes`. */
+function indexOf(nodes: Iterable<NodeRecord>): NonNullable<PlanInput['index']> {
+  const all = [...nodes];
+  return { withTurn: all.filter((r) => r.turn !== undefined), inCycle: all.filter((r) => r.inCycle) };
+}
+
 export function planTurns(input: PlanInput): Plan {
   const groups = input.groupConcurrency !== undefined;
-  const records = [...input.nodes];
-  const holders = holdersOf(input, records, groups);
-  const { revoke, lapse, pending } = judgeTurns(input, records, holders, groups);
+  const index = input.index ?? indexOf(input.nodes);
+  const holders = holdersOf(input, index.inCycle, groups);
+  const { revoke, lapse, pending } = judgeTurns(input, index.withTurn, holders, groups);
   const judged = { revoke: revoke.sort(), lapse: lapse.sort() };
   // every slot held or promised: nobody's place matters now, so the queue is not sorted (the
   // common case on patch night, when nearly every node waits and a plan follows every change)
   if (input.lockHeld === undefined && holders.size + pending.size >= input.concurrency)
     return { ...judged, grant: [], queue: [], held: undefined };
+  const records = [...input.nodes];
   const waiters = waitersOf(records, holders, input.now, groups);
   const queue = queueOf(waiters, new Set([...input.passedOver, ...lapse]));
   const byName = new Map(records.map((r) => [r.name, r]));

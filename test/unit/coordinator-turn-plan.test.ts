@@ -1,7 +1,10 @@
 // Who gets a turn at the lock now (src/coordinator/turn-plan.ts): the coordinator's pure decision
 // over its view of the fleet and of the lock.
 import { describe, expect, it } from '@jest/globals';
-import { concernsQueue, type NodeRecord } from '../../src/coordinator/fleet-view.js';
+import { FleetView, concernsQueue, type NodeRecord } from '../../src/coordinator/fleet-view.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { FakeKube } from '../fakes/fake-kube.js';
+import { MemoryLogger } from '../../src/log/logger.js';
 import { planTurns, type Plan, type PlanInput, type SlotHolder } from '../../src/coordinator/turn-plan.js';
 import type { Phase } from '../../src/node/status.js';
 
@@ -207,7 +210,7 @@ describe('planTurns', () => {
     expect(violations).toEqual([]);
   });
 
-  it('plans the same from the nodes that concern the queue as from the whole fleet', () => {
+  it("plans the same from the nodes that concern the queue, and from the view's index of turns and cycles, as from the whole fleet", () => {
     const random = mulberry32(20261125);
     const differences: unknown[] = [];
     for (let round = 0; round < 2_000; round++) {
@@ -217,8 +220,15 @@ describe('planTurns', () => {
         Object.entries(shapes).filter(([name, shape]) => concernsQueue(node(name, shape))),
       );
       const part = plan(some, input);
-      if (JSON.stringify(part) !== JSON.stringify(whole))
-        differences.push({ round, whole, part, shapes, input });
+      // the view keeps the nodes with a turn and those in a cycle apart (FleetView.withTurn/inCycle)
+      const records = Object.entries(some).map(([name, shape]) => node(name, shape));
+      const index = {
+        withTurn: records.filter((r) => r.turn !== undefined),
+        inCycle: records.filter((r) => r.inCycle),
+      };
+      const indexed = plan(some, { ...input, index });
+      if (JSON.stringify(part) !== JSON.stringify(whole) || JSON.stringify(indexed) !== JSON.stringify(whole))
+        differences.push({ round, whole, part, indexed, shapes, input });
     }
     expect(differences).toEqual([]);
   });
@@ -274,3 +284,45 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+describe("the view's indexes", () => {
+  it('keeps the nodes that concern the queue, those with a turn and those in a cycle as the records say, through any sequence of writes and deletions', () => {
+    const random = mulberry32(20261126);
+    const view = new FleetView({
+      kube: new FakeKube(),
+      clock: new FakeClock('2026-01-05T10:00:00Z'),
+      log: new MemoryLogger(),
+      random,
+      groupLabel: undefined,
+    });
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const wrong: unknown[] = [];
+    for (let step = 0; step < 2_000; step++) {
+      const name = names[Math.floor(random() * names.length)]!;
+      if (random() < 0.15) view.delete(name);
+      else
+        view.set(
+          node(name, {
+            phase: random() < 0.5 ? 'waiting-for-lock' : 'idle',
+            ...(random() < 0.3 ? { turnAgoMs: 0 } : {}),
+            inCycle: random() < 0.3,
+          }),
+        );
+      const all = names.flatMap((n) => view.get(n) ?? []);
+      const got = (it: Iterable<NodeRecord>): string[] => [...it].map((r) => r.name).sort();
+      const want = (keep: (r: NodeRecord) => boolean): string[] =>
+        all
+          .filter(keep)
+          .map((r) => r.name)
+          .sort();
+      const seen = { plan: got(view.inPlan()), turn: got(view.withTurn()), cycle: got(view.inCycle()) };
+      const expected = {
+        plan: want(concernsQueue),
+        turn: want((r) => r.turn !== undefined),
+        cycle: want((r) => r.inCycle),
+      };
+      if (JSON.stringify(seen) !== JSON.stringify(expected)) wrong.push({ step, seen, expected });
+    }
+    expect(wrong).toEqual([]);
+  });
+});
