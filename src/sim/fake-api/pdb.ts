@@ -11,19 +11,24 @@ export interface PdbNumbers {
   disruptionsAllowed: number;
 }
 
-/** Parsed selectors by stored PDB object (stored objects are immutable); null selects nothing. */
-const selectors = new WeakMap<StoredObject, Selector | null>();
+/**
+ * Parsed selectors by the stored `spec.selector` object (stored objects are never mutated, and a
+ * status write keeps the spec's objects: the parse survives the PDB's many status updates); null
+ * selects nothing.
+ */
+const selectors = new WeakMap<object, Selector | null>();
 
 function selectorOf(pdb: StoredObject): Selector | null {
-  let selector = selectors.get(pdb);
+  const raw = valueAt(pdb, 'spec.selector');
+  if (!isObject(raw)) return null;
+  let selector = selectors.get(raw);
   if (selector === undefined) {
-    const raw = valueAt(pdb, 'spec.selector');
     try {
-      selector = isObject(raw) ? fromLabelSelectorObject(raw) : null;
+      selector = fromLabelSelectorObject(raw);
     } catch {
       selector = null; // an invalid selector selects nothing, as kube's controller skips such PDBs
     }
-    selectors.set(pdb, selector);
+    selectors.set(raw, selector);
   }
   return selector;
 }
