@@ -6,6 +6,7 @@ import { isNotFound } from '../kube/errors.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { DaemonSetLockOptions, HolderSighting } from './lock-state.js';
+import type { NodeInCycle } from './room.js';
 
 export class LockHolders {
   /** Each holder's Node as last seen to exist, for reclaim checks and the reasons of a full lock. */
@@ -19,10 +20,7 @@ export class LockHolders {
   }
 
   /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, with their group. */
-  async inCycleWithoutSlot(
-    live: readonly LockEntry[],
-    signal?: AbortSignal,
-  ): Promise<{ name: string; group: string }[]> {
+  async inCycleWithoutSlot(live: readonly LockEntry[], signal?: AbortSignal): Promise<NodeInCycle[]> {
     if (this.o.countNodesInCycle === false) return [];
     const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
     const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
