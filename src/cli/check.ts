@@ -246,7 +246,9 @@ async function evaluateLock(
   }
   const item = await newAcquisition(options.config, lock, node, signal);
   if (!held) return item;
-  // an entry naming this node that no cycle of its own proves is judged as a new acquisition (DESIGN §12)
+  // an entry naming this node that no cycle of its own proves is judged as a new acquisition (DESIGN
+  // §12); a refusal already says, in the agent's words, that the agent removes that entry
+  if (item.verdict === 'blocks') return { ...item, held };
   return {
     ...item,
     detail: `${item.detail}; the entry naming this node is not proven by a cycle of its own`,
@@ -288,9 +290,9 @@ function beforeLock(
   items: readonly CheckItem[],
   { now, server }: CheckTimes,
   config: CheckConfig,
-  at: { node: V1Node; atSlot: ReadonlySet<string> },
+  at: { node: V1Node; lock: LockItem; atSlot: ReadonlySet<string> },
 ): BeforeLock {
-  const { node, atSlot } = at;
+  const { node, lock, atSlot } = at;
   const sentinel = items.find((i) => i.name === 'sentinel');
   const verdict: SentinelVerdict =
     sentinel?.verdict === 'error'
@@ -298,9 +300,10 @@ function beforeLock(
       : { required: sentinel?.verdict !== 'no-reboot' };
   const window = createWindow(config.window);
   const own = new Set(['lock', 'window', 'approval']);
-  // as the agent: a blocker judged at the slot (the PDB pre-flight) holds back only a node that
-  // would take one now; a node that would not waits for the lock
-  const noSlot = items.some((i) => i.name === 'lock' && i.verdict === 'blocks');
+  // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight) holds
+  // back only a node that would take one now; a node that would not waits for the lock. Not for an
+  // entry naming the node that no cycle proves: the agent judges those blockers before it asks.
+  const noSlot = lock.verdict === 'blocks' && lock.held === undefined;
   const blocker = items.find(
     (i) => i.verdict === 'blocks' && !own.has(i.name) && !(noSlot && atSlot.has(i.name)),
   );
@@ -386,6 +389,7 @@ export async function evaluateCheck(
     inProgress(node, lock, options.config, now),
     beforeLock(items, times, options.config, {
       node,
+      lock,
       atSlot: new Set(blockers.filter((b) => judgedAtSlot(b, options.config.taintTiming)).map((b) => b.name)),
     }),
   );

@@ -41,7 +41,6 @@ import {
   entriesOf,
   formatMulti,
   formatSingle,
-  isManualEntry,
   newEntry,
   parseLockAnnotation,
   toHolder,
@@ -54,6 +53,7 @@ import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
+import { roomFor, type NodeInCycle, type Room, type RoomQuestion } from './room.js';
 import {
   MALFORMED_KEY,
   UNPARSABLE_HOLDER,
@@ -223,10 +223,14 @@ export class DaemonSetLock implements Lock {
   }
 
   /**
-   * Answers that need no look at the other slots: unparsable, ours (proven by our cycle), a manual
-   * lock, or a lock claiming more slots than it or we allow.
+   * Answers that need no look at the cluster beyond the lock: unparsable, ours (proven by our cycle),
+   * or no room for anyone by the lock's own claim (a manual lock, more slots than it or we allow).
    */
-  private settledWithoutWrite(state: LockState, proof: SlotProof | undefined): AcquireResult | undefined {
+  private settledWithoutWrite(
+    state: LockState,
+    group: string | undefined,
+    proof: SlotProof | undefined,
+  ): AcquireResult | undefined {
     if (state.malformed !== undefined && !this.view.malformedExpired(state)) {
       const reason = this.reasons.unparsable(state.malformed);
       this.o.log.warn('lock annotation unparsable', { node: this.o.nodeId, reason });
@@ -235,19 +239,42 @@ export class DaemonSetLock implements Lock {
     const live = this.view.live(state.entries);
     const ours = live.find((e) => e.nodeID === this.o.nodeId);
     if (ours !== undefined && proof?.inCycle === true) return { acquired: true, holder: toHolder(ours) };
-    const manual = live.find(isManualEntry);
-    if (manual !== undefined) {
-      return { acquired: false, holders: [manual.nodeID], reason: this.reasons.manual(manual) };
-    }
-    return this.forged(state, live);
+    // the slots themselves are counted once deleted holders and the nodes in a cycle are known
+    const claim = roomFor(this.question(state, live, group));
+    return claim.room || claim.why === 'full' || claim.why === 'group-full'
+      ? undefined
+      : this.refusal(claim, state, live);
   }
 
-  /** A lock naming more live entries than its maxOwners or our --concurrency: no new slot for anyone. */
-  private forged(state: LockState, live: readonly LockEntry[]): AcquireResult | undefined {
-    const reason = this.reasons.forged(state, live);
-    if (reason === undefined) return undefined;
-    this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
-    return { acquired: false, holders: live.map((e) => e.nodeID), reason };
+  /** The room question for this lock (RoomQuestion: one rule with the wait for a slot). */
+  private question(state: LockState, live: readonly LockEntry[], group: string | undefined): RoomQuestion {
+    const { nodeId, concurrency, groups } = this.o;
+    return { live, nodeId, declared: state.declared, group, concurrency, groups };
+  }
+
+  /** No room, in words an operator can act on. */
+  private refusal(
+    room: Exclude<Room, { room: true }>,
+    state: LockState,
+    live: readonly LockEntry[],
+  ): AcquireResult {
+    switch (room.why) {
+      case 'manual':
+        return { acquired: false, holders: [room.entry.nodeID], reason: this.reasons.manual(room.entry) };
+      case 'forged': {
+        const reason = this.reasons.forged(state.declared, live);
+        this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
+        return { acquired: false, holders: live.map((e) => e.nodeID), reason };
+      }
+      case 'full':
+        return this.reasons.full(room.others, room.inCycle);
+      case 'group-full':
+        return {
+          acquired: false,
+          holders: room.holders,
+          reason: this.reasons.groupFull(room.group, room.holders),
+        };
+    }
   }
 
   private async decideAcquire(
@@ -256,8 +283,9 @@ export class DaemonSetLock implements Lock {
     signal?: AbortSignal,
     proof?: SlotProof,
   ): Promise<{ result: AcquireResult; entries: LockEntry[] | undefined }> {
-    if (metadata.group !== undefined) this.group = metadata.group;
-    const settled = this.settledWithoutWrite(state, proof);
+    const group = metadata.group;
+    if (group !== undefined) this.group = group;
+    const settled = this.settledWithoutWrite(state, group, proof);
     if (settled !== undefined) return { result: settled, entries: undefined };
     // Our own entry, unproven by a cycle of ours, is judged as if we asked for the slot now.
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
@@ -267,28 +295,24 @@ export class DaemonSetLock implements Lock {
     const turn = await this.turnVerdict(signal, proof);
     // not this node's turn: no slot whatever the room, so the nodes in a cycle are not listed (a
     // label-selected list still costs the API server every Node: only the head of the queue pays it)
-    const inCycle =
+    const inCycle: NodeInCycle[] =
       live.length < this.o.concurrency && turn?.kind !== 'wait'
         ? await this.holders.inCycleWithoutSlot(live, signal)
         : [];
-    const noRoom = this.noRoom(live, inCycle, metadata.group);
-    const refused = noRoom ?? waitForTurn(turn);
+    const refused = this.noRoom(state, { live, inCycle }, group) ?? waitForTurn(turn);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
   }
 
-  /** The answer when every slot, or every slot of our group, is taken; undefined when there is room. */
+  /** The refusal when every slot, or every slot of our group, is taken; undefined when there is room. */
   private noRoom(
-    live: readonly LockEntry[],
-    inCycle: readonly { name: string; group: string }[],
+    state: LockState,
+    taken: { live: readonly LockEntry[]; inCycle: readonly NodeInCycle[] },
     group: string | undefined,
   ): AcquireResult | undefined {
-    if (live.length + inCycle.length < this.o.concurrency) return this.groupFull(live, inCycle, group);
-    return this.reasons.full(
-      live,
-      inCycle.map((n) => n.name),
-    );
+    const room = roomFor({ ...this.question(state, taken.live, group), inCycle: taken.inCycle });
+    return room.room ? undefined : this.refusal(room, state, taken.live);
   }
 
   /** No slot; an entry naming us that no cycle of ours proves and no room allows goes (`rest` kept). */
@@ -300,27 +324,6 @@ export class DaemonSetLock implements Lock {
     const reason = `${result.reason}; the entry naming this node, not proven by a cycle of its own, is removed`;
     this.o.log.warn('unproven lock entry removed', { node: this.o.nodeId, reason: result.reason });
     return { result: { ...result, reason }, entries: rest };
-  }
-
-  /**
-   * With --group-concurrency: the answer when `group`'s slots are all taken (by slots of the group,
-   * slots that record no group, and nodes of the group in a cycle without a slot); else undefined.
-   */
-  private groupFull(
-    live: readonly LockEntry[],
-    inCycle: readonly { name: string; group: string }[],
-    group: string | undefined,
-  ): AcquireResult | undefined {
-    const groups = this.o.groups;
-    if (groups === undefined || group === undefined) return undefined;
-    const holders = [
-      ...this.view.inGroup(live, group).map((e) => e.nodeID),
-      ...inCycle.filter((n) => n.group === group).map((n) => n.name),
-    ];
-    if (holders.length < groups.concurrency) return undefined;
-    const name = group === '' ? `nodes without label ${groups.label}` : `group ${groups.label}=${group}`;
-    const reason = `${name}: all ${groups.concurrency} slot(s) of the group held by ${holders.join(', ')}`;
-    return { acquired: false, holders, reason };
   }
 
   /**

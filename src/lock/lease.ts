@@ -45,9 +45,4 @@ export class LeaseObserver {
     const end = this.expiresAt(holder, ttlMs);
     return end !== undefined && nowMs >= end;
   }
-
-  /** Forgets the holders not in `keep` (they left the lock and their cycle ended). */
-  retain(keep: ReadonlySet<string>): void {
-    for (const holder of this.seen.keys()) if (!keep.has(holder)) this.seen.delete(holder);
-  }
 }

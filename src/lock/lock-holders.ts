@@ -6,6 +6,13 @@ import { isNotFound } from '../kube/errors.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { DaemonSetLockOptions, HolderSighting } from './lock-state.js';
+import type { NodeInCycle } from './room.js';
+
+/**
+ * How long a holder's Node, once seen to exist, is not looked up again for reclaim: hundreds of
+ * waiting agents woken by every lock change would otherwise each GET every holder.
+ */
+const HOLDER_CHECK_MS = 60_000;
 
 export class LockHolders {
   /** Each holder's Node as last seen to exist, for reclaim checks and the reasons of a full lock. */
@@ -19,11 +26,7 @@ export class LockHolders {
   }
 
   /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, with their group. */
-  async inCycleWithoutSlot(
-    live: readonly LockEntry[],
-    signal?: AbortSignal,
-  ): Promise<{ name: string; group: string }[]> {
-    if (this.o.countNodesInCycle === false) return [];
+  async inCycleWithoutSlot(live: readonly LockEntry[], signal?: AbortSignal): Promise<NodeInCycle[]> {
     const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
     const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
     const label = this.o.groups?.label;
@@ -52,7 +55,7 @@ export class LockHolders {
     if (name === '') return false;
     const now = monotonicMs(this.o.clock);
     const seen = this.seen.get(name);
-    if (seen !== undefined && now - seen.at < (this.o.holderCheckMs ?? 60_000)) return false;
+    if (seen !== undefined && now - seen.at < HOLDER_CHECK_MS) return false;
     try {
       const node = await this.o.kube.getNode(name, signal);
       this.seen.set(name, { at: now, inCycle: node.metadata?.labels?.[CYCLE_LABEL] !== undefined });

@@ -5,7 +5,7 @@ import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
 import type { AcquireResult } from './lock.js';
 import type { LockHolders } from './lock-holders.js';
-import { STALE_ENTRY_MS, type DaemonSetLockOptions, type LockState } from './lock-state.js';
+import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
 export class LockReasons {
   constructor(
@@ -35,14 +35,10 @@ export class LockReasons {
     return `lock held by ${who} (a manual lock: every slot is held until it is removed) since ${this.since(entry)}; an operator removes it with ${this.removal('--manual')}`;
   }
 
-  /** A lock naming more live entries than its maxOwners or our --concurrency: why; else undefined. */
-  forged(state: LockState, live: readonly LockEntry[]): string | undefined {
-    const limit = Math.min(state.declared, this.o.concurrency);
-    if (live.length <= limit) return undefined;
+  /** Why a lock naming more live entries than its maxOwners (`declared`) or our --concurrency gives no slot. */
+  forged(declared: number, live: readonly LockEntry[]): string {
     const claims =
-      state.declared < live.length
-        ? `its maxOwners ${state.declared}`
-        : `--concurrency ${this.o.concurrency}`;
+      declared < live.length ? `its maxOwners ${declared}` : `--concurrency ${this.o.concurrency}`;
     const names = live.map((e) => e.nodeID);
     return `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
   }
@@ -56,6 +52,14 @@ export class LockReasons {
         : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
     const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}${this.notInCycle(live)}`;
     return { acquired: false, holders, reason };
+  }
+
+  /** Every slot of `group` taken (--group-concurrency), by `holders`. */
+  groupFull(group: string, holders: readonly string[]): string {
+    const label = this.o.groups?.label ?? '';
+    const concurrency = this.o.groups?.concurrency ?? 0;
+    const name = group === '' ? `nodes without label ${label}` : `group ${label}=${group}`;
+    return `${name}: all ${concurrency} slot(s) of the group held by ${holders.join(', ')}`;
   }
 
   /**

@@ -27,13 +27,6 @@ export interface DaemonSetLockOptions {
   /** Write attempts per operation. Default 8. */
   attempts?: number;
   /**
-   * How long a holder's Node, once seen to exist, is not looked up again for reclaim. Default 60 s:
-   * hundreds of waiting agents woken by every lock change would otherwise each GET every holder.
-   */
-  holderCheckMs?: number;
-  /** Count nodes in a reboot cycle whose slot is missing (default true; kured's behaviour is false). */
-  countNodesInCycle?: boolean;
-  /**
    * --group-label/--group-concurrency: at most `concurrency` slots per value of the node label
    * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
    * a slot that records none (kured's, or an agent without groups) counts against every group.

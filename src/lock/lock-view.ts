@@ -1,10 +1,12 @@
 // The lock as this reader judges it now: which slots are live (not expired on our own monotonic
-// clock since we first saw them unchanged), when the next one expires, and whether a node of a group
-// has room. Shared by acquisitions and the wait for a slot, so both count the same slots.
+// clock since we first saw them unchanged), when the next one expires, and whether this node has room
+// (room.ts, the acquisition's own rule). Shared by acquisitions and the wait for a slot, so both count
+// the same slots.
 import { monotonicMs } from '../clock/clock.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
 import { MALFORMED_KEY, type DaemonSetLockOptions, type LockState } from './lock-state.js';
+import { roomFor } from './room.js';
 
 export class LockView {
   constructor(
@@ -27,23 +29,17 @@ export class LockView {
     return state.malformed !== undefined && this.leases.expired(MALFORMED_KEY, this.o.ttlMs, this.nowMs());
   }
 
-  /** The slots that count against `group`: its own, and those that record no group. */
-  inGroup(live: readonly LockEntry[], group: string): LockEntry[] {
-    return live.filter((e) => {
-      const recorded = e.metadata.group;
-      return typeof recorded !== 'string' || recorded === group;
-    });
-  }
-
-  /** Could a node of `group` take a slot in this state (undefined group: no group limit)? */
+  /**
+   * Could this node, of `group` (undefined: no group limit), take a slot in this state, by the rule
+   * of the acquisition (roomFor) over the entries alone: the nodes in a cycle without an entry are
+   * not looked up here, nor the holders' Nodes (a deleted holder's slot is reclaimed only by an
+   * acquisition, or once it expires).
+   */
   hasRoom(state: LockState, group: string | undefined): boolean {
     if (state.malformed !== undefined) return this.malformedExpired(state);
+    const { nodeId, concurrency, groups } = this.o;
     const live = this.live(state.entries);
-    if (live.some(isManualEntry) || live.length >= this.o.concurrency) return false;
-    const groups = this.o.groups;
-    return (
-      groups === undefined || group === undefined || this.inGroup(live, group).length < groups.concurrency
-    );
+    return roomFor({ live, nodeId, declared: state.declared, group, concurrency, groups }).room;
   }
 
   /** Our slot as stored, for comparison; undefined when we have none. */

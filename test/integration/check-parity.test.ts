@@ -1,0 +1,323 @@
+// `kured-ts check --node N` answers as the agent would (issue 31): for each cluster state, check
+// runs first and must write nothing, then one pass of the real agent for the same node runs on the
+// same state, and both must come to the same verdict, for the same reason where both give one.
+// Both go through the real client-node against the fake API server.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
+import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
+import { testConfig } from '../fakes/config.js';
+import { Agent, type Outcome } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { evaluateCheck, type CheckDecisionKind, type CheckReport } from '../../src/cli/check.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import type { V1DaemonSet, V1Lease, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import { HEALTH_ANNOTATION, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
+import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
+import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
+
+const NS = 'kube-system';
+const LOCK = 'weave.works/kured-node-lock';
+const NODES = ['n1', 'n2', 'n3'];
+
+let server: FakeApiServer;
+let reboots: number;
+
+beforeEach(async () => {
+  server = await startClusterApiServer();
+  reboots = 0;
+  server.create('daemonsets', kuredDaemonSet());
+  for (const name of NODES) server.create<V1Node>('nodes', readyNode(name, `boot-${name}`));
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function config(overrides: Partial<Config> = {}): Config {
+  return testConfig({ periodMs: 60_000, drainTimeoutMs: 5000, ...overrides });
+}
+
+/** Changes node `name` as `change` says (labels, annotations, spec, status). */
+function editNode(name: string, change: (node: V1Node) => V1Node): void {
+  server.update('nodes', change(server.get<V1Node>('nodes', undefined, name)!));
+}
+
+function annotate(name: string, annotations: Record<string, string>): void {
+  editNode(name, (n) => ({
+    ...n,
+    metadata: { ...n.metadata, annotations: { ...n.metadata?.annotations, ...annotations } },
+  }));
+}
+
+function label(name: string, labels: Record<string, string>): void {
+  editNode(name, (n) => ({
+    ...n,
+    metadata: { ...n.metadata, labels: { ...n.metadata?.labels, ...labels } },
+  }));
+}
+
+/** The lock annotation: kured's single form for one entry, else its multi form allowing `maxOwners`. */
+function lock(entries: { node: string; meta?: Record<string, unknown> }[], maxOwners = 1): void {
+  const locks = entries.map((e) => ({
+    nodeID: e.node,
+    metadata: { unschedulable: false, ...e.meta },
+    created: '2026-01-05T09:00:00Z',
+    TTL: 0,
+  }));
+  const text =
+    locks.length === 1 && maxOwners === 1 ? JSON.stringify(locks[0]) : JSON.stringify({ maxOwners, locks });
+  const ds = server.get<V1DaemonSet>('daemonsets', NS, 'kured')!;
+  server.update('daemonsets', { ...ds, metadata: { ...ds.metadata, annotations: { [LOCK]: text } } });
+}
+
+/** A live coordinator's Lease, publishing the fleet's health (no unhealthy node unless named). */
+function liveCoordinator(unhealthy: string[] = []): void {
+  const health = JSON.stringify({ total: NODES.length, count: unhealthy.length, unhealthy });
+  server.create<V1Lease>('leases', {
+    metadata: {
+      name: coordinatorLeaseName('kured'),
+      namespace: NS,
+      annotations: { [HEALTH_ANNOTATION]: health },
+    },
+    spec: { holderIdentity: 'coordinator-0', leaseDurationSeconds: 30 },
+  });
+}
+
+/** `name` waits for a slot, its reboot needed since `since`, and holds the coordinator's turn (or not). */
+function waiting(name: string, since: string, turn: boolean): void {
+  const status = formatStatus({
+    phase: 'waiting-for-lock',
+    reason: 'waiting for its turn',
+    since,
+    bootID: `boot-${name}`,
+    requiredSince: since,
+  });
+  annotate(name, {
+    [STATUS_ANNOTATION]: status,
+    ...(turn ? { [TURN_ANNOTATION]: formatTurn({ since, by: 'coordinator-0' }) } : {}),
+  });
+}
+
+/** A PodDisruptionBudget that allows no disruption of the web pod on n1. */
+function pdbAllowingNone(): void {
+  server.create<V1Pod>('pods', {
+    metadata: {
+      name: 'web-1',
+      namespace: 'default',
+      labels: { app: 'web' },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+      ],
+    },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+  });
+}
+
+/** The nodes the lock names now. */
+function lockHolders(): string[] {
+  const text = server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK];
+  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
+}
+
+function cycleRecorded(name: string): boolean {
+  return (
+    server.get<V1Node>('nodes', undefined, name)?.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined
+  );
+}
+
+/** Every request since `from` that could change something (reads and dry runs excluded). */
+function writesSince(from: number): string[] {
+  return server.requests
+    .slice(from)
+    .filter((r) => r.method !== 'GET' && r.query.dryRun !== 'All')
+    .map((r) => `${r.method} ${r.path}`);
+}
+
+/** One pass of the real agent of n1, built as `kured-ts agent` builds it; the host "reboots" by a counter. */
+async function agentPass(c: Config): Promise<Outcome> {
+  const deps = createAgentDeps(c, {
+    kube: new ClientNodeKube(server.kubeConfig()),
+    clock: new SystemClock(),
+    logger: new MemoryLogger(),
+    sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
+    rebooter: {
+      reboot: () => {
+        reboots++;
+        return Promise.resolve();
+      },
+    },
+  });
+  return new Agent(c, deps).tick(AbortSignal.timeout(10_000));
+}
+
+/** What the agent's pass does, for each decision of check: a slot taken (or a cycle carried on) ends in the reboot request. */
+const AGENT_KIND: Readonly<Partial<Record<CheckDecisionKind, Outcome['kind']>>> = {
+  'waiting-for-lock': 'waiting-for-lock',
+  blocked: 'blocked',
+  'would-reboot': 'rebooting',
+  'in-progress': 'rebooting',
+};
+
+/** check's deciding reason in the agent's words: a blocker's reason is prefixed with its name. */
+function agentReason(outcome: Outcome): string {
+  return outcome.kind === 'blocked' ? `${outcome.blocker}: ${outcome.reason}` : outcome.reason;
+}
+
+interface Row {
+  /** The cluster as it stands when check and then the agent look at it. */
+  arrange: () => void;
+  /** Flags beyond testConfig's, for both. */
+  flags?: Partial<Config>;
+  /** check's decision (the agent's outcome follows from it by AGENT_KIND). */
+  verdict: CheckDecisionKind;
+}
+
+const rows: [string, Row][] = [
+  ['a free slot: both take it, drain and reboot', { arrange: () => undefined, verdict: 'would-reboot' }],
+  [
+    'the live coordinator gives n1 the turn: both take the free slot',
+    {
+      arrange: () => {
+        liveCoordinator();
+        waiting('n1', '2026-01-05T09:10:00Z', true);
+      },
+      verdict: 'would-reboot',
+    },
+  ],
+  [
+    'a free slot under the coordinated queue, the turn held by n2 whose need is older: both wait behind it',
+    {
+      arrange: () => {
+        liveCoordinator();
+        waiting('n2', '2026-01-05T09:10:00Z', true);
+        waiting('n1', '2026-01-05T09:30:00Z', false);
+      },
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    "n1's group full under --group-concurrency, with slots free elsewhere: both wait for the group",
+    {
+      arrange: () => {
+        label('n1', { zone: 'a' });
+        label('n2', { zone: 'a' });
+        lock([{ node: 'n2', meta: { group: 'a', bootID: 'boot-n2' } }], 3);
+      },
+      flags: { concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 },
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'more other nodes unhealthy than --max-unhealthy-nodes allows (no coordinator: one list): both are held back by the health gate',
+    {
+      arrange: () => {
+        editNode('n3', (n) => ({
+          ...n,
+          status: { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] },
+        }));
+      },
+      flags: { maxUnhealthyNodes: { count: 0 } },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'the live coordinator publishes more unhealthy nodes than --max-unhealthy-nodes allows, n1 holding the turn: both are held back by the health gate',
+    {
+      arrange: () => {
+        liveCoordinator(['n3 not ready']);
+        waiting('n1', '2026-01-05T09:10:00Z', true);
+      },
+      flags: { maxUnhealthyNodes: { count: 0 } },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'the lock names n1 and no cycle of its own proves it, the slot otherwise free: both judge it a new acquisition and take it',
+    {
+      arrange: () => {
+        lock([{ node: 'n1', meta: { bootID: 'boot-n1' } }]);
+      },
+      verdict: 'would-reboot',
+    },
+  ],
+  [
+    'the lock names n1 unproven while n2 holds the turn: both wait for the turn (the agent drops the entry)',
+    {
+      arrange: () => {
+        liveCoordinator();
+        waiting('n2', '2026-01-05T09:10:00Z', true);
+        lock([{ node: 'n1', meta: { bootID: 'boot-n1' } }]);
+      },
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'the lock names n1 unproven, the only slot counted for n3 in a cycle, and a PodDisruptionBudget allows no disruption: both are held back by the PDB',
+    {
+      arrange: () => {
+        lock([{ node: 'n1', meta: { bootID: 'boot-n1' } }]);
+        label('n3', { [CYCLE_LABEL]: 'true' });
+        pdbAllowingNone();
+      },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    "kured's slot for n1, which kured cordoned: both adopt it as a cycle under way and go on to the reboot",
+    {
+      arrange: () => {
+        lock([{ node: 'n1' }]);
+        editNode('n1', (n) => ({ ...n, spec: { ...n.spec, unschedulable: true } }));
+      },
+      verdict: 'in-progress',
+    },
+  ],
+];
+
+describe('kured-ts check and one pass of the agent, on the same cluster', () => {
+  it.each(rows)('%s', async (_name, row) => {
+    row.arrange();
+    const c = config(row.flags);
+    const from = server.requests.length;
+    const io = {
+      kube: new ClientNodeKube(server.kubeConfig()),
+      out: () => undefined,
+      clock: new SystemClock(),
+    };
+    const report: CheckReport = await evaluateCheck(
+      { node: 'n1', config: c },
+      io,
+      AbortSignal.timeout(10_000),
+    );
+    // check writes nothing: the agent's pass below sees the cluster exactly as check saw it
+    expect(writesSince(from)).toEqual([]);
+    expect(report.decision.kind).toBe(row.verdict);
+
+    const outcome = await agentPass(c);
+    expect(outcome.kind).toBe(AGENT_KIND[report.decision.kind]);
+    // the agent took (or kept) the slot and began its cycle exactly when check said it would go
+    // (its reboot request itself may wait for the next pass: the kubelet's heartbeat can move the
+    // node under the guarded write that counts the attempt)
+    const goes = outcome.kind === 'rebooting';
+    expect({ holds: lockHolders().includes('n1'), inCycle: cycleRecorded('n1') }).toEqual({
+      holds: goes,
+      inCycle: goes,
+    });
+    expect(reboots).toBeLessThanOrEqual(goes ? 1 : 0);
+    // where both say why the node is held back, they say the same
+    if (outcome.kind === 'waiting-for-lock' || outcome.kind === 'blocked') {
+      expect(report.decision.reason).toBe(agentReason(outcome));
+    }
+  });
+});
