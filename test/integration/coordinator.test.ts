@@ -197,7 +197,8 @@ describe('the coordinator', () => {
     await advanceUntil(() => turns().includes('n3'), 'n3 gets the turn after n2 lapsed');
     expect(turns()).toEqual(['n3']);
     // the slow agent of n2 finds its turn gone and says so in its status (lapsedTurnReason)
-    if (signOfLife) waiting('n2', '2026-01-05T09:10:00Z', 'waiting for its turn again: the one given at … was taken back');
+    if (signOfLife)
+      waiting('n2', '2026-01-05T09:10:00Z', 'waiting for its turn again: the one given at … was taken back');
     await advanceUntil(() => !turns().includes('n3'), "n3's turn lapses too");
     await advanceUntil(() => turns().length > 0, 'the next turn');
     expect(turns()).toEqual([next]);
