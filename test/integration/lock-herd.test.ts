@@ -3,7 +3,7 @@
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../fakes/wait-for.js';
-import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -25,11 +25,47 @@ const ANNOTATION = 'weave.works/kured-node-lock';
 const HOUR = 3_600_000;
 
 let server: FakeApiServer;
-let kube: ClientNodeKube;
+let kube: Kube;
+/** What the agents' client did: calls it made, and lock changes its watches delivered. */
+let seen: { calls: number; changes: number };
+
+/**
+ * The real client, counting on our side of the wire: every call (so that "no request" needs no
+ * wait for a request that might still be on its way) and every change a DaemonSet watch delivered
+ * (after the waiter's own handler ran: the sync point for "the waiter has seen this write").
+ */
+function counted(real: ClientNodeKube): Kube {
+  return new Proxy(real, {
+    get(target, prop, receiver): unknown {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop === 'watchDaemonSet') {
+        return (...args: Parameters<Kube['watchDaemonSet']>): Promise<void> => {
+          seen.calls++;
+          const [namespace, name, onEvent, options] = args;
+          return target.watchDaemonSet(
+            namespace,
+            name,
+            (event) => {
+              onEvent(event);
+              if (event.type !== 'BOOKMARK') seen.changes++;
+            },
+            options,
+          );
+        };
+      }
+      return (...args: unknown[]): unknown => {
+        seen.calls++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  kube = new ClientNodeKube(server.kubeConfig());
+  seen = { calls: 0, changes: 0 };
+  kube = counted(new ClientNodeKube(server.kubeConfig()));
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 60; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
 });
@@ -85,8 +121,23 @@ const watches = (): number => server.requests.filter((r) => r.query.watch === 't
 
 const until = waitFor;
 
-/** Real time for watch events on loopback to reach every waiter. */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 500));
+/**
+ * Runs `write` (writes of the lock into the server, or an agent's acquisition) and resolves once
+ * each of `watching` waiters' watches has delivered each of its DaemonSet writes to the waiter.
+ */
+async function seenBy(watching: number, write: () => unknown): Promise<void> {
+  const from = seen.changes;
+  let writes = 0;
+  const unsubscribe = server.onWrite((e) => {
+    if (e.resource === 'daemonsets') writes++;
+  });
+  try {
+    await write();
+  } finally {
+    unsubscribe();
+  }
+  await until(() => seen.changes >= from + writes * watching, `${writes} writes seen by ${watching} waiters`);
+}
 
 /** `n` waiters (n10…) that read the lock once and wait for it; `woken` lists who resolved. */
 async function waiters(
@@ -113,23 +164,27 @@ describe('waiting agents while every slot stays taken', () => {
     hold(2, ['n0', 'n1']);
     const { woken, done } = await waiters(10, { concurrency: 2, clock });
     const before = server.requests.length;
+    const callsBefore = seen.calls;
 
-    for (let attempts = 1; attempts <= 5; attempts++) hold(2, ['n0', 'n1'], { attempts }); // updates
-    hold(2, ['n0', 'n2']); // n1 released and n2 took the slot in one write
-    hold(2, ['n0']); // a slot is free for a moment…
-    hold(2, ['n0', 'n3']); // …and retaken before anyone looked
-    await settle();
+    await seenBy(10, () => {
+      for (let attempts = 1; attempts <= 5; attempts++) hold(2, ['n0', 'n1'], { attempts }); // updates
+      hold(2, ['n0', 'n2']); // n1 released and n2 took the slot in one write
+      hold(2, ['n0']); // a slot is free for a moment…
+      hold(2, ['n0', 'n3']); // …and retaken before anyone looked
+    });
     await clock.advance(HERD_SPREAD_MS);
-    await settle();
 
     expect(woken).toEqual([]);
+    expect(seen.calls - callsBefore).toBe(0);
     expect(server.requests.length - before).toBe(0);
 
-    hold(2, ['n3']); // now a slot stays free: everyone may try
-    await settle();
+    await seenBy(10, () => {
+      hold(2, ['n3']); // now a slot stays free: everyone may try
+    });
     await clock.advance(HERD_SPREAD_MS);
     await done;
     expect(woken).toHaveLength(10);
+    expect(seen.calls - callsBefore).toBe(0);
     expect(server.requests.length - before).toBe(0);
   });
 });
@@ -174,8 +229,7 @@ describe('what wakes a waiting agent', () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     hold(2, ['n0', 'n1'], { at: clock.now(), ttlMs });
     const { woken, done } = await waiters(1, { concurrency: 2, clock, ttlMs });
-    change();
-    await settle();
+    await seenBy(1, change);
     if (wakeAtMs > 0) {
       await clock.advance(wakeAtMs - 1);
       expect(woken).toEqual([]);
@@ -190,8 +244,9 @@ describe('what wakes a waiting agent', () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     hold(1, ['n0']);
     const { woken, done } = await waiters(1, { concurrency: 1, clock });
-    hold(1, ['n0'], { attempts: 1 });
-    await settle();
+    await seenBy(1, () => {
+      hold(1, ['n0'], { attempts: 1 });
+    });
     await clock.advance(HOUR - 1);
     expect(woken).toEqual([]);
     await clock.advance(1);
@@ -212,12 +267,13 @@ describe('one slot handed to many waiters', () => {
     await until(() => clock.pending === 2 * n, 'every waiter pausing before it looks again');
     await clock.advance(0); // n10 (random 0) looks first and takes the slot
     await until(() => woken.length === 1, 'the first waiter woke');
-    await expect(lock('n10', { clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
-      acquired: true,
+    // the other n - 1 see n10's write before their pause ends
+    await seenBy(n - 1, async () => {
+      await expect(lock('n10', { clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
+        acquired: true,
+      });
     });
-    await settle();
     await clock.advance(HERD_SPREAD_MS);
-    await settle();
 
     expect(woken).toEqual(['n10']);
     expect(holderIds()).toEqual(['n10']);
@@ -251,6 +307,7 @@ describe('every agent takes the lock once (real time, random spread)', () => {
             const r = await l.acquire({ unschedulable: false });
             if (r.acquired) {
               acquiredBy.add(`n${10 + i}`);
+              // the holder keeps its slot a moment of real time, so that others find it taken (not a wait)
               await new Promise((res) => setTimeout(res, 20));
               await l.release();
               return;
