@@ -3,7 +3,8 @@
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../fakes/wait-for.js';
-import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import { countedKube, seenBy as seenByWaiters, type KubeCounts } from '../fakes/counted-kube.js';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -25,47 +26,13 @@ const ANNOTATION = 'weave.works/kured-node-lock';
 const HOUR = 3_600_000;
 
 let server: FakeApiServer;
-let kube: Kube;
+let kube: ClientNodeKube;
 /** What the agents' client did: calls it made, and lock changes its watches delivered. */
-let seen: { calls: number; changes: number };
-
-/**
- * The real client, counting on our side of the wire: every call (so that "no request" needs no
- * wait for a request that might still be on its way) and every change a DaemonSet watch delivered
- * (after the waiter's own handler ran: the sync point for "the waiter has seen this write").
- */
-function counted(real: ClientNodeKube): Kube {
-  return new Proxy(real, {
-    get(target, prop, receiver): unknown {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      if (prop === 'watchDaemonSet') {
-        return (...args: Parameters<Kube['watchDaemonSet']>): Promise<void> => {
-          seen.calls++;
-          const [namespace, name, onEvent, options] = args;
-          return target.watchDaemonSet(
-            namespace,
-            name,
-            (event) => {
-              onEvent(event);
-              if (event.type !== 'BOOKMARK') seen.changes++;
-            },
-            options,
-          );
-        };
-      }
-      return (...args: unknown[]): unknown => {
-        seen.calls++;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
+let seen: KubeCounts;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  seen = { calls: 0, changes: 0 };
-  kube = counted(new ClientNodeKube(server.kubeConfig()));
+  ({ kube, counts: seen } = countedKube(new ClientNodeKube(server.kubeConfig())));
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 60; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
 });
@@ -121,23 +88,9 @@ const watches = (): number => server.requests.filter((r) => r.query.watch === 't
 
 const until = waitFor;
 
-/**
- * Runs `write` (writes of the lock into the server, or an agent's acquisition) and resolves once
- * each of `watching` waiters' watches has delivered each of its DaemonSet writes to the waiter.
- */
-async function seenBy(watching: number, write: () => unknown): Promise<void> {
-  const from = seen.changes;
-  let writes = 0;
-  const unsubscribe = server.onWrite((e) => {
-    if (e.resource === 'daemonsets') writes++;
-  });
-  try {
-    await write();
-  } finally {
-    unsubscribe();
-  }
-  await until(() => seen.changes >= from + writes * watching, `${writes} writes seen by ${watching} waiters`);
-}
+/** Runs `write` and waits until `watching` waiters have seen its lock writes. */
+const seenBy = (watching: number, write: () => unknown): Promise<void> =>
+  seenByWaiters(server, seen, watching, write);
 
 /** `n` waiters (n10…) that read the lock once and wait for it; `woken` lists who resolved. */
 async function waiters(
