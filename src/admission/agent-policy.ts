@@ -333,7 +333,10 @@ export function agentPolicyParams(
   };
 }
 
-/** The specs as the chart ships them (charts/kured-ts/files/agent-admission-policy.yaml). */
+/**
+ * The specs as the chart ships them (charts/kured-ts/files/agent-admission-policy.yaml).
+ * @public `npm run docs` (scripts/docs.mjs) writes that file with it.
+ */
 export function renderPolicySpecYaml(): string {
   const header = [
     '# Generated from src/admission/agent-policy.ts by `npm run docs`: do not edit.',

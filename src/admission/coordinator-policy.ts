@@ -119,7 +119,10 @@ export function coordinatorPolicyParams(
   };
 }
 
-/** The specs as the chart ships them (charts/kured-ts/files/coordinator-admission-policy.yaml). */
+/**
+ * The specs as the chart ships them (charts/kured-ts/files/coordinator-admission-policy.yaml).
+ * @public `npm run docs` (scripts/docs.mjs) writes that file with it.
+ */
 export function renderCoordinatorPolicySpecYaml(): string {
   const header = [
     '# Generated from src/admission/coordinator-policy.ts by `npm run docs`: do not edit.',

@@ -16,9 +16,7 @@ import { Decision } from './decision/decision.js';
 import type { Outcome } from './outcome.js';
 import { Reporter } from './report.js';
 
-export type { Outcome, OutcomeKind } from './outcome.js';
-export { MAX_REDRAINS } from './decision/cycle.js';
-export { decideBeforeLock, type BeforeLock } from './decision/before-lock.js';
+export type { Outcome } from './outcome.js';
 
 /**
  * How often the agent looks again while it waits for readiness after a reboot (capped by --period):

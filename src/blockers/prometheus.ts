@@ -8,8 +8,6 @@ import {
 } from './prometheus-client.js';
 import { errorText } from '../text/error-text.js';
 
-export { MAX_ANSWER_BYTES, parseAlertsResponse } from './prometheus-client.js';
-
 export interface PrometheusBlockerOptions extends PrometheusOptions {
   /** --alert-filter-regexp: undefined = every alert counts. */
   filter: RegExp | undefined;

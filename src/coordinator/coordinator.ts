@@ -33,7 +33,7 @@ import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '
 import { LockView } from '../lock/lock-view.js';
 import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, formatTurn } from '../lock/turn.js';
-import { FleetView, type NodeRecord } from './fleet-view.js';
+import { FleetView } from './fleet-view.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 
@@ -439,5 +439,3 @@ class Term {
     this.elector.publish({ [HEALTH_ANNOTATION]: text });
   }
 }
-
-export type { NodeRecord };

@@ -51,9 +51,6 @@ function retryAfter(res: http.IncomingMessage): number | undefined {
   return res.headers['retry-after'] === undefined || !Number.isFinite(value) || value < 0 ? undefined : value;
 }
 
-/** No answer within the deadline (the name `TimeoutError` is what callers look for). */
-export { DeadlineError as KubeTimeoutError } from '../http/request.js';
-
 /** One request. */
 export interface KubeRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';

@@ -73,7 +73,8 @@ export interface WatchEvent<T> {
 /**
  * Every call the agent, the commands and the simulator make. Each has a deadline (the client's,
  * 30 s by default) besides the caller's signal. Errors are KubeApiError (HTTP status + Status body),
- * KubeTimeoutError or a network error; classify them with src/kube/errors.ts, never by message text.
+ * DeadlineError (src/http/request.ts) or a network error; classify them with src/kube/errors.ts,
+ * never by message text.
  */
 export interface Kube {
   /** What this client saw of the API server's health, when it keeps track (the agent's /readyz). */

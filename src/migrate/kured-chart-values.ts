@@ -18,7 +18,7 @@ import {
   type Rule,
 } from './kured-chart-rules.js';
 
-export { KURED_CHART_RULES, memoryBytes } from './kured-chart-rules.js';
+export { memoryBytes } from './kured-chart-rules.js';
 import { parseConfig } from '../config/parse.js';
 import { errorText } from '../text/error-text.js';
 

@@ -28,7 +28,6 @@ import { WatchHub } from './fake-api/watch.js';
 import type { Admission } from './fake-api/admission.js';
 
 export type { Chaos, FailureMode, KubeObject, RecordedRequest, ResourceName };
-export { ApiError } from './fake-api/status.js';
 
 /** One accepted write, as `onWrite` listeners receive it. */
 export interface WriteEvent {

@@ -11,7 +11,6 @@ import {
 } from './objects.js';
 import type { VirtualTime } from './virtual-time.js';
 
-export { STATUS_ANNOTATION } from '../node/status.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 

@@ -20,15 +20,7 @@ import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 import { SimCoordinators } from './sim-coordinators.js';
 
-export type {
-  AgentFactory,
-  NodeResult,
-  RequestSample,
-  RunnableAgent,
-  SimAgentIo,
-  SimulationOptions,
-  SimulationResult,
-} from './simulation-types.js';
+export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type {
   NodeResult,
   RequestSample,

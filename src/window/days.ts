@@ -12,9 +12,6 @@ const DAY_NAMES: Record<string, number> = {
 
 const SHORT = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 
-/** Every day, the default of `--reboot-days` (kured's `su,mo,tu,we,th,fr,sa`). */
-export const EVERY_DAY: readonly number[] = [0, 1, 2, 3, 4, 5, 6];
-
 function parseDay(token: string): number {
   if (/^\d+$/.test(token)) {
     const n = Number(token);

@@ -13,7 +13,8 @@ import {
 } from 'node:net';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { SystemClock } from '../../src/clock/clock.js';
+import { SystemClock, type Clock } from '../../src/clock/clock.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { Kube, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
@@ -133,7 +134,7 @@ function bringUp(name: string): void {
 function agent(
   name: string,
   overrides: Partial<Config> = {},
-  o: { kube?: Kube; drainerEveryMs?: number; random?: () => number } = {},
+  o: { kube?: Kube; drainerEveryMs?: number; random?: () => number; clock?: Clock } = {},
 ): Agent {
   const c = config(name, overrides);
   const kube =
@@ -143,7 +144,7 @@ function agent(
       kubes.push(k);
       return k;
     })();
-  const clock = new SystemClock();
+  const clock = o.clock ?? new SystemClock();
   const logger = new MemoryLogger();
   const deps = createAgentDeps(c, {
     kube,
@@ -245,7 +246,7 @@ describe('a lock slot lost in the middle of a cycle', () => {
       while ((reboots.get('n1') ?? 0) === 0 && Date.now() < deadline) {
         kinds.add((await waiter.tick()).kind);
         ticks++;
-        await sleep(100);
+        await sleep(100); // n1 runs in real time: pace the waiter's ticks until n1 has rebooted (a positive end)
       }
       expect(reboots.get('n1')).toBe(1);
       expect(kinds).toEqual(new Set(['waiting-for-lock']));
@@ -261,17 +262,19 @@ describe('a lock slot lost in the middle of a cycle', () => {
   it('lets the TTL lapse while a node is down: the node keeps counting, and takes its slot back on return', async () => {
     watchInvariants(1);
     const ttl = { lockTtlMs: 400 };
-    const waiter = agent('n2', ttl); // one process, watching from before the lapse
-    expect((await agent('n1', ttl).tick()).kind).toBe('rebooting');
+    // the agents' time, from the server's now on (the fake API server stamps its objects in real time)
+    const clock = new FakeClock(new Date());
+    const waiter = agent('n2', ttl, { clock }); // one process, watching from before the lapse
+    expect((await agent('n1', ttl, { clock }).tick()).kind).toBe('rebooting');
     expect((await waiter.tick()).kind).toBe('waiting-for-lock');
-    await sleep(600); // n1's slot has gone unrenewed for more than the TTL
+    await clock.advance(600); // n1's slot has gone unrenewed for more than the TTL
     const blocked = await waiter.tick();
     expect(blocked).toMatchObject({ kind: 'waiting-for-lock', holders: ['n1'] });
-    const back = await agent('n1', ttl).tick();
+    const back = await agent('n1', ttl, { clock }).tick();
     expect(back.kind).toBe('verifying');
     expect(holders()).toEqual(['n1']);
     bringUp('n1');
-    expect((await agent('n1', ttl).tick()).kind).toBe('completed');
+    expect((await agent('n1', ttl, { clock }).tick()).kind).toBe('completed');
     expect(violations).toEqual([]);
   });
 

@@ -3,6 +3,7 @@
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../fakes/wait-for.js';
+import { countedKube, seenBy as seenByWaiters, type KubeCounts } from '../fakes/counted-kube.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -26,10 +27,12 @@ const HOUR = 3_600_000;
 
 let server: FakeApiServer;
 let kube: ClientNodeKube;
+/** What the agents' client did: calls it made, and lock changes its watches delivered. */
+let seen: KubeCounts;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  kube = new ClientNodeKube(server.kubeConfig());
+  ({ kube, counts: seen } = countedKube(new ClientNodeKube(server.kubeConfig())));
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 60; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
 });
@@ -85,8 +88,9 @@ const watches = (): number => server.requests.filter((r) => r.query.watch === 't
 
 const until = waitFor;
 
-/** Real time for watch events on loopback to reach every waiter. */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 500));
+/** Runs `write` and waits until `watching` waiters have seen its lock writes. */
+const seenBy = (watching: number, write: () => unknown): Promise<void> =>
+  seenByWaiters(server, seen, watching, write);
 
 /** `n` waiters (n10…) that read the lock once and wait for it; `woken` lists who resolved. */
 async function waiters(
@@ -113,23 +117,27 @@ describe('waiting agents while every slot stays taken', () => {
     hold(2, ['n0', 'n1']);
     const { woken, done } = await waiters(10, { concurrency: 2, clock });
     const before = server.requests.length;
+    const callsBefore = seen.calls;
 
-    for (let attempts = 1; attempts <= 5; attempts++) hold(2, ['n0', 'n1'], { attempts }); // updates
-    hold(2, ['n0', 'n2']); // n1 released and n2 took the slot in one write
-    hold(2, ['n0']); // a slot is free for a moment…
-    hold(2, ['n0', 'n3']); // …and retaken before anyone looked
-    await settle();
+    await seenBy(10, () => {
+      for (let attempts = 1; attempts <= 5; attempts++) hold(2, ['n0', 'n1'], { attempts }); // updates
+      hold(2, ['n0', 'n2']); // n1 released and n2 took the slot in one write
+      hold(2, ['n0']); // a slot is free for a moment…
+      hold(2, ['n0', 'n3']); // …and retaken before anyone looked
+    });
     await clock.advance(HERD_SPREAD_MS);
-    await settle();
 
     expect(woken).toEqual([]);
+    expect(seen.calls - callsBefore).toBe(0);
     expect(server.requests.length - before).toBe(0);
 
-    hold(2, ['n3']); // now a slot stays free: everyone may try
-    await settle();
+    await seenBy(10, () => {
+      hold(2, ['n3']); // now a slot stays free: everyone may try
+    });
     await clock.advance(HERD_SPREAD_MS);
     await done;
     expect(woken).toHaveLength(10);
+    expect(seen.calls - callsBefore).toBe(0);
     expect(server.requests.length - before).toBe(0);
   });
 });
@@ -174,8 +182,7 @@ describe('what wakes a waiting agent', () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     hold(2, ['n0', 'n1'], { at: clock.now(), ttlMs });
     const { woken, done } = await waiters(1, { concurrency: 2, clock, ttlMs });
-    change();
-    await settle();
+    await seenBy(1, change);
     if (wakeAtMs > 0) {
       await clock.advance(wakeAtMs - 1);
       expect(woken).toEqual([]);
@@ -190,8 +197,9 @@ describe('what wakes a waiting agent', () => {
     const clock = new FakeClock('2026-01-05T10:00:00Z');
     hold(1, ['n0']);
     const { woken, done } = await waiters(1, { concurrency: 1, clock });
-    hold(1, ['n0'], { attempts: 1 });
-    await settle();
+    await seenBy(1, () => {
+      hold(1, ['n0'], { attempts: 1 });
+    });
     await clock.advance(HOUR - 1);
     expect(woken).toEqual([]);
     await clock.advance(1);
@@ -212,12 +220,13 @@ describe('one slot handed to many waiters', () => {
     await until(() => clock.pending === 2 * n, 'every waiter pausing before it looks again');
     await clock.advance(0); // n10 (random 0) looks first and takes the slot
     await until(() => woken.length === 1, 'the first waiter woke');
-    await expect(lock('n10', { clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
-      acquired: true,
+    // the other n - 1 see n10's write before their pause ends
+    await seenBy(n - 1, async () => {
+      await expect(lock('n10', { clock }).acquire({ unschedulable: false })).resolves.toMatchObject({
+        acquired: true,
+      });
     });
-    await settle();
     await clock.advance(HERD_SPREAD_MS);
-    await settle();
 
     expect(woken).toEqual(['n10']);
     expect(holderIds()).toEqual(['n10']);
@@ -251,6 +260,7 @@ describe('every agent takes the lock once (real time, random spread)', () => {
             const r = await l.acquire({ unschedulable: false });
             if (r.acquired) {
               acquiredBy.add(`n${10 + i}`);
+              // the holder keeps its slot a moment of real time, so that others find it taken (not a wait)
               await new Promise((res) => setTimeout(res, 20));
               await l.release();
               return;

@@ -2,11 +2,12 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { countedKube, seenBy, type KubeCounts } from '../fakes/counted-kube.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { DaemonSetLock, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
+import { DaemonSetLock, HERD_SPREAD_MS, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';
@@ -19,11 +20,13 @@ const ANNOTATION = 'weave.works/kured-node-lock';
 
 let server: FakeApiServer;
 let kube: ClientNodeKube;
+/** What the client did: calls, and lock changes its watches delivered (countedKube). */
+let counts: KubeCounts;
 let log: MemoryLogger;
 
 beforeEach(async () => {
   server = await startClusterApiServer();
-  kube = new ClientNodeKube(server.kubeConfig());
+  ({ kube, counts } = countedKube(new ClientNodeKube(server.kubeConfig())));
   log = new MemoryLogger();
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 20; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
@@ -637,15 +640,17 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
   it('wakes a waiter of a full group only when a slot of its group frees, not for another group', async () => {
     await take(0);
     await take(1);
-    const waiter = lock('n3', { concurrency: 3, groups });
+    const clock = new FakeClock();
+    const waiter = lock('n3', { concurrency: 3, groups, clock });
     expect((await waiter.acquire({ unschedulable: false, group: 'zone-a' })).acquired).toBe(false);
     let woke = false;
-    const wait = waiter.waitForChange(5_000).then(() => (woke = true));
-    await lock('n1', { concurrency: 3, groups }).release();
-    await new Promise((r) => setTimeout(r, 1_500));
+    const wait = waiter.waitForChange(3_600_000).then(() => (woke = true));
+    await seenBy(server, counts, 1, () => lock('n1', { concurrency: 3, groups }).release());
+    await clock.advance(HERD_SPREAD_MS); // past the pause of a waiter that took the write for its slot
     expect(woke).toBe(false);
-    await lock('n0', { concurrency: 3, groups }).release();
+    await seenBy(server, counts, 1, () => lock('n0', { concurrency: 3, groups }).release());
+    await clock.advance(HERD_SPREAD_MS);
     await wait;
     expect(woke).toBe(true);
-  }, 10_000);
+  });
 });

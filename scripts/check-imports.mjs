@@ -1,0 +1,135 @@
+// Fails (exit 1) when the modules under src/ import each other in a cycle, or when a top-level folder
+// imports one drawn above it in LAYERS (a back-arrow), naming each. Part of `npm run lint`. Written on
+// the TypeScript compiler's own import scanner (ts.preProcessFile) rather than with
+// eslint-plugin-import-x, whose TypeScript resolver brings a native binary to every machine that
+// installs the project.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+const root = resolve(process.argv[2] ?? 'src');
+
+/**
+ * The house as it is drawn: the top-level folders under src/, from the entry point down to the
+ * helpers. A folder imports its own modules and those of any folder on a lower row; never one on its
+ * own row or above. Read off the imports of today (issue 31): the commands drive the simulator, which
+ * runs agents and coordinators; the blockers read the lock, the drain's budgets and the node; the
+ * lock and the drain write the node; all of them talk to the API server only through kube/.
+ *
+ * | row | folders                                    | imports from the rows below, e.g.             |
+ * | --- | ------------------------------------------ | --------------------------------------------- |
+ * | 0   | cli                                        | everything                                    |
+ * | 1   | sim                                        | agent, coordinator, admission, blockers, kube |
+ * | 2   | agent, coordinator                         | blockers, server, sentinel, lock, drain, node |
+ * | 3   | blockers, sentinel, server, admission      | lock, drain, reboot, metrics, node, config    |
+ * | 4   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
+ * | 5   | node, events, config                       | kube, notify, http, window, selector          |
+ * | 6   | kube, notify                               | http, clock, log, text                        |
+ * | 7   | http                                       | clock, text                                   |
+ * | 8   | text, clock, log, selector, window, pause  | nothing                                       |
+ *
+ * A new folder goes on a row before its first import; moving a folder up is a change of design.
+ * Files directly under the root, outside any folder, are not ranked.
+ */
+const LAYERS = [
+  ['cli'],
+  ['sim'],
+  ['agent', 'coordinator'],
+  ['blockers', 'sentinel', 'server', 'admission'],
+  ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
+  ['node', 'events', 'config'],
+  ['kube', 'notify'],
+  ['http'],
+  ['text', 'clock', 'log', 'selector', 'window', 'pause'],
+];
+const ROW = new Map(LAYERS.flatMap((folders, row) => folders.map((folder) => [folder, row])));
+
+/** Every .ts file under `dir`. */
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return files(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The project files `file` imports (relative imports only; `./x.js` is `./x.ts`); type-only ones too. */
+function importsOf(file, known) {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles
+    .map((i) => i.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => resolve(dirname(file), name.replace(/\.js$/, '.ts')))
+    .filter((path) => known.has(path));
+}
+
+const all = files(root);
+const known = new Set(all);
+const graph = new Map(all.map((f) => [f, importsOf(f, known)]));
+
+// Tarjan's strongly connected components: every component of more than one module is a cycle.
+let index = 0;
+const stack = [];
+const state = new Map();
+const cycles = [];
+function visit(v) {
+  state.set(v, { index, low: index, onStack: true });
+  index++;
+  stack.push(v);
+  for (const w of graph.get(v) ?? []) {
+    const ws = state.get(w);
+    if (ws === undefined) {
+      visit(w);
+      state.get(v).low = Math.min(state.get(v).low, state.get(w).low);
+    } else if (ws.onStack) {
+      state.get(v).low = Math.min(state.get(v).low, ws.index);
+    }
+  }
+  const vs = state.get(v);
+  if (vs.low !== vs.index) return;
+  const component = [];
+  let w;
+  do {
+    w = stack.pop();
+    state.get(w).onStack = false;
+    component.push(w);
+  } while (w !== v);
+  if (component.length > 1) cycles.push(component.map((f) => relative(process.cwd(), f)).sort());
+}
+for (const v of all) if (!state.has(v)) visit(v);
+
+/** The top-level folder of `file` under the root; undefined for a file directly under it. */
+function folderOf(file) {
+  const parts = relative(root, file).split(sep);
+  return parts.length > 1 ? parts[0] : undefined;
+}
+
+const problems = cycles.map((c) => `import cycle: ${c.join(' <-> ')}`);
+const unranked = new Set();
+for (const [from, imports] of graph) {
+  const upper = folderOf(from);
+  if (upper === undefined) continue;
+  if (!ROW.has(upper)) unranked.add(upper);
+  for (const to of imports) {
+    const lower = folderOf(to);
+    if (lower === undefined || lower === upper || !ROW.has(upper) || !ROW.has(lower)) continue;
+    if (ROW.get(lower) <= ROW.get(upper)) {
+      const where = ROW.get(lower) === ROW.get(upper) ? 'beside' : 'above';
+      problems.push(
+        `back-arrow: ${relative(process.cwd(), from)} imports ${relative(process.cwd(), to)} ` +
+          `(${lower}/ is drawn ${where} ${upper}/ in LAYERS, scripts/check-imports.mjs)`,
+      );
+    }
+  }
+}
+for (const folder of unranked) {
+  problems.push(`unranked folder: ${folder}/ is on no row of LAYERS in scripts/check-imports.mjs`);
+}
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  process.exit(1);
+}
+console.log(
+  `no import cycles and no back-arrows among ${all.length} modules under ${relative(process.cwd(), root)}`,
+);

@@ -1,0 +1,99 @@
+// scripts/check-imports.mjs (part of `npm run lint`): it names every import cycle and every back-arrow
+// between the folders it ranks, and passes src/.
+import { describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** Writes `files` (path → text) into a fresh directory, checks it and removes it. */
+function checkFiles(files: Record<string, string>): { status: number | null; output: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-imports-'));
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    return check(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function check(dir: string): { status: number | null; output: string } {
+  const run = spawnSync(process.execPath, ['scripts/check-imports.mjs', dir], { encoding: 'utf8' });
+  return { status: run.status, output: run.stdout + run.stderr };
+}
+
+describe('the import check', () => {
+  it.each([
+    [
+      'two modules importing each other',
+      { 'a.ts': "import { b } from './b.js';", 'b.ts': "import { a } from './a.js';" },
+      1,
+    ],
+    [
+      'a cycle through a type-only import',
+      { 'a.ts': "import type { B } from './b.js';", 'b.ts': "export { a } from './a.js';" },
+      1,
+    ],
+    [
+      'a cycle through a dynamic import',
+      { 'a.ts': "await import('./b.js');", 'b.ts': "import './a.js';" },
+      1,
+    ],
+    [
+      'a chain without a cycle',
+      { 'a.ts': "import './b.js';", 'b.ts': "import './c.js';", 'c.ts': 'export {};' },
+      0,
+    ],
+  ])('%s', (_name, files, status) => {
+    const run = checkFiles(files);
+    expect(run.status).toBe(status);
+    if (status === 1) expect(run.output).toMatch(/import cycle: .*a\.ts <-> .*b\.ts/);
+  });
+
+  it.each([
+    [
+      'a helper importing the agent',
+      { 'kube/a.ts': "import '../agent/b.js';", 'agent/b.ts': 'export {};' },
+      /above/,
+    ],
+    [
+      'the lock importing a blocker (type only)',
+      { 'lock/a.ts': "import type { B } from '../blockers/b.js';", 'blockers/b.ts': 'export type B = 1;' },
+      /above/,
+    ],
+    [
+      'one folder importing another on its row',
+      { 'agent/a.ts': "await import('../coordinator/b.js');", 'coordinator/b.ts': 'export {};' },
+      /beside/,
+    ],
+  ])('names a back-arrow: %s', (_name, files, where) => {
+    const run = checkFiles(files);
+    expect(run.status).toBe(1);
+    expect(run.output).toMatch(/back-arrow: .*\/a\.ts imports .*\/b\.ts/);
+    expect(run.output).toMatch(where);
+  });
+
+  it('lets a folder import itself and the folders below it', () => {
+    const run = checkFiles({
+      'cli/a.ts': "import './c.js'; import '../sim/b.js';",
+      'cli/c.ts': 'export {};',
+      'sim/b.ts': "import '../kube/d.js';",
+      'kube/d.ts': "import '../clock/e.js';",
+      'clock/e.ts': 'export {};',
+    });
+    expect(run).toMatchObject({ status: 0 });
+  });
+
+  it('fails on a folder that is on no row', () => {
+    const run = checkFiles({ 'gadgets/a.ts': "import '../kube/b.js';", 'kube/b.ts': 'export {};' });
+    expect(run.status).toBe(1);
+    expect(run.output).toMatch(/unranked folder: gadgets\//);
+  });
+
+  it('finds no cycle and no back-arrow in src/', () => {
+    expect(check('src')).toMatchObject({ status: 0 });
+  });
+});
