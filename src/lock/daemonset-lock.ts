@@ -62,13 +62,7 @@ import {
   type LockState,
 } from './lock-state.js';
 
-export {
-  HANDOFF_GRACE_MS,
-  HERD_SPREAD_MS,
-  STALE_ENTRY_MS,
-  UNPARSABLE_HOLDER,
-  type DaemonSetLockOptions,
-} from './lock-state.js';
+export { HERD_SPREAD_MS, UNPARSABLE_HOLDER, type DaemonSetLockOptions } from './lock-state.js';
 
 /** Thrown inside a retried write when the DaemonSet changed under us. */
 const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
