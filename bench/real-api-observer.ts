@@ -4,7 +4,7 @@
 // judges in the simulator: hand-offs out of need order, more holders than --concurrency.
 import { STATUS_ANNOTATION, parseStatus } from '../src/node/status.js';
 import { entriesOf, parseLockAnnotation } from '../src/lock/kured-lock-format.js';
-import { TURN_ANNOTATION } from '../src/lock/turn.js';
+import { TURN_ANNOTATION, parseTurn } from '../src/lock/turn.js';
 import { compareWaiters, type Waiter } from '../src/lock/wait-queue.js';
 import type { AdminClient } from './real-api-admin.js';
 import { DS_NAME, LOCK_ANNOTATION, NS } from './real-api-fleet.js';
@@ -288,7 +288,7 @@ function viewOf(node: ObjectMeta, before: NodeView | undefined): NodeView {
   const fresh = {
     phase,
     requiredSinceMs: requiredSince === undefined ? undefined : Date.parse(requiredSince),
-    turn: annotations[TURN_ANNOTATION] !== undefined,
+    turn: parseTurn(annotations[TURN_ANNOTATION]) !== undefined, // a lapsed turn recorded there is no turn
     reason: status?.reason ?? '',
   };
   if (before !== undefined && before.phase === phase)

@@ -27,13 +27,15 @@ import {
   type FleetHealth,
 } from '../lock/coordinator-lease.js';
 import type { Config } from '../config/config.js';
-import { LockFormatError, entriesOf, isManualEntry, parseLockAnnotation } from '../lock/kured-lock-format.js';
+import { LockFormatError, entriesOf, parseLockAnnotation } from '../lock/kured-lock-format.js';
+import { roomFor } from '../lock/room.js';
 import { LeaseObserver } from '../lock/lease.js';
 import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
 import { LockView } from '../lock/lock-view.js';
 import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
-import { TURN_ANNOTATION, formatTurn } from '../lock/turn.js';
-import { FleetView } from './fleet-view.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../lock/turn.js';
+import { FleetView, turnFields } from './fleet-view.js';
+import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 
@@ -168,11 +170,7 @@ class Term {
   private readonly view: LockView;
   private ds: V1DaemonSet | undefined;
   private readonly turnSince = new Map<string, number>();
-  /**
-   * Nodes whose turn lapsed while they still wait, to the status reason they had then: behind every
-   * other waiter until their agent writes its status again (lapsedTurnReason), its sign of life.
-   */
-  private readonly passedOver = new Map<string, string | undefined>();
+  private readonly passedOver = new PassedOver();
   /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
   private changes = 0;
   private wake: (() => void) | undefined;
@@ -324,9 +322,18 @@ class Term {
   /** Why a readable lock gives no slot to anyone: a manual lock, or more live slots than allowed. */
   private heldBy(state: LockState): string | undefined {
     const live = this.view.live(state.entries);
-    const manual = live.find(isManualEntry);
-    if (manual !== undefined) return `kured's manual lock (${manual.nodeID}) holds every slot`;
-    if (live.length > Math.min(state.declared, this.o.concurrency))
+    // the agents' own rule (roomFor), asked for no node: the answers that hold every node back
+    const room = roomFor({
+      live,
+      nodeId: '',
+      declared: state.declared,
+      group: undefined,
+      concurrency: this.o.concurrency,
+      groups: undefined,
+    });
+    if (room.room) return undefined;
+    if (room.why === 'manual') return `kured's manual lock (${room.entry.nodeID}) holds every slot`;
+    if (room.why === 'forged')
       return `the lock names ${live.length} slots, more than it or --concurrency allow`;
     return undefined;
   }
@@ -360,7 +367,7 @@ class Term {
       nowMs,
       turnSince: this.turnSince,
       graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
-      passedOver: new Set(this.passedOver.keys()),
+      passedOver: this.passedOver.names(),
     });
     this.stats.plans++;
     this.forgetStale();
@@ -372,14 +379,8 @@ class Term {
    * the lapse get their place back; turns no longer on any node are forgotten.
    */
   private forgetStale(): void {
-    for (const [node, reason] of this.passedOver) {
-      const status = this.fleet.get(node)?.status;
-      if (status?.phase !== 'waiting-for-lock') this.passedOver.delete(node);
-      else if (status.reason !== reason) {
-        this.passedOver.delete(node);
-        this.o.log.info('node back in its place after its turn lapsed', { node });
-      }
-    }
+    for (const node of this.passedOver.settle((n) => this.fleet.get(n)))
+      this.o.log.info('node back in its place after its turn lapsed', { node });
     for (const node of this.turnSince.keys()) {
       const record = this.fleet.get(node);
       if (record?.turn === undefined) this.turnSince.delete(node);
@@ -393,14 +394,20 @@ class Term {
         node,
         after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s`,
       });
-      this.passedOver.set(node, this.fleet.get(node)?.status?.reason);
+      const record = this.fleet.get(node);
+      if (record !== undefined) this.passedOver.add(record);
       this.stats.lapsed++;
     }
   }
 
   private async carryOut(plan: Plan, signal: AbortSignal): Promise<void> {
     this.passOver(plan.lapse);
-    for (const node of [...plan.revoke, ...plan.lapse]) await this.setTurn(node, null, signal);
+    for (const node of plan.revoke) await this.setTurn(node, null, signal);
+    const at = this.o.clock.now().toISOString();
+    for (const node of plan.lapse) {
+      const turn = parseTurn(this.fleet.get(node)?.turn);
+      await this.setTurn(node, turn === undefined ? null : formatLapsedTurn({ turn, at }), signal);
+    }
     const since = this.o.clock.now().toISOString();
     for (const node of plan.grant) {
       if (await this.setTurn(node, formatTurn({ since, by: this.o.identity }), signal)) {
@@ -413,13 +420,13 @@ class Term {
       this.o.log.debug('no turn given', { reason: plan.held, waiting: plan.queue.length });
   }
 
-  /** Sets (or with null removes) a node's turn annotation; false when the write failed. */
+  /** Sets (or with null removes) a node's turn annotation (a turn, or a lapsed one); false when the write failed. */
   private async setTurn(node: string, value: string | null, signal: AbortSignal): Promise<boolean> {
     try {
       const patch = { metadata: { annotations: { [TURN_ANNOTATION]: value } } };
       await this.o.kube.mergePatchNode(node, patch, signal);
       const record = this.fleet.get(node);
-      if (record !== undefined) this.fleet.set({ ...record, turn: value ?? undefined });
+      if (record !== undefined) this.fleet.set({ ...record, ...turnFields(value ?? undefined) });
       return true;
     } catch (err) {
       if (isNotFound(err)) this.fleet.delete(node);

@@ -11,7 +11,7 @@ import type { Logger } from '../log/logger.js';
 import { fleetHealth, judgeNode } from '../blockers/health.js';
 import type { FleetHealth } from '../lock/coordinator-lease.js';
 import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
-import { TURN_ANNOTATION } from '../lock/turn.js';
+import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 
 /** What the coordinator keeps of one Node. */
@@ -25,8 +25,17 @@ export interface NodeRecord {
   inCycle: boolean;
   /** Why it counts as unhealthy for --max-unhealthy-nodes; undefined when healthy. */
   unhealthy: string | undefined;
-  /** The turn annotation's text, when the node has one. */
+  /** The turn annotation's text, when it gives a turn (or is unreadable: taken back like a turn). */
   turn: string | undefined;
+  /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
+  lapsedTurn: string | undefined;
+}
+
+/** The turn annotation's text as a record keeps it: a turn, or a lapsed one. */
+export function turnFields(text: string | undefined): Pick<NodeRecord, 'turn' | 'lapsedTurn'> {
+  return parseLapsedTurn(text) === undefined
+    ? { turn: text, lapsedTurn: undefined }
+    : { turn: undefined, lapsedTurn: text };
 }
 
 /** Nodes per page of the list (client-go's reflector pages by 500 too). */
@@ -44,7 +53,7 @@ export function recordOf(node: V1Node, groupLabel: string | undefined): NodeReco
     name: meta.name ?? '',
     status: parseStatus(meta.annotations?.[STATUS_ANNOTATION]),
     group: groupLabel === undefined ? '' : (meta.labels?.[groupLabel] ?? ''),
-    turn: meta.annotations?.[TURN_ANNOTATION],
+    ...turnFields(meta.annotations?.[TURN_ANNOTATION]),
   };
 }
 
@@ -64,7 +73,12 @@ export interface FleetViewOptions {
  * every node waits; on other nights a plan looks at a handful of nodes, not the fleet.
  */
 export function concernsQueue(r: NodeRecord): boolean {
-  return r.status?.phase === 'waiting-for-lock' || r.turn !== undefined || r.inCycle;
+  return r.status?.phase === 'waiting-for-lock' || hasTurnAnnotation(r) || r.inCycle;
+}
+
+/** The node carries a turn annotation: a turn, or a lapsed one (both go once it stops waiting). */
+export function hasTurnAnnotation(r: NodeRecord): boolean {
+  return r.turn !== undefined || r.lapsedTurn !== undefined;
 }
 
 /** Adds `name` to `index` or removes it, as `member` says. */
@@ -77,7 +91,7 @@ export class FleetView {
   private readonly nodes = new Map<string, NodeRecord>();
   /** The names of the nodes that concernsQueue. */
   private readonly planned = new Set<string>();
-  /** Of those, the nodes with a turn and the nodes in a cycle: all a plan reads while every slot is taken. */
+  /** Of those, the nodes with a turn annotation and those in a cycle: all a plan reads while every slot is taken. */
   private readonly turned = new Set<string>();
   private readonly cycling = new Set<string>();
   /** The fleet's health, kept until a node's health, cycle or existence changes. */
@@ -169,7 +183,7 @@ export class FleetView {
     const before = this.nodes.get(record.name);
     this.nodes.set(record.name, record);
     file(this.planned, record.name, concernsQueue(record));
-    file(this.turned, record.name, record.turn !== undefined);
+    file(this.turned, record.name, hasTurnAnnotation(record));
     file(this.cycling, record.name, record.inCycle);
     if (before?.inCycle !== record.inCycle || before.unhealthy !== record.unhealthy) this.health = undefined;
   }
@@ -185,7 +199,7 @@ export class FleetView {
     return this.records(this.planned);
   }
 
-  /** The nodes that have a turn. */
+  /** The nodes that have a turn annotation (a turn, or a lapsed one). */
   withTurn(): IterableIterator<NodeRecord> {
     return this.records(this.turned);
   }

@@ -8,7 +8,7 @@
 // from a stale view can only change who goes first.
 import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
 import { isOverdue } from '../node/status.js';
-import type { NodeRecord } from './fleet-view.js';
+import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
 
 /** A slot of the lock as the coordinator counts it. */
 export interface SlotHolder {
@@ -21,8 +21,9 @@ export interface PlanInput {
   /** The nodes that wait, hold a turn or are in a cycle (others may be left out). */
   nodes: Iterable<NodeRecord>;
   /**
-   * Of those, the ones with a turn and the ones in a cycle, when the caller keeps them apart (the
-   * view does): all a plan reads while every slot is taken. Undefined: picked out of `nodes`.
+   * Of those, the ones with a turn annotation (a turn or a lapsed one) and the ones in a cycle, when
+   * the caller keeps them apart (the view does): all a plan reads while every slot is taken.
+   * Undefined: picked out of `nodes`.
    */
   index?: { withTurn: Iterable<NodeRecord>; inCycle: Iterable<NodeRecord> };
   /** Live slots of the lock (expired ones left out). */
@@ -50,9 +51,12 @@ export interface PlanInput {
 export interface Plan {
   /** Nodes to give a turn now, in queue order. */
   grant: string[];
-  /** Nodes whose turn annotation goes: used (they hold a slot), moot (no longer waiting). */
+  /** Nodes whose turn annotation goes (a turn, or a lapsed one): they no longer wait. */
   revoke: string[];
-  /** Nodes whose turn lapsed: revoked, and passed over until they stop waiting. */
+  /**
+   * Nodes whose turn lapsed: their annotation records it (LapsedTurn), and they are passed over
+   * until their agent writes its status again or they stop waiting.
+   */
   lapse: string[];
   /**
    * The waiting nodes in queue order (for logs), sorted only when a slot is free or the lock held:
@@ -133,6 +137,24 @@ function waitersOf(
   return waiters;
 }
 
+/** What becomes of a node's turn annotation: it goes, stays, lapses now, or is a pending turn. */
+type TurnFate = 'revoke' | 'keep' | 'lapse' | 'pending';
+
+function fateOf(
+  input: PlanInput,
+  r: NodeRecord,
+  waiter: Waiter | undefined,
+  holding: ReadonlySet<string>,
+): TurnFate {
+  // A used turn stays until the node's cycle ends: a write of ours to a node in its cycle would
+  // refuse the agent's next guarded write (the count of its reboot attempt) for nothing.
+  if (waiter === undefined) return holding.has(r.name) || r.inCycle ? 'keep' : 'revoke';
+  // a lapsed turn stays on a waiting node: its agent reads there that it lapsed
+  if (r.turn === undefined) return 'keep';
+  const since = input.turnSince.get(r.name) ?? input.nowMs;
+  return input.nowMs - since >= input.graceMs ? 'lapse' : 'pending';
+}
+
 /** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
 function judgeTurns(
   input: PlanInput,
@@ -145,14 +167,12 @@ function judgeTurns(
   const pending = new Map<string, string | undefined>();
   const holding = new Set(input.slots.map((s) => s.node));
   for (const r of records) {
-    if (r.turn === undefined) continue;
+    if (!hasTurnAnnotation(r)) continue;
     const waiter = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
-    // A used turn stays until the node's cycle ends: a write of ours to a node in its cycle would
-    // refuse the agent's next guarded write (the count of its reboot attempt) for nothing.
-    if (waiter === undefined && (holding.has(r.name) || r.inCycle)) continue;
-    if (waiter === undefined) revoke.push(r.name);
-    else if (input.nowMs - (input.turnSince.get(r.name) ?? input.nowMs) >= input.graceMs) lapse.push(r.name);
-    else pending.set(r.name, waiter.group);
+    const fate = fateOf(input, r, waiter, holding);
+    if (fate === 'revoke') revoke.push(r.name);
+    else if (fate === 'lapse') lapse.push(r.name);
+    else if (fate === 'pending') pending.set(r.name, waiter?.group);
   }
   return { revoke, lapse, pending };
 }
@@ -175,7 +195,7 @@ function heldReason(input: PlanInput, queued: number, eligible: number): string 
 /** The nodes with a turn and those in a cycle, picked out of `nodes`. */
 function indexOf(nodes: Iterable<NodeRecord>): NonNullable<PlanInput['index']> {
   const all = [...nodes];
-  return { withTurn: all.filter((r) => r.turn !== undefined), inCycle: all.filter((r) => r.inCycle) };
+  return { withTurn: all.filter(hasTurnAnnotation), inCycle: all.filter((r) => r.inCycle) };
 }
 
 export function planTurns(input: PlanInput): Plan {

@@ -118,10 +118,8 @@ export class DaemonSetLock implements Lock {
       return { acquired: false, holders: [], reason };
     }
     if (outcome === undefined) throw new Error('lock acquire decided nothing');
-    if (outcome.acquired) {
-      this.o.turns?.spent();
+    if (outcome.acquired)
       this.o.log.info('lock acquired', { node: this.o.nodeId, holder: outcome.holder.nodeID });
-    }
     return outcome;
   }
 

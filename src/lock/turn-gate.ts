@@ -3,27 +3,27 @@
 // the coordinator's turn annotation, so a freed slot wakes one node, not every waiter, and nobody
 // lists the fleet. With no live coordinator (not installed, or its Lease not renewed) the queue
 // falls back to first come, first served: a reboot must not wait for an optional advisor.
-import { monotonicMs, type Clock } from '../clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 import { isGone, isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
 import type { CoordinatorLease } from './coordinator-lease.js';
 import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from './lock-watch.js';
-import { TURN_ANNOTATION, parseTurn, type Turn } from './turn.js';
+import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
 
 /** May this node take a free slot? */
 export type TurnVerdict =
   { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
 
 /**
- * The wait's reason when a turn this node saw was taken back before it took its slot (it lapsed:
- * this agent was slow, or its writes lost; or a blocker held the node back at its slot). Each lapse words it anew (the turn's time), so the agent
- * writes its status again: the coordinator, which sent the lapsed node to the back of the queue,
- * takes that write as the sign of life that gives the node its place in need order back.
+ * The wait's reason when this node's turn lapsed (the coordinator records it in the turn annotation:
+ * LapsedTurn): this agent was slow, or its writes lost. Each lapse words it anew (the turn's time),
+ * so the agent writes its status again: the coordinator, which sent the lapsed node to the back of
+ * the queue, takes that write as the sign of life that gives the node its place in need order back.
  */
 export function lapsedTurnReason(turn: Turn, holder: string): string {
-  return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} was taken back before this node took its slot (it lapsed, or the node was held back); the coordinator (${holder}) queues it in need order`;
+  return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} lapsed before this node took its slot; the coordinator (${holder}) queues it in need order again`;
 }
 
 export interface TurnGate {
@@ -36,8 +36,6 @@ export interface TurnGate {
    * on): the caller then waits on the lock itself.
    */
   waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
-  /** This node took its slot: a turn it saw is spent, not lapsed. */
-  spent(): void;
 }
 
 /**
@@ -56,12 +54,6 @@ export const RECHECK_PER_NODE_MS = 1_000;
  * Lease 17 times a second at most, not 167.
  */
 export const UNKNOWN_FLEET_RECHECK_MS = 5 * 60_000;
-
-/**
- * How long a seen turn that is gone counts as lapsed (the coordinator takes a turn back after
- * HANDOFF_GRACE_MS): one seen longer ago was taken back because its node stopped waiting.
- */
-export const LAPSE_MEMORY_MS = 10 * 60_000;
 
 /** The recheck for a fleet of `nodes` (undefined: not published yet). */
 export function recheckMs(leaseDurationMs: number, nodes: number | undefined): number {
@@ -86,18 +78,13 @@ function aborted(signal: AbortSignal): boolean {
 export class NodeTurnGate implements TurnGate {
   /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
   private waitingFrom: { resourceVersion: string; turn: string | undefined; recheckMs: number } | undefined;
-  /** The last turn this node saw (read or watched) and did not spend on a slot, and when (monotonic ms). */
-  private seen: { turn: Turn; atMs: number } | undefined;
 
   constructor(private readonly o: NodeTurnGateOptions) {}
 
   async verdict(signal?: AbortSignal): Promise<TurnVerdict> {
     this.waitingFrom = undefined;
     const coordinator = await this.o.coordinator.read(signal);
-    if (!coordinator.live) {
-      this.seen = undefined;
-      return { kind: 'first-come', reason: coordinator.reason };
-    }
+    if (!coordinator.live) return { kind: 'first-come', reason: coordinator.reason };
     const node = await this.o.kube.getNode(this.o.nodeId, signal);
     const text = node.metadata?.annotations?.[TURN_ANNOTATION];
     const turn = parseTurn(text);
@@ -106,34 +93,14 @@ export class NodeTurnGate implements TurnGate {
       turn: text,
       recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total),
     };
-    if (turn !== undefined) {
-      this.see(turn);
-      return { kind: 'turn', by: turn.by };
-    }
-    const lapsed = this.lapsed();
-    if (lapsed !== undefined) return { kind: 'wait', reason: lapsedTurnReason(lapsed, coordinator.holder) };
+    if (turn !== undefined) return { kind: 'turn', by: turn.by };
+    const lapsed = parseLapsedTurn(text);
+    if (lapsed !== undefined)
+      return { kind: 'wait', reason: lapsedTurnReason(lapsed.turn, coordinator.holder) };
     return {
       kind: 'wait',
       reason: `waiting for its turn: the coordinator (${coordinator.holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
     };
-  }
-
-  spent(): void {
-    this.seen = undefined;
-  }
-
-  private see(turn: Turn): void {
-    this.seen = { turn, atMs: monotonicMs(this.o.clock) };
-  }
-
-  /**
-   * The turn this node saw and no longer has, when it was seen lately (LAPSE_MEMORY_MS): a turn
-   * seen longer ago was taken back because its node stopped waiting, not lapsed.
-   */
-  private lapsed(): Turn | undefined {
-    const seen = this.seen;
-    if (seen === undefined || monotonicMs(this.o.clock) - seen.atMs > LAPSE_MEMORY_MS) return undefined;
-    return seen.turn;
   }
 
   async waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
@@ -212,11 +179,7 @@ export class NodeTurnGate implements TurnGate {
     const run = { changed: false, failed: false, expired: false, resourceVersion };
     const onNode = (node: V1Node): void => {
       run.resourceVersion = node.metadata?.resourceVersion ?? run.resourceVersion;
-      const text = node.metadata?.annotations?.[TURN_ANNOTATION];
-      if (text === turn) return;
-      // a turn given and taken back before the verdict reads it was seen all the same
-      const given = parseTurn(text);
-      if (given !== undefined) this.see(given);
+      if (node.metadata?.annotations?.[TURN_ANNOTATION] === turn) return;
       run.changed = true;
       stop.abort();
     };

@@ -32,3 +32,35 @@ export function parseTurn(text: string | undefined): Turn | undefined {
 export function formatTurn(turn: Turn): string {
   return JSON.stringify({ since: turn.since, by: turn.by });
 }
+
+/**
+ * A turn the coordinator took back unused after the grace, written in the turn annotation in its
+ * place (`{"lapsed":{"since","by","at"}}`): no turn to any reader (an older agent's parseTurn finds
+ * no since and by at the top), and to this node's agent, on its next look whatever it remembers (a
+ * restarted agent, or one that was not watching), the word to say it is alive (lapsedTurnReason).
+ */
+export interface LapsedTurn {
+  turn: Turn;
+  /** RFC 3339, the coordinator's wall clock: when the turn was taken back. */
+  at: string;
+}
+
+/** The lapsed turn in an annotation's text; undefined when it holds none. */
+export function parseLapsedTurn(text: string | undefined): LapsedTurn | undefined {
+  if (text === undefined || !text.includes('"lapsed"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const lapsed = (value as Record<string, unknown>).lapsed;
+    if (typeof lapsed !== 'object' || lapsed === null) return undefined;
+    const turn = parseTurn(JSON.stringify(lapsed));
+    const at = (lapsed as Record<string, unknown>).at;
+    return turn === undefined || typeof at !== 'string' ? undefined : { turn, at };
+  } catch {
+    return undefined;
+  }
+}
+
+export function formatLapsedTurn(lapsed: LapsedTurn): string {
+  return JSON.stringify({ lapsed: { since: lapsed.turn.since, by: lapsed.turn.by, at: lapsed.at } });
+}

@@ -25,6 +25,8 @@ interface Shape {
   unhealthy?: string;
   /** It carries a turn given this many ms ago (by this coordinator's monotonic clock). */
   turnAgoMs?: number;
+  /** It carries a lapsed turn (LapsedTurn) in its turn annotation. */
+  lapsed?: boolean;
 }
 
 function node(name: string, shape: Shape = {}): NodeRecord {
@@ -41,6 +43,10 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     inCycle: shape.inCycle ?? false,
     unhealthy: shape.unhealthy,
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
+    lapsedTurn:
+      shape.lapsed === true
+        ? '{"lapsed":{"since":"2026-01-05T09:58:00Z","by":"c-0","at":"2026-01-05T09:58:30Z"}}'
+        : undefined,
   };
 }
 
@@ -119,6 +125,24 @@ const cases: Case[] = [
     { a: { neededFor: 60, turnAgoMs: GRACE_MS }, b: { neededFor: 30 } },
     {},
     { grant: ['b'], lapse: ['a'], revoke: [], queue: ['b', 'a'] },
+  ],
+  [
+    'keeps the record of a lapsed turn on a node that still waits, and gives it no turn by it',
+    { a: { neededFor: 60, lapsed: true }, b: { neededFor: 30 } },
+    { slots: [slot('x')] },
+    { grant: [], revoke: [], lapse: [] },
+  ],
+  [
+    'queues a waiting node with a lapsed turn by its need once it is not passed over (a new leader, or its agent spoke)',
+    { a: { neededFor: 60, lapsed: true }, b: { neededFor: 30 } },
+    {},
+    { grant: ['a'], revoke: [], lapse: [] },
+  ],
+  [
+    'takes the record of a lapsed turn off a node that no longer waits',
+    { a: { phase: 'blocked', lapsed: true }, b: { neededFor: 30 } },
+    {},
+    { grant: ['b'], revoke: ['a'], lapse: [] },
   ],
   [
     'puts passed-over nodes behind every other waiter',
@@ -223,7 +247,7 @@ describe('planTurns', () => {
       // the view keeps the nodes with a turn and those in a cycle apart (FleetView.withTurn/inCycle)
       const records = Object.entries(some).map(([name, shape]) => node(name, shape));
       const index = {
-        withTurn: records.filter((r) => r.turn !== undefined),
+        withTurn: records.filter((r) => r.turn !== undefined || r.lapsedTurn !== undefined),
         inCycle: records.filter((r) => r.inCycle),
       };
       const indexed = plan(some, { ...input, index });
@@ -256,7 +280,11 @@ function randomCase(random: () => number): {
       group: pickOne(['z1', 'z2']),
       inCycle: random() < 0.2,
       unhealthy: random() < 0.2 ? 'not ready' : undefined,
-      ...(random() < 0.3 ? { turnAgoMs: Math.floor(random() * 2 * GRACE_MS) } : {}),
+      ...(random() < 0.3
+        ? { turnAgoMs: Math.floor(random() * 2 * GRACE_MS) }
+        : random() < 0.2
+          ? { lapsed: true }
+          : {}),
     };
   const slots = [...names, 'x', 'y']
     .filter(() => random() < 0.25)
@@ -304,7 +332,7 @@ describe("the view's indexes", () => {
         view.set(
           node(name, {
             phase: random() < 0.5 ? 'waiting-for-lock' : 'idle',
-            ...(random() < 0.3 ? { turnAgoMs: 0 } : {}),
+            ...(random() < 0.3 ? { turnAgoMs: 0 } : random() < 0.2 ? { lapsed: true } : {}),
             inCycle: random() < 0.3,
           }),
         );
@@ -318,7 +346,7 @@ describe("the view's indexes", () => {
       const seen = { plan: got(view.inPlan()), turn: got(view.withTurn()), cycle: got(view.inCycle()) };
       const expected = {
         plan: want(concernsQueue),
-        turn: want((r) => r.turn !== undefined),
+        turn: want((r) => r.turn !== undefined || r.lapsedTurn !== undefined),
         cycle: want((r) => r.inCycle),
       };
       if (JSON.stringify(seen) !== JSON.stringify(expected)) wrong.push({ step, seen, expected });
