@@ -6,7 +6,7 @@ import { shortDuration } from '../text/duration.js';
 const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
 
 function lockCell(row: NodeReport): string {
-  if (!row.lock.held) return row.turn === null ? '-' : 'its turn';
+  if (!row.lock.held) return row.turn !== null ? 'its turn' : row.lapsedTurn !== null ? 'turn lapsed' : '-';
   return row.lock.expired ? 'held (expired)' : 'held';
 }
 

@@ -8,7 +8,7 @@ import {
   parseHealth,
   type FleetHealth,
 } from '../lock/coordinator-lease.js';
-import { TURN_ANNOTATION, parseTurn, type Turn } from '../lock/turn.js';
+import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../lock/turn.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {
@@ -73,6 +73,8 @@ export interface NodeReport {
   bootID: string;
   /** The coordinator's turn on this node (it is named for the next free slot), when it has one. */
   turn: Turn | null;
+  /** A turn of this node that lapsed unused (it waits behind the others until its agent speaks). */
+  lapsedTurn: LapsedTurn | null;
   /** Does this node hold a lock slot? `group`: the --group-label value its slot records. */
   lock: { held: boolean; since: string | null; expired: boolean; group: string | null };
   /** The approval under --require-approval (`kured-ts approve`), when there is one. */
@@ -170,6 +172,11 @@ function statusFields(
   };
 }
 
+/** The turn annotation as the report shows it: a turn, or one that lapsed unused. */
+function turnsOf(text: string | undefined): Pick<NodeReport, 'turn' | 'lapsedTurn'> {
+  return { turn: parseTurn(text) ?? null, lapsedTurn: parseLapsedTurn(text) ?? null };
+}
+
 function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number): NodeReport {
   const name = node.metadata?.name ?? '';
   const annotations = node.metadata?.annotations ?? {};
@@ -180,7 +187,7 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     ...statusFields(status),
     need: needOf(status, nowMs),
     bootID: node.status?.nodeInfo?.bootID ?? '',
-    turn: parseTurn(annotations[TURN_ANNOTATION]) ?? null,
+    ...turnsOf(annotations[TURN_ANNOTATION]),
     lock: lockOf(
       lock.entries.find((e) => e.nodeID === name),
       ttlMs,

@@ -21,7 +21,7 @@ import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
-import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/lock/turn.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
@@ -218,6 +218,24 @@ describe('kured-ts status', () => {
     expect(writes()).toEqual([]);
   });
 
+  it('shows a turn that lapsed unused, which is no turn', async () => {
+    seedFleet();
+    const n2 = server.get<V1Node>('nodes', undefined, 'n2')!;
+    const lapsed = formatLapsedTurn({ turn: { since: 's', by: 'c' }, at: 'a' });
+    n2.metadata = { ...n2.metadata, annotations: { ...n2.metadata?.annotations, [TURN_ANNOTATION]: lapsed } };
+    server.update('nodes', n2);
+    expect(await runStatus(STATUS, io)).toBe(0);
+    expect(out.find((l) => l.startsWith('n2 '))).toMatch(/^n2 .* turn lapsed +- *$/);
+    out.length = 0;
+    expect(await runStatus({ ...STATUS, output: 'json' }, io)).toBe(0);
+    const report = JSON.parse(out.join('\n')) as StatusReport;
+    expect(report.nodes[1]).toMatchObject({
+      node: 'n2',
+      turn: null,
+      lapsedTurn: { turn: { since: 's', by: 'c' } },
+    });
+  });
+
   it('prints the whole report as JSON with -o json', async () => {
     seedFleet();
     expect(await runStatus({ ...STATUS, output: 'json' }, io)).toBe(0);
@@ -240,6 +258,7 @@ describe('kured-ts status', () => {
       },
       bootID: 'boot-n1',
       turn: null,
+      lapsedTurn: null,
       lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false, group: null },
       lastReboot: null,
       approval: null,
