@@ -348,7 +348,8 @@ class Term {
     const health = this.health();
     this.publish(health);
     const nowMs = monotonicMs(this.o.clock);
-    for (const r of this.fleet.withTurn()) if (!this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
+    for (const r of this.fleet.withTurn())
+      if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
     const plan = planTurns({
       nodes: this.fleet.inPlan(),
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
