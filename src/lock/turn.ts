@@ -16,17 +16,27 @@ export interface Turn {
   by: string;
 }
 
-/** The turn in an annotation's text; undefined when absent or unreadable (no turn: fail safe). */
-export function parseTurn(text: string | undefined): Turn | undefined {
+/** The JSON object in an annotation's text; undefined when absent or not an object. */
+function objectOf(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined || text === '') return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const { since, by } = value as Record<string, unknown>;
-    return typeof since === 'string' && typeof by === 'string' ? { since, by } : undefined;
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The turn an object records (its since and by), if it records one. */
+function turnOf(value: Record<string, unknown> | undefined): Turn | undefined {
+  const since = value?.since;
+  const by = value?.by;
+  return typeof since === 'string' && typeof by === 'string' ? { since, by } : undefined;
+}
+
+/** The turn in an annotation's text; undefined when absent or unreadable (no turn: fail safe). */
+export function parseTurn(text: string | undefined): Turn | undefined {
+  return turnOf(objectOf(text));
 }
 
 export function formatTurn(turn: Turn): string {
@@ -47,18 +57,11 @@ export interface LapsedTurn {
 
 /** The lapsed turn in an annotation's text; undefined when it holds none. */
 export function parseLapsedTurn(text: string | undefined): LapsedTurn | undefined {
-  if (text === undefined || !text.includes('"lapsed"')) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const lapsed = (value as Record<string, unknown>).lapsed;
-    if (typeof lapsed !== 'object' || lapsed === null) return undefined;
-    const turn = parseTurn(JSON.stringify(lapsed));
-    const at = (lapsed as Record<string, unknown>).at;
-    return turn === undefined || typeof at !== 'string' ? undefined : { turn, at };
-  } catch {
-    return undefined;
-  }
+  const lapsed = objectOf(text)?.lapsed;
+  if (typeof lapsed !== 'object' || lapsed === null) return undefined;
+  const record = lapsed as Record<string, unknown>;
+  const turn = turnOf(record);
+  return turn === undefined || typeof record.at !== 'string' ? undefined : { turn, at: record.at };
 }
 
 export function formatLapsedTurn(lapsed: LapsedTurn): string {
