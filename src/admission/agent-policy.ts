@@ -292,6 +292,7 @@ export type PolicyConfig = Pick<
   | 'postRebootNodeLabels'
   | 'drainGracePeriodSeconds'
   | 'concurrency'
+  | 'concurrencyPercent'
 >;
 
 export interface PolicyTarget {
@@ -309,6 +310,17 @@ export const AGENT_NODE_ANNOTATIONS = [
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
 ];
+
+/**
+ * The maxOwners the agent may write: `1|2|…|C` for --concurrency C; for N% any number from 1 to
+ * 5000 (Kubernetes' largest cluster), since the fleet, and so the number, changes after installation.
+ */
+export const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
+
+function maxOwnersPattern(config: Pick<PolicyConfig, 'concurrency' | 'concurrencyPercent'>): string {
+  if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;
+  return Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|');
+}
 
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */
 export function agentPolicyParams(
@@ -329,7 +341,7 @@ export function agentPolicyParams(
     taint: config.preferNoScheduleTaint,
     nodeLabels: [...new Set(labels)].join(','),
     drainGracePeriod: String(config.drainGracePeriodSeconds),
-    maxOwners: Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|'),
+    maxOwners: maxOwnersPattern(config),
   };
 }
 

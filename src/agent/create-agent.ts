@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../lock/coordinator-lease.js';
 import { NodeTurnGate } from '../lock/turn-gate.js';
@@ -47,8 +48,12 @@ export type LockConfig = Pick<
   | 'lockAnnotation'
   | 'lockTtlMs'
   | 'concurrency'
+  | 'concurrencyPercent'
   | 'groupLabel'
   | 'groupConcurrency'
+  | 'groupConcurrencyPercent'
+  | 'countUnavailable'
+  | 'controlPlaneLast'
   | 'lockQueue'
 >;
 
@@ -77,6 +82,7 @@ export function createLock(
   const { kube, clock, logger: log } = io;
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;
+  const grouped = config.groupConcurrency > 0;
   return new DaemonSetLock({
     kube,
     nodeId,
@@ -85,9 +91,19 @@ export function createLock(
     annotation: config.lockAnnotation,
     ttlMs: config.lockTtlMs,
     concurrency: config.concurrency,
-    ...(config.groupConcurrency > 0
-      ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
+    concurrencyPercent: config.concurrencyPercent,
+    ...(grouped
+      ? {
+          groups: {
+            label: config.groupLabel,
+            concurrency: config.groupConcurrency,
+            percent: config.groupConcurrencyPercent,
+          },
+        }
       : {}),
+    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined, coordinator }),
+    countUnavailable: config.countUnavailable,
+    controlPlaneLast: config.controlPlaneLast,
     clock,
     log,
     random,

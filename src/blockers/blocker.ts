@@ -12,6 +12,11 @@ export interface Blocker {
    * then leave it to the head of the queue instead of each asking at every pass (DESIGN §13).
    */
   readonly atSlot?: boolean;
+  /**
+   * Judged again right before the reboot, after the drain and --reboot-delay (the control plane's
+   * quorum): a block there aborts the cycle instead of rebooting.
+   */
+  readonly beforeReboot?: boolean;
   check(signal?: AbortSignal): Promise<Verdict>;
 }
 

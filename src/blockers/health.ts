@@ -10,9 +10,9 @@
 //
 // Nodes in a kured-ts reboot cycle (label kured-ts.dev/rebooting) are not counted: --concurrency
 // bounds them already, and counting them would let the gate stop the wave it is part of.
-import type { Kube, V1Node } from '../kube/kube.js';
+import type { Kube } from '../kube/kube.js';
 import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
-import { CYCLE_LABEL } from '../node/cycle.js';
+import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 export interface HealthBlockerOptions {
@@ -27,50 +27,6 @@ export interface HealthBlockerOptions {
 /** The limit as a number of nodes in a fleet of `total`. */
 export function maxUnhealthy(limit: { count: number } | { percent: number }, total: number): number {
   return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
-}
-
-/** A node as the health gate judges it: its name, in a kured-ts cycle or not, and why it is unhealthy. */
-export interface JudgedNode {
-  name: string;
-  inCycle: boolean;
-  unhealthy: string | undefined;
-}
-
-/** The node as the health gate judges it. */
-export function judgeNode(node: V1Node): JudgedNode {
-  return {
-    name: node.metadata?.name ?? '?',
-    inCycle: node.metadata?.labels?.[CYCLE_LABEL] === 'true',
-    unhealthy: unhealthy(node),
-  };
-}
-
-/**
- * The fleet's health (the coordinator's view, or a list): nodes in a cycle not counted; at most
- * `shown` of the unhealthy named.
- */
-export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number): FleetHealth {
-  const bad: string[] = [];
-  let total = 0;
-  for (const n of nodes) {
-    total++;
-    if (!n.inCycle && n.unhealthy !== undefined) bad.push(`${n.name} ${n.unhealthy}`);
-  }
-  bad.sort();
-  return { total, count: bad.length, unhealthy: bad.slice(0, shown) };
-}
-
-/** Why a node counts as unhealthy; undefined when it does not. */
-export function unhealthy(node: V1Node): string | undefined {
-  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
-  if (ready === 'Unknown' || unreachableTaint(node)) return 'unreachable';
-  if (ready !== 'True') return 'not ready';
-  return node.spec?.unschedulable === true ? 'cordoned' : undefined;
-}
-
-/** The node lifecycle controller's taint for a node it cannot reach. */
-function unreachableTaint(node: V1Node): boolean {
-  return (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable');
 }
 
 /** Names shown in a reason before "and N more". */
@@ -107,6 +63,9 @@ export class HealthBlocker implements Blocker {
     const coordinator = await this.options.coordinator?.read(signal);
     if (coordinator?.live === true && coordinator.health !== undefined) return coordinator.health;
     const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
-    return fleetHealth(nodes.map(judgeNode), nodes.length);
+    return fleetHealth(
+      nodes.map((n) => judgeNode(n)),
+      nodes.length,
+    );
   }
 }

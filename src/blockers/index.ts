@@ -4,6 +4,7 @@ import type { Kube } from '../kube/kube.js';
 import type { CoordinatorLease } from '../lock/coordinator-lease.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
+import { ControlPlaneBlocker } from './control-plane.js';
 import { HealthBlocker } from './health.js';
 import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
@@ -29,7 +30,8 @@ export type BlockerConfig = Pick<
 >;
 
 /**
- * pause (always), health (with --max-unhealthy-nodes), prometheus (with --prometheus-url) and one
+ * pause (always), health (with --max-unhealthy-nodes), control-plane (always: judged for a
+ * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
  * this order.
@@ -52,6 +54,7 @@ export function createBlockers(
       }),
     );
   }
+  blockers.push(new ControlPlaneBlocker({ kube, nodeId: config.nodeId }));
   if (config.prometheusUrl !== '') {
     blockers.push(
       new PrometheusBlocker({

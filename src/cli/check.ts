@@ -17,6 +17,7 @@ import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
+import { isControlPlane } from '../node/role.js';
 import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { createSentinel } from '../sentinel/index.js';
@@ -43,9 +44,13 @@ export type CheckConfig = Pick<
   | 'lockAnnotation'
   | 'lockTtlMs'
   | 'concurrency'
+  | 'concurrencyPercent'
   | 'lockQueue'
   | 'groupLabel'
   | 'groupConcurrency'
+  | 'groupConcurrencyPercent'
+  | 'countUnavailable'
+  | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
   | 'requireApproval'
   | 'approvalTtlMs'
@@ -265,7 +270,10 @@ async function newAcquisition(
 ): Promise<LockItem> {
   const grouped = config.groupConcurrency > 0;
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
-  const result = await lock.wouldAcquire(signal, group);
+  const result = await lock.wouldAcquire(signal, {
+    ...(group === undefined ? {} : { group }),
+    ...(isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {}),
+  });
   return result.acquired
     ? { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) }
     : { name: 'lock', verdict: 'blocks', detail: result.reason };

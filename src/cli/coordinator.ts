@@ -23,6 +23,8 @@ export const COORDINATOR_FLAGS = [
   'concurrency',
   'group-label',
   'group-concurrency',
+  'count-unavailable',
+  'control-plane-last',
   'max-unhealthy-nodes',
   'log-format',
 ] as const;

@@ -1,7 +1,7 @@
 // `kured-ts simulate`: the command, its options and their parsers.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { PdbSpec } from '../sim/cluster-spec.js';
-import { duration as durationAtLeast, integer, unhealthyLimit } from '../config/values.js';
+import { duration as durationAtLeast, integer, share, unhealthyLimit, type Share } from '../config/values.js';
 import { errorText } from '../text/error-text.js';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';
 
@@ -55,6 +55,13 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
+/** --concurrency N or N%: the agents' flag, and the number of slots it gives this cluster (its DaemonSet runs on every node). */
+function concurrencyOf(flags: SimulateFlags): { concurrency: number; concurrencyPercent?: number } {
+  const c = flags.concurrency;
+  if ('count' in c) return { concurrency: c.count };
+  return { concurrency: Math.max(1, Math.floor((c.percent * flags.nodes) / 100)), concurrencyPercent: c.percent };
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : integerOption(0)(value);
 }
@@ -92,7 +99,8 @@ export interface SimulateDeps {
 interface SimulateFlags {
   nodes: number;
   needsReboot: 'all' | number;
-  concurrency: number;
+  concurrency: Share;
+  controlPlane: number;
   period: number;
   rebootDelay: number;
   bootTime: number;
@@ -127,7 +135,17 @@ function addClusterOptions(cmd: Command): Command {
   return cmd
     .option('--nodes <n>', 'nodes in the simulated cluster', integerOption(), d.nodes)
     .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
-    .option('--concurrency <n>', 'nodes that may reboot at once', integerOption(), d.concurrency)
+    .addOption(
+      new Option('--concurrency <n|n%>', 'nodes that may reboot at once: N, or N% of the nodes')
+        .argParser(asOption(share(1)))
+        .default({ count: d.concurrency }, String(d.concurrency)),
+    )
+    .option(
+      '--control-plane <n>',
+      'the first n nodes are control-plane nodes, each with an etcd member (they go last, one at a time, with quorum)',
+      integerOption(0),
+      0,
+    )
     .addOption(durationOption('--period <duration>', 'agent check period', d.periodMs, '1h'))
     .addOption(durationOption('--reboot-delay <duration>', 'wait after the drain before rebooting', 0, '0s'))
     .addOption(
@@ -292,7 +310,8 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         {
           nodes: flags.nodes,
           needsReboot: flags.needsReboot,
-          concurrency: flags.concurrency,
+          ...concurrencyOf(flags),
+          controlPlane: flags.controlPlane,
           periodMs: flags.period,
           rebootDelayMs: flags.rebootDelay,
           bootTimeMs: flags.bootTime,

@@ -22,8 +22,12 @@ export interface SimulateOptions {
   nodes: number;
   /** --needs-reboot: 'all' or how many nodes (the first ones). Default 'all'. */
   needsReboot: 'all' | number;
-  /** --concurrency: default 1. */
+  /** --concurrency: default 1; with a percentage, the slots it resolves to for the cluster. */
   concurrency: number;
+  /** --concurrency N%: the agents run with the percentage (0 or absent: the number). */
+  concurrencyPercent?: number;
+  /** --control-plane: the first N nodes are control-plane nodes with an etcd member each. Default 0. */
+  controlPlane?: number;
   /** --period: default 1h. */
   periodMs: number;
   /** --reboot-delay: default 0. */
@@ -172,12 +176,14 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       zones: options.zones ?? 0,
+      ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
       ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
       ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
       seed: options.seed,
     },
     agent: {
       concurrency: options.concurrency,
+      ...((options.concurrencyPercent ?? 0) > 0 ? { concurrencyPercent: options.concurrencyPercent } : {}),
       periodMs: options.periodMs,
       rebootDelayMs: options.rebootDelayMs,
       taint: options.taint ? SIM_TAINT : '',

@@ -47,12 +47,34 @@ export interface Config {
   lockTtlMs: number;
   /** --lock-release-delay. Default 0. */
   lockReleaseDelayMs: number;
-  /** --concurrency. Default 1. */
+  /**
+   * --concurrency: nodes that may hold a slot at once. Default 1. Given as a percentage, its floor
+   * (1): the lock resolves the percentage (concurrencyPercent) for the fleet at each decision.
+   */
   concurrency: number;
+  /** --concurrency given as N%: N (1-100) of the nodes the lock's DaemonSet runs on; 0 = a number. */
+  concurrencyPercent: number;
   /** --group-label: node label whose values form groups; '' = no groups. */
   groupLabel: string;
-  /** --group-concurrency: slots per group, within --concurrency; 0 = no per-group limit. */
+  /**
+   * --group-concurrency: slots per group, within --concurrency; 0 = no per-group limit. Given as a
+   * percentage, its floor (1): resolved (groupConcurrencyPercent) for each group's size.
+   */
   groupConcurrency: number;
+  /** --group-concurrency given as N%: N (1-100) of the nodes of the group; 0 = a number. */
+  groupConcurrencyPercent: number;
+  /**
+   * --count-unavailable: nodes NotReady, unreachable or cordoned by someone else (not in a reboot
+   * cycle, holding no slot) take slots of --concurrency and their group's. Default true.
+   */
+  countUnavailable: boolean;
+  /**
+   * --control-plane-last: a control-plane node (label node-role.kubernetes.io/control-plane) takes a
+   * slot only when no worker waits for one or is in its reboot cycle. Default true. Whatever it says,
+   * control-plane nodes go one at a time, and only while the other members of the control plane
+   * (their Nodes and etcd pods) are Ready.
+   */
+  controlPlaneLast: boolean;
   /** --max-unhealthy-nodes: other nodes allowed unhealthy before no slot is taken; undefined = off. */
   maxUnhealthyNodes: { count: number } | { percent: number } | undefined;
   /** --require-approval: wait for `kured-ts approve` before taking a slot. Default false. */

@@ -15,8 +15,10 @@ import {
   duration,
   integer,
   parseLabels,
+  share,
   splitCommand,
   unhealthyLimit,
+  type Share,
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
@@ -74,6 +76,22 @@ type Apply = FlagSpec['apply'];
 function set<K extends keyof Config>(key: K, parse: (value: string) => Config[K]): Apply {
   return (values, draft) => {
     draft.config[key] = parse(last(values));
+  };
+}
+
+/**
+ * Sets a budget flag: a number into `count` (its percentage field 0), or a percentage into
+ * `percentKey` with `count` at its floor (1), so that "is there a limit" reads the same for both.
+ */
+function setShare(
+  count: 'concurrency' | 'groupConcurrency',
+  percentKey: 'concurrencyPercent' | 'groupConcurrencyPercent',
+  min: number,
+): Apply {
+  return (values, draft) => {
+    const value: Share = share(min)(last(values));
+    draft.config[count] = 'count' in value ? value.count : 1;
+    draft.config[percentKey] = 'percent' in value ? value.percent : 0;
   };
 }
 
@@ -425,9 +443,11 @@ export const FLAGS: readonly FlagSpec[] = [
   kured({
     name: 'concurrency',
     type: 'integer',
+    valueName: '<n|n%>',
     default: '1',
-    description: 'how many nodes may reboot at once',
-    apply: set('concurrency', integer(1)),
+    description:
+      'how many nodes may reboot at once: N, or N% of the nodes the DaemonSet runs on (rounded down, at least 1)',
+    apply: setShare('concurrency', 'concurrencyPercent', 1),
   }),
   kured({
     name: 'prefer-no-schedule-taint',
@@ -768,10 +788,28 @@ export const FLAGS: readonly FlagSpec[] = [
   added({
     name: 'group-concurrency',
     type: 'integer',
+    valueName: '<n|n%>',
     default: '0',
     defaultText: '0 (no per-group limit)',
-    description: 'how many nodes of one --group-label group may reboot at once, within --concurrency',
-    apply: set('groupConcurrency', integer(0)),
+    description:
+      'how many nodes of one --group-label group may reboot at once, within --concurrency: N, or N% of the group (rounded down, at least 1)',
+    apply: setShare('groupConcurrency', 'groupConcurrencyPercent', 0),
+  }),
+  added({
+    name: 'count-unavailable',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'nodes NotReady, unreachable or cordoned by someone else take slots of --concurrency and --group-concurrency (as MCO and Karpenter count them)',
+    apply: set('countUnavailable', boolean),
+  }),
+  added({
+    name: 'control-plane-last',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'control-plane nodes take a slot only once no worker waits for one or is rebooting (they always go one at a time, with the other members and their etcd Ready)',
+    apply: set('controlPlaneLast', boolean),
   }),
   added({
     name: 'max-unhealthy-nodes',

@@ -150,6 +150,23 @@ export function unhealthyLimit(value: string): { count: number } | { percent: nu
   return m[2] === undefined ? { count: n } : { percent: n };
 }
 
+/** A budget of nodes: a number, or a percentage of the nodes it applies to (Share). */
+export type Share = { count: number } | { percent: number };
+
+/**
+ * --concurrency, --group-concurrency: N (at least `min`), or N% (1-100) of the nodes it applies to,
+ * resolved by the lock for the fleet as it is at each decision (src/lock/budget.ts).
+ */
+export function share(min: number): (value: string) => Share {
+  return (value) => {
+    const m = /^\s*(\d+)%\s*$/.exec(value);
+    if (m === null) return { count: integer(min)(value) };
+    const percent = Number(m[1]);
+    if (percent < 1 || percent > 100) throw new Error('a percentage must be 1-100');
+    return { percent };
+  };
+}
+
 /** A duration (parseDuration) that must not be negative, nor 0 when `min` is 'positive'. */
 export function duration(min: 'positive' | 'non-negative'): (value: string) => number {
   return (value) => {

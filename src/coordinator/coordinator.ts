@@ -37,7 +37,8 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../loc
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
-import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+import { planTurns, type Plan, type PlanInput, type SlotHolder } from './turn-plan.js';
+import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
 
 export interface CoordinatorOptions {
   kube: Kube;
@@ -51,10 +52,16 @@ export interface CoordinatorOptions {
   annotation: string;
   /** --lock-ttl in ms (0: slots never expire). */
   ttlMs: number;
-  /** --concurrency. */
+  /** --concurrency (with a percentage, its floor: 1). */
   concurrency: number;
-  /** --group-label/--group-concurrency. */
-  groups?: { label: string; concurrency: number };
+  /** --concurrency N%: of the nodes the lock's DaemonSet runs on (0: a number). */
+  concurrencyPercent?: number;
+  /** --group-label/--group-concurrency (`percent`: N% of each group, 0: a number). */
+  groups?: { label: string; concurrency: number; percent?: number };
+  /** --count-unavailable: unavailable nodes holding no slot take slots. */
+  countUnavailable?: boolean;
+  /** --control-plane-last. */
+  controlPlaneLast?: boolean;
   /** --max-unhealthy-nodes. */
   maxUnhealthyNodes?: { count: number } | { percent: number };
   /** This replica (pod name and a random suffix). */
@@ -105,8 +112,12 @@ export type CoordinatorConfig = Pick<
   | 'lockAnnotation'
   | 'lockTtlMs'
   | 'concurrency'
+  | 'concurrencyPercent'
   | 'groupLabel'
   | 'groupConcurrency'
+  | 'groupConcurrencyPercent'
+  | 'countUnavailable'
+  | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
 >;
 
@@ -127,8 +138,17 @@ export function createCoordinator(
     annotation: config.lockAnnotation,
     ttlMs: config.lockTtlMs,
     concurrency: config.concurrency,
+    concurrencyPercent: config.concurrencyPercent,
+    countUnavailable: config.countUnavailable,
+    controlPlaneLast: config.controlPlaneLast,
     ...(config.groupConcurrency > 0
-      ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
+      ? {
+          groups: {
+            label: config.groupLabel,
+            concurrency: config.groupConcurrency,
+            percent: config.groupConcurrencyPercent,
+          },
+        }
       : {}),
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
   });
@@ -192,7 +212,14 @@ class Term {
       ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
     });
     this.view = new LockView(
-      { nodeId: '', concurrency: o.concurrency, ttlMs: o.ttlMs, groups: o.groups, clock: o.clock },
+      {
+        nodeId: '',
+        concurrency: o.concurrency,
+        concurrencyPercent: o.concurrencyPercent ?? 0,
+        ttlMs: o.ttlMs,
+        groups: o.groups,
+        clock: o.clock,
+      },
       this.leases,
     );
   }
@@ -300,14 +327,21 @@ class Term {
   /** The lock as this leader judges it now: live slots, and why it gives none, if it does not. */
   private lockState(): JudgedLock {
     const text = this.ds?.metadata?.annotations?.[this.o.annotation];
-    const none = { resourceVersion: '', text, entries: [], declared: Number.POSITIVE_INFINITY };
+    const matching = nodesOfDaemonSet(this.ds);
+    const none = {
+      resourceVersion: '',
+      text,
+      entries: [],
+      declared: Number.POSITIVE_INFINITY,
+      ...(matching === undefined ? {} : { matching }),
+    };
     if (text === undefined) return { state: none, held: undefined };
     const now = this.view.nowMs();
     try {
       const value = parseLockAnnotation(text);
       const entries = entriesOf(value);
       for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
-      const state = { ...none, entries, declared: declaredSlots(value) };
+      const state: LockState = { ...none, entries, declared: declaredSlots(value) };
       return { state, held: this.heldBy(state) };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
@@ -328,7 +362,7 @@ class Term {
       nodeId: '',
       declared: state.declared,
       group: undefined,
-      concurrency: this.o.concurrency,
+      concurrency: this.view.slots(state),
       groups: undefined,
     });
     if (room.room) return undefined;
@@ -344,6 +378,7 @@ class Term {
     const slots: SlotHolder[] = this.view.live(lock.state.entries).map((e) => ({
       node: e.nodeID,
       group: typeof e.metadata.group === 'string' ? e.metadata.group : undefined,
+      controlPlane: e.metadata.controlPlane === true,
     }));
     const health = this.health();
     this.publish(health);
@@ -362,8 +397,9 @@ class Term {
             ? undefined
             : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
       },
-      concurrency: this.o.concurrency,
+      concurrency: this.view.slots(lock.state),
       groupConcurrency: this.o.groups?.concurrency,
+      ...this.budgets(health),
       now: this.o.clock.now(),
       nowMs,
       turnSince: this.turnSince,
@@ -373,6 +409,22 @@ class Term {
     this.stats.plans++;
     this.forgetStale();
     await this.carryOut(plan, signal);
+  }
+
+  /** The group budgets given as percentages, the unavailable nodes and the control-plane rule, for a plan. */
+  private budgets(health: FleetHealth): Pick<PlanInput, 'groupSlots' | 'unavailable' | 'controlPlaneLast'> {
+    const groups = this.o.groups;
+    const percent = groups?.percent ?? 0;
+    return {
+      ...(groups !== undefined && percent > 0
+        ? {
+            groupSlots: (group: string) =>
+              resolveBudget({ count: groups.concurrency, percent }, health.groups?.[group]?.total ?? 0),
+          }
+        : {}),
+      ...(this.o.countUnavailable === true ? { unavailable: this.fleet.unavailable() } : {}),
+      controlPlaneLast: this.o.controlPlaneLast === true,
+    };
   }
 
   /**
@@ -437,7 +489,7 @@ class Term {
   }
 
   private health(): FleetHealth {
-    return this.fleet.fleetHealth(HEALTH_NAMES_SHOWN);
+    return this.fleet.fleetHealth(HEALTH_NAMES_SHOWN, this.o.groups !== undefined);
   }
 
   private publish(health: FleetHealth): void {

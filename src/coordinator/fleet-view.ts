@@ -8,8 +8,8 @@ import { isGone, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { fleetHealth, judgeNode } from '../blockers/health.js';
 import type { FleetHealth } from '../lock/coordinator-lease.js';
+import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
 import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
@@ -23,8 +23,12 @@ export interface NodeRecord {
   group: string;
   /** Carries the cycle label: counts against --concurrency whatever the lock says. */
   inCycle: boolean;
-  /** Why it counts as unhealthy for --max-unhealthy-nodes; undefined when healthy. */
+  /** Why it counts as unhealthy (--max-unhealthy-nodes) and unavailable (--count-unavailable); undefined when healthy. */
   unhealthy: string | undefined;
+  /** Labelled node-role.kubernetes.io/control-plane: goes after the workers, one at a time. */
+  controlPlane: boolean;
+  /** Its status says it waits for a slot. */
+  waiting: boolean;
   /** The turn annotation's text, when it gives a turn (or is unreadable: taken back like a turn). */
   turn: string | undefined;
   /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
@@ -49,10 +53,9 @@ function aborted(signal: AbortSignal): boolean {
 export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
   const meta = node.metadata ?? {};
   return {
-    ...judgeNode(node),
+    ...judgeNode(node, groupLabel),
     name: meta.name ?? '',
     status: parseStatus(meta.annotations?.[STATUS_ANNOTATION]),
-    group: groupLabel === undefined ? '' : (meta.labels?.[groupLabel] ?? ''),
     ...turnFields(meta.annotations?.[TURN_ANNOTATION]),
   };
 }
@@ -94,7 +97,11 @@ export class FleetView {
   /** Of those, the nodes with a turn annotation and those in a cycle: all a plan reads while every slot is taken. */
   private readonly turned = new Set<string>();
   private readonly cycling = new Set<string>();
-  /** The fleet's health, kept until a node's health, cycle or existence changes. */
+  /** Workers waiting for a slot or in their cycle: the control plane goes after them. */
+  private readonly ahead = new Set<string>();
+  /** Nodes unhealthy (not ready, unreachable, cordoned) in no cycle: unavailable (--count-unavailable). */
+  private readonly unwell = new Set<string>();
+  /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   /** A list has been taken: the view is complete (planning before it would miss waiters). */
   synced = false;
@@ -148,7 +155,7 @@ export class FleetView {
         page = await this.o.kube.listNodesPage({ limit, continue: page.continue }, signal);
       }
       this.nodes.clear();
-      for (const index of [this.planned, this.turned, this.cycling]) index.clear();
+      for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell]) index.clear();
       this.health = undefined;
       for (const record of nodes.values()) this.set(record);
       this.synced = true;
@@ -185,12 +192,19 @@ export class FleetView {
     file(this.planned, record.name, concernsQueue(record));
     file(this.turned, record.name, hasTurnAnnotation(record));
     file(this.cycling, record.name, record.inCycle);
-    if (before?.inCycle !== record.inCycle || before.unhealthy !== record.unhealthy) this.health = undefined;
+    file(this.ahead, record.name, !record.controlPlane && (record.waiting || record.inCycle));
+    file(this.unwell, record.name, record.unhealthy !== undefined && !record.inCycle);
+    if (
+      before?.inCycle !== record.inCycle ||
+      before.unhealthy !== record.unhealthy ||
+      before.group !== record.group
+    )
+      this.health = undefined;
   }
 
   delete(name: string): void {
     if (!this.nodes.delete(name)) return;
-    for (const index of [this.planned, this.turned, this.cycling]) index.delete(name);
+    for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell]) index.delete(name);
     this.health = undefined;
   }
 
@@ -216,10 +230,26 @@ export class FleetView {
     }
   }
 
-  /** The fleet's health (fleetHealth over every node), judged again only after a change to it. */
-  fleetHealth(shown: number): FleetHealth {
-    if (this.health?.shown !== shown) this.health = { shown, value: fleetHealth(this.nodes.values(), shown) };
-    return this.health.value;
+  /**
+   * The fleet's health (fleetHealth over every node, per group with `grouped`), judged again only
+   * after a change to it; the workers ahead of the control plane from their index.
+   */
+  fleetHealth(shown: number, grouped = false): FleetHealth {
+    if (this.health?.shown !== shown)
+      this.health = { shown, value: fleetHealth(this.nodes.values(), shown, grouped) };
+    const names: string[] = [];
+    for (const name of this.ahead) {
+      if (names.length >= shown) break;
+      names.push(name);
+    }
+    return { ...this.health.value, workersAhead: { count: this.ahead.size, names } };
+  }
+
+  /** The unavailable nodes (unhealthy, in no cycle), to their group. */
+  unavailable(): Map<string, string> {
+    const down = new Map<string, string>();
+    for (const r of this.records(this.unwell)) down.set(r.name, r.group);
+    return down;
   }
 
   private async watch(

@@ -15,6 +15,8 @@ export interface SlotHolder {
   node: string;
   /** The group the slot records; undefined: none recorded (counts against every group). */
   group: string | undefined;
+  /** The slot records a control-plane node. */
+  controlPlane?: boolean;
 }
 
 export interface PlanInput {
@@ -36,9 +38,19 @@ export interface PlanInput {
    * as its own health blocker judges.
    */
   health: { count: number; max: number | undefined };
+  /** --concurrency, resolved for the fleet now. */
   concurrency: number;
   /** --group-concurrency; undefined without groups. */
   groupConcurrency: number | undefined;
+  /** --group-concurrency N%, resolved for a group; undefined: `groupConcurrency` for every group. */
+  groupSlots?: (group: string) => number;
+  /**
+   * --count-unavailable: the unavailable nodes (not ready, unreachable, cordoned by someone else) in
+   * no cycle, to their group; those holding no slot take slots, as the agents count them. Undefined: none counted.
+   */
+  unavailable?: ReadonlyMap<string, string>;
+  /** --control-plane-last: no turn for a control-plane node while a worker waits or is in its cycle. */
+  controlPlaneLast?: boolean;
   now: Date;
   /** Monotonic ms now, and when each outstanding turn was given or first seen by this coordinator. */
   nowMs: number;
@@ -101,6 +113,12 @@ function healthy(input: PlanInput, record: NodeRecord | undefined): boolean {
 
 /** Who holds or claims a slot, and each waiter, as planTurns sorts them out of the fleet. */
 interface Claims {
+  /** The records of the nodes the plan looks at, by name. */
+  byName: ReadonlyMap<string, NodeRecord>;
+  /** A control-plane node holds a slot, is in its cycle or has a pending turn (one at a time). */
+  controlPlaneBusy: boolean;
+  /** A worker waits for a slot or is in its cycle (control plane last). */
+  workersAhead: boolean;
   /** Live slots, and nodes in a cycle whose slot is missing (they still count): node to group. */
   holders: ReadonlyMap<string, string | undefined>;
   /** Waiting nodes that hold no slot. */
@@ -214,40 +232,75 @@ export function planTurns(input: PlanInput): Plan {
   const byName = new Map(records.map((r) => [r.name, r]));
   const eligible = queue.filter((n) => healthy(input, byName.get(n)));
   const held = heldReason(input, queue.length, eligible.length);
-  const grant = input.lockHeld === undefined ? pick(input, eligible, { holders, waiters, pending }) : [];
+  const claims: Claims = { byName, holders, waiters, pending, ...controlPlaneClaims(input, byName, holders, pending) };
+  const grant = input.lockHeld === undefined ? pick(input, eligible, claims) : [];
   return { ...judged, grant, queue, held };
 }
 
-/** The free slots, each to the first waiter in `queue` whose group has room. */
+/** Whether a control-plane node holds or is promised a slot, and whether workers are still ahead. */
+function controlPlaneClaims(
+  input: PlanInput,
+  byName: ReadonlyMap<string, NodeRecord>,
+  holders: ReadonlyMap<string, string | undefined>,
+  pending: ReadonlyMap<string, string | undefined>,
+): Pick<Claims, 'controlPlaneBusy' | 'workersAhead'> {
+  const slotIsControlPlane = new Set(input.slots.filter((s) => s.controlPlane === true).map((s) => s.node));
+  const busy = [...holders.keys(), ...pending.keys()].some(
+    (n) => slotIsControlPlane.has(n) || byName.get(n)?.controlPlane === true,
+  );
+  const ahead = [...byName.values()].some((r) => !r.controlPlane && (r.inCycle || r.waiting));
+  return { controlPlaneBusy: busy, workersAhead: ahead };
+}
+
+/** The unavailable nodes that take slots: those neither holding nor promised one. */
+function unavailableTaking(input: PlanInput, taken: ReadonlyMap<string, string | undefined>): Map<string, string> {
+  const down = new Map<string, string>();
+  for (const [node, group] of input.unavailable ?? []) if (!taken.has(node)) down.set(node, group);
+  return down;
+}
+
+/**
+ * The free slots, each to the first waiter in `queue` whose group has room (unavailable nodes
+ * holding no slot take slots, a waiter not counting itself); a control-plane node only when no other
+ * holds or is promised a slot, and with --control-plane-last only once no worker waits or reboots.
+ */
 function pick(input: PlanInput, queue: readonly string[], claims: Claims): string[] {
   const taken = new Map([...claims.holders, ...claims.pending]);
-  let free = input.concurrency - taken.size;
-  const room = groupRoom(input.groupConcurrency, groupUse(taken));
+  const down = unavailableTaking(input, taken);
+  let free = input.concurrency - taken.size - down.size;
+  const room = groupRoom(input, groupUse(new Map([...taken, ...down])));
+  let controlPlaneBusy = claims.controlPlaneBusy;
   const grant: string[] = [];
   for (const node of queue) {
-    if (free <= 0) break;
-    if (claims.pending.has(node)) continue;
-    if (!room(claims.waiters.get(node)?.group)) continue;
+    const own = down.has(node) ? 1 : 0;
+    if (free + own <= 0 || claims.pending.has(node)) continue;
+    const controlPlane = claims.byName.get(node)?.controlPlane === true;
+    if (controlPlane && (controlPlaneBusy || (input.controlPlaneLast === true && claims.workersAhead))) continue;
+    if (!room(claims.waiters.get(node)?.group, own)) continue;
     grant.push(node);
-    free--;
+    free -= 1 - own;
+    controlPlaneBusy ||= controlPlane;
   }
   return grant;
 }
 
 /**
- * With --group-concurrency: a test of whether a waiter of `group` has room, which counts the turns
- * it lets through against the group; without groups (or for a waiter without one) always room.
+ * With --group-concurrency: a test of whether a waiter of `group` has room (`own`: 1 when it is an
+ * unavailable node counted in `used` already), which counts the turns it lets through against the
+ * group; without groups (or for a waiter without one) always room.
  */
 function groupRoom(
-  groupConcurrency: number | undefined,
+  input: PlanInput,
   used: (g: string) => number,
-): (group: string | undefined) => boolean {
+): (group: string | undefined, own: number) => boolean {
   const extra = new Map<string, number>();
-  return (group) => {
+  const { groupConcurrency, groupSlots } = input;
+  return (group, own) => {
     if (group === undefined || groupConcurrency === undefined) return true;
+    const limit = groupSlots?.(group) ?? groupConcurrency;
     const given = extra.get(group) ?? 0;
-    if (used(group) + given >= groupConcurrency) return false;
-    extra.set(group, given + 1);
+    if (used(group) + given - own >= limit) return false;
+    extra.set(group, given + 1 - own);
     return true;
   };
 }

@@ -15,14 +15,28 @@ import { LeaseObserver } from './lease.js';
 /** Lease annotation: the fleet's health as the coordinator last judged it (FleetHealth as JSON). */
 export const HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
 
-/** The unhealthy nodes the coordinator sees (nodes in a kured-ts cycle not counted). */
-export interface FleetHealth {
-  /** Nodes in the cluster. */
+/** The nodes of a group (or of the cluster) and the unhealthy ones among them. */
+export interface GroupHealth {
+  /** Nodes. */
   total: number;
-  /** Unhealthy nodes, with why ("n3 not ready"), sorted; at most HEALTH_NAMES_SHOWN of them. */
+  /** Unhealthy nodes, with why ("n3 not ready"); at most HEALTH_NAMES_SHOWN of them. */
   unhealthy: string[];
   /** How many are unhealthy in all (may exceed unhealthy.length). */
   count: number;
+}
+
+/**
+ * The unhealthy nodes the coordinator sees (nodes in a kured-ts cycle not counted), sorted; per
+ * group with --group-concurrency; and the workers that a control-plane node lets go first.
+ */
+export interface FleetHealth extends GroupHealth {
+  /** Per --group-label value (with groups on; absent from an older coordinator). */
+  groups?: Record<string, GroupHealth>;
+  /**
+   * Workers (no control-plane label) waiting for a slot or in their reboot cycle: how many, and
+   * their names (sorted, at most HEALTH_NAMES_SHOWN). Absent from an older coordinator.
+   */
+  workersAhead?: { count: number; names: string[] };
 }
 
 /** Names the coordinator publishes; past this, `count` alone tells. */
@@ -51,13 +65,45 @@ export function coordinatorLeaseName(dsName: string): string {
   return `${dsName}-coordinator`;
 }
 
+/** A GroupHealth read from JSON; undefined when it is not one. */
+function groupHealthOf(value: unknown): GroupHealth | undefined {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Partial<GroupHealth>;
+  if (typeof v.total !== 'number' || typeof v.count !== 'number' || !Array.isArray(v.unhealthy))
+    return undefined;
+  return { total: v.total, count: v.count, unhealthy: v.unhealthy.filter((s) => typeof s === 'string') };
+}
+
+/** The groups of a FleetHealth read from JSON (a group that is not one is left out). */
+function groupsOf(value: unknown): Record<string, GroupHealth> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const groups: Record<string, GroupHealth> = {};
+  for (const [name, g] of Object.entries(value)) {
+    const health = groupHealthOf(g);
+    if (health !== undefined) groups[name] = health;
+  }
+  return groups;
+}
+
+/** The workers ahead of the control plane read from JSON; undefined when not there or not of that shape. */
+function workersOf(value: unknown): FleetHealth['workersAhead'] {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; names?: unknown };
+  if (typeof v.count !== 'number' || !Array.isArray(v.names)) return undefined;
+  return { count: v.count, names: v.names.filter((s): s is string => typeof s === 'string') };
+}
+
 export function parseHealth(text: string | undefined): FleetHealth | undefined {
   if (text === undefined) return undefined;
   try {
-    const v = JSON.parse(text) as Partial<FleetHealth>;
-    if (typeof v.total !== 'number' || typeof v.count !== 'number' || !Array.isArray(v.unhealthy))
-      return undefined;
-    return { total: v.total, count: v.count, unhealthy: v.unhealthy.filter((s) => typeof s === 'string') };
+    const v = JSON.parse(text) as Record<string, unknown>;
+    const all = groupHealthOf(v);
+    if (all === undefined) return undefined;
+    const groups = groupsOf(v.groups);
+    const workersAhead = workersOf(v.workersAhead);
+    return {
+      ...all,
+      ...(groups === undefined ? {} : { groups }),
+      ...(workersAhead === undefined ? {} : { workersAhead }),
+    };
   } catch {
     return undefined;
   }

@@ -54,6 +54,8 @@ import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
 import { roomFor, type NodeInCycle, type Room, type RoomQuestion } from './room.js';
+import { nodesOfDaemonSet } from './budget.js';
+import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
 import {
   MALFORMED_KEY,
   UNPARSABLE_HOLDER,
@@ -69,6 +71,14 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
 /** After an acquisition that gave up on conflicts, the next try comes this long later (jittered ±50%). */
 export const CONTENDED_RETRY_MS = 2_000;
+
+/**
+ * After a refusal that the fleet beyond the lock decided (unavailable nodes taking the slots, workers
+ * ahead of the control plane), the next try comes within this (jittered ±50%) even if the lock does
+ * not change: those nodes come back, or finish, without writing to the lock. A live coordinator's
+ * turn wakes the node sooner.
+ */
+export const FLEET_RECHECK_MS = 5 * 60_000;
 
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
@@ -89,18 +99,23 @@ export class DaemonSetLock implements Lock {
   private awaitingTurn = false;
   /** The last acquisition gave up on write conflicts: the next wait is a short back-off. */
   private contended = false;
+  /** The last refusal came from the fleet beyond the lock: the next wait ends within FLEET_RECHECK_MS. */
+  private fleetHeld = false;
+  private readonly fleet: FleetQuestions;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.view = new LockView(o, this.leases);
     this.holders = new LockHolders(o);
     this.reasons = new LockReasons(o, this.leases, this.holders);
     this.slotWait = new SlotWait(o, this.waited(), this.view);
+    this.fleet = new FleetQuestions(o);
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
     this.awaitingTurn = false;
     this.contended = false;
+    this.fleetHeld = false;
     try {
       await this.write(signal, async (state) => {
         const decision = await this.decideAcquire(state, metadata, signal, proof);
@@ -123,8 +138,8 @@ export class DaemonSetLock implements Lock {
     return outcome;
   }
 
-  async wouldAcquire(signal?: AbortSignal, group?: string): Promise<AcquireResult> {
-    const metadata: LockMetadata = { unschedulable: false, ...(group === undefined ? {} : { group }) };
+  async wouldAcquire(signal?: AbortSignal, as?: Pick<LockMetadata, 'group' | 'controlPlane'>): Promise<AcquireResult> {
+    const metadata: LockMetadata = { unschedulable: false, ...as };
     const decision = await this.decideAcquire(await this.read(signal), metadata, signal);
     return decision.result;
   }
@@ -166,6 +181,11 @@ export class DaemonSetLock implements Lock {
    * otherwise until the lock shows a slot this node could take (SlotWait.forChange, slot-wait.ts).
    */
   async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.fleetHeld) {
+      this.fleetHeld = false;
+      const recheck = FLEET_RECHECK_MS * (0.5 + (this.o.random ?? Math.random)());
+      if (recheck < timeoutMs) return this.waitForChange(recheck, signal);
+    }
     if (this.contended) {
       this.contended = false;
       const pause = Math.min(timeoutMs, CONTENDED_RETRY_MS * (0.5 + (this.o.random ?? Math.random)()));
@@ -238,9 +258,23 @@ export class DaemonSetLock implements Lock {
       : this.refusal(claim, state, live);
   }
 
-  /** The room question for this lock (RoomQuestion: one rule with the wait for a slot). */
-  private question(state: LockState, live: readonly LockEntry[], group: string | undefined): RoomQuestion {
-    const { nodeId, concurrency, groups } = this.o;
+  /**
+   * The room question for this lock (RoomQuestion: one rule with the wait for a slot), its budget
+   * resolved for the fleet `state` shows, and for this node's group as `groupSlots` says (the floor
+   * of a percentage when not asked).
+   */
+  private question(
+    state: LockState,
+    live: readonly LockEntry[],
+    group: string | undefined,
+    groupSlots?: number,
+  ): RoomQuestion {
+    const { nodeId } = this.o;
+    const groups =
+      this.o.groups === undefined
+        ? undefined
+        : { label: this.o.groups.label, concurrency: groupSlots ?? this.o.groups.concurrency };
+    const concurrency = this.view.slots(state);
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }
 
@@ -254,18 +288,22 @@ export class DaemonSetLock implements Lock {
       case 'manual':
         return { acquired: false, holders: [room.entry.nodeID], reason: this.reasons.manual(room.entry) };
       case 'forged': {
-        const reason = this.reasons.forged(state.declared, live);
+        const reason = this.reasons.forged(state.declared, live, this.view.slots(state));
         this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
         return { acquired: false, holders: live.map((e) => e.nodeID), reason };
       }
       case 'full':
-        return this.reasons.full(room.others, room.inCycle);
+        return this.reasons.full(room, this.view.slots(state));
       case 'group-full':
         return {
           acquired: false,
           holders: room.holders,
           reason: this.reasons.groupFull(room.group, room.holders),
         };
+      case 'control-plane-busy':
+        return { acquired: false, holders: [room.holder], reason: this.reasons.controlPlaneBusy(room.holder) };
+      case 'workers-first':
+        return { acquired: false, holders: [], reason: this.reasons.workersFirst(room.count, room.names) };
     }
   }
 
@@ -281,17 +319,20 @@ export class DaemonSetLock implements Lock {
     if (settled !== undefined) return { result: settled, entries: undefined };
     // Our own entry, unproven by a cycle of ours, is judged as if we asked for the slot now.
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
+    const slots = this.view.slots(state);
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
-    if (live.length >= this.o.concurrency) live = await this.holders.withoutDeleted(live, signal);
+    if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
     // not this node's turn: no slot whatever the room, so the nodes in a cycle are not listed (a
     // label-selected list still costs the API server every Node: only the head of the queue pays it)
-    const inCycle: NodeInCycle[] =
-      live.length < this.o.concurrency && turn?.kind !== 'wait'
-        ? await this.holders.inCycleWithoutSlot(live, signal)
-        : [];
-    const refused = this.noRoom(state, { live, inCycle }, group) ?? waitForTurn(turn);
+    const goes = live.length < slots && turn?.kind !== 'wait';
+    const inCycle: NodeInCycle[] = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
+    const fleet = await this.fleet.answer(
+      { live, inCycle, group, controlPlane: metadata.controlPlane === true, goes, turn: turn?.kind === 'turn' },
+      signal,
+    );
+    const refused = this.noRoom(state, { live, inCycle, fleet }, group) ?? waitForTurn(turn);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
@@ -300,11 +341,20 @@ export class DaemonSetLock implements Lock {
   /** The refusal when every slot, or every slot of our group, is taken; undefined when there is room. */
   private noRoom(
     state: LockState,
-    taken: { live: readonly LockEntry[]; inCycle: readonly NodeInCycle[] },
+    taken: { live: readonly LockEntry[]; inCycle: readonly NodeInCycle[]; fleet: FleetAnswers },
     group: string | undefined,
   ): AcquireResult | undefined {
-    const room = roomFor({ ...this.question(state, taken.live, group), inCycle: taken.inCycle });
-    return room.room ? undefined : this.refusal(room, state, taken.live);
+    const { unavailable, controlPlane, groupSlots } = taken.fleet;
+    const room = roomFor({
+      ...this.question(state, taken.live, group, groupSlots),
+      inCycle: taken.inCycle,
+      ...(unavailable === undefined ? {} : { unavailable }),
+      ...(controlPlane === undefined ? {} : { controlPlane }),
+    });
+    if (room.room) return undefined;
+    // held back by nodes that come back or finish without a write to the lock: look again soon
+    this.fleetHeld = room.why === 'workers-first' || (room.why === 'full' && room.unavailable !== undefined);
+    return this.refusal(room, state, taken.live);
   }
 
   /** No slot; an entry naming us that no cycle of ours proves and no room allows goes (`rest` kept). */
@@ -332,7 +382,7 @@ export class DaemonSetLock implements Lock {
         const state = await this.read(signal);
         const entries = await decide(state);
         if (entries === undefined) return false;
-        const text = this.format(entries);
+        const text = this.format(entries, this.view.slots(state));
         if (text === state.text) return false;
         const ds = await this.o.kube.mergePatchDaemonSet(
           this.o.namespace,
@@ -363,13 +413,16 @@ export class DaemonSetLock implements Lock {
     );
   }
 
-  /** kured's form for our concurrency; undefined (delete the annotation) for an empty single lock. */
-  private format(entries: readonly LockEntry[]): string | undefined {
-    if (this.o.concurrency > 1) return formatMulti(this.o.concurrency, entries);
+  /**
+   * kured's form for our concurrency; undefined (delete the annotation) for an empty single lock. A
+   * percentage is always the multi form, its maxOwners the number it resolves to now (`slots`).
+   */
+  private format(entries: readonly LockEntry[], slots: number): string | undefined {
+    if (slots > 1 || (this.o.concurrencyPercent ?? 0) > 0) return formatMulti(slots, entries);
     const [only, ...rest] = entries;
     if (only === undefined) return undefined;
     // more entries than --concurrency 1 allows (a forged lock we leave as it is, less our own slot)
-    return rest.length === 0 ? formatSingle(only) : formatMulti(this.o.concurrency, entries);
+    return rest.length === 0 ? formatSingle(only) : formatMulti(slots, entries);
   }
 
   private remember(ds: V1DaemonSet): void {
@@ -394,17 +447,19 @@ export class DaemonSetLock implements Lock {
     if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [], declared: none };
     const resourceVersion = ds.metadata?.resourceVersion ?? '';
     const text = ds.metadata?.annotations?.[this.o.annotation];
-    if (text === undefined) return { resourceVersion, text, entries: [], declared: none };
+    const matching = nodesOfDaemonSet(ds);
+    const fleet = matching === undefined ? {} : { matching };
+    if (text === undefined) return { resourceVersion, text, entries: [], declared: none, ...fleet };
     const now = this.view.nowMs();
     try {
       const value = parseLockAnnotation(text);
       const entries = entriesOf(value);
       for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
-      return { resourceVersion, text, entries, declared: declaredSlots(value) };
+      return { resourceVersion, text, entries, declared: declaredSlots(value), ...fleet };
     } catch (err) {
       if (!(err instanceof LockFormatError)) throw err;
       this.leases.observe(MALFORMED_KEY, text, now);
-      return { resourceVersion, text, entries: [], malformed: err.message, declared: none };
+      return { resourceVersion, text, entries: [], malformed: err.message, declared: none, ...fleet };
     }
   }
 }

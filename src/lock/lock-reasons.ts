@@ -36,30 +36,64 @@ export class LockReasons {
   }
 
   /** Why a lock naming more live entries than its maxOwners (`declared`) or our --concurrency gives no slot. */
-  forged(declared: number, live: readonly LockEntry[]): string {
-    const claims =
-      declared < live.length ? `its maxOwners ${declared}` : `--concurrency ${this.o.concurrency}`;
+  forged(declared: number, live: readonly LockEntry[], slots: number): string {
+    const claims = declared < live.length ? `its maxOwners ${declared}` : `--concurrency ${this.concurrency(slots)}`;
     const names = live.map((e) => e.nodeID);
     return `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
   }
 
-  /** Every slot taken: by `live` entries and by nodes in a cycle without one. */
-  full(live: readonly LockEntry[], inCycle: readonly string[]): AcquireResult {
-    const holders = [...live.map((e) => e.nodeID), ...inCycle];
+  /** --concurrency as configured, with what a percentage resolves to now. */
+  private concurrency(slots: number): string {
+    const percent = this.o.concurrencyPercent ?? 0;
+    return percent > 0 ? `${percent}% = ${slots}` : String(slots);
+  }
+
+  /** Every slot taken: by live entries, by nodes in a cycle without one, and by unavailable nodes. */
+  full(
+    room: {
+      others: readonly LockEntry[];
+      inCycle: readonly string[];
+      unavailable?: { names: readonly string[]; more: number };
+    },
+    slots: number,
+  ): AcquireResult {
+    const { others: live, inCycle } = room;
+    const down = room.unavailable?.names ?? [];
+    const unnamed = room.unavailable?.more ?? 0;
+    const holders = [...live.map((e) => e.nodeID), ...inCycle, ...down];
     const missing =
       inCycle.length === 0
         ? ''
         : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
-    const reason = `all ${this.o.concurrency} lock slot(s) held by ${holders.join(', ')}${missing}${this.notInCycle(live)}`;
+    const more = unnamed > 0 ? `${down.length > 0 ? ' and ' : ''}${unnamed} more` : '';
+    const unavailable =
+      down.length + unnamed === 0
+        ? ''
+        : `; ${down.join(', ')}${more} unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)`;
+    const named = holders.length === 0 ? `${unnamed} unavailable nodes` : holders.join(', ');
+    const reason = `all ${this.concurrency(slots)} lock slot(s) held by ${named}${missing}${unavailable}${this.notInCycle(live)}`;
     return { acquired: false, holders, reason };
+  }
+
+  /** Another control-plane node holds a slot or is in its cycle. */
+  controlPlaneBusy(holder: string): string {
+    return `control plane one at a time: control-plane node ${holder} holds a slot or is in its reboot cycle`;
+  }
+
+  /** Workers still wait for a reboot (control plane last). */
+  workersFirst(count: number, names: readonly string[]): string {
+    const shown = names.slice(0, 5);
+    const rest = count > shown.length ? ` and ${count - shown.length} more` : '';
+    return `control plane last: ${count} worker(s) still waiting for a reboot or rebooting (${shown.join(', ')}${rest}); --control-plane-last`;
   }
 
   /** Every slot of `group` taken (--group-concurrency), by `holders`. */
   groupFull(group: string, holders: readonly string[]): string {
     const label = this.o.groups?.label ?? '';
-    const concurrency = this.o.groups?.concurrency ?? 0;
+    const percent = this.o.groups?.percent ?? 0;
     const name = group === '' ? `nodes without label ${label}` : `group ${label}=${group}`;
-    return `${name}: all ${concurrency} slot(s) of the group held by ${holders.join(', ')}`;
+    const all = percent > 0 ? `${percent}%` : String(this.o.groups?.concurrency ?? 0);
+    return `${name}: all ${all} slot(s) of the group held by ${holders.join(', ')}`;
   }
 
   /**

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
+import type { FleetCensus } from './fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
 import type { TurnGate } from './turn-gate.js';
 
@@ -18,8 +19,14 @@ export interface DaemonSetLockOptions {
   annotation: string;
   /** --lock-ttl in ms; 0 = slots never expire. */
   ttlMs: number;
-  /** --concurrency: slots. 1 writes kured's single form, more its multi form. */
+  /** --concurrency: slots. 1 writes kured's single form, more its multi form. With a percentage, its floor (1). */
   concurrency: number;
+  /**
+   * --concurrency N%: the slots are N% of the nodes the DaemonSet runs on, resolved at each decision
+   * (budget.ts); the lock is then always written in kured's multi form, maxOwners the resolved number.
+   * Default 0: `concurrency` is the number.
+   */
+  concurrencyPercent?: number;
   clock: Clock;
   log: Logger;
   /** Jitter source for retries and the herd spread. Default Math.random. */
@@ -31,7 +38,17 @@ export interface DaemonSetLockOptions {
    * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
    * a slot that records none (kured's, or an agent without groups) counts against every group.
    */
-  groups?: { label: string; concurrency: number };
+  groups?: { label: string; concurrency: number; /** N% of the group's nodes (0: a number). */ percent?: number };
+  /**
+   * What the lock needs of the fleet beyond its own entries (fleet-census.ts): the unavailable nodes
+   * (with `countUnavailable`), the size of each group (--group-concurrency N%), the workers ahead of
+   * the control plane (`controlPlaneLast`). Without it none of these is counted.
+   */
+  census?: FleetCensus;
+  /** --count-unavailable: unavailable nodes holding no slot take slots. Default false here (the agent's flag defaults on). */
+  countUnavailable?: boolean;
+  /** --control-plane-last: a control-plane node takes a slot only once no worker waits or reboots. */
+  controlPlaneLast?: boolean;
   /**
    * The coordinated queue (--lock-queue fair): a new acquisition takes a free slot only on its turn
    * from the coordinator, and a waiter follows its own Node for that turn instead of the lock. With
@@ -67,6 +84,8 @@ export interface LockState {
   malformed?: string;
   /** The slots the annotation itself allows: its maxOwners (multi form), 1 (single form), else none. */
   declared: number;
+  /** The nodes the DaemonSet runs on (status.desiredNumberScheduled); undefined when not known. */
+  matching?: number;
 }
 
 /** What a holder's Node showed when last looked up (for reclaim, and for naming entries not in a cycle). */

@@ -3,6 +3,7 @@
 // (room.ts, the acquisition's own rule). Shared by acquisitions and the wait for a slot, so both count
 // the same slots.
 import { monotonicMs } from '../clock/clock.js';
+import { resolveBudget } from './budget.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
 import { MALFORMED_KEY, type DaemonSetLockOptions, type LockState } from './lock-state.js';
@@ -10,12 +11,20 @@ import { roomFor } from './room.js';
 
 export class LockView {
   constructor(
-    private readonly o: Pick<DaemonSetLockOptions, 'nodeId' | 'concurrency' | 'ttlMs' | 'groups' | 'clock'>,
+    private readonly o: Pick<
+      DaemonSetLockOptions,
+      'nodeId' | 'concurrency' | 'concurrencyPercent' | 'ttlMs' | 'groups' | 'clock'
+    >,
     private readonly leases: LeaseObserver,
   ) {}
 
   nowMs(): number {
     return monotonicMs(this.o.clock);
+  }
+
+  /** --concurrency for the fleet that `state` shows (a percentage of the nodes its DaemonSet runs on). */
+  slots(state: Pick<LockState, 'matching'>): number {
+    return resolveBudget({ count: this.o.concurrency, percent: this.o.concurrencyPercent ?? 0 }, state.matching);
   }
 
   /** The slots that count: not expired for this reader (a manual lock never expires). */
@@ -33,12 +42,15 @@ export class LockView {
    * Could this node, of `group` (undefined: no group limit), take a slot in this state, by the rule
    * of the acquisition (roomFor) over the entries alone: the nodes in a cycle without an entry are
    * not looked up here, nor the holders' Nodes (a deleted holder's slot is reclaimed only by an
-   * acquisition, or once it expires).
+   * acquisition, or once it expires), nor a group's size: a group budget given as a percentage is
+   * left to the acquisition (the waiter wakes, and asks).
    */
   hasRoom(state: LockState, group: string | undefined): boolean {
     if (state.malformed !== undefined) return this.malformedExpired(state);
-    const { nodeId, concurrency, groups } = this.o;
+    const { nodeId } = this.o;
+    const groups = (this.o.groups?.percent ?? 0) > 0 ? undefined : this.o.groups;
     const live = this.live(state.entries);
+    const concurrency = this.slots(state);
     return roomFor({ live, nodeId, declared: state.declared, group, concurrency, groups }).room;
   }
 

@@ -8,6 +8,8 @@ export interface LockMetadata {
   bootID?: string;
   /** The node's --group-label value ('' = the node has none); set when --group-concurrency is. */
   group?: string;
+  /** The node is a control-plane node (recorded only then): one at a time, after the workers. */
+  controlPlane?: boolean;
 }
 
 /** One slot of the lock as read from the annotation. */
@@ -43,8 +45,8 @@ export interface Lock {
    * this node during a migration), removed when there is none (forged, or a race lost).
    */
   acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult>;
-  /** What acquire() would answer now for a node of `group`, writing nothing (`kured-ts check`). */
-  wouldAcquire(signal?: AbortSignal, group?: string): Promise<AcquireResult>;
+  /** What acquire() would answer now for a node of this group and role, writing nothing (`kured-ts check`). */
+  wouldAcquire(signal?: AbortSignal, as?: Pick<LockMetadata, 'group' | 'controlPlane'>): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;
   /**

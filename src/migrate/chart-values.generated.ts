@@ -120,8 +120,12 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           ],
         },
         concurrency: {
-          description: '--concurrency',
-          anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^-?[0-9]+$' }, { const: '' }],
+          description: '--concurrency: N, or N% of the nodes the DaemonSet runs on',
+          anyOf: [
+            { type: 'integer', minimum: 1 },
+            { type: 'string', pattern: '^-?[0-9]+%?$' },
+            { const: '' },
+          ],
         },
         groupLabel: {
           description: "--group-label: '' = no groups",
@@ -135,8 +139,17 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           ],
         },
         groupConcurrency: {
-          description: '--group-concurrency: 0 = no per-group limit',
-          anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^-?[0-9]+$' }, { const: '' }],
+          description: '--group-concurrency: N, or N% of the group; 0 = no per-group limit',
+          anyOf: [
+            { type: 'integer', minimum: 0 },
+            { type: 'string', pattern: '^-?[0-9]+%?$' },
+            { const: '' },
+          ],
+        },
+        countUnavailable: { description: '--count-unavailable', anyOf: [{ type: 'boolean' }, { const: '' }] },
+        controlPlaneLast: {
+          description: '--control-plane-last',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
         },
         maxUnhealthyNodes: {
           description: "--max-unhealthy-nodes: N or N%, '' = off",
@@ -711,6 +724,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     concurrency: 1,
     groupLabel: '',
     groupConcurrency: 0,
+    countUnavailable: true,
+    controlPlaneLast: true,
     maxUnhealthyNodes: '',
     requireApproval: false,
     approvalTtl: '0',

@@ -9,7 +9,10 @@ import { boundAgentPolicies, type BoundPolicy } from './fake-api/cel-admission.j
 
 /** The knobs of simulate that reach the agents. Durations in ms. */
 export interface SimAgentSettings {
+  /** Slots: the number, or what `concurrencyPercent` resolves to for the cluster (the observer's limit). */
   concurrency: number;
+  /** --concurrency N%: the agents run with the percentage. Default none. */
+  concurrencyPercent?: number;
   periodMs: number;
   rebootDelayMs: number;
   /** PreferNoSchedule taint key; '' = off (kured's default). */
@@ -49,7 +52,8 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     dsName: DS_NAME,
     dsNamespace: DS_NAMESPACE,
     lockAnnotation: LOCK_ANNOTATION,
-    concurrency: s.concurrency,
+    concurrency: (s.concurrencyPercent ?? 0) > 0 ? 1 : s.concurrency,
+    concurrencyPercent: s.concurrencyPercent ?? 0,
     lockTtlMs: s.lockTtlMs ?? 0,
     groupLabel: s.groups?.label ?? '',
     groupConcurrency: s.groups?.concurrency ?? 0,

@@ -10,6 +10,9 @@ import {
   ZONE_LABEL,
 } from './cluster-spec.js';
 import type { SimDaemonSet, SimNode, SimPdb, SimPod } from './objects.js';
+import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import { ETCD_NAMESPACE } from '../blockers/control-plane.js';
+import { MIRROR_ANNOTATION } from '../drain/kube-drainer.js';
 
 export function readyCondition(
   ready: boolean,
@@ -24,14 +27,18 @@ export function simKernel(reboots: number): string {
   return `6.1.0-${reboots + 1}-sim`;
 }
 
-/** A node as the simulated kubelet registers it; `zone` labels it topology.kubernetes.io/zone. */
+/**
+ * A node as the simulated kubelet registers it; `zone` labels it topology.kubernetes.io/zone,
+ * `controlPlane` node-role.kubernetes.io/control-plane.
+ */
 export function nodeObject(
   name: string,
-  boot: { bootID: string; cordoned: boolean; zone?: string },
+  boot: { bootID: string; cordoned: boolean; zone?: string; controlPlane?: boolean },
   at: string,
 ): SimNode {
   const labels: Record<string, string> = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' };
   if (boot.zone !== undefined) labels[ZONE_LABEL] = boot.zone;
+  if (boot.controlPlane === true) labels[CONTROL_PLANE_LABEL] = '';
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -49,7 +56,8 @@ export function nodeObject(
   };
 }
 
-export function daemonSet(): SimDaemonSet {
+/** The agents' DaemonSet, running on all `nodes` nodes (its status says so, as its controller would). */
+export function daemonSet(nodes: number): SimDaemonSet {
   const labels = { name: DS_NAME };
   return {
     apiVersion: 'apps/v1',
@@ -59,6 +67,23 @@ export function daemonSet(): SimDaemonSet {
       selector: { matchLabels: labels },
       template: { metadata: { labels }, spec: { containers: [{ name: 'kured-ts', image: 'kured-ts:sim' }] } },
     },
+    status: { desiredNumberScheduled: nodes },
+  };
+}
+
+/** The etcd member of a control-plane node: a static pod's mirror (the drain leaves it). */
+export function etcdPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `etcd-${node}`,
+      namespace: ETCD_NAMESPACE,
+      labels: { component: 'etcd', tier: 'control-plane' },
+      annotations: { [MIRROR_ANNOTATION]: 'sim' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'etcd', image: 'registry.k8s.io/etcd:3.5' }] },
   };
 }
 

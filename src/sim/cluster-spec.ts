@@ -42,6 +42,11 @@ export interface ClusterSpec {
   blockingPods: { nodes: number; durationMs: number };
   /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
   zones?: number;
+  /**
+   * The first `controlPlane` nodes are control-plane nodes (label node-role.kubernetes.io/control-plane)
+   * running an etcd member each (a static pod labelled component=etcd in kube-system). Default 0.
+   */
+  controlPlane?: number;
   /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
   unhealthy?: { nodes: number; durationMs: number };
   /** Short-lived blocking jobs arriving at a Poisson rate (blocking-churn.ts). Default none. */

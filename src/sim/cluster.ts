@@ -11,7 +11,7 @@ import {
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
-import { agentPod, daemonSet, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
+import { agentPod, daemonSet, etcdPod, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
@@ -97,7 +97,7 @@ export class SimCluster {
     this.unsubscribe = this.server.onWrite((e) => {
       this.onWrite(e);
     });
-    this.server.create<SimDaemonSet>('daemonsets', daemonSet());
+    this.server.create<SimDaemonSet>('daemonsets', daemonSet(spec.nodes));
     this.names.forEach((name, i) => {
       const needsReboot = i < spec.needsReboot;
       const preCordoned = needsReboot && i >= spec.needsReboot - spec.preCordoned;
@@ -113,9 +113,11 @@ export class SimCluster {
         bootID,
       });
       const zone = this.zoneOf(name);
-      const boot = { bootID, cordoned: preCordoned, ...(zone === undefined ? {} : { zone }) };
+      const controlPlane = this.isControlPlane(name);
+      const boot = { bootID, cordoned: preCordoned, controlPlane, ...(zone === undefined ? {} : { zone }) };
       this.server.create<SimNode>('nodes', nodeObject(name, boot, this.isoNow()));
       this.server.create<SimPod>('pods', readyPod(agentPod(name), name, this.isoNow()));
+      if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
     createWorkloads(this.workloadContext());
     createBlockingPods(this.workloadContext());
@@ -134,6 +136,17 @@ export class SimCluster {
     }
     this.requireLater(name, this.random() * over);
     return true;
+  }
+
+  /** Is this one of the first spec.controlPlane nodes (a control-plane node with an etcd member)? */
+  isControlPlane(name: string): boolean {
+    const i = this.names.indexOf(name);
+    return i >= 0 && i < (this.spec.controlPlane ?? 0);
+  }
+
+  /** The etcd member on a control-plane node is Ready (false without one). */
+  etcdReady(name: string): boolean {
+    return this.podsOn(name).some((p) => p.metadata.labels?.component === 'etcd' && isReady(p));
   }
 
   /** The zone of a node (round robin over zone-a, zone-b, …), undefined without zones. */
@@ -251,10 +264,13 @@ export class SimCluster {
     return this.initiallyNeeded.has(name);
   }
 
-  /** Pods a drain must remove from this node: not DaemonSet-owned, not terminal. */
+  /** Pods a drain must remove from this node: not DaemonSet-owned, not static (mirror), not terminal. */
   evictableOn(node: string): SimPod[] {
     return this.podsOn(node).filter(
-      (p) => ownerKind(p) !== 'DaemonSet' && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+      (p) =>
+        ownerKind(p) !== 'DaemonSet' &&
+        ownerKind(p) !== 'Node' &&
+        !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
     );
   }
 

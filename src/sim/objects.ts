@@ -53,6 +53,8 @@ export interface SimDaemonSet {
       spec: { containers: { name: string; image: string }[] };
     };
   };
+  /** desiredNumberScheduled: the nodes the DaemonSet runs on (the lock's --concurrency N%). */
+  status?: { desiredNumberScheduled?: number };
 }
 
 export interface SimPdb {

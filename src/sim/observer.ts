@@ -3,6 +3,7 @@
 import type { SimCluster } from './cluster.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import {
+  isReady,
   type SimDaemonSet,
   type SimNode,
   type SimPod,
@@ -32,7 +33,10 @@ export interface Violation {
     | 'lock-left'
     | 'too-many-down'
     | 'too-many-in-group'
-    | 'write-denied-by-policy';
+    | 'write-denied-by-policy'
+    | 'control-plane-concurrent'
+    | 'control-plane-without-quorum'
+    | 'control-plane-before-workers';
   detail: string;
 }
 
@@ -101,6 +105,8 @@ export class Observer {
   maxHolders = 0;
   /** Hand-offs of a slot to a node while one that has needed a reboot longer was waiting for it. */
   readonly outOfOrder: { atMs: number; node: string; passedOver: string }[] = [];
+  /** With control-plane nodes: the first slot one took, and the last slot a worker took (virtual ms). */
+  readonly controlPlane = { firstLockMs: undefined as number | undefined, lastWorkerLockMs: undefined as number | undefined };
   private readonly startMs: number;
   private unsubscribe: (() => void) | undefined;
   /** Called on every phase change (for the progress view). */
@@ -180,6 +186,13 @@ export class Observer {
       this.slotChanges.push({ atMs: this.elapsed(), slots: slots.length });
     if (slots.length > c)
       this.violate(slots.join(','), 'too-many-holders', `${slots.length} nodes hold slots, concurrency ${c}`);
+    const controlPlane = slots.filter((n) => this.cluster.isControlPlane(n));
+    if (controlPlane.length > 1)
+      this.violate(
+        controlPlane.join(','),
+        'control-plane-concurrent',
+        `${controlPlane.length} control-plane nodes hold slots at once`,
+      );
     this.checkGroups(slots);
     for (const node of this.cluster.nodeList()) this.checkCordon(node);
   }
@@ -206,6 +219,7 @@ export class Observer {
     const t = this.timeline.get(name);
     if (!t) return;
     this.checkNeedOrder(name, t);
+    this.checkControlPlaneLast(name);
     t.lockedAtMs ??= this.elapsed();
     const node = this.cluster.nodeObject(name);
     if (node) this.startDrainClock(name, node, t);
@@ -231,8 +245,32 @@ export class Observer {
     }
   }
 
-  /** Could `other` have taken the slot `name` took? Under group limits, only in the same zone. */
+  /**
+   * Control plane last: a control-plane node takes a slot only while no worker waits for one or is
+   * in its cycle (holding a slot, or carrying the cycle label).
+   */
+  private checkControlPlaneLast(name: string): void {
+    const now = this.elapsed();
+    if (!this.cluster.isControlPlane(name)) {
+      if (this.cluster.spec.controlPlane !== undefined) this.controlPlane.lastWorkerLockMs = now;
+      return;
+    }
+    this.controlPlane.firstLockMs ??= now;
+    const ahead = [...this.timeline].find(
+      ([other, o]) =>
+        !this.cluster.isControlPlane(other) &&
+        (o.phase === 'waiting-for-lock' || (other !== name && this.holding(other))),
+    );
+    if (ahead !== undefined)
+      this.violate(name, 'control-plane-before-workers', `took a slot while worker ${ahead[0]} (${ahead[1].phase}) had not rebooted`);
+  }
+
+  /**
+   * Could `other` have taken the slot `name` took? Under group limits, only in the same zone; a
+   * control-plane node not while a worker takes one.
+   */
   private couldTake(name: string, other: string): boolean {
+    if (this.cluster.isControlPlane(other) && !this.cluster.isControlPlane(name)) return false;
     return (
       this.options.groupConcurrency === undefined || this.cluster.zoneOf(other) === this.cluster.zoneOf(name)
     );
@@ -354,6 +392,23 @@ export class Observer {
         'reboot-undrained',
         `pods still on the node: ${left.map((p) => p.metadata.name).join(', ')}`,
       );
+    this.checkQuorum(name);
+  }
+
+  /** A control-plane node reboots only while every other one, and its etcd member, is Ready. */
+  private checkQuorum(name: string): void {
+    if (!this.cluster.isControlPlane(name)) return;
+    for (const other of this.cluster.names) {
+      if (other === name || !this.cluster.isControlPlane(other)) continue;
+      const node = this.cluster.nodeObject(other);
+      const ready = node !== undefined && isReady(node);
+      if (!ready || !this.cluster.etcdReady(other))
+        this.violate(
+          name,
+          'control-plane-without-quorum',
+          `reboot requested while ${ready ? `the etcd member on ${other}` : `control-plane node ${other}`} was not Ready`,
+        );
+    }
   }
 
   private finalNodeChecks(node: SimNode): void {

@@ -603,7 +603,7 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
       holders: ['n0'],
       reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n0`,
     });
-    expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, '')).toMatchObject({
+    expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, { group: '' })).toMatchObject({
       acquired: true,
     });
     const entries = entriesOf(parseLockAnnotation(annotation() ?? ''));

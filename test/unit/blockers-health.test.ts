@@ -1,6 +1,7 @@
 // The cluster-health gate (--max-unhealthy-nodes) over a hand-written Kube.
 import { describe, expect, it } from '@jest/globals';
-import { HealthBlocker, unhealthy } from '../../src/blockers/health.js';
+import { HealthBlocker } from '../../src/blockers/health.js';
+import { unhealthy } from '../../src/lock/fleet-census.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 

@@ -51,8 +51,12 @@ describe('defaults', () => {
       lockTtlMs: 0,
       lockReleaseDelayMs: 0,
       concurrency: 1,
+      concurrencyPercent: 0,
       groupLabel: '',
       groupConcurrency: 0,
+      groupConcurrencyPercent: 0,
+      countUnavailable: true,
+      controlPlaneLast: true,
       maxUnhealthyNodes: undefined,
       requireApproval: false,
       approvalTtlMs: 0,
@@ -138,6 +142,23 @@ describe('precedence: default < env < command line', () => {
       startSecond: 9 * 3600,
       endSecond: 17 * 3600,
     });
+  });
+});
+
+describe('budgets as percentages', () => {
+  it('reads --concurrency 10% as a share of the fleet, its count at the floor of 1', () => {
+    const config = parseConfig({ concurrency: ['10%'] }, {});
+    expect([config.concurrency, config.concurrencyPercent]).toEqual([1, 10]);
+  });
+
+  it('reads KURED_GROUP_CONCURRENCY=25% as a share of each group', () => {
+    const config = parseConfig({ 'group-label': ['zone'] }, { KURED_GROUP_CONCURRENCY: '25%' });
+    expect([config.groupConcurrency, config.groupConcurrencyPercent]).toEqual([1, 25]);
+  });
+
+  it('reads a plain number as kured does, with no percentage', () => {
+    const config = parseConfig({ concurrency: ['3'] }, { KURED_CONCURRENCY: '10%' });
+    expect([config.concurrency, config.concurrencyPercent]).toEqual([3, 0]);
   });
 });
 
@@ -361,6 +382,18 @@ describe('bad values name the flag and the value', () => {
       { concurrency: ['0'] },
       {},
       'invalid value "0" for --concurrency: must be at least 1',
+    ],
+    [
+      'a concurrency of 0%',
+      { concurrency: ['0%'] },
+      {},
+      'invalid value "0%" for --concurrency: a percentage must be 1-100',
+    ],
+    [
+      'a group concurrency above 100%',
+      { 'group-label': ['zone'], 'group-concurrency': ['150%'] },
+      {},
+      'invalid value "150%" for --group-concurrency: a percentage must be 1-100',
     ],
     [
       'a port out of range',

@@ -23,6 +23,8 @@ interface Shape {
   group?: string;
   inCycle?: boolean;
   unhealthy?: string;
+  /** Labelled node-role.kubernetes.io/control-plane. */
+  controlPlane?: boolean;
   /** It carries a turn given this many ms ago (by this coordinator's monotonic clock). */
   turnAgoMs?: number;
   /** It carries a lapsed turn (LapsedTurn) in its turn annotation. */
@@ -42,6 +44,8 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     group: shape.group ?? '',
     inCycle: shape.inCycle ?? false,
     unhealthy: shape.unhealthy,
+    controlPlane: shape.controlPlane ?? false,
+    waiting: (shape.phase ?? 'waiting-for-lock') === 'waiting-for-lock',
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
     lapsedTurn:
       shape.lapsed === true

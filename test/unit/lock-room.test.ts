@@ -196,7 +196,7 @@ describe('the wait for a slot wakes exactly when the acquisition, seeing the sam
       log: silentLogger,
       ...(group === undefined ? {} : { groups: GROUPS }),
     };
-    const acquisition = await new DaemonSetLock(options).wouldAcquire(undefined, group);
+    const acquisition = await new DaemonSetLock(options).wouldAcquire(undefined, group === undefined ? {} : { group });
     const waiter = new LockView(options, new LeaseObserver()).hasRoom(stateOf(text), group);
     expect({ acquisition: acquisition.acquired, waiter }).toEqual({ acquisition: room, waiter: room });
   });

@@ -118,7 +118,7 @@ async function atSlot(pass: Pass, meta: LockMetadata): Promise<Outcome | undefin
   if (blockers.length === 0) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!pass.unproven) {
-    const would = await pass.deps.lock.wouldAcquire(pass.signal, meta.group);
+    const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
     if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
   }
   const block = await firstBlock(blockers, pass.signal);
@@ -141,6 +141,7 @@ async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
     unschedulable: pass.node.unschedulable,
     bootID: pass.node.bootID,
     ...pass.groupOf(),
+    ...pass.roleOf(),
   };
   const held = await atSlot(pass, meta);
   if (held) return held;

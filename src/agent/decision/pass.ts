@@ -7,6 +7,7 @@ import type { NodeState, NodeWrite } from '../../node/node.js';
 import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, historyAnnotations, type HistoryResult } from '../../node/history.js';
 import { renderMessage } from '../../notify/message.js';
+import { isControlPlane } from '../../node/role.js';
 import type { NotifyEvent } from '../../notify/notifier.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
@@ -146,7 +147,13 @@ export class Pass {
       unschedulable: !record.cordoned && this.node.unschedulable,
       bootID: record.bootID,
       ...this.groupOf(),
+      ...this.roleOf(),
     };
+  }
+
+  /** A control-plane node says so in its slot (one at a time, after the workers: src/lock/room.ts). */
+  roleOf(): { controlPlane?: boolean } {
+    return isControlPlane(this.node.labels) ? { controlPlane: true } : {};
   }
 
   /** With --group-concurrency: the node's group (its --group-label value, '' without one) for the lock. */

@@ -1,0 +1,70 @@
+// ControlPlaneBlocker: a control-plane node reboots only with quorum to spare. Every other
+// control-plane node must be Ready, and so must the etcd members on them: static pods labelled
+// component=etcd in kube-system (kubeadm's and most distributions' stacked etcd; a cluster whose
+// etcd runs elsewhere has none, and then the Nodes alone are judged). Rebooting a member while
+// another is down loses quorum (OCPBUGS-100060), and the API server with it.
+//
+// Judged for a node that would take a slot now (atSlot), and again right before the reboot, after
+// the drain and --reboot-delay (beforeReboot): etcd can lose a member while this node drains, and
+// the agent then aborts rather than reboot (src/agent/decision/cycle.ts). A worker pays one list of
+// the control-plane Nodes by label per acquisition (a handful of objects) and nothing else.
+import type { Kube, V1Node, V1Pod } from '../kube/kube.js';
+import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import type { Blocker, Verdict } from './blocker.js';
+
+/** Where the etcd members run as static pods, and how they are labelled. */
+export const ETCD_NAMESPACE = 'kube-system';
+export const ETCD_SELECTOR = 'component=etcd';
+
+export interface ControlPlaneBlockerOptions {
+  kube: Kube;
+  nodeId: string;
+}
+
+function ready(conditions: readonly { type: string; status: string }[] | undefined): boolean {
+  return (conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/**
+ * The verdict over the control plane as listed (pure): blocked while another control-plane node, or
+ * the etcd member on one, is not Ready; naming the first such member.
+ */
+export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: readonly V1Pod[]): Verdict {
+  const names = nodes.map((n) => n.metadata?.name ?? '');
+  if (!names.includes(nodeId)) return { blocked: false };
+  const others = nodes.filter((n) => n.metadata?.name !== nodeId);
+  for (const node of others) {
+    const name = node.metadata?.name ?? '?';
+    if (!ready(node.status?.conditions))
+      return { blocked: true, reason: `control-plane node ${name} is not Ready: no reboot of another member now` };
+  }
+  if (etcd.length === 0) return { blocked: false };
+  for (const node of others) {
+    const name = node.metadata?.name ?? '?';
+    const members = etcd.filter((p) => p.spec?.nodeName === name);
+    if (members.length === 0)
+      return { blocked: true, reason: `etcd member on control-plane node ${name} not found: its quorum has no member to spare` };
+    const down = members.find((p) => !ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined);
+    if (down !== undefined)
+      return {
+        blocked: true,
+        reason: `etcd member ${down.metadata?.name ?? '?'} on ${name} is not Ready: its quorum has no member to spare`,
+      };
+  }
+  return { blocked: false };
+}
+
+export class ControlPlaneBlocker implements Blocker {
+  readonly name = 'control-plane';
+  readonly atSlot = true;
+  readonly beforeReboot = true;
+
+  constructor(private readonly o: ControlPlaneBlockerOptions) {}
+
+  async check(signal?: AbortSignal): Promise<Verdict> {
+    const nodes = await this.o.kube.listNodes({ labelSelector: CONTROL_PLANE_LABEL }, signal);
+    if (!nodes.some((n) => n.metadata?.name === this.o.nodeId)) return { blocked: false };
+    const etcd = await this.o.kube.listPods(ETCD_NAMESPACE, { labelSelector: ETCD_SELECTOR }, signal);
+    return judgeQuorum(this.o.nodeId, nodes, etcd);
+  }
+}

@@ -1,0 +1,30 @@
+// The lock's budget for the fleet as it is now: --concurrency and --group-concurrency given as N%
+// resolved for the nodes they apply to, rounded down and at least 1 (as MCO's maxUnavailable and
+// Karpenter's budgets round). The lock is still kured's: its maxOwners is written as the resolved
+// number, so kured agents sharing it read a number.
+//
+// Which nodes: for --concurrency, the nodes the lock's DaemonSet runs on (its status
+// desiredNumberScheduled, kept by the DaemonSet controller from the DaemonSet's node selector,
+// affinity and tolerations), read from the very object that holds the lock, so resolving costs no
+// request; for --group-concurrency, the nodes of the group (the --group-label value), from the fleet
+// census (fleet-census.ts). An unknown size (no status yet, no census) resolves to 1: fail safe.
+import type { V1DaemonSet } from '../kube/kube.js';
+
+/** A budget as configured: a number, or a percentage (`percent` > 0) with `count` its floor. */
+export interface BudgetSpec {
+  count: number;
+  /** 1-100; 0 = `count` is the budget. */
+  percent: number;
+}
+
+/** The budget for `nodes` nodes (undefined: not known): the number, or the share rounded down, at least 1. */
+export function resolveBudget(spec: BudgetSpec, nodes: number | undefined): number {
+  if (spec.percent <= 0) return spec.count;
+  return Math.max(1, Math.floor((spec.percent * (nodes ?? 0)) / 100));
+}
+
+/** The nodes the DaemonSet runs on, as its controller counts them; undefined before it has. */
+export function nodesOfDaemonSet(ds: V1DaemonSet | undefined): number | undefined {
+  const n = ds?.status?.desiredNumberScheduled;
+  return typeof n === 'number' && n >= 0 ? n : undefined;
+}
