@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { kuredDaemonSet } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -45,7 +45,7 @@ beforeEach(async () => {
   clock = new FakeClock('2026-01-05T10:00:00Z');
   log = new MemoryLogger();
   server.create('daemonsets', kuredDaemonSet());
-  for (const name of NODES) server.create<V1Node>('nodes', { metadata: { name } });
+  for (const name of NODES) server.create<V1Node>('nodes', readyNode(name));
 });
 
 afterEach(async () => {

@@ -333,7 +333,7 @@ describe('blocker registry', () => {
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
 
   it.each([
-    ['defaults: pause and pdb', base, ['pause', 'pdb']],
+    ['defaults: pause, control-plane and pdb', base, ['pause', 'control-plane', 'pdb']],
     [
       'everything configured',
       {
@@ -343,9 +343,9 @@ describe('blocker registry', () => {
         maxUnhealthyNodes: { count: 1 },
         blockingQueries: ['up == 0', 'backup_running > 0'],
       },
-      ['pause', 'health', 'prometheus', 'prometheus-query', 'prometheus-query', 'pods', 'pdb'],
+      ['pause', 'health', 'control-plane', 'prometheus', 'prometheus-query', 'prometheus-query', 'pods', 'pdb'],
     ],
-    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause']],
+    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'control-plane']],
   ])('%s', (_name, config, names) => {
     expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
   });

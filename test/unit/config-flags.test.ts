@@ -22,7 +22,8 @@ const DESIGN_FLAGS = [
  */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
-  'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue',
+  'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
+  'control-plane-last',
 ]; // prettier-ignore
 
 describe('the flag table', () => {

@@ -212,6 +212,70 @@ const cases: Case[] = [
     { health: { count: 2, max: 1 } },
     { grant: ['a'], held: undefined },
   ],
+  [
+    'gives a control-plane node no turn while a worker waits, even with a slot free and the older need',
+    { cp1: { neededFor: 60, controlPlane: true }, w1: { neededFor: 10 } },
+    { concurrency: 2, controlPlaneLast: true },
+    { grant: ['w1'] },
+  ],
+  [
+    'gives a control-plane node no turn while a worker is in its cycle',
+    { cp1: { neededFor: 60, controlPlane: true }, w1: { phase: 'rebooting', inCycle: true } },
+    { concurrency: 2, controlPlaneLast: true },
+    { grant: [] },
+  ],
+  [
+    'gives a control-plane node its turn once no worker waits or reboots',
+    { cp1: { neededFor: 60, controlPlane: true }, w1: { phase: 'completed' } },
+    { controlPlaneLast: true },
+    { grant: ['cp1'] },
+  ],
+  [
+    'without --control-plane-last, a control-plane node queues by its need like any other',
+    { cp1: { neededFor: 60, controlPlane: true }, w1: { neededFor: 10 } },
+    { concurrency: 2, controlPlaneLast: false },
+    { grant: ['cp1', 'w1'] },
+  ],
+  [
+    'gives no second control-plane node a turn while one holds a slot',
+    { cp1: { neededFor: 60, controlPlane: true }, cp2: { neededFor: 50, controlPlane: true } },
+    { concurrency: 3, slots: [{ node: 'cp3', group: undefined, controlPlane: true }] },
+    { grant: [] },
+  ],
+  [
+    'gives one control-plane node a turn at a time, even with slots for two',
+    { cp1: { neededFor: 60, controlPlane: true }, cp2: { neededFor: 50, controlPlane: true } },
+    { concurrency: 3 },
+    { grant: ['cp1'] },
+  ],
+  [
+    'counts an unavailable node against --concurrency: no turn at concurrency 1',
+    { a: { neededFor: 60 } },
+    { unavailable: new Map([['z', '']]) },
+    { grant: [] },
+  ],
+  [
+    'lets an unavailable waiter take the slot it already counts against, and nobody else',
+    { a: { neededFor: 60 }, z: { neededFor: 10, unhealthy: 'cordoned' } },
+    { unavailable: new Map([['z', '']]) },
+    { grant: ['z'] },
+  ],
+  [
+    'counts no unavailable node that holds a slot twice',
+    { a: { neededFor: 60 } },
+    { concurrency: 2, slots: [slot('z')], unavailable: new Map([['z', '']]) },
+    { grant: ['a'] },
+  ],
+  [
+    "resolves a group's share for each group (--group-concurrency N%)",
+    {
+      a: { neededFor: 60, group: 'big' },
+      b: { neededFor: 50, group: 'big' },
+      c: { neededFor: 40, group: 'small' },
+    },
+    { concurrency: 5, groupConcurrency: 1, groupSlots: (g: string) => (g === 'big' ? 2 : 1) },
+    { grant: ['a', 'b', 'c'] },
+  ],
 ];
 
 describe('planTurns', () => {

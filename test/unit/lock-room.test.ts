@@ -115,6 +115,63 @@ describe('roomFor', () => {
       { live: [entry('n2', 'a')], concurrency: 3, groups: GROUPS },
       { room: true },
     ],
+    [
+      'an unavailable node takes a slot (--count-unavailable): one NotReady node fills --concurrency 1',
+      { unavailable: { nodes: [{ name: 'n5', group: '' }], more: 0, moreInGroup: 0 } },
+      { room: false, why: 'full', others: [], inCycle: [], unavailable: { names: ['n5'], more: 0 } },
+    ],
+    [
+      'unavailable nodes a census did not name take slots too',
+      { live: [entry('n2')], concurrency: 3, unavailable: { nodes: [], more: 2, moreInGroup: 0 } },
+      { room: false, why: 'full', others: [entry('n2')], inCycle: [], unavailable: { names: [], more: 2 } },
+    ],
+    [
+      'an unavailable node with a slot left over leaves room',
+      { concurrency: 2, unavailable: { nodes: [{ name: 'n5', group: '' }], more: 0, moreInGroup: 0 } },
+      { room: true },
+    ],
+    [
+      "an unavailable node of this node's group fills the group",
+      {
+        concurrency: 3,
+        groups: GROUPS,
+        group: 'a',
+        unavailable: { nodes: [{ name: 'n5', group: 'a' }], more: 0, moreInGroup: 0 },
+      },
+      { room: false, why: 'group-full', group: 'a', holders: ['n5'] },
+    ],
+    [
+      'a control-plane node while another control-plane node holds a slot: one at a time, whatever the room',
+      {
+        live: [entry('cp2')],
+        concurrency: 3,
+        controlPlane: { peers: ['cp2', 'cp3'], workersAhead: undefined },
+      },
+      { room: false, why: 'control-plane-busy', holder: 'cp2' },
+    ],
+    [
+      'a control-plane node while another is in its cycle without an entry: one at a time',
+      {
+        inCycle: [{ name: 'cp3', group: '' }],
+        concurrency: 3,
+        controlPlane: { peers: ['cp2', 'cp3'], workersAhead: undefined },
+      },
+      { room: false, why: 'control-plane-busy', holder: 'cp3' },
+    ],
+    [
+      'a control-plane node while a worker waits: workers first',
+      { concurrency: 3, controlPlane: { peers: ['cp2'], workersAhead: { count: 2, names: ['w1', 'w2'] } } },
+      { room: false, why: 'workers-first', count: 2, names: ['w1', 'w2'] },
+    ],
+    [
+      'a control-plane node beside a worker slot, no other control-plane node busy and no worker ahead',
+      {
+        live: [entry('w1')],
+        concurrency: 2,
+        controlPlane: { peers: ['cp2'], workersAhead: { count: 0, names: [] } },
+      },
+      { room: true },
+    ],
   ])('%s', (_name, question, room) => {
     expect(ask(question)).toEqual(room);
   });
@@ -196,7 +253,10 @@ describe('the wait for a slot wakes exactly when the acquisition, seeing the sam
       log: silentLogger,
       ...(group === undefined ? {} : { groups: GROUPS }),
     };
-    const acquisition = await new DaemonSetLock(options).wouldAcquire(undefined, group === undefined ? {} : { group });
+    const acquisition = await new DaemonSetLock(options).wouldAcquire(
+      undefined,
+      group === undefined ? {} : { group },
+    );
     const waiter = new LockView(options, new LeaseObserver()).hasRoom(stateOf(text), group);
     expect({ acquisition: acquisition.acquired, waiter }).toEqual({ acquisition: room, waiter: room });
   });
