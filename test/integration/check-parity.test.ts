@@ -19,6 +19,7 @@ import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
+import { CONTROL_PLANE_LABEL } from '../../src/node/role.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const NS = 'kube-system';
@@ -121,6 +122,21 @@ function pdbAllowingNone(): void {
   server.create<V1PodDisruptionBudget>('poddisruptionbudgets', {
     metadata: { name: 'web', namespace: 'default' },
     spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+  });
+}
+
+/** The etcd member on `node`: a static pod's mirror in kube-system, Ready or not. */
+function etcdMember(node: string, ready: boolean): void {
+  server.create<V1Pod>('pods', {
+    metadata: {
+      name: `etcd-${node}`,
+      namespace: NS,
+      labels: { component: 'etcd' },
+      annotations: { 'kubernetes.io/config.mirror': 'x' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: node, controller: true }],
+    },
+    spec: { nodeName: node, containers: [{ name: 'etcd', image: 'etcd' }] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   });
 }
 
@@ -271,6 +287,41 @@ const rows: [string, Row][] = [
         pdbAllowingNone();
       },
       verdict: 'blocked',
+    },
+  ],
+  [
+    'control-plane n1 with a free slot while worker n2 waits for one (no coordinator: one list of the Nodes): both wait, control plane last',
+    {
+      arrange: () => {
+        label('n1', { [CONTROL_PLANE_LABEL]: '' });
+        waiting('n2', '2026-01-05T09:10:00Z', false);
+      },
+      flags: { concurrency: 2 },
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'control-plane n1 with the etcd member on control-plane n2 not Ready: both are held back, naming that member',
+    {
+      arrange: () => {
+        label('n1', { [CONTROL_PLANE_LABEL]: '' });
+        label('n2', { [CONTROL_PLANE_LABEL]: '' });
+        etcdMember('n1', true);
+        etcdMember('n2', false);
+      },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'a NotReady node takes the only slot under --count-unavailable: both wait, naming it',
+    {
+      arrange: () => {
+        editNode('n3', (n) => ({
+          ...n,
+          status: { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] },
+        }));
+      },
+      verdict: 'waiting-for-lock',
     },
   ],
   [

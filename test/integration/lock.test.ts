@@ -12,7 +12,8 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
-import { kuredDaemonSet } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
+import { FleetCensus } from '../../src/lock/fleet-census.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -603,9 +604,11 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
       holders: ['n0'],
       reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n0`,
     });
-    expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, { group: '' })).toMatchObject({
-      acquired: true,
-    });
+    expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, { group: '' })).toMatchObject(
+      {
+        acquired: true,
+      },
+    );
     const entries = entriesOf(parseLockAnnotation(annotation() ?? ''));
     expect(entries.map((e) => e.metadata)).toEqual([{ unschedulable: false, group: 'zone-a' }]);
   });
@@ -652,5 +655,79 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
     await clock.advance(HERD_SPREAD_MS);
     await wait;
     expect(woke).toBe(true);
+  });
+});
+
+describe('budgets as a share of the fleet (--concurrency N%) and unavailable nodes (--count-unavailable)', () => {
+  /** The DaemonSet controller says its pods run on `nodes` nodes. */
+  function runsOn(nodes: number): void {
+    const ds = server.get<V1DaemonSet>('daemonsets', NS, DS)!;
+    server.update('daemonsets', { ...ds, status: { ...ds.status, desiredNumberScheduled: nodes } });
+  }
+
+  function shareLock(nodeId: string, percent: number, census?: FleetCensus): DaemonSetLock {
+    return new DaemonSetLock({
+      kube,
+      nodeId,
+      namespace: NS,
+      name: DS,
+      annotation: ANNOTATION,
+      ttlMs: 0,
+      concurrency: 1,
+      concurrencyPercent: percent,
+      clock: new SystemClock(),
+      log,
+      ...(census === undefined ? {} : { census, countUnavailable: true }),
+    });
+  }
+
+  it("gives 50% of the 4 nodes the DaemonSet runs on two slots, and writes kured's multi form with maxOwners 2", async () => {
+    runsOn(4);
+    const results = [];
+    for (const n of ['n1', 'n2', 'n3'])
+      results.push(await shareLock(n, 50).acquire({ unschedulable: false }));
+    expect(results.map((r) => r.acquired)).toEqual([true, true, false]);
+    expect(results[2]).toMatchObject({
+      reason: expect.stringMatching(/^all 50% = 2 lock slot\(s\) held by n1, n2/),
+    });
+    expect(JSON.parse(annotation() ?? '{}')).toMatchObject({ maxOwners: 2 });
+  });
+
+  it('follows the fleet as it grows: the same 50% of 6 nodes gives a third slot', async () => {
+    runsOn(4);
+    for (const n of ['n1', 'n2']) await shareLock(n, 50).acquire({ unschedulable: false });
+    runsOn(6);
+    expect(await shareLock('n3', 50).acquire({ unschedulable: false })).toMatchObject({ acquired: true });
+    expect(JSON.parse(annotation() ?? '{}')).toMatchObject({ maxOwners: 3 });
+  });
+
+  it('gives one slot, in the multi form, while the DaemonSet controller has not counted the nodes yet', async () => {
+    expect(await shareLock('n1', 50).acquire({ unschedulable: false })).toMatchObject({ acquired: true });
+    expect(await shareLock('n2', 50).acquire({ unschedulable: false })).toMatchObject({ acquired: false });
+    expect(JSON.parse(annotation() ?? '{}')).toMatchObject({ maxOwners: 1 });
+  });
+
+  it('counts a NotReady node and a node cordoned by someone else against the budget, naming them, with one list of the Nodes', async () => {
+    runsOn(20);
+    for (let i = 0; i < 20; i++) server.update<V1Node>('nodes', readyNode(`n${i}`));
+    server.update<V1Node>('nodes', readyNode('n7', 'boot-1', 'False'));
+    server.update<V1Node>('nodes', { ...readyNode('n8'), spec: { unschedulable: true } });
+    const census = new FleetCensus({ kube, clock: new SystemClock(), groupLabel: undefined });
+    // 15% of 20 nodes: 3 slots, two taken by unavailable nodes
+    const fullLists = (): number =>
+      server.requests.filter(
+        (r) => r.method === 'GET' && r.path === '/api/v1/nodes' && !r.query.labelSelector,
+      ).length;
+    expect(await shareLock('n1', 15, census).acquire({ unschedulable: false })).toMatchObject({
+      acquired: true,
+    });
+    expect(await shareLock('n2', 15, census).acquire({ unschedulable: false })).toMatchObject({
+      acquired: false,
+      reason: expect.stringContaining(
+        'n7, n8 unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)',
+      ),
+    });
+    // one list of every Node for both acquisitions: the census is reused (CENSUS_CACHE_MS)
+    expect(fullLists()).toBe(1);
   });
 });
