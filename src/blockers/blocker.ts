@@ -17,7 +17,14 @@ export interface Blocker {
    * quorum): a block there aborts the cycle instead of rebooting.
    */
   readonly beforeReboot?: boolean;
+  /** Judged only for a control-plane node (label node-role.kubernetes.io/control-plane): a worker skips it. */
+  readonly controlPlaneOnly?: boolean;
   check(signal?: AbortSignal): Promise<Verdict>;
+}
+
+/** Does `blocker` judge a node of this role? */
+export function judges(blocker: Pick<Blocker, 'controlPlaneOnly'>, controlPlane: boolean): boolean {
+  return blocker.controlPlaneOnly !== true || controlPlane;
 }
 
 /** The verdict of the first blocker that blocks, with its name; a blocker that fails blocks. */

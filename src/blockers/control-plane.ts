@@ -6,8 +6,8 @@
 //
 // Judged for a node that would take a slot now (atSlot), and again right before the reboot, after
 // the drain and --reboot-delay (beforeReboot): etcd can lose a member while this node drains, and
-// the agent then aborts rather than reboot (src/agent/decision/cycle.ts). A worker pays one list of
-// the control-plane Nodes by label per acquisition (a handful of objects) and nothing else.
+// the agent then aborts rather than reboot (src/agent/decision/cycle.ts). Judged for control-plane
+// nodes only (controlPlaneOnly): a worker asks nothing of it.
 import type { Kube, V1Node, V1Pod } from '../kube/kube.js';
 import { CONTROL_PLANE_LABEL } from '../node/role.js';
 import type { Blocker, Verdict } from './blocker.js';
@@ -36,15 +36,23 @@ export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: read
   for (const node of others) {
     const name = node.metadata?.name ?? '?';
     if (!ready(node.status?.conditions))
-      return { blocked: true, reason: `control-plane node ${name} is not Ready: no reboot of another member now` };
+      return {
+        blocked: true,
+        reason: `control-plane node ${name} is not Ready: no reboot of another member now`,
+      };
   }
   if (etcd.length === 0) return { blocked: false };
   for (const node of others) {
     const name = node.metadata?.name ?? '?';
     const members = etcd.filter((p) => p.spec?.nodeName === name);
     if (members.length === 0)
-      return { blocked: true, reason: `etcd member on control-plane node ${name} not found: its quorum has no member to spare` };
-    const down = members.find((p) => !ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined);
+      return {
+        blocked: true,
+        reason: `etcd member on control-plane node ${name} not found: its quorum has no member to spare`,
+      };
+    const down = members.find(
+      (p) => !ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined,
+    );
     if (down !== undefined)
       return {
         blocked: true,
@@ -58,6 +66,7 @@ export class ControlPlaneBlocker implements Blocker {
   readonly name = 'control-plane';
   readonly atSlot = true;
   readonly beforeReboot = true;
+  readonly controlPlaneOnly = true;
 
   constructor(private readonly o: ControlPlaneBlockerOptions) {}
 

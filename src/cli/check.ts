@@ -2,7 +2,7 @@
 // holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
 // blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
-import { firstBlock, type Blocker, type Verdict } from '../blockers/blocker.js';
+import { firstBlock, judges, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import { coordinatorOf, createLock } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
@@ -281,10 +281,14 @@ async function newAcquisition(
 
 /** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
 function freeSlot(config: CheckConfig, group: string | undefined): string {
-  if (group === undefined) return `a slot is free (${config.concurrency} slot(s))`;
+  const slots =
+    config.concurrencyPercent > 0 ? `${config.concurrencyPercent}% of the nodes` : String(config.concurrency);
+  if (group === undefined) return `a slot is free (${slots} slot(s))`;
   const which = group === '' ? 'none: no such label' : `${config.groupLabel}=${group}`;
-  const perGroup = `${config.groupConcurrency} per ${config.groupLabel}; this node's group ${which}`;
-  return `a slot is free (${config.concurrency} slot(s), ${perGroup})`;
+  const share =
+    config.groupConcurrencyPercent > 0 ? `${config.groupConcurrencyPercent}%` : config.groupConcurrency;
+  const perGroup = `${share} per ${config.groupLabel}; this node's group ${which}`;
+  return `a slot is free (${slots} slot(s), ${perGroup})`;
 }
 
 /** Our wall time (for the window) and the API server's (for approvals, written on its clock). */
@@ -382,7 +386,10 @@ export async function evaluateCheck(
   const now = io.clock.now();
   const times: CheckTimes = { now, server: io.kube.serverTime?.at(now) ?? now };
   await readDaemonSet(kube, options.config, signal);
-  const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock);
+  // as the agent: a blocker of control-plane nodes only (their quorum) is not asked for a worker
+  const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock).filter(
+    (b) => judges(b, isControlPlane(node.metadata?.labels)),
+  );
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
     evaluateWindow(options.config, now),

@@ -35,7 +35,10 @@ function node(name: string, bootID = `boot-${name}`): V1Node {
     kind: 'Node',
     metadata: { name },
     spec: {},
-    status: { nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'] },
+    status: {
+      nodeInfo: { bootID } as NonNullable<V1Node['status']>['nodeInfo'],
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
-import { firstBlock, type Blocker } from '../../blockers/blocker.js';
+import { firstBlock, judges, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
 import type { LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
@@ -80,7 +80,7 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
     block: inside
       ? await firstBlock(
-          blockers.filter((b) => !leftToSlot(pass, b)),
+          blockers.filter((b) => !leftToSlot(pass, b) && judges(b, pass.roleOf().controlPlane === true)),
           pass.signal,
         )
       : { blocked: false },
@@ -114,7 +114,9 @@ export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Conf
  * (every slot taken, not its turn) waits for the lock without them. undefined: go for the slot.
  */
 async function atSlot(pass: Pass, meta: LockMetadata): Promise<Outcome | undefined> {
-  const blockers = pass.deps.blockers.filter((b) => leftToSlot(pass, b));
+  const blockers = pass.deps.blockers.filter(
+    (b) => leftToSlot(pass, b) && judges(b, meta.controlPlane === true),
+  );
   if (blockers.length === 0) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!pass.unproven) {

@@ -12,7 +12,7 @@
 //   the reboot, so a crash mid-drain cannot lead to rebooting an undrained node;
 // - before any reboot request, losing the slot ends the cycle (record and cordon first, then the
 //   slot); after one, the node stays cordoned and keeps counting until it can take a slot again.
-import { firstBlock } from '../../blockers/blocker.js';
+import { firstBlock, judges } from '../../blockers/blocker.js';
 import type { DrainResult } from '../../drain/drainer.js';
 import type { LockHolder } from '../../lock/lock.js';
 import {
@@ -148,12 +148,16 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number): Promis
     const handed = await pass.writeRecord({ ...current, cordoned: false });
     return { step: 'drain', record: handed, redrain: true };
   }
+  // judged again after the drain and --reboot-delay: etcd may have lost a member meanwhile
+  const controlPlane = pass.roleOf().controlPlane === true;
   const veto = await firstBlock(
-    pass.deps.blockers.filter((b) => b.beforeReboot === true),
+    pass.deps.blockers.filter((b) => b.beforeReboot === true && judges(b, controlPlane)),
     pass.signal,
   );
   if (veto.blocked)
-    return { outcome: await abortBeforeReboot(pass, current, `${veto.blocker}: ${veto.reason} before the reboot`) };
+    return {
+      outcome: await abortBeforeReboot(pass, current, `${veto.blocker}: ${veto.reason} before the reboot`),
+    };
   return { outcome: await reboot(pass, current) };
 }
 
