@@ -101,7 +101,12 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined, coordinator }),
+    census: new FleetCensus({
+      kube,
+      clock,
+      groupLabel: grouped ? config.groupLabel : undefined,
+      coordinator,
+    }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
     clock,

@@ -25,23 +25,19 @@ function ready(conditions: readonly { type: string; status: string }[] | undefin
   return (conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-/**
- * The verdict over the control plane as listed (pure): blocked while another control-plane node, or
- * the etcd member on one, is not Ready; naming the first such member.
- */
-export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: readonly V1Pod[]): Verdict {
-  const names = nodes.map((n) => n.metadata?.name ?? '');
-  if (!names.includes(nodeId)) return { blocked: false };
-  const others = nodes.filter((n) => n.metadata?.name !== nodeId);
-  for (const node of others) {
-    const name = node.metadata?.name ?? '?';
-    if (!ready(node.status?.conditions))
-      return {
-        blocked: true,
-        reason: `control-plane node ${name} is not Ready: no reboot of another member now`,
-      };
-  }
-  if (etcd.length === 0) return { blocked: false };
+/** The first other control-plane node that is not Ready, as a verdict. */
+function nodeDown(others: readonly V1Node[]): Verdict | undefined {
+  const down = others.find((n) => !ready(n.status?.conditions));
+  if (down === undefined) return undefined;
+  const name = down.metadata?.name ?? '?';
+  return {
+    blocked: true,
+    reason: `control-plane node ${name} is not Ready: no reboot of another member now`,
+  };
+}
+
+/** The first other control-plane node whose etcd member is missing or not Ready, as a verdict. */
+function memberDown(others: readonly V1Node[], etcd: readonly V1Pod[]): Verdict | undefined {
   for (const node of others) {
     const name = node.metadata?.name ?? '?';
     const members = etcd.filter((p) => p.spec?.nodeName === name);
@@ -59,7 +55,18 @@ export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: read
         reason: `etcd member ${down.metadata?.name ?? '?'} on ${name} is not Ready: its quorum has no member to spare`,
       };
   }
-  return { blocked: false };
+  return undefined;
+}
+
+/**
+ * The verdict over the control plane as listed (pure): blocked while another control-plane node, or
+ * the etcd member on one (when the cluster runs etcd as pods at all), is not Ready; naming the first.
+ */
+export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: readonly V1Pod[]): Verdict {
+  if (!nodes.some((n) => n.metadata?.name === nodeId)) return { blocked: false };
+  const others = nodes.filter((n) => n.metadata?.name !== nodeId);
+  const verdict = nodeDown(others) ?? (etcd.length === 0 ? undefined : memberDown(others, etcd));
+  return verdict ?? { blocked: false };
 }
 
 export class ControlPlaneBlocker implements Blocker {

@@ -59,7 +59,10 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
 function concurrencyOf(flags: SimulateFlags): { concurrency: number; concurrencyPercent?: number } {
   const c = flags.concurrency;
   if ('count' in c) return { concurrency: c.count };
-  return { concurrency: Math.max(1, Math.floor((c.percent * flags.nodes) / 100)), concurrencyPercent: c.percent };
+  return {
+    concurrency: Math.max(1, Math.floor((c.percent * flags.nodes) / 100)),
+    concurrencyPercent: c.percent,
+  };
 }
 
 function needsReboot(value: string): 'all' | number {

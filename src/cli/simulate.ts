@@ -158,6 +158,17 @@ function coordinatorOptions(
   };
 }
 
+/** What the cluster is made of beyond its size: control-plane nodes, blocking churn, unhealthy nodes. */
+function worldOf(
+  options: SimulateOptions,
+): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy'> {
+  return {
+    ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
+    ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
+    ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
+  };
+}
+
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -176,14 +187,12 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       zones: options.zones ?? 0,
-      ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
-      ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
-      ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
+      ...worldOf(options),
       seed: options.seed,
     },
     agent: {
       concurrency: options.concurrency,
-      ...((options.concurrencyPercent ?? 0) > 0 ? { concurrencyPercent: options.concurrencyPercent } : {}),
+      ...(options.concurrencyPercent === undefined ? {} : { concurrencyPercent: options.concurrencyPercent }),
       periodMs: options.periodMs,
       rebootDelayMs: options.rebootDelayMs,
       taint: options.taint ? SIM_TAINT : '',

@@ -39,6 +39,7 @@ import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type PlanInput, type SlotHolder } from './turn-plan.js';
 import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
+import { workersAhead } from '../lock/fleet-questions.js';
 
 export interface CoordinatorOptions {
   kube: Kube;
@@ -412,7 +413,9 @@ class Term {
   }
 
   /** The group budgets given as percentages, the unavailable nodes and the control-plane rule, for a plan. */
-  private budgets(health: FleetHealth): Pick<PlanInput, 'groupSlots' | 'unavailable' | 'controlPlaneLast'> {
+  private budgets(
+    health: FleetHealth,
+  ): Pick<PlanInput, 'groupSlots' | 'unavailable' | 'controlPlaneLast' | 'workersAhead'> {
     const groups = this.o.groups;
     const percent = groups?.percent ?? 0;
     return {
@@ -424,6 +427,7 @@ class Term {
         : {}),
       ...(this.o.countUnavailable === true ? { unavailable: this.fleet.unavailable() } : {}),
       controlPlaneLast: this.o.controlPlaneLast === true,
+      workersAhead: workersAhead(health, nodesOfDaemonSet(this.ds)).count,
     };
   }
 

@@ -27,8 +27,10 @@ export interface NodeRecord {
   unhealthy: string | undefined;
   /** Labelled node-role.kubernetes.io/control-plane: goes after the workers, one at a time. */
   controlPlane: boolean;
-  /** Its status says it waits for a slot. */
+  /** Its status says it still wants its reboot before its cycle (JudgedNode.waiting). */
   waiting: boolean;
+  /** Carries a kured-ts status (JudgedNode.reported). */
+  reported: boolean;
   /** The turn annotation's text, when it gives a turn (or is unreadable: taken back like a turn). */
   turn: string | undefined;
   /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
@@ -97,10 +99,12 @@ export class FleetView {
   /** Of those, the nodes with a turn annotation and those in a cycle: all a plan reads while every slot is taken. */
   private readonly turned = new Set<string>();
   private readonly cycling = new Set<string>();
-  /** Workers waiting for a slot or in their cycle: the control plane goes after them. */
+  /** Workers still wanting their reboot or in their cycle: the control plane goes after them. */
   private readonly ahead = new Set<string>();
   /** Nodes unhealthy (not ready, unreachable, cordoned) in no cycle: unavailable (--count-unavailable). */
   private readonly unwell = new Set<string>();
+  /** Nodes carrying a kured-ts status (their agent has decided at least once). */
+  private readonly spoke = new Set<string>();
   /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   /** A list has been taken: the view is complete (planning before it would miss waiters). */
@@ -155,7 +159,8 @@ export class FleetView {
         page = await this.o.kube.listNodesPage({ limit, continue: page.continue }, signal);
       }
       this.nodes.clear();
-      for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell]) index.clear();
+      for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
+        index.clear();
       this.health = undefined;
       for (const record of nodes.values()) this.set(record);
       this.synced = true;
@@ -194,6 +199,7 @@ export class FleetView {
     file(this.cycling, record.name, record.inCycle);
     file(this.ahead, record.name, !record.controlPlane && (record.waiting || record.inCycle));
     file(this.unwell, record.name, record.unhealthy !== undefined && !record.inCycle);
+    file(this.spoke, record.name, record.reported);
     if (
       before?.inCycle !== record.inCycle ||
       before.unhealthy !== record.unhealthy ||
@@ -204,7 +210,8 @@ export class FleetView {
 
   delete(name: string): void {
     if (!this.nodes.delete(name)) return;
-    for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell]) index.delete(name);
+    for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
+      index.delete(name);
     this.health = undefined;
   }
 
@@ -242,7 +249,11 @@ export class FleetView {
       if (names.length >= shown) break;
       names.push(name);
     }
-    return { ...this.health.value, workersAhead: { count: this.ahead.size, names } };
+    return {
+      ...this.health.value,
+      workersAhead: { count: this.ahead.size, names },
+      reported: this.spoke.size,
+    };
   }
 
   /** The unavailable nodes (unhealthy, in no cycle), to their group. */

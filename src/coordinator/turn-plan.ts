@@ -51,6 +51,11 @@ export interface PlanInput {
   unavailable?: ReadonlyMap<string, string>;
   /** --control-plane-last: no turn for a control-plane node while a worker waits or is in its cycle. */
   controlPlaneLast?: boolean;
+  /**
+   * Workers still wanting their reboot (blocked, outside the window, waiting…) or in their cycle, as
+   * the fleet view counts them; undefined: judged from `nodes` (which may leave blocked ones out).
+   */
+  workersAhead?: number;
   now: Date;
   /** Monotonic ms now, and when each outstanding turn was given or first seen by this coordinator. */
   nowMs: number;
@@ -232,7 +237,13 @@ export function planTurns(input: PlanInput): Plan {
   const byName = new Map(records.map((r) => [r.name, r]));
   const eligible = queue.filter((n) => healthy(input, byName.get(n)));
   const held = heldReason(input, queue.length, eligible.length);
-  const claims: Claims = { byName, holders, waiters, pending, ...controlPlaneClaims(input, byName, holders, pending) };
+  const claims: Claims = {
+    byName,
+    holders,
+    waiters,
+    pending,
+    ...controlPlaneClaims(input, byName, holders, pending),
+  };
   const grant = input.lockHeld === undefined ? pick(input, eligible, claims) : [];
   return { ...judged, grant, queue, held };
 }
@@ -248,12 +259,18 @@ function controlPlaneClaims(
   const busy = [...holders.keys(), ...pending.keys()].some(
     (n) => slotIsControlPlane.has(n) || byName.get(n)?.controlPlane === true,
   );
-  const ahead = [...byName.values()].some((r) => !r.controlPlane && (r.inCycle || r.waiting));
+  const ahead =
+    input.workersAhead === undefined
+      ? [...byName.values()].some((r) => !r.controlPlane && (r.inCycle || r.waiting))
+      : input.workersAhead > 0;
   return { controlPlaneBusy: busy, workersAhead: ahead };
 }
 
 /** The unavailable nodes that take slots: those neither holding nor promised one. */
-function unavailableTaking(input: PlanInput, taken: ReadonlyMap<string, string | undefined>): Map<string, string> {
+function unavailableTaking(
+  input: PlanInput,
+  taken: ReadonlyMap<string, string | undefined>,
+): Map<string, string> {
   const down = new Map<string, string>();
   for (const [node, group] of input.unavailable ?? []) if (!taken.has(node)) down.set(node, group);
   return down;
@@ -269,19 +286,33 @@ function pick(input: PlanInput, queue: readonly string[], claims: Claims): strin
   const down = unavailableTaking(input, taken);
   let free = input.concurrency - taken.size - down.size;
   const room = groupRoom(input, groupUse(new Map([...taken, ...down])));
-  let controlPlaneBusy = claims.controlPlaneBusy;
+  const controlPlane = controlPlaneGate(input, claims);
   const grant: string[] = [];
   for (const node of queue) {
     const own = down.has(node) ? 1 : 0;
-    if (free + own <= 0 || claims.pending.has(node)) continue;
-    const controlPlane = claims.byName.get(node)?.controlPlane === true;
-    if (controlPlane && (controlPlaneBusy || (input.controlPlaneLast === true && claims.workersAhead))) continue;
+    if (free + own <= 0 || claims.pending.has(node) || !controlPlane.mayGo(node)) continue;
     if (!room(claims.waiters.get(node)?.group, own)) continue;
     grant.push(node);
     free -= 1 - own;
-    controlPlaneBusy ||= controlPlane;
+    controlPlane.went(node);
   }
   return grant;
+}
+
+/** One control-plane node at a time, and with --control-plane-last only once no worker is ahead. */
+function controlPlaneGate(
+  input: PlanInput,
+  claims: Claims,
+): { mayGo: (node: string) => boolean; went: (node: string) => void } {
+  let busy = claims.controlPlaneBusy;
+  const isControlPlane = (node: string): boolean => claims.byName.get(node)?.controlPlane === true;
+  return {
+    mayGo: (node) =>
+      !isControlPlane(node) || !(busy || (input.controlPlaneLast === true && claims.workersAhead)),
+    went: (node) => {
+      busy ||= isControlPlane(node);
+    },
+  };
 }
 
 /**

@@ -37,6 +37,12 @@ export interface FleetHealth extends GroupHealth {
    * their names (sorted, at most HEALTH_NAMES_SHOWN). Absent from an older coordinator.
    */
   workersAhead?: { count: number; names: string[] };
+  /**
+   * Nodes carrying a kured-ts status (their agent has decided at least once): fewer than the
+   * DaemonSet runs on means agents that have not said yet whether they need a reboot (the control
+   * plane waits for them). Absent from an older coordinator.
+   */
+  reported?: number;
 }
 
 /** Names the coordinator publishes; past this, `count` alone tells. */
@@ -86,7 +92,10 @@ function groupsOf(value: unknown): Record<string, GroupHealth> | undefined {
 
 /** The workers ahead of the control plane read from JSON; undefined when not there or not of that shape. */
 function workersOf(value: unknown): FleetHealth['workersAhead'] {
-  const v = (typeof value === 'object' && value !== null ? value : {}) as { count?: unknown; names?: unknown };
+  const v = (typeof value === 'object' && value !== null ? value : {}) as {
+    count?: unknown;
+    names?: unknown;
+  };
   if (typeof v.count !== 'number' || !Array.isArray(v.names)) return undefined;
   return { count: v.count, names: v.names.filter((s): s is string => typeof s === 'string') };
 }
@@ -101,6 +110,7 @@ export function parseHealth(text: string | undefined): FleetHealth | undefined {
     const workersAhead = workersOf(v.workersAhead);
     return {
       ...all,
+      ...(typeof v.reported === 'number' ? { reported: v.reported } : {}),
       ...(groups === undefined ? {} : { groups }),
       ...(workersAhead === undefined ? {} : { workersAhead }),
     };

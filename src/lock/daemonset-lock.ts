@@ -36,16 +36,7 @@
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
-import {
-  LockFormatError,
-  entriesOf,
-  formatMulti,
-  formatSingle,
-  newEntry,
-  parseLockAnnotation,
-  toHolder,
-  type LockEntry,
-} from './kured-lock-format.js';
+import { formatMulti, formatSingle, newEntry, toHolder, type LockEntry } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
 import type { TurnVerdict } from './turn-gate.js';
@@ -54,12 +45,11 @@ import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
 import { roomFor, type NodeInCycle, type Room, type RoomQuestion } from './room.js';
-import { nodesOfDaemonSet } from './budget.js';
+import { readLockState } from './lock-read.js';
 import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
 import {
-  MALFORMED_KEY,
+  FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
-  declaredSlots,
   type DaemonSetLockOptions,
   type LockState,
 } from './lock-state.js';
@@ -71,14 +61,6 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 
 /** After an acquisition that gave up on conflicts, the next try comes this long later (jittered ±50%). */
 export const CONTENDED_RETRY_MS = 2_000;
-
-/**
- * After a refusal that the fleet beyond the lock decided (unavailable nodes taking the slots, workers
- * ahead of the control plane), the next try comes within this (jittered ±50%) even if the lock does
- * not change: those nodes come back, or finish, without writing to the lock. A live coordinator's
- * turn wakes the node sooner.
- */
-export const FLEET_RECHECK_MS = 5 * 60_000;
 
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
@@ -138,7 +120,10 @@ export class DaemonSetLock implements Lock {
     return outcome;
   }
 
-  async wouldAcquire(signal?: AbortSignal, as?: Pick<LockMetadata, 'group' | 'controlPlane'>): Promise<AcquireResult> {
+  async wouldAcquire(
+    signal?: AbortSignal,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+  ): Promise<AcquireResult> {
     const metadata: LockMetadata = { unschedulable: false, ...as };
     const decision = await this.decideAcquire(await this.read(signal), metadata, signal);
     return decision.result;
@@ -181,11 +166,9 @@ export class DaemonSetLock implements Lock {
    * otherwise until the lock shows a slot this node could take (SlotWait.forChange, slot-wait.ts).
    */
   async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.fleetHeld) {
-      this.fleetHeld = false;
-      const recheck = FLEET_RECHECK_MS * (0.5 + (this.o.random ?? Math.random)());
-      if (recheck < timeoutMs) return this.waitForChange(recheck, signal);
-    }
+    const recheck = this.fleetHeld ? FLEET_RECHECK_MS * (0.5 + (this.o.random ?? Math.random)()) : timeoutMs;
+    this.fleetHeld = false;
+    if (recheck < timeoutMs) return this.waitForChange(recheck, signal);
     if (this.contended) {
       this.contended = false;
       const pause = Math.min(timeoutMs, CONTENDED_RETRY_MS * (0.5 + (this.o.random ?? Math.random)()));
@@ -301,7 +284,11 @@ export class DaemonSetLock implements Lock {
           reason: this.reasons.groupFull(room.group, room.holders),
         };
       case 'control-plane-busy':
-        return { acquired: false, holders: [room.holder], reason: this.reasons.controlPlaneBusy(room.holder) };
+        return {
+          acquired: false,
+          holders: [room.holder],
+          reason: this.reasons.controlPlaneBusy(room.holder),
+        };
       case 'workers-first':
         return { acquired: false, holders: [], reason: this.reasons.workersFirst(room.count, room.names) };
     }
@@ -324,18 +311,45 @@ export class DaemonSetLock implements Lock {
     if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
-    // not this node's turn: no slot whatever the room, so the nodes in a cycle are not listed (a
-    // label-selected list still costs the API server every Node: only the head of the queue pays it)
-    const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle: NodeInCycle[] = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
-    const fleet = await this.fleet.answer(
-      { live, inCycle, group, controlPlane: metadata.controlPlane === true, goes, turn: turn?.kind === 'turn' },
+    const { inCycle, fleet } = await this.around(
+      { live, slots, turn, metadata, matching: state.matching },
       signal,
     );
     const refused = this.noRoom(state, { live, inCycle, fleet }, group) ?? waitForTurn(turn);
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
+  }
+
+  /**
+   * What counts against this acquisition beyond the lock's entries: the nodes in a cycle without a
+   * slot and the fleet's answers (fleet-questions.ts). Not this node's turn: no slot whatever the
+   * room, so the nodes in a cycle are not listed (a label-selected list still costs the API server
+   * every Node: only the head of the queue pays it).
+   */
+  private async around(
+    at: {
+      live: readonly LockEntry[];
+      slots: number;
+      turn: TurnVerdict | undefined;
+      metadata: LockMetadata;
+      matching: number | undefined;
+    },
+    signal?: AbortSignal,
+  ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
+    const { live, slots, turn, metadata } = at;
+    const goes = live.length < slots && turn?.kind !== 'wait';
+    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
+    const ask = {
+      live,
+      inCycle,
+      group: metadata.group,
+      goes,
+      turn: turn?.kind === 'turn',
+      ...(at.matching === undefined ? {} : { matching: at.matching }),
+    };
+    const fleet = await this.fleet.answer({ ...ask, controlPlane: metadata.controlPlane === true }, signal);
+    return { inCycle, fleet };
   }
 
   /** The refusal when every slot, or every slot of our group, is taken; undefined when there is room. */
@@ -443,23 +457,9 @@ export class DaemonSetLock implements Lock {
 
   /** What the DaemonSet tells about the lock; every holder seen is a sighting for its lease. */
   private stateOf(ds: V1DaemonSet | undefined): LockState {
-    const none = Number.POSITIVE_INFINITY;
-    if (ds === undefined) return { resourceVersion: '', text: undefined, entries: [], declared: none };
-    const resourceVersion = ds.metadata?.resourceVersion ?? '';
-    const text = ds.metadata?.annotations?.[this.o.annotation];
-    const matching = nodesOfDaemonSet(ds);
-    const fleet = matching === undefined ? {} : { matching };
-    if (text === undefined) return { resourceVersion, text, entries: [], declared: none, ...fleet };
     const now = this.view.nowMs();
-    try {
-      const value = parseLockAnnotation(text);
-      const entries = entriesOf(value);
-      for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
-      return { resourceVersion, text, entries, declared: declaredSlots(value), ...fleet };
-    } catch (err) {
-      if (!(err instanceof LockFormatError)) throw err;
-      this.leases.observe(MALFORMED_KEY, text, now);
-      return { resourceVersion, text, entries: [], malformed: err.message, declared: none, ...fleet };
-    }
+    return readLockState(ds, this.o.annotation, (key, text) => {
+      this.leases.observe(key, text, now);
+    });
   }
 }

@@ -12,7 +12,7 @@
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
-import { isControlPlane } from '../node/role.js';
+import { BEFORE_CYCLE_PHASES, isControlPlane } from '../node/role.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import type { CoordinatorLease, FleetHealth, GroupHealth } from './coordinator-lease.js';
 
@@ -27,20 +27,34 @@ export interface JudgedNode {
   group: string;
   /** Labelled node-role.kubernetes.io/control-plane. */
   controlPlane: boolean;
-  /** Its status says it waits for a slot (phase waiting-for-lock). */
+  /**
+   * Its status says it still wants its reboot before its cycle (pending, outside-window, blocked,
+   * awaiting-approval, waiting-for-lock: BEFORE_CYCLE_PHASES).
+   */
   waiting: boolean;
+  /** Carries a kured-ts status: its agent has decided at least once (idle agents too). */
+  reported: boolean;
 }
 
 /** The node as the census judges it (`groupLabel`: --group-label when groups are on). */
 export function judgeNode(node: V1Node, groupLabel?: string): JudgedNode {
-  const labels = node.metadata?.labels;
+  const meta = node.metadata ?? {};
+  const labels = meta.labels ?? {};
   return {
-    name: node.metadata?.name ?? '?',
-    inCycle: labels?.[CYCLE_LABEL] === 'true',
+    name: meta.name ?? '?',
+    inCycle: labels[CYCLE_LABEL] === 'true',
     unhealthy: unhealthy(node),
-    group: groupLabel === undefined ? '' : (labels?.[groupLabel] ?? ''),
+    group: groupLabel === undefined ? '' : (labels[groupLabel] ?? ''),
     controlPlane: isControlPlane(labels),
-    waiting: parseStatus(node.metadata?.annotations?.[STATUS_ANNOTATION])?.phase === 'waiting-for-lock',
+    ...statusFacts(meta.annotations?.[STATUS_ANNOTATION]),
+  };
+}
+
+/** What the node's status says for the census: waiting before its cycle, and whether there is one. */
+function statusFacts(text: string | undefined): Pick<JudgedNode, 'waiting' | 'reported'> {
+  return {
+    waiting: BEFORE_CYCLE_PHASES.has(parseStatus(text)?.phase ?? 'idle'),
+    reported: text !== undefined,
   };
 }
 
@@ -57,7 +71,7 @@ function unreachableTaint(node: V1Node): boolean {
   return (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable');
 }
 
-/** A worker that still needs its turn before the control plane: waiting for a slot, or in its cycle. */
+/** A worker that goes before the control plane: still wanting its reboot, or in its cycle. */
 function workerAhead(n: JudgedNode): boolean {
   return !n.controlPlane && (n.waiting || n.inCycle);
 }
@@ -78,8 +92,10 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
   const all: GroupHealth = { total: 0, count: 0, unhealthy: [] };
   const groups: Record<string, GroupHealth> = {};
   const workers = { count: 0, names: [] as string[] };
+  let reported = 0;
   for (const n of nodes) {
     note(all, n, Number.POSITIVE_INFINITY);
+    if (n.reported) reported++;
     if (grouped) note((groups[n.group] ??= { total: 0, count: 0, unhealthy: [] }), n, shown);
     if (!workerAhead(n)) continue;
     workers.count++;
@@ -92,6 +108,7 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
     unhealthy: all.unhealthy.slice(0, shown),
     ...(grouped ? { groups } : {}),
     workersAhead: { count: workers.count, names: workers.names.slice(0, shown) },
+    reported,
   };
 }
 

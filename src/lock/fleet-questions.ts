@@ -25,6 +25,8 @@ export interface FleetAsk {
   goes: boolean;
   /** The coordinator gave it its turn (the coordinator has judged the order: workers first). */
   turn: boolean;
+  /** The nodes the DaemonSet runs on (LockState.matching), when known. */
+  matching?: number;
 }
 
 /** The answers, for the room question. */
@@ -55,6 +57,25 @@ function unavailableOf(health: FleetHealth, ask: FleetAsk, nodeId: string): Unav
     nodes: nodes.filter((n) => !skip.has(n.name)),
     more: Math.max(0, health.count - nodes.length),
     moreInGroup: mine === undefined ? 0 : Math.max(0, mine.count - mine.unhealthy.length),
+  };
+}
+
+/**
+ * The workers the control plane lets go first: those the census names, and the agents that have not
+ * said yet whether their node needs a reboot (fewer statuses than nodes the DaemonSet runs on: at
+ * start-up, an agent that needs a reboot writes its first status only at its first lock attempt).
+ */
+export function workersAhead(
+  health: FleetHealth,
+  matching: number | undefined,
+): { count: number; names: string[] } {
+  const named = health.workersAhead ?? { count: 0, names: [] };
+  const silent =
+    matching === undefined || health.reported === undefined ? 0 : Math.max(0, matching - health.reported);
+  if (silent === 0) return named;
+  return {
+    count: named.count + silent,
+    names: [...named.names, `${silent} node(s) whose agent has not reported yet`],
   };
 }
 
@@ -99,7 +120,7 @@ export class FleetQuestions {
   ): Promise<ControlPlaneQuestion> {
     const peers = ask.goes ? await this.peers(signal) : [];
     const judged = this.o.controlPlaneLast === true && !ask.turn && health !== undefined;
-    return { peers, workersAhead: judged ? (health.workersAhead ?? { count: 0, names: [] }) : undefined };
+    return { peers, workersAhead: judged ? workersAhead(health, ask.matching) : undefined };
   }
 
   /** The other control-plane nodes: one list by label (a handful of Nodes). */

@@ -173,7 +173,10 @@ export function newEntry(nodeID: string, metadata: LockMetadata, now: Date, ttlM
 }
 
 /** Type of each optional LockMetadata field; a stored value of another type is dropped. */
-const METADATA_TYPES: Record<Exclude<keyof LockMetadata, 'unschedulable'>, 'string' | 'number' | 'boolean'> = {
+const METADATA_TYPES: Record<
+  Exclude<keyof LockMetadata, 'unschedulable'>,
+  'string' | 'number' | 'boolean'
+> = {
   bootID: 'string',
   group: 'string',
   controlPlane: 'boolean',

@@ -7,6 +7,20 @@ import type { AcquireResult } from './lock.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
+/** The nodes in a cycle without a slot in the lock, which still count ('' when none). */
+function missingSlots(inCycle: readonly string[]): string {
+  if (inCycle.length === 0) return '';
+  const one = inCycle.length === 1;
+  return `; ${inCycle.join(', ')} ${one ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${one ? 's' : ''}`;
+}
+
+/** The unavailable nodes that take slots, named and not ('' when none). */
+function unavailableNodes(down: readonly string[], unnamed: number): string {
+  if (down.length + unnamed === 0) return '';
+  const more = unnamed > 0 ? `${down.length > 0 ? ' and ' : ''}${unnamed} more` : '';
+  return `; ${down.join(', ')}${more} unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)`;
+}
+
 export class LockReasons {
   constructor(
     private readonly o: DaemonSetLockOptions,
@@ -37,7 +51,8 @@ export class LockReasons {
 
   /** Why a lock naming more live entries than its maxOwners (`declared`) or our --concurrency gives no slot. */
   forged(declared: number, live: readonly LockEntry[], slots: number): string {
-    const claims = declared < live.length ? `its maxOwners ${declared}` : `--concurrency ${this.concurrency(slots)}`;
+    const claims =
+      declared < live.length ? `its maxOwners ${declared}` : `--concurrency ${this.concurrency(slots)}`;
     const names = live.map((e) => e.nodeID);
     return `lock names ${live.length} holders (${names.join(', ')}), more than ${claims} allows: forged, corrupt or written with another --concurrency; no new slot is taken until an operator repairs it (${this.removal('--stale')} removes the entries no node is using), since ${this.since(live[0])}`;
   }
@@ -61,17 +76,8 @@ export class LockReasons {
     const down = room.unavailable?.names ?? [];
     const unnamed = room.unavailable?.more ?? 0;
     const holders = [...live.map((e) => e.nodeID), ...inCycle, ...down];
-    const missing =
-      inCycle.length === 0
-        ? ''
-        : `; ${inCycle.join(', ')} ${inCycle.length === 1 ? 'is' : 'are'} in a reboot cycle without a slot in the lock and still count${inCycle.length === 1 ? 's' : ''}`;
-    const more = unnamed > 0 ? `${down.length > 0 ? ' and ' : ''}${unnamed} more` : '';
-    const unavailable =
-      down.length + unnamed === 0
-        ? ''
-        : `; ${down.join(', ')}${more} unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)`;
     const named = holders.length === 0 ? `${unnamed} unavailable nodes` : holders.join(', ');
-    const reason = `all ${this.concurrency(slots)} lock slot(s) held by ${named}${missing}${unavailable}${this.notInCycle(live)}`;
+    const reason = `all ${this.concurrency(slots)} lock slot(s) held by ${named}${missingSlots(inCycle)}${unavailableNodes(down, unnamed)}${this.notInCycle(live)}`;
     return { acquired: false, holders, reason };
   }
 

@@ -38,7 +38,11 @@ export interface DaemonSetLockOptions {
    * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
    * a slot that records none (kured's, or an agent without groups) counts against every group.
    */
-  groups?: { label: string; concurrency: number; /** N% of the group's nodes (0: a number). */ percent?: number };
+  groups?: {
+    label: string;
+    concurrency: number;
+    /** N% of the group's nodes (0: a number). */ percent?: number;
+  };
   /**
    * What the lock needs of the fleet beyond its own entries (fleet-census.ts): the unavailable nodes
    * (with `countUnavailable`), the size of each group (--group-concurrency N%), the workers ahead of
@@ -72,6 +76,14 @@ export const HERD_SPREAD_MS = 1000;
  * still saying waiting-for-lock): a dead head of the queue costs each hand-off this much, no more.
  */
 export const HANDOFF_GRACE_MS = 30_000;
+
+/**
+ * After a refusal that the fleet beyond the lock decided (unavailable nodes taking the slots, workers
+ * ahead of the control plane), the next try comes within this (jittered ±50%) even if the lock does
+ * not change: those nodes come back, or finish, without writing to the lock. A live coordinator's
+ * turn wakes the node sooner.
+ */
+export const FLEET_RECHECK_MS = 5 * 60_000;
 
 /** What one read of the DaemonSet tells. */
 export interface LockState {

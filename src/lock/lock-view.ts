@@ -24,7 +24,10 @@ export class LockView {
 
   /** --concurrency for the fleet that `state` shows (a percentage of the nodes its DaemonSet runs on). */
   slots(state: Pick<LockState, 'matching'>): number {
-    return resolveBudget({ count: this.o.concurrency, percent: this.o.concurrencyPercent ?? 0 }, state.matching);
+    return resolveBudget(
+      { count: this.o.concurrency, percent: this.o.concurrencyPercent ?? 0 },
+      state.matching,
+    );
   }
 
   /** The slots that count: not expired for this reader (a manual lock never expires). */

@@ -46,7 +46,10 @@ export interface Lock {
    */
   acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult>;
   /** What acquire() would answer now for a node of this group and role, writing nothing (`kured-ts check`). */
-  wouldAcquire(signal?: AbortSignal, as?: Pick<LockMetadata, 'group' | 'controlPlane'>): Promise<AcquireResult>;
+  wouldAcquire(
+    signal?: AbortSignal,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+  ): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;
   /**

@@ -37,6 +37,12 @@ export interface SimAgentSettings {
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
 export const SIM_TAINT = 'weave.works/kured-node-reboot';
 
+/** --concurrency: the number, or the percentage (its count then at the floor, 1). */
+function concurrencyOf(s: SimAgentSettings): Pick<Config, 'concurrency' | 'concurrencyPercent'> {
+  const percent = s.concurrencyPercent ?? 0;
+  return { concurrency: percent > 0 ? 1 : s.concurrency, concurrencyPercent: percent };
+}
+
 /**
  * A complete Config for the agent on `nodeId`: the agent's own defaults (defaultConfig, as an empty
  * command line gives them) with the simulation's settings on top. Sentinel and rebooter are replaced
@@ -52,8 +58,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     dsName: DS_NAME,
     dsNamespace: DS_NAMESPACE,
     lockAnnotation: LOCK_ANNOTATION,
-    concurrency: (s.concurrencyPercent ?? 0) > 0 ? 1 : s.concurrency,
-    concurrencyPercent: s.concurrencyPercent ?? 0,
+    ...concurrencyOf(s),
     lockTtlMs: s.lockTtlMs ?? 0,
     groupLabel: s.groups?.label ?? '',
     groupConcurrency: s.groups?.concurrency ?? 0,

@@ -14,6 +14,7 @@ import type { VirtualTime } from './virtual-time.js';
 
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
+import { BEFORE_CYCLE_PHASES } from '../node/role.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -106,7 +107,10 @@ export class Observer {
   /** Hand-offs of a slot to a node while one that has needed a reboot longer was waiting for it. */
   readonly outOfOrder: { atMs: number; node: string; passedOver: string }[] = [];
   /** With control-plane nodes: the first slot one took, and the last slot a worker took (virtual ms). */
-  readonly controlPlane = { firstLockMs: undefined as number | undefined, lastWorkerLockMs: undefined as number | undefined };
+  readonly controlPlane: { firstLockMs: number | undefined; lastWorkerLockMs: number | undefined } = {
+    firstLockMs: undefined,
+    lastWorkerLockMs: undefined,
+  };
   private readonly startMs: number;
   private unsubscribe: (() => void) | undefined;
   /** Called on every phase change (for the progress view). */
@@ -259,10 +263,14 @@ export class Observer {
     const ahead = [...this.timeline].find(
       ([other, o]) =>
         !this.cluster.isControlPlane(other) &&
-        (o.phase === 'waiting-for-lock' || (other !== name && this.holding(other))),
+        (BEFORE_CYCLE_PHASES.has(o.phase) || (other !== name && this.holding(other))),
     );
     if (ahead !== undefined)
-      this.violate(name, 'control-plane-before-workers', `took a slot while worker ${ahead[0]} (${ahead[1].phase}) had not rebooted`);
+      this.violate(
+        name,
+        'control-plane-before-workers',
+        `took a slot while worker ${ahead[0]} (${ahead[1].phase}) had not rebooted`,
+      );
   }
 
   /**

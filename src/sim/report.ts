@@ -49,6 +49,19 @@ function zoneRows(r: SimulationResult, h: ReportHeader): string[] {
   return [row('max nodes down per zone', `${zones.map(([z, n]) => `${z} ${n}`).join(', ')}${cap}`)];
 }
 
+/** With control-plane nodes: when the first took a slot against the last worker. */
+function controlPlaneRows(r: SimulationResult): string[] {
+  const cp = r.controlPlane;
+  if (cp === undefined) return [];
+  const at = (ms: number | undefined): string => (ms === undefined ? 'never' : `+${shortDuration(ms)}`);
+  return [
+    row(
+      'control plane',
+      `${cp.nodes} nodes, one at a time: first slot ${at(cp.firstLockMs)}, last worker's slot ${at(cp.lastWorkerLockMs)}`,
+    ),
+  ];
+}
+
 function admissionText(a: SimulationResult['admission']): string {
   if (a === undefined) return 'not enforced';
   return `${a.admitted} admitted, ${a.denied} denied (the chart's policy; each agent as itself)`;
@@ -90,6 +103,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('hand-offs out of need order', `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
+    ...controlPlaneRows(r),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]

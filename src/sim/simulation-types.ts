@@ -145,6 +145,11 @@ export interface SimulationResult {
   admission: { admitted: number; denied: number } | undefined;
   /** With zones: the most hosts of each zone down at once. */
   maxDownByZone: Record<string, number>;
+  /**
+   * With control-plane nodes (--control-plane): how many, when the first of them took a slot and when
+   * the last worker did (virtual ms since the start).
+   */
+  controlPlane?: { nodes: number; firstLockMs: number | undefined; lastWorkerLockMs: number | undefined };
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */

@@ -372,6 +372,7 @@ class Simulation {
       lockWipes: this.lockWipes,
       admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
+      ...this.controlPlane(),
       approvals: this.approvals,
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
@@ -407,6 +408,12 @@ class Simulation {
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
     };
+  }
+
+  /** With control-plane nodes: how many, and when the first of them and the last worker took a slot. */
+  private controlPlane(): Pick<SimulationResult, 'controlPlane'> {
+    const nodes = this.cluster.spec.controlPlane ?? 0;
+    return nodes > 0 ? { controlPlane: { nodes, ...this.observer.controlPlane } } : {};
   }
 
   private nodeResults(): NodeResult[] {

@@ -51,11 +51,22 @@ beforeEach(async () => {
   reboots = 0;
   server.create('daemonsets', { ...kuredDaemonSet(), status: { desiredNumberScheduled: 4 } } as V1DaemonSet);
   for (const name of CONTROL_PLANE) {
-    server.create<V1Node>('nodes', controlPlaneNode(name));
+    server.create<V1Node>('nodes', reported(controlPlaneNode(name)));
     server.create<V1Pod>('pods', etcdPod(name));
   }
-  server.create<V1Node>('nodes', readyNode('w1', 'boot-w1'));
+  server.create<V1Node>('nodes', reported(readyNode('w1', 'boot-w1')));
 });
+
+/** The node's agent has reported (idle: no reboot needed, or none decided on yet). */
+function reported(n: V1Node): V1Node {
+  const status = formatStatus({
+    phase: 'idle',
+    reason: 'reboot not required',
+    since: '2026-01-05T08:00:00Z',
+    bootID: 'b',
+  });
+  return { ...n, metadata: { ...n.metadata, annotations: { [STATUS_ANNOTATION]: status } } };
+}
 
 afterEach(async () => {
   await server.close();

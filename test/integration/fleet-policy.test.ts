@@ -218,7 +218,9 @@ describe('--max-unhealthy-nodes', () => {
     addNode('n2', 'False');
     addNode('n3', 'Unknown');
     addNode('n4');
-    const c = { maxUnhealthyNodes: { count: 1 } };
+    // the health gate alone: with --count-unavailable (default on) the NotReady n2 would also take
+    // the only slot of --concurrency 1
+    const c = { maxUnhealthyNodes: { count: 1 }, countUnavailable: false };
     const blocked = await agent(c).tick();
     expect(blocked).toMatchObject({ kind: 'blocked', blocker: 'health' });
     expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 unreachable');

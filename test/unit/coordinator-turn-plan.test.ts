@@ -46,6 +46,7 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     unhealthy: shape.unhealthy,
     controlPlane: shape.controlPlane ?? false,
     waiting: (shape.phase ?? 'waiting-for-lock') === 'waiting-for-lock',
+    reported: true,
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
     lapsedTurn:
       shape.lapsed === true
