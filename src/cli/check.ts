@@ -270,10 +270,8 @@ async function newAcquisition(
 ): Promise<LockItem> {
   const grouped = config.groupConcurrency > 0;
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
-  const result = await lock.wouldAcquire(signal, {
-    ...(group === undefined ? {} : { group }),
-    ...(isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {}),
-  });
+  const role = isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {};
+  const result = await lock.wouldAcquire(signal, { ...(group === undefined ? {} : { group }), ...role });
   return result.acquired
     ? { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) }
     : { name: 'lock', verdict: 'blocks', detail: result.reason };

@@ -14,11 +14,10 @@
 // partitioned, stale or duplicated coordinator can change who goes first, never how many go. A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
-import { monotonicMs, type Clock } from '../clock/clock.js';
+import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
-import type { Kube, V1DaemonSet } from '../kube/kube.js';
+import type { V1DaemonSet } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
-import type { Logger } from '../log/logger.js';
 import { maxUnhealthy } from '../blockers/health.js';
 import {
   HEALTH_ANNOTATION,
@@ -37,49 +36,10 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../loc
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
-import { planTurns, type Plan, type PlanInput, type SlotHolder } from './turn-plan.js';
-import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
-import { workersAhead } from '../lock/fleet-questions.js';
-
-export interface CoordinatorOptions {
-  kube: Kube;
-  /** --ds-namespace: the lock's DaemonSet and the coordinator's Lease live here. */
-  namespace: string;
-  /** --ds-name. */
-  dsName: string;
-  /** The coordinator's Lease (coordinatorLeaseName(dsName)). */
-  leaseName: string;
-  /** --lock-annotation. */
-  annotation: string;
-  /** --lock-ttl in ms (0: slots never expire). */
-  ttlMs: number;
-  /** --concurrency (with a percentage, its floor: 1). */
-  concurrency: number;
-  /** --concurrency N%: of the nodes the lock's DaemonSet runs on (0: a number). */
-  concurrencyPercent?: number;
-  /** --group-label/--group-concurrency (`percent`: N% of each group, 0: a number). */
-  groups?: { label: string; concurrency: number; percent?: number };
-  /** --count-unavailable: unavailable nodes holding no slot take slots. */
-  countUnavailable?: boolean;
-  /** --control-plane-last. */
-  controlPlaneLast?: boolean;
-  /** --max-unhealthy-nodes. */
-  maxUnhealthyNodes?: { count: number } | { percent: number };
-  /** This replica (pod name and a random suffix). */
-  identity: string;
-  clock: Clock;
-  log: Logger;
-  random: () => number;
-  /** How long a named node has to take its slot. Default HANDOFF_GRACE_MS (30 s). */
-  graceMs?: number;
-  /** Changes are gathered this long before a plan (a burst of status writes is one plan). Default 200 ms. */
-  settleMs?: number;
-  /** Nodes per page of the fleet view's lists. Default PAGE_SIZE (500). */
-  pageSize?: number;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+import type { CoordinatorOptions } from './coordinator-options.js';
+import { nodesOfDaemonSet } from '../lock/budget.js';
+import { planBudgets } from './plan-budgets.js';
 
 /** Turns given, lapsed and plans made by this replica (for tests, simulate and metrics). */
 export interface CoordinatorStats {
@@ -400,7 +360,10 @@ class Term {
       },
       concurrency: this.view.slots(lock.state),
       groupConcurrency: this.o.groups?.concurrency,
-      ...this.budgets(health),
+      ...planBudgets(this.o, health, {
+        unavailable: this.fleet.unavailable(),
+        matching: nodesOfDaemonSet(this.ds),
+      }),
       now: this.o.clock.now(),
       nowMs,
       turnSince: this.turnSince,
@@ -410,25 +373,6 @@ class Term {
     this.stats.plans++;
     this.forgetStale();
     await this.carryOut(plan, signal);
-  }
-
-  /** The group budgets given as percentages, the unavailable nodes and the control-plane rule, for a plan. */
-  private budgets(
-    health: FleetHealth,
-  ): Pick<PlanInput, 'groupSlots' | 'unavailable' | 'controlPlaneLast' | 'workersAhead'> {
-    const groups = this.o.groups;
-    const percent = groups?.percent ?? 0;
-    return {
-      ...(groups !== undefined && percent > 0
-        ? {
-            groupSlots: (group: string) =>
-              resolveBudget({ count: groups.concurrency, percent }, health.groups?.[group]?.total ?? 0),
-          }
-        : {}),
-      ...(this.o.countUnavailable === true ? { unavailable: this.fleet.unavailable() } : {}),
-      controlPlaneLast: this.o.controlPlaneLast === true,
-      workersAhead: workersAhead(health, nodesOfDaemonSet(this.ds)).count,
-    };
   }
 
   /**

@@ -90,7 +90,7 @@ export class DaemonSetLock implements Lock {
     this.holders = new LockHolders(o);
     this.reasons = new LockReasons(o, this.leases, this.holders);
     this.slotWait = new SlotWait(o, this.waited(), this.view);
-    this.fleet = new FleetQuestions(o);
+    this.fleet = new FleetQuestions(o, this.holders);
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
@@ -311,7 +311,7 @@ export class DaemonSetLock implements Lock {
     if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
-    const { inCycle, fleet } = await this.around(
+    const { inCycle, fleet } = await this.fleet.around(
       { live, slots, turn, metadata, matching: state.matching },
       signal,
     );
@@ -319,37 +319,6 @@ export class DaemonSetLock implements Lock {
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
-  }
-
-  /**
-   * What counts against this acquisition beyond the lock's entries: the nodes in a cycle without a
-   * slot and the fleet's answers (fleet-questions.ts). Not this node's turn: no slot whatever the
-   * room, so the nodes in a cycle are not listed (a label-selected list still costs the API server
-   * every Node: only the head of the queue pays it).
-   */
-  private async around(
-    at: {
-      live: readonly LockEntry[];
-      slots: number;
-      turn: TurnVerdict | undefined;
-      metadata: LockMetadata;
-      matching: number | undefined;
-    },
-    signal?: AbortSignal,
-  ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
-    const { live, slots, turn, metadata } = at;
-    const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
-    const ask = {
-      live,
-      inCycle,
-      group: metadata.group,
-      goes,
-      turn: turn?.kind === 'turn',
-      ...(at.matching === undefined ? {} : { matching: at.matching }),
-    };
-    const fleet = await this.fleet.answer({ ...ask, controlPlane: metadata.controlPlane === true }, signal);
-    return { inCycle, fleet };
   }
 
   /** The refusal when every slot, or every slot of our group, is taken; undefined when there is room. */

@@ -8,7 +8,10 @@ import { CONTROL_PLANE_LABEL } from '../node/role.js';
 import { resolveBudget } from './budget.js';
 import type { FleetHealth, GroupHealth } from './coordinator-lease.js';
 import type { LockEntry } from './kured-lock-format.js';
+import type { LockHolders } from './lock-holders.js';
+import type { LockMetadata } from './lock.js';
 import type { DaemonSetLockOptions } from './lock-state.js';
+import type { TurnVerdict } from './turn-gate.js';
 import type { ControlPlaneQuestion, NodeInCycle, Unavailable } from './room.js';
 
 /** The acquisition as it stands when it asks. */
@@ -80,7 +83,41 @@ export function workersAhead(
 }
 
 export class FleetQuestions {
-  constructor(private readonly o: DaemonSetLockOptions) {}
+  constructor(
+    private readonly o: DaemonSetLockOptions,
+    private readonly holders: LockHolders,
+  ) {}
+
+  /**
+   * What counts against an acquisition beyond the lock's entries: the nodes in a cycle without a
+   * slot and the fleet's answers. Not this node's turn: no slot whatever the room, so the nodes in a
+   * cycle are not listed (a label-selected list still costs the API server every Node: only the
+   * head of the queue pays it).
+   */
+  async around(
+    at: {
+      live: readonly LockEntry[];
+      slots: number;
+      turn: TurnVerdict | undefined;
+      metadata: LockMetadata;
+      matching: number | undefined;
+    },
+    signal?: AbortSignal,
+  ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
+    const { live, slots, turn, metadata } = at;
+    const goes = live.length < slots && turn?.kind !== 'wait';
+    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
+    const ask: FleetAsk = {
+      live,
+      inCycle,
+      group: metadata.group,
+      controlPlane: metadata.controlPlane === true,
+      goes,
+      turn: turn?.kind === 'turn',
+      ...(at.matching === undefined ? {} : { matching: at.matching }),
+    };
+    return { inCycle, fleet: await this.answer(ask, signal) };
+  }
 
   private get groupPercent(): number {
     return this.o.groups?.percent ?? 0;

@@ -3,7 +3,6 @@
 import type { SimCluster } from './cluster.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import {
-  isReady,
   type SimDaemonSet,
   type SimNode,
   type SimPod,
@@ -14,7 +13,7 @@ import type { VirtualTime } from './virtual-time.js';
 
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
-import { BEFORE_CYCLE_PHASES } from '../node/role.js';
+import { quorumGaps, workerAhead } from './control-plane-checks.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -249,10 +248,7 @@ export class Observer {
     }
   }
 
-  /**
-   * Control plane last: a control-plane node takes a slot only while no worker waits for one or is
-   * in its cycle (holding a slot, or carrying the cycle label).
-   */
+  /** Control plane last (control-plane-checks.ts), and when the first control-plane node and the last worker took a slot. */
   private checkControlPlaneLast(name: string): void {
     const now = this.elapsed();
     if (!this.cluster.isControlPlane(name)) {
@@ -260,17 +256,8 @@ export class Observer {
       return;
     }
     this.controlPlane.firstLockMs ??= now;
-    const ahead = [...this.timeline].find(
-      ([other, o]) =>
-        !this.cluster.isControlPlane(other) &&
-        (BEFORE_CYCLE_PHASES.has(o.phase) || (other !== name && this.holding(other))),
-    );
-    if (ahead !== undefined)
-      this.violate(
-        name,
-        'control-plane-before-workers',
-        `took a slot while worker ${ahead[0]} (${ahead[1].phase}) had not rebooted`,
-      );
+    const ahead = workerAhead(this.cluster, this.timeline, (n) => n !== name && this.holding(n));
+    if (ahead !== undefined) this.violate(name, 'control-plane-before-workers', ahead);
   }
 
   /**
@@ -405,18 +392,8 @@ export class Observer {
 
   /** A control-plane node reboots only while every other one, and its etcd member, is Ready. */
   private checkQuorum(name: string): void {
-    if (!this.cluster.isControlPlane(name)) return;
-    for (const other of this.cluster.names) {
-      if (other === name || !this.cluster.isControlPlane(other)) continue;
-      const node = this.cluster.nodeObject(other);
-      const ready = node !== undefined && isReady(node);
-      if (!ready || !this.cluster.etcdReady(other))
-        this.violate(
-          name,
-          'control-plane-without-quorum',
-          `reboot requested while ${ready ? `the etcd member on ${other}` : `control-plane node ${other}`} was not Ready`,
-        );
-    }
+    for (const detail of quorumGaps(this.cluster, name))
+      this.violate(name, 'control-plane-without-quorum', detail);
   }
 
   private finalNodeChecks(node: SimNode): void {

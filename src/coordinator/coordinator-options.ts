@@ -1,0 +1,45 @@
+// What a coordinator (coordinator.ts) is configured with: where the lock is, the budget it hands out,
+// and its timings.
+import type { Clock } from '../clock/clock.js';
+import type { Kube } from '../kube/kube.js';
+import type { Logger } from '../log/logger.js';
+
+export interface CoordinatorOptions {
+  kube: Kube;
+  /** --ds-namespace: the lock's DaemonSet and the coordinator's Lease live here. */
+  namespace: string;
+  /** --ds-name. */
+  dsName: string;
+  /** The coordinator's Lease (coordinatorLeaseName(dsName)). */
+  leaseName: string;
+  /** --lock-annotation. */
+  annotation: string;
+  /** --lock-ttl in ms (0: slots never expire). */
+  ttlMs: number;
+  /** --concurrency (with a percentage, its floor: 1). */
+  concurrency: number;
+  /** --concurrency N%: of the nodes the lock's DaemonSet runs on (0: a number). */
+  concurrencyPercent?: number;
+  /** --group-label/--group-concurrency (`percent`: N% of each group, 0: a number). */
+  groups?: { label: string; concurrency: number; percent?: number };
+  /** --count-unavailable: unavailable nodes holding no slot take slots. */
+  countUnavailable?: boolean;
+  /** --control-plane-last. */
+  controlPlaneLast?: boolean;
+  /** --max-unhealthy-nodes. */
+  maxUnhealthyNodes?: { count: number } | { percent: number };
+  /** This replica (pod name and a random suffix). */
+  identity: string;
+  clock: Clock;
+  log: Logger;
+  random: () => number;
+  /** How long a named node has to take its slot. Default HANDOFF_GRACE_MS (30 s). */
+  graceMs?: number;
+  /** Changes are gathered this long before a plan (a burst of status writes is one plan). Default 200 ms. */
+  settleMs?: number;
+  /** Nodes per page of the fleet view's lists. Default PAGE_SIZE (500). */
+  pageSize?: number;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
