@@ -343,7 +343,16 @@ describe('blocker registry', () => {
         maxUnhealthyNodes: { count: 1 },
         blockingQueries: ['up == 0', 'backup_running > 0'],
       },
-      ['pause', 'health', 'control-plane', 'prometheus', 'prometheus-query', 'prometheus-query', 'pods', 'pdb'],
+      [
+        'pause',
+        'health',
+        'control-plane',
+        'prometheus',
+        'prometheus-query',
+        'prometheus-query',
+        'pods',
+        'pdb',
+      ],
     ],
     ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'control-plane']],
   ])('%s', (_name, config, names) => {
