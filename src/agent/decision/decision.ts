@@ -15,6 +15,7 @@
 // rollout), continues from what the cluster records. The one thing kept in memory that saves reads
 // is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
 import { HeldSlot } from '../../lock/held-slot.js';
+import { randomUUID } from 'node:crypto';
 import { CYCLE_ANNOTATION } from '../../node/cycle.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
@@ -60,11 +61,18 @@ async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Pr
   return handler(pass, phase);
 }
 
+/** Agents started in this process: numbers each, so that two never share an instance id. */
+let started = 0;
+
 export class Decision {
-  private readonly memory: Memory = { clean: false };
+  private readonly memory: Memory;
   private readonly env: PassEnv;
 
   constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {
+    started++;
+    // An identity, not a decision: random (two agents' pods of one node), and numbered (one process)
+    const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started}`;
+    this.memory = { clean: false, instance };
     this.env = { config, deps, progress, slot, memory: this.memory };
   }
 
