@@ -177,7 +177,7 @@ function judgeTurns(
   return { revoke, lapse, pending };
 }
 
-/** The waiters in queue order, the `late` ones (passed over, or lapsed now) behind all others. */
+/** The waiters in queue order, the `late` ones (passed over, lapsed now, quarantined) behind all others. */
 function queueOf(waiters: ReadonlyMap<string, Waiter>, late: ReadonlySet<string>): string[] {
   return [...waiters.values()]
     .sort((a, b) => Number(late.has(a.node)) - Number(late.has(b.node)) || compareWaiters(a, b))
@@ -210,7 +210,11 @@ export function planTurns(input: PlanInput): Plan {
     return { ...judged, grant: [], queue: [], held: undefined };
   const records = [...input.nodes];
   const waiters = waitersOf(records, holders, input.now, groups);
-  const queue = queueOf(waiters, new Set([...input.passedOver, ...lapse]));
+  // a quarantined node that may try again (its pods changed, or its retry passed) goes behind the
+  // others: one undrainable node must not take every free slot first (issue 33)
+  const late = new Set([...input.passedOver, ...lapse]);
+  for (const r of records) if (r.quarantined && waiters.has(r.name)) late.add(r.name);
+  const queue = queueOf(waiters, late);
   const byName = new Map(records.map((r) => [r.name, r]));
   const eligible = queue.filter((n) => healthy(input, byName.get(n)));
   const held = heldReason(input, queue.length, eligible.length);

@@ -4,6 +4,7 @@ import type { PdbSpec } from './cluster-spec.js';
 import {
   BATCH_NAMESPACE,
   BLOCKING_LABEL,
+  STUCK_FINALIZER,
   DS_NAME,
   DS_NAMESPACE,
   SIM_NAMESPACE,
@@ -81,6 +82,21 @@ export function blockingPod(node: string): SimPod {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: `batch-${node}`, namespace: BATCH_NAMESPACE, labels: { [BLOCKING_LABEL]: 'true' } },
+    spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
+  };
+}
+
+/** A pod that, once deleted, stays terminating for good: its finalizer is never removed. */
+export function stuckPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `stuck-${node}`,
+      namespace: BATCH_NAMESPACE,
+      labels: { app: 'stuck' },
+      finalizers: [STUCK_FINALIZER],
+    },
     spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
   };
 }

@@ -17,6 +17,7 @@ import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
 import {
   createBlockingPods,
+  createStuckPods,
   createWorkloads,
   pad,
   readyPod,
@@ -119,6 +120,7 @@ export class SimCluster {
     });
     createWorkloads(this.workloadContext());
     createBlockingPods(this.workloadContext());
+    createStuckPods(this.workloadContext());
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -345,8 +347,12 @@ export class SimCluster {
     });
   }
 
-  /** The kubelet removes a terminating pod after its grace period (at once when its node is down). */
+  /**
+   * The kubelet removes a terminating pod after its grace period (at once when its node is down); a
+   * pod with a finalizer stays terminating until the node goes down (nothing here removes it).
+   */
   private finishTermination(pod: SimPod): void {
+    if ((pod.metadata.finalizers ?? []).length > 0) return;
     const node = pod.spec.nodeName ? this.nodes.get(pod.spec.nodeName) : undefined;
     const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
     const delay = node?.up ? grace * 1000 : 0;

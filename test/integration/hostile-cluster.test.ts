@@ -338,7 +338,7 @@ describe('an undrainable pod', () => {
     twoPdbs();
     const started = Date.now();
     const outcome = await agent('n1', { drainTimeoutMs: 0 }).tick();
-    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.kind).toBe('quarantined');
     expect(outcome.reason).toContain('default/web-n1');
     expect(outcome.reason).toContain('more than one PodDisruptionBudget');
     expect(Date.now() - started).toBeLessThan(3_000);

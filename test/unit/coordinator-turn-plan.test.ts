@@ -27,6 +27,8 @@ interface Shape {
   turnAgoMs?: number;
   /** It carries a lapsed turn (LapsedTurn) in its turn annotation. */
   lapsed?: boolean;
+  /** It carries the quarantine label (its drain failed before). */
+  quarantined?: boolean;
 }
 
 function node(name: string, shape: Shape = {}): NodeRecord {
@@ -42,6 +44,7 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     group: shape.group ?? '',
     inCycle: shape.inCycle ?? false,
     unhealthy: shape.unhealthy,
+    quarantined: shape.quarantined ?? false,
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
     lapsedTurn:
       shape.lapsed === true
@@ -154,6 +157,18 @@ const cases: Case[] = [
     'still gives a passed-over node a turn when nobody else waits',
     { a: { neededFor: 60 }, b: { phase: 'blocked' } },
     { passedOver: new Set(['a']) },
+    { grant: ['a'] },
+  ],
+  [
+    'puts a quarantined node that may try again behind every other waiter, however old its need',
+    { a: { neededFor: 90, quarantined: true }, b: { neededFor: 30 }, c: { neededFor: 10 } },
+    {},
+    { grant: ['b'], queue: ['b', 'c', 'a'] },
+  ],
+  [
+    'still gives a quarantined node that may try again a turn when nobody else waits',
+    { a: { neededFor: 60, quarantined: true }, b: { phase: 'blocked', quarantined: true } },
+    {},
     { grant: ['a'] },
   ],
   [
