@@ -50,7 +50,8 @@ export class MaxQuarantinedBlocker implements Blocker {
   /** The coordinator's published health while it is live (and counts quarantines), else one list. */
   private async health(signal?: AbortSignal): Promise<FleetHealth> {
     const coordinator = await this.options.coordinator?.read(signal);
-    if (coordinator?.live === true && coordinator.health?.quarantined !== undefined) return coordinator.health;
+    if (coordinator?.live === true && coordinator.health?.quarantined !== undefined)
+      return coordinator.health;
     const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
     return fleetHealth(nodes.map(judgeNode), nodes.length);
   }

@@ -26,12 +26,10 @@ export class QuarantineBlocker implements Blocker {
     const state = await node.get(signal);
     if (!isQuarantined(state.labels)) return { blocked: false };
     const pods = await kube.listPods(undefined, { fieldSelector: `spec.nodeName=${nodeId}` }, signal);
-    const present = pods.map(
-      (p): PresentPod => ({
-        pod: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
-        ...(p.metadata?.uid === undefined ? {} : { uid: p.metadata.uid }),
-      }),
-    );
+    const present = pods.map((p): PresentPod => ({
+      pod: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
+      ...(p.metadata?.uid === undefined ? {} : { uid: p.metadata.uid }),
+    }));
     const verdict = judgeQuarantine({ node: state, pods: present, now: clock.now(), retryMs });
     return verdict.held ? { blocked: true, reason: verdict.reason } : { blocked: false };
   }

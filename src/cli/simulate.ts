@@ -147,6 +147,11 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
 /** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
 export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
+/** --undrainable, at most the nodes that need a reboot. */
+function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
+  return { undrainable: Math.min(options.undrainable ?? 0, needed) };
+}
+
 function drainTimeoutOf(options: SimulateOptions): number {
   return options.drainTimeoutMs ?? ((options.undrainable ?? 0) > 0 ? UNDRAINABLE_DRAIN_TIMEOUT_MS : 0);
 }
@@ -188,7 +193,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       podStartMs: 10_000,
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
-      undrainable: Math.min(options.undrainable ?? 0, needed),
+      ...undrainable(options, needed),
       zones: options.zones ?? 0,
       ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
       ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),

@@ -725,7 +725,8 @@ export const FLAGS: readonly FlagSpec[] = [
     name: 'quarantine-cordon',
     type: 'boolean',
     default: 'false',
-    description: 'a quarantined node stays cordoned (until its next cycle ends or its quarantine goes) instead of uncordoned',
+    description:
+      'a quarantined node stays cordoned (until its next cycle ends or its quarantine goes) instead of uncordoned',
     apply: set('quarantineCordon', boolean),
   }),
   added({
@@ -754,7 +755,7 @@ export const FLAGS: readonly FlagSpec[] = [
     choices: ['none', 'delete'],
     default: 'none',
     description:
-      "at --drain-timeout, delete the pods the eviction could not move (no PDB asked, as kubectl drain --disable-eviction) and wait for them up to --drain-timeout again; named in the Event",
+      'at --drain-timeout, delete the pods the eviction could not move (no PDB asked, as kubectl drain --disable-eviction) and wait for them up to --drain-timeout again; named in the Event',
     apply: set('drainFallback', oneOf(['none', 'delete'] as const)),
   }),
   added({

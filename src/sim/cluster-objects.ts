@@ -101,6 +101,11 @@ export function stuckPod(node: string): SimPod {
   };
 }
 
+/** Held terminating by a finalizer nobody removes (an undrainable pod): the kubelet never removes it. */
+export function stuck(pod: SimPod): boolean {
+  return (pod.metadata.finalizers ?? []).length > 0;
+}
+
 export function pdbObject(app: string, pdb: Exclude<PdbSpec, { kind: 'none' }>): SimPdb {
   return {
     apiVersion: 'policy/v1',

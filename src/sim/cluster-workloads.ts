@@ -21,7 +21,7 @@ export function pad(i: number, width: number): string {
   return String(i).padStart(width, '0');
 }
 
-/** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready. */
+/** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready; and the undrainable pods. */
 export function createWorkloads(c: WorkloadContext): void {
   const { spec } = c;
   const total = spec.nodes * spec.podsPerNode;
@@ -36,6 +36,7 @@ export function createWorkloads(c: WorkloadContext): void {
       c.server.create<SimPod>('pods', readyPod(workloadPod(c, app, `${app}-${r}`), node, c.isoNow()));
     }
   }
+  createStuckPods(c);
 }
 
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */
@@ -85,7 +86,7 @@ export function readyPod(pod: SimPod, node: string, now: string): SimPod {
 }
 
 /** The undrainable pods: one on each of the first `undrainable` nodes, stuck terminating once deleted. */
-export function createStuckPods(c: WorkloadContext): void {
+function createStuckPods(c: WorkloadContext): void {
   for (const name of c.names.slice(0, c.spec.undrainable ?? 0))
     c.server.create<SimPod>('pods', readyPod(stuckPod(name), name, c.isoNow()));
 }

@@ -11,13 +11,12 @@ import {
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
-import { agentPod, daemonSet, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
+import { agentPod, daemonSet, nodeObject, readyCondition, simKernel, stuck } from './cluster-objects.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
 import {
   createBlockingPods,
-  createStuckPods,
   createWorkloads,
   pad,
   readyPod,
@@ -120,7 +119,6 @@ export class SimCluster {
     });
     createWorkloads(this.workloadContext());
     createBlockingPods(this.workloadContext());
-    createStuckPods(this.workloadContext());
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -326,7 +324,7 @@ export class SimCluster {
     if (this.terminating.has(key)) return;
     this.terminating.add(key);
     this.podGone(pod);
-    this.finishTermination(pod);
+    if (!stuck(pod)) this.finishTermination(pod); // a finalizer nobody removes keeps it terminating
   }
 
   private onUnbound(type: SimWriteEvent['type'], key: string): void {
@@ -347,12 +345,8 @@ export class SimCluster {
     });
   }
 
-  /**
-   * The kubelet removes a terminating pod after its grace period (at once when its node is down); a
-   * pod with a finalizer stays terminating until the node goes down (nothing here removes it).
-   */
+  /** The kubelet removes a terminating pod after its grace period (at once when its node is down). */
   private finishTermination(pod: SimPod): void {
-    if ((pod.metadata.finalizers ?? []).length > 0) return;
     const node = pod.spec.nodeName ? this.nodes.get(pod.spec.nodeName) : undefined;
     const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
     const delay = node?.up ? grace * 1000 : 0;

@@ -83,7 +83,9 @@ function waveRows(r: SimulationResult): string[] {
 function quarantineRows(r: SimulationResult): string[] {
   const rows: string[] = [];
   if (r.quarantined.length > 0)
-    rows.push(row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`));
+    rows.push(
+      row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),
+    );
   if (r.halted !== undefined) rows.push(row('halted', r.halted));
   return rows;
 }

@@ -18,8 +18,7 @@ import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
-import { QUARANTINE_LABEL } from '../node/quarantine.js';
-import { HALT_REASON } from '../blockers/max-quarantined.js';
+import { haltReason, isQuarantined } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 
 export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
@@ -275,18 +274,7 @@ class Simulation {
   /** A node that needs a reboot and will not get one in this wave: quarantined, or halted. */
   private settled(name: string): boolean {
     if (this.observer.inCycle.has(name)) return false;
-    if (this.isQuarantined(name)) return true;
-    return this.haltReason(name) !== undefined;
-  }
-
-  private isQuarantined(name: string): boolean {
-    return this.cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
-  }
-
-  /** The node's status says new cycles are halted: why. */
-  private haltReason(name: string): string | undefined {
-    const t = this.observer.timeline.get(name);
-    return t?.phase === 'blocked' && t.reason.startsWith(HALT_REASON) ? t.reason : undefined;
+    return isQuarantined(this.cluster, name) || haltReason(this.observer, name) !== undefined;
   }
 
   private startAgent(name: string): void {
@@ -396,8 +384,8 @@ class Simulation {
       admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
-      quarantined: cluster.names.filter((n) => this.isQuarantined(n)),
-      halted: cluster.names.map((n) => this.haltReason(n)).find((r) => r !== undefined),
+      quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      halted: cluster.names.map((n) => haltReason(observer, n)).find((r) => r !== undefined),
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

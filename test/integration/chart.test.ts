@@ -1686,7 +1686,8 @@ describe('the admission policy', () => {
     );
     const values = valuesOf(objects, false);
     expect(values).toMatchObject({
-      nodeLabels: 'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
+      nodeLabels:
+        'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
       lockDaemonSet: `${NAMESPACE}/kured`,
       drainGracePeriod: '60',
       requireNodeClaim: 'false',

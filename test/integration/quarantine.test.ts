@@ -92,6 +92,11 @@ function edit(name: string, change: (n: V1Node) => void): void {
   server.update('nodes', n);
 }
 
+/** `labels` without the quarantine label (as `kubectl label node n1 kured-ts.dev/quarantined-` leaves them). */
+function withoutQuarantineLabel(labels: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => k !== QUARANTINE_LABEL));
+}
+
 /** The pods that stopped the drain go (their owner scaled them away). */
 function podsGo(): void {
   server.delete('pods', 'default', 'web-1');
@@ -109,7 +114,11 @@ function agent(c: Config, metrics?: PrometheusMetrics): Agent {
       reboot: () => {
         reboots++;
         edit(c.nodeId, (n) => {
-          n.status = { ...n.status, nodeInfo: nodeInfo('boot-2'), conditions: [{ type: 'Ready', status: 'True' }] };
+          n.status = {
+            ...n.status,
+            nodeInfo: nodeInfo('boot-2'),
+            conditions: [{ type: 'Ready', status: 'True' }],
+          };
         });
         required = false;
         return Promise.resolve();
@@ -157,7 +166,7 @@ describe('a node whose drain failed', () => {
   it('is released by a third party removing the label: it takes a slot at the next pass', async () => {
     expect((await agent(config()).tick()).kind).toBe('quarantined');
     edit('n1', (n) => {
-      delete n.metadata!.labels![QUARANTINE_LABEL];
+      n.metadata!.labels = withoutQuarantineLabel(n.metadata!.labels);
     });
     // drained again (the budget still stands): quarantined again, not passed over
     const outcome = await agent(config()).tick();
@@ -237,7 +246,7 @@ describe('--max-quarantined', () => {
     expect((await samples(metrics)).get('kured_ts_blocked{node="n1",blocker="max-quarantined"}')).toBe(1);
     // an operator releases n3
     edit('n3', (n) => {
-      delete n.metadata!.labels![QUARANTINE_LABEL];
+      n.metadata!.labels = withoutQuarantineLabel(n.metadata!.labels);
     });
     expect((await agent(c).tick()).kind).toBe('rebooting');
   });

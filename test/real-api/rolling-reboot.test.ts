@@ -299,7 +299,9 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
   const quarantine = (value: string): object => ({
     metadata: {
       labels: { 'kured-ts.dev/quarantined': value },
-      annotations: { 'kured-ts.dev/quarantine': '{"since":"2026-01-05T10:00:00Z","pods":[],"cordoned":false}' },
+      annotations: {
+        'kured-ts.dev/quarantine': '{"since":"2026-01-05T10:00:00Z","pods":[],"cordoned":false}',
+      },
     },
   });
   expect(await agentPatchNode(n1, 'real-n1', quarantine('drain-failed'))).toBe(200);

@@ -347,7 +347,17 @@ describe('blocker registry', () => {
         maxQuarantined: { count: 2 },
         blockingQueries: ['up == 0', 'backup_running > 0'],
       },
-      ['pause', 'quarantine', 'max-quarantined', 'health', 'prometheus', 'prometheus-query', 'prometheus-query', 'pods', 'pdb'],
+      [
+        'pause',
+        'quarantine',
+        'max-quarantined',
+        'health',
+        'prometheus',
+        'prometheus-query',
+        'prometheus-query',
+        'pods',
+        'pdb',
+      ],
     ],
     ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'quarantine']],
   ])('%s', (_name, config, names) => {
