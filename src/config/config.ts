@@ -48,8 +48,6 @@ export interface Config {
   quarantineRetryMs: number;
   /** --max-quarantined: more other nodes quarantined than this halts new cycles fleet-wide; undefined = off. */
   maxQuarantined: { count: number } | { percent: number } | undefined;
-  /** --drain-fallback: `delete` deletes the pods still there at --drain-timeout (no PDB asked); default `none`. */
-  drainFallback: 'none' | 'delete';
   /** --ds-name. Default 'kured'. */
   dsName: string;
   /** --ds-namespace. Default 'kube-system'. */

@@ -749,16 +749,6 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('maxQuarantined', unhealthyLimit),
   }),
   added({
-    name: 'drain-fallback',
-    type: 'string',
-    valueName: '<how>',
-    choices: ['none', 'delete'],
-    default: 'none',
-    description:
-      'at --drain-timeout, delete the pods the eviction could not move (no PDB asked, as kubectl drain --disable-eviction) and wait for them up to --drain-timeout again; named in the Event',
-    apply: set('drainFallback', oneOf(['none', 'delete'] as const)),
-  }),
-  added({
     name: 'block-on-pdb',
     type: 'boolean',
     default: 'true',

@@ -128,9 +128,6 @@ function finish(draft: Draft, given: ReadonlySet<string>, warnings: string[]): C
   }
   checkGroups(config, warnings);
   checkQueries(config);
-  if (config.drainFallback === 'delete' && config.drainTimeoutMs === 0) {
-    throw new UsageError('--drain-fallback', 'delete', 'needs --drain-timeout (the fallback follows it)');
-  }
   if (draft.slackHookUrl !== '') {
     if (config.notifyUrl === '') config.notifyUrl = draft.slackHookUrl;
     else warnings.push('both --notify-url and --slack-hook-url are set: using --notify-url only');

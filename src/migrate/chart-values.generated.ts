@@ -312,11 +312,11 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         },
         maxQuarantined: {
           description: "--max-quarantined: N or N%, '' = off",
-          anyOf: [{ type: 'string', pattern: '^$|^[0-9]+%?$' }, { const: '' }],
-        },
-        drainFallback: {
-          description: '--drain-fallback',
-          anyOf: [{ type: 'string', enum: ['none', 'delete'] }, { const: '' }],
+          anyOf: [
+            { type: 'string', pattern: '^$|^[0-9]+%?$' },
+            { type: 'integer', minimum: 0 },
+            { const: '' },
+          ],
         },
         blockOnPdb: { description: '--block-on-pdb', anyOf: [{ type: 'boolean' }, { const: '' }] },
         evictionRetryDelay: {
@@ -393,7 +393,6 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'quarantineCordon',
         'quarantineRetry',
         'maxQuarantined',
-        'drainFallback',
         'blockOnPdb',
         'evictionRetryDelay',
         'hostExec',
@@ -780,7 +779,6 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     quarantineCordon: false,
     quarantineRetry: '1h',
     maxQuarantined: '',
-    drainFallback: 'none',
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',

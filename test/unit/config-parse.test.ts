@@ -49,7 +49,6 @@ describe('defaults', () => {
       quarantineCordon: false,
       quarantineRetryMs: 3_600_000,
       maxQuarantined: undefined,
-      drainFallback: 'none',
       dsName: 'kured',
       dsNamespace: 'kube-system',
       lockAnnotation: 'weave.works/kured-node-lock',
