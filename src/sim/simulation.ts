@@ -18,7 +18,7 @@ import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
-import { haltReason, isQuarantined } from './quarantined.js';
+import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 
 export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
@@ -264,17 +264,12 @@ class Simulation {
    */
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    const halted = fleetHalt(this.observer) !== undefined;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
-      if (state.needsReboot && !this.settled(state.name)) return false;
+      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
     }
     return this.observer.cordonedByUs() === 0;
-  }
-
-  /** A node that needs a reboot and will not get one in this wave: quarantined, or halted. */
-  private settled(name: string): boolean {
-    if (this.observer.inCycle.has(name)) return false;
-    return isQuarantined(this.cluster, name) || haltReason(this.observer, name) !== undefined;
   }
 
   private startAgent(name: string): void {
@@ -385,7 +380,7 @@ class Simulation {
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
-      halted: cluster.names.map((n) => haltReason(observer, n)).find((r) => r !== undefined),
+      halted: fleetHalt(observer),
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

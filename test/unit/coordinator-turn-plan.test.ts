@@ -223,6 +223,18 @@ const cases: Case[] = [
     { health: { count: 2, max: 1 } },
     { grant: ['a'], held: undefined },
   ],
+  [
+    'gives no turn while more other nodes are quarantined than --max-quarantined allows, and says why',
+    { a: {}, q1: { phase: 'blocked', quarantined: true }, q2: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
+    { grant: [], held: '2 nodes quarantined (max 1 others)' },
+  ],
+  [
+    'lets a quarantined waiter try again when the other quarantined nodes are within the cap',
+    { a: { quarantined: true }, q1: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
+    { grant: ['a'], held: undefined },
+  ],
 ];
 
 describe('planTurns', () => {
