@@ -29,6 +29,7 @@ import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
 
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
@@ -123,6 +124,22 @@ const TAINTS_OK = [
   `(!has(oldObject.spec.taints) || oldObject.spec.taints.all(o, ${IS_OUR_TAINT('o')} || (has(object.spec.taints) && object.spec.taints.exists(t, t == o))))`,
 ].join(' && ');
 
+/**
+ * The quarantine label, when the agent sets or changes it, says drain-failed: no other word (an
+ * operator's own value on it may stay as it is).
+ */
+const QUARANTINE_VALUE_OK = ((): string => {
+  const key = `'${QUARANTINE_LABEL}'`;
+  const now = 'object.metadata.labels';
+  const before = 'oldObject.metadata.labels';
+  return [
+    `!has(${now})`,
+    `!(${key} in ${now})`,
+    `${now}[${key}] == '${QUARANTINE_VALUE}'`,
+    `(has(${before}) && ${key} in ${before} && ${before}[${key}] == ${now}[${key}])`,
+  ].join(' || ');
+})();
+
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** Metadata the agent (and the coordinator) never write, on either object. */
@@ -203,6 +220,10 @@ function nodesPolicy(): PolicySpec {
       forbid(
         mapUnchangedExcept('metadata.labels', value('nodeLabels')),
         `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
+      ),
+      forbid(
+        QUARANTINE_VALUE_OK,
+        `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
       ),
       forbid(
         mapUnchangedExcept(
@@ -308,6 +329,7 @@ export const AGENT_NODE_ANNOTATIONS = [
   HISTORY_ANNOTATION,
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
+  QUARANTINE_ANNOTATION,
 ];
 
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */
@@ -317,6 +339,7 @@ export function agentPolicyParams(
 ): Record<PolicyValueKey, string> {
   const labels = [
     CYCLE_LABEL,
+    QUARANTINE_LABEL,
     ...Object.keys(config.preRebootNodeLabels),
     ...Object.keys(config.postRebootNodeLabels),
   ];

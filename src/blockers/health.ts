@@ -13,6 +13,7 @@
 import type { Kube, V1Node } from '../kube/kube.js';
 import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
+import { isQuarantined } from '../node/quarantine.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 export interface HealthBlockerOptions {
@@ -34,6 +35,8 @@ export interface JudgedNode {
   name: string;
   inCycle: boolean;
   unhealthy: string | undefined;
+  /** Carries the quarantine label (its drain failed): counted for --max-quarantined. */
+  quarantined: boolean;
 }
 
 /** The node as the health gate judges it. */
@@ -42,22 +45,32 @@ export function judgeNode(node: V1Node): JudgedNode {
     name: node.metadata?.name ?? '?',
     inCycle: node.metadata?.labels?.[CYCLE_LABEL] === 'true',
     unhealthy: unhealthy(node),
+    quarantined: isQuarantined(node.metadata?.labels ?? {}),
   };
 }
 
 /**
  * The fleet's health (the coordinator's view, or a list): nodes in a cycle not counted; at most
- * `shown` of the unhealthy named.
+ * `shown` of the unhealthy named, and of the quarantined.
  */
 export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number): FleetHealth {
   const bad: string[] = [];
+  const quarantined: string[] = [];
   let total = 0;
   for (const n of nodes) {
     total++;
     if (!n.inCycle && n.unhealthy !== undefined) bad.push(`${n.name} ${n.unhealthy}`);
+    if (n.quarantined) quarantined.push(n.name);
   }
   bad.sort();
-  return { total, count: bad.length, unhealthy: bad.slice(0, shown) };
+  quarantined.sort();
+  return {
+    total,
+    count: bad.length,
+    unhealthy: bad.slice(0, shown),
+    quarantined: quarantined.slice(0, shown),
+    quarantinedCount: quarantined.length,
+  };
 }
 
 /** Why a node counts as unhealthy; undefined when it does not. */

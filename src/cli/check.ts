@@ -47,6 +47,8 @@ export type CheckConfig = Pick<
   | 'groupLabel'
   | 'groupConcurrency'
   | 'maxUnhealthyNodes'
+  | 'quarantineRetryMs'
+  | 'maxQuarantined'
   | 'requireApproval'
   | 'approvalTtlMs'
   | 'blockingPodSelectors'
@@ -125,6 +127,7 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
       {
         kube,
         node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
+        clock,
         coordinator: coordinatorOf(config, { kube, clock }),
       },
     );

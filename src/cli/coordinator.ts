@@ -24,6 +24,7 @@ export const COORDINATOR_FLAGS = [
   'group-label',
   'group-concurrency',
   'max-unhealthy-nodes',
+  'max-quarantined',
   'log-format',
 ] as const;
 

@@ -114,6 +114,10 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
+  undrainable: number;
+  drainTimeout?: number;
+  onDrainFailure: 'quarantine' | 'requeue';
+  maxQuarantined?: { count: number } | { percent: number };
   seed: number;
   requiredOver: number;
   wallLimit: number;
@@ -166,6 +170,18 @@ function addWorldOptions(cmd: Command): Command {
       ),
     )
     .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
+    .option(
+      '--undrainable <n>',
+      'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
+      integerOption(0),
+      0,
+    )
+    .addOption(
+      new Option(
+        '--drain-timeout <duration>',
+        "the agents' --drain-timeout (default 0s: none; 5m with --undrainable)",
+      ).argParser(duration),
+    )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
       '--kured-polling',
@@ -239,6 +255,16 @@ function addFleetOptions(cmd: Command): Command {
       '--blocking-churn <rate,duration>',
       'blocking jobs keep arriving: RATE per hour (Poisson) over the cluster, each running DURATION once placed, e.g. 30,20m',
       blockingChurn,
+    )
+    .addOption(
+      new Option('--on-drain-failure <action>', "the agents' --on-drain-failure")
+        .choices(['quarantine', 'requeue'])
+        .default('quarantine'),
+    )
+    .option(
+      '--max-quarantined <n|n%>',
+      "the agents' cap: no new cycle while more other nodes than this are quarantined",
+      simUnhealthyLimit,
     )
     .addOption(
       new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
@@ -316,6 +342,10 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
+          undrainable: flags.undrainable,
+          ...(flags.drainTimeout === undefined ? {} : { drainTimeoutMs: flags.drainTimeout }),
+          onDrainFailure: flags.onDrainFailure,
+          ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,

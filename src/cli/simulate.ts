@@ -72,6 +72,14 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --taint-timing: when the agents taint (default required; unblocked = kured's timing). */
   taintTiming?: 'required' | 'unblocked';
+  /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
+  undrainable?: number;
+  /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
+  drainTimeoutMs?: number;
+  /** --on-drain-failure: the agents' (default quarantine). */
+  onDrainFailure?: 'quarantine' | 'requeue';
+  /** --max-quarantined: the agents' cap on quarantined nodes. */
+  maxQuarantined?: { count: number } | { percent: number };
   /** --seed: default 1. */
   seed: number;
   /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
@@ -131,7 +139,21 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
     taintTiming: options.taintTiming ?? 'required',
+    onDrainFailure: options.onDrainFailure ?? 'quarantine',
+    ...(options.maxQuarantined === undefined ? {} : { maxQuarantined: options.maxQuarantined }),
   };
+}
+
+/** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
+export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
+
+/** --undrainable, at most the nodes that need a reboot. */
+function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
+  return { undrainable: Math.min(options.undrainable ?? 0, needed) };
+}
+
+function drainTimeoutOf(options: SimulateOptions): number {
+  return options.drainTimeoutMs ?? ((options.undrainable ?? 0) > 0 ? UNDRAINABLE_DRAIN_TIMEOUT_MS : 0);
 }
 
 /** --required-over, when given. */
@@ -171,6 +193,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       podStartMs: 10_000,
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
+      ...undrainable(options, needed),
       zones: options.zones ?? 0,
       ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
       ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
@@ -182,7 +205,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       rebootDelayMs: options.rebootDelayMs,
       taint: options.taint ? SIM_TAINT : '',
       blockOnPdb: true,
-      drainTimeoutMs: 0,
+      drainTimeoutMs: drainTimeoutOf(options),
       evictionRetryDelayMs: 5_000,
       prometheusUrl: '',
       lockTtlMs: options.lockTtlMs ?? 0,

@@ -37,6 +37,17 @@ export interface Config {
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */
   forceReboot: boolean;
+  /**
+   * --on-drain-failure: `quarantine` (default) labels a node whose drain failed and passes it over
+   * until its pods change or --quarantine-retry passes; `requeue` only releases (it asks again at once).
+   */
+  onDrainFailure: 'requeue' | 'quarantine';
+  /** --quarantine-cordon: a quarantined node stays cordoned (by us) instead of uncordoned. Default false. */
+  quarantineCordon: boolean;
+  /** --quarantine-retry: a quarantined node tries again after this long; 0 = only when its pods change. Default 1h. */
+  quarantineRetryMs: number;
+  /** --max-quarantined: more other nodes quarantined than this halts new cycles fleet-wide; undefined = off. */
+  maxQuarantined: { count: number } | { percent: number } | undefined;
   /** --ds-name. Default 'kured'. */
   dsName: string;
   /** --ds-namespace. Default 'kube-system'. */

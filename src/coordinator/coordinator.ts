@@ -19,7 +19,6 @@ import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import { maxUnhealthy } from '../blockers/health.js';
 import {
   HEALTH_ANNOTATION,
   HEALTH_NAMES_SHOWN,
@@ -37,7 +36,7 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../loc
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
-import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+import { gatesOf, planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 
 export interface CoordinatorOptions {
   kube: Kube;
@@ -57,6 +56,8 @@ export interface CoordinatorOptions {
   groups?: { label: string; concurrency: number };
   /** --max-unhealthy-nodes. */
   maxUnhealthyNodes?: { count: number } | { percent: number };
+  /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
+  maxQuarantined?: { count: number } | { percent: number };
   /** This replica (pod name and a random suffix). */
   identity: string;
   clock: Clock;
@@ -108,6 +109,7 @@ export type CoordinatorConfig = Pick<
   | 'groupLabel'
   | 'groupConcurrency'
   | 'maxUnhealthyNodes'
+  | 'maxQuarantined'
 >;
 
 /**
@@ -131,6 +133,7 @@ export function createCoordinator(
       ? { groups: { label: config.groupLabel, concurrency: config.groupConcurrency } }
       : {}),
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
+    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
   });
 }
 
@@ -355,13 +358,7 @@ class Term {
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
       slots,
       lockHeld: lock.held,
-      health: {
-        count: health.count,
-        max:
-          this.o.maxUnhealthyNodes === undefined
-            ? undefined
-            : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
-      },
+      ...gatesOf(health, this.o),
       concurrency: this.o.concurrency,
       groupConcurrency: this.o.groups?.concurrency,
       now: this.o.clock.now(),

@@ -25,6 +25,8 @@ export interface NodeRecord {
   inCycle: boolean;
   /** Why it counts as unhealthy for --max-unhealthy-nodes; undefined when healthy. */
   unhealthy: string | undefined;
+  /** Carries the quarantine label (its drain failed): behind the other waiters, counted for --max-quarantined. */
+  quarantined: boolean;
   /** The turn annotation's text, when it gives a turn (or is unreadable: taken back like a turn). */
   turn: string | undefined;
   /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
@@ -185,7 +187,12 @@ export class FleetView {
     file(this.planned, record.name, concernsQueue(record));
     file(this.turned, record.name, hasTurnAnnotation(record));
     file(this.cycling, record.name, record.inCycle);
-    if (before?.inCycle !== record.inCycle || before.unhealthy !== record.unhealthy) this.health = undefined;
+    if (
+      before?.inCycle !== record.inCycle ||
+      before.unhealthy !== record.unhealthy ||
+      before.quarantined !== record.quarantined
+    )
+      this.health = undefined;
   }
 
   delete(name: string): void {

@@ -23,6 +23,13 @@ export interface FleetHealth {
   unhealthy: string[];
   /** How many are unhealthy in all (may exceed unhealthy.length). */
   count: number;
+  /**
+   * Quarantined nodes (kured-ts.dev/quarantined), sorted, at most HEALTH_NAMES_SHOWN; undefined from
+   * a coordinator that does not count them (an older one).
+   */
+  quarantined?: string[];
+  /** How many are quarantined in all (may exceed quarantined.length). */
+  quarantinedCount?: number;
 }
 
 /** Names the coordinator publishes; past this, `count` alone tells. */
@@ -57,7 +64,16 @@ export function parseHealth(text: string | undefined): FleetHealth | undefined {
     const v = JSON.parse(text) as Partial<FleetHealth>;
     if (typeof v.total !== 'number' || typeof v.count !== 'number' || !Array.isArray(v.unhealthy))
       return undefined;
-    return { total: v.total, count: v.count, unhealthy: v.unhealthy.filter((s) => typeof s === 'string') };
+    const health: FleetHealth = {
+      total: v.total,
+      count: v.count,
+      unhealthy: v.unhealthy.filter((s) => typeof s === 'string'),
+    };
+    if (Array.isArray(v.quarantined) && typeof v.quarantinedCount === 'number') {
+      health.quarantined = v.quarantined.filter((s) => typeof s === 'string');
+      health.quarantinedCount = v.quarantinedCount;
+    }
+    return health;
   } catch {
     return undefined;
   }

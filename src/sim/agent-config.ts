@@ -29,6 +29,10 @@ export interface SimAgentSettings {
   requireApproval?: boolean;
   /** --taint-timing. Default required. */
   taintTiming?: Config['taintTiming'];
+  /** --on-drain-failure. Default quarantine (the agents' default). */
+  onDrainFailure?: Config['onDrainFailure'];
+  /** --max-quarantined. Default none. */
+  maxQuarantined?: Config['maxQuarantined'];
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -56,6 +60,8 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
     taintTiming: s.taintTiming ?? 'required',
+    onDrainFailure: s.onDrainFailure ?? 'quarantine',
+    maxQuarantined: s.maxQuarantined,
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,

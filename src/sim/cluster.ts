@@ -11,7 +11,7 @@ import {
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
-import { agentPod, daemonSet, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
+import { agentPod, daemonSet, nodeObject, readyCondition, simKernel, stuck } from './cluster-objects.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
@@ -324,7 +324,7 @@ export class SimCluster {
     if (this.terminating.has(key)) return;
     this.terminating.add(key);
     this.podGone(pod);
-    this.finishTermination(pod);
+    if (!stuck(pod)) this.finishTermination(pod); // a finalizer nobody removes keeps it terminating
   }
 
   private onUnbound(type: SimWriteEvent['type'], key: string): void {

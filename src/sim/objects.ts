@@ -13,6 +13,7 @@ export interface ObjectMeta {
   deletionTimestamp?: string | Date;
   deletionGracePeriodSeconds?: number;
   creationTimestamp?: string | Date;
+  finalizers?: string[];
 }
 
 export interface Condition {

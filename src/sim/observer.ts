@@ -242,6 +242,9 @@ export class Observer {
     const t = this.timeline.get(name);
     if (!t) return;
     t.releasedAtMs = this.elapsed();
+    // a drain that led to no reboot (it failed: the node is quarantined, or the cycle was aborted)
+    // still took the slot from its cordon on: work of the wave, as --drain-timeout makes it
+    if (t.cordonedAtMs !== undefined && !t.rebootedInTenure) t.drainMs.push(t.releasedAtMs - t.cordonedAtMs);
     t.rebootedInTenure = false;
     t.cordonedAtMs = undefined;
   }
@@ -399,6 +402,8 @@ export class Observer {
 const HELD_BACK = ['blocked', 'waiting-for-lock', 'outside-window', 'awaiting-approval'];
 
 const BLOCKERS: [RegExp, string][] = [
+  [/^halted: .* quarantined/, 'max-quarantined'],
+  [/^quarantined/, 'quarantine'],
   [/other nodes? unhealthy/, 'health'],
   [/alert/i, 'prometheus'],
   [/blocking pod/i, 'pods'],

@@ -79,6 +79,17 @@ function waveRows(r: SimulationResult): string[] {
   ];
 }
 
+/** Nodes quarantined (their drain failed), and a halt of new cycles (--max-quarantined). */
+function quarantineRows(r: SimulationResult): string[] {
+  const rows: string[] = [];
+  if (r.quarantined.length > 0)
+    rows.push(
+      row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),
+    );
+  if (r.halted !== undefined) rows.push(row('halted', r.halted));
+  return rows;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -86,6 +97,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       `period ${shortDuration(h.periodMs)}, seed ${h.seed}`,
     ...waveRows(r),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
+    ...quarantineRows(r),
     row('max nodes down at once', String(r.maxDown)),
     row('hand-offs out of need order', `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
@@ -141,7 +153,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   return lines;
 }
 
-/** Passed = every needed reboot done and no invariant broken. */
+/**
+ * Passed = every needed reboot done (a quarantined node excepted: passing it over is the point) and
+ * no invariant broken; a halted wave did not pass.
+ */
 export function passed(r: SimulationResult): boolean {
-  return r.violations.length === 0 && r.rebooted === r.needed && r.stop === 'done';
+  return (
+    r.violations.length === 0 &&
+    r.rebooted + r.quarantined.length === r.needed &&
+    r.halted === undefined &&
+    r.stop === 'done'
+  );
 }

@@ -127,7 +127,10 @@ export interface SimulationResult {
   rollingMs: number;
   /** First lock acquisition, virtual ms after the start. */
   firstLockMs: number;
-  /** max(sum of per-node physical work / concurrency, longest single node). */
+  /**
+   * max(sum of per-node physical work / concurrency, longest single node); a drain that led to no
+   * reboot (a failed one, up to --drain-timeout) is work too: it held a slot.
+   */
   lowerBoundMs: number;
   /** Slots handed to a node while one that had needed a reboot longer waited for it (fair queue: none). */
   outOfOrder: { atMs: number; node: string; passedOver: string }[];
@@ -147,6 +150,10 @@ export interface SimulationResult {
   maxDownByZone: Record<string, number>;
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
+  /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
+  quarantined: string[];
+  /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */
+  halted: string | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
   evictions: { accepted: number; refused: number };

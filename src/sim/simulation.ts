@@ -18,6 +18,7 @@ import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
+import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 
 export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
@@ -257,12 +258,16 @@ class Simulation {
     }).length;
   }
 
-  /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
+  /**
+   * Every node that needed a reboot rebooted, or is quarantined (its drain failed), or waits while
+   * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
+   */
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    const halted = fleetHalt(this.observer) !== undefined;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
-      if (state.needsReboot) return false;
+      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
     }
     return this.observer.cordonedByUs() === 0;
   }
@@ -340,7 +345,8 @@ class Simulation {
     const locks = nodes.map((n) => n.lockedAtMs).filter((x): x is number => x !== undefined);
     const firstLockMs = locks.length > 0 ? Math.min(...locks) : 0;
     const C = this.options.agent.concurrency;
-    const work = nodes.filter((n) => n.reboots > 0).map((n) => n.workMs);
+    // a drain that failed (a quarantined node's) took its slot too: it is work of this wave
+    const work = nodes.filter((n) => n.workMs > 0).map((n) => n.workMs);
     const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);
     const evictions = { accepted: 0, refused: 0 };
     for (const r of this.server.requests) {
@@ -373,6 +379,8 @@ class Simulation {
       admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
+      quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      halted: fleetHalt(observer),
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

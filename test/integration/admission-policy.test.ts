@@ -201,6 +201,16 @@ describe('the agent admission policy admits what the agent does to its own node 
       label('n1', { 'kured-ts.dev/rebooting': 'true', 'example.com/rebooting': 'true' }),
     ],
     ['removes the approval it used', annotate('n1', { 'kured-ts.dev/approved': null })],
+    [
+      'quarantines its node: the label with drain-failed, and the record',
+      (k) =>
+        k.mergePatchNode('n1', {
+          metadata: {
+            labels: { 'kured-ts.dev/quarantined': 'drain-failed' },
+            annotations: { 'kured-ts.dev/quarantine': '{}' },
+          },
+        }),
+    ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
     ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
@@ -224,6 +234,16 @@ describe('the agent admission policy denies a stolen agent token', () => {
       /only the labels/,
     ],
     ['removing a label another actor set', label('n1', { 'team.example.com/pool': null }), /only the labels/],
+    [
+      'quarantining another node',
+      label('n2', { 'kured-ts.dev/quarantined': 'drain-failed' }),
+      /only its own node/,
+    ],
+    [
+      'setting the quarantine label to another word than drain-failed',
+      label('n1', { 'kured-ts.dev/quarantined': 'forever' }),
+      /kured-ts.dev\/quarantined only to drain-failed/,
+    ],
     [
       'removing a taint another actor added',
       taints([{ key: TAINT, effect: 'PreferNoSchedule' }]),

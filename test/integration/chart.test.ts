@@ -526,6 +526,8 @@ const SAMPLES: Record<string, string> = {
   blackout: '2026-12-20/2027-01-03',
   'group-label': 'topology.kubernetes.io/zone',
   'max-unhealthy-nodes': '10%',
+  'quarantine-retry': '42m',
+  'max-quarantined': '2',
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
   'group-concurrency': '2',
@@ -1477,17 +1479,19 @@ describe('the PrometheusRule', () => {
     }
   }
 
-  test('has the four alerts, and promtool check rules accepts them', () => {
+  test('has its alerts, and promtool check rules accepts them', () => {
     const rules = groups()[0]!.rules;
     expect(rules.map((r) => r.alert)).toEqual([
       'KuredTsRebootRequiredTooLong',
       'KuredTsNodeCordonedTooLong',
       'KuredTsRebootFailed',
       'KuredTsLockStalled',
+      'KuredTsNodeQuarantined',
+      'KuredTsQuarantineHalted',
       'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 5 rules found');
+    expect(out.output).toContain('SUCCESS: 7 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1528,6 +1532,11 @@ describe('the PrometheusRule', () => {
             // n7 goes past its deadline at 2 h and stays there; n8 never does.
             { series: 'kured_ts_reboot_overdue{node="n7",pod="i"}', values: '0x120 1x200' },
             { series: 'kured_ts_reboot_overdue{node="n8",pod="j"}', values: '0x320' },
+            // n9 is quarantined from 10 min on; n10 never is. From 20 min on, n11 says new cycles
+            // are halted (--max-quarantined).
+            { series: 'kured_ts_blocked{node="n9",blocker="quarantine",pod="k"}', values: '0x10 1x60' },
+            { series: 'kured_ts_blocked{node="n10",blocker="quarantine",pod="l"}', values: '0x70' },
+            { series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}', values: '0x20 1x60' },
           ],
           alert_rule_test: [
             { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -1552,6 +1561,23 @@ describe('the PrometheusRule', () => {
               eval_time: '7h',
               alertname: 'KuredTsLockStalled',
               exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+            },
+            { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
+            {
+              eval_time: '16m',
+              alertname: 'KuredTsNodeQuarantined',
+              exp_alerts: [expected('KuredTsNodeQuarantined', 'n9')],
+            },
+            { eval_time: '22m', alertname: 'KuredTsQuarantineHalted', exp_alerts: [] },
+            {
+              eval_time: '26m',
+              alertname: 'KuredTsQuarantineHalted',
+              exp_alerts: [
+                {
+                  exp_labels: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.labels,
+                  exp_annotations: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.annotations,
+                },
+              ],
             },
             { eval_time: '2h3m', alertname: 'KuredTsRebootOverdue', exp_alerts: [] },
             {
@@ -1672,7 +1698,8 @@ describe('the admission policy', () => {
     );
     const values = valuesOf(objects, false);
     expect(values).toMatchObject({
-      nodeLabels: 'kured-ts.dev/rebooting,example.com/rebooting,example.com/rebooted',
+      nodeLabels:
+        'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
       lockDaemonSet: `${NAMESPACE}/kured`,
       drainGracePeriod: '60',
       requireNodeClaim: 'false',

@@ -19,6 +19,7 @@ import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, formatQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const NS = 'kube-system';
@@ -122,6 +123,24 @@ function pdbAllowingNone(): void {
     metadata: { name: 'web', namespace: 'default' },
     spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
   });
+}
+
+/** `name` quarantined a minute ago: its drain failed on the pod `pod` (namespace/name, with its UID). */
+function quarantined(name: string, pod: { pod: string; uid?: string }): void {
+  label(name, { [QUARANTINE_LABEL]: 'drain-failed' });
+  annotate(name, {
+    [QUARANTINE_ANNOTATION]: formatQuarantine({
+      since: new Date(Date.now() - 60_000).toISOString(),
+      pods: [{ ...pod, reason: 'still terminating at --drain-timeout' }],
+      cordoned: false,
+    }),
+  });
+}
+
+/** The pod web-1 on n1, as the quarantine records it. */
+function webPodOfN1(): { pod: string; uid?: string } {
+  const uid = server.get<V1Pod>('pods', 'default', 'web-1')?.metadata?.uid;
+  return { pod: 'default/web-1', ...(uid === undefined ? {} : { uid }) };
 }
 
 /** The nodes the lock names now. */
@@ -270,6 +289,37 @@ const rows: [string, Row][] = [
         label('n3', { [CYCLE_LABEL]: 'true' });
         pdbAllowingNone();
       },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'n1 quarantined, the pod that stopped its drain still there: both pass it over, held back by the quarantine',
+    {
+      arrange: () => {
+        pdbAllowingNone();
+        quarantined('n1', webPodOfN1());
+      },
+      flags: { blockOnPdb: false },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'n1 quarantined, the pod that stopped its drain gone since: both take the free slot',
+    {
+      arrange: () => {
+        quarantined('n1', { pod: 'default/stuck-1', uid: 'gone-uid' });
+      },
+      verdict: 'would-reboot',
+    },
+  ],
+  [
+    'more other nodes quarantined than --max-quarantined allows: both are held back, new cycles halted',
+    {
+      arrange: () => {
+        quarantined('n2', { pod: 'default/stuck-2' });
+        quarantined('n3', { pod: 'default/stuck-3' });
+      },
+      flags: { maxQuarantined: { count: 1 } },
       verdict: 'blocked',
     },
   ],

@@ -337,7 +337,7 @@ describe('an undrainable pod', () => {
   it('fails the drain at once when a pod is covered by two PodDisruptionBudgets, naming the pod and the answer', async () => {
     twoPdbs();
     const outcome = await agent('n1', { drainTimeoutMs: 0 }).tick();
-    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.kind).toBe('quarantined');
     expect(outcome.reason).toContain('default/web-n1');
     expect(outcome.reason).toContain('more than one PodDisruptionBudget');
     // At once: the eviction is asked the bounded number of times, each answered 500, and no more (with no drain timeout, retrying an answer that cannot change

@@ -223,6 +223,19 @@ async function cordonOfOtherDenied(kubeconfig: string, other: string): Promise<b
   return false;
 }
 
+/** The answer's status to a merge patch of node `node` with the agent token of `kubeconfig`. */
+async function agentPatchNode(kubeconfig: string, node: string, body: object): Promise<number> {
+  const token = /token: "([^"]+)"/.exec(readFileSync(kubeconfig, 'utf8'))?.[1] ?? '';
+  const endpoint = { url: cluster.server.url, ca: cluster.server.ca, token };
+  const answer = await send(endpoint, {
+    method: 'PATCH',
+    path: `/api/v1/nodes/${node}`,
+    body,
+    contentType: 'application/merge-patch+json',
+  });
+  return answer.status;
+}
+
 /**
  * Plays the hosts: when a node's reboot command has run, its agent dies, its bootID changes and
  * the agent starts again. Checks the invariants of each reboot, and that at most one node is cordoned.
@@ -281,6 +294,26 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
   // the policy enforces before any agent starts: n1's token may not cordon n2, and the denial is
   // in the audit log, where the check at the end looks
   expect(await cordonOfOtherDenied(kubeconfigs.get('real-n1') ?? '', 'real-n2')).toBe(true);
+  // the quarantine (issue 33): its label (with drain-failed, no other word) and record on its own
+  // node only
+  const n1 = kubeconfigs.get('real-n1') ?? '';
+  const quarantine = (value: string): object => ({
+    metadata: {
+      labels: { 'kured-ts.dev/quarantined': value },
+      annotations: {
+        'kured-ts.dev/quarantine': '{"since":"2026-01-05T10:00:00Z","pods":[],"cordoned":false}',
+      },
+    },
+  });
+  expect(await agentPatchNode(n1, 'real-n1', quarantine('drain-failed'))).toBe(200);
+  expect([403, 422]).toContain(await agentPatchNode(n1, 'real-n1', quarantine('gave-up')));
+  expect([403, 422]).toContain(await agentPatchNode(n1, 'real-n2', quarantine('drain-failed')));
+  await cluster.patch('nodes', undefined, 'real-n1', {
+    metadata: {
+      labels: { 'kured-ts.dev/quarantined': null },
+      annotations: { 'kured-ts.dev/quarantine': null },
+    },
+  });
   const deniedBefore = deniedAgentRequests().length;
   expect(deniedBefore).toBeGreaterThan(0);
 

@@ -27,6 +27,8 @@ interface Shape {
   turnAgoMs?: number;
   /** It carries a lapsed turn (LapsedTurn) in its turn annotation. */
   lapsed?: boolean;
+  /** It carries the quarantine label (its drain failed before). */
+  quarantined?: boolean;
 }
 
 function node(name: string, shape: Shape = {}): NodeRecord {
@@ -42,6 +44,7 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     group: shape.group ?? '',
     inCycle: shape.inCycle ?? false,
     unhealthy: shape.unhealthy,
+    quarantined: shape.quarantined ?? false,
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
     lapsedTurn:
       shape.lapsed === true
@@ -157,6 +160,18 @@ const cases: Case[] = [
     { grant: ['a'] },
   ],
   [
+    'puts a quarantined node that may try again behind every other waiter, however old its need',
+    { a: { neededFor: 90, quarantined: true }, b: { neededFor: 30 }, c: { neededFor: 10 } },
+    {},
+    { grant: ['b'], queue: ['b', 'c', 'a'] },
+  ],
+  [
+    'still gives a quarantined node that may try again a turn when nobody else waits',
+    { a: { neededFor: 60, quarantined: true }, b: { phase: 'blocked', quarantined: true } },
+    {},
+    { grant: ['a'] },
+  ],
+  [
     'keeps the used turn of a node that now holds a slot until its cycle ends (no write to a node mid-cycle)',
     { a: { turnAgoMs: 1_000 }, b: {} },
     { concurrency: 2, slots: [slot('a')] },
@@ -206,6 +221,18 @@ const cases: Case[] = [
     'lets an unhealthy waiter go when the others are within the limit',
     { a: { unhealthy: 'not ready' }, u1: { phase: 'idle', unhealthy: 'not ready' } },
     { health: { count: 2, max: 1 } },
+    { grant: ['a'], held: undefined },
+  ],
+  [
+    'gives no turn while more other nodes are quarantined than --max-quarantined allows, and says why',
+    { a: {}, q1: { phase: 'blocked', quarantined: true }, q2: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
+    { grant: [], held: '2 nodes quarantined (max 1 others)' },
+  ],
+  [
+    'lets a quarantined waiter try again when the other quarantined nodes are within the cap',
+    { a: { quarantined: true }, q1: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
     { grant: ['a'], held: undefined },
   ],
 ];

@@ -148,7 +148,7 @@ app.kubernetes.io/component: coordinator
 {{- end -}}
 
 {{- define "kured-ts.coordinatorFlags" -}}
-{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "max-unhealthy-nodes" "log-format") -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "max-unhealthy-nodes" "max-quarantined" "log-format") -}}
 {{- end -}}
 
 {{/*

@@ -4,6 +4,7 @@ import { APPROVAL_ANNOTATION } from '../../node/approval.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, phaseDurations } from '../../node/history.js';
 import { KURED_IN_PROGRESS_ANNOTATION } from '../../node/node.js';
+import { liftWrite } from '../../node/quarantine.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
@@ -61,7 +62,12 @@ export async function complete(
     }
     // An approval is for one reboot: this one used it.
     if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
-    return { labels: config.postRebootNodeLabels, annotations };
+    // A quarantine ends with the cycle that rebooted the node after all.
+    const lift = liftWrite(node);
+    return {
+      labels: { ...config.postRebootNodeLabels, ...lift.labels },
+      annotations: { ...annotations, ...lift.annotations },
+    };
   });
   observePhases(pass, record);
   await pass.removeTaint();

@@ -3,9 +3,17 @@ import { firstBlock, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
 import type { LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
+import { NODE_PAUSE_ANNOTATION } from '../../node/node.js';
+import {
+  QUARANTINE_ANNOTATION,
+  QUARANTINE_LABEL,
+  liftWrite,
+  quarantineCordon,
+} from '../../node/quarantine.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
 import { startCycle } from './cycle.js';
+import { foreignCordon } from './cycle-end.js';
 import type { Pass } from './pass.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -63,11 +71,30 @@ export async function beforeLock(pass: Pass): Promise<Outcome> {
   return pass.acquire ? tryLock(pass, verdict) : pending;
 }
 
-/** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
+/**
+ * No reboot: our taint comes off, and a quarantine (with the cordon it kept) goes: the node was
+ * rebooted some other way. Not when the sentinel failed: unknown is not "no".
+ */
 async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
-  if (verdict.error === undefined) await pass.removeTaint();
+  if (verdict.error === undefined) {
+    await pass.removeTaint();
+    await liftQuarantine(pass);
+  }
   pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
   return notRequired(verdict);
+}
+
+/** Lifts the node's quarantine, and the cordon it kept when that is still ours (guarded). */
+async function liftQuarantine(pass: Pass): Promise<void> {
+  const { labels, annotations } = pass.node;
+  if (labels[QUARANTINE_LABEL] === undefined && annotations[QUARANTINE_ANNOTATION] === undefined) return;
+  await pass.guardedWrite('its quarantine was lifted', (node) => {
+    const change = liftWrite(node);
+    if (change.labels === undefined && change.annotations === undefined) return undefined;
+    const paused = node.annotations[NODE_PAUSE_ANNOTATION] === 'true';
+    if (quarantineCordon(node) && !foreignCordon(node) && !paused) change.unschedulable = false;
+    return change;
+  });
 }
 
 /** What the window, the blockers and the approval say now. */

@@ -8,7 +8,7 @@ import type { Pass } from './pass.js';
 
 /** What the write that ends a cycle adds: labels, and annotations to set or (null) remove. */
 export interface CycleEnd {
-  labels?: Record<string, string>;
+  labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
 }
 

@@ -26,9 +26,18 @@ import {
   parseCycle,
   type CycleRecord,
 } from '../../node/cycle.js';
+import {
+  QUARANTINE_LABEL,
+  QUARANTINE_VALUE,
+  podList,
+  quarantineCordon,
+  quarantineWrite,
+  type QuarantinedPod,
+} from '../../node/quarantine.js';
+import { shortDuration } from '../../text/duration.js';
 import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
-import { endCycle, foreignCordon } from './cycle-end.js';
+import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { rebooted } from './phase.js';
 import type { Pass } from './pass.js';
 
@@ -84,8 +93,10 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     if (record) return undefined;
     record = {
       bootID: node.bootID,
-      // kured records its own cordon as unschedulable: false; adopted, it is undone like ours
-      cordoned: from.kured === true || !node.unschedulable,
+      // kured records its own cordon as unschedulable: false; adopted, it is undone like ours; so is
+      // the cordon our quarantine kept (--quarantine-cordon), unless someone else owns it since
+      cordoned:
+        from.kured === true || !node.unschedulable || (quarantineCordon(node) && !foreignCordon(node)),
       attempts: 0,
       started: from.started.toISOString(),
       ...(pass.deps.agentId === undefined ? {} : { agent: pass.deps.agentId }),
@@ -277,12 +288,41 @@ async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
   }
 }
 
-/** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */
+/**
+ * Uncordon (if we cordoned; with --quarantine-cordon our cordon stays, recorded as ours) and end the
+ * cycle BEFORE giving the slot back (kured #1129). With --on-drain-failure quarantine the same write
+ * quarantines the node: it is passed over until the pods that stopped the drain change or
+ * --quarantine-retry passes, instead of taking the next free slot again (its need is the oldest).
+ */
 async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
-  await endCycle(pass, record, (node) => ({ annotations: pass.history(node, record, 'drain-failed') }));
+  const quarantine = pass.config.onDrainFailure === 'quarantine';
+  const keepCordon = quarantine && pass.config.quarantineCordon;
+  await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
+    const annotations = pass.history(node, record, 'drain-failed');
+    if (!quarantine) return { annotations };
+    const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
+    const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned });
+    return { labels: q.labels, annotations: { ...annotations, ...q.annotations } };
+  });
   await pass.release();
-  const pods = result.pending.map((p) => `${p.pod} (${p.reason})`).join(', ');
-  return { kind: 'drain-failed', reason: `drain failed: ${pods === '' ? 'unknown' : pods}` };
+  const pods = podList(quarantinedPods(result), 10);
+  if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${pods}` };
+  const retry = pass.config.quarantineRetryMs;
+  const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
+  const cordon = keepCordon ? '; left cordoned' : '';
+  return {
+    kind: 'quarantined',
+    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): the drain failed on ${pods}; passed over until these pods change${until}; lock released${cordon}`,
+  };
+}
+
+/** The pods that stopped the drain, as the quarantine records them. */
+function quarantinedPods(result: DrainResult): QuarantinedPod[] {
+  return result.pending.map((p) => ({
+    pod: p.pod,
+    ...(p.uid === undefined ? {} : { uid: p.uid }),
+    reason: p.reason,
+  }));
 }
 
 /**
