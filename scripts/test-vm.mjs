@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { URL } from 'node:url';
 import { binaryVersion, findAssets, post, startControlPlane } from './control-plane.mjs';
 import { ensureDebianPackages } from './ensure-test-tools.mjs';
+import { containerdStore } from './vm/containerd-store.mjs';
 import { cacheRoot, guestImage, PAUSE_IMAGE, writeSeedFiles } from './vm/guest-image.mjs';
 import { pauseBinary } from './vm/pause.mjs';
 import { API_ADDRESS, consoleText, SERVICE_CIDR, startVm, stopVm } from './vm/qemu.mjs';
@@ -77,6 +78,7 @@ const missing = ensureDebianPackages(
     socat: ['/usr/bin/socat'],
     podman: ['/usr/bin/podman'],
     e2fsprogs: ['/sbin/mkfs.ext4'],
+    containerd: ['/usr/bin/containerd', '/usr/bin/ctr'],
   },
   log,
 );
@@ -105,14 +107,13 @@ async function pickAccel(image) {
   const vm = startVm({
     node: { name: 'kvm-probe', index: 9 },
     image,
-    seed: probeDir,
     dir: probeDir,
     apiPort: 1,
     accel: 'kvm',
   });
   const deadline = Date.now() + PROBE_TIMEOUT_MS;
   let works = false;
-  while (!works && Date.now() < deadline && vm.process.exitCode === null) {
+  while (!works && Date.now() < deadline && vm.process.exitCode === null && vm.process.signalCode === null) {
     await new Promise((r) => setTimeout(r, 1_000));
     works = /login:/.test(consoleText(vm));
   }
@@ -124,9 +125,9 @@ async function pickAccel(image) {
   return works ? 'kvm' : 'tcg';
 }
 
-/** The kured-ts image from the Dockerfile and the pause image, saved as archives into seed/images. */
-function buildImages(seed) {
-  const images = join(seed, 'images');
+/** The kured-ts image from the Dockerfile and the pause image, saved as archives: paths and image IDs. */
+function buildImages() {
+  const images = join(dir, 'images');
   mkdirSync(images, { recursive: true });
   log(`building ${IMAGE} from the Dockerfile (scripts/image-test.sh --build-only)`);
   const built = spawnSync('bash', ['scripts/image-test.sh', '--build-only'], {
@@ -161,6 +162,19 @@ function buildImages(seed) {
     join(images, 'pause.tar'),
     PAUSE_IMAGE,
   ]);
+  const ids = execFileSync('podman', ['image', 'inspect', '--format', '{{.Id}}', IMAGE, PAUSE_IMAGE], {
+    encoding: 'utf8',
+  });
+  return { archives: [join(images, 'kured-ts.tar'), join(images, 'pause.tar')], ids: ids.trim().split('\n') };
+}
+
+/** The seed directory as a read-only ext4 disk (the guests' /dev/vdb): much faster than 9p under TCG. */
+function seedDisk(seed) {
+  const bytes = Number(execFileSync('du', ['-sb', seed], { encoding: 'utf8' }).split('\t')[0]);
+  const image = join(dir, 'seed.img');
+  const mib = Math.ceil((bytes * 1.2) / 2 ** 20) + 32;
+  execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'kured-seed', '-d', seed, image, `${mib}M`]);
+  return image;
 }
 
 /** Nodes Ready, or the guests' consoles say why not. */
@@ -222,7 +236,7 @@ async function main() {
   const accel = await pickAccel(image);
   const seed = join(dir, 'seed');
   mkdirSync(join(seed, 'tokens'), { recursive: true });
-  buildImages(seed);
+  const store = await containerdStore(buildImages(), cacheRoot(), log);
   copyFileSync(join(assets, 'kubelet'), join(seed, 'kubelet'));
   writeSeedFiles(seed);
 
@@ -252,9 +266,10 @@ async function main() {
     });
   }
 
+  const seedImage = seedDisk(seed);
   const apiPort = Number(new URL(plane.url).port);
   log(`booting ${NODES.length} VMs (${accel}): ${NODES.map((n) => n.name).join(', ')}`);
-  for (const node of NODES) vms.push(startVm({ node, image, seed, dir, apiPort, accel }));
+  for (const node of NODES) vms.push(startVm({ node, image, seed: seedImage, store, dir, apiPort, accel }));
   await waitNodesReady(apiClient(plane.url, plane.adminToken, plane.ca));
   log('every node Ready; running test/vm');
 

@@ -50,7 +50,7 @@ const PACKAGES = [
 
 /** The taint every VM node registers with: only pods that tolerate it (ours) run there. */
 export const VM_TAINT = 'kured-ts.dev/vm-test';
-/** The sandbox ("pause") image the guests' containerd uses: imported from the seed, never pulled. */
+/** The sandbox ("pause") image the guests' containerd uses: in their store, never pulled. */
 export const PAUSE_IMAGE = 'localhost/kured-ts-pause:vm';
 
 const CONTAINERD_CONFIG = `version = 2
@@ -105,7 +105,9 @@ cat >/etc/cni/net.d/10-kured-vm.conflist <<EOF
   "ipam":{"type":"host-local","ranges":[[{"subnet":"$podcidr"}]],"routes":[{"dst":"0.0.0.0/0"}]}},
  {"type":"portmap","capabilities":{"portMappings":true}}]}
 EOF
-install -m 0755 /run/seed/kubelet /usr/local/bin/kubelet
+# the images, imported on the host (scripts/vm/containerd-store.mjs): this guest's copy of the store
+mkdir -p /var/lib/containerd
+mountpoint -q /var/lib/containerd || mount /dev/vdc /var/lib/containerd
 install -m 0644 /run/seed/containerd-config.toml /etc/containerd/config.toml
 install -m 0644 /run/seed/kubelet-config.yaml /etc/kubernetes/kubelet-config.yaml
 cat >/etc/kubernetes/kubelet.kubeconfig <<EOF
@@ -119,49 +121,27 @@ EOF
 echo "KUBELET_ARGS=--hostname-override=$node --node-ip=$ip" >/etc/kubernetes/kubelet.env
 `;
 
-const IMPORT = `#!/bin/sh
-# The seed's images into containerd's k8s.io namespace, once per disk (they survive reboots).
-set -eu
-for tar in /run/seed/images/*.tar; do
-  mark=/var/lib/kured-vm-images/$(basename "$tar").$(stat -c %Y-%s "$tar")
-  [ -e "$mark" ] && continue
-  ctr -n k8s.io images import "$tar"
-  mkdir -p /var/lib/kured-vm-images && touch "$mark"
-done
-`;
-
 const UNITS = {
   'kured-vm-setup.service': `[Unit]
 Description=kured-ts VM test: node configuration from the kernel command line and the seed share
 DefaultDependencies=no
-After=local-fs.target
+After=local-fs.target dev-vdb.device dev-vdc.device
+Requires=dev-vdb.device dev-vdc.device
 Before=systemd-networkd.service containerd.service kubelet.service
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/sh -c 'mkdir -p /run/seed && mount -t 9p -o trans=virtio,version=9p2000.L,ro seed /run/seed && exec /run/seed/setup'
-[Install]
-WantedBy=multi-user.target
-`,
-  'kured-vm-images.service': `[Unit]
-Description=kured-ts VM test: import the seed's images into containerd
-After=containerd.service kured-vm-setup.service
-Requires=containerd.service kured-vm-setup.service
-Before=kubelet.service
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/run/seed/import-images
+ExecStart=/bin/sh -c 'mkdir -p /run/seed && mount -o ro /dev/vdb /run/seed && exec /run/seed/setup'
 [Install]
 WantedBy=multi-user.target
 `,
   'kubelet.service': `[Unit]
 Description=kubelet
-After=kured-vm-images.service containerd.service systemd-networkd.service
-Wants=kured-vm-images.service
+After=containerd.service systemd-networkd.service kured-vm-setup.service
+Requires=kured-vm-setup.service
 [Service]
 EnvironmentFile=/etc/kubernetes/kubelet.env
-ExecStart=/usr/local/bin/kubelet --config=/etc/kubernetes/kubelet-config.yaml --kubeconfig=/etc/kubernetes/kubelet.kubeconfig $KUBELET_ARGS
+ExecStart=/run/seed/kubelet --config=/etc/kubernetes/kubelet-config.yaml --kubeconfig=/etc/kubernetes/kubelet.kubeconfig $KUBELET_ARGS
 Restart=always
 RestartSec=2
 [Install]
@@ -172,7 +152,7 @@ WantedBy=multi-user.target
 const FILES = {
   'etc/fstab': '/dev/vda / ext4 rw,errors=remount-ro 0 1\n',
   'etc/hostname': 'kured-vm\n',
-  'etc/modules-load.d/kured-vm.conf': 'overlay\nbr_netfilter\n9p\n9pnet_virtio\n',
+  'etc/modules-load.d/kured-vm.conf': 'overlay\nbr_netfilter\n',
   'etc/sysctl.d/90-kured-vm.conf': 'net.ipv4.ip_forward = 1\nnet.bridge.bridge-nf-call-iptables = 1\n',
   // the journal of the boot before (which method rebooted it) outlives the reboot
   'etc/systemd/journald.conf.d/persistent.conf': '[Journal]\nStorage=persistent\n',
@@ -185,18 +165,26 @@ const FILES = {
 export function writeSeedFiles(seed) {
   const files = {
     setup: SETUP,
-    'import-images': IMPORT,
     'containerd-config.toml': CONTAINERD_CONFIG,
     'kubelet-config.yaml': KUBELET_CONFIG,
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(seed, name), text, { mode: 0o755 });
 }
 
-const ENABLE = ['kured-vm-setup.service', 'kured-vm-images.service', 'kubelet.service'];
+const MASK = [
+  'apt-daily.timer',
+  'apt-daily-upgrade.timer',
+  'dpkg-db-backup.timer',
+  'e2scrub_all.timer',
+  'e2scrub_reap.service',
+  'fstrim.timer',
+  'systemd-tmpfiles-clean.timer',
+];
+const ENABLE = ['kured-vm-setup.service', 'kubelet.service'];
 
 /** The cache key: everything that goes into the image. */
 function recipeKey() {
-  const recipe = JSON.stringify({ SUITE, DISK_SIZE, PACKAGES, FILES, ENABLE, v: 1 });
+  const recipe = JSON.stringify({ SUITE, DISK_SIZE, PACKAGES, FILES, ENABLE, MASK, v: 1 });
   return createHash('sha256').update(recipe).digest('hex').slice(0, 16);
 }
 
@@ -236,6 +224,12 @@ function writeFiles(rootfs) {
       ? `/lib/systemd/system/${unit}`
       : `/etc/systemd/system/${unit}`;
     symlinkSync(target, link);
+  }
+  // nothing else competes with the kubelet for the emulated CPU
+  for (const unit of MASK) {
+    const link = join(rootfs, 'etc/systemd/system', unit);
+    rmSync(link, { force: true });
+    symlinkSync('/dev/null', link);
   }
   mkdirSync(join(rootfs, 'var/log/journal'), { recursive: true });
 }

@@ -19,10 +19,14 @@ const SLIRP_HOST = '10.96.0.2';
  * 10.244.index.0/24); image: guestImage()'s files; apiPort: the host's kube-apiserver port.
  * Returns { name, ip, qga, console, process }.
  */
-export function startVm({ node, image, seed, dir, apiPort, accel, memoryMiB = 1536 }) {
+export function startVm({ node, image, seed, store, dir, apiPort, accel, memoryMiB = 1536 }) {
   const ip = `10.96.0.${10 + node.index}`;
-  const disk = join(dir, `${node.name}.qcow2`);
-  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'raw', '-b', image.disk, disk]);
+  const overlay = (base, name) => {
+    const file = join(dir, `${node.name}.${name}.qcow2`);
+    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'raw', '-b', base, file]);
+    return file;
+  };
+  const disk = overlay(image.disk, 'root');
   const qga = join(dir, `${node.name}.qga.sock`);
   const console = join(dir, `${node.name}.console.log`);
   const append = [
@@ -67,8 +71,10 @@ export function startVm({ node, image, seed, dir, apiPort, accel, memoryMiB = 15
     `user,id=net0,restrict=on,net=${GUEST_NET},host=${SLIRP_HOST},${forward}`,
     '-device',
     `virtio-net-pci,netdev=net0,mac=52:54:00:12:34:${String(node.index).padStart(2, '0')}`,
-    '-virtfs',
-    `local,path=${seed},mount_tag=seed,security_model=none,readonly=on`,
+    ...(seed === undefined ? [] : ['-drive', `file=${seed},if=virtio,format=raw,readonly=on`]),
+    ...(store === undefined
+      ? []
+      : ['-drive', `file=${overlay(store, 'containerd')},if=virtio,format=qcow2,cache=unsafe`]),
     '-chardev',
     `socket,id=qga0,path=${qga},server=on,wait=off`,
     '-device',

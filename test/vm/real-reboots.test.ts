@@ -266,14 +266,15 @@ beforeAll(async () => {
   const ca = Buffer.from(process.env.REAL_API_CA ?? '', 'base64').toString('utf8');
   const kubectl = tool('kubectl');
   run(kubectl, ['create', 'namespace', PROBE_NS]);
-  run(kubectl, [
-    '-n',
-    PROBE_NS,
-    'create',
-    'configmap',
-    'openshift-service-ca.crt',
-    `--from-literal=service-ca.crt=${ca}`,
-  ]);
+  // a kube-apiserver of OpenShift's fork mounts this ConfigMap into every projected token volume
+  // (its controller-manager may have made it already)
+  const serviceCA = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'openshift-service-ca.crt', namespace: PROBE_NS },
+    data: { 'service-ca.crt': ca },
+  };
+  run(kubectl, ['apply', '-f', '-'], JSON.stringify(serviceCA));
   const helm = tool('helm');
   for (const [index, { release }] of METHODS.entries()) {
     run(helm, ['install', release, 'charts/kured-ts', '--namespace', NS, '-f', values(index)]);
@@ -300,20 +301,29 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+function agentContainer(pod: V1Pod | undefined): { pod: string; id: string; restarts: number } {
+  const status = pod?.status?.containerStatuses?.[0];
+  return {
+    pod: pod?.metadata?.name ?? '',
+    id: status?.containerID ?? '',
+    restarts: status?.restartCount ?? 0,
+  };
+}
+
 async function recordBefore(): Promise<Map<string, Before>> {
   const before = new Map<string, Before>();
   for (const vm of vms) {
     const node = await nodeOf(vm.name);
-    const pod = await agentPod(vm.name);
+    const agent = agentContainer(await agentPod(vm.name));
     const bootID = await guest(vm.name).bootId();
     // the kubelet reports the kernel's boot_id as the Node's bootID
     expect(node.status?.nodeInfo?.bootID).toBe(bootID);
     before.set(vm.name, {
       bootID,
       kernel: (await guest(vm.name).output('uname -r')).trim(),
-      agentPod: pod?.metadata?.name ?? '',
-      agentContainer: pod?.status?.containerStatuses?.[0]?.containerID ?? '',
-      agentRestarts: pod?.status?.containerStatuses?.[0]?.restartCount ?? 0,
+      agentPod: agent.pod,
+      agentContainer: agent.id,
+      agentRestarts: agent.restarts,
     });
   }
   return before;
@@ -328,6 +338,64 @@ async function finished(name: string, before: Before): Promise<HistoryRecord | u
   const labelled = node.metadata?.labels?.[CYCLE_LABEL] !== undefined;
   if (record === undefined || labelled || node.spec?.unschedulable === true) return undefined;
   return record;
+}
+
+/** A new boot_id in the guest, reported by the kubelet and recorded with the kernels. */
+async function expectRebooted(name: string, was: Before, record: HistoryRecord | undefined): Promise<void> {
+  const bootID = await until(`${name}'s guest agent answers`, SETTLE_TIMEOUT_MS, () => guest(name).bootId());
+  if (bootID !== was.bootID) rebootedKernels++;
+  const node = await nodeOf(name);
+  expect({ node: name, changed: bootID !== was.bootID }).toEqual({ node: name, changed: true });
+  expect(node.status?.nodeInfo?.bootID).toBe(bootID);
+  expect(record).toMatchObject({
+    result: 'success',
+    bootIDBefore: was.bootID,
+    bootIDAfter: bootID,
+    kernelBefore: was.kernel,
+    kernelAfter: (await guest(name).output('uname -r')).trim(),
+  });
+  expect(node.spec?.unschedulable).not.toBe(true);
+  expect((node.spec?.taints ?? []).map((t) => t.key)).not.toContain(TAINT);
+}
+
+/** The agent's pod came back after the reboot (a new container of the same pod) and is Ready. */
+async function expectAgentRestarted(name: string, was: Before): Promise<void> {
+  const agent = agentContainer(
+    await until(`${name}'s agent is Ready`, SETTLE_TIMEOUT_MS, () => agentPod(name)),
+  );
+  expect(agent.pod).toBe(was.agentPod);
+  expect(agent.id).not.toBe(was.agentContainer);
+  expect(agent.restarts).toBeGreaterThan(was.agentRestarts);
+}
+
+/** The boot before ended by this node's method: systemd logs the signal it received. */
+async function expectMethod(name: string, method: string | undefined): Promise<void> {
+  const signalled = await guest(name).sh(
+    "journalctl -b -1 --no-pager -o cat _PID=1 | grep -c 'Received SIGRTMIN+5'",
+  );
+  expect({ node: name, method, bySignal: signalled.out.trim() !== '0' }).toEqual({
+    node: name,
+    method,
+    bySignal: method === 'signal',
+  });
+}
+
+/**
+ * Drained through the kubelet: a probe pod on this node got SIGTERM and finished its shutdown (5 s
+ * of its 30 s grace) on the boot before.
+ */
+async function expectDrained(name: string): Promise<void> {
+  const logs = await guest(name).output(`cat ${PROBE_DIR}/*.log`);
+  const btime = Number(/^btime (\d+)$/m.exec(await guest(name).output('cat /proc/stat'))?.[1]) * 1000;
+  const lines = logs.split('\n').map((l) => l.split(' '));
+  const sigterm = lines.find((l) => l[1] === 'SIGTERM');
+  const clean = lines.find((l) => l.slice(1).join(' ') === 'clean exit');
+  expect({ node: name, sigterm: sigterm !== undefined, clean: clean !== undefined }).toEqual({
+    node: name,
+    sigterm: true,
+    clean: true,
+  });
+  expect(Number(clean?.[0])).toBeLessThan(btime);
 }
 
 it(
@@ -354,58 +422,12 @@ it(
     process.stdout.write(
       `real reboots: every cycle done in ${Math.round((Date.now() - started) / 1000)} s, ${sampler.samples()} samples\n`,
     );
-
     for (const [index, vm] of vms.entries()) {
       const was = before.get(vm.name) as Before;
-      const bootID = await until(`${vm.name}'s guest agent answers`, SETTLE_TIMEOUT_MS, () =>
-        guest(vm.name).bootId(),
-      );
-      if (bootID !== was.bootID) rebootedKernels++;
-      const node = await nodeOf(vm.name);
-      const record = records.get(vm.name) as HistoryRecord;
-      // the kernel rebooted: a new boot_id in the guest, reported by the kubelet and recorded
-      expect({ node: vm.name, changed: bootID !== was.bootID }).toEqual({ node: vm.name, changed: true });
-      expect(node.status?.nodeInfo?.bootID).toBe(bootID);
-      expect(record).toMatchObject({
-        result: 'success',
-        bootIDBefore: was.bootID,
-        bootIDAfter: bootID,
-        kernelBefore: was.kernel,
-        kernelAfter: (await guest(vm.name).output('uname -r')).trim(),
-      });
-      expect(node.spec?.unschedulable).not.toBe(true);
-      expect((node.spec?.taints ?? []).map((t) => t.key)).not.toContain(TAINT);
-
-      // the agent's pod came back after the reboot (a new container of the same pod) and is Ready
-      const pod = await until(`${vm.name}'s agent is Ready`, SETTLE_TIMEOUT_MS, () => agentPod(vm.name));
-      expect(pod.metadata?.name).toBe(was.agentPod);
-      expect(pod.status?.containerStatuses?.[0]?.containerID).not.toBe(was.agentContainer);
-      expect(pod.status?.containerStatuses?.[0]?.restartCount).toBeGreaterThan(was.agentRestarts);
-
-      // the boot before ended by this node's method: systemd logs the signal it received
-      const method = METHODS[index]?.method;
-      const signalled = await guest(vm.name).sh(
-        "journalctl -b -1 --no-pager -o cat _PID=1 | grep -c 'Received SIGRTMIN+5'",
-      );
-      expect({ node: vm.name, method, bySignal: signalled.out.trim() !== '0' }).toEqual({
-        node: vm.name,
-        method,
-        bySignal: method === 'signal',
-      });
-
-      // drained through the kubelet: a probe pod on this node got SIGTERM and finished its shutdown
-      // (5 s of its 30 s grace) on the boot before
-      const logs = await guest(vm.name).output(`cat ${PROBE_DIR}/*.log`);
-      const btime = Number(/^btime (\d+)$/m.exec(await guest(vm.name).output('cat /proc/stat'))?.[1]) * 1000;
-      const lines = logs.split('\n').map((l) => l.split(' '));
-      const sigterm = lines.find((l) => l[1] === 'SIGTERM');
-      const clean = lines.find((l) => l.slice(1).join(' ') === 'clean exit');
-      expect({ node: vm.name, sigterm: sigterm !== undefined, clean: clean !== undefined }).toEqual({
-        node: vm.name,
-        sigterm: true,
-        clean: true,
-      });
-      expect(Number(clean?.[0])).toBeLessThan(btime);
+      await expectRebooted(vm.name, was, records.get(vm.name));
+      await expectAgentRestarted(vm.name, was);
+      await expectMethod(vm.name, METHODS[index]?.method);
+      await expectDrained(vm.name);
     }
     expect(await holders()).toEqual([]);
     expect(violations).toEqual([]);
