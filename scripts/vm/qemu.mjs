@@ -88,6 +88,8 @@ export function startVm({ node, image, seed, store, dir, apiPort, accel, memoryM
   ];
   const out = openSync(join(dir, `${node.name}.qemu.log`), 'a');
   const child = spawn('qemu-system-x86_64', args, { stdio: ['ignore', out, out] });
+  // an interrupted run (SIGINT, SIGTERM: scripts/control-plane.mjs exits) leaves no VM behind
+  process.on('exit', () => child.kill('SIGKILL'));
   return { name: node.name, ip, qga, console, process: child };
 }
 
