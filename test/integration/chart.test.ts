@@ -574,14 +574,20 @@ describe('the DaemonSet', () => {
         valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
       });
       const config = parseConfig(flagValues(container.args), {});
+      // the host's sentinel directory at /sentinel, never over the container's /var/run (= /run),
+      // where the kubelet mounts the ServiceAccount token
       const sentinelDir = config.rebootSentinel.replace(/\/[^/]+$/, '');
-      const volume = pod.volumes.find((v) => v.hostPath?.path === sentinelDir);
-      expect(volume).toBeDefined();
+      expect(sentinelDir).toBe('/sentinel');
+      const volume = pod.volumes.find((v) => v.name === 'sentinel');
+      expect(volume?.hostPath).toBeDefined();
       expect(container.volumeMounts).toContainEqual({
         name: volume!.name,
         mountPath: sentinelDir,
         readOnly: true,
       });
+      for (const m of container.volumeMounts) {
+        expect(['/var/run', '/run', '/var/run/secrets', '/run/secrets']).not.toContain(m.mountPath);
+      }
       for (const v of pod.volumes.filter((x) => x.hostPath !== undefined)) {
         expect(container.volumeMounts.find((m) => m.name === v.name)?.readOnly).toBe(true);
       }

@@ -73,7 +73,7 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
 {{- $text = printf "%d" (int64 $value) -}}
 {{- end -}}
-{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (hasKey $overridden $flag) -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (eq $key "rebootSentinel") (hasKey $overridden $flag) -}}
 {{- else if kindIs "slice" $value -}}
 {{- range $value -}}
 {{- $args = append $args (printf "--%s=%v" $flag .) -}}
@@ -84,6 +84,10 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- else -}}
 {{- $args = append $args (printf "--%s=%s" $flag $text) -}}
 {{- end -}}
+{{- end -}}
+{{- /* the sentinel's directory is mounted at /sentinel (daemonset.yaml) */ -}}
+{{- if not (hasKey $overridden "reboot-sentinel") -}}
+{{- $args = append $args (printf "--reboot-sentinel=/sentinel/%s" (base (.Values.configuration.rebootSentinel | default "/var/run/reboot-required"))) -}}
 {{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
 {{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
