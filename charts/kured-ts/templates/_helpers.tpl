@@ -244,10 +244,10 @@ Combinations the agent would only discover on the node: fail the install instead
 {{- if and (eq ($c.rebootMethod | default "command") "signal") (ne ($c.rebootSentinelCommand | toString) "") (eq ($c.hostExec | default "nsenter") "nsenter") -}}
 {{- fail "configuration.rebootSentinelCommand runs through nsenter, which needs a privileged pod: use rebootMethod \"command\" or the file sentinel (rebootSentinel) with rebootMethod \"signal\"" -}}
 {{- end -}}
-{{- /* The sentinel's directory is mounted from the host over the same path in the container. */ -}}
+{{- /* The sentinel's whole directory is mounted from the host (at /sentinel): not a system directory. */ -}}
 {{- $dir := dir ($c.rebootSentinel | default "/var/run/reboot-required") -}}
 {{- if has $dir (list "/" "/etc" "/usr" "/bin" "/sbin" "/lib" "/lib64" "/proc" "/sys" "/dev" "/app" "/tmp") -}}
-{{- fail (printf "configuration.rebootSentinel %s: its directory %s would be mounted from the host over the container's own; put the sentinel in a directory of its own (e.g. /var/run)" $c.rebootSentinel $dir) -}}
+{{- fail (printf "configuration.rebootSentinel %s: its directory %s would be mounted into the container, a system directory of the host; put the sentinel in a directory of its own (e.g. /var/run)" $c.rebootSentinel $dir) -}}
 {{- end -}}
 {{- if has $c.metricsHost (list "127.0.0.1" "localhost" "::1") -}}
 {{- fail (printf "configuration.metricsHost %s: the kubelet probes /healthz and /readyz on the pod's IP; leave metricsHost empty" $c.metricsHost) -}}
