@@ -27,6 +27,7 @@ import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
 import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
+import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 
@@ -123,6 +124,25 @@ const TAINTS_OK = [
   `(!has(oldObject.spec.taints) || oldObject.spec.taints.all(o, ${IS_OUR_TAINT('o')} || (has(object.spec.taints) && object.spec.taints.exists(t, t == o))))`,
 ].join(' && ');
 
+/** Is annotation `key` on `obj` (CEL)? */
+function hasAnnotation(obj: string, key: string): string {
+  return `(has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations)`;
+}
+
+/**
+ * An autoscaler annotation (src/node/autoscaler.ts) stays as it is, is added only where absent, as
+ * "true" and named in the new protection record, or is removed only as "true" and named in the old
+ * record: an admin's annotation is never changed or removed, a value other than "true" never written.
+ */
+function autoscalerAnnotationOk(key: string): string {
+  const now = `object.metadata.annotations['${key}']`;
+  const before = `oldObject.metadata.annotations['${key}']`;
+  const recorded = (obj: string): string =>
+    `(${hasAnnotation(obj, PROTECTION_ANNOTATION)} && ${obj}.metadata.annotations['${PROTECTION_ANNOTATION}'].contains('"${key}"'))`;
+  const [inNow, inBefore] = [hasAnnotation('object', key), hasAnnotation('oldObject', key)];
+  return `(${inNow} && ${inBefore} ? ${now} == ${before} : ${inNow} ? ${now} == 'true' && ${recorded('object')} : ${inBefore} ? ${before} == 'true' && ${recorded('oldObject')} : true)`;
+}
+
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** Metadata the agent (and the coordinator) never write, on either object. */
@@ -203,6 +223,10 @@ function nodesPolicy(): PolicySpec {
       forbid(
         mapUnchangedExcept('metadata.labels', value('nodeLabels')),
         `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
+      ),
+      forbid(
+        AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
+        `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
       ),
       forbid(
         mapUnchangedExcept(
@@ -308,6 +332,9 @@ export const AGENT_NODE_ANNOTATIONS = [
   HISTORY_ANNOTATION,
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
+  PROTECTION_ANNOTATION,
+  // each further judged by autoscalerAnnotationOk
+  ...AUTOSCALER_ANNOTATIONS,
 ];
 
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */

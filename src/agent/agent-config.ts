@@ -45,6 +45,8 @@ export type AgentConfig = Pick<
   | 'historyLimit'
   | 'taintTiming'
   | 'rebootDeadlineMs'
+  | 'autoscalerProtection'
+  | 'settleTimeMs'
 >;
 
 /** Everything the agent talks to. */

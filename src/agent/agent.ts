@@ -165,7 +165,12 @@ export class Agent {
    * coordinator reads the queue from the statuses), so it must not wait a period to say it again.
    */
   nextDelay(outcome: Outcome): number {
-    const delay = this.delayAfter(outcome);
+    let delay = this.delayAfter(outcome);
+    // the autoscaler protection comes off when its settle ends, not up to 1.5 periods later
+    const settleUntil = this.decision.protectedUntil();
+    if (settleUntil !== undefined) {
+      delay = Math.min(delay, Math.max(0, settleUntil - this.deps.clock.now().getTime()));
+    }
     if (!this.reporter.statusUnsent) return delay;
     return Math.min(delay, this.jitter(Math.min(this.config.periodMs, ERROR_RETRY_MS)));
   }

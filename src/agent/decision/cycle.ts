@@ -26,6 +26,7 @@ import {
   parseCycle,
   type CycleRecord,
 } from '../../node/cycle.js';
+import { protect } from '../../node/autoscaler.js';
 import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon } from './cycle-end.js';
@@ -86,7 +87,11 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     };
     const change: NodeWrite = {
       labels: { [CYCLE_LABEL]: 'true' },
-      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+      annotations: {
+        [CYCLE_ANNOTATION]: formatCycle(record),
+        // in the same patch: a drained node looks empty to an autoscaler from the cordon on
+        ...(pass.config.autoscalerProtection ? protect(node.annotations) : {}),
+      },
     };
     if (!node.unschedulable) change.unschedulable = true;
     return change;

@@ -43,6 +43,8 @@ export interface Memory {
    * agent's reboot that may still come (issue: one ambiguous write stalled the wave for the grace).
    */
   unsent?: string;
+  /** The end of the autoscaler protection's settle (ms since the epoch) as last seen, if one runs. */
+  settleUntil?: number;
 }
 
 /** What every pass is built from. */
