@@ -13,7 +13,10 @@ export const CLUSTER_AUTOSCALER_ANNOTATION = 'cluster-autoscaler.kubernetes.io/s
 /** Karpenter: never voluntarily disrupt (consolidate, drift) this node while "true". */
 export const KARPENTER_ANNOTATION = 'karpenter.sh/do-not-disrupt';
 /** The annotations that protect a node from autoscalers, each set to "true". */
-export const AUTOSCALER_ANNOTATIONS: readonly string[] = [CLUSTER_AUTOSCALER_ANNOTATION, KARPENTER_ANNOTATION];
+export const AUTOSCALER_ANNOTATIONS: readonly string[] = [
+  CLUSTER_AUTOSCALER_ANNOTATION,
+  KARPENTER_ANNOTATION,
+];
 /** What the agent added, and until when the protection lasts after the cycle. */
 export const PROTECTION_ANNOTATION = 'kured-ts.dev/autoscaler-protection';
 
@@ -73,7 +76,11 @@ export function protect(annotations: Annotations): Record<string, string> {
  * The end of a cycle: the settle period starts (the record gets its end), or with a settle of 0 the
  * protection goes at once. {} without a record.
  */
-export function settleFrom(annotations: Annotations, now: Date, settleMs: number): Record<string, string | null> {
+export function settleFrom(
+  annotations: Annotations,
+  now: Date,
+  settleMs: number,
+): Record<string, string | null> {
   const record = parseProtection(annotations[PROTECTION_ANNOTATION]);
   if (record === undefined) return {};
   if (settleMs <= 0) return unprotect(annotations);
