@@ -114,6 +114,9 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
+  autoscaler: boolean;
+  autoscalerProtection: boolean;
+  settleTime?: number;
   seed: number;
   requiredOver: number;
   wallLimit: number;
@@ -244,6 +247,17 @@ function addFleetOptions(cmd: Command): Command {
       new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
         .choices(['required', 'unblocked'])
         .default('required'),
+    )
+    .option(
+      '--autoscaler',
+      'a simulated autoscaler removes nodes that look empty (no pod but DaemonSet pods) unless annotated against scale-down; counted by when in their cycle',
+      false,
+    )
+    .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
+    .addOption(
+      new Option('--settle-time <duration>', "the agents' --settle-time (default theirs: 10m)").argParser(
+        duration,
+      ),
     );
 }
 
@@ -316,6 +330,9 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
+          autoscaler: flags.autoscaler,
+          autoscalerProtection: flags.autoscalerProtection,
+          ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,

@@ -72,6 +72,12 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --taint-timing: when the agents taint (default required; unblocked = kured's timing). */
   taintTiming?: 'required' | 'unblocked';
+  /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
+  autoscaler?: boolean;
+  /** --no-autoscaler-protection: the agents run with --autoscaler-protection=false. */
+  autoscalerProtection?: boolean;
+  /** --settle-time: the agents' --settle-time. Default theirs (10m). */
+  settleTimeMs?: number;
   /** --seed: default 1. */
   seed: number;
   /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
@@ -131,8 +137,13 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
     taintTiming: options.taintTiming ?? 'required',
+    autoscalerProtection: options.autoscalerProtection ?? true,
+    ...(options.settleTimeMs === undefined ? {} : { settleTimeMs: options.settleTimeMs }),
   };
 }
+
+/** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
+const AUTOSCALER_SCAN_MS = 10_000;
 
 /** --required-over, when given. */
 function requiredOver(options: SimulateOptions): { requiredOverMs?: number } {
@@ -190,6 +201,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
+    autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

@@ -29,6 +29,10 @@ export interface SimAgentSettings {
   requireApproval?: boolean;
   /** --taint-timing. Default required. */
   taintTiming?: Config['taintTiming'];
+  /** --autoscaler-protection. Default true. */
+  autoscalerProtection?: boolean;
+  /** --settle-time. Default the agent's (10m). */
+  settleTimeMs?: number;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -56,6 +60,8 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
     taintTiming: s.taintTiming ?? 'required',
+    autoscalerProtection: s.autoscalerProtection ?? true,
+    ...(s.settleTimeMs === undefined ? {} : { settleTimeMs: s.settleTimeMs }),
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,

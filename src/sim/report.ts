@@ -79,6 +79,19 @@ function waveRows(r: SimulationResult): string[] {
   ];
 }
 
+/** simulate --autoscaler: the nodes it removed, by when in their cycle. */
+function autoscalerRows(r: SimulationResult): string[] {
+  const removals = r.autoscalerRemovals;
+  if (removals === undefined) return [];
+  const count = (when: string): number => removals.filter((x) => x.when === when).length;
+  return [
+    row(
+      'removed by the autoscaler',
+      `${count('cycle')} in a reboot cycle, ${count('settle')} in its settle time, ${count('after')} after it (empty nodes)`,
+    ),
+  ];
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -91,6 +104,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
+    ...autoscalerRows(r),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),

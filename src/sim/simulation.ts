@@ -19,6 +19,8 @@ import { VirtualTime, type StopReason } from './virtual-time.js';
 import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 import { SimCoordinators } from './sim-coordinators.js';
+import { SimAutoscaler } from './autoscaler.js';
+import { defaultConfig } from '../config/parse.js';
 
 export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type {
@@ -115,6 +117,10 @@ class Simulation {
   /** Approvals written by the simulated operator (approveEveryMs). */
   private approvals = 0;
   private readonly coordinators: SimCoordinators;
+  /** simulate --autoscaler; undefined without it. */
+  private readonly autoscaler: SimAutoscaler | undefined;
+  /** The run is over: periodic actors stop rescheduling. */
+  private finished = false;
 
   constructor(
     private readonly server: SimServer,
@@ -140,6 +146,7 @@ class Simulation {
       logger: (name) => new SimLogger(name, this.errors),
       errors: this.errors,
     });
+    this.autoscaler = (options.autoscalerEveryMs ?? 0) > 0 ? new SimAutoscaler(this.settleMs()) : undefined;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -160,22 +167,26 @@ class Simulation {
     this.coordinators.start(this.startMs);
     this.scheduleWipes();
     this.scheduleApprovals();
+    this.scheduleAutoscaler();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
       });
     const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
     const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
+    // with an autoscaler watching, on past the end of the last settle (and a scan after it)
+    const tailMs = this.autoscaler ? this.settleMs() + 2 * (this.options.autoscalerEveryMs ?? 0) : 0;
     let doneAt: number | undefined;
     const stop = await this.time.run(
       () => {
         if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
-        return doneAt !== undefined && this.time.nowMs() >= minEnd;
+        return doneAt !== undefined && this.time.nowMs() >= Math.max(minEnd, doneAt + tailMs);
       },
       limit,
       this.options.wallLimitMs,
       this.options.wallNow,
     );
+    this.finished = true;
     for (const name of [...this.agents.keys()]) this.kill(name);
     this.coordinators.stop();
     await this.time.quiesce();
@@ -234,6 +245,43 @@ class Simulation {
         if (t.phase === 'awaiting-approval') this.approve(name);
       }
     });
+  }
+
+  /** The agents' --settle-time. */
+  private settleMs(): number {
+    return this.options.agent.settleTimeMs ?? defaultConfig().settleTimeMs;
+  }
+
+  /**
+   * The simulated autoscaler scans every autoscalerEveryMs until the run ends (past the wave: the
+   * settle). A removal in a cycle or its settle under the agents' protection is an invariant violation.
+   */
+  private scheduleAutoscaler(): void {
+    const autoscaler = this.autoscaler;
+    const every = this.options.autoscalerEveryMs ?? 0;
+    if (!autoscaler) return;
+    const guarded = this.options.agent.autoscalerProtection !== false;
+    const tick = (): void => {
+      if (this.finished) return;
+      const before = autoscaler.removals.length;
+      const nodes = this.cluster.nodeList().map((node) => ({
+        node,
+        empty: this.cluster.evictableOn(node.metadata.name).length === 0,
+      }));
+      autoscaler.scan(nodes, this.time.nowMs(), this.time.nowMs() - this.startMs);
+      for (const r of autoscaler.removals.slice(before)) {
+        if (guarded && r.when !== 'after') {
+          this.observer.violations.push({
+            atMs: r.atMs,
+            node: r.node,
+            rule: 'removed-by-autoscaler',
+            detail: `the simulated autoscaler removed the node in its ${r.when === 'cycle' ? 'reboot cycle' : 'settle time'}`,
+          });
+        }
+      }
+      this.time.schedule(this.time.nowMs() + every, tick);
+    };
+    this.time.schedule(this.startMs + every, tick);
   }
 
   /** Writes the approval on a node that has none, as `kured-ts approve` does. */
@@ -373,6 +421,7 @@ class Simulation {
       admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
+      autoscalerRemovals: this.autoscaler ? [...this.autoscaler.removals] : undefined,
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
