@@ -27,6 +27,7 @@ import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
 import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
+import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
 import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
@@ -232,9 +233,9 @@ function nodesPolicy(): PolicySpec {
         mapUnchangedExcept(
           'metadata.annotations',
           `'${NODE_ANNOTATIONS_LIST()}'`,
-          `'${APPROVAL_ANNOTATION}'`,
+          `'${REMOVABLE_ANNOTATIONS.join(',')}'`,
         ),
-        `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${APPROVAL_ANNOTATION}) of node ' + object.metadata.name`,
+        `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${REMOVABLE_ANNOTATIONS.join(', ')}) of node ' + object.metadata.name`,
       ),
     ],
   );
@@ -324,6 +325,12 @@ export interface PolicyTarget {
   /** Refuse node writes from a token without the node claim (before Kubernetes 1.30). Default true. */
   requireNodeClaim?: boolean;
 }
+
+/**
+ * The node annotations the agent may only remove: an operator's, used up by a reboot (an approval,
+ * an admin's reboot request). Never written: a stolen token cannot approve or request a reboot.
+ */
+const REMOVABLE_ANNOTATIONS = [APPROVAL_ANNOTATION, REBOOT_REQUEST_ANNOTATION];
 
 /** The node annotations the agent writes (and removes). */
 export const AGENT_NODE_ANNOTATIONS = [

@@ -5,6 +5,7 @@
 
 import type { CycleRecord } from './cycle.js';
 import type { NodeState } from './node.js';
+import { rebootRequestOf } from './reboot-request.js';
 
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
@@ -28,6 +29,9 @@ export interface HistoryRecord {
   upAt?: string;
   /** The cycle ended: uncordoned (or given up) and released. */
   endedAt: string;
+  /** An admin's request the cycle answered (`kured-ts reboot`): who asked, and why. */
+  requestedBy?: string;
+  requestReason?: string;
 }
 
 /** The per-phase durations of a record, seconds; a phase whose ends are not known is absent. */
@@ -54,7 +58,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const OPTIONAL_FIELDS = ['requiredAt', 'drainedAt', 'rebootRequestedAt', 'upAt'] as const;
+const OPTIONAL_FIELDS = [
+  'requiredAt',
+  'drainedAt',
+  'rebootRequestedAt',
+  'upAt',
+  'requestedBy',
+  'requestReason',
+] as const;
 const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
 
 function readRecord(value: unknown): HistoryRecord | undefined {
@@ -102,7 +113,7 @@ export function appendHistory(raw: string | undefined, record: HistoryRecord, li
  * before the reboot against what the node shows now, and the cycle's times.
  */
 export function cycleHistoryRecord(
-  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'>,
+  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'> & Partial<Pick<NodeState, 'annotations'>>,
   record: CycleRecord,
   result: HistoryResult,
   endedAt: string,
@@ -122,6 +133,11 @@ export function cycleHistoryRecord(
   if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
   if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
   if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
+  const request = rebootRequestOf(node.annotations ?? {});
+  if (request !== undefined) {
+    entry.requestedBy = request.byUnverified === undefined ? request.by : `${request.by} (unverified)`;
+    entry.requestReason = request.reason;
+  }
   return entry;
 }
 

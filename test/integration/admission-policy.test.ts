@@ -93,6 +93,8 @@ function seed(): void {
         labels: { 'kubernetes.io/hostname': name, 'team.example.com/pool': 'web' },
         annotations: {
           'kured-ts.dev/approved': '{"by":"alice","at":"2026-01-05T09:00:00Z"}',
+          'kured-ts.dev/reboot-requested':
+            '{"by":"alice","reason":"CVE","at":"2026-01-05T09:00:00Z","now":false}',
           'kured-ts.dev/reboot-paused': 'false',
           'example.com/owner': 'team-a',
         },
@@ -212,6 +214,10 @@ describe('the agent admission policy admits what the agent does to its own node 
       label('n1', { 'kured-ts.dev/rebooting': 'true', 'example.com/rebooting': 'true' }),
     ],
     ['removes the approval it used', annotate('n1', { 'kured-ts.dev/approved': null })],
+    [
+      "removes an admin's reboot request its reboot answered",
+      annotate('n1', { 'kured-ts.dev/reboot-requested': null }),
+    ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
     ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
@@ -321,6 +327,13 @@ describe('the agent admission policy denies a stolen agent token', () => {
     [
       'approving its own reboot',
       annotate('n1', { 'kured-ts.dev/approved': '{"by":"me","at":"2026-01-05T10:00:00Z"}' }),
+      /only the annotations/,
+    ],
+    [
+      'requesting its own reboot',
+      annotate('n1', {
+        'kured-ts.dev/reboot-requested': '{"by":"me","reason":"x","at":"2026-01-05T10:00:00Z","now":true}',
+      }),
       /only the annotations/,
     ],
     [

@@ -101,6 +101,11 @@ export class Decision {
     return outcome;
   }
 
+  /** Something outside (an admin's request) may have changed the node: read it on the next pass. */
+  forgetClean(): void {
+    this.memory.clean = false;
+  }
+
   /** The end of the autoscaler protection's settle as last seen, if one runs (the next pass is due then). */
   protectedUntil(): number | undefined {
     return this.memory.settleUntil;

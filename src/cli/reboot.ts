@@ -1,0 +1,175 @@
+// `kured-ts reboot NODE --reason TEXT [--now]` / `kured-ts reboot NODE --cancel`: an admin asks one
+// node to reboot (kured #110), without a sentinel and without editing flags fleet-wide. The request
+// is an annotation on the Node (src/node/reboot-request.ts) naming who asked (the API server's own
+// answer, SelfSubjectReview), why and when; the node's agent takes it as a reboot need, through the
+// lock, the PDBs and the drain as always (with --now past the maintenance window and the blockers),
+// records it in the node's reboot history and removes it once the node rebooted. An Event on the
+// Node says who asked.
+import type { Command } from 'commander';
+import { KubeEventRecorder } from '../events/kube-event-recorder.js';
+import { isNotFound, statusMessage } from '../kube/errors.js';
+import type { Kube } from '../kube/kube.js';
+import type { Logger } from '../log/logger.js';
+import {
+  describeRebootRequest,
+  formatRebootRequest,
+  parseRebootRequest,
+  REBOOT_REQUEST_ANNOTATION,
+  type RebootRequest,
+} from '../node/reboot-request.js';
+import { errorText } from '../text/error-text.js';
+import { defaultPausedBy } from './pause.js';
+import {
+  addConnectionOptions,
+  commandIo,
+  commandSignal,
+  connectionTarget,
+  describeApiError,
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  type CommandDeps,
+  type CommandIo,
+  type ConnectionFlags,
+} from './shared.js';
+
+export interface RebootOptions {
+  node: string;
+  /** Why (required unless cancelling). */
+  reason: string;
+  /** Past the maintenance window and the blockers. */
+  now: boolean;
+  /** Take the request back instead. */
+  cancel: boolean;
+}
+
+/** Who asks: the user the API server authenticated, or user@host with why it is not verified. */
+export async function requester(
+  kube: Kube,
+  signal: AbortSignal,
+): Promise<Pick<RebootRequest, 'by' | 'byUnverified'>> {
+  if (kube.reviewSelf === undefined) {
+    return { by: defaultPausedBy(), byUnverified: 'this client cannot ask the API server' };
+  }
+  try {
+    const self = await kube.reviewSelf(signal);
+    if (self.username !== '') return { by: self.username };
+    return { by: defaultPausedBy(), byUnverified: 'the API server named no user (SelfSubjectReview)' };
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return { by: defaultPausedBy(), byUnverified: `SelfSubjectReview refused: ${statusMessage(err)}` };
+  }
+}
+
+/** The Events of this command: on the node, written as its agent writes them; a failure is one line. */
+function recorder(io: CommandIo, node: string, uid: string | undefined): KubeEventRecorder {
+  const err = io.err ?? io.out;
+  const warn = (message: string, fields?: Record<string, unknown>): void => {
+    err(`warning: ${message}: ${errorText(fields?.error)}`);
+  };
+  const log: Logger = { debug: () => undefined, info: () => undefined, warn, error: warn };
+  return new KubeEventRecorder({
+    kube: io.kube,
+    nodeId: node,
+    ...(uid === undefined ? {} : { nodeUid: uid }),
+    clock: io.clock,
+    log,
+    periodMs: 0,
+  });
+}
+
+/** Writes (or removes) the request: a merge patch of the one annotation, and an Event. */
+async function requestReboot(io: CommandIo, options: RebootOptions, signal: AbortSignal): Promise<string> {
+  const { node } = options;
+  const before = await io.kube.getNode(node, signal);
+  const raw = before.metadata?.annotations?.[REBOOT_REQUEST_ANNOTATION];
+  const who = await requester(io.kube, signal);
+  const events = recorder(io, node, before.metadata?.uid);
+  const byText = who.byUnverified === undefined ? who.by : `${who.by} (unverified: ${who.byUnverified})`;
+  if (options.cancel) {
+    if (raw === undefined) return `${node}: had no reboot request`;
+    const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: null } } };
+    await io.kube.mergePatchNode(node, patch, signal);
+    const old = parseRebootRequest(raw);
+    const what = old === undefined || 'error' in old ? 'reboot request' : describeRebootRequest(old);
+    const why = options.reason === '' ? '' : `: ${options.reason}`;
+    await events.record('RebootRequestCancelled', `${what}; cancelled by ${byText}${why}`);
+    return `${node}: reboot request cancelled (a reboot already under way goes on once requested of the host)`;
+  }
+  const now = io.clock.now();
+  const request: RebootRequest = {
+    ...who,
+    reason: options.reason,
+    // the API server's time (its answer to the GET tells it), as approvals are written
+    at: (io.kube.serverTime?.at(now) ?? now).toISOString(),
+    now: options.now,
+  };
+  const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: formatRebootRequest(request) } } };
+  await io.kube.mergePatchNode(node, patch, signal);
+  const described = describeRebootRequest(request);
+  await events.record('RebootRequested', described);
+  const replaced = raw === undefined ? '' : ' (replacing the earlier request)';
+  return `${node}: ${described}${replaced}; its agent takes it up within minutes and reboots the node through the lock`;
+}
+
+/** 0 when the request was written (or taken back), 1 on an API error. */
+export async function runReboot(options: RebootOptions, io: CommandIo): Promise<number> {
+  const err = io.err ?? io.out;
+  const signal = commandSignal(io.timeoutMs);
+  try {
+    io.out(await requestReboot(io, options, signal));
+    return EXIT_OK;
+  } catch (e: unknown) {
+    err(
+      isNotFound(e) ? `node ${options.node} not found` : describeApiError(e, `annotate node ${options.node}`),
+    );
+    return EXIT_FAILURE;
+  }
+}
+
+interface RebootFlags extends ConnectionFlags {
+  reason?: string;
+  now?: boolean;
+  cancel?: boolean;
+}
+
+/** One node; a reason unless cancelling; --now not with --cancel: the options, or the usage error. */
+export function rebootOptions(nodes: readonly string[], flags: RebootFlags): RebootOptions | string {
+  const [node, ...more] = nodes;
+  if (node === undefined || node === '') return 'error: name the node to reboot';
+  if (more.length > 0) return `error: kured-ts reboot takes one node, not ${nodes.join(', ')}`;
+  const cancel = flags.cancel === true;
+  const now = flags.now === true;
+  const reason = (flags.reason ?? '').trim();
+  if (cancel && now) return 'error: give either --cancel or --now, not both';
+  if (!cancel && reason === '') return 'error: --reason is required: say why the node must reboot';
+  return { node, reason, now, cancel };
+}
+
+/** Adds `reboot` to the program. */
+export function registerReboot(program: Command, deps: CommandDeps): Command {
+  const cmd = program
+    .command('reboot')
+    .argument('[node...]', 'the node to reboot')
+    .description(
+      'ask one node to reboot (no sentinel needed), through the lock, the PDBs and the drain; --cancel takes it back',
+    );
+  addConnectionOptions(cmd)
+    .option('--reason <text>', 'why the node must reboot (recorded in its history and an Event)')
+    .option('--now', 'also past the maintenance window and the blockers (never the lock, PDBs or drain)')
+    .option(
+      '--cancel',
+      'take the request back (a node not yet rebooting goes back to what its sentinel says)',
+    )
+    .action(async (nodes: string[], flags: RebootFlags) => {
+      const options = rebootOptions(nodes, flags);
+      if (typeof options === 'string') {
+        deps.err(options);
+        deps.exit(EXIT_USAGE);
+        return;
+      }
+      const io = commandIo(deps, connectionTarget({ ...flags }, deps.env));
+      if (io) deps.exit(await runReboot(options, io));
+    });
+  return cmd;
+}
