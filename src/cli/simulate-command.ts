@@ -116,6 +116,7 @@ interface SimulateFlags {
   taintTiming: 'required' | 'unblocked';
   autoscaler: boolean;
   autoscalerProtection: boolean;
+  rebootNow?: string;
   settleTime?: number;
   seed: number;
   requiredOver: number;
@@ -254,6 +255,10 @@ function addFleetOptions(cmd: Command): Command {
       false,
     )
     .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
+    .option(
+      '--reboot-now <node>',
+      'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
+    )
     .addOption(
       new Option('--settle-time <duration>', "the agents' --settle-time (default theirs: 10m)").argParser(
         duration,
@@ -332,6 +337,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           taintTiming: flags.taintTiming,
           autoscaler: flags.autoscaler,
           autoscalerProtection: flags.autoscalerProtection,
+          ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
           ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,

@@ -78,6 +78,8 @@ export interface SimulateOptions {
   autoscalerProtection?: boolean;
   /** --settle-time: the agents' --settle-time. Default theirs (10m). */
   settleTimeMs?: number;
+  /** --reboot-now: a simulated admin runs `kured-ts reboot NODE --now` for this node at the start. */
+  rebootNow?: string;
   /** --seed: default 1. */
   seed: number;
   /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
@@ -202,6 +204,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
     autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
+    ...(options.rebootNow === undefined ? {} : { rebootRequests: [{ node: options.rebootNow, now: true }] }),
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

@@ -79,6 +79,12 @@ function waveRows(r: SimulationResult): string[] {
   ];
 }
 
+/** Nodes rebooted without needing it at the start: on an admin's request (simulate --reboot-now). */
+function requestRows(r: SimulationResult): string[] {
+  const asked = r.nodes.filter((n) => !n.neededReboot && n.reboots > 0).map((n) => n.name);
+  return asked.length === 0 ? [] : [row('rebooted on request only', asked.join(', '))];
+}
+
 /** simulate --autoscaler: the nodes it removed, by when in their cycle. */
 function autoscalerRows(r: SimulationResult): string[] {
   const removals = r.autoscalerRemovals;
@@ -105,6 +111,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...zoneRows(r, h),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
     ...autoscalerRows(r),
+    ...requestRows(r),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),

@@ -97,6 +97,8 @@ export interface SimulationOptions {
    * --settle-time after the wave so that the end of the settle is seen. 0 = none.
    */
   autoscalerEveryMs?: number;
+  /** A simulated admin runs `kured-ts reboot NODE --reason … [--now]` for these nodes at the start. */
+  rebootRequests?: { node: string; now: boolean }[];
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */

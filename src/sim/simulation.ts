@@ -12,7 +12,8 @@ import { Observer } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom } from './random.js';
 import { noMetrics } from '../metrics/agent-metrics.js';
-import { refreshRebootRequired } from '../agent/agent.js';
+import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from '../agent/agent.js';
+import { formatRebootRequest, REBOOT_REQUEST_ANNOTATION, rebootRequestOf } from '../node/reboot-request.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
@@ -168,6 +169,7 @@ class Simulation {
     this.scheduleWipes();
     this.scheduleApprovals();
     this.scheduleAutoscaler();
+    this.writeRebootRequests();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
@@ -247,6 +249,21 @@ class Simulation {
     });
   }
 
+  /** The simulated admin's `kured-ts reboot NODE --reason … [--now]`, at the start. */
+  private writeRebootRequests(): void {
+    const at = new Date(this.startMs).toISOString();
+    for (const { node: name, now } of this.options.rebootRequests ?? []) {
+      const node = this.cluster.nodeObject(name);
+      if (!node) {
+        this.errors.push(`reboot request for ${name}: no such node`);
+        continue;
+      }
+      const request = formatRebootRequest({ by: 'sim-admin', reason: 'simulated request', at, now });
+      const annotations = { ...node.metadata.annotations, [REBOOT_REQUEST_ANNOTATION]: request };
+      this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
+    }
+  }
+
   /** The agents' --settle-time. */
   private settleMs(): number {
     return this.options.agent.settleTimeMs ?? defaultConfig().settleTimeMs;
@@ -297,6 +314,10 @@ class Simulation {
     this.approvals++;
   }
 
+  private requested(name: string): boolean {
+    return rebootRequestOf(this.cluster.nodeObject(name)?.metadata.annotations ?? {}) !== undefined;
+  }
+
   /** Nodes whose history's last record is a successful reboot into another kernel. */
   private kernelsUpdated(): number {
     return this.cluster.nodeList().filter((n) => {
@@ -308,6 +329,8 @@ class Simulation {
   /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    // an admin's request stands until the reboot that answers it ends
+    if ((this.options.rebootRequests ?? []).some(({ node }) => this.requested(node))) return false;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
       if (state.needsReboot) return false;
@@ -355,6 +378,15 @@ class Simulation {
         logger: io.logger,
         signal: abort.signal,
         onRequired: () => agent.wake?.(),
+      });
+      // As in production: an admin's request on the node wakes the idle agent within minutes.
+      void pollRebootRequest({
+        requested: () => Promise.resolve(this.requested(name)),
+        clock,
+        logger: io.logger,
+        signal: abort.signal,
+        intervalMs: Math.min(REQUEST_POLL_MS, this.options.agent.periodMs),
+        onRequested: () => agent.wake?.(),
       });
     });
   }

@@ -154,6 +154,15 @@ describe('kured-ts simulate with the real agents', () => {
     expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
   }, 120_000);
 
+  it('with --reboot-now and no node needing a reboot, reboots exactly that node through the lock', async () => {
+    const r = await simulate({ ...small, nodes: 4, needsReboot: 0, rebootNow: 'node-03' });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.nodes.filter((n) => n.reboots > 0).map((n) => [n.name, n.reboots])).toEqual([['node-03', 1]]);
+    expect(r.nodes.find((n) => n.name === 'node-03')?.lockedAtMs).toBeDefined();
+    expect(r.admission?.denied).toBe(0);
+  });
+
   it("records in each node's reboot history the kernel its reboot brought", async () => {
     const r = await simulate({ ...small, nodes: 3 });
     expect(r.kernelsUpdated).toBe(3);
