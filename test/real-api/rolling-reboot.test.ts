@@ -11,6 +11,12 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import {
+  CLUSTER_AUTOSCALER_ANNOTATION as CA,
+  KARPENTER_ANNOTATION as KARPENTER,
+  PROTECTION_ANNOTATION as PROTECTION,
+  parseProtection,
+} from '../../src/node/autoscaler.js';
 import { TestCluster, send } from '../contract/cluster.js';
 import { waitFor } from '../fakes/wait-for.js';
 
@@ -306,5 +312,15 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
   expect(violations).toEqual([]);
   expect([...rebooted].sort()).toEqual(NODES);
   for (const node of NODES) expect(await workloadOn(node)).toEqual([]);
+  // autoscaler protection (chart default on, --settle-time 10m): every rebooted, drained node still
+  // carries both annotations, written by its agent through the chart's policy, its settle running
+  for (const node of NODES) {
+    const annotations = (await cluster.get<V1Node>('nodes', undefined, node))?.metadata?.annotations ?? {};
+    expect(annotations).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true' });
+    expect(parseProtection(annotations[PROTECTION])).toEqual({
+      added: [CA, KARPENTER],
+      until: expect.any(String),
+    });
+  }
   expect(deniedAgentRequests().slice(deniedBefore)).toEqual([]);
 }, 240_000);
