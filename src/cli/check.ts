@@ -9,7 +9,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
-import { bypassed, decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
+import { decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
 import type { Outcome } from '../agent/outcome.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import type { LockHolder } from '../lock/lock.js';
@@ -19,15 +19,10 @@ import { STATUS_ANNOTATION } from '../node/status.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
-import {
-  describeRebootRequest,
-  parseRebootRequest,
-  REBOOT_REQUEST_ANNOTATION,
-  rebootRequestOf,
-  type RebootRequest,
-} from '../node/reboot-request.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
+import { evaluateRequest, needVerdict, passedByNow } from './check-request.js';
 import { createSentinel } from '../sentinel/index.js';
-import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
   commandSignal,
@@ -137,21 +132,10 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
-/**
- * Every blocker's own verdict (not only the first): the operator wants all the reasons at once. Those
- * an admin's --now request passes are not asked, as the agent does not ask them.
- */
-async function evaluateBlockers(
-  blockers: readonly Blocker[],
-  request: RebootRequest | undefined,
-  signal: AbortSignal,
-): Promise<CheckItem[]> {
+/** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
+async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
   const items: CheckItem[] = [];
   for (const blocker of blockers) {
-    if (bypassed(blocker, request)) {
-      items.push({ name: blocker.name, verdict: 'skipped', detail: PASSED_BY_NOW });
-      continue;
-    }
     // Through firstBlock, so that a blocker that throws blocks exactly as it does in the agent.
     const verdict: Verdict = await firstBlock([blocker], signal);
     items.push(
@@ -192,27 +176,16 @@ async function evaluateSentinel(
     : { name: 'sentinel', verdict: 'no-reboot', detail: 'reboot not required' };
 }
 
-const PASSED_BY_NOW = 'not asked: the reboot request says --now';
-
-/** An admin's reboot request on the node (`kured-ts reboot`): none, or one item saying it. */
-function evaluateRequest(node: V1Node): CheckItem[] {
-  const parsed = parseRebootRequest(node.metadata?.annotations?.[REBOOT_REQUEST_ANNOTATION]);
-  if (parsed === undefined) return [];
-  if ('error' in parsed) {
-    return [{ name: 'request', verdict: 'error', detail: `${parsed.error} (the agent ignores it)` }];
-  }
-  return [{ name: 'request', verdict: 'ok', detail: describeRebootRequest(parsed) }];
-}
-
-function evaluateWindow(config: CheckConfig, now: Date, request: RebootRequest | undefined): CheckItem {
+function evaluateWindow(config: CheckConfig, now: Date): CheckItem {
   const window = createWindow(config.window);
   const { inside, change } = window.next(now);
   const at = change ? ` (${inside ? 'closes' : 'opens'} ${change.toISOString()})` : '';
   const contains = window.contains(now);
-  const detail = `${contains ? 'inside' : 'outside'} maintenance window ${window.describe()}${at}`;
-  if (!contains && request?.now === true)
-    return { name: 'window', verdict: 'skipped', detail: `${detail}; ${PASSED_BY_NOW}` };
-  return { name: 'window', verdict: contains ? 'ok' : 'blocks', detail };
+  return {
+    name: 'window',
+    verdict: contains ? 'ok' : 'blocks',
+    detail: `${contains ? 'inside' : 'outside'} maintenance window ${window.describe()}${at}`,
+  };
 }
 
 /** Under --require-approval, the node's approval as its agent judges it now; {} without the flag. */
@@ -322,15 +295,8 @@ function beforeLock(
   at: { node: V1Node; lock: LockItem; atSlot: ReadonlySet<string> },
 ): BeforeLock {
   const { node, lock, atSlot } = at;
-  const sentinel = items.find((i) => i.name === 'sentinel');
   const request = rebootRequestOf(node.metadata?.annotations ?? {});
-  // as the agent (Pass.sentinel): an admin's request is a reboot need, whatever the sentinel says
-  const verdict: SentinelVerdict =
-    request !== undefined
-      ? { required: true }
-      : sentinel?.verdict === 'error'
-        ? { required: false, error: sentinel.detail }
-        : { required: sentinel?.verdict !== 'no-reboot' };
+  const verdict = needVerdict(items, request);
   const window = createWindow(config.window);
   const own = new Set(['lock', 'window', 'approval']);
   // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight) holds
@@ -409,12 +375,11 @@ export async function evaluateCheck(
   const times: CheckTimes = { now, server: io.kube.serverTime?.at(now) ?? now };
   await readDaemonSet(kube, options.config, signal);
   const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock);
-  const request = rebootRequestOf(node.metadata?.annotations ?? {});
+  const passed = passedByNow(node, blockers);
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
     ...evaluateRequest(node),
-    evaluateWindow(options.config, now, request),
-    ...(await evaluateBlockers(blockers, request, signal)),
+    ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];

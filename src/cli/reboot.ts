@@ -78,38 +78,57 @@ function recorder(io: CommandIo, node: string, uid: string | undefined): KubeEve
   });
 }
 
-/** Writes (or removes) the request: a merge patch of the one annotation, and an Event. */
+/** What one run works on: the node as read, who asks, and where Events go. */
+interface Target {
+  node: string;
+  raw: string | undefined;
+  byText: string;
+  events: KubeEventRecorder;
+}
+
+/** Removes the request (a merge patch of the one annotation), with an Event. */
+async function cancelRequest(io: CommandIo, t: Target, reason: string, signal: AbortSignal): Promise<string> {
+  if (t.raw === undefined) return `${t.node}: had no reboot request`;
+  const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: null } } };
+  await io.kube.mergePatchNode(t.node, patch, signal);
+  const old = parseRebootRequest(t.raw);
+  const what = old === undefined || 'error' in old ? 'reboot request' : describeRebootRequest(old);
+  const why = reason === '' ? '' : `: ${reason}`;
+  await t.events.record('RebootRequestCancelled', `${what}; cancelled by ${t.byText}${why}`);
+  return `${t.node}: reboot request cancelled (a reboot already asked of the host goes on)`;
+}
+
+/** Writes the request (a merge patch of the one annotation), with an Event. */
+async function writeRequest(
+  io: CommandIo,
+  t: Target,
+  request: RebootRequest,
+  signal: AbortSignal,
+): Promise<string> {
+  const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: formatRebootRequest(request) } } };
+  await io.kube.mergePatchNode(t.node, patch, signal);
+  const described = describeRebootRequest(request);
+  await t.events.record('RebootRequested', described);
+  const replaced = t.raw === undefined ? '' : ' (replacing the earlier request)';
+  return `${t.node}: ${described}${replaced}; its agent takes it up within minutes and reboots the node through the lock`;
+}
+
+/** Writes (or removes) the request. */
 async function requestReboot(io: CommandIo, options: RebootOptions, signal: AbortSignal): Promise<string> {
   const { node } = options;
   const before = await io.kube.getNode(node, signal);
-  const raw = before.metadata?.annotations?.[REBOOT_REQUEST_ANNOTATION];
   const who = await requester(io.kube, signal);
-  const events = recorder(io, node, before.metadata?.uid);
-  const byText = who.byUnverified === undefined ? who.by : `${who.by} (unverified: ${who.byUnverified})`;
-  if (options.cancel) {
-    if (raw === undefined) return `${node}: had no reboot request`;
-    const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: null } } };
-    await io.kube.mergePatchNode(node, patch, signal);
-    const old = parseRebootRequest(raw);
-    const what = old === undefined || 'error' in old ? 'reboot request' : describeRebootRequest(old);
-    const why = options.reason === '' ? '' : `: ${options.reason}`;
-    await events.record('RebootRequestCancelled', `${what}; cancelled by ${byText}${why}`);
-    return `${node}: reboot request cancelled (a reboot already under way goes on once requested of the host)`;
-  }
-  const now = io.clock.now();
-  const request: RebootRequest = {
-    ...who,
-    reason: options.reason,
-    // the API server's time (its answer to the GET tells it), as approvals are written
-    at: (io.kube.serverTime?.at(now) ?? now).toISOString(),
-    now: options.now,
+  const target: Target = {
+    node,
+    raw: before.metadata?.annotations?.[REBOOT_REQUEST_ANNOTATION],
+    byText: who.byUnverified === undefined ? who.by : `${who.by} (unverified: ${who.byUnverified})`,
+    events: recorder(io, node, before.metadata?.uid),
   };
-  const patch = { metadata: { annotations: { [REBOOT_REQUEST_ANNOTATION]: formatRebootRequest(request) } } };
-  await io.kube.mergePatchNode(node, patch, signal);
-  const described = describeRebootRequest(request);
-  await events.record('RebootRequested', described);
-  const replaced = raw === undefined ? '' : ' (replacing the earlier request)';
-  return `${node}: ${described}${replaced}; its agent takes it up within minutes and reboots the node through the lock`;
+  if (options.cancel) return cancelRequest(io, target, options.reason, signal);
+  const now = io.clock.now();
+  // the API server's time (its answer to the GET tells it), as approvals are written
+  const at = (io.kube.serverTime?.at(now) ?? now).toISOString();
+  return writeRequest(io, target, { ...who, reason: options.reason, at, now: options.now }, signal);
 }
 
 /** 0 when the request was written (or taken back), 1 on an API error. */

@@ -147,6 +147,16 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
 /** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
 const AUTOSCALER_SCAN_MS = 10_000;
 
+/** The simulated autoscaler (--autoscaler) and admin (--reboot-now). */
+function operators(
+  options: SimulateOptions,
+): Pick<SimulationOptions, 'autoscalerEveryMs' | 'rebootRequests'> {
+  return {
+    autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
+    ...(options.rebootNow === undefined ? {} : { rebootRequests: [{ node: options.rebootNow, now: true }] }),
+  };
+}
+
 /** --required-over, when given. */
 function requiredOver(options: SimulateOptions): { requiredOverMs?: number } {
   return options.requiredOverMs === undefined ? {} : { requiredOverMs: options.requiredOverMs };
@@ -203,8 +213,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
-    autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
-    ...(options.rebootNow === undefined ? {} : { rebootRequests: [{ node: options.rebootNow, now: true }] }),
+    ...operators(options),
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

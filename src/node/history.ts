@@ -133,12 +133,17 @@ export function cycleHistoryRecord(
   if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
   if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
   if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
-  const request = rebootRequestOf(node.annotations ?? {});
-  if (request !== undefined) {
-    entry.requestedBy = request.byUnverified === undefined ? request.by : `${request.by} (unverified)`;
-    entry.requestReason = request.reason;
-  }
-  return entry;
+  return { ...entry, ...requestFields(node.annotations) };
+}
+
+/** Who asked for the reboot and why, when an admin's request stands on the node (`kured-ts reboot`). */
+function requestFields(
+  annotations: Readonly<Record<string, string>> = {},
+): Pick<HistoryRecord, 'requestedBy' | 'requestReason'> {
+  const request = rebootRequestOf(annotations);
+  if (request === undefined) return {};
+  const by = request.byUnverified === undefined ? request.by : `${request.by} (unverified)`;
+  return { requestedBy: by, requestReason: request.reason };
 }
 
 /** The history annotation with `entry` appended, the last `limit` kept; none with limit 0. */

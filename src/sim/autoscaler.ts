@@ -55,7 +55,8 @@ export class SimAutoscaler {
   readonly removals: Removal[] = [];
   private readonly removed = new Set<string>();
 
-  constructor(private readonly settleMs: number) {}
+  /** @param settleMs the agents' --settle-time (to tell a removal in a settle from one after it) */
+  constructor(readonly settleMs: number) {}
 
   /** One scan at `nowMs` (epoch ms; `sinceStartMs` for the record) of `nodes`, each with its emptiness. */
   scan(nodes: readonly { node: NodeMeta; empty: boolean }[], nowMs: number, sinceStartMs: number): void {

@@ -1,7 +1,6 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
-import type { Logger } from '../log/logger.js';
 import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
@@ -11,19 +10,24 @@ import type { SimDaemonSet, SimServer } from './objects.js';
 import { Observer } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom } from './random.js';
-import { noMetrics } from '../metrics/agent-metrics.js';
-import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from '../agent/agent.js';
-import { formatRebootRequest, REBOOT_REQUEST_ANNOTATION, rebootRequestOf } from '../node/reboot-request.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
+import {
+  approve,
+  requested,
+  runAutoscaler,
+  writeRebootRequests,
+  type OperatorContext,
+} from './sim-operators.js';
+import { SimLogger } from './sim-logger.js';
+import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
 
-export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
+export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type {
   NodeResult,
   RequestSample,
@@ -33,30 +37,6 @@ import type {
 } from './simulation-types.js';
 
 const DAY = 24 * 3600_000;
-
-/** Keeps warnings and errors (capped) and drops the rest: 200 agents log a lot. */
-class SimLogger implements Logger {
-  constructor(
-    private readonly node: string,
-    private readonly sink: string[],
-  ) {}
-  debug(): void {
-    // dropped
-  }
-  info(): void {
-    // dropped
-  }
-  warn(message: string, fields?: Record<string, unknown>): void {
-    this.keep('warn', message, fields);
-  }
-  error(message: string, fields?: Record<string, unknown>): void {
-    this.keep('error', message, fields);
-  }
-  private keep(level: string, message: string, fields?: Record<string, unknown>): void {
-    if (this.sink.length < 200)
-      this.sink.push(`${this.node} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  }
-}
 
 interface Running {
   clock: ReturnType<VirtualTime['clock']>;
@@ -147,7 +127,10 @@ class Simulation {
       logger: (name) => new SimLogger(name, this.errors),
       errors: this.errors,
     });
-    this.autoscaler = (options.autoscalerEveryMs ?? 0) > 0 ? new SimAutoscaler(this.settleMs()) : undefined;
+    this.autoscaler =
+      (options.autoscalerEveryMs ?? 0) > 0
+        ? new SimAutoscaler(options.agent.settleTimeMs ?? defaultConfig().settleTimeMs)
+        : undefined;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -168,16 +151,14 @@ class Simulation {
     this.coordinators.start(this.startMs);
     this.scheduleWipes();
     this.scheduleApprovals();
-    this.scheduleAutoscaler();
-    this.writeRebootRequests();
+    this.startOperators();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
       });
     const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
     const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
-    // with an autoscaler watching, on past the end of the last settle (and a scan after it)
-    const tailMs = this.autoscaler ? this.settleMs() + 2 * (this.options.autoscalerEveryMs ?? 0) : 0;
+    const tailMs = this.tailMs();
     let doneAt: number | undefined;
     const stop = await this.time.run(
       () => {
@@ -244,78 +225,35 @@ class Simulation {
     if (this.options.agent.requireApproval !== true) return;
     this.everyUntilDone(this.options.approveEveryMs ?? 0, () => {
       for (const [name, t] of this.observer.timeline) {
-        if (t.phase === 'awaiting-approval') this.approve(name);
+        if (t.phase === 'awaiting-approval' && approve(this.operatorContext(), name)) this.approvals++;
       }
     });
   }
 
-  /** The simulated admin's `kured-ts reboot NODE --reason … [--now]`, at the start. */
-  private writeRebootRequests(): void {
-    const at = new Date(this.startMs).toISOString();
-    for (const { node: name, now } of this.options.rebootRequests ?? []) {
-      const node = this.cluster.nodeObject(name);
-      if (!node) {
-        this.errors.push(`reboot request for ${name}: no such node`);
-        continue;
-      }
-      const request = formatRebootRequest({ by: 'sim-admin', reason: 'simulated request', at, now });
-      const annotations = { ...node.metadata.annotations, [REBOOT_REQUEST_ANNOTATION]: request };
-      this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
-    }
-  }
-
-  /** The agents' --settle-time. */
-  private settleMs(): number {
-    return this.options.agent.settleTimeMs ?? defaultConfig().settleTimeMs;
-  }
-
-  /**
-   * The simulated autoscaler scans every autoscalerEveryMs until the run ends (past the wave: the
-   * settle). A removal in a cycle or its settle under the agents' protection is an invariant violation.
-   */
-  private scheduleAutoscaler(): void {
-    const autoscaler = this.autoscaler;
-    const every = this.options.autoscalerEveryMs ?? 0;
-    if (!autoscaler) return;
+  /** The simulated admin's requests, and the autoscaler. */
+  private startOperators(): void {
+    writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
+    if (!this.autoscaler) return;
     const guarded = this.options.agent.autoscalerProtection !== false;
-    const tick = (): void => {
-      if (this.finished) return;
-      const before = autoscaler.removals.length;
-      const nodes = this.cluster.nodeList().map((node) => ({
-        node,
-        empty: this.cluster.evictableOn(node.metadata.name).length === 0,
-      }));
-      autoscaler.scan(nodes, this.time.nowMs(), this.time.nowMs() - this.startMs);
-      for (const r of autoscaler.removals.slice(before)) {
-        if (guarded && r.when !== 'after') {
-          this.observer.violations.push({
-            atMs: r.atMs,
-            node: r.node,
-            rule: 'removed-by-autoscaler',
-            detail: `the simulated autoscaler removed the node in its ${r.when === 'cycle' ? 'reboot cycle' : 'settle time'}`,
-          });
-        }
-      }
-      this.time.schedule(this.time.nowMs() + every, tick);
-    };
-    this.time.schedule(this.startMs + every, tick);
+    runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
   }
 
-  /** Writes the approval on a node that has none, as `kured-ts approve` does. */
-  private approve(name: string): void {
-    const node = this.cluster.nodeObject(name);
-    if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) return;
-    const at = new Date(this.time.nowMs()).toISOString();
-    const annotations = {
-      ...node.metadata.annotations,
-      [APPROVAL_ANNOTATION]: formatApproval({ by: 'sim-operator', at }),
-    };
-    this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
-    this.approvals++;
+  /** With an autoscaler watching, the run goes on past the end of the last settle (and a scan after). */
+  private tailMs(): number {
+    return this.autoscaler ? this.autoscaler.settleMs + 2 * (this.options.autoscalerEveryMs ?? 0) : 0;
   }
 
-  private requested(name: string): boolean {
-    return rebootRequestOf(this.cluster.nodeObject(name)?.metadata.annotations ?? {}) !== undefined;
+  /** What the simulated admin and autoscaler act on. */
+  private operatorContext(): OperatorContext {
+    return {
+      time: this.time,
+      cluster: this.cluster,
+      server: this.server,
+      startMs: this.startMs,
+      errors: this.errors,
+      violations: this.observer.violations,
+      finished: () => this.finished,
+    };
   }
 
   /** Nodes whose history's last record is a successful reboot into another kernel. */
@@ -330,7 +268,7 @@ class Simulation {
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
     // an admin's request stands until the reboot that answers it ends
-    if ((this.options.rebootRequests ?? []).some(({ node }) => this.requested(node))) return false;
+    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
       if (state.needsReboot) return false;
@@ -370,23 +308,11 @@ class Simulation {
       agent.run(abort.signal).catch((err: unknown) => {
         if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
       });
-      // As in production (src/agent/run.ts): the sentinel is checked every minute and wakes the agent.
-      void refreshRebootRequired({
-        sentinel: io.sentinel,
-        metrics: noMetrics,
+      startAgentLoops(agent, io, {
         clock,
-        logger: io.logger,
         signal: abort.signal,
-        onRequired: () => agent.wake?.(),
-      });
-      // As in production: an admin's request on the node wakes the idle agent within minutes.
-      void pollRebootRequest({
-        requested: () => Promise.resolve(this.requested(name)),
-        clock,
-        logger: io.logger,
-        signal: abort.signal,
-        intervalMs: Math.min(REQUEST_POLL_MS, this.options.agent.periodMs),
-        onRequested: () => agent.wake?.(),
+        requested: () => requested(this.cluster, name),
+        periodMs: this.options.agent.periodMs,
       });
     });
   }
@@ -453,7 +379,7 @@ class Simulation {
       admission: this.admission ? { ...this.admission.counts } : undefined,
       maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
       approvals: this.approvals,
-      autoscalerRemovals: this.autoscaler ? [...this.autoscaler.removals] : undefined,
+      autoscalerRemovals: this.removals(),
       kernelsUpdated: this.kernelsUpdated(),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
@@ -488,6 +414,11 @@ class Simulation {
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
     };
+  }
+
+  /** The simulated autoscaler's removals; undefined without it. */
+  private removals(): SimulationResult['autoscalerRemovals'] {
+    return this.autoscaler === undefined ? undefined : [...this.autoscaler.removals];
   }
 
   private nodeResults(): NodeResult[] {

@@ -11,15 +11,16 @@ export async function settle(pass: Pass): Promise<void> {
   if (pass.node.annotations[CYCLE_ANNOTATION] !== undefined) return;
   const now = pass.deps.clock.now();
   const settleMs = pass.config.settleTimeMs;
-  let ended = false;
+  const last = { step: 'none' };
   await pass.guardedWrite('the autoscaler protection settled', (node) => {
     if (node.annotations[CYCLE_ANNOTATION] !== undefined) return undefined;
     const step = settleStep(node.annotations, now, settleMs);
+    last.step = step.step;
     if (step.step === 'none' || step.step === 'wait') return undefined;
-    ended = step.step === 'end';
     return { annotations: step.change };
   });
-  if (ended) pass.deps.logger.info('autoscaler protection removed', { node: pass.config.nodeId });
+  if (last.step === 'end')
+    pass.deps.logger.info('autoscaler protection removed', { node: pass.config.nodeId });
 }
 
 /**
