@@ -21,13 +21,13 @@ import { errorText } from '../text/error-text.js';
 import { defaultPausedBy } from './pause.js';
 import {
   addConnectionOptions,
-  commandIo,
   commandSignal,
+  CommandUsageError,
   connectionTarget,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
-  EXIT_USAGE,
+  runCommand,
   type CommandDeps,
   type CommandIo,
   type ConnectionFlags,
@@ -153,15 +153,17 @@ interface RebootFlags extends ConnectionFlags {
 }
 
 /** One node; a reason unless cancelling; --now not with --cancel: the options, or the usage error. */
-export function rebootOptions(nodes: readonly string[], flags: RebootFlags): RebootOptions | string {
+export function rebootOptions(nodes: readonly string[], flags: RebootFlags): RebootOptions {
   const [node, ...more] = nodes;
-  if (node === undefined || node === '') return 'error: name the node to reboot';
-  if (more.length > 0) return `error: kured-ts reboot takes one node, not ${nodes.join(', ')}`;
+  if (node === undefined || node === '') throw new CommandUsageError('error: name the node to reboot');
+  if (more.length > 0)
+    throw new CommandUsageError(`error: kured-ts reboot takes one node, not ${nodes.join(', ')}`);
   const cancel = flags.cancel === true;
   const now = flags.now === true;
   const reason = (flags.reason ?? '').trim();
-  if (cancel && now) return 'error: give either --cancel or --now, not both';
-  if (!cancel && reason === '') return 'error: --reason is required: say why the node must reboot';
+  if (cancel && now) throw new CommandUsageError('error: give either --cancel or --now, not both');
+  if (!cancel && reason === '')
+    throw new CommandUsageError('error: --reason is required: say why the node must reboot');
   return { node, reason, now, cancel };
 }
 
@@ -180,15 +182,13 @@ export function registerReboot(program: Command, deps: CommandDeps): Command {
       '--cancel',
       'take the request back (a node not yet rebooting goes back to what its sentinel says)',
     )
-    .action(async (nodes: string[], flags: RebootFlags) => {
-      const options = rebootOptions(nodes, flags);
-      if (typeof options === 'string') {
-        deps.err(options);
-        deps.exit(EXIT_USAGE);
-        return;
-      }
-      const io = commandIo(deps, connectionTarget({ ...flags }, deps.env));
-      if (io) deps.exit(await runReboot(options, io));
-    });
+    .action((nodes: string[], flags: RebootFlags) =>
+      runCommand(deps, {
+        what: 'reboot',
+        options: () => rebootOptions(nodes, flags),
+        target: () => connectionTarget({ ...flags }, deps.env),
+        run: runReboot,
+      }),
+    );
   return cmd;
 }

@@ -30,7 +30,7 @@ export interface HistoryRecord {
   /** The cycle ended: uncordoned (or given up) and released. */
   endedAt: string;
   /** An admin's request the cycle answered (`kured-ts reboot`): who asked, and why. */
-  requestedBy?: string;
+  requestedByAdmin?: string;
   requestReason?: string;
 }
 
@@ -63,7 +63,7 @@ const OPTIONAL_FIELDS = [
   'drainedAt',
   'rebootRequestedAt',
   'upAt',
-  'requestedBy',
+  'requestedByAdmin',
   'requestReason',
 ] as const;
 const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
@@ -139,11 +139,11 @@ export function cycleHistoryRecord(
 /** Who asked for the reboot and why, when an admin's request stands on the node (`kured-ts reboot`). */
 function requestFields(
   annotations: Readonly<Record<string, string>> = {},
-): Pick<HistoryRecord, 'requestedBy' | 'requestReason'> {
+): Pick<HistoryRecord, 'requestedByAdmin' | 'requestReason'> {
   const request = rebootRequestOf(annotations);
   if (request === undefined) return {};
   const by = request.byUnverified === undefined ? request.by : `${request.by} (unverified)`;
-  return { requestedBy: by, requestReason: request.reason };
+  return { requestedByAdmin: by, requestReason: request.reason };
 }
 
 /** The history annotation with `entry` appended, the last `limit` kept; none with limit 0. */

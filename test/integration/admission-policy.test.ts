@@ -507,7 +507,7 @@ describe('the coordinator admission policy admits what the coordinator does', ()
       const poll = (): void => {
         if (node('n1').metadata?.annotations?.[TURN_ANNOTATION] !== undefined) resolve(true);
         else if (Date.now() > deadline) resolve(false);
-        else setTimeout(poll, 20);
+        else setTimeout(poll, 20); // polls: the coordinator runs on real time
       };
       poll();
     });

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
@@ -374,12 +374,12 @@ describe('the values schema', () => {
       'rebootSentinelCommand',
     ],
     [
-      'a sentinel directly under / (the host root would be mounted over the container root)',
+      'a sentinel directly under / (the whole host filesystem would be mounted into the container)',
       ['configuration.rebootSentinel=/reboot-required'],
       'its directory / would be mounted',
     ],
     [
-      'a sentinel in /etc (the host /etc would hide the container one)',
+      "a sentinel in /etc (the host's /etc, its secrets included, would be mounted into the container)",
       ['configuration.rebootSentinel=/etc/reboot-required'],
       'its directory /etc would be mounted',
     ],
@@ -436,22 +436,25 @@ describe('every flag is reachable from values', () => {
     expect(Object.keys(values.configuration).sort()).toEqual(expected);
   });
 
-  test('the default values render to exactly the agent’s defaults, except the chart’s taint and lock DaemonSet', () => {
+  test('the default values render to exactly the agent’s defaults, except the chart’s taint, lock DaemonSet and sentinel mount', () => {
     const { container, ds } = agent(render());
     const config = parseConfig(flagValues(container.args), {});
     const expected = {
       ...defaultConfig(),
       preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+      // the host's /var/run/reboot-required, seen through the sentinel's mount
+      rebootSentinel: '/sentinel/reboot-required',
       dsName: ds.metadata.name,
       dsNamespace: NAMESPACE,
     };
     expect(config).toEqual(expected);
   });
 
-  test('the default values render no flag that only repeats an agent default: the taint and the lock DaemonSet only', () => {
+  test('the default values render no flag that only repeats an agent default: the taint, the sentinel in its mount and the lock DaemonSet only', () => {
     const { container, ds } = agent(render());
     expect(container.args).toEqual([
       '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
+      '--reboot-sentinel=/sentinel/reboot-required',
       `--ds-name=${ds.metadata.name}`,
       `--ds-namespace=${NAMESPACE}`,
     ]);
@@ -494,11 +497,14 @@ describe('every flag is reachable from values', () => {
       const key = camel(flag.name);
       const [value, arg] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
       sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
-      wants.push(arg);
+      // the sentinel's host directory is mounted at /sentinel: the agent gets its file there
+      wants.push(flag.name === 'reboot-sentinel' ? `--${flag.name}=/sentinel/${basename(value)}` : arg);
     }
-    const { container } = agent(render([], sets));
+    const { container, pod } = agent(render([], sets));
     expect(container.args).toEqual(expect.arrayContaining(wants));
     expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
+    const sentinel = pod.volumes.find((v) => v.name === 'sentinel');
+    expect(sentinel?.hostPath?.path).toBe(dirname(SAMPLES['reboot-sentinel'] ?? ''));
   });
 });
 
@@ -574,14 +580,20 @@ describe('the DaemonSet', () => {
         valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
       });
       const config = parseConfig(flagValues(container.args), {});
+      // the host's sentinel directory at /sentinel, never over the container's /var/run (= /run),
+      // where the kubelet mounts the ServiceAccount token
       const sentinelDir = config.rebootSentinel.replace(/\/[^/]+$/, '');
-      const volume = pod.volumes.find((v) => v.hostPath?.path === sentinelDir);
-      expect(volume).toBeDefined();
+      expect(sentinelDir).toBe('/sentinel');
+      const volume = pod.volumes.find((v) => v.name === 'sentinel');
+      expect(volume?.hostPath).toBeDefined();
       expect(container.volumeMounts).toContainEqual({
         name: volume!.name,
         mountPath: sentinelDir,
         readOnly: true,
       });
+      for (const m of container.volumeMounts) {
+        expect(['/var/run', '/run', '/var/run/secrets', '/run/secrets']).not.toContain(m.mountPath);
+      }
       for (const v of pod.volumes.filter((x) => x.hostPath !== undefined)) {
         expect(container.volumeMounts.find((m) => m.name === v.name)?.readOnly).toBe(true);
       }
@@ -1765,7 +1777,12 @@ describe("a kured chart user's values", () => {
     const ds = parseAllDocuments(out.stdout)
       .map((d) => d.toJS() as K8sObject)
       .filter((o) => o.kind === 'DaemonSet');
-    expect(agent(ds).container.args).toEqual(['--ds-name=kured-ts', '--ds-namespace=kube-system']);
+    // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
+    expect(agent(ds).container.args).toEqual([
+      '--reboot-sentinel=/sentinel/reboot-required',
+      '--ds-name=kured-ts',
+      '--ds-namespace=kube-system',
+    ]);
   });
 
   test.each([

@@ -139,7 +139,7 @@ describe('kured-ts reboot', () => {
     expect(parseHistory(node('n1').metadata?.annotations?.[HISTORY_ANNOTATION])).toEqual([
       expect.objectContaining({
         result: 'success',
-        requestedBy: ADMIN,
+        requestedByAdmin: ADMIN,
         requestReason: 'CVE-2026-0001 kernel fix',
       }),
     ]);
@@ -225,7 +225,7 @@ describe('kured-ts reboot usage', () => {
     ['no reason', ['n1'], {}, /--reason is required/],
     ['--cancel with --now', ['n1'], { cancel: true, now: true }, /either --cancel or --now/],
   ])('refuses %s', (_name, nodes, flags, message) => {
-    expect(rebootOptions(nodes, flags)).toMatch(message);
+    expect(() => rebootOptions(nodes, flags)).toThrow(message);
   });
 
   it('exits 2 with one line on bad usage, before any API request', async () => {

@@ -102,6 +102,7 @@ beforeAll(async () => {
     if (answer.status === 403) return;
     if (answer.status === 200)
       await cluster.patch('nodes', undefined, NODES[1]!, { spec: { unschedulable: null } });
+    // kube-apiserver loads a new admission policy asynchronously: poll once a second of real time
     await new Promise((r) => setTimeout(r, 1_000));
   }
   throw new Error('the coordinator policy never took effect');

@@ -223,6 +223,7 @@ async function cordonOfOtherDenied(kubeconfig: string, other: string): Promise<b
     if (answer.status === 403 || answer.status === 422) return true;
     if (answer.status === 200)
       await cluster.patch('nodes', undefined, other, { spec: { unschedulable: null } });
+    // kube-apiserver loads a new admission policy asynchronously: poll once a second of real time
     await new Promise((r) => setTimeout(r, 1_000));
   }
   return false;

@@ -39,8 +39,17 @@ export const MAX_REDRAINS = 3;
 /** Where the way to the reboot goes on from. */
 export type Step = 'drain' | 'verify' | 'uncordoned';
 
-/** A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again). */
-type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean };
+/**
+ * A conflict on the write that counts the attempt (the Node changed between our read and it: a
+ * kubelet's status write, say) leads back to the re-verify at most this many times in one pass.
+ */
+const MAX_RECOUNTS = 3;
+
+/**
+ * A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again, or a
+ * re-verify after a conflicting count).
+ */
+type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean; recount?: true };
 
 /** Just took the slot: labels, --drain-delay, notify, then the cycle record with our cordon, and on. */
 export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcome> {
@@ -107,11 +116,13 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
 export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome> {
   let next: Next = { step: first, record, redrain: false };
   let redrains = 0;
+  let recounts = 0;
   while (!('outcome' in next)) {
     if (next.redrain) redrains++;
+    if (next.recount === true) recounts++;
     const at: CycleRecord = next.record;
     if (next.step === 'drain') next = await drain(pass, at);
-    else if (next.step === 'verify') next = await verify(pass, at, redrains);
+    else if (next.step === 'verify') next = await verify(pass, at, redrains, recounts);
     else next = await uncordoned(pass, at, redrains);
   }
   return next.outcome;
@@ -137,13 +148,16 @@ async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
 }
 
 /** Re-verify (kured #929): the slot still ours, the node still cordoned, and by us alone; then reboot. */
-async function verify(pass: Pass, record: CycleRecord, redrains: number): Promise<Next> {
+async function verify(pass: Pass, record: CycleRecord, redrains: number, recounts: number): Promise<Next> {
   await pass.readNode();
   const lost = await pass.slotStillOurs(record);
   if (lost !== undefined)
     return { outcome: await abortBeforeReboot(pass, record, `${lost} before the reboot`) };
   const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
-  const overtaken = overtakenBy(pass, record, current);
+  // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
+  // retry), is no other agent's request: it is carried out below, once verified.
+  const own = pass.ownUnsent();
+  const overtaken = own ? undefined : overtakenBy(pass, record, current);
   if (overtaken !== undefined) return { outcome: overtaken };
   if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
@@ -152,7 +166,11 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number): Promis
     const handed = await pass.writeRecord({ ...current, cordoned: false });
     return { step: 'drain', record: handed, redrain: true };
   }
-  return { outcome: await reboot(pass, current) };
+  if (own) {
+    const reason = `reboot attempt ${current.attempts} of ${pass.config.rebootRetries} (bootID ${current.bootID}): counted by this agent, whose write was answered with an error`;
+    return { outcome: await requestReboot(pass, current, reason) };
+  }
+  return reboot(pass, current, recounts);
 }
 
 /**
@@ -192,11 +210,18 @@ async function uncordoned(pass: Pass, record: CycleRecord, redrains: number): Pr
 
 /**
  * Counts the attempt in the record first (guarded: of two agents of this node, one requests the
- * reboot of this boot), so a reboot that never comes is noticed after a restart.
+ * reboot of this boot), so a reboot that never comes is noticed after a restart. A conflict means
+ * the Node changed since the re-verify read it: verified again on a fresh read (where another
+ * agent's count shows), up to MAX_RECOUNTS times, before the pass ends and the next looks again.
  */
-async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
+async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promise<Next> {
   const attempts = record.attempts + 1;
-  const request: CycleRecord = { ...record, attempts, rebootRequestedAt: pass.now() };
+  const request: CycleRecord = {
+    ...record,
+    attempts,
+    rebootRequestedAt: pass.now(),
+    requestedBy: pass.env.memory.instance,
+  };
   if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
@@ -207,13 +232,16 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
   );
   const reason = `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${pass.node.bootID})`;
   if (!counted) {
+    if (recounts < MAX_RECOUNTS) return { step: 'verify', record, redrain: false, recount: true };
     return {
-      kind: 'rebooting',
-      reason: `${reason}: the node changed meanwhile (another agent of it?); looking again`,
+      outcome: {
+        kind: 'rebooting',
+        reason: `${reason}: the node changed ${MAX_RECOUNTS + 1} times meanwhile (another agent of it?); looking again`,
+      },
     };
   }
   pass.node = counted;
-  return requestReboot(pass, request, reason);
+  return { outcome: await requestReboot(pass, request, reason) };
 }
 
 /**

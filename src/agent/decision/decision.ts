@@ -16,6 +16,7 @@
 // is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
 import { HeldSlot } from '../../lock/held-slot.js';
 import { PROTECTION_ANNOTATION } from '../../node/autoscaler.js';
+import { randomUUID } from 'node:crypto';
 import { CYCLE_ANNOTATION } from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
@@ -63,11 +64,18 @@ async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Pr
   return handler(pass, phase);
 }
 
+/** Agents started in this process: numbers each, so that two never share an instance id. */
+let started = 0;
+
 export class Decision {
-  private readonly memory: Memory = { clean: false };
+  private readonly memory: Memory;
   private readonly env: PassEnv;
 
   constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {
+    started++;
+    // An identity, not a decision: random (two agents' pods of one node), and numbered (one process)
+    const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started}`;
+    this.memory = { clean: false, instance };
     this.env = { config, deps, progress, slot, memory: this.memory };
   }
 

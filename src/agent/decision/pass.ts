@@ -46,6 +46,8 @@ export interface Memory {
   unsent?: string;
   /** The end of the autoscaler protection's settle (ms since the epoch) as last seen, if one runs. */
   settleUntil?: number;
+  /** This agent instance's id, written as the record's requestedBy with each attempt it counts. */
+  readonly instance: string;
 }
 
 /** What every pass is built from. */
@@ -181,6 +183,12 @@ export class Pass {
     const result = await this.env.slot.acquire(this.metaOf(record), this.signal, { inCycle: true });
     if (result.acquired) this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
     return result;
+  }
+
+  /** The node's record is the attempt this agent wrote (its answer lost) and never asked the host for. */
+  ownUnsent(): boolean {
+    const unsent = this.env.memory.unsent;
+    return unsent !== undefined && unsent === this.node.annotations[CYCLE_ANNOTATION];
   }
 
   hasTaint(): boolean {
