@@ -48,6 +48,8 @@ export type AgentConfig = Pick<
   | 'historyLimit'
   | 'taintTiming'
   | 'rebootDeadlineMs'
+  | 'autoscalerProtection'
+  | 'settleTimeMs'
 >;
 
 /** Everything the agent talks to. */

@@ -19,8 +19,10 @@ import { STATUS_ANNOTATION } from '../node/status.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
+import { evaluateRequest, needVerdict, passedByNow } from './check-request.js';
 import { createSentinel } from '../sentinel/index.js';
-import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
   commandSignal,
@@ -296,11 +298,8 @@ function beforeLock(
   at: { node: V1Node; lock: LockItem; atSlot: ReadonlySet<string> },
 ): BeforeLock {
   const { node, lock, atSlot } = at;
-  const sentinel = items.find((i) => i.name === 'sentinel');
-  const verdict: SentinelVerdict =
-    sentinel?.verdict === 'error'
-      ? { required: false, error: sentinel.detail }
-      : { required: sentinel?.verdict !== 'no-reboot' };
+  const request = rebootRequestOf(node.metadata?.annotations ?? {});
+  const verdict = needVerdict(items, request);
   const window = createWindow(config.window);
   const own = new Set(['lock', 'window', 'approval']);
   // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight) holds
@@ -318,6 +317,7 @@ function beforeLock(
       : { blocked: false },
     bootID: node.status?.nodeInfo?.bootID ?? '',
     ...approvalOf(config, node, server),
+    ...(request === undefined ? {} : { request }),
   };
 }
 
@@ -331,7 +331,7 @@ function decide(
   if (early !== undefined) return earlyDecision(early, items);
   const lock = items.find((i) => i.name === 'lock');
   if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
-  const required = items.some((i) => i.name === 'sentinel' && i.verdict === 'ok');
+  const required = items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok');
   return {
     kind: 'would-reboot',
     reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}`,
@@ -378,10 +378,11 @@ export async function evaluateCheck(
   const times: CheckTimes = { now, server: io.kube.serverTime?.at(now) ?? now };
   await readDaemonSet(kube, options.config, signal);
   const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock);
+  const passed = passedByNow(node, blockers);
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
-    evaluateWindow(options.config, now),
-    ...(await evaluateBlockers(blockers, signal)),
+    ...evaluateRequest(node),
+    ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];

@@ -118,6 +118,10 @@ interface SimulateFlags {
   drainTimeout?: number;
   onDrainFailure: 'quarantine' | 'requeue';
   maxQuarantined?: { count: number } | { percent: number };
+  autoscaler: boolean;
+  autoscalerProtection: boolean;
+  rebootNow?: string;
+  settleTime?: number;
   seed: number;
   requiredOver: number;
   wallLimit: number;
@@ -270,6 +274,21 @@ function addFleetOptions(cmd: Command): Command {
       new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
         .choices(['required', 'unblocked'])
         .default('required'),
+    )
+    .option(
+      '--autoscaler',
+      'a simulated autoscaler removes nodes that look empty (no pod but DaemonSet pods) unless annotated against scale-down; counted by when in their cycle',
+      false,
+    )
+    .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
+    .option(
+      '--reboot-now <node>',
+      'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
+    )
+    .addOption(
+      new Option('--settle-time <duration>', "the agents' --settle-time (default theirs: 10m)").argParser(
+        duration,
+      ),
     );
 }
 
@@ -346,6 +365,10 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.drainTimeout === undefined ? {} : { drainTimeoutMs: flags.drainTimeout }),
           onDrainFailure: flags.onDrainFailure,
           ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
+          autoscaler: flags.autoscaler,
+          autoscalerProtection: flags.autoscalerProtection,
+          ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
+          ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,

@@ -80,6 +80,14 @@ export interface SimulateOptions {
   onDrainFailure?: 'quarantine' | 'requeue';
   /** --max-quarantined: the agents' cap on quarantined nodes. */
   maxQuarantined?: { count: number } | { percent: number };
+  /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
+  autoscaler?: boolean;
+  /** --no-autoscaler-protection: the agents run with --autoscaler-protection=false. */
+  autoscalerProtection?: boolean;
+  /** --settle-time: the agents' --settle-time. Default theirs (10m). */
+  settleTimeMs?: number;
+  /** --reboot-now: a simulated admin runs `kured-ts reboot NODE --now` for this node at the start. */
+  rebootNow?: string;
   /** --seed: default 1. */
   seed: number;
   /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
@@ -141,6 +149,21 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     taintTiming: options.taintTiming ?? 'required',
     onDrainFailure: options.onDrainFailure ?? 'quarantine',
     ...(options.maxQuarantined === undefined ? {} : { maxQuarantined: options.maxQuarantined }),
+    autoscalerProtection: options.autoscalerProtection ?? true,
+    ...(options.settleTimeMs === undefined ? {} : { settleTimeMs: options.settleTimeMs }),
+  };
+}
+
+/** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
+const AUTOSCALER_SCAN_MS = 10_000;
+
+/** The simulated autoscaler (--autoscaler) and admin (--reboot-now). */
+function operators(
+  options: SimulateOptions,
+): Pick<SimulationOptions, 'autoscalerEveryMs' | 'rebootRequests'> {
+  return {
+    autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
+    ...(options.rebootNow === undefined ? {} : { rebootRequests: [{ node: options.rebootNow, now: true }] }),
   };
 }
 
@@ -213,6 +236,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
+    ...operators(options),
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

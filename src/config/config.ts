@@ -72,6 +72,13 @@ export interface Config {
   approvalTtlMs: number;
   /** --history-limit: reboot cycles kept in the node's history annotation. Default 10. */
   historyLimit: number;
+  /**
+   * --autoscaler-protection: annotate the node against autoscaler scale-down (cluster-autoscaler,
+   * Karpenter) during its cycle and --settle-time after. Default true.
+   */
+  autoscalerProtection: boolean;
+  /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */
+  settleTimeMs: number;
   /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
   rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */

@@ -854,6 +854,22 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('historyLimit', integer(0, 100)),
   }),
   added({
+    name: 'autoscaler-protection',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true (each only if absent; only those the agent added are removed)',
+    apply: set('autoscalerProtection', boolean),
+  }),
+  added({
+    name: 'settle-time',
+    type: 'string',
+    valueName: DURATION,
+    default: '10m',
+    description: 'how long the autoscaler protection stays after a reboot cycle ends',
+    apply: set('settleTimeMs', duration('non-negative')),
+  }),
+  added({
     name: 'taint-timing',
     type: 'string',
     valueName: '<when>',

@@ -176,6 +176,19 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        autoscalerProtection: {
+          description:
+            '--autoscaler-protection: annotate a node in its cycle (and --settle-time after) against cluster-autoscaler and Karpenter scale-down',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
+        },
+        settleTime: {
+          description: '--settle-time (Go duration): the autoscaler protection stays this long after a cycle',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         preferNoScheduleTaint: { description: "--prefer-no-schedule-taint: '' = no taint", type: 'string' },
         blockingPodSelector: {
           description: '--blocking-pod-selector (repeated)',
@@ -741,6 +754,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     approvalTtl: '0',
     rebootDeadline: '0',
     historyLimit: 10,
+    autoscalerProtection: true,
+    settleTime: '10m',
     taintTiming: 'required',
     lockQueue: 'fair',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',

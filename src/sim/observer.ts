@@ -32,7 +32,8 @@ export interface Violation {
     | 'lock-left'
     | 'too-many-down'
     | 'too-many-in-group'
-    | 'write-denied-by-policy';
+    | 'write-denied-by-policy'
+    | 'removed-by-autoscaler';
   detail: string;
 }
 

@@ -90,6 +90,25 @@ function quarantineRows(r: SimulationResult): string[] {
   return rows;
 }
 
+/** Nodes rebooted without needing it at the start: on an admin's request (simulate --reboot-now). */
+function requestRows(r: SimulationResult): string[] {
+  const asked = r.nodes.filter((n) => !n.neededReboot && n.reboots > 0).map((n) => n.name);
+  return asked.length === 0 ? [] : [row('rebooted on request only', asked.join(', '))];
+}
+
+/** simulate --autoscaler: the nodes it removed, by when in their cycle. */
+function autoscalerRows(r: SimulationResult): string[] {
+  const removals = r.autoscalerRemovals;
+  if (removals === undefined) return [];
+  const count = (when: string): number => removals.filter((x) => x.when === when).length;
+  return [
+    row(
+      'removed by the autoscaler',
+      `${count('cycle')} in a reboot cycle, ${count('settle')} in its settle time, ${count('after')} after it (empty nodes)`,
+    ),
+  ];
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -103,6 +122,8 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
+    ...autoscalerRows(r),
+    ...requestRows(r),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),

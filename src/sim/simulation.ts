@@ -1,27 +1,33 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
-import type { Logger } from '../log/logger.js';
 import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
-import type { SimDaemonSet, SimServer } from './objects.js';
+import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom } from './random.js';
-import { noMetrics } from '../metrics/agent-metrics.js';
-import { refreshRebootRequired } from '../agent/agent.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
-import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
+import { SimAutoscaler } from './autoscaler.js';
+import {
+  approve,
+  requested,
+  runAutoscaler,
+  writeRebootRequests,
+  type OperatorContext,
+} from './sim-operators.js';
+import { SimLogger } from './sim-logger.js';
+import { startAgentLoops } from './sim-agent.js';
+import { defaultConfig } from '../config/parse.js';
 
-export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
+export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type {
   NodeResult,
   RequestSample,
@@ -31,30 +37,6 @@ import type {
 } from './simulation-types.js';
 
 const DAY = 24 * 3600_000;
-
-/** Keeps warnings and errors (capped) and drops the rest: 200 agents log a lot. */
-class SimLogger implements Logger {
-  constructor(
-    private readonly node: string,
-    private readonly sink: string[],
-  ) {}
-  debug(): void {
-    // dropped
-  }
-  info(): void {
-    // dropped
-  }
-  warn(message: string, fields?: Record<string, unknown>): void {
-    this.keep('warn', message, fields);
-  }
-  error(message: string, fields?: Record<string, unknown>): void {
-    this.keep('error', message, fields);
-  }
-  private keep(level: string, message: string, fields?: Record<string, unknown>): void {
-    if (this.sink.length < 200)
-      this.sink.push(`${this.node} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  }
-}
 
 interface Running {
   clock: ReturnType<VirtualTime['clock']>;
@@ -116,6 +98,10 @@ class Simulation {
   /** Approvals written by the simulated operator (approveEveryMs). */
   private approvals = 0;
   private readonly coordinators: SimCoordinators;
+  /** simulate --autoscaler; undefined without it. */
+  private readonly autoscaler: SimAutoscaler | undefined;
+  /** The run is over: periodic actors stop rescheduling. */
+  private finished = false;
 
   constructor(
     private readonly server: SimServer,
@@ -141,6 +127,10 @@ class Simulation {
       logger: (name) => new SimLogger(name, this.errors),
       errors: this.errors,
     });
+    this.autoscaler =
+      (options.autoscalerEveryMs ?? 0) > 0
+        ? new SimAutoscaler(options.agent.settleTimeMs ?? defaultConfig().settleTimeMs)
+        : undefined;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -161,22 +151,25 @@ class Simulation {
     this.coordinators.start(this.startMs);
     this.scheduleWipes();
     this.scheduleApprovals();
+    this.startOperators();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
       });
     const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
     const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
+    const tailMs = this.tailMs();
     let doneAt: number | undefined;
     const stop = await this.time.run(
       () => {
         if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
-        return doneAt !== undefined && this.time.nowMs() >= minEnd;
+        return doneAt !== undefined && this.time.nowMs() >= Math.max(minEnd, doneAt + tailMs);
       },
       limit,
       this.options.wallLimitMs,
       this.options.wallNow,
     );
+    this.finished = true;
     for (const name of [...this.agents.keys()]) this.kill(name);
     this.coordinators.stop();
     await this.time.quiesce();
@@ -232,30 +225,35 @@ class Simulation {
     if (this.options.agent.requireApproval !== true) return;
     this.everyUntilDone(this.options.approveEveryMs ?? 0, () => {
       for (const [name, t] of this.observer.timeline) {
-        if (t.phase === 'awaiting-approval') this.approve(name);
+        if (t.phase === 'awaiting-approval' && approve(this.operatorContext(), name)) this.approvals++;
       }
     });
   }
 
-  /** Writes the approval on a node that has none, as `kured-ts approve` does. */
-  private approve(name: string): void {
-    const node = this.cluster.nodeObject(name);
-    if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) return;
-    const at = new Date(this.time.nowMs()).toISOString();
-    const annotations = {
-      ...node.metadata.annotations,
-      [APPROVAL_ANNOTATION]: formatApproval({ by: 'sim-operator', at }),
-    };
-    this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
-    this.approvals++;
+  /** The simulated admin's requests, and the autoscaler. */
+  private startOperators(): void {
+    writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
+    if (!this.autoscaler) return;
+    const guarded = this.options.agent.autoscalerProtection !== false;
+    runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
   }
 
-  /** Nodes whose history's last record is a successful reboot into another kernel. */
-  private kernelsUpdated(): number {
-    return this.cluster.nodeList().filter((n) => {
-      const last = parseHistory(n.metadata.annotations?.[HISTORY_ANNOTATION]).at(-1);
-      return last?.result === 'success' && last.kernelBefore !== last.kernelAfter;
-    }).length;
+  /** With an autoscaler watching, the run goes on past the end of the last settle (and a scan after). */
+  private tailMs(): number {
+    return this.autoscaler ? this.autoscaler.settleMs + 2 * (this.options.autoscalerEveryMs ?? 0) : 0;
+  }
+
+  /** What the simulated admin and autoscaler act on. */
+  private operatorContext(): OperatorContext {
+    return {
+      time: this.time,
+      cluster: this.cluster,
+      server: this.server,
+      startMs: this.startMs,
+      errors: this.errors,
+      violations: this.observer.violations,
+      finished: () => this.finished,
+    };
   }
 
   /**
@@ -264,6 +262,8 @@ class Simulation {
    */
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    // an admin's request stands until the reboot that answers it ends
+    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
     const halted = fleetHalt(this.observer) !== undefined;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
@@ -304,14 +304,11 @@ class Simulation {
       agent.run(abort.signal).catch((err: unknown) => {
         if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
       });
-      // As in production (src/agent/run.ts): the sentinel is checked every minute and wakes the agent.
-      void refreshRebootRequired({
-        sentinel: io.sentinel,
-        metrics: noMetrics,
+      startAgentLoops(agent, io, {
         clock,
-        logger: io.logger,
         signal: abort.signal,
-        onRequired: () => agent.wake?.(),
+        requested: () => requested(this.cluster, name),
+        periodMs: this.options.agent.periodMs,
       });
     });
   }
@@ -381,7 +378,8 @@ class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       halted: fleetHalt(observer),
-      kernelsUpdated: this.kernelsUpdated(),
+      autoscalerRemovals: this.removals(),
+      kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
       podEvictions: byReplica.reduce((a, b) => a + b, 0),
@@ -415,6 +413,11 @@ class Simulation {
       wallMs: Date.now() - wallStart,
       tasks: this.time.tasksRun,
     };
+  }
+
+  /** The simulated autoscaler's removals; undefined without it. */
+  private removals(): SimulationResult['autoscalerRemovals'] {
+    return this.autoscaler === undefined ? undefined : [...this.autoscaler.removals];
   }
 
   private nodeResults(): NodeResult[] {

@@ -530,6 +530,7 @@ const SAMPLES: Record<string, string> = {
   'max-quarantined': '2',
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
+  'settle-time': '42m',
   'group-concurrency': '2',
   'history-limit': '7',
   'taint-timing': 'unblocked',

@@ -11,6 +11,12 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import {
+  CLUSTER_AUTOSCALER_ANNOTATION as CA,
+  KARPENTER_ANNOTATION as KARPENTER,
+  PROTECTION_ANNOTATION as PROTECTION,
+  parseProtection,
+} from '../../src/node/autoscaler.js';
 import { TestCluster, send } from '../contract/cluster.js';
 import { waitFor } from '../fakes/wait-for.js';
 
@@ -289,6 +295,19 @@ async function waveDone(): Promise<boolean> {
   return settled && (await holders()).length === 0;
 }
 
+/**
+ * Autoscaler protection (chart default on, --settle-time 10m): a rebooted, drained node still carries
+ * both annotations, written by its agent through the chart's policy, its settle running.
+ */
+async function expectSettling(node: string): Promise<void> {
+  const annotations = (await cluster.get<V1Node>('nodes', undefined, node))?.metadata?.annotations ?? {};
+  expect(annotations).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true' });
+  expect(parseProtection(annotations[PROTECTION])).toEqual({
+    added: [CA, KARPENTER],
+    until: expect.any(String),
+  });
+}
+
 it('reboots every node once, one at a time, with the chart RBAC and admission policy and no agent request denied', async () => {
   const kubeconfigs = await agentKubeconfigs();
   // the policy enforces before any agent starts: n1's token may not cordon n2, and the denial is
@@ -340,5 +359,6 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
   expect(violations).toEqual([]);
   expect([...rebooted].sort()).toEqual(NODES);
   for (const node of NODES) expect(await workloadOn(node)).toEqual([]);
+  for (const node of NODES) await expectSettling(node);
   expect(deniedAgentRequests().slice(deniedBefore)).toEqual([]);
 }, 240_000);

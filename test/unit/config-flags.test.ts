@@ -18,11 +18,13 @@ const DESIGN_FLAGS = [
 
 /**
  * The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval,
- * history, PromQL blockers, patch deadlines, the lock queue's order).
+ * history, PromQL blockers, patch deadlines, the lock queue's order) and DESIGN §14's (autoscaler
+ * protection).
  */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue',
+  'autoscaler-protection', 'settle-time',
 ]; // prettier-ignore
 
 describe('the flag table', () => {

@@ -100,6 +100,8 @@ describe('defaults', () => {
       proxy: { httpProxy: '', httpsProxy: '', noProxy: '' },
       blockingQueries: [],
       rebootDeadlineMs: 0,
+      autoscalerProtection: true,
+      settleTimeMs: 600_000,
     };
     expect(defaultConfig()).toEqual(expected);
   });

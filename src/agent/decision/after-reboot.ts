@@ -5,6 +5,7 @@ import type { CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, phaseDurations } from '../../node/history.js';
 import { KURED_IN_PROGRESS_ANNOTATION } from '../../node/node.js';
 import { liftWrite } from '../../node/quarantine.js';
+import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
@@ -60,8 +61,11 @@ export async function complete(
     if (config.annotateNodes && node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
       annotations[KURED_IN_PROGRESS_ANNOTATION] = null;
     }
-    // An approval is for one reboot: this one used it.
+    // An approval is for one reboot: this one used it. So is an admin's request: this reboot answered it.
     if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
+    if (node.annotations[REBOOT_REQUEST_ANNOTATION] !== undefined) {
+      annotations[REBOOT_REQUEST_ANNOTATION] = null;
+    }
     // A quarantine ends with the cycle that rebooted the node after all.
     const lift = liftWrite(node);
     return {

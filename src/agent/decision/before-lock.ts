@@ -10,6 +10,7 @@ import {
   liftWrite,
   quarantineCordon,
 } from '../../node/quarantine.js';
+import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
 import { startCycle } from './cycle.js';
@@ -28,6 +29,8 @@ export interface BeforeLock {
   bootID: string;
   /** Under --require-approval, the node's approval as judged now; absent without it. */
   approval?: ApprovalVerdict;
+  /** An admin's reboot request on the node (`kured-ts reboot`); with `now` past the window and blockers. */
+  request?: RebootRequest;
 }
 
 /**
@@ -36,7 +39,7 @@ export interface BeforeLock {
  */
 export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
   if (!b.verdict.required) return notRequired(b.verdict);
-  if (!b.window.inside) {
+  if (!b.window.inside && b.request?.now !== true) {
     const opens = b.window.next ? `; opens ${b.window.next.toISOString()}` : '';
     return { kind: 'outside-window', reason: `outside maintenance window ${b.window.describe}${opens}` };
   }
@@ -65,7 +68,10 @@ export async function beforeLock(pass: Pass): Promise<Outcome> {
   const { progress } = pass.env;
   // Right after startUp's 'pending', the first pass does not report it again.
   const last = progress.last;
-  const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
+  const request = pass.request();
+  const why = request === undefined ? 'reboot required' : describeRebootRequest(request);
+  const pending: Outcome =
+    last?.kind === 'pending' && last.reason === why ? last : { kind: 'pending', reason: why };
   if (pending !== last) await progress.report(pending, pass.signal);
   if (pass.config.taintTiming === 'required') await pass.addTaint();
   return pass.acquire ? tryLock(pass, verdict) : pending;
@@ -102,15 +108,18 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
   const { window, blockers, clock, serverTime } = pass.deps;
   const now = clock.now();
   const inside = window.contains(now);
+  const request = pass.request();
   return {
     verdict,
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
-    block: inside
-      ? await firstBlock(
-          blockers.filter((b) => !leftToSlot(pass, b)),
-          pass.signal,
-        )
-      : { blocked: false },
+    block:
+      inside || request?.now === true
+        ? await firstBlock(
+            blockers.filter((b) => !leftToSlot(pass, b) && !bypassed(b, request)),
+            pass.signal,
+          )
+        : { blocked: false },
+    ...(request === undefined ? {} : { request }),
     bootID: pass.node.bootID,
     // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
     ...approvalCheck(
@@ -119,6 +128,11 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
       serverTime?.at(now) ?? now,
     ),
   };
+}
+
+/** Does an admin's request pass `blocker`? With --now every blocker but the PDB pre-flight. */
+export function bypassed(blocker: Pick<Blocker, 'name'>, request: RebootRequest | undefined): boolean {
+  return request?.now === true && blocker.name !== 'pdb';
 }
 
 /**

@@ -17,6 +17,7 @@ import type { LockHolder } from '../../lock/lock.js';
 import {
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
+  type NodeState,
   type NodeWrite,
 } from '../../node/node.js';
 import {
@@ -35,6 +36,7 @@ import {
   type QuarantinedPod,
 } from '../../node/quarantine.js';
 import { shortDuration } from '../../text/duration.js';
+import { protect } from '../../node/autoscaler.js';
 import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
@@ -79,6 +81,15 @@ export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcom
 }
 
 /**
+ * Whether the cycle's cordon is ours to undo: we make it (the node is schedulable); kured records its
+ * own cordon as unschedulable: false, adopted, it is undone like ours; so is the cordon our quarantine
+ * kept (--quarantine-cordon), unless someone else owns it since.
+ */
+function cordonIsOurs(node: NodeState, kured: boolean): boolean {
+  return kured || !node.unschedulable || (quarantineCordon(node) && !foreignCordon(node));
+}
+
+/**
  * Cordon: writes the cycle record and label, and our cordon when the node is schedulable, in one
  * patch guarded by the resourceVersion of a fresh read: a cordon someone made meanwhile (during
  * --drain-delay, say) is seen and stays theirs. Another agent of this node may have begun the cycle
@@ -93,10 +104,7 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     if (record) return undefined;
     record = {
       bootID: node.bootID,
-      // kured records its own cordon as unschedulable: false; adopted, it is undone like ours; so is
-      // the cordon our quarantine kept (--quarantine-cordon), unless someone else owns it since
-      cordoned:
-        from.kured === true || !node.unschedulable || (quarantineCordon(node) && !foreignCordon(node)),
+      cordoned: cordonIsOurs(node, from.kured === true),
       attempts: 0,
       started: from.started.toISOString(),
       ...(pass.deps.agentId === undefined ? {} : { agent: pass.deps.agentId }),
@@ -106,7 +114,11 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     };
     const change: NodeWrite = {
       labels: { [CYCLE_LABEL]: 'true' },
-      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+      annotations: {
+        [CYCLE_ANNOTATION]: formatCycle(record),
+        // in the same patch: a drained node looks empty to an autoscaler from the cordon on
+        ...(pass.config.autoscalerProtection ? protect(node.annotations) : {}),
+      },
     };
     if (!node.unschedulable) change.unschedulable = true;
     return change;

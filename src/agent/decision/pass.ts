@@ -8,6 +8,7 @@ import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycl
 import { cycleHistoryRecord, historyAnnotations, type HistoryResult } from '../../node/history.js';
 import { renderMessage } from '../../notify/message.js';
 import type { NotifyEvent } from '../../notify/notifier.js';
+import { rebootRequestOf, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
@@ -43,6 +44,8 @@ export interface Memory {
    * agent's reboot that may still come (issue: one ambiguous write stalled the wave for the grace).
    */
   unsent?: string;
+  /** The end of the autoscaler protection's settle (ms since the epoch) as last seen, if one runs. */
+  settleUntil?: number;
   /** This agent instance's id, written as the record's requestedBy with each attempt it counts. */
   readonly instance: string;
 }
@@ -60,7 +63,7 @@ export interface PassEnv {
 export class Pass {
   /** The latest read (or write) of the node. */
   node: NodeState;
-  /** The sentinel's answer, once asked. */
+  /** The sentinel's answer (the host's alone), once asked. */
   verdict: SentinelVerdict | undefined;
   /** When this pass's drain finished (for the reboot history). */
   drainedAt: string | undefined;
@@ -96,10 +99,15 @@ export class Pass {
     return this.node;
   }
 
-  /** The sentinel's verdict, asked once per pass. */
+  /** The sentinel's verdict, asked once per pass; an admin's request on the node is a need too. */
   async sentinel(): Promise<SentinelVerdict> {
     this.verdict ??= await this.deps.sentinel.rebootRequired(this.signal);
-    return this.verdict;
+    return this.request() === undefined ? this.verdict : { required: true };
+  }
+
+  /** The admin's reboot request on the node as last read (`kured-ts reboot`), if any. */
+  request(): RebootRequest | undefined {
+    return rebootRequestOf(this.node.annotations);
   }
 
   /**
