@@ -296,14 +296,19 @@ function isUsageError(err: unknown): err is Error {
   return err instanceof UsageError || err instanceof OutputFormatError || err instanceof CommandUsageError;
 }
 
+/** A usage error is one line and exit 2; anything else is thrown on. */
+function usageFailed(deps: CommandDeps, err: unknown): void {
+  if (!isUsageError(err)) throw err;
+  deps.err(err.message);
+  deps.exit(EXIT_USAGE);
+}
+
 /** Runs `parse` over the command's flags; a usage error is one line and exit 2. */
 export function usage<T>(deps: CommandDeps, parse: () => T): T | undefined {
   try {
     return parse();
   } catch (err: unknown) {
-    if (!isUsageError(err)) throw err;
-    deps.err(err.message);
-    deps.exit(EXIT_USAGE);
+    usageFailed(deps, err);
     return undefined;
   }
 }
@@ -352,8 +357,7 @@ export async function runCommand<O>(
     } else code = await plan.run(options, io);
   } catch (err: unknown) {
     if (isUsageError(err)) {
-      deps.err(err.message);
-      deps.exit(EXIT_USAGE);
+      usageFailed(deps, err);
       return;
     }
     deps.err(describeApiError(err, plan.what));

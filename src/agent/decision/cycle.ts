@@ -185,7 +185,7 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
     return { step: 'drain', record: handed, redrain: true };
   }
   if (own) {
-    const reason = `reboot attempt ${current.attempts} of ${pass.config.rebootRetries} (bootID ${current.bootID}): counted by this agent, whose write was answered with an error`;
+    const reason = `${attemptText(pass, current.attempts, current.bootID)}: ${OWN_COUNT}`;
     return { outcome: await requestReboot(pass, current, reason) };
   }
   return reboot(pass, current, recounts);
@@ -248,7 +248,7 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
     pass.node.resourceVersion,
     pass.signal,
   );
-  const reason = `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${pass.node.bootID})`;
+  const reason = attemptText(pass, attempts, pass.node.bootID);
   if (!counted) {
     if (recounts < MAX_RECOUNTS) return { step: 'verify', record, redrain: false, recount: true };
     return {
@@ -260,6 +260,14 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
   }
   pass.node = counted;
   return { outcome: await requestReboot(pass, request, reason) };
+}
+
+/** Why an agent asks for a reboot its own count recorded, though that write was answered with an error. */
+export const OWN_COUNT = 'counted by this agent, whose write was answered with an error';
+
+/** "reboot attempt N of --reboot-retries (bootID B)": how every reboot request names itself. */
+export function attemptText(pass: Pass, attempts: number, bootID: string): string {
+  return `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${bootID})`;
 }
 
 /**

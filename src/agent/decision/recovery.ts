@@ -11,7 +11,7 @@ import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
 import type { Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
-import { abortBeforeReboot, beginCycle, requestReboot, toReboot } from './cycle.js';
+import { OWN_COUNT, abortBeforeReboot, attemptText, beginCycle, requestReboot, toReboot } from './cycle.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
@@ -120,7 +120,7 @@ async function carryOut(pass: Pass, record: CycleRecord): Promise<Outcome> {
     const why = lost ?? 'the node is no longer cordoned';
     return rebootRequested(pass, record).then((o) => ({ ...o, reason: `${o.reason} (${why})` }));
   }
-  const reason = `reboot attempt ${record.attempts} of ${pass.config.rebootRetries} (bootID ${record.bootID}): counted by this agent, whose write was answered with an error, and not yet asked for`;
+  const reason = `${attemptText(pass, record.attempts, record.bootID)}: ${OWN_COUNT}, and not yet asked for`;
   return requestReboot(pass, record, reason);
 }
 
