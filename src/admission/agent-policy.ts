@@ -27,8 +27,11 @@ import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
 import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
+import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
+import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
 
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
@@ -123,6 +126,41 @@ const TAINTS_OK = [
   `(!has(oldObject.spec.taints) || oldObject.spec.taints.all(o, ${IS_OUR_TAINT('o')} || (has(object.spec.taints) && object.spec.taints.exists(t, t == o))))`,
 ].join(' && ');
 
+/**
+ * The quarantine label, when the agent sets or changes it, says drain-failed: no other word (an
+ * operator's own value on it may stay as it is).
+ */
+const QUARANTINE_VALUE_OK = ((): string => {
+  const key = `'${QUARANTINE_LABEL}'`;
+  const now = 'object.metadata.labels';
+  const before = 'oldObject.metadata.labels';
+  return [
+    `!has(${now})`,
+    `!(${key} in ${now})`,
+    `${now}[${key}] == '${QUARANTINE_VALUE}'`,
+    `(has(${before}) && ${key} in ${before} && ${before}[${key}] == ${now}[${key}])`,
+  ].join(' || ');
+})();
+
+/** Is annotation `key` on `obj` (CEL)? */
+function hasAnnotation(obj: string, key: string): string {
+  return `(has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations)`;
+}
+
+/**
+ * An autoscaler annotation (src/node/autoscaler.ts) stays as it is, is added only where absent, as
+ * "true" and named in the new protection record, or is removed only as "true" and named in the old
+ * record: an admin's annotation is never changed or removed, a value other than "true" never written.
+ */
+function autoscalerAnnotationOk(key: string): string {
+  const now = `object.metadata.annotations['${key}']`;
+  const before = `oldObject.metadata.annotations['${key}']`;
+  const recorded = (obj: string): string =>
+    `(${hasAnnotation(obj, PROTECTION_ANNOTATION)} && ${obj}.metadata.annotations['${PROTECTION_ANNOTATION}'].contains('"${key}"'))`;
+  const [inNow, inBefore] = [hasAnnotation('object', key), hasAnnotation('oldObject', key)];
+  return `(${inNow} && ${inBefore} ? ${now} == ${before} : ${inNow} ? ${now} == 'true' && ${recorded('object')} : ${inBefore} ? ${before} == 'true' && ${recorded('oldObject')} : true)`;
+}
+
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** Metadata the agent (and the coordinator) never write, on either object. */
@@ -205,12 +243,20 @@ function nodesPolicy(): PolicySpec {
         `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
       ),
       forbid(
+        QUARANTINE_VALUE_OK,
+        `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
+      ),
+      forbid(
+        AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
+        `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
+      ),
+      forbid(
         mapUnchangedExcept(
           'metadata.annotations',
           `'${NODE_ANNOTATIONS_LIST()}'`,
-          `'${APPROVAL_ANNOTATION}'`,
+          `'${REMOVABLE_ANNOTATIONS.join(',')}'`,
         ),
-        `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${APPROVAL_ANNOTATION}) of node ' + object.metadata.name`,
+        `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${REMOVABLE_ANNOTATIONS.join(', ')}) of node ' + object.metadata.name`,
       ),
     ],
   );
@@ -302,6 +348,12 @@ export interface PolicyTarget {
   requireNodeClaim?: boolean;
 }
 
+/**
+ * The node annotations the agent may only remove: an operator's, used up by a reboot (an approval,
+ * an admin's reboot request). Never written: a stolen token cannot approve or request a reboot.
+ */
+const REMOVABLE_ANNOTATIONS = [APPROVAL_ANNOTATION, REBOOT_REQUEST_ANNOTATION];
+
 /** The node annotations the agent writes (and removes). */
 export const AGENT_NODE_ANNOTATIONS = [
   STATUS_ANNOTATION,
@@ -309,6 +361,10 @@ export const AGENT_NODE_ANNOTATIONS = [
   HISTORY_ANNOTATION,
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
+  QUARANTINE_ANNOTATION,
+  PROTECTION_ANNOTATION,
+  // each further judged by autoscalerAnnotationOk
+  ...AUTOSCALER_ANNOTATIONS,
 ];
 
 /**
@@ -329,6 +385,7 @@ export function agentPolicyParams(
 ): Record<PolicyValueKey, string> {
   const labels = [
     CYCLE_LABEL,
+    QUARANTINE_LABEL,
     ...Object.keys(config.preRebootNodeLabels),
     ...Object.keys(config.postRebootNodeLabels),
   ];

@@ -22,6 +22,9 @@ export type AgentConfig = Pick<
   | 'drainDelayMs'
   | 'rebootDelayMs'
   | 'forceReboot'
+  | 'onDrainFailure'
+  | 'quarantineCordon'
+  | 'quarantineRetryMs'
   | 'lockTtlMs'
   | 'lockQueue'
   | 'lockReleaseDelayMs'
@@ -45,6 +48,8 @@ export type AgentConfig = Pick<
   | 'historyLimit'
   | 'taintTiming'
   | 'rebootDeadlineMs'
+  | 'autoscalerProtection'
+  | 'settleTimeMs'
 >;
 
 /** Everything the agent talks to. */

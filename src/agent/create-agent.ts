@@ -127,7 +127,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, coordinator }),
+    blockers: createBlockers(config, { kube, node, clock, coordinator }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({

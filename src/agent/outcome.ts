@@ -12,6 +12,7 @@ type PlainKind =
   | 'awaiting-approval'
   | 'draining'
   | 'drain-failed'
+  | 'quarantined'
   | 'aborted'
   | 'rebooting'
   | 'verifying'
@@ -111,6 +112,14 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     events: [warning('DrainFailed')],
     level: 'warn',
     message: 'drain failed; lock released',
+    lockHeld: false,
+    rebootResult: 'failed',
+  },
+  quarantined: {
+    phase: 'blocked',
+    events: [warning('DrainFailed')],
+    level: 'warn',
+    message: 'drain failed; node quarantined; lock released',
     lockHeld: false,
     rebootResult: 'failed',
   },

@@ -11,7 +11,8 @@ import { PrometheusMetrics } from '../metrics/prometheus-metrics.js';
 import { createSentinel } from '../sentinel/index.js';
 import { startAgentListener } from '../server/agent-listener.js';
 import type { HealthServer } from '../server/http-server.js';
-import { refreshRebootRequired } from './agent.js';
+import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from './agent.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
 
@@ -74,6 +75,19 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
         logger: log,
         signal: options.signal,
         onRequired: () => {
+          agent.wake();
+        },
+      }),
+      // An admin's `kured-ts reboot` request wakes an idle agent within minutes, not a period.
+      pollRebootRequest({
+        requested: async (signal) =>
+          rebootRequestOf((await kube.getNode(config.nodeId, signal)).metadata?.annotations ?? {}) !==
+          undefined,
+        clock,
+        logger: log,
+        signal: options.signal,
+        intervalMs: Math.min(REQUEST_POLL_MS, config.periodMs),
+        onRequested: () => {
           agent.wake();
         },
       }),

@@ -1,4 +1,5 @@
 // The blocker registry: which blockers run, in which order, for a configuration.
+import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import type { CoordinatorLease } from '../lock/coordinator-lease.js';
@@ -6,11 +7,13 @@ import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
 import { ControlPlaneBlocker } from './control-plane.js';
 import { HealthBlocker } from './health.js';
+import { MaxQuarantinedBlocker } from './max-quarantined.js';
 import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
 import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
 import { QueryBlocker } from './prometheus-query.js';
+import { QuarantineBlocker } from './quarantine.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -25,12 +28,15 @@ export type BlockerConfig = Pick<
   | 'blockOnPdb'
   | 'drainPodSelector'
   | 'maxUnhealthyNodes'
+  | 'quarantineRetryMs'
+  | 'maxQuarantined'
   | 'proxy'
   | 'blockingQueries'
 >;
 
 /**
- * pause (always), health (with --max-unhealthy-nodes), control-plane (always: judged for a
+ * pause (always), quarantine (always: the node's own label says whether it holds), max-quarantined
+ * (with --max-quarantined), health (with --max-unhealthy-nodes), control-plane (always: judged for a
  * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
@@ -38,12 +44,24 @@ export type BlockerConfig = Pick<
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; coordinator?: CoordinatorLease },
+  io: { kube: Kube; node: NodeOps; clock: Clock; coordinator?: CoordinatorLease },
 ): Blocker[] {
-  const { kube, node, coordinator } = io;
+  const { kube, node, clock, coordinator } = io;
+  const nodeId = config.nodeId;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
+    new QuarantineBlocker({ kube, node, nodeId, clock, retryMs: config.quarantineRetryMs }),
   ];
+  if (config.maxQuarantined !== undefined) {
+    blockers.push(
+      new MaxQuarantinedBlocker({
+        kube,
+        nodeId,
+        limit: config.maxQuarantined,
+        ...(coordinator === undefined ? {} : { coordinator }),
+      }),
+    );
+  }
   if (config.maxUnhealthyNodes !== undefined) {
     blockers.push(
       new HealthBlocker({

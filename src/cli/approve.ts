@@ -9,16 +9,16 @@ import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { defaultPausedBy } from './pause.js';
 import {
   addConnectionOptions,
-  commandIo,
   commandSignal,
   connectionTarget,
   type ConnectionFlags,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
-  EXIT_USAGE,
   type CommandDeps,
   type CommandIo,
+  runCommand,
+  CommandUsageError,
 } from './shared.js';
 
 export interface ApproveOptions {
@@ -112,11 +112,12 @@ interface ApproveFlags extends ConnectionFlags {
 }
 
 /** NODE... or --all, not both, not neither: the options, or the one-line usage error. */
-export function approveOptions(nodes: readonly string[], flags: ApproveFlags): ApproveOptions | string {
+export function approveOptions(nodes: readonly string[], flags: ApproveFlags): ApproveOptions {
   const all = flags.all === true;
   if (all && nodes.length > 0)
-    return `error: give either node names or --all, not both (${nodes.join(', ')})`;
-  if (!all && nodes.length === 0) return 'error: name the nodes to approve, or give --all';
+    throw new CommandUsageError(`error: give either node names or --all, not both (${nodes.join(', ')})`);
+  if (!all && nodes.length === 0)
+    throw new CommandUsageError('error: name the nodes to approve, or give --all');
   return { nodes, all, revoke: flags.revoke === true, by: flags.by ?? defaultPausedBy() };
 }
 
@@ -130,16 +131,13 @@ export function registerApprove(program: Command, deps: CommandDeps): Command {
     .option('--all', 'approve every node whose agent is awaiting approval')
     .option('--revoke', 'remove the approval instead (a node not yet rebooting waits again)')
     .option('--by <name>', 'who approves (default: user@host)')
-    .action(async (nodes: string[], flags: ApproveFlags) => {
-      const options = approveOptions(nodes, flags);
-      if (typeof options === 'string') {
-        deps.err(options);
-        deps.exit(EXIT_USAGE);
-        return;
-      }
-      const target = connectionTarget({ ...flags }, deps.env);
-      const io = commandIo(deps, target);
-      if (io) deps.exit(await runApprove(options, io));
-    });
+    .action((nodes: string[], flags: ApproveFlags) =>
+      runCommand(deps, {
+        what: 'approve',
+        options: () => approveOptions(nodes, flags),
+        target: () => connectionTarget({ ...flags }, deps.env),
+        run: runApprove,
+      }),
+    );
   return cmd;
 }

@@ -1,19 +1,8 @@
 // `kured-ts check`: the command and its options (the agent's own flags, from the flag table).
 import type { Command } from 'commander';
-import type { Config } from '../config/config.js';
 import { FLAGS } from '../config/flags.js';
-import { optionValues, parseConfigWithWarnings } from '../config/parse.js';
-import { errorText } from '../text/error-text.js';
-import {
-  addConnectionOptions,
-  addFlags,
-  commandIo,
-  EXIT_USAGE,
-  clusterOptions,
-  resolveDaemonSet,
-  usage,
-  type CommandDeps,
-} from './shared.js';
+import { optionValues, parseConfig } from '../config/parse.js';
+import { addConnectionOptions, addFlags, clusterOptions, type CommandDeps, runCommand } from './shared.js';
 import { parseOutput } from './output.js';
 import { CHECK_OUTPUTS, runCheck } from './check.js';
 
@@ -29,27 +18,21 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
   addFlags(
     cmd,
     FLAGS.filter((f) => f.name !== 'node-id' && f.name !== 'kubeconfig'),
-  ).action(async (opts: Record<string, unknown>) => {
-    const output = usage(deps, () => parseOutput(String(opts.output), CHECK_OUTPUTS));
-    if (output === undefined) return;
-    let config: Config;
-    try {
-      config = parseConfigWithWarnings(optionValues(opts, FLAGS), deps.env).config;
-    } catch (e: unknown) {
-      deps.err(errorText(e));
-      deps.exit(EXIT_USAGE);
-      return;
-    }
-    // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
-    const cluster = clusterOptions(opts, deps.env);
-    const io = commandIo(deps, cluster);
-    if (!io) return;
-    const ref = await resolveDaemonSet(deps, io, cluster);
-    if (!ref) return;
-    const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
-    deps.exit(
-      await runCheck({ node: String(opts.node), config: found, local: opts.local === true, output }, io),
-    );
-  });
+  ).action((opts: Record<string, unknown>) =>
+    runCommand(deps, {
+      what: `check node ${String(opts.node)}`,
+      options: () => ({
+        output: parseOutput(String(opts.output), CHECK_OUTPUTS),
+        config: parseConfig(optionValues(opts, FLAGS), deps.env),
+        // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
+        cluster: clusterOptions(opts, deps.env),
+      }),
+      cluster: (options) => options.cluster,
+      run: ({ output, config }, io, ref) => {
+        const found = { ...config, dsNamespace: ref.dsNamespace, dsName: ref.dsName };
+        return runCheck({ node: String(opts.node), config: found, local: opts.local === true, output }, io);
+      },
+    }),
+  );
   return cmd;
 }

@@ -20,8 +20,10 @@ import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import { isControlPlane } from '../node/role.js';
 import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
+import { evaluateRequest, needVerdict, passedByNow } from './check-request.js';
 import { createSentinel } from '../sentinel/index.js';
-import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
+import type { Sentinel } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
   commandSignal,
@@ -33,6 +35,7 @@ import {
   type CommandIo,
 } from './shared.js';
 import { formatObject } from './output.js';
+import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -52,6 +55,8 @@ export type CheckConfig = Pick<
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
+  | 'quarantineRetryMs'
+  | 'maxQuarantined'
   | 'requireApproval'
   | 'approvalTtlMs'
   | 'blockingPodSelectors'
@@ -91,37 +96,6 @@ export interface CheckIo extends CommandIo {
   sentinel?: Sentinel;
 }
 
-/**
- * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
- * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
- */
-export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
-
-/** One line of the evaluation. */
-export interface CheckItem {
-  /** 'sentinel', 'window', a blocker's name, 'node', 'lock'. */
-  name: string;
-  verdict: CheckVerdict;
-  detail: string;
-}
-
-/** The decision the agent would take, in its own outcome words. */
-export type CheckDecisionKind =
-  | 'idle'
-  | 'sentinel-error'
-  | 'outside-window'
-  | 'blocked'
-  | 'awaiting-approval'
-  | 'waiting-for-lock'
-  | 'would-reboot'
-  | 'in-progress';
-
-export interface CheckReport {
-  node: string;
-  items: CheckItem[];
-  decision: { kind: CheckDecisionKind; reason: string };
-}
-
 /** The agent's own blocker registry for `node`, over the (read-only) Kube. */
 export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
   return (kube, node, clock) =>
@@ -130,6 +104,7 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
       {
         kube,
         node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
+        clock,
         coordinator: coordinatorOf(config, { kube, clock }),
       },
     );
@@ -303,11 +278,8 @@ function beforeLock(
   at: { node: V1Node; lock: LockItem; atSlot: ReadonlySet<string> },
 ): BeforeLock {
   const { node, lock, atSlot } = at;
-  const sentinel = items.find((i) => i.name === 'sentinel');
-  const verdict: SentinelVerdict =
-    sentinel?.verdict === 'error'
-      ? { required: false, error: sentinel.detail }
-      : { required: sentinel?.verdict !== 'no-reboot' };
+  const request = rebootRequestOf(node.metadata?.annotations ?? {});
+  const verdict = needVerdict(items, request);
   const window = createWindow(config.window);
   const own = new Set(['lock', 'window', 'approval']);
   // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight) holds
@@ -325,6 +297,7 @@ function beforeLock(
       : { blocked: false },
     bootID: node.status?.nodeInfo?.bootID ?? '',
     ...approvalOf(config, node, server),
+    ...(request === undefined ? {} : { request }),
   };
 }
 
@@ -338,7 +311,7 @@ function decide(
   if (early !== undefined) return earlyDecision(early, items);
   const lock = items.find((i) => i.name === 'lock');
   if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
-  const required = items.some((i) => i.name === 'sentinel' && i.verdict === 'ok');
+  const required = items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok');
   return {
     kind: 'would-reboot',
     reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}`,
@@ -388,10 +361,11 @@ export async function evaluateCheck(
   const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock).filter(
     (b) => judges(b, isControlPlane(node.metadata?.labels)),
   );
+  const passed = passedByNow(node, blockers);
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
-    evaluateWindow(options.config, now),
-    ...(await evaluateBlockers(blockers, signal)),
+    ...evaluateRequest(node),
+    ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];
@@ -407,26 +381,6 @@ export async function evaluateCheck(
     }),
   );
   return { node: options.node, items, decision };
-}
-
-const VERDICT_LABEL: Record<CheckVerdict, string> = {
-  ok: 'ok',
-  blocks: 'BLOCKS',
-  'no-reboot': 'no reboot',
-  error: 'ERROR',
-  skipped: 'skipped',
-};
-
-/** The report in lines: one per item ("BLOCKS" where it holds the reboot back), then the decision. */
-export function formatCheck(report: CheckReport): string[] {
-  const width = Math.max(...report.items.map((i) => i.name.length));
-  return [
-    `node ${report.node}`,
-    ...report.items.map(
-      (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
-    ),
-    `decision: ${report.decision.kind}: ${report.decision.reason}`,
-  ];
 }
 
 /** The -o values `check` accepts. */

@@ -26,6 +26,7 @@ export const COORDINATOR_FLAGS = [
   'count-unavailable',
   'control-plane-last',
   'max-unhealthy-nodes',
+  'max-quarantined',
   'log-format',
 ] as const;
 

@@ -8,16 +8,15 @@ import { shortDuration } from '../text/duration.js';
 import { formatObject, parseOutput } from './output.js';
 import {
   addConnectionOptions,
-  commandIo,
   commandSignal,
   connectionTarget,
   type ConnectionFlags,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
-  usage,
   type CommandDeps,
   type CommandIo,
+  runCommand,
 } from './shared.js';
 import { formatTable } from './table.js';
 
@@ -145,12 +144,13 @@ export function registerHistory(program: Command, deps: CommandDeps): Command {
     .description('the last reboots of each node: result, phase times, kernel and OS image before and after');
   addConnectionOptions(cmd)
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
-    .action(async (nodes: string[], flags: HistoryFlags) => {
-      const output = usage(deps, () => parseOutput(flags.output, HISTORY_OUTPUTS));
-      const target = connectionTarget({ ...flags }, deps.env);
-      const io = output && commandIo(deps, target);
-      if (!output || !io) return;
-      deps.exit(await runHistory({ nodes, output }, io));
-    });
+    .action((nodes: string[], flags: HistoryFlags) =>
+      runCommand(deps, {
+        what: 'read the reboot history',
+        options: () => parseOutput(flags.output, HISTORY_OUTPUTS),
+        target: () => connectionTarget({ ...flags }, deps.env),
+        run: (output: HistoryOptions['output'], io: CommandIo) => runHistory({ nodes, output }, io),
+      }),
+    );
   return cmd;
 }

@@ -105,6 +105,10 @@ export function main(invocation: Invocation): Promise<number> {
         'approve the next reboot of nodes waiting under --require-approval',
         async () => (await import('./approve.js')).registerApprove,
       ),
+      reboot: operatorCommand(
+        'ask one node to reboot (no sentinel needed), through the lock, the PDBs and the drain; --now past the window and blockers',
+        async () => (await import('./reboot.js')).registerReboot,
+      ),
       pause: operatorCommand(
         'pause reboots fleet-wide: agents stop before taking the lock and say so',
         async () => (await import('./pause.js')).registerPause,

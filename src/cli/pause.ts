@@ -5,8 +5,6 @@ import { formatFleetPause } from '../pause/fleet-pause.js';
 import {
   addClusterOptions,
   clusterOptions,
-  commandIo,
-  usage,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
@@ -15,12 +13,12 @@ import {
   FLEET_PAUSE_ANNOTATION,
   readDaemonSet,
   readFleetPause,
-  resolveDaemonSet,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
   type DaemonSetRef,
   type FleetPause,
+  runCommand,
 } from './shared.js';
 
 export interface PauseOptions extends DaemonSetRef {
@@ -84,12 +82,14 @@ export function registerPause(program: Command, deps: CommandDeps): Command {
   addClusterOptions(cmd)
     .requiredOption('--reason <text>', "why the fleet is paused (shown by status and in the agents' reason)")
     .option('--by <name>', 'who pauses (default: user@host)')
-    .action(async (flags: ClusterFlags & { reason: string; by?: string }) => {
-      const cluster = usage(deps, () => clusterOptions({ ...flags }, deps.env));
-      const io = cluster && commandIo(deps, cluster);
-      const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
-      if (!ref) return;
-      deps.exit(await runPause({ ...ref, reason: flags.reason, by: flags.by ?? defaultPausedBy() }, io));
-    });
+    .action((flags: ClusterFlags & { reason: string; by?: string }) =>
+      runCommand(deps, {
+        what: 'pause the fleet',
+        options: () => clusterOptions({ ...flags }, deps.env),
+        cluster: (options) => options,
+        run: (_options, io, ref) =>
+          runPause({ ...ref, reason: flags.reason, by: flags.by ?? defaultPausedBy() }, io),
+      }),
+    );
   return cmd;
 }

@@ -26,6 +26,7 @@ export const COMMANDS = [
   'status',
   'history',
   'approve',
+  'reboot',
   'pause',
   'resume',
   'unlock',

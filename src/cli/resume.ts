@@ -3,8 +3,6 @@ import type { Command } from 'commander';
 import {
   addClusterOptions,
   clusterOptions,
-  commandIo,
-  usage,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
@@ -12,11 +10,11 @@ import {
   FLEET_PAUSE_ANNOTATION,
   readDaemonSet,
   readFleetPause,
-  resolveDaemonSet,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
   type DaemonSetRef,
+  runCommand,
 } from './shared.js';
 
 export type ResumeOptions = DaemonSetRef;
@@ -51,12 +49,13 @@ export async function runResume(options: ResumeOptions, io: CommandIo): Promise<
 /** Adds `resume` to the program. */
 export function registerResume(program: Command, deps: CommandDeps): Command {
   const cmd = program.command('resume').description('lift the fleet-wide pause');
-  addClusterOptions(cmd).action(async (flags: ClusterFlags) => {
-    const cluster = usage(deps, () => clusterOptions({ ...flags }, deps.env));
-    const io = cluster && commandIo(deps, cluster);
-    const ref = cluster && io && (await resolveDaemonSet(deps, io, cluster));
-    if (!ref) return;
-    deps.exit(await runResume(ref, io));
-  });
+  addClusterOptions(cmd).action((flags: ClusterFlags) =>
+    runCommand(deps, {
+      what: 'resume the fleet',
+      options: () => clusterOptions({ ...flags }, deps.env),
+      cluster: (options) => options,
+      run: (_options, io, ref) => runResume(ref, io),
+    }),
+  );
   return cmd;
 }

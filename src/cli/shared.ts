@@ -287,16 +287,83 @@ export function commandIo(deps: CommandDeps, target: KubeTarget): CommandIo | un
   return undefined;
 }
 
-/** Runs `parse` over the command's flags; a UsageError is one line and exit 2. */
+/** Bad usage of a command beyond one flag's value (flags that exclude each other, none given): its line. */
+export class CommandUsageError extends Error {
+  override readonly name = 'CommandUsageError';
+}
+
+function isUsageError(err: unknown): err is Error {
+  return err instanceof UsageError || err instanceof OutputFormatError || err instanceof CommandUsageError;
+}
+
+/** A usage error is one line and exit 2; anything else is thrown on. */
+function usageFailed(deps: CommandDeps, err: unknown): void {
+  if (!isUsageError(err)) throw err;
+  deps.err(err.message);
+  deps.exit(EXIT_USAGE);
+}
+
+/** Runs `parse` over the command's flags; a usage error is one line and exit 2. */
 export function usage<T>(deps: CommandDeps, parse: () => T): T | undefined {
   try {
     return parse();
   } catch (err: unknown) {
-    if (!(err instanceof UsageError || err instanceof OutputFormatError)) throw err;
-    deps.err(err.message);
-    deps.exit(EXIT_USAGE);
+    usageFailed(deps, err);
     return undefined;
   }
+}
+
+/** An operator command that reads or writes the cluster, as runCommand runs it. */
+interface CommandPlan<O> {
+  /** The command's options from its flags; throws a usage error (one line, exit 2). */
+  options: () => O;
+  /** What the command does, for the one line an API error it let through becomes (exit 1). */
+  what: string;
+}
+
+/** A command that addresses the lock DaemonSet (named, or found among the chart's). */
+export interface ClusterCommand<O> extends CommandPlan<O> {
+  cluster: (options: O) => ClusterOptions;
+  run: (options: O, io: CommandIo, ref: DaemonSetRef) => Promise<number>;
+}
+
+/** A command that only connects. */
+export interface ConnectedCommand<O> extends CommandPlan<O> {
+  target: (options: O) => KubeTarget;
+  run: (options: O, io: CommandIo) => Promise<number>;
+}
+
+/**
+ * The one way an operator command runs: its options (a usage error: one line, exit 2), the
+ * connection (none configured, or a kubeconfig that cannot be loaded: one line, exit 1), the lock
+ * DaemonSet for a ClusterCommand (several candidates: one line, exit 2), then the command, whose
+ * status ends the process; an API error it lets through is one line naming what it did, exit 1.
+ */
+export async function runCommand<O>(
+  deps: CommandDeps,
+  plan: ClusterCommand<O> | ConnectedCommand<O>,
+): Promise<void> {
+  const options = usage(deps, plan.options);
+  if (options === undefined) return;
+  const target = 'cluster' in plan ? plan.cluster(options) : plan.target(options);
+  const io = commandIo(deps, target);
+  if (io === undefined) return;
+  let code: number;
+  try {
+    if ('cluster' in plan) {
+      const ref = await resolveDaemonSet(deps, io, target as ClusterOptions);
+      if (ref === undefined) return;
+      code = await plan.run(options, io, ref);
+    } else code = await plan.run(options, io);
+  } catch (err: unknown) {
+    if (isUsageError(err)) {
+      usageFailed(deps, err);
+      return;
+    }
+    deps.err(describeApiError(err, plan.what));
+    code = EXIT_FAILURE;
+  }
+  deps.exit(code);
 }
 
 /** What the program may touch. */

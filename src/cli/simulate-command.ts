@@ -125,6 +125,14 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
+  undrainable: number;
+  drainTimeout?: number;
+  onDrainFailure: 'quarantine' | 'requeue';
+  maxQuarantined?: { count: number } | { percent: number };
+  autoscaler: boolean;
+  autoscalerProtection: boolean;
+  rebootNow?: string;
+  settleTime?: number;
   seed: number;
   requiredOver: number;
   wallLimit: number;
@@ -187,6 +195,18 @@ function addWorldOptions(cmd: Command): Command {
       ),
     )
     .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
+    .option(
+      '--undrainable <n>',
+      'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
+      integerOption(0),
+      0,
+    )
+    .addOption(
+      new Option(
+        '--drain-timeout <duration>',
+        "the agents' --drain-timeout (default 0s: none; 5m with --undrainable)",
+      ).argParser(duration),
+    )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
       '--kured-polling',
@@ -262,9 +282,34 @@ function addFleetOptions(cmd: Command): Command {
       blockingChurn,
     )
     .addOption(
+      new Option('--on-drain-failure <action>', "the agents' --on-drain-failure")
+        .choices(['quarantine', 'requeue'])
+        .default('quarantine'),
+    )
+    .option(
+      '--max-quarantined <n|n%>',
+      "the agents' cap: no new cycle while more other nodes than this are quarantined",
+      simUnhealthyLimit,
+    )
+    .addOption(
       new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
         .choices(['required', 'unblocked'])
         .default('required'),
+    )
+    .option(
+      '--autoscaler',
+      'a simulated autoscaler removes nodes that look empty (no pod but DaemonSet pods) unless annotated against scale-down; counted by when in their cycle',
+      false,
+    )
+    .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
+    .option(
+      '--reboot-now <node>',
+      'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
+    )
+    .addOption(
+      new Option('--settle-time <duration>', "the agents' --settle-time (default theirs: 10m)").argParser(
+        duration,
+      ),
     );
 }
 
@@ -338,6 +383,14 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
+          undrainable: flags.undrainable,
+          ...(flags.drainTimeout === undefined ? {} : { drainTimeoutMs: flags.drainTimeout }),
+          onDrainFailure: flags.onDrainFailure,
+          ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
+          autoscaler: flags.autoscaler,
+          autoscalerProtection: flags.autoscalerProtection,
+          ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
+          ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,

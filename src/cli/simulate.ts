@@ -76,6 +76,22 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --taint-timing: when the agents taint (default required; unblocked = kured's timing). */
   taintTiming?: 'required' | 'unblocked';
+  /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
+  undrainable?: number;
+  /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
+  drainTimeoutMs?: number;
+  /** --on-drain-failure: the agents' (default quarantine). */
+  onDrainFailure?: 'quarantine' | 'requeue';
+  /** --max-quarantined: the agents' cap on quarantined nodes. */
+  maxQuarantined?: { count: number } | { percent: number };
+  /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
+  autoscaler?: boolean;
+  /** --no-autoscaler-protection: the agents run with --autoscaler-protection=false. */
+  autoscalerProtection?: boolean;
+  /** --settle-time: the agents' --settle-time. Default theirs (10m). */
+  settleTimeMs?: number;
+  /** --reboot-now: a simulated admin runs `kured-ts reboot NODE --now` for this node at the start. */
+  rebootNow?: string;
   /** --seed: default 1. */
   seed: number;
   /** --required-over: each node's reboot becomes required at a random moment within this. 0 = all at the start. */
@@ -135,7 +151,36 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
     taintTiming: options.taintTiming ?? 'required',
+    onDrainFailure: options.onDrainFailure ?? 'quarantine',
+    ...(options.maxQuarantined === undefined ? {} : { maxQuarantined: options.maxQuarantined }),
+    autoscalerProtection: options.autoscalerProtection ?? true,
+    ...(options.settleTimeMs === undefined ? {} : { settleTimeMs: options.settleTimeMs }),
   };
+}
+
+/** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
+const AUTOSCALER_SCAN_MS = 10_000;
+
+/** The simulated autoscaler (--autoscaler) and admin (--reboot-now). */
+function operators(
+  options: SimulateOptions,
+): Pick<SimulationOptions, 'autoscalerEveryMs' | 'rebootRequests'> {
+  return {
+    autoscalerEveryMs: options.autoscaler === true ? AUTOSCALER_SCAN_MS : 0,
+    ...(options.rebootNow === undefined ? {} : { rebootRequests: [{ node: options.rebootNow, now: true }] }),
+  };
+}
+
+/** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
+export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
+
+/** --undrainable, at most the nodes that need a reboot. */
+function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
+  return { undrainable: Math.min(options.undrainable ?? 0, needed) };
+}
+
+function drainTimeoutOf(options: SimulateOptions): number {
+  return options.drainTimeoutMs ?? ((options.undrainable ?? 0) > 0 ? UNDRAINABLE_DRAIN_TIMEOUT_MS : 0);
 }
 
 /** --required-over, when given. */
@@ -186,6 +231,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       podStartMs: 10_000,
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
+      ...undrainable(options, needed),
       zones: options.zones ?? 0,
       ...worldOf(options),
       seed: options.seed,
@@ -197,7 +243,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       rebootDelayMs: options.rebootDelayMs,
       taint: options.taint ? SIM_TAINT : '',
       blockOnPdb: true,
-      drainTimeoutMs: 0,
+      drainTimeoutMs: drainTimeoutOf(options),
       evictionRetryDelayMs: 5_000,
       prometheusUrl: '',
       lockTtlMs: options.lockTtlMs ?? 0,
@@ -205,6 +251,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     },
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
+    ...operators(options),
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

@@ -10,15 +10,13 @@ import {
   addFlags,
   agentFlags,
   clusterOptions,
-  commandIo,
   commandSignal,
   describeApiError,
-  resolveDaemonSet,
-  usage,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
   type KubeTarget,
+  runCommand,
 } from './shared.js';
 import { STATUS_OUTPUTS, collectStatus, type StatusOptions, type StatusReport } from './status.js';
 import { formatStatus } from './status-table.js';
@@ -96,19 +94,19 @@ export function registerStatus(program: Command, deps: CommandDeps): Command {
   addFlags(addClusterOptions(cmd), LOCK_FLAGS)
     .option('-o, --output <format>', 'table, wide, json or yaml', 'table')
     .option('-w, --watch', 'after the first listing, print what changes as it changes (until Ctrl-C)')
-    .action(async (nodes: string[], flags: StatusFlags) => {
-      const options = usage(deps, () => statusOptions(nodes, flags, deps.env));
-      const io = options && commandIo(deps, options);
-      const ref = options && io && (await resolveDaemonSet(deps, io, options));
-      if (!options || !io || !ref) return;
-      const found = { ...options, ...ref };
-      if (flags.watch !== true) {
-        deps.exit(await runStatus(found, io));
-        return;
-      }
-      const { watchStatus } = await import('./status-watch.js');
-      const signal = deps.interrupted?.();
-      deps.exit(await watchStatus(found, { ...io, isTTY: deps.isTTY ?? false, signal }));
-    });
+    .action((nodes: string[], flags: StatusFlags) =>
+      runCommand(deps, {
+        what: 'read node status',
+        options: () => statusOptions(nodes, flags, deps.env),
+        cluster: (options) => options,
+        run: async (options, io, ref) => {
+          const found = { ...options, ...ref };
+          if (flags.watch !== true) return runStatus(found, io);
+          const { watchStatus } = await import('./status-watch.js');
+          const signal = deps.interrupted?.();
+          return watchStatus(found, { ...io, isTTY: deps.isTTY ?? false, signal });
+        },
+      }),
+    );
   return cmd;
 }

@@ -20,20 +20,18 @@ import {
   addFlags,
   agentFlags,
   clusterOptions,
-  commandIo,
   commandSignal,
   describeApiError,
   EXIT_FAILURE,
   EXIT_OK,
-  EXIT_USAGE,
   readDaemonSet,
-  resolveDaemonSet,
-  usage,
   type ClusterFlags,
   type CommandDeps,
   type CommandIo,
   type DaemonSetRef,
   type KubeTarget,
+  runCommand,
+  CommandUsageError,
 } from './shared.js';
 
 export interface UnlockOptions extends DaemonSetRef, UnlockSelection {
@@ -238,17 +236,17 @@ export function registerUnlock(program: Command, deps: CommandDeps): Command {
     )
     .option('--force', "remove a named node's entry even while it is in a reboot cycle")
     .option('--dry-run', 'print what would be removed; change nothing')
-    .action(async (nodes: string[], flags: UnlockFlags) => {
-      if (nodes.length === 0 && flags.manual !== true && flags.stale !== true) {
-        deps.err(NOTHING_SELECTED);
-        deps.exit(EXIT_USAGE);
-        return;
-      }
-      const options = usage(deps, () => unlockOptions(nodes, flags, deps.env));
-      const io = options && commandIo(deps, options);
-      const ref = options && io && (await resolveDaemonSet(deps, io, options));
-      if (!options || !io || !ref) return;
-      deps.exit(await runUnlock({ ...options, ...ref }, io));
-    });
+    .action((nodes: string[], flags: UnlockFlags) =>
+      runCommand(deps, {
+        what: 'unlock',
+        options: () => {
+          if (nodes.length === 0 && flags.manual !== true && flags.stale !== true)
+            throw new CommandUsageError(NOTHING_SELECTED);
+          return unlockOptions(nodes, flags, deps.env);
+        },
+        cluster: (options) => options,
+        run: (options, io, ref) => runUnlock({ ...options, ...ref }, io),
+      }),
+    );
   return cmd;
 }

@@ -37,6 +37,17 @@ export interface Config {
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */
   forceReboot: boolean;
+  /**
+   * --on-drain-failure: `quarantine` (default) labels a node whose drain failed and passes it over
+   * until its pods change or --quarantine-retry passes; `requeue` only releases (it asks again at once).
+   */
+  onDrainFailure: 'requeue' | 'quarantine';
+  /** --quarantine-cordon: a quarantined node stays cordoned (by us) instead of uncordoned. Default false. */
+  quarantineCordon: boolean;
+  /** --quarantine-retry: a quarantined node tries again after this long; 0 = only when its pods change. Default 1h. */
+  quarantineRetryMs: number;
+  /** --max-quarantined: more other nodes quarantined than this halts new cycles fleet-wide; undefined = off. */
+  maxQuarantined: { count: number } | { percent: number } | undefined;
   /** --ds-name. Default 'kured'. */
   dsName: string;
   /** --ds-namespace. Default 'kube-system'. */
@@ -83,6 +94,13 @@ export interface Config {
   approvalTtlMs: number;
   /** --history-limit: reboot cycles kept in the node's history annotation. Default 10. */
   historyLimit: number;
+  /**
+   * --autoscaler-protection: annotate the node against autoscaler scale-down (cluster-autoscaler,
+   * Karpenter) during its cycle and --settle-time after. Default true.
+   */
+  autoscalerProtection: boolean;
+  /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */
+  settleTimeMs: number;
   /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
   rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */

@@ -732,6 +732,43 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('onUncordonedDuringDelay', oneOf(['abort', 'redrain'] as const)),
   }),
   added({
+    name: 'on-drain-failure',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['quarantine', 'requeue'],
+    default: 'quarantine',
+    description:
+      'a node whose drain failed: quarantine (label kured-ts.dev/quarantined, Event naming the pods, passed over until its pods change or --quarantine-retry passes) or requeue (release and ask again)',
+    apply: set('onDrainFailure', oneOf(['quarantine', 'requeue'] as const)),
+  }),
+  added({
+    name: 'quarantine-cordon',
+    type: 'boolean',
+    default: 'false',
+    description:
+      'a quarantined node stays cordoned (until its next cycle ends or its quarantine goes) instead of uncordoned',
+    apply: set('quarantineCordon', boolean),
+  }),
+  added({
+    name: 'quarantine-retry',
+    type: 'string',
+    valueName: DURATION,
+    default: '1h',
+    defaultText: '1h (0 = only when its pods change)',
+    description: 'a quarantined node whose pods did not change takes a slot again after this long',
+    apply: set('quarantineRetryMs', duration('non-negative')),
+  }),
+  added({
+    name: 'max-quarantined',
+    type: 'string',
+    valueName: '<n|n%>',
+    default: '',
+    defaultText: '"" (no limit)',
+    description:
+      'start no new cycle anywhere while more other nodes than this are quarantined (the reason in status, check, kured_ts_blocked{blocker="max-quarantined"})',
+    apply: set('maxQuarantined', unhealthyLimit),
+  }),
+  added({
     name: 'block-on-pdb',
     type: 'boolean',
     default: 'true',
@@ -853,6 +890,22 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '10',
     description: 'reboot cycles kept per node in its kured-ts.dev/history annotation (0 = none)',
     apply: set('historyLimit', integer(0, 100)),
+  }),
+  added({
+    name: 'autoscaler-protection',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true (each only if absent; only those the agent added are removed)',
+    apply: set('autoscalerProtection', boolean),
+  }),
+  added({
+    name: 'settle-time',
+    type: 'string',
+    valueName: DURATION,
+    default: '10m',
+    description: 'how long the autoscaler protection stays after a reboot cycle ends',
+    apply: set('settleTimeMs', duration('non-negative')),
   }),
   added({
     name: 'taint-timing',

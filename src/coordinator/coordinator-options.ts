@@ -28,6 +28,8 @@ export interface CoordinatorOptions {
   controlPlaneLast?: boolean;
   /** --max-unhealthy-nodes. */
   maxUnhealthyNodes?: { count: number } | { percent: number };
+  /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
+  maxQuarantined?: { count: number } | { percent: number };
   /** This replica (pod name and a random suffix). */
   identity: string;
   clock: Clock;

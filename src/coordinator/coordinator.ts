@@ -18,7 +18,6 @@ import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
-import { maxUnhealthy } from '../blockers/health.js';
 import {
   HEALTH_ANNOTATION,
   HEALTH_NAMES_SHOWN,
@@ -36,7 +35,7 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../loc
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
-import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+import { gatesOf, planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { nodesOfDaemonSet } from '../lock/budget.js';
 import { planBudgets } from './plan-budgets.js';
@@ -80,6 +79,7 @@ export type CoordinatorConfig = Pick<
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
+  | 'maxQuarantined'
 >;
 
 /**
@@ -112,6 +112,7 @@ export function createCoordinator(
         }
       : {}),
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
+    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
   });
 }
 
@@ -351,13 +352,7 @@ class Term {
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
       slots,
       lockHeld: lock.held,
-      health: {
-        count: health.count,
-        max:
-          this.o.maxUnhealthyNodes === undefined
-            ? undefined
-            : maxUnhealthy(this.o.maxUnhealthyNodes, health.total),
-      },
+      ...gatesOf(health, this.o),
       concurrency: this.view.slots(lock.state),
       groupConcurrency: this.o.groups?.concurrency,
       ...planBudgets(this.o, health, {

@@ -31,6 +31,8 @@ export interface NodeRecord {
   waiting: boolean;
   /** Carries a kured-ts status (JudgedNode.reported). */
   reported: boolean;
+  /** Carries the quarantine label (its drain failed): behind the other waiters, counted for --max-quarantined. */
+  quarantined: boolean;
   /** The turn annotation's text, when it gives a turn (or is unreadable: taken back like a turn). */
   turn: string | undefined;
   /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
@@ -203,7 +205,8 @@ export class FleetView {
     if (
       before?.inCycle !== record.inCycle ||
       before.unhealthy !== record.unhealthy ||
-      before.group !== record.group
+      before.group !== record.group ||
+      before.quarantined !== record.quarantined
     )
       this.health = undefined;
   }

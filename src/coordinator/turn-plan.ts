@@ -6,6 +6,8 @@
 // an agent that was only slow says so by writing its status, and gets its place back (coordinator.ts).
 // Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
 // from a stale view can only change who goes first.
+import { maxUnhealthy } from '../blockers/health.js';
+import type { FleetHealth } from '../lock/coordinator-lease.js';
 import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
 import { isOverdue } from '../node/status.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
@@ -38,6 +40,14 @@ export interface PlanInput {
    * as its own health blocker judges.
    */
   health: { count: number; max: number | undefined };
+  /**
+   * --max-quarantined resolved for the fleet (undefined: no cap) and how many nodes are quarantined:
+   * a waiter gets a turn only while the others (itself not counted) are within the cap, as its own
+   * max-quarantined blocker judges. Judged here too, on the view the turn comes from, so that the slot
+   * a node frees as it is quarantined goes to nobody (the agents read the count from the Lease, which
+   * may not say it yet). Default none.
+   */
+  quarantine?: { count: number; max: number | undefined };
   /** --concurrency, resolved for the fleet now. */
   concurrency: number;
   /** --group-concurrency; undefined without groups. */
@@ -114,6 +124,28 @@ function healthy(input: PlanInput, record: NodeRecord | undefined): boolean {
   const { count, max } = input.health;
   if (max === undefined) return true;
   return count - (record?.unhealthy === undefined ? 0 : 1) <= max;
+}
+
+type Limit = { count: number } | { percent: number } | undefined;
+
+/** The health gate's and the quarantine cap's inputs of a plan, from the fleet's health and the flags. */
+export function gatesOf(
+  health: FleetHealth,
+  limits: { maxUnhealthyNodes?: Limit; maxQuarantined?: Limit },
+): Pick<PlanInput, 'health' | 'quarantine'> {
+  const resolve = (limit: Limit): number | undefined =>
+    limit === undefined ? undefined : maxUnhealthy(limit, health.total);
+  return {
+    health: { count: health.count, max: resolve(limits.maxUnhealthyNodes) },
+    quarantine: { count: health.quarantinedCount ?? 0, max: resolve(limits.maxQuarantined) },
+  };
+}
+
+/** Would --max-quarantined let `record` go: the other quarantined nodes within the cap? */
+function withinQuarantineCap(input: PlanInput, record: NodeRecord | undefined): boolean {
+  const max = input.quarantine?.max;
+  if (max === undefined) return true;
+  return (input.quarantine?.count ?? 0) - (record?.quarantined === true ? 1 : 0) <= max;
 }
 
 /** Who holds or claims a slot, and each waiter, as planTurns sorts them out of the fleet. */
@@ -200,19 +232,23 @@ function judgeTurns(
   return { revoke, lapse, pending };
 }
 
-/** The waiters in queue order, the `late` ones (passed over, or lapsed now) behind all others. */
+/** The waiters in queue order, the `late` ones (passed over, lapsed now, quarantined) behind all others. */
 function queueOf(waiters: ReadonlyMap<string, Waiter>, late: ReadonlySet<string>): string[] {
   return [...waiters.values()]
     .sort((a, b) => Number(late.has(a.node)) - Number(late.has(b.node)) || compareWaiters(a, b))
     .map((w) => w.node);
 }
 
-/** Why no turn is given: the lock's own reason, else the health gate when it holds back every waiter. */
+/**
+ * Why no turn is given: the lock's own reason, else the health gate or the quarantine cap when it
+ * holds back every waiter.
+ */
 function heldReason(input: PlanInput, queued: number, eligible: number): string | undefined {
   if (input.lockHeld !== undefined) return input.lockHeld;
-  if (eligible < queued && eligible === 0)
-    return `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`;
-  return undefined;
+  if (eligible >= queued || eligible > 0) return undefined;
+  const q = input.quarantine;
+  if (q?.max !== undefined && q.count > q.max) return `${q.count} nodes quarantined (max ${q.max} others)`;
+  return `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`;
 }
 
 /** The nodes with a turn and those in a cycle, picked out of `nodes`. */
@@ -233,9 +269,15 @@ export function planTurns(input: PlanInput): Plan {
     return { ...judged, grant: [], queue: [], held: undefined };
   const records = [...input.nodes];
   const waiters = waitersOf(records, holders, input.now, groups);
-  const queue = queueOf(waiters, new Set([...input.passedOver, ...lapse]));
+  // a quarantined node that may try again (its pods changed, or its retry passed) goes behind the
+  // others: one undrainable node must not take every free slot first (issue 33)
+  const late = new Set([...input.passedOver, ...lapse]);
+  for (const r of records) if (r.quarantined && waiters.has(r.name)) late.add(r.name);
+  const queue = queueOf(waiters, late);
   const byName = new Map(records.map((r) => [r.name, r]));
-  const eligible = queue.filter((n) => healthy(input, byName.get(n)));
+  const eligible = queue.filter(
+    (n) => healthy(input, byName.get(n)) && withinQuarantineCap(input, byName.get(n)),
+  );
   const held = heldReason(input, queue.length, eligible.length);
   const claims: Claims = {
     byName,

@@ -4,6 +4,8 @@
 export interface PodNote {
   /** namespace/name */
   pod: string;
+  /** Its UID, when known (a pod recreated under the same name is another pod). */
+  uid?: string;
   reason: string;
   /** The PDB that refused the eviction, when one did. */
   pdb?: string;

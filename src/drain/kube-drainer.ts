@@ -152,6 +152,7 @@ export class KubeDrainer implements Drainer {
       .filter((t) => t.state !== 'gone')
       .map((t): PodNote => ({
         pod: t.key,
+        ...(t.uid === undefined ? {} : { uid: t.uid }),
         reason: t.reason === '' ? 'not evicted: the drain stopped' : t.reason,
         ...(t.pdb === undefined ? {} : { pdb: t.pdb }),
       }));

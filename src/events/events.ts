@@ -14,7 +14,10 @@ export type EventReason =
   | 'Uncordoned'
   | 'RebootCompleted'
   | 'LockLost'
-  | 'RebootOverdue';
+  | 'RebootOverdue'
+  /** An admin asked for the node's reboot (`kured-ts reboot`), or took the request back. */
+  | 'RebootRequested'
+  | 'RebootRequestCancelled';
 
 export interface EventRecorder {
   /**

@@ -18,6 +18,7 @@ import type {
   ListOptions,
   NodePage,
   PageOptions,
+  SelfIdentity,
   V1DaemonSet,
   V1Node,
   V1Pod,
@@ -371,6 +372,18 @@ export class ClientNodeKube implements Kube {
     signal?: AbortSignal,
   ): Promise<CoreV1Event> {
     return this.patch(`/api/v1/namespaces/${enc(namespace)}/events/${enc(name)}`, MERGE_PATCH, patch, signal);
+  }
+
+  async reviewSelf(signal?: AbortSignal): Promise<SelfIdentity> {
+    type Review = { status?: { userInfo?: { username?: string; groups?: string[] } } };
+    const review = await this.http.json<Review | undefined>({
+      method: 'POST',
+      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      signal,
+    });
+    const user = review?.status?.userInfo;
+    return { username: user?.username ?? '', groups: user?.groups ?? [] };
   }
 
   private async items<T>(req: KubeRequest): Promise<T[]> {

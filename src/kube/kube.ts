@@ -146,4 +146,16 @@ export interface Kube {
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event>;
   mergePatchEvent(namespace: string, name: string, patch: object, signal?: AbortSignal): Promise<CoreV1Event>;
+
+  /**
+   * Who the API server says this client is (authentication.k8s.io/v1 SelfSubjectReview, Kubernetes
+   * 1.28+): for the operator commands that record who acted. Absent where not implemented.
+   */
+  reviewSelf?(signal?: AbortSignal): Promise<SelfIdentity>;
+}
+
+/** A user as the API server authenticated it. */
+export interface SelfIdentity {
+  username: string;
+  groups: string[];
 }

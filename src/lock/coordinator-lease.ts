@@ -43,6 +43,13 @@ export interface FleetHealth extends GroupHealth {
    * plane waits for them). Absent from an older coordinator.
    */
   reported?: number;
+  /**
+   * Quarantined nodes (kured-ts.dev/quarantined), sorted, at most HEALTH_NAMES_SHOWN; undefined from
+   * a coordinator that does not count them (an older one).
+   */
+  quarantined?: string[];
+  /** How many are quarantined in all (may exceed quarantined.length). */
+  quarantinedCount?: number;
 }
 
 /** Names the coordinator publishes; past this, `count` alone tells. */
@@ -100,6 +107,15 @@ function workersOf(value: unknown): FleetHealth['workersAhead'] {
   return { count: v.count, names: v.names.filter((s): s is string => typeof s === 'string') };
 }
 
+/** The quarantined nodes of a FleetHealth read from JSON; nothing when not there or not of that shape. */
+function quarantineOf(v: Record<string, unknown>): Pick<FleetHealth, 'quarantined' | 'quarantinedCount'> {
+  if (!Array.isArray(v.quarantined) || typeof v.quarantinedCount !== 'number') return {};
+  return {
+    quarantined: v.quarantined.filter((s): s is string => typeof s === 'string'),
+    quarantinedCount: v.quarantinedCount,
+  };
+}
+
 export function parseHealth(text: string | undefined): FleetHealth | undefined {
   if (text === undefined) return undefined;
   try {
@@ -113,6 +129,7 @@ export function parseHealth(text: string | undefined): FleetHealth | undefined {
       ...(typeof v.reported === 'number' ? { reported: v.reported } : {}),
       ...(groups === undefined ? {} : { groups }),
       ...(workersAhead === undefined ? {} : { workersAhead }),
+      ...quarantineOf(v),
     };
   } catch {
     return undefined;

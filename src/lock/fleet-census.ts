@@ -12,6 +12,7 @@
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
+import { isQuarantined } from '../node/quarantine.js';
 import { BEFORE_CYCLE_PHASES, isControlPlane } from '../node/role.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import type { CoordinatorLease, FleetHealth, GroupHealth } from './coordinator-lease.js';
@@ -34,6 +35,8 @@ export interface JudgedNode {
   waiting: boolean;
   /** Carries a kured-ts status: its agent has decided at least once (idle agents too). */
   reported: boolean;
+  /** Carries the quarantine label (its drain failed): counted for --max-quarantined. */
+  quarantined: boolean;
 }
 
 /** The node as the census judges it (`groupLabel`: --group-label when groups are on). */
@@ -46,6 +49,7 @@ export function judgeNode(node: V1Node, groupLabel?: string): JudgedNode {
     unhealthy: unhealthy(node),
     group: groupLabel === undefined ? '' : (labels[groupLabel] ?? ''),
     controlPlane: isControlPlane(labels),
+    quarantined: isQuarantined(labels),
     ...statusFacts(meta.annotations?.[STATUS_ANNOTATION]),
   };
 }
@@ -92,10 +96,12 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
   const all: GroupHealth = { total: 0, count: 0, unhealthy: [] };
   const groups: Record<string, GroupHealth> = {};
   const workers = { count: 0, names: [] as string[] };
+  const quarantined: string[] = [];
   let reported = 0;
   for (const n of nodes) {
     note(all, n, Number.POSITIVE_INFINITY);
     if (n.reported) reported++;
+    if (n.quarantined) quarantined.push(n.name);
     if (grouped) note((groups[n.group] ??= { total: 0, count: 0, unhealthy: [] }), n, shown);
     if (!workerAhead(n)) continue;
     workers.count++;
@@ -103,12 +109,15 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
   }
   all.unhealthy.sort();
   workers.names.sort();
+  quarantined.sort();
   return {
     ...all,
     unhealthy: all.unhealthy.slice(0, shown),
     ...(grouped ? { groups } : {}),
     workersAhead: { count: workers.count, names: workers.names.slice(0, shown) },
     reported,
+    quarantined: quarantined.slice(0, shown),
+    quarantinedCount: quarantined.length,
   };
 }
 

@@ -4,7 +4,14 @@ import { PHASES, type Phase } from '../node/status.js';
 import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
 
 /** The blockers of DESIGN §5; each gets a kured_ts_blocked series from the start. */
-export const DEFAULT_BLOCKER_NAMES: readonly string[] = ['pause', 'prometheus', 'pods', 'pdb'];
+export const DEFAULT_BLOCKER_NAMES: readonly string[] = [
+  'pause',
+  'quarantine',
+  'max-quarantined',
+  'prometheus',
+  'pods',
+  'pdb',
+];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
 const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout'];

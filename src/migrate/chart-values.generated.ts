@@ -189,6 +189,19 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        autoscalerProtection: {
+          description:
+            '--autoscaler-protection: annotate a node in its cycle (and --settle-time after) against cluster-autoscaler and Karpenter scale-down',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
+        },
+        settleTime: {
+          description: '--settle-time (Go duration): the autoscaler protection stays this long after a cycle',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         preferNoScheduleTaint: { description: "--prefer-no-schedule-taint: '' = no taint", type: 'string' },
         blockingPodSelector: {
           description: '--blocking-pod-selector (repeated)',
@@ -310,6 +323,27 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--on-uncordoned-during-delay',
           anyOf: [{ type: 'string', enum: ['abort', 'redrain'] }, { const: '' }],
         },
+        onDrainFailure: {
+          description: '--on-drain-failure',
+          anyOf: [{ type: 'string', enum: ['quarantine', 'requeue'] }, { const: '' }],
+        },
+        quarantineCordon: { description: '--quarantine-cordon', anyOf: [{ type: 'boolean' }, { const: '' }] },
+        quarantineRetry: {
+          description: '--quarantine-retry (Go duration: 1h30m, 90s, 500ms, 0)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
+        maxQuarantined: {
+          description: "--max-quarantined: N or N%, '' = off",
+          anyOf: [
+            { type: 'string', pattern: '^$|^[0-9]+%?$' },
+            { type: 'integer', minimum: 0 },
+            { const: '' },
+          ],
+        },
         blockOnPdb: { description: '--block-on-pdb', anyOf: [{ type: 'boolean' }, { const: '' }] },
         evictionRetryDelay: {
           description: '--eviction-retry-delay (Go duration: 1h30m, 90s, 500ms, 0)',
@@ -381,6 +415,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'waitForDaemonsetPods',
         'rebootRetries',
         'onUncordonedDuringDelay',
+        'onDrainFailure',
+        'quarantineCordon',
+        'quarantineRetry',
+        'maxQuarantined',
         'blockOnPdb',
         'evictionRetryDelay',
         'hostExec',
@@ -731,6 +769,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     approvalTtl: '0',
     rebootDeadline: '0',
     historyLimit: 10,
+    autoscalerProtection: true,
+    settleTime: '10m',
     taintTiming: 'required',
     lockQueue: 'fair',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
@@ -765,6 +805,10 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     waitForDaemonsetPods: false,
     rebootRetries: 3,
     onUncordonedDuringDelay: 'abort',
+    onDrainFailure: 'quarantine',
+    quarantineCordon: false,
+    quarantineRetry: '1h',
+    maxQuarantined: '',
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',

@@ -37,6 +37,12 @@ export interface CycleRecord {
   started: string;
   /** Who wrote it: the agent's pod name (or host name), for people reading the record. */
   agent?: string;
+  /**
+   * The agent instance that counted the last attempt (one id per agent process): an agent tells its
+   * own count, committed though answered with an error, from another agent's written in the same
+   * millisecond.
+   */
+  requestedBy?: string;
   /** For the reboot history: when the agent first saw the reboot required (RFC 3339). */
   requiredAt?: string;
   /** When the drain finished (written with the reboot request). */
@@ -79,6 +85,7 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'rebootRequestedAt',
     'verifyingSince',
     'agent',
+    'requestedBy',
     'requiredAt',
     'drainedAt',
     'kernel',

@@ -5,6 +5,7 @@
 
 import type { CycleRecord } from './cycle.js';
 import type { NodeState } from './node.js';
+import { rebootRequestOf } from './reboot-request.js';
 
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
@@ -28,6 +29,9 @@ export interface HistoryRecord {
   upAt?: string;
   /** The cycle ended: uncordoned (or given up) and released. */
   endedAt: string;
+  /** An admin's request the cycle answered (`kured-ts reboot`): who asked, and why. */
+  requestedByAdmin?: string;
+  requestReason?: string;
 }
 
 /** The per-phase durations of a record, seconds; a phase whose ends are not known is absent. */
@@ -54,7 +58,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const OPTIONAL_FIELDS = ['requiredAt', 'drainedAt', 'rebootRequestedAt', 'upAt'] as const;
+const OPTIONAL_FIELDS = [
+  'requiredAt',
+  'drainedAt',
+  'rebootRequestedAt',
+  'upAt',
+  'requestedByAdmin',
+  'requestReason',
+] as const;
 const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
 
 function readRecord(value: unknown): HistoryRecord | undefined {
@@ -102,7 +113,7 @@ export function appendHistory(raw: string | undefined, record: HistoryRecord, li
  * before the reboot against what the node shows now, and the cycle's times.
  */
 export function cycleHistoryRecord(
-  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'>,
+  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'> & Partial<Pick<NodeState, 'annotations'>>,
   record: CycleRecord,
   result: HistoryResult,
   endedAt: string,
@@ -122,7 +133,17 @@ export function cycleHistoryRecord(
   if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
   if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
   if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
-  return entry;
+  return { ...entry, ...requestFields(node.annotations) };
+}
+
+/** Who asked for the reboot and why, when an admin's request stands on the node (`kured-ts reboot`). */
+function requestFields(
+  annotations: Readonly<Record<string, string>> = {},
+): Pick<HistoryRecord, 'requestedByAdmin' | 'requestReason'> {
+  const request = rebootRequestOf(annotations);
+  if (request === undefined) return {};
+  const by = request.byUnverified === undefined ? request.by : `${request.by} (unverified)`;
+  return { requestedByAdmin: by, requestReason: request.reason };
 }
 
 /** The history annotation with `entry` appended, the last `limit` kept; none with limit 0. */

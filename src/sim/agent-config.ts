@@ -32,6 +32,14 @@ export interface SimAgentSettings {
   requireApproval?: boolean;
   /** --taint-timing. Default required. */
   taintTiming?: Config['taintTiming'];
+  /** --on-drain-failure. Default quarantine (the agents' default). */
+  onDrainFailure?: Config['onDrainFailure'];
+  /** --max-quarantined. Default none. */
+  maxQuarantined?: Config['maxQuarantined'];
+  /** --autoscaler-protection. Default true. */
+  autoscalerProtection?: boolean;
+  /** --settle-time. Default the agent's (10m). */
+  settleTimeMs?: number;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -65,6 +73,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
     taintTiming: s.taintTiming ?? 'required',
+    ...drainFailureAndSettle(s),
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,
@@ -74,6 +83,19 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     metricsPort: 0,
     hostExec: 'direct',
     kubeconfig: '',
+  };
+}
+
+/** --on-drain-failure, --max-quarantined, --autoscaler-protection and --settle-time as simulated. */
+function drainFailureAndSettle(
+  s: SimAgentSettings,
+): Pick<Config, 'onDrainFailure' | 'maxQuarantined' | 'autoscalerProtection'> &
+  Partial<Pick<Config, 'settleTimeMs'>> {
+  return {
+    onDrainFailure: s.onDrainFailure ?? 'quarantine',
+    maxQuarantined: s.maxQuarantined,
+    autoscalerProtection: s.autoscalerProtection ?? true,
+    ...(s.settleTimeMs === undefined ? {} : { settleTimeMs: s.settleTimeMs }),
   };
 }
 

@@ -4,6 +4,7 @@ import type { PdbSpec } from './cluster-spec.js';
 import {
   BATCH_NAMESPACE,
   BLOCKING_LABEL,
+  STUCK_FINALIZER,
   DS_NAME,
   DS_NAMESPACE,
   SIM_NAMESPACE,
@@ -108,6 +109,26 @@ export function blockingPod(node: string): SimPod {
     metadata: { name: `batch-${node}`, namespace: BATCH_NAMESPACE, labels: { [BLOCKING_LABEL]: 'true' } },
     spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
   };
+}
+
+/** A pod that, once deleted, stays terminating for good: its finalizer is never removed. */
+export function stuckPod(node: string): SimPod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `stuck-${node}`,
+      namespace: BATCH_NAMESPACE,
+      labels: { app: 'stuck' },
+      finalizers: [STUCK_FINALIZER],
+    },
+    spec: { nodeName: node, containers: [{ name: 'job', image: 'registry.example/job:1' }] },
+  };
+}
+
+/** Held terminating by a finalizer nobody removes (an undrainable pod): the kubelet never removes it. */
+export function stuck(pod: SimPod): boolean {
+  return (pod.metadata.finalizers ?? []).length > 0;
 }
 
 export function pdbObject(app: string, pdb: Exclude<PdbSpec, { kind: 'none' }>): SimPdb {

@@ -11,6 +11,8 @@ export const DS_NAME = 'kured';
 export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
 export const BLOCKING_LABEL = 'sim.kured-ts.dev/blocking';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+/** The finalizer of an undrainable pod: nothing in the simulation removes it (a hung volume, say). */
+export const STUCK_FINALIZER = 'sim.kured-ts.dev/stuck';
 
 /** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
 export interface ClusterSpec {
@@ -40,6 +42,11 @@ export interface ClusterSpec {
   graceSeconds: number;
   /** Batch pods matching the blocking selector: on the first `nodes` nodes, running for `durationMs`. */
   blockingPods: { nodes: number; durationMs: number };
+  /**
+   * The first this many nodes carry a pod that never finishes terminating (a finalizer nobody
+   * removes): their drain cannot complete. Default 0.
+   */
+  undrainable?: number;
   /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
   zones?: number;
   /**

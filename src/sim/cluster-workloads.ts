@@ -1,6 +1,6 @@
 // The workloads the simulated cluster starts with: ReplicaSet pods spread over the nodes (with a PDB
 // each), and the batch pods that block the first nodes' reboots for a while.
-import { blockingPod, pdbObject } from './cluster-objects.js';
+import { blockingPod, pdbObject, stuckPod } from './cluster-objects.js';
 import { BATCH_NAMESPACE, REPLICA_LABEL, SIM_NAMESPACE, type ClusterSpec } from './cluster-spec.js';
 import type { SimPdb, SimPod, SimServer } from './objects.js';
 import { randomHex, type Random } from './random.js';
@@ -21,7 +21,7 @@ export function pad(i: number, width: number): string {
   return String(i).padStart(width, '0');
 }
 
-/** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready. */
+/** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready; and the undrainable pods. */
 export function createWorkloads(c: WorkloadContext): void {
   const { spec } = c;
   const total = spec.nodes * spec.podsPerNode;
@@ -36,6 +36,7 @@ export function createWorkloads(c: WorkloadContext): void {
       c.server.create<SimPod>('pods', readyPod(workloadPod(c, app, `${app}-${r}`), node, c.isoNow()));
     }
   }
+  createStuckPods(c);
 }
 
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */
@@ -82,4 +83,10 @@ export function readyPod(pod: SimPod, node: string, now: string): SimPod {
     spec: { ...pod.spec, nodeName: node },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] },
   };
+}
+
+/** The undrainable pods: one on each of the first `undrainable` nodes, stuck terminating once deleted. */
+function createStuckPods(c: WorkloadContext): void {
+  for (const name of c.names.slice(0, c.spec.undrainable ?? 0))
+    c.server.create<SimPod>('pods', readyPod(stuckPod(name), name, c.isoNow()));
 }

@@ -11,7 +11,16 @@ import {
   type SimServer,
   type SimWriteEvent,
 } from './objects.js';
-import { agentPod, daemonSet, etcdPod, nodeObject, readyCondition, simKernel } from './cluster-objects.js';
+import {
+  agentPod,
+  daemonSet,
+  etcdPod,
+  nodeObject,
+  readyCondition,
+  simKernel,
+  stuck,
+} from './cluster-objects.js';
+import { Outages } from './outages.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
@@ -36,8 +45,8 @@ import {
 export class SimCluster {
   readonly nodes = new Map<string, SimNodeState>();
   readonly names: string[] = [];
-  /** Each node's zone, with --zones. */
-  private readonly zones = new Map<string, string>();
+  /** Hosts down, now, at most and each time (per zone with --zones). */
+  readonly outages = new Outages();
   readonly podStats: PodStats = {
     evictionsByReplica: new Map(),
     placementsOnPendingNodes: 0,
@@ -47,14 +56,6 @@ export class SimCluster {
   /** When each node's reboot became required (virtual ms, absolute). */
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
-  /** Nodes down right now and the maximum seen. */
-  downNow = 0;
-  maxDown = 0;
-  /** With zones: hosts down right now per zone, and the most seen at once per zone. */
-  readonly downByZone = new Map<string, number>();
-  readonly maxDownByZone = new Map<string, number>();
-  /** Every time a host was down (virtual ms; upAtMs unset while it still is), for the timeline. */
-  readonly outages: { node: string; downAtMs: number; upAtMs?: number }[] = [];
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -85,8 +86,7 @@ export class SimCluster {
       const name = `node-${pad(i, Math.max(2, width))}`;
       this.names.push(name);
       // zone-a, zone-b, … round robin (--zones)
-      const zones = spec.zones ?? 0;
-      if (zones > 0) this.zones.set(name, `zone-${String.fromCharCode(97 + ((i - 1) % zones))}`);
+      this.outages.place(name, i, spec.zones ?? 0);
     }
   }
 
@@ -112,7 +112,7 @@ export class SimCluster {
         reboots: 0,
         bootID,
       });
-      const zone = this.zoneOf(name);
+      const zone = this.outages.zoneOf(name);
       const controlPlane = this.isControlPlane(name);
       const boot = { bootID, cordoned: preCordoned, controlPlane, ...(zone === undefined ? {} : { zone }) };
       this.server.create<SimNode>('nodes', nodeObject(name, boot, this.isoNow()));
@@ -149,11 +149,6 @@ export class SimCluster {
     return this.podsOn(name).some((p) => p.metadata.labels?.component === 'etcd' && isReady(p));
   }
 
-  /** The zone of a node (round robin over zone-a, zone-b, …), undefined without zones. */
-  zoneOf(name: string): string | undefined {
-    return this.zones.get(name);
-  }
-
   /** The last `unhealthy.nodes` nodes go NotReady now and come back after `unhealthy.durationMs`. */
   private degrade(): void {
     const { nodes = 0, durationMs = 0 } = this.spec.unhealthy ?? {};
@@ -170,15 +165,6 @@ export class SimCluster {
     this.patchNode(name, (n) => {
       n.status.conditions = setCondition(n.status.conditions, readyCondition(ready, this.isoNow(), reason));
     });
-  }
-
-  /** Counts a host going down (or up, delta -1) in its zone. */
-  private countZoneDown(name: string, delta: number): void {
-    const zone = this.zoneOf(name);
-    if (zone === undefined) return;
-    const now = (this.downByZone.get(zone) ?? 0) + delta;
-    this.downByZone.set(zone, now);
-    this.maxDownByZone.set(zone, Math.max(this.maxDownByZone.get(zone) ?? 0, now));
   }
 
   stop(): void {
@@ -218,10 +204,7 @@ export class SimCluster {
 
   private goDown(node: SimNodeState): void {
     node.up = false;
-    this.outages.push({ node: node.name, downAtMs: this.time.nowMs() });
-    this.downNow++;
-    this.maxDown = Math.max(this.maxDown, this.downNow);
-    this.countZoneDown(node.name, 1);
+    this.outages.down(node.name, this.time.nowMs());
     this.hooks?.down(node.name);
     this.setReady(node.name, false, 'KubeletNotReady');
     for (const pod of this.podsOn(node.name)) {
@@ -240,10 +223,7 @@ export class SimCluster {
     node.needsReboot = false;
     node.reboots++;
     node.bootID = randomBootId(this.random);
-    const outage = this.outages.findLast((o) => o.node === node.name && o.upAtMs === undefined);
-    if (outage) outage.upAtMs = this.time.nowMs();
-    this.downNow--;
-    this.countZoneDown(node.name, -1);
+    this.outages.up(node.name, this.time.nowMs());
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;
       n.status.nodeInfo.kernelVersion = simKernel(node.reboots);
@@ -340,7 +320,7 @@ export class SimCluster {
     if (this.terminating.has(key)) return;
     this.terminating.add(key);
     this.podGone(pod);
-    this.finishTermination(pod);
+    if (!stuck(pod)) this.finishTermination(pod); // a finalizer nobody removes keeps it terminating
   }
 
   private onUnbound(type: SimWriteEvent['type'], key: string): void {

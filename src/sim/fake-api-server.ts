@@ -66,6 +66,8 @@ export interface FakeApiServerOptions {
   kubeletHeartbeatMs?: number;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
+  /** Times each watch's timeoutSeconds (default: the system clock, whatever `clock` is). */
+  watchClock?: Clock;
   /**
    * The server's clock runs this far ahead of `clock` (negative: behind): every timestamp it writes
    * (creation, deletion, managedFields, Events, PDB status) is off by it, as a control plane's clock
@@ -149,7 +151,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const ctx: HttpContext = {
     store,
     registry,
-    hub: new WatchHub(store),
+    hub: new WatchHub(store, options.watchClock),
     requests: [],
     maxRecordedRequests: options.maxRecordedRequests ?? 0,
     failures: [],

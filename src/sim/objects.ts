@@ -1,6 +1,7 @@
 // The Kubernetes objects of a simulated cluster, as the JSON the fake API server stores.
 // We write timestamps as RFC 3339 strings; the server's direct API hands back client-node model
 // objects, whose timestamps are Date objects: the types allow both.
+import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 
 export interface ObjectMeta {
   name: string;
@@ -13,6 +14,7 @@ export interface ObjectMeta {
   deletionTimestamp?: string | Date;
   deletionGracePeriodSeconds?: number;
   creationTimestamp?: string | Date;
+  finalizers?: string[];
 }
 
 export interface Condition {
@@ -124,4 +126,12 @@ export function setCondition(conditions: Condition[], next: Condition): Conditio
 
 export function ownerKind(pod: SimPod): string | undefined {
   return pod.metadata.ownerReferences?.find((o) => o.controller ?? true)?.kind;
+}
+
+/** Nodes whose history's last record is a successful reboot into another kernel. */
+export function kernelsUpdated(nodes: readonly { metadata: ObjectMeta }[]): number {
+  return nodes.filter((n) => {
+    const last = parseHistory(n.metadata.annotations?.[HISTORY_ANNOTATION]).at(-1);
+    return last?.result === 'success' && last.kernelBefore !== last.kernelAfter;
+  }).length;
 }

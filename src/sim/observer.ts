@@ -14,6 +14,7 @@ import type { VirtualTime } from './virtual-time.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { quorumGaps, workerAhead } from './control-plane-checks.js';
+import { HELD_BACK, blockedGroup } from './blocked-group.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -36,7 +37,8 @@ export interface Violation {
     | 'write-denied-by-policy'
     | 'control-plane-concurrent'
     | 'control-plane-without-quorum'
-    | 'control-plane-before-workers';
+    | 'control-plane-before-workers'
+    | 'removed-by-autoscaler';
   detail: string;
 }
 
@@ -206,7 +208,7 @@ export class Observer {
     if (limit === undefined) return;
     const byZone = new Map<string, string[]>();
     for (const node of slots) {
-      const zone = this.cluster.zoneOf(node) ?? '';
+      const zone = this.cluster.outages.zoneOf(node) ?? '';
       byZone.set(zone, [...(byZone.get(zone) ?? []), node]);
     }
     for (const [zone, nodes] of byZone)
@@ -267,7 +269,8 @@ export class Observer {
   private couldTake(name: string, other: string): boolean {
     if (this.cluster.isControlPlane(other) && !this.cluster.isControlPlane(name)) return false;
     return (
-      this.options.groupConcurrency === undefined || this.cluster.zoneOf(other) === this.cluster.zoneOf(name)
+      this.options.groupConcurrency === undefined ||
+      this.cluster.outages.zoneOf(other) === this.cluster.outages.zoneOf(name)
     );
   }
 
@@ -275,6 +278,9 @@ export class Observer {
     const t = this.timeline.get(name);
     if (!t) return;
     t.releasedAtMs = this.elapsed();
+    // a drain that led to no reboot (it failed: the node is quarantined, or the cycle was aborted)
+    // still took the slot from its cordon on: work of the wave, as --drain-timeout makes it
+    if (t.cordonedAtMs !== undefined && !t.rebootedInTenure) t.drainMs.push(t.releasedAtMs - t.cordonedAtMs);
     t.rebootedInTenure = false;
     t.cordonedAtMs = undefined;
   }
@@ -418,14 +424,14 @@ export class Observer {
       for (const node of this.cluster.nodeList()) this.finalNodeChecks(node);
       for (const h of this.holders) this.violate(h, 'lock-left', 'still holds the lock at the end');
     }
-    if (this.cluster.maxDown > this.options.concurrency)
+    if (this.cluster.outages.max > this.options.concurrency)
       this.violate(
         '*',
         'too-many-down',
-        `${this.cluster.maxDown} nodes down at once, concurrency ${this.options.concurrency}`,
+        `${this.cluster.outages.max} nodes down at once, concurrency ${this.options.concurrency}`,
       );
     const limit = this.options.groupConcurrency;
-    for (const [zone, max] of this.cluster.maxDownByZone)
+    for (const [zone, max] of this.cluster.outages.maxByZone)
       if (limit !== undefined && max > limit)
         this.violate(
           '*',
@@ -433,24 +439,4 @@ export class Observer {
           `${max} nodes of ${zone} down at once, group concurrency ${limit}`,
         );
   }
-}
-
-/** Phases in which a node that needs a reboot is held back (the report's blocked time). */
-const HELD_BACK = ['blocked', 'waiting-for-lock', 'outside-window', 'awaiting-approval'];
-
-const BLOCKERS: [RegExp, string][] = [
-  [/other nodes? unhealthy/, 'health'],
-  [/alert/i, 'prometheus'],
-  [/blocking pod/i, 'pods'],
-  [/PodDisruptionBudget|\bPDB\b/, 'pdb'],
-  [/paus/i, 'pause'],
-];
-
-/** "blocked: pods", "blocked: prometheus", "waiting-for-lock", … — grouped by the blocker the reason names. */
-export function blockedGroup(phase: string, reason: string): string {
-  if (phase !== 'blocked') return phase;
-  const known = BLOCKERS.find(([pattern]) => pattern.test(reason));
-  if (known) return `blocked: ${known[1]}`;
-  const head = /^[a-z-]+/i.exec(reason.trim())?.[0];
-  return head ? `blocked: ${head}` : 'blocked';
 }

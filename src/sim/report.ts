@@ -92,6 +92,36 @@ function waveRows(r: SimulationResult): string[] {
   ];
 }
 
+/** Nodes quarantined (their drain failed), and a halt of new cycles (--max-quarantined). */
+function quarantineRows(r: SimulationResult): string[] {
+  const rows: string[] = [];
+  if (r.quarantined.length > 0)
+    rows.push(
+      row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),
+    );
+  if (r.halted !== undefined) rows.push(row('halted', r.halted));
+  return rows;
+}
+
+/** Nodes rebooted without needing it at the start: on an admin's request (simulate --reboot-now). */
+function requestRows(r: SimulationResult): string[] {
+  const asked = r.nodes.filter((n) => !n.neededReboot && n.reboots > 0).map((n) => n.name);
+  return asked.length === 0 ? [] : [row('rebooted on request only', asked.join(', '))];
+}
+
+/** simulate --autoscaler: the nodes it removed, by when in their cycle. */
+function autoscalerRows(r: SimulationResult): string[] {
+  const removals = r.autoscalerRemovals;
+  if (removals === undefined) return [];
+  const count = (when: string): number => removals.filter((x) => x.when === when).length;
+  return [
+    row(
+      'removed by the autoscaler',
+      `${count('cycle')} in a reboot cycle, ${count('settle')} in its settle time, ${count('after')} after it (empty nodes)`,
+    ),
+  ];
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -99,12 +129,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       `period ${shortDuration(h.periodMs)}, seed ${h.seed}`,
     ...waveRows(r),
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
+    ...quarantineRows(r),
     row('max nodes down at once', String(r.maxDown)),
     row('hand-offs out of need order', `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...controlPlaneRows(r),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
+    ...autoscalerRows(r),
+    ...requestRows(r),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
@@ -155,7 +188,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   return lines;
 }
 
-/** Passed = every needed reboot done and no invariant broken. */
+/**
+ * Passed = every needed reboot done (a quarantined node excepted: passing it over is the point) and
+ * no invariant broken; a halted wave did not pass.
+ */
 export function passed(r: SimulationResult): boolean {
-  return r.violations.length === 0 && r.rebooted === r.needed && r.stop === 'done';
+  return (
+    r.violations.length === 0 &&
+    r.rebooted + r.quarantined.length === r.needed &&
+    r.halted === undefined &&
+    r.stop === 'done'
+  );
 }

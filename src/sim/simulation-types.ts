@@ -1,4 +1,5 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { Removal } from './autoscaler.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
@@ -90,6 +91,14 @@ export interface SimulationOptions {
    * ms), approving every node then awaiting approval. 0 = nobody approves.
    */
   approveEveryMs?: number;
+  /**
+   * A simulated autoscaler (src/sim/autoscaler.ts) scans the nodes this often (virtual ms) and removes
+   * those that look empty and carry no scale-down annotation; the run goes on for the agents'
+   * --settle-time after the wave so that the end of the settle is seen. 0 = none.
+   */
+  autoscalerEveryMs?: number;
+  /** A simulated admin runs `kured-ts reboot NODE --reason … [--now]` for these nodes at the start. */
+  rebootRequests?: { node: string; now: boolean }[];
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -127,7 +136,10 @@ export interface SimulationResult {
   rollingMs: number;
   /** First lock acquisition, virtual ms after the start. */
   firstLockMs: number;
-  /** max(sum of per-node physical work / concurrency, longest single node). */
+  /**
+   * max(sum of per-node physical work / concurrency, longest single node); a drain that led to no
+   * reboot (a failed one, up to --drain-timeout) is work too: it held a slot.
+   */
   lowerBoundMs: number;
   /** Slots handed to a node while one that had needed a reboot longer waited for it (fair queue: none). */
   outOfOrder: { atMs: number; node: string; passedOver: string }[];
@@ -152,6 +164,12 @@ export interface SimulationResult {
   controlPlane?: { nodes: number; firstLockMs: number | undefined; lastWorkerLockMs: number | undefined };
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
+  /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
+  quarantined: string[];
+  /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */
+  halted: string | undefined;
+  /** The simulated autoscaler's removals (simulate --autoscaler); undefined without it. */
+  autoscalerRemovals: Removal[] | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
   evictions: { accepted: number; refused: number };

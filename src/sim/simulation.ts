@@ -1,26 +1,33 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
-import type { Logger } from '../log/logger.js';
 import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
-import type { SimDaemonSet, SimServer } from './objects.js';
+import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
 import { startFakePrometheus } from './fake-prometheus.js';
 import { forkRandom } from './random.js';
-import { noMetrics } from '../metrics/agent-metrics.js';
-import { refreshRebootRequired } from '../agent/agent.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { APPROVAL_ANNOTATION, formatApproval } from '../node/approval.js';
-import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
+import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
+import { SimAutoscaler } from './autoscaler.js';
+import {
+  approve,
+  requested,
+  runAutoscaler,
+  writeRebootRequests,
+  type OperatorContext,
+} from './sim-operators.js';
+import { SimLogger } from './sim-logger.js';
+import { startAgentLoops } from './sim-agent.js';
+import { defaultConfig } from '../config/parse.js';
 
-export type { AgentFactory, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
+export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type {
   NodeResult,
   RequestSample,
@@ -30,30 +37,6 @@ import type {
 } from './simulation-types.js';
 
 const DAY = 24 * 3600_000;
-
-/** Keeps warnings and errors (capped) and drops the rest: 200 agents log a lot. */
-class SimLogger implements Logger {
-  constructor(
-    private readonly node: string,
-    private readonly sink: string[],
-  ) {}
-  debug(): void {
-    // dropped
-  }
-  info(): void {
-    // dropped
-  }
-  warn(message: string, fields?: Record<string, unknown>): void {
-    this.keep('warn', message, fields);
-  }
-  error(message: string, fields?: Record<string, unknown>): void {
-    this.keep('error', message, fields);
-  }
-  private keep(level: string, message: string, fields?: Record<string, unknown>): void {
-    if (this.sink.length < 200)
-      this.sink.push(`${this.node} ${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  }
-}
 
 interface Running {
   clock: ReturnType<VirtualTime['clock']>;
@@ -115,6 +98,10 @@ class Simulation {
   /** Approvals written by the simulated operator (approveEveryMs). */
   private approvals = 0;
   private readonly coordinators: SimCoordinators;
+  /** simulate --autoscaler; undefined without it. */
+  private readonly autoscaler: SimAutoscaler | undefined;
+  /** The run is over: periodic actors stop rescheduling. */
+  private finished = false;
 
   constructor(
     private readonly server: SimServer,
@@ -140,6 +127,10 @@ class Simulation {
       logger: (name) => new SimLogger(name, this.errors),
       errors: this.errors,
     });
+    this.autoscaler =
+      (options.autoscalerEveryMs ?? 0) > 0
+        ? new SimAutoscaler(options.agent.settleTimeMs ?? defaultConfig().settleTimeMs)
+        : undefined;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -160,22 +151,25 @@ class Simulation {
     this.coordinators.start(this.startMs);
     this.scheduleWipes();
     this.scheduleApprovals();
+    this.startOperators();
     for (const at of this.options.sampleAtMs ?? [])
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
       });
     const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
     const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
+    const tailMs = this.tailMs();
     let doneAt: number | undefined;
     const stop = await this.time.run(
       () => {
         if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
-        return doneAt !== undefined && this.time.nowMs() >= minEnd;
+        return doneAt !== undefined && this.time.nowMs() >= Math.max(minEnd, doneAt + tailMs);
       },
       limit,
       this.options.wallLimitMs,
       this.options.wallNow,
     );
+    this.finished = true;
     for (const name of [...this.agents.keys()]) this.kill(name);
     this.coordinators.stop();
     await this.time.quiesce();
@@ -231,38 +225,49 @@ class Simulation {
     if (this.options.agent.requireApproval !== true) return;
     this.everyUntilDone(this.options.approveEveryMs ?? 0, () => {
       for (const [name, t] of this.observer.timeline) {
-        if (t.phase === 'awaiting-approval') this.approve(name);
+        if (t.phase === 'awaiting-approval' && approve(this.operatorContext(), name)) this.approvals++;
       }
     });
   }
 
-  /** Writes the approval on a node that has none, as `kured-ts approve` does. */
-  private approve(name: string): void {
-    const node = this.cluster.nodeObject(name);
-    if (!node || node.metadata.annotations?.[APPROVAL_ANNOTATION] !== undefined) return;
-    const at = new Date(this.time.nowMs()).toISOString();
-    const annotations = {
-      ...node.metadata.annotations,
-      [APPROVAL_ANNOTATION]: formatApproval({ by: 'sim-operator', at }),
+  /** The simulated admin's requests, and the autoscaler. */
+  private startOperators(): void {
+    writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
+    if (!this.autoscaler) return;
+    const guarded = this.options.agent.autoscalerProtection !== false;
+    runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
+  }
+
+  /** With an autoscaler watching, the run goes on past the end of the last settle (and a scan after). */
+  private tailMs(): number {
+    return this.autoscaler ? this.autoscaler.settleMs + 2 * (this.options.autoscalerEveryMs ?? 0) : 0;
+  }
+
+  /** What the simulated admin and autoscaler act on. */
+  private operatorContext(): OperatorContext {
+    return {
+      time: this.time,
+      cluster: this.cluster,
+      server: this.server,
+      startMs: this.startMs,
+      errors: this.errors,
+      violations: this.observer.violations,
+      finished: () => this.finished,
     };
-    this.server.update('nodes', { ...node, metadata: { ...node.metadata, annotations } });
-    this.approvals++;
   }
 
-  /** Nodes whose history's last record is a successful reboot into another kernel. */
-  private kernelsUpdated(): number {
-    return this.cluster.nodeList().filter((n) => {
-      const last = parseHistory(n.metadata.annotations?.[HISTORY_ANNOTATION]).at(-1);
-      return last?.result === 'success' && last.kernelBefore !== last.kernelAfter;
-    }).length;
-  }
-
-  /** Every node that needed a reboot rebooted, nobody holds the lock, nothing is cordoned by us. */
+  /**
+   * Every node that needed a reboot rebooted, or is quarantined (its drain failed), or waits while
+   * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
+   */
   private done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    // an admin's request stands until the reboot that answers it ends
+    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
+    const halted = fleetHalt(this.observer) !== undefined;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
-      if (state.needsReboot) return false;
+      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
     }
     return this.observer.cordonedByUs() === 0;
   }
@@ -299,14 +304,11 @@ class Simulation {
       agent.run(abort.signal).catch((err: unknown) => {
         if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
       });
-      // As in production (src/agent/run.ts): the sentinel is checked every minute and wakes the agent.
-      void refreshRebootRequired({
-        sentinel: io.sentinel,
-        metrics: noMetrics,
+      startAgentLoops(agent, io, {
         clock,
-        logger: io.logger,
         signal: abort.signal,
-        onRequired: () => agent.wake?.(),
+        requested: () => requested(this.cluster, name),
+        periodMs: this.options.agent.periodMs,
       });
     });
   }
@@ -340,7 +342,8 @@ class Simulation {
     const locks = nodes.map((n) => n.lockedAtMs).filter((x): x is number => x !== undefined);
     const firstLockMs = locks.length > 0 ? Math.min(...locks) : 0;
     const C = this.options.agent.concurrency;
-    const work = nodes.filter((n) => n.reboots > 0).map((n) => n.workMs);
+    // a drain that failed (a quarantined node's) took its slot too: it is work of this wave
+    const work = nodes.filter((n) => n.workMs > 0).map((n) => n.workMs);
     const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);
     const evictions = { accepted: 0, refused: 0 };
     for (const r of this.server.requests) {
@@ -367,14 +370,17 @@ class Simulation {
       nodes,
       rebooted: nodes.filter((n) => n.neededReboot && n.reboots > 0).length,
       needed: nodes.filter((n) => n.neededReboot).length,
-      maxDown: cluster.maxDown,
+      maxDown: cluster.outages.max,
       maxHolders: observer.maxHolders,
       lockWipes: this.lockWipes,
       admission: this.admission ? { ...this.admission.counts } : undefined,
-      maxDownByZone: Object.fromEntries([...cluster.maxDownByZone].sort()),
+      maxDownByZone: Object.fromEntries([...cluster.outages.maxByZone].sort()),
       ...this.controlPlane(),
       approvals: this.approvals,
-      kernelsUpdated: this.kernelsUpdated(),
+      quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      halted: fleetHalt(observer),
+      autoscalerRemovals: this.removals(),
+      kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,
       podEvictions: byReplica.reduce((a, b) => a + b, 0),
@@ -398,11 +404,7 @@ class Simulation {
         concurrency: C,
         nodes: cluster.names,
         phases: observer.phases,
-        outages: cluster.outages.map((o) => ({
-          node: o.node,
-          downAtMs: o.downAtMs - this.startMs,
-          upAtMs: o.upAtMs === undefined ? undefined : o.upAtMs - this.startMs,
-        })),
+        outages: cluster.outages.since(this.startMs),
         slotChanges: observer.slotChanges,
       }),
       wallMs: Date.now() - wallStart,
@@ -414,6 +416,11 @@ class Simulation {
   private controlPlane(): Pick<SimulationResult, 'controlPlane'> {
     const nodes = this.cluster.spec.controlPlane ?? 0;
     return nodes > 0 ? { controlPlane: { nodes, ...this.observer.controlPlane } } : {};
+  }
+
+  /** The simulated autoscaler's removals; undefined without it. */
+  private removals(): SimulationResult['autoscalerRemovals'] {
+    return this.autoscaler === undefined ? undefined : [...this.autoscaler.removals];
   }
 
   private nodeResults(): NodeResult[] {

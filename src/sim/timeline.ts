@@ -1,7 +1,8 @@
 // The wave as data: per node, what it was doing from when to when (the phases its agent wrote, and
 // the time its host was down), and how many lock slots and hosts were taken over time. Drawn by
 // timeline-svg.ts (`kured-ts simulate --timeline FILE.svg`).
-import { blockedGroup, type PhaseChange } from './observer.js';
+import { blockedGroup } from './blocked-group.js';
+import type { PhaseChange } from './observer.js';
 
 /** What a bar shows. `down` is the host's own outage, drawn over its `rebooting` phase. */
 export type SpanKind =

@@ -416,4 +416,12 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       });
     });
   });
+
+  describe('who the client is', () => {
+    it('is told by a SelfSubjectReview (kured-ts reboot records the admin so)', async () => {
+      const self = await cluster.kube().reviewSelf(AbortSignal.timeout(10_000));
+      expect(self.username).not.toBe('');
+      expect(self.groups).toContain('system:authenticated');
+    });
+  });
 }

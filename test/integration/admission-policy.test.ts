@@ -30,6 +30,12 @@ import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import {
+  AUTOSCALER_ANNOTATIONS,
+  CLUSTER_AUTOSCALER_ANNOTATION as CA,
+  KARPENTER_ANNOTATION as KARPENTER,
+  PROTECTION_ANNOTATION as PROTECTION,
+} from '../../src/node/autoscaler.js';
+import {
   CelAdmission,
   boundAgentPolicies,
   type BoundPolicy,
@@ -87,6 +93,8 @@ function seed(): void {
         labels: { 'kubernetes.io/hostname': name, 'team.example.com/pool': 'web' },
         annotations: {
           'kured-ts.dev/approved': '{"by":"alice","at":"2026-01-05T09:00:00Z"}',
+          'kured-ts.dev/reboot-requested':
+            '{"by":"alice","reason":"CVE","at":"2026-01-05T09:00:00Z","now":false}',
           'kured-ts.dev/reboot-paused': 'false',
           'example.com/owner': 'team-a',
         },
@@ -194,19 +202,101 @@ describe('the agent admission policy admits what the agent does to its own node 
     ],
     [
       'writes its status, cycle and history annotations',
-      annotate('n1', Object.fromEntries(AGENT_NODE_ANNOTATIONS.map((a) => [a, 'x']))),
+      annotate(
+        'n1',
+        Object.fromEntries(
+          AGENT_NODE_ANNOTATIONS.filter((a) => !AUTOSCALER_ANNOTATIONS.includes(a)).map((a) => [a, 'x']),
+        ),
+      ),
     ],
     [
       'sets its cycle label and the configured pre-reboot label',
       label('n1', { 'kured-ts.dev/rebooting': 'true', 'example.com/rebooting': 'true' }),
     ],
     ['removes the approval it used', annotate('n1', { 'kured-ts.dev/approved': null })],
+    [
+      'quarantines its node: the label with drain-failed, and the record',
+      (k) =>
+        k.mergePatchNode('n1', {
+          metadata: {
+            labels: { 'kured-ts.dev/quarantined': 'drain-failed' },
+            annotations: { 'kured-ts.dev/quarantine': '{}' },
+          },
+        }),
+    ],
+    [
+      "removes an admin's reboot request its reboot answered",
+      annotate('n1', { 'kured-ts.dev/reboot-requested': null }),
+    ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
     ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
   ])('%s', async (_name, write) => {
     await write(agent('n1'));
     expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+});
+
+describe('the agent admission policy allows exactly the autoscaler protection the agent owns', () => {
+  const record = (added: string[]): string => JSON.stringify({ added });
+  /** n1 with an admin's Karpenter annotation, and the cluster-autoscaler one added by the agent. */
+  function protectedByBoth(): void {
+    const n1 = node('n1');
+    const annotations = {
+      ...n1.metadata?.annotations,
+      [CA]: 'true',
+      [KARPENTER]: 'true',
+      [PROTECTION]: record([CA]),
+    };
+    server.update<V1Node>('nodes', { ...n1, metadata: { ...n1.metadata, annotations } });
+  }
+  it.each<[string, boolean, Write]>([
+    [
+      'admits adding both annotations where absent, as "true", named in its record',
+      false,
+      annotate('n1', { [CA]: 'true', [KARPENTER]: 'true', [PROTECTION]: record([CA, KARPENTER]) }),
+    ],
+    [
+      'admits removing the annotation its record names, with the record',
+      true,
+      annotate('n1', { [CA]: null, [PROTECTION]: null }),
+    ],
+    [
+      'admits starting the settle (the record rewritten, the annotations kept)',
+      true,
+      annotate('n1', { [PROTECTION]: JSON.stringify({ added: [CA], until: '2026-01-05T10:10:00Z' }) }),
+    ],
+  ])('%s', async (_name, seeded, write) => {
+    if (seeded) protectedByBoth();
+    await write(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, boolean, Write]>([
+    [
+      'denies adding one with another value than "true"',
+      false,
+      annotate('n1', { [CA]: 'false', [PROTECTION]: record([CA]) }),
+    ],
+    ['denies adding one its record does not name', false, annotate('n1', { [CA]: 'true' })],
+    ["denies removing an admin's annotation", true, annotate('n1', { [KARPENTER]: null })],
+    [
+      "denies removing an admin's annotation with a record forged to name it",
+      true,
+      annotate('n1', { [KARPENTER]: null, [PROTECTION]: record([CA, KARPENTER]) }),
+    ],
+    ["denies changing an admin's annotation", true, annotate('n1', { [KARPENTER]: 'false' })],
+    [
+      'denies writing it on another node',
+      false,
+      annotate('n2', { [CA]: 'true', [PROTECTION]: record([CA]) }),
+    ],
+  ])('%s', async (_name, seeded, write) => {
+    if (seeded) protectedByBoth();
+    const before = node('n1');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(node('n1').metadata?.annotations).toEqual(before.metadata?.annotations);
   });
 });
 
@@ -224,6 +314,16 @@ describe('the agent admission policy denies a stolen agent token', () => {
       /only the labels/,
     ],
     ['removing a label another actor set', label('n1', { 'team.example.com/pool': null }), /only the labels/],
+    [
+      'quarantining another node',
+      label('n2', { 'kured-ts.dev/quarantined': 'drain-failed' }),
+      /only its own node/,
+    ],
+    [
+      'setting the quarantine label to another word than drain-failed',
+      label('n1', { 'kured-ts.dev/quarantined': 'forever' }),
+      /kured-ts.dev\/quarantined only to drain-failed/,
+    ],
     [
       'removing a taint another actor added',
       taints([{ key: TAINT, effect: 'PreferNoSchedule' }]),
@@ -247,6 +347,13 @@ describe('the agent admission policy denies a stolen agent token', () => {
     [
       'approving its own reboot',
       annotate('n1', { 'kured-ts.dev/approved': '{"by":"me","at":"2026-01-05T10:00:00Z"}' }),
+      /only the annotations/,
+    ],
+    [
+      'requesting its own reboot',
+      annotate('n1', {
+        'kured-ts.dev/reboot-requested': '{"by":"me","reason":"x","at":"2026-01-05T10:00:00Z","now":true}',
+      }),
       /only the annotations/,
     ],
     [
@@ -420,7 +527,7 @@ describe('the coordinator admission policy admits what the coordinator does', ()
       const poll = (): void => {
         if (node('n1').metadata?.annotations?.[TURN_ANNOTATION] !== undefined) resolve(true);
         else if (Date.now() > deadline) resolve(false);
-        else setTimeout(poll, 20);
+        else setTimeout(poll, 20); // polls: the coordinator runs on real time
       };
       poll();
     });

@@ -198,7 +198,7 @@ describe('agent over the real seams', () => {
     const c = config({ blockOnPdb: false, drainTimeoutMs: 300, lockReleaseDelayMs: 60_000 });
     const outcome = await agent(c, { bootAs: 'boot-2' }).tick();
     unsubscribe();
-    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.kind).toBe('quarantined');
     expect(outcome.reason).toContain('default/web-1');
     expect(reboots).toBe(0);
     expect(steps).toEqual(['acquire', 'cordon', 'uncordon', 'release']);

@@ -140,6 +140,7 @@ describe('runAgent', () => {
       const statuses: number[] = [];
       while (!existsSync(rebooted)) {
         statuses.push((await fetch(`http://127.0.0.1:${port}/healthz`)).status);
+        // the agent runs on the system clock: probe /healthz every 100 ms of real time while it drains
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(statuses.length).toBeGreaterThan(10);

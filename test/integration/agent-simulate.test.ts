@@ -26,3 +26,25 @@ describe('the production agent in the simulator', () => {
     60_000,
   );
 });
+
+describe('undrainable nodes in the simulator (issue 33)', () => {
+  const undrainable: SimulateOptions = { ...small, nodes: 8, concurrency: 2, undrainable: 2, seed: 1 };
+
+  it('quarantines the undrainable nodes and finishes the others, no invariant broken', async () => {
+    const r = await simulate(undrainable, { createAgent });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.quarantined).toEqual(['node-01', 'node-02']);
+    expect(r.rebooted).toBe(6);
+    expect(r.halted).toBeUndefined();
+  }, 60_000);
+
+  it('with --max-quarantined 1 halts new cycles at the second quarantine, with the reason', async () => {
+    const r = await simulate({ ...undrainable, maxQuarantined: { count: 1 } }, { createAgent });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.quarantined).toEqual(['node-01', 'node-02']);
+    expect(r.halted).toMatch(/^halted: 2 other nodes quarantined \(--max-quarantined 1\): node-01, node-02/);
+    expect(r.rebooted).toBeLessThan(6);
+  }, 60_000);
+});

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
@@ -374,12 +374,12 @@ describe('the values schema', () => {
       'rebootSentinelCommand',
     ],
     [
-      'a sentinel directly under / (the host root would be mounted over the container root)',
+      'a sentinel directly under / (the whole host filesystem would be mounted into the container)',
       ['configuration.rebootSentinel=/reboot-required'],
       'its directory / would be mounted',
     ],
     [
-      'a sentinel in /etc (the host /etc would hide the container one)',
+      "a sentinel in /etc (the host's /etc, its secrets included, would be mounted into the container)",
       ['configuration.rebootSentinel=/etc/reboot-required'],
       'its directory /etc would be mounted',
     ],
@@ -436,22 +436,25 @@ describe('every flag is reachable from values', () => {
     expect(Object.keys(values.configuration).sort()).toEqual(expected);
   });
 
-  test('the default values render to exactly the agent’s defaults, except the chart’s taint and lock DaemonSet', () => {
+  test('the default values render to exactly the agent’s defaults, except the chart’s taint, lock DaemonSet and sentinel mount', () => {
     const { container, ds } = agent(render());
     const config = parseConfig(flagValues(container.args), {});
     const expected = {
       ...defaultConfig(),
       preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+      // the host's /var/run/reboot-required, seen through the sentinel's mount
+      rebootSentinel: '/sentinel/reboot-required',
       dsName: ds.metadata.name,
       dsNamespace: NAMESPACE,
     };
     expect(config).toEqual(expected);
   });
 
-  test('the default values render no flag that only repeats an agent default: the taint and the lock DaemonSet only', () => {
+  test('the default values render no flag that only repeats an agent default: the taint, the sentinel in its mount and the lock DaemonSet only', () => {
     const { container, ds } = agent(render());
     expect(container.args).toEqual([
       '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
+      '--reboot-sentinel=/sentinel/reboot-required',
       `--ds-name=${ds.metadata.name}`,
       `--ds-namespace=${NAMESPACE}`,
     ]);
@@ -494,11 +497,14 @@ describe('every flag is reachable from values', () => {
       const key = camel(flag.name);
       const [value, arg] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
       sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
-      wants.push(arg);
+      // the sentinel's host directory is mounted at /sentinel: the agent gets its file there
+      wants.push(flag.name === 'reboot-sentinel' ? `--${flag.name}=/sentinel/${basename(value)}` : arg);
     }
-    const { container } = agent(render([], sets));
+    const { container, pod } = agent(render([], sets));
     expect(container.args).toEqual(expect.arrayContaining(wants));
     expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
+    const sentinel = pod.volumes.find((v) => v.name === 'sentinel');
+    expect(sentinel?.hostPath?.path).toBe(dirname(SAMPLES['reboot-sentinel'] ?? ''));
   });
 });
 
@@ -520,8 +526,11 @@ const SAMPLES: Record<string, string> = {
   blackout: '2026-12-20/2027-01-03',
   'group-label': 'topology.kubernetes.io/zone',
   'max-unhealthy-nodes': '10%',
+  'quarantine-retry': '42m',
+  'max-quarantined': '2',
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
+  'settle-time': '42m',
   'group-concurrency': '2',
   'history-limit': '7',
   'taint-timing': 'unblocked',
@@ -574,14 +583,20 @@ describe('the DaemonSet', () => {
         valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
       });
       const config = parseConfig(flagValues(container.args), {});
+      // the host's sentinel directory at /sentinel, never over the container's /var/run (= /run),
+      // where the kubelet mounts the ServiceAccount token
       const sentinelDir = config.rebootSentinel.replace(/\/[^/]+$/, '');
-      const volume = pod.volumes.find((v) => v.hostPath?.path === sentinelDir);
-      expect(volume).toBeDefined();
+      expect(sentinelDir).toBe('/sentinel');
+      const volume = pod.volumes.find((v) => v.name === 'sentinel');
+      expect(volume?.hostPath).toBeDefined();
       expect(container.volumeMounts).toContainEqual({
         name: volume!.name,
         mountPath: sentinelDir,
         readOnly: true,
       });
+      for (const m of container.volumeMounts) {
+        expect(['/var/run', '/run', '/var/run/secrets', '/run/secrets']).not.toContain(m.mountPath);
+      }
       for (const v of pod.volumes.filter((x) => x.hostPath !== undefined)) {
         expect(container.volumeMounts.find((m) => m.name === v.name)?.readOnly).toBe(true);
       }
@@ -1465,17 +1480,19 @@ describe('the PrometheusRule', () => {
     }
   }
 
-  test('has the four alerts, and promtool check rules accepts them', () => {
+  test('has its alerts, and promtool check rules accepts them', () => {
     const rules = groups()[0]!.rules;
     expect(rules.map((r) => r.alert)).toEqual([
       'KuredTsRebootRequiredTooLong',
       'KuredTsNodeCordonedTooLong',
       'KuredTsRebootFailed',
       'KuredTsLockStalled',
+      'KuredTsNodeQuarantined',
+      'KuredTsQuarantineHalted',
       'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 5 rules found');
+    expect(out.output).toContain('SUCCESS: 7 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1516,6 +1533,11 @@ describe('the PrometheusRule', () => {
             // n7 goes past its deadline at 2 h and stays there; n8 never does.
             { series: 'kured_ts_reboot_overdue{node="n7",pod="i"}', values: '0x120 1x200' },
             { series: 'kured_ts_reboot_overdue{node="n8",pod="j"}', values: '0x320' },
+            // n9 is quarantined from 10 min on; n10 never is. From 20 min on, n11 says new cycles
+            // are halted (--max-quarantined).
+            { series: 'kured_ts_blocked{node="n9",blocker="quarantine",pod="k"}', values: '0x10 1x60' },
+            { series: 'kured_ts_blocked{node="n10",blocker="quarantine",pod="l"}', values: '0x70' },
+            { series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}', values: '0x20 1x60' },
           ],
           alert_rule_test: [
             { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -1540,6 +1562,23 @@ describe('the PrometheusRule', () => {
               eval_time: '7h',
               alertname: 'KuredTsLockStalled',
               exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+            },
+            { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
+            {
+              eval_time: '16m',
+              alertname: 'KuredTsNodeQuarantined',
+              exp_alerts: [expected('KuredTsNodeQuarantined', 'n9')],
+            },
+            { eval_time: '22m', alertname: 'KuredTsQuarantineHalted', exp_alerts: [] },
+            {
+              eval_time: '26m',
+              alertname: 'KuredTsQuarantineHalted',
+              exp_alerts: [
+                {
+                  exp_labels: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.labels,
+                  exp_annotations: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.annotations,
+                },
+              ],
             },
             { eval_time: '2h3m', alertname: 'KuredTsRebootOverdue', exp_alerts: [] },
             {
@@ -1660,7 +1699,8 @@ describe('the admission policy', () => {
     );
     const values = valuesOf(objects, false);
     expect(values).toMatchObject({
-      nodeLabels: 'kured-ts.dev/rebooting,example.com/rebooting,example.com/rebooted',
+      nodeLabels:
+        'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
       lockDaemonSet: `${NAMESPACE}/kured`,
       drainGracePeriod: '60',
       requireNodeClaim: 'false',
@@ -1765,7 +1805,12 @@ describe("a kured chart user's values", () => {
     const ds = parseAllDocuments(out.stdout)
       .map((d) => d.toJS() as K8sObject)
       .filter((o) => o.kind === 'DaemonSet');
-    expect(agent(ds).container.args).toEqual(['--ds-name=kured-ts', '--ds-namespace=kube-system']);
+    // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
+    expect(agent(ds).container.args).toEqual([
+      '--reboot-sentinel=/sentinel/reboot-required',
+      '--ds-name=kured-ts',
+      '--ds-namespace=kube-system',
+    ]);
   });
 
   test.each([

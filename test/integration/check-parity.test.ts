@@ -8,7 +8,8 @@ import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import { testConfig } from '../fakes/config.js';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { evaluateCheck, type CheckDecisionKind, type CheckReport } from '../../src/cli/check.js';
+import { evaluateCheck } from '../../src/cli/check.js';
+import type { CheckDecisionKind, CheckReport } from '../../src/cli/check-report.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -20,6 +21,7 @@ import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { CONTROL_PLANE_LABEL } from '../../src/node/role.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, formatQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const NS = 'kube-system';
@@ -138,6 +140,24 @@ function etcdMember(node: string, ready: boolean): void {
     spec: { nodeName: node, containers: [{ name: 'etcd', image: 'etcd' }] },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   });
+}
+
+/** `name` quarantined a minute ago: its drain failed on the pod `pod` (namespace/name, with its UID). */
+function quarantined(name: string, pod: { pod: string; uid?: string }): void {
+  label(name, { [QUARANTINE_LABEL]: 'drain-failed' });
+  annotate(name, {
+    [QUARANTINE_ANNOTATION]: formatQuarantine({
+      since: new Date(Date.now() - 60_000).toISOString(),
+      pods: [{ ...pod, reason: 'still terminating at --drain-timeout' }],
+      cordoned: false,
+    }),
+  });
+}
+
+/** The pod web-1 on n1, as the quarantine records it. */
+function webPodOfN1(): { pod: string; uid?: string } {
+  const uid = server.get<V1Pod>('pods', 'default', 'web-1')?.metadata?.uid;
+  return { pod: 'default/web-1', ...(uid === undefined ? {} : { uid }) };
 }
 
 /** The nodes the lock names now. */
@@ -313,6 +333,17 @@ const rows: [string, Row][] = [
     },
   ],
   [
+    'n1 quarantined, the pod that stopped its drain still there: both pass it over, held back by the quarantine',
+    {
+      arrange: () => {
+        pdbAllowingNone();
+        quarantined('n1', webPodOfN1());
+      },
+      flags: { blockOnPdb: false },
+      verdict: 'blocked',
+    },
+  ],
+  [
     'a NotReady node takes the only slot under --count-unavailable: both wait, naming it',
     {
       arrange: () => {
@@ -322,6 +353,26 @@ const rows: [string, Row][] = [
         }));
       },
       verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'n1 quarantined, the pod that stopped its drain gone since: both take the free slot',
+    {
+      arrange: () => {
+        quarantined('n1', { pod: 'default/stuck-1', uid: 'gone-uid' });
+      },
+      verdict: 'would-reboot',
+    },
+  ],
+  [
+    'more other nodes quarantined than --max-quarantined allows: both are held back, new cycles halted',
+    {
+      arrange: () => {
+        quarantined('n2', { pod: 'default/stuck-2' });
+        quarantined('n3', { pod: 'default/stuck-3' });
+      },
+      flags: { maxQuarantined: { count: 1 } },
+      verdict: 'blocked',
     },
   ],
   [

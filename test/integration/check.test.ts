@@ -4,13 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { Command } from 'commander';
-import {
-  evaluateCheck,
-  runCheck,
-  type CheckConfig,
-  type CheckIo,
-  type CheckReport,
-} from '../../src/cli/check.js';
+import { evaluateCheck, runCheck, type CheckConfig, type CheckIo } from '../../src/cli/check.js';
+import type { CheckReport } from '../../src/cli/check-report.js';
 import { registerCheck } from '../../src/cli/check-command.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
@@ -238,12 +233,13 @@ describe('kured-ts check', () => {
     expect(await runCheck({ node: 'n1', config: config() }, io)).toBe(3);
     expect(out).toEqual([
       'node n1',
-      '  sentinel  skipped    not evaluated here (run with --local on the node); no status recorded',
-      '  window    ok         inside maintenance window every day 00:00-23:59:59 UTC',
-      '  pause     ok         does not block',
-      '  pdb       ok         does not block',
-      '  node      ok         bootID boot-n1',
-      '  lock      BLOCKS     all 1 lock slot(s) held by n2',
+      '  sentinel    skipped    not evaluated here (run with --local on the node); no status recorded',
+      '  window      ok         inside maintenance window every day 00:00-23:59:59 UTC',
+      '  pause       ok         does not block',
+      '  quarantine  ok         does not block',
+      '  pdb         ok         does not block',
+      '  node        ok         bootID boot-n1',
+      '  lock        BLOCKS     all 1 lock slot(s) held by n2',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);
     expect(writes()).toEqual([]);
@@ -312,7 +308,7 @@ describe('kured-ts check', () => {
     const c = config({ requireApproval: true, approvalTtlMs: 3_600_000 });
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
     expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
-      '  approval  BLOCKS     waiting for approval: run kured-ts approve n1',
+      '  approval    BLOCKS     waiting for approval: run kured-ts approve n1',
     );
     expect(out[out.length - 1]).toBe(
       'decision: awaiting-approval: waiting for approval: run kured-ts approve n1',
@@ -326,7 +322,7 @@ describe('kured-ts check', () => {
     out = [];
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
     expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
-      '  approval  ok         approved by alice at 2026-01-05T09:30:00Z',
+      '  approval    ok         approved by alice at 2026-01-05T09:30:00Z',
     );
     expect(writes()).toEqual([]);
   });
@@ -350,7 +346,7 @@ describe('kured-ts check', () => {
     const c = config({ concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 });
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
     expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
-      "  lock      ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
+      "  lock        ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
     );
     n.metadata = { ...n.metadata, labels: { zone: 'a' } };
     api.update('nodes', n);

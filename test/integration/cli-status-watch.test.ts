@@ -69,7 +69,7 @@ async function until(predicate: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + WAIT_FOR_MS;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; printed:\n${out.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 10)); // polls: the command runs on real time
   }
 }
 

@@ -491,7 +491,7 @@ describe('waiting for a turn', () => {
     for (let t = 0; t < 40 * 60_000; t += 10_000) {
       renewLease();
       await clock.advance(10_000);
-      await new Promise((r) => setTimeout(r, 2));
+      await new Promise((r) => setTimeout(r, 2)); // real time for the HTTP this step set off
     }
     // one read at about 5 minutes (the size unknown), then none for 5,000 s
     expect(reads() - before).toBe(1);
@@ -526,7 +526,7 @@ describe('waiting for a turn', () => {
       for (let t = 0; t < 300_000; t += 10_000) {
         renewLease();
         await clock.advance(10_000);
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 5)); // real time for the HTTP this step set off
       }
       expect(woke).toBe(false);
       end();

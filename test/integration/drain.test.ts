@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -207,6 +208,8 @@ describe('KubeDrainer', () => {
     const { server: s, kube } = await start();
     s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
     s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
+    // the budget allows an eviction only later: a second replica comes up 300 ms in (real time; the
+    // drain retries on the system clock)
     setTimeout(() => {
       s.create('pods', pod({ name: 'web-2', node: 'n2', labels: { app: 'web' } }));
     }, 300);
@@ -314,11 +317,10 @@ describe('KubeDrainer', () => {
       }
     });
     try {
-      const started = Date.now();
       const result = await drainer(kube).drain();
-      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
       expect(result).toMatchObject({ ok: true, pending: [] });
       expect(result.evicted.sort()).toEqual(['default/db-0', 'default/slow']);
+      // Returned only once 'slow' was gone (300 ms after its eviction), the new db-0 not waited for.
       expect(podNames(s)).toEqual(['db-0']);
     } finally {
       unsubscribe();
@@ -385,6 +387,7 @@ describe('KubeDrainer', () => {
         return async (...args: unknown[]) => {
           maxInFlight = Math.max(maxInFlight, ++inFlight);
           try {
+            // each eviction stays in flight a moment of real time, so that the drainer's parallel ones overlap
             await new Promise((r) => setTimeout(r, 20));
             return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           } finally {
@@ -403,14 +406,24 @@ describe('KubeDrainer', () => {
     s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
     s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
     const controller = new AbortController();
-    setTimeout(() => {
-      controller.abort(new Error('shutting down'));
-    }, 300);
-    await expect(drainer(kube, { evictionRetryDelayMs: 100 }).drain(controller.signal)).rejects.toThrow(
-      'shutting down',
-    );
-    const before = evictionRequests(s).length;
-    await new Promise((r) => setTimeout(r, 250));
-    expect(evictionRequests(s)).toHaveLength(before);
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    let asked = 0; // evictions asked of the client, counted as the drainer calls it
+    const counting = new Proxy(kube, {
+      get(target, prop, receiver): unknown {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'evictPod' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          asked++;
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const draining = drainer(counting, { clock, evictionRetryDelayMs: 100 }).drain(controller.signal);
+    // Refused once, the drain waits out its retry delay on the clock: aborted there.
+    await waitFor(() => evictionRequests(s).length === 1 && clock.pending === 1, 'the drain waits to retry');
+    controller.abort(new Error('shutting down'));
+    await expect(draining).rejects.toThrow('shutting down');
+    await clock.advance(10 * 100); // ten retry delays: a drain that went on would ask again
+    expect(asked).toBe(1);
   });
 });

@@ -27,6 +27,9 @@ it("writes each Ready node's heartbeat on its own, moving its resourceVersion, a
   expect(s.get<V1Node>('nodes', undefined, 'no-status')?.metadata?.resourceVersion).toBe(plain);
   await s.close();
   const closedAt = s.get<V1Node>('nodes', undefined, 'n1')?.metadata?.resourceVersion;
+  // Five heartbeat intervals of real time: the heartbeats run on real timers by design (they race the
+  // tests' writes as kubelets do), so no clock can be moved instead; a heartbeat after close would move
+  // the resourceVersion and fail this.
   await new Promise((r) => setTimeout(r, 100));
   expect(s.get<V1Node>('nodes', undefined, 'n1')?.metadata?.resourceVersion).toBe(closedAt);
   server = undefined;

@@ -2,6 +2,7 @@
    client-node models are classes, yet its API sends them as plain JSON: object literals are how tests write Kubernetes objects. */
 // Watches of the fake API server through client-node's Watch, ListWatch and informers.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { FakeClock } from '../fakes/fake-clock.js';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -75,12 +76,14 @@ async function until(condition: () => boolean, what: string, ms = 5000): Promise
   const deadline = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 5)); // polls: the events come over HTTP
   }
 }
 
 let server: FakeApiServer;
 let core: CoreV1Api;
+/** Times the server's watch timeouts: moves only when a test advances it. */
+let watchClock: FakeClock;
 const recorders: Recorder[] = [];
 
 async function watch(path: string, query: Record<string, string>): Promise<Recorder> {
@@ -90,7 +93,8 @@ async function watch(path: string, query: Record<string, string>): Promise<Recor
 }
 
 beforeEach(async () => {
-  server = await startFakeApiServer({ historyLimit: 20 });
+  watchClock = new FakeClock('2026-01-05T10:00:00Z');
+  server = await startFakeApiServer({ historyLimit: 20, watchClock });
   core = server.kubeConfig().makeApiClient(CoreV1Api);
 });
 
@@ -222,14 +226,16 @@ describe('watch', () => {
       resourceVersion: created.metadata?.resourceVersion ?? '',
       fieldSelector: 'metadata.name=kured',
     });
+    let last = '';
     for (const ns of ['other', 'kube-system']) {
-      await apps.patchNamespacedDaemonSet(
+      const patched = await apps.patchNamespacedDaemonSet(
         { name: 'kured', namespace: ns, body: { metadata: { annotations: { lock: ns } } } },
         merge,
       );
+      last = patched.metadata?.resourceVersion ?? '';
     }
-    await until(() => w.events.length === 1, 'one event');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Events arrive in order: once the last write's is here, any wrongly sent one would be too.
+    await until(() => w.events.some((e) => e.rv === last), 'the last write');
     expect(w.summary()).toEqual(['MODIFIED kured']);
   });
 
@@ -249,10 +255,14 @@ describe('watch', () => {
   });
 
   it('ends the stream after timeoutSeconds', async () => {
-    const started = Date.now();
-    const w = await watch('/api/v1/nodes', { timeoutSeconds: '1' });
-    await until(() => w.finished, 'the timeout', 5000);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const w = await watch('/api/v1/nodes', { timeoutSeconds: '10' });
+    await until(() => watchClock.pending === 1, 'the stream is timed');
+    await watchClock.advance(9_999);
+    await core.createNode({ body: node('n1') }); // the stream is still open: it carries this
+    await until(() => w.summary().includes('ADDED n1'), 'the event');
+    expect(w.finished).toBe(false);
+    await watchClock.advance(1);
+    await until(() => w.finished, 'the end of the stream');
     expect(w.ended).toBeNull();
   });
 

@@ -267,24 +267,22 @@ describe('aborting a request', () => {
 
   it("rejects a request in flight with the signal's reason", async () => {
     const controller = new AbortController();
-    const started = Date.now();
-    setTimeout(() => {
+    // Aborted once the server holds the request: the abort, not a deadline, ends it.
+    hanging.once('request', () => {
       controller.abort(new Error('agent stopping'));
-    }, 100);
-    await expect(connectKube({ url }).getNode('n1', controller.signal)).rejects.toThrow('agent stopping');
-    expect(Date.now() - started).toBeLessThan(2_000);
+    });
+    await expect(connectKube({ url, deadlineMs: 600_000 }).getNode('n1', controller.signal)).rejects.toThrow(
+      'agent stopping',
+    );
   });
 
   it('fails a request the server accepted and never answered, at the deadline', async () => {
-    const started = Date.now();
     const call = connectKube({ url, deadlineMs: 300 }).getNode('n1');
     await expect(call).rejects.toThrow('GET /api/v1/nodes/n1: no complete answer within 300 ms');
     await expect(call).rejects.toMatchObject({ name: 'TimeoutError' });
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('fails a watch whose answer never starts, at the request deadline', async () => {
-    const started = Date.now();
     const watch = connectKube({ url, deadlineMs: 300 }).watchDaemonSet(
       'kube-system',
       'kured',
@@ -293,8 +291,11 @@ describe('aborting a request', () => {
         signal: new AbortController().signal,
       },
     );
-    await expect(watch).rejects.toMatchObject({ name: 'TimeoutError' });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // The deadline of the answer's start (300 ms), not the whole watch's (timeoutSeconds + grace).
+    await expect(watch).rejects.toMatchObject({
+      name: 'TimeoutError',
+      message: expect.stringContaining('within 300 ms'),
+    });
   });
 
   it('gives up a watch that went quiet past its own timeout plus the grace period', async () => {
@@ -303,7 +304,6 @@ describe('aborting a request', () => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.flushHeaders(); // and then nothing, ever: no events, no end
     });
-    const started = Date.now();
     const watch = connectKube({ url, watchGraceMs: 200 }).watchDaemonSet(
       'kube-system',
       'kured',
@@ -313,9 +313,11 @@ describe('aborting a request', () => {
         timeoutSeconds: 1,
       },
     );
-    await expect(watch).rejects.toMatchObject({ name: 'TimeoutError' });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_100);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // The whole watch's deadline: timeoutSeconds (1 s) plus the grace (200 ms).
+    await expect(watch).rejects.toMatchObject({
+      name: 'TimeoutError',
+      message: expect.stringContaining('within 1200 ms'),
+    });
   });
 
   it('does not send a request when the signal is already aborted', async () => {

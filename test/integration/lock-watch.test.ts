@@ -22,6 +22,12 @@ afterEach(async () => {
   await server.close();
 });
 
+/**
+ * A moment of real time for loopback requests to be sent and answered between moves of the fake
+ * clock (the watch's pauses are on the fake clock, its HTTP is not). A request that came late would
+ * be counted in the next second, and the per-second counts asserted would differ: it cannot make a
+ * test pass.
+ */
 const realTick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 
 function watchRequests(): number[] {

@@ -8,6 +8,7 @@ import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { DaemonSetLock, HERD_SPREAD_MS, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
+import { WATCH_BASE_BACKOFF_MS } from '../../src/lock/lock-watch.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';
@@ -401,29 +402,39 @@ describe('409 storms', () => {
 });
 
 describe('waitForChange', () => {
+  const watches = (): number[] =>
+    server.requests.filter((r) => r.query.watch === 'true').map((r) => r.status);
+
+  // The waiter's clock moves only as the test says: the timeout (60 s) cannot be what wakes it.
   it('wakes on a watch as soon as the lock annotation changes', async () => {
     await lock('n1').acquire({ unschedulable: false });
-    const waiter = lock('n2');
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const waiter = lock('n2', { clock });
     await waiter.holding();
-    const started = Date.now();
-    const waiting = waiter.waitForChange(20_000);
-    setTimeout(() => void lock('n1').release(), 100);
-    await waiting;
-    expect(Date.now() - started).toBeLessThan(5_000);
+    const waiting = waiter.waitForChange(60_000).then(() => 'woke');
+    await waitFor(() => watches().includes(200), 'the waiter watches');
+    await lock('n1').release();
+    await waitFor(() => clock.pending === 2, 'the waiter pauses its spread before it looks again');
+    await clock.advance(HERD_SPREAD_MS);
+    expect(await waiting).toBe('woke');
     expect(annotation()).toBeUndefined();
   });
 
   it('watches again after a failed watch and still wakes long before the timeout', async () => {
     await lock('n1').acquire({ unschedulable: false });
-    const waiter = lock('n2');
+    const clock = new FakeClock('2026-01-05T10:00:00Z');
+    const waiter = lock('n2', { clock });
     await waiter.holding();
     server.injectFailure({ method: 'GET', pathIncludes: 'watch=true' }, 410, 1);
-    const started = Date.now();
-    const waiting = waiter.waitForChange(20_000);
-    setTimeout(() => void lock('n1').release(), 200);
-    await waiting;
-    expect(Date.now() - started).toBeLessThan(5_000);
-    expect(server.requests.filter((r) => r.query.watch === 'true').map((r) => r.status)).toEqual([410, 200]);
+    const waiting = waiter.waitForChange(60_000).then(() => 'woke');
+    await waitFor(() => clock.pending === 2, 'the waiter backs off after the failed watch');
+    await clock.advance(WATCH_BASE_BACKOFF_MS);
+    await waitFor(() => watches().includes(200), 'the waiter watches again');
+    await lock('n1').release();
+    await waitFor(() => clock.pending === 2, 'the waiter pauses its spread before it looks again');
+    await clock.advance(HERD_SPREAD_MS);
+    expect(await waiting).toBe('woke');
+    expect(watches()).toEqual([410, 200]);
   });
 
   it('returns after the timeout when nothing changes', async () => {
@@ -443,10 +454,12 @@ describe('waitForChange', () => {
 
   it('rejects when its signal aborts', async () => {
     const controller = new AbortController();
-    const waiting = lock('n2').waitForChange(60_000, controller.signal);
-    setTimeout(() => {
-      controller.abort(new Error('stop'));
-    }, 50);
+    const waiting = lock('n2', { clock: new FakeClock('2026-01-05T10:00:00Z') }).waitForChange(
+      60_000,
+      controller.signal,
+    );
+    await waitFor(() => watches().includes(200), 'the waiter watches');
+    controller.abort(new Error('stop'));
     await expect(waiting).rejects.toThrow('stop');
   });
 });
@@ -480,6 +493,7 @@ describe('20 contenders for 2 slots', () => {
             const r = await l.acquire({ unschedulable: false });
             if (r.acquired) {
               acquiredBy.add(`n${i}`);
+              // the holder keeps its slot a moment of real time, so that others find it taken
               await new Promise((res) => setTimeout(res, 5));
               await l.release();
               return;

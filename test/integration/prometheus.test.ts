@@ -53,7 +53,7 @@ async function waitForAlerts(deadlineMs: number): Promise<void> {
     const alerts = await blocker.activeAlerts().catch(() => []);
     if (alerts.length === 2) return;
     if (Date.now() > until) throw new Error(`Prometheus did not report the alerts: ${alerts.join(', ')}`);
-    await sleep(200);
+    await sleep(200); // polls: a real Prometheus evaluates its rules on its own interval
   }
 }
 

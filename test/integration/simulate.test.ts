@@ -138,6 +138,31 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.timeline.spans.some((s) => s.kind === 'awaiting-approval')).toBe(true);
   });
 
+  it('with --autoscaler, no node is removed in its reboot cycle or settle time, and the empty ones are after it', async () => {
+    const SETTLE = 600_000;
+    const r = await simulate({ ...small, nodes: 4, autoscaler: true });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(4);
+    const removals = r.autoscalerRemovals ?? [];
+    expect(removals.filter((x) => x.when !== 'after')).toEqual([]);
+    expect(removals.length).toBeGreaterThan(0);
+    for (const removal of removals) {
+      const released = r.nodes.find((n) => n.name === removal.node)?.releasedAtMs ?? Infinity;
+      expect(removal.atMs).toBeGreaterThanOrEqual(released + SETTLE);
+    }
+    const unprotected = await simulate({ ...small, nodes: 4, autoscaler: true, autoscalerProtection: false });
+    expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('with --reboot-now and no node needing a reboot, reboots exactly that node through the lock', async () => {
+    const r = await simulate({ ...small, nodes: 4, needsReboot: 0, rebootNow: 'node-03' });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.nodes.filter((n) => n.reboots > 0).map((n) => [n.name, n.reboots])).toEqual([['node-03', 1]]);
+    expect(r.nodes.find((n) => n.name === 'node-03')?.lockedAtMs).toBeDefined();
+    expect(r.admission?.denied).toBe(0);
+  });
+
   it("records in each node's reboot history the kernel its reboot brought", async () => {
     const r = await simulate({ ...small, nodes: 3 });
     expect(r.kernelsUpdated).toBe(3);

@@ -102,6 +102,7 @@ beforeAll(async () => {
     if (answer.status === 403) return;
     if (answer.status === 200)
       await cluster.patch('nodes', undefined, NODES[1]!, { spec: { unschedulable: null } });
+    // kube-apiserver loads a new admission policy asynchronously: poll once a second of real time
     await new Promise((r) => setTimeout(r, 1_000));
   }
   throw new Error('the coordinator policy never took effect');
@@ -197,5 +198,48 @@ describe('on a real kube-apiserver, the agent', () => {
     const answer = await send(agent, turnOn(node, TURN));
     expect(answer.status).toBe(403);
     expect(why(answer)).toMatch(message);
+  });
+});
+
+describe('on a real kube-apiserver, the agent policy allows exactly the autoscaler protection it owns', () => {
+  const CA = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+  const KARPENTER = 'karpenter.sh/do-not-disrupt';
+  const PROTECTION = 'kured-ts.dev/autoscaler-protection';
+  const own = (annotations: Record<string, string | null>): Parameters<typeof send>[1] =>
+    mergePatch(`/api/v1/nodes/${NODES[0]!}`, { metadata: { annotations } });
+
+  it("adds both where absent, removes what it added, and never an admin's, nor another value", async () => {
+    const record = JSON.stringify({ added: [CA, KARPENTER] });
+    expect(why(await send(agent, own({ [CA]: 'true', [KARPENTER]: 'true', [PROTECTION]: record })))).toMatch(
+      /^200/,
+    );
+    expect(why(await send(agent, own({ [CA]: null, [KARPENTER]: null, [PROTECTION]: null })))).toMatch(
+      /^200/,
+    );
+    // an admin's annotation: the agent may neither remove nor change it, with or without a record
+    await cluster.patch('nodes', undefined, NODES[0]!, {
+      metadata: { annotations: { [KARPENTER]: 'true' } },
+    });
+    const refused = [
+      own({ [KARPENTER]: null }),
+      own({ [KARPENTER]: 'false' }),
+      own({ [KARPENTER]: null, [PROTECTION]: JSON.stringify({ added: [KARPENTER] }) }),
+      own({ [CA]: 'false', [PROTECTION]: JSON.stringify({ added: [CA] }) }),
+      own({ [CA]: 'true' }),
+    ];
+    for (const call of refused) {
+      const answer = await send(agent, call);
+      expect(answer.status).toBe(403);
+      expect(why(answer)).toMatch(/only where absent, as "true", and remove only those it added/);
+    }
+    await cluster.patch('nodes', undefined, NODES[0]!, { metadata: { annotations: { [KARPENTER]: null } } });
+  });
+
+  it("removes an admin's reboot request, and may not write one", async () => {
+    const REQUEST = 'kured-ts.dev/reboot-requested';
+    const value = JSON.stringify({ by: 'admin', reason: 'x', at: '2026-01-05T10:00:00Z', now: true });
+    expect((await send(agent, own({ [REQUEST]: value }))).status).toBe(403);
+    await cluster.patch('nodes', undefined, NODES[0]!, { metadata: { annotations: { [REQUEST]: value } } });
+    expect(why(await send(agent, own({ [REQUEST]: null })))).toMatch(/^200/);
   });
 });

@@ -11,6 +11,12 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import {
+  CLUSTER_AUTOSCALER_ANNOTATION as CA,
+  KARPENTER_ANNOTATION as KARPENTER,
+  PROTECTION_ANNOTATION as PROTECTION,
+  parseProtection,
+} from '../../src/node/autoscaler.js';
 import { TestCluster, send } from '../contract/cluster.js';
 import { waitFor } from '../fakes/wait-for.js';
 
@@ -217,9 +223,23 @@ async function cordonOfOtherDenied(kubeconfig: string, other: string): Promise<b
     if (answer.status === 403 || answer.status === 422) return true;
     if (answer.status === 200)
       await cluster.patch('nodes', undefined, other, { spec: { unschedulable: null } });
+    // kube-apiserver loads a new admission policy asynchronously: poll once a second of real time
     await new Promise((r) => setTimeout(r, 1_000));
   }
   return false;
+}
+
+/** The answer's status to a merge patch of node `node` with the agent token of `kubeconfig`. */
+async function agentPatchNode(kubeconfig: string, node: string, body: object): Promise<number> {
+  const token = /token: "([^"]+)"/.exec(readFileSync(kubeconfig, 'utf8'))?.[1] ?? '';
+  const endpoint = { url: cluster.server.url, ca: cluster.server.ca, token };
+  const answer = await send(endpoint, {
+    method: 'PATCH',
+    path: `/api/v1/nodes/${node}`,
+    body,
+    contentType: 'application/merge-patch+json',
+  });
+  return answer.status;
 }
 
 /**
@@ -275,11 +295,44 @@ async function waveDone(): Promise<boolean> {
   return settled && (await holders()).length === 0;
 }
 
+/**
+ * Autoscaler protection (chart default on, --settle-time 10m): a rebooted, drained node still carries
+ * both annotations, written by its agent through the chart's policy, its settle running.
+ */
+async function expectSettling(node: string): Promise<void> {
+  const annotations = (await cluster.get<V1Node>('nodes', undefined, node))?.metadata?.annotations ?? {};
+  expect(annotations).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true' });
+  expect(parseProtection(annotations[PROTECTION])).toEqual({
+    added: [CA, KARPENTER],
+    until: expect.any(String),
+  });
+}
+
 it('reboots every node once, one at a time, with the chart RBAC and admission policy and no agent request denied', async () => {
   const kubeconfigs = await agentKubeconfigs();
   // the policy enforces before any agent starts: n1's token may not cordon n2, and the denial is
   // in the audit log, where the check at the end looks
   expect(await cordonOfOtherDenied(kubeconfigs.get('real-n1') ?? '', 'real-n2')).toBe(true);
+  // the quarantine (issue 33): its label (with drain-failed, no other word) and record on its own
+  // node only
+  const n1 = kubeconfigs.get('real-n1') ?? '';
+  const quarantine = (value: string): object => ({
+    metadata: {
+      labels: { 'kured-ts.dev/quarantined': value },
+      annotations: {
+        'kured-ts.dev/quarantine': '{"since":"2026-01-05T10:00:00Z","pods":[],"cordoned":false}',
+      },
+    },
+  });
+  expect(await agentPatchNode(n1, 'real-n1', quarantine('drain-failed'))).toBe(200);
+  expect([403, 422]).toContain(await agentPatchNode(n1, 'real-n1', quarantine('gave-up')));
+  expect([403, 422]).toContain(await agentPatchNode(n1, 'real-n2', quarantine('drain-failed')));
+  await cluster.patch('nodes', undefined, 'real-n1', {
+    metadata: {
+      labels: { 'kured-ts.dev/quarantined': null },
+      annotations: { 'kured-ts.dev/quarantine': null },
+    },
+  });
   const deniedBefore = deniedAgentRequests().length;
   expect(deniedBefore).toBeGreaterThan(0);
 
@@ -306,5 +359,6 @@ it('reboots every node once, one at a time, with the chart RBAC and admission po
   expect(violations).toEqual([]);
   expect([...rebooted].sort()).toEqual(NODES);
   for (const node of NODES) expect(await workloadOn(node)).toEqual([]);
+  for (const node of NODES) await expectSettling(node);
   expect(deniedAgentRequests().slice(deniedBefore)).toEqual([]);
 }, 240_000);

@@ -63,7 +63,7 @@ async function runToEnd(cluster: FakeCluster, s: Scenario, signal?: AbortSignal)
     );
     outcomes.push(outcome);
     if (outcome.kind !== 'error') checkAfterTick(cluster, s);
-    const done = s.drainFails ? outcome.kind === 'drain-failed' : outcome.kind === 'idle';
+    const done = s.drainFails ? outcome.kind === 'quarantined' : outcome.kind === 'idle';
     if (done) break;
     await cluster.clock.advance(agent.nextDelay(outcome)); // the next tick comes as the loop would
   }

@@ -268,7 +268,7 @@ describe('agent: the reboot cycle', () => {
     cluster.sentinel = true;
     cluster.drainFails = true;
     const outcome = await tick(cluster, { lockReleaseDelayMs: 600_000 });
-    expect(outcome.kind).toBe('drain-failed');
+    expect(outcome.kind).toBe('quarantined');
     expect(outcome.reason).toContain('default/web-1 (PDB refused)');
     expect(cluster.reboots).toEqual([]);
     expect(cluster.node.unschedulable).toBe(false);

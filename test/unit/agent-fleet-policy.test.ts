@@ -152,7 +152,7 @@ describe('the reboot history (--history-limit)', () => {
     const failing = new FakeCluster();
     failing.sentinel = true;
     failing.drainFails = true;
-    expect((await tick(failing)).kind).toBe('drain-failed');
+    expect((await tick(failing)).kind).toBe('quarantined');
     expect(parseHistory(failing.node.annotations[HISTORY_ANNOTATION]).map((r) => r.result)).toEqual([
       'drain-failed',
     ]);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { Agent, type AgentConfig } from '../../src/agent/agent.js';
+import { Agent, pollRebootRequest, REQUEST_POLL_MS, type AgentConfig } from '../../src/agent/agent.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import {
+  formatRebootRequest,
+  REBOOT_REQUEST_ANNOTATION,
+  rebootRequestOf,
+} from '../../src/node/reboot-request.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import type { AgentDeps } from '../../src/agent/agent.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
@@ -417,6 +423,35 @@ describe('agent.wake', () => {
     expect(cluster.calls).toContain('lock.acquire');
     controller.abort();
     await done;
+  });
+
+  it("is woken for an admin's reboot request within REQUEST_POLL_MS, and reads it off the node though it was clean", async () => {
+    const cluster = new FakeCluster();
+    const { agent, ticks } = recordingAgent(cluster, [0.5]);
+    const controller = new AbortController();
+    const done = agent.run(controller.signal);
+    await cluster.clock.advance(0);
+    const polling = pollRebootRequest({
+      requested: () => Promise.resolve(rebootRequestOf(cluster.node.annotations) !== undefined),
+      clock: cluster.clock,
+      logger: new MemoryLogger(),
+      signal: controller.signal,
+      onRequested: () => {
+        agent.wake();
+      },
+    });
+    await cluster.clock.advance(60_000);
+    cluster.node.annotations[REBOOT_REQUEST_ANNOTATION] = formatRebootRequest({
+      by: 'alice',
+      reason: 'CVE',
+      at: '2026-01-05T10:00:00Z',
+      now: false,
+    });
+    await cluster.clock.advance(REQUEST_POLL_MS - 60_000);
+    expect(ticks).toEqual([0, REQUEST_POLL_MS]); // not a period (1 h) later
+    expect(cluster.node.taints).toEqual([{ key: TAINT, effect: 'PreferNoSchedule' }]);
+    controller.abort();
+    await Promise.all([done, polling]);
   });
 
   it('does nothing when the agent is not idle', async () => {

@@ -12,6 +12,7 @@ import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { FakeKube, pod } from '../fakes/fake-kube.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 describe('PrometheusBlocker against bad servers', () => {
   let server: Server;
@@ -327,13 +328,19 @@ describe('blocker registry', () => {
     blockOnPdb: true,
     drainPodSelector: [],
     maxUnhealthyNodes: undefined,
+    quarantineRetryMs: 3_600_000,
+    maxQuarantined: undefined,
     proxy: NO_PROXY,
     blockingQueries: [],
   };
-  const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')) };
+  const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')), clock: new FakeClock() };
 
   it.each([
-    ['defaults: pause, control-plane and pdb', base, ['pause', 'control-plane', 'pdb']],
+    [
+      'defaults: pause, quarantine, control-plane and pdb',
+      base,
+      ['pause', 'quarantine', 'control-plane', 'pdb'],
+    ],
     [
       'everything configured',
       {
@@ -341,10 +348,13 @@ describe('blocker registry', () => {
         prometheusUrl: 'http://p:9090',
         blockingPodSelectors: [parseLabelSelector('a=b')],
         maxUnhealthyNodes: { count: 1 },
+        maxQuarantined: { count: 2 },
         blockingQueries: ['up == 0', 'backup_running > 0'],
       },
       [
         'pause',
+        'quarantine',
+        'max-quarantined',
         'health',
         'control-plane',
         'prometheus',
@@ -354,7 +364,7 @@ describe('blocker registry', () => {
         'pdb',
       ],
     ],
-    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'control-plane']],
+    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'quarantine', 'control-plane']],
   ])('%s', (_name, config, names) => {
     expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
   });
@@ -362,7 +372,7 @@ describe('blocker registry', () => {
   it('a blocker whose API call fails blocks with the error as reason', async () => {
     const kube = new FakeKube();
     kube.failWith = new Error('connect ECONNREFUSED 10.0.0.1:443');
-    const verdict = await firstBlock(createBlockers(base, { kube, node: io.node }));
+    const verdict = await firstBlock(createBlockers(base, { kube, node: io.node, clock: io.clock }));
     expect(verdict).toEqual({
       blocked: true,
       blocker: 'pause',

@@ -18,12 +18,14 @@ const DESIGN_FLAGS = [
 
 /**
  * The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval,
- * history, PromQL blockers, patch deadlines, the lock queue's order).
+ * history, PromQL blockers, patch deadlines, the lock queue's order) and DESIGN §14's (autoscaler
+ * protection).
  */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
-  'control-plane-last',
+  'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
+  'quarantine-retry', 'max-quarantined',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -79,8 +81,8 @@ describe('the flag table', () => {
 
   it('parses every default (so help and behaviour agree), leaving no field unset', () => {
     const config = defaultConfig();
-    // Two fields are undefined by design: no alert filter, no health gate.
-    const optional = ['alertFilterRegexp', 'maxUnhealthyNodes'];
+    // Three fields are undefined by design: no alert filter, no health gate, no quarantine cap.
+    const optional = ['alertFilterRegexp', 'maxUnhealthyNodes', 'maxQuarantined'];
     const unset = Object.entries(config).filter(([key, v]) => v === undefined && !optional.includes(key));
     expect(unset).toEqual([]);
   });

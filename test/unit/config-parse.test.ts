@@ -45,6 +45,10 @@ describe('defaults', () => {
       drainPodSelector: [],
       skipWaitForDeleteTimeoutSeconds: 0,
       forceReboot: false,
+      onDrainFailure: 'quarantine',
+      quarantineCordon: false,
+      quarantineRetryMs: 3_600_000,
+      maxQuarantined: undefined,
       dsName: 'kured',
       dsNamespace: 'kube-system',
       lockAnnotation: 'weave.works/kured-node-lock',
@@ -100,6 +104,8 @@ describe('defaults', () => {
       proxy: { httpProxy: '', httpsProxy: '', noProxy: '' },
       blockingQueries: [],
       rebootDeadlineMs: 0,
+      autoscalerProtection: true,
+      settleTimeMs: 600_000,
     };
     expect(defaultConfig()).toEqual(expected);
   });

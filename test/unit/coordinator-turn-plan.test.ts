@@ -29,6 +29,8 @@ interface Shape {
   turnAgoMs?: number;
   /** It carries a lapsed turn (LapsedTurn) in its turn annotation. */
   lapsed?: boolean;
+  /** It carries the quarantine label (its drain failed before). */
+  quarantined?: boolean;
 }
 
 function node(name: string, shape: Shape = {}): NodeRecord {
@@ -47,6 +49,7 @@ function node(name: string, shape: Shape = {}): NodeRecord {
     controlPlane: shape.controlPlane ?? false,
     waiting: (shape.phase ?? 'waiting-for-lock') === 'waiting-for-lock',
     reported: true,
+    quarantined: shape.quarantined ?? false,
     turn: shape.turnAgoMs === undefined ? undefined : '{"since":"2026-01-05T09:59:00Z","by":"c-0"}',
     lapsedTurn:
       shape.lapsed === true
@@ -159,6 +162,18 @@ const cases: Case[] = [
     'still gives a passed-over node a turn when nobody else waits',
     { a: { neededFor: 60 }, b: { phase: 'blocked' } },
     { passedOver: new Set(['a']) },
+    { grant: ['a'] },
+  ],
+  [
+    'puts a quarantined node that may try again behind every other waiter, however old its need',
+    { a: { neededFor: 90, quarantined: true }, b: { neededFor: 30 }, c: { neededFor: 10 } },
+    {},
+    { grant: ['b'], queue: ['b', 'c', 'a'] },
+  ],
+  [
+    'still gives a quarantined node that may try again a turn when nobody else waits',
+    { a: { neededFor: 60, quarantined: true }, b: { phase: 'blocked', quarantined: true } },
+    {},
     { grant: ['a'] },
   ],
   [
@@ -276,6 +291,18 @@ const cases: Case[] = [
     },
     { concurrency: 5, groupConcurrency: 1, groupSlots: (g: string) => (g === 'big' ? 2 : 1) },
     { grant: ['a', 'b', 'c'] },
+  ],
+  [
+    'gives no turn while more other nodes are quarantined than --max-quarantined allows, and says why',
+    { a: {}, q1: { phase: 'blocked', quarantined: true }, q2: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
+    { grant: [], held: '2 nodes quarantined (max 1 others)' },
+  ],
+  [
+    'lets a quarantined waiter try again when the other quarantined nodes are within the cap',
+    { a: { quarantined: true }, q1: { phase: 'blocked', quarantined: true } },
+    { quarantine: { count: 2, max: 1 } },
+    { grant: ['a'], held: undefined },
   ],
 ];
 

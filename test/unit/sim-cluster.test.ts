@@ -98,12 +98,12 @@ describe('the simulated cluster', () => {
     await time.run(() => hooks.down.length === 1, Infinity);
     expect(elapsed()).toBe(5_000);
     expect(isReady(node('node-03'))).toBe(false);
-    expect(cluster.maxDown).toBe(1);
+    expect(cluster.outages.max).toBe(1);
     await time.run(() => hooks.started.length === 1, Infinity);
     expect(elapsed()).toBe(5_000 + 120_000 + 10_000);
     expect(isReady(node('node-03'))).toBe(true);
     expect(node('node-03').status.nodeInfo.bootID).not.toBe(before);
     expect(cluster.nodes.get('node-03')).toMatchObject({ needsReboot: false, reboots: 1, up: true });
-    expect(cluster.downNow).toBe(0);
+    expect(cluster.outages.now).toBe(0);
   });
 });

@@ -73,7 +73,7 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
 {{- $text = printf "%d" (int64 $value) -}}
 {{- end -}}
-{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (hasKey $overridden $flag) -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (eq $key "rebootSentinel") (hasKey $overridden $flag) -}}
 {{- else if kindIs "slice" $value -}}
 {{- range $value -}}
 {{- $args = append $args (printf "--%s=%v" $flag .) -}}
@@ -84,6 +84,10 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- else -}}
 {{- $args = append $args (printf "--%s=%s" $flag $text) -}}
 {{- end -}}
+{{- end -}}
+{{- /* the sentinel's directory is mounted at /sentinel (daemonset.yaml) */ -}}
+{{- if not (hasKey $overridden "reboot-sentinel") -}}
+{{- $args = append $args (printf "--reboot-sentinel=/sentinel/%s" (base (.Values.configuration.rebootSentinel | default "/var/run/reboot-required"))) -}}
 {{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
 {{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
@@ -144,7 +148,7 @@ app.kubernetes.io/component: coordinator
 {{- end -}}
 
 {{- define "kured-ts.coordinatorFlags" -}}
-{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "log-format") -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "log-format") -}}
 {{- end -}}
 
 {{/*
@@ -240,10 +244,10 @@ Combinations the agent would only discover on the node: fail the install instead
 {{- if and (eq ($c.rebootMethod | default "command") "signal") (ne ($c.rebootSentinelCommand | toString) "") (eq ($c.hostExec | default "nsenter") "nsenter") -}}
 {{- fail "configuration.rebootSentinelCommand runs through nsenter, which needs a privileged pod: use rebootMethod \"command\" or the file sentinel (rebootSentinel) with rebootMethod \"signal\"" -}}
 {{- end -}}
-{{- /* The sentinel's directory is mounted from the host over the same path in the container. */ -}}
+{{- /* The sentinel's whole directory is mounted from the host (at /sentinel): not a system directory. */ -}}
 {{- $dir := dir ($c.rebootSentinel | default "/var/run/reboot-required") -}}
 {{- if has $dir (list "/" "/etc" "/usr" "/bin" "/sbin" "/lib" "/lib64" "/proc" "/sys" "/dev" "/app" "/tmp") -}}
-{{- fail (printf "configuration.rebootSentinel %s: its directory %s would be mounted from the host over the container's own; put the sentinel in a directory of its own (e.g. /var/run)" $c.rebootSentinel $dir) -}}
+{{- fail (printf "configuration.rebootSentinel %s: its directory %s would be mounted into the container, a system directory of the host; put the sentinel in a directory of its own (e.g. /var/run)" $c.rebootSentinel $dir) -}}
 {{- end -}}
 {{- if has $c.metricsHost (list "127.0.0.1" "localhost" "::1") -}}
 {{- fail (printf "configuration.metricsHost %s: the kubelet probes /healthz and /readyz on the pod's IP; leave metricsHost empty" $c.metricsHost) -}}

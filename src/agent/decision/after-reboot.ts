@@ -4,6 +4,8 @@ import { APPROVAL_ANNOTATION } from '../../node/approval.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, phaseDurations } from '../../node/history.js';
 import { KURED_IN_PROGRESS_ANNOTATION } from '../../node/node.js';
+import { liftWrite } from '../../node/quarantine.js';
+import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
@@ -59,9 +61,17 @@ export async function complete(
     if (config.annotateNodes && node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
       annotations[KURED_IN_PROGRESS_ANNOTATION] = null;
     }
-    // An approval is for one reboot: this one used it.
+    // An approval is for one reboot: this one used it. So is an admin's request: this reboot answered it.
     if (node.annotations[APPROVAL_ANNOTATION] !== undefined) annotations[APPROVAL_ANNOTATION] = null;
-    return { labels: config.postRebootNodeLabels, annotations };
+    if (node.annotations[REBOOT_REQUEST_ANNOTATION] !== undefined) {
+      annotations[REBOOT_REQUEST_ANNOTATION] = null;
+    }
+    // A quarantine ends with the cycle that rebooted the node after all.
+    const lift = liftWrite(node);
+    return {
+      labels: { ...config.postRebootNodeLabels, ...lift.labels },
+      annotations: { ...annotations, ...lift.annotations },
+    };
   });
   observePhases(pass, record);
   await pass.removeTaint();

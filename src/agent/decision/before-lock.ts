@@ -3,9 +3,18 @@ import { firstBlock, judges, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
 import type { LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
+import { NODE_PAUSE_ANNOTATION } from '../../node/node.js';
+import {
+  QUARANTINE_ANNOTATION,
+  QUARANTINE_LABEL,
+  liftWrite,
+  quarantineCordon,
+} from '../../node/quarantine.js';
+import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
 import { startCycle } from './cycle.js';
+import { foreignCordon } from './cycle-end.js';
 import type { Pass } from './pass.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -20,6 +29,8 @@ export interface BeforeLock {
   bootID: string;
   /** Under --require-approval, the node's approval as judged now; absent without it. */
   approval?: ApprovalVerdict;
+  /** An admin's reboot request on the node (`kured-ts reboot`); with `now` past the window and blockers. */
+  request?: RebootRequest;
 }
 
 /**
@@ -28,7 +39,7 @@ export interface BeforeLock {
  */
 export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
   if (!b.verdict.required) return notRequired(b.verdict);
-  if (!b.window.inside) {
+  if (!b.window.inside && b.request?.now !== true) {
     const opens = b.window.next ? `; opens ${b.window.next.toISOString()}` : '';
     return { kind: 'outside-window', reason: `outside maintenance window ${b.window.describe}${opens}` };
   }
@@ -57,17 +68,39 @@ export async function beforeLock(pass: Pass): Promise<Outcome> {
   const { progress } = pass.env;
   // Right after startUp's 'pending', the first pass does not report it again.
   const last = progress.last;
-  const pending: Outcome = last?.kind === 'pending' ? last : { kind: 'pending', reason: 'reboot required' };
+  const request = pass.request();
+  const why = request === undefined ? 'reboot required' : describeRebootRequest(request);
+  const pending: Outcome =
+    last?.kind === 'pending' && last.reason === why ? last : { kind: 'pending', reason: why };
   if (pending !== last) await progress.report(pending, pass.signal);
   if (pass.config.taintTiming === 'required') await pass.addTaint();
   return pass.acquire ? tryLock(pass, verdict) : pending;
 }
 
-/** No reboot: our taint comes off (unless the sentinel failed: unknown is not "no"). */
+/**
+ * No reboot: our taint comes off, and a quarantine (with the cordon it kept) goes: the node was
+ * rebooted some other way. Not when the sentinel failed: unknown is not "no".
+ */
 async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
-  if (verdict.error === undefined) await pass.removeTaint();
+  if (verdict.error === undefined) {
+    await pass.removeTaint();
+    await liftQuarantine(pass);
+  }
   pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
   return notRequired(verdict);
+}
+
+/** Lifts the node's quarantine, and the cordon it kept when that is still ours (guarded). */
+async function liftQuarantine(pass: Pass): Promise<void> {
+  const { labels, annotations } = pass.node;
+  if (labels[QUARANTINE_LABEL] === undefined && annotations[QUARANTINE_ANNOTATION] === undefined) return;
+  await pass.guardedWrite('its quarantine was lifted', (node) => {
+    const change = liftWrite(node);
+    if (change.labels === undefined && change.annotations === undefined) return undefined;
+    const paused = node.annotations[NODE_PAUSE_ANNOTATION] === 'true';
+    if (quarantineCordon(node) && !foreignCordon(node) && !paused) change.unschedulable = false;
+    return change;
+  });
 }
 
 /** What the window, the blockers and the approval say now. */
@@ -75,15 +108,23 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
   const { window, blockers, clock, serverTime } = pass.deps;
   const now = clock.now();
   const inside = window.contains(now);
+  const request = pass.request();
   return {
     verdict,
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
-    block: inside
-      ? await firstBlock(
-          blockers.filter((b) => !leftToSlot(pass, b) && judges(b, pass.roleOf().controlPlane === true)),
-          pass.signal,
-        )
-      : { blocked: false },
+    block:
+      inside || request?.now === true
+        ? await firstBlock(
+            blockers.filter(
+              (b) =>
+                !leftToSlot(pass, b) &&
+                !bypassed(b, request) &&
+                judges(b, pass.roleOf().controlPlane === true),
+            ),
+            pass.signal,
+          )
+        : { blocked: false },
+    ...(request === undefined ? {} : { request }),
     bootID: pass.node.bootID,
     // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
     ...approvalCheck(
@@ -92,6 +133,17 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
       serverTime?.at(now) ?? now,
     ),
   };
+}
+
+/** Blockers that guard the fleet's safety, not its schedule: --now never goes around them. */
+const NEVER_BYPASSED = new Set(['pdb', 'control-plane']);
+
+/**
+ * Does an admin's request pass `blocker`? With --now every blocker but the PDB pre-flight and the
+ * control plane's quorum.
+ */
+export function bypassed(blocker: Pick<Blocker, 'name'>, request: RebootRequest | undefined): boolean {
+  return request?.now === true && !NEVER_BYPASSED.has(blocker.name);
 }
 
 /**

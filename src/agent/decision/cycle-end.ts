@@ -4,11 +4,12 @@
 // --concurrency.
 import { NODE_PAUSE_ANNOTATION, type NodeState, type NodeWrite } from '../../node/node.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, CYCLE_MANAGERS, type CycleRecord } from '../../node/cycle.js';
+import { settleFrom } from '../../node/autoscaler.js';
 import type { Pass } from './pass.js';
 
 /** What the write that ends a cycle adds: labels, and annotations to set or (null) remove. */
 export interface CycleEnd {
-  labels?: Record<string, string>;
+  labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
 }
 
@@ -48,8 +49,11 @@ export async function endCycle(
   record: CycleRecord,
   extra: CycleEnd | ((node: NodeState) => CycleEnd) = {},
 ): Promise<boolean> {
-  const written = await pass.guardedWrite('the reboot cycle ended', (node) =>
-    endOfCycle(node, record, typeof extra === 'function' ? extra(node) : extra),
-  );
+  const written = await pass.guardedWrite('the reboot cycle ended', (node) => {
+    const more = typeof extra === 'function' ? extra(node) : extra;
+    // the autoscaler protection's settle period starts with the end of the cycle, in the same patch
+    const settle = settleFrom(node.annotations, pass.deps.clock.now(), pass.config.settleTimeMs);
+    return endOfCycle(node, record, { ...more, annotations: { ...settle, ...more.annotations } });
+  });
   return written?.unschedulable === false;
 }

@@ -18,6 +18,7 @@ import type { LockHolder } from '../../lock/lock.js';
 import {
   KURED_IN_PROGRESS_ANNOTATION,
   KURED_REBOOT_NEEDED_ANNOTATION,
+  type NodeState,
   type NodeWrite,
 } from '../../node/node.js';
 import {
@@ -27,9 +28,19 @@ import {
   parseCycle,
   type CycleRecord,
 } from '../../node/cycle.js';
+import {
+  QUARANTINE_LABEL,
+  QUARANTINE_VALUE,
+  podList,
+  quarantineCordon,
+  quarantineWrite,
+  type QuarantinedPod,
+} from '../../node/quarantine.js';
+import { shortDuration } from '../../text/duration.js';
+import { protect } from '../../node/autoscaler.js';
 import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
-import { endCycle, foreignCordon } from './cycle-end.js';
+import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { rebooted } from './phase.js';
 import type { Pass } from './pass.js';
 
@@ -39,8 +50,17 @@ export const MAX_REDRAINS = 3;
 /** Where the way to the reboot goes on from. */
 export type Step = 'drain' | 'verify' | 'uncordoned';
 
-/** A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again). */
-type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean };
+/**
+ * A conflict on the write that counts the attempt (the Node changed between our read and it: a
+ * kubelet's status write, say) leads back to the re-verify at most this many times in one pass.
+ */
+const MAX_RECOUNTS = 3;
+
+/**
+ * A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again, or a
+ * re-verify after a conflicting count).
+ */
+type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean; recount?: true };
 
 /** Just took the slot: labels, --drain-delay, notify, then the cycle record with our cordon, and on. */
 export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcome> {
@@ -62,6 +82,15 @@ export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcom
 }
 
 /**
+ * Whether the cycle's cordon is ours to undo: we make it (the node is schedulable); kured records its
+ * own cordon as unschedulable: false, adopted, it is undone like ours; so is the cordon our quarantine
+ * kept (--quarantine-cordon), unless someone else owns it since.
+ */
+function cordonIsOurs(node: NodeState, kured: boolean): boolean {
+  return kured || !node.unschedulable || (quarantineCordon(node) && !foreignCordon(node));
+}
+
+/**
  * Cordon: writes the cycle record and label, and our cordon when the node is schedulable, in one
  * patch guarded by the resourceVersion of a fresh read: a cordon someone made meanwhile (during
  * --drain-delay, say) is seen and stays theirs. Another agent of this node may have begun the cycle
@@ -76,8 +105,7 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     if (record) return undefined;
     record = {
       bootID: node.bootID,
-      // kured records its own cordon as unschedulable: false; adopted, it is undone like ours
-      cordoned: from.kured === true || !node.unschedulable,
+      cordoned: cordonIsOurs(node, from.kured === true),
       attempts: 0,
       started: from.started.toISOString(),
       ...(pass.deps.agentId === undefined ? {} : { agent: pass.deps.agentId }),
@@ -87,7 +115,11 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
     };
     const change: NodeWrite = {
       labels: { [CYCLE_LABEL]: 'true' },
-      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+      annotations: {
+        [CYCLE_ANNOTATION]: formatCycle(record),
+        // in the same patch: a drained node looks empty to an autoscaler from the cordon on
+        ...(pass.config.autoscalerProtection ? protect(node.annotations) : {}),
+      },
     };
     if (!node.unschedulable) change.unschedulable = true;
     return change;
@@ -103,11 +135,13 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
 export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome> {
   let next: Next = { step: first, record, redrain: false };
   let redrains = 0;
+  let recounts = 0;
   while (!('outcome' in next)) {
     if (next.redrain) redrains++;
+    if (next.recount === true) recounts++;
     const at: CycleRecord = next.record;
     if (next.step === 'drain') next = await drain(pass, at);
-    else if (next.step === 'verify') next = await verify(pass, at, redrains);
+    else if (next.step === 'verify') next = await verify(pass, at, redrains, recounts);
     else next = await uncordoned(pass, at, redrains);
   }
   return next.outcome;
@@ -133,13 +167,16 @@ async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
 }
 
 /** Re-verify (kured #929): the slot still ours, the node still cordoned, and by us alone; then reboot. */
-async function verify(pass: Pass, record: CycleRecord, redrains: number): Promise<Next> {
+async function verify(pass: Pass, record: CycleRecord, redrains: number, recounts: number): Promise<Next> {
   await pass.readNode();
   const lost = await pass.slotStillOurs(record);
   if (lost !== undefined)
     return { outcome: await abortBeforeReboot(pass, record, `${lost} before the reboot`) };
   const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
-  const overtaken = overtakenBy(pass, record, current);
+  // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
+  // retry), is no other agent's request: it is carried out below, once verified.
+  const own = pass.ownUnsent();
+  const overtaken = own ? undefined : overtakenBy(pass, record, current);
   if (overtaken !== undefined) return { outcome: overtaken };
   if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
@@ -148,17 +185,39 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number): Promis
     const handed = await pass.writeRecord({ ...current, cordoned: false });
     return { step: 'drain', record: handed, redrain: true };
   }
-  // judged again after the drain and --reboot-delay: etcd may have lost a member meanwhile
+  return rebootVerified(pass, current, own, recounts);
+}
+
+/**
+ * The node verified: our own count (`own`) is carried out at once; else the blockers are judged
+ * again and the reboot counted.
+ */
+async function rebootVerified(
+  pass: Pass,
+  current: CycleRecord,
+  own: boolean,
+  recounts: number,
+): Promise<Next> {
+  if (own) {
+    const reason = `${attemptText(pass, current.attempts, current.bootID)}: ${OWN_COUNT}`;
+    return { outcome: await requestReboot(pass, current, reason) };
+  }
+  const vetoed = await vetoBeforeReboot(pass, current);
+  return vetoed === undefined ? reboot(pass, current, recounts) : { outcome: vetoed };
+}
+
+/**
+ * The blockers judged again after the drain and --reboot-delay (etcd may have lost a member
+ * meanwhile): the cycle ends before the reboot when one blocks; undefined when none does.
+ */
+async function vetoBeforeReboot(pass: Pass, current: CycleRecord): Promise<Outcome | undefined> {
   const controlPlane = pass.roleOf().controlPlane === true;
   const veto = await firstBlock(
     pass.deps.blockers.filter((b) => b.beforeReboot === true && judges(b, controlPlane)),
     pass.signal,
   );
-  if (veto.blocked)
-    return {
-      outcome: await abortBeforeReboot(pass, current, `${veto.blocker}: ${veto.reason} before the reboot`),
-    };
-  return { outcome: await reboot(pass, current) };
+  if (!veto.blocked) return undefined;
+  return abortBeforeReboot(pass, current, `${veto.blocker}: ${veto.reason} before the reboot`);
 }
 
 /**
@@ -198,11 +257,18 @@ async function uncordoned(pass: Pass, record: CycleRecord, redrains: number): Pr
 
 /**
  * Counts the attempt in the record first (guarded: of two agents of this node, one requests the
- * reboot of this boot), so a reboot that never comes is noticed after a restart.
+ * reboot of this boot), so a reboot that never comes is noticed after a restart. A conflict means
+ * the Node changed since the re-verify read it: verified again on a fresh read (where another
+ * agent's count shows), up to MAX_RECOUNTS times, before the pass ends and the next looks again.
  */
-async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
+async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promise<Next> {
   const attempts = record.attempts + 1;
-  const request: CycleRecord = { ...record, attempts, rebootRequestedAt: pass.now() };
+  const request: CycleRecord = {
+    ...record,
+    attempts,
+    rebootRequestedAt: pass.now(),
+    requestedBy: pass.env.memory.instance,
+  };
   if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
@@ -211,15 +277,26 @@ async function reboot(pass: Pass, record: CycleRecord): Promise<Outcome> {
     pass.node.resourceVersion,
     pass.signal,
   );
-  const reason = `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${pass.node.bootID})`;
+  const reason = attemptText(pass, attempts, pass.node.bootID);
   if (!counted) {
+    if (recounts < MAX_RECOUNTS) return { step: 'verify', record, redrain: false, recount: true };
     return {
-      kind: 'rebooting',
-      reason: `${reason}: the node changed meanwhile (another agent of it?); looking again`,
+      outcome: {
+        kind: 'rebooting',
+        reason: `${reason}: the node changed ${MAX_RECOUNTS + 1} times meanwhile (another agent of it?); looking again`,
+      },
     };
   }
   pass.node = counted;
-  return requestReboot(pass, request, reason);
+  return { outcome: await requestReboot(pass, request, reason) };
+}
+
+/** Why an agent asks for a reboot its own count recorded, though that write was answered with an error. */
+export const OWN_COUNT = 'counted by this agent, whose write was answered with an error';
+
+/** "reboot attempt N of --reboot-retries (bootID B)": how every reboot request names itself. */
+export function attemptText(pass: Pass, attempts: number, bootID: string): string {
+  return `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${bootID})`;
 }
 
 /**
@@ -260,12 +337,41 @@ async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
   }
 }
 
-/** Uncordon (if we cordoned) and end the cycle BEFORE giving the slot back (kured #1129). */
+/**
+ * Uncordon (if we cordoned; with --quarantine-cordon our cordon stays, recorded as ours) and end the
+ * cycle BEFORE giving the slot back (kured #1129). With --on-drain-failure quarantine the same write
+ * quarantines the node: it is passed over until the pods that stopped the drain change or
+ * --quarantine-retry passes, instead of taking the next free slot again (its need is the oldest).
+ */
 async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
-  await endCycle(pass, record, (node) => ({ annotations: pass.history(node, record, 'drain-failed') }));
+  const quarantine = pass.config.onDrainFailure === 'quarantine';
+  const keepCordon = quarantine && pass.config.quarantineCordon;
+  await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
+    const annotations = pass.history(node, record, 'drain-failed');
+    if (!quarantine) return { annotations };
+    const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
+    const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned });
+    return { labels: q.labels, annotations: { ...annotations, ...q.annotations } };
+  });
   await pass.release();
-  const pods = result.pending.map((p) => `${p.pod} (${p.reason})`).join(', ');
-  return { kind: 'drain-failed', reason: `drain failed: ${pods === '' ? 'unknown' : pods}` };
+  const pods = podList(quarantinedPods(result), 10);
+  if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${pods}` };
+  const retry = pass.config.quarantineRetryMs;
+  const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
+  const cordon = keepCordon ? '; left cordoned' : '';
+  return {
+    kind: 'quarantined',
+    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): the drain failed on ${pods}; passed over until these pods change${until}; lock released${cordon}`,
+  };
+}
+
+/** The pods that stopped the drain, as the quarantine records them. */
+function quarantinedPods(result: DrainResult): QuarantinedPod[] {
+  return result.pending.map((p) => ({
+    pod: p.pod,
+    ...(p.uid === undefined ? {} : { uid: p.uid }),
+    reason: p.reason,
+  }));
 }
 
 /**

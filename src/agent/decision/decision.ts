@@ -15,12 +15,16 @@
 // rollout), continues from what the cluster records. The one thing kept in memory that saves reads
 // is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
 import { HeldSlot } from '../../lock/held-slot.js';
+import { PROTECTION_ANNOTATION } from '../../node/autoscaler.js';
+import { randomUUID } from 'node:crypto';
 import { CYCLE_ANNOTATION } from '../../node/cycle.js';
+import type { NodeState } from '../../node/node.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
 import { readiness } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
 import { toReboot } from './cycle.js';
+import { settle, settleDue } from './settle.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -60,11 +64,19 @@ async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Pr
   return handler(pass, phase);
 }
 
+/** Agents started in this process: numbers each, so that two never share an instance id. */
+let started = 0;
+
 export class Decision {
-  private readonly memory: Memory = { clean: false };
+  private readonly memory: Memory;
   private readonly env: PassEnv;
 
   constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {
+    started++;
+    // An identity, not a decision: random (two agents' pods of one node), numbered (one process), of
+    // one length (a simulation's byte counts repeat)
+    const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started.toString(36).padStart(6, '0')}`;
+    this.memory = { clean: false, instance };
     this.env = { config, deps, progress, slot, memory: this.memory };
   }
 
@@ -79,16 +91,38 @@ export class Decision {
     const pass = new Pass(this.env, signal, node, acquire);
     pass.verdict = verdict;
     const inCycle = node.annotations[CYCLE_ANNOTATION] !== undefined;
+    await settle(pass);
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
     const entry = await this.env.slot.holding(signal, { inCycle });
     const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
     const phase = phaseOf(facts);
     deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
     const result = await handle(pass, phase);
-    if (!('retaken' in result)) return result;
-    // the slot taken back: on as if it had been held (never a retake again)
-    const held = await handle(pass, phaseOf({ ...facts, entry: result.retaken }));
-    if ('retaken' in held) throw new Error('a held slot was taken back again');
-    return held;
+    let outcome: Outcome;
+    if (!('retaken' in result)) outcome = result;
+    else {
+      // the slot taken back: on as if it had been held (never a retake again)
+      const held = await handle(pass, phaseOf({ ...facts, entry: result.retaken }));
+      if ('retaken' in held) throw new Error('a held slot was taken back again');
+      outcome = held;
+    }
+    this.noteProtection(pass.node);
+    return outcome;
+  }
+
+  /** Something outside (an admin's request) may have changed the node: read it on the next pass. */
+  forgetClean(): void {
+    this.memory.clean = false;
+  }
+
+  /** The end of the autoscaler protection's settle as last seen, if one runs (the next pass is due then). */
+  protectedUntil(): number | undefined {
+    return this.memory.settleUntil;
+  }
+
+  /** A protection of ours on the node keeps the agent from being clean until it is removed. */
+  private noteProtection(node: NodeState): void {
+    this.memory.settleUntil = settleDue(node);
+    if (node.annotations[PROTECTION_ANNOTATION] !== undefined) this.memory.clean = false;
   }
 }

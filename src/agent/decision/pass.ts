@@ -9,6 +9,7 @@ import { cycleHistoryRecord, historyAnnotations, type HistoryResult } from '../.
 import { renderMessage } from '../../notify/message.js';
 import { isControlPlane } from '../../node/role.js';
 import type { NotifyEvent } from '../../notify/notifier.js';
+import { rebootRequestOf, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
@@ -44,6 +45,10 @@ export interface Memory {
    * agent's reboot that may still come (issue: one ambiguous write stalled the wave for the grace).
    */
   unsent?: string;
+  /** The end of the autoscaler protection's settle (ms since the epoch) as last seen, if one runs. */
+  settleUntil?: number;
+  /** This agent instance's id, written as the record's requestedBy with each attempt it counts. */
+  readonly instance: string;
 }
 
 /** What every pass is built from. */
@@ -59,7 +64,7 @@ export interface PassEnv {
 export class Pass {
   /** The latest read (or write) of the node. */
   node: NodeState;
-  /** The sentinel's answer, once asked. */
+  /** The sentinel's answer (the host's alone), once asked. */
   verdict: SentinelVerdict | undefined;
   /** When this pass's drain finished (for the reboot history). */
   drainedAt: string | undefined;
@@ -95,10 +100,15 @@ export class Pass {
     return this.node;
   }
 
-  /** The sentinel's verdict, asked once per pass. */
+  /** The sentinel's verdict, asked once per pass; an admin's request on the node is a need too. */
   async sentinel(): Promise<SentinelVerdict> {
     this.verdict ??= await this.deps.sentinel.rebootRequired(this.signal);
-    return this.verdict;
+    return this.request() === undefined ? this.verdict : { required: true };
+  }
+
+  /** The admin's reboot request on the node as last read (`kured-ts reboot`), if any. */
+  request(): RebootRequest | undefined {
+    return rebootRequestOf(this.node.annotations);
   }
 
   /**
@@ -180,6 +190,12 @@ export class Pass {
     const result = await this.env.slot.acquire(this.metaOf(record), this.signal, { inCycle: true });
     if (result.acquired) this.deps.logger.warn('lock slot lost and taken back', { node: this.config.nodeId });
     return result;
+  }
+
+  /** The node's record is the attempt this agent wrote (its answer lost) and never asked the host for. */
+  ownUnsent(): boolean {
+    const unsent = this.env.memory.unsent;
+    return unsent !== undefined && unsent === this.node.annotations[CYCLE_ANNOTATION];
   }
 
   hasTaint(): boolean {

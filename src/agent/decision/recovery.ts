@@ -6,12 +6,12 @@
 // - kured's slot and cordon for this node are adopted as a cycle of ours;
 // - an operator's removal of the cycle label hands the node to them.
 import type { LockHolder } from '../../lock/lock.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
+import { CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
 import type { Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
-import { abortBeforeReboot, beginCycle, requestReboot, toReboot } from './cycle.js';
+import { OWN_COUNT, abortBeforeReboot, attemptText, beginCycle, requestReboot, toReboot } from './cycle.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
@@ -97,7 +97,7 @@ export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome |
  * this node): it may still come. Neither drained nor asked for again until REBOOT_GRACE_MS passed.
  */
 export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcome> {
-  if (ownUnsent(pass)) return carryOut(pass, record);
+  if (pass.ownUnsent()) return carryOut(pass, record);
   const grace = shortDuration(REBOOT_GRACE_MS);
   const retries = pass.config.rebootRetries;
   const then =
@@ -106,12 +106,6 @@ export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcom
       : `not asked again before ${grace} have passed`;
   const reason = `reboot attempt ${record.attempts} of ${retries} requested at ${record.rebootRequestedAt ?? '?'} (bootID ${record.bootID}); waiting for it: ${then}`;
   return Promise.resolve({ kind: 'rebooting', reason });
-}
-
-/** The node's record is the attempt this agent wrote (its answer lost) and never asked the host for. */
-function ownUnsent(pass: Pass): boolean {
-  const unsent = pass.env.memory.unsent;
-  return unsent !== undefined && unsent === pass.node.annotations[CYCLE_ANNOTATION];
 }
 
 /**
@@ -126,7 +120,7 @@ async function carryOut(pass: Pass, record: CycleRecord): Promise<Outcome> {
     const why = lost ?? 'the node is no longer cordoned';
     return rebootRequested(pass, record).then((o) => ({ ...o, reason: `${o.reason} (${why})` }));
   }
-  const reason = `reboot attempt ${record.attempts} of ${pass.config.rebootRetries} (bootID ${record.bootID}): counted by this agent, whose write was answered with an error, and not yet asked for`;
+  const reason = `${attemptText(pass, record.attempts, record.bootID)}: ${OWN_COUNT}, and not yet asked for`;
   return requestReboot(pass, record, reason);
 }
 

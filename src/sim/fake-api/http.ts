@@ -218,10 +218,27 @@ interface RawRequest {
   headers: IncomingMessage['headers'];
 }
 
+const SELF_SUBJECT_REVIEWS = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+
+/** `kubectl auth whoami`: the caller as authenticated (here: as its impersonation headers say). */
+function selfSubjectReview(raw: RawRequest): Reply {
+  const user = userFromHeaders(raw.headers);
+  return {
+    code: 201,
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'SelfSubjectReview',
+      metadata: { creationTimestamp: null },
+      status: { userInfo: { username: user.username, groups: user.groups, extra: user.extra } },
+    },
+  };
+}
+
 function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }
+  if (raw.method === 'POST' && raw.url.pathname === SELF_SUBJECT_REVIEWS) return selfSubjectReview(raw);
   const route = parseRoute(raw.url.pathname);
   if (!route) throw apiError(404, 'the server could not find the requested resource', undefined, 'NotFound');
   const parsed: Parsed = {

@@ -1,6 +1,7 @@
 // Watch streams: newline-delimited JSON events after a resourceVersion, filtered by selectors, with
 // kube's semantics for objects that enter or leave a filter, and 410 for versions no longer kept.
 import type { ServerResponse } from 'node:http';
+import { SystemClock, type Clock } from '../../clock/clock.js';
 import type { ResourceDef, StoredObject } from './resources.js';
 import { passes, requiredValue, type ObjectFilter } from './selectors.js';
 import { apiError, badRequest } from './status.js';
@@ -21,7 +22,8 @@ export interface WatchRequest {
 interface Stream {
   request: WatchRequest;
   res: ServerResponse;
-  timer: NodeJS.Timeout;
+  /** Aborted when the stream ends: stops its timeout. */
+  stop: AbortController;
   /** Where the hub files it: the resource, and the one name its filter allows ('*': any). */
   key: string;
 }
@@ -55,7 +57,11 @@ export class WatchHub {
   private readonly streams = new Map<string, Set<Stream>>();
   private count = 0;
 
-  constructor(private readonly store: Store) {
+  /** `clock` times each stream's timeoutSeconds. */
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock = new SystemClock(),
+  ) {
     store.subscribe((change) => {
       const name = change.object.metadata.name;
       for (const key of [streamKey(change.resource, undefined), streamKey(change.resource, name)])
@@ -81,11 +87,14 @@ export class WatchHub {
       return;
     }
     if (backlog === undefined) for (const object of initial) write(res, { type: 'ADDED', object });
-    const timer = setTimeout(() => {
-      this.end(stream);
-    }, request.timeoutSeconds * 1000);
     const key = streamKey(request.def.name, requiredValue(request.filter, 'metadata.name'));
-    const stream: Stream = { request, res, timer, key };
+    const stream: Stream = { request, res, stop: new AbortController(), key };
+    this.clock.sleep(request.timeoutSeconds * 1000, stream.stop.signal).then(
+      () => {
+        this.end(stream);
+      },
+      () => undefined,
+    );
     for (const change of backlog ?? []) this.deliver(stream, change);
     let filed = this.streams.get(key);
     if (filed === undefined) {
@@ -124,7 +133,7 @@ export class WatchHub {
     if (open) this.count--;
     if (filed?.size === 0) this.streams.delete(stream.key);
     if (!open && stream.res.writableEnded) return;
-    clearTimeout(stream.timer);
+    stream.stop.abort();
     if (!stream.res.writableEnded) stream.res.end();
   }
 

@@ -1,0 +1,53 @@
+// What `kured-ts check` reports (one item per thing the agent judges, and the decision it would
+// take), and the report as text: one line per item, then the decision.
+
+/**
+ * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
+ * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
+ */
+export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
+
+/** One line of the evaluation. */
+export interface CheckItem {
+  /** 'sentinel', 'window', a blocker's name, 'node', 'lock'. */
+  name: string;
+  verdict: CheckVerdict;
+  detail: string;
+}
+
+/** The decision the agent would take, in its own outcome words. */
+export type CheckDecisionKind =
+  | 'idle'
+  | 'sentinel-error'
+  | 'outside-window'
+  | 'blocked'
+  | 'awaiting-approval'
+  | 'waiting-for-lock'
+  | 'would-reboot'
+  | 'in-progress';
+
+export interface CheckReport {
+  node: string;
+  items: CheckItem[];
+  decision: { kind: CheckDecisionKind; reason: string };
+}
+
+const VERDICT_LABEL: Record<CheckVerdict, string> = {
+  ok: 'ok',
+  blocks: 'BLOCKS',
+  'no-reboot': 'no reboot',
+  error: 'ERROR',
+  skipped: 'skipped',
+};
+
+/** The report in lines: one per item ("BLOCKS" where it holds the reboot back), then the decision. */
+export function formatCheck(report: CheckReport): string[] {
+  const width = Math.max(...report.items.map((i) => i.name.length));
+  return [
+    `node ${report.node}`,
+    ...report.items.map(
+      (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
+    ),
+    `decision: ${report.decision.kind}: ${report.decision.reason}`,
+  ];
+}

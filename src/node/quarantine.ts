@@ -1,0 +1,159 @@
+// Quarantine: a node whose drain failed (a pod stuck terminating, a budget that never allows) gives
+// its slot back and is passed over, so that one undrainable node does not hold the fleet back (AKS
+// cordons such a node and labels it Quarantined). The label says that it is; the annotation says
+// since when and which pods stopped the drain. It holds until those pods change (one of them gone
+// or replaced) or --quarantine-retry passes, and goes at the end of the node's next successful
+// cycle (or once no reboot is needed any more). An operator who removes the label releases it.
+import type { NodeState, NodeWrite } from './node.js';
+import { shortDuration } from '../text/duration.js';
+
+/** The label every quarantined node carries (value QUARANTINE_VALUE): a selector for the fleet's count. */
+export const QUARANTINE_LABEL = 'kured-ts.dev/quarantined';
+/** Why it is quarantined (the only value the agent writes). */
+export const QUARANTINE_VALUE = 'drain-failed';
+/** The record: QuarantineRecord as JSON. */
+export const QUARANTINE_ANNOTATION = 'kured-ts.dev/quarantine';
+
+/** A pod that stopped the drain. */
+export interface QuarantinedPod {
+  /** namespace/name */
+  pod: string;
+  /** Its UID when known: a pod recreated under the same name is another pod. */
+  uid?: string;
+  reason: string;
+}
+
+export interface QuarantineRecord {
+  /** RFC 3339 time the agent quarantined the node (on its own clock; only its own clock reads it). */
+  since: string;
+  /** The pods that stopped the drain. */
+  pods: QuarantinedPod[];
+  /** The node stays cordoned by us (--quarantine-cordon): lifted with the quarantine, or by its next cycle. */
+  cordoned: boolean;
+}
+
+/** Is the node quarantined (the label is there, whatever its value)? */
+export function isQuarantined(labels: Readonly<Record<string, string>>): boolean {
+  return labels[QUARANTINE_LABEL] !== undefined;
+}
+
+export function formatQuarantine(record: QuarantineRecord): string {
+  return JSON.stringify(record);
+}
+
+function podOf(value: unknown): QuarantinedPod | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.pod !== 'string') return undefined;
+  return {
+    pod: v.pod,
+    ...(typeof v.uid === 'string' ? { uid: v.uid } : {}),
+    reason: typeof v.reason === 'string' ? v.reason : '',
+  };
+}
+
+/** Reads the record; undefined when absent or unreadable. */
+export function parseQuarantine(raw: string | undefined): QuarantineRecord | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as Record<string, unknown>;
+    if (typeof v.since !== 'string' || Number.isNaN(Date.parse(v.since)) || !Array.isArray(v.pods))
+      return undefined;
+    const pods = v.pods.map(podOf).filter((p): p is QuarantinedPod => p !== undefined);
+    return { since: v.since, pods, cordoned: v.cordoned === true };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The write that quarantines a node with `record`. */
+export function quarantineWrite(record: QuarantineRecord): {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+} {
+  return {
+    labels: { [QUARANTINE_LABEL]: QUARANTINE_VALUE },
+    annotations: { [QUARANTINE_ANNOTATION]: formatQuarantine(record) },
+  };
+}
+
+/** The write that lifts the quarantine of `node` (label and record go); {} when there is none. */
+export function liftWrite(node: Pick<NodeState, 'labels' | 'annotations'>): NodeWrite {
+  const change: NodeWrite = {};
+  if (node.labels[QUARANTINE_LABEL] !== undefined) change.labels = { [QUARANTINE_LABEL]: null };
+  if (node.annotations[QUARANTINE_ANNOTATION] !== undefined)
+    change.annotations = { [QUARANTINE_ANNOTATION]: null };
+  return change;
+}
+
+/** Does the quarantine record say that the node's cordon is ours (--quarantine-cordon)? */
+export function quarantineCordon(node: Pick<NodeState, 'annotations' | 'unschedulable'>): boolean {
+  return node.unschedulable && parseQuarantine(node.annotations[QUARANTINE_ANNOTATION])?.cordoned === true;
+}
+
+/** A pod on the node now, as the quarantine compares them. */
+export interface PresentPod {
+  /** namespace/name */
+  pod: string;
+  uid?: string;
+}
+
+/** Whether the quarantine holds the node back now, and why. */
+export type QuarantineVerdict = { held: false; reason: string } | { held: true; reason: string };
+
+/** What judgeQuarantine looks at. */
+export interface QuarantineFacts {
+  node: Pick<NodeState, 'labels' | 'annotations'>;
+  /** The pods on the node now (only read for a quarantined node). */
+  pods: readonly PresentPod[];
+  now: Date;
+  /** --quarantine-retry; 0 = only a change of its pods lifts it. */
+  retryMs: number;
+}
+
+/** Names of the pods, at most `shown` of them. */
+export function podList(pods: readonly QuarantinedPod[], shown = 5): string {
+  const names = pods.slice(0, shown).map((p) => (p.reason === '' ? p.pod : `${p.pod} (${p.reason})`));
+  const more = pods.length > shown ? `, and ${pods.length - shown} more` : '';
+  return names.length === 0 ? 'unknown pods' : `${names.join(', ')}${more}`;
+}
+
+/** Is `p` still on the node, the same pod (same UID when both are known)? */
+function stillThere(p: QuarantinedPod, present: readonly PresentPod[]): boolean {
+  return present.some((q) => q.pod === p.pod && (p.uid === undefined || q.uid === p.uid));
+}
+
+/**
+ * Does the quarantine hold the node back? Not without the label; with it, until one of the pods
+ * that stopped the drain is gone or replaced, or --quarantine-retry has passed since it began. A
+ * label without a readable record (an operator's own, or a record someone removed) holds until the
+ * label goes: nothing says when to try again.
+ */
+export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
+  const label = f.node.labels[QUARANTINE_LABEL];
+  if (label === undefined) return { held: false, reason: 'not quarantined' };
+  const record = parseQuarantine(f.node.annotations[QUARANTINE_ANNOTATION]);
+  if (record === undefined) {
+    return {
+      held: true,
+      reason: `quarantined (${QUARANTINE_LABEL}=${label}) without a readable ${QUARANTINE_ANNOTATION} record: remove the label to release it`,
+    };
+  }
+  const gone = record.pods.filter((p) => !stillThere(p, f.pods));
+  if (gone.length > 0 || record.pods.length === 0) {
+    return { held: false, reason: `quarantined, but its pods changed (${podList(gone)} gone): trying again` };
+  }
+  const since = Date.parse(record.since);
+  const until = since + f.retryMs;
+  if (f.retryMs > 0 && f.now.getTime() >= until) {
+    return {
+      held: false,
+      reason: `quarantined since ${record.since}; --quarantine-retry ${shortDuration(f.retryMs)} passed: trying again`,
+    };
+  }
+  const retry = f.retryMs > 0 ? ` or at ${new Date(until).toISOString()}` : '';
+  return {
+    held: true,
+    reason: `quarantined since ${record.since}: the drain failed on ${podList(record.pods)}; passed over until these pods change${retry}`,
+  };
+}

@@ -1,0 +1,29 @@
+// Nodes the wave passes over: quarantined (their drain failed), or waiting while new cycles are
+// halted (--max-quarantined). The simulation counts the wave done without them, and reports them.
+import { HALT_REASON } from '../blockers/max-quarantined.js';
+import { QUARANTINE_LABEL } from '../node/quarantine.js';
+import type { SimCluster } from './cluster.js';
+import type { Observer } from './observer.js';
+
+/** Does the node carry the quarantine label? */
+export function isQuarantined(cluster: SimCluster, name: string): boolean {
+  return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
+}
+
+/** Why new cycles are halted, as the first node whose status says so puts it; undefined: not halted. */
+export function fleetHalt(observer: Observer): string | undefined {
+  for (const t of observer.timeline.values())
+    if (t.phase === 'blocked' && t.reason.startsWith(HALT_REASON)) return t.reason;
+  return undefined;
+}
+
+/**
+ * A node that needs a reboot and gets none in this wave: quarantined, or held back while the wave
+ * is halted (a waiter learns of the halt at its next pass; the coordinator gives it no turn meanwhile).
+ */
+export function passedOver(cluster: SimCluster, observer: Observer, name: string, halted: boolean): boolean {
+  if (observer.inCycle.has(name)) return false;
+  if (isQuarantined(cluster, name)) return true;
+  const phase = observer.timeline.get(name)?.phase;
+  return halted && (phase === 'blocked' || phase === 'waiting-for-lock');
+}
