@@ -131,6 +131,7 @@ interface SimulateFlags {
   maxQuarantined?: { count: number } | { percent: number };
   autoscaler: boolean;
   autoscalerProtection: boolean;
+  countUnavailable: boolean;
   rebootNow?: string;
   settleTime?: number;
   seed: number;
@@ -302,6 +303,7 @@ function addFleetOptions(cmd: Command): Command {
       false,
     )
     .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
+    .option('--no-count-unavailable', "the agents' --count-unavailable=false")
     .option(
       '--reboot-now <node>',
       'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
@@ -389,6 +391,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
           autoscaler: flags.autoscaler,
           autoscalerProtection: flags.autoscalerProtection,
+          countUnavailable: flags.countUnavailable,
           ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
           ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,

@@ -90,6 +90,8 @@ export interface SimulateOptions {
   autoscalerProtection?: boolean;
   /** --settle-time: the agents' --settle-time. Default theirs (10m). */
   settleTimeMs?: number;
+  /** --no-count-unavailable: the agents run with --count-unavailable=false. Default theirs (true). */
+  countUnavailable?: boolean;
   /** --reboot-now: a simulated admin runs `kured-ts reboot NODE --now` for this node at the start. */
   rebootNow?: string;
   /** --seed: default 1. */
@@ -154,6 +156,7 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     onDrainFailure: options.onDrainFailure ?? 'quarantine',
     ...(options.maxQuarantined === undefined ? {} : { maxQuarantined: options.maxQuarantined }),
     autoscalerProtection: options.autoscalerProtection ?? true,
+    countUnavailable: options.countUnavailable ?? true,
     ...(options.settleTimeMs === undefined ? {} : { settleTimeMs: options.settleTimeMs }),
   };
 }

@@ -40,6 +40,8 @@ export interface SimAgentSettings {
   autoscalerProtection?: boolean;
   /** --settle-time. Default the agent's (10m). */
   settleTimeMs?: number;
+  /** --count-unavailable. Default true (the agent's). */
+  countUnavailable?: boolean;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -72,6 +74,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     groupConcurrency: s.groups?.concurrency ?? 0,
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
+    countUnavailable: s.countUnavailable ?? true,
     taintTiming: s.taintTiming ?? 'required',
     ...drainFailureAndSettle(s),
     preferNoScheduleTaint: s.taint,

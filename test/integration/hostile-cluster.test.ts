@@ -592,6 +592,47 @@ describe('the reboot attempt counted but answered 500 (committed all the same)',
   });
 });
 
+describe('the node changed during --reboot-delay (the re-verify judges its phase as every pass does)', () => {
+  const cases: [string, () => void, { kind: string; reboots: number; holders: string[] }][] = [
+    [
+      'reboots nothing when an operator removed the cycle label: the node is left to them, the slot released',
+      () => {
+        const n = node('n1');
+        const labels = { ...n.metadata?.labels };
+        delete labels[CYCLE_LABEL];
+        n.metadata = { ...n.metadata, labels };
+        server.update('nodes', n);
+      },
+      { kind: 'released', reboots: 0, holders: [] },
+    ],
+    [
+      'asks for no second reboot when the host was rebooted meanwhile: on to its readiness, slot kept',
+      () => {
+        rebootHost('n1');
+      },
+      { kind: 'verifying', reboots: 1, holders: ['n1'] },
+    ],
+  ];
+
+  it.each(cases)('%s', async (_name, change, expected) => {
+    watchInvariants(1);
+    const clock = new FakeClock(new Date());
+    const ticking = agent('n1', { rebootDelayMs: 60_000 }, { clock }).tick();
+    // the drain done, the agent waits out the delay on its clock
+    await waitFor(
+      () => node('n1').metadata?.labels?.[CYCLE_LABEL] !== undefined && clock.pending > 0,
+      'n1 waits out --reboot-delay',
+    );
+    change();
+    await clock.advance(60_000);
+    const outcome = await ticking;
+    expect(outcome.kind).toBe(expected.kind);
+    expect(reboots.get('n1') ?? 0).toBe(expected.reboots);
+    expect(holders()).toEqual(expected.holders);
+    expect(violations).toEqual([]);
+  });
+});
+
 describe("an admin's cordon made during our cycle", () => {
   const asAdmin = async (body: object): Promise<void> => {
     const res = await fetch(`${server.url}/api/v1/nodes/n1?fieldManager=kubectl-cordon`, {

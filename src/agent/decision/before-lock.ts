@@ -1,7 +1,7 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
 import { firstBlock, judges, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
-import type { LockMetadata } from '../../lock/lock.js';
+import type { LockHolder, LockMetadata } from '../../lock/lock.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
 import { NODE_PAUSE_ANNOTATION } from '../../node/node.js';
 import {
@@ -13,7 +13,6 @@ import {
 import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
-import { startCycle } from './cycle.js';
 import { foreignCordon } from './cycle-end.js';
 import type { Pass } from './pass.js';
 
@@ -61,12 +60,22 @@ export function notRequired(verdict: SentinelVerdict): Outcome {
     : { kind: 'sentinel-error', reason: verdict.error };
 }
 
-/** Detect and taint; then (unless at start-up) the window, the blockers and a slot. */
-export async function beforeLock(pass: Pass): Promise<Outcome> {
+/** What the sentinel (or an admin's request) says: required, or the outcome that ends the pass. */
+export type Need = { required: true; verdict: SentinelVerdict } | { required: false; outcome: Outcome };
+
+/** Detect: is a reboot required? If not, our taint and a quarantine go (notNeeded). */
+export async function detect(pass: Pass): Promise<Need> {
   const verdict = await pass.sentinel();
-  if (!verdict.required) return notNeeded(pass, verdict);
+  if (verdict.required) return { required: true, verdict };
+  return { required: false, outcome: await notNeeded(pass, verdict) };
+}
+
+/**
+ * Status pending (unless the pass before said it already: startUp's) and, under the default
+ * --taint-timing, the PreferNoSchedule taint at once (even blocked, even without the lock).
+ */
+export async function taint(pass: Pass): Promise<Outcome> {
   const { progress } = pass.env;
-  // Right after startUp's 'pending', the first pass does not report it again.
   const last = progress.last;
   const request = pass.request();
   const why = request === undefined ? 'reboot required' : describeRebootRequest(request);
@@ -74,7 +83,7 @@ export async function beforeLock(pass: Pass): Promise<Outcome> {
     last?.kind === 'pending' && last.reason === why ? last : { kind: 'pending', reason: why };
   if (pending !== last) await progress.report(pending, pass.signal);
   if (pass.config.taintTiming === 'required') await pass.addTaint();
-  return pass.acquire ? tryLock(pass, verdict) : pending;
+  return pending;
 }
 
 /**
@@ -165,30 +174,46 @@ export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Conf
  * pre-flight), after asking the lock, without writing, whether it would: a waiter that would not
  * (every slot taken, not its turn) waits for the lock without them. undefined: go for the slot.
  */
-async function atSlot(pass: Pass, meta: LockMetadata): Promise<Outcome | undefined> {
+async function atSlot(pass: Pass, meta: LockMetadata, unproven: boolean): Promise<Outcome | undefined> {
   const blockers = pass.deps.blockers.filter(
     (b) => leftToSlot(pass, b) && judges(b, meta.controlPlane === true),
   );
   if (blockers.length === 0) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
-  if (!pass.unproven) {
+  if (!unproven) {
     const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
     if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
   }
   const block = await firstBlock(blockers, pass.signal);
   if (!block.blocked) return undefined;
-  if (pass.unproven) await pass.release();
+  if (unproven) await pass.release();
   return { kind: 'blocked', reason: block.reason, blocker: block.blocker };
 }
 
-/** Reboot required and tainted: the window, the blockers, then a slot. */
-async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
+/**
+ * The window, the blockers and the approval: the outcome that holds the reboot back, or undefined.
+ * An entry naming us that no cycle of ours proves (`unproven`) holds no slot back from the others
+ * meanwhile: it goes when the reboot is held back.
+ */
+export async function windowAndBlockers(
+  pass: Pass,
+  verdict: SentinelVerdict,
+  unproven: boolean,
+): Promise<Outcome | undefined> {
   const early = decideBeforeLock(await judge(pass, verdict));
-  if (early) {
-    // an entry naming us that no cycle of ours proves holds no slot back from the others meanwhile
-    if (pass.unproven) await pass.release();
-    return early;
-  }
+  if (early === undefined) return undefined;
+  if (unproven) await pass.release();
+  return early;
+}
+
+/**
+ * A slot: the blockers left to the slot (the PDB pre-flight) for a node that would take one now,
+ * then the lock. The holder, or the outcome that ends the pass (waiting for the lock, blocked).
+ */
+export async function takeSlot(
+  pass: Pass,
+  unproven: boolean,
+): Promise<{ holder: LockHolder } | { outcome: Outcome }> {
   // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
   if (pass.config.taintTiming === 'unblocked') await pass.addTaint();
   const meta: LockMetadata = {
@@ -197,11 +222,10 @@ async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
     ...pass.groupOf(),
     ...pass.roleOf(),
   };
-  const held = await atSlot(pass, meta);
-  if (held) return held;
+  const held = await atSlot(pass, meta, unproven);
+  if (held) return { outcome: held };
   const result = await pass.env.slot.acquire(meta, pass.signal);
-  if (!result.acquired) {
-    return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
-  }
-  return startCycle(pass, result.holder);
+  if (!result.acquired)
+    return { outcome: { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders } };
+  return { holder: result.holder };
 }

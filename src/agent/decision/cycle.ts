@@ -38,10 +38,11 @@ import {
 } from '../../node/quarantine.js';
 import { shortDuration } from '../../text/duration.js';
 import { protect } from '../../node/autoscaler.js';
+import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
-import { rebooted } from './phase.js';
+import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -60,10 +61,19 @@ const MAX_RECOUNTS = 3;
  * A step's answer: the pass ends with an outcome, or goes on at `step` (counting a drain again, or a
  * re-verify after a conflicting count).
  */
-type Next = { outcome: Outcome } | { step: Step; record: CycleRecord; redrain: boolean; recount?: true };
+type Next =
+  { outcome: Outcome } | Handoff | { step: Step; record: CycleRecord; redrain: boolean; recount?: true };
 
-/** Just took the slot: labels, --drain-delay, notify, then the cycle record with our cordon, and on. */
-export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcome> {
+/** The re-verify found the node in another phase: the pass goes on in that phase's handler. */
+export interface Handoff {
+  handoff: CyclePhase;
+}
+
+/**
+ * Cordon, just after taking the slot: status draining, the pre-reboot labels, --drain-delay, notify,
+ * then the cycle record with our cordon (beginCycle).
+ */
+export async function cordon(pass: Pass, holder: LockHolder): Promise<CycleRecord> {
   const reason = `lock acquired by ${holder.nodeID}; cordoning and draining`;
   await pass.env.progress.report({ kind: 'draining', reason }, pass.signal);
   const labels = pass.config.preRebootNodeLabels;
@@ -77,8 +87,7 @@ export async function startCycle(pass: Pass, holder: LockHolder): Promise<Outcom
   }
   if (pass.config.drainDelayMs > 0) await pass.deps.clock.sleep(pass.config.drainDelayMs, pass.signal);
   await pass.notify('drain', pass.config.messageTemplateDrain);
-  const record = await beginCycle(pass, { started: holder.created });
-  return toReboot(pass, record, 'drain');
+  return beginCycle(pass, { started: holder.created });
 }
 
 /**
@@ -98,11 +107,12 @@ function cordonIsOurs(node: NodeState, kured: boolean): boolean {
  */
 export async function beginCycle(pass: Pass, from: { started: Date; kured?: boolean }): Promise<CycleRecord> {
   await pass.readNode();
-  const required = pass.env.progress.requiredSince;
   let record: CycleRecord | undefined;
   await pass.guardedWrite('the reboot cycle began', (node) => {
     record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
     if (record) return undefined;
+    // since when the reboot is required: as the node's status says it (written by the agent's report)
+    const required = parseStatus(node.annotations[STATUS_ANNOTATION])?.requiredSince;
     record = {
       bootID: node.bootID,
       cordoned: cordonIsOurs(node, from.kured === true),
@@ -128,27 +138,33 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
   return record;
 }
 
+/** The drain's answer: the record (its drainedAt set) to re-verify, or the end of the pass. */
+export type Drained = { outcome: Outcome } | { record: CycleRecord };
+
 /**
- * Drain, delay, re-verify, reboot, from `first` on; someone else's uncordon or cordon meanwhile
- * leads back to the drain, at most MAX_REDRAINS times.
+ * Drain, delay, re-verify, reboot, from `first` on (a resumed cycle, or the first pass after its
+ * drain); someone else's uncordon or cordon meanwhile leads back to the drain, at most MAX_REDRAINS
+ * times.
  */
-export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome> {
+export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome | Handoff> {
   let next: Next = { step: first, record, redrain: false };
   let redrains = 0;
   let recounts = 0;
-  while (!('outcome' in next)) {
+  while (!('outcome' in next) && !('handoff' in next)) {
     if (next.redrain) redrains++;
     if (next.recount === true) recounts++;
     const at: CycleRecord = next.record;
-    if (next.step === 'drain') next = await drain(pass, at);
-    else if (next.step === 'verify') next = await verify(pass, at, redrains, recounts);
+    if (next.step === 'drain') {
+      const drained = await drainAndDelay(pass, at);
+      next = 'outcome' in drained ? drained : { step: 'verify', record: drained.record, redrain: false };
+    } else if (next.step === 'verify') next = await verify(pass, at, redrains, recounts);
     else next = await uncordoned(pass, at, redrains);
   }
-  return next.outcome;
+  return 'outcome' in next ? next.outcome : next;
 }
 
 /** Drain (checking the slot between rounds), then wait --reboot-delay. */
-async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
+export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
   const drained = await drainer.drain(pass.signal, {
     onEviction: (outcome) => {
@@ -157,28 +173,41 @@ async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
     keepGoing: () => pass.slotStillOurs(record),
   });
   metrics.observeDrain(drained.durationMs / 1000);
-  pass.drainedAt = pass.now();
+  const drainedAt = pass.now();
   if (drained.stopped !== undefined && !pass.env.slot.held) {
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
   if (!drained.ok && !pass.config.forceReboot) return { outcome: await drainFailed(pass, record, drained) };
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
-  return { step: 'verify', record, redrain: false };
+  // kept in the record (written with the count): the history's drain time
+  return { record: { ...record, drainedAt } };
 }
 
-/** Re-verify (kured #929): the slot still ours, the node still cordoned, and by us alone; then reboot. */
+/**
+ * Re-verify after the delay (kured #929): the slot still ours, then the phase the cluster puts the
+ * node in now (phaseOf, as every pass judges it): still `drain` (cordoned, same boot, no request of
+ * another agent), so reboot; uncordoned meanwhile, so drain again or give way; any other phase (the
+ * reboot requested by another agent of the node, the node rebooted, released by an operator) goes
+ * to that phase's handler, not to a reboot. Our own count whose answer was lost is carried out.
+ */
+export async function verifyAndReboot(pass: Pass, drained: Drained): Promise<Outcome | Handoff> {
+  if ('outcome' in drained) return drained.outcome;
+  return toReboot(pass, drained.record, 'verify');
+}
+
 async function verify(pass: Pass, record: CycleRecord, redrains: number, recounts: number): Promise<Next> {
   await pass.readNode();
-  const lost = await pass.slotStillOurs(record);
-  if (lost !== undefined)
-    return { outcome: await abortBeforeReboot(pass, record, `${lost} before the reboot`) };
-  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
+  const slot = await pass.ourSlot(record);
+  if ('lost' in slot)
+    return { outcome: await abortBeforeReboot(pass, record, `${slot.lost} before the reboot`) };
+  const current = currentRecord(pass, record);
+  const facts = cycleFacts(pass.node, slot.entry, pass.config.rebootRetries, pass.deps.clock.now());
+  const phase = phaseOf({ ...facts, record: current });
   // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
-  // retry), is no other agent's request: it is carried out below, once verified.
+  // retry), is no other agent's request: it is carried out, once verified.
   const own = pass.ownUnsent();
-  const overtaken = own ? undefined : overtakenBy(pass, record, current);
-  if (overtaken !== undefined) return { outcome: overtaken };
-  if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
+  if (phase.name === 'uncordoned-meanwhile') return { step: 'uncordoned', record: current, redrain: false };
+  if (phase.name !== 'drain' && !(own && phase.name === 'reboot-requested')) return { handoff: phase };
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
     // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
     // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
@@ -186,6 +215,12 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
     return { step: 'drain', record: handed, redrain: true };
   }
   return rebootVerified(pass, current, own, recounts);
+}
+
+/** The record on the node as just read (ours if it is gone), with this pass's drain time. */
+function currentRecord(pass: Pass, record: CycleRecord): CycleRecord {
+  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
+  return record.drainedAt === undefined ? current : { ...current, drainedAt: record.drainedAt };
 }
 
 /**
@@ -218,18 +253,6 @@ async function vetoBeforeReboot(pass: Pass, current: CycleRecord): Promise<Outco
   );
   if (!veto.blocked) return undefined;
   return abortBeforeReboot(pass, current, `${veto.blocker}: ${veto.reason} before the reboot`);
-}
-
-/**
- * Another agent of this node (a rollout overlap) requested the reboot of this boot while we waited,
- * or the node already rebooted: not again. One reboot per boot, whoever asks for it.
- */
-function overtakenBy(pass: Pass, mine: CycleRecord, current: CycleRecord): Outcome | undefined {
-  if (current.attempts <= mine.attempts && !rebooted(pass.node.bootID, current)) return undefined;
-  return {
-    kind: 'rebooting',
-    reason: `the reboot of boot ${current.bootID} was requested by another agent of this node (attempt ${current.attempts}); not requesting it again`,
-  };
 }
 
 /** Someone else uncordoned our node before the reboot: cordon and drain again, or leave it to them. */
@@ -269,7 +292,6 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
     rebootRequestedAt: pass.now(),
     requestedBy: pass.env.memory.instance,
   };
-  if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
   const counted = await pass.deps.node.write(

@@ -4,8 +4,10 @@
 // its label, the cordon, the taint, bootID and conditions. Every pass that may act starts from a
 // fresh read of both, finds the node's phase (phase.ts, pure) and runs that phase's handler:
 //
-//   before the lock   detect, taint, window and blockers, lock          before-lock.ts
-//   the cycle         cordon, drain, delay, re-verify, reboot           cycle.ts
+//   the first pass    DESIGN §1 from the need to the reboot request,    first-pass.ts
+//                     top-down, over these steps:
+//     before the lock detect, taint, window and blockers, lock          before-lock.ts
+//     the cycle       cordon, drain, delay, re-verify, reboot           cycle.ts
 //   after the reboot  prove (bootID), readiness, uncordon, release      after-reboot.ts
 //   recovery          a lost slot, an unproven entry, kured's slot,     recovery.ts
 //                     an operator's release, a reboot that may still
@@ -22,8 +24,9 @@ import type { NodeState } from '../../node/node.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
 import { readiness } from './after-reboot.js';
-import { beforeLock, notRequired } from './before-lock.js';
-import { toReboot } from './cycle.js';
+import { notRequired } from './before-lock.js';
+import { firstPass } from './first-pass.js';
+import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
@@ -38,9 +41,18 @@ import {
   type Retaken,
 } from './recovery.js';
 
+/**
+ * What a handler answers: the pass's outcome, or where the pass goes on: the slot taken back
+ * (Retaken), or the re-verify before the reboot found the node in another phase (Handoff).
+ */
+type Handled = Outcome | Retaken | Handoff;
+
+/** A pass goes on in another phase at most this often (a slot taken back, then a handoff). */
+const MAX_HOPS = 2;
+
 /** One handler per phase. */
-const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promise<Outcome | Retaken> } = {
-  'before-lock': (pass) => beforeLock(pass),
+const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promise<Handled> } = {
+  'before-lock': (pass) => firstPass(pass),
   'unproven-entry': (pass) => unprovenEntry(pass),
   'kured-entry': (pass, { entry }) => adoptKured(pass, entry),
   released: (pass, { record }) => released(pass, record),
@@ -54,14 +66,18 @@ const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promis
 };
 
 /** Runs `phase`'s handler (a cancellable phase ends first when no reboot is required any more). */
-async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Promise<Outcome | Retaken> {
+async function handle<K extends PhaseName>(pass: Pass, phase: CyclePhase<K>): Promise<Handled> {
   if (phase.cancellable) {
     const record = 'record' in phase ? phase.record : undefined;
     const cancelled = await cancelIfNoLongerRequired(pass, record);
     if (cancelled) return cancelled;
   }
-  const handler: (pass: Pass, phase: CyclePhase<K>) => Promise<Outcome | Retaken> = HANDLERS[phase.name];
+  const handler: (pass: Pass, phase: CyclePhase<K>) => Promise<Handled> = HANDLERS[phase.name];
   return handler(pass, phase);
+}
+
+function isOutcome(result: Handled): result is Outcome {
+  return 'kind' in result;
 }
 
 /** Agents started in this process: numbers each, so that two never share an instance id. */
@@ -97,15 +113,15 @@ export class Decision {
     const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
     const phase = phaseOf(facts);
     deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
-    const result = await handle(pass, phase);
-    let outcome: Outcome;
-    if (!('retaken' in result)) outcome = result;
-    else {
-      // the slot taken back: on as if it had been held (never a retake again)
-      const held = await handle(pass, phaseOf({ ...facts, entry: result.retaken }));
-      if ('retaken' in held) throw new Error('a held slot was taken back again');
-      outcome = held;
+    let result = await handle(pass, phase);
+    for (let hops = 1; !isOutcome(result); hops++) {
+      if (hops > MAX_HOPS) throw new Error(`the pass went on in another phase more than ${MAX_HOPS} times`);
+      // the slot taken back: on as if it had been held; a handoff: on in the phase found
+      const next = 'retaken' in result ? phaseOf({ ...facts, entry: result.retaken }) : result.handoff;
+      deps.logger.debug('cycle phase', { node: config.nodeId, phase: next.name, reason: next.reason });
+      result = await handle(pass, next);
     }
+    const outcome: Outcome = result;
     this.noteProtection(pass.node);
     return outcome;
   }

@@ -1,7 +1,7 @@
 // One pass of the decision: what it works on (the latest read of the node, the sentinel's answer
 // once asked), what the agent keeps between passes, and the small idempotent steps every phase uses:
 // the one guarded node write, the taint, the slot, notifications.
-import type { AcquireResult, LockMetadata } from '../../lock/lock.js';
+import type { AcquireResult, LockHolder, LockMetadata } from '../../lock/lock.js';
 import type { HeldSlot } from '../../lock/held-slot.js';
 import type { NodeState, NodeWrite } from '../../node/node.js';
 import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
@@ -66,10 +66,6 @@ export class Pass {
   node: NodeState;
   /** The sentinel's answer (the host's alone), once asked. */
   verdict: SentinelVerdict | undefined;
-  /** When this pass's drain finished (for the reboot history). */
-  drainedAt: string | undefined;
-  /** The lock names this node, but no cycle of ours proves that slot: it is asked for anew. */
-  unproven = false;
 
   constructor(
     readonly env: PassEnv,
@@ -177,9 +173,16 @@ export class Pass {
    * it while our cycle label stood), else why not. For the drain's keepGoing and the re-verify.
    */
   async slotStillOurs(record: CycleRecord): Promise<string | undefined> {
-    if (await this.env.slot.holding(this.signal, { inCycle: true })) return undefined;
+    const slot = await this.ourSlot(record);
+    return 'lost' in slot ? slot.lost : undefined;
+  }
+
+  /** Our slot's entry (taken back when it was lost, as slotStillOurs), or why it is lost. */
+  async ourSlot(record: CycleRecord): Promise<{ entry: LockHolder } | { lost: string }> {
+    const entry = await this.env.slot.holding(this.signal, { inCycle: true });
+    if (entry !== undefined) return { entry };
     const result = await this.takeSlotBack(record);
-    return result.acquired ? undefined : `lock slot lost (${result.reason})`;
+    return result.acquired ? { entry: result.holder } : { lost: `lock slot lost (${result.reason})` };
   }
 
   /**

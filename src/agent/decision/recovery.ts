@@ -10,8 +10,17 @@ import { CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
 import type { Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
-import { beforeLock, notRequired } from './before-lock.js';
-import { OWN_COUNT, abortBeforeReboot, attemptText, beginCycle, requestReboot, toReboot } from './cycle.js';
+import { notRequired } from './before-lock.js';
+import { firstPass } from './first-pass.js';
+import {
+  OWN_COUNT,
+  abortBeforeReboot,
+  attemptText,
+  beginCycle,
+  requestReboot,
+  toReboot,
+  type Handoff,
+} from './cycle.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
@@ -45,13 +54,12 @@ export async function cancelIfNoLongerRequired(
  * asked for anew: through the window, the blockers and a count of the other slots and the nodes in a
  * cycle, as a new acquisition.
  */
-export async function unprovenEntry(pass: Pass): Promise<Outcome> {
-  pass.unproven = true;
-  return beforeLock(pass);
+export async function unprovenEntry(pass: Pass): Promise<Outcome | Handoff> {
+  return firstPass(pass, true);
 }
 
 /** kured's slot for this node (a migration): taken over, and kured's cordon adopted as ours. */
-export async function adoptKured(pass: Pass, entry: LockHolder): Promise<Outcome> {
+export async function adoptKured(pass: Pass, entry: LockHolder): Promise<Outcome | Handoff> {
   const meta = { unschedulable: false, bootID: pass.node.bootID, ...pass.groupOf() };
   const result = await pass.env.slot.acquire(meta, pass.signal, { inCycle: false });
   if (!result.acquired) {
