@@ -598,9 +598,8 @@ describe('the node changed during --reboot-delay (the re-verify judges its phase
       'reboots nothing when an operator removed the cycle label: the node is left to them, the slot released',
       () => {
         const n = node('n1');
-        const labels = { ...n.metadata?.labels };
-        delete labels[CYCLE_LABEL];
-        n.metadata = { ...n.metadata, labels };
+        const labels = Object.entries(n.metadata?.labels ?? {}).filter(([k]) => k !== CYCLE_LABEL);
+        n.metadata = { ...n.metadata, labels: Object.fromEntries(labels) };
         server.update('nodes', n);
       },
       { kind: 'released', reboots: 0, holders: [] },
