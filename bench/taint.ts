@@ -135,8 +135,8 @@ export async function churnTable(): Promise<void> {
       };
       const pairs: ChurnPair[] = [];
       for (const seed of SEEDS) {
-        const on = await sim({ ...over, taintTiming: 'required', seed });
-        const off = await sim({ ...over, taintTiming: 'unblocked', seed });
+        const on = await sim({ ...over, agent: { taintTiming: 'required' }, seed });
+        const off = await sim({ ...over, agent: { taintTiming: 'unblocked' }, seed });
         violations += on.violations.length + off.violations.length;
         pairs.push({ on, off });
       }

@@ -1,7 +1,12 @@
 // `kured-ts simulate`: the command, its options and their parsers.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { PdbSpec } from '../sim/cluster-spec.js';
-import { duration as durationAtLeast, integer, share, unhealthyLimit, type Share } from '../config/values.js';
+import { duration as durationAtLeast, integer } from '../config/values.js';
+import { UsageError, type Config } from '../config/config.js';
+import { FLAGS } from '../config/flags.js';
+import { optionValues, parseGivenFlags } from '../config/parse.js';
+import { EXIT_USAGE, addFlags } from './shared.js';
+import { SIM_AGENT_FLAGS, SIM_SHOWN_DEFAULTS, simAgentOptions } from './simulate-agent-flags.js';
 import { errorText } from '../text/error-text.js';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';
 
@@ -30,13 +35,6 @@ const integerOption = (min = 1): ((value: string) => number) => asOption(integer
 /** A duration (not negative), as the agent's flags read one. */
 const duration = asOption(durationAtLeast('non-negative'));
 
-/** --max-unhealthy-nodes: as the agent's flag reads it. */
-const simUnhealthyLimit = asOption((value): { count: number } | { percent: number } => {
-  const limit = unhealthyLimit(value);
-  if (limit === undefined) throw new Error('expected N or N%');
-  return limit;
-});
-
 /** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
 export function blockingChurn(value: string): { perHour: number; durationMs: number } {
   const parts = value.split(',');
@@ -53,16 +51,6 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
   const [count = '', span = ''] = value.split(',');
   if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
-}
-
-/** --concurrency N or N%: the agents' flag, and the number of slots it gives this cluster (its DaemonSet runs on every node). */
-function concurrencyOf(flags: SimulateFlags): { concurrency: number; concurrencyPercent?: number } {
-  const c = flags.concurrency;
-  if ('count' in c) return { concurrency: c.count };
-  return {
-    concurrency: Math.max(1, Math.floor((c.percent * flags.nodes) / 100)),
-    concurrencyPercent: c.percent,
-  };
 }
 
 function needsReboot(value: string): 'all' | number {
@@ -102,10 +90,7 @@ export interface SimulateDeps {
 interface SimulateFlags {
   nodes: number;
   needsReboot: 'all' | number;
-  concurrency: Share;
   controlPlane: number;
-  period: number;
-  rebootDelay: number;
   bootTime: number;
   podsPerNode: number;
   pdb: PdbSpec;
@@ -116,24 +101,14 @@ interface SimulateFlags {
   kuredPolling: boolean;
   coordinators: number;
   killCoordinatorAt?: number;
-  lockTtl: number;
   wipeLockEvery: number;
   zones: number;
-  groupConcurrency: number;
-  maxUnhealthyNodes?: { count: number } | { percent: number };
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
-  taintTiming: 'required' | 'unblocked';
   undrainable: number;
-  drainTimeout?: number;
-  onDrainFailure: 'quarantine' | 'requeue';
-  maxQuarantined?: { count: number } | { percent: number };
   autoscaler: boolean;
-  autoscalerProtection: boolean;
-  countUnavailable: boolean;
   rebootNow?: string;
-  settleTime?: number;
   seed: number;
   requiredOver: number;
   wallLimit: number;
@@ -147,19 +122,12 @@ function addClusterOptions(cmd: Command): Command {
   return cmd
     .option('--nodes <n>', 'nodes in the simulated cluster', integerOption(), d.nodes)
     .option('--needs-reboot <all|n>', 'how many nodes need a reboot', needsReboot, d.needsReboot)
-    .addOption(
-      new Option('--concurrency <n|n%>', 'nodes that may reboot at once: N, or N% of the nodes')
-        .argParser(asOption(share(1)))
-        .default({ count: d.concurrency }, String(d.concurrency)),
-    )
     .option(
       '--control-plane <n>',
       'the first n nodes are control-plane nodes, each with an etcd member (they go last, one at a time, with quorum)',
       integerOption(0),
       0,
     )
-    .addOption(durationOption('--period <duration>', 'agent check period', d.periodMs, '1h'))
-    .addOption(durationOption('--reboot-delay <duration>', 'wait after the drain before rebooting', 0, '0s'))
     .addOption(
       durationOption('--boot-time <duration>', 'time a node takes to come back Ready', d.bootTimeMs, '2m'),
     )
@@ -202,12 +170,6 @@ function addWorldOptions(cmd: Command): Command {
       integerOption(0),
       0,
     )
-    .addOption(
-      new Option(
-        '--drain-timeout <duration>',
-        "the agents' --drain-timeout (default 0s: none; 5m with --undrainable)",
-      ).argParser(duration),
-    )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
       '--kured-polling',
@@ -225,14 +187,6 @@ function addWorldOptions(cmd: Command): Command {
         '--kill-coordinator-at <duration>',
         'the leading coordinator dies without a word this long after the start (its standby takes over)',
       ).argParser(duration),
-    )
-    .addOption(
-      durationOption(
-        '--lock-ttl <duration>',
-        "the agents' --lock-ttl; shorter than --boot-time, it lapses while nodes are down (0s = never)",
-        0,
-        '0s',
-      ),
     )
     .addOption(
       durationOption(
@@ -254,17 +208,6 @@ function addFleetOptions(cmd: Command): Command {
       0,
     )
     .option(
-      '--group-concurrency <n>',
-      "at most n nodes per zone at once (the agents' --group-label is the zone; needs --zones)",
-      integerOption(0),
-      0,
-    )
-    .option(
-      '--max-unhealthy-nodes <n|n%>',
-      "the agents' health gate: no slot while more other nodes than this are unhealthy",
-      simUnhealthyLimit,
-    )
-    .option(
       '--unhealthy-nodes <n,duration>',
       'the last n nodes are NotReady from the start for this long (e.g. 2,30m)',
       unhealthyNodes,
@@ -282,36 +225,14 @@ function addFleetOptions(cmd: Command): Command {
       'blocking jobs keep arriving: RATE per hour (Poisson) over the cluster, each running DURATION once placed, e.g. 30,20m',
       blockingChurn,
     )
-    .addOption(
-      new Option('--on-drain-failure <action>', "the agents' --on-drain-failure")
-        .choices(['quarantine', 'requeue'])
-        .default('quarantine'),
-    )
-    .option(
-      '--max-quarantined <n|n%>',
-      "the agents' cap: no new cycle while more other nodes than this are quarantined",
-      simUnhealthyLimit,
-    )
-    .addOption(
-      new Option('--taint-timing <when>', "the agents' --taint-timing (unblocked = kured's timing)")
-        .choices(['required', 'unblocked'])
-        .default('required'),
-    )
     .option(
       '--autoscaler',
       'a simulated autoscaler removes nodes that look empty (no pod but DaemonSet pods) unless annotated against scale-down; counted by when in their cycle',
       false,
     )
-    .option('--no-autoscaler-protection', "the agents' --autoscaler-protection=false")
-    .option('--no-count-unavailable', "the agents' --count-unavailable=false")
     .option(
       '--reboot-now <node>',
       'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
-    )
-    .addOption(
-      new Option('--settle-time <duration>', "the agents' --settle-time (default theirs: 10m)").argParser(
-        duration,
-      ),
     );
 }
 
@@ -349,21 +270,31 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
   const cmd = program
     .command('simulate')
     .description(
-      'run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed)',
+      "run a simulated cluster in this process with real kured-ts agents, then report (no cluster needed); the agents' flags below are the agent's own (no KURED_* variable is read)",
     );
+  const agentFlags = FLAGS.filter((f) => (SIM_AGENT_FLAGS as readonly string[]).includes(f.name));
+  addFlags(cmd, agentFlags, SIM_SHOWN_DEFAULTS);
   return addRunOptions(addFleetOptions(addWorldOptions(addClusterOptions(cmd)))).action(
-    async (flags: SimulateFlags, command: Command) => {
-      if (flags.groupConcurrency > 0 && flags.zones === 0) {
-        command.error('error: --group-concurrency needs --zones (the groups are the zones)', { exitCode: 2 });
+    async (flags: SimulateFlags & Record<string, unknown>, command: Command) => {
+      // the agents' flags through the agent's own table (its parsers, defaults and messages); no env
+      let agent: { config: Config; given: ReadonlySet<string> };
+      try {
+        agent = parseGivenFlags(SIM_AGENT_FLAGS, optionValues(flags, agentFlags), {});
+      } catch (err: unknown) {
+        if (!(err instanceof UsageError)) throw err;
+        command.error(`error: ${err.message}`, { exitCode: EXIT_USAGE });
+      }
+      if (agent.config.groupConcurrency > 0 && flags.zones === 0) {
+        command.error('error: --group-concurrency needs --zones (the groups are the zones)', {
+          exitCode: EXIT_USAGE,
+        });
       }
       const code = await runSimulate(
         {
           nodes: flags.nodes,
           needsReboot: flags.needsReboot,
-          ...concurrencyOf(flags),
+          ...simAgentOptions(agent.config, agent.given, flags.nodes),
           controlPlane: flags.controlPlane,
-          periodMs: flags.period,
-          rebootDelayMs: flags.rebootDelay,
           bootTimeMs: flags.bootTime,
           podsPerNode: flags.podsPerNode,
           pdb: flags.pdb,
@@ -376,24 +307,14 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.killCoordinatorAt === undefined
             ? {}
             : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
-          lockTtlMs: flags.lockTtl,
           wipeLockEveryMs: flags.wipeLockEvery,
           zones: flags.zones,
-          groupConcurrency: flags.groupConcurrency,
-          maxUnhealthyNodes: flags.maxUnhealthyNodes,
           unhealthy: flags.unhealthyNodes,
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
-          taintTiming: flags.taintTiming,
           undrainable: flags.undrainable,
-          ...(flags.drainTimeout === undefined ? {} : { drainTimeoutMs: flags.drainTimeout }),
-          onDrainFailure: flags.onDrainFailure,
-          ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
           autoscaler: flags.autoscaler,
-          autoscalerProtection: flags.autoscalerProtection,
-          countUnavailable: flags.countUnavailable,
           ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
-          ...(flags.settleTime === undefined ? {} : { settleTimeMs: flags.settleTime }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,
           wallLimitMs: flags.wallLimit,

@@ -1,4 +1,5 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
+import type { Config } from '../config/config.js';
 import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
@@ -74,24 +75,17 @@ export interface SimulateOptions {
   approveEveryMs?: number;
   /** --blocking-churn RATE,DURATION: blocking jobs per hour, each running DURATION. */
   blockingChurn?: { perHour: number; durationMs: number };
-  /** --taint-timing: when the agents taint (default required; unblocked = kured's timing). */
-  taintTiming?: 'required' | 'unblocked';
   /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
   undrainable?: number;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
-  /** --on-drain-failure: the agents' (default quarantine). */
-  onDrainFailure?: 'quarantine' | 'requeue';
-  /** --max-quarantined: the agents' cap on quarantined nodes. */
-  maxQuarantined?: { count: number } | { percent: number };
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
   autoscaler?: boolean;
-  /** --no-autoscaler-protection: the agents run with --autoscaler-protection=false. */
-  autoscalerProtection?: boolean;
-  /** --settle-time: the agents' --settle-time. Default theirs (10m). */
-  settleTimeMs?: number;
-  /** --no-count-unavailable: the agents run with --count-unavailable=false. Default theirs (true). */
-  countUnavailable?: boolean;
+  /**
+   * The agents' own settings where they differ from the agent's defaults (simulate's agent flags:
+   * SIM_AGENT_FLAGS); the fields above win where both say (the simulator watches those).
+   */
+  agent?: Partial<Config>;
   /** --reboot-now: a simulated admin runs `kured-ts reboot NODE --now` for this node at the start. */
   rebootNow?: string;
   /** --seed: default 1. */
@@ -152,12 +146,7 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
     ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
-    taintTiming: options.taintTiming ?? 'required',
-    onDrainFailure: options.onDrainFailure ?? 'quarantine',
-    ...(options.maxQuarantined === undefined ? {} : { maxQuarantined: options.maxQuarantined }),
-    autoscalerProtection: options.autoscalerProtection ?? true,
-    countUnavailable: options.countUnavailable ?? true,
-    ...(options.settleTimeMs === undefined ? {} : { settleTimeMs: options.settleTimeMs }),
+    ...(options.agent === undefined ? {} : { overrides: options.agent }),
   };
 }
 

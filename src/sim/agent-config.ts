@@ -30,18 +30,11 @@ export interface SimAgentSettings {
   maxUnhealthyNodes?: Config['maxUnhealthyNodes'];
   /** --require-approval. Default false. */
   requireApproval?: boolean;
-  /** --taint-timing. Default required. */
-  taintTiming?: Config['taintTiming'];
-  /** --on-drain-failure. Default quarantine (the agents' default). */
-  onDrainFailure?: Config['onDrainFailure'];
-  /** --max-quarantined. Default none. */
-  maxQuarantined?: Config['maxQuarantined'];
-  /** --autoscaler-protection. Default true. */
-  autoscalerProtection?: boolean;
-  /** --settle-time. Default the agent's (10m). */
-  settleTimeMs?: number;
-  /** --count-unavailable. Default true (the agent's). */
-  countUnavailable?: boolean;
+  /**
+   * The agents' settings where the simulation's flags changed them from the agent's defaults
+   * (simulate's agent flags, parsed by the agent's flag table); applied over everything above.
+   */
+  overrides?: Partial<Config>;
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -55,12 +48,14 @@ function concurrencyOf(s: SimAgentSettings): Pick<Config, 'concurrency' | 'concu
 
 /**
  * A complete Config for the agent on `nodeId`: the agent's own defaults (defaultConfig, as an empty
- * command line gives them) with the simulation's settings on top. Sentinel and rebooter are replaced
+ * command line gives them), the agent flags the simulation was given, and its settings on top. Sentinel and rebooter are replaced
  * by simulated ones; the metrics listener is never started in the simulator.
  */
 export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
   return {
     ...defaultConfig(),
+    // the agents' flags first: the simulation's own settings below are what it watches
+    ...s.overrides,
     nodeId,
     periodMs: s.periodMs,
     rebootDelayMs: s.rebootDelayMs,
@@ -74,9 +69,6 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     groupConcurrency: s.groups?.concurrency ?? 0,
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
-    countUnavailable: s.countUnavailable ?? true,
-    taintTiming: s.taintTiming ?? 'required',
-    ...drainFailureAndSettle(s),
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,
@@ -86,19 +78,6 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     metricsPort: 0,
     hostExec: 'direct',
     kubeconfig: '',
-  };
-}
-
-/** --on-drain-failure, --max-quarantined, --autoscaler-protection and --settle-time as simulated. */
-function drainFailureAndSettle(
-  s: SimAgentSettings,
-): Pick<Config, 'onDrainFailure' | 'maxQuarantined' | 'autoscalerProtection'> &
-  Partial<Pick<Config, 'settleTimeMs'>> {
-  return {
-    onDrainFailure: s.onDrainFailure ?? 'quarantine',
-    maxQuarantined: s.maxQuarantined,
-    autoscalerProtection: s.autoscalerProtection ?? true,
-    ...(s.settleTimeMs === undefined ? {} : { settleTimeMs: s.settleTimeMs }),
   };
 }
 

@@ -129,7 +129,7 @@ class Simulation {
     });
     this.autoscaler =
       (options.autoscalerEveryMs ?? 0) > 0
-        ? new SimAutoscaler(options.agent.settleTimeMs ?? defaultConfig().settleTimeMs)
+        ? new SimAutoscaler(options.agent.overrides?.settleTimeMs ?? defaultConfig().settleTimeMs)
         : undefined;
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
@@ -234,7 +234,7 @@ class Simulation {
   private startOperators(): void {
     writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
     if (!this.autoscaler) return;
-    const guarded = this.options.agent.autoscalerProtection !== false;
+    const guarded = this.options.agent.overrides?.autoscalerProtection !== false;
     runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
   }
 

@@ -40,7 +40,7 @@ describe('undrainable nodes in the simulator (issue 33)', () => {
   }, 60_000);
 
   it('with --max-quarantined 1 halts new cycles at the second quarantine, with the reason', async () => {
-    const r = await simulate({ ...undrainable, maxQuarantined: { count: 1 } }, { createAgent });
+    const r = await simulate({ ...undrainable, agent: { maxQuarantined: { count: 1 } } }, { createAgent });
     expect(r.violations).toEqual([]);
     expect(r.stop).toBe('done');
     expect(r.quarantined).toEqual(['node-01', 'node-02']);

@@ -124,7 +124,7 @@ describe('kured-ts simulate with the real agents', () => {
     expect(gated.firstLockMs).toBeGreaterThanOrEqual(1_800_000);
     expect(gated.blockedMs['blocked: health']).toBeGreaterThan(0);
     // without the gate, and without --count-unavailable (whose NotReady nodes would take the slots)
-    const ungated = await simulate({ ...options, countUnavailable: false });
+    const ungated = await simulate({ ...options, agent: { countUnavailable: false } });
     expect(ungated.firstLockMs).toBeLessThan(1_800_000);
     expect(ungated.blockedMs['blocked: health']).toBeUndefined();
   });
@@ -151,7 +151,12 @@ describe('kured-ts simulate with the real agents', () => {
       const released = r.nodes.find((n) => n.name === removal.node)?.releasedAtMs ?? Infinity;
       expect(removal.atMs).toBeGreaterThanOrEqual(released + SETTLE);
     }
-    const unprotected = await simulate({ ...small, nodes: 4, autoscaler: true, autoscalerProtection: false });
+    const unprotected = await simulate({
+      ...small,
+      nodes: 4,
+      autoscaler: true,
+      agent: { autoscalerProtection: false },
+    });
     expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
   }, 120_000);
 
@@ -180,7 +185,7 @@ describe('kured-ts simulate with the real agents', () => {
       needsReboot: 10,
       podsPerNode: 2,
       blockingChurn: churn,
-      taintTiming,
+      agent: { taintTiming },
       seed: 2,
     });
     expect(r.violations).toEqual([]);

@@ -1,0 +1,75 @@
+// simulate's agent flags: the agent's own table parses them, and one mapping carries them to the agents.
+import { describe, expect, it } from '@jest/globals';
+import { FLAGS } from '../../src/config/flags.js';
+import { parseGivenFlags } from '../../src/config/parse.js';
+import { SIM_AGENT_FLAGS, simAgentOptions } from '../../src/cli/simulate-agent-flags.js';
+import { simAgentConfig } from '../../src/sim/agent-config.js';
+
+/** simulate's options for these command-line values (flag name → values), in a cluster of `nodes`. */
+function options(values: Record<string, string[]>, nodes = 20): ReturnType<typeof simAgentOptions> {
+  const { config, given } = parseGivenFlags(SIM_AGENT_FLAGS, values, {});
+  return simAgentOptions(config, given, nodes);
+}
+
+describe("simulate's agent flags", () => {
+  it('names only flags of the agent’s table (none silently dropped)', () => {
+    const names = new Set(FLAGS.map((f) => f.name));
+    expect(SIM_AGENT_FLAGS.filter((n) => !names.has(n))).toEqual([]);
+  });
+
+  it.each<[string, Record<string, string[]>, object]>([
+    [
+      'resolves --concurrency N% to the slots of this cluster, and the agents keep the percentage',
+      { concurrency: ['20%'] },
+      { concurrency: 4, concurrencyPercent: 20 },
+    ],
+    [
+      'takes durations in the agent’s form',
+      { period: ['10m'], 'reboot-delay': ['30s'] },
+      { periodMs: 600_000, rebootDelayMs: 30_000 },
+    ],
+    [
+      'keeps a drain timeout given as 0s (no timeout even with --undrainable)',
+      { 'drain-timeout': ['0s'] },
+      { drainTimeoutMs: 0 },
+    ],
+    ['changes nothing of the agents when no flag is given', {}, { agent: {} }],
+    [
+      'runs the agents with a flag only they read (--reboot-retries, --count-unavailable=false)',
+      { 'reboot-retries': ['5'], 'count-unavailable': ['false'] },
+      { agent: { rebootRetries: 5, countUnavailable: false } },
+    ],
+  ])('%s', (_name, values, expected) => {
+    expect(options(values)).toMatchObject(expected);
+  });
+
+  it('leaves the drain timeout to the simulator unless given (--undrainable sets one)', () => {
+    expect(options({})).not.toHaveProperty('drainTimeoutMs');
+  });
+
+  it('refuses a value the agent refuses, with the agent’s message naming the flag', () => {
+    expect(() => options({ 'taint-timing': ['never'] })).toThrow(
+      'invalid value "never" for --taint-timing: must be one of: required, unblocked',
+    );
+  });
+
+  it("puts the flags' settings in every simulated agent's configuration", () => {
+    const { agent } = options({ 'quarantine-retry': ['2h'], 'taint-timing': ['unblocked'] });
+    const config = simAgentConfig('node-01', {
+      concurrency: 1,
+      periodMs: 60_000,
+      rebootDelayMs: 0,
+      taint: '',
+      blockOnPdb: true,
+      drainTimeoutMs: 0,
+      evictionRetryDelayMs: 0,
+      prometheusUrl: '',
+      ...(agent === undefined ? {} : { overrides: agent }),
+    });
+    expect(config).toMatchObject({
+      quarantineRetryMs: 7_200_000,
+      taintTiming: 'unblocked',
+      nodeId: 'node-01',
+    });
+  });
+});
