@@ -8,7 +8,7 @@ import { isGone, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import type { Logger } from '../log/logger.js';
-import type { FleetHealth } from '../lock/coordinator-lease.js';
+import { WORKERS_NAMED, type FleetHealth } from '../lock/coordinator-lease.js';
 import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
 import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
@@ -249,7 +249,7 @@ export class FleetView {
       this.health = { shown, value: fleetHealth(this.nodes.values(), shown, grouped) };
     const names: string[] = [];
     for (const name of this.ahead) {
-      if (names.length >= shown) break;
+      if (names.length >= Math.min(shown, WORKERS_NAMED)) break;
       names.push(name);
     }
     return {

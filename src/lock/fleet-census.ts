@@ -15,7 +15,12 @@ import { CYCLE_LABEL } from '../node/cycle.js';
 import { isQuarantined } from '../node/quarantine.js';
 import { BEFORE_CYCLE_PHASES, isControlPlane } from '../node/role.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
-import type { CoordinatorLease, FleetHealth, GroupHealth } from './coordinator-lease.js';
+import {
+  WORKERS_NAMED,
+  type CoordinatorLease,
+  type FleetHealth,
+  type GroupHealth,
+} from './coordinator-lease.js';
 
 /** A node as the census judges it. */
 export interface JudgedNode {
@@ -114,7 +119,7 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
     ...all,
     unhealthy: all.unhealthy.slice(0, shown),
     ...(grouped ? { groups } : {}),
-    workersAhead: { count: workers.count, names: workers.names.slice(0, shown) },
+    workersAhead: { count: workers.count, names: workers.names.slice(0, Math.min(shown, WORKERS_NAMED)) },
     reported,
     quarantined: quarantined.slice(0, shown),
     quarantinedCount: quarantined.length,

@@ -1,7 +1,8 @@
 // The cluster-health gate (--max-unhealthy-nodes) over a hand-written Kube.
 import { describe, expect, it } from '@jest/globals';
 import { HealthBlocker } from '../../src/blockers/health.js';
-import { unhealthy } from '../../src/lock/fleet-census.js';
+import { fleetHealth, judgeNode, unhealthy } from '../../src/lock/fleet-census.js';
+import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/lock/coordinator-lease.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 
@@ -91,5 +92,17 @@ describe('the health gate', () => {
     ['a cordoned Ready node', node('a', 'cordoned'), 'cordoned'],
   ])('judges %s', (_name, n, why) => {
     expect(unhealthy(n)).toBe(why);
+  });
+});
+
+describe('the fleet census of the workers ahead of the control plane', () => {
+  it('counts every worker that waits, and names at most WORKERS_NAMED (each agent reads them)', () => {
+    const workers = Array.from({ length: 30 }, (_, i) => ({
+      ...judgeNode({ metadata: { name: `w${String(i).padStart(2, '0')}` } }),
+      waiting: true,
+    }));
+    const health = fleetHealth(workers, HEALTH_NAMES_SHOWN);
+    expect(health.workersAhead?.count).toBe(30);
+    expect(health.workersAhead?.names).toEqual(workers.slice(0, WORKERS_NAMED).map((w) => w.name));
   });
 });
