@@ -40,6 +40,11 @@ export const FIRST_TICK_MAX_MS = 60_000;
 export const BLOCKED_RETRY_MS = 5 * 60_000;
 /** Agents start within this much after the maintenance window opens (spread, not all at once). */
 export const WINDOW_OPEN_SPREAD_MS = 60_000;
+/**
+ * Ask the FleetLock server again this often (capped by --period) while it gives no slot: no watch
+ * tells of a slot freed in another cluster.
+ */
+export const FLEETLOCK_RETRY_MS = 30_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
 export const LEASE_RENEWALS_PER_TTL = 3;
 
@@ -186,6 +191,8 @@ export class Agent {
         return this.jitter(Math.min(period, VERIFY_POLL_MS));
       case 'holding':
         return this.jitter(Math.min(period, HOLDING_POLL_MS));
+      case 'waiting-for-lock':
+        return this.jitter(outcome.fleetLock ? Math.min(period, FLEETLOCK_RETRY_MS) : period);
       case 'error':
       case 'lock-lost':
         return this.jitter(Math.min(period, ERROR_RETRY_MS));
@@ -220,7 +227,7 @@ export class Agent {
     // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
     const pdbWakes = this.config.lockQueue === 'none';
     return (
-      kind === 'waiting-for-lock' ||
+      (kind === 'waiting-for-lock' && last?.fleetLock !== true) ||
       kind === 'lock-lost' ||
       (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
     );

@@ -11,6 +11,8 @@ import { NodeTurnGate } from '../lock/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
+import type { FleetLock } from '../fleetlock/fleetlock.js';
+import { HttpFleetLock, type HttpExchange } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { createNotifier } from '../notify/index.js';
@@ -37,6 +39,8 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
+  /** How the FleetLock client (--fleetlock-url) sends its requests. Default httpText (the simulator's is in memory). */
+  fleetLockExchange?: HttpExchange;
 }
 
 /** What the lock's factory needs. */
@@ -146,11 +150,27 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
+    ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
     clock,
     logger,
     random,
   };
+}
+
+/** The FleetLock client for --fleetlock-url (the node's name is its id); nothing without it. */
+function fleetLockOf(config: Config, io: AgentIo): { fleetLock?: FleetLock } {
+  if (config.fleetlockUrl === '') return {};
+  const fleetLock = new HttpFleetLock({
+    url: config.fleetlockUrl,
+    group: config.fleetlockGroup,
+    id: config.nodeId,
+    clock: io.clock,
+    random: io.random ?? Math.random,
+    proxy: config.proxy,
+    ...(io.fleetLockExchange === undefined ? {} : { exchange: io.fleetLockExchange }),
+  });
+  return { fleetLock };
 }
 
 /** The agent for this configuration; `run(signal)` it, abort the signal on SIGTERM. */

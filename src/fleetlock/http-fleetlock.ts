@@ -117,7 +117,7 @@ function judge(answer: { status: number; text: string }): Attempt {
   const error = errorBody(text);
   const transient = status >= 500 || status === 429;
   const kind = error?.kind ?? 'bad-answer';
-  const detail = error === undefined ? `HTTP ${status} without a FleetLock error body` : `${error.value}`;
+  const detail = error === undefined ? `HTTP ${status} without a FleetLock error body` : error.value;
   const reason = `fleetlock: ${kind}: ${detail}${transient && error !== undefined ? ` (HTTP ${status})` : ''}`;
   if (transient) return { retry: { kind, reason } };
   return { done: { granted: false, kind, reason, attempts: 1 } };

@@ -50,7 +50,11 @@ export class FleetLockServer {
     this.server = undefined;
     if (!server) return;
     for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
   }
 
   /** Down and up again on the same port; `keepState: false` forgets every slot (no persistence). */

@@ -15,6 +15,7 @@ import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
 import { startCycle } from './cycle.js';
 import { foreignCordon } from './cycle-end.js';
+import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -199,6 +200,11 @@ async function tryLock(pass: Pass, verdict: SentinelVerdict): Promise<Outcome> {
   };
   const held = await atSlot(pass, meta);
   if (held) return held;
+  const fleet = await takeFleetLock(pass);
+  if (fleet) {
+    if (pass.unproven) await pass.release();
+    return fleet;
+  }
   const result = await pass.env.slot.acquire(meta, pass.signal);
   if (!result.acquired) {
     return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };

@@ -25,6 +25,7 @@ import { readiness } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
 import { toReboot } from './cycle.js';
 import { settle, settleDue } from './settle.js';
+import { returnFleetLock } from './fleetlock.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -76,7 +77,8 @@ export class Decision {
     // An identity, not a decision: random (two agents' pods of one node), numbered (one process), of
     // one length (a simulation's byte counts repeat)
     const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started.toString(36).padStart(6, '0')}`;
-    this.memory = { clean: false, instance };
+    // Zincati's rule: steady-state on every start of a node in no cycle (idempotent)
+    this.memory = { clean: false, instance, ...(deps.fleetLock ? { fleetLock: 'owed' as const } : {}) };
     this.env = { config, deps, progress, slot, memory: this.memory };
   }
 
@@ -106,6 +108,7 @@ export class Decision {
       if ('retaken' in held) throw new Error('a held slot was taken back again');
       outcome = held;
     }
+    await returnFleetLock(pass);
     this.noteProtection(pass.node);
     return outcome;
   }
