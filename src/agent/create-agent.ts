@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
-import { HttpFleetLock, type HttpExchange } from '../fleetlock/http-fleetlock.js';
+import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { createNotifier } from '../notify/index.js';
@@ -39,9 +39,15 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
-  /** How the FleetLock client (--fleetlock-url) sends its requests. Default httpText (the simulator's is in memory). */
-  fleetLockExchange?: HttpExchange;
+  /**
+   * The FleetLock client's transport and bounds (--fleetlock-url): default httpText and the client's
+   * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
+   */
+  fleetLock?: FleetLockTuning;
 }
+
+/** What may replace the FleetLock client's transport and defaults. */
+export type FleetLockTuning = Pick<HttpFleetLockOptions, 'exchange' | 'timeoutMs' | 'attempts' | 'backoffMs'>;
 
 /** What the lock's factory needs. */
 export type LockConfig = Pick<
@@ -168,7 +174,7 @@ function fleetLockOf(config: Config, io: AgentIo): { fleetLock?: FleetLock } {
     clock: io.clock,
     random: io.random ?? Math.random,
     proxy: config.proxy,
-    ...(io.fleetLockExchange === undefined ? {} : { exchange: io.fleetLockExchange }),
+    ...io.fleetLock,
   });
   return { fleetLock };
 }
