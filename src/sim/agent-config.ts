@@ -40,6 +40,8 @@ export interface SimAgentSettings {
   autoscalerProtection?: boolean;
   /** --settle-time. Default the agent's (10m). */
   settleTimeMs?: number;
+  /** --fleetlock-url and --fleetlock-group (simulate --fleetlock-slots). Default none. */
+  fleetlock?: { url: string; group: string };
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -77,6 +79,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,
+    ...(s.fleetlock ? { fleetlockUrl: s.fleetlock.url, fleetlockGroup: s.fleetlock.group } : {}),
     blockOnPdb: s.blockOnPdb,
     evictionRetryDelayMs: s.evictionRetryDelayMs,
     metricsHost: '127.0.0.1',

@@ -60,8 +60,11 @@ export class FakeFleetLock {
     return error(404, 'not_found', `no such operation ${request.path}`);
   }
 
-  /** The server as an in-process HTTP exchange (no socket: the simulator's virtual time stays exact). */
-  exchange(): HttpExchange {
+  /**
+   * The server as an in-process HTTP exchange (no socket: the simulator's virtual time stays exact).
+   * `idPrefix` qualifies each client's id (clusters whose nodes share names are distinct machines).
+   */
+  exchange(idPrefix = ''): HttpExchange {
     return (url, request) => {
       request.signal?.throwIfAborted();
       const reply = this.answer({
@@ -70,7 +73,7 @@ export class FakeFleetLock {
         headers: Object.fromEntries(
           Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
         ),
-        body: request.body ?? '',
+        body: idPrefix === '' ? (request.body ?? '') : qualified(request.body ?? '', idPrefix),
       });
       return Promise.resolve({ status: reply.status, text: reply.body });
     };
@@ -117,4 +120,12 @@ function clientParams(body: string): { id: string; group: string } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The body with its client id prefixed (an unreadable body is left for answer() to refuse). */
+function qualified(body: string, prefix: string): string {
+  const client = clientParams(body);
+  return client === undefined
+    ? body
+    : JSON.stringify({ client_params: { ...client, id: `${prefix}${client.id}` } });
 }
