@@ -942,7 +942,8 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     valueName: '<name>',
     default: 'default',
-    description: 'the FleetLock group whose slots this cluster takes (clusters that share a budget share a group)',
+    description:
+      'the FleetLock group whose slots this cluster takes (clusters that share a budget share a group)',
     apply: set('fleetlockGroup', nonEmpty),
   }),
   added({

@@ -84,11 +84,7 @@ export class FakeFleetLock {
     const held = this.holders.get(group) ?? new Set<string>();
     if (!held.has(id) && held.size >= this.slots) {
       this.counts.refused++;
-      return error(
-        409,
-        'failed_lock',
-        `all ${this.slots} slot(s) of group ${group} are held (${[...held].join(', ')})`,
-      );
+      return error(409, 'failed_lock', `all ${this.slots} slot(s) of group ${group} are held`);
     }
     if (!held.has(id)) {
       held.add(id);
