@@ -13,6 +13,7 @@ import { complete, readinessGaps } from './after-reboot.js';
 import { beforeLock, notRequired } from './before-lock.js';
 import { OWN_COUNT, abortBeforeReboot, attemptText, beginCycle, requestReboot, toReboot } from './cycle.js';
 import { endCycle } from './cycle-end.js';
+import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
 import { shortDuration } from '../../text/duration.js';
@@ -52,6 +53,11 @@ export async function unprovenEntry(pass: Pass): Promise<Outcome> {
 
 /** kured's slot for this node (a migration): taken over, and kured's cordon adopted as ours. */
 export async function adoptKured(pass: Pass, entry: LockHolder): Promise<Outcome> {
+  // a reboot still to come takes its FleetLock slot first, as any new cycle does (before-lock.ts)
+  if ((await pass.sentinel()).required) {
+    const fleet = await takeFleetLock(pass);
+    if (fleet) return fleet;
+  }
   const meta = { unschedulable: false, bootID: pass.node.bootID, ...pass.groupOf() };
   const result = await pass.env.slot.acquire(meta, pass.signal, { inCycle: false });
   if (!result.acquired) {
