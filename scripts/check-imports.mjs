@@ -24,7 +24,7 @@ const root = resolve(process.argv[2] ?? 'src');
  * | 3   | blockers, sentinel, server, admission      | lock, drain, reboot, metrics, node, config    |
  * | 4   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
  * | 5   | node, events, config                       | kube, notify, http, window, selector          |
- * | 6   | kube, notify                               | http, clock, log, text                        |
+ * | 6   | kube, notify, fleetlock                    | http, clock, log, text                        |
  * | 7   | http                                       | clock, text                                   |
  * | 8   | text, clock, log, selector, window, pause  | nothing                                       |
  *
@@ -38,7 +38,7 @@ const LAYERS = [
   ['blockers', 'sentinel', 'server', 'admission'],
   ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
   ['node', 'events', 'config'],
-  ['kube', 'notify'],
+  ['kube', 'notify', 'fleetlock'],
   ['http'],
   ['text', 'clock', 'log', 'selector', 'window', 'pause'],
 ];

@@ -7,6 +7,7 @@ import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer } from '../drain/drainer.js';
+import type { FleetLock } from '../fleetlock/fleetlock.js';
 import type { EventRecorder } from '../events/events.js';
 import type { NodeOps } from '../node/node.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -71,6 +72,8 @@ export interface AgentDeps {
   random: () => number;
   /** Who this agent is (its pod name), written into the cycle record for people reading it. */
   agentId?: string;
+  /** --fleetlock-url: the FleetLock server whose slot the node takes before the lock; undefined = none. */
+  fleetLock?: FleetLock;
   /**
    * The API server's time when ours is `local` (from its answers' Date header); undefined before
    * any answer. Times written on the server's clock (approvals) are judged against it.

@@ -40,6 +40,13 @@ export const FIRST_TICK_MAX_MS = 60_000;
 export const BLOCKED_RETRY_MS = 5 * 60_000;
 /** Agents start within this much after the maintenance window opens (spread, not all at once). */
 export const WINDOW_OPEN_SPREAD_MS = 60_000;
+/**
+ * Ask the FleetLock server again after this (capped by --period) while it gives no slot, doubling
+ * with each refusal in a row up to FLEETLOCK_RETRY_MAX_MS: no watch tells of a slot freed in another
+ * cluster, and each pass reads the node and the lock (the wait of a whole fleet stays bounded).
+ */
+export const FLEETLOCK_RETRY_MS = 30_000;
+export const FLEETLOCK_RETRY_MAX_MS = 5 * 60_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
 export const LEASE_RENEWALS_PER_TTL = 3;
 
@@ -59,6 +66,8 @@ export class Agent {
   private idleWait: AbortController | undefined;
   /** wake() interrupted the idle wait: the next pass is a start-up pass (taint now, lock later). */
   private woken = false;
+  /** FleetLock refusals in a row (the retry backs off with them). */
+  private fleetLockWaits = 0;
 
   constructor(
     private readonly config: AgentConfig,
@@ -167,6 +176,8 @@ export class Agent {
    * coordinator reads the queue from the statuses), so it must not wait a period to say it again.
    */
   nextDelay(outcome: Outcome): number {
+    const fleetLockWait = outcome.kind === 'waiting-for-lock' && outcome.fleetLock === true;
+    this.fleetLockWaits = fleetLockWait ? this.fleetLockWaits + 1 : 0;
     let delay = this.delayAfter(outcome);
     // the autoscaler protection comes off when its settle ends, not up to 1.5 periods later
     const settleUntil = this.decision.protectedUntil();
@@ -186,6 +197,8 @@ export class Agent {
         return this.jitter(Math.min(period, VERIFY_POLL_MS));
       case 'holding':
         return this.jitter(Math.min(period, HOLDING_POLL_MS));
+      case 'waiting-for-lock':
+        return this.jitter(outcome.fleetLock ? this.fleetLockRetry() : period);
       case 'error':
       case 'lock-lost':
         return this.jitter(Math.min(period, ERROR_RETRY_MS));
@@ -196,6 +209,12 @@ export class Agent {
       default:
         return this.jitter(period);
     }
+  }
+
+  /** The pause before asking the FleetLock server again: doubling per refusal, capped, within --period. */
+  private fleetLockRetry(): number {
+    const backoff = FLEETLOCK_RETRY_MS * 2 ** Math.min(Math.max(0, this.fleetLockWaits - 1), 4);
+    return Math.min(this.config.periodMs, FLEETLOCK_RETRY_MAX_MS, backoff);
   }
 
   /** Time until the window next opens, plus a random spread; Infinity when it never does. */
@@ -220,7 +239,7 @@ export class Agent {
     // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
     const pdbWakes = this.config.lockQueue === 'none';
     return (
-      kind === 'waiting-for-lock' ||
+      (kind === 'waiting-for-lock' && last?.fleetLock !== true) ||
       kind === 'lock-lost' ||
       (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
     );

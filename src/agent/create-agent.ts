@@ -11,6 +11,8 @@ import { NodeTurnGate } from '../lock/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
+import type { FleetLock } from '../fleetlock/fleetlock.js';
+import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
 import { KubeNodeOps } from '../node/kube-node-ops.js';
 import { createNotifier } from '../notify/index.js';
@@ -37,7 +39,15 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
+  /**
+   * The FleetLock client's transport and bounds (--fleetlock-url): default httpText and the client's
+   * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
+   */
+  fleetLock?: FleetLockTuning;
 }
+
+/** What may replace the FleetLock client's transport and defaults. */
+export type FleetLockTuning = Pick<HttpFleetLockOptions, 'exchange' | 'timeoutMs' | 'attempts' | 'backoffMs'>;
 
 /** What the lock's factory needs. */
 export type LockConfig = Pick<
@@ -146,11 +156,27 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
+    ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
     clock,
     logger,
     random,
   };
+}
+
+/** The FleetLock client for --fleetlock-url (the node's name is its id); nothing without it. */
+function fleetLockOf(config: Config, io: AgentIo): { fleetLock?: FleetLock } {
+  if (config.fleetlockUrl === '') return {};
+  const fleetLock = new HttpFleetLock({
+    url: config.fleetlockUrl,
+    group: config.fleetlockGroup,
+    id: config.nodeId,
+    clock: io.clock,
+    random: io.random ?? Math.random,
+    proxy: config.proxy,
+    ...io.fleetLock,
+  });
+  return { fleetLock };
 }
 
 /** The agent for this configuration; `run(signal)` it, abort the signal on SIGTERM. */

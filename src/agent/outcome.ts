@@ -30,8 +30,11 @@ export type Outcome =
   | { kind: PlainKind; reason: string }
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
-  /** Every slot is taken; `holders` are the nodes that take them. */
-  | { kind: 'waiting-for-lock'; reason: string; holders: string[] }
+  /**
+   * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
+   * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait.
+   */
+  | { kind: 'waiting-for-lock'; reason: string; holders: string[]; fleetLock?: true }
   /**
    * The cycle ended after the reboot: ready ('completed') or past --post-reboot-timeout in release
    * mode ('timed-out'). `uncordoned`: we lifted our cordon; `durationMs`: the cycle's start (the

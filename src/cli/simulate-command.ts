@@ -8,7 +8,8 @@ import { optionValues, parseGivenFlags } from '../config/parse.js';
 import { EXIT_USAGE, addFlags } from './shared.js';
 import { SIM_AGENT_FLAGS, SIM_SHOWN_DEFAULTS, simAgentOptions } from './simulate-agent-flags.js';
 import { errorText } from '../text/error-text.js';
-import { DEFAULT_SIMULATE_OPTIONS, runSimulate } from './simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateIo, type SimulateOptions } from './simulate.js';
+import { runFleetSimulate } from './simulate-fleet.js';
 
 /** --timeline: a path ending in .svg or .html. */
 export function timelinePath(value: string): string {
@@ -114,6 +115,8 @@ interface SimulateFlags {
   wallLimit: number;
   progress: boolean;
   timeline?: string;
+  clusters: number;
+  fleetlockSlots: number;
 }
 
 /** The cluster: its size, the wave, the machines and the workloads. */
@@ -259,10 +262,37 @@ function addRunOptions(cmd: Command): Command {
     )
     .option('--no-progress', 'no live progress, only the report')
     .option(
+      '--clusters <n>',
+      'simulate n clusters on one virtual time, each with its own API server and agents (a report each)',
+      integerOption(1),
+      1,
+    )
+    .option(
+      '--fleetlock-slots <n>',
+      'the clusters share one FleetLock server with n slots (the agents get --fleetlock-url); 0 = none',
+      integerOption(0),
+      0,
+    )
+    .option(
       '--timeline <file>',
       'also draw the wave: one row per node, phases as coloured bars, slots and hosts down against the concurrency (.svg, or .html with the report)',
       timelinePath,
     );
+}
+
+/** One cluster (runSimulate), or several sharing one FleetLock server (--clusters, --fleetlock-slots). */
+function runnerOf(
+  flags: SimulateFlags,
+  command: Command,
+): (options: SimulateOptions, io: SimulateIo) => Promise<number> {
+  if (flags.clusters <= 1 && flags.fleetlockSlots === 0) return runSimulate;
+  if (flags.timeline !== undefined) {
+    command.error('error: --timeline draws one cluster: not with --clusters or --fleetlock-slots', {
+      exitCode: 2,
+    });
+  }
+  const fleet = { clusters: flags.clusters, slots: flags.fleetlockSlots };
+  return (options, io) => runFleetSimulate(options, fleet, io);
 }
 
 /** Adds `simulate` to the program. */
@@ -289,7 +319,8 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           exitCode: EXIT_USAGE,
         });
       }
-      const code = await runSimulate(
+      const run = runnerOf(flags, command);
+      const code = await run(
         {
           nodes: flags.nodes,
           needsReboot: flags.needsReboot,

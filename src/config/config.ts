@@ -116,6 +116,13 @@ export interface Config {
    * whoever asks first (kured).
    */
   lockQueue: 'fair' | 'none';
+  /**
+   * --fleetlock-url: a FleetLock server (airlock, poseidon/fleetlock) whose slot the node takes before
+   * the in-cluster lock and gives back after the cycle; '' = none (default).
+   */
+  fleetlockUrl: string;
+  /** --fleetlock-group: the FleetLock group whose slots this cluster's nodes take. Default 'default'. */
+  fleetlockGroup: string;
   /** --blocking-pod-selector: each entry is one selector (commas AND); entries OR. Default none. */
   blockingPodSelectors: Selector[];
   /** --blocking-query: PromQL expressions that block while they return a series or a non-zero scalar. */
@@ -222,6 +229,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     notifyUrl: redactUrl(config.notifyUrl),
     proxy: describeProxy(config.proxy),
     prometheusUrl: hideUserInfo(config.prometheusUrl),
+    fleetlockUrl: hideUserInfo(config.fleetlockUrl),
     alertFilterRegexp: config.alertFilterRegexp?.source ?? '',
     drainPodSelector: formatLabelSelector(config.drainPodSelector),
     blockingPodSelectors: config.blockingPodSelectors.map((s) => formatLabelSelector(s)),

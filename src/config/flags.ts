@@ -928,6 +928,25 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('lockQueue', oneOf(['fair', 'none'] as const)),
   }),
   added({
+    name: 'fleetlock-url',
+    type: 'string',
+    valueName: '<url>',
+    default: '',
+    defaultText: '"" (no FleetLock)',
+    description:
+      'FleetLock server (airlock, poseidon/fleetlock) shared with other clusters: a node takes a slot of --fleetlock-group there (POST /v1/pre-reboot, id = node name) before the in-cluster lock and gives it back (/v1/steady-state) after its cycle',
+    apply: set('fleetlockUrl', optionalUrl(['http', 'https'])),
+  }),
+  added({
+    name: 'fleetlock-group',
+    type: 'string',
+    valueName: '<name>',
+    default: 'default',
+    description:
+      'the FleetLock group whose slots this cluster takes (clusters that share a budget share a group)',
+    apply: set('fleetlockGroup', nonEmpty),
+  }),
+  added({
     name: 'host-exec',
     type: 'string',
     valueName: '<mode>',

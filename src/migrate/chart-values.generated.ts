@@ -177,6 +177,14 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--taint-timing',
           anyOf: [{ type: 'string', enum: ['required', 'unblocked'] }, { const: '' }],
         },
+        fleetlockUrl: {
+          description: "--fleetlock-url: FleetLock server shared with other clusters, '' = none",
+          anyOf: [{ type: 'string', pattern: '^$|^https?://' }, { const: '' }],
+        },
+        fleetlockGroup: {
+          description: '--fleetlock-group',
+          anyOf: [{ type: 'string', minLength: 1 }, { const: '' }],
+        },
         lockQueue: {
           description: '--lock-queue',
           anyOf: [{ type: 'string', enum: ['fair', 'none'] }, { const: '' }],
@@ -387,6 +395,8 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'preferNoScheduleTaint',
         'blockingPodSelector',
         'prometheusUrl',
+        'fleetlockUrl',
+        'fleetlockGroup',
         'blockingQuery',
         'alertFilterRegexp',
         'alertFilterMatchOnly',
@@ -773,6 +783,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     settleTime: '10m',
     taintTiming: 'required',
     lockQueue: 'fair',
+    fleetlockUrl: '',
+    fleetlockGroup: 'default',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',

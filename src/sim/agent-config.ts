@@ -35,6 +35,8 @@ export interface SimAgentSettings {
    * (simulate's agent flags, parsed by the agent's flag table); applied over everything above.
    */
   overrides?: Partial<Config>;
+  /** --fleetlock-url and --fleetlock-group (simulate --fleetlock-slots). Default none. */
+  fleetlock?: { url: string; group: string };
 }
 
 export const LOCK_ANNOTATION = 'weave.works/kured-node-lock';
@@ -72,6 +74,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     preferNoScheduleTaint: s.taint,
     blockingPodSelectors: [parseLabelSelector(`${BLOCKING_LABEL}=true`)],
     prometheusUrl: s.prometheusUrl,
+    ...(s.fleetlock ? { fleetlockUrl: s.fleetlock.url, fleetlockGroup: s.fleetlock.group } : {}),
     blockOnPdb: s.blockOnPdb,
     evictionRetryDelayMs: s.evictionRetryDelayMs,
     metricsHost: '127.0.0.1',

@@ -1,5 +1,6 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
 import type { Removal } from './autoscaler.js';
+import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
@@ -27,6 +28,8 @@ export interface SimAgentIo {
   random: Random;
   /** Marks real asynchronous work outside the Kube (an HTTP query to Prometheus) as in flight. */
   track: <T>(work: () => Promise<T>) => Promise<T>;
+  /** With agent.fleetlock: the FleetLock server the clusters share, answering in memory. */
+  fleetLock?: FleetLockTuning;
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
@@ -99,6 +102,8 @@ export interface SimulationOptions {
   autoscalerEveryMs?: number;
   /** A simulated admin runs `kured-ts reboot NODE --reason … [--now]` for these nodes at the start. */
   rebootRequests?: { node: string; now: boolean }[];
+  /** With agent.fleetlock: how the agents reach the FleetLock server (in memory: fleet-simulation.ts). */
+  fleetLock?: FleetLockTuning;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */

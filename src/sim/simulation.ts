@@ -1,7 +1,7 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
-import { LOCK_ANNOTATION, simAgentConfig, simAgentPolicies } from './agent-config.js';
+import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
 import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
@@ -24,17 +24,12 @@ import {
   type OperatorContext,
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
+import { admissionFor, countEvictions, meanPrep, nodeResults } from './simulation-parts.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
 
 export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
-import type {
-  NodeResult,
-  RequestSample,
-  SimAgentIo,
-  SimulationOptions,
-  SimulationResult,
-} from './simulation-types.js';
+import type { RequestSample, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
 
 const DAY = 24 * 3600_000;
 
@@ -44,26 +39,29 @@ interface Running {
   abort: AbortController;
 }
 
-/** Mean time from reboot required to lock taken, over the nodes that took the lock. */
-function meanPrep(nodes: readonly NodeResult[]): number {
-  const spans = nodes.flatMap((n) =>
-    n.lockedAtMs !== undefined && n.requiredAtMs !== undefined ? [n.lockedAtMs - n.requiredAtMs] : [],
-  );
-  return spans.length === 0 ? 0 : spans.reduce((a, b) => a + b, 0) / spans.length;
-}
-
-/** The policy enforcement of a run (the chart's policy unless told otherwise), or none. */
-function admissionFor(options: SimulationOptions): CelAdmission | undefined {
-  if (options.enforcePolicy === false) return undefined;
-  const admission = new CelAdmission(options.admissionPolicies ?? simAgentPolicies(options.agent));
-  admission.onReview = options.onAdmission;
-  return admission;
-}
-
 /** Runs one simulation to its end and returns what was measured. */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationResult> {
   const wallStart = Date.now();
-  const time = new VirtualTime(options.start ?? new Date('2026-01-05T00:00:00Z'));
+  const time = new VirtualTime(options.start ?? SIM_START);
+  const opened = await openSimulation(options, time);
+  try {
+    return await opened.simulation.run(wallStart);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The virtual start of a run unless told otherwise: a Monday. */
+export const SIM_START = new Date('2026-01-05T00:00:00Z');
+
+/**
+ * One cluster's simulation on `time` (which several may share: simulate --clusters), its server
+ * started; close() stops what it started once the run is over.
+ */
+export async function openSimulation(
+  options: SimulationOptions,
+  time: VirtualTime,
+): Promise<{ simulation: Simulation; server: SimServer; close: () => Promise<void> }> {
   const admission = admissionFor(options);
   const server = await options.startServer(time.clock(), admission);
   const firingUntil = time.nowMs() + (options.alertFiringForMs ?? 0);
@@ -72,16 +70,18 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       ? await startFakePrometheus(() => time.nowMs() < firingUntil)
       : undefined;
   const agent = { ...options.agent, prometheusUrl: prometheus?.url ?? options.agent.prometheusUrl };
-  try {
-    return await new Simulation(server, time, { ...options, agent }, admission).run(wallStart);
-  } finally {
-    await prometheus?.close();
-    await server.close();
-  }
+  return {
+    simulation: new Simulation(server, time, { ...options, agent }, admission),
+    server,
+    close: async () => {
+      await prometheus?.close();
+      await server.close();
+    },
+  };
 }
 
-class Simulation {
-  private readonly cluster: SimCluster;
+export class Simulation {
+  readonly cluster: SimCluster;
   private readonly observer: Observer;
   private readonly feed: WatchFeed;
   private readonly gate = new SerialGate();
@@ -138,6 +138,29 @@ class Simulation {
   }
 
   async run(wallStart: number): Promise<SimulationResult> {
+    this.begin();
+    const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
+    let doneAt: number | undefined;
+    const stop = await this.time.run(
+      () => {
+        if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
+        return doneAt !== undefined && this.time.nowMs() >= this.endAfter(doneAt);
+      },
+      limit,
+      this.options.wallLimitMs,
+      this.options.wallNow,
+    );
+    this.halt();
+    return this.finish(stop, doneAt, wallStart);
+  }
+
+  /** The earliest the run may end, done at `doneAt`: after --min-duration and the autoscaler's tail. */
+  endAfter(doneAt: number): number {
+    return Math.max(this.startMs + (this.options.minDurationMs ?? 0), doneAt + this.tailMs());
+  }
+
+  /** Populates the cluster and starts its agents, coordinators and simulated actors. */
+  begin(): void {
     this.cluster.populate({
       down: (node) => {
         this.kill(node);
@@ -156,22 +179,17 @@ class Simulation {
       this.time.schedule(this.startMs + at, () => {
         this.samples.push({ atMs: at, requests: this.server.requests.length + this.counters.watches });
       });
-    const limit = this.startMs + (this.options.limitMs ?? 7 * DAY);
-    const minEnd = this.startMs + (this.options.minDurationMs ?? 0);
-    const tailMs = this.tailMs();
-    let doneAt: number | undefined;
-    const stop = await this.time.run(
-      () => {
-        if (doneAt === undefined && this.done()) doneAt = this.time.nowMs();
-        return doneAt !== undefined && this.time.nowMs() >= Math.max(minEnd, doneAt + tailMs);
-      },
-      limit,
-      this.options.wallLimitMs,
-      this.options.wallNow,
-    );
+  }
+
+  /** The run is over: every agent and coordinator stops. */
+  halt(): void {
     this.finished = true;
     for (const name of [...this.agents.keys()]) this.kill(name);
     this.coordinators.stop();
+  }
+
+  /** After halt(): the final checks and what was measured. */
+  async finish(stop: StopReason, doneAt: number | undefined, wallStart: number): Promise<SimulationResult> {
     await this.time.quiesce();
     this.cluster.stop();
     this.feed.close();
@@ -260,7 +278,7 @@ class Simulation {
    * Every node that needed a reboot rebooted, or is quarantined (its drain failed), or waits while
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
-  private done(): boolean {
+  done(): boolean {
     if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
     // an admin's request stands until the reboot that answers it ends
     if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
@@ -287,6 +305,7 @@ class Simulation {
       logger: new SimLogger(name, this.errors),
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
       track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
+      ...(this.options.fleetLock ? { fleetLock: this.options.fleetLock } : {}),
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),
@@ -338,20 +357,14 @@ class Simulation {
   private result(stop: StopReason, doneAt: number | undefined, wallStart: number): SimulationResult {
     const { observer, cluster } = this;
     const end = doneAt ?? this.time.nowMs();
-    const nodes = this.nodeResults();
+    const nodes = nodeResults(this.cluster, this.observer, this.options, this.startMs);
     const locks = nodes.map((n) => n.lockedAtMs).filter((x): x is number => x !== undefined);
     const firstLockMs = locks.length > 0 ? Math.min(...locks) : 0;
     const C = this.options.agent.concurrency;
     // a drain that failed (a quarantined node's) took its slot too: it is work of this wave
     const work = nodes.filter((n) => n.workMs > 0).map((n) => n.workMs);
     const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);
-    const evictions = { accepted: 0, refused: 0 };
-    for (const r of this.server.requests) {
-      // the PDB pre-flight's dry runs evict nothing: only the drain's evictions count
-      if (r.method !== 'POST' || !r.path.endsWith('/eviction') || r.query.dryRun === 'All') continue;
-      if (r.status === 201) evictions.accepted++;
-      else if (r.status === 429) evictions.refused++;
-    }
+    const evictions = countEvictions(this.server.requests);
     const byReplica = [...cluster.podStats.evictionsByReplica.values()];
     return {
       stop,
@@ -421,27 +434,5 @@ class Simulation {
   /** The simulated autoscaler's removals; undefined without it. */
   private removals(): SimulationResult['autoscalerRemovals'] {
     return this.autoscaler === undefined ? undefined : [...this.autoscaler.removals];
-  }
-
-  private nodeResults(): NodeResult[] {
-    const spec = this.options.cluster;
-    const physical = spec.shutdownMs + spec.bootTimeMs + spec.podStartMs;
-    return this.cluster.names.map((name) => {
-      const state = this.cluster.nodes.get(name);
-      const t = this.observer.timeline.get(name);
-      const drain = (t?.drainMs ?? []).reduce((a, b) => a + b, 0);
-      const reboots = state?.reboots ?? 0;
-      const required = this.cluster.requiredAtMs.get(name);
-      return {
-        name,
-        neededReboot: this.cluster.neededAtStart(name),
-        reboots,
-        workMs: drain + reboots * (physical + this.options.agent.rebootDelayMs),
-        lockedAtMs: t?.lockedAtMs,
-        releasedAtMs: t?.releasedAtMs,
-        requiredAtMs: required === undefined ? undefined : required - this.startMs,
-        finalPhase: t?.phase ?? 'unknown',
-      };
-    });
   }
 }

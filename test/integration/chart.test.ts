@@ -535,6 +535,7 @@ const SAMPLES: Record<string, string> = {
   'history-limit': '7',
   'taint-timing': 'unblocked',
   'prometheus-url': 'http://p:9090',
+  'fleetlock-url': 'https://fleetlock.example:8443',
   'notify-url': 'https://hooks.example/x',
   'slack-hook-url': 'https://hooks.slack.com/services/a/b/c',
   'ds-name': 'other',

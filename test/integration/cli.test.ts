@@ -273,6 +273,25 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
     ['a bad boolean', [...agent, '--force-reboot=maybe'], {}, '--force-reboot'],
     ['a bad URL', [...agent, '--prometheus-url', 'not a url'], {}, '--prometheus-url'],
     [
+      'a FleetLock URL that is no URL',
+      [...agent, '--fleetlock-url', 'fleetlock:8080'],
+      {},
+      '--fleetlock-url',
+    ],
+    [
+      'a FleetLock URL of another scheme',
+      [...agent, '--fleetlock-url', 'ftp://fleetlock'],
+      {},
+      '--fleetlock-url',
+    ],
+    [
+      'a bad FleetLock URL from the environment',
+      agent,
+      { KURED_FLEETLOCK_URL: 'nope' },
+      'KURED_FLEETLOCK_URL',
+    ],
+    ['an empty FleetLock group', [...agent, '--fleetlock-group', ' '], {}, '--fleetlock-group'],
+    [
       'a bad enum of a new flag',
       [...agent, '--on-post-reboot-timeout', 'ignore'],
       {},

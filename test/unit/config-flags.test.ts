@@ -19,13 +19,13 @@ const DESIGN_FLAGS = [
 /**
  * The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval,
  * history, PromQL blockers, patch deadlines, the lock queue's order) and DESIGN §14's (autoscaler
- * protection).
+ * protection, a reboot budget shared with other clusters through FleetLock).
  */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
-  'quarantine-retry', 'max-quarantined',
+  'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group',
 ]; // prettier-ignore
 
 describe('the flag table', () => {

@@ -67,6 +67,8 @@ describe('defaults', () => {
       historyLimit: 10,
       taintTiming: 'required',
       lockQueue: 'fair',
+      fleetlockUrl: '',
+      fleetlockGroup: 'default',
       preferNoScheduleTaint: '',
       blockingPodSelectors: [],
       prometheusUrl: '',
@@ -488,5 +490,30 @@ describe('KURED_* variables that are no setting', () => {
     expect(
       parseConfigWithWarnings({}, { KURED_PERIOD: '2h', HOME: '/root', KUBECONFIG: '/k' }).warnings,
     ).toEqual([]);
+  });
+});
+
+describe('the FleetLock flags', () => {
+  it('are off by default, the group "default" (a Config has no cluster name to default to)', () => {
+    const config = parseConfig({}, {});
+    expect([config.fleetlockUrl, config.fleetlockGroup]).toEqual(['', 'default']);
+  });
+
+  it('take the URL and group from flags, and from KURED_FLEETLOCK_URL / KURED_FLEETLOCK_GROUP', () => {
+    const flags = parseConfig({ 'fleetlock-url': ['http://fl:8080'], 'fleetlock-group': ['prod'] }, {});
+    expect([flags.fleetlockUrl, flags.fleetlockGroup]).toEqual(['http://fl:8080', 'prod']);
+    const env = parseConfig({}, { KURED_FLEETLOCK_URL: 'https://fl.example', KURED_FLEETLOCK_GROUP: 'eu' });
+    expect([env.fleetlockUrl, env.fleetlockGroup]).toEqual(['https://fl.example', 'eu']);
+  });
+
+  it('refuse a URL that is no http(s) URL, naming the flag', () => {
+    expect(() => parseConfig({ 'fleetlock-url': ['fleetlock:8080'] }, {})).toThrow(
+      'invalid value "fleetlock:8080" for --fleetlock-url: scheme must be http or https',
+    );
+  });
+
+  it('hide a password in the URL from the logged configuration', () => {
+    const config = parseConfig({ 'fleetlock-url': ['https://u:secret@fl.example'] }, {});
+    expect(JSON.stringify(redactConfig(config))).not.toContain('secret');
   });
 });

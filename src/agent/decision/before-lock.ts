@@ -14,6 +14,7 @@ import { describeRebootRequest, type RebootRequest } from '../../node/reboot-req
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Outcome } from '../outcome.js';
 import { foreignCordon } from './cycle-end.js';
+import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
@@ -224,6 +225,12 @@ export async function takeSlot(
   };
   const held = await atSlot(pass, meta, unproven);
   if (held) return { outcome: held };
+  // the fleet's slot across clusters (--fleetlock-url) before this cluster's
+  const fleet = await takeFleetLock(pass);
+  if (fleet) {
+    if (unproven) await pass.release();
+    return { outcome: fleet };
+  }
   const result = await pass.env.slot.acquire(meta, pass.signal);
   if (!result.acquired)
     return { outcome: { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders } };

@@ -28,6 +28,7 @@ import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
 import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
+import { returnFleetLock } from './fleetlock.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -92,7 +93,8 @@ export class Decision {
     // An identity, not a decision: random (two agents' pods of one node), numbered (one process), of
     // one length (a simulation's byte counts repeat)
     const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started.toString(36).padStart(6, '0')}`;
-    this.memory = { clean: false, instance };
+    // Zincati's rule: steady-state on every start of a node in no cycle (idempotent)
+    this.memory = { clean: false, instance, ...(deps.fleetLock ? { fleetLock: 'owed' as const } : {}) };
     this.env = { config, deps, progress, slot, memory: this.memory };
   }
 
@@ -122,6 +124,7 @@ export class Decision {
       result = await handle(pass, next);
     }
     const outcome: Outcome = result;
+    await returnFleetLock(pass);
     this.noteProtection(pass.node);
     return outcome;
   }

@@ -49,6 +49,11 @@ export interface Memory {
   settleUntil?: number;
   /** This agent instance's id, written as the record's requestedBy with each attempt it counts. */
   readonly instance: string;
+  /**
+   * With --fleetlock-url: the FleetLock slot was granted to this agent ('held'), or may be held from
+   * before (at start, or a release that failed: 'owed'); undefined: none to give back (fleetlock.ts).
+   */
+  fleetLock?: 'held' | 'owed';
 }
 
 /** What every pass is built from. */

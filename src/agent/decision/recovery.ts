@@ -22,6 +22,7 @@ import {
   type Handoff,
 } from './cycle.js';
 import { endCycle } from './cycle-end.js';
+import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
 import { shortDuration } from '../../text/duration.js';
@@ -60,6 +61,11 @@ export async function unprovenEntry(pass: Pass): Promise<Outcome | Handoff> {
 
 /** kured's slot for this node (a migration): taken over, and kured's cordon adopted as ours. */
 export async function adoptKured(pass: Pass, entry: LockHolder): Promise<Outcome | Handoff> {
+  // a reboot still to come takes its FleetLock slot first, as any new cycle does (before-lock.ts)
+  if ((await pass.sentinel()).required) {
+    const fleet = await takeFleetLock(pass);
+    if (fleet) return fleet;
+  }
   const meta = { unschedulable: false, bootID: pass.node.bootID, ...pass.groupOf() };
   const result = await pass.env.slot.acquire(meta, pass.signal, { inCycle: false });
   if (!result.acquired) {

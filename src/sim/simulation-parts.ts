@@ -1,0 +1,61 @@
+// Small pieces of a simulation run that need none of its state (simulation.ts runs it).
+import { simAgentPolicies } from './agent-config.js';
+import { CelAdmission } from './fake-api/cel-admission.js';
+import type { SimCluster } from './cluster.js';
+import type { SimServer } from './objects.js';
+import type { Observer } from './observer.js';
+import type { NodeResult, SimulationOptions } from './simulation-types.js';
+
+/** Mean time from reboot required to lock taken, over the nodes that took the lock. */
+export function meanPrep(nodes: readonly NodeResult[]): number {
+  const spans = nodes.flatMap((n) =>
+    n.lockedAtMs !== undefined && n.requiredAtMs !== undefined ? [n.lockedAtMs - n.requiredAtMs] : [],
+  );
+  return spans.length === 0 ? 0 : spans.reduce((a, b) => a + b, 0) / spans.length;
+}
+
+/** The policy enforcement of a run (the chart's policy unless told otherwise), or none. */
+export function admissionFor(options: SimulationOptions): CelAdmission | undefined {
+  if (options.enforcePolicy === false) return undefined;
+  const admission = new CelAdmission(options.admissionPolicies ?? simAgentPolicies(options.agent));
+  admission.onReview = options.onAdmission;
+  return admission;
+}
+
+/** Per node: its reboots, its work and when it held a slot. */
+export function nodeResults(
+  cluster: SimCluster,
+  observer: Observer,
+  options: SimulationOptions,
+  startMs: number,
+): NodeResult[] {
+  const spec = options.cluster;
+  const physical = spec.shutdownMs + spec.bootTimeMs + spec.podStartMs;
+  return cluster.names.map((name) => {
+    const state = cluster.nodes.get(name);
+    const t = observer.timeline.get(name);
+    const drain = (t?.drainMs ?? []).reduce((a, b) => a + b, 0);
+    const reboots = state?.reboots ?? 0;
+    const required = cluster.requiredAtMs.get(name);
+    return {
+      name,
+      neededReboot: cluster.neededAtStart(name),
+      reboots,
+      workMs: drain + reboots * (physical + options.agent.rebootDelayMs),
+      lockedAtMs: t?.lockedAtMs,
+      releasedAtMs: t?.releasedAtMs,
+      requiredAtMs: required === undefined ? undefined : required - startMs,
+      finalPhase: t?.phase ?? 'unknown',
+    };
+  });
+}
+/** The drain's evictions the server answered: accepted, or refused by a PDB (dry runs count for nothing). */
+export function countEvictions(requests: SimServer['requests']): { accepted: number; refused: number } {
+  const evictions = { accepted: 0, refused: 0 };
+  for (const r of requests) {
+    if (r.method !== 'POST' || !r.path.endsWith('/eviction') || r.query.dryRun === 'All') continue;
+    if (r.status === 201) evictions.accepted++;
+    else if (r.status === 429) evictions.refused++;
+  }
+  return evictions;
+}

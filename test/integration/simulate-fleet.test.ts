@@ -1,0 +1,47 @@
+// simulate --clusters N --fleetlock-slots S: clusters of real agents on one virtual time sharing a
+// FleetLock server; the observer across them counts the clusters rebooting at once.
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_SIMULATE_OPTIONS, simulationOptions, type SimulateOptions } from '../../src/cli/simulate.js';
+import { runFleetSimulate } from '../../src/cli/simulate-fleet.js';
+import { runFleetSimulation } from '../../src/sim/fleet-simulation.js';
+
+const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 4, concurrency: 2, seed: 7 };
+
+describe('simulate --clusters with a shared FleetLock server', () => {
+  it('three clusters on one slot: every node reboots, never two clusters at once, every slot given back', async () => {
+    const r = await runFleetSimulation(simulationOptions(small), { clusters: 3, slots: 1 });
+    expect(r.stop).toBe('done');
+    for (const { result } of r.clusters) {
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(4);
+      expect(result.agentErrors).toEqual([]);
+    }
+    expect(r.fleetLock?.violations).toEqual([]);
+    expect(r.fleetLock?.maxRebooting).toBe(1);
+    const counts = r.fleetLock!.counts;
+    expect(counts.granted).toBeGreaterThanOrEqual(12);
+    expect(counts.refused).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('with as many slots as clusters, clusters do reboot at once (the observer counts them)', async () => {
+    const r = await runFleetSimulation(simulationOptions(small), { clusters: 3, slots: 3 });
+    expect(r.stop).toBe('done');
+    expect(r.fleetLock?.violations).toEqual([]);
+    expect(r.fleetLock?.maxRebooting).toBeGreaterThan(1);
+  }, 120_000);
+
+  it('reports each cluster and the fleet, and exits 0', async () => {
+    const out: string[] = [];
+    const code = await runFleetSimulate(
+      { ...small, nodes: 3 },
+      { clusters: 2, slots: 1 },
+      { out: { write: (t) => void out.push(t), isTTY: false }, progress: false },
+    );
+    const text = out.join('');
+    expect(code).toBe(0);
+    expect(text).toContain('cluster c1:');
+    expect(text).toContain('cluster c2:');
+    expect(text).toMatch(/clusters rebooting at once\s+1 at most \(1 allowed\)/);
+    expect(text).toMatch(/fleet invariant violations\s+0/);
+  }, 120_000);
+});
