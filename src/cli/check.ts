@@ -69,6 +69,7 @@ export type CheckConfig = Pick<
   | 'blockOnPdb'
   | 'taintTiming'
   | 'drainPodSelector'
+  | 'drainRules'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'

@@ -42,6 +42,7 @@ import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { rebooted } from './phase.js';
+import { reportFallback, summaryOf } from './drain-report.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -158,6 +159,8 @@ async function drain(pass: Pass, record: CycleRecord): Promise<Next> {
   });
   metrics.observeDrain(drained.durationMs / 1000);
   pass.drainedAt = pass.now();
+  pass.drained = summaryOf(drained);
+  await reportFallback(pass, drained);
   if (drained.stopped !== undefined && !pass.env.slot.held) {
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
@@ -270,6 +273,7 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
     requestedBy: pass.env.memory.instance,
   };
   if (pass.drainedAt !== undefined) request.drainedAt = pass.drainedAt;
+  if (pass.drained !== undefined) request.drain = pass.drained;
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
   const counted = await pass.deps.node.write(
@@ -347,7 +351,8 @@ async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult)
   const quarantine = pass.config.onDrainFailure === 'quarantine';
   const keepCordon = quarantine && pass.config.quarantineCordon;
   await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
-    const annotations = pass.history(node, record, 'drain-failed');
+    const summary = summaryOf(result);
+    const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
     if (!quarantine) return { annotations };
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
     const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned });

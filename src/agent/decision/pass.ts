@@ -1,6 +1,7 @@
 // One pass of the decision: what it works on (the latest read of the node, the sentinel's answer
 // once asked), what the agent keeps between passes, and the small idempotent steps every phase uses:
 // the one guarded node write, the taint, the slot, notifications.
+import type { DrainSummary } from '../../node/drain-summary.js';
 import type { AcquireResult, LockMetadata } from '../../lock/lock.js';
 import type { HeldSlot } from '../../lock/held-slot.js';
 import type { NodeState, NodeWrite } from '../../node/node.js';
@@ -68,6 +69,8 @@ export class Pass {
   verdict: SentinelVerdict | undefined;
   /** When this pass's drain finished (for the reboot history). */
   drainedAt: string | undefined;
+  /** What this pass's drain did with the pods (for the reboot history). */
+  drained: DrainSummary | undefined;
   /** The lock names this node, but no cycle of ours proves that slot: it is asked for anew. */
   unproven = false;
 
