@@ -992,8 +992,11 @@ export function valuesKey(flag: string): string {
   return flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
-/** Flags the Helm chart sets itself, never from its values. */
-const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig']);
+/**
+ * Flags the Helm chart sets itself, never from `configuration`: --drain-rules points at the ConfigMap
+ * the chart renders from its top-level value drainRules (the rules themselves, not a path).
+ */
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules']);
 
 /**
  * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key

@@ -192,7 +192,8 @@ function flagValues(args: readonly string[]): Record<string, string[]> {
 const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 /** Flags the chart sets itself instead of through `configuration`. */
-const SET_BY_CHART = ['node-id', 'kubeconfig'];
+/** drain-rules: the chart's top-level drainRules (the rules) rendered into a ConfigMap it points the flag at. */
+const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules'];
 
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
