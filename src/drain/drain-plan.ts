@@ -114,7 +114,9 @@ export function planPod(pod: V1Pod, plan: PlanRules): PlannedPod {
   if ('error' in mode || 'error' in order)
     return { ...base, action: 'invalid', order: 0, reason: `bad drain label: ${errors.join('; ')}` };
   const why =
-    mode.by === order.by ? mode.by : `${mode.value} by ${mode.by}, order ${order.value} by ${order.by}`;
+    mode.by === order.by || order.by === 'default'
+      ? mode.by
+      : `${mode.value} by ${mode.by}, order ${order.value} by ${order.by}`;
   return { ...base, action: mode.value, order: order.value, reason: why };
 }
 
