@@ -126,6 +126,7 @@ interface SimulateFlags {
   blockingChurn?: { perHour: number; durationMs: number };
   taintTiming: 'required' | 'unblocked';
   undrainable: number;
+  storagePods: boolean;
   drainTimeout?: number;
   onDrainFailure: 'quarantine' | 'requeue';
   maxQuarantined?: { count: number } | { percent: number };
@@ -200,6 +201,11 @@ function addWorldOptions(cmd: Command): Command {
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
       integerOption(0),
       0,
+    )
+    .option(
+      '--storage-pods',
+      'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
+      false,
     )
     .addOption(
       new Option(
@@ -384,6 +390,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           taintTiming: flags.taintTiming,
           undrainable: flags.undrainable,
+          ...(flags.storagePods ? { storagePods: true } : {}),
           ...(flags.drainTimeout === undefined ? {} : { drainTimeoutMs: flags.drainTimeout }),
           onDrainFailure: flags.onDrainFailure,
           ...(flags.maxQuarantined === undefined ? {} : { maxQuarantined: flags.maxQuarantined }),
