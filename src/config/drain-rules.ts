@@ -40,26 +40,32 @@ function selectorOf(value: unknown): Selector {
   }
 }
 
-/** One entry, checked; throws naming what is wrong. */
-function ruleOf(value: unknown, entry: number): DrainRule {
-  if (!isRecord(value)) throw new Error('must be a mapping with namespace, selector, drain and order');
+/** The entry's keys: known ones only, and enough of them to say something. */
+function checkShape(value: Record<string, unknown>): void {
   const unknown = Object.keys(value).filter((k) => !KEYS.has(k));
-  if (unknown.length > 0) throw new Error(`unknown key "${unknown[0] ?? ''}" (known: ${[...KEYS].join(', ')})`);
+  if (unknown.length > 0)
+    throw new Error(`unknown key "${unknown[0] ?? ''}" (known: ${[...KEYS].join(', ')})`);
   if (value.namespace === undefined && value.selector === undefined)
     throw new Error('needs a namespace or a selector: a rule for every pod of the cluster is a mistake');
   if (value.drain === undefined && value.order === undefined) throw new Error('needs drain or order');
+}
+
+/** One entry, checked; throws naming what is wrong. */
+function ruleOf(value: unknown, entry: number): DrainRule {
+  if (!isRecord(value)) throw new Error('must be a mapping with namespace, selector, drain and order');
+  checkShape(value);
   const rule: DrainRule = {
     entry,
     selector: value.selector === undefined ? [] : selectorOf(value.selector),
   };
-  if (value.namespace !== undefined) {
-    const ns = field(value.namespace, 'namespace', asText, 'a namespace name');
-    rule.namespace = checkObjectName(ns, 'label');
-  }
+  if (value.namespace !== undefined)
+    rule.namespace = checkObjectName(
+      field(value.namespace, 'namespace', asText, 'a namespace name'),
+      'label',
+    );
   if (value.drain !== undefined)
     rule.drain = field(value.drain, 'drain', asMode, `one of ${DRAIN_MODES.join(', ')}`);
-  if (value.order !== undefined)
-    rule.order = field(value.order, 'order', asOrder, 'a whole number (int32)');
+  if (value.order !== undefined) rule.order = field(value.order, 'order', asOrder, 'a whole number (int32)');
   return rule;
 }
 

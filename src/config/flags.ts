@@ -791,7 +791,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '',
     defaultText: '"" (none)',
     description:
-      'YAML list of drain rules for pods that cannot be labelled ({namespace, selector, drain: evict|skip|wait-completed, order}); a pod\'s own kured-ts.dev/drain and kured-ts.dev/drain-order labels win',
+      "YAML list of drain rules for pods that cannot be labelled ({namespace, selector, drain: evict|skip|wait-completed, order}); a pod's own kured-ts.dev/drain and kured-ts.dev/drain-order labels win",
     apply: (values, draft) => {
       draft.config.drainRulesFile = last(values).trim();
       draft.config.drainRules = [];

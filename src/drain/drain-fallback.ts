@@ -30,37 +30,44 @@ function graceSeconds(targets: readonly Target[], grace: number | undefined): nu
   );
 }
 
+/** Deletes one refused target: marked deleted and waited for, or gone, or left with the reason. */
+async function deleteOne(t: Target, o: FallbackOptions, signal: AbortSignal | undefined): Promise<void> {
+  const [namespace = 'default', name = ''] = t.key.split('/');
+  try {
+    await o.kube.deletePod(namespace, name, { uid: t.uid, gracePeriodSeconds: o.grace }, signal);
+  } catch (err) {
+    if (signal?.aborted === true) throw err;
+    deleteFailed(t, err, o);
+    return;
+  }
+  Object.assign(t, {
+    state: 'evicted',
+    deleted: true,
+    reason: 'deleted (--drain-fallback), still terminating',
+  });
+  o.log.warn('pod deleted: eviction refused until --drain-timeout', { node: o.node, pod: t.key, pdb: t.pdb });
+}
+
+/** A deletion answered with an error: 404/409 mean the pod we drain is gone; else it stays, with why. */
+function deleteFailed(t: Target, err: unknown, o: FallbackOptions): void {
+  if (isNotFound(err) || isConflict(err)) {
+    // gone, or another pod by that name by now: the one we were draining is not there
+    Object.assign(t, { state: 'gone', reason: '' });
+    return;
+  }
+  t.reason = `eviction refused, and deleting it failed: ${statusMessage(err)}`;
+  o.log.warn('cannot delete pod', { node: o.node, pod: t.key, error: statusMessage(err) });
+}
+
 /**
- * Deletes each refused target (marking it deleted and waited for, or gone); answers how long to wait
- * for them to be gone: their longest grace period plus FALLBACK_MARGIN_MS.
+ * Deletes each refused target, one after the other; answers how long to wait for them to be gone:
+ * their longest grace period plus FALLBACK_MARGIN_MS.
  */
 export async function deleteRefused(
   refused: readonly Target[],
   o: FallbackOptions,
   signal: AbortSignal | undefined,
 ): Promise<number> {
-  for (const t of refused) {
-    const namespace = t.pod.metadata?.namespace ?? 'default';
-    const name = t.pod.metadata?.name ?? '';
-    try {
-      await o.kube.deletePod(
-        namespace,
-        name,
-        { ...(t.uid === undefined ? {} : { uid: t.uid }), ...(o.grace === undefined ? {} : { gracePeriodSeconds: o.grace }) },
-        signal,
-      );
-      Object.assign(t, { state: 'evicted', deleted: true, reason: 'deleted (--drain-fallback), still terminating' });
-      o.log.warn('pod deleted: eviction refused until --drain-timeout', { node: o.node, pod: t.key, pdb: t.pdb });
-    } catch (err) {
-      if (signal?.aborted === true) throw err;
-      if (isNotFound(err) || isConflict(err)) {
-        // gone, or another pod by that name by now: the one we were draining is not there
-        Object.assign(t, { state: 'gone', reason: '' });
-        continue;
-      }
-      t.reason = `eviction refused, and deleting it failed: ${statusMessage(err)}`;
-      o.log.warn('cannot delete pod', { node: o.node, pod: t.key, error: statusMessage(err) });
-    }
-  }
+  for (const t of refused) await deleteOne(t, o, signal);
   return graceSeconds(refused, o.grace) * 1000 + FALLBACK_MARGIN_MS;
 }

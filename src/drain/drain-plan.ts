@@ -14,10 +14,10 @@ import type { V1Pod } from '../kube/kube.js';
 import { matches, type Selector } from '../selector/label-selector.js';
 import { isDaemonSetPod, podName } from '../node/kube-node-ops.js';
 
-export const DRAIN_LABEL = 'kured-ts.dev/drain';
+const DRAIN_LABEL = 'kured-ts.dev/drain';
 export const DRAIN_ORDER_LABEL = 'kured-ts.dev/drain-order';
 /** Cluster API's label (MachineDrainRules), honoured the same way. */
-export const CAPI_DRAIN_LABEL = 'cluster.x-k8s.io/drain';
+const CAPI_DRAIN_LABEL = 'cluster.x-k8s.io/drain';
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /**
@@ -105,7 +105,11 @@ function orderOf(pod: V1Pod, rules: readonly DrainRule[]): Decided<number> {
 
 /** What the drain does with one pod, and why. */
 export function planPod(pod: V1Pod, plan: PlanRules): PlannedPod {
-  const base = { pod, key: podName(pod), ...(pod.metadata?.uid === undefined ? {} : { uid: pod.metadata.uid }) };
+  const base = {
+    pod,
+    key: podName(pod),
+    ...(pod.metadata?.uid === undefined ? {} : { uid: pod.metadata.uid }),
+  };
   const kind = skipReason(pod, plan.podSelector);
   if (kind !== undefined) return { ...base, action: 'ignore', order: 0, reason: kind };
   const mode = modeOf(pod, plan.rules);

@@ -9,14 +9,7 @@ import type { DrainHooks, DrainResult } from './drainer.js';
  * deletion accepted: waited for until gone), `gone`; for rule `wait-completed`: `waiting`, `completed`.
  */
 export type TargetState =
-  | 'held'
-  | 'evicting'
-  | 'evicted'
-  | 'gone'
-  | 'refused'
-  | 'failed'
-  | 'waiting'
-  | 'completed';
+  'held' | 'evicting' | 'evicted' | 'gone' | 'refused' | 'failed' | 'waiting' | 'completed';
 
 /** One pod being drained. */
 export interface Target {

@@ -32,7 +32,11 @@ export async function waitSettled(group: readonly Target[], run: Run, o: WaitOpt
   for (;;) {
     const open = group.filter(waiting);
     if (open.length === 0 || !(await o.askToGoOn(run))) return;
-    const present = await o.kube.listPods(undefined, { fieldSelector: `spec.nodeName=${o.nodeId}` }, run.signal);
+    const present = await o.kube.listPods(
+      undefined,
+      { fieldSelector: `spec.nodeName=${o.nodeId}` },
+      run.signal,
+    );
     const now = monotonicMs(o.clock);
     for (const t of open) update(t, present, now, o);
     if (!group.some(waiting)) return;
@@ -48,23 +52,25 @@ export async function waitSettled(group: readonly Target[], run: Run, o: WaitOpt
   }
 }
 
+/** Is the pod as listed done with: gone (or replaced), or for wait-completed, completed? */
+function done(t: Target, same: V1Pod | undefined): boolean {
+  if (same === undefined) return true;
+  const phase = same.status?.phase;
+  return t.state === 'waiting' && (phase === 'Succeeded' || phase === 'Failed');
+}
+
 function update(t: Target, present: V1Pod[], now: number, o: WaitOptions): void {
   const same = present.find((p) => podName(p) === t.key && p.metadata?.uid === t.uid);
-  const done: Target['state'] = t.state === 'waiting' ? 'completed' : 'gone';
-  if (same === undefined) {
-    Object.assign(t, { state: done, reason: '' });
+  const settledAs: Target['state'] = t.state === 'waiting' ? 'completed' : 'gone';
+  if (done(t, same)) {
+    Object.assign(t, { state: settledAs, reason: '' });
     return;
   }
-  const phase = same.status?.phase;
-  if (t.state === 'waiting' && (phase === 'Succeeded' || phase === 'Failed')) {
-    Object.assign(t, { state: done, reason: '' });
-    return;
-  }
-  if (same.metadata?.deletionTimestamp === undefined) return;
+  if (same?.metadata?.deletionTimestamp === undefined) return;
   t.deletingSince ??= now;
   const skipAfter = o.skipWaitForDeleteTimeoutSeconds;
   if (skipAfter > 0 && now - t.deletingSince > skipAfter * 1000) {
     o.log.info('not waiting for pod deleting too long', { node: o.nodeId, pod: t.key });
-    Object.assign(t, { state: done, reason: '' });
+    Object.assign(t, { state: settledAs, reason: '' });
   }
 }

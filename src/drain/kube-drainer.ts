@@ -28,7 +28,6 @@ import type { Logger } from '../log/logger.js';
 import type { Selector } from '../selector/label-selector.js';
 import type { DrainRule } from '../config/config.js';
 import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from './drainer.js';
-import { podName } from '../node/kube-node-ops.js';
 import { coveringBudgets } from './covering-budgets.js';
 import { orderGroups, planDrain, type PlannedPod } from './drain-plan.js';
 import { deleteRefused } from './drain-fallback.js';
@@ -123,7 +122,11 @@ export class KubeDrainer implements Drainer {
     const plan = planDrain(pods, { podSelector: this.o.podSelector, rules: this.o.rules ?? [] });
     const skipped = plan
       .filter((p) => p.action === 'ignore' || p.action === 'skip')
-      .map((p): PodNote => ({ pod: p.key, reason: p.reason, ...(p.action === 'skip' ? { rule: true } : {}) }));
+      .map((p): PodNote => ({
+        pod: p.key,
+        reason: p.reason,
+        ...(p.action === 'skip' ? { rule: true } : {}),
+      }));
     const invalid = plan.filter((p) => p.action === 'invalid');
     const groups = orderGroups(plan).map((g) => g.pods.map(targetOf));
     const targets = groups.flat();
@@ -133,7 +136,7 @@ export class KubeDrainer implements Drainer {
       skipped: skipped.length,
       orders: groups.length,
     });
-    if (invalid.length > 0) return this.refuseInvalid(invalid, targets, skipped, run, started);
+    if (invalid.length > 0) return this.refuseInvalid(invalid, { targets, skipped }, run, started);
     for (const group of groups) {
       if (!(await this.drainOrder(group, run))) break;
     }
@@ -146,8 +149,7 @@ export class KubeDrainer implements Drainer {
    */
   private refuseInvalid(
     invalid: PlannedPod[],
-    targets: Target[],
-    skipped: PodNote[],
+    { targets, skipped }: { targets: Target[]; skipped: PodNote[] },
     run: Run,
     started: number,
   ): DrainResult {
@@ -166,11 +168,10 @@ export class KubeDrainer implements Drainer {
       group.filter((t) => t.mode === 'evict'),
       run,
     );
-    if (run.stop !== undefined) return false;
+    if (stopReason(run) !== undefined) return false;
     if (this.o.fallback === 'delete') await this.fallBack(group, run);
-    if (run.stop !== undefined) return false;
     await waitSettled(group, run, this.waitOptions());
-    return run.stop === undefined && group.every(settled);
+    return stopReason(run) === undefined && group.every(settled);
   }
 
   /**
@@ -182,7 +183,11 @@ export class KubeDrainer implements Drainer {
     const refused = group.filter((t) => t.state === 'refused');
     if (refused.length === 0) return;
     const grace = this.o.gracePeriodSeconds >= 0 ? this.o.gracePeriodSeconds : undefined;
-    const waitMs = await deleteRefused(refused, { kube: this.o.kube, log: this.o.log, node: this.o.nodeId, grace }, run.signal);
+    const waitMs = await deleteRefused(
+      refused,
+      { kube: this.o.kube, log: this.o.log, node: this.o.nodeId, grace },
+      run.signal,
+    );
     run.deadline = this.o.clock.now().getTime() + waitMs;
   }
 

@@ -246,21 +246,13 @@ export class ClientNodeKube implements Kube {
   async deletePod(
     namespace: string,
     name: string,
-    options: { uid?: string; gracePeriodSeconds?: number },
+    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
-    const body = {
-      apiVersion: 'v1',
-      kind: 'DeleteOptions',
-      ...(options.uid === undefined ? {} : { preconditions: { uid: options.uid } }),
-      ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
-    };
-    await this.http.json({
-      method: 'DELETE',
-      path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`,
-      body,
-      signal,
-    });
+    const { uid, gracePeriodSeconds } = options;
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid }, gracePeriodSeconds };
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`;
+    await this.http.json({ method: 'DELETE', path, body, signal });
   }
 
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */

@@ -110,7 +110,7 @@ export interface Kube {
   deletePod(
     namespace: string,
     name: string,
-    options: { uid?: string; gracePeriodSeconds?: number },
+    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
     signal?: AbortSignal,
   ): Promise<void>;
   /**

@@ -98,9 +98,13 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  const drain = parseDrainSummary(value.drain);
-  if (drain !== undefined) record.drain = drain;
-  return record;
+  return withDrain(record, value.drain);
+}
+
+/** The record with the drain summary `raw` when it can be read (for the reboot history). */
+function withDrain(record: CycleRecord, raw: unknown): CycleRecord {
+  const drain = parseDrainSummary(raw);
+  return drain === undefined ? record : { ...record, drain };
 }
 
 /** The annotation's value. */

@@ -1,6 +1,7 @@
 // The workloads the simulated cluster starts with: ReplicaSet pods spread over the nodes (with a PDB
 // each), and the batch pods that block the first nodes' reboots for a while.
 import { blockingPod, pdbObject, stuckPod } from './cluster-objects.js';
+import { DRAIN_ORDER_LABEL } from '../drain/drain-plan.js';
 import {
   BATCH_NAMESPACE,
   REPLICA_LABEL,
@@ -59,7 +60,7 @@ function createStoragePods(c: WorkloadContext): void {
       metadata: {
         name: `osd-${node}`,
         namespace: STORAGE_NAMESPACE,
-        labels: { app: 'osd', 'kured-ts.dev/drain-order': '10' },
+        labels: { app: 'osd', [DRAIN_ORDER_LABEL]: '10' },
       },
       spec: {
         terminationGracePeriodSeconds: c.spec.graceSeconds,

@@ -2,7 +2,7 @@
 // --storage-pods: one storage daemon per node) is evicted only once no pod of a lower order that the
 // drain evicts or waits for is left on its node: not running, not terminating. Judged at the moment
 // of the eviction, from the server's own writes.
-import { orderGroups, planDrain } from '../drain/drain-plan.js';
+import { DRAIN_ORDER_LABEL, orderGroups, planDrain } from '../drain/drain-plan.js';
 import type { V1Pod } from '../kube/kube.js';
 import type { SimPod, SimServer } from './objects.js';
 
@@ -25,14 +25,10 @@ export class DrainOrderCheck {
 
   /** A pod write: an ordered pod's eviction (its deletionTimestamp, or its removal) is checked once. */
   onPod(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: SimPod): void {
-    const order = Number(pod.metadata.labels?.['kured-ts.dev/drain-order'] ?? '0');
-    if (order <= 0 || type === 'ADDED') return;
-    const evicting = type === 'DELETED' || pod.metadata.deletionTimestamp !== undefined;
-    const uid = pod.metadata.uid ?? '';
-    if (!evicting || this.seen.has(uid)) return;
-    this.seen.add(uid);
+    const order = Number(pod.metadata.labels?.[DRAIN_ORDER_LABEL] ?? '0');
+    if (order <= 0 || !this.firstEviction(type, pod)) return;
     this.stats.evicted++;
-    const node = pod.spec?.nodeName ?? '';
+    const node = pod.spec.nodeName ?? '';
     const lower = this.lowerOnNode(node, order);
     if (lower.length === 0) return;
     this.stats.early++;
@@ -40,6 +36,21 @@ export class DrainOrderCheck {
       node,
       `${pod.metadata.namespace}/${pod.metadata.name} (order ${order}) evicted while ${lower.join(', ')} of a lower order was on the node`,
     );
+  }
+
+  /** Is this write the pod's eviction (its deletionTimestamp, or its removal), seen for the first time? */
+  private firstEviction(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: SimPod): boolean {
+    const evicting =
+      type === 'DELETED' || (type === 'MODIFIED' && pod.metadata.deletionTimestamp !== undefined);
+    const uid = pod.metadata.uid ?? '';
+    if (!evicting || this.seen.has(uid)) return false;
+    this.seen.add(uid);
+    return true;
+  }
+
+  /** The stats when a storage pod was evicted at all (simulate --storage-pods), else undefined. */
+  result(): DrainOrderStats | undefined {
+    return this.stats.evicted === 0 ? undefined : { ...this.stats };
   }
 
   /** The pods of `node` the drain handles at an order below `order` (the drain's own plan). */

@@ -166,7 +166,7 @@ export interface SimulationResult {
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
   /** simulate --storage-pods: order-10 pods evicted, and how many while a lower order was on their node. */
-  drainOrder?: DrainOrderStats;
+  drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
   /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */

@@ -378,7 +378,7 @@ class Simulation {
       ...this.controlPlane(),
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
-      ...(this.options.cluster.storagePods === true ? { drainOrder: { ...observer.drainOrder.stats } } : {}),
+      drainOrder: observer.drainOrder.result(),
       halted: fleetHalt(observer),
       autoscalerRemovals: this.removals(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),

@@ -255,7 +255,11 @@ describe('kured-ts check', () => {
     api.create('pods', pod('batch', { app: 'batch', 'cluster.x-k8s.io/drain': 'wait-completed' }));
     api.create('pods', pod('typo', { app: 'typo', 'kured-ts.dev/drain': 'skp' }));
     const rules = parseDrainRules('- namespace: default\n  selector: app=osd\n  order: 10\n');
-    const report = await evaluateCheck({ node: 'n1', config: config({ drainRules: rules }) }, io, AbortSignal.timeout(5000));
+    const report = await evaluateCheck(
+      { node: 'n1', config: config({ drainRules: rules }) },
+      io,
+      AbortSignal.timeout(5000),
+    );
     expect(report.drain).toEqual([
       {
         pod: 'default/typo',
@@ -263,9 +267,19 @@ describe('kured-ts check', () => {
         order: 0,
         reason: 'bad drain label: label kured-ts.dev/drain="skp" is not one of evict, skip, wait-completed',
       },
-      { pod: 'default/batch', action: 'wait-completed', order: 0, reason: 'label cluster.x-k8s.io/drain=wait-completed' },
+      {
+        pod: 'default/batch',
+        action: 'wait-completed',
+        order: 0,
+        reason: 'label cluster.x-k8s.io/drain=wait-completed',
+      },
       { pod: 'default/web', action: 'evict', order: 0, reason: 'default' },
-      { pod: 'default/osd', action: 'evict', order: 10, reason: 'evict by default, order 10 by --drain-rules entry 1 (namespace default, selector app=osd)' },
+      {
+        pod: 'default/osd',
+        action: 'evict',
+        order: 10,
+        reason: 'evict by default, order 10 by --drain-rules entry 1 (namespace default, selector app=osd)',
+      },
       { pod: 'default/agent', action: 'skip', order: 0, reason: 'label kured-ts.dev/drain=skip' },
     ]);
     expect(writes()).toEqual([]);

@@ -67,7 +67,11 @@ function agent(c: Config): Agent {
       reboot: () => {
         reboots++;
         const n = node();
-        n.status = { ...n.status, nodeInfo: nodeInfo('boot-2'), conditions: [{ type: 'Ready', status: 'True' }] };
+        n.status = {
+          ...n.status,
+          nodeInfo: nodeInfo('boot-2'),
+          conditions: [{ type: 'Ready', status: 'True' }],
+        };
         server.update('nodes', n);
         return Promise.resolve();
       },
@@ -167,8 +171,14 @@ describe('the admission policy on pod deletions', () => {
     const params = agentPolicyParams({ ...defaultConfig(), drainFallback }, { serviceAccount: SA });
     admission = new CelAdmission(boundAgentPolicies(params));
     guarded = await startFakeApiServer({ admission });
-    for (const [name, on] of [['here', 'n1'], ['there', 'n2']]) {
-      guarded.create<V1Pod>('pods', { ...webPod(name ?? '', on ?? ''), metadata: { name, namespace: 'default' } });
+    for (const [name, on] of [
+      ['here', 'n1'],
+      ['there', 'n2'],
+    ]) {
+      guarded.create<V1Pod>('pods', {
+        ...webPod(name ?? '', on ?? ''),
+        metadata: { name, namespace: 'default' },
+      });
     }
     return guarded;
   }
@@ -190,7 +200,12 @@ describe('the admission policy on pod deletions', () => {
   });
 
   it.each([
-    ['a pod bound to another node', 'n1', 'there', /agent on node n1 may delete only pods bound to its own node, not default\/there on node n2/],
+    [
+      'a pod bound to another node',
+      'n1',
+      'there',
+      /agent on node n1 may delete only pods bound to its own node, not default\/there on node n2/,
+    ],
     ['with a token that carries no node claim', undefined, 'here', /carries no node claim/],
   ])('with --drain-fallback delete denies the agent deleting %s', async (_what, as, pod, message) => {
     const s = await start('delete');

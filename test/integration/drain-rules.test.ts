@@ -21,7 +21,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(options: FakeApiServerOptions = {}): Promise<{ s: FakeApiServer; kube: ClientNodeKube }> {
+async function start(
+  options: FakeApiServerOptions = {},
+): Promise<{ s: FakeApiServer; kube: ClientNodeKube }> {
   server = await startClusterApiServer(options);
   return { s: server, kube: new ClientNodeKube(server.kubeConfig()) };
 }
@@ -29,7 +31,11 @@ async function start(options: FakeApiServerOptions = {}): Promise<{ s: FakeApiSe
 function pod(name: string, labels: Record<string, string> = {}, namespace = 'default', grace = 0): V1Pod {
   return {
     metadata: { name, namespace, labels: { app: name, ...labels } },
-    spec: { nodeName: NODE, containers: [{ name: 'c', image: 'busybox' }], terminationGracePeriodSeconds: grace },
+    spec: {
+      nodeName: NODE,
+      containers: [{ name: 'c', image: 'busybox' }],
+      terminationGracePeriodSeconds: grace,
+    },
     status: { phase: 'Running' },
   };
 }
@@ -91,22 +97,36 @@ describe('drain order', () => {
       if (e.type === 'DELETED') log.push(`gone ${meta.name ?? ''}`);
       else if (e.type === 'MODIFIED' && meta.deletionTimestamp !== undefined) {
         log.push(`evicted ${meta.name ?? ''}`);
-        if (kubelet.has(meta.name ?? '')) setImmediate(() => s.delete('pods', meta.namespace, meta.name ?? ''));
+        if (kubelet.has(meta.name ?? ''))
+          setImmediate(() => {
+            s.delete('pods', meta.namespace, meta.name ?? '');
+          });
       }
     });
     const drained = drainer(kube).drain();
     await waitFor(() => evictions(s).length === 2, 'both order-0 pods are evicted');
     // the drain looks twice more while they terminate: it still leaves the storage pod alone
-    const lists = (): number => s.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods').length;
+    const lists = (): number =>
+      s.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods').length;
     const seen = lists();
     await waitFor(() => lists() >= seen + 2, 'the drain polls the node twice more');
     expect(evictions(s)).toEqual(['web-a', 'web-b']);
     s.delete('pods', 'default', 'web-a');
     s.delete('pods', 'default', 'web-b');
     const result = await drained;
-    expect(result).toMatchObject({ ok: true, evicted: ['default/web-a', 'default/web-b', 'rook-ceph/osd-0'] });
+    expect(result).toMatchObject({
+      ok: true,
+      evicted: ['default/web-a', 'default/web-b', 'rook-ceph/osd-0'],
+    });
     expect(evictions(s)).toEqual(['web-a', 'web-b', 'osd-0']);
-    expect(log).toEqual(['evicted web-a', 'evicted web-b', 'gone web-a', 'gone web-b', 'evicted osd-0', 'gone osd-0']);
+    expect(log).toEqual([
+      'evicted web-a',
+      'evicted web-b',
+      'gone web-a',
+      'gone web-b',
+      'evicted osd-0',
+      'gone osd-0',
+    ]);
   });
 
   it('takes the order from --drain-rules for a pod it cannot label, and the pod’s own label over the file', async () => {
@@ -146,7 +166,8 @@ describe('drain modes', () => {
     const { s, kube } = await start();
     s.create('pods', pod('batch', { 'kured-ts.dev/drain': 'wait-completed' }));
     const drained = drainer(kube).drain();
-    const lists = (): number => s.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods').length;
+    const lists = (): number =>
+      s.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods').length;
     await waitFor(() => lists() >= 3, 'the drain has looked at the pod a few times');
     const batch = s.get<V1Pod>('pods', 'default', 'batch')!;
     s.update('pods', { ...batch, status: { phase: 'Succeeded' } });
@@ -174,18 +195,25 @@ describe('drain modes', () => {
 
   it.each([
     ['a typo in skip', { 'kured-ts.dev/drain': 'skpi' }, 'label kured-ts.dev/drain="skpi"'],
-    ['an order that is no number', { 'kured-ts.dev/drain-order': 'ten' }, 'label kured-ts.dev/drain-order="ten"'],
-  ])('fails the drain before any eviction when a pod carries a drain label it does not understand (%s)', async (_what, labels, named) => {
-    const { s, kube } = await start();
-    s.create('pods', pod('osd-0', labels, 'rook-ceph'));
-    s.create('pods', pod('web'));
-    const result = await drainer(kube).drain();
-    expect(result.ok).toBe(false);
-    expect(result.stopped).toContain('rook-ceph/osd-0');
-    expect(result.stopped).toContain(named);
-    expect(result.pending).toEqual([expect.objectContaining({ pod: 'rook-ceph/osd-0' })]);
-    expect(evictions(s)).toEqual([]);
-  });
+    [
+      'an order that is no number',
+      { 'kured-ts.dev/drain-order': 'ten' },
+      'label kured-ts.dev/drain-order="ten"',
+    ],
+  ])(
+    'fails the drain before any eviction when a pod carries a drain label it does not understand (%s)',
+    async (_what, labels, named) => {
+      const { s, kube } = await start();
+      s.create('pods', pod('osd-0', labels, 'rook-ceph'));
+      s.create('pods', pod('web'));
+      const result = await drainer(kube).drain();
+      expect(result.ok).toBe(false);
+      expect(result.stopped).toContain('rook-ceph/osd-0');
+      expect(result.stopped).toContain(named);
+      expect(result.pending).toEqual([expect.objectContaining({ pod: 'rook-ceph/osd-0' })]);
+      expect(evictions(s)).toEqual([]);
+    },
+  );
 });
 
 describe('--drain-fallback', () => {
@@ -194,7 +222,10 @@ describe('--drain-fallback', () => {
     s.create('pods', pod('db-0'));
     s.create('pods', pod('keep', { 'kured-ts.dev/drain': 'skip' }));
     s.create('pods', pod('batch', { 'kured-ts.dev/drain': 'wait-completed', app: 'db' }));
-    s.create('poddisruptionbudgets', { ...NEVER, spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } } });
+    s.create('poddisruptionbudgets', {
+      ...NEVER,
+      spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } },
+    });
     const batch = s.get<V1Pod>('pods', 'default', 'batch')!;
     s.update('pods', { ...batch, status: { phase: 'Succeeded' } });
     const result = await drainer(kube, { timeoutMs: 300, fallback: 'delete' }).drain();
@@ -207,7 +238,10 @@ describe('--drain-fallback', () => {
   it('delete: deletes nothing that still answered 429 before the deadline, nor a pod recreated under the name', async () => {
     const { s, kube } = await start();
     s.create('pods', pod('db-0'));
-    s.create('poddisruptionbudgets', { ...NEVER, spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } } });
+    s.create('poddisruptionbudgets', {
+      ...NEVER,
+      spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } },
+    });
     const drained = drainer(kube, { timeoutMs: 400, fallback: 'delete' }).drain();
     await waitFor(() => evictions(s).length >= 2, 'the eviction is refused twice');
     expect(deletions(s)).toEqual([]);
@@ -222,7 +256,10 @@ describe('--drain-fallback', () => {
   it('none (the default): never deletes a pod; the drain fails at --drain-timeout naming the budget', async () => {
     const { s, kube } = await start();
     s.create('pods', pod('db-0'));
-    s.create('poddisruptionbudgets', { ...NEVER, spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } } });
+    s.create('poddisruptionbudgets', {
+      ...NEVER,
+      spec: { ...NEVER.spec, selector: { matchLabels: { app: 'db-0' } } },
+    });
     const result = await drainer(kube, { timeoutMs: 300 }).drain();
     expect(result).toMatchObject({
       ok: false,

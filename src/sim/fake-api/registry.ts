@@ -320,8 +320,7 @@ export class Registry {
    */
   remove(
     def: ResourceDef,
-    namespace: string | undefined,
-    name: string,
+    { namespace, name }: { namespace: string | undefined; name: string },
     options: DeleteOptions,
     caller: Caller = IN_PROCESS,
   ): DeleteResult {
@@ -402,7 +401,7 @@ export class Registry {
     if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
     const options = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
     if (target.dryRun === true || isDryRun(options)) return;
-    this.remove(pods, namespace, name, deleteOptionsOf(options));
+    this.remove(pods, { namespace, name }, deleteOptionsOf(options));
   }
 
   private checkBudget(namespace: string, pod: StoredObject): void {
