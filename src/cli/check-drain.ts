@@ -38,6 +38,23 @@ export async function evaluateDrain(
   }));
 }
 
+/**
+ * A reboot the agent would start whose drain would fail on a pod's bad drain label says so: the
+ * agent takes the lock, and its drain fails before any eviction (then --on-drain-failure).
+ */
+export function withDrainFailure<D extends { kind: string; reason: string }>(
+  decision: D,
+  plan: readonly DrainPlanItem[],
+): D {
+  const bad = plan.filter((p) => p.action === 'invalid');
+  if (decision.kind !== 'would-reboot' || bad.length === 0) return decision;
+  const pods = bad.map((p) => `${p.pod} (${p.reason})`).join(', ');
+  return {
+    ...decision,
+    reason: `${decision.reason}; but its drain would fail before any eviction on ${pods}`,
+  };
+}
+
 /** The plan as lines of the text report. */
 export function formatDrainPlan(plan: readonly DrainPlanItem[]): string[] {
   if (plan.length === 0) return ['drain: no pod on the node'];

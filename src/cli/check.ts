@@ -36,7 +36,7 @@ import {
 } from './shared.js';
 import { formatObject } from './output.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
-import { evaluateDrain } from './check-drain.js';
+import { evaluateDrain, withDrainFailure } from './check-drain.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -383,7 +383,7 @@ export async function evaluateCheck(
     }),
   );
   const drain = await evaluateDrain(kube, options.node, options.config, signal);
-  return { node: options.node, items, drain, decision };
+  return { node: options.node, items, drain, decision: withDrainFailure(decision, drain) };
 }
 
 /** The -o values `check` accepts. */

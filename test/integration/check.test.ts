@@ -282,6 +282,12 @@ describe('kured-ts check', () => {
       },
       { pod: 'default/agent', action: 'skip', order: 0, reason: 'label kured-ts.dev/drain=skip' },
     ]);
+    expect(report.decision).toEqual({
+      kind: 'would-reboot',
+      reason: expect.stringContaining(
+        'but its drain would fail before any eviction on default/typo (bad drain label: label kured-ts.dev/drain="skp"',
+      ) as unknown as string,
+    });
     expect(writes()).toEqual([]);
   });
 
