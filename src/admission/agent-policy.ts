@@ -5,7 +5,7 @@
 // longer rewrite the privileged DaemonSet's pod template, cordon or label the whole fleet, or
 // approve its own reboot.
 //
-// Three policies, one per resource kind (nodes, the lock DaemonSet, evictions), so that each
+// Four policies, one per resource kind (nodes, the lock DaemonSet, evictions, pod deletions), so that each
 // type-checks against the one kind it matches: kube-apiserver checks every expression against every
 // matched kind and shows each mismatch as a warning in the policy's status.
 //
@@ -81,7 +81,8 @@ export type PolicyValueKey =
   | 'taint'
   | 'nodeLabels'
   | 'drainGracePeriod'
-  | 'maxOwners';
+  | 'maxOwners'
+  | 'podDelete';
 
 /** Where value `key` goes in the shipped file: the chart replaces it with its value. */
 export function placeholder(key: string): string {
@@ -299,14 +300,38 @@ function evictionPolicy(): PolicySpec {
   );
 }
 
-/** The policies by the suffix of their names, with placeholders for the values (what the chart ships). */
-export function agentPolicySpecs(): Record<PolicyKind, PolicySpec> {
-  return { nodes: nodesPolicy(), lock: lockPolicy(), eviction: evictionPolicy() };
+/**
+ * The policy on pod deletions (--drain-fallback delete): none at all unless the fallback is
+ * configured (podDelete 'true'), and then only of pods bound to the agent's own node, as the node
+ * claim of its pod-bound token names it. RBAC grants `delete pods` cluster-wide when the fallback is
+ * on; this is what keeps a stolen token from deleting the fleet's pods.
+ */
+function podDeletePolicy(): PolicySpec {
+  const enabled = `${value('podDelete')} == 'true'`;
+  return agentPolicy(
+    { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+    [{ name: 'nodeClaim', expression: NODE_CLAIM }],
+    [
+      forbid(
+        enabled,
+        `'the kured-ts agent deletes no pod: --drain-fallback is not delete in this installation'`,
+      ),
+      forbid(
+        `variables.nodeClaim != '' && has(oldObject.spec.nodeName) && oldObject.spec.nodeName == variables.nodeClaim`,
+        `variables.nodeClaim == '' ? 'the kured-ts agent token carries no node claim (${NODE_NAME_EXTRA}): no pod may be deleted with it' : 'the kured-ts agent on node ' + variables.nodeClaim + ' may delete only pods bound to its own node, not ' + oldObject.metadata.namespace + '/' + oldObject.metadata.name + (has(oldObject.spec.nodeName) ? ' on node ' + oldObject.spec.nodeName : ' (not bound to a node)')`,
+      ),
+    ],
+  );
 }
 
-/** The three policies, one per resource kind. */
-export type PolicyKind = 'nodes' | 'lock' | 'eviction';
-export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction'];
+/** The policies by the suffix of their names, with placeholders for the values (what the chart ships). */
+export function agentPolicySpecs(): Record<PolicyKind, PolicySpec> {
+  return { nodes: nodesPolicy(), lock: lockPolicy(), eviction: evictionPolicy(), pods: podDeletePolicy() };
+}
+
+/** The four policies, one per resource kind. */
+export type PolicyKind = 'nodes' | 'lock' | 'eviction' | 'pods';
+export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction', 'pods'];
 
 /** `specs` with every placeholder replaced by its value, as the chart renders them. */
 export function withValues<K extends string>(
@@ -339,6 +364,7 @@ export type PolicyConfig = Pick<
   | 'drainGracePeriodSeconds'
   | 'concurrency'
   | 'concurrencyPercent'
+  | 'drainFallback'
 >;
 
 export interface PolicyTarget {
@@ -399,6 +425,7 @@ export function agentPolicyParams(
     nodeLabels: [...new Set(labels)].join(','),
     drainGracePeriod: String(config.drainGracePeriodSeconds),
     maxOwners: maxOwnersPattern(config),
+    podDelete: String(config.drainFallback === 'delete'),
   };
 }
 

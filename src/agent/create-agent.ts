@@ -148,6 +148,8 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       timeoutMs: config.drainTimeoutMs,
       gracePeriodSeconds: config.drainGracePeriodSeconds,
       podSelector: config.drainPodSelector,
+      rules: config.drainRules,
+      fallback: config.drainFallback,
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
     }),

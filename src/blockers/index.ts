@@ -27,6 +27,7 @@ export type BlockerConfig = Pick<
   | 'blockingPodSelectors'
   | 'blockOnPdb'
   | 'drainPodSelector'
+  | 'drainRules'
   | 'maxUnhealthyNodes'
   | 'quarantineRetryMs'
   | 'maxQuarantined'
@@ -91,7 +92,14 @@ export function createBlockers(
     blockers.push(new PodsBlocker({ kube, nodeId: config.nodeId, selectors: config.blockingPodSelectors }));
   }
   if (config.blockOnPdb) {
-    blockers.push(new PdbBlocker({ kube, nodeId: config.nodeId, drainPodSelector: config.drainPodSelector }));
+    blockers.push(
+      new PdbBlocker({
+        kube,
+        nodeId: config.nodeId,
+        drainPodSelector: config.drainPodSelector,
+        drainRules: config.drainRules,
+      }),
+    );
   }
   return blockers;
 }

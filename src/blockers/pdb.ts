@@ -11,7 +11,9 @@
 import { isNotFound, isTooManyRequests, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { coveringBudgets } from '../drain/covering-budgets.js';
-import { pdbFromCause, skipReason } from '../drain/kube-drainer.js';
+import { pdbFromCause } from '../drain/kube-drainer.js';
+import { planPod } from '../drain/drain-plan.js';
+import type { DrainRule } from '../config/config.js';
 import type { Selector } from '../selector/label-selector.js';
 import type { Blocker, Verdict } from './blocker.js';
 
@@ -20,6 +22,8 @@ export interface PdbBlockerOptions {
   nodeId: string;
   /** --drain-pod-selector: the same skip rules as the drain. */
   drainPodSelector: Selector;
+  /** --drain-rules: pods the rules (or their labels) say skip or wait-completed are not evicted. */
+  drainRules?: readonly DrainRule[];
 }
 
 function nameOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
@@ -38,12 +42,12 @@ export class PdbBlocker implements Blocker {
   constructor(private readonly options: PdbBlockerOptions) {}
 
   async check(signal?: AbortSignal): Promise<Verdict> {
-    const { kube, nodeId, drainPodSelector } = this.options;
+    const { kube, nodeId, drainPodSelector, drainRules = [] } = this.options;
     const pods = await kube.listPods(undefined, { fieldSelector: `spec.nodeName=${nodeId}` }, signal);
-    // The drain's own skip rules, so that the pre-flight asks about exactly the pods it would evict.
-    const evict = pods.filter(
-      (p) => p.spec?.nodeName === nodeId && skipReason(p, drainPodSelector) === undefined,
-    );
+    // The drain's own plan, so that the pre-flight asks about exactly the pods it would evict (a pod
+    // with a bad drain label is not asked about: the drain fails on it, naming it).
+    const plan = { podSelector: drainPodSelector, rules: drainRules };
+    const evict = pods.filter((p) => p.spec?.nodeName === nodeId && planPod(p, plan).action === 'evict');
     for (const pod of evict) {
       const verdict = await this.ask(pod, signal);
       if (verdict.blocked) return verdict;

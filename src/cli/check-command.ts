@@ -2,7 +2,15 @@
 import type { Command } from 'commander';
 import { FLAGS } from '../config/flags.js';
 import { optionValues, parseConfig } from '../config/parse.js';
-import { addConnectionOptions, addFlags, clusterOptions, type CommandDeps, runCommand } from './shared.js';
+import { withDrainRules } from '../config/drain-rules.js';
+import {
+  addConnectionOptions,
+  addFlags,
+  clusterOptions,
+  readText,
+  type CommandDeps,
+  runCommand,
+} from './shared.js';
 import { parseOutput } from './output.js';
 import { CHECK_OUTPUTS, runCheck } from './check.js';
 
@@ -23,7 +31,7 @@ export function registerCheck(program: Command, deps: CommandDeps): Command {
       what: `check node ${String(opts.node)}`,
       options: () => ({
         output: parseOutput(String(opts.output), CHECK_OUTPUTS),
-        config: parseConfig(optionValues(opts, FLAGS), deps.env),
+        config: withDrainRules(parseConfig(optionValues(opts, FLAGS), deps.env), readText),
         // no --ds-name, no KURED_DS_NAME: the lock the chart's agents use, found as status and pause find it
         cluster: clusterOptions(opts, deps.env),
       }),

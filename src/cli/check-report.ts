@@ -1,6 +1,8 @@
 // What `kured-ts check` reports (one item per thing the agent judges, and the decision it would
 // take), and the report as text: one line per item, then the decision.
 
+import { formatDrainPlan, type DrainPlanItem } from './check-drain.js';
+
 /**
  * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
  * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
@@ -29,6 +31,8 @@ export type CheckDecisionKind =
 export interface CheckReport {
   node: string;
   items: CheckItem[];
+  /** What the drain would do with each pod of the node, in its order, and why. */
+  drain: DrainPlanItem[];
   decision: { kind: CheckDecisionKind; reason: string };
 }
 
@@ -48,6 +52,7 @@ export function formatCheck(report: CheckReport): string[] {
     ...report.items.map(
       (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
     ),
+    ...formatDrainPlan(report.drain),
     `decision: ${report.decision.kind}: ${report.decision.reason}`,
   ];
 }

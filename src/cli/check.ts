@@ -36,6 +36,7 @@ import {
 } from './shared.js';
 import { formatObject } from './output.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
+import { evaluateDrain, withDrainFailure } from './check-drain.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -69,6 +70,7 @@ export type CheckConfig = Pick<
   | 'blockOnPdb'
   | 'taintTiming'
   | 'drainPodSelector'
+  | 'drainRules'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'
@@ -380,7 +382,8 @@ export async function evaluateCheck(
       atSlot: new Set(blockers.filter((b) => judgedAtSlot(b, options.config.taintTiming)).map((b) => b.name)),
     }),
   );
-  return { node: options.node, items, decision };
+  const drain = await evaluateDrain(kube, options.node, options.config, signal);
+  return { node: options.node, items, drain, decision: withDrainFailure(decision, drain) };
 }
 
 /** The -o values `check` accepts. */

@@ -3,10 +3,11 @@
 // turns the returned exit code into the process's fate.
 import { Command, CommanderError, Help } from 'commander';
 import { UsageError, type Config } from '../config/config.js';
+import { withDrainRules } from '../config/drain-rules.js';
 import { FLAGS } from '../config/flags.js';
 import { optionValues, parseConfigWithWarnings, requireNodeId } from '../config/parse.js';
 import type { Logger } from '../log/logger.js';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, addFlags, type CliIo } from './shared.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, addFlags, readText, type CliIo } from './shared.js';
 import { addWindowCommand } from './window.js';
 import { errorText } from '../text/error-text.js';
 
@@ -72,7 +73,9 @@ const BARE_HINT =
   'kured-ts with no command runs the agent, which the DaemonSet starts on every node; `kured-ts --help` lists the commands';
 
 async function agentAction(command: Command, io: CliIo, run: AgentRunner, state: State): Promise<void> {
-  const { config, warnings } = parseConfigWithWarnings(optionValues(command.opts(), FLAGS), io.env);
+  const parsed = parseConfigWithWarnings(optionValues(command.opts(), FLAGS), io.env);
+  const warnings = parsed.warnings;
+  const config = withDrainRules(parsed.config, readText);
   if (config.nodeId.trim() === '' && Object.keys(command.opts()).length === 0) {
     throw new UsageError('--node-id', '', `required (set --node-id or KURED_NODE_ID); ${BARE_HINT}`);
   }

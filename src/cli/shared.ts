@@ -6,7 +6,7 @@ import { optionValues, parseFlags, parseGivenFlags, type Env } from '../config/p
 import type { Logger, LogFormat } from '../log/logger.js';
 import { FLEET_PAUSE_ANNOTATION, parseFleetPause, type FleetPause } from '../pause/fleet-pause.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { UsageError } from '../config/config.js';
 import { connectKube } from '../kube/client.js';
 import { missingKubeconfig } from '../kube/default-config.js';
@@ -288,6 +288,11 @@ export function commandIo(deps: CommandDeps, target: KubeTarget): CommandIo | un
 }
 
 /** Bad usage of a command beyond one flag's value (flags that exclude each other, none given): its line. */
+/** A text file, read at start-up (--drain-rules); throws what the file system says. */
+export function readText(file: string): string {
+  return readFileSync(file, 'utf8');
+}
+
 export class CommandUsageError extends Error {
   override readonly name = 'CommandUsageError';
 }

@@ -108,6 +108,7 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  storagePods: boolean;
   autoscaler: boolean;
   rebootNow?: string;
   seed: number;
@@ -172,6 +173,11 @@ function addWorldOptions(cmd: Command): Command {
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
       integerOption(0),
       0,
+    )
+    .option(
+      '--storage-pods',
+      'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
+      false,
     )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
@@ -344,6 +350,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           undrainable: flags.undrainable,
+          ...(flags.storagePods ? { storagePods: true } : {}),
           autoscaler: flags.autoscaler,
           ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
           seed: flags.seed,

@@ -77,6 +77,11 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
   undrainable?: number;
+  /**
+   * --storage-pods: one storage daemon per node with label kured-ts.dev/drain-order=10; the report
+   * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
+   */
+  storagePods?: boolean;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
@@ -224,6 +229,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       ...undrainable(options, needed),
+      ...(options.storagePods === true ? { storagePods: true } : {}),
       zones: options.zones ?? 0,
       ...worldOf(options),
       seed: options.seed,

@@ -7,6 +7,23 @@ import type { WindowConfig } from '../window/window-config.js';
 
 export type { WindowConfig } from '../window/window-config.js';
 
+/** How the drain treats a pod: evicted (default), never touched, or waited for until it completes. */
+export type DrainMode = 'evict' | 'skip' | 'wait-completed';
+
+/** One entry of the rules file. The first entry matching a pod decides (each field on its own). */
+export interface DrainRule {
+  /** 1-based position in the file, to name it in reasons and errors. */
+  entry: number;
+  /** Only pods of this namespace; undefined = any namespace. */
+  namespace?: string;
+  /** Only pods whose labels match; empty = every pod (of `namespace`). */
+  selector: Selector;
+  /** The mode it gives; undefined = it says nothing about the mode. */
+  drain?: DrainMode;
+  /** The order it gives; undefined = it says nothing about the order. */
+  order?: number;
+}
+
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
 export interface Config {
   /** --node-id: this node's name. Required for the agent. */
@@ -33,6 +50,15 @@ export interface Config {
   drainGracePeriodSeconds: number;
   /** --drain-pod-selector: only pods matching are drained. Default empty (all). */
   drainPodSelector: Selector;
+  /** --drain-rules: the rules file ('' = none). Its rules are read at start-up (withDrainRules). */
+  drainRulesFile: string;
+  /** The rules of --drain-rules, in file order; [] without the flag. */
+  drainRules: readonly DrainRule[];
+  /**
+   * --drain-fallback: `delete` deletes the pods whose eviction was still refused when --drain-timeout
+   * passed (kubectl drain --disable-eviction); `none` (default) never deletes a pod.
+   */
+  drainFallback: 'none' | 'delete';
   /** --skip-wait-for-delete-timeout: seconds; pods deleting for longer are not waited for. 0 = off. */
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */

@@ -785,6 +785,29 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('evictionRetryDelayMs', duration('non-negative')),
   }),
   added({
+    name: 'drain-rules',
+    type: 'string',
+    valueName: '<file>',
+    default: '',
+    defaultText: '"" (none)',
+    description:
+      "YAML list of drain rules for pods that cannot be labelled ({namespace, selector, drain: evict|skip|wait-completed, order}); a pod's own kured-ts.dev/drain and kured-ts.dev/drain-order labels win",
+    apply: (values, draft) => {
+      draft.config.drainRulesFile = last(values).trim();
+      draft.config.drainRules = [];
+    },
+  }),
+  added({
+    name: 'drain-fallback',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['none', 'delete'],
+    default: 'none',
+    description:
+      'pods whose eviction is still refused when --drain-timeout passes: none (the drain fails) or delete (deleted instead, as kubectl drain --disable-eviction; an Event DrainFallback names them; needs RBAC delete on pods)',
+    apply: set('drainFallback', oneOf(['none', 'delete'] as const)),
+  }),
+  added({
     name: 'reboot-schedule',
     type: 'array',
     valueName: '<cron>',
@@ -988,8 +1011,11 @@ export function valuesKey(flag: string): string {
   return flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
-/** Flags the Helm chart sets itself, never from its values. */
-const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig']);
+/**
+ * Flags the Helm chart sets itself, never from `configuration`: --drain-rules points at the ConfigMap
+ * the chart renders from its top-level value drainRules (the rules themselves, not a path).
+ */
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules']);
 
 /**
  * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key

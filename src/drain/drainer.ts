@@ -9,6 +9,8 @@ export interface PodNote {
   reason: string;
   /** The PDB that refused the eviction, when one did. */
   pdb?: string;
+  /** Left by a drain rule (label or --drain-rules: `skip`), not by its kind (DaemonSet, mirror…). */
+  rule?: true;
 }
 
 /** The result of a drain, as data. */
@@ -17,10 +19,14 @@ export interface DrainResult {
   ok: boolean;
   /** Why the drain stopped before its end (DrainHooks.keepGoing said so), when it did. */
   stopped?: string;
-  /** namespace/name of pods evicted and gone. */
+  /** namespace/name of pods evicted (or, with --drain-fallback delete, deleted) and gone, in order. */
   evicted: string[];
-  /** Pods not evicted on purpose: DaemonSet-owned, mirror, terminal, not matching --drain-pod-selector. */
+  /** Pods not evicted on purpose: DaemonSet-owned, mirror, terminal, not matching --drain-pod-selector, rule `skip`. */
   skipped: PodNote[];
+  /** namespace/name of pods of drain rule `wait-completed` the drain waited for until they completed. */
+  waited: string[];
+  /** namespace/name of pods deleted by --drain-fallback delete (their eviction refused until the timeout). */
+  deleted: string[];
   /** Pods still there when the drain ended (timeout or refusal). */
   pending: PodNote[];
   /** Eviction requests sent and their outcome, for kured_ts_evictions_total{result}. */

@@ -1,10 +1,15 @@
 // Drain through the Eviction API, as `kubectl drain` does, with its error handling, but PDB refusals
 // are retried after --eviction-retry-delay (kured retries them in a tight loop) and the result is data.
 //
-// Steps: list this node's pods (fieldSelector spec.nodeName); skip DaemonSet-owned, mirror and
-// terminal pods and those outside --drain-pod-selector; evict the rest with bounded parallelism;
-// then wait until every evicted pod is gone or replaced by a pod with another UID, until
-// --drain-timeout (0 = no limit). Pods seen deleting for longer than --skip-wait-for-delete-timeout are
+// Steps: list this node's pods (fieldSelector spec.nodeName) and plan what to do with each
+// (drain-plan.ts: DaemonSet-owned, mirror and terminal pods and those outside --drain-pod-selector
+// are passed over; the pods' drain labels and --drain-rules say skip, wait-completed or evict, and the
+// order); a pod with a drain label not understood fails the drain before any eviction. Then, order by
+// order (ascending): evict that order's pods with bounded parallelism, and wait until every one is gone
+// (or replaced by a pod with another UID) and every `wait-completed` pod of the order has completed,
+// before the next order starts; all within --drain-timeout (0 = no limit). With --drain-fallback
+// delete, pods whose eviction is still refused when the timeout passes are deleted instead
+// (drain-fallback.ts), and waited for a bounded while. Pods seen deleting for longer than --skip-wait-for-delete-timeout are
 // not waited for: counted on our monotonic clock from when we first saw them deleting, not from their
 // deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once). Answers to an eviction, as kubectl drain treats them:
 // - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
@@ -14,14 +19,18 @@
 //   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
 // Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
-import { abortReason, monotonicMs, type Clock } from '../clock/clock.js';
+import { abortReason, type Clock } from '../clock/clock.js';
 import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
+import { settled, type Run, type Target } from './drain-target.js';
+import { waitSettled, type WaitOptions } from './drain-wait.js';
 import type { Logger } from '../log/logger.js';
-import { matches, type Selector } from '../selector/label-selector.js';
+import type { Selector } from '../selector/label-selector.js';
+import type { DrainRule } from '../config/config.js';
 import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from './drainer.js';
-import { isDaemonSetPod, podName } from '../node/kube-node-ops.js';
 import { coveringBudgets } from './covering-budgets.js';
+import { orderGroups, planDrain, type PlannedPod } from './drain-plan.js';
+import { deleteRefused } from './drain-fallback.js';
 
 export interface KubeDrainerOptions {
   kube: Kube;
@@ -35,6 +44,10 @@ export interface KubeDrainerOptions {
   gracePeriodSeconds: number;
   /** --drain-pod-selector; empty = every pod. */
   podSelector: Selector;
+  /** --drain-rules; default none. */
+  rules?: readonly DrainRule[];
+  /** --drain-fallback; default 'none'. */
+  fallback?: 'none' | 'delete';
   /** --skip-wait-for-delete-timeout in seconds; 0 = always wait. */
   skipWaitForDeleteTimeoutSeconds: number;
   /** --eviction-retry-delay in ms: the wait before retrying an eviction a PDB refused. */
@@ -47,7 +60,6 @@ export interface KubeDrainerOptions {
   keepGoingEveryMs?: number;
 }
 
-export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 /** Attempts at evicting one pod when the answer is neither 429, 403 (terminating namespace) nor 404. */
 export const MAX_EVICTION_ERRORS = 3;
 /** DrainHooks.keepGoing is asked at most this often. */
@@ -55,43 +67,25 @@ export const KEEP_GOING_EVERY_MS = 10_000;
 /** kube's Status cause of a 403 for a namespace being deleted (corev1.NamespaceTerminatingCause). */
 const NAMESPACE_TERMINATING = 'NamespaceTerminating';
 
-/** Why a pod is not drained, or undefined when it must be. */
-export function skipReason(pod: V1Pod, selector: Selector): string | undefined {
-  if (isDaemonSetPod(pod)) return 'DaemonSet-owned';
-  if (pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined) return 'mirror pod';
-  const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return `terminal (${phase})`;
-  if (!matches(selector, pod.metadata?.labels)) return 'not matched by --drain-pod-selector';
-  return undefined;
+/** A pod of the plan as the drain tracks it (not yet started). */
+function targetOf(p: PlannedPod): Target {
+  return {
+    pod: p.pod,
+    key: p.key,
+    uid: p.uid,
+    mode: p.action === 'wait-completed' ? 'wait-completed' : 'evict',
+    order: p.order,
+    state: 'held',
+    reason: '',
+    errors: 0,
+  };
 }
 
-/** One pod being drained. */
-interface Target {
-  pod: V1Pod;
-  key: string;
-  uid: string | undefined;
-  state: 'evicting' | 'evicted' | 'gone' | 'refused' | 'failed';
-  reason: string;
-  pdb?: string;
-  /** Answers other than 429/403/404 so far. */
-  errors: number;
-  /**
-   * When (our monotonic ms) we first saw the pod deleting. --skip-wait-for-delete-timeout counts from
-   * here, never from its deletionTimestamp: that is the API server's clock, not ours.
-   */
-  deletingSince?: number;
-}
-
-/** Mutable bookkeeping of one drain. */
-interface Run {
-  signal: AbortSignal | undefined;
-  deadline: number;
-  requests: DrainResult['requests'];
-  hooks: DrainHooks;
-  /** Set when the drain must end now: an eviction failed for good, or keepGoing said stop. */
-  stop?: string;
-  /** When (clock ms) keepGoing was last asked. */
-  lastAsked: number;
+/** Why a pod is still there when the drain ended. */
+function pendingReason(t: Target): string {
+  if (t.reason !== '') return t.reason;
+  if (t.state === 'held') return `not evicted: pods of a lower drain order than ${t.order} are not gone`;
+  return t.mode === 'wait-completed' ? 'not completed: the drain stopped' : 'not evicted: the drain stopped';
 }
 
 /** Read through a call: a worker may have set it while this one awaited. */
@@ -125,35 +119,99 @@ export class KubeDrainer implements Drainer {
       { fieldSelector: `spec.nodeName=${this.o.nodeId}` },
       signal,
     );
-    const skipped: PodNote[] = [];
-    const targets: Target[] = [];
-    for (const pod of pods) {
-      const why = skipReason(pod, this.o.podSelector);
-      if (why === undefined)
-        targets.push({
-          pod,
-          key: podName(pod),
-          uid: pod.metadata?.uid,
-          state: 'evicting',
-          reason: '',
-          errors: 0,
-        });
-      else skipped.push({ pod: podName(pod), reason: why });
+    const plan = planDrain(pods, { podSelector: this.o.podSelector, rules: this.o.rules ?? [] });
+    const skipped = plan
+      .filter((p) => p.action === 'ignore' || p.action === 'skip')
+      .map((p): PodNote => ({
+        pod: p.key,
+        reason: p.reason,
+        ...(p.action === 'skip' ? { rule: true } : {}),
+      }));
+    const invalid = plan.filter((p) => p.action === 'invalid');
+    const groups = orderGroups(plan).map((g) => g.pods.map(targetOf));
+    const targets = groups.flat();
+    this.o.log.info('draining node', {
+      node: this.o.nodeId,
+      pods: targets.length,
+      skipped: skipped.length,
+      orders: groups.length,
+    });
+    if (invalid.length > 0) return this.refuseInvalid(invalid, { targets, skipped }, run, started);
+    for (const group of groups) {
+      if (!(await this.drainOrder(group, run))) break;
     }
-    this.o.log.info('draining node', { node: this.o.nodeId, pods: targets.length, skipped: skipped.length });
-    await this.evictAll(targets, run);
-    if (run.stop === undefined) await this.waitGone(targets, run);
     return this.result(targets, skipped, run, started);
+  }
+
+  /**
+   * A pod whose drain label is not understood: the drain fails before any eviction, naming the pod
+   * and the value (fail safe: neither evicted early nor waited for without end).
+   */
+  private refuseInvalid(
+    invalid: PlannedPod[],
+    { targets, skipped }: { targets: Target[]; skipped: PodNote[] },
+    run: Run,
+    started: number,
+  ): DrainResult {
+    const notes = invalid.map((p) => `${p.key}: ${p.reason}`);
+    run.stop = `not draining: ${notes.join('; ')}`;
+    // only the pods at fault are pending: the quarantine lifts when they change
+    const bad = invalid.map((p): Target => ({ ...targetOf(p), reason: p.reason }));
+    this.o.log.warn('bad drain label', { node: this.o.nodeId, pods: notes, notEvicted: targets.length });
+    return this.result(bad, skipped, run, started);
+  }
+
+  /** One order: evict its pods, fall back to deleting if so configured, wait; true when all are done. */
+  private async drainOrder(group: Target[], run: Run): Promise<boolean> {
+    for (const t of group) t.state = t.mode === 'evict' ? 'evicting' : 'waiting';
+    await this.evictAll(
+      group.filter((t) => t.mode === 'evict'),
+      run,
+    );
+    if (stopReason(run) !== undefined) return false;
+    if (this.o.fallback === 'delete') await this.fallBack(group, run);
+    await waitSettled(group, run, this.waitOptions());
+    return stopReason(run) === undefined && group.every(settled);
+  }
+
+  /**
+   * --drain-fallback delete: once the deadline passed, the pods whose eviction is still refused are
+   * deleted, and the deadline moves on by the time they may take to terminate (bounded).
+   */
+  private async fallBack(group: Target[], run: Run): Promise<void> {
+    if (this.o.clock.now().getTime() < run.deadline) return;
+    const refused = group.filter((t) => t.state === 'refused');
+    if (refused.length === 0) return;
+    const grace = this.o.gracePeriodSeconds >= 0 ? this.o.gracePeriodSeconds : undefined;
+    const waitMs = await deleteRefused(
+      refused,
+      { kube: this.o.kube, log: this.o.log, node: this.o.nodeId, grace },
+      run.signal,
+    );
+    run.deadline = this.o.clock.now().getTime() + waitMs;
+  }
+
+  private waitOptions(): WaitOptions {
+    return {
+      kube: this.o.kube,
+      nodeId: this.o.nodeId,
+      clock: this.o.clock,
+      log: this.o.log,
+      pollMs: this.o.pollMs ?? 1000,
+      skipWaitForDeleteTimeoutSeconds: this.o.skipWaitForDeleteTimeoutSeconds,
+      askToGoOn: (r) => this.askToGoOn(r),
+      sleepBefore: (r, ms) => this.sleepBefore(r, ms),
+    };
   }
 
   private result(targets: Target[], skipped: PodNote[], run: Run, started: number): DrainResult {
     const evicted = targets.filter((t) => t.state === 'gone').map((t) => t.key);
     const pending = targets
-      .filter((t) => t.state !== 'gone')
+      .filter((t) => !settled(t))
       .map((t): PodNote => ({
         pod: t.key,
         ...(t.uid === undefined ? {} : { uid: t.uid }),
-        reason: t.reason === '' ? 'not evicted: the drain stopped' : t.reason,
+        reason: pendingReason(t),
         ...(t.pdb === undefined ? {} : { pdb: t.pdb }),
       }));
     const durationMs = this.o.clock.now().getTime() - started;
@@ -162,6 +220,8 @@ export class KubeDrainer implements Drainer {
       ...(run.stop === undefined ? {} : { stopped: run.stop }),
       evicted,
       skipped,
+      waited: targets.filter((t) => t.state === 'completed').map((t) => t.key),
+      deleted: targets.filter((t) => t.deleted === true).map((t) => t.key),
       pending,
       requests: run.requests,
       durationMs,
@@ -300,43 +360,6 @@ export class KubeDrainer implements Drainer {
   private async sleepUntil(at: number, signal: AbortSignal | undefined): Promise<void> {
     for (let left = at - this.o.clock.now().getTime(); left > 0; left = at - this.o.clock.now().getTime())
       await this.o.clock.sleep(left, signal);
-  }
-
-  /** Polls until every evicted pod is gone (or replaced by another UID), or the deadline. */
-  private async waitGone(targets: Target[], run: Run): Promise<void> {
-    const pollMs = this.o.pollMs ?? 1000;
-    for (;;) {
-      const waiting = targets.filter((t) => t.state === 'evicted');
-      if (waiting.length === 0 || !(await this.askToGoOn(run))) return;
-      const present = await this.o.kube.listPods(
-        undefined,
-        { fieldSelector: `spec.nodeName=${this.o.nodeId}` },
-        run.signal,
-      );
-      const now = monotonicMs(this.o.clock);
-      for (const t of waiting) this.updateWaiting(t, present, now);
-      if (!targets.some((t) => t.state === 'evicted')) return;
-      if (!(await this.sleepBefore(run, pollMs))) {
-        for (const t of targets.filter((x) => x.state === 'evicted'))
-          t.reason = 'still terminating at --drain-timeout';
-        return;
-      }
-    }
-  }
-
-  private updateWaiting(t: Target, present: V1Pod[], now: number): void {
-    const same = present.find((p) => podName(p) === t.key && p.metadata?.uid === t.uid);
-    if (same === undefined) {
-      Object.assign(t, { state: 'gone', reason: '' });
-      return;
-    }
-    if (same.metadata?.deletionTimestamp === undefined) return;
-    t.deletingSince ??= now;
-    const skipAfter = this.o.skipWaitForDeleteTimeoutSeconds;
-    if (skipAfter > 0 && now - t.deletingSince > skipAfter * 1000) {
-      this.o.log.info('not waiting for pod deleting too long', { node: this.o.nodeId, pod: t.key });
-      Object.assign(t, { state: 'gone', reason: '' });
-    }
   }
 
   /** The PDB whose selector covers the pod, for a 429 that did not name it. */

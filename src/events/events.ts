@@ -7,6 +7,8 @@ export type EventReason =
   | 'LockAcquired'
   | 'Draining'
   | 'DrainFailed'
+  /** --drain-fallback delete deleted pods whose eviction was refused until --drain-timeout (named). */
+  | 'DrainFallback'
   | 'Rebooting'
   | 'RebootAborted'
   | 'RebootVerified'

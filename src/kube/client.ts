@@ -243,6 +243,18 @@ export class ClientNodeKube implements Kube {
     );
   }
 
+  async deletePod(
+    namespace: string,
+    name: string,
+    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const { uid, gracePeriodSeconds } = options;
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid }, gracePeriodSeconds };
+    const path = `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`;
+    await this.http.json({ method: 'DELETE', path, body, signal });
+  }
+
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
   private async postEviction(
     namespace: string,

@@ -103,6 +103,17 @@ export interface Kube {
   /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
   evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
   /**
+   * DELETE of a pod (--drain-fallback delete: its eviction was refused until --drain-timeout), only
+   * while it is still the pod of `uid` (a precondition: 409 when another pod took the name), with
+   * `gracePeriodSeconds` when given (else the pod's own). A 404 means it is gone.
+   */
+  deletePod(
+    namespace: string,
+    name: string,
+    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /**
    * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
    * server judges its PodDisruptionBudgets as it would for the drain. Resolves when it may; a 429
    * means a PDB refuses, a 500 that more than one PDB covers the pod, a 404 that it is gone.

@@ -55,6 +55,9 @@ export class ReadOnlyKube implements Kube {
     const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
     return this.refuse(`evict pod ${namespace}/${name}${grace}`);
   }
+  deletePod(namespace: string, name: string): Promise<void> {
+    return this.refuse(`delete pod ${namespace}/${name}`);
+  }
   /** A dry run writes nothing: the server only judges the eviction (the PDB pre-flight asks it). */
   dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
     return this.inner.dryRunEviction(namespace, name, signal);

@@ -335,6 +335,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--on-drain-failure',
           anyOf: [{ type: 'string', enum: ['quarantine', 'requeue'] }, { const: '' }],
         },
+        drainFallback: {
+          description: '--drain-fallback',
+          anyOf: [{ type: 'string', enum: ['none', 'delete'] }, { const: '' }],
+        },
         quarantineCordon: { description: '--quarantine-cordon', anyOf: [{ type: 'boolean' }, { const: '' }] },
         quarantineRetry: {
           description: '--quarantine-retry (Go duration: 1h30m, 90s, 500ms, 0)',
@@ -442,6 +446,22 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         key: { type: 'string', description: 'key in the Secret' },
       },
       additionalProperties: false,
+    },
+    drainRules: {
+      description:
+        '--drain-rules: rules for pods that cannot be labelled, rendered into a ConfigMap mounted into the agent',
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        anyOf: [{ required: ['namespace'] }, { required: ['selector'] }],
+        properties: {
+          namespace: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
+          selector: { type: 'string', minLength: 1 },
+          drain: { type: 'string', enum: ['evict', 'skip', 'wait-completed'] },
+          order: { type: 'integer', minimum: -2147483648, maximum: 2147483647 },
+        },
+      },
     },
     extraArgs: {
       description:
@@ -821,10 +841,12 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     quarantineCordon: false,
     quarantineRetry: '1h',
     maxQuarantined: '',
+    drainFallback: 'none',
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',
   },
+  drainRules: [],
   notifyUrlSecret: { name: '', key: '' },
   extraArgs: {},
   extraEnv: [],

@@ -8,6 +8,8 @@
 // start (--lock-ttl does not free such a node: deleting its Node or removing the label does). After the reboot the record proves it (bootID changed) even without the lock, and carries
 // the attempt count and the start of the readiness wait across agent restarts.
 
+import { parseDrainSummary, type DrainSummary } from './drain-summary.js';
+
 /** The record's annotation. */
 export const CYCLE_ANNOTATION = 'kured-ts.dev/cycle';
 /**
@@ -47,6 +49,8 @@ export interface CycleRecord {
   requiredAt?: string;
   /** When the drain finished (written with the reboot request). */
   drainedAt?: string;
+  /** What the drain did with the pods (written with the reboot request), for the reboot history. */
+  drain?: DrainSummary;
   /** The kernel and OS image the cycle started on. */
   kernel?: string;
   osImage?: string;
@@ -94,7 +98,13 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  return record;
+  return withDrain(record, value.drain);
+}
+
+/** The record with the drain summary `raw` when it can be read (for the reboot history). */
+function withDrain(record: CycleRecord, raw: unknown): CycleRecord {
+  const drain = parseDrainSummary(raw);
+  return drain === undefined ? record : { ...record, drain };
 }
 
 /** The annotation's value. */

@@ -6,6 +6,7 @@
 import type { CycleRecord } from './cycle.js';
 import type { NodeState } from './node.js';
 import { rebootRequestOf } from './reboot-request.js';
+import { parseDrainSummary, type DrainSummary } from './drain-summary.js';
 
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
@@ -32,6 +33,8 @@ export interface HistoryRecord {
   /** An admin's request the cycle answered (`kured-ts reboot`): who asked, and why. */
   requestedByAdmin?: string;
   requestReason?: string;
+  /** What the drain did with the node's pods (absent when the cycle did not drain, or before kured-ts recorded it). */
+  drain?: DrainSummary;
 }
 
 /** The per-phase durations of a record, seconds; a phase whose ends are not known is absent. */
@@ -85,6 +88,8 @@ function readRecord(value: unknown): HistoryRecord | undefined {
     endedAt: text('endedAt'),
   };
   for (const key of OPTIONAL_FIELDS) if (typeof value[key] === 'string') record[key] = value[key];
+  const drain = parseDrainSummary(value.drain);
+  if (drain !== undefined) record.drain = drain;
   return record;
 }
 
@@ -133,6 +138,7 @@ export function cycleHistoryRecord(
   if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
   if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
   if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
+  if (record.drain !== undefined) entry.drain = record.drain;
   return { ...entry, ...requestFields(node.annotations) };
 }
 

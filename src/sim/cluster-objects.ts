@@ -13,7 +13,7 @@ import {
 import type { SimDaemonSet, SimNode, SimPdb, SimPod } from './objects.js';
 import { CONTROL_PLANE_LABEL } from '../node/role.js';
 import { ETCD_NAMESPACE } from '../blockers/control-plane.js';
-import { MIRROR_ANNOTATION } from '../drain/kube-drainer.js';
+import { MIRROR_ANNOTATION } from '../drain/drain-plan.js';
 
 export function readyCondition(
   ready: boolean,

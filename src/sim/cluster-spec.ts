@@ -6,6 +6,8 @@ export type PdbSpec = { kind: 'none' } | { kind: 'maxUnavailable' | 'minAvailabl
 
 export const SIM_NAMESPACE = 'apps';
 export const BATCH_NAMESPACE = 'batch';
+/** simulate --storage-pods: one storage daemon per node, drain order 10. */
+export const STORAGE_NAMESPACE = 'storage';
 export const DS_NAMESPACE = 'kube-system';
 export const DS_NAME = 'kured';
 export const REPLICA_LABEL = 'sim.kured-ts.dev/replica';
@@ -47,6 +49,8 @@ export interface ClusterSpec {
    * removes): their drain cannot complete. Default 0.
    */
   undrainable?: number;
+  /** One storage daemon per node with label kured-ts.dev/drain-order=10 (simulate --storage-pods). Default false. */
+  storagePods?: boolean;
   /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
   zones?: number;
   /**

@@ -1,7 +1,14 @@
 // The workloads the simulated cluster starts with: ReplicaSet pods spread over the nodes (with a PDB
 // each), and the batch pods that block the first nodes' reboots for a while.
 import { blockingPod, pdbObject, stuckPod } from './cluster-objects.js';
-import { BATCH_NAMESPACE, REPLICA_LABEL, SIM_NAMESPACE, type ClusterSpec } from './cluster-spec.js';
+import { DRAIN_ORDER_LABEL } from '../drain/drain-plan.js';
+import {
+  BATCH_NAMESPACE,
+  REPLICA_LABEL,
+  SIM_NAMESPACE,
+  STORAGE_NAMESPACE,
+  type ClusterSpec,
+} from './cluster-spec.js';
 import type { SimPdb, SimPod, SimServer } from './objects.js';
 import { randomHex, type Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';
@@ -37,6 +44,31 @@ export function createWorkloads(c: WorkloadContext): void {
     }
   }
   createStuckPods(c);
+  if (c.spec.storagePods === true) createStoragePods(c);
+}
+
+/**
+ * simulate --storage-pods: a storage daemon on every node (namespace storage, label
+ * kured-ts.dev/drain-order=10): the drain evicts it only once the node's other pods are gone.
+ * Not recreated (its node's storage comes back with the node, outside the simulation).
+ */
+function createStoragePods(c: WorkloadContext): void {
+  for (const node of c.names) {
+    const pod: SimPod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `osd-${node}`,
+        namespace: STORAGE_NAMESPACE,
+        labels: { app: 'osd', [DRAIN_ORDER_LABEL]: '10' },
+      },
+      spec: {
+        terminationGracePeriodSeconds: c.spec.graceSeconds,
+        containers: [{ name: 'osd', image: 'registry.example/osd:1' }],
+      },
+    };
+    c.server.create<SimPod>('pods', readyPod(pod, node, c.isoNow()));
+  }
 }
 
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */

@@ -14,6 +14,7 @@ import type { VirtualTime } from './virtual-time.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { quorumGaps, workerAhead } from './control-plane-checks.js';
+import { DrainOrderCheck } from './drain-order-checks.js';
 import { HELD_BACK, blockedGroup } from './blocked-group.js';
 
 /** One broken invariant, when and where. */
@@ -38,7 +39,8 @@ export interface Violation {
     | 'control-plane-concurrent'
     | 'control-plane-without-quorum'
     | 'control-plane-before-workers'
-    | 'removed-by-autoscaler';
+    | 'removed-by-autoscaler'
+    | 'drain-order';
   detail: string;
 }
 
@@ -114,6 +116,8 @@ export class Observer {
   };
   private readonly startMs: number;
   private unsubscribe: (() => void) | undefined;
+  /** Storage pods (order 10) evicted, none while a pod of a lower order was on their node. */
+  readonly drainOrder: DrainOrderCheck;
   /** Called on every phase change (for the progress view). */
   onPhase: ((change: PhaseChange) => void) | undefined;
 
@@ -124,6 +128,9 @@ export class Observer {
     private readonly options: ObserverOptions,
   ) {
     this.startMs = time.nowMs();
+    this.drainOrder = new DrainOrderCheck(server, (node, detail) => {
+      this.violate(node, 'drain-order', detail);
+    });
     for (const name of cluster.names)
       this.timeline.set(name, {
         phase: 'starting',
@@ -155,6 +162,7 @@ export class Observer {
   }
 
   private onWrite(e: SimWriteEvent): void {
+    if (e.resource === 'pods') this.drainOrder.onPod(e.type, e.object as SimPod);
     if (e.resource === 'daemonsets') this.onDaemonSet(e.object as SimDaemonSet);
     else if (e.resource === 'pods' && e.type === 'DELETED') this.onPodGone(e.object as SimPod);
     else if (e.resource === 'nodes' && e.type !== 'DELETED') this.onNode(e.object as SimNode);

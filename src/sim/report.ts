@@ -92,9 +92,16 @@ function waveRows(r: SimulationResult): string[] {
   ];
 }
 
-/** Nodes quarantined (their drain failed), and a halt of new cycles (--max-quarantined). */
+/** Nodes quarantined (their drain failed), and a halt of new cycles (--max-quarantined); drain order. */
 function quarantineRows(r: SimulationResult): string[] {
   const rows: string[] = [];
+  if (r.drainOrder !== undefined)
+    rows.push(
+      row(
+        'drain order (storage pods)',
+        `${r.drainOrder.evicted} order-10 pods evicted, ${r.drainOrder.early} while a lower-order pod was on their node`,
+      ),
+    );
   if (r.quarantined.length > 0)
     rows.push(
       row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),

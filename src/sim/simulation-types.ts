@@ -1,4 +1,5 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
@@ -169,6 +170,8 @@ export interface SimulationResult {
   controlPlane?: { nodes: number; firstLockMs: number | undefined; lastWorkerLockMs: number | undefined };
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
+  /** simulate --storage-pods: order-10 pods evicted, and how many while a lower order was on their node. */
+  drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
   /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */

@@ -391,6 +391,7 @@ export class Simulation {
       ...this.controlPlane(),
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      drainOrder: observer.drainOrder.result(),
       halted: fleetHalt(observer),
       autoscalerRemovals: this.removals(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),

@@ -161,6 +161,8 @@ export class TrackedKube implements Kube {
   ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
   evictPod: Kube['evictPod'] = (namespace, name, grace, signal) =>
     this.call('evictPod', (k) => k.evictPod(namespace, name, grace, signal));
+  deletePod: Kube['deletePod'] = (namespace, name, options, signal) =>
+    this.call('deletePod', (k) => k.deletePod(namespace, name, options, signal));
   dryRunEviction: Kube['dryRunEviction'] = (namespace, name, signal) =>
     this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>

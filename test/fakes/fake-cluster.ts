@@ -268,7 +268,7 @@ export class FakeCluster {
           for (let i = 0; i < n; i++) hooks?.onEviction?.(outcome);
         };
         if (!this.node.unschedulable) this.violations.push('drain of an uncordoned node');
-        const base = { evicted: [], skipped: [], durationMs: 2000 };
+        const base = { evicted: [], skipped: [], waited: [], deleted: [], durationMs: 2000 };
         if (this.drainFails) {
           count('refused', 3);
           const pending = [{ pod: 'default/web-1', reason: 'PDB refused', pdb: 'web' }];

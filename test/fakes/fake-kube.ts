@@ -90,6 +90,9 @@ export class FakeKube implements Kube {
   evictPod(): Promise<void> {
     return unsupported('evictPod');
   }
+  deletePod(): Promise<void> {
+    return unsupported('deletePod');
+  }
   mergePatchDaemonSet(): Promise<V1DaemonSet> {
     return unsupported('mergePatchDaemonSet');
   }

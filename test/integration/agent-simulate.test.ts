@@ -3,6 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { createAgent } from '../../src/agent/create-agent.js';
 import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
+import { DRAIN_ORDER_LABEL } from '../../src/drain/drain-plan.js';
+import type { Kube, V1Pod } from '../../src/kube/kube.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
@@ -46,5 +48,38 @@ describe('undrainable nodes in the simulator (issue 33)', () => {
     expect(r.quarantined).toEqual(['node-01', 'node-02']);
     expect(r.halted).toMatch(/^halted: 2 other nodes quarantined \(--max-quarantined 1\): node-01, node-02/);
     expect(r.rebooted).toBeLessThan(6);
+  }, 60_000);
+});
+
+describe('storage pods of drain order 10 in the simulator (issue 30)', () => {
+  const storage: SimulateOptions = { ...small, nodes: 6, concurrency: 2, storagePods: true, seed: 7 };
+
+  it('evicts each only after the other pods of its node are gone, no invariant broken', async () => {
+    const r = await simulate(storage, { createAgent });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.rebooted).toBe(6);
+    expect(r.drainOrder).toEqual({ evicted: 6, early: 0 });
+  }, 60_000);
+
+  it('catches a drain that does not see the order (the label stripped from what it lists)', async () => {
+    const blind: typeof createAgent = (config, io) => {
+      const kube = new Proxy(io.kube, {
+        get(target, key): unknown {
+          if (key === 'listPods')
+            return async (...args: Parameters<Kube['listPods']>): Promise<V1Pod[]> =>
+              (await target.listPods(...args)).map((p) => ({
+                ...p,
+                metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [DRAIN_ORDER_LABEL]: '0' } },
+              }));
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      return createAgent(config, { ...io, kube });
+    };
+    const r = await simulate(storage, { createAgent: blind });
+    expect(r.drainOrder?.early).toBeGreaterThan(0);
+    expect(new Set(r.violations.map((v) => v.rule))).toEqual(new Set(['drain-order']));
   }, 60_000);
 });

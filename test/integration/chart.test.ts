@@ -38,6 +38,7 @@ import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { chartSchemaErrors } from '../../src/migrate/chart-schema.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';
 import { FLAGS } from '../../src/config/flags.js';
+import { parseDrainRules } from '../../src/config/drain-rules.js';
 import { defaultConfig, parseConfig, parseFlags, type FlagValues } from '../../src/config/parse.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -192,7 +193,8 @@ function flagValues(args: readonly string[]): Record<string, string[]> {
 const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 /** Flags the chart sets itself instead of through `configuration`. */
-const SET_BY_CHART = ['node-id', 'kubeconfig'];
+/** drain-rules: the chart's top-level drainRules (the rules) rendered into a ConfigMap it points the flag at. */
+const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules'];
 
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
@@ -292,11 +294,11 @@ describe('helm lint and helm template', () => {
         .map((o) => o.kind)
         .sort();
     expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
-    // agents and coordinator: two of each RBAC object and ServiceAccount; 3 + 2 policies
+    // agents and coordinator: two of each RBAC object and ServiceAccount; 4 + 2 policies
     const two = (kind: string): string[] => [kind, kind];
     const policies = [
-      ...Array<string>(5).fill('ValidatingAdmissionPolicy'),
-      ...Array<string>(5).fill('ValidatingAdmissionPolicyBinding'),
+      ...Array<string>(6).fill('ValidatingAdmissionPolicy'),
+      ...Array<string>(6).fill('ValidatingAdmissionPolicyBinding'),
     ];
     expect(kinds([])).toEqual([
       ...two('ClusterRole'),
@@ -569,6 +571,59 @@ function sampleValue(
   const value = choices?.find((c) => c !== current) ?? SAMPLES[name] ?? 'x';
   return [value, `--${name}=${value}`];
 }
+
+describe('drainRules', () => {
+  const rules = [
+    'drainRules[0].namespace=rook-ceph',
+    'drainRules[0].selector=app=rook-ceph-osd',
+    'drainRules[0].drain=evict',
+    'drainRules[0].order=10',
+    'drainRules[1].selector=app=node-agent',
+    'drainRules[1].drain=skip',
+  ];
+
+  test('are rendered into a ConfigMap mounted into the agent, which --drain-rules points at and the agent reads', () => {
+    const objects = render([], rules);
+    const { container, pod, ds } = agent(objects);
+    const map = only(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+    const volume = pod.volumes.find((v) => v.name === 'drain-rules') as unknown as {
+      configMap: { name: string };
+    };
+    expect(volume.configMap.name).toBe(map.metadata.name);
+    expect(container.volumeMounts).toContainEqual({
+      name: 'drain-rules',
+      mountPath: '/etc/kured-ts/drain-rules',
+      readOnly: true,
+    });
+    expect(container.args).toContain('--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml');
+    const parsed = parseDrainRules(map.data['drain-rules.yaml'] ?? '');
+    expect(parsed.map((r) => [r.namespace, r.drain, r.order])).toEqual([
+      ['rook-ceph', 'evict', 10],
+      [undefined, 'skip', undefined],
+    ]);
+    // a change of the rules rolls the agents (they read them at start-up)
+    const annotations = (
+      ds.spec.template as unknown as { metadata: { annotations?: Record<string, string> } }
+    ).metadata.annotations;
+    expect(annotations?.['checksum/drain-rules']).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test('render nothing without rules', () => {
+    const objects = render();
+    expect(objects.filter((o) => o.kind === 'ConfigMap')).toEqual([]);
+    expect(agent(objects).container.args.some((a) => a.startsWith('--drain-rules'))).toBe(false);
+  });
+
+  test.each([
+    ['drainRules[0].drain=skp', '/drainRules/0/drain'],
+    ['drainRules[0].drian=skip', "additional properties 'drian'"],
+    ['drainRules[0].order=ten', '/drainRules/0/order'],
+  ])('a bad rule (%s) fails helm template naming it', (set, where) => {
+    const out = helm(['template', RELEASE, chart, '--set', 'drainRules[0].namespace=x', '--set', set]);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain(where);
+  });
+});
 
 describe('the DaemonSet', () => {
   test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
@@ -950,6 +1005,8 @@ const PERMISSIONS: Record<
   },
   // Only the operator commands finding the chart's DaemonSet: granted to neither.
   listDaemonSets: { group: 'apps', resource: 'daemonsets', verb: 'list' },
+  // Only with configuration.drainFallback delete (a test of its own below): granted to neither by default.
+  deletePod: { group: '', resource: 'pods', verb: 'delete' },
   getLease: {
     group: 'coordination.k8s.io',
     resource: 'leases',
@@ -1079,6 +1136,15 @@ describe('RBAC', () => {
       ]);
     },
   );
+
+  test('with drainFallback delete, and only then, the ClusterRole also grants delete on pods (the admission policy confines it to the own node)', () => {
+    const role = only(render([], ['configuration.drainFallback=delete']), 'ClusterRole') as RoleShape;
+    const deletes = role.rules.filter((r) => r.verbs.includes('delete'));
+    expect(deletes).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }]);
+    expect(role.rules.filter((r) => !r.verbs.includes('delete'))).toEqual(CLUSTER_RULES);
+    const { container } = agent(render([], ['configuration.drainFallback=delete']));
+    expect(parseConfig(flagValues(container.args), {}).drainFallback).toBe('delete');
+  });
 
   test("the agent's Role grants get on the coordinator's Lease only, and on no other Lease", () => {
     const role = only(render(), 'Role') as RoleShape;
@@ -1725,7 +1791,7 @@ describe('the admission policy', () => {
 
   test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
     const bindings = bindingsOf(render([], ['admissionPolicy.validationActions={Warn,Audit}']));
-    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(5).fill(['Warn', 'Audit']));
+    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(6).fill(['Warn', 'Audit']));
     const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/validationActions/);

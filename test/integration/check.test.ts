@@ -10,6 +10,7 @@ import { registerCheck } from '../../src/cli/check-command.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { defaultConfig } from '../../src/config/parse.js';
+import { parseDrainRules } from '../../src/config/drain-rules.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { SentinelVerdict } from '../../src/sentinel/sentinel.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -240,8 +241,53 @@ describe('kured-ts check', () => {
       '  pdb         ok         does not block',
       '  node        ok         bootID boot-n1',
       '  lock        BLOCKS     all 1 lock slot(s) held by n2',
+      'drain: no pod on the node',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);
+    expect(writes()).toEqual([]);
+  });
+
+  it("lists what the drain would do with each pod, in the drain's order, and which label or rule decided", async () => {
+    api.create('daemonsets', daemonSet());
+    api.create('pods', pod('web', { app: 'web' }));
+    api.create('pods', pod('osd', { app: 'osd' }));
+    api.create('pods', pod('agent', { app: 'agent', 'kured-ts.dev/drain': 'skip' }));
+    api.create('pods', pod('batch', { app: 'batch', 'cluster.x-k8s.io/drain': 'wait-completed' }));
+    api.create('pods', pod('typo', { app: 'typo', 'kured-ts.dev/drain': 'skp' }));
+    const rules = parseDrainRules('- namespace: default\n  selector: app=osd\n  order: 10\n');
+    const report = await evaluateCheck(
+      { node: 'n1', config: config({ drainRules: rules }) },
+      io,
+      AbortSignal.timeout(5000),
+    );
+    expect(report.drain).toEqual([
+      {
+        pod: 'default/typo',
+        action: 'invalid',
+        order: 0,
+        reason: 'bad drain label: label kured-ts.dev/drain="skp" is not one of evict, skip, wait-completed',
+      },
+      {
+        pod: 'default/batch',
+        action: 'wait-completed',
+        order: 0,
+        reason: 'label cluster.x-k8s.io/drain=wait-completed',
+      },
+      { pod: 'default/web', action: 'evict', order: 0, reason: 'default' },
+      {
+        pod: 'default/osd',
+        action: 'evict',
+        order: 10,
+        reason: 'evict by default, order 10 by --drain-rules entry 1 (namespace default, selector app=osd)',
+      },
+      { pod: 'default/agent', action: 'skip', order: 0, reason: 'label kured-ts.dev/drain=skip' },
+    ]);
+    expect(report.decision).toEqual({
+      kind: 'would-reboot',
+      reason: expect.stringContaining(
+        'but its drain would fail before any eviction on default/typo (bad drain label: label kured-ts.dev/drain="skp"',
+      ) as unknown as string,
+    });
     expect(writes()).toEqual([]);
   });
 

@@ -2,7 +2,8 @@
 // test:real-api`): what the fake API server's CEL engine judges in test/integration/
 // admission-policy.test.ts, judged again by kube's own RBAC and typed CEL (an expression that did
 // not compile would fail every write the policies match, the admitted ones too). The chart is
-// rendered with its default values under a release of its own and applied; the coordinator and an
+// rendered with its default values (but drainFallback delete, so that the agent's pod deletions
+// reach the policy past RBAC) under a release of its own and applied; the coordinator and an
 // agent then call the API with tokens bound to their pods, as the kubelet mounts them. (The
 // policies' typeChecking status is written by kube-controller-manager, which does not run here.)
 import { spawnSync } from 'node:child_process';
@@ -36,7 +37,17 @@ function render(): Manifest[] {
   const helm = spawnSync(process.execPath, ['scripts/ensure-helm.mjs'], { encoding: 'utf8' }).stdout.trim();
   const out = spawnSync(
     helm,
-    ['template', RELEASE, 'charts/kured-ts', '--namespace', NS, '--kube-version', '1.32.0'],
+    [
+      'template',
+      RELEASE,
+      'charts/kured-ts',
+      '--namespace',
+      NS,
+      '--kube-version',
+      '1.32.0',
+      '--set',
+      'configuration.drainFallback=delete',
+    ],
     { encoding: 'utf8' },
   );
   if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
@@ -241,5 +252,32 @@ describe('on a real kube-apiserver, the agent policy allows exactly the autoscal
     expect((await send(agent, own({ [REQUEST]: value }))).status).toBe(403);
     await cluster.patch('nodes', undefined, NODES[0]!, { metadata: { annotations: { [REQUEST]: value } } });
     expect(why(await send(agent, own({ [REQUEST]: null })))).toMatch(/^200/);
+  });
+});
+
+describe('on a real kube-apiserver, the agent policy on pod deletions (drainFallback delete)', () => {
+  const victim = (node: string): Promise<V1Pod> =>
+    cluster.create<V1Pod>('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `victim-${node}`, namespace: 'default' },
+      spec: { nodeName: node, containers: [{ name: 'c', image: 'kured-ts' }] },
+    });
+  const remove = (node: string): Parameters<typeof send>[1] => ({
+    method: 'DELETE',
+    path: `/api/v1/namespaces/default/pods/victim-${node}`,
+  });
+
+  it.each([
+    ['bound to its own node', NODES[0]!, /^200/],
+    [
+      'bound to another node',
+      NODES[1]!,
+      /^403 .*may delete only pods bound to its own node, not default\/victim-policy-n2 on node policy-n2/,
+    ],
+  ])('lets the agent delete a pod %s, or not', async (_what, node, answer) => {
+    await victim(node);
+    expect(why(await send(agent, remove(node)))).toMatch(answer);
+    await send(admin, remove(node));
   });
 });

@@ -313,6 +313,29 @@ describe('PdbBlocker', () => {
     expect(await blocker.check()).toEqual({ blocked: false });
     expect(kube.dryRunEvictions).toEqual([]);
   });
+
+  it.each([
+    ['its label says skip', { 'kured-ts.dev/drain': 'skip' }, []],
+    ['its label says wait-completed', { 'kured-ts.dev/drain': 'wait-completed' }, []],
+    ["Cluster API's label says skip", { 'cluster.x-k8s.io/drain': 'skip' }, []],
+    [
+      'a --drain-rules entry says skip',
+      {},
+      [{ entry: 1, namespace: 'default', selector: [], drain: 'skip' }],
+    ],
+  ] as const)(
+    'a pod whose drain rule is not evict (%s) is not evicted, so it is not asked about',
+    async (_why, labels, rules) => {
+      const kube = new FakeKube();
+      const pod = web();
+      pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, ...labels } };
+      kube.pods = [pod];
+      kube.evictionAnswers.set('default/web-1', budgetRefusal);
+      const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [], drainRules: [...rules] });
+      expect(await blocker.check()).toEqual({ blocked: false });
+      expect(kube.dryRunEvictions).toEqual([]);
+    },
+  );
 });
 
 describe('blocker registry', () => {
@@ -327,6 +350,7 @@ describe('blocker registry', () => {
     blockingPodSelectors: [],
     blockOnPdb: true,
     drainPodSelector: [],
+    drainRules: [],
     maxUnhealthyNodes: undefined,
     quarantineRetryMs: 3_600_000,
     maxQuarantined: undefined,

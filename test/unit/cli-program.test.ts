@@ -1,4 +1,7 @@
 // The commander program in-process: exit codes, the agent hand-off, pluggable commands.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import type { Command } from 'commander';
 import type { Config } from '../../src/config/config.js';
@@ -69,6 +72,45 @@ describe('the program', () => {
       'error: invalid value "two" for --concurrency: expected an integer\n',
     ]);
     expect(io.log.entries).toEqual([]);
+  });
+
+  it.each([
+    ['a rules file that does not exist', null, /cannot read the file/],
+    [
+      'a rule with a mode it does not know',
+      '- namespace: rook-ceph\n  drain: skp\n',
+      /entry 1: "drain" must be one of evict, skip, wait-completed/,
+    ],
+  ])(
+    'never starts the agent with a bad --drain-rules file (%s): one line naming the file, exit 2',
+    async (_what, text, reason) => {
+      const dir = mkdtempSync(join(tmpdir(), 'drain-rules-'));
+      const file = join(dir, 'rules.yaml');
+      if (text !== null) writeFileSync(file, text);
+      let calls = 0;
+      const runAgent = (): Promise<number> => Promise.resolve(++calls);
+      const [code, io] = await run(['--node-id', 'n1', '--drain-rules', file], new FakeIo(), { runAgent });
+      rmSync(dir, { recursive: true, force: true });
+      expect([code, calls]).toEqual([2, 0]);
+      expect(io.err).toMatch(new RegExp(`^error: invalid value "${file}" for --drain-rules: `));
+      expect(io.err).toMatch(reason);
+      expect(io.err.trim().split('\n')).toHaveLength(1);
+    },
+  );
+
+  it('hands the rules of a good --drain-rules file (from KURED_DRAIN_RULES) to the agent', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drain-rules-'));
+    const file = join(dir, 'rules.yaml');
+    writeFileSync(file, '- namespace: rook-ceph\n  selector: app=osd\n  order: 10\n');
+    let seen: Config | undefined;
+    const runAgent = (config: Config): Promise<number> => {
+      seen = config;
+      return Promise.resolve(0);
+    };
+    const [code] = await run(['--node-id', 'n1'], new FakeIo({ KURED_DRAIN_RULES: file }), { runAgent });
+    rmSync(dir, { recursive: true, force: true });
+    expect(code).toBe(0);
+    expect(seen?.drainRules.map((r) => [r.entry, r.namespace, r.order])).toEqual([[1, 'rook-ceph', 10]]);
   });
 
   it('logs deprecation warnings before the agent runs (the agent logs its configuration once connected)', async () => {

@@ -89,6 +89,10 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if not (hasKey $overridden "reboot-sentinel") -}}
 {{- $args = append $args (printf "--reboot-sentinel=/sentinel/%s" (base (.Values.configuration.rebootSentinel | default "/var/run/reboot-required"))) -}}
 {{- end -}}
+{{- /* drainRules are rendered into a ConfigMap mounted at /etc/kured-ts/drain-rules (daemonset.yaml) */ -}}
+{{- if and .Values.drainRules (not (hasKey $overridden "drain-rules")) -}}
+{{- $args = append $args "--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml" -}}
+{{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
 {{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
 {{- $args = concat $args $extra -}}

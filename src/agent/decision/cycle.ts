@@ -43,6 +43,7 @@ import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
+import { reportFallback, summaryOf } from './drain-report.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -174,13 +175,15 @@ export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Dr
   });
   metrics.observeDrain(drained.durationMs / 1000);
   const drainedAt = pass.now();
+  const summary = summaryOf(drained);
+  await reportFallback(pass, drained);
   if (drained.stopped !== undefined && !pass.env.slot.held) {
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
   if (!drained.ok && !pass.config.forceReboot) return { outcome: await drainFailed(pass, record, drained) };
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
-  // kept in the record (written with the count): the history's drain time
-  return { record: { ...record, drainedAt } };
+  // kept in the record (written with the count): the history's drain time and what it did with the pods
+  return { record: { ...record, drainedAt, ...(summary === undefined ? {} : { drain: summary }) } };
 }
 
 /**
@@ -217,10 +220,15 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   return rebootVerified(pass, current, own, recounts);
 }
 
-/** The record on the node as just read (ours if it is gone), with this pass's drain time. */
+/** The record on the node as just read (ours if it is gone), with this pass's drain (its time and pods). */
 function currentRecord(pass: Pass, record: CycleRecord): CycleRecord {
   const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
-  return record.drainedAt === undefined ? current : { ...current, drainedAt: record.drainedAt };
+  const { drainedAt, drain } = record;
+  return {
+    ...current,
+    ...(drainedAt === undefined ? {} : { drainedAt }),
+    ...(drain === undefined ? {} : { drain }),
+  };
 }
 
 /**
@@ -369,7 +377,8 @@ async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult)
   const quarantine = pass.config.onDrainFailure === 'quarantine';
   const keepCordon = quarantine && pass.config.quarantineCordon;
   await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
-    const annotations = pass.history(node, record, 'drain-failed');
+    const summary = summaryOf(result);
+    const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
     if (!quarantine) return { annotations };
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
     const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned });

@@ -317,7 +317,10 @@ function objectVerb(ctx: HttpContext, p: Parsed): Reply {
       };
     case 'DELETE':
       if (subresource !== undefined) throw methodNotAllowed();
-      return { code: 200, body: ctx.registry.remove(def, namespace, name, deleteOptions(p)).body };
+      return {
+        code: 200,
+        body: ctx.registry.remove(def, { namespace, name }, deleteOptions(p), p.caller).body,
+      };
     default:
       throw methodNotAllowed();
   }

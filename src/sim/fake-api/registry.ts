@@ -233,18 +233,20 @@ export class Registry {
       operation: AdmissionAttributes['operation'];
       def: ResourceDef;
       subResource: string;
-      object: JsonObject;
+      /** null for a DELETE (as in kube: the object being deleted is oldObject). */
+      object: JsonObject | null;
       oldObject: JsonObject | null;
       target?: { namespace: string; name: string };
     },
   ): void {
     if (this.admission === undefined || caller.user === undefined) return;
     const { def, object } = request;
+    const target = request.target ?? targetOf(object ?? request.oldObject ?? {});
     this.admission.review({
       operation: request.operation,
       resource: { group: def.group, version: def.apiVersion.split('/').pop() ?? '', resource: def.plural },
       subResource: request.subResource,
-      ...(request.target ?? targetOf(object)),
+      ...target,
       userInfo: caller.user,
       object,
       oldObject: request.oldObject,
@@ -312,15 +314,26 @@ export class Registry {
     return this.store.commit(def.name, 'MODIFIED', next);
   }
 
-  /** DELETE: graceful for scheduled, running pods when the server is in graceful mode. */
+  /**
+   * DELETE: graceful for scheduled, running pods when the server is in graceful mode. An HTTP caller's
+   * DELETE is reviewed by admission (object null, oldObject the stored object), as in kube.
+   */
   remove(
     def: ResourceDef,
-    namespace: string | undefined,
-    name: string,
+    { namespace, name }: { namespace: string | undefined; name: string },
     options: DeleteOptions,
+    caller: Caller = IN_PROCESS,
   ): DeleteResult {
     const existing = this.mustGet(def, namespace, name);
     checkPreconditions(def, existing, options);
+    this.review(caller, {
+      operation: 'DELETE',
+      def,
+      subResource: '',
+      object: null,
+      oldObject: existing,
+      target: { namespace: namespace ?? '', name },
+    });
     const grace = this.gracePeriod(def, existing, options);
     if (grace > 0) return { body: this.markDeleting(def, existing, grace), removed: false };
     const gone = this.store.commit(def.name, 'DELETED', existing);
@@ -388,7 +401,7 @@ export class Registry {
     if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
     const options = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
     if (target.dryRun === true || isDryRun(options)) return;
-    this.remove(pods, namespace, name, deleteOptionsOf(options));
+    this.remove(pods, { namespace, name }, deleteOptionsOf(options));
   }
 
   private checkBudget(namespace: string, pod: StoredObject): void {
