@@ -23,7 +23,11 @@ import { errorText } from '../text/error-text.js';
 import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outcome.js';
 
 /** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
-const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>(['pending', 'draining', 'held-after-drain']);
+const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
+  'pending',
+  'draining',
+  'held-after-drain',
+]);
 
 export interface ReporterDeps {
   node: NodeOps;

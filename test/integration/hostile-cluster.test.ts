@@ -640,9 +640,8 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
   /** The external worker sets (a value) or removes (undefined) its annotation on n1. */
   function worker(value: string | undefined): void {
     const n = node('n1');
-    const annotations = { ...n.metadata?.annotations };
-    if (value === undefined) delete annotations[HOLD];
-    else annotations[HOLD] = value;
+    const others = Object.entries(n.metadata?.annotations ?? {}).filter(([key]) => key !== HOLD);
+    const annotations = Object.fromEntries(value === undefined ? others : [...others, [HOLD, value]]);
     n.metadata = { ...n.metadata, annotations };
     server.update('nodes', n);
   }
