@@ -22,6 +22,8 @@ export type AgentConfig = Pick<
   | 'periodMs'
   | 'drainDelayMs'
   | 'rebootDelayMs'
+  | 'holdAfterDrainAnnotations'
+  | 'holdTimeoutMs'
   | 'forceReboot'
   | 'onDrainFailure'
   | 'quarantineCordon'

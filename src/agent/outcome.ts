@@ -11,6 +11,7 @@ type PlainKind =
   | 'outside-window'
   | 'awaiting-approval'
   | 'draining'
+  | 'held-after-drain'
   | 'drain-failed'
   | 'quarantined'
   | 'aborted'
@@ -24,7 +25,7 @@ type PlainKind =
 
 /**
  * What a tick decided. Stable names: tests, logs and the simulator match on them. Progress kinds
- * ('pending', 'draining') are reported in the middle of a tick; the rest end one.
+ * ('pending', 'draining', 'held-after-drain') are reported in the middle of a tick; the rest end one.
  */
 export type Outcome =
   | { kind: PlainKind; reason: string }
@@ -108,6 +109,13 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     events: [normal('LockAcquired'), normal('Draining')],
     level: 'info',
     message: 'lock acquired; draining node',
+    lockHeld: true,
+  },
+  'held-after-drain': {
+    phase: 'held-after-drain',
+    events: [normal('RebootHeld')],
+    level: 'info',
+    message: 'drained; reboot held while a hold annotation stands',
     lockHeld: true,
   },
   'drain-failed': {

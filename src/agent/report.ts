@@ -20,7 +20,14 @@ import {
 } from '../node/status.js';
 import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
-import { effectsOf, type Effects, type Outcome } from './outcome.js';
+import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outcome.js';
+
+/** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
+const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
+  'pending',
+  'draining',
+  'held-after-drain',
+]);
 
 export interface ReporterDeps {
   node: NodeOps;
@@ -166,7 +173,7 @@ export class Reporter {
   private reportMetrics(outcome: Outcome, fx: Effects): void {
     const { metrics } = this.deps;
     const first = outcome.kind !== this.lastKind;
-    if (outcome.kind !== 'pending' && outcome.kind !== 'draining') this.lastKind = outcome.kind;
+    if (!PROGRESS_KINDS.has(outcome.kind)) this.lastKind = outcome.kind;
     if (fx.lockHeld !== undefined) metrics.setLockHeld(fx.lockHeld);
     if (fx.rebootResult !== undefined && first) metrics.countReboot(fx.rebootResult);
     if (outcome.kind !== 'error')

@@ -59,6 +59,13 @@ export interface Config {
    * passed (kubectl drain --disable-eviction); `none` (default) never deletes a pod.
    */
   drainFallback: 'none' | 'delete';
+  /**
+   * --hold-after-drain-annotation: after the drain (before --reboot-delay) the agent waits while its
+   * node carries any of these annotations, set by an external worker. Default none.
+   */
+  holdAfterDrainAnnotations: string[];
+  /** --hold-timeout: bound for that hold; past it the cycle ends as a failed drain. Default 1h. */
+  holdTimeoutMs: number;
   /** --skip-wait-for-delete-timeout: seconds; pods deleting for longer are not waited for. 0 = off. */
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */

@@ -198,7 +198,8 @@ function optional(check: (value: string) => string): (value: string) => string {
   return (value) => (value === '' ? '' : check(value));
 }
 
-function conditionTypes(values: readonly string[]): string[] {
+/** Qualified names (condition types, annotation keys), comma-separated or repeated; duplicates dropped. */
+function qualifiedNames(values: readonly string[]): string[] {
   const types = values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
@@ -688,7 +689,7 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: 'none',
     description: 'node condition type that must be True after the reboot before uncordoning (repeatable)',
     apply: (values, draft) => {
-      draft.config.readinessGates = conditionTypes(values);
+      draft.config.readinessGates = qualifiedNames(values);
     },
   }),
   added({
@@ -806,6 +807,27 @@ export const FLAGS: readonly FlagSpec[] = [
     description:
       'pods whose eviction is still refused when --drain-timeout passes: none (the drain fails) or delete (deleted instead, as kubectl drain --disable-eviction; an Event DrainFallback names them; needs RBAC delete on pods)',
     apply: set('drainFallback', oneOf(['none', 'delete'] as const)),
+  }),
+  added({
+    name: 'hold-after-drain-annotation',
+    type: 'array',
+    valueName: '<key>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      'node annotation key (repeatable, comma-separated): after the drain, before --reboot-delay, the node is held, cordoned and with its slot, while it carries one (an external worker: firmware, backup, storage rebalance)',
+    apply: (values, draft) => {
+      draft.config.holdAfterDrainAnnotations = qualifiedNames(values);
+    },
+  }),
+  added({
+    name: 'hold-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '1h',
+    description: 'bound for the hold after the drain: past it the cycle ends as a failed drain does',
+    apply: set('holdTimeoutMs', duration('positive')),
   }),
   added({
     name: 'reboot-schedule',

@@ -9,6 +9,8 @@ export type EventReason =
   | 'DrainFailed'
   /** --drain-fallback delete deleted pods whose eviction was refused until --drain-timeout (named). */
   | 'DrainFallback'
+  /** The drained node is held before the reboot while a --hold-after-drain-annotation stands. */
+  | 'RebootHeld'
   | 'Rebooting'
   | 'RebootAborted'
   | 'RebootVerified'

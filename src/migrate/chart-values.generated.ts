@@ -339,6 +339,15 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--drain-fallback',
           anyOf: [{ type: 'string', enum: ['none', 'delete'] }, { const: '' }],
         },
+        holdAfterDrainAnnotation: {
+          description:
+            '--hold-after-drain-annotation (repeated): node annotation keys that hold a drained node before its reboot',
+          anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
+        },
+        holdTimeout: {
+          description: '--hold-timeout (Go duration: 1h30m, 90s, 500ms)',
+          anyOf: [{ type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' }, { const: '' }],
+        },
         quarantineCordon: { description: '--quarantine-cordon', anyOf: [{ type: 'boolean' }, { const: '' }] },
         quarantineRetry: {
           description: '--quarantine-retry (Go duration: 1h30m, 90s, 500ms, 0)',
@@ -842,6 +851,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     quarantineRetry: '1h',
     maxQuarantined: '',
     drainFallback: 'none',
+    holdAfterDrainAnnotation: [],
+    holdTimeout: '1h',
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',

@@ -10,6 +10,8 @@ export type Phase =
   | 'awaiting-approval'
   | 'waiting-for-lock'
   | 'draining'
+  /** Drained, held before the reboot while an external worker's annotation stands (--hold-after-drain-annotation). */
+  | 'held-after-drain'
   | 'rebooting'
   | 'verifying'
   | 'completed'
@@ -23,6 +25,7 @@ export const PHASES: readonly Phase[] = [
   'awaiting-approval',
   'waiting-for-lock',
   'draining',
+  'held-after-drain',
   'rebooting',
   'verifying',
   'completed',

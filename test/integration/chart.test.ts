@@ -533,6 +533,8 @@ const SAMPLES: Record<string, string> = {
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
   'settle-time': '42m',
+  'hold-timeout': '42m',
+  'hold-after-drain-annotation': 'example.com/firmware-update',
   'group-concurrency': '2',
   'history-limit': '7',
   'taint-timing': 'unblocked',

@@ -25,6 +25,7 @@ import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { seededRandom } from '../../src/sim/random.js';
 import { NODE_PAUSE_ANNOTATION } from '../../src/node/node.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
+import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
@@ -630,6 +631,115 @@ describe('the node changed during --reboot-delay (the re-verify judges its phase
     expect(holders()).toEqual(expected.holders);
     expect(violations).toEqual([]);
   });
+});
+
+describe('the hold after the drain (--hold-after-drain-annotation, before --reboot-delay)', () => {
+  const HOLD = 'example.com/firmware';
+  const holdConfig = { holdAfterDrainAnnotations: [HOLD], holdTimeoutMs: 120_000, rebootDelayMs: 0 };
+
+  /** The external worker sets (a value) or removes (undefined) its annotation on n1. */
+  function worker(value: string | undefined): void {
+    const n = node('n1');
+    const others = Object.entries(n.metadata?.annotations ?? {}).filter(([key]) => key !== HOLD);
+    const annotations = Object.fromEntries(value === undefined ? others : [...others, [HOLD, value]]);
+    n.metadata = { ...n.metadata, annotations };
+    server.update('nodes', n);
+  }
+
+  const status = (): ReturnType<typeof parseStatus> =>
+    parseStatus(node('n1').metadata?.annotations?.[STATUS_ANNOTATION]);
+
+  /** Starts n1's tick on `clock`; `next()` moves the clock past the agent's next look (30 s, its longest wait). */
+  function holding(clock: FakeClock, overrides: Partial<Config> = {}) {
+    let settled = false;
+    const ticking = agent('n1', { ...holdConfig, ...overrides }, { clock })
+      .tick()
+      .finally(() => {
+        settled = true;
+      });
+    const asleep = (what: string): Promise<void> => waitFor(() => settled || clock.pending > 0, what);
+    return {
+      ticking,
+      settled: () => settled,
+      held: () => waitFor(() => status()?.phase === 'held-after-drain' && clock.pending > 0, 'n1 is held'),
+      next: async (): Promise<void> => {
+        await clock.advance(30_000);
+        await asleep('n1 looks again or ends its tick');
+      },
+    };
+  }
+
+  it('holds a drained node, cordoned and with its slot, while the hold annotation stands, and reboots once it goes', async () => {
+    watchInvariants(1);
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    const run = holding(clock);
+    await run.held();
+    for (let look = 0; look < 3; look++) {
+      expect(status()).toMatchObject({
+        phase: 'held-after-drain',
+        reason: expect.stringContaining(`node annotation ${HOLD}=bios-2.1 stands`),
+      });
+      expect(node('n1').spec?.unschedulable).toBe(true);
+      expect(server.list<V1Pod>('pods').filter((p) => p.spec?.nodeName === 'n1')).toEqual([]);
+      expect(holders()).toEqual(['n1']);
+      expect(reboots.get('n1')).toBe(0);
+      expect(run.settled()).toBe(false);
+      await run.next();
+    }
+    worker(undefined);
+    await run.next();
+    expect((await run.ticking).kind).toBe('rebooting');
+    expect(reboots.get('n1')).toBe(1);
+    expect(violations).toEqual([]);
+  });
+
+  it('holds again when the annotation is removed and set again before the agent looks, naming its new value', async () => {
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    const run = holding(clock);
+    await run.held();
+    worker(undefined);
+    worker('bios-2.2');
+    await run.next();
+    expect(status()).toMatchObject({
+      phase: 'held-after-drain',
+      reason: expect.stringContaining(`node annotation ${HOLD}=bios-2.2 stands`),
+    });
+    expect(holders()).toEqual(['n1']);
+    expect(reboots.get('n1')).toBe(0);
+    worker(undefined);
+    await run.next();
+    expect((await run.ticking).kind).toBe('rebooting');
+    expect(reboots.get('n1')).toBe(1);
+  });
+
+  it.each([
+    ['requeue', 'drain-failed'],
+    ['quarantine', 'quarantined'],
+  ] as const)(
+    'ends the cycle as a failed drain when the hold outlasts --hold-timeout (--on-drain-failure %s: %s)',
+    async (onDrainFailure, kind) => {
+      watchInvariants(1);
+      worker('bios-2.1');
+      const clock = new FakeClock(new Date());
+      const run = holding(clock, { onDrainFailure });
+      await run.held();
+      // 120 s of hold, looked at every 5, 10, 20, 30 s at most: ten moves of 30 s are more than enough
+      for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
+      const outcome = await run.ticking;
+      expect(outcome).toMatchObject({
+        kind,
+        reason: expect.stringContaining(`--hold-timeout 2m: node annotation ${HOLD}=bios-2.1 still stands`),
+      });
+      expect(reboots.get('n1')).toBe(0);
+      expect(node('n1').metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
+      expect(node('n1').metadata?.annotations?.[CYCLE_ANNOTATION]).toBeUndefined();
+      expect(node('n1').spec?.unschedulable).not.toBe(true);
+      expect(holders()).toEqual([]);
+      expect(violations).toEqual([]);
+    },
+  );
 });
 
 describe("an admin's cordon made during our cycle", () => {

@@ -26,6 +26,7 @@ const FLEET_POLICY_FLAGS = [
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
   'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group', 'drain-rules', 'drain-fallback',
+  'hold-after-drain-annotation', 'hold-timeout',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -63,6 +64,7 @@ describe('the flag table', () => {
       [
         'blocking-pod-selector',
         'blocking-query',
+        'hold-after-drain-annotation',
         'post-reboot-node-labels',
         'pre-reboot-node-labels',
         'readiness-gate',

@@ -46,6 +46,8 @@ describe('defaults', () => {
       drainRulesFile: '',
       drainRules: [],
       drainFallback: 'none',
+      holdAfterDrainAnnotations: [],
+      holdTimeoutMs: 3_600_000,
       skipWaitForDeleteTimeoutSeconds: 0,
       forceReboot: false,
       onDrainFailure: 'quarantine',

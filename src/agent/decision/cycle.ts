@@ -44,6 +44,7 @@ import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
+import { holdAfterDrain } from './hold.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -164,7 +165,7 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
   return 'outcome' in next ? next.outcome : next;
 }
 
-/** Drain (checking the slot between rounds), then wait --reboot-delay. */
+/** Drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
 export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
   const drained = await drainer.drain(pass.signal, {
@@ -181,6 +182,14 @@ export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Dr
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
   if (!drained.ok && !pass.config.forceReboot) return { outcome: await drainFailed(pass, record, drained) };
+  const held = await holdAfterDrain(pass, record);
+  if (held !== undefined) {
+    const outcome =
+      'lost' in held
+        ? await abortBeforeReboot(pass, record, held.lost)
+        : await drainFailed(pass, record, drained, held.timedOut);
+    return { outcome };
+  }
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
   // kept in the record (written with the count): the history's drain time and what it did with the pods
   return { record: { ...record, drainedAt, ...(summary === undefined ? {} : { drain: summary }) } };
@@ -372,8 +381,14 @@ async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
  * cycle BEFORE giving the slot back (kured #1129). With --on-drain-failure quarantine the same write
  * quarantines the node: it is passed over until the pods that stopped the drain change or
  * --quarantine-retry passes, instead of taking the next free slot again (its need is the oldest).
+ * `why` replaces the pods in the reason when something else failed the drain (--hold-timeout).
  */
-async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
+async function drainFailed(
+  pass: Pass,
+  record: CycleRecord,
+  result: DrainResult,
+  why?: string,
+): Promise<Outcome> {
   const quarantine = pass.config.onDrainFailure === 'quarantine';
   const keepCordon = quarantine && pass.config.quarantineCordon;
   await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
@@ -386,13 +401,13 @@ async function drainFailed(pass: Pass, record: CycleRecord, result: DrainResult)
   });
   await pass.release();
   const pods = podList(quarantinedPods(result), 10);
-  if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${pods}` };
+  if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
   const retry = pass.config.quarantineRetryMs;
   const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
   const cordon = keepCordon ? '; left cordoned' : '';
   return {
     kind: 'quarantined',
-    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): the drain failed on ${pods}; passed over until these pods change${until}; lock released${cordon}`,
+    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): ${why ?? `the drain failed on ${pods}`}; passed over until these pods change${until}; lock released${cordon}`,
   };
 }
 

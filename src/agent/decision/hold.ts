@@ -1,0 +1,56 @@
+// The hold after the drain (--hold-after-drain-annotation, issue 30): an external worker (firmware,
+// a backup, a storage rebalance) annotates the node while it needs it drained; the agent keeps its
+// slot and its cordon and waits, after the drain and before --reboot-delay, until no such annotation
+// stands, bounded by --hold-timeout. What ends it early (the timeout, the slot lost) is the cycle's
+// to act on (cycle.ts): this file only waits and says why it stopped.
+import { monotonicMs } from '../../clock/clock.js';
+import type { CycleRecord } from '../../node/cycle.js';
+import type { NodeState } from '../../node/node.js';
+import { shortDuration } from '../../text/duration.js';
+import type { Pass } from './pass.js';
+
+/** The first wait between two reads of the node while held; it doubles up to HOLD_POLL_MAX_MS. */
+export const HOLD_POLL_FIRST_MS = 5_000;
+/** The longest wait between two reads of the node while held. */
+export const HOLD_POLL_MAX_MS = 30_000;
+
+/** Why a hold stopped short of its annotations' going: the slot lost, or --hold-timeout passed. */
+export type HoldEnd = { lost: string } | { timedOut: string };
+
+/** The first of `keys` the node carries, as `key=value`; undefined when it carries none. */
+export function holdOn(node: NodeState, keys: readonly string[]): string | undefined {
+  const key = keys.find((k) => node.annotations[k] !== undefined);
+  return key === undefined ? undefined : `${key}=${node.annotations[key] ?? ''}`;
+}
+
+/**
+ * Waits while the node carries one of --hold-after-drain-annotation's keys, reading it again on the
+ * clock (HOLD_POLL_FIRST_MS, doubling up to HOLD_POLL_MAX_MS) and checking the slot is still ours
+ * each time; reports 'held-after-drain' naming the annotation. Resolves to undefined once none
+ * stands (at once without the flag), else to why the hold stopped; the pass's signal aborts the wait.
+ */
+export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<HoldEnd | undefined> {
+  const keys = pass.config.holdAfterDrainAnnotations;
+  if (keys.length === 0) return undefined;
+  const { clock } = pass.deps;
+  const timeout = pass.config.holdTimeoutMs;
+  let since: number | undefined;
+  let waitMs = HOLD_POLL_FIRST_MS;
+  for (;;) {
+    const hold = holdOn(await pass.readNode(), keys);
+    if (hold === undefined) return undefined;
+    since ??= monotonicMs(clock);
+    const heldMs = monotonicMs(clock) - since;
+    if (heldMs >= timeout) {
+      return {
+        timedOut: `held after the drain past --hold-timeout ${shortDuration(timeout)}: node annotation ${hold} still stands`,
+      };
+    }
+    const lost = await pass.slotStillOurs(record);
+    if (lost !== undefined) return { lost: `${lost} while held after the drain by ${hold}` };
+    const reason = `drained; reboot held while node annotation ${hold} stands (at most --hold-timeout ${shortDuration(timeout)})`;
+    await pass.env.progress.report({ kind: 'held-after-drain', reason }, pass.signal);
+    await clock.sleep(Math.min(waitMs, timeout - heldMs), pass.signal);
+    waitMs = Math.min(waitMs * 2, HOLD_POLL_MAX_MS);
+  }
+}
