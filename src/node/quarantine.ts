@@ -30,6 +30,11 @@ export interface QuarantineRecord {
   pods: QuarantinedPod[];
   /** The node stays cordoned by us (--quarantine-cordon): lifted with the quarantine, or by its next cycle. */
   cordoned: boolean;
+  /**
+   * The hold annotations (--hold-after-drain-annotation) that outlasted --hold-timeout: passed over
+   * while one of them stands (no pod stopped this drain, so no pod's change can lift it).
+   */
+  holdKeys?: string[];
 }
 
 /** Is the node quarantined (the label is there, whatever its value)? */
@@ -60,7 +65,15 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
     if (typeof v.since !== 'string' || Number.isNaN(Date.parse(v.since)) || !Array.isArray(v.pods))
       return undefined;
     const pods = v.pods.map(podOf).filter((p): p is QuarantinedPod => p !== undefined);
-    return { since: v.since, pods, cordoned: v.cordoned === true };
+    const holdKeys = Array.isArray(v.holdKeys)
+      ? v.holdKeys.filter((k): k is string => typeof k === 'string')
+      : [];
+    return {
+      since: v.since,
+      pods,
+      cordoned: v.cordoned === true,
+      ...(holdKeys.length > 0 ? { holdKeys } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -139,10 +152,8 @@ export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
       reason: `quarantined (${QUARANTINE_LABEL}=${label}) without a readable ${QUARANTINE_ANNOTATION} record: remove the label to release it`,
     };
   }
-  const gone = record.pods.filter((p) => !stillThere(p, f.pods));
-  if (gone.length > 0 || record.pods.length === 0) {
-    return { held: false, reason: `quarantined, but its pods changed (${podList(gone)} gone): trying again` };
-  }
+  const cause = causeOf(record, f);
+  if (cause.changed !== undefined) return { held: false, reason: cause.changed };
   const since = Date.parse(record.since);
   const until = since + f.retryMs;
   if (f.retryMs > 0 && f.now.getTime() >= until) {
@@ -152,8 +163,29 @@ export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
     };
   }
   const retry = f.retryMs > 0 ? ` or at ${new Date(until).toISOString()}` : '';
-  return {
-    held: true,
-    reason: `quarantined since ${record.since}: the drain failed on ${podList(record.pods)}; passed over until these pods change${retry}`,
-  };
+  return { held: true, reason: `quarantined since ${record.since}: ${cause.holds}${retry}` };
+}
+
+/**
+ * What the quarantine waits on: the pods that stopped the drain, or the hold annotations that
+ * outlasted --hold-timeout; `changed` says why it lifts when that is gone, `holds` what it waits on.
+ */
+function causeOf(
+  record: QuarantineRecord,
+  f: QuarantineFacts,
+): { changed: string; holds?: undefined } | { changed?: undefined; holds: string } {
+  if (record.holdKeys !== undefined) {
+    const standing = record.holdKeys.filter((k) => f.node.annotations[k] !== undefined);
+    if (standing.length === 0)
+      return {
+        changed: 'quarantined, but the hold annotations that outlasted the timeout are gone: trying again',
+      };
+    return {
+      holds: `held after the drain past --hold-timeout by ${standing.join(', ')}; passed over until the annotation goes`,
+    };
+  }
+  const gone = record.pods.filter((p) => !stillThere(p, f.pods));
+  if (gone.length > 0 || record.pods.length === 0)
+    return { changed: `quarantined, but its pods changed (${podList(gone)} gone): trying again` };
+  return { holds: `the drain failed on ${podList(record.pods)}; passed over until these pods change` };
 }

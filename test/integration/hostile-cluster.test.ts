@@ -740,6 +740,26 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
       expect(violations).toEqual([]);
     },
   );
+
+  it('passes a node quarantined by its hold over while the annotation stands, and takes it again once it goes', async () => {
+    watchInvariants(1);
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    const run = holding(clock, { onDrainFailure: 'quarantine' });
+    await run.held();
+    for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
+    expect((await run.ticking).kind).toBe('quarantined');
+    // the annotation stands: no pod of the node can change, so nothing but its going lifts it
+    const again = await agent('n1', holdConfig, { clock }).tick();
+    expect(again).toMatchObject({ kind: 'blocked', blocker: 'quarantine' });
+    expect(again.reason).toContain(`held after the drain past --hold-timeout by ${HOLD}`);
+    expect(holders()).toEqual([]);
+    worker(undefined);
+    const after = await agent('n1', holdConfig, { clock }).tick();
+    expect(after.kind).toBe('rebooting');
+    expect(reboots.get('n1')).toBe(1);
+    expect(violations).toEqual([]);
+  });
 });
 
 describe("an admin's cordon made during our cycle", () => {

@@ -27,6 +27,17 @@ function node(record: QuarantineRecord | string | undefined, labelled = true): Q
 
 const quarantined: QuarantineRecord = { since: SINCE, pods: [STUCK], cordoned: false };
 const stillThere: PresentPod[] = [{ pod: 'batch/stuck', uid: 'u1' }];
+const heldPastTimeout: QuarantineRecord = {
+  since: SINCE,
+  pods: [],
+  cordoned: false,
+  holdKeys: ['backup.example/running'],
+};
+
+/** `n` with these annotations too (the external worker's hold). */
+function withHold(n: QuarantineFacts['node'], annotations: Record<string, string>): QuarantineFacts['node'] {
+  return { ...n, annotations: { ...n.annotations, ...annotations } };
+}
 
 interface Case {
   node: QuarantineFacts['node'];
@@ -103,6 +114,37 @@ const cases: [string, Case][] = [
       afterMs: 0,
       held: true,
       reason: /without a readable kured-ts.dev\/quarantine record/,
+    },
+  ],
+  [
+    'holds a node whose hold after the drain outlasted --hold-timeout while that annotation stands (no pod to change)',
+    {
+      node: withHold(node(heldPastTimeout), { 'backup.example/running': 'yes' }),
+      pods: [],
+      afterMs: 0,
+      held: true,
+      reason:
+        /held after the drain past --hold-timeout by backup.example\/running; passed over until the annotation goes/,
+    },
+  ],
+  [
+    'lets such a node go once the hold annotation is gone',
+    {
+      node: node(heldPastTimeout),
+      pods: [],
+      afterMs: 0,
+      held: false,
+      reason: /hold annotations .* are gone/,
+    },
+  ],
+  [
+    'lets such a node go once --quarantine-retry has passed, though the annotation stands',
+    {
+      node: withHold(node(heldPastTimeout), { 'backup.example/running': 'yes' }),
+      pods: [],
+      afterMs: HOUR,
+      held: false,
+      reason: /--quarantine-retry 1h00m passed/,
     },
   ],
   [

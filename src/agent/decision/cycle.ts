@@ -187,7 +187,7 @@ export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Dr
     const outcome =
       'lost' in held
         ? await abortBeforeReboot(pass, record, held.lost)
-        : await drainFailed(pass, record, drained, held.timedOut);
+        : await drainFailed(pass, record, drained, { why: held.timedOut, holdKeys: held.keys });
     return { outcome };
   }
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
@@ -381,14 +381,16 @@ async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
  * cycle BEFORE giving the slot back (kured #1129). With --on-drain-failure quarantine the same write
  * quarantines the node: it is passed over until the pods that stopped the drain change or
  * --quarantine-retry passes, instead of taking the next free slot again (its need is the oldest).
- * `why` replaces the pods in the reason when something else failed the drain (--hold-timeout).
+ * `hold` says when the hold after the drain outlasted --hold-timeout instead: its reason replaces
+ * the pods, and the quarantine lasts while those annotations stand (no pod of it can change).
  */
 async function drainFailed(
   pass: Pass,
   record: CycleRecord,
   result: DrainResult,
-  why?: string,
+  hold?: { why: string; holdKeys: string[] },
 ): Promise<Outcome> {
+  const why = hold?.why;
   const quarantine = pass.config.onDrainFailure === 'quarantine';
   const keepCordon = quarantine && pass.config.quarantineCordon;
   await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
@@ -396,7 +398,8 @@ async function drainFailed(
     const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
     if (!quarantine) return { annotations };
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
-    const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned });
+    const held = hold === undefined ? {} : { holdKeys: hold.holdKeys };
+    const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned, ...held });
     return { labels: q.labels, annotations: { ...annotations, ...q.annotations } };
   });
   await pass.release();
@@ -407,7 +410,7 @@ async function drainFailed(
   const cordon = keepCordon ? '; left cordoned' : '';
   return {
     kind: 'quarantined',
-    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): ${why ?? `the drain failed on ${pods}`}; passed over until these pods change${until}; lock released${cordon}`,
+    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): ${why ?? `the drain failed on ${pods}`}; passed over until ${why === undefined ? 'these pods change' : 'the annotation goes'}${until}; lock released${cordon}`,
   };
 }
 

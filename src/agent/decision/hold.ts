@@ -15,7 +15,7 @@ export const HOLD_POLL_FIRST_MS = 5_000;
 export const HOLD_POLL_MAX_MS = 30_000;
 
 /** Why a hold stopped short of its annotations' going: the slot lost, or --hold-timeout passed. */
-export type HoldEnd = { lost: string } | { timedOut: string };
+export type HoldEnd = { lost: string } | { timedOut: string; keys: string[] };
 
 /** The first of `keys` the node carries, as `key=value`; undefined when it carries none. */
 export function holdOn(node: NodeState, keys: readonly string[]): string | undefined {
@@ -44,6 +44,7 @@ export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<H
     if (heldMs >= timeout) {
       return {
         timedOut: `held after the drain past --hold-timeout ${shortDuration(timeout)}: node annotation ${hold} still stands`,
+        keys: keys.filter((k) => pass.node.annotations[k] !== undefined),
       };
     }
     const lost = await pass.slotStillOurs(record);
