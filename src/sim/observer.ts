@@ -16,6 +16,7 @@ import { CYCLE_LABEL } from '../node/cycle.js';
 import { quorumGaps, workerAhead } from './control-plane-checks.js';
 import { DrainOrderCheck } from './drain-order-checks.js';
 import { HELD_BACK, blockedGroup } from './blocked-group.js';
+import { lockHolders } from './lock-holders.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -58,6 +59,8 @@ export interface ObserverOptions {
   groupConcurrency?: number;
   lockAnnotation: string;
   taintKey: string;
+  /** The agents' --control-plane-last (default true): checked as an invariant only when on. */
+  controlPlaneLast?: boolean;
 }
 
 /** Per-node timeline facts for the report. */
@@ -80,19 +83,6 @@ export interface NodeTimeline {
   /** The reboot of the current lock tenure was requested (no new drain until the release). */
   rebootedInTenure: boolean;
   rebootRequestedAtMs?: number;
-}
-
-/** Holders named in a kured lock annotation (single or multi form); unparsable = undefined. */
-export function lockHolders(value: string | undefined): string[] | undefined {
-  if (value === undefined || value === '') return [];
-  try {
-    const parsed = JSON.parse(value) as { nodeID?: unknown; locks?: { nodeID?: unknown }[] | null };
-    if (Array.isArray(parsed.locks))
-      return parsed.locks.map((l) => (typeof l.nodeID === 'string' ? l.nodeID : '')).filter((n) => n !== '');
-    return typeof parsed.nodeID === 'string' && parsed.nodeID !== '' ? [parsed.nodeID] : [];
-  } catch {
-    return undefined;
-  }
 }
 
 export class Observer {
@@ -267,15 +257,14 @@ export class Observer {
     }
     this.controlPlane.firstLockMs ??= now;
     const ahead = workerAhead(this.cluster, this.timeline, (n) => n !== name && this.holding(n));
-    if (ahead !== undefined) this.violate(name, 'control-plane-before-workers', ahead);
+    if (ahead !== undefined && this.options.controlPlaneLast !== false)
+      this.violate(name, 'control-plane-before-workers', ahead);
   }
 
-  /**
-   * Could `other` have taken the slot `name` took? Under group limits, only in the same zone; a
-   * control-plane node not while a worker takes one.
-   */
+  /** Could `other` have taken `name`'s slot? Same zone under group limits; control plane after workers. */
   private couldTake(name: string, other: string): boolean {
-    if (this.cluster.isControlPlane(other) && !this.cluster.isControlPlane(name)) return false;
+    const cpOther = this.cluster.isControlPlane(other) && this.options.controlPlaneLast !== false;
+    if (cpOther && !this.cluster.isControlPlane(name)) return false;
     return (
       this.options.groupConcurrency === undefined ||
       this.cluster.outages.zoneOf(other) === this.cluster.outages.zoneOf(name)

@@ -116,6 +116,7 @@ export class Simulation {
       ...(options.agent.groups ? { groupConcurrency: options.agent.groups.concurrency } : {}),
       lockAnnotation: LOCK_ANNOTATION,
       taintKey: options.agent.taint,
+      controlPlaneLast: options.agent.overrides?.controlPlaneLast ?? true,
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new WatchFeed(server);

@@ -614,6 +614,30 @@ describe('the node changed during --reboot-delay (the re-verify judges its phase
     ],
   ];
 
+  it("reboots no node uncordoned during the delay when the cordon it began with was someone else's", async () => {
+    watchInvariants(1);
+    const cordon = (unschedulable: boolean): void => {
+      const n = node('n1');
+      n.spec = { ...n.spec, unschedulable };
+      server.update('nodes', n);
+    };
+    cordon(true); // an admin's, before the cycle: the record says the cordon is not ours
+    const clock = new FakeClock(new Date());
+    const ticking = agent('n1', { rebootDelayMs: 60_000 }, { clock }).tick();
+    await waitFor(
+      () => node('n1').metadata?.labels?.[CYCLE_LABEL] !== undefined && clock.pending > 0,
+      'n1 waits out --reboot-delay',
+    );
+    cordon(false); // the admin uncordons meanwhile
+    await clock.advance(60_000);
+    const outcome = await ticking;
+    expect(outcome.kind).toBe('aborted');
+    expect(reboots.get('n1')).toBe(0);
+    expect(node('n1').spec?.unschedulable).not.toBe(true);
+    expect(holders()).toEqual([]);
+    expect(violations).toEqual([]);
+  });
+
   it.each(cases)('%s', async (_name, change, expected) => {
     watchInvariants(1);
     const clock = new FakeClock(new Date());

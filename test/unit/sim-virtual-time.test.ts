@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { VirtualTime } from '../../src/sim/virtual-time.js';
 import { forkRandom, randomBootId, seededRandom } from '../../src/sim/random.js';
-import { lockHolders } from '../../src/sim/observer.js';
+import { lockHolders } from '../../src/sim/lock-holders.js';
 import { blockedGroup } from '../../src/sim/blocked-group.js';
 import { parsePdb } from '../../src/cli/simulate-command.js';
 

@@ -39,12 +39,12 @@ import {
 import { shortDuration } from '../../text/duration.js';
 import { protect } from '../../node/autoscaler.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
-import { errorText } from '../../text/error-text.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
 import { holdAfterDrain } from './hold.js';
+import { requestReboot } from './request-reboot.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -113,8 +113,10 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
   await pass.guardedWrite('the reboot cycle began', (node) => {
     record = parseCycle(node.annotations[CYCLE_ANNOTATION]);
     if (record) return undefined;
-    // since when the reboot is required: as the node's status says it (written by the agent's report)
-    const required = parseStatus(node.annotations[STATUS_ANNOTATION])?.requiredSince;
+    // since when the reboot is required: as the node's status says it (the agent's report wrote it);
+    // the reporter's own when that write failed (it is best effort)
+    const required =
+      parseStatus(node.annotations[STATUS_ANNOTATION])?.requiredSince ?? pass.env.progress.requiredSince;
     record = {
       bootID: node.bootID,
       cordoned: cordonIsOurs(node, from.kured === true),
@@ -218,15 +220,27 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
   // retry), is no other agent's request: it is carried out, once verified.
   const own = pass.ownUnsent();
-  if (phase.name === 'uncordoned-meanwhile') return { step: 'uncordoned', record: current, redrain: false };
-  if (phase.name !== 'drain' && !(own && phase.name === 'reboot-requested')) return { handoff: phase };
+  if (!goesOnToReboot(phase, own)) return { handoff: phase };
+  // whoever's cordon it was (ours, or one we adopted or handed over): never a reboot of a schedulable node
+  if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
     // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
     // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
     const handed = await pass.writeRecord({ ...current, cordoned: false });
+    // our own count, rewritten: still ours to carry out after the drain
+    if (own) pass.env.memory.unsent = formatCycle(handed);
     return { step: 'drain', record: handed, redrain: true };
   }
   return rebootVerified(pass, current, own, recounts);
+}
+
+/**
+ * Does the re-verify go on toward the reboot in `phase`: our cycle on the same boot (cordoned or
+ * not: judged next), or our own count whose answer was lost? Any other phase is its handler's.
+ */
+function goesOnToReboot(phase: CyclePhase, own: boolean): boolean {
+  if (phase.name === 'drain' || phase.name === 'uncordoned-meanwhile') return true;
+  return own && phase.name === 'reboot-requested';
 }
 
 /** The record on the node as just read (ours if it is gone), with this pass's drain (its time and pods). */
@@ -336,44 +350,6 @@ export const OWN_COUNT = 'counted by this agent, whose write was answered with a
 /** "reboot attempt N of --reboot-retries (bootID B)": how every reboot request names itself. */
 export function attemptText(pass: Pass, attempts: number, bootID: string): string {
   return `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${bootID})`;
-}
-
-/**
- * Asks the host for the reboot the record `request` counts (written by this agent). The request is
- * no longer this agent's unsent one once asked, whatever the answer.
- */
-export async function requestReboot(pass: Pass, request: CycleRecord, reason: string): Promise<Outcome> {
-  const outcome: Outcome = { kind: 'rebooting', reason };
-  await pass.env.progress.report(outcome, pass.signal);
-  await pass.notify('reboot', pass.config.messageTemplateReboot);
-  try {
-    pass.env.memory.unsent = undefined;
-    await pass.deps.rebooter.reboot(pass.signal);
-  } catch (err) {
-    if (pass.signal?.aborted) throw err;
-    await requestFailed(pass, request);
-    return { kind: 'failed', reason: `reboot request failed: ${errorText(err)}; will retry` };
-  }
-  return outcome;
-}
-
-/**
- * A reboot request that failed is not coming: the record keeps the attempt but loses its request
- * time, so that the next pass retries without waiting REBOOT_GRACE_MS. Best effort: should the
- * write fail, the retry only waits the grace (never a second request for a reboot that may come).
- */
-async function requestFailed(pass: Pass, request: CycleRecord): Promise<void> {
-  const failed: CycleRecord = { ...request };
-  delete failed.rebootRequestedAt;
-  try {
-    await pass.writeRecord(failed);
-  } catch (err) {
-    if (pass.signal?.aborted) throw err;
-    pass.deps.logger.warn('cannot record a failed reboot request', {
-      node: pass.config.nodeId,
-      error: errorText(err),
-    });
-  }
 }
 
 /**

@@ -12,15 +12,8 @@ import type { Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
 import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
-import {
-  OWN_COUNT,
-  abortBeforeReboot,
-  attemptText,
-  beginCycle,
-  requestReboot,
-  toReboot,
-  type Handoff,
-} from './cycle.js';
+import { OWN_COUNT, abortBeforeReboot, attemptText, beginCycle, toReboot, type Handoff } from './cycle.js';
+import { requestReboot } from './request-reboot.js';
 import { endCycle } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
