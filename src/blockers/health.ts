@@ -12,7 +12,7 @@
 // bounds them already, and counting them would let the gate stop the wave it is part of.
 import type { Kube } from '../kube/kube.js';
 import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
-import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
+import { publishedOrListed } from '../lock/fleet-census.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 export interface HealthBlockerOptions {
@@ -59,13 +59,7 @@ export class HealthBlocker implements Blocker {
   }
 
   /** The coordinator's published health while it is live, else one list of the nodes. */
-  private async health(signal?: AbortSignal): Promise<FleetHealth> {
-    const coordinator = await this.options.coordinator?.read(signal);
-    if (coordinator?.live === true && coordinator.health !== undefined) return coordinator.health;
-    const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
-    return fleetHealth(
-      nodes.map((n) => judgeNode(n)),
-      nodes.length,
-    );
+  private health(signal?: AbortSignal): Promise<FleetHealth> {
+    return publishedOrListed(this.options, () => true, signal);
   }
 }

@@ -9,7 +9,7 @@
 import type { Kube } from '../kube/kube.js';
 import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
-import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
+import { publishedOrListed } from '../lock/fleet-census.js';
 import { maxUnhealthy } from './health.js';
 import type { Blocker, Verdict } from './blocker.js';
 
@@ -49,14 +49,7 @@ export class MaxQuarantinedBlocker implements Blocker {
   }
 
   /** The coordinator's published health while it is live (and counts quarantines), else one list. */
-  private async health(signal?: AbortSignal): Promise<FleetHealth> {
-    const coordinator = await this.options.coordinator?.read(signal);
-    if (coordinator?.live === true && coordinator.health?.quarantined !== undefined)
-      return coordinator.health;
-    const nodes = await this.options.kube.listNodes({ resourceVersion: '0' }, signal);
-    return fleetHealth(
-      nodes.map((n) => judgeNode(n)),
-      nodes.length,
-    );
+  private health(signal?: AbortSignal): Promise<FleetHealth> {
+    return publishedOrListed(this.options, (h) => h.quarantined !== undefined, signal);
   }
 }

@@ -126,6 +126,26 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
   };
 }
 
+/**
+ * The fleet's health for a blocker: as the live coordinator published it, when `answers` says that
+ * publication holds what the blocker needs (an older coordinator's may not), else from one list of
+ * the Nodes out of the API server's watch cache, every node named.
+ */
+export async function publishedOrListed(
+  o: { kube: Kube; coordinator?: CoordinatorLease | undefined },
+  answers: (published: FleetHealth) => boolean,
+  signal?: AbortSignal,
+): Promise<FleetHealth> {
+  const coordinator = await o.coordinator?.read(signal);
+  if (coordinator?.live === true && coordinator.health !== undefined && answers(coordinator.health))
+    return coordinator.health;
+  const nodes = await o.kube.listNodes({ resourceVersion: '0' }, signal);
+  return fleetHealth(
+    nodes.map((n) => judgeNode(n)),
+    nodes.length,
+  );
+}
+
 /** A list of the Nodes is reused this long by one agent (the census without a coordinator). */
 export const CENSUS_CACHE_MS = 10_000;
 
