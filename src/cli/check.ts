@@ -35,6 +35,7 @@ import {
   type CommandIo,
 } from './shared.js';
 import { formatObject } from './output.js';
+import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 
@@ -74,6 +75,8 @@ export type CheckConfig = Pick<
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'
+  | 'fleetlockUrl'
+  | 'fleetlockGroup'
 >;
 
 export interface CheckOptions {
@@ -266,6 +269,18 @@ function freeSlot(config: CheckConfig, group: string | undefined): string {
   return `a slot is free (${slots} slot(s), ${perGroup})`;
 }
 
+/**
+ * With --fleetlock-url: what check cannot tell. FleetLock has no question that reads without taking:
+ * its only call before a reboot (pre-reboot) takes a slot, so check does not ask, and says so.
+ */
+function evaluateFleetLock(config: CheckConfig): CheckItem[] {
+  if (config.fleetlockUrl === '') return [];
+  const detail =
+    `group ${config.fleetlockGroup} at ${hideUserInfo(config.fleetlockUrl)}: asked by the agent before the ` +
+    'lock; not asked here (FleetLock cannot be asked without taking a slot)';
+  return [{ name: 'fleetlock', verdict: 'skipped', detail }];
+}
+
 /** Our wall time (for the window) and the API server's (for approvals, written on its clock). */
 interface CheckTimes {
   now: Date;
@@ -314,9 +329,10 @@ function decide(
   const lock = items.find((i) => i.name === 'lock');
   if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
   const required = items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok');
+  const fleet = items.some((i) => i.name === 'fleetlock') ? ', once the FleetLock server grants a slot' : '';
   return {
     kind: 'would-reboot',
-    reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}`,
+    reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}${fleet}`,
   };
 }
 
@@ -372,7 +388,7 @@ export async function evaluateCheck(
     ...evaluateApproval(options.config, node, times.server),
   ];
   const lock = await evaluateLock(options, io, { kube, node }, signal);
-  items.push(lock);
+  items.push(lock, ...evaluateFleetLock(options.config));
   const decision = decide(
     items,
     inProgress(node, lock, options.config, now),

@@ -26,6 +26,8 @@ export const SIM_AGENT_FLAGS = [
   'max-quarantined',
   'autoscaler-protection',
   'settle-time',
+  'hold-after-drain-annotation',
+  'hold-timeout',
 ] as const;
 
 /** What simulate's help shows as a default where the simulation's differs from the agent's. */

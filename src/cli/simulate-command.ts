@@ -110,6 +110,7 @@ interface SimulateFlags {
   undrainable: number;
   storagePods: boolean;
   autoscaler: boolean;
+  holdWorker: number;
   rebootNow?: string;
   seed: number;
   requiredOver: number;
@@ -239,6 +240,14 @@ function addFleetOptions(cmd: Command): Command {
       'a simulated autoscaler removes nodes that look empty (no pod but DaemonSet pods) unless annotated against scale-down; counted by when in their cycle',
       false,
     )
+    .addOption(
+      durationOption(
+        '--hold-worker <duration>',
+        "a simulated worker holds each node this long after its drain through the agents' --hold-after-drain-annotation (default sim.kured-ts.dev/firmware); 0s = off",
+        0,
+        '0s',
+      ),
+    )
     .option(
       '--reboot-now <node>',
       'a simulated admin runs `kured-ts reboot NODE --now` at the start (e.g. with --needs-reboot 0)',
@@ -352,6 +361,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           undrainable: flags.undrainable,
           ...(flags.storagePods ? { storagePods: true } : {}),
           autoscaler: flags.autoscaler,
+          holdWorkerMs: flags.holdWorker,
           ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
           seed: flags.seed,
           requiredOverMs: flags.requiredOver,

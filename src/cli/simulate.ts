@@ -6,6 +6,8 @@ import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
+import type { HoldWorkerSettings } from '../sim/hold-worker.js';
+import { defaultConfig } from '../config/parse.js';
 import {
   runSimulation,
   type AgentFactory,
@@ -87,6 +89,11 @@ export interface SimulateOptions {
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
   autoscaler?: boolean;
   /**
+   * --hold-worker: a simulated external worker holds each node this long after its drain, through the
+   * agents' first --hold-after-drain-annotation (SIM_HOLD_ANNOTATION when none is given); 0 = none.
+   */
+  holdWorkerMs?: number;
+  /**
    * The agents' own settings where they differ from the agent's defaults (simulate's agent flags:
    * SIM_AGENT_FLAGS); the fields above win where both say (the simulator watches those).
    */
@@ -155,6 +162,26 @@ function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
   };
 }
 
+/** The annotation the simulated hold worker sets when the run gives no --hold-after-drain-annotation. */
+export const SIM_HOLD_ANNOTATION = 'sim.kured-ts.dev/firmware';
+
+/**
+ * --hold-worker: the worker's settings, and the options with the agents holding on its annotation
+ * (theirs when given, else SIM_HOLD_ANNOTATION); the options as they are without it.
+ */
+function withHoldWorker(options: SimulateOptions): {
+  options: SimulateOptions;
+  holdWorker?: HoldWorkerSettings;
+} {
+  const holdMs = options.holdWorkerMs ?? 0;
+  if (holdMs <= 0) return { options };
+  const keys = options.agent?.holdAfterDrainAnnotations ?? [];
+  const key = keys[0] ?? SIM_HOLD_ANNOTATION;
+  const timeoutMs = options.agent?.holdTimeoutMs ?? defaultConfig().holdTimeoutMs;
+  const agent = { ...options.agent, holdAfterDrainAnnotations: keys.length > 0 ? keys : [key] };
+  return { options: { ...options, agent }, holdWorker: { key, holdMs, timeoutMs } };
+}
+
 /** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
 const AUTOSCALER_SCAN_MS = 10_000;
 
@@ -212,7 +239,8 @@ function worldOf(
 }
 
 /** The full simulation settings behind these options (the bench adjusts them further). */
-export function simulationOptions(options: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
+export function simulationOptions(given: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
+  const { options, holdWorker } = withHoldWorker(given);
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
   return {
     cluster: {
@@ -250,6 +278,7 @@ export function simulationOptions(options: SimulateOptions, createAgent?: AgentF
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
     ...operators(options),
+    ...(holdWorker === undefined ? {} : { holdWorker }),
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

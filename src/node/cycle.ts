@@ -49,6 +49,11 @@ export interface CycleRecord {
   requiredAt?: string;
   /** When the drain finished (written with the reboot request). */
   drainedAt?: string;
+  /**
+   * RFC 3339 time the agent first saw a --hold-after-drain-annotation after the drain: the start of
+   * --hold-timeout, so that a restart does not reset it.
+   */
+  heldSince?: string;
   /** What the drain did with the pods (written with the reboot request), for the reboot history. */
   drain?: DrainSummary;
   /** The kernel and OS image the cycle started on. */
@@ -92,6 +97,7 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'requestedBy',
     'requiredAt',
     'drainedAt',
+    'heldSince',
     'kernel',
     'osImage',
   ] as const) {

@@ -41,7 +41,9 @@ export interface Violation {
     | 'control-plane-without-quorum'
     | 'control-plane-before-workers'
     | 'removed-by-autoscaler'
-    | 'drain-order';
+    | 'drain-order'
+    | 'rebooted-while-held'
+    | 'hold-lost';
   detail: string;
 }
 

@@ -129,6 +129,18 @@ function autoscalerRows(r: SimulationResult): string[] {
   ];
 }
 
+/** simulate --hold-worker: the nodes held after their drain, and any rebooted while held. */
+function holdRows(r: SimulationResult): string[] {
+  const w = r.holdWorker;
+  if (w === undefined) return [];
+  return [
+    row(
+      'held after the drain',
+      `${w.finished}/${w.worked} nodes held ${shortDuration(w.holdMs)} by ${w.key}, ${w.rebootedWhileHeld} rebooted while held`,
+    ),
+  ];
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -144,6 +156,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...controlPlaneRows(r),
     ...(r.approvals > 0 ? [row('approvals (simulated operator)', String(r.approvals))] : []),
     ...autoscalerRows(r),
+    ...holdRows(r),
     ...requestRows(r),
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]

@@ -1,6 +1,7 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
+import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
 import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
@@ -105,6 +106,8 @@ export interface SimulationOptions {
   rebootRequests?: { node: string; now: boolean }[];
   /** With agent.fleetlock: how the agents reach the FleetLock server (in memory: fleet-simulation.ts). */
   fleetLock?: FleetLockTuning;
+  /** A simulated external worker holds each node after its drain (src/sim/hold-worker.ts); none without. */
+  holdWorker?: HoldWorkerSettings;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -178,6 +181,8 @@ export interface SimulationResult {
   halted: string | undefined;
   /** The simulated autoscaler's removals (simulate --autoscaler); undefined without it. */
   autoscalerRemovals: Removal[] | undefined;
+  /** What the simulated hold worker did (simulate --hold-worker); undefined without it. */
+  holdWorker: HoldWorkerStats | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
   evictions: { accepted: number; refused: number };

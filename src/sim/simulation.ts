@@ -24,6 +24,7 @@ import {
   type OperatorContext,
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
+import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
 import { admissionFor, countEvictions, meanPrep, nodeResults } from './simulation-parts.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
@@ -100,6 +101,8 @@ export class Simulation {
   private readonly coordinators: SimCoordinators;
   /** simulate --autoscaler; undefined without it. */
   private readonly autoscaler: SimAutoscaler | undefined;
+  /** simulate --hold-worker; undefined without it. */
+  private readonly holdWorker: SimHoldWorker | undefined;
   /** The run is over: periodic actors stop rescheduling. */
   private finished = false;
 
@@ -132,6 +135,10 @@ export class Simulation {
       (options.autoscalerEveryMs ?? 0) > 0
         ? new SimAutoscaler(options.agent.overrides?.settleTimeMs ?? defaultConfig().settleTimeMs)
         : undefined;
+    this.holdWorker = holdWorkerOf(options.holdWorker, {
+      ...this.operatorContext(),
+      holders: () => this.observer.holders,
+    });
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -252,6 +259,7 @@ export class Simulation {
   /** The simulated admin's requests, and the autoscaler. */
   private startOperators(): void {
     writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
+    this.holdWorker?.start();
     if (!this.autoscaler) return;
     const guarded = this.options.agent.overrides?.autoscalerProtection !== false;
     runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
@@ -314,6 +322,7 @@ export class Simulation {
       rebooter: {
         reboot: () => {
           this.observer.checkReboot(name);
+          this.holdWorker?.checkReboot(name);
           this.cluster.requestReboot(name);
           return Promise.resolve();
         },
@@ -395,6 +404,7 @@ export class Simulation {
       drainOrder: observer.drainOrder.result(),
       halted: fleetHalt(observer),
       autoscalerRemovals: this.removals(),
+      holdWorker: this.holdWorker?.stats(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

@@ -2,7 +2,12 @@
 // virtual time, and the simulator's invariant observer.
 import { describe, expect, it } from '@jest/globals';
 import { createAgent } from '../../src/agent/create-agent.js';
-import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
+import {
+  DEFAULT_SIMULATE_OPTIONS,
+  SIM_HOLD_ANNOTATION,
+  simulate,
+  type SimulateOptions,
+} from '../../src/cli/simulate.js';
 import { DRAIN_ORDER_LABEL } from '../../src/drain/drain-plan.js';
 import type { Kube, V1Pod } from '../../src/kube/kube.js';
 
@@ -81,5 +86,34 @@ describe('storage pods of drain order 10 in the simulator (issue 30)', () => {
     const r = await simulate(storage, { createAgent: blind });
     expect(r.drainOrder?.early).toBeGreaterThan(0);
     expect(new Set(r.violations.map((v) => v.rule))).toEqual(new Set(['drain-order']));
+  }, 60_000);
+});
+
+describe('a worker holding each node after its drain in the simulator (simulate --hold-worker, issue 30)', () => {
+  const HOLD_MS = 3 * 60_000;
+  const holding: SimulateOptions = { ...small, nodes: 4, concurrency: 2, holdWorkerMs: HOLD_MS, seed: 5 };
+
+  it('keeps every held node cordoned with its slot until the work is done, then reboots it', async () => {
+    const r = await simulate(holding, { createAgent });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.rebooted).toBe(4);
+    expect(r.holdWorker).toEqual({
+      key: SIM_HOLD_ANNOTATION,
+      holdMs: HOLD_MS,
+      worked: 4,
+      finished: 4,
+      rebootedWhileHeld: 0,
+    });
+    // two waves of two nodes, each held 3 minutes with its slot
+    expect(r.makespanMs).toBeGreaterThan(2 * HOLD_MS);
+  }, 60_000);
+
+  it('catches agents that do not hold (their --hold-after-drain-annotation dropped)', async () => {
+    const deaf: typeof createAgent = (config, io) =>
+      createAgent({ ...config, holdAfterDrainAnnotations: [] }, io);
+    const r = await simulate(holding, { createAgent: deaf });
+    expect(r.holdWorker?.rebootedWhileHeld).toBe(4);
+    expect(r.violations.filter((v) => v.rule === 'rebooted-while-held')).toHaveLength(4);
   }, 60_000);
 });

@@ -349,6 +349,29 @@ describe('kured-ts check', () => {
     ).toBeUndefined();
   });
 
+  it('says under --fleetlock-url that FleetLock is asked by the agent only, and asks it nothing', async () => {
+    api.create('daemonsets', daemonSet());
+    let asked = 0;
+    const fleetlock = createServer((_req, res) => {
+      asked++;
+      res.end('{}');
+    });
+    prometheus = fleetlock;
+    await new Promise<void>((resolve) => fleetlock.listen(0, '127.0.0.1', resolve));
+    const port = (fleetlock.address() as AddressInfo).port;
+    const fleetlockUrl = `http://user:secret@127.0.0.1:${port}`;
+    const code = await runCheck({ node: 'n1', config: config({ fleetlockUrl, fleetlockGroup: 'eu' }) }, io);
+    expect(code).toBe(0);
+    const item = out.find((line) => line.trimStart().startsWith('fleetlock'));
+    expect(item).toMatch(/skipped +group eu at http:\/\/<redacted>@127\.0\.0\.1:\d+.*without taking a slot/);
+    expect(out.join('\n')).not.toContain('secret');
+    expect(out[out.length - 1]).toBe(
+      'decision: would-reboot: the agent would take the lock, drain and reboot if a reboot is required, once the FleetLock server grants a slot',
+    );
+    expect(asked).toBe(0);
+    expect(writes()).toEqual([]);
+  });
+
   it('under --require-approval waits for an approval, and would reboot once there is one', async () => {
     api.create('daemonsets', daemonSet());
     const c = config({ requireApproval: true, approvalTtlMs: 3_600_000 });

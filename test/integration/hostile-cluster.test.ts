@@ -674,10 +674,10 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
     parseStatus(node('n1').metadata?.annotations?.[STATUS_ANNOTATION]);
 
   /** Starts n1's tick on `clock`; `next()` moves the clock past the agent's next look (30 s, its longest wait). */
-  function holding(clock: FakeClock, overrides: Partial<Config> = {}) {
+  function holding(clock: FakeClock, overrides: Partial<Config> = {}, signal?: AbortSignal) {
     let settled = false;
     const ticking = agent('n1', { ...holdConfig, ...overrides }, { clock })
-      .tick()
+      .tick(signal)
       .finally(() => {
         settled = true;
       });
@@ -764,6 +764,36 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
       expect(violations).toEqual([]);
     },
   );
+
+  it("goes on counting --hold-timeout from the hold's start when the agent restarts while held", async () => {
+    watchInvariants(1);
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    const shutdown = new AbortController();
+    const requeue = { onDrainFailure: 'requeue' } as const;
+    const first = holding(clock, requeue, shutdown.signal);
+    await first.held();
+    // 90 s of the 120 s held, then the agent's pod is restarted
+    for (let move = 0; move < 3; move++) await first.next();
+    expect(first.settled()).toBe(false);
+    shutdown.abort(new Error('SIGTERM'));
+    await expect(first.ticking).rejects.toThrow('SIGTERM');
+    expect(node('n1').spec?.unschedulable).toBe(true);
+    expect(holders()).toEqual(['n1']);
+    // the new agent resumes the cycle (drain again, a no-op) and is held for what is left: 30 s, not 120 s
+    const second = holding(clock, requeue);
+    await second.held();
+    for (let move = 0; move < 2 && !second.settled(); move++) await second.next();
+    expect(second.settled()).toBe(true);
+    expect(await second.ticking).toMatchObject({
+      kind: 'drain-failed',
+      reason: expect.stringContaining(`--hold-timeout 2m: node annotation ${HOLD}=bios-2.1 still stands`),
+    });
+    expect(reboots.get('n1')).toBe(0);
+    expect(node('n1').spec?.unschedulable).not.toBe(true);
+    expect(holders()).toEqual([]);
+    expect(violations).toEqual([]);
+  });
 
   it('passes a node quarantined by its hold over while the annotation stands, and takes it again once it goes', async () => {
     watchInvariants(1);

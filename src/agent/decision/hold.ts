@@ -3,8 +3,7 @@
 // slot and its cordon and waits, after the drain and before --reboot-delay, until no such annotation
 // stands, bounded by --hold-timeout. What ends it early (the timeout, the slot lost) is the cycle's
 // to act on (cycle.ts): this file only waits and says why it stopped.
-import { monotonicMs } from '../../clock/clock.js';
-import type { CycleRecord } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, parseCycle, type CycleRecord } from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Pass } from './pass.js';
@@ -24,10 +23,27 @@ export function holdOn(node: NodeState, keys: readonly string[]): string | undef
 }
 
 /**
+ * When the hold began (epoch ms): the record's heldSince as the node carries it (an earlier agent of
+ * this node, or an earlier drain of this cycle, wrote it), else now, written into the record first so
+ * that a restart or a drain again goes on counting --hold-timeout from there. A time the record
+ * cannot give back reads as now (and is written again).
+ */
+async function holdStart(pass: Pass, record: CycleRecord): Promise<number> {
+  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
+  const written = Date.parse(current.heldSince ?? '');
+  if (!Number.isNaN(written)) return written;
+  const now = pass.deps.clock.now();
+  await pass.writeRecord({ ...current, heldSince: now.toISOString() });
+  return now.getTime();
+}
+
+/**
  * Waits while the node carries one of --hold-after-drain-annotation's keys, reading it again on the
  * clock (HOLD_POLL_FIRST_MS, doubling up to HOLD_POLL_MAX_MS) and checking the slot is still ours
- * each time; reports 'held-after-drain' naming the annotation. Resolves to undefined once none
- * stands (at once without the flag), else to why the hold stopped; the pass's signal aborts the wait.
+ * each time; reports 'held-after-drain' naming the annotation. --hold-timeout counts from the
+ * record's heldSince (holdStart): across agent restarts and drains again, the cycle is held at most
+ * that long in all. Resolves to undefined once none stands (at once without the flag), else to why
+ * the hold stopped; the pass's signal aborts the wait.
  */
 export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<HoldEnd | undefined> {
   const keys = pass.config.holdAfterDrainAnnotations;
@@ -39,8 +55,9 @@ export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<H
   for (;;) {
     const hold = holdOn(await pass.readNode(), keys);
     if (hold === undefined) return undefined;
-    since ??= monotonicMs(clock);
-    const heldMs = monotonicMs(clock) - since;
+    since ??= await holdStart(pass, record);
+    // a wall clock set back reads as no time held, never as a negative time
+    const heldMs = Math.max(0, clock.now().getTime() - since);
     if (heldMs >= timeout) {
       return {
         timedOut: `held after the drain past --hold-timeout ${shortDuration(timeout)}: node annotation ${hold} still stands`,
