@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { errorText } from '../text/error-text.js';
+import { FLEETLOCK_RETRY_MAX_MS, FLEETLOCK_RETRY_MS } from '../fleetlock/fleetlock.js';
 import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
@@ -40,13 +41,6 @@ export const FIRST_TICK_MAX_MS = 60_000;
 export const BLOCKED_RETRY_MS = 5 * 60_000;
 /** Agents start within this much after the maintenance window opens (spread, not all at once). */
 export const WINDOW_OPEN_SPREAD_MS = 60_000;
-/**
- * Ask the FleetLock server again after this (capped by --period) while it gives no slot, doubling
- * with each refusal in a row up to FLEETLOCK_RETRY_MAX_MS: no watch tells of a slot freed in another
- * cluster, and each pass reads the node and the lock (the wait of a whole fleet stays bounded).
- */
-export const FLEETLOCK_RETRY_MS = 30_000;
-export const FLEETLOCK_RETRY_MAX_MS = 5 * 60_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
 export const LEASE_RENEWALS_PER_TTL = 3;
 

@@ -29,6 +29,7 @@ import { LockFormatError, entriesOf, parseLockAnnotation } from '../lock/kured-l
 import { roomFor } from '../lock/room.js';
 import { LeaseObserver } from '../lock/lease.js';
 import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
+import { FleetLockAsks } from './fleetlock-asks.js';
 import { LockView } from '../lock/lock-view.js';
 import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../lock/turn.js';
@@ -153,6 +154,9 @@ class Term {
   private ds: V1DaemonSet | undefined;
   private readonly turnSince = new Map<string, number>();
   private readonly passedOver = new PassedOver();
+  private readonly fleetLockAsks = new FleetLockAsks();
+  /** When the last plan's first pending turn lapses (monotonic ms): the next plan is due then. */
+  private nextLapseMs: number | undefined;
   /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
   private changes = 0;
   private wake: (() => void) | undefined;
@@ -240,8 +244,7 @@ class Term {
   /** Sleeps until a change, the next lapse of a turn or a slot's expiry, or IDLE_REPLAN_MS. */
   private async idle(signal: AbortSignal): Promise<void> {
     const now = monotonicMs(this.o.clock);
-    const grace = this.o.graceMs ?? HANDOFF_GRACE_MS;
-    const times = [...this.turnSince.values()].map((t) => t + grace);
+    const times = this.nextLapseMs === undefined ? [] : [this.nextLapseMs];
     const expiry = this.view.nextExpiry(this.lockState().state);
     if (expiry !== undefined) times.push(expiry);
     const blind = this.blindness();
@@ -347,6 +350,7 @@ class Term {
     const nowMs = monotonicMs(this.o.clock);
     for (const r of this.fleet.withTurn())
       if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
+    this.fleetLockAsks.note(this.fleet.withTurn(), nowMs);
     const plan = planTurns({
       nodes: this.fleet.inPlan(),
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
@@ -363,9 +367,11 @@ class Term {
       nowMs,
       turnSince: this.turnSince,
       graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
+      fleetLockAsks: this.fleetLockAsks.seen(),
       passedOver: this.passedOver.names(),
     });
     this.stats.plans++;
+    this.nextLapseMs = plan.nextLapseMs;
     this.forgetStale();
     await this.carryOut(plan, signal);
   }
@@ -386,10 +392,7 @@ class Term {
   /** Sends the nodes whose turn lapsed behind every other waiter, until their agent writes its status. */
   private passOver(lapsed: readonly string[]): void {
     for (const node of lapsed) {
-      this.o.log.info('turn lapsed', {
-        node,
-        after: `${Math.round((this.o.graceMs ?? HANDOFF_GRACE_MS) / 1000)}s`,
-      });
+      this.o.log.info('turn lapsed: not taken within its grace', { node });
       const record = this.fleet.get(node);
       if (record !== undefined) this.passedOver.add(record);
       this.stats.lapsed++;
@@ -408,6 +411,7 @@ class Term {
     for (const node of plan.grant) {
       if (await this.setTurn(node, formatTurn({ since, by: this.o.identity }), signal)) {
         this.turnSince.set(node, monotonicMs(this.o.clock));
+        this.fleetLockAsks.granted(node, this.fleet.get(node)?.status?.fleetLockAsked);
         this.stats.granted++;
         this.o.log.info('turn given', { node, queue: plan.queue.length });
       }

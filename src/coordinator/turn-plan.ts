@@ -7,6 +7,7 @@
 // Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
 // from a stale view can only change who goes first.
 import { maxUnhealthy } from '../blockers/health.js';
+import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
 import type { FleetHealth } from '../lock/coordinator-lease.js';
 import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
 import { isOverdue } from '../node/status.js';
@@ -71,6 +72,12 @@ export interface PlanInput {
   nowMs: number;
   turnSince: ReadonlyMap<string, number>;
   graceMs: number;
+  /**
+   * Monotonic ms each node holding a turn was last seen asking the FleetLock server anew (its status'
+   * fleetLockAsked changed: fleetlock-asks.ts). After such a sighting the turn lapses only
+   * FLEETLOCK_TURN_GRACE_MS after the last one. Default none.
+   */
+  fleetLockAsks?: ReadonlyMap<string, number>;
   /** Nodes whose turn lapsed while they still wait: behind every other waiter. */
   passedOver: ReadonlySet<string>;
 }
@@ -92,6 +99,8 @@ export interface Plan {
   queue: string[];
   /** Why no turn is given now, when none is. */
   held: string | undefined;
+  /** When the first pending turn lapses (monotonic ms): the plan is made again then. None pending: undefined. */
+  nextLapseMs?: number;
 }
 
 /** The node as a waiter, when its status says it waits for the lock and since when it needs a reboot. */
@@ -206,8 +215,18 @@ function fateOf(
   if (waiter === undefined) return holding.has(r.name) || r.inCycle ? 'keep' : 'revoke';
   // a lapsed turn stays on a waiting node: its agent reads there that it lapsed
   if (r.turn === undefined) return 'keep';
-  const since = input.turnSince.get(r.name) ?? input.nowMs;
-  return input.nowMs - since >= input.graceMs ? 'lapse' : 'pending';
+  return input.nowMs >= lapseAt(input, r.name) ? 'lapse' : 'pending';
+}
+
+/**
+ * When a pending turn lapses (monotonic ms): the grace after it was given, or, once its agent was
+ * seen asking the FleetLock server since (alive, waiting on another cluster: every other waiter
+ * would be refused as well), FLEETLOCK_TURN_GRACE_MS after the last such question.
+ */
+function lapseAt(input: PlanInput, node: string): number {
+  const since = input.turnSince.get(node) ?? input.nowMs;
+  const asked = input.fleetLockAsks?.get(node);
+  return asked !== undefined && asked >= since ? asked + FLEETLOCK_TURN_GRACE_MS : since + input.graceMs;
 }
 
 /** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
@@ -216,10 +235,16 @@ function judgeTurns(
   records: Iterable<NodeRecord>,
   holders: ReadonlyMap<string, string | undefined>,
   groups: boolean,
-): { revoke: string[]; lapse: string[]; pending: Map<string, string | undefined> } {
+): {
+  revoke: string[];
+  lapse: string[];
+  pending: Map<string, string | undefined>;
+  nextLapseMs: number | undefined;
+} {
   const revoke: string[] = [];
   const lapse: string[] = [];
   const pending = new Map<string, string | undefined>();
+  let nextLapseMs: number | undefined;
   const holding = new Set(input.slots.map((s) => s.node));
   for (const r of records) {
     if (!hasTurnAnnotation(r)) continue;
@@ -227,9 +252,12 @@ function judgeTurns(
     const fate = fateOf(input, r, waiter, holding);
     if (fate === 'revoke') revoke.push(r.name);
     else if (fate === 'lapse') lapse.push(r.name);
-    else if (fate === 'pending') pending.set(r.name, waiter?.group);
+    else if (fate === 'pending') {
+      pending.set(r.name, waiter?.group);
+      nextLapseMs = Math.min(nextLapseMs ?? Infinity, lapseAt(input, r.name));
+    }
   }
-  return { revoke, lapse, pending };
+  return { revoke, lapse, pending, nextLapseMs };
 }
 
 /** The waiters in queue order, the `late` ones (passed over, lapsed now, quarantined) behind all others. */
@@ -261,8 +289,12 @@ export function planTurns(input: PlanInput): Plan {
   const groups = input.groupConcurrency !== undefined;
   const index = input.index ?? indexOf(input.nodes);
   const holders = holdersOf(input, index.inCycle, groups);
-  const { revoke, lapse, pending } = judgeTurns(input, index.withTurn, holders, groups);
-  const judged = { revoke: revoke.sort(), lapse: lapse.sort() };
+  const { revoke, lapse, pending, nextLapseMs } = judgeTurns(input, index.withTurn, holders, groups);
+  const judged = {
+    revoke: revoke.sort(),
+    lapse: lapse.sort(),
+    ...(nextLapseMs === undefined ? {} : { nextLapseMs }),
+  };
   // every slot held or promised: nobody's place matters now, so the queue is not sorted (the
   // common case on patch night, when nearly every node waits and a plan follows every change)
   if (input.lockHeld === undefined && holders.size + pending.size >= input.concurrency)
@@ -286,8 +318,29 @@ export function planTurns(input: PlanInput): Plan {
     pending,
     ...controlPlaneClaims(input, byName, holders, pending),
   };
-  const grant = input.lockHeld === undefined ? pick(input, eligible, claims) : [];
-  return { ...judged, grant, queue, held };
+  // a node the FleetLock server refuses keeps its turn: no other node of the cluster is asked meanwhile
+  const fleet = fleetLockWait(input, pending);
+  const grant = input.lockHeld === undefined && fleet === undefined ? pick(input, eligible, claims) : [];
+  return { ...judged, grant, queue, held: held ?? fleet };
+}
+
+/**
+ * Has a node with a pending turn been seen asking the FleetLock server anew since its turn (the
+ * server gave it no slot)? Then no further turn is given: the group it asks for is full (or the server
+ * does not answer) for every node of the cluster alike, and a turn given would only cost a wake-up, a
+ * question and a status write. Why, when so; undefined otherwise.
+ */
+function fleetLockWait(
+  input: PlanInput,
+  pending: ReadonlyMap<string, string | undefined>,
+): string | undefined {
+  for (const node of pending.keys()) {
+    const asked = input.fleetLockAsks?.get(node);
+    if (asked !== undefined && asked >= (input.turnSince.get(node) ?? input.nowMs)) {
+      return `${node} has its turn and waits for a slot from the FleetLock server`;
+    }
+  }
+  return undefined;
 }
 
 /** Whether a control-plane node holds or is promised a slot, and whether workers are still ahead. */

@@ -23,6 +23,25 @@ export interface FleetLock {
   steadyState(signal: AbortSignal | undefined): Promise<FleetLockAnswer>;
 }
 
+/**
+ * Ask the FleetLock server again after this (capped by --period) while it gives no slot, doubling
+ * with each refusal in a row up to FLEETLOCK_RETRY_MAX_MS: no watch tells of a slot freed in another
+ * cluster, and each pass reads the node and the lock (the wait of a whole fleet stays bounded).
+ */
+export const FLEETLOCK_RETRY_MS = 30_000;
+export const FLEETLOCK_RETRY_MAX_MS = 5 * 60_000;
+
+/**
+ * How long the coordinator keeps a node's turn at the lock after it last saw the node's agent say
+ * the FleetLock server gave it no slot (status fleetLockAsked): two of the agent's longest pauses
+ * between questions (FLEETLOCK_RETRY_MAX_MS, jittered up to 1.5 times). The node the server
+ * refuses keeps its turn: any other node of the cluster would be refused by the same group, and
+ * passing the turn round would cost every waiter a wake-up, a question and a status write per
+ * hand-off grace. An agent that stops asking (gone, stuck) loses the turn this long after its last
+ * question.
+ */
+export const FLEETLOCK_TURN_GRACE_MS = 2 * FLEETLOCK_RETRY_MAX_MS;
+
 /** The header every FleetLock request carries (servers refuse requests without it). */
 export const FLEETLOCK_HEADER = 'fleet-lock-protocol';
 

@@ -52,6 +52,12 @@ export interface NodeStatus {
   requiredSince?: string;
   /** RFC 3339 time the reboot is due (requiredSince + --reboot-deadline); past it, the node is overdue. */
   due?: string;
+  /**
+   * RFC 3339 time of the agent's last question to the FleetLock server that gave no slot: a node with
+   * its turn at the lock says so each time it asks, and the coordinator keeps its turn while it does
+   * (it is alive, waiting on another cluster) instead of passing it to a node the server refuses too.
+   */
+  fleetLockAsked?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -83,6 +89,7 @@ export function parseStatus(raw: string | undefined): ReadStatus | undefined {
     ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
     ...(isTime(s.requiredSince) ? { requiredSince: s.requiredSince } : {}),
     ...(isTime(s.due) ? { due: s.due } : {}),
+    ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
   };
 }
 
@@ -106,10 +113,14 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
     ...(status.requiredSince === undefined ? {} : { requiredSince: status.requiredSince }),
     ...(status.due === undefined ? {} : { due: status.due }),
+    ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
   });
 }
 
-/** Two statuses say the same (all but `since`, which a rewrite would only move): no write needed. */
+/**
+ * Two statuses say the same (all but `since`, which a rewrite would only move): no write needed. A
+ * new fleetLockAsked is news (the coordinator reads the agent's life from it).
+ */
 export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   return (
@@ -118,6 +129,7 @@ export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeSt
     (a.bootID ?? '') === (b.bootID ?? '') &&
     a.lastReboot === b.lastReboot &&
     a.requiredSince === b.requiredSince &&
-    a.due === b.due
+    a.due === b.due &&
+    a.fleetLockAsked === b.fleetLockAsked
   );
 }

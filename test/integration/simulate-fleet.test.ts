@@ -23,6 +23,17 @@ describe('simulate --clusters with a shared FleetLock server', () => {
     expect(counts.refused).toBeGreaterThan(0);
   }, 120_000);
 
+  it('keeps the turn with the node the FleetLock server refuses: no turn lapses, none goes round the waiters', async () => {
+    const r = await runFleetSimulation(simulationOptions(small), { clusters: 3, slots: 1 });
+    expect(r.stop).toBe('done');
+    for (const { result } of r.clusters) {
+      expect(result.violations).toEqual([]);
+      expect(result.coordinator.lapsed).toBe(0);
+      // a turn per node, and one again per PDB pre-flight that held a node back at its turn
+      expect(result.coordinator.granted).toBeLessThanOrEqual(2 * small.nodes);
+    }
+  }, 120_000);
+
   it('with as many slots as clusters, clusters do reboot at once (the observer counts them)', async () => {
     const r = await runFleetSimulation(simulationOptions(small), { clusters: 3, slots: 3 });
     expect(r.stop).toBe('done');

@@ -2,7 +2,8 @@
 // the in-cluster slot and given back after it, the node waits (and says why) while the server refuses
 // or does not answer, and a release the server did not confirm is retried on the next pass.
 import { describe, expect, it } from '@jest/globals';
-import { Agent, FLEETLOCK_RETRY_MS, type Outcome } from '../../src/agent/agent.js';
+import { Agent, type Outcome } from '../../src/agent/agent.js';
+import { FLEETLOCK_RETRY_MS } from '../../src/fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpExchange } from '../../src/fleetlock/http-fleetlock.js';
 import { CYCLE_ANNOTATION } from '../../src/node/cycle.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
@@ -106,6 +107,31 @@ describe('agent with a FleetLock server', () => {
     });
     expect((await tick(world, agent)).kind).toBe('rebooting');
     expect(world.server.holding(GROUP)).toEqual(['n1']);
+  });
+
+  it('asks the FleetLock server nothing while this cluster’s lock would give it no slot, and says the status’ question time when refused', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    cluster.table.takeFor('n2');
+    const world = new World(cluster);
+    const agent = world.agent();
+    const waiting = await tick(world, agent);
+    expect(waiting).toMatchObject({ kind: 'waiting-for-lock', holders: ['n2'] });
+    expect(waiting).not.toHaveProperty('fleetLock');
+    expect(world.seen.filter((s) => s.path === '/v1/pre-reboot')).toEqual([]);
+    expect(world.server.holding(GROUP)).toEqual([]);
+    expect(statusOf(cluster)?.fleetLockAsked).toBeUndefined();
+    // the slot frees while another cluster holds the group's: asked, refused, and the status says when
+    cluster.table.set('n2', undefined);
+    world.server.answer({
+      method: 'POST',
+      path: '/v1/pre-reboot',
+      headers: { 'fleet-lock-protocol': 'true' },
+      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
+    });
+    const refused = await tick(world, agent);
+    expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
+    expect(statusOf(cluster)?.fleetLockAsked).toBe(cluster.clock.now().toISOString());
   });
 
   it.each([

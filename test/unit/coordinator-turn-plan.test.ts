@@ -7,6 +7,7 @@ import { FakeKube } from '../fakes/fake-kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { planTurns, type Plan, type PlanInput, type SlotHolder } from '../../src/coordinator/turn-plan.js';
 import type { Phase } from '../../src/node/status.js';
+import { FLEETLOCK_TURN_GRACE_MS } from '../../src/fleetlock/fleetlock.js';
 
 const NOW = new Date('2026-01-05T10:00:00Z');
 const NOW_MS = 1_000_000;
@@ -133,6 +134,36 @@ const cases: Case[] = [
     { a: { neededFor: 60, turnAgoMs: GRACE_MS }, b: { neededFor: 30 } },
     {},
     { grant: ['b'], lapse: ['a'], revoke: [], queue: ['b', 'a'] },
+  ],
+  [
+    'keeps past the grace the turn of a node whose agent was seen asking the FleetLock server since, and gives no other turn meanwhile',
+    { a: { neededFor: 60, turnAgoMs: 5 * MINUTE }, b: { neededFor: 30 } },
+    { concurrency: 2, fleetLockAsks: new Map([['a', NOW_MS - 4 * MINUTE]]) },
+    {
+      grant: [],
+      lapse: [],
+      revoke: [],
+      held: 'a has its turn and waits for a slot from the FleetLock server',
+      nextLapseMs: NOW_MS - 4 * MINUTE + FLEETLOCK_TURN_GRACE_MS,
+    },
+  ],
+  [
+    'takes the turn back once its agent has not asked the FleetLock server for FLEETLOCK_TURN_GRACE_MS',
+    { a: { neededFor: 60, turnAgoMs: 30 * MINUTE }, b: { neededFor: 30 } },
+    { fleetLockAsks: new Map([['a', NOW_MS - FLEETLOCK_TURN_GRACE_MS]]) },
+    { grant: ['b'], lapse: ['a'], revoke: [] },
+  ],
+  [
+    'keeps nothing for a question to the FleetLock server seen before the turn was given',
+    { a: { neededFor: 60, turnAgoMs: GRACE_MS }, b: { neededFor: 30 } },
+    { fleetLockAsks: new Map([['a', NOW_MS - GRACE_MS - 1]]) },
+    { grant: ['b'], lapse: ['a'], revoke: [] },
+  ],
+  [
+    'says when the first pending turn lapses, the hand-off grace after it was given',
+    { a: { neededFor: 60, turnAgoMs: 10_000 }, b: { neededFor: 30 } },
+    {},
+    { grant: [], lapse: [], nextLapseMs: NOW_MS - 10_000 + GRACE_MS },
   ],
   [
     'keeps the record of a lapsed turn on a node that still waits, and gives it no turn by it',

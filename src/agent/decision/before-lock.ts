@@ -171,20 +171,23 @@ export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Conf
 }
 
 /**
- * The blockers judged only for a node that would take a slot now (Blocker.atSlot: the PDB
- * pre-flight), after asking the lock, without writing, whether it would: a waiter that would not
- * (every slot taken, not its turn) waits for the lock without them. undefined: go for the slot.
+ * What is asked only of a node that would take a slot now: the blockers judged at the slot
+ * (Blocker.atSlot: the PDB pre-flight) and, after them, the FleetLock server. The lock is asked first,
+ * without writing, whether it would give one: a waiter that would not (every slot taken, not its
+ * turn) waits for the lock without them, and holds no slot of the fleet's group meanwhile (a
+ * question to the FleetLock server takes one). undefined: go for the slot.
  */
 async function atSlot(pass: Pass, meta: LockMetadata, unproven: boolean): Promise<Outcome | undefined> {
   const blockers = pass.deps.blockers.filter(
     (b) => leftToSlot(pass, b) && judges(b, meta.controlPlane === true),
   );
-  if (blockers.length === 0) return undefined;
+  if (blockers.length === 0 && pass.deps.fleetLock === undefined) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!unproven) {
     const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
     if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
   }
+  if (blockers.length === 0) return undefined;
   const block = await firstBlock(blockers, pass.signal);
   if (!block.blocked) return undefined;
   if (unproven) await pass.release();
