@@ -171,15 +171,15 @@ export const SIM_HOLD_ANNOTATION = 'sim.kured-ts.dev/firmware';
  */
 function withHoldWorker(options: SimulateOptions): {
   options: SimulateOptions;
-  holdWorker?: HoldWorkerSettings;
+  worker: { holdWorker?: HoldWorkerSettings };
 } {
   const holdMs = options.holdWorkerMs ?? 0;
-  if (holdMs <= 0) return { options };
+  if (holdMs <= 0) return { options, worker: {} };
   const keys = options.agent?.holdAfterDrainAnnotations ?? [];
   const key = keys[0] ?? SIM_HOLD_ANNOTATION;
   const timeoutMs = options.agent?.holdTimeoutMs ?? defaultConfig().holdTimeoutMs;
   const agent = { ...options.agent, holdAfterDrainAnnotations: keys.length > 0 ? keys : [key] };
-  return { options: { ...options, agent }, holdWorker: { key, holdMs, timeoutMs } };
+  return { options: { ...options, agent }, worker: { holdWorker: { key, holdMs, timeoutMs } } };
 }
 
 /** How often the simulated autoscaler scans (the cluster autoscaler's default --scan-interval). */
@@ -240,7 +240,7 @@ function worldOf(
 
 /** The full simulation settings behind these options (the bench adjusts them further). */
 export function simulationOptions(given: SimulateOptions, createAgent?: AgentFactory): SimulationOptions {
-  const { options, holdWorker } = withHoldWorker(given);
+  const { options, worker } = withHoldWorker(given);
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
   return {
     cluster: {
@@ -278,7 +278,7 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
     ...operators(options),
-    ...(holdWorker === undefined ? {} : { holdWorker }),
+    ...worker,
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
     startServer: (clock, admission) =>

@@ -244,9 +244,8 @@ class Term {
   /** Sleeps until a change, the next lapse of a turn or a slot's expiry, or IDLE_REPLAN_MS. */
   private async idle(signal: AbortSignal): Promise<void> {
     const now = monotonicMs(this.o.clock);
-    const times = this.nextLapseMs === undefined ? [] : [this.nextLapseMs];
-    const expiry = this.view.nextExpiry(this.lockState().state);
-    if (expiry !== undefined) times.push(expiry);
+    const next = [this.nextLapseMs, this.view.nextExpiry(this.lockState().state)];
+    const times = next.filter((t): t is number => t !== undefined);
     const blind = this.blindness();
     if (blind !== undefined) times.push(now - blind.forMs + this.leaseMs());
     const until = Math.min(IDLE_REPLAN_MS, ...times.map((t) => Math.max(0, t - now)));
@@ -407,17 +406,18 @@ class Term {
       const turn = parseTurn(this.fleet.get(node)?.turn);
       await this.setTurn(node, turn === undefined ? null : formatLapsedTurn({ turn, at }), signal);
     }
-    const since = this.o.clock.now().toISOString();
-    for (const node of plan.grant) {
-      if (await this.setTurn(node, formatTurn({ since, by: this.o.identity }), signal)) {
-        this.turnSince.set(node, monotonicMs(this.o.clock));
-        this.fleetLockAsks.granted(node, this.fleet.get(node)?.status?.fleetLockAsked);
-        this.stats.granted++;
-        this.o.log.info('turn given', { node, queue: plan.queue.length });
-      }
-    }
+    const turn = formatTurn({ since: this.o.clock.now().toISOString(), by: this.o.identity });
+    for (const node of plan.grant) if (await this.setTurn(node, turn, signal)) this.given(node, plan);
     if (plan.grant.length === 0 && plan.held !== undefined && plan.queue.length > 0)
       this.o.log.debug('no turn given', { reason: plan.held, waiting: plan.queue.length });
+  }
+
+  /** A turn given to `node`: its grace starts, and the FleetLock question its status says is the baseline. */
+  private given(node: string, plan: Plan): void {
+    this.turnSince.set(node, monotonicMs(this.o.clock));
+    this.fleetLockAsks.granted(node, this.fleet.get(node)?.status?.fleetLockAsked);
+    this.stats.granted++;
+    this.o.log.info('turn given', { node, queue: plan.queue.length });
   }
 
   /** Sets (or with null removes) a node's turn annotation (a turn, or a lapsed one); false when the write failed. */

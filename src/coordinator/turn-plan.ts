@@ -318,10 +318,21 @@ export function planTurns(input: PlanInput): Plan {
     pending,
     ...controlPlaneClaims(input, byName, holders, pending),
   };
-  // a node the FleetLock server refuses keeps its turn: no other node of the cluster is asked meanwhile
-  const fleet = fleetLockWait(input, pending);
-  const grant = input.lockHeld === undefined && fleet === undefined ? pick(input, eligible, claims) : [];
-  return { ...judged, grant, queue, held: held ?? fleet };
+  return {
+    ...judged,
+    ...grantOf(input, eligible, claims),
+    queue,
+    held: held ?? fleetLockWait(input, pending),
+  };
+}
+
+/**
+ * The turns to give: none while the lock gives no slot, nor while a node the FleetLock server refused
+ * holds a turn (no other node of the cluster is asked meanwhile: fleetLockWait); else pick's.
+ */
+function grantOf(input: PlanInput, eligible: readonly string[], claims: Claims): Pick<Plan, 'grant'> {
+  const held = input.lockHeld !== undefined || fleetLockWait(input, claims.pending) !== undefined;
+  return { grant: held ? [] : pick(input, eligible, claims) };
 }
 
 /**

@@ -123,13 +123,8 @@ export function formatStatus(status: NodeStatus): string {
  */
 export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return (
-    a.phase === b.phase &&
-    a.reason === b.reason &&
-    (a.bootID ?? '') === (b.bootID ?? '') &&
-    a.lastReboot === b.lastReboot &&
-    a.requiredSince === b.requiredSince &&
-    a.due === b.due &&
-    a.fleetLockAsked === b.fleetLockAsked
-  );
+  return (a.bootID ?? '') === (b.bootID ?? '') && COMPARED.every((key) => a[key] === b[key]);
 }
+
+/** The fields sameStatus compares as they are (bootID aside: absent reads as ''). */
+const COMPARED = ['phase', 'reason', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked'] as const;

@@ -111,7 +111,7 @@ export class SimHoldWorker {
   private drainedInCycle(name: string): boolean {
     const node = this.ctx.cluster.nodeObject(name);
     return (
-      node?.spec?.unschedulable === true &&
+      node?.spec.unschedulable === true &&
       node.metadata.labels?.[CYCLE_LABEL] !== undefined &&
       this.ctx.cluster.evictableOn(name).length === 0
     );
@@ -121,7 +121,7 @@ export class SimHoldWorker {
   private checkHeld(name: string): void {
     const node = this.ctx.cluster.nodeObject(name);
     const lost = [
-      node?.spec?.unschedulable === true ? undefined : 'its cordon',
+      node?.spec.unschedulable === true ? undefined : 'its cordon',
       node?.metadata.labels?.[CYCLE_LABEL] === undefined ? 'its cycle' : undefined,
       this.ctx.holders().includes(name) ? undefined : 'its lock slot',
     ].filter((x): x is string => x !== undefined);
