@@ -33,9 +33,18 @@ export type Outcome =
   | { kind: 'blocked'; reason: string; blocker: string }
   /**
    * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
-   * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait.
+   * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait. `fleetLockFull`: it
+   * said its group is full (failed_lock), which it says to every node of the cluster alike, and the
+   * coordinator's queue is on: the status records the question, and the coordinator keeps this
+   * node's turn while it goes on asking.
    */
-  | { kind: 'waiting-for-lock'; reason: string; holders: string[]; fleetLock?: true }
+  | {
+      kind: 'waiting-for-lock';
+      reason: string;
+      holders: string[];
+      fleetLock?: true;
+      fleetLockFull?: true;
+    }
   /**
    * The cycle ended after the reboot: ready ('completed') or past --post-reboot-timeout in release
    * mode ('timed-out'). `uncordoned`: we lifted our cordon; `durationMs`: the cycle's start (the

@@ -137,8 +137,8 @@ export class Reporter {
       bootID: this.bootID,
       ...this.need(fx.phase, now),
       ...(this.lastReboot === undefined ? {} : { lastReboot: this.lastReboot }),
-      // each question the FleetLock server answered with no slot: the coordinator keeps the turn
-      ...(outcome.kind === 'waiting-for-lock' && outcome.fleetLock === true
+      // each question the FleetLock server answered "group full": the coordinator keeps the turn
+      ...(outcome.kind === 'waiting-for-lock' && outcome.fleetLockFull === true
         ? { fleetLockAsked: now.toISOString() }
         : {}),
     };

@@ -414,7 +414,9 @@ class Term {
 
   /** A turn given to `node`: its grace starts, and the FleetLock question its status says is the baseline. */
   private given(node: string, plan: Plan): void {
-    this.turnSince.set(node, monotonicMs(this.o.clock));
+    const now = monotonicMs(this.o.clock);
+    this.turnSince.set(node, now);
+    this.nextLapseMs = Math.min(this.nextLapseMs ?? Infinity, now + (this.o.graceMs ?? HANDOFF_GRACE_MS));
     this.fleetLockAsks.granted(node, this.fleet.get(node)?.status?.fleetLockAsked);
     this.stats.granted++;
     this.o.log.info('turn given', { node, queue: plan.queue.length });

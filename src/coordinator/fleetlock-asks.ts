@@ -1,9 +1,10 @@
 // When the coordinator last saw each node holding a turn say that the FleetLock server refused it
-// (its status' fleetLockAsked changed): a node whose agent keeps asking keeps its turn
+// (its status' fleetLockAsked changed to another time): a node whose agent keeps asking keeps its turn
 // (turn-plan.ts, FLEETLOCK_TURN_GRACE_MS), on this coordinator's own monotonic clock. A value first
 // seen is only a baseline (taken as the turn is given, or as this coordinator first sees the turn
 // after taking the lead): it may be from before the turn, and says nothing of the agent being alive
-// now; only a change does.
+// now; only a change to another time does. A status that no longer carries one (the agent waits for
+// something else now) ends the keeping: the turn's own grace applies again.
 import type { NodeRecord } from './fleet-view.js';
 
 interface Sighting {
@@ -21,9 +22,7 @@ export class FleetLockAsks {
     for (const r of withTurn) {
       if (r.turn === undefined) continue;
       const asked = r.status?.fleetLockAsked;
-      const prev = this.sightings.get(r.name);
-      if (prev === undefined) next.set(r.name, { asked, seenMs: undefined });
-      else next.set(r.name, prev.asked === asked ? prev : { asked, seenMs: nowMs });
+      next.set(r.name, sighting(this.sightings.get(r.name), asked, nowMs));
     }
     this.sightings = next;
   }
@@ -42,4 +41,14 @@ export class FleetLockAsks {
     for (const [node, s] of this.sightings) if (s.seenMs !== undefined) seen.set(node, s.seenMs);
     return seen;
   }
+}
+
+/**
+ * What a look at a node holding a turn makes of its status' `asked`, seen `prev` before: a question
+ * other than the last seen is news (seen now); the same one changes nothing; none (the agent waits
+ * for something else now) or a first sight is a baseline.
+ */
+function sighting(prev: Sighting | undefined, asked: string | undefined, nowMs: number): Sighting {
+  if (prev === undefined || asked === undefined) return { asked, seenMs: undefined };
+  return asked === prev.asked ? prev : { asked, seenMs: nowMs };
 }

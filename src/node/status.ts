@@ -53,9 +53,10 @@ export interface NodeStatus {
   /** RFC 3339 time the reboot is due (requiredSince + --reboot-deadline); past it, the node is overdue. */
   due?: string;
   /**
-   * RFC 3339 time of the agent's last question to the FleetLock server that gave no slot: a node with
-   * its turn at the lock says so each time it asks, and the coordinator keeps its turn while it does
-   * (it is alive, waiting on another cluster) instead of passing it to a node the server refuses too.
+   * RFC 3339 time of the agent's last question to the FleetLock server that said its group is full: a
+   * node with its turn at the lock says so each time it asks, and the coordinator keeps its turn while
+   * it does (it is alive, waiting on another cluster) instead of passing it to a node the server
+   * refuses too.
    */
   fleetLockAsked?: string;
 }

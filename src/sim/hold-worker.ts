@@ -5,6 +5,7 @@
 // annotation. What it watches, as invariants: no node is rebooted while its annotation stands, and a
 // node it works on keeps its cordon, its cycle and its lock slot until the work is done (within the
 // agents' --hold-timeout, after which the agent may end the cycle).
+import { HOLD_POLL_MAX_MS } from '../agent/decision/hold.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
@@ -53,6 +54,12 @@ export class SimHoldWorker {
   private readonly done = new Set<string>();
   /** Nodes already reported for losing their cordon, cycle or slot while held (once each). */
   private readonly lost = new Set<string>();
+  /**
+   * Since when (virtual ms) each held node has been seen without its lock slot. A third party that
+   * wipes the lock (--wipe-lock-every) takes it; the held agent takes it back at its next look at the
+   * node, at most HOLD_POLL_MAX_MS later: only a slot gone for longer than that is lost.
+   */
+  private readonly slotless = new Map<string, number>();
   private rebootedWhileHeld = 0;
 
   constructor(
@@ -123,12 +130,24 @@ export class SimHoldWorker {
     const lost = [
       node?.spec.unschedulable === true ? undefined : 'its cordon',
       node?.metadata.labels?.[CYCLE_LABEL] === undefined ? 'its cycle' : undefined,
-      this.ctx.holders().includes(name) ? undefined : 'its lock slot',
+      this.slotLost(name) ? 'its lock slot' : undefined,
     ].filter((x): x is string => x !== undefined);
     if (lost.length > 0 && !this.lost.has(name)) {
       this.lost.add(name);
       this.violate(name, 'hold-lost', `lost ${lost.join(', ')} while ${this.settings.key} stood`);
     }
+  }
+
+  /** Has the node been without its slot for longer than its agent takes to look (HOLD_POLL_MAX_MS)? */
+  private slotLost(name: string): boolean {
+    if (this.ctx.holders().includes(name)) {
+      this.slotless.delete(name);
+      return false;
+    }
+    const now = this.ctx.time.nowMs();
+    const since = this.slotless.get(name) ?? now;
+    this.slotless.set(name, since);
+    return now - since > HOLD_POLL_MAX_MS + HOLD_WORKER_SCAN_MS;
   }
 
   private annotationOf(name: string): string | undefined {

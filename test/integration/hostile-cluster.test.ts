@@ -795,6 +795,35 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
     expect(violations).toEqual([]);
   });
 
+  it('counts the hold from now when the recorded start is ahead of the clock (set back since), bounded all the same', async () => {
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    const shutdown = new AbortController();
+    const requeue = { onDrainFailure: 'requeue' } as const;
+    const first = holding(clock, requeue, shutdown.signal);
+    await first.held();
+    shutdown.abort(new Error('SIGTERM'));
+    await expect(first.ticking).rejects.toThrow('SIGTERM');
+    // the record says the hold began an hour from now: as if the clock had been set back an hour
+    const n = node('n1');
+    const record = parseCycle(n.metadata?.annotations?.[CYCLE_ANNOTATION]);
+    const ahead = new Date(clock.now().getTime() + 3_600_000).toISOString();
+    n.metadata = {
+      ...n.metadata,
+      annotations: {
+        ...n.metadata?.annotations,
+        [CYCLE_ANNOTATION]: JSON.stringify({ ...record, heldSince: ahead }),
+      },
+    };
+    server.update('nodes', n);
+    const second = holding(clock, requeue);
+    await second.held();
+    for (let move = 0; move < 6 && !second.settled(); move++) await second.next();
+    expect(second.settled()).toBe(true);
+    expect(await second.ticking).toMatchObject({ kind: 'drain-failed' });
+    expect(reboots.get('n1')).toBe(0);
+  });
+
   it('passes a node quarantined by its hold over while the annotation stands, and takes it again once it goes', async () => {
     watchInvariants(1);
     worker('bios-2.1');

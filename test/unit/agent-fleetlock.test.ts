@@ -2,7 +2,7 @@
 // the in-cluster slot and given back after it, the node waits (and says why) while the server refuses
 // or does not answer, and a release the server did not confirm is retried on the next pass.
 import { describe, expect, it } from '@jest/globals';
-import { Agent, type Outcome } from '../../src/agent/agent.js';
+import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
 import { FLEETLOCK_RETRY_MS } from '../../src/fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpExchange } from '../../src/fleetlock/http-fleetlock.js';
 import { CYCLE_ANNOTATION } from '../../src/node/cycle.js';
@@ -39,7 +39,7 @@ class World {
   }
 
   /** A new agent on the node (a pod start) with the FleetLock client. */
-  agent(): Agent {
+  agent(overrides: Partial<AgentConfig> = {}): Agent {
     const deps = this.cluster.deps();
     const fleetLock = new HttpFleetLock({
       url: 'http://fleetlock.test',
@@ -49,7 +49,7 @@ class World {
       random: () => 0.5,
       exchange: this.exchange(),
     });
-    return new Agent(AGENT_DEFAULTS, { ...deps, fleetLock });
+    return new Agent({ ...AGENT_DEFAULTS, ...overrides }, { ...deps, fleetLock });
   }
 }
 
@@ -130,8 +130,25 @@ describe('agent with a FleetLock server', () => {
       body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
     });
     const refused = await tick(world, agent);
-    expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
+    expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true, fleetLockFull: true });
     expect(statusOf(cluster)?.fleetLockAsked).toBe(cluster.clock.now().toISOString());
+  });
+
+  it('records no question in the status under --lock-queue none (no coordinator keeps turns: a write per refusal would buy nothing)', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const world = new World(cluster);
+    world.server.answer({
+      method: 'POST',
+      path: '/v1/pre-reboot',
+      headers: { 'fleet-lock-protocol': 'true' },
+      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
+    });
+    const refused = await tick(world, world.agent({ lockQueue: 'none' }));
+    expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
+    expect(refused).not.toHaveProperty('fleetLockFull');
+    expect(statusOf(cluster)).toMatchObject({ phase: 'waiting-for-lock' });
+    expect(statusOf(cluster)?.fleetLockAsked).toBeUndefined();
   });
 
   it.each([
@@ -152,6 +169,9 @@ describe('agent with a FleetLock server', () => {
       expect(waiting).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
       expect(waiting.reason).toMatch(reason);
       expect(statusOf(cluster)?.reason).toMatch(reason);
+      // no answer is not a full group: the coordinator is not told to keep this node's turn for it
+      expect(waiting).not.toHaveProperty('fleetLockFull');
+      expect(statusOf(cluster)?.fleetLockAsked).toBeUndefined();
       expect(cluster.table.holders()).toEqual([]);
       expect(cluster.node.unschedulable).toBe(false);
       expect(cluster.reboots).toEqual([]);

@@ -63,6 +63,16 @@ describe('the FleetLock questions the coordinator sees', () => {
     expect(asks.seen()).toEqual(new Map([['a', 1_000]]));
   });
 
+  it('ends the keeping when the status no longer carries a question (the agent waits for something else), and counts the next question anew', () => {
+    const asks = new FleetLockAsks();
+    asks.granted('a', undefined);
+    asks.note([record('a', T1)], 1_000);
+    asks.note([record('a', undefined)], 2_000);
+    expect(asks.seen()).toEqual(new Map());
+    asks.note([record('a', T2)], 3_000);
+    expect(asks.seen()).toEqual(new Map([['a', 3_000]]));
+  });
+
   it('forgets a node that no longer holds a turn, so that its next turn starts from a baseline', () => {
     const asks = new FleetLockAsks();
     asks.granted('a', undefined);

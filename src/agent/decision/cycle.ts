@@ -43,7 +43,7 @@ import type { Outcome } from '../outcome.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
-import { holdAfterDrain } from './hold.js';
+import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
 import type { Pass } from './pass.js';
 
@@ -226,7 +226,7 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
     // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
     // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
-    const handed = await pass.writeRecord({ ...current, cordoned: false });
+    const handed = await pass.writeRecord(withoutHold({ ...current, cordoned: false }));
     // our own count, rewritten: still ours to carry out after the drain
     if (own) pass.env.memory.unsent = formatCycle(handed);
     return { step: 'drain', record: handed, redrain: true };

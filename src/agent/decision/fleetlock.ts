@@ -22,11 +22,19 @@ export async function takeFleetLock(pass: Pass): Promise<Outcome | undefined> {
     pass.env.memory.fleetLock = 'held';
     return undefined;
   }
-  const why =
-    answer.kind === 'failed_lock'
-      ? `waiting for a slot of FleetLock group ${fleetLock.group}`
-      : `no FleetLock slot without the server's grant: the reboot waits (group ${fleetLock.group})`;
-  return { kind: 'waiting-for-lock', reason: `${answer.reason}; ${why}`, holders: [], fleetLock: true };
+  const full = answer.kind === 'failed_lock';
+  const why = full
+    ? `waiting for a slot of FleetLock group ${fleetLock.group}`
+    : `no FleetLock slot without the server's grant: the reboot waits (group ${fleetLock.group})`;
+  // only a full group keeps the turn: a server this node alone cannot reach must not hold the others
+  const keep = full && pass.config.lockQueue !== 'none' ? { fleetLockFull: true as const } : {};
+  return {
+    kind: 'waiting-for-lock',
+    reason: `${answer.reason}; ${why}`,
+    holders: [],
+    fleetLock: true,
+    ...keep,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // slot and its cordon and waits, after the drain and before --reboot-delay, until no such annotation
 // stands, bounded by --hold-timeout. What ends it early (the timeout, the slot lost) is the cycle's
 // to act on (cycle.ts): this file only waits and says why it stopped.
-import { CYCLE_ANNOTATION, parseCycle, type CycleRecord } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, formatCycle, parseCycle, type CycleRecord } from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Pass } from './pass.js';
@@ -22,27 +22,47 @@ export function holdOn(node: NodeState, keys: readonly string[]): string | undef
   return key === undefined ? undefined : `${key}=${node.annotations[key] ?? ''}`;
 }
 
+/** The record's heldSince (epoch ms) when it can be read and is not ahead of `nowMs`. */
+function heldSinceOf(record: CycleRecord | undefined, nowMs: number): number | undefined {
+  const since = Date.parse(record?.heldSince ?? '');
+  return Number.isNaN(since) || since > nowMs ? undefined : since;
+}
+
 /**
  * When the hold began (epoch ms): the record's heldSince as the node carries it (an earlier agent of
- * this node, or an earlier drain of this cycle, wrote it), else now, written into the record first so
- * that a restart or a drain again goes on counting --hold-timeout from there. A time the record
- * cannot give back reads as now (and is written again).
+ * this node wrote it before a restart), else now, written into the record first, guarded, on the
+ * record as it is on the node then (another agent of the node may have written it meanwhile; a
+ * record gone is not written again: the slot check that follows ends the hold). A time the record
+ * cannot give back, or one ahead of the clock (set back since), reads as now and is written again.
  */
 async function holdStart(pass: Pass, record: CycleRecord): Promise<number> {
-  const current = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]) ?? record;
-  const written = Date.parse(current.heldSince ?? '');
-  if (!Number.isNaN(written)) return written;
   const now = pass.deps.clock.now();
-  await pass.writeRecord({ ...current, heldSince: now.toISOString() });
-  return now.getTime();
+  let start = now.getTime();
+  await pass.guardedWrite('the hold began', (node) => {
+    const current = parseCycle(node.annotations[CYCLE_ANNOTATION]);
+    const since = heldSinceOf(current ?? record, now.getTime());
+    if (since !== undefined || current === undefined) {
+      start = since ?? start;
+      return undefined;
+    }
+    return { annotations: { [CYCLE_ANNOTATION]: formatCycle({ ...current, heldSince: now.toISOString() }) } };
+  });
+  return start;
+}
+
+/** The record without its hold's start: a drain again starts a hold of its own. */
+export function withoutHold(record: CycleRecord): CycleRecord {
+  const rest = { ...record };
+  delete rest.heldSince;
+  return rest;
 }
 
 /**
  * Waits while the node carries one of --hold-after-drain-annotation's keys, reading it again on the
  * clock (HOLD_POLL_FIRST_MS, doubling up to HOLD_POLL_MAX_MS) and checking the slot is still ours
  * each time; reports 'held-after-drain' naming the annotation. --hold-timeout counts from the
- * record's heldSince (holdStart): across agent restarts and drains again, the cycle is held at most
- * that long in all. Resolves to undefined once none stands (at once without the flag), else to why
+ * record's heldSince (holdStart): an agent restarted while its node is held goes on counting; a
+ * drain again (someone else's uncordon and cordon) starts a hold of its own (withoutHold). Resolves to undefined once none stands (at once without the flag), else to why
  * the hold stopped; the pass's signal aborts the wait.
  */
 export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<HoldEnd | undefined> {
