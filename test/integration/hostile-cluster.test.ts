@@ -765,21 +765,27 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
     },
   );
 
-  it("goes on counting --hold-timeout from the hold's start when the agent restarts while held", async () => {
-    watchInvariants(1);
-    worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+  const requeue = { onDrainFailure: 'requeue' } as const;
+
+  /** n1 held on `clock` for `moves` looks (30 s each), then its agent's pod restarted (SIGTERM). */
+  async function heldThenRestarted(clock: FakeClock, moves: number): Promise<void> {
     const shutdown = new AbortController();
-    const requeue = { onDrainFailure: 'requeue' } as const;
     const first = holding(clock, requeue, shutdown.signal);
     await first.held();
-    // 90 s of the 120 s held, then the agent's pod is restarted
-    for (let move = 0; move < 3; move++) await first.next();
+    for (let move = 0; move < moves; move++) await first.next();
     expect(first.settled()).toBe(false);
     shutdown.abort(new Error('SIGTERM'));
     await expect(first.ticking).rejects.toThrow('SIGTERM');
     expect(node('n1').spec?.unschedulable).toBe(true);
     expect(holders()).toEqual(['n1']);
+  }
+
+  it("goes on counting --hold-timeout from the hold's start when the agent restarts while held", async () => {
+    watchInvariants(1);
+    worker('bios-2.1');
+    const clock = new FakeClock(new Date());
+    // 90 s of the 120 s held, then the agent's pod is restarted
+    await heldThenRestarted(clock, 3);
     // the new agent resumes the cycle (drain again, a no-op) and is held for what is left: 30 s, not 120 s
     const second = holding(clock, requeue);
     await second.held();
@@ -798,12 +804,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
   it('counts the hold from now when the recorded start is ahead of the clock (set back since), bounded all the same', async () => {
     worker('bios-2.1');
     const clock = new FakeClock(new Date());
-    const shutdown = new AbortController();
-    const requeue = { onDrainFailure: 'requeue' } as const;
-    const first = holding(clock, requeue, shutdown.signal);
-    await first.held();
-    shutdown.abort(new Error('SIGTERM'));
-    await expect(first.ticking).rejects.toThrow('SIGTERM');
+    await heldThenRestarted(clock, 0);
     // the record says the hold began an hour from now: as if the clock had been set back an hour
     const n = node('n1');
     const record = parseCycle(n.metadata?.annotations?.[CYCLE_ANNOTATION]);

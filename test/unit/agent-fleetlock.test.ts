@@ -53,6 +53,16 @@ class World {
   }
 }
 
+/** A node of another cluster asks the server at `path` (pre-reboot: takes the group's one slot; steady-state: gives it back). */
+function otherCluster(world: World, path: string): void {
+  world.server.answer({
+    method: 'POST',
+    path,
+    headers: { 'fleet-lock-protocol': 'true' },
+    body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
+  });
+}
+
 function tick(world: World, agent = world.agent()): Promise<Outcome> {
   return settle(world.cluster.clock, agent.tick());
 }
@@ -83,12 +93,7 @@ describe('agent with a FleetLock server', () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
     const world = new World(cluster);
-    world.server.answer({
-      method: 'POST',
-      path: '/v1/pre-reboot',
-      headers: { 'fleet-lock-protocol': 'true' },
-      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
-    });
+    otherCluster(world, '/v1/pre-reboot');
     const agent = world.agent();
     const waiting = await tick(world, agent);
     expect(waiting).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true, holders: [] });
@@ -99,12 +104,7 @@ describe('agent with a FleetLock server', () => {
     expect(cluster.reboots).toEqual([]);
     // asked again soon (no in-cluster lock change will say the other cluster is done)
     expect(agent.nextDelay(waiting)).toBeLessThanOrEqual(FLEETLOCK_RETRY_MS * 1.5);
-    world.server.answer({
-      method: 'POST',
-      path: '/v1/steady-state',
-      headers: { 'fleet-lock-protocol': 'true' },
-      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
-    });
+    otherCluster(world, '/v1/steady-state');
     expect((await tick(world, agent)).kind).toBe('rebooting');
     expect(world.server.holding(GROUP)).toEqual(['n1']);
   });
@@ -123,12 +123,7 @@ describe('agent with a FleetLock server', () => {
     expect(statusOf(cluster)?.fleetLockAsked).toBeUndefined();
     // the slot frees while another cluster holds the group's: asked, refused, and the status says when
     cluster.table.set('n2', undefined);
-    world.server.answer({
-      method: 'POST',
-      path: '/v1/pre-reboot',
-      headers: { 'fleet-lock-protocol': 'true' },
-      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
-    });
+    otherCluster(world, '/v1/pre-reboot');
     const refused = await tick(world, agent);
     expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true, fleetLockFull: true });
     expect(statusOf(cluster)?.fleetLockAsked).toBe(cluster.clock.now().toISOString());
@@ -138,12 +133,7 @@ describe('agent with a FleetLock server', () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
     const world = new World(cluster);
-    world.server.answer({
-      method: 'POST',
-      path: '/v1/pre-reboot',
-      headers: { 'fleet-lock-protocol': 'true' },
-      body: JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } }),
-    });
+    otherCluster(world, '/v1/pre-reboot');
     const refused = await tick(world, world.agent({ lockQueue: 'none' }));
     expect(refused).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
     expect(refused).not.toHaveProperty('fleetLockFull');
