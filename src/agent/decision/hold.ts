@@ -62,8 +62,9 @@ export function withoutHold(record: CycleRecord): CycleRecord {
  * clock (HOLD_POLL_FIRST_MS, doubling up to HOLD_POLL_MAX_MS) and checking the slot is still ours
  * each time; reports 'held-after-drain' naming the annotation. --hold-timeout counts from the
  * record's heldSince (holdStart): an agent restarted while its node is held goes on counting; a
- * drain again (someone else's uncordon and cordon) starts a hold of its own (withoutHold). Resolves to undefined once none stands (at once without the flag), else to why
- * the hold stopped; the pass's signal aborts the wait.
+ * drain again (someone else's uncordon and cordon) starts a hold of its own (withoutHold). Resolves
+ * to undefined once none stands (at once without the flag), else to why the hold stopped; the
+ * pass's signal aborts the wait.
  */
 export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<HoldEnd | undefined> {
   const keys = pass.config.holdAfterDrainAnnotations;
