@@ -200,6 +200,17 @@ export class FakeCluster {
     bump(this.node);
   }
 
+  /** kured cordoned the node and holds its slot in the lock (a migration from kured). */
+  kuredTookSlot(): void {
+    this.node.unschedulable = true;
+    this.table.set(this.node.name, {
+      nodeID: this.node.name,
+      created: this.clock.now(),
+      ttlMs: 0,
+      metadata: { unschedulable: false },
+    });
+  }
+
   /** Another actor cordons the node (kubectl cordon: a write only when it was schedulable). */
   cordonByOther(): void {
     if (this.node.unschedulable) return;

@@ -554,13 +554,7 @@ describe('agent: restart and proof of reboot', () => {
   ])('adopts a slot kured took for this node (migration), %s', async (_name, required, kind, reboots) => {
     const cluster = new FakeCluster();
     cluster.sentinel = required;
-    cluster.node.unschedulable = true;
-    cluster.table.set('n1', {
-      nodeID: 'n1',
-      created: cluster.clock.now(),
-      ttlMs: 0,
-      metadata: { unschedulable: false },
-    });
+    cluster.kuredTookSlot();
     const outcome = await tick(cluster);
     expect(outcome.kind).toBe(kind);
     expect(cluster.reboots).toHaveLength(reboots);

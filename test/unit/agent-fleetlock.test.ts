@@ -197,23 +197,15 @@ describe('agent with a FleetLock server', () => {
   it('asks the FleetLock server before adopting kured’s slot (a migration) for a reboot still to come', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;
-    cluster.node.unschedulable = true;
-    cluster.table.set('n1', {
-      nodeID: 'n1',
-      created: cluster.clock.now(),
-      ttlMs: 0,
-      metadata: { unschedulable: false },
-    });
+    cluster.kuredTookSlot();
     const world = new World(cluster);
-    const other = { method: 'POST', headers: { 'fleet-lock-protocol': 'true' } };
-    const body = JSON.stringify({ client_params: { id: 'other-cluster-node', group: GROUP } });
-    world.server.answer({ ...other, path: '/v1/pre-reboot', body });
+    otherCluster(world, '/v1/pre-reboot');
     const agent = world.agent();
     const waiting = await tick(world, agent);
     expect(waiting).toMatchObject({ kind: 'waiting-for-lock', fleetLock: true });
     expect(cluster.reboots).toEqual([]);
     expect(cluster.node.annotations[CYCLE_ANNOTATION]).toBeUndefined();
-    world.server.answer({ ...other, path: '/v1/steady-state', body });
+    otherCluster(world, '/v1/steady-state');
     expect((await tick(world, agent)).kind).toBe('rebooting');
     expect(world.server.holding(GROUP)).toEqual(['n1']);
     expect(cluster.violations).toEqual([]);
