@@ -318,20 +318,21 @@ export function planTurns(input: PlanInput): Plan {
     pending,
     ...controlPlaneClaims(input, byName, holders, pending),
   };
-  return {
-    ...judged,
-    ...grantOf(input, eligible, claims),
-    queue,
-    held: held ?? fleetLockWait(input, pending),
-  };
+  const fleet = fleetLockWait(input, pending);
+  return { ...judged, ...grantOf(input, eligible, claims, fleet), queue, held: held ?? fleet };
 }
 
 /**
  * The turns to give: none while the lock gives no slot, nor while a node the FleetLock server refused
- * holds a turn (no other node of the cluster is asked meanwhile: fleetLockWait); else pick's.
+ * holds a turn (`fleet`: no other node of the cluster is asked meanwhile); else pick's.
  */
-function grantOf(input: PlanInput, eligible: readonly string[], claims: Claims): Pick<Plan, 'grant'> {
-  const held = input.lockHeld !== undefined || fleetLockWait(input, claims.pending) !== undefined;
+function grantOf(
+  input: PlanInput,
+  eligible: readonly string[],
+  claims: Claims,
+  fleet: string | undefined,
+): Pick<Plan, 'grant'> {
+  const held = input.lockHeld !== undefined || fleet !== undefined;
   return { grant: held ? [] : pick(input, eligible, claims) };
 }
 
