@@ -126,6 +126,25 @@ for (const folder of unranked) {
   problems.push(`unranked folder: ${folder}/ is on no row of LAYERS in scripts/check-imports.mjs`);
 }
 
+// One reflector (issue 43): the Kube interface's watch methods are called only by the ListWatches of
+// src/kube/list-watch.ts, so that every watch gets the reflector's back-off, relist and blindness.
+// Classes that implement Kube themselves (wrappers that delegate each call) may pass a call on.
+const kubeInterfaceFile = join(root, 'kube', 'kube.ts');
+const kubeInterface = known.has(kubeInterfaceFile) ? readFileSync(kubeInterfaceFile, 'utf8') : '';
+const watchMethods = [...kubeInterface.matchAll(/^\s+(watch[A-Z]\w*)\(/gm)].map((m) => m[1]);
+const reflectorHome = join(root, 'kube', 'list-watch.ts');
+for (const file of all) {
+  if (file === reflectorHome) continue;
+  const text = readFileSync(file, 'utf8');
+  if (/\bimplements\s+Kube\b/.test(text)) continue;
+  for (const method of watchMethods) {
+    if (new RegExp(`\\.${method}\\s*\\(`).test(text))
+      problems.push(
+        `watch outside the reflector: ${relative(process.cwd(), file)} calls ${method}; follow it with a Reflector over a ListWatch of src/kube/list-watch.ts`,
+      );
+  }
+}
+
 if (problems.length > 0) {
   for (const p of problems) console.error(p);
   process.exit(1);

@@ -3,17 +3,12 @@
 // as `kubectl get -w` does, only the rows that changed are printed (with the first table's column
 // widths); -o json/yaml print the whole report again, one document per change.
 //
-// A watch that ends is followed by a fresh list (a node deleted while no watch was open disappears)
-// and a new watch; watches that keep failing back off from 1 s to 30 s, as the agent's lock watch.
+// Both are followed by reflectors (src/kube/reflector.ts): a new watch from the last version seen
+// after each ends, a fresh list after 410 Gone, back-off from 1 s to 30 s while they keep failing.
 import type { Clock } from '../clock/clock.js';
-import type { V1Node } from '../kube/kube.js';
-import { backoffMs } from '../kube/retry.js';
-import {
-  LockWatch,
-  WATCH_BASE_BACKOFF_MS,
-  WATCH_HEALTHY_MS,
-  WATCH_MAX_BACKOFF_MS,
-} from '../lock/lock-watch.js';
+import type { V1DaemonSet, V1Node } from '../kube/kube.js';
+import { daemonSetListWatch, nodesListWatch } from '../kube/list-watch.js';
+import { Reflector, latest, type ReflectorHandler } from '../kube/reflector.js';
 import { silentLogger } from '../log/logger.js';
 import { formatStreamed } from './output.js';
 import { EXIT_FAILURE, EXIT_OK, commandSignal, describeApiError, type CommandIo } from './shared.js';
@@ -100,63 +95,21 @@ function coalesce(render: () => void): () => void {
   };
 }
 
-interface NodeFollow {
-  io: WatchIo;
-  nodes: Map<string, V1Node>;
-  changed: () => void;
-  signal: AbortSignal;
-  clock: Clock;
-  random: () => number;
-}
-
-/** One watch of the nodes until it ends; false when it failed or ended before WATCH_HEALTHY_MS. */
-async function watchNodesOnce(f: NodeFollow): Promise<boolean> {
-  const started = f.clock.now().getTime();
-  let failed = false;
-  try {
-    await f.io.kube.watchNodes(
-      (event) => {
-        const name = event.object.metadata?.name ?? '';
-        if (event.type === 'ERROR') failed = true;
-        else if (event.type === 'DELETED') f.nodes.delete(name);
-        else if (event.type !== 'BOOKMARK') f.nodes.set(name, event.object);
-        f.changed();
-      },
-      { signal: f.signal },
-    );
-  } catch {
-    failed = true;
-  }
-  return !failed && f.clock.now().getTime() - started >= WATCH_HEALTHY_MS;
-}
-
-/** A fresh list of the nodes replaces what the watch built; false when it failed. */
-async function relist(f: NodeFollow): Promise<boolean> {
-  try {
-    const list = await f.io.kube.listNodes({}, AbortSignal.any([f.signal, commandSignal(f.io.timeoutMs)]));
-    f.nodes.clear();
-    for (const node of list) f.nodes.set(node.metadata?.name ?? '', node);
-    f.changed();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Watches the nodes until the signal aborts: watch, re-list, back off while they keep failing. */
-async function followNodes(f: NodeFollow): Promise<void> {
-  let failures = 0;
-  const stopped = (): boolean => f.signal.aborted;
-  while (!stopped()) {
-    const healthy = await watchNodesOnce(f);
-    if (stopped()) return;
-    const listed = await relist(f);
-    failures = healthy && listed ? 0 : failures + 1;
-    if (failures > 0) {
-      const ms = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, f.random);
-      await f.clock.sleep(ms, f.signal).catch(() => undefined);
-    }
-  }
+/** What a reflector of the nodes keeps for the table: each node by name, `changed` after each change. */
+function nodeTable(nodes: Map<string, V1Node>, changed: () => void): ReflectorHandler<V1Node> {
+  return {
+    replace: (items) => {
+      nodes.clear();
+      for (const node of items) nodes.set(node.metadata?.name ?? '', node);
+      changed();
+    },
+    apply: (type, node) => {
+      const name = node.metadata?.name ?? '';
+      if (type === 'DELETED') nodes.delete(name);
+      else nodes.set(name, node);
+      changed();
+    },
+  };
 }
 
 /**
@@ -184,27 +137,29 @@ export async function watchStatus(options: StatusOptions, io: WatchIo): Promise<
   };
   render();
   const changed = coalesce(render);
-  const random = io.random ?? Math.random;
-  const lockWatch = new LockWatch({
-    kube: io.kube,
-    namespace: options.dsNamespace,
-    name: options.dsName,
-    clock,
-    log: silentLogger,
-    random,
-  });
-  const following = followNodes({ io, nodes, changed, signal, clock, random });
-  const end = await lockWatch.follow(
-    ds,
-    (latest) => {
-      ds = latest;
+  const follow = { clock, log: silentLogger, random: io.random ?? Math.random };
+  const following = new Reflector(nodesListWatch(io.kube), follow).run(nodeTable(nodes, changed), signal);
+  const ended = { deleted: false };
+  const from = { items: [ds], resourceVersion: ds.metadata?.resourceVersion ?? '' };
+  await new Reflector(daemonSetListWatch(io.kube, options.dsNamespace, options.dsName), {
+    ...follow,
+    relistEachRound: true,
+  }).run(
+    latest<V1DaemonSet>((latestDs) => {
+      if (latestDs === undefined) {
+        ended.deleted = true;
+        stop.abort();
+        return;
+      }
+      ds = latestDs;
       changed();
-    },
+    }),
     signal,
+    { from },
   );
   stop.abort();
   await following;
-  if (end === 'deleted' && io.signal?.aborted !== true) {
+  if (ended.deleted && io.signal?.aborted !== true) {
     err(`DaemonSet ${options.dsNamespace}/${options.dsName} was deleted: nothing left to watch`);
     return EXIT_FAILURE;
   }

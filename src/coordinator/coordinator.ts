@@ -17,7 +17,6 @@
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
-import { backoffMs } from '../kube/retry.js';
 import {
   HEALTH_ANNOTATION,
   HEALTH_NAMES_SHOWN,
@@ -31,7 +30,8 @@ import { LeaseObserver } from '../lock/lease.js';
 import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
 import { FleetLockAsks } from './fleetlock-asks.js';
 import { LockView } from '../lock/lock-view.js';
-import { LockWatch, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
+import { daemonSetListWatch } from '../kube/list-watch.js';
+import { Reflector, latest } from '../kube/reflector.js';
 import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../lock/turn.js';
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
@@ -149,6 +149,8 @@ export class Coordinator {
 /** One leadership term: its own views, started fresh (a new leader trusts nothing of an old one). */
 class Term {
   private readonly fleet: FleetView;
+  /** The lock's DaemonSet, followed (a read, a watch, a read after each: one small object). */
+  private readonly lockReflector: Reflector<V1DaemonSet>;
   private readonly leases = new LeaseObserver();
   private readonly view: LockView;
   private ds: V1DaemonSet | undefined;
@@ -176,6 +178,10 @@ class Term {
       random: o.random,
       groupLabel: o.groups?.label,
       ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
+    });
+    this.lockReflector = new Reflector(daemonSetListWatch(o.kube, o.namespace, o.dsName), {
+      ...o,
+      relistEachRound: true,
     });
     this.view = new LockView(
       {
@@ -238,6 +244,8 @@ class Term {
     if (this.fleet.blindSince !== undefined)
       return { reason: 'the watch of the nodes is failing', forMs: since(this.fleet.blindSince) };
     if (this.ds === undefined) return { reason: 'the lock DaemonSet not read yet', forMs: since(undefined) };
+    const lock = this.lockReflector.blindSince;
+    if (lock !== undefined) return { reason: 'the watch of the lock is failing', forMs: since(lock) };
     return undefined;
   }
 
@@ -262,30 +270,22 @@ class Term {
     }
   }
 
-  /** Follows the lock's DaemonSet (a read, then a watch), reading again with back-off on failure. */
+  /** Follows the lock's DaemonSet (a read, then a watch, a read after each: one small object). */
   private async followLock(changed: () => void, signal: AbortSignal): Promise<void> {
-    const { kube, namespace, dsName } = this.o;
-    for (let failures = 1; !signal.aborted; failures++) {
-      try {
-        this.ds = await kube.getDaemonSet(namespace, dsName, signal);
+    const { namespace, dsName } = this.o;
+    const reflector = this.lockReflector;
+    let warned = false;
+    await reflector.run(
+      latest<V1DaemonSet>((ds) => {
+        // deleted: the lock is gone with it (the agents find the same); the view waits for it again
+        if (ds === undefined && !warned)
+          this.o.log.warn('coordinator cannot read the lock', { error: `${namespace}/${dsName} not found` });
+        warned = ds === undefined;
+        this.ds = ds;
         changed();
-        const watch = new LockWatch({ ...this.o, name: dsName });
-        await watch.follow(
-          this.ds,
-          (ds) => {
-            this.ds = ds;
-            changed();
-          },
-          signal,
-        );
-      } catch (err) {
-        if (aborted(signal)) return;
-        const level = isNotFound(err) ? 'warn' : 'debug';
-        this.o.log[level]('coordinator cannot read the lock', { error: statusMessage(err) });
-      }
-      const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
-      await this.o.clock.sleep(pause, signal).catch(() => undefined);
-    }
+      }),
+      signal,
+    );
   }
 
   /** The lock as this leader judges it now: live slots, and why it gives none, if it does not. */

@@ -1,16 +1,15 @@
 // The coordinator's one view of the fleet: every Node, kept from one list and a watch from its
-// resourceVersion (client-go's reflector: a new watch from the last version seen after each ends, a
-// fresh list after 410 Gone, back-off while they fail). Only what the queue and the health gate
+// resourceVersion (a Reflector: a new watch from the last version seen after each ends, a fresh
+// list after 410 Gone, back-off while they fail). Only what the queue and the health gate
 // need is kept of each Node (a few hundred bytes, not the 5-15 KB object: 5,000 nodes fit in a few
 // MB), so the coordinator's memory does not grow with images and conditions.
-import { monotonicMs, type Clock } from '../clock/clock.js';
-import { isGone, statusMessage } from '../kube/errors.js';
+import type { Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
-import { backoffMs } from '../kube/retry.js';
+import { nodesListWatch } from '../kube/list-watch.js';
+import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
 import { WORKERS_NAMED, type FleetHealth } from '../lock/coordinator-lease.js';
 import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
-import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from '../lock/lock-watch.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 
@@ -46,14 +45,6 @@ export function turnFields(text: string | undefined): Pick<NodeRecord, 'turn' | 
     : { turn: undefined, lapsedTurn: text };
 }
 
-/** Nodes per page of the list (client-go's reflector pages by 500 too). */
-export const PAGE_SIZE = 500;
-
-/** Read through a call so that the compiler does not narrow it across awaits. */
-function aborted(signal: AbortSignal): boolean {
-  return signal.aborted;
-}
-
 export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
   const meta = node.metadata ?? {};
   return {
@@ -71,8 +62,13 @@ export interface FleetViewOptions {
   random: () => number;
   /** --group-label when --group-concurrency is set. */
   groupLabel: string | undefined;
-  /** Nodes per page of a list. Default PAGE_SIZE. */
+  /** Nodes per page of a list. Default PAGE_SIZE (list-watch.ts). */
   pageSize?: number;
+  /**
+   * A watch of the Nodes that brings no event and no bookmark for this long is given up, and the view
+   * is blind until it follows again (a hung connection). Default none.
+   */
+  silenceMs?: number;
 }
 
 /**
@@ -109,75 +105,53 @@ export class FleetView {
   private readonly spoke = new Set<string>();
   /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
-  /** A list has been taken: the view is complete (planning before it would miss waiters). */
-  synced = false;
-  /**
-   * Since when (monotonic ms) the view has not been following the fleet: from the start until the
-   * first list, and from a failed list or watch until a list succeeds or a watch has run for
-   * WATCH_BASE_BACKOFF_MS. undefined while it follows. A leader blind for a lease gives up leading.
-   */
-  blindSince: number | undefined;
+  private readonly reflector: Reflector<V1Node>;
 
   constructor(private readonly o: FleetViewOptions) {
-    this.blindSince = monotonicMs(o.clock);
+    this.reflector = new Reflector(
+      nodesListWatch(o.kube, o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
+      { ...o, ...(o.silenceMs === undefined ? {} : { silenceMs: o.silenceMs }) },
+    );
+  }
+
+  /** A list has been taken: the view is complete (planning before it would miss waiters). */
+  get synced(): boolean {
+    return this.reflector.synced;
+  }
+
+  /**
+   * Since when (monotonic ms) the view has not been following the fleet: from the start until the
+   * first list, and from a failed list or watch (or one silent too long) until a list succeeds or a
+   * watch has run WATCH_BASE_BACKOFF_MS. undefined while it follows. A leader blind for a lease
+   * gives up leading, and publishes no health meanwhile.
+   */
+  get blindSince(): number | undefined {
+    return this.reflector.blindSince;
   }
 
   /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
-  async follow(changed: () => void, signal: AbortSignal): Promise<void> {
-    let resourceVersion: string | undefined;
-    for (let failures = 0; !signal.aborted;) {
-      if (resourceVersion === undefined) {
-        resourceVersion = await this.relist(signal);
-        if (resourceVersion !== undefined) changed();
-      }
-      const run =
-        resourceVersion === undefined
-          ? { failed: true, gone: false, resourceVersion }
-          : await this.watch(resourceVersion, changed, signal);
-      resourceVersion = run.gone ? undefined : run.resourceVersion;
-      failures = run.failed ? failures + 1 : 0;
-      if (failures > 0 && !aborted(signal)) {
-        const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
-        await this.o.clock.sleep(pause, signal).catch(() => undefined);
-      }
-    }
-  }
-
-  /**
-   * One list, page by page (PAGE_SIZE Nodes, each page with its own deadline: at 5,000 Nodes of
-   * 10 KB one unpaginated answer is 50 MB and may not arrive within one), from one snapshot; the
-   * view is replaced only by a whole list. Its resourceVersion, or undefined on failure (a page
-   * refused with 410 because the snapshot is too old to continue starts the next list afresh).
-   */
-  private async relist(signal: AbortSignal): Promise<string | undefined> {
-    try {
-      const nodes = new Map<string, NodeRecord>();
-      const limit = this.o.pageSize ?? PAGE_SIZE;
-      let page = await this.o.kube.listNodesPage({ limit }, signal);
-      const resourceVersion = page.resourceVersion;
-      for (;;) {
-        for (const node of page.items) this.put(node, nodes);
-        if (page.continue === undefined) break;
-        page = await this.o.kube.listNodesPage({ limit, continue: page.continue }, signal);
-      }
-      this.nodes.clear();
-      for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
-        index.clear();
-      this.health = undefined;
-      for (const record of nodes.values()) this.set(record);
-      this.synced = true;
-      this.blindSince = undefined;
-      return resourceVersion;
-    } catch (err) {
-      if (!signal.aborted) this.o.log.warn('coordinator cannot list nodes', { error: statusMessage(err) });
-      this.blind();
-      return undefined;
-    }
-  }
-
-  /** The view has stopped following the fleet (kept from the first moment). */
-  private blind(): void {
-    this.blindSince ??= monotonicMs(this.o.clock);
+  follow(changed: () => void, signal: AbortSignal): Promise<void> {
+    return this.reflector.run(
+      {
+        // the view is replaced only by a whole list
+        replace: (items) => {
+          const nodes = new Map<string, NodeRecord>();
+          for (const node of items) this.put(node, nodes);
+          this.nodes.clear();
+          for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
+            index.clear();
+          this.health = undefined;
+          for (const record of nodes.values()) this.set(record);
+          changed();
+        },
+        apply: (type, node) => {
+          if (type === 'DELETED') this.delete(node.metadata?.name ?? '');
+          else this.put(node);
+          changed();
+        },
+      },
+      signal,
+    );
   }
 
   private put(node: V1Node, into?: Map<string, NodeRecord>): void {
@@ -264,54 +238,5 @@ export class FleetView {
     const down = new Map<string, string>();
     for (const r of this.records(this.unwell)) down.set(r.name, r.group);
     return down;
-  }
-
-  private async watch(
-    resourceVersion: string,
-    changed: () => void,
-    signal: AbortSignal,
-  ): Promise<{ failed: boolean; gone: boolean; resourceVersion: string }> {
-    const started = this.o.clock.now().getTime();
-    const stop = new AbortController();
-    const both = AbortSignal.any([signal, stop.signal]);
-    const run = { failed: false, gone: false, resourceVersion, events: 0 };
-    // a watch that has run this long without failing follows the fleet again
-    void this.o.clock.sleep(WATCH_BASE_BACKOFF_MS, both).then(
-      () => (this.blindSince = undefined),
-      () => undefined,
-    );
-    try {
-      await this.o.kube.watchNodes(
-        (event) => {
-          const rv = event.object.metadata?.resourceVersion;
-          if (event.type === 'ERROR') {
-            run.gone = true; // 410 Expired in the stream: list again
-            stop.abort();
-            return;
-          }
-          if (rv !== undefined) run.resourceVersion = rv;
-          if (event.type === 'BOOKMARK') return;
-          run.events++;
-          if (event.type === 'DELETED') this.delete(event.object.metadata?.name ?? '');
-          else this.put(event.object);
-          changed();
-        },
-        { resourceVersion, signal: both },
-      );
-    } catch (err) {
-      if (!signal.aborted) {
-        run.failed = true;
-        run.gone = isGone(err);
-        this.o.log.debug('coordinator node watch failed', { error: statusMessage(err) });
-      }
-    }
-    const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS && run.events === 0;
-    stop.abort();
-    if ((run.failed || run.gone || brief) && !signal.aborted) this.blind();
-    return {
-      failed: run.failed || (brief && !signal.aborted),
-      gone: run.gone,
-      resourceVersion: run.resourceVersion,
-    };
   }
 }

@@ -1,13 +1,14 @@
-// The wait for a slot: a waiting node follows the lock's DaemonSet (lock-watch.ts) and wakes only
+// The wait for a slot: a waiting node follows the lock's DaemonSet (a reflector) and wakes only
 // when a slot could be its own, not at every write. A freed slot wakes every waiter at once, so each
 // first pauses a random moment (up to HERD_SPREAD_MS) and looks at the watched state again: whoever
 // sees the slot already retaken goes back to waiting without a request. (The coordinated queue does
 // not wait here: its waiters follow their own Node for their turn, turn-gate.ts.)
 import type { V1DaemonSet } from '../kube/kube.js';
+import { daemonSetListWatch } from '../kube/list-watch.js';
+import { Reflector, latest } from '../kube/reflector.js';
 import { ChangeFeed } from './change-feed.js';
 import { HERD_SPREAD_MS, type DaemonSetLockOptions, type LockState } from './lock-state.js';
 import type { LockView } from './lock-view.js';
-import { LockWatch } from './lock-watch.js';
 
 /** Why a waiting node should try for a slot again. */
 type Wake = 'slot-open' | 'own-slot-changed';
@@ -27,15 +28,11 @@ export interface WaitedLock {
 }
 
 export class SlotWait {
-  private readonly watch: LockWatch;
-
   constructor(
     private readonly o: DaemonSetLockOptions,
     private readonly lock: WaitedLock,
     private readonly view: LockView,
-  ) {
-    this.watch = new LockWatch({ ...o, random: o.random ?? Math.random });
-  }
+  ) {}
 
   /**
    * Waits until the watched lock shows a slot this node could take: a slot freed or expired, an
@@ -48,13 +45,22 @@ export class SlotWait {
     const stop = new AbortController();
     const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
     const changes = new ChangeFeed();
-    const observe = (ds: V1DaemonSet): void => {
-      if (this.lock.see(ds)) changes.notify();
-    };
+    // a fresh read after each watch, as the DaemonSet is one small object; deleted: try again now
+    const reflector = new Reflector(daemonSetListWatch(this.o.kube, this.o.namespace, this.o.name), {
+      clock: this.o.clock,
+      log: this.o.log,
+      random: this.o.random ?? Math.random,
+      relistEachRound: true,
+    });
+    const observe = latest<V1DaemonSet>((ds) => {
+      if (ds === undefined) stop.abort();
+      else if (this.lock.see(ds)) changes.notify();
+    });
+    const from = { items: [seen], resourceVersion: seen.metadata?.resourceVersion ?? '' };
     try {
       await Promise.race([
         this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
-        this.watch.follow(seen, observe, both),
+        reflector.run(observe, both, { from }),
         this.untilTakeable(this.lock.stateOf(seen), changes, both),
       ]);
     } finally {

@@ -4,12 +4,11 @@
 // lists the fleet. With no live coordinator (not installed, or its Lease not renewed) the queue
 // falls back to first come, first served: a reboot must not wait for an optional advisor.
 import type { Clock } from '../clock/clock.js';
-import { isGone, isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
-import { backoffMs } from '../kube/retry.js';
+import { nodeListWatch } from '../kube/list-watch.js';
+import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
 import type { CoordinatorLease } from './coordinator-lease.js';
-import { WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS } from './lock-watch.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
 
 /** May this node take a free slot? */
@@ -77,7 +76,7 @@ function aborted(signal: AbortSignal): boolean {
 
 export class NodeTurnGate implements TurnGate {
   /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
-  private waitingFrom: { resourceVersion: string; turn: string | undefined; recheckMs: number } | undefined;
+  private waitingFrom: { node: V1Node; turn: string | undefined; recheckMs: number } | undefined;
 
   constructor(private readonly o: NodeTurnGateOptions) {}
 
@@ -89,7 +88,7 @@ export class NodeTurnGate implements TurnGate {
     const text = node.metadata?.annotations?.[TURN_ANNOTATION];
     const turn = parseTurn(text);
     this.waitingFrom = {
-      resourceVersion: node.metadata?.resourceVersion ?? '',
+      node,
       turn: text,
       recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total),
     };
@@ -145,76 +144,21 @@ export class NodeTurnGate implements TurnGate {
     }
   }
 
-  /** Watches this node until its turn annotation changes or it is deleted; restarts with back-off. */
+  /** Follows this node until its turn annotation changes or it is deleted (a reflector: back-off, relist). */
   private async follow(
-    from: { resourceVersion: string; turn: string | undefined },
+    from: { node: V1Node; turn: string | undefined },
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<void> {
-    let resourceVersion: string | undefined = from.resourceVersion;
-    for (let failures = 0; !signal.aborted;) {
-      const started = this.o.clock.now().getTime();
-      const run = await this.watchOnce(resourceVersion, from.turn, timeoutMs, signal);
-      if (run.changed) return;
-      resourceVersion = run.expired ? undefined : run.resourceVersion;
-      // a watch that ends at once without a change is a failure too (no spinning on a broken server)
-      const brief = this.o.clock.now().getTime() - started < WATCH_BASE_BACKOFF_MS;
-      failures = run.failed || brief ? failures + 1 : 0;
-      if (failures > 0) {
-        const pause = backoffMs(failures, WATCH_BASE_BACKOFF_MS, WATCH_MAX_BACKOFF_MS, this.o.random);
-        await this.o.clock.sleep(pause, signal).catch(() => undefined);
-      }
-    }
-  }
-
-  /** One watch of this node: `changed` when the turn annotation differs from `turn` or the node went. */
-  private async watchOnce(
-    resourceVersion: string | undefined,
-    turn: string | undefined,
-    timeoutMs: number,
-    signal: AbortSignal,
-  ): Promise<{ changed: boolean; failed: boolean; expired: boolean; resourceVersion: string | undefined }> {
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
-    const run = { changed: false, failed: false, expired: false, resourceVersion };
-    const onNode = (node: V1Node): void => {
-      run.resourceVersion = node.metadata?.resourceVersion ?? run.resourceVersion;
-      if (node.metadata?.annotations?.[TURN_ANNOTATION] === turn) return;
-      run.changed = true;
-      stop.abort();
-    };
-    try {
-      await this.o.kube.watchNodes(
-        (event) => {
-          if (event.type === 'DELETED') {
-            run.changed = true;
-            stop.abort();
-          } else if (event.type === 'ERROR') {
-            run.failed = true;
-            run.expired = true; // 410 Expired, in the stream: watch from the current state
-            stop.abort();
-          } else if (event.type === 'BOOKMARK') {
-            run.resourceVersion = event.object.metadata?.resourceVersion ?? run.resourceVersion;
-          } else {
-            onNode(event.object);
-          }
-        },
-        {
-          ...(resourceVersion === undefined ? {} : { resourceVersion }),
-          fieldSelector: `metadata.name=${this.o.nodeId}`,
-          // one watch per wait: the server would otherwise end it every 5-10 minutes
-          timeoutSeconds: Math.max(60, Math.ceil(timeoutMs / 1000)),
-          signal: both,
-        },
-      );
-    } catch (err) {
-      if (!signal.aborted && !run.changed) {
-        run.failed = true;
-        run.expired = isGone(err);
-        if (isNotFound(err)) run.changed = true;
-        this.o.log.debug('turn watch failed', { node: this.o.nodeId, error: statusMessage(err) });
-      }
-    }
-    return run;
+    // one watch per wait: the server would otherwise end it every 5-10 minutes
+    const timeoutSeconds = Math.max(60, Math.ceil(timeoutMs / 1000));
+    const reflector = new Reflector(nodeListWatch(this.o.kube, this.o.nodeId, { timeoutSeconds }), this.o);
+    const seen = latest<V1Node>((node) => {
+      if (node === undefined || node.metadata?.annotations?.[TURN_ANNOTATION] !== from.turn) stop.abort();
+    });
+    const resourceVersion = from.node.metadata?.resourceVersion ?? '';
+    await reflector.run(seen, both, { from: { items: [from.node], resourceVersion } });
   }
 }

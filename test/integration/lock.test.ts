@@ -8,7 +8,7 @@ import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { DaemonSetLock, HERD_SPREAD_MS, UNPARSABLE_HOLDER } from '../../src/lock/daemonset-lock.js';
-import { WATCH_BASE_BACKOFF_MS } from '../../src/lock/lock-watch.js';
+import { WATCH_BASE_BACKOFF_MS } from '../../src/kube/reflector.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../fakes/fake-clock.js';

@@ -93,6 +93,30 @@ describe('the import check', () => {
     expect(run.output).toMatch(/unranked folder: gadgets\//);
   });
 
+  const kube = {
+    'kube/kube.ts': 'export interface Kube {\n  watchNodes(on: () => void): Promise<void>;\n}',
+    'kube/list-watch.ts':
+      "import type { Kube } from './kube.js';\nexport const w = (k: Kube) => k.watchNodes(() => 1);",
+  };
+  it.each([
+    ['a watch by the list-watch of the reflector', {}, 0],
+    [
+      'a class that implements Kube passing a watch on',
+      { 'sim/t.ts': 'class T implements Kube { w() { return this.inner.watchNodes(() => 1); } }' },
+      0,
+    ],
+    [
+      'a blocker calling a watch method itself',
+      { 'blockers/b.ts': 'export const b = (k: Kube) => k.watchNodes(() => 1);' },
+      1,
+    ],
+  ])('the watches: %s', (_name, files, status) => {
+    const run = checkFiles({ ...kube, ...files });
+    expect(run.status).toBe(status);
+    if (status === 1)
+      expect(run.output).toMatch(/watch outside the reflector: .*blockers\/b\.ts calls watchNodes/);
+  });
+
   it('finds no cycle and no back-arrow in src/', () => {
     expect(check('src')).toMatchObject({ status: 0 });
   });

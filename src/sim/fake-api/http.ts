@@ -29,9 +29,10 @@ export interface RecordedRequest {
  * How an injected failure strikes: 'fail' answers the error instead of serving the request;
  * 'commit-then-fail' serves it (a write is stored and watchers see it) and answers the error anyway,
  * as when the connection breaks after etcd accepted the write; 'hang' accepts the request and never
- * answers (until the server closes).
+ * answers (until the server closes); 'silent' answers 200 and then sends nothing more, neither body
+ * nor end (a watch whose stream went quiet: no event, no bookmark), until the client closes.
  */
-export type FailureMode = 'fail' | 'commit-then-fail' | 'hang';
+export type FailureMode = 'fail' | 'commit-then-fail' | 'hang' | 'silent';
 
 /** A failure to inject into the next matching requests. */
 export interface InjectedFailure {
@@ -132,6 +133,11 @@ export async function handleRequest(
 function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
   const failure = takeFailure(ctx, raw.method, raw.url);
   if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
+  if (failure?.mode === 'silent') {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.flushHeaders();
+    return undefined;
+  }
   if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
   return failure?.reply ?? serve(ctx, raw, res);
 }
@@ -365,6 +371,7 @@ function openWatch(ctx: HttpContext, p: Parsed, res: ServerResponse): void {
       filter,
       resourceVersion: p.url.searchParams.get('resourceVersion') ?? undefined,
       timeoutSeconds: timeout,
+      bookmarks: p.url.searchParams.get('allowWatchBookmarks') === 'true',
     },
     res,
     initial,

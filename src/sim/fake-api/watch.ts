@@ -17,7 +17,12 @@ export interface WatchRequest {
   resourceVersion: string | undefined;
   /** Seconds until the server ends the stream. */
   timeoutSeconds: number;
+  /** allowWatchBookmarks: a BOOKMARK with the current resourceVersion every BOOKMARK_MS, as kube's watch cache. */
+  bookmarks?: boolean;
 }
+
+/** How often kube-apiserver's watch cache sends a bookmark to a watch that allows them (bookmarkFrequency). */
+export const BOOKMARK_MS = 60_000;
 
 interface Stream {
   request: WatchRequest;
@@ -96,6 +101,7 @@ export class WatchHub {
       () => undefined,
     );
     for (const change of backlog ?? []) this.deliver(stream, change);
+    if (request.bookmarks === true) this.bookmark(stream);
     let filed = this.streams.get(key);
     if (filed === undefined) {
       filed = new Set();
@@ -106,6 +112,21 @@ export class WatchHub {
     res.on('close', () => {
       this.end(stream);
     });
+  }
+
+  /** Sends the stream a BOOKMARK (the store's resourceVersion now) every BOOKMARK_MS while it is open. */
+  private bookmark(stream: Stream): void {
+    const { def } = stream.request;
+    void (async (): Promise<void> => {
+      for (;;) {
+        await this.clock.sleep(BOOKMARK_MS, stream.stop.signal);
+        const metadata = { resourceVersion: String(this.store.version()) };
+        write(stream.res, {
+          type: 'BOOKMARK',
+          object: { kind: def.kind, apiVersion: def.apiVersion, metadata },
+        });
+      }
+    })().catch(() => undefined);
   }
 
   private expired(res: ServerResponse, start: number): void {

@@ -1,0 +1,83 @@
+// What a reflector (reflector.ts) can follow: the lists and watches kured-ts uses, each one
+// ListWatch. These are the only callers of the Kube interface's watch methods (a rule of
+// scripts/check-imports.mjs): every watch then gets the reflector's back-off, relist and blindness.
+import { isNotFound } from './errors.js';
+import type { Kube, V1DaemonSet, V1Node } from './kube.js';
+import type { ListWatch, Listed } from './reflector.js';
+
+/** Nodes per page of a list of every Node (client-go's reflector pages by 500 too). */
+export const PAGE_SIZE = 500;
+
+/** One object, or none when the GET answers 404. */
+async function single<T extends { metadata?: { resourceVersion?: string } }>(
+  get: () => Promise<T>,
+): Promise<Listed<T>> {
+  try {
+    const object = await get();
+    return { items: [object], resourceVersion: object.metadata?.resourceVersion ?? '' };
+  } catch (err) {
+    // gone: an empty list, watched from the start (the server then sends it as ADDED if it returns)
+    if (isNotFound(err)) return { items: [], resourceVersion: '' };
+    throw err;
+  }
+}
+
+/**
+ * The Nodes (those `labelSelector` selects), listed page by page (`pageSize` a page, each page with
+ * its own deadline: at 5,000 Nodes of 10 KB one unpaginated answer is 50 MB and may not arrive
+ * within one), every page cut from the first page's snapshot.
+ */
+export function nodesListWatch(
+  kube: Kube,
+  options: { labelSelector?: string; pageSize?: number } = {},
+): ListWatch<V1Node> {
+  const selector = options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector };
+  const limit = options.pageSize ?? PAGE_SIZE;
+  return {
+    what: options.labelSelector === undefined ? 'the Nodes' : `the Nodes ${options.labelSelector}`,
+    list: async (signal) => {
+      const items: V1Node[] = [];
+      let page = await kube.listNodesPage({ ...selector, limit }, signal);
+      const resourceVersion = page.resourceVersion;
+      for (;;) {
+        items.push(...page.items);
+        if (page.continue === undefined) return { items, resourceVersion };
+        page = await kube.listNodesPage({ ...selector, limit, continue: page.continue }, signal);
+      }
+    },
+    watch: (resourceVersion, onEvent, signal) =>
+      kube.watchNodes(onEvent, { ...selector, resourceVersion, signal }),
+  };
+}
+
+/** One Node: a GET, and a watch of that name only. */
+export function nodeListWatch(
+  kube: Kube,
+  name: string,
+  options: { timeoutSeconds?: number } = {},
+): ListWatch<V1Node> {
+  return {
+    what: `Node ${name}`,
+    list: (signal) => single(() => kube.getNode(name, signal)),
+    watch: (resourceVersion, onEvent, signal) =>
+      kube.watchNodes(onEvent, {
+        ...(resourceVersion === '' ? {} : { resourceVersion }),
+        fieldSelector: `metadata.name=${name}`,
+        signal,
+        ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
+      }),
+  };
+}
+
+/** One DaemonSet (the lock's): a GET, and a watch of that name only. */
+export function daemonSetListWatch(kube: Kube, namespace: string, name: string): ListWatch<V1DaemonSet> {
+  return {
+    what: `DaemonSet ${namespace}/${name}`,
+    list: (signal) => single(() => kube.getDaemonSet(namespace, name, signal)),
+    watch: (resourceVersion, onEvent, signal) =>
+      kube.watchDaemonSet(namespace, name, onEvent, {
+        ...(resourceVersion === '' ? {} : { resourceVersion }),
+        signal,
+      }),
+  };
+}
