@@ -1,5 +1,5 @@
-// Regenerates the README's configuration table from the CLI's flag table (src/config/flags.ts), and
-// the chart README's table of kured chart keys from the migration rules
+// Regenerates the configuration table of docs/configuration.md from the CLI's flag table
+// (src/config/flags.ts), the chart README's table of kured chart keys from the migration rules
 // (src/migrate/kured-chart-values.ts), and the chart's admission policy specs from
 // src/admission/agent-policy.ts and coordinator-policy.ts, so the documentation and the chart cannot
 // drift from the code. test/unit/readme.test.ts (and, for the coordinator's policy file,
@@ -40,7 +40,7 @@ try {
     console.log(`${file}: ${name} regenerated`);
   };
   const { renderConfigTable, renderChartDefaultsYaml } = await bundle('src/config/flags.ts', 'flags.mjs');
-  splice('README.md', 'config-table', renderConfigTable());
+  splice('docs/configuration.md', 'config-table', renderConfigTable());
   writeFileSync('charts/kured-ts/files/agent-defaults.yaml', renderChartDefaultsYaml());
   console.log('charts/kured-ts/files/agent-defaults.yaml: regenerated');
   const { renderMigrationTable } = await bundle('src/migrate/kured-chart-values.ts', 'migrate.mjs');

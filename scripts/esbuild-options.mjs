@@ -1,8 +1,8 @@
 // The esbuild options of every bundle kured-ts builds: the shipped CLI (scripts/build.mjs) and the
 // memory probes of the benchmark (bench/memory-floors.ts), so that both measure the same thing.
 //
-// Memory (README "Dependencies"): client-node's KubeConfig module imports two things kured-ts never
-// uses that cost about 11 MB of resident memory on every node: the generated API index (every model
+// Memory (CONTRIBUTING.md, "Dependencies"): client-node's KubeConfig module imports two things
+// kured-ts never uses that cost about 11 MB of resident memory on every node: the generated API index (every model
 // and API class, for makeApiClient) and node-fetch (for applyToFetchOptions' Headers). The bundle
 // replaces both, for that one importer only, with stubs that throw a clear error if ever called;
 // test/integration/image-bundle.test.ts proves the agent and commands work without them.

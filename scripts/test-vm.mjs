@@ -51,7 +51,7 @@ const log = (line) =>
   process.stdout.write(`[test:vm ${Math.round((Date.now() - started) / 1000)}s] ${line}\n`);
 function skip(why) {
   process.stdout.write(
-    `real reboot tests skipped: ${why}; see README, Testing (npm run test:vm) for the Kubernetes server binaries it needs\n`,
+    `real reboot tests skipped: ${why}; see CONTRIBUTING.md, Testing (npm run test:vm) for the Kubernetes server binaries it needs\n`,
   );
   process.exit(0);
 }

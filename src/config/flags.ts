@@ -1,5 +1,5 @@
 // Every flag of kured-ts in one declarative table: name, env var, default, meaning, parser.
-// Commander options, the README's configuration table and the Helm chart's values are all
+// Commander options, the configuration table of docs/configuration.md and the Helm chart's values are all
 // generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
 import {
   DEFAULT_MESSAGE_DRAIN,
@@ -1017,7 +1017,7 @@ export function shownDefault(flag: FlagSpec): string {
   return flag.default === '' ? '""' : flag.default;
 }
 
-/** The README's configuration table (markdown): flag | env | default | meaning. */
+/** The configuration table of docs/configuration.md (markdown): flag | env | default | meaning. */
 export function renderConfigTable(): string {
   const cell = (s: string): string => s.replace(/\|/g, '\\|');
   const rows = FLAGS.map((f) => {

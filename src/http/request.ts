@@ -3,8 +3,8 @@
 //
 // Written on node:http rather than with axios or fetch for memory, which every node of the fleet
 // pays: loading axios costs about 14 MB of resident memory, Node's fetch (undici) about 11 MB,
-// node:http and node:https about 3 MB (README, "Dependencies"). And for the two bounds an agent
-// needs from a server it does not control: axios' `timeout` is reset by every byte (a response
+// node:http and node:https about 3 MB (CONTRIBUTING.md, "Dependencies"). And for the two bounds an
+// agent needs from a server it does not control: axios' `timeout` is reset by every byte (a response
 // dripping one byte a second never times out), and neither bounds the body by default.
 import http from 'node:http';
 import https from 'node:https';

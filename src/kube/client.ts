@@ -3,7 +3,8 @@
 //
 // Only KubeConfig is loaded from client-node, from its own module: the package's index would load
 // every generated API class and model. scripts/build.mjs also keeps config.js's import of the
-// generated index out of the bundle (kured-ts never calls makeApiClient); see the README.
+// generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
+// "Dependencies".
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';

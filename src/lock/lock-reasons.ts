@@ -28,7 +28,7 @@ export class LockReasons {
     private readonly holders: LockHolders,
   ) {}
 
-  /** The operator command that removes lock entries of `kind` (README, Troubleshooting). */
+  /** The operator command that removes lock entries of `kind` (docs/troubleshooting.md). */
   removal(kind: '--manual' | '--stale'): string {
     return `kured-ts unlock ${kind} -n ${this.o.namespace} --ds-name ${this.o.name}`;
   }

@@ -14,7 +14,7 @@ import { parseDrainSummary, type DrainSummary } from './drain-summary.js';
 export const CYCLE_ANNOTATION = 'kured-ts.dev/cycle';
 /**
  * Present (value "true") exactly while the record is: the selector of nodes in a cycle. An operator
- * who removes it releases the node on purpose (README, Safety): the agent then drops its record, does
+ * who removes it releases the node on purpose (docs/safety.md): the agent then drops its record, does
  * not take the slot again, and leaves the node as it is.
  */
 export const CYCLE_LABEL = 'kured-ts.dev/rebooting';

@@ -1,7 +1,7 @@
 // E-mail over SMTP: shoutrrr's `smtp://[user:password@]host[:port]/?from=…&to=a,b[&subject=…]
 // [&encryption=None|ExplicitTLS|ImplicitTLS|Auto][&usestarttls=no][&auth=None|Plain|CRAMMD5]
 // [&fromname=…][&clienthost=…]`, sent with nodemailer, which is loaded only when an smtp:// URL is
-// used (README, "Dependencies": it costs about 4 MB of memory when loaded).
+// used (CONTRIBUTING.md, "Dependencies": it costs about 4 MB of memory when loaded).
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import { errorText } from '../text/error-text.js';

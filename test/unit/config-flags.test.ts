@@ -102,7 +102,7 @@ describe('the flag table', () => {
   });
 });
 
-describe('the README configuration table', () => {
+describe('the configuration table of docs/configuration.md', () => {
   const table = renderConfigTable();
   const lines = table.trimEnd().split('\n');
 

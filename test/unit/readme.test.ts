@@ -7,6 +7,7 @@ import { CHART_DEFAULT_VALUES, CHART_VALUES_SCHEMA } from '../../src/migrate/cha
 import { agentPolicySpecs } from '../../src/admission/agent-policy.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const configurationDoc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 const chartReadme = readFileSync(new URL('../../charts/kured-ts/README.md', import.meta.url), 'utf8');
 
 /** A markdown table as rows of trimmed cells; prettier's column padding does not matter. */
@@ -23,9 +24,9 @@ function cells(table: string): string[][] {
     );
 }
 
-describe('the README', () => {
-  it('carries the configuration table generated from the flag table (run `npm run docs` when it fails)', () => {
-    const section = /<!-- config-table:begin -->\n([\s\S]*?)<!-- config-table:end -->/.exec(readme);
+describe('the generated documentation', () => {
+  it('docs/configuration.md carries the configuration table generated from the flag table (run `npm run docs` when it fails)', () => {
+    const section = /<!-- config-table:begin -->\n([\s\S]*?)<!-- config-table:end -->/.exec(configurationDoc);
     expect(section).not.toBeNull();
     expect(cells(section?.[1] ?? '')).toEqual(cells(renderConfigTable()));
   });
@@ -61,7 +62,7 @@ describe('the README', () => {
     expect(CHART_DEFAULT_VALUES).toEqual(load(chartFile('values.yaml')));
   });
 
-  it('names the quick start and the test command', () => {
+  it('the README names the quick start and the test command', () => {
     expect(readme).toContain('npm ci && npx kured-ts simulate');
     expect(readme).toContain('npm test');
   });
