@@ -21,12 +21,13 @@ const root = resolve(process.argv[2] ?? 'src');
  * | 0   | cli                                        | everything                                    |
  * | 1   | sim                                        | agent, coordinator, admission, blockers, kube |
  * | 2   | agent, coordinator                         | blockers, server, sentinel, lock, drain, node |
- * | 3   | blockers, sentinel, server, admission      | lock, drain, reboot, metrics, node, config    |
- * | 4   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
- * | 5   | node, events, config                       | kube, notify, http, window, selector          |
- * | 6   | kube, notify, fleetlock                    | http, clock, log, text                        |
- * | 7   | http                                       | clock, text                                   |
- * | 8   | text, clock, log, selector, window, pause  | nothing                                       |
+ * | 3   | blockers, sentinel, server, admission      | queue, lock, drain, reboot, metrics, node     |
+ * | 4   | queue                                      | lock, node, kube                              |
+ * | 5   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
+ * | 6   | node, events, config                       | kube, notify, http, window, selector          |
+ * | 7   | kube, notify, fleetlock                    | http, clock, log, text                        |
+ * | 8   | http                                       | clock, text                                   |
+ * | 9   | text, clock, log, selector, window, pause  | nothing                                       |
  *
  * A new folder goes on a row before its first import; moving a folder up is a change of design.
  * Files directly under the root, outside any folder, are not ranked.
@@ -36,6 +37,7 @@ const LAYERS = [
   ['sim'],
   ['agent', 'coordinator'],
   ['blockers', 'sentinel', 'server', 'admission'],
+  ['queue'],
   ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
   ['node', 'events', 'config'],
   ['kube', 'notify', 'fleetlock'],

@@ -11,8 +11,8 @@
 // object, a placeholder per value. charts/kured-ts/files/coordinator-admission-policy.yaml is
 // generated from here by `npm run docs`; the chart puts its values in place of the placeholders.
 import { dump } from 'js-yaml';
-import { coordinatorLeaseName } from '../lock/coordinator-lease.js';
-import { TURN_ANNOTATION } from '../lock/turn.js';
+import { coordinatorLeaseName } from '../queue/coordinator-lease.js';
+import { TURN_ANNOTATION } from '../queue/turn.js';
 import {
   OTHER_METADATA,
   forbid,

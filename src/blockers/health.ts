@@ -11,7 +11,8 @@
 // Nodes in a kured-ts reboot cycle (label kured-ts.dev/rebooting) are not counted: --concurrency
 // bounds them already, and counting them would let the gate stop the wave it is part of.
 import type { Kube } from '../kube/kube.js';
-import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
+import type { CoordinatorLease } from '../queue/coordinator-lease.js';
+import type { FleetHealth } from '../lock/fleet-health.js';
 import { publishedOrListed } from '../lock/fleet-census.js';
 import type { Blocker, Verdict } from './blocker.js';
 

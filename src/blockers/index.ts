@@ -2,7 +2,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
-import type { CoordinatorLease } from '../lock/coordinator-lease.js';
+import type { CoordinatorLease } from '../queue/coordinator-lease.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
 import { ControlPlaneBlocker } from './control-plane.js';

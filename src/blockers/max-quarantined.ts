@@ -7,7 +7,8 @@
 // The count comes from the fleet health the live coordinator publishes on its Lease (DESIGN §13);
 // without one, one list of the nodes from the API server's watch cache per decision that gets this far.
 import type { Kube } from '../kube/kube.js';
-import type { CoordinatorLease, FleetHealth } from '../lock/coordinator-lease.js';
+import type { CoordinatorLease } from '../queue/coordinator-lease.js';
+import type { FleetHealth } from '../lock/fleet-health.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { publishedOrListed } from '../lock/fleet-census.js';
 import { maxUnhealthy } from './health.js';

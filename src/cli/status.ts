@@ -2,13 +2,9 @@
 // (the command is status-command.ts, its table status-table.ts).
 import { isNotFound, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet, V1Lease, V1Node } from '../kube/kube.js';
-import {
-  HEALTH_ANNOTATION,
-  coordinatorLeaseName,
-  parseHealth,
-  type FleetHealth,
-} from '../lock/coordinator-lease.js';
-import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../lock/turn.js';
+import { HEALTH_ANNOTATION, coordinatorLeaseName, parseHealth } from '../queue/coordinator-lease.js';
+import { type FleetHealth } from '../lock/fleet-health.js';
+import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../queue/turn.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {

@@ -17,12 +17,8 @@
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
-import {
-  HEALTH_ANNOTATION,
-  HEALTH_NAMES_SHOWN,
-  coordinatorLeaseName,
-  type FleetHealth,
-} from '../lock/coordinator-lease.js';
+import { HEALTH_ANNOTATION, coordinatorLeaseName } from '../queue/coordinator-lease.js';
+import { HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/fleet-health.js';
 import type { Config } from '../config/config.js';
 import { LockFormatError, entriesOf, parseLockAnnotation } from '../lock/kured-lock-format.js';
 import { roomFor } from '../lock/room.js';
@@ -32,7 +28,7 @@ import { FleetLockAsks } from './fleetlock-asks.js';
 import { LockView } from '../lock/lock-view.js';
 import { daemonSetListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
-import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../lock/turn.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../queue/turn.js';
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';

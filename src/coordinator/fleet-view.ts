@@ -8,9 +8,9 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodesListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
-import { WORKERS_NAMED, type FleetHealth } from '../lock/coordinator-lease.js';
+import { WORKERS_NAMED, type FleetHealth } from '../lock/fleet-health.js';
 import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
-import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
+import { TURN_ANNOTATION, parseLapsedTurn } from '../queue/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 
 /** What the coordinator keeps of one Node. */

@@ -1,7 +1,7 @@
 // The budgets a plan (turn-plan.ts) gives turns within, beyond --concurrency: the groups' shares
 // resolved for each group's size, the unavailable nodes (--count-unavailable), and the control
 // plane's rule (--control-plane-last), with the workers still ahead of it.
-import type { FleetHealth } from '../lock/coordinator-lease.js';
+import type { FleetHealth } from '../lock/fleet-health.js';
 import { resolveBudget } from '../lock/budget.js';
 import { workersAhead } from '../lock/fleet-questions.js';
 import type { CoordinatorOptions } from './coordinator-options.js';

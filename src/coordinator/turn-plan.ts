@@ -8,8 +8,8 @@
 // from a stale view can only change who goes first.
 import { maxUnhealthy } from '../blockers/health.js';
 import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
-import type { FleetHealth } from '../lock/coordinator-lease.js';
-import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
+import type { FleetHealth } from '../lock/fleet-health.js';
+import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
 import { isOverdue } from '../node/status.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
 

@@ -31,7 +31,7 @@
 // queue (--lock-queue fair, turn-gate.ts) a waiter follows only its own Node for its turn, named by
 // the coordinator for each freed slot: one node wakes per hand-off and nobody lists the fleet.
 // Without it (--lock-queue none, or no live coordinator) each waiter follows the DaemonSet
-// (lock-watch.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
+// (a reflector, src/kube/reflector.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (slot-wait.ts).
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
@@ -39,7 +39,7 @@ import { retry } from '../kube/retry.js';
 import { formatMulti, formatSingle, newEntry, toHolder, type LockEntry } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
 import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
-import type { TurnVerdict } from './turn-gate.js';
+import type { TurnVerdict } from './lock.js';
 import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';

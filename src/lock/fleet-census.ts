@@ -15,12 +15,15 @@ import { CYCLE_LABEL } from '../node/cycle.js';
 import { isQuarantined } from '../node/quarantine.js';
 import { BEFORE_CYCLE_PHASES, isControlPlane } from '../node/role.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
-import {
-  WORKERS_NAMED,
-  type CoordinatorLease,
-  type FleetHealth,
-  type GroupHealth,
-} from './coordinator-lease.js';
+import { WORKERS_NAMED, type FleetHealth, type GroupHealth } from './fleet-health.js';
+
+/**
+ * The coordinator's published health as the census may read it (src/queue/coordinator-lease.ts
+ * reads the Lease): a live coordinator's, or none.
+ */
+export interface PublishedHealth {
+  read(signal?: AbortSignal): Promise<{ live: true; health: FleetHealth | undefined } | { live: false }>;
+}
 
 /** A node as the census judges it. */
 export interface JudgedNode {
@@ -132,7 +135,7 @@ export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped 
  * the Nodes out of the API server's watch cache, every node named.
  */
 export async function publishedOrListed(
-  o: { kube: Kube; coordinator?: CoordinatorLease | undefined },
+  o: { kube: Kube; coordinator?: PublishedHealth | undefined },
   answers: (published: FleetHealth) => boolean,
   signal?: AbortSignal,
 ): Promise<FleetHealth> {
@@ -155,7 +158,7 @@ export interface FleetCensusOptions {
   /** --group-label when --group-concurrency is set. */
   groupLabel: string | undefined;
   /** The coordinator, whose published census is used while it is live. */
-  coordinator?: CoordinatorLease;
+  coordinator?: PublishedHealth;
 }
 
 /** The fleet as an agent's lock decision sees it: from the live coordinator, else one list. */

@@ -6,12 +6,12 @@
 // reads the census to say why it waits (from the coordinator's Lease, already read for the turn).
 import { CONTROL_PLANE_LABEL } from '../node/role.js';
 import { resolveBudget } from './budget.js';
-import type { FleetHealth, GroupHealth } from './coordinator-lease.js';
+import type { FleetHealth, GroupHealth } from './fleet-health.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
 import type { LockMetadata } from './lock.js';
 import type { DaemonSetLockOptions } from './lock-state.js';
-import type { TurnVerdict } from './turn-gate.js';
+import type { TurnVerdict } from './lock.js';
 import type { ControlPlaneQuestion, NodeInCycle, Unavailable } from './room.js';
 
 /** The acquisition as it stands when it asks. */

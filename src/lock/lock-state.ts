@@ -4,7 +4,7 @@ import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { FleetCensus } from './fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
-import type { TurnGate } from './turn-gate.js';
+import type { TurnGate } from './lock.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {

@@ -65,3 +65,23 @@ export interface Lock {
    */
   waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void>;
 }
+
+/**
+ * May this node take a free slot? The coordinated queue's word (src/queue/turn-gate.ts): its turn,
+ * first come (no live coordinator), or wait for its turn.
+ */
+export type TurnVerdict =
+  { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
+
+/** What the lock asks of the coordinated queue (src/queue/turn-gate.ts implements it). */
+export interface TurnGate {
+  /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
+  verdict(signal?: AbortSignal): Promise<TurnVerdict>;
+  /**
+   * After a verdict with a live coordinator ('turn' or 'wait'): resolves true when this node's turn
+   * annotation changes from what that verdict saw (or its Node goes), or after `timeoutMs`. Once per
+   * verdict: resolves false at once when there is no such verdict (no coordinator, or already waited
+   * on): the caller then waits on the lock itself.
+   */
+  waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
+}

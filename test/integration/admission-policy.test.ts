@@ -25,8 +25,8 @@ import { defaultConfig } from '../../src/config/parse.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { ClientNodeKube, type Identity } from '../../src/kube/client.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
-import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { coordinatorLeaseName } from '../../src/queue/coordinator-lease.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/queue/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import {

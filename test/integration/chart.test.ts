@@ -33,7 +33,7 @@ import {
   coordinatorPolicyParams,
 } from '../../src/admission/coordinator-policy.js';
 import { COORDINATOR_FLAGS } from '../../src/cli/coordinator.js';
-import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
+import { coordinatorLeaseName } from '../../src/queue/coordinator-lease.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { chartSchemaErrors } from '../../src/migrate/chart-schema.js';
 import { migrateKuredValues } from '../../src/migrate/kured-chart-values.js';

@@ -21,7 +21,7 @@ import { registerUnlock } from '../../src/cli/unlock.js';
 import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
-import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/lock/turn.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/turn.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 

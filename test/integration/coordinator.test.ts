@@ -15,7 +15,7 @@ import {
   CoordinatorLease,
   HEALTH_ANNOTATION,
   coordinatorLeaseName,
-} from '../../src/lock/coordinator-lease.js';
+} from '../../src/queue/coordinator-lease.js';
 import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
@@ -25,8 +25,8 @@ import {
   formatTurn,
   parseLapsedTurn,
   parseTurn,
-} from '../../src/lock/turn.js';
-import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/lock/turn-gate.js';
+} from '../../src/queue/turn.js';
+import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/queue/turn-gate.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
-import { TURN_ANNOTATION } from '../../src/lock/turn.js';
+import { TURN_ANNOTATION } from '../../src/queue/turn.js';
 import { TestCluster, send, type Answer } from '../contract/cluster.js';
 
 const NS = 'kube-system';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { HealthBlocker } from '../../src/blockers/health.js';
 import { fleetHealth, judgeNode, unhealthy } from '../../src/lock/fleet-census.js';
-import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/lock/coordinator-lease.js';
+import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/lock/fleet-health.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 

@@ -1,4 +1,4 @@
-// What an agent reads of the coordinator's Lease (src/lock/coordinator-lease.ts): whether a
+// What an agent reads of the coordinator's Lease (src/queue/coordinator-lease.ts): whether a
 // coordinator is alive, judged on the reader's own clock, and the fleet's health it publishes.
 import { describe, expect, it } from '@jest/globals';
 import type { V1Lease } from '../../src/kube/kube.js';
@@ -7,7 +7,7 @@ import {
   CoordinatorLease,
   HEALTH_ANNOTATION,
   RELEASED_GRACE_MS,
-} from '../../src/lock/coordinator-lease.js';
+} from '../../src/queue/coordinator-lease.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 

@@ -131,7 +131,7 @@ test holds the two lists together). Names are cut so that "-coordinator" still f
 {{- include "kured-ts.coordinatorName" . -}}
 {{- end -}}
 
-{{/* The coordinator's Lease (src/lock/coordinator-lease.ts coordinatorLeaseName), in the lock's namespace. */}}
+{{/* The coordinator's Lease (src/queue/coordinator-lease.ts coordinatorLeaseName), in the lock's namespace. */}}
 {{- define "kured-ts.coordinatorLeaseName" -}}
 {{- printf "%s-coordinator" (include "kured-ts.lockDsName" .) -}}
 {{- end -}}

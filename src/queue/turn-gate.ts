@@ -8,12 +8,9 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
+import type { TurnGate, TurnVerdict } from '../lock/lock.js';
 import type { CoordinatorLease } from './coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
-
-/** May this node take a free slot? */
-export type TurnVerdict =
-  { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
 
 /**
  * The wait's reason when this node's turn lapsed (the coordinator records it in the turn annotation:
@@ -23,18 +20,6 @@ export type TurnVerdict =
  */
 export function lapsedTurnReason(turn: Turn, holder: string): string {
   return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} lapsed before this node took its slot; the coordinator (${holder}) queues it in need order again`;
-}
-
-export interface TurnGate {
-  /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
-  verdict(signal?: AbortSignal): Promise<TurnVerdict>;
-  /**
-   * After a verdict with a live coordinator ('turn' or 'wait'): resolves true when this node's turn
-   * annotation changes from what that verdict saw (or its Node goes), or after `timeoutMs`. Once per
-   * verdict: resolves false at once when there is no such verdict (no coordinator, or already waited
-   * on): the caller then waits on the lock itself.
-   */
-  waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
 }
 
 /**

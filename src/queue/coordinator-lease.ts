@@ -10,57 +10,11 @@
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Lease } from '../kube/kube.js';
-import { LeaseObserver } from './lease.js';
+import { LeaseObserver } from '../lock/lease.js';
+import type { FleetHealth, GroupHealth } from '../lock/fleet-health.js';
 
 /** Lease annotation: the fleet's health as the coordinator last judged it (FleetHealth as JSON). */
 export const HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
-
-/** The nodes of a group (or of the cluster) and the unhealthy ones among them. */
-export interface GroupHealth {
-  /** Nodes. */
-  total: number;
-  /** Unhealthy nodes, with why ("n3 not ready"); at most HEALTH_NAMES_SHOWN of them. */
-  unhealthy: string[];
-  /** How many are unhealthy in all (may exceed unhealthy.length). */
-  count: number;
-}
-
-/**
- * The unhealthy nodes the coordinator sees (nodes in a kured-ts cycle not counted), sorted; per
- * group with --group-concurrency; and the workers that a control-plane node lets go first.
- */
-export interface FleetHealth extends GroupHealth {
-  /** Per --group-label value (with groups on; absent from an older coordinator). */
-  groups?: Record<string, GroupHealth>;
-  /**
-   * Workers (no control-plane label) waiting for a slot or in their reboot cycle: how many, and
-   * their names (sorted, at most WORKERS_NAMED). Absent from an older coordinator.
-   */
-  workersAhead?: { count: number; names: string[] };
-  /**
-   * Nodes carrying a kured-ts status (their agent has decided at least once): fewer than the
-   * DaemonSet runs on means agents that have not said yet whether they need a reboot (the control
-   * plane waits for them). Absent from an older coordinator.
-   */
-  reported?: number;
-  /**
-   * Quarantined nodes (kured-ts.dev/quarantined), sorted, at most HEALTH_NAMES_SHOWN; undefined from
-   * a coordinator that does not count them (an older one).
-   */
-  quarantined?: string[];
-  /** How many are quarantined in all (may exceed quarantined.length). */
-  quarantinedCount?: number;
-}
-
-/** Names the coordinator publishes; past this, `count` alone tells. */
-export const HEALTH_NAMES_SHOWN = 100;
-
-/**
- * Workers ahead of the control plane named on the Lease; the count tells the rest. Only a reason
- * shows them, and every agent reads the Lease: on patch night a hundred names cost each of those
- * reads a kilobyte (simulate --nodes 1000: 517 KB per node with a hundred, 483 KB without them).
- */
-export const WORKERS_NAMED = 10;
 
 /** How long a released Lease is waited on for a standby to take it (the coordinator's lease duration). */
 export const RELEASED_GRACE_MS = 30_000;
