@@ -251,7 +251,11 @@ export class Agent {
     // The lock spreads the waiters woken by a freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and
     // returns only to those that may still find it free: no extra pause here.
     try {
-      await this.deps.lock.waitForChange(delay, signal);
+      await this.deps.lock.waitForChange(
+        delay,
+        signal,
+        last?.kind === 'waiting-for-lock' ? last.wait : undefined,
+      );
     } catch (err) {
       if (signal.aborted) throw err;
       await this.deps.clock.sleep(delay, signal);

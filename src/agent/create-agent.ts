@@ -65,6 +65,8 @@ export type LockConfig = Pick<
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'lockQueue'
+  | 'maxUnhealthyNodes'
+  | 'maxQuarantined'
 >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
@@ -111,14 +113,11 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({
-      kube,
-      clock,
-      groupLabel: grouped ? config.groupLabel : undefined,
-      coordinator,
-    }),
+    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
+    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
+    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
     clock,
     log,
     random,
@@ -137,7 +136,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock, coordinator }),
+    blockers: createBlockers(config, { kube, node, clock }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({

@@ -1,6 +1,7 @@
 // The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
 import type { RebootResult } from '../metrics/agent-metrics.js';
 import type { EventReason } from '../events/events.js';
+import type { FleetGate, LockWait, Refusal } from '../lock/lock.js';
 import type { Phase } from '../node/status.js';
 
 /** Kinds that carry only a reason. */
@@ -42,6 +43,10 @@ export type Outcome =
       kind: 'waiting-for-lock';
       reason: string;
       holders: string[];
+      /** The fleet gate that holds this node back (room.ts), when one does: kured_ts_blocked says it. */
+      gate?: FleetGate;
+      /** How to wait for the next try, as the lock said (default: for a slot). */
+      wait?: LockWait;
       fleetLock?: true;
       fleetLockFull?: true;
     }
@@ -222,4 +227,15 @@ export function effectsOf(outcome: Outcome): Effects {
     return { ...base, events: [...base.events, normal('Uncordoned')] };
   }
   return base;
+}
+
+/** A refused acquisition as an outcome: waiting for the lock, with the fleet gate that held it, if one did. */
+export function waitingFor(refused: Refusal): Outcome {
+  return {
+    kind: 'waiting-for-lock',
+    reason: refused.reason,
+    holders: refused.holders,
+    ...(refused.gate === undefined ? {} : { gate: refused.gate }),
+    ...(refused.wait === undefined ? {} : { wait: refused.wait }),
+  };
 }

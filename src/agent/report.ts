@@ -180,8 +180,7 @@ export class Reporter {
     if (!PROGRESS_KINDS.has(outcome.kind)) this.lastKind = outcome.kind;
     if (fx.lockHeld !== undefined) metrics.setLockHeld(fx.lockHeld);
     if (fx.rebootResult !== undefined && first) metrics.countReboot(fx.rebootResult);
-    if (outcome.kind !== 'error')
-      metrics.setBlocked(outcome.kind === 'blocked' ? outcome.blocker : undefined);
+    if (outcome.kind !== 'error') metrics.setBlocked(heldBy(outcome));
     this.reportStall(outcome);
     this.reportKind(outcome);
   }
@@ -219,4 +218,10 @@ export class Reporter {
       default:
     }
   }
+}
+
+/** What kured_ts_blocked names for an outcome: the blocker that blocks, or the fleet gate a waiter waits on. */
+function heldBy(outcome: Outcome): string | undefined {
+  if (outcome.kind === 'blocked') return outcome.blocker;
+  return outcome.kind === 'waiting-for-lock' ? outcome.gate : undefined;
 }

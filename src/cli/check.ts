@@ -110,7 +110,6 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
         kube,
         node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
         clock,
-        coordinator: coordinatorOf(config, { kube, clock }),
       },
     );
 }

@@ -9,7 +9,7 @@ import { nodesListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
 import { WORKERS_NAMED, type FleetHealth } from '../lock/fleet-health.js';
-import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
+import { fleetHealth, judgeNode } from '../lock/fleet-judge.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../queue/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 

@@ -24,6 +24,9 @@ export function planBudgets(
       : {}),
     ...(o.countUnavailable === true ? { unavailable: fleet.unavailable } : {}),
     controlPlaneLast: o.controlPlaneLast === true,
-    workersAhead: workersAhead(health, fleet.matching).count,
+    workersAhead: workersAhead(
+      { ...(health.workersAhead ?? { count: 0, names: [] }), reported: health.reported },
+      fleet.matching,
+    ).count,
   };
 }

@@ -6,7 +6,7 @@
 // an agent that was only slow says so by writing its status, and gets its place back (coordinator.ts).
 // Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
 // from a stale view can only change who goes first.
-import { maxUnhealthy } from '../blockers/health.js';
+import { resolveLimit } from '../lock/budget.js';
 import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
 import type { FleetHealth } from '../lock/fleet-health.js';
 import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
@@ -143,7 +143,7 @@ export function gatesOf(
   limits: { maxUnhealthyNodes?: Limit; maxQuarantined?: Limit },
 ): Pick<PlanInput, 'health' | 'quarantine'> {
   const resolve = (limit: Limit): number | undefined =>
-    limit === undefined ? undefined : maxUnhealthy(limit, health.total);
+    limit === undefined ? undefined : resolveLimit(limit, health.total);
   return {
     health: { count: health.count, max: resolve(limits.maxUnhealthyNodes) },
     quarantine: { count: health.quarantinedCount ?? 0, max: resolve(limits.maxQuarantined) },

@@ -5,14 +5,17 @@
 // every generated API class and model. scripts/build.mjs also keeps config.js's import of the
 // generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
 // "Dependencies".
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { loadKubeConfig, type KubeConfigSource } from './kubeconfig.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
+import { nodeRows } from './node-table.js';
 import type {
+  NodeRow,
   CoreV1Event,
   JsonPatchOp,
   Kube,
@@ -29,14 +32,8 @@ import type {
   WatchOptions,
 } from './kube.js';
 
-/** Where the API server is. */
-export interface ConnectOptions {
-  /** Path of a kubeconfig file (--kubeconfig). */
-  kubeconfig?: string;
-  /** The kubeconfig context to use (--context); default its current-context. */
-  context?: string;
-  /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
-  url?: string;
+/** Where the API server is (kubeconfig.ts), and how this client behaves. */
+export interface ConnectOptions extends KubeConfigSource {
   /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
   deadlineMs?: number;
   /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
@@ -51,38 +48,6 @@ export interface ConnectOptions {
 export const READ_ATTEMPTS = 6;
 /** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
 export const RETRY_AFTER_CAP_MS = 10_000;
-
-/**
- * A KubeConfig for `options`: a URL becomes one cluster with skipTLSVerify; a path is loaded as a
- * kubeconfig file; otherwise client-node's default loading (KUBECONFIG, ~/.kube/config, in-cluster).
- */
-export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
-  const kc = new KubeConfig();
-  if (options.url !== undefined && options.url !== '') {
-    kc.loadFromOptions({
-      clusters: [{ name: 'cluster', server: options.url, skipTLSVerify: true }],
-      users: [{ name: 'user' }],
-      contexts: [{ name: 'context', cluster: 'cluster', user: 'user' }],
-      currentContext: 'context',
-    });
-  } else if (options.kubeconfig !== undefined && options.kubeconfig !== '') {
-    kc.loadFromFile(options.kubeconfig);
-  } else {
-    kc.loadFromDefault();
-  }
-  if (options.context !== undefined && options.context !== '') useContext(kc, options.context);
-  return kc;
-}
-
-/** Switches to `name`, or says which contexts the kubeconfig has. */
-function useContext(kc: KubeConfig, name: string): void {
-  if (!kc.getContexts().some((c) => c.name === name)) {
-    const known = kc.getContexts().map((c) => c.name);
-    const list = known.length > 0 ? known.join(', ') : 'none';
-    throw new Error(`context "${name}" not found in the kubeconfig (contexts: ${list})`);
-  }
-  kc.setCurrentContext(name);
-}
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
@@ -178,6 +143,17 @@ export class ClientNodeKube implements Kube {
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+  }
+
+  async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
+    const answer = await this.retried<unknown>({
+      method: 'GET',
+      path: '/api/v1/nodes',
+      query: { ...options, includeObject: 'None' },
+      accept: TABLE_ACCEPT,
+      signal,
+    });
+    return nodeRows(answer);
   }
 
   async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {

@@ -1,6 +1,8 @@
 // A Kube that reads through and refuses every write: what `kured-ts check` runs the agent's own code
 // on, so that a mistake there cannot touch the cluster.
+
 import type {
+  NodeRow,
   CoreV1Event,
   JsonPatchOp,
   Kube,
@@ -38,6 +40,9 @@ export class ReadOnlyKube implements Kube {
   }
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
     return this.inner.listNodes(options, signal);
+  }
+  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+    return this.inner.listNodeRows(options, signal);
   }
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);

@@ -1,6 +1,6 @@
 // Nodes the wave passes over: quarantined (their drain failed), or waiting while new cycles are
 // halted (--max-quarantined). The simulation counts the wave done without them, and reports them.
-import { HALT_REASON } from '../blockers/max-quarantined.js';
+import { HALT_REASON } from '../lock/lock-reasons.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import type { SimCluster } from './cluster.js';
 import type { Observer } from './observer.js';
@@ -13,7 +13,8 @@ export function isQuarantined(cluster: SimCluster, name: string): boolean {
 /** Why new cycles are halted, as the first node whose status says so puts it; undefined: not halted. */
 export function fleetHalt(observer: Observer): string | undefined {
   for (const t of observer.timeline.values())
-    if (t.phase === 'blocked' && t.reason.startsWith(HALT_REASON)) return t.reason;
+    if ((t.phase === 'blocked' || t.phase === 'waiting-for-lock') && t.reason.startsWith(HALT_REASON))
+      return t.reason;
   return undefined;
 }
 

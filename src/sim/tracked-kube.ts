@@ -148,6 +148,8 @@ export class TrackedKube implements Kube {
   getNode: Kube['getNode'] = (name, signal) => this.call('getNode', (k) => k.getNode(name, signal));
   listNodes: Kube['listNodes'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodes(options, signal));
+  listNodeRows: Kube['listNodeRows'] = (options, signal) =>
+    this.call('listNodeRows', (k) => k.listNodeRows(options, signal));
   listNodesPage: Kube['listNodesPage'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodesPage(options, signal));
   jsonPatchNode: Kube['jsonPatchNode'] = (name, ops, signal) =>

@@ -356,7 +356,10 @@ describe('turns and the lock', () => {
     expect(first?.acquired).toBe(false);
     if (first?.acquired === false) expect(first.reason).toMatch(/contended/);
     let waited = false;
-    void lock.waitForChange(3_600_000).then(() => (waited = true));
+    // the refusal says how to wait (a short back-off), and the wait is told so
+    const how = first?.acquired === false ? first.wait : undefined;
+    expect(how).toEqual({ for: 'contended' });
+    void lock.waitForChange(3_600_000, undefined, how).then(() => (waited = true));
     const took = await advanceUntil(() => waited, 'the wait ends');
     expect(took).toBeLessThanOrEqual(CONTENDED_RETRY_MS * 1.5 + 100);
     expect(took).toBeLessThan(HANDOFF_GRACE_MS);

@@ -222,8 +222,9 @@ describe('--max-unhealthy-nodes', () => {
     // the only slot of --concurrency 1
     const c = { maxUnhealthyNodes: { count: 1 }, countUnavailable: false };
     const blocked = await agent(c).tick();
-    expect(blocked).toMatchObject({ kind: 'blocked', blocker: 'health' });
-    expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 unreachable');
+    // it waits for the fleet to recover, in the queue (the coordinator gives no turn meanwhile)
+    expect(blocked).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-unhealthy-nodes' });
+    expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 not ready');
     expect(holders()).toEqual([]);
     expect(node().spec?.unschedulable).toBeFalsy();
     setReady('n3', 'True');
@@ -238,21 +239,24 @@ describe('--max-unhealthy-nodes', () => {
       READ_ATTEMPTS,
     );
     const failed = await agent({ maxUnhealthyNodes: { count: 0 } }).tick();
-    expect(failed).toMatchObject({ kind: 'blocked', blocker: 'health' });
-    expect(failed.reason).toMatch(/^health: .*HTTP 500/);
+    expect(failed).toMatchObject({ kind: 'waiting-for-lock', gate: 'fleet-census', wait: { for: 'retry' } });
+    expect(failed.reason).toMatch(/^cannot judge the fleet's capacity, so no slot is taken: .*\(500\)/);
     expect(holders()).toEqual([]);
     expect(node().spec?.unschedulable).toBeFalsy();
     expect((await agent({ maxUnhealthyNodes: { count: 0 } }).tick()).kind).toBe('rebooting');
   });
 
-  it('asks the watch cache, not etcd (resourceVersion=0), once per decision', async () => {
+  it('reads every Node once per decision, as printed rows from the watch cache (resourceVersion=0), and the nodes in a cycle afresh', async () => {
     addNode('n2', 'False');
     addNode('n3', 'False');
     server.requests.length = 0;
     const outcome = await agent({ maxUnhealthyNodes: { percent: 34 } }).tick();
     expect(outcome.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 not ready');
     const lists = server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/nodes');
-    expect(lists.map((r) => r.query)).toEqual([{ resourceVersion: '0' }]);
+    expect(lists.map((r) => r.query)).toEqual([
+      { labelSelector: 'kured-ts.dev/rebooting=true', includeObject: 'None' },
+      { resourceVersion: '0', includeObject: 'None' },
+    ]);
   });
 });
 

@@ -240,7 +240,7 @@ describe('--max-quarantined', () => {
     const c = config({ maxQuarantined: { count: 1 } });
     const metrics = new PrometheusMetrics('n1', { processMetrics: false });
     const halted = await agent(c, metrics).tick();
-    expect(halted).toMatchObject({ kind: 'blocked', blocker: 'max-quarantined' });
+    expect(halted).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-quarantined' });
     expect(halted.reason).toContain('2 other nodes quarantined (--max-quarantined 1): n2, n3');
     expect(holders()).toEqual([]);
     expect((await samples(metrics)).get('kured_ts_blocked{node="n1",blocker="max-quarantined"}')).toBe(1);
@@ -256,7 +256,7 @@ describe('--max-quarantined', () => {
     quarantined('n2');
     for (const name of ['n3', 'n4', 'n5']) server.create<V1Node>('nodes', readyNode(name));
     // 5 nodes: 20 % allows one other quarantined node, 19 % none
-    expect((await agent(config({ maxQuarantined: { percent: 19 } })).tick()).kind).toBe('blocked');
+    expect((await agent(config({ maxQuarantined: { percent: 19 } })).tick()).kind).toBe('waiting-for-lock');
     expect((await agent(config({ maxQuarantined: { percent: 20 } })).tick()).kind).toBe('rebooting');
   });
 });

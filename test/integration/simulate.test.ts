@@ -122,11 +122,11 @@ describe('kured-ts simulate with the real agents', () => {
     expect(gated.violations).toEqual([]);
     expect(gated.rebooted).toBe(4);
     expect(gated.firstLockMs).toBeGreaterThanOrEqual(1_800_000);
-    expect(gated.blockedMs['blocked: health']).toBeGreaterThan(0);
+    expect(gated.blockedMs['waiting-for-lock: max-unhealthy-nodes']).toBeGreaterThan(0);
     // without the gate, and without --count-unavailable (whose NotReady nodes would take the slots)
     const ungated = await simulate({ ...options, agent: { countUnavailable: false } });
     expect(ungated.firstLockMs).toBeLessThan(1_800_000);
-    expect(ungated.blockedMs['blocked: health']).toBeUndefined();
+    expect(ungated.blockedMs['waiting-for-lock: max-unhealthy-nodes']).toBeUndefined();
   });
 
   it('with --approve-every, no node takes a slot before the operator approves it, each approval used once', async () => {

@@ -12,7 +12,7 @@ import {
 } from '../../node/quarantine.js';
 import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
-import type { Outcome } from '../outcome.js';
+import { waitingFor, type Outcome } from '../outcome.js';
 import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
@@ -185,7 +185,7 @@ async function atSlot(pass: Pass, meta: LockMetadata, unproven: boolean): Promis
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!unproven) {
     const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
-    if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
+    if (!would.acquired) return waitingFor(would);
   }
   if (blockers.length === 0) return undefined;
   const block = await firstBlock(blockers, pass.signal);
@@ -235,7 +235,6 @@ export async function takeSlot(
     return { outcome: fleet };
   }
   const result = await pass.env.slot.acquire(meta, pass.signal);
-  if (!result.acquired)
-    return { outcome: { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders } };
+  if (!result.acquired) return { outcome: waitingFor(result) };
   return { holder: result.holder };
 }

@@ -1,5 +1,6 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { managerOf } from './managed-fields.js';
 import { listPage } from './pages.js';
 import { deleteOptionsOf, type Caller, type DeleteOptions, type Registry } from './registry.js';
@@ -10,6 +11,7 @@ import { parseFilter } from './selectors.js';
 import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js';
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
+import { tableOf, wantsTable, type IncludeObject } from './table.js';
 
 /** One HTTP request as the server recorded it. */
 export interface RecordedRequest {
@@ -84,6 +86,8 @@ interface Parsed {
   body: unknown;
   /** The field manager of a write (?fieldManager=, else the User-Agent) and the user. */
   caller: Caller;
+  /** The Accept header (a Table asked for). */
+  accept: string | undefined;
 }
 
 interface Reply {
@@ -119,12 +123,13 @@ export async function handleRequest(
   try {
     const raw = { method, url, text: await readBody(req), header, headers: req.headers };
     const reply = answer(ctx, raw, res);
-    if (reply) record.bytes = send(res, reply, ctx.registry.now());
+    if (reply) record.bytes = send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
     ctx.served.bytes += record.bytes ?? 0;
     record.status = res.statusCode;
   } catch (err) {
     const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now());
+    const reply = { code: status.code, body: status };
+    ctx.served.bytes += send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
     record.status = status.code;
   }
 }
@@ -153,8 +158,16 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Sends the reply; the bytes of its body. */
-function send(res: ServerResponse, reply: Reply, now: Date): number {
+/** kube-apiserver compresses an answer of more than this many bytes for a client that accepts gzip. */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+/** Does an Accept-Encoding header accept gzip? */
+function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((e) => e.split(';')[0]?.trim().toLowerCase() === 'gzip');
+}
+
+/** Sends the reply (compressed as kube-apiserver would); the bytes of its body as sent. */
+function send(res: ServerResponse, reply: Reply, now: Date, acceptEncoding?: string): number {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return 0;
@@ -162,8 +175,13 @@ function send(res: ServerResponse, reply: Reply, now: Date): number {
   // the server's own clock (clockOffsetMs), as kube-apiserver's Date header tells its own
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Date: now.toUTCString() };
   if (reply.code === 429) headers['Retry-After'] = '1';
+  const text = JSON.stringify(reply.body);
+  let body: Buffer | string = text;
+  if (acceptsGzip(acceptEncoding) && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
+    body = gzipSync(text);
+    headers['Content-Encoding'] = 'gzip';
+  }
   res.writeHead(reply.code, headers);
-  const body = JSON.stringify(reply.body);
   res.end(body);
   return Buffer.byteLength(body);
 }
@@ -257,6 +275,7 @@ function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | 
       manager: managerOf(raw.url.searchParams, raw.headers['user-agent']),
       user: userFromHeaders(raw.headers),
     },
+    accept: raw.headers.accept,
   };
   if (isWatch(parsed)) {
     openWatch(ctx, parsed, res);
@@ -285,11 +304,22 @@ function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
       ...(page.continue === undefined ? {} : { continue: page.continue }),
       ...(page.remainingItemCount === undefined ? {} : { remainingItemCount: page.remainingItemCount }),
     };
+    if (wantsTable(p.accept)) {
+      const include = includeObject(query.get('includeObject'));
+      return { code: 200, body: tableOf(def, page.items, metadata, { include, now: ctx.registry.now() }) };
+    }
     const items = page.items.map(listItem);
     return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
   }
   if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.caller) };
   throw methodNotAllowed();
+}
+
+/** The includeObject of a Table request (default Metadata); 400 for another value, as kube answers. */
+function includeObject(value: string | null): IncludeObject {
+  if (value === null || value === '') return 'Metadata';
+  if (value === 'None' || value === 'Metadata' || value === 'Object') return value;
+  throw badRequest(`invalid includeObject "${value}"`);
 }
 
 /** kube's list items carry no kind/apiVersion; the list says it once. */
