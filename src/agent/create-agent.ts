@@ -65,6 +65,7 @@ export type LockConfig = Pick<
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'lockQueue'
+  | 'coordinator'
   | 'maxUnhealthyNodes'
   | 'maxQuarantined'
 >;
@@ -121,7 +122,7 @@ export function createLock(
     clock,
     log,
     random,
-    ...(config.lockQueue === 'none'
+    ...(config.lockQueue === 'none' || !config.coordinator
       ? {}
       : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random }) }),
   });

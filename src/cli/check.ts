@@ -51,6 +51,7 @@ export type CheckConfig = Pick<
   | 'concurrency'
   | 'concurrencyPercent'
   | 'lockQueue'
+  | 'coordinator'
   | 'groupLabel'
   | 'groupConcurrency'
   | 'groupConcurrencyPercent'

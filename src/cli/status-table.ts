@@ -39,11 +39,8 @@ function coordinatorLine(c: StatusReport['coordinator']): string | undefined {
   if (c.error !== null) return `Coordinator: cannot read Lease ${c.lease}: ${c.error}`;
   if (c.holder === null)
     return `Coordinator: none leading (Lease ${c.lease} released; agents go first come if no standby takes it within 30s)`;
-  const health =
-    c.health === null || c.health.count === 0
-      ? ''
-      : `; ${c.health.count} of ${c.health.total} nodes unhealthy`;
-  return `Coordinator: ${c.holder} (Lease ${c.lease}, renewed ${c.renewTime ?? '?'}${health})`;
+  const held = c.advice?.held == null ? '' : `; no turn now: ${c.advice.held}`;
+  return `Coordinator: ${c.holder} (Lease ${c.lease}, renewed ${c.renewTime ?? '?'}${held})`;
 }
 
 /** The lines above the table: the fleet pause, an unreadable lock, lock holders that are not nodes. */

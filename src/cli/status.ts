@@ -2,8 +2,13 @@
 // (the command is status-command.ts, its table status-table.ts).
 import { isNotFound, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet, V1Lease, V1Node } from '../kube/kube.js';
-import { HEALTH_ANNOTATION, coordinatorLeaseName, parseHealth } from '../queue/coordinator-lease.js';
-import { type FleetHealth } from '../lock/fleet-health.js';
+import {
+  ADVICE_ANNOTATION,
+  HOLDER_MAX_CHARS,
+  bounded,
+  coordinatorLeaseName,
+  parseAdvice,
+} from '../queue/coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../queue/turn.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
@@ -103,14 +108,15 @@ export interface StatusReport {
   nodes: NodeReport[];
 }
 
-/** What the coordinator's Lease says: who leads, since its last renewal, and the health it publishes. */
+/** What the coordinator's Lease says: who leads, since its last renewal, and what it advises. */
 export interface CoordinatorReport {
   lease: string;
-  /** The leader; null when the Lease is released (a standby is expected to take it). */
+  /** The leader (cut to 128 characters); null when the Lease is released (a standby is expected to take it). */
   holder: string | null;
   /** The leader's wall clock at its last renewal (for people: nobody compares clocks with it). */
   renewTime: string | null;
-  health: FleetHealth | null;
+  /** The nodes it sees and why it gives no turn now, when it says so under its own name; null otherwise. */
+  advice: { nodes: number; held: string | null } | null;
   /** Set when the Lease could not be read. */
   error: string | null;
 }
@@ -236,19 +242,23 @@ export interface StatusInputs {
 
 function coordinatorReport(lease: string, read: StatusInputs['coordinator']): CoordinatorReport | null {
   if (read === undefined) return null;
-  if ('error' in read) return { lease, holder: null, renewTime: null, health: null, error: read.error };
+  if ('error' in read) return { lease, holder: null, renewTime: null, advice: null, error: read.error };
   const spec = read.spec ?? {};
+  const holder = spec.holderIdentity ?? '';
   return {
     lease,
-    holder: spec.holderIdentity || null,
+    holder: holder === '' ? null : bounded(holder, HOLDER_MAX_CHARS),
     renewTime: spec.renewTime ?? null,
-    health: healthOf(read),
+    advice: adviceOf(read, holder),
     error: null,
   };
 }
 
-function healthOf(lease: V1Lease): FleetHealth | null {
-  return parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) ?? null;
+/** The advice on the Lease, when its holder published it (another's, or an old leader's, is none). */
+function adviceOf(lease: V1Lease, holder: string): CoordinatorReport['advice'] {
+  const advice = parseAdvice(lease.metadata?.annotations?.[ADVICE_ANNOTATION]);
+  if (advice === undefined || advice.by !== holder || holder === '') return null;
+  return { nodes: advice.nodes, held: advice.held?.reason ?? null };
 }
 
 /** The report for what was read, at `nowMs` (expired lock slots are judged then). */

@@ -67,9 +67,9 @@ export const ERROR_RETRY_MS = 30_000;
 
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
-  return turn?.kind === 'wait'
-    ? { acquired: false, holders: [], reason: turn.reason, wait: { for: 'turn' } }
-    : undefined;
+  if (turn?.kind !== 'wait') return undefined;
+  const gate = turn.gate === undefined ? {} : { gate: turn.gate };
+  return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
 }
 
 /** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */

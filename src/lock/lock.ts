@@ -26,15 +26,22 @@ export interface LockHolder {
  * A gate of the fleet's capacity that holds a node back beyond the plain slots (room.ts): unavailable
  * nodes taking slots, the group's slots, the control plane one at a time and last, the caps.
  */
-export type FleetGate =
-  | 'count-unavailable'
-  | 'group-concurrency'
-  | 'control-plane'
-  | 'control-plane-last'
-  | 'max-unhealthy-nodes'
-  | 'max-quarantined'
+export const FLEET_GATES = [
+  'count-unavailable',
+  'group-concurrency',
+  'control-plane',
+  'control-plane-last',
+  'max-unhealthy-nodes',
+  'max-quarantined',
   /** The census of the fleet could not be read: unknown is not healthy. */
-  | 'fleet-census';
+  'fleet-census',
+] as const;
+export type FleetGate = (typeof FLEET_GATES)[number];
+
+/** `name` as a fleet gate, when it is one (a word from another writer, checked before it becomes a label). */
+export function fleetGate(name: string | undefined): FleetGate | undefined {
+  return FLEET_GATES.find((g) => g === name);
+}
 
 /**
  * How a refused node waits before it asks again (waitForChange): for a slot the lock shows free
@@ -108,7 +115,10 @@ export interface Lock {
  * first come (no live coordinator), or wait for its turn.
  */
 export type TurnVerdict =
-  { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
+  | { kind: 'turn'; by: string }
+  | { kind: 'first-come'; reason: string }
+  /** Not its turn; `gate`: the one the coordinator says holds every waiter back now, if it says one. */
+  | { kind: 'wait'; reason: string; gate?: FleetGate };
 
 /** What the lock asks of the coordinated queue (src/queue/turn-gate.ts implements it). */
 export interface TurnGate {

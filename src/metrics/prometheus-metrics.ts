@@ -19,6 +19,7 @@ export const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'control-plane-last',
   'max-unhealthy-nodes',
   'max-quarantined',
+  'fleet-census',
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];

@@ -105,10 +105,23 @@ export function isOverdue(status: Partial<NodeStatus> | undefined, now: Date): b
 }
 
 /** The annotation's value, fields in a fixed order. */
+/**
+ * The longest reason a status carries: a reason may quote what other writers wrote (the coordinator's
+ * advice, a lock's holders, an API error), and every agent writes its status on its own Node.
+ */
+export const STATUS_REASON_MAX_CHARS = 1024;
+
+/** `reason` as a status carries it: at most STATUS_REASON_MAX_CHARS. */
+function boundedReason(reason: string): string {
+  return reason.length <= STATUS_REASON_MAX_CHARS
+    ? reason
+    : `${reason.slice(0, STATUS_REASON_MAX_CHARS - 1)}…`;
+}
+
 export function formatStatus(status: NodeStatus): string {
   return JSON.stringify({
     phase: status.phase,
-    reason: status.reason,
+    reason: boundedReason(status.reason),
     since: status.since,
     bootID: status.bootID,
     ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
@@ -124,8 +137,9 @@ export function formatStatus(status: NodeStatus): string {
  */
 export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return (a.bootID ?? '') === (b.bootID ?? '') && COMPARED.every((key) => a[key] === b[key]);
+  const reasons = boundedReason(a.reason ?? '') === boundedReason(b.reason ?? '');
+  return (a.bootID ?? '') === (b.bootID ?? '') && reasons && COMPARED.every((key) => a[key] === b[key]);
 }
 
-/** The fields sameStatus compares as they are (bootID aside: absent reads as ''). */
-const COMPARED = ['phase', 'reason', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked'] as const;
+/** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
+const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked'] as const;

@@ -1,5 +1,5 @@
-// What an agent reads of the coordinator (src/coordinator): whether one is alive, and the fleet's
-// health as the coordinator sees it from its one watch of the Nodes. Both come from one small
+// What an agent reads of the coordinator (src/coordinator): whether one is alive, and its advice
+// (how many nodes it sees, and which gate holds every waiter back now). Both come from one small
 // object, the coordinator's coordination.k8s.io Lease, read at most once per CACHE_MS.
 //
 // Liveness is judged as client-go's leader election judges it, on the reader's own monotonic clock:
@@ -7,23 +7,83 @@
 // first saw it has no live holder. Its renewTime (another machine's wall clock) is never compared
 // with ours (DESIGN §12). A reader that has just started cannot tell a fresh Lease from a dead one
 // at the first look; it counts the duration from that look (never early).
+//
+// Every value here has a writer that may lie (DESIGN §12; docs/advisor.md): the coordinator's token,
+// or anyone RBAC lets write Leases in the namespace where the admission policy is off. So the
+// duration trusted is at most MAX_TRUSTED_LEASE_MS whatever the Lease says (an endless Lease would
+// otherwise keep every waiter waiting for turns nobody gives); every string copied from it is
+// bounded; and the advice counts only from the holder it names, for ADVICE_MAX_AGE_MS on this
+// reader's clock from when it first saw that publication. The advice can only hold a node back or
+// word its wait: no gate of the fleet's capacity is taken from it (fleet-census.ts judges them).
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isNotFound, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Lease } from '../kube/kube.js';
 import { LeaseObserver } from '../lock/lease.js';
-import type { FleetHealth, GroupHealth } from '../lock/fleet-health.js';
 
-/** Lease annotation: the fleet's health as the coordinator last judged it (FleetHealth as JSON). */
-export const HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
+/**
+ * Lease annotation: the coordinator's advice (Advice as JSON, at most ADVICE_MAX_BYTES; the
+ * coordinator's admission policy holds it to that).
+ */
+export const ADVICE_ANNOTATION = 'kured-ts.dev/fleet-advice';
 
-/** How long a released Lease is waited on for a standby to take it (the coordinator's lease duration). */
+/**
+ * The annotation older coordinators published the fleet's health under, read by older agents as the
+ * census of their gates: a new coordinator removes it, so that an older agent judges its own.
+ */
+export const LEGACY_HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
+
+/** The longest advice read; a longer text is not advice. */
+export const ADVICE_MAX_BYTES = 2048;
+
+/** The coordinator's own lease duration, and the longest any reader trusts: twice that. */
+export const COORDINATOR_LEASE_MS = 30_000;
+export const MAX_TRUSTED_LEASE_MS = 2 * COORDINATOR_LEASE_MS;
+
+/**
+ * Advice counts this long after this reader first saw its publication (the holder republishes with
+ * every renewal, every 10 s): as long as the longest lease trusted (MAX_TRUSTED_LEASE_MS).
+ */
+export const ADVICE_MAX_AGE_MS = 60_000;
+
+/** The longest holder identity copied into a reason (the policy allows 128). */
+export const HOLDER_MAX_CHARS = 128;
+
+/** The longest reason of the advice copied into a waiter's status. */
+export const HELD_REASON_MAX_CHARS = 512;
+
+/** The most nodes the advice may claim (Kubernetes' supported maximum): it sets the waiters' rechecks. */
+export const MAX_FLEET_NODES = 5_000;
+
+/** How long a released Lease is waited on for a standby to take it (as long as COORDINATOR_LEASE_MS). */
 export const RELEASED_GRACE_MS = 30_000;
 
 /** A read is reused for this long: one pass of an agent reads the Lease once. */
 export const CACHE_MS = 2_000;
 
+/** What the coordinator publishes, beside its holder identity and a sequence number. */
+export interface AdviceContent {
+  /** The nodes it sees. */
+  nodes: number;
+  /** Why it gives no turn now (a gate holds every waiter back, or the lock does), when so. */
+  held?: { gate?: string; reason: string };
+}
+
+/** The advice as published: by whom (the Lease's holder then) and which publication. */
+export interface Advice extends AdviceContent {
+  by: string;
+  seq: number;
+}
+
 export type CoordinatorState =
-  | { live: true; holder: string; health: FleetHealth | undefined; durationMs: number }
+  | {
+      live: true;
+      /** The holder identity, cut to HOLDER_MAX_CHARS (for words only). */
+      holder: string;
+      /** Its advice, when it is from this holder and fresh; undefined otherwise. */
+      advice: AdviceContent | undefined;
+      /** How long this reader trusts the Lease unrenewed: its duration, at most MAX_TRUSTED_LEASE_MS. */
+      durationMs: number;
+    }
   | { live: false; reason: string; /** the Lease could not be read (not judged dead) */ unread?: true };
 
 export interface CoordinatorLeaseOptions {
@@ -39,76 +99,47 @@ export function coordinatorLeaseName(dsName: string): string {
   return `${dsName}-coordinator`;
 }
 
-/** A GroupHealth read from JSON; undefined when it is not one. */
-function groupHealthOf(value: unknown): GroupHealth | undefined {
-  const v = (typeof value === 'object' && value !== null ? value : {}) as Partial<GroupHealth>;
-  if (typeof v.total !== 'number' || typeof v.count !== 'number' || !Array.isArray(v.unhealthy))
-    return undefined;
-  return { total: v.total, count: v.count, unhealthy: v.unhealthy.filter((s) => typeof s === 'string') };
+/** `text` cut to `max` characters (an ellipsis says so). */
+export function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** The groups of a FleetHealth read from JSON (a group that is not one is left out). */
-function groupsOf(value: unknown): Record<string, GroupHealth> | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const groups: Record<string, GroupHealth> = {};
-  for (const [name, g] of Object.entries(value)) {
-    const health = groupHealthOf(g);
-    if (health !== undefined) groups[name] = health;
-  }
-  return groups;
+/** The reason of why no turn is given, bounded; undefined when there is none. */
+function heldOf(value: unknown): AdviceContent['held'] {
+  const h = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (typeof h.reason !== 'string') return undefined;
+  const reason = bounded(h.reason, HELD_REASON_MAX_CHARS);
+  return typeof h.gate === 'string' ? { reason, gate: bounded(h.gate, 64) } : { reason };
 }
 
-/** The workers ahead of the control plane read from JSON; undefined when not there or not of that shape. */
-function workersOf(value: unknown): FleetHealth['workersAhead'] {
-  const v = (typeof value === 'object' && value !== null ? value : {}) as {
-    count?: unknown;
-    names?: unknown;
-  };
-  if (typeof v.count !== 'number' || !Array.isArray(v.names)) return undefined;
-  return { count: v.count, names: v.names.filter((s): s is string => typeof s === 'string') };
-}
-
-/** The quarantined nodes of a FleetHealth read from JSON; nothing when not there or not of that shape. */
-function quarantineOf(v: Record<string, unknown>): Pick<FleetHealth, 'quarantined' | 'quarantinedCount'> {
-  if (!Array.isArray(v.quarantined) || typeof v.quarantinedCount !== 'number') return {};
-  return {
-    quarantined: v.quarantined.filter((s): s is string => typeof s === 'string'),
-    quarantinedCount: v.quarantinedCount,
-  };
-}
-
-export function parseHealth(text: string | undefined): FleetHealth | undefined {
-  if (text === undefined) return undefined;
+/** The advice in an annotation's text, as published; undefined when it is not one (or too large). */
+export function parseAdvice(text: string | undefined): Advice | undefined {
+  if (text === undefined || Buffer.byteLength(text) > ADVICE_MAX_BYTES) return undefined;
+  let v: Record<string, unknown>;
   try {
-    const v = JSON.parse(text) as Record<string, unknown>;
-    const all = groupHealthOf(v);
-    if (all === undefined) return undefined;
-    const groups = groupsOf(v.groups);
-    const workersAhead = workersOf(v.workersAhead);
-    return {
-      ...all,
-      ...(typeof v.reported === 'number' ? { reported: v.reported } : {}),
-      ...(groups === undefined ? {} : { groups }),
-      ...(workersAhead === undefined ? {} : { workersAhead }),
-      ...quarantineOf(v),
-    };
+    v = JSON.parse(text) as Record<string, unknown>;
   } catch {
     return undefined;
   }
+  const { by, seq, nodes } = v;
+  if (typeof by !== 'string' || typeof seq !== 'number' || typeof nodes !== 'number') return undefined;
+  const held = heldOf(v.held);
+  return {
+    by,
+    seq,
+    nodes: Math.max(0, Math.min(MAX_FLEET_NODES, Math.floor(nodes))),
+    ...(held === undefined ? {} : { held }),
+  };
 }
 
-/** A live coordinator as `lease` tells: its holder, the health it publishes, how long it is trusted. */
-function live(lease: V1Lease, holder: string, durationMs: number): CoordinatorState {
-  return {
-    live: true,
-    holder,
-    health: parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]),
-    durationMs,
-  };
+/** The advice as the coordinator publishes it. */
+export function formatAdvice(advice: Advice): string {
+  return JSON.stringify(advice);
 }
 
 export class CoordinatorLease {
   private readonly observed = new LeaseObserver();
+  private readonly advised = new LeaseObserver();
   private cached: { at: number; state: CoordinatorState } | undefined;
 
   constructor(private readonly o: CoordinatorLeaseOptions) {}
@@ -144,10 +175,28 @@ export class CoordinatorLease {
     this.observed.observe(where, lease.metadata?.resourceVersion ?? '', now);
     if (holder === '') return this.released(lease, where, now);
     const stale = this.staleSeconds(lease, where, now);
+    const shown = bounded(holder, HOLDER_MAX_CHARS);
     if (stale !== undefined) {
-      return { live: false, reason: `no coordinator: ${where} of ${holder} not renewed for ${stale}s` };
+      return { live: false, reason: `no coordinator: ${where} of ${shown} not renewed for ${stale}s` };
     }
-    return live(lease, holder, this.durationMs(lease));
+    return {
+      live: true,
+      holder: shown,
+      advice: this.advice(lease, holder, now),
+      durationMs: this.durationMs(lease),
+    };
+  }
+
+  /**
+   * The Lease's advice when it is the holder's own (`by` names it: a new leader's Lease carries no
+   * old leader's word) and this reader first saw its publication at most ADVICE_MAX_AGE_MS ago.
+   */
+  private advice(lease: V1Lease, holder: string, now: number): AdviceContent | undefined {
+    const advice = parseAdvice(lease.metadata?.annotations?.[ADVICE_ANNOTATION]);
+    if (advice?.by !== holder) return undefined;
+    const since = this.advised.observe('advice', `${advice.by}\u0000${advice.seq}`, now);
+    if (now - since > ADVICE_MAX_AGE_MS) return undefined;
+    return { nodes: advice.nodes, ...(advice.held === undefined ? {} : { held: advice.held }) };
   }
 
   /**
@@ -159,14 +208,21 @@ export class CoordinatorLease {
   private released(lease: V1Lease, where: string, now: number): CoordinatorState {
     if (this.observed.expired(where, RELEASED_GRACE_MS, now))
       return { live: false, reason: `no coordinator: ${where} has no holder` };
-    return live(lease, 'none: released, its standby expected', RELEASED_GRACE_MS);
+    return {
+      live: true,
+      holder: 'none: released, its standby expected',
+      advice: undefined,
+      durationMs: RELEASED_GRACE_MS,
+    };
   }
 
+  /** The duration this reader trusts: the Lease's (15 s when it gives none), at most MAX_TRUSTED_LEASE_MS. */
   private durationMs(lease: V1Lease): number {
-    return (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
+    const seconds = lease.spec?.leaseDurationSeconds ?? 15;
+    return Math.max(1_000, Math.min(MAX_TRUSTED_LEASE_MS, seconds * 1000));
   }
 
-  /** Seconds the Lease has gone unchanged, once that is its leaseDurationSeconds (default 15) or more. */
+  /** Seconds the Lease has gone unchanged, once that is its trusted duration or more. */
   private staleSeconds(lease: V1Lease, where: string, now: number): number | undefined {
     if (!this.observed.expired(where, this.durationMs(lease), now)) return undefined;
     return Math.round((now - (this.observed.since(where) ?? now)) / 1000);

@@ -8,7 +8,7 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
-import type { TurnGate, TurnVerdict } from '../lock/lock.js';
+import { fleetGate, type TurnGate, type TurnVerdict } from '../lock/lock.js';
 import type { CoordinatorLease } from './coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
 
@@ -45,6 +45,24 @@ export function recheckMs(leaseDurationMs: number, nodes: number | undefined): n
   return Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
 }
 
+/**
+ * The wait for a turn, in words: with the coordinator's word on what holds every waiter back now
+ * (its advice: shown, and its gate named for kured_ts_blocked when it is one we know), else its rule.
+ */
+function waitingForTurn(holder: string, held: { gate?: string; reason: string } | undefined): TurnVerdict {
+  if (held === undefined)
+    return {
+      kind: 'wait',
+      reason: `waiting for its turn: the coordinator (${holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
+    };
+  const gate = fleetGate(held.gate);
+  return {
+    kind: 'wait',
+    ...(gate === undefined ? {} : { gate }),
+    reason: `waiting for its turn: the coordinator (${holder}) gives no turn now: ${held.reason}`,
+  };
+}
+
 export interface NodeTurnGateOptions {
   kube: Kube;
   nodeId: string;
@@ -75,16 +93,13 @@ export class NodeTurnGate implements TurnGate {
     this.waitingFrom = {
       node,
       turn: text,
-      recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total),
+      recheckMs: recheckMs(coordinator.durationMs, coordinator.advice?.nodes),
     };
     if (turn !== undefined) return { kind: 'turn', by: turn.by };
     const lapsed = parseLapsedTurn(text);
     if (lapsed !== undefined)
       return { kind: 'wait', reason: lapsedTurnReason(lapsed.turn, coordinator.holder) };
-    return {
-      kind: 'wait',
-      reason: `waiting for its turn: the coordinator (${coordinator.holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
-    };
+    return waitingForTurn(coordinator.holder, coordinator.advice?.held);
   }
 
   async waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
@@ -117,8 +132,9 @@ export class NodeTurnGate implements TurnGate {
       await this.o.clock.sleep(everyMs * (0.75 + 0.5 * this.o.random()), signal).catch(() => undefined);
       if (aborted(signal)) return;
       const state = await this.o.coordinator.read(signal).catch(() => undefined);
-      // the fleet's size as the coordinator publishes it now (not yet, when the wait began)
-      if (state?.live === true) everyMs = recheckMs(state.durationMs, state.health?.total);
+      // the fleet's size as the coordinator advises it now, when it does (not a released Lease's)
+      if (state?.live === true && state.advice !== undefined)
+        everyMs = recheckMs(state.durationMs, state.advice.nodes);
       if (state !== undefined && !state.live && state.unread !== true) {
         this.o.log.info('coordinator gone while waiting for a turn', {
           node: this.o.nodeId,

@@ -943,8 +943,18 @@ describe('the coordinator', () => {
     expect(off.filter((o) => partOf(o) === 'coordinator')).toEqual([]);
     expect(off.filter((o) => o.metadata.name.includes('coordinator'))).toEqual([]);
     expect(off.filter((o) => ['Deployment', 'PodDisruptionBudget'].includes(o.kind))).toEqual([]);
-    // the agents still may read the Lease: a missing one reads as "no coordinator" (first come)
-    expect(off.filter((o) => partOf(o) === 'agent')).toEqual(on.filter((o) => partOf(o) === 'agent'));
+    // the agents are told not to read its Lease (first come): --coordinator=false, nothing else changes
+    const agents = (objects: K8sObject[]): string =>
+      JSON.stringify(objects.filter((o) => partOf(o) === 'agent')).replaceAll('"--coordinator=false",', '');
+    expect(agents(off)).toEqual(agents(on));
+    const args = (objects: K8sObject[]): string[] =>
+      (
+        only(objects, 'DaemonSet') as unknown as {
+          spec: { template: { spec: { containers: { args: string[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.args;
+    expect(args(off)).toContain('--coordinator=false');
+    expect(args(on)).not.toContain('--coordinator=false');
   });
 
   test.each([
@@ -977,6 +987,7 @@ const PERMISSIONS: Record<
 > = {
   getNode: { group: '', resource: 'nodes', verb: 'get', agent: 'cluster' },
   listNodes: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
+  listNodeRows: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
   // The coordinator's one list of the fleet, to watch from (also `kured-ts status --watch`).
   listNodesPage: { group: '', resource: 'nodes', verb: 'list', coordinator: 'cluster' },
   // The agent: its own Node while it waits for its turn (fieldSelector metadata.name); the

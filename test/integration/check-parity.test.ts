@@ -14,7 +14,11 @@ import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Lease, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { HEALTH_ANNOTATION, coordinatorLeaseName } from '../../src/queue/coordinator-lease.js';
+import {
+  ADVICE_ANNOTATION,
+  LEGACY_HEALTH_ANNOTATION,
+  coordinatorLeaseName,
+} from '../../src/queue/coordinator-lease.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/queue/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
@@ -95,7 +99,11 @@ function liveCoordinator(unhealthy: string[] = []): void {
     metadata: {
       name: coordinatorLeaseName('kured'),
       namespace: NS,
-      annotations: { [HEALTH_ANNOTATION]: health },
+      // and advice under its holder's name saying nothing holds the queue back
+      annotations: {
+        [LEGACY_HEALTH_ANNOTATION]: health,
+        [ADVICE_ANNOTATION]: JSON.stringify({ by: 'coordinator-0', seq: 1, nodes: NODES.length }),
+      },
     },
     spec: { holderIdentity: 'coordinator-0', leaseDurationSeconds: 30 },
   });

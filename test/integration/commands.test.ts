@@ -189,10 +189,30 @@ describe('kured-ts status', () => {
 
   it.each<[string, V1Lease['spec'], Record<string, string>, string]>([
     [
-      'names the coordinator that leads, when it renewed, and the fleet health it publishes',
+      'names the coordinator that leads, when it renewed, and why it gives no turn now, as it advises',
       { holderIdentity: 'kured-coordinator-7f9c', renewTime: '2026-01-05T09:59:50.000000Z' },
-      { 'kured-ts.dev/fleet-health': JSON.stringify({ total: 4, count: 1, unhealthy: ['n4 not ready'] }) },
-      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; 1 of 4 nodes unhealthy)',
+      {
+        'kured-ts.dev/fleet-advice': JSON.stringify({
+          by: 'kured-coordinator-7f9c',
+          seq: 3,
+          nodes: 4,
+          held: { gate: 'max-unhealthy-nodes', reason: '1 other nodes unhealthy (max 0): n4' },
+        }),
+      },
+      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; no turn now: 1 other nodes unhealthy (max 0): n4)',
+    ],
+    [
+      "shows no advice written under another coordinator's name",
+      { holderIdentity: 'kured-coordinator-7f9c', renewTime: '2026-01-05T09:59:50.000000Z' },
+      {
+        'kured-ts.dev/fleet-advice': JSON.stringify({
+          by: 'thief',
+          seq: 3,
+          nodes: 4,
+          held: { reason: 'lies' },
+        }),
+      },
+      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z)',
     ],
     [
       'says so when the coordinator has released its Lease',

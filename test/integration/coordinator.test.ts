@@ -13,7 +13,8 @@ import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-
 import { CONTENDED_RETRY_MS, DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import {
   CoordinatorLease,
-  HEALTH_ANNOTATION,
+  ADVICE_ANNOTATION,
+  parseAdvice,
   coordinatorLeaseName,
 } from '../../src/queue/coordinator-lease.js';
 import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
@@ -312,12 +313,12 @@ function agentLock(nodeId: string, concurrency: number, onClock: Clock = new Sys
 
 /** A coordinator's Lease that looks alive to a reader that has just started (a fleet of 5 nodes). */
 async function liveLease(): Promise<void> {
-  const health = JSON.stringify({ total: NODES.length, count: 0, unhealthy: [] });
+  const advice = JSON.stringify({ by: 'someone', seq: 1, nodes: NODES.length });
   await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
     metadata: {
       name: coordinatorLeaseName('kured'),
       namespace: NS,
-      annotations: { [HEALTH_ANNOTATION]: health },
+      annotations: { [ADVICE_ANNOTATION]: advice },
     },
     spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
   });
@@ -399,9 +400,18 @@ function turnGate(nodeId: string): NodeTurnGate {
 }
 
 /** Renews the coordinator's Lease as a live leader does (a new resourceVersion). */
+/** A renewal as the coordinator makes it: a new renewTime, and its advice (if any) published anew. */
 function renewLease(): void {
   const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
-  server.update('leases', { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString() } });
+  const annotations = { ...lease.metadata?.annotations };
+  const advice = parseAdvice(annotations[ADVICE_ANNOTATION]);
+  if (advice !== undefined)
+    annotations[ADVICE_ANNOTATION] = JSON.stringify({ ...advice, seq: advice.seq + 1 });
+  server.update('leases', {
+    ...lease,
+    metadata: { ...lease.metadata, annotations },
+    spec: { ...lease.spec, renewTime: new Date().toISOString() },
+  });
 }
 
 /** Writes `node`'s turn annotation as a coordinator would: a turn, a lapsed one, or none. */
@@ -486,10 +496,10 @@ describe('waiting for a turn', () => {
     const before = reads();
     // the coordinator now sees 5,000 nodes, and keeps renewing
     const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
-    const health = JSON.stringify({ total: 5_000, count: 0, unhealthy: [] });
+    const advice = JSON.stringify({ by: 'c-0', seq: 1, nodes: 5_000 });
     server.update('leases', {
       ...lease,
-      metadata: { ...lease.metadata, annotations: { [HEALTH_ANNOTATION]: health } },
+      metadata: { ...lease.metadata, annotations: { [ADVICE_ANNOTATION]: advice } },
     });
     for (let t = 0; t < 40 * 60_000; t += 10_000) {
       renewLease();
