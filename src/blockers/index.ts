@@ -28,6 +28,7 @@ export type BlockerConfig = Pick<
   | 'blockOnPdb'
   | 'drainPodSelector'
   | 'drainRules'
+  | 'drainGracePeriodSeconds'
   | 'maxUnhealthyNodes'
   | 'quarantineRetryMs'
   | 'maxQuarantined'
@@ -98,6 +99,7 @@ export function createBlockers(
         nodeId: config.nodeId,
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
+        drainGracePeriodSeconds: config.drainGracePeriodSeconds,
       }),
     );
   }

@@ -72,6 +72,7 @@ export type CheckConfig = Pick<
   | 'taintTiming'
   | 'drainPodSelector'
   | 'drainRules'
+  | 'drainGracePeriodSeconds'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'

@@ -31,6 +31,7 @@ import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from 
 import { coveringBudgets } from './covering-budgets.js';
 import { orderGroups, planDrain, type PlannedPod } from './drain-plan.js';
 import { deleteRefused } from './drain-fallback.js';
+import { evictionOptions } from './eviction.js';
 
 export interface KubeDrainerOptions {
   kube: Kube;
@@ -276,11 +277,10 @@ export class KubeDrainer implements Drainer {
 
   /** One eviction request; true when this pod needs no further attempts. */
   private async tryEvict(t: Target, run: Run): Promise<boolean> {
-    const grace = this.o.gracePeriodSeconds >= 0 ? this.o.gracePeriodSeconds : undefined;
     const namespace = t.pod.metadata?.namespace ?? 'default';
     const name = t.pod.metadata?.name ?? '';
     try {
-      await this.o.kube.evictPod(namespace, name, grace, run.signal);
+      await this.o.kube.evictPod(namespace, name, evictionOptions(this.o.gracePeriodSeconds), run.signal);
     } catch (err) {
       return this.handleEvictionError(t, err, run);
     }

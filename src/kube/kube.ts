@@ -30,6 +30,15 @@ export type V1Lease = Wire<k8s.V1Lease>;
 export type JsonPatchOp =
   { op: 'add' | 'replace' | 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
 
+/**
+ * What an Eviction carries besides the pod's name: its deleteOptions. The drain, each of its retries
+ * and the PDB pre-flight's dry run send the same (src/drain/eviction.ts builds them, once for all).
+ */
+export interface EvictionOptions {
+  /** deleteOptions.gracePeriodSeconds; absent = the pod's own terminationGracePeriodSeconds. */
+  gracePeriodSeconds?: number;
+}
+
 /** Query options of a list or watch. */
 export interface ListOptions {
   labelSelector?: string;
@@ -101,7 +110,7 @@ export interface Kube {
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
   /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void>;
   /**
    * DELETE of a pod (--drain-fallback delete: its eviction was refused until --drain-timeout), only
    * while it is still the pod of `uid` (a precondition: 409 when another pod took the name), with
@@ -115,10 +124,16 @@ export interface Kube {
   ): Promise<void>;
   /**
    * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
-   * server judges its PodDisruptionBudgets as it would for the drain. Resolves when it may; a 429
-   * means a PDB refuses, a 500 that more than one PDB covers the pod, a 404 that it is gone.
+   * server judges the eviction `options` describe (its PodDisruptionBudgets, admission) as it would
+   * the drain's. Resolves when it may; a 429 means a PDB refuses, a 500 that more than one PDB covers
+   * the pod, a 404 that it is gone.
    */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void>;
 
   listPodDisruptionBudgets(
     namespace: string | undefined,

@@ -374,14 +374,19 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       await cluster.create('poddisruptionbudgets', budget('web', 'web', 0));
       await cluster.syncBudget('default', 'db');
       await cluster.syncBudget('default', 'web');
-      const preflight = new PdbBlocker({ kube, nodeId: NODE, drainPodSelector: [] });
+      const preflight = new PdbBlocker({
+        kube,
+        nodeId: NODE,
+        drainPodSelector: [],
+        drainGracePeriodSeconds: -1,
+      });
       expect(await preflight.check()).toEqual({
         blocked: true,
         reason: 'PodDisruptionBudget default/db allows no disruption of pod default/db-1',
       });
       expect(await pods()).toEqual(['db-1', 'web-1']);
       // web-1 alone: its budget allows one disruption, and the dry run leaves it where it is
-      await kube.dryRunEviction('default', 'web-1');
+      await kube.dryRunEviction('default', 'web-1', {});
       expect(await pods()).toEqual(['db-1', 'web-1']);
       // a second budget over db-1: the Eviction API refuses to evict it at all
       await cluster.create('poddisruptionbudgets', budget('db-too', 'db', 0));

@@ -286,7 +286,12 @@ describe('PdbBlocker', () => {
     const kube = new FakeKube();
     kube.pods = pods;
     for (const [key, answer] of Object.entries(answers)) kube.evictionAnswers.set(key, answer);
-    const verdict = await new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check();
+    const verdict = await new PdbBlocker({
+      kube,
+      nodeId: 'n1',
+      drainPodSelector: [],
+      drainGracePeriodSeconds: -1,
+    }).check();
     expect(verdict).toEqual(reason === undefined ? { blocked: false } : { blocked: true, reason });
     expect(kube.dryRunEvictions).toEqual(asked);
   });
@@ -302,14 +307,21 @@ describe('PdbBlocker', () => {
     const kube = new FakeKube();
     kube.pods = [web()];
     kube.evictionAnswers.set('default/web-1', answer);
-    await expect(new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check()).rejects.toBe(answer);
+    await expect(
+      new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [], drainGracePeriodSeconds: -1 }).check(),
+    ).rejects.toBe(answer);
   });
 
   it('a pod outside --drain-pod-selector is not evicted, so it is not asked about', async () => {
     const kube = new FakeKube();
     kube.pods = [web()];
     kube.evictionAnswers.set('default/web-1', budgetRefusal);
-    const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: parseLabelSelector('drain=yes') });
+    const blocker = new PdbBlocker({
+      kube,
+      nodeId: 'n1',
+      drainPodSelector: parseLabelSelector('drain=yes'),
+      drainGracePeriodSeconds: -1,
+    });
     expect(await blocker.check()).toEqual({ blocked: false });
     expect(kube.dryRunEvictions).toEqual([]);
   });
@@ -331,7 +343,13 @@ describe('PdbBlocker', () => {
       pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, ...labels } };
       kube.pods = [pod];
       kube.evictionAnswers.set('default/web-1', budgetRefusal);
-      const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [], drainRules: [...rules] });
+      const blocker = new PdbBlocker({
+        kube,
+        nodeId: 'n1',
+        drainPodSelector: [],
+        drainRules: [...rules],
+        drainGracePeriodSeconds: -1,
+      });
       expect(await blocker.check()).toEqual({ blocked: false });
       expect(kube.dryRunEvictions).toEqual([]);
     },
@@ -351,6 +369,7 @@ describe('blocker registry', () => {
     blockOnPdb: true,
     drainPodSelector: [],
     drainRules: [],
+    drainGracePeriodSeconds: -1,
     maxUnhealthyNodes: undefined,
     quarantineRetryMs: 3_600_000,
     maxQuarantined: undefined,
