@@ -15,12 +15,22 @@
 // - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
 // - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
 // - 404: the pod is gone;
+// - denied by an admission policy: the drain stops at once (every retry would be denied alike), saying
+//   which policy (DrainResult.denied);
 // - anything else (e.g. the 500 kube-apiserver answers for a pod covered by two PDBs): retried at
 //   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
 // Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, type Clock } from '../clock/clock.js';
-import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
+import {
+  isNotFound,
+  isTooManyRequests,
+  policyDenial,
+  statusBody,
+  statusCode,
+  statusMessage,
+  type PolicyDenial,
+} from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { settled, type Run, type Target } from './drain-target.js';
 import { waitSettled, type WaitOptions } from './drain-wait.js';
@@ -219,6 +229,7 @@ export class KubeDrainer implements Drainer {
     const result: DrainResult = {
       ok: pending.length === 0 && run.stop === undefined,
       ...(run.stop === undefined ? {} : { stopped: run.stop }),
+      ...(run.denied === undefined ? {} : { denied: run.denied }),
       evicted,
       skipped,
       waited: targets.filter((t) => t.state === 'completed').map((t) => t.key),
@@ -308,8 +319,20 @@ export class KubeDrainer implements Drainer {
       return false;
     }
     this.count(run, 'failed');
+    const denied = policyDenial(err);
+    if (denied !== undefined) return this.deniedEviction(t, denied, run);
     if (namespaceTerminating(err)) return this.terminatingNamespace(t, err);
     return this.failedEviction(t, err, run);
+  }
+
+  /** An admission policy denied the eviction: no retry would pass it, so the drain ends now. */
+  private deniedEviction(t: Target, denied: PolicyDenial, run: Run): boolean {
+    const reason = `eviction of ${t.key} denied by admission policy ${denied.policy}: ${denied.message}`;
+    Object.assign(t, { state: 'failed', reason });
+    this.o.log.warn('eviction denied by admission policy', { node: this.o.nodeId, pod: t.key, ...denied });
+    run.stop ??= reason;
+    run.denied ??= denied;
+    return true;
   }
 
   /** kubectl's rule: a deleting pod in a deleting namespace is waited for; another is retried. */
