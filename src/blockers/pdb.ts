@@ -9,7 +9,7 @@
 // the budgets instead meant a list of every PDB of its pods' namespaces, which in a namespace that
 // grows with the fleet grows with it (DESIGN §13; 1,333 budgets in one namespace at 1,000 nodes of
 // the simulator were most of its bytes).
-import { isNotFound, isTooManyRequests, statusCode, statusMessage } from '../kube/errors.js';
+import { isConflict, isNotFound, isTooManyRequests, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { coveringBudgets } from '../drain/covering-budgets.js';
 import { evictionOptions } from '../drain/eviction.js';
@@ -70,10 +70,11 @@ export class PdbBlocker implements Blocker {
     try {
       const { kube, drainGracePeriodSeconds } = this.options;
       const [namespace, name] = [pod.metadata?.namespace ?? '', pod.metadata?.name ?? ''];
-      await kube.dryRunEviction(namespace, name, evictionOptions(drainGracePeriodSeconds), signal);
+      await kube.dryRunEviction(namespace, name, evictionOptions(drainGracePeriodSeconds, pod), signal);
       return { blocked: false };
     } catch (err) {
-      if (isNotFound(err)) return { blocked: false }; // gone since the list: nothing to evict
+      // gone since the list (404), or replaced under its name (409 on the UID): nothing of it to evict
+      if (isNotFound(err) || isConflict(err)) return { blocked: false };
       const reason = await this.refusal(pod, err, signal);
       if (reason === undefined) throw err;
       return { blocked: true, reason };

@@ -14,7 +14,8 @@
 // deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once). Answers to an eviction, as kubectl drain treats them:
 // - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
 // - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
-// - 404: the pod is gone;
+// - 404: the pod is gone; 409 on the eviction's UID precondition: it is gone too, another pod took its
+//   name (never evicted in its place);
 // - denied by an admission policy: the drain stops at once (every retry would be denied alike), saying
 //   which policy (DrainResult.denied);
 // - anything else (e.g. the 500 kube-apiserver answers for a pod covered by two PDBs): retried at
@@ -23,6 +24,7 @@
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, type Clock } from '../clock/clock.js';
 import {
+  isConflict,
   isNotFound,
   isTooManyRequests,
   policyDenial,
@@ -291,7 +293,8 @@ export class KubeDrainer implements Drainer {
     const namespace = t.pod.metadata?.namespace ?? 'default';
     const name = t.pod.metadata?.name ?? '';
     try {
-      await this.o.kube.evictPod(namespace, name, evictionOptions(this.o.gracePeriodSeconds), run.signal);
+      const options = evictionOptions(this.o.gracePeriodSeconds, t.pod);
+      await this.o.kube.evictPod(namespace, name, options, run.signal);
     } catch (err) {
       return this.handleEvictionError(t, err, run);
     }
@@ -303,26 +306,38 @@ export class KubeDrainer implements Drainer {
   /** Records an eviction failure; true when this pod needs no further eviction attempts. */
   private async handleEvictionError(t: Target, err: unknown, run: Run): Promise<boolean> {
     if (run.signal?.aborted === true) throw abortReason(run.signal);
-    if (isNotFound(err)) {
-      Object.assign(t, { state: 'gone', reason: '' });
-      return true;
-    }
-    if (isTooManyRequests(err)) {
-      this.count(run, 'refused');
-      const named = pdbFromCause(err);
-      const pdb =
-        named === undefined
-          ? await this.matchingPdb(t.pod, run.signal)
-          : `${t.pod.metadata?.namespace ?? ''}/${named}`;
-      Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}`, pdb });
-      this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
-      return false;
-    }
+    if (isNotFound(err) || isConflict(err)) return this.gone(t, err);
+    if (isTooManyRequests(err)) return this.refused(t, err, run);
     this.count(run, 'failed');
     const denied = policyDenial(err);
     if (denied !== undefined) return this.deniedEviction(t, denied, run);
     if (namespaceTerminating(err)) return this.terminatingNamespace(t, err);
     return this.failedEviction(t, err, run);
+  }
+
+  /** 429: a PodDisruptionBudget (named, or found) refused it for now: retried after the delay. */
+  private async refused(t: Target, err: unknown, run: Run): Promise<boolean> {
+    this.count(run, 'refused');
+    const named = pdbFromCause(err);
+    const pdb =
+      named === undefined
+        ? await this.matchingPdb(t.pod, run.signal)
+        : `${t.pod.metadata?.namespace ?? ''}/${named}`;
+    Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}`, pdb });
+    this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
+    return false;
+  }
+
+  /**
+   * 404: the pod is gone. 409: the eviction names the pod's UID (evictionOptions), and the only
+   * conflict an eviction of ours meets is that precondition: another pod took the name since the
+   * drain listed it (a StatefulSet's), and it is not ours to evict; the one we meant is gone.
+   */
+  private gone(t: Target, err: unknown): boolean {
+    if (isConflict(err))
+      this.o.log.info('pod replaced under its name: not evicted', { node: this.o.nodeId, pod: t.key });
+    Object.assign(t, { state: 'gone', reason: '' });
+    return true;
   }
 
   /** An admission policy denied the eviction: no retry would pass it, so the drain ends now. */

@@ -8,7 +8,7 @@ export interface EvictionBody {
   kind: 'Eviction';
   metadata: { name: string; namespace: string };
   /** Absent when there is nothing to say (the pod's own grace period, not a dry run). */
-  deleteOptions?: { gracePeriodSeconds?: number; dryRun?: ['All'] };
+  deleteOptions?: { gracePeriodSeconds?: number; preconditions?: { uid: string }; dryRun?: ['All'] };
 }
 
 /** The Eviction of pod `namespace/name` with `options`; a dry run only adds dryRun: ['All']. */
@@ -20,6 +20,7 @@ export function evictionBody(
 ): EvictionBody {
   const deleteOptions = {
     ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+    ...(options.uid === undefined ? {} : { preconditions: { uid: options.uid } }),
     ...(dryRun ? { dryRun: ['All'] as ['All'] } : {}),
   };
   return {

@@ -37,6 +37,11 @@ export type JsonPatchOp =
 export interface EvictionOptions {
   /** deleteOptions.gracePeriodSeconds; absent = the pod's own terminationGracePeriodSeconds. */
   gracePeriodSeconds?: number;
+  /**
+   * deleteOptions.preconditions.uid: only the pod of this UID is evicted. Another pod that took its
+   * name meanwhile (a StatefulSet's, recreated elsewhere) is answered 409 Conflict, not evicted.
+   */
+  uid?: string;
 }
 
 /** Query options of a list or watch. */
@@ -109,7 +114,10 @@ export interface Kube {
 
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
-  /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
+  /**
+   * policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone, a 409 on the UID
+   * precondition that the pod of `options.uid` is gone and another took its name.
+   */
   evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void>;
   /**
    * DELETE of a pod (--drain-fallback delete: its eviction was refused until --drain-timeout), only
@@ -126,7 +134,7 @@ export interface Kube {
    * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
    * server judges the eviction `options` describe (its PodDisruptionBudgets, admission) as it would
    * the drain's. Resolves when it may; a 429 means a PDB refuses, a 500 that more than one PDB covers
-   * the pod, a 404 that it is gone.
+   * the pod, a 404 that it is gone, a 409 on the UID precondition that another pod took its name.
    */
   dryRunEviction(
     namespace: string,

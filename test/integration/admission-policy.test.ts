@@ -176,6 +176,9 @@ function node(name = 'n1'): V1Node {
 
 type Write = (kube: Kube) => Promise<unknown>;
 
+/** The UID of pod `name` (default/) as the server has it. */
+const uidOf = (name: string): string => server.get<V1Pod>('pods', 'default', name)?.metadata?.uid ?? '';
+
 const annotate =
   (name: string, annotations: Record<string, string | null>): Write =>
   (kube) =>
@@ -236,7 +239,14 @@ describe('the agent admission policy admits what the agent does to its own node 
     ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
-    ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1', {})],
+    [
+      "evicts a pod with its own grace period, naming the pod's UID as precondition",
+      (k) => k.evictPod('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
+    [
+      "asks the dry run of that eviction (the PDB pre-flight), with the pod's UID as precondition",
+      (k) => k.dryRunEviction('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
   ])('%s', async (_name, write) => {
     await write(agent('n1'));
     expect(admission.counts).toEqual({ admitted: 1, denied: 0 });

@@ -61,11 +61,11 @@ const FALLBACKS = allowed('drain-fallback');
 const CONFIGURATIONS = GRACE_PERIODS.flatMap((grace) => FALLBACKS.map((fallback) => ({ grace, fallback })));
 
 /** The eviction bodies the agent of this configuration sends for pod web-1: pre-flight, then drain. */
-async function evictionsOf(flags: Record<string, string>): Promise<JsonObject[]> {
+async function evictionsOf(flags: Record<string, string>): Promise<{ bodies: JsonObject[]; uid: string }> {
   const recorder = new EvictionRecorder();
   server = await startFakeApiServer({ admission: recorder });
   server.create<V1Node>('nodes', { metadata: { name: NODE } });
-  server.create<V1Pod>('pods', {
+  const pod = server.create<V1Pod>('pods', {
     metadata: { name: 'web-1', namespace: 'default', labels: { app: 'web' } },
     spec: { nodeName: NODE, containers: [{ name: 'c', image: 'nginx' }] },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
@@ -81,7 +81,7 @@ async function evictionsOf(flags: Record<string, string>): Promise<JsonObject[]>
   expect(preflight).toBeDefined();
   expect(await preflight?.check()).toEqual({ blocked: false });
   expect((await deps.drainer.drain()).ok).toBe(true);
-  return recorder.bodies;
+  return { bodies: recorder.bodies, uid: pod.metadata?.uid ?? '' };
 }
 
 describe("the PDB pre-flight's dry run and the drain's eviction", () => {
@@ -93,18 +93,18 @@ describe("the PDB pre-flight's dry run and the drain's eviction", () => {
   it.each(CONFIGURATIONS)(
     'are the same Eviction but for dryRun with --drain-grace-period=$grace --drain-fallback=$fallback',
     async ({ grace, fallback }) => {
-      const [dry, real, ...more] = await evictionsOf({
-        'drain-grace-period': grace,
-        'drain-fallback': fallback,
-      });
+      const { bodies, uid } = await evictionsOf({ 'drain-grace-period': grace, 'drain-fallback': fallback });
+      const [dry, real, ...more] = bodies;
       expect(more).toEqual([]);
       const preflight = withoutDryRun(dry ?? {});
       const drain = withoutDryRun(real ?? {});
       expect({ preflight: preflight.dryRun, drain: drain.dryRun }).toEqual({ preflight: true, drain: false });
       expect(preflight.body).toEqual(drain.body);
-      // and both carry what the configuration says: the grace period, or none for the pod's own
+      // and both carry what the configuration says (the grace period, or none for the pod's own), and
+      // the UID of the pod as listed (issue 44: never another pod that took its name meanwhile)
       const options = drain.body.deleteOptions as JsonObject | undefined;
       expect(options?.gracePeriodSeconds).toEqual(grace === '-1' ? undefined : Number(grace));
+      expect(options?.preconditions).toEqual({ uid });
     },
   );
 });

@@ -259,6 +259,18 @@ describe('PdbBlocker', () => {
       ['default/web-1'],
     ],
     [
+      'a pod replaced under its name since the list (409 on the UID the dry run names) does not block',
+      [web()],
+      {
+        'default/web-1': apiError(
+          409,
+          'Operation cannot be fulfilled on Pod "web-1": the UID in the precondition (a) does not match the UID in record (b). The object might have been deleted and then recreated',
+        ),
+      },
+      undefined,
+      ['default/web-1'],
+    ],
+    [
       'stops at the first refusal',
       [pod('a-1'), pod('b-1'), pod('c-1')],
       { 'default/b-1': budgetRefusal },
