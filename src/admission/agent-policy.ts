@@ -285,7 +285,11 @@ function lockPolicy(): PolicySpec {
   );
 }
 
-/** The policy on evictions: only with the configured grace period. */
+/**
+ * The policy on evictions: only with the configured grace period. The rest of the Eviction is not
+ * judged: the precondition on the pod's UID that every eviction of the agent names (issue 44), and a
+ * dry run (the PDB pre-flight), can only narrow what is evicted.
+ */
 function evictionPolicy(): PolicySpec {
   const grace = value('drainGracePeriod');
   return agentPolicy(

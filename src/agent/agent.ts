@@ -14,6 +14,7 @@ import { FLEETLOCK_RETRY_MAX_MS, FLEETLOCK_RETRY_MS } from '../fleetlock/fleetlo
 import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
+import { misconfiguredBy } from './decision/misconfigured.js';
 import type { Outcome } from './outcome.js';
 import { Reporter } from './report.js';
 
@@ -96,7 +97,8 @@ export class Agent {
       outcome = await this.decision.decide(signal, acquire);
     } catch (err) {
       if (signal?.aborted) throw err;
-      outcome = { kind: 'error', reason: errorText(err) };
+      // a write the agent's own admission policy denies is a configuration error, not an outage
+      outcome = misconfiguredBy(err, this.config) ?? { kind: 'error', reason: errorText(err) };
     }
     if (outcome !== this.reporter.last) await this.reporter.report(outcome, signal);
     return outcome;

@@ -32,6 +32,7 @@ export type Outcome =
   | { kind: PlainKind; reason: string }
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
+  | Misconfigured
   /**
    * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
    * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait. `fleetLockFull`: it
@@ -57,6 +58,18 @@ export type Outcome =
    */
   | { kind: 'completed' | 'timed-out'; reason: string; uncordoned: boolean; durationMs: number };
 
+/**
+ * The agent's own admission policy denied one of its requests: a configuration error (the policy and
+ * the agent run with different values), not a block to wait out. `policy` names it, `options` the
+ * flags it is rendered from (src/admission/own-denial.ts).
+ */
+export interface Misconfigured {
+  kind: 'misconfigured';
+  reason: string;
+  policy: string;
+  options: string[];
+}
+
 export type OutcomeKind = Outcome['kind'];
 
 /** How one kind shows up outside the agent. */
@@ -72,6 +85,11 @@ export interface Effects {
   lockHeld?: boolean;
   /** kured_ts_reboots_total{result} once when this kind is first reached. */
   rebootResult?: RebootResult;
+  /**
+   * Reported once: the same outcome again (same kind and reason, after nothing but progress) is
+   * logged at debug level and records no Event; its status stands as written.
+   */
+  once?: true;
 }
 
 const normal = (reason: EventReason): { reason: EventReason; type: 'Normal' } => ({ reason, type: 'Normal' });
@@ -103,6 +121,13 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     level: 'info',
     message: 'reboot blocked',
     lockHeld: false,
+  },
+  misconfigured: {
+    phase: 'failed',
+    events: [warning('ConfigurationError')],
+    level: 'error',
+    message: 'configuration error: the admission policy of kured-ts denies the agent',
+    once: true,
   },
   'awaiting-approval': {
     phase: 'awaiting-approval',

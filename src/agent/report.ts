@@ -29,6 +29,14 @@ const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
   'held-after-drain',
 ]);
 
+/** The fields of an outcome's log line: the configuration error names its policy and flags apart. */
+function logFields(node: string, outcome: Outcome): Record<string, unknown> {
+  const fields = { node, outcome: outcome.kind, reason: outcome.reason };
+  return outcome.kind === 'misconfigured'
+    ? { ...fields, policy: outcome.policy, options: outcome.options }
+    : fields;
+}
+
 export interface ReporterDeps {
   node: NodeOps;
   events: EventRecorder;
@@ -64,6 +72,11 @@ export class Reporter {
   private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
+  /**
+   * The last outcome reported once (Effects.once), as kind and reason, while no other end of a pass
+   * followed it: its repeats are quiet.
+   */
+  private reportedOnce: string | undefined;
 
   constructor(
     private readonly nodeId: string,
@@ -98,9 +111,10 @@ export class Reporter {
     this.last = outcome;
     const fx = effectsOf(outcome);
     const { logger, events } = this.deps;
-    logger[fx.level](fx.message, { node: this.nodeId, outcome: outcome.kind, reason: outcome.reason });
+    const repeated = this.repeated(outcome, fx);
+    logger[repeated ? 'debug' : fx.level](fx.message, logFields(this.nodeId, outcome));
     this.reportMetrics(outcome, fx);
-    for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
+    if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
     const now = this.deps.clock.now();
     const status = this.statusOf(outcome, fx, now);
     if (status === undefined) return;
@@ -123,6 +137,15 @@ export class Reporter {
     }
   }
 
+  /** Is this the repeat of an outcome reported once (Effects.once)? Notes what it reports. */
+  private repeated(outcome: Outcome, fx: Effects): boolean {
+    if (PROGRESS_KINDS.has(outcome.kind)) return false;
+    const key = `${outcome.kind}\n${outcome.reason}`;
+    const repeated = fx.once === true && this.reportedOnce === key;
+    this.reportedOnce = fx.once === true ? key : undefined;
+    return repeated;
+  }
+
   /** The status annotation this outcome writes; undefined for progress without a phase. */
   private statusOf(outcome: Outcome, fx: Effects, now: Date): NodeStatus | undefined {
     // 'pending' (the sentinel says so, nothing decided yet) has no phase of its own, but starts the need
@@ -141,6 +164,7 @@ export class Reporter {
       ...(outcome.kind === 'waiting-for-lock' && outcome.fleetLockFull === true
         ? { fleetLockAsked: now.toISOString() }
         : {}),
+      ...(outcome.kind === 'misconfigured' ? { deniedBy: outcome.policy } : {}),
     };
   }
 

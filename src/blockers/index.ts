@@ -25,6 +25,7 @@ export type BlockerConfig = Pick<
   | 'blockOnPdb'
   | 'drainPodSelector'
   | 'drainRules'
+  | 'drainGracePeriodSeconds'
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
@@ -73,6 +74,7 @@ export function createBlockers(
         nodeId: config.nodeId,
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
+        drainGracePeriodSeconds: config.drainGracePeriodSeconds,
       }),
     );
   }

@@ -11,7 +11,7 @@ export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
 
 /** One line of the evaluation. */
 export interface CheckItem {
-  /** 'sentinel', 'window', a blocker's name, 'node', 'lock'. */
+  /** 'sentinel', 'agent', 'window', a blocker's name, 'node', 'lock'. */
   name: string;
   verdict: CheckVerdict;
   detail: string;
@@ -24,6 +24,8 @@ export type CheckDecisionKind =
   | 'outside-window'
   | 'blocked'
   | 'awaiting-approval'
+  /** The agent reported that its own admission policy denies it: a configuration error. */
+  | 'misconfigured'
   | 'waiting-for-lock'
   | 'would-reboot'
   | 'in-progress';

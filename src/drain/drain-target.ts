@@ -1,5 +1,6 @@
 // The bookkeeping of one drain: each pod being drained (Target) and the run's shared state (Run),
 // shared by the drain's steps (kube-drainer.ts, drain-wait.ts, drain-fallback.ts).
+import type { PolicyDenial } from '../kube/errors.js';
 import type { V1Pod } from '../kube/kube.js';
 import type { DrainHooks, DrainResult } from './drainer.js';
 
@@ -42,6 +43,8 @@ export interface Run {
   hooks: DrainHooks;
   /** Set when the drain must end now: an eviction failed for good, or keepGoing said stop. */
   stop?: string;
+  /** The admission policy's denial that stopped it, when one did. */
+  denied?: PolicyDenial;
   /** When (clock ms) keepGoing was last asked. */
   lastAsked: number;
 }

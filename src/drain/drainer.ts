@@ -1,4 +1,5 @@
 // Draining: evicting this node's pods through the Eviction API, PDB-aware, bounded in time.
+import type { PolicyDenial } from '../kube/errors.js';
 
 /** A pod the drain did not evict, and why. */
 export interface PodNote {
@@ -19,6 +20,11 @@ export interface DrainResult {
   ok: boolean;
   /** Why the drain stopped before its end (DrainHooks.keepGoing said so), when it did. */
   stopped?: string;
+  /**
+   * An admission policy denied an eviction: the drain stopped at once, since every retry would be
+   * denied alike (the caller judges whether the agent's own policy did: a configuration error).
+   */
+  denied?: PolicyDenial;
   /** namespace/name of pods evicted (or, with --drain-fallback delete, deleted) and gone, in order. */
   evicted: string[];
   /** Pods not evicted on purpose: DaemonSet-owned, mirror, terminal, not matching --drain-pod-selector, rule `skip`. */

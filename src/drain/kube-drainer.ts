@@ -14,13 +14,25 @@
 // deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once). Answers to an eviction, as kubectl drain treats them:
 // - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
 // - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
-// - 404: the pod is gone;
+// - 404: the pod is gone; 409 on the eviction's UID precondition: it is gone too, another pod took its
+//   name (never evicted in its place);
+// - denied by an admission policy: the drain stops at once (every retry would be denied alike), saying
+//   which policy (DrainResult.denied);
 // - anything else (e.g. the 500 kube-apiserver answers for a pod covered by two PDBs): retried at
 //   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
 // Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, type Clock } from '../clock/clock.js';
-import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
+import {
+  isConflict,
+  isNotFound,
+  isTooManyRequests,
+  policyDenial,
+  statusBody,
+  statusCode,
+  statusMessage,
+  type PolicyDenial,
+} from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { settled, type Run, type Target } from './drain-target.js';
 import { waitSettled, type WaitOptions } from './drain-wait.js';
@@ -31,6 +43,7 @@ import type { DrainHooks, DrainResult, Drainer, EvictionOutcome, PodNote } from 
 import { coveringBudgets } from './covering-budgets.js';
 import { orderGroups, planDrain, type PlannedPod } from './drain-plan.js';
 import { deleteRefused } from './drain-fallback.js';
+import { evictionOptions } from './eviction.js';
 
 export interface KubeDrainerOptions {
   kube: Kube;
@@ -218,6 +231,7 @@ export class KubeDrainer implements Drainer {
     const result: DrainResult = {
       ok: pending.length === 0 && run.stop === undefined,
       ...(run.stop === undefined ? {} : { stopped: run.stop }),
+      ...(run.denied === undefined ? {} : { denied: run.denied }),
       evicted,
       skipped,
       waited: targets.filter((t) => t.state === 'completed').map((t) => t.key),
@@ -276,11 +290,11 @@ export class KubeDrainer implements Drainer {
 
   /** One eviction request; true when this pod needs no further attempts. */
   private async tryEvict(t: Target, run: Run): Promise<boolean> {
-    const grace = this.o.gracePeriodSeconds >= 0 ? this.o.gracePeriodSeconds : undefined;
     const namespace = t.pod.metadata?.namespace ?? 'default';
     const name = t.pod.metadata?.name ?? '';
     try {
-      await this.o.kube.evictPod(namespace, name, grace, run.signal);
+      const options = evictionOptions(this.o.gracePeriodSeconds, t.pod);
+      await this.o.kube.evictPod(namespace, name, options, run.signal);
     } catch (err) {
       return this.handleEvictionError(t, err, run);
     }
@@ -292,24 +306,48 @@ export class KubeDrainer implements Drainer {
   /** Records an eviction failure; true when this pod needs no further eviction attempts. */
   private async handleEvictionError(t: Target, err: unknown, run: Run): Promise<boolean> {
     if (run.signal?.aborted === true) throw abortReason(run.signal);
-    if (isNotFound(err)) {
-      Object.assign(t, { state: 'gone', reason: '' });
-      return true;
-    }
-    if (isTooManyRequests(err)) {
-      this.count(run, 'refused');
-      const named = pdbFromCause(err);
-      const pdb =
-        named === undefined
-          ? await this.matchingPdb(t.pod, run.signal)
-          : `${t.pod.metadata?.namespace ?? ''}/${named}`;
-      Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}`, pdb });
-      this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
-      return false;
-    }
+    if (isNotFound(err) || isConflict(err)) return this.gone(t, err);
+    if (isTooManyRequests(err)) return this.refused(t, err, run);
     this.count(run, 'failed');
+    const denied = policyDenial(err);
+    if (denied !== undefined) return this.deniedEviction(t, denied, run);
     if (namespaceTerminating(err)) return this.terminatingNamespace(t, err);
     return this.failedEviction(t, err, run);
+  }
+
+  /** 429: a PodDisruptionBudget (named, or found) refused it for now: retried after the delay. */
+  private async refused(t: Target, err: unknown, run: Run): Promise<boolean> {
+    this.count(run, 'refused');
+    const named = pdbFromCause(err);
+    const pdb =
+      named === undefined
+        ? await this.matchingPdb(t.pod, run.signal)
+        : `${t.pod.metadata?.namespace ?? ''}/${named}`;
+    Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}`, pdb });
+    this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
+    return false;
+  }
+
+  /**
+   * 404: the pod is gone. 409: the eviction names the pod's UID (evictionOptions), and the only
+   * conflict an eviction of ours meets is that precondition: another pod took the name since the
+   * drain listed it (a StatefulSet's), and it is not ours to evict; the one we meant is gone.
+   */
+  private gone(t: Target, err: unknown): boolean {
+    if (isConflict(err))
+      this.o.log.info('pod replaced under its name: not evicted', { node: this.o.nodeId, pod: t.key });
+    Object.assign(t, { state: 'gone', reason: '' });
+    return true;
+  }
+
+  /** An admission policy denied the eviction: no retry would pass it, so the drain ends now. */
+  private deniedEviction(t: Target, denied: PolicyDenial, run: Run): boolean {
+    const reason = `eviction of ${t.key} denied by admission policy ${denied.policy}: ${denied.message}`;
+    Object.assign(t, { state: 'failed', reason });
+    this.o.log.warn('eviction denied by admission policy', { node: this.o.nodeId, pod: t.key, ...denied });
+    run.stop ??= reason;
+    run.denied ??= denied;
+    return true;
   }
 
   /** kubectl's rule: a deleting pod in a deleting namespace is waited for; another is retried. */

@@ -14,9 +14,11 @@ import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
+import { evictionBody, type EvictionBody } from './eviction-body.js';
 import type {
   NodeRow,
   CoreV1Event,
+  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
@@ -202,22 +204,17 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.postEviction(namespace, name, { dryRun: ['All'] }, signal);
-  }
-
-  evictPod(
+  dryRunEviction(
     namespace: string,
     name: string,
-    gracePeriodSeconds?: number,
+    options: EvictionOptions,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.postEviction(
-      namespace,
-      name,
-      gracePeriodSeconds === undefined ? undefined : { gracePeriodSeconds },
-      signal,
-    );
+    return this.postEviction(evictionBody(namespace, name, options, true), signal);
+  }
+
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
+    return this.postEviction(evictionBody(namespace, name, options, false), signal);
   }
 
   async deletePod(
@@ -233,22 +230,12 @@ export class ClientNodeKube implements Kube {
   }
 
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
-  private async postEviction(
-    namespace: string,
-    name: string,
-    deleteOptions: { gracePeriodSeconds?: number; dryRun?: string[] } | undefined,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const body = {
-      apiVersion: 'policy/v1',
-      kind: 'Eviction',
-      metadata: { name, namespace },
-      ...(deleteOptions === undefined ? {} : { deleteOptions }),
-    };
+  private async postEviction(body: EvictionBody, signal?: AbortSignal): Promise<void> {
+    const { namespace, name } = body.metadata;
     await this.http.json({
       method: 'POST',
       path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
-      ...(deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
+      ...(body.deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
       body,
       signal,
     });

@@ -79,3 +79,33 @@ export function retryAfterSeconds(err: unknown): number | undefined {
 export function isConflictOrInvalid(err: unknown): boolean {
   return isConflict(err) || isInvalid(err);
 }
+
+/** A ValidatingAdmissionPolicy's denial of a request: which policy, and what its message says. */
+export interface PolicyDenial {
+  /** The policy's name, e.g. `kured-ts-agent-eviction`. */
+  policy: string;
+  /** What its validation's message says. */
+  message: string;
+}
+
+/**
+ * kube-apiserver's answer to a request a ValidatingAdmissionPolicy denied (403 Forbidden, or the
+ * code of the validation's reason): `… ValidatingAdmissionPolicy 'NAME' with binding 'BINDING'
+ * denied request: MESSAGE`, also when wrapped as the `cause` of an error that adds context (a few
+ * levels deep). undefined for every other failure.
+ */
+export function policyDenial(err: unknown, depth = 0): PolicyDenial | undefined {
+  const denial = denialIn(err);
+  if (denial !== undefined) return denial;
+  const cause = err instanceof Error ? err.cause : undefined;
+  return cause === undefined || depth >= 4 ? undefined : policyDenial(cause, depth + 1);
+}
+
+/** The denial in this one error's Status (not its causes). */
+function denialIn(err: unknown): PolicyDenial | undefined {
+  const code = statusCode(err) ?? 0;
+  if (code < 400 || code >= 500) return undefined;
+  const text = statusBody(err)?.message ?? '';
+  const m = /ValidatingAdmissionPolicy '([^']+)'(?: with binding '[^']*')? denied request: (.*)$/s.exec(text);
+  return m?.[1] === undefined ? undefined : { policy: m[1], message: m[2] ?? '' };
+}

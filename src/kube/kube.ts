@@ -43,6 +43,20 @@ export interface NodeRow {
   roles: string[];
 }
 
+/**
+ * What an Eviction carries besides the pod's name: its deleteOptions. The drain, each of its retries
+ * and the PDB pre-flight's dry run send the same (src/drain/eviction.ts builds them, once for all).
+ */
+export interface EvictionOptions {
+  /** deleteOptions.gracePeriodSeconds; absent = the pod's own terminationGracePeriodSeconds. */
+  gracePeriodSeconds?: number;
+  /**
+   * deleteOptions.preconditions.uid: only the pod of this UID is evicted. Another pod that took its
+   * name meanwhile (a StatefulSet's, recreated elsewhere) is answered 409 Conflict, not evicted.
+   */
+  uid?: string;
+}
+
 /** Query options of a list or watch. */
 export interface ListOptions {
   labelSelector?: string;
@@ -119,8 +133,11 @@ export interface Kube {
 
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
-  /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone, a 409 on the UID
+   * precondition that the pod of `options.uid` is gone and another took its name.
+   */
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void>;
   /**
    * DELETE of a pod (--drain-fallback delete: its eviction was refused until --drain-timeout), only
    * while it is still the pod of `uid` (a precondition: 409 when another pod took the name), with
@@ -134,10 +151,16 @@ export interface Kube {
   ): Promise<void>;
   /**
    * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
-   * server judges its PodDisruptionBudgets as it would for the drain. Resolves when it may; a 429
-   * means a PDB refuses, a 500 that more than one PDB covers the pod, a 404 that it is gone.
+   * server judges the eviction `options` describe (its PodDisruptionBudgets, admission) as it would
+   * the drain's. Resolves when it may; a 429 means a PDB refuses, a 500 that more than one PDB covers
+   * the pod, a 404 that it is gone, a 409 on the UID precondition that another pod took its name.
    */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void>;
 
   listPodDisruptionBudgets(
     namespace: string | undefined,

@@ -4,6 +4,7 @@
 import type {
   NodeRow,
   CoreV1Event,
+  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
@@ -56,16 +57,21 @@ export class ReadOnlyKube implements Kube {
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
     return this.inner.listPods(namespace, options, signal);
   }
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
-    const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
+  evictPod(namespace: string, name: string, options: EvictionOptions): Promise<void> {
+    const grace = options.gracePeriodSeconds === undefined ? '' : ` (grace ${options.gracePeriodSeconds}s)`;
     return this.refuse(`evict pod ${namespace}/${name}${grace}`);
   }
   deletePod(namespace: string, name: string): Promise<void> {
     return this.refuse(`delete pod ${namespace}/${name}`);
   }
   /** A dry run writes nothing: the server only judges the eviction (the PDB pre-flight asks it). */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.inner.dryRunEviction(namespace, name, signal);
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.inner.dryRunEviction(namespace, name, options, signal);
   }
   listPodDisruptionBudgets(
     namespace: string | undefined,

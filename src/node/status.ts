@@ -59,6 +59,11 @@ export interface NodeStatus {
    * refuses too.
    */
   fleetLockAsked?: string;
+  /**
+   * The agent's own admission policy that denies one of its requests (phase failed: a configuration
+   * error, in the reason); `kured-ts check` shows it. Absent otherwise.
+   */
+  deniedBy?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -87,10 +92,21 @@ export function parseStatus(raw: string | undefined): ReadStatus | undefined {
     reason: text(s.reason),
     since: text(s.since),
     bootID: text(s.bootID),
+    ...optionalFields(s),
+  };
+}
+
+/** A ValidatingAdmissionPolicy's name (an object name: at most 253 characters). */
+const POLICY_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** The optional fields of a parsed status, each only when it reads as what it says. */
+function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
+  return {
     ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
     ...(isTime(s.requiredSince) ? { requiredSince: s.requiredSince } : {}),
     ...(isTime(s.due) ? { due: s.due } : {}),
     ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
+    ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
   };
 }
 
@@ -128,6 +144,7 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.requiredSince === undefined ? {} : { requiredSince: status.requiredSince }),
     ...(status.due === undefined ? {} : { due: status.due }),
     ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
+    ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
   });
 }
 
@@ -142,4 +159,4 @@ export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeSt
 }
 
 /** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
-const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked'] as const;
+const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked', 'deniedBy'] as const;

@@ -161,12 +161,12 @@ export class TrackedKube implements Kube {
     options?: ListOptions,
     signal?: AbortSignal,
   ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
-  evictPod: Kube['evictPod'] = (namespace, name, grace, signal) =>
-    this.call('evictPod', (k) => k.evictPod(namespace, name, grace, signal));
+  evictPod: Kube['evictPod'] = (namespace, name, options, signal) =>
+    this.call('evictPod', (k) => k.evictPod(namespace, name, options, signal));
   deletePod: Kube['deletePod'] = (namespace, name, options, signal) =>
     this.call('deletePod', (k) => k.deletePod(namespace, name, options, signal));
-  dryRunEviction: Kube['dryRunEviction'] = (namespace, name, signal) =>
-    this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, signal));
+  dryRunEviction: Kube['dryRunEviction'] = (namespace, name, options, signal) =>
+    this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, options, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
   listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>

@@ -42,7 +42,13 @@ import {
   type ReviewRecord,
 } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
+import {
+  DEFAULT_SIMULATE_OPTIONS,
+  simulate,
+  simulationOptions,
+  type SimulateOptions,
+} from '../../src/cli/simulate.js';
+import type { Config } from '../../src/config/config.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
@@ -170,6 +176,9 @@ function node(name = 'n1'): V1Node {
 
 type Write = (kube: Kube) => Promise<unknown>;
 
+/** The UID of pod `name` (default/) as the server has it. */
+const uidOf = (name: string): string => server.get<V1Pod>('pods', 'default', name)?.metadata?.uid ?? '';
+
 const annotate =
   (name: string, annotations: Record<string, string | null>): Write =>
   (kube) =>
@@ -230,7 +239,14 @@ describe('the agent admission policy admits what the agent does to its own node 
     ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
-    ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
+    [
+      "evicts a pod with its own grace period, naming the pod's UID as precondition",
+      (k) => k.evictPod('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
+    [
+      "asks the dry run of that eviction (the PDB pre-flight), with the pod's UID as precondition",
+      (k) => k.dryRunEviction('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
   ])('%s', async (_name, write) => {
     await write(agent('n1'));
     expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
@@ -398,7 +414,7 @@ describe('the agent admission policy denies a stolen agent token', () => {
     ['writing garbage into the lock', lockValue('kured', 'frozen'), /kured's form/],
     [
       'evicting with a grace period of 0',
-      (k) => k.evictPod('default', 'web-1', 0),
+      (k) => k.evictPod('default', 'web-1', { gracePeriodSeconds: 0 }),
       /grace period of its configuration \(-1/,
     ],
   ])('%s', async (_name, write, message) => {
@@ -646,6 +662,49 @@ describe('the agents of a simulated wave through the policy', () => {
       expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
     expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
   });
+
+  // Every chart value that changes what the policy admits, each in a wave of its own: the policy is
+  // rendered from the agents' configuration, and every request of theirs must pass it (issue 47: with
+  // a drain grace period, every PDB pre-flight was denied and no node rebooted).
+  it.each<[string, Partial<Config>, Partial<SimulateOptions>]>([
+    ['a drain grace period of 5 s (--drain-grace-period=5)', { drainGracePeriodSeconds: 5 }, {}],
+    ['a drain grace period of 0 (--drain-grace-period=0)', { drainGracePeriodSeconds: 0 }, {}],
+    ["kured's progress annotations (--annotate-nodes)", { annotateNodes: true }, {}],
+    [
+      'pre- and post-reboot labels',
+      {
+        preRebootNodeLabels: { 'example.com/rebooting': 'true' },
+        postRebootNodeLabels: { 'example.com/rebooting': 'false', 'example.com/patched': 'yes' },
+      },
+      {},
+    ],
+    [
+      'the drain fallback deleting the pods a budget holds (--drain-fallback=delete)',
+      { drainFallback: 'delete', drainGracePeriodSeconds: 5 },
+      { pdb: { kind: 'minAvailable', value: '100%' }, drainTimeoutMs: 120_000 },
+    ],
+  ])(
+    'admits every write of a wave with %s, and the wave completes',
+    async (_name, agent, over) => {
+      const records: ReviewRecord[] = [];
+      const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 7, ...over, agent });
+      // a budget that never allows a disruption blocks the pre-flight for good: only the fallback drains
+      if (agent.drainFallback === 'delete') options.agent.blockOnPdb = false;
+      // a wave whose every pre-flight is denied never ends: bounded, it ends with what it did
+      options.limitMs = 6 * 3_600_000;
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(3);
+      const writes = new Set(
+        records.map((r) => `${r.attributes.operation} ${r.attributes.resource.resource}`),
+      );
+      expect(writes.has('CREATE pods')).toBe(true); // evictions: pods/eviction, judged as pods
+      if (agent.drainFallback === 'delete') expect(writes.has('DELETE pods')).toBe(true);
+    },
+    120_000,
+  );
 
   it('reports a write the policy denies as an invariant violation', async () => {
     // A policy that allows the agents no status annotation: their first status write is denied.

@@ -26,7 +26,7 @@ describe('ReadOnlyKube', () => {
     await expect(kube.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow('dry run');
     await expect(kube.jsonPatchNode('n1', [])).rejects.toThrow('dry run');
     await expect(kube.mergePatchDaemonSet('kube-system', 'kured', {})).rejects.toThrow('dry run');
-    await expect(kube.evictPod('default', 'p', 0)).rejects.toThrow('dry run');
+    await expect(kube.evictPod('default', 'p', { gracePeriodSeconds: 0 })).rejects.toThrow('dry run');
     await expect(kube.createEvent('default', { reason: 'Rebooting' } as CoreV1Event)).rejects.toThrow(
       'dry run',
     );

@@ -40,6 +40,7 @@ import { shortDuration } from '../../text/duration.js';
 import { protect } from '../../node/autoscaler.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import type { Outcome } from '../outcome.js';
+import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.js';
 import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
@@ -73,9 +74,25 @@ export interface Handoff {
 
 /**
  * Cordon, just after taking the slot: status draining, the pre-reboot labels, --drain-delay, notify,
- * then the cycle record with our cordon (beginCycle).
+ * then the cycle record with our cordon (beginCycle). A write there that the agent's own admission
+ * policy denies (a pre-reboot label the chart does not know, say) ends the pass as that configuration
+ * error, the slot given back: nothing was cordoned, since the cordon comes in one patch with the record.
  */
-export async function cordon(pass: Pass, holder: LockHolder): Promise<CycleRecord> {
+export async function cordon(
+  pass: Pass,
+  holder: LockHolder,
+): Promise<{ record: CycleRecord } | { outcome: Outcome }> {
+  try {
+    return { record: await labelAndCordon(pass, holder) };
+  } catch (err) {
+    const error = misconfiguredBy(err, pass.config);
+    if (error === undefined || pass.signal?.aborted === true) throw err;
+    await pass.release();
+    return { outcome: { ...error, reason: `${error.reason}; nothing cordoned, lock released` } };
+  }
+}
+
+async function labelAndCordon(pass: Pass, holder: LockHolder): Promise<CycleRecord> {
   const reason = `lock acquired by ${holder.nodeID}; cordoning and draining`;
   await pass.env.progress.report({ kind: 'draining', reason }, pass.signal);
   const labels = pass.config.preRebootNodeLabels;
@@ -180,6 +197,9 @@ export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Dr
   const drainedAt = pass.now();
   const summary = summaryOf(drained);
   await reportFallback(pass, drained);
+  // the agent's own policy denied an eviction: a configuration error, wherever --force-reboot stands
+  const denied = misconfigured(drained.denied, pass.config);
+  if (denied !== undefined) return { outcome: await endDeniedCycle(pass, record, drained, denied) };
   if (drained.stopped !== undefined && !pass.env.slot.held) {
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
