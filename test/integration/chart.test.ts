@@ -294,11 +294,12 @@ describe('helm lint and helm template', () => {
         .map((o) => o.kind)
         .sort();
     expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
-    // agents and coordinator: two of each RBAC object and ServiceAccount; 4 + 2 policies
+    // agents and coordinator: two of each RBAC object and ServiceAccount; 4 + 3 policies
     const two = (kind: string): string[] => [kind, kind];
+    const policyCount = POLICY_KINDS.length + COORDINATOR_POLICY_KINDS.length;
     const policies = [
-      ...Array<string>(6).fill('ValidatingAdmissionPolicy'),
-      ...Array<string>(6).fill('ValidatingAdmissionPolicyBinding'),
+      ...Array<string>(policyCount).fill('ValidatingAdmissionPolicy'),
+      ...Array<string>(policyCount).fill('ValidatingAdmissionPolicyBinding'),
     ];
     expect(kinds([])).toEqual([
       ...two('ClusterRole'),
@@ -1730,7 +1731,7 @@ describe('the admission policy', () => {
       'kured',
     ],
   ])(
-    "ships the coordinator's policies on nodes and leases with its ServiceAccount and its Lease written in, for %s",
+    "ships the coordinator's policies on nodes, leases and its Lease's writers with its ServiceAccount and its Lease written in, for %s",
     (_label, sets, dsNamespace, dsName) => {
       const objects = render([], sets);
       const policies = policiesOf(objects).filter((p) => partOf(p) === 'coordinator');
@@ -1742,6 +1743,7 @@ describe('the admission policy', () => {
       expect(values).toEqual({
         coordinatorServiceAccount: `system:serviceaccount:${NAMESPACE}:${RELEASE}-coordinator`,
         coordinatorLease: `${dsNamespace}/${dsName}-coordinator`,
+        coordinatorLeaseName: `${dsName}-coordinator`,
       });
       const expected = coordinatorPolicies(values);
       expect(policies.map((p) => p.metadata.name)).toEqual(
@@ -1804,10 +1806,77 @@ describe('the admission policy', () => {
 
   test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
     const bindings = bindingsOf(render([], ['admissionPolicy.validationActions={Warn,Audit}']));
-    expect(bindings.map((b) => b.spec.validationActions)).toEqual(Array(6).fill(['Warn', 'Audit']));
+    expect(bindings.map((b) => b.spec.validationActions)).toEqual(
+      Array(POLICY_KINDS.length + COORDINATOR_POLICY_KINDS.length).fill(['Warn', 'Audit']),
+    );
     const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/validationActions/);
+  });
+});
+
+describe('NOTES.txt', () => {
+  /** NOTES.txt as `helm install` prints it (a client-side dry run: Kubernetes 1.35, the policies on). */
+  const notes = (sets: readonly string[]): string => {
+    const out = helm([
+      'install',
+      RELEASE,
+      chart,
+      '--namespace',
+      NAMESPACE,
+      '--dry-run=client',
+      ...valuesArgs([], sets),
+    ]);
+    if (out.status !== 0) throw new Error(`helm install --dry-run failed: ${out.stderr}`);
+    return out.stdout.slice(out.stdout.indexOf('NOTES:'));
+  };
+  /** The warning's paragraph, one line (undefined when there is none). */
+  const warning = (text: string): string | undefined =>
+    /\n\nWARNING: ([^]*?)(\n\n|$)/.exec(text)?.[1]?.replace(/\s*\n\s*/g, ' ');
+  const AGENT = /a stolen agent token .*cordon, taint or label any node.*pod template/;
+  const COORDINATOR = /a stolen coordinator token .*cordon, taint or label any node.*Lease/;
+
+  test.each<[string, string[], RegExp[], RegExp[]]>([
+    [
+      'the policies disabled',
+      ['admissionPolicy.enabled=false'],
+      [/^the admission policies are OFF \(admissionPolicy\.enabled=false\)/, AGENT, COORDINATOR],
+      [],
+    ],
+    [
+      'the policies disabled and no coordinator',
+      ['admissionPolicy.enabled=false', 'coordinator.enabled=false'],
+      [/are OFF/, AGENT],
+      [/coordinator/],
+    ],
+    [
+      'validationActions [Warn, Audit]',
+      ['admissionPolicy.validationActions={Warn,Audit}'],
+      [
+        /^the admission policies only report \(admissionPolicy\.validationActions: \[Warn Audit\]\): they refuse nothing/,
+        AGENT,
+        COORDINATOR,
+      ],
+      [],
+    ],
+    [
+      'validationActions [Audit]',
+      ['admissionPolicy.validationActions={Audit}'],
+      [/only report .*\[Audit\]/, AGENT],
+      [],
+    ],
+  ])('warns that a stolen token is bounded by RBAC alone with %s', (_name, sets, says, never) => {
+    const text = warning(notes(sets));
+    for (const s of says) expect(text).toMatch(s);
+    for (const n of never) expect(text).not.toMatch(n);
+    expect(text).toMatch(/docs\/security\.md/);
+  });
+
+  test.each([
+    ['(defaults)', [] as string[]],
+    ['validationActions [Deny, Audit]', ['admissionPolicy.validationActions={Deny,Audit}']],
+  ])('warns of nothing when the policies deny, for %s', (_name, sets) => {
+    expect(warning(notes(sets))).toBeUndefined();
   });
 });
 
