@@ -19,7 +19,13 @@
 // CEL in kube has no JSON parser: the shapes are checked on the text, with a size bound before any
 // regular expression (which then never runs over a large value).
 import { dump } from 'js-yaml';
-import { coordinatorLeaseName } from '../queue/coordinator-lease.js';
+import {
+  ADVICE_ANNOTATION,
+  ADVICE_MAX_BYTES,
+  HOLDER_MAX_CHARS,
+  LEGACY_HEALTH_ANNOTATION,
+  coordinatorLeaseName,
+} from '../queue/coordinator-lease.js';
 import { TURN_ANNOTATION } from '../queue/turn.js';
 import {
   OTHER_METADATA,
@@ -45,20 +51,15 @@ export type CoordinatorPolicyValueKey =
 export type CoordinatorPolicyKind = 'nodes' | 'lease' | 'lease-writer';
 export const COORDINATOR_POLICY_KINDS: readonly CoordinatorPolicyKind[] = ['nodes', 'lease', 'lease-writer'];
 
-/**
- * Lease annotation: the coordinator's advice to the agents, which can only hold a node back (a JSON
- * object). The coordinator's own code names it too; the policy keeps its own copy of the key.
- */
-const ADVICE_ANNOTATION = 'kured-ts.dev/fleet-advice';
 /** Lease annotation the coordinator published before issue 41 (the fleet's health): it may remove it, never write it. */
-const RETIRED_HEALTH_ANNOTATION = 'kured-ts.dev/fleet-health';
+const RETIRED_HEALTH_ANNOTATION = LEGACY_HEALTH_ANNOTATION;
 
 /** The largest turn annotation (bytes): both forms with the longest holder fit in 240. */
 const MAX_TURN_BYTES = 300;
-/** The largest advice on the Lease (bytes). */
-const MAX_ADVICE_BYTES = 2048;
+/** The largest advice on the Lease (bytes): the agents read no larger. */
+const MAX_ADVICE_BYTES = ADVICE_MAX_BYTES;
 /** The longest holder identity on the Lease (and `by` in a turn): a pod name and a random suffix. */
-const MAX_HOLDER_CHARS = 128;
+const MAX_HOLDER_CHARS = HOLDER_MAX_CHARS;
 /**
  * The coordinator's lease duration: 30 s when it leads, 1 s when it releases the Lease on SIGTERM. A
  * longer one would make the agents and the standby wait that long for a coordinator that is gone.
