@@ -179,12 +179,22 @@ class Term {
       }
       const seen = this.changes;
       // a view that does not follow the fleet advises nothing (a new term's, before its first list)
-      if (blind !== undefined) this.elector.advise(undefined);
+      if (blind !== undefined || this.silent()) this.elector.advise(undefined);
       if (blind === undefined) await this.step(signal);
       if (this.changes === seen) await this.idle(signal);
     }
     stop.abort();
     await Promise.all(following);
+  }
+
+  /**
+   * The view has heard nothing from the API server (no event, no bookmark, no list) for
+   * VIEW_SILENCE_MS: its watches are answered but say nothing (a hung connection, a stalled server).
+   * It plans on (a plan only orders turns) but advises nothing until it hears again.
+   */
+  private silent(): boolean {
+    const heard = this.fleet.lastHeardMs ?? this.started;
+    return monotonicMs(this.o.clock) - heard > (this.o.silenceMs ?? VIEW_SILENCE_MS);
   }
 
   private leaseMs(): number {
@@ -310,7 +320,7 @@ class Term {
     });
     this.stats.plans++;
     this.nextLapseMs = plan.nextLapseMs;
-    this.advise(health.total, plan);
+    if (!this.silent()) this.advise(health.total, plan);
     this.forgetStale();
     await this.carryOut(plan, signal);
   }

@@ -133,6 +133,14 @@ export class FleetView {
     return this.reflector.blindSince;
   }
 
+  /**
+   * When the view last heard from the API server (its list, an event or a bookmark), monotonic ms;
+   * undefined before its first list.
+   */
+  get lastHeardMs(): number | undefined {
+    return this.reflector.lastHeardMs;
+  }
+
   /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
   follow(changed: () => void, signal: AbortSignal): Promise<void> {
     return this.reflector.run(

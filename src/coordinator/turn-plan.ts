@@ -14,6 +14,7 @@ import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
 import type { LockEntry } from '../lock/kured-lock-format.js';
 import type { FleetGate } from '../lock/lock.js';
 import { gateOf, roomFor, type NodeInCycle, type Room, type RoomQuestion } from '../lock/room.js';
+import { describeRoom } from './room-words.js';
 import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
 import { isOverdue } from '../node/status.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
@@ -28,9 +29,9 @@ export interface SlotHolder {
 }
 
 /**
- * How long, in all, a node that the FleetLock server keeps refusing (its group full) keeps its turn
- * and holds every other turn back: past this the turn lapses as any other (one node cannot freeze
- * the queue, however often it asks).
+ * How long, in all, a node that the FleetLock server keeps refusing (its group full) holds every
+ * other turn back: past this its turn no longer counts against the slots and other turns are given
+ * (one node cannot freeze the queue, however often it asks); it keeps its turn while it asks.
  */
 export const FLEETLOCK_TURN_MAX_MS = 30 * 60_000;
 
@@ -161,8 +162,11 @@ function waitersOf(
   return waiters;
 }
 
-/** What becomes of a node's turn annotation: it goes, stays, lapses now, or is a pending turn. */
-type TurnFate = 'revoke' | 'keep' | 'lapse' | 'pending';
+/**
+ * What becomes of a node's turn annotation: it goes, stays, lapses now, is a pending turn (a claim
+ * on a slot), or is kept for the FleetLock server past FLEETLOCK_TURN_MAX_MS (no claim, no hold).
+ */
+type TurnFate = 'revoke' | 'keep' | 'lapse' | 'pending' | 'kept';
 
 function fateOf(
   input: PlanInput,
@@ -175,32 +179,35 @@ function fateOf(
   if (waiter === undefined) return holding.has(r.name) || r.inCycle ? 'keep' : 'revoke';
   // a lapsed turn stays on a waiting node: its agent reads there that it lapsed
   if (r.turn === undefined) return 'keep';
-  return input.nowMs >= lapseAt(input, r.name) ? 'lapse' : 'pending';
+  if (input.nowMs >= lapseAt(input, r.name)) return 'lapse';
+  return fleetLockAsked(input, r.name) !== undefined && !holdsBack(input, r.name) ? 'kept' : 'pending';
 }
 
 /**
- * When the FleetLock server last refused `node` since its turn (FleetLock configured, and within
- * FLEETLOCK_TURN_MAX_MS of the turn); undefined when that does not count.
+ * When the FleetLock server last refused `node` since its turn (only with FleetLock configured);
+ * undefined when that does not count.
  */
 function fleetLockAsked(input: PlanInput, node: string): number | undefined {
   if (input.fleetLock !== true) return undefined;
   const since = input.turnSince.get(node) ?? input.nowMs;
   const asked = input.fleetLockAsks?.get(node);
-  if (asked === undefined || asked < since || input.nowMs >= since + FLEETLOCK_TURN_MAX_MS) return undefined;
-  return asked;
+  return asked === undefined || asked < since ? undefined : asked;
+}
+
+/** Does `node`'s turn, kept for the FleetLock server, still hold other turns back (FLEETLOCK_TURN_MAX_MS)? */
+function holdsBack(input: PlanInput, node: string): boolean {
+  return input.nowMs < (input.turnSince.get(node) ?? input.nowMs) + FLEETLOCK_TURN_MAX_MS;
 }
 
 /**
  * When a pending turn lapses (monotonic ms): the grace after it was given, or, once its agent was
  * seen asking the FleetLock server since (alive, waiting on another cluster: every other waiter
- * would be refused as well), FLEETLOCK_TURN_GRACE_MS after the last such question, but never later
- * than FLEETLOCK_TURN_MAX_MS after the turn.
+ * would be refused as well), FLEETLOCK_TURN_GRACE_MS after the last such question.
  */
 function lapseAt(input: PlanInput, node: string): number {
   const since = input.turnSince.get(node) ?? input.nowMs;
   const asked = fleetLockAsked(input, node);
-  if (asked === undefined) return since + input.graceMs;
-  return Math.min(asked + FLEETLOCK_TURN_GRACE_MS, since + FLEETLOCK_TURN_MAX_MS);
+  return asked === undefined ? since + input.graceMs : asked + FLEETLOCK_TURN_GRACE_MS;
 }
 
 /** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
@@ -213,25 +220,31 @@ function judgeTurns(
   revoke: string[];
   lapse: string[];
   pending: Map<string, string | undefined>;
+  kept: Set<string>;
   nextLapseMs: number | undefined;
 } {
   const revoke: string[] = [];
   const lapse: string[] = [];
   const pending = new Map<string, string | undefined>();
+  const kept = new Set<string>();
   let nextLapseMs: number | undefined;
   const holding = new Set(input.slots.map((s) => s.node));
+  const file: Record<TurnFate, (r: NodeRecord, group: string | undefined) => void> = {
+    revoke: (r) => revoke.push(r.name),
+    keep: () => undefined,
+    lapse: (r) => lapse.push(r.name),
+    pending: (r, group) => pending.set(r.name, group),
+    kept: (r) => kept.add(r.name),
+  };
   for (const r of records) {
     if (!hasTurnAnnotation(r)) continue;
     const waiter = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
     const fate = fateOf(input, r, waiter, holding);
-    if (fate === 'revoke') revoke.push(r.name);
-    else if (fate === 'lapse') lapse.push(r.name);
-    else if (fate === 'pending') {
-      pending.set(r.name, waiter?.group);
+    file[fate](r, waiter?.group);
+    if (fate === 'pending' || fate === 'kept')
       nextLapseMs = Math.min(nextLapseMs ?? Infinity, lapseAt(input, r.name));
-    }
   }
-  return { revoke, lapse, pending, nextLapseMs };
+  return { revoke, lapse, pending, kept, nextLapseMs };
 }
 
 /** The waiters in queue order, the `late` ones (passed over, lapsed now, quarantined) behind all others. */
@@ -251,7 +264,7 @@ export function planTurns(input: PlanInput): Plan {
   const groups = input.groupConcurrency !== undefined;
   const index = input.index ?? indexOf(input.nodes);
   const holders = holdersOf(input, index.inCycle, groups);
-  const { revoke, lapse, pending, nextLapseMs } = judgeTurns(input, index.withTurn, holders, groups);
+  const { revoke, lapse, pending, kept, nextLapseMs } = judgeTurns(input, index.withTurn, holders, groups);
   const judged = {
     revoke: revoke.sort(),
     lapse: lapse.sort(),
@@ -267,7 +280,8 @@ export function planTurns(input: PlanInput): Plan {
   // others: one undrainable node must not take every free slot first (issue 33)
   const late = new Set([...input.passedOver, ...lapse]);
   for (const r of records) if (r.quarantined && waiters.has(r.name)) late.add(r.name);
-  const queue = queueOf(waiters, late);
+  // a node kept for the FleetLock server holds its turn already: it is not given another
+  const queue = queueOf(waiters, late).filter((n) => !kept.has(n));
   if (input.lockHeld !== undefined) return { ...judged, grant: [], queue, held: input.lockHeld };
   const fleet = fleetLockWait(input, pending);
   if (fleet !== undefined) return { ...judged, grant: [], queue, held: fleet };
@@ -286,7 +300,7 @@ function fleetLockWait(
   pending: ReadonlyMap<string, string | undefined>,
 ): string | undefined {
   for (const node of pending.keys()) {
-    if (fleetLockAsked(input, node) !== undefined)
+    if (fleetLockAsked(input, node) !== undefined && holdsBack(input, node))
       return `${node} has its turn and waits for a slot from the FleetLock server`;
   }
   return undefined;
@@ -411,40 +425,10 @@ class Rooms {
         : {}),
       ...(input.maxUnhealthy === undefined
         ? {}
-        : { health: { max: input.maxUnhealthy, nodes: down.map(([name]) => name) } }),
+        : { health: { max: input.maxUnhealthy, nodes: down.map(([name]) => name).sort() } }),
       ...(input.maxQuarantined === undefined
         ? {}
-        : { quarantine: { max: input.maxQuarantined, nodes: others(this.quarantined) } }),
+        : { quarantine: { max: input.maxQuarantined, nodes: others(this.quarantined).sort() } }),
     };
   }
-}
-
-/** `list`, the first five and how many more. */
-function names(list: readonly string[]): string {
-  return list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`;
-}
-
-type NoRoom = Exclude<Room, { room: true }>;
-
-/** Each refusal in a few words. */
-const WORDS: { [W in NoRoom['why']]: (room: Extract<NoRoom, { why: W }>) => string } = {
-  manual: (r) => `kured's manual lock (${r.entry.nodeID}) holds every slot`,
-  forged: () => 'the lock names more slots than it or --concurrency allow',
-  'control-plane-busy': (r) => `control plane one at a time: ${r.holder} holds a slot or is in its cycle`,
-  'workers-first': (r) => `control plane last: ${r.count} worker(s) still waiting for a reboot or rebooting`,
-  unhealthy: (r) => `${r.nodes.length} other nodes unhealthy (max ${r.max}): ${names(r.nodes)}`,
-  quarantined: (r) => `halted: ${r.nodes.length} other nodes quarantined (max ${r.max}): ${names(r.nodes)}`,
-  'group-full': (r) =>
-    `group ${r.group === '' ? '(no label)' : r.group}: its slots taken by ${names(r.holders)}`,
-  full: (r) => {
-    const down = r.unavailable?.names ?? [];
-    const taking = [...r.others.map((e) => e.nodeID), ...r.inCycle];
-    const unavailable = down.length === 0 ? '' : `; ${names(down)} unavailable (--count-unavailable)`;
-    return `every slot taken${taking.length === 0 ? '' : ` by ${names(taking)}`}${unavailable}`;
-  },
-};
-
-/** A refusal in a few words, for the waiters (the coordinator publishes it: HELD_REASON_MAX_CHARS). */
-export function describeRoom(room: NoRoom): string {
-  return (WORDS[room.why] as (r: NoRoom) => string)(room);
 }

@@ -9,7 +9,7 @@ import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
 import { fleetGate, type TurnGate, type TurnVerdict } from '../lock/lock.js';
-import type { CoordinatorLease } from './coordinator-lease.js';
+import type { CoordinatorLease, CoordinatorState } from './coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
 
 /**
@@ -79,7 +79,8 @@ function aborted(signal: AbortSignal): boolean {
 
 export class NodeTurnGate implements TurnGate {
   /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
-  private waitingFrom: { node: V1Node; turn: string | undefined; recheckMs: number } | undefined;
+  private waitingFrom:
+    { node: V1Node; turn: string | undefined; recheckMs: number; held: string | undefined } | undefined;
 
   constructor(private readonly o: NodeTurnGateOptions) {}
 
@@ -94,6 +95,7 @@ export class NodeTurnGate implements TurnGate {
       node,
       turn: text,
       recheckMs: recheckMs(coordinator.durationMs, coordinator.advice?.nodes),
+      held: coordinator.advice?.held?.reason,
     };
     if (turn !== undefined) return { kind: 'turn', by: turn.by };
     const lapsed = parseLapsedTurn(text);
@@ -112,7 +114,7 @@ export class NodeTurnGate implements TurnGate {
       await Promise.race([
         this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
         this.follow(from, timeoutMs, both),
-        this.untilCoordinatorGone(from.recheckMs, both),
+        this.untilCoordinatorChanges(from, both),
       ]);
     } finally {
       stop.abort();
@@ -122,27 +124,47 @@ export class NodeTurnGate implements TurnGate {
   }
 
   /**
-   * Reads the coordinator's Lease every recheckMs (jittered; `firstMs`, then as each read tells)
+   * Reads the coordinator's Lease every recheckMs (jittered; the verdict's, then as each read tells)
    * and resolves once it is judged gone (released, deleted, or not renewed for its duration): the
    * waiter then goes first come instead of waiting out its whole timeout for a turn nobody will give.
-   * A Lease that cannot be read is not judged gone.
+   * A Lease that cannot be read is not judged gone. It resolves too when the coordinator says
+   * something else of what holds every waiter back (its advice): the waiter's status then says it.
    */
-  private async untilCoordinatorGone(firstMs: number, signal: AbortSignal): Promise<void> {
-    for (let everyMs = firstMs; !signal.aborted;) {
+  private async untilCoordinatorChanges(
+    from: { recheckMs: number; held: string | undefined },
+    signal: AbortSignal,
+  ): Promise<void> {
+    for (let everyMs = from.recheckMs; !signal.aborted;) {
       await this.o.clock.sleep(everyMs * (0.75 + 0.5 * this.o.random()), signal).catch(() => undefined);
       if (aborted(signal)) return;
       const state = await this.o.coordinator.read(signal).catch(() => undefined);
-      // the fleet's size as the coordinator advises it now, when it does (not a released Lease's)
-      if (state?.live === true && state.advice !== undefined)
-        everyMs = recheckMs(state.durationMs, state.advice.nodes);
-      if (state !== undefined && !state.live && state.unread !== true) {
-        this.o.log.info('coordinator gone while waiting for a turn', {
-          node: this.o.nodeId,
-          reason: state.reason,
-        });
-        return;
-      }
+      const next = this.judgeWait(state, from.held);
+      if (next === 'end') return;
+      everyMs = next ?? everyMs;
     }
+  }
+
+  /**
+   * A look at the coordinator while waiting: 'end' (gone, or it says something else of what holds
+   * the waiters back), or the next recheck (its advised fleet's; undefined: as before).
+   */
+  private judgeWait(
+    state: CoordinatorState | undefined,
+    held: string | undefined,
+  ): 'end' | number | undefined {
+    if (state === undefined) return undefined;
+    if (!state.live) {
+      if (state.unread === true) return undefined;
+      this.o.log.info('coordinator gone while waiting for a turn', {
+        node: this.o.nodeId,
+        reason: state.reason,
+      });
+      return 'end';
+    }
+    // the fleet's size as the coordinator advises it now, when it does (not a released Lease's)
+    if (state.advice === undefined) return undefined;
+    if (state.advice.held?.reason !== held) return 'end';
+    return recheckMs(state.durationMs, state.advice.nodes);
   }
 
   /** Follows this node until its turn annotation changes or it is deleted (a reflector: back-off, relist). */

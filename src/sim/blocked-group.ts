@@ -14,7 +14,7 @@ const BLOCKERS: [RegExp, string][] = [
 
 /** The fleet gates that hold a waiter back (its reason names one), shown apart from a plain wait. */
 const GATES: [RegExp, string][] = [
-  [/^halted: .* quarantined/, 'max-quarantined'],
+  [/(^|: )halted: .* quarantined/, 'max-quarantined'],
   [/other nodes? unhealthy/, 'max-unhealthy-nodes'],
 ];
 

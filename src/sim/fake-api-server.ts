@@ -66,7 +66,10 @@ export interface FakeApiServerOptions {
   kubeletHeartbeatMs?: number;
   /** Source of creation and deletion timestamps (default: system clock). */
   clock?: Clock;
-  /** Times each watch's timeoutSeconds (default: the system clock, whatever `clock` is). */
+  /**
+   * Times each watch's timeoutSeconds (default: the system clock, whatever `clock` is). Bookmarks
+   * (every BOOKMARK_MS to a watch that allows them) go by `clock`, else by this.
+   */
   watchClock?: Clock;
   /**
    * The server's clock runs this far ahead of `clock` (negative: behind): every timestamp it writes
@@ -151,7 +154,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const ctx: HttpContext = {
     store,
     registry,
-    hub: new WatchHub(store, options.watchClock),
+    hub: new WatchHub(store, options.watchClock, options.clock ?? options.watchClock),
     requests: [],
     maxRecordedRequests: options.maxRecordedRequests ?? 0,
     failures: [],

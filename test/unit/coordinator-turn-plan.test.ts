@@ -171,10 +171,10 @@ const cases: Case[] = [
     { grant: ['b'], lapse: ['a'], held: undefined },
   ],
   [
-    'keeps a turn for the FleetLock server at most FLEETLOCK_TURN_MAX_MS in all, however often its agent asks',
+    'holds other turns back for the FleetLock server at most FLEETLOCK_TURN_MAX_MS in all, however often its agent asks: then the next waiter gets a turn, and the asking node keeps its own',
     { a: { neededFor: 60, turnAgoMs: FLEETLOCK_TURN_MAX_MS }, b: { neededFor: 30 } },
     { fleetLock: true, fleetLockAsks: new Map([['a', NOW_MS - 10_000]]) },
-    { grant: ['b'], lapse: ['a'], held: undefined },
+    { grant: ['b'], lapse: [], revoke: [], held: undefined },
   ],
   [
     'says when the first pending turn lapses, the hand-off grace after it was given',
@@ -268,7 +268,11 @@ const cases: Case[] = [
     'gives no turn while more other nodes are unhealthy than allowed, and says why',
     { a: {}, u1: { phase: 'idle', unhealthy: 'not ready' }, u2: { phase: 'idle', unhealthy: 'not ready' } },
     { maxUnhealthy: 1 },
-    { grant: [], held: '2 other nodes unhealthy (max 1): u1, u2', gate: 'max-unhealthy-nodes' },
+    {
+      grant: [],
+      held: '2 other nodes unhealthy (--max-unhealthy-nodes 1): u1, u2',
+      gate: 'max-unhealthy-nodes',
+    },
   ],
   [
     'lets an unhealthy waiter go when the others are within the limit',
@@ -344,7 +348,11 @@ const cases: Case[] = [
     'gives no turn while more other nodes are quarantined than --max-quarantined allows, and says why',
     { a: {}, q1: { phase: 'blocked', quarantined: true }, q2: { phase: 'blocked', quarantined: true } },
     { maxQuarantined: 1 },
-    { grant: [], held: 'halted: 2 other nodes quarantined (max 1): q1, q2', gate: 'max-quarantined' },
+    {
+      grant: [],
+      held: 'halted: 2 other nodes quarantined (--max-quarantined 1): q1, q2',
+      gate: 'max-quarantined',
+    },
   ],
   [
     'lets a quarantined waiter try again when the other quarantined nodes are within the cap',

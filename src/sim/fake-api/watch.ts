@@ -62,10 +62,14 @@ export class WatchHub {
   private readonly streams = new Map<string, Set<Stream>>();
   private count = 0;
 
-  /** `clock` times each stream's timeoutSeconds. */
+  /**
+   * `clock` times each stream's timeoutSeconds; `serverClock` (the server's own time, as its
+   * timestamps) its bookmarks, so that a simulated fleet hears one every simulated minute.
+   */
   constructor(
     private readonly store: Store,
     private readonly clock: Clock = new SystemClock(),
+    private readonly serverClock: Clock = clock,
   ) {
     store.subscribe((change) => {
       const name = change.object.metadata.name;
@@ -119,7 +123,7 @@ export class WatchHub {
     const { def } = stream.request;
     void (async (): Promise<void> => {
       for (;;) {
-        await this.clock.sleep(BOOKMARK_MS, stream.stop.signal);
+        await this.serverClock.sleep(BOOKMARK_MS, stream.stop.signal);
         const metadata = { resourceVersion: String(this.store.version()) };
         write(stream.res, {
           type: 'BOOKMARK',
