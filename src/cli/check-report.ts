@@ -15,6 +15,8 @@ export interface CheckItem {
   name: string;
   verdict: CheckVerdict;
   detail: string;
+  /** The fleet gate that holds the node back (the lock item), as kured_ts_blocked names it. */
+  gate?: string;
 }
 
 /** The decision the agent would take, in its own outcome words. */
@@ -52,7 +54,8 @@ export function formatCheck(report: CheckReport): string[] {
   return [
     `node ${report.node}`,
     ...report.items.map(
-      (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
+      (i) =>
+        `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.gate === undefined ? '' : `[${i.gate}] `}${i.detail}`,
     ),
     ...formatDrainPlan(report.drain),
     `decision: ${report.decision.kind}: ${report.decision.reason}`,

@@ -254,9 +254,10 @@ async function newAcquisition(
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
   const role = isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {};
   const result = await lock.wouldAcquire(signal, { ...(group === undefined ? {} : { group }), ...role });
-  return result.acquired
-    ? { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) }
-    : { name: 'lock', verdict: 'blocks', detail: result.reason };
+  if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) };
+  // the fleet gate that holds it back, named as kured_ts_blocked names it
+  const gate = result.gate === undefined ? {} : { gate: result.gate };
+  return { name: 'lock', verdict: 'blocks', detail: result.reason, ...gate };
 }
 
 /** A free slot, with the node's group under --group-concurrency (`group` undefined without). */

@@ -421,6 +421,10 @@ describe('kured-ts check', () => {
     api.update('nodes', n);
     out = [];
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
+    // the lock item names the gate that holds it back, as kured_ts_blocked does
+    expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
+      '  lock        BLOCKS     [group-concurrency] group zone=a: all 1 slot(s) of the group held by n2',
+    );
     expect(out[out.length - 1]).toBe(
       'decision: waiting-for-lock: group zone=a: all 1 slot(s) of the group held by n2',
     );
