@@ -167,11 +167,16 @@ interface AuditEntry {
   responseStatus?: { code?: number };
 }
 
-/** The agents' requests in the audit log, in order. */
+/**
+ * The agents' requests in the audit log, in order. The API server is still writing it: its last
+ * line may be half written, and is left for the next read (every whole line ends with a newline).
+ */
 function agentRequests(): AuditEntry[] {
   const log = process.env.REAL_API_AUDIT_LOG ?? '';
   if (!existsSync(log)) return [];
-  return readFileSync(log, 'utf8')
+  const text = readFileSync(log, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as AuditEntry)
