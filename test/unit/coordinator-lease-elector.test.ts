@@ -205,23 +205,23 @@ describe('LeaseElector', () => {
     const a = candidate(kube, 'a', clock);
     expect(await a.tryAcquireOrRenew()).toBe(true);
     // a new leader says nothing until its own view does; what others put on the Lease stays
-    expect(kube.lease?.metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
-    expect(kube.lease?.metadata?.labels).toEqual({ team: 'infra' });
+    expect(kube.lease.metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
+    expect(kube.lease.metadata?.labels).toEqual({ team: 'infra' });
     a.advise({ nodes: 5, held: { gate: 'max-unhealthy-nodes', reason: 'n3 not ready' } });
     expect(await a.tryAcquireOrRenew()).toBe(true);
-    const first = JSON.parse(kube.lease?.metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
+    const first = JSON.parse(kube.lease.metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
       by: string;
       seq: number;
     };
     expect(first).toMatchObject({ by: 'a', nodes: 5, held: { reason: 'n3 not ready' } });
     expect(await a.tryAcquireOrRenew()).toBe(true);
-    const second = JSON.parse(kube.lease?.metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
+    const second = JSON.parse(kube.lease.metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
       seq: number;
     };
     expect(second.seq).toBe(first.seq + 1);
     a.advise(undefined);
     expect(await a.tryAcquireOrRenew()).toBe(true);
-    expect(kube.lease?.metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
+    expect(kube.lease.metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
   });
 
   it('stops leading when its renewals have failed for renewDeadline: the lead signal aborts', async () => {
