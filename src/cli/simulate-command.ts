@@ -54,6 +54,19 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
+/** The bare --coordinator-thief: a minute into the run, for half an hour. */
+export const THIEF_PRESET = '1m,30m';
+
+/** --coordinator-thief FROM,FOR: when it starts (from the start of the run) and how long it acts (> 0). */
+export function coordinatorThief(value: string): { fromMs: number; forMs: number } {
+  const parts = value.split(',');
+  if (parts.length !== 2)
+    throw new InvalidArgumentError('expected FROM,FOR: when it starts and how long it acts (e.g. 5m,30m)');
+  const forMs = duration(parts[1] ?? '');
+  if (forMs <= 0) throw new InvalidArgumentError('FOR must be longer than 0s (e.g. 5m,30m)');
+  return { fromMs: duration(parts[0] ?? ''), forMs };
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : integerOption(0)(value);
 }
@@ -103,6 +116,7 @@ interface SimulateFlags {
   coordinators: number;
   killCoordinatorAt?: number;
   wipeLockEvery: number;
+  coordinatorThief?: { fromMs: number; forMs: number };
   zones: number;
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
@@ -205,6 +219,14 @@ function addWorldOptions(cmd: Command): Command {
         0,
         '0s',
       ),
+    )
+    .addOption(
+      new Option(
+        '--coordinator-thief [from,for]',
+        `a thief with the coordinator's token, from FROM into the run for FOR, every 10s replaces its Lease with an endless one saying all is healthy and gives a turn to every waiting node (bypassing admission); counted in the report (bare: ${THIEF_PRESET})`,
+      )
+        .preset(THIEF_PRESET)
+        .argParser(coordinatorThief),
     );
 }
 
@@ -354,6 +376,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
             ? {}
             : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
           wipeLockEveryMs: flags.wipeLockEvery,
+          ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
           zones: flags.zones,
           unhealthy: flags.unhealthyNodes,
           approveEveryMs: flags.approveEvery,

@@ -65,6 +65,11 @@ export interface SimulateOptions {
   lockTtlMs?: number;
   /** --wipe-lock-every: a third party deletes the lock annotation this often; 0 = never. */
   wipeLockEveryMs?: number;
+  /**
+   * --coordinator-thief FROM,FOR: a thief with the coordinator's token hijacks its Lease and gives
+   * every waiter a turn, from FROM into the run for FOR (src/sim/coordinator-thief.ts). Default none.
+   */
+  coordinatorThief?: { fromMs: number; forMs: number };
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
   /** --group-concurrency: at most this many nodes per zone (the agents' --group-label is the zone). */
@@ -217,13 +222,14 @@ function defaultAgent(options: SimulateOptions): AgentFactory {
   return options.kuredPolling ? unqueuedAgentFactory : simAgentFactory;
 }
 
-/** The coordinator replicas: none under --kured-polling (kured has no queue). */
+/** The coordinator replicas (none under --kured-polling: kured has no queue), and a thief of its token. */
 function coordinatorOptions(
   options: SimulateOptions,
-): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs'> {
+): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs' | 'coordinatorThief'> {
   return {
     coordinators: options.kuredPolling ? 0 : (options.coordinators ?? 2),
     ...(options.killCoordinatorAtMs ? { killCoordinatorAtMs: options.killCoordinatorAtMs } : {}),
+    ...(options.coordinatorThief ? { coordinatorThief: options.coordinatorThief } : {}),
   };
 }
 

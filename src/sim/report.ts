@@ -141,6 +141,18 @@ function holdRows(r: SimulationResult): string[] {
   ];
 }
 
+/** simulate --coordinator-thief: what it wrote, and when it acted. */
+function thiefRows(r: SimulationResult): string[] {
+  const t = r.coordinatorThief;
+  if (t === undefined) return [];
+  return [
+    row(
+      'coordinator thief',
+      `${t.leaseWrites} Lease writes, ${t.turnsWritten} turns written (from +${shortDuration(t.fromMs)} for ${shortDuration(t.forMs)}${t.stopped ? '' : ', cut short by the end of the wave'})`,
+    ),
+  ];
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -161,6 +173,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
+    ...thiefRows(r),
     row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
     row(
       'pods evicted more than once',

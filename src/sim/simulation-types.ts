@@ -2,6 +2,7 @@
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
+import type { ThiefSettings, ThiefStats } from './coordinator-thief.js';
 import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
@@ -108,6 +109,11 @@ export interface SimulationOptions {
   fleetLock?: FleetLockTuning;
   /** A simulated external worker holds each node after its drain (src/sim/hold-worker.ts); none without. */
   holdWorker?: HoldWorkerSettings;
+  /**
+   * A thief with the coordinator's token hijacks its Lease and gives turns from `fromMs` for `forMs`
+   * (src/sim/coordinator-thief.ts), bypassing admission; none without.
+   */
+  coordinatorThief?: ThiefSettings;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -183,6 +189,8 @@ export interface SimulationResult {
   autoscalerRemovals: Removal[] | undefined;
   /** What the simulated hold worker did (simulate --hold-worker); undefined without it. */
   holdWorker: HoldWorkerStats | undefined;
+  /** What the coordinator thief wrote (simulate --coordinator-thief); undefined without it. */
+  coordinatorThief: ThiefStats | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
   evictions: { accepted: number; refused: number };
