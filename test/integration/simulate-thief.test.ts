@@ -157,21 +157,15 @@ describe('simulate --coordinator-thief with a control plane of 3', () => {
     const r = await simulate(controlPlane);
     expect(r.rebooted).toBe(5);
     expect(r.maxDown).toBe(1);
-    // the capacity gates hold; the order does not (next test)
     expect(r.violations.filter((v) => v.rule !== 'control-plane-before-workers')).toEqual([]);
   }, 180_000);
 
-  // Known gap (reported, not fixed here): an agent holding a turn does not judge --control-plane-last
-  // itself (src/lock/fleet-questions.ts: `!ask.turn`), so the thief's turns let control-plane nodes go
-  // before the workers. Judged with the turn too, this run has 0 violations.
-  it.failing(
-    'and keeps it last, after every worker: 0 violations',
-    async () => {
-      const r = await simulate(controlPlane);
-      expect(r.violations).toEqual([]);
-    },
-    180_000,
-  );
+  // A control-plane node judges --control-plane-last itself, turn or not (it once took a turn as the
+  // coordinator's word that no worker was left): the thief's turns do not send it first.
+  it('and keeps it last, after every worker: 0 violations', async () => {
+    const r = await simulate(controlPlane);
+    expect(r.violations).toEqual([]);
+  }, 180_000);
 });
 
 describe('simulate --coordinator-thief on the command line', () => {
