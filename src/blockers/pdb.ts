@@ -13,7 +13,7 @@ import { isConflict, isNotFound, isTooManyRequests, underSeveralBudgets } from '
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { coveringBudgets } from '../drain/covering-budgets.js';
 import { evictionOptions } from '../drain/eviction.js';
-import { pdbFromCause } from '../drain/kube-drainer.js';
+import { pdbFromCause } from '../drain/eviction-answer.js';
 import { planPod } from '../drain/drain-plan.js';
 import type { DrainRule } from '../config/config.js';
 import type { Selector } from '../selector/label-selector.js';

@@ -57,3 +57,17 @@ export function evictionAnswer(err: unknown): EvictionAnswer {
 export function mayHaveCommitted(err: unknown): boolean {
   return isServerError(err) && !isTooManyRequests(err);
 }
+
+/**
+ * The PDB named in a 429's causes: kube-apiserver says `Cannot evict pod as it would violate the
+ * pod's disruption budget.` with a DisruptionBudget cause `The disruption budget <name> needs …`.
+ */
+export function pdbFromCause(err: unknown): string | undefined {
+  const causes = statusBody(err)?.details?.causes ?? [];
+  for (const cause of causes) {
+    if (cause.reason !== 'DisruptionBudget') continue;
+    const m = /disruption budget (\S+)/i.exec(cause.message ?? '');
+    if (m?.[1] !== undefined) return m[1];
+  }
+  return undefined;
+}
