@@ -54,6 +54,16 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
+/** A share: `N%` (0–100) or a number from 0 to 1. */
+export function share(value: string): number {
+  const percent = value.endsWith('%');
+  const n = Number(percent ? value.slice(0, -1) : value);
+  const fraction = percent ? n / 100 : n;
+  if (value.trim() === '' || !Number.isFinite(fraction) || fraction < 0 || fraction > 1)
+    throw new InvalidArgumentError('expected a share: N% (0-100) or a number from 0 to 1');
+  return fraction;
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : integerOption(0)(value);
 }
@@ -108,6 +118,7 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  evictionErrors: number;
   storagePods: boolean;
   autoscaler: boolean;
   holdWorker: number;
@@ -173,6 +184,12 @@ function addWorldOptions(cmd: Command): Command {
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
       integerOption(0),
+      0,
+    )
+    .option(
+      '--eviction-errors <share>',
+      "this share of evictions (N% or 0–1) is answered 500 'etcdserver: request timed out', half of them after the eviction was carried out (a flaky API server)",
+      share,
       0,
     )
     .option(
@@ -359,6 +376,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           approveEveryMs: flags.approveEvery,
           ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
           undrainable: flags.undrainable,
+          ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
           ...(flags.storagePods ? { storagePods: true } : {}),
           autoscaler: flags.autoscaler,
           holdWorkerMs: flags.holdWorker,

@@ -142,6 +142,12 @@ function holdRows(r: SimulationResult): string[] {
 }
 
 /** The report; the violations are listed one per line after it. */
+/** Accepted, refused by a PDB, and (when any) failed on the API server (--eviction-errors). */
+function evictionsText(e: SimulationResult['evictions']): string {
+  const failed = e.failed > 0 ? `, ${e.failed} answered 5xx by the API server` : '';
+  return `${e.accepted} accepted, ${e.refused} refused by a PDB${failed}`;
+}
+
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
     `kured-ts simulate: ${h.nodes} nodes, ${h.needed} needing a reboot, concurrency ${h.concurrency}, ` +
@@ -161,7 +167,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
-    row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
+    row('evictions', evictionsText(r.evictions)),
     row(
       'pods evicted more than once',
       `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,
