@@ -67,6 +67,16 @@ export function coordinatorThief(value: string): { fromMs: number; forMs: number
   return { fromMs: duration(parts[0] ?? ''), forMs };
 }
 
+/** A share: `N%` (0–100) or a number from 0 to 1. */
+export function share(value: string): number {
+  const percent = value.endsWith('%');
+  const n = Number(percent ? value.slice(0, -1) : value);
+  const fraction = percent ? n / 100 : n;
+  if (value.trim() === '' || !Number.isFinite(fraction) || fraction < 0 || fraction > 1)
+    throw new InvalidArgumentError('expected a share: N% (0-100) or a number from 0 to 1');
+  return fraction;
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : integerOption(0)(value);
 }
@@ -122,6 +132,7 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  evictionErrors: number;
   storagePods: boolean;
   autoscaler: boolean;
   holdWorker: number;
@@ -187,6 +198,12 @@ function addWorldOptions(cmd: Command): Command {
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
       integerOption(0),
+      0,
+    )
+    .option(
+      '--eviction-errors <share>',
+      "this share of evictions (N% or 0–1) is answered 500 'etcdserver: request timed out', half of them after the eviction was carried out (a flaky API server)",
+      share,
       0,
     )
     .option(
@@ -332,6 +349,44 @@ function runnerOf(
   return (options, io) => runFleetSimulate(options, fleet, io);
 }
 
+/** The simulation's options: the world's flags beside the agents' own config. */
+function simulateOptionsOf(
+  flags: SimulateFlags,
+  agent: { config: Config; given: ReadonlySet<string> },
+): SimulateOptions {
+  return {
+    nodes: flags.nodes,
+    needsReboot: flags.needsReboot,
+    ...simAgentOptions(agent.config, agent.given, flags.nodes),
+    controlPlane: flags.controlPlane,
+    bootTimeMs: flags.bootTime,
+    podsPerNode: flags.podsPerNode,
+    pdb: flags.pdb,
+    blockingPodMs: flags.blockingPod,
+    alertFiringForMs: flags.alertFiringFor,
+    preCordoned: flags.preCordoned,
+    taint: flags.taint,
+    kuredPolling: flags.kuredPolling,
+    coordinators: flags.coordinators,
+    ...(flags.killCoordinatorAt === undefined ? {} : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
+    wipeLockEveryMs: flags.wipeLockEvery,
+    ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
+    zones: flags.zones,
+    unhealthy: flags.unhealthyNodes,
+    approveEveryMs: flags.approveEvery,
+    ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
+    undrainable: flags.undrainable,
+    ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
+    ...(flags.storagePods ? { storagePods: true } : {}),
+    autoscaler: flags.autoscaler,
+    holdWorkerMs: flags.holdWorker,
+    ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
+    seed: flags.seed,
+    requiredOverMs: flags.requiredOver,
+    wallLimitMs: flags.wallLimit,
+  };
+}
+
 /** Adds `simulate` to the program. */
 export function registerSimulate(program: Command, deps: SimulateDeps): Command {
   const cmd = program
@@ -357,54 +412,20 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         });
       }
       const run = runnerOf(flags, command);
-      const code = await run(
-        {
-          nodes: flags.nodes,
-          needsReboot: flags.needsReboot,
-          ...simAgentOptions(agent.config, agent.given, flags.nodes),
-          controlPlane: flags.controlPlane,
-          bootTimeMs: flags.bootTime,
-          podsPerNode: flags.podsPerNode,
-          pdb: flags.pdb,
-          blockingPodMs: flags.blockingPod,
-          alertFiringForMs: flags.alertFiringFor,
-          preCordoned: flags.preCordoned,
-          taint: flags.taint,
-          kuredPolling: flags.kuredPolling,
-          coordinators: flags.coordinators,
-          ...(flags.killCoordinatorAt === undefined
-            ? {}
-            : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
-          wipeLockEveryMs: flags.wipeLockEvery,
-          ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
-          zones: flags.zones,
-          unhealthy: flags.unhealthyNodes,
-          approveEveryMs: flags.approveEvery,
-          ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
-          undrainable: flags.undrainable,
-          ...(flags.storagePods ? { storagePods: true } : {}),
-          autoscaler: flags.autoscaler,
-          holdWorkerMs: flags.holdWorker,
-          ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
-          seed: flags.seed,
-          requiredOverMs: flags.requiredOver,
-          wallLimitMs: flags.wallLimit,
-        },
-        {
-          out: {
-            write: (text) => {
-              deps.stdout(text);
-            },
-            isTTY: deps.isTTY,
-            columns: deps.columns,
+      const code = await run(simulateOptionsOf(flags, agent), {
+        out: {
+          write: (text) => {
+            deps.stdout(text);
           },
-          err: (text) => {
-            deps.stderr(text);
-          },
-          progress: flags.progress,
-          timeline: flags.timeline,
+          isTTY: deps.isTTY,
+          columns: deps.columns,
         },
-      );
+        err: (text) => {
+          deps.stderr(text);
+        },
+        progress: flags.progress,
+        timeline: flags.timeline,
+      });
       deps.exit(code);
     },
   );

@@ -6,6 +6,7 @@ import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
+import { flakyEvictions } from '../sim/flaky-evictions.js';
 import type { HoldWorkerSettings } from '../sim/hold-worker.js';
 import { defaultConfig } from '../config/parse.js';
 import {
@@ -89,6 +90,12 @@ export interface SimulateOptions {
    * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
    */
   storagePods?: boolean;
+  /**
+   * --eviction-errors: this share (0–1) of eviction requests, the PDB pre-flight's dry runs included,
+   * is answered 500 `etcdserver: request timed out`, half of them after the eviction was carried out
+   * (a flaky API server, issue 46). Default 0.
+   */
+  evictionErrors?: number;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
@@ -287,8 +294,16 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
     ...worker,
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
-    startServer: (clock, admission) =>
-      startFakeApiServer({ podDeletion: 'graceful', clock, ...(admission ? { admission } : {}) }),
+    startServer: async (clock, admission) => {
+      const server = await startFakeApiServer({
+        podDeletion: 'graceful',
+        clock,
+        ...(admission ? { admission } : {}),
+      });
+      const share = options.evictionErrors ?? 0;
+      if (share > 0) server.chaos(flakyEvictions(share, options.seed));
+      return server;
+    },
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
     alertFiringForMs: options.alertFiringForMs,

@@ -204,17 +204,19 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
+  /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
   dryRunEviction(
     namespace: string,
     name: string,
     options: EvictionOptions,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.postEviction(evictionBody(namespace, name, options, true), signal);
+    return this.postEviction(evictionBody(namespace, name, options, true), signal, true);
   }
 
+  /** Sent once: the drain judges a failed eviction by what the cluster then shows (kube-drainer.ts). */
   evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
-    return this.postEviction(evictionBody(namespace, name, options, false), signal);
+    return this.postEviction(evictionBody(namespace, name, options, false), signal, false);
   }
 
   async deletePod(
@@ -230,15 +232,20 @@ export class ClientNodeKube implements Kube {
   }
 
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
-  private async postEviction(body: EvictionBody, signal?: AbortSignal): Promise<void> {
+  private async postEviction(
+    body: EvictionBody,
+    signal: AbortSignal | undefined,
+    again: boolean,
+  ): Promise<void> {
     const { namespace, name } = body.metadata;
-    await this.http.json({
+    const req: KubeRequest = {
       method: 'POST',
       path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
       ...(body.deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
       body,
       signal,
-    });
+    };
+    await (again ? this.retried(req) : this.http.json(req));
   }
 
   listPodDisruptionBudgets(
@@ -368,13 +375,16 @@ export class ClientNodeKube implements Kube {
   }
 
   /**
-   * A request that is safe to send again, sent again inside the call when the server answers 429
-   * or 5xx (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
+   * A request that is safe to send again, sent again inside the call when the answer is about the
+   * server (isRetryableRead: 5xx but the 500 of a pod under two budgets, a 429 of API Priority and
+   * Fairness, a reset connection; not a PodDisruptionBudget's 429, a denial, or a call past its
+   * deadline) (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
    * RETRY_AFTER_CAP_MS), as client-go does; one overloaded moment should not cost a whole tick.
-   * Safe: a GET or LIST; and every PATCH we send, because each is a merge patch (the same patch
-   * twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's leading `test`:
-   * a repeat of one that was committed before the error answers 409/422, and the caller re-reads
-   * and finds its change made). POSTs (an Event, an eviction) are not repeated here.
+   * Safe: a GET or LIST; a dry-run eviction; and every PATCH we send, because each is a merge patch
+   * (the same patch twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's
+   * leading `test`: a repeat of one that was committed before the error answers 409/422, and the
+   * caller re-reads and finds its change made). Other POSTs (an Event, an eviction) are not
+   * repeated here.
    */
   private retried<T>(req: KubeRequest): Promise<T> {
     return retry(() => this.http.json<T>(req), {

@@ -40,6 +40,8 @@ export interface WriteEvent {
 /** How an injected failure answers: its Status causes, and when it strikes (default 'fail'). */
 export interface FailureOptions {
   causes?: { reason: string; message: string }[];
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   mode?: FailureMode;
 }
 

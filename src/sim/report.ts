@@ -153,6 +153,12 @@ function thiefRows(r: SimulationResult): string[] {
   ];
 }
 
+/** Accepted, refused by a PDB, and (when any) failed on the API server (--eviction-errors). */
+function evictionsText(e: SimulationResult['evictions']): string {
+  const failed = e.failed > 0 ? `, ${e.failed} answered 5xx by the API server` : '';
+  return `${e.accepted} accepted, ${e.refused} refused by a PDB${failed}`;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -174,7 +180,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
     ...thiefRows(r),
-    row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
+    row('evictions', evictionsText(r.evictions)),
     row(
       'pods evicted more than once',
       `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,

@@ -64,13 +64,21 @@ export function nodeResults(
     };
   });
 }
-/** The drain's evictions the server answered: accepted, or refused by a PDB (dry runs count for nothing). */
-export function countEvictions(requests: SimServer['requests']): { accepted: number; refused: number } {
-  const evictions = { accepted: 0, refused: 0 };
+/**
+ * The drain's evictions the server answered: accepted, refused by a PDB, or failed with a 5xx (the
+ * server's failure, committed or not: --eviction-errors). Dry runs count for nothing.
+ */
+export function countEvictions(requests: SimServer['requests']): {
+  accepted: number;
+  refused: number;
+  failed: number;
+} {
+  const evictions = { accepted: 0, refused: 0, failed: 0 };
   for (const r of requests) {
     if (r.method !== 'POST' || !r.path.endsWith('/eviction') || r.query.dryRun === 'All') continue;
     if (r.status === 201) evictions.accepted++;
     else if (r.status === 429) evictions.refused++;
+    else if (r.status >= 500) evictions.failed++;
   }
   return evictions;
 }

@@ -193,7 +193,8 @@ export interface SimulationResult {
   coordinatorThief: ThiefStats | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
-  evictions: { accepted: number; refused: number };
+  /** The drain's evictions: accepted, refused by a PDB, failed with a 5xx (the server's). */
+  evictions: { accepted: number; refused: number; failed: number };
   /** Replicas (workload slots) whose pods were evicted more than once. */
   evictedMoreThanOnce: number;
   podEvictions: number;

@@ -283,6 +283,7 @@ describe('kured-ts status', () => {
       lastReboot: null,
       approval: null,
       history: [],
+      quarantine: null,
       paused: false,
       unschedulable: true,
       kured: { rebootInProgress: null, mostRecentRebootNeeded: null },

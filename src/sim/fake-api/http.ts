@@ -44,6 +44,8 @@ export interface InjectedFailure {
   remaining: number;
   /** Status causes to answer with (e.g. kube's NamespaceTerminating for a 403 on an eviction). */
   causes?: { reason: string; message: string }[];
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** Default 'fail'. */
   mode?: FailureMode;
 }
@@ -56,6 +58,15 @@ export interface Chaos {
   statuses: number[];
   /** Only requests with this method (case-insensitive); any when absent. Watches are never failed. */
   method?: string;
+  /** Only requests whose path-with-query contains this; any when absent. */
+  pathIncludes?: string;
+  /**
+   * In [0, 1]: the share of failures that strike after the request was served ('commit-then-fail':
+   * a write is stored, its answer lost). Default 0.
+   */
+  committed?: number;
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** [0, 1) source. */
   random: () => number;
 }
@@ -201,7 +212,7 @@ function takeFailure(
   );
   if (!failure) return chaosFailure(ctx.chaos, method, url);
   failure.remaining--;
-  const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
+  const body = statusFor(failure.status, failure.message ?? `injected failure for ${method} ${url.pathname}`);
   if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
   return { reply: { code: failure.status, body }, mode: failure.mode ?? 'fail' };
 }
@@ -211,12 +222,21 @@ function chaosFailure(
   method: string,
   url: URL,
 ): { reply: Reply; mode: FailureMode } | undefined {
-  if (chaos === undefined || url.searchParams.get('watch') === 'true') return undefined;
-  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return undefined;
-  if (chaos.random() >= chaos.fraction) return undefined;
+  if (chaos === undefined || !strikes(chaos, method, url)) return undefined;
   const status = chaos.statuses[Math.floor(chaos.random() * chaos.statuses.length)] ?? 500;
-  const body = statusFor(status, `injected failure for ${method} ${url.pathname}`);
-  return { reply: { code: status, body }, mode: 'fail' };
+  const body = statusFor(status, chaos.message ?? `injected failure for ${method} ${url.pathname}`);
+  // drawn only when asked for: a chaos without `committed` draws as it always did
+  const committed = chaos.committed !== undefined && chaos.random() < chaos.committed;
+  return { reply: { code: status, body }, mode: committed ? 'commit-then-fail' : 'fail' };
+}
+
+/** Does the chaos strike this request (it matches, and the draw says so)? Watches are spared. */
+function strikes(chaos: Chaos, method: string, url: URL): boolean {
+  if (url.searchParams.get('watch') === 'true') return false;
+  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return false;
+  if (chaos.pathIncludes !== undefined && !(url.pathname + url.search).includes(chaos.pathIncludes))
+    return false;
+  return chaos.random() < chaos.fraction;
 }
 
 /** Media type without parameters (`application/json; charset=utf-8` → `application/json`). */
