@@ -43,6 +43,7 @@ export type AgentConfig = Pick<
   | 'onPostRebootTimeout'
   | 'waitForDaemonSetPods'
   | 'rebootRetries'
+  | 'maxRebootsPerNeed'
   | 'onUncordonedDuringDelay'
   | 'groupLabel'
   | 'groupConcurrency'

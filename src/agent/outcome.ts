@@ -15,6 +15,7 @@ type PlainKind =
   | 'held-after-drain'
   | 'drain-failed'
   | 'quarantined'
+  | 'reboot-loop'
   | 'aborted'
   | 'rebooting'
   | 'verifying'
@@ -172,6 +173,14 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'drain failed; node quarantined; lock released',
     lockHeld: false,
     rebootResult: 'failed',
+  },
+  'reboot-loop': {
+    phase: 'blocked',
+    events: [warning('RebootLoop')],
+    level: 'error',
+    message: 'reboot loop: the need survived its reboots; node quarantined; lock released',
+    lockHeld: false,
+    rebootResult: 'reboot-loop',
   },
   aborted: {
     phase: 'pending',

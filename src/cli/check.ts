@@ -45,6 +45,7 @@ export type CheckConfig = Pick<
   Config,
   | 'window'
   | 'rebootRetries'
+  | 'maxRebootsPerNeed'
   | 'dsNamespace'
   | 'dsName'
   | 'lockAnnotation'
@@ -367,7 +368,7 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
  * (an entry naming the node that no cycle proves is asked for anew, as the agent does).
  */
 function inProgress(node: V1Node, lock: LockItem, config: CheckConfig, now: Date): string | undefined {
-  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config.rebootRetries, now));
+  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config, now));
   if (phase.name === 'before-lock' || phase.name === 'unproven-entry') return undefined;
   return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
 }

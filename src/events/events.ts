@@ -23,7 +23,11 @@ export type EventReason =
   | 'ConfigurationError'
   /** An admin asked for the node's reboot (`kured-ts reboot`), or took the request back. */
   | 'RebootRequested'
-  | 'RebootRequestCancelled';
+  | 'RebootRequestCancelled'
+  /** The need survived --max-reboots-per-need reboots: the node is quarantined reboot-loop, for an operator. */
+  | 'RebootLoop'
+  /** The host's package manager has held its lock past --package-manager-wait (the node keeps waiting). */
+  | 'PackageManagerBusy';
 
 export interface EventRecorder {
   /**

@@ -23,7 +23,7 @@ export const DEFAULT_BLOCKER_NAMES: readonly string[] = [
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
-const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout'];
+const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout', 'reboot-loop'];
 
 const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_handles_total',

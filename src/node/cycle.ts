@@ -59,6 +59,26 @@ export interface CycleRecord {
   /** The kernel and OS image the cycle started on. */
   kernel?: string;
   osImage?: string;
+  /**
+   * Reboots this cycle's need has survived: each counted at the first check after a new boot that
+   * found the sentinel still asking, in the same write that records the new boot (verifyingSince), so
+   * no crash between the reboot and that write loses one (the next agent sees the old bootID and
+   * counts it then). Absent: 0. A value that cannot be read is UNKNOWN_COUNT, the bound reached:
+   * a lost count must never allow more reboots than a kept one.
+   */
+  needReboots?: number;
+  /** The first check after the current boot found the need still there: reboot again, or stop (reboot-loop). */
+  stillNeeded?: true;
+}
+
+/** needReboots that could not be read: counts as past any --max-reboots-per-need (fail safe). */
+export const UNKNOWN_COUNT = Number.POSITIVE_INFINITY;
+
+/** needReboots as read: absent 0, a non-negative integer as it is, anything else UNKNOWN_COUNT. */
+function needRebootsOf(value: Record<string, unknown>): number {
+  if (!('needReboots' in value)) return 0;
+  const n = value.needReboots;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : UNKNOWN_COUNT;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -81,7 +101,8 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     value = undefined;
   }
   if (!isRecord(value) || typeof value.bootID !== 'string') {
-    return { bootID: '', cordoned: false, attempts: 0, started: '' };
+    // nothing says how often this need rebooted the node already: no more reboots without an operator
+    return { bootID: '', cordoned: false, attempts: 0, started: '', needReboots: UNKNOWN_COUNT };
   }
   const attempts = typeof value.attempts === 'number' && value.attempts >= 0 ? Math.floor(value.attempts) : 0;
   const record: CycleRecord = {
@@ -90,6 +111,9 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     attempts,
     started: optionalText(value.started) ?? '',
   };
+  const needReboots = needRebootsOf(value);
+  if (needReboots !== 0) record.needReboots = needReboots;
+  if (value.stillNeeded === true) record.stillNeeded = true;
   for (const key of [
     'rebootRequestedAt',
     'verifyingSince',
@@ -113,7 +137,12 @@ function withDrain(record: CycleRecord, raw: unknown): CycleRecord {
   return drain === undefined ? record : { ...record, drain };
 }
 
-/** The annotation's value. */
+/** The annotation's value (an UNKNOWN_COUNT is written as null: read back, it is unknown again). */
 export function formatCycle(record: CycleRecord): string {
   return JSON.stringify(record);
+}
+
+/** Reboots `record`'s need has survived (UNKNOWN_COUNT when they cannot be known). */
+export function needRebootsIn(record: Pick<CycleRecord, 'needReboots'>): number {
+  return record.needReboots ?? 0;
 }

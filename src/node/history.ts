@@ -11,7 +11,7 @@ import { parseDrainSummary, type DrainSummary } from './drain-summary.js';
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
 /** How a cycle ended. */
-export type HistoryResult = 'success' | 'timeout' | 'failed' | 'drain-failed';
+export type HistoryResult = 'success' | 'timeout' | 'failed' | 'drain-failed' | 'reboot-loop';
 
 export interface HistoryRecord {
   result: HistoryResult;
@@ -69,7 +69,7 @@ const OPTIONAL_FIELDS = [
   'requestedByAdmin',
   'requestReason',
 ] as const;
-const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
+const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed', 'reboot-loop'];
 
 function readRecord(value: unknown): HistoryRecord | undefined {
   if (!isRecord(value)) return undefined;

@@ -9,18 +9,25 @@ import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
+import type { Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
+import { needAfterBoot, rebootAgain } from './reboot-loop.js';
 
-/** The bootID changed: the readiness gate, then uncordon and release. */
-export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome> {
+/**
+ * The bootID changed: the first check after the new boot (is the need still there? reboot-loop.ts),
+ * the readiness gate, then uncordon and release, or another reboot while the need survives.
+ */
+export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome | Handoff> {
   const now = pass.deps.clock.now();
   let since = Date.parse(record.verifyingSince ?? '');
   if (Number.isNaN(since)) {
     since = now.getTime();
-    record = await pass.writeRecord({ ...record, verifyingSince: now.toISOString() });
+    // counted with the first sight of the new boot, in one write: a crash before it counts it again
+    const need = await needAfterBoot(pass, record);
+    record = await pass.writeRecord({ ...record, verifyingSince: now.toISOString(), ...need });
   }
   const waiting = await readinessGaps(pass);
-  if (waiting.length === 0) return complete(pass, record, undefined);
+  if (waiting.length === 0) return finish(pass, record, undefined);
   const what = waiting.join('; ');
   const { postRebootTimeoutMs, onPostRebootTimeout } = pass.config;
   if (now.getTime() - since < postRebootTimeoutMs) {
@@ -30,7 +37,12 @@ export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcom
   if (onPostRebootTimeout === 'hold') {
     return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
   }
-  return complete(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+  return finish(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+}
+
+/** Ready (or past --post-reboot-timeout, released): complete, or reboot again while the need survives. */
+function finish(pass: Pass, record: CycleRecord, timedOut: string | undefined): Promise<Outcome | Handoff> {
+  return record.stillNeeded === true ? rebootAgain(pass, record) : complete(pass, record, timedOut);
 }
 
 /** What the node still lacks to count as ready after the reboot; empty = ready. */

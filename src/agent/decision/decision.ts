@@ -29,6 +29,7 @@ import { firstPass } from './first-pass.js';
 import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
 import { returnFleetLock } from './fleetlock.js';
+import { stopLoop } from './reboot-loop.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -61,6 +62,7 @@ const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promis
   'retake-after-reboot': (pass, { record }) => retake(pass, record),
   'given-up': (pass, { record }) => givenUp(pass, record),
   'reboot-requested': (pass, { record }) => rebootRequested(pass, record),
+  'reboot-loop': (pass, { record, reason }) => stopLoop(pass, record, reason),
   'uncordoned-meanwhile': (pass, { record }) => toReboot(pass, record, 'uncordoned'),
   drain: (pass, { record }) => toReboot(pass, record, 'drain'),
   readiness: (pass, { record }) => readiness(pass, record),
@@ -112,7 +114,7 @@ export class Decision {
     await settle(pass);
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
     const entry = await this.env.slot.holding(signal, { inCycle });
-    const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
+    const facts = cycleFacts(node, entry, config, deps.clock.now());
     const phase = phaseOf(facts);
     deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
     let result = await handle(pass, phase);

@@ -6,7 +6,13 @@
 // record and its label, the node's bootID now against the record's, and the cordon. No agent memory
 // enters: a fresh agent after a crash, or a second agent of the same node, finds the same phase.
 import type { LockHolder } from '../../lock/lock.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../node/cycle.js';
+import {
+  CYCLE_ANNOTATION,
+  CYCLE_LABEL,
+  needRebootsIn,
+  parseCycle,
+  type CycleRecord,
+} from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 
 /** What one read of the node and the lock tells. */
@@ -23,6 +29,8 @@ export interface CycleFacts {
   unschedulable: boolean;
   /** --reboot-retries. */
   rebootRetries: number;
+  /** --max-reboots-per-need. */
+  maxRebootsPerNeed: number;
   /** Now (ms since the epoch, this host's clock: the one the record's rebootRequestedAt was written on). */
   nowMs: number;
 }
@@ -53,6 +61,11 @@ interface PhaseData {
   'given-up': { record: CycleRecord };
   /** A reboot was requested on this boot less than REBOOT_GRACE_MS ago: it may still come; wait. */
   'reboot-requested': { record: CycleRecord };
+  /**
+   * The cycle's need has survived --max-reboots-per-need reboots, or how many it survived cannot be
+   * read: no reboot again; the node is quarantined reboot-loop for an operator.
+   */
+  'reboot-loop': { record: CycleRecord };
   /** We cordoned, and someone uncordoned the node before the reboot: drain again or give way. */
   'uncordoned-meanwhile': { record: CycleRecord };
   /** Our cycle on the same boot: drain (a no-op on a drained node), delay, re-verify, reboot. */
@@ -78,9 +91,10 @@ export type CyclePhase<K extends PhaseName = PhaseName> = {
 export function cycleFacts(
   node: NodeState,
   entry: LockHolder | undefined,
-  rebootRetries: number,
+  limits: { rebootRetries: number; maxRebootsPerNeed: number },
   now: Date,
 ): CycleFacts {
+  const { rebootRetries, maxRebootsPerNeed } = limits;
   return {
     entry,
     record: parseCycle(node.annotations[CYCLE_ANNOTATION]),
@@ -88,6 +102,7 @@ export function cycleFacts(
     bootID: node.bootID,
     unschedulable: node.unschedulable,
     rebootRetries,
+    maxRebootsPerNeed,
     nowMs: now.getTime(),
   };
 }
@@ -158,6 +173,13 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
     const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
     return { name: 'given-up', record, reason, cancellable: false };
   }
+  const survived = needRebootsIn(record);
+  if (survived >= facts.maxRebootsPerNeed) {
+    const reason = Number.isFinite(survived)
+      ? `the need survived ${survived} reboots (--max-reboots-per-need ${facts.maxRebootsPerNeed})`
+      : 'the count of reboots for this need cannot be read';
+    return { name: 'reboot-loop', record, reason, cancellable: false };
+  }
   if (record.cordoned && !facts.unschedulable) {
     return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };
   }
@@ -184,6 +206,8 @@ export const PHASE_NEXT: Readonly<Record<PhaseName, string>> = {
   'reboot-requested': `the reboot asked for may still come: the agent waits, and does not ask again within ${REBOOT_GRACE_MS / 60_000} minutes of the request`,
   'given-up':
     'the reboot never came: the node stays cordoned with its lock slot until an operator intervenes',
+  'reboot-loop':
+    'no reboot again: the agent quarantines the node reboot-loop and gives its slot back; an operator releases it (kubectl label node NODE kured-ts.dev/quarantined-)',
   'uncordoned-meanwhile':
     'someone uncordoned the node: the agent cordons and drains again (--on-uncordoned-during-delay redrain) or ends the cycle',
   drain: 'the agent drains (a no-op on a drained node), waits --reboot-delay, re-verifies and reboots',
