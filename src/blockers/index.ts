@@ -11,6 +11,7 @@ import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
+import { RebootLoopBlocker } from './reboot-loop.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -32,7 +33,7 @@ export type BlockerConfig = Pick<
 >;
 
 /**
- * pause (always), quarantine (always: the node's own label says whether it holds), control-plane
+ * pause (always), reboot-loop (always: a node quarantined reboot-loop), quarantine (always: the node's own label says whether it holds), control-plane
  * (always: judged for a
  * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
@@ -47,6 +48,7 @@ export function createBlockers(
   const nodeId = config.nodeId;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
+    new RebootLoopBlocker(node),
     new QuarantineBlocker({ kube, node, nodeId, clock, retryMs: config.quarantineRetryMs }),
   ];
   blockers.push(new ControlPlaneBlocker({ kube, nodeId: config.nodeId }));

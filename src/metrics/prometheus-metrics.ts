@@ -175,7 +175,7 @@ export class PrometheusMetrics implements AgentMetrics {
     });
     this.reboots = new Counter({
       name: 'kured_ts_reboots_total',
-      help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout).',
+      help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout, reboot-loop).',
       labelNames: ['result'],
       registers,
     });

@@ -74,6 +74,15 @@ export interface CycleRecord {
 /** needReboots that could not be read: counts as past any --max-reboots-per-need (fail safe). */
 export const UNKNOWN_COUNT = Number.POSITIVE_INFINITY;
 
+/** The need's fields as read (only those that say something). */
+function needOf(value: Record<string, unknown>): Pick<CycleRecord, 'needReboots' | 'stillNeeded'> {
+  const needReboots = needRebootsOf(value);
+  return {
+    ...(needReboots === 0 ? {} : { needReboots }),
+    ...(value.stillNeeded === true ? { stillNeeded: true as const } : {}),
+  };
+}
+
 /** needReboots as read: absent 0, a non-negative integer as it is, anything else UNKNOWN_COUNT. */
 function needRebootsOf(value: Record<string, unknown>): number {
   if (!('needReboots' in value)) return 0;
@@ -111,9 +120,7 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     attempts,
     started: optionalText(value.started) ?? '',
   };
-  const needReboots = needRebootsOf(value);
-  if (needReboots !== 0) record.needReboots = needReboots;
-  if (value.stillNeeded === true) record.stillNeeded = true;
+  Object.assign(record, needOf(value));
   for (const key of [
     'rebootRequestedAt',
     'verifyingSince',

@@ -173,13 +173,8 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
     const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
     return { name: 'given-up', record, reason, cancellable: false };
   }
-  const survived = needRebootsIn(record);
-  if (survived >= facts.maxRebootsPerNeed) {
-    const reason = Number.isFinite(survived)
-      ? `the need survived ${survived} reboots (--max-reboots-per-need ${facts.maxRebootsPerNeed})`
-      : 'the count of reboots for this need cannot be read';
-    return { name: 'reboot-loop', record, reason, cancellable: false };
-  }
+  const loop = loopReason(record, facts.maxRebootsPerNeed);
+  if (loop !== undefined) return { name: 'reboot-loop', record, reason: loop, cancellable: false };
   if (record.cordoned && !facts.unschedulable) {
     return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };
   }
@@ -188,6 +183,15 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
       ? 'same boot, no reboot requested yet'
       : `same boot after ${record.attempts} reboot request(s)`;
   return { name: 'drain', record, reason, cancellable };
+}
+
+/** Why the record's need may not reboot the node again (--max-reboots-per-need), or undefined. */
+function loopReason(record: CycleRecord, max: number): string | undefined {
+  const survived = needRebootsIn(record);
+  if (survived < max) return undefined;
+  return Number.isFinite(survived)
+    ? `the need survived ${survived} reboots (--max-reboots-per-need ${max})`
+    : 'the count of reboots for this need cannot be read';
 }
 
 /** What the agent does next in each phase, in words (kured-ts check says it for a cycle in progress). */

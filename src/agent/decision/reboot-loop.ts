@@ -14,11 +14,13 @@
 //   the cycle completes as it would have;
 // - a count that cannot be read (UNKNOWN_COUNT) is the bound reached: a garbled record never buys
 //   more reboots than a kept one (phase reboot-loop).
+import { needRebootsIn, type CycleRecord } from '../../node/cycle.js';
 import {
-  needRebootsIn,
-  type CycleRecord,
-} from '../../node/cycle.js';
-import { QUARANTINE_LABEL, REBOOT_LOOP_VALUE, quarantineWrite, releaseCommand } from '../../node/quarantine.js';
+  QUARANTINE_LABEL,
+  REBOOT_LOOP_VALUE,
+  quarantineWrite,
+  releaseCommand,
+} from '../../node/quarantine.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle, ourCordon } from './cycle-end.js';
 import { toReboot, type Handoff } from './cycle.js';
