@@ -132,6 +132,7 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  stuckSentinel: number;
   evictionErrors: number;
   storagePods: boolean;
   autoscaler: boolean;
@@ -197,6 +198,12 @@ function addWorldOptions(cmd: Command): Command {
     .option(
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
+      integerOption(0),
+      0,
+    )
+    .option(
+      '--stuck-sentinel <n>',
+      'the next n nodes (after the undrainable ones) need a reboot that survives every reboot: each ends quarantined reboot-loop after --max-reboots-per-need reboots',
       integerOption(0),
       0,
     )
@@ -376,6 +383,7 @@ function simulateOptionsOf(
     approveEveryMs: flags.approveEvery,
     ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
     undrainable: flags.undrainable,
+    ...(flags.stuckSentinel > 0 ? { stuckSentinel: flags.stuckSentinel } : {}),
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
     autoscaler: flags.autoscaler,

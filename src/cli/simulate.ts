@@ -85,6 +85,8 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
   undrainable?: number;
+  /** --stuck-sentinel: the next N nodes (after the undrainable ones) have a need that survives every reboot. */
+  stuckSentinel?: number;
   /**
    * --storage-pods: one storage daemon per node with label kured-ts.dev/drain-order=10; the report
    * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
@@ -270,6 +272,9 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       ...undrainable(options, needed),
+      ...((options.stuckSentinel ?? 0) > 0
+        ? { stuckSentinel: Math.min(options.stuckSentinel ?? 0, needed) }
+        : {}),
       ...(options.storagePods === true ? { storagePods: true } : {}),
       zones: options.zones ?? 0,
       ...worldOf(options),

@@ -49,6 +49,11 @@ export interface ClusterSpec {
    * removes): their drain cannot complete. Default 0.
    */
   undrainable?: number;
+  /**
+   * The next this many nodes that need a reboot (after the undrainable ones) have a need that
+   * survives every reboot (a sentinel stuck on: kured #976). Default 0.
+   */
+  stuckSentinel?: number;
   /** One storage daemon per node with label kured-ts.dev/drain-order=10 (simulate --storage-pods). Default false. */
   storagePods?: boolean;
   /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
@@ -84,6 +89,8 @@ export interface SimNodeState {
   rebooting: boolean;
   reboots: number;
   bootID: string;
+  /** Its need survives every reboot (ClusterSpec.stuckSentinel). */
+  stuck: boolean;
 }
 
 /** Arrivals per hour over the whole cluster, and how long each job runs once placed. */

@@ -111,6 +111,7 @@ export class SimCluster {
         rebooting: false,
         reboots: 0,
         bootID,
+        stuck: needsReboot && this.stuck(i),
       });
       const zone = this.outages.zoneOf(name);
       const controlPlane = this.isControlPlane(name);
@@ -220,7 +221,8 @@ export class SimCluster {
   private boot(node: SimNodeState): void {
     node.up = true;
     node.rebooting = false;
-    node.needsReboot = false;
+    // a stuck sentinel asks again on the new boot
+    node.needsReboot = node.stuck;
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());
@@ -237,6 +239,12 @@ export class SimCluster {
       if (node.up) this.hooks?.agentStarted(node.name);
     });
     this.schedulePlacement();
+  }
+
+  /** Is the `i`th node one whose need survives every reboot (after the undrainable ones)? */
+  private stuck(i: number): boolean {
+    const first = this.spec.undrainable ?? 0;
+    return i >= first && i < first + (this.spec.stuckSentinel ?? 0);
   }
 
   /** Did this node need a reboot at the start (or, with requiredOverMs, later in the run)? */

@@ -1,13 +1,18 @@
 // Nodes the wave passes over: quarantined (their drain failed), or waiting while new cycles are
 // halted (--max-quarantined). The simulation counts the wave done without them, and reports them.
 import { HALT_REASON } from '../lock/lock-reasons.js';
-import { QUARANTINE_LABEL } from '../node/quarantine.js';
+import { QUARANTINE_LABEL, REBOOT_LOOP_VALUE } from '../node/quarantine.js';
 import type { SimCluster } from './cluster.js';
 import type { Observer } from './observer.js';
 
 /** Does the node carry the quarantine label? */
 export function isQuarantined(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
+}
+
+/** Is the node quarantined reboot-loop (its need survived its reboots)? */
+export function inRebootLoop(cluster: SimCluster, name: string): boolean {
+  return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] === REBOOT_LOOP_VALUE;
 }
 
 /** A reason that says new cycles are halted: the node's own judgement, or the coordinator's word to a waiter. */

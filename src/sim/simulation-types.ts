@@ -183,6 +183,8 @@ export interface SimulationResult {
   drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
+  /** Of those, the nodes quarantined reboot-loop (their need survived --max-reboots-per-need reboots). */
+  rebootLoops: string[];
   /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */
   halted: string | undefined;
   /** The simulated autoscaler's removals (simulate --autoscaler); undefined without it. */

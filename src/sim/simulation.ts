@@ -12,7 +12,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
+import { fleetHalt, inRebootLoop, isQuarantined, passedOver } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -393,6 +393,7 @@ export class Simulation {
       ...this.controlPlane(),
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      rebootLoops: cluster.names.filter((n) => inRebootLoop(cluster, n)),
       drainOrder: observer.drainOrder.result(),
       halted: fleetHalt(observer),
       autoscalerRemovals: this.removals(),
