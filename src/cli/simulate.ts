@@ -212,9 +212,16 @@ function operators(
 /** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
 export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
-/** --undrainable, at most the nodes that need a reboot. */
-function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
-  return { undrainable: Math.min(options.undrainable ?? 0, needed) };
+/** --undrainable and --stuck-sentinel, at most the nodes that need a reboot. */
+function undrainable(
+  options: SimulateOptions,
+  needed: number,
+): { undrainable: number; stuckSentinel?: number } {
+  const stuck = Math.min(options.stuckSentinel ?? 0, needed);
+  return {
+    undrainable: Math.min(options.undrainable ?? 0, needed),
+    ...(stuck > 0 ? { stuckSentinel: stuck } : {}),
+  };
 }
 
 function drainTimeoutOf(options: SimulateOptions): number {
@@ -272,9 +279,6 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       graceSeconds: 30,
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       ...undrainable(options, needed),
-      ...((options.stuckSentinel ?? 0) > 0
-        ? { stuckSentinel: Math.min(options.stuckSentinel ?? 0, needed) }
-        : {}),
       ...(options.storagePods === true ? { storagePods: true } : {}),
       zones: options.zones ?? 0,
       ...worldOf(options),

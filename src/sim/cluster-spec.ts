@@ -78,6 +78,12 @@ export interface HostHooks {
   agentStarted(node: string): void;
 }
 
+/** Is the `i`th node one whose need survives every reboot (stuckSentinel, after the undrainable ones)? */
+export function stuckAt(spec: Pick<ClusterSpec, 'undrainable' | 'stuckSentinel'>, i: number): boolean {
+  const first = spec.undrainable ?? 0;
+  return i >= first && i < first + (spec.stuckSentinel ?? 0);
+}
+
 /** Per-node facts of the physical (simulated) world. */
 export interface SimNodeState {
   name: string;

@@ -32,6 +32,7 @@ import {
   workloadPod,
   type WorkloadContext,
 } from './cluster-workloads.js';
+import { stuckAt } from './cluster-spec.js';
 import type { VirtualTime } from './virtual-time.js';
 import {
   BLOCKING_LABEL,
@@ -111,7 +112,7 @@ export class SimCluster {
         rebooting: false,
         reboots: 0,
         bootID,
-        stuck: needsReboot && this.stuck(i),
+        stuck: needsReboot && stuckAt(spec, i),
       });
       const zone = this.outages.zoneOf(name);
       const controlPlane = this.isControlPlane(name);
@@ -239,12 +240,6 @@ export class SimCluster {
       if (node.up) this.hooks?.agentStarted(node.name);
     });
     this.schedulePlacement();
-  }
-
-  /** Is the `i`th node one whose need survives every reboot (after the undrainable ones)? */
-  private stuck(i: number): boolean {
-    const first = this.spec.undrainable ?? 0;
-    return i >= first && i < first + (this.spec.stuckSentinel ?? 0);
   }
 
   /** Did this node need a reboot at the start (or, with requiredOverMs, later in the run)? */
