@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import type { HostFiles } from '../host/host.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
@@ -39,6 +40,8 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
+  /** The host whose package manager is waited for (hostView); none: not checked. */
+  host?: HostFiles;
   /**
    * The FleetLock client's transport and bounds (--fleetlock-url): default httpText and the client's
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
@@ -137,7 +140,12 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock }),
+    blockers: createBlockers(config, {
+      kube,
+      node,
+      clock,
+      ...(io.host === undefined ? {} : { host: io.host }),
+    }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({

@@ -15,6 +15,7 @@ import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from './age
 import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
+import { hostView } from '../host/host-view.js';
 
 export interface RunAgentOptions {
   /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
@@ -61,7 +62,11 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     },
     config.periodMs / 2,
   );
-  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel });
+  const view = hostView(config);
+  if ('notChecked' in view)
+    log.warn('package manager not checked', { node: config.nodeId, reason: view.notChecked });
+  const host = 'host' in view ? { host: view.host } : {};
+  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel, ...host });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {
     await Promise.all([

@@ -11,6 +11,8 @@ import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
+import { PackageManagerBlocker } from './package-manager.js';
+import type { HostFiles } from '../host/host.js';
 import { RebootLoopBlocker } from './reboot-loop.js';
 
 export type BlockerConfig = Pick<
@@ -30,21 +32,23 @@ export type BlockerConfig = Pick<
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
+  | 'packageManagerWaitMs'
 >;
 
 /**
  * pause (always), reboot-loop (always: a node quarantined reboot-loop), quarantine (always: the node's own label says whether it holds), control-plane
  * (always: judged for a
- * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
+ * control-plane node only, at the slot and again before the reboot), package-manager (where the
+ * host can be read: before the lock and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
  * this order.
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; clock: Clock },
+  io: { kube: Kube; node: NodeOps; clock: Clock; host?: HostFiles },
 ): Blocker[] {
-  const { kube, node, clock } = io;
+  const { kube, node, clock, host } = io;
   const nodeId = config.nodeId;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
@@ -52,6 +56,9 @@ export function createBlockers(
     new QuarantineBlocker({ kube, node, nodeId, clock, retryMs: config.quarantineRetryMs }),
   ];
   blockers.push(new ControlPlaneBlocker({ kube, nodeId: config.nodeId }));
+  if (host !== undefined) {
+    blockers.push(new PackageManagerBlocker({ host, clock, waitMs: config.packageManagerWaitMs }));
+  }
   if (config.prometheusUrl !== '') {
     blockers.push(
       new PrometheusBlocker({

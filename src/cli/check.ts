@@ -39,6 +39,8 @@ import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
+import { evaluatePackageManager } from './check-host.js';
+import type { HostView } from '../host/host-view.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -46,6 +48,8 @@ export type CheckConfig = Pick<
   | 'window'
   | 'rebootRetries'
   | 'maxRebootsPerNeed'
+  | 'packageManagerWaitMs'
+  | 'rebootMethod'
   | 'dsNamespace'
   | 'dsName'
   | 'lockAnnotation'
@@ -103,6 +107,8 @@ export interface CheckIo extends CommandIo {
   blockers?: BlockerFactory;
   /** Default createSentinel(config), used only with `local`. */
   sentinel?: Sentinel;
+  /** Default hostView(config), used only with `local`. */
+  hostView?: HostView;
 }
 
 /** The agent's own blocker registry for `node`, over the (read-only) Kube. */
@@ -393,7 +399,11 @@ export async function evaluateCheck(
     await evaluateSentinel(options, io, node, signal),
     ...evaluateRequest(node),
     ...evaluateAgent(node),
-    ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
+    ...passed([
+      evaluateWindow(options.config, now),
+      ...(await evaluateBlockers(blockers, signal)),
+      await evaluatePackageManager(options, io, signal),
+    ]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];

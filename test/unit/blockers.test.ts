@@ -385,14 +385,15 @@ describe('blocker registry', () => {
     quarantineRetryMs: 3_600_000,
     proxy: NO_PROXY,
     blockingQueries: [],
+    packageManagerWaitMs: 3_600_000,
   };
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')), clock: new FakeClock() };
 
   it.each([
     [
-      'defaults: pause, quarantine, control-plane and pdb',
+      'defaults: pause, reboot-loop, quarantine, control-plane and pdb',
       base,
-      ['pause', 'quarantine', 'control-plane', 'pdb'],
+      ['pause', 'reboot-loop', 'quarantine', 'control-plane', 'pdb'],
     ],
     [
       'everything configured',
@@ -404,6 +405,7 @@ describe('blocker registry', () => {
       },
       [
         'pause',
+        'reboot-loop',
         'quarantine',
         'control-plane',
         'prometheus',
@@ -413,7 +415,7 @@ describe('blocker registry', () => {
         'pdb',
       ],
     ],
-    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'quarantine', 'control-plane']],
+    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'reboot-loop', 'quarantine', 'control-plane']],
   ])('%s', (_name, config, names) => {
     expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
   });
