@@ -56,7 +56,7 @@ export class PackageManagerBlocker implements Blocker {
     if (waited < waitMs) {
       return {
         blocked: true,
-        reason: `package manager not known to be idle: ${found.why}; waiting up to ${wait}`,
+        reason: `package manager not checked: ${found.why}; waiting up to ${wait} (--package-manager-wait), then going on unless a lock is known held`,
       };
     }
     return { blocked: false };

@@ -12,6 +12,7 @@ import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { FakeKube, pod } from '../fakes/fake-kube.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
+import { FakeHost } from '../fakes/fake-host.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 describe('PrometheusBlocker against bad servers', () => {
@@ -415,9 +416,26 @@ describe('blocker registry', () => {
         'pdb',
       ],
     ],
-    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'reboot-loop', 'quarantine', 'control-plane']],
+    [
+      '--block-on-pdb=false',
+      { ...base, blockOnPdb: false },
+      ['pause', 'reboot-loop', 'quarantine', 'control-plane'],
+    ],
   ])('%s', (_name, config, names) => {
     expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
+  });
+
+  it('judges the package manager after the control plane where the host can be read, before the lock and again before the reboot', () => {
+    const blockers = createBlockers(base, { ...io, host: new FakeHost() });
+    expect(blockers.map((b) => b.name)).toEqual([
+      'pause',
+      'reboot-loop',
+      'quarantine',
+      'control-plane',
+      'package-manager',
+      'pdb',
+    ]);
+    expect(blockers.find((b) => b.name === 'package-manager')?.beforeReboot).toBe(true);
   });
 
   it('a blocker whose API call fails blocks with the error as reason', async () => {
