@@ -557,6 +557,8 @@ const SAMPLES: Record<string, string> = {
   'reboot-signal': '9',
   concurrency: '7',
   'reboot-retries': '7',
+  'max-reboots-per-need': '5',
+  'package-manager-wait': '42m',
   'drain-grace-period': '7',
   'skip-wait-for-delete-timeout': '7',
 };
@@ -691,6 +693,32 @@ describe('the DaemonSet', () => {
       expect(sc.readOnlyRootFilesystem).toBe(true);
     }
   });
+
+  test.each([
+    ['(defaults)', 'command'],
+    ['signal-values.yaml', 'signal'],
+  ])(
+    "for %s (method %s) the host's package-manager lock files are mounted read-only under /host exactly when the method is command",
+    (file, method) => {
+      const { container, pod } = agent(render(file === '(defaults)' ? [] : [file]));
+      const mounts = container.volumeMounts.filter((m) => m.mountPath.startsWith('/host/'));
+      if (method === 'signal') {
+        expect(mounts).toEqual([]);
+        return;
+      }
+      expect(mounts.map((m) => [m.mountPath, m.readOnly])).toEqual([
+        ['/host/var/lib', true],
+        ['/host/var/cache', true],
+        ['/host/run', true],
+      ]);
+      const paths = mounts.map((m) => pod.volumes.find((v) => v.name === m.name)?.hostPath);
+      expect(paths).toEqual([
+        { path: '/var/lib', type: 'Directory' },
+        { path: '/var/cache', type: 'Directory' },
+        { path: '/run', type: 'Directory' },
+      ]);
+    },
+  );
 
   test.each([
     ['Local', true],
@@ -1569,11 +1597,12 @@ describe('the PrometheusRule', () => {
       'KuredTsRebootFailed',
       'KuredTsLockStalled',
       'KuredTsNodeQuarantined',
+      'KuredTsRebootLoop',
       'KuredTsQuarantineHalted',
       'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 7 rules found');
+    expect(out.output).toContain('SUCCESS: 8 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1619,6 +1648,8 @@ describe('the PrometheusRule', () => {
             { series: 'kured_ts_blocked{node="n9",blocker="quarantine",pod="k"}', values: '0x10 1x60' },
             { series: 'kured_ts_blocked{node="n10",blocker="quarantine",pod="l"}', values: '0x70' },
             { series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}', values: '0x20 1x60' },
+            // n12 is quarantined reboot-loop from 30 min on (its need survived its reboots)
+            { series: 'kured_ts_blocked{node="n12",blocker="reboot-loop",pod="n"}', values: '0x30 1x60' },
           ],
           alert_rule_test: [
             { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -1643,6 +1674,12 @@ describe('the PrometheusRule', () => {
               eval_time: '7h',
               alertname: 'KuredTsLockStalled',
               exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+            },
+            { eval_time: '30m', alertname: 'KuredTsRebootLoop', exp_alerts: [] },
+            {
+              eval_time: '32m',
+              alertname: 'KuredTsRebootLoop',
+              exp_alerts: [expected('KuredTsRebootLoop', 'n12')],
             },
             { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
             {
