@@ -25,9 +25,7 @@ export type EventReason =
   | 'RebootRequested'
   | 'RebootRequestCancelled'
   /** The need survived --max-reboots-per-need reboots: the node is quarantined reboot-loop, for an operator. */
-  | 'RebootLoop'
-  /** The host's package manager has held its lock past --package-manager-wait (the node keeps waiting). */
-  | 'PackageManagerBusy';
+  | 'RebootLoop';
 
 export interface EventRecorder {
   /**
