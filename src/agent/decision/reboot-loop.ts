@@ -34,9 +34,12 @@ export async function needAfterBoot(
   pass: Pass,
   record: CycleRecord,
 ): Promise<Pick<CycleRecord, 'needReboots' | 'stillNeeded'>> {
-  // the host's own answer: an admin's request on the node is answered by this very reboot
-  pass.verdict ??= await pass.deps.sentinel.rebootRequired(pass.signal);
-  if (!pass.verdict.required) return {};
+  // Asked now, never the pass's earlier answer: a pass that began before the reboot (a second agent
+  // of the node, handed over here by its re-verify) read the need of the old boot. The host's own
+  // answer: an admin's request on the node is answered by this very reboot.
+  const verdict = await pass.deps.sentinel.rebootRequired(pass.signal);
+  pass.verdict = verdict;
+  if (!verdict.required) return {};
   return { needReboots: needRebootsIn(record) + 1, stillNeeded: true };
 }
 
