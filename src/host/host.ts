@@ -70,7 +70,10 @@ interface LockFile {
 /** What the files alone say: a run in progress named by a pid file, or which managers exist and their lock files. */
 type FileFacts = { busy: string } | { found: string[]; locked: LockFile[] };
 
-/** The pid file `path` names a process that runs now: who, else undefined. */
+/**
+ * What the pid file `path` says: who is at work when it names a process that runs now, '' when it
+ * names none that runs (the manager exists, idle), undefined when there is no such file.
+ */
 async function runningPid(
   host: HostFiles,
   manager: string,
