@@ -191,6 +191,21 @@ describe('the count of reboots for one need', () => {
     expect(holders()).toEqual([]);
   });
 
+  it('lost with its record (the annotation removed, our label left) is unknown: no reboot, quarantined reboot-loop', async () => {
+    expect((await agent().tick()).kind).toBe('rebooting');
+    edit((n) => {
+      n.metadata!.annotations = Object.fromEntries(
+        Object.entries(n.metadata!.annotations ?? {}).filter(([k]) => k !== CYCLE_ANNOTATION),
+      );
+    });
+    const outcome = await agent().tick();
+    expect(outcome.kind).toBe('reboot-loop');
+    expect(reboots).toBe(1);
+    expect(node().metadata?.labels?.[QUARANTINE_LABEL]).toBe('reboot-loop');
+    expect(node().metadata?.labels?.[CYCLE_LABEL]).toBeUndefined();
+    expect(holders()).toEqual([]);
+  });
+
   it('read from a record whose count field is not a number is unknown too', async () => {
     expect((await agent().tick()).kind).toBe('rebooting');
     edit((n) => {

@@ -97,7 +97,7 @@ export function cycleFacts(
   const { rebootRetries, maxRebootsPerNeed } = limits;
   return {
     entry,
-    record: parseCycle(node.annotations[CYCLE_ANNOTATION]),
+    record: recordOf(node),
     labelled: node.labels[CYCLE_LABEL] !== undefined,
     bootID: node.bootID,
     unschedulable: node.unschedulable,
@@ -105,6 +105,17 @@ export function cycleFacts(
     maxRebootsPerNeed,
     nowMs: now.getTime(),
   };
+}
+
+/**
+ * The node's cycle record. The label stands without it only when someone removed the annotation (our
+ * writes set and remove both in one patch): a record lost, read as an unreadable one, so that no
+ * count of reboots for the need is lost with it (fail safe: the need stops in reboot-loop).
+ */
+function recordOf(node: NodeState): CycleRecord | undefined {
+  const raw = node.annotations[CYCLE_ANNOTATION];
+  if (raw === undefined && node.labels[CYCLE_LABEL] !== undefined) return parseCycle('');
+  return parseCycle(raw);
 }
 
 /** The record's boot is gone: the reboot happened (an unknown bootID on either side proves nothing). */
