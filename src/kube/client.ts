@@ -11,7 +11,7 @@ import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, type Exchange, type KubeRequest } from './http.js';
 import type {
   CoreV1Event,
   JsonPatchOp,
@@ -45,6 +45,8 @@ export interface ConnectOptions {
   random?: () => number;
   /** Times the waits between read retries. Default the system clock. */
   clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
 }
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
@@ -137,7 +139,7 @@ export class ClientNodeKube implements Kube {
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock' | 'exchange'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -149,6 +151,7 @@ export class ClientNodeKube implements Kube {
         watchGraceMs: options.watchGraceMs,
         health: this.health,
         serverTime: this.serverTime,
+        exchange: options.exchange,
       });
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? new SystemClock();
