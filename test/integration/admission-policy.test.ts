@@ -42,8 +42,9 @@ import {
   type ReviewRecord,
 } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate } from '../../src/cli/simulate.js';
 import { runSimulation } from '../../src/sim/simulation.js';
+import { memorySimulationOptions } from '../fakes/simulate.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -144,7 +145,7 @@ function lease(name: string, holder: string, namespace = 'kube-system'): V1Lease
   };
 }
 
-const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
+const admin = (): ClientNodeKube => server.kubeInMemory();
 
 function as(identity: Identity): Kube {
   return admin().impersonating(identity);
@@ -621,7 +622,7 @@ describe('the coordinator admission policy denies a stolen coordinator token', (
 describe('the agents of a simulated wave through the policy', () => {
   it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
     const records: ReviewRecord[] = [];
-    const options = simulationOptions({
+    const options = memorySimulationOptions({
       ...DEFAULT_SIMULATE_OPTIONS,
       nodes: 6,
       concurrency: 2,
@@ -649,7 +650,7 @@ describe('the agents of a simulated wave through the policy', () => {
 
   it('reports a write the policy denies as an invariant violation', async () => {
     // A policy that allows the agents no status annotation: their first status write is denied.
-    const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+    const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
     const policies = boundAgentPolicies(
       agentPolicyParams(
         { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },

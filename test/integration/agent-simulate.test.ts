@@ -1,15 +1,15 @@
 // The production agent (createAgent) in the simulator: simulated kubelets, scheduler and workloads,
-// virtual time, and the simulator's invariant observer.
+// virtual time, and the simulator's invariant observer (the client in memory: test/fakes/simulate.ts).
 import { describe, expect, it } from '@jest/globals';
 import { createAgent } from '../../src/agent/create-agent.js';
 import {
   DEFAULT_SIMULATE_OPTIONS,
   SIM_HOLD_ANNOTATION,
-  simulate,
   type SimulateOptions,
 } from '../../src/cli/simulate.js';
 import { DRAIN_ORDER_LABEL } from '../../src/drain/drain-plan.js';
 import type { Kube, V1Pod } from '../../src/kube/kube.js';
+import { simulate } from '../fakes/simulate.js';
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
