@@ -19,4 +19,7 @@ export default {
   // nodes (`npm run test:vm` boots them as VMs): those scripts run them.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-api/', '<rootDir>/test/vm/'],
   testTimeout: 30000,
+  // The bundle the CLI, chart and image tests start as processes: built once, before every worker,
+  // when it is older than its sources (npm test has just built it).
+  globalSetup: '<rootDir>/scripts/fresh-bundle.mjs',
 };
