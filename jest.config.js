@@ -1,5 +1,7 @@
 // Jest runs in native ESM mode: @kubernetes/client-node 1.x ships ESM only, and @swc/jest keeps our
 // TypeScript as ES modules. Type checking is a separate step (`npm run typecheck`).
+import { availableParallelism } from 'node:os';
+
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
@@ -19,6 +21,9 @@ export default {
   // nodes (`npm run test:vm` boots them as VMs): those scripts run them.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-api/', '<rootDir>/test/vm/'],
   testTimeout: 30000,
+  // jest's default is one worker fewer than the cores: a single worker on a 2-core machine, where much
+  // of the suite waits on timers, sockets and processes that a second worker's tests can fill.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   // The bundle the CLI, chart and image tests start as processes: built once, before every worker,
   // when it is older than its sources (npm test has just built it).
   globalSetup: '<rootDir>/scripts/fresh-bundle.mjs',
