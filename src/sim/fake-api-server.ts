@@ -1,5 +1,7 @@
 // A fake Kubernetes API server: an in-memory kube-apiserver on 127.0.0.1 that the real
-// @kubernetes/client-node talks to, for adapter tests and the `simulate` command.
+// @kubernetes/client-node talks to, for adapter tests and the `simulate` command. Tests may also hand
+// it the production client's requests in memory (kubeInMemory(), fake-api/memory-exchange.ts):
+// served by the same code, without the socket.
 //
 // Behaves like kube-apiserver where kured-ts depends on it: one global resourceVersion, list and
 // watch with label and field selectors, 409 on stale writes, JSON/merge/strategic-merge patches,
