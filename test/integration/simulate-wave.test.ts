@@ -1,9 +1,10 @@
 // kured-ts simulate, the wave itself: every node rebooted the same way twice, concurrency and a
 // pre-cordoned node, reboot-required arriving late, --reboot-now, the kernel history, control-plane
 // nodes last, and the report of runSimulate (the one simulate run over loopback HTTP). The other
-// scenario files: simulate-lock (the lock under stress, zones), simulate-gates (what holds a wave
-// back), simulate-checks (the invariant checks catching broken agents). Every run but the report's
-// hands the agents' requests to the fake API server in memory (test/fakes/simulate.ts).
+// scenario files: simulate-lock (the lock under stress, patch night), simulate-zones (the per-zone
+// limit), simulate-gates (what holds a wave back), simulate-checks (the invariant checks catching
+// broken agents), simulate-fleet (clusters sharing FleetLock). Every run but the report's hands the
+// agents' requests to the fake API server in memory (test/fakes/simulate.ts).
 import { describe, expect, it } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { runSimulation, type SimulationResult } from '../../src/sim/simulation.js';
