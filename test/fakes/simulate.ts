@@ -14,6 +14,14 @@ import {
 import { memorySimKube } from '../../src/sim/sim-kube.js';
 import type { AgentFactory, SimulationOptions, SimulationResult } from '../../src/sim/simulation.js';
 
+/**
+ * The jest timeout of a test that runs simulations (jest.setTimeout in each scenario file). A run's
+ * result does not depend on the wall clock (virtual time, src/sim/virtual-time.ts), so a loaded
+ * machine only makes it slower: beside six CPU-bound processes on 2 cores a run takes several times
+ * its idle time, past jest.config.js's 30 s.
+ */
+export const SIMULATION_TIMEOUT_MS = 240_000;
+
 /** simulate's simulationOptions(), with the client in memory. */
 export function memorySimulationOptions(
   options: SimulateOptions,

@@ -44,7 +44,7 @@ import {
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { DEFAULT_SIMULATE_OPTIONS, simulate } from '../../src/cli/simulate.js';
 import { runSimulation } from '../../src/sim/simulation.js';
-import { memorySimulationOptions } from '../fakes/simulate.js';
+import { memorySimulationOptions, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -620,64 +620,76 @@ describe('the coordinator admission policy denies a stolen coordinator token', (
 });
 
 describe('the agents of a simulated wave through the policy', () => {
-  it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
-    const records: ReviewRecord[] = [];
-    const options = memorySimulationOptions({
-      ...DEFAULT_SIMULATE_OPTIONS,
-      nodes: 6,
-      concurrency: 2,
-      zones: 2,
-      groupConcurrency: 1,
-      approveEveryMs: 600_000,
-      seed: 5,
-    });
-    options.onAdmission = (r) => records.push(r);
-    const result = await runSimulation(options);
-    expect(result.violations).toEqual([]);
-    expect(result.rebooted).toBe(6);
-    expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
-    const kinds = new Set(
-      records.map(
-        (r) =>
-          `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
-      ),
-    );
-    expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
-    for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
-      expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
-    expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
-  });
+  it(
+    'admits every write of a full wave with every fleet policy on, and the writes cover the cycle',
+    async () => {
+      const records: ReviewRecord[] = [];
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 6,
+        concurrency: 2,
+        zones: 2,
+        groupConcurrency: 1,
+        approveEveryMs: 600_000,
+        seed: 5,
+      });
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(6);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      const kinds = new Set(
+        records.map(
+          (r) =>
+            `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
+        ),
+      );
+      expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
+      for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
+        expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
+      expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
-  it('reports a write the policy denies as an invariant violation', async () => {
-    // A policy that allows the agents no status annotation: their first status write is denied.
-    const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
-    const policies = boundAgentPolicies(
-      agentPolicyParams(
-        { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
-        { serviceAccount: SA },
-      ),
-    );
-    options.admissionPolicies = policies.map((p) => ({
-      ...p,
-      spec: {
-        ...p.spec,
-        validations: p.spec.validations.map((v) => ({
-          ...v,
-          expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
-        })),
-      },
-    }));
-    options.limitMs = 3_600_000;
-    const result = await runSimulation(options);
-    expect(result.admission?.denied).toBeGreaterThan(0);
-    expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
-  });
+  it(
+    'reports a write the policy denies as an invariant violation',
+    async () => {
+      // A policy that allows the agents no status annotation: their first status write is denied.
+      const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+      const policies = boundAgentPolicies(
+        agentPolicyParams(
+          { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
+          { serviceAccount: SA },
+        ),
+      );
+      options.admissionPolicies = policies.map((p) => ({
+        ...p,
+        spec: {
+          ...p.spec,
+          validations: p.spec.validations.map((v) => ({
+            ...v,
+            expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
+          })),
+        },
+      }));
+      options.limitMs = 3_600_000;
+      const result = await runSimulation(options);
+      expect(result.admission?.denied).toBeGreaterThan(0);
+      expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
-  it('is on in kured-ts simulate by default', async () => {
-    const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
-    expect(r.admission?.denied).toBe(0);
-    expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
-  });
+  it(
+    'is on in kured-ts simulate by default',
+    async () => {
+      const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
+      expect(r.admission?.denied).toBe(0);
+      expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 });
 
 describe('the policy is written for kube-apiserver', () => {

@@ -10,7 +10,7 @@ import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 import { PNG } from 'pngjs';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { TIMELINE_COLOURS } from '../../src/sim/timeline-svg.js';
-import { inMemory } from '../fakes/simulate.js';
+import { inMemory, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const CHROMIUM = '/usr/bin/chromium-headless-shell';
 
@@ -122,7 +122,7 @@ beforeAll(async () => {
   );
   svg = files.get(join(dir, 'wave.svg')) ?? '';
   picture = readSvg(svg);
-}, 60_000);
+}, SIMULATION_TIMEOUT_MS);
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,13 @@
 // kured-ts simulate's invariant checks: agents that break the rules are caught, a run cut by its
 // wall-clock limit is judged fairly, and need order is measured (in memory: see
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { runSimulation, type AgentFactory } from '../../src/sim/simulation.js';
 import { simAgentFactory, unqueuedAgentFactory } from '../../src/sim/sim-agent.js';
-import { inMemory, memorySimulationOptions, simulate } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, inMemory, memorySimulationOptions, simulate } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 

@@ -1,10 +1,12 @@
 // simulate --clusters N --fleetlock-slots S: clusters of real agents on one virtual time sharing a
 // FleetLock server; the observer across them counts the clusters rebooting at once.
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
 import { runFleetSimulate } from '../../src/cli/simulate-fleet.js';
 import { runFleetSimulation } from '../../src/sim/fleet-simulation.js';
-import { inMemory, memorySimulationOptions } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, inMemory, memorySimulationOptions } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 4, concurrency: 2, seed: 7 };
 
@@ -30,7 +32,7 @@ describe('simulate --clusters with a shared FleetLock server', () => {
     const counts = r.fleetLock!.counts;
     expect(counts.granted).toBeGreaterThanOrEqual(12);
     expect(counts.refused).toBeGreaterThan(0);
-  }, 120_000);
+  });
 
   it('keeps the turn with the node the FleetLock server refuses: no turn lapses, none goes round the waiters', async () => {
     const r = await threeClustersOneSlot();
@@ -41,14 +43,14 @@ describe('simulate --clusters with a shared FleetLock server', () => {
       // a turn per node, and one again per PDB pre-flight that held a node back at its turn
       expect(result.coordinator.granted).toBeLessThanOrEqual(2 * small.nodes);
     }
-  }, 120_000);
+  });
 
   it('with as many slots as clusters, clusters do reboot at once (the observer counts them)', async () => {
     const r = await runFleetSimulation(memorySimulationOptions(small), { clusters: 3, slots: 3 });
     expect(r.stop).toBe('done');
     expect(r.fleetLock?.violations).toEqual([]);
     expect(r.fleetLock?.maxRebooting).toBeGreaterThan(1);
-  }, 120_000);
+  });
 
   it('reports each cluster and the fleet, and exits 0', async () => {
     const out: string[] = [];
@@ -63,5 +65,5 @@ describe('simulate --clusters with a shared FleetLock server', () => {
     expect(text).toContain('cluster c2:');
     expect(text).toMatch(/clusters rebooting at once\s+1 at most \(1 allowed\)/);
     expect(text).toMatch(/fleet invariant violations\s+0/);
-  }, 120_000);
+  });
 });

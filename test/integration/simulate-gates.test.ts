@@ -1,9 +1,11 @@
 // kured-ts simulate, what holds a wave back: a firing alert and a blocking pod, the health gate,
 // approvals, the cluster autoscaler, blocking jobs that keep arriving (in memory: see
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
-import { simulate } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, simulate } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
@@ -62,7 +64,7 @@ describe('kured-ts simulate with the real agents', () => {
       agent: { autoscalerProtection: false },
     });
     expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
-  }, 120_000);
+  });
 
   it.each([
     ['the early taint sends them to the nodes that need no reboot', 'required' as const, 0],

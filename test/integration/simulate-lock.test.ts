@@ -1,9 +1,11 @@
 // kured-ts simulate, the lock under stress: deleted by a third party, lapsing under --lock-ttl, and
 // patch night with and without the coordinator (in memory: see
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
-import { simulate } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, simulate } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 

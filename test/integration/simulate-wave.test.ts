@@ -5,10 +5,12 @@
 // limit), simulate-gates (what holds a wave back), simulate-checks (the invariant checks catching
 // broken agents), simulate-fleet (clusters sharing FleetLock). Every run but the report's hands the
 // agents' requests to the fake API server in memory (test/fakes/simulate.ts).
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { runSimulation, type SimulationResult } from '../../src/sim/simulation.js';
-import { memorySimulationOptions, simulate } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, memorySimulationOptions, simulate } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 

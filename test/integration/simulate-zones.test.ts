@@ -1,9 +1,11 @@
 // kured-ts simulate with zones: never more nodes of a zone down than --group-concurrency, under the
 // global cap, at every write, also while the lock is deleted or lapses (in memory: see
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
-import { simulate } from '../fakes/simulate.js';
+import { SIMULATION_TIMEOUT_MS, simulate } from '../fakes/simulate.js';
+
+jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
 const small: SimulateOptions = { ...DEFAULT_SIMULATE_OPTIONS, nodes: 5, seed: 42 };
 
