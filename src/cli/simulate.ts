@@ -151,6 +151,8 @@ export interface SimulateIo {
   createAgent?: AgentFactory;
   /** Default: show progress. */
   progress?: boolean;
+  /** The agents' client of the fake API server. Default over HTTP (connectSimKube). */
+  connect?: SimulationOptions['connect'];
 }
 
 const DAY = 24 * 3_600_000;
@@ -158,9 +160,10 @@ const DAY = 24 * 3_600_000;
 /** Runs one simulation with these options; returns the result (for tests and the bench). */
 export async function simulate(
   options: SimulateOptions,
-  io: { createAgent?: AgentFactory; onPhase?: SimulationOptions['onPhase'] } = {},
+  io: Pick<SimulateIo, 'createAgent' | 'connect'> & { onPhase?: SimulationOptions['onPhase'] } = {},
 ): Promise<SimulationResult> {
-  return runSimulation({ ...simulationOptions(options, io.createAgent), onPhase: io.onPhase });
+  const connect = io.connect === undefined ? {} : { connect: io.connect };
+  return runSimulation({ ...simulationOptions(options, io.createAgent), ...connect, onPhase: io.onPhase });
 }
 
 /** The fleet policies the agents run with: zone groups, the health gate, approval. */
@@ -324,6 +327,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
   const show = io.progress ?? true;
   const result = await simulate(options, {
     createAgent: io.createAgent,
+    connect: io.connect,
     onPhase: show
       ? (c) => {
           view.update(c);

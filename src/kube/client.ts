@@ -12,7 +12,7 @@ import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
 import type {
@@ -44,6 +44,8 @@ export interface ConnectOptions extends KubeConfigSource {
   random?: () => number;
   /** Times the waits between read retries. Default the system clock. */
   clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
 }
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
@@ -104,7 +106,7 @@ export class ClientNodeKube implements Kube {
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock' | 'exchange'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -116,6 +118,7 @@ export class ClientNodeKube implements Kube {
         watchGraceMs: options.watchGraceMs,
         health: this.health,
         serverTime: this.serverTime,
+        exchange: options.exchange,
       });
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? new SystemClock();

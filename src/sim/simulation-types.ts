@@ -55,8 +55,11 @@ export interface SimulationOptions {
    * `admission` on every HTTP write when given.
    */
   startServer: (clock: Clock, admission?: Admission) => Promise<SimServer>;
-  /** Builds the HTTP client for the server (simulate uses connectSimKube). */
-  connect: (url: string) => SimKube;
+  /**
+   * Builds the client of the server: simulate's over HTTP (connectSimKube), the scenario tests' in
+   * memory (memorySimKube).
+   */
+  connect: (server: SimServer) => SimKube;
   /**
    * Send every agent write through kured-ts's admission policy (as the chart installs it), each
    * agent with its own identity; a denied write is an invariant violation. Default true.

@@ -126,7 +126,7 @@ export class Simulation {
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new WatchFeed(server);
-    const client = options.connect(server.url);
+    const client = options.connect(server);
     this.coordinators = new SimCoordinators({
       time,
       options,
