@@ -4,7 +4,8 @@ import { CelAdmission } from './fake-api/cel-admission.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
 import type { Observer } from './observer.js';
-import type { NodeResult, SimulationOptions } from './simulation-types.js';
+import type { NodeResult, SimulationOptions, SimulationResult } from './simulation-types.js';
+import { costRows, type FeedWatchCost } from './api-cost.js';
 
 /** Mean time from reboot required to lock taken, over the nodes that took the lock. */
 export function meanPrep(nodes: readonly NodeResult[]): number {
@@ -58,4 +59,19 @@ export function countEvictions(requests: SimServer['requests']): { accepted: num
     else if (r.status === 429) evictions.refused++;
   }
   return evictions;
+}
+
+/**
+ * The cost tables of a run (api-cost.ts): the agents', everyone else's (the coordinator's), and each
+ * node's agent's by name (its whole run: idle passes and its cycle).
+ */
+export function costTables(
+  requests: SimServer['requests'],
+  feed: readonly FeedWatchCost[],
+): SimulationResult['cost'] {
+  return {
+    agents: costRows(requests, feed, 'agents'),
+    other: costRows(requests, feed, 'other'),
+    node: (name) => costRows(requests, feed, { agent: name }),
+  };
 }

@@ -1,4 +1,5 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { CostRow } from './api-cost.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
@@ -201,6 +202,11 @@ export interface SimulationResult {
   apiRequests: number;
   watches: number;
   kubeCalls: Record<string, number>;
+  /**
+   * What the run cost the API server by verb and resource (api-cost.ts): the agents' requests, those
+   * of anyone else (the coordinator), and one node's agent's.
+   */
+  cost: { agents: CostRow[]; other: CostRow[]; node: (name: string) => CostRow[] };
   agentErrors: string[];
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */

@@ -25,7 +25,7 @@ import {
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
 import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
-import { admissionFor, countEvictions, meanPrep, nodeResults } from './simulation-parts.js';
+import { admissionFor, costTables, countEvictions, meanPrep, nodeResults } from './simulation-parts.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
 
@@ -303,7 +303,7 @@ export class Simulation {
     const n = (this.starts.get(name) ?? 0) + 1;
     this.starts.set(name, n);
     const clock = this.time.clock();
-    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents);
+    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents, name);
     const abort = new AbortController();
     // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
     setMaxListeners(Infinity, abort.signal);
@@ -343,15 +343,9 @@ export class Simulation {
   }
 
   /** A client over `inner` in step with the virtual time, through the one gate all clients share. */
-  private trackedKube(inner: Kube, watchEvents?: boolean): TrackedKube {
-    return new TrackedKube({
-      inner,
-      time: this.time,
-      gate: this.gate,
-      feed: this.feed,
-      counters: this.counters,
-      watchEvents,
-    });
+  private trackedKube(inner: Kube, watchEvents?: boolean, owner?: string): TrackedKube {
+    const { time, gate, feed, counters } = this;
+    return new TrackedKube({ inner, time, gate, feed, counters, watchEvents, owner });
   }
 
   /** The host went down (or the run ended): the agent process dies without a word. */
@@ -421,6 +415,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
+      cost: costTables(this.server.requests, Object.values(this.counters.feed)),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

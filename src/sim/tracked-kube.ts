@@ -8,6 +8,7 @@
 //   then fixed by the seed, not by socket timing. Each watch still counts as one API request.
 // - kill() makes the agent behave like a process killed by a reboot: calls never return.
 import type { Kube, ListOptions, V1DaemonSet, V1Node, WatchEvent, WatchOptions } from '../kube/kube.js';
+import type { FeedWatchCost } from './api-cost.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** The part of the fake API server's write feed that watches need. */
@@ -102,10 +103,12 @@ export interface KubeCounters {
   /** Watch events delivered, and their bytes (as the API server would stream them). */
   watchEvents: number;
   watchBytes: number;
+  /** The same watches by who started them and of what (`owner|resource`), for the cost table. */
+  feed: Record<string, FeedWatchCost>;
 }
 
 export function newKubeCounters(): KubeCounters {
-  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0 };
+  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0, feed: {} };
 }
 
 export interface TrackedKubeDeps {
@@ -116,6 +119,8 @@ export interface TrackedKubeDeps {
   counters: KubeCounters;
   /** When false, watches never deliver (a model of a client that only polls). Default true. */
   watchEvents?: boolean;
+  /** The agent's node whose client this is (undefined: the coordinator's), for the cost table. */
+  owner?: string | undefined;
 }
 
 function never<T>(): Promise<T> {
@@ -192,12 +197,13 @@ export class TrackedKube implements Kube {
   async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     if (this.dead) return never();
     const name = /^metadata\.name=(.+)$/.exec(options.fieldSelector ?? '')?.[1];
-    this.deps.counters.watches++;
+    const cost = this.countWatch('nodes');
     const rv =
       options.resourceVersion === undefined
         ? await this.sendCurrent(name, onEvent, options.signal)
         : Number(options.resourceVersion);
-    return this.follow(name === undefined ? 'nodes/*' : `nodes//${name}`, rv, onEvent, options.signal);
+    const key = name === undefined ? 'nodes/*' : `nodes//${name}`;
+    return this.follow({ key, cost }, rv, onEvent, options.signal);
   }
 
   /** The current node `name` (or every node) as ADDED events; returns their highest resourceVersion. */
@@ -224,14 +230,24 @@ export class TrackedKube implements Kube {
     options: { resourceVersion?: string; signal: AbortSignal },
   ): Promise<void> {
     if (this.dead) return never();
-    this.deps.counters.watches++;
+    const cost = this.countWatch('daemonsets');
     const rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
-    return this.follow(`daemonsets/${namespace}/${name}`, rv, onEvent, options.signal);
+    return this.follow({ key: `daemonsets/${namespace}/${name}`, cost }, rv, onEvent, options.signal);
+  }
+
+  /** One watch more of `resource` by this client's owner; the entry its events are counted in. */
+  private countWatch(resource: string): FeedWatchCost {
+    const { counters, owner } = this.deps;
+    counters.watches++;
+    const key = `${owner ?? ''}|${resource}`;
+    const cost = (counters.feed[key] ??= { owner, resource, watches: 0, bytes: 0 });
+    cost.watches++;
+    return cost;
   }
 
   /** Delivers the feed's changes of `key` as virtual-time tasks until `signal` aborts. */
   private follow<T>(
-    key: string,
+    { key, cost }: { key: string; cost: FeedWatchCost },
     fromRv: number | undefined,
     onEvent: (event: WatchEvent<T>) => void,
     signal: AbortSignal,
@@ -244,6 +260,7 @@ export class TrackedKube implements Kube {
         if (!deliver) return;
         this.deps.counters.watchEvents++;
         this.deps.counters.watchBytes += bytes;
+        cost.bytes += bytes;
         time.schedule(time.nowMs(), () => {
           if (!signal.aborted && !this.dead) onEvent(event as WatchEvent<T>);
         });

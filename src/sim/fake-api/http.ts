@@ -10,6 +10,7 @@ import { parseFilter } from './selectors.js';
 import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js';
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
+import { NODE_NAME_EXTRA } from '../../admission/agent-policy.js';
 
 /** One HTTP request as the server recorded it. */
 export interface RecordedRequest {
@@ -23,6 +24,11 @@ export interface RecordedRequest {
   at: number;
   /** Bytes of the answer's body (0 while not yet answered, and for watch streams). */
   bytes?: number;
+  /**
+   * The node claim of the caller's identity (an agent's token, impersonated: its Node's name), so
+   * that a simulation can tell each agent's requests from the coordinator's; undefined without one.
+   */
+  node?: string;
 }
 
 /**
@@ -57,6 +63,9 @@ export interface Chaos {
   /** [0, 1) source. */
   random: () => number;
 }
+
+/** The header that carries an impersonated agent's node claim (lower-case, as node:http gives it). */
+const NODE_CLAIM_HEADER = `impersonate-extra-${encodeURIComponent(NODE_NAME_EXTRA)}`.toLowerCase();
 
 /** Default watch timeout when the client gives none (kube picks 30–60 min). */
 const DEFAULT_WATCH_SECONDS = 1800;
@@ -108,6 +117,8 @@ export async function handleRequest(
     status: 0,
     at: Date.now(),
   };
+  const node = nodeClaim(req.headers);
+  if (node !== undefined) record.node = node;
   ctx.requests.push(record);
   const max = ctx.maxRecordedRequests;
   // trim in batches so that a long simulation neither grows without bound nor pays O(n) per request
@@ -140,6 +151,12 @@ function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply |
   }
   if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
   return failure?.reply ?? serve(ctx, raw, res);
+}
+
+/** The caller's node claim, read straight from its Impersonate-Extra header (no full user parse). */
+function nodeClaim(headers: IncomingMessage['headers']): string | undefined {
+  const value = headers[NODE_CLAIM_HEADER];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
