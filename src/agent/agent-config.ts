@@ -77,8 +77,36 @@ export interface AgentDeps {
   /** --fleetlock-url: the FleetLock server whose slot the node takes before the lock; undefined = none. */
   fleetLock?: FleetLock;
   /**
+   * The agent's own Node and pods, followed by watches (src/kube/own-views.ts), through which `node`,
+   * the lock, the blockers and the drain read them; absent (tests over fakes, `kured-ts check`): every
+   * wait polls.
+   */
+  views?: AgentViews;
+  /**
    * The API server's time when ours is `local` (from its answers' Date header); undefined before
    * any answer. Times written on the server's clock (approvals) are judged against it.
    */
   serverTime?: { at(local: Date): Date | undefined };
+}
+
+/** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */
+export interface AgentViews {
+  /** Follows the own Node (and the own pods while held) until `signal` aborts. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Is the own Node followed now (a wait for its change is worth more than a poll)? */
+  readonly following: boolean;
+  /**
+   * Resolves at the next change of the own Node (and of the own pods with `pods`), when a watch
+   * breaks, after `ms`, or when `signal` aborts.
+   */
+  changed(ms: number, signal: AbortSignal, pods: boolean): Promise<void>;
+  /** Calls `listener` with the own Node's annotations at each change; returns the function that stops it. */
+  onNodeChange(listener: (annotations: Record<string, string>) => void): () => void;
+  /** Stops following the own pods (the agent is idle: nothing reads them until a reboot is wanted). */
+  releasePods(): void;
+  /**
+   * What of the own Node, as followed, a pass decides on (its labels, annotations, cordon and
+   * taints; not its status, which the kubelet moves); undefined while it is not followed.
+   */
+  fingerprint(): string | undefined;
 }

@@ -5,7 +5,7 @@
 // required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision/
 // is one pass of the cycle from what the cluster records, report.ts turns its outcome into status,
 // Events, metrics and logs.
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
@@ -16,14 +16,22 @@ import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
 import type { Outcome } from './outcome.js';
 import { Reporter } from './report.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
 
 export type { Outcome } from './outcome.js';
 
 /**
- * How often the agent looks again while it waits for readiness after a reboot (capped by --period):
- * the next node of the wave waits on it. A poll is two GETs (node and lock).
+ * How often the agent looks again while it waits for readiness after a reboot (capped by --period)
+ * and cannot follow its Node (the watch is not open): the next node of the wave waits on it. A poll
+ * is two GETs (node and lock).
  */
 export const VERIFY_POLL_MS = 2_000;
+/**
+ * While it follows its Node (and, with --wait-for-daemonset-pods, its pods), the readiness wait
+ * looks again at each change, and at least this often (capped by --period): the bound within which
+ * --post-reboot-timeout is judged when nothing changes.
+ */
+export const VERIFY_WATCHED_MS = 30_000;
 /** How often the agent looks again while it holds the lock after the readiness timeout. */
 export const HOLDING_POLL_MS = 10_000;
 /** Retry after a failed tick (API outage), or while a lost slot is awaited, capped by --period. */
@@ -109,7 +117,17 @@ export class Agent {
    * the lease of a slot we hold.
    */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.loop(signal), this.keepLease(signal)]);
+    const views = this.deps.views;
+    // an admin's request (`kured-ts reboot`) on the followed Node wakes an idle agent at once
+    const stop = views?.onNodeChange((annotations) => {
+      if (rebootRequestOf(annotations) !== undefined) this.wake();
+    });
+    try {
+      // the views first: the first pass's read of the Node waits for their list instead of its own
+      await Promise.all([views?.run(signal), this.loop(signal), this.keepLease(signal)]);
+    } finally {
+      stop?.();
+    }
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
@@ -120,6 +138,8 @@ export class Agent {
           this.woken = false;
           last = await this.startUp(signal);
         } else last = await this.tick(signal);
+        // an idle agent reads none of its pods: their watch closes until a reboot is wanted
+        if (last.kind === 'idle') this.deps.views?.releasePods();
         await this.wait(this.nextDelay(last), last, signal);
       } catch (err) {
         if (aborted(signal)) return;
@@ -188,7 +208,7 @@ export class Agent {
       case 'pending': // only startUp ends here: the first lock attempt
         return this.deps.random() * Math.min(period, FIRST_TICK_MAX_MS);
       case 'verifying':
-        return this.jitter(Math.min(period, VERIFY_POLL_MS));
+        return this.jitter(Math.min(period, this.verifyLookMs()));
       case 'holding':
         return this.jitter(Math.min(period, HOLDING_POLL_MS));
       case 'waiting-for-lock':
@@ -203,6 +223,11 @@ export class Agent {
       default:
         return this.jitter(period);
     }
+  }
+
+  /** How often the readiness wait looks: at each change and this often while it follows, else a poll. */
+  private verifyLookMs(): number {
+    return this.deps.views?.following === true ? VERIFY_WATCHED_MS : VERIFY_POLL_MS;
   }
 
   /** The pause before asking the FleetLock server again: doubling per refusal, capped, within --period. */
@@ -244,18 +269,63 @@ export class Agent {
       await this.idleSleep(delay, signal);
       return;
     }
-    if (!this.wakesOnLockChange(last)) {
+    const views = this.deps.views;
+    if (last?.kind === 'verifying' && views?.following === true) {
+      // readiness is what the Node (and its DaemonSet pods) say: look again when they change
+      await views.changed(delay, signal, this.config.waitForDaemonSetPods);
+      signal.throwIfAborted();
+      return;
+    }
+    if (last === undefined || !this.wakesOnLockChange(last)) {
       await this.deps.clock.sleep(delay, signal);
       return;
     }
-    // The lock spreads the waiters woken by a freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and
-    // returns only to those that may still find it free: no extra pause here.
-    try {
-      await this.deps.lock.waitForChange(delay, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      await this.deps.clock.sleep(delay, signal);
+    await this.waitForLock(delay, last, signal);
+  }
+
+  /**
+   * The wait for a slot or a turn. The lock spreads the waiters woken by a freed slot itself
+   * (DaemonSetLock, HERD_SPREAD_MS) and returns only to those that may still find it free: no extra
+   * pause here. A waiter's wait that times out with nothing changed is followed by another (stillQuiet).
+   */
+  private async waitForLock(delay: number, last: Outcome, signal: AbortSignal): Promise<void> {
+    for (let wait = delay; ; wait = this.nextDelay(last)) {
+      const quiet = last.kind === 'waiting-for-lock' ? this.quiet() : undefined;
+      const started = monotonicMs(this.deps.clock);
+      try {
+        await this.deps.lock.waitForChange(wait, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        await this.deps.clock.sleep(wait, signal);
+        return;
+      }
+      const timedOut = monotonicMs(this.deps.clock) - started >= wait;
+      if (!timedOut || quiet === undefined || !(await this.stillQuiet(quiet, signal))) return;
     }
+  }
+
+  /**
+   * What a waiter's next pass would start from, when it can tell without a request: the own Node as
+   * followed (see stillQuiet). undefined: it cannot (no watch), and the next pass reads as always.
+   */
+  private quiet(): string | undefined {
+    if (this.reporter.statusUnsent) return undefined;
+    return this.deps.views?.fingerprint();
+  }
+
+  /**
+   * A wait for the lock or a turn that timed out (no slot freed, no turn given, the coordinator still
+   * there) ends in another wait, not in a pass, while nothing the pass decides on has changed: the
+   * sentinel still asks, the window is still open, the own Node (labels, annotations, cordon, taints:
+   * an admin's request, a pause, an approval) is as it was. Each waiter's pass reads the lock, the
+   * Lease and the lock's holders; once a period per waiter, that grew with the length of the wave,
+   * i.e. with the fleet (issue 42). The queue and the lock wake a waiter whose turn or slot comes.
+   */
+  private async stillQuiet(quiet: string, signal: AbortSignal): Promise<boolean> {
+    const { sentinel, window, clock } = this.deps;
+    if (!window.contains(clock.now())) return false;
+    const verdict = await sentinel.rebootRequired(signal);
+    return verdict.required && this.deps.views?.fingerprint() === quiet;
   }
 
   /** Sleeps like any wait, but wake() ends it early (without error). */

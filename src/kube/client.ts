@@ -5,7 +5,8 @@
 // every generated API class and model. scripts/build.mjs also keeps config.js's import of the
 // generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
 // "Dependencies".
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { loadKubeConfig, type ConnectOptions } from './kube-config.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
@@ -18,7 +19,9 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  Page,
   PageOptions,
+  PodPage,
   SelfIdentity,
   V1DaemonSet,
   V1Node,
@@ -29,60 +32,10 @@ import type {
   WatchOptions,
 } from './kube.js';
 
-/** Where the API server is. */
-export interface ConnectOptions {
-  /** Path of a kubeconfig file (--kubeconfig). */
-  kubeconfig?: string;
-  /** The kubeconfig context to use (--context); default its current-context. */
-  context?: string;
-  /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
-  url?: string;
-  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
-  deadlineMs?: number;
-  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
-  watchGraceMs?: number;
-  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
-  random?: () => number;
-  /** Times the waits between read retries. Default the system clock. */
-  clock?: Clock;
-}
-
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
 /** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
 export const RETRY_AFTER_CAP_MS = 10_000;
-
-/**
- * A KubeConfig for `options`: a URL becomes one cluster with skipTLSVerify; a path is loaded as a
- * kubeconfig file; otherwise client-node's default loading (KUBECONFIG, ~/.kube/config, in-cluster).
- */
-export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
-  const kc = new KubeConfig();
-  if (options.url !== undefined && options.url !== '') {
-    kc.loadFromOptions({
-      clusters: [{ name: 'cluster', server: options.url, skipTLSVerify: true }],
-      users: [{ name: 'user' }],
-      contexts: [{ name: 'context', cluster: 'cluster', user: 'user' }],
-      currentContext: 'context',
-    });
-  } else if (options.kubeconfig !== undefined && options.kubeconfig !== '') {
-    kc.loadFromFile(options.kubeconfig);
-  } else {
-    kc.loadFromDefault();
-  }
-  if (options.context !== undefined && options.context !== '') useContext(kc, options.context);
-  return kc;
-}
-
-/** Switches to `name`, or says which contexts the kubeconfig has. */
-function useContext(kc: KubeConfig, name: string): void {
-  if (!kc.getContexts().some((c) => c.name === name)) {
-    const known = kc.getContexts().map((c) => c.name);
-    const list = known.length > 0 ? known.join(', ') : 'none';
-    throw new Error(`context "${name}" not found in the kubeconfig (contexts: ${list})`);
-  }
-  kc.setCurrentContext(name);
-}
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
@@ -180,10 +133,35 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
-  async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
-    type Page = List<V1Node> & { metadata?: { resourceVersion?: string; continue?: string } };
-    const path = '/api/v1/nodes';
-    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+  listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
+    return this.page('/api/v1/nodes', options, signal);
+  }
+
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection('/api/v1/nodes', onEvent, options);
+  }
+
+  listPodsPage(
+    namespace: string | undefined,
+    options: PageOptions = {},
+    signal?: AbortSignal,
+  ): Promise<PodPage> {
+    return this.page(podsPath(namespace), options, signal);
+  }
+
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection(podsPath(undefined), onEvent, options);
+  }
+
+  /** One page of the collection at `path`, with the resourceVersion of its snapshot. */
+  private async page<T>(path: string, options: PageOptions, signal?: AbortSignal): Promise<Page<T>> {
+    type Answer = List<T> & { metadata?: { resourceVersion?: string; continue?: string } };
+    const list = await this.retried<Answer | undefined>({
+      method: 'GET',
+      path,
+      query: { ...options },
+      signal,
+    });
     const meta = list?.metadata ?? {};
     const token = meta.continue ?? '';
     return {
@@ -193,11 +171,16 @@ export class ClientNodeKube implements Kube {
     };
   }
 
-  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  /** A watch of the collection at `path` (with bookmarks), each line handed to `onEvent`. */
+  private async watchCollection<T>(
+    path: string,
+    onEvent: (event: WatchEvent<T>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     await this.http.watch(
       {
         method: 'GET',
-        path: '/api/v1/nodes',
+        path,
         query: {
           allowWatchBookmarks: true,
           resourceVersion: options.resourceVersion,
@@ -208,7 +191,7 @@ export class ClientNodeKube implements Kube {
         timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
       (line) => {
-        onEvent(line as WatchEvent<V1Node>);
+        onEvent(line as WatchEvent<T>);
       },
     );
   }
@@ -222,8 +205,7 @@ export class ClientNodeKube implements Kube {
   }
 
   listPods(namespace: string | undefined, options: ListOptions = {}, signal?: AbortSignal): Promise<V1Pod[]> {
-    const path = namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
-    return this.items({ method: 'GET', path, query: { ...options }, signal });
+    return this.items({ method: 'GET', path: podsPath(namespace), query: { ...options }, signal });
   }
 
   dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
@@ -436,6 +418,10 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
+}
+
+function podsPath(namespace: string | undefined): string {
+  return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
 }
 
 function leasePath(namespace: string, name: string): string {

@@ -7,6 +7,7 @@ import type {
   ListOptions,
   NodePage,
   PageOptions,
+  PodPage,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -50,6 +51,12 @@ export class ReadOnlyKube implements Kube {
   }
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
     return this.inner.listPods(namespace, options, signal);
+  }
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
+    return this.inner.listPodsPage(namespace, options, signal);
+  }
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.inner.watchPods(onEvent, options);
   }
   evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
     const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;

@@ -111,6 +111,32 @@ export function costRows(
   return rows.list();
 }
 
+/** The cost table of each node's agent, by node name, in one pass over the requests. */
+export function costRowsByNode(
+  requests: readonly Pick<RecordedRequest, 'method' | 'path' | 'query' | 'bytes' | 'node'>[],
+  feedWatches: readonly FeedWatchCost[],
+): Record<string, CostRow[]> {
+  const byNode = new Map<string, Rows>();
+  const rowsOf = (node: string): Rows => {
+    let rows = byNode.get(node);
+    if (rows === undefined) {
+      rows = new Rows();
+      byNode.set(node, rows);
+    }
+    return rows;
+  };
+  for (const r of requests) {
+    if (r.node === undefined) continue;
+    const { verb, resource } = verbOf(r);
+    rowsOf(r.node).add(verb, resource, 1, r.bytes ?? 0);
+  }
+  for (const w of feedWatches)
+    if (w.owner !== undefined) rowsOf(w.owner).add('watch', w.resource, w.watches, w.bytes);
+  return Object.fromEntries(
+    [...byNode].sort(([a], [b]) => a.localeCompare(b)).map(([node, rows]) => [node, rows.list()]),
+  );
+}
+
 /** The sum of a table. */
 export function costTotal(rows: readonly CostRow[]): { requests: number; bytes: number } {
   return rows.reduce((t, r) => ({ requests: t.requests + r.requests, bytes: t.bytes + r.bytes }), {

@@ -232,7 +232,7 @@ export function formatCostReport(r: SimulationResult): string[] {
   const agents = formatCost(r.cost.agents, n, 'API cost per node, the agents (by verb and resource)');
   const other = formatCost(r.cost.other, n, 'API cost per node, the coordinator and the simulated operators');
   const each = r.nodes
-    .map((node) => ({ name: node.name, requests: costTotal(r.cost.node(node.name)).requests }))
+    .map((node) => ({ name: node.name, requests: costTotal(r.cost.byNode[node.name] ?? []).requests }))
     .sort((a, b) => a.requests - b.requests);
   const at = (q: number): number =>
     each[Math.min(each.length - 1, Math.floor(q * each.length))]?.requests ?? 0;
@@ -242,7 +242,7 @@ export function formatCostReport(r: SimulationResult): string[] {
     busiest === undefined
       ? []
       : formatCost(
-          r.cost.node(busiest.name),
+          r.cost.byNode[busiest.name] ?? [],
           1,
           `API cost of the busiest agent (${busiest.name}) over the run`,
         );

@@ -1,5 +1,6 @@
 // The production Kube client (src/kube/client.ts) pointed at the simulator's fake API server.
-import { ClientNodeKube, loadKubeConfig } from '../kube/client.js';
+import { ClientNodeKube } from '../kube/client.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import type { Kube } from '../kube/kube.js';
 import { simAgentIdentity } from './agent-config.js';
 

@@ -5,7 +5,7 @@ import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
 import type { Observer } from './observer.js';
 import type { NodeResult, SimulationOptions, SimulationResult } from './simulation-types.js';
-import { costRows, type FeedWatchCost } from './api-cost.js';
+import { costRows, costRowsByNode, type FeedWatchCost } from './api-cost.js';
 
 /** Mean time from reboot required to lock taken, over the nodes that took the lock. */
 export function meanPrep(nodes: readonly NodeResult[]): number {
@@ -72,6 +72,6 @@ export function costTables(
   return {
     agents: costRows(requests, feed, 'agents'),
     other: costRows(requests, feed, 'other'),
-    node: (name) => costRows(requests, feed, { agent: name }),
+    byNode: costRowsByNode(requests, feed),
   };
 }

@@ -33,6 +33,8 @@ export interface SimAgentIo {
   track: <T>(work: () => Promise<T>) => Promise<T>;
   /** With agent.fleetlock: the FleetLock server the clusters share, answering in memory. */
   fleetLock?: FleetLockTuning;
+  /** false: `kube`'s watches deliver nothing (kured's polling model), so the agent follows nothing. */
+  watchesDeliver?: boolean;
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
@@ -204,9 +206,9 @@ export interface SimulationResult {
   kubeCalls: Record<string, number>;
   /**
    * What the run cost the API server by verb and resource (api-cost.ts): the agents' requests, those
-   * of anyone else (the coordinator), and one node's agent's.
+   * of anyone else (the coordinator), and each node's agent's (by node name).
    */
-  cost: { agents: CostRow[]; other: CostRow[]; node: (name: string) => CostRow[] };
+  cost: { agents: CostRow[]; other: CostRow[]; byNode: Record<string, CostRow[]> };
   agentErrors: string[];
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */

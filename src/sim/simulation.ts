@@ -315,6 +315,8 @@ export class Simulation {
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
       track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
       ...(this.options.fleetLock ? { fleetLock: this.options.fleetLock } : {}),
+      // a client whose watches deliver nothing (kured's polling model) must not read from them
+      watchesDeliver: this.options.watchEvents,
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),

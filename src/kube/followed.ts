@@ -1,0 +1,194 @@
+// What a reflector (reflector.ts) follows, kept: the objects of a ListWatch as the last list and the
+// watch since left them, readable at no cost while they are followed, and a wait for their next
+// change. The agent's own Node and its own pods are followed this way (own-views.ts), so that reading
+// them, and waiting for them to change, costs no request while a watch is open.
+//
+// When a watch cannot be held, the objects are not followed and the reader asks the API server
+// itself (the bounded fallback the callers already have: a GET, a list, a poll). A 403 (kured-ts's
+// ClusterRole without `watch` on pods, or a user's own RBAC) is said once, with what to grant, and
+// following is tried again only after FORBIDDEN_RETRY_MS, not with the reflector's back-off: that
+// would list again every 30 s, for nothing, for as long as the agent runs.
+import { monotonicMs, type Clock } from '../clock/clock.js';
+import type { Logger } from '../log/logger.js';
+import { isForbidden, statusMessage } from './errors.js';
+import type { WatchEvent } from './kube.js';
+import { Reflector, type ListWatch, type Listed, type ReflectorHandler } from './reflector.js';
+
+/** After a 403 on a list or watch, following starts again this much later. */
+export const FORBIDDEN_RETRY_MS = 15 * 60_000;
+
+/** A change as the followers of a view see it: the object now, or undefined once it is gone. */
+export type Change<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T } | { type: 'RELISTED' };
+
+export interface FollowedOptions<T> {
+  clock: Clock;
+  log: Logger;
+  /** [0, 1) for the reflector's back-off. */
+  random: () => number;
+  /** The key of an object (namespace/name). */
+  key: (object: T) => string;
+  /** What is kept of each object (e.g. without its managedFields); default all of it. */
+  keep?: (object: T) => T;
+  /** The reflector's silence bound (see ReflectorOptions.silenceMs); default none. */
+  silenceMs?: number;
+  /** Default FORBIDDEN_RETRY_MS. */
+  forbiddenRetryMs?: number;
+  /** The permission to name when a 403 stops following, e.g. "watch on pods". */
+  needs: string;
+}
+
+/** Read through a call so that the compiler does not narrow it across awaits. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+/** The objects of `source`, followed while run() runs; see the file comment. */
+export class Followed<T> {
+  private readonly objects = new Map<string, T>();
+  private reflector: Reflector<T> | undefined;
+  private readonly waiters = new Set<() => void>();
+  private readonly listeners = new Set<(change: Change<T>) => void>();
+  /** A 403 was said (once per agent: it says what to grant). */
+  private forbiddenSaid = false;
+  /** Changes taken in (each event, each whole list): a reader can tell whether it missed one. */
+  changes = 0;
+
+  constructor(
+    private readonly source: ListWatch<T>,
+    private readonly o: FollowedOptions<T>,
+  ) {}
+
+  /** Follows until `signal` aborts; after a 403, again FORBIDDEN_RETRY_MS later. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!aborted(signal)) {
+      const forbidden = new AbortController();
+      const both = AbortSignal.any([signal, forbidden.signal]);
+      const reflector = new Reflector(this.guarded(forbidden), {
+        clock: this.o.clock,
+        log: this.o.log,
+        random: this.o.random,
+        ...(this.o.silenceMs === undefined ? {} : { silenceMs: this.o.silenceMs }),
+      });
+      this.reflector = reflector;
+      await reflector.run(this.handler(), both);
+      this.reflector = undefined;
+      this.notify({ type: 'RELISTED' });
+      if (aborted(signal)) return;
+      await this.o.clock.sleep(this.o.forbiddenRetryMs ?? FORBIDDEN_RETRY_MS, signal).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Are the objects followed now: listed, and the watch open (or being opened again after a normal
+   * end)? While not, a reader asks the API server itself.
+   */
+  get following(): boolean {
+    const r = this.reflector;
+    return r !== undefined && r.synced && r.blindSince === undefined;
+  }
+
+  /** The objects as followed; undefined while not following. */
+  items(): T[] | undefined {
+    return this.following ? [...this.objects.values()] : undefined;
+  }
+
+  /** One object by key as followed; undefined while not following or when there is none. */
+  get(key: string): T | undefined {
+    return this.following ? this.objects.get(key) : undefined;
+  }
+
+  /**
+   * Resolves at the next change (an event, a whole list), when a watch ends (something may have been
+   * missed meanwhile: look again), after `ms`, or when `signal` aborts.
+   */
+  async changed(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true || ms <= 0) return;
+    const stop = new AbortController();
+    const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
+    const wake = (): void => {
+      stop.abort();
+    };
+    this.waiters.add(wake);
+    try {
+      await this.o.clock.sleep(ms, both).catch(() => undefined);
+    } finally {
+      this.waiters.delete(wake);
+    }
+  }
+
+  /** Resolves once following (true), or after `ms` (false). */
+  async synced(ms: number, signal?: AbortSignal): Promise<boolean> {
+    const until = monotonicMs(this.o.clock) + ms;
+    for (let left = ms; !this.following && left > 0; left = until - monotonicMs(this.o.clock)) {
+      await this.changed(Math.min(left, 1_000), signal);
+      if (signal?.aborted === true) return false;
+    }
+    return this.following;
+  }
+
+  /** Calls `listener` with every change from now on; returns the function that stops it. */
+  subscribe(listener: (change: Change<T>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(change: Change<T>): void {
+    for (const wake of [...this.waiters]) wake();
+    for (const listener of [...this.listeners]) listener(change);
+  }
+
+  private handler(): ReflectorHandler<T> {
+    const keep = this.o.keep ?? ((object: T): T => object);
+    return {
+      replace: (items) => {
+        this.objects.clear();
+        for (const item of items) this.objects.set(this.o.key(item), keep(item));
+        this.changes++;
+        this.notify({ type: 'RELISTED' });
+      },
+      apply: (type, object) => {
+        const key = this.o.key(object);
+        if (type === 'DELETED') this.objects.delete(key);
+        else this.objects.set(key, keep(object));
+        this.changes++;
+        this.notify({ type, object });
+      },
+    };
+  }
+
+  /**
+   * The source, with a 403 stopping the reflector (`forbidden`) and said once, and the end of each
+   * watch told to the waiters.
+   */
+  private guarded(forbidden: AbortController): ListWatch<T> {
+    const stopOn = (err: unknown, verb: string): never => {
+      if (isForbidden(err)) {
+        forbidden.abort();
+        if (!this.forbiddenSaid) {
+          this.forbiddenSaid = true;
+          this.o.log.warn('cannot follow: polling instead', {
+            what: this.source.what,
+            error: `${verb}: ${statusMessage(err)}`,
+            grant: this.o.needs,
+          });
+        }
+      }
+      throw err;
+    };
+    return {
+      what: this.source.what,
+      list: (signal): Promise<Listed<T>> =>
+        this.source.list(signal).catch((err: unknown) => stopOn(err, 'list')),
+      watch: async (resourceVersion, onEvent: (event: WatchEvent<T>) => void, signal): Promise<void> => {
+        try {
+          await this.source.watch(resourceVersion, onEvent, signal);
+        } catch (err) {
+          stopOn(err, 'watch');
+        } finally {
+          // a watch that ended may have missed something until the next one: waiters look again
+          for (const wake of [...this.waiters]) wake();
+        }
+      },
+    };
+  }
+}
