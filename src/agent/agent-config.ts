@@ -104,6 +104,10 @@ export interface AgentViews {
   onNodeChange(listener: (annotations: Record<string, string>) => void): () => void;
   /** Stops following the own pods (the agent is idle: nothing reads them until a reboot is wanted). */
   releasePods(): void;
+  /** Follows the lock's DaemonSet: this agent holds a slot (its cycle reads the lock again and again). */
+  holdLock(): void;
+  /** Stops following the lock's DaemonSet: no slot held (a waiter follows only its own Node). */
+  releaseLock(): void;
   /**
    * What of the own Node, as followed, a pass decides on (its labels, annotations, cordon and
    * taints; not its status, which the kubelet moves); undefined while it is not followed.

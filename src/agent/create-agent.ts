@@ -56,7 +56,10 @@ export interface AgentIo {
 }
 
 /** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
-export function ownViewsOf(config: Pick<Config, 'nodeId'>, io: AgentIo): OwnViews | undefined {
+export function ownViewsOf(
+  config: Pick<Config, 'nodeId' | 'dsNamespace' | 'dsName'>,
+  io: AgentIo,
+): OwnViews | undefined {
   if (io.views === false) return undefined;
   return (
     io.views ??
@@ -66,6 +69,7 @@ export function ownViewsOf(config: Pick<Config, 'nodeId'>, io: AgentIo): OwnView
       clock: io.clock,
       log: io.logger,
       random: io.random ?? Math.random,
+      lock: { namespace: config.dsNamespace, name: config.dsName },
       ...(io.viewSilenceMs === undefined ? {} : { silenceMs: io.viewSilenceMs }),
     })
   );

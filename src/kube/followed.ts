@@ -58,9 +58,12 @@ export class Followed<T> {
     private readonly o: FollowedOptions<T>,
   ) {}
 
-  /** Follows until `signal` aborts; after a 403, again FORBIDDEN_RETRY_MS later. Never rejects. */
-  async run(signal: AbortSignal): Promise<void> {
-    while (!aborted(signal)) {
+  /**
+   * Follows until `signal` aborts; after a 403, again FORBIDDEN_RETRY_MS later. Never rejects. With
+   * `start`, the first round watches from that list (no list of its own first).
+   */
+  async run(signal: AbortSignal, start?: Listed<T>): Promise<void> {
+    for (let from = start; !aborted(signal); from = undefined) {
       const forbidden = new AbortController();
       const both = AbortSignal.any([signal, forbidden.signal]);
       const reflector = new Reflector(this.guarded(forbidden), {
@@ -70,7 +73,7 @@ export class Followed<T> {
         ...(this.o.silenceMs === undefined ? {} : { silenceMs: this.o.silenceMs }),
       });
       this.reflector = reflector;
-      await reflector.run(this.handler(), both);
+      await reflector.run(this.handler(), both, from === undefined ? {} : { from });
       this.reflector = undefined;
       this.notify({ type: 'RELISTED' });
       if (aborted(signal)) return;
@@ -190,5 +193,93 @@ export class Followed<T> {
         }
       },
     };
+  }
+}
+
+/** Is version `a` at least `b`? Numbers as kube-apiserver's are compared; other tokens only for equality. */
+function atLeast(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) >= BigInt(b);
+}
+
+/** The version of an object ('' when it has none). */
+export function versionOf(object: { metadata?: { resourceVersion?: string } } | undefined): string {
+  return object?.metadata?.resourceVersion ?? '';
+}
+
+/**
+ * One object (a single-object ListWatch: the own Node, the lock's DaemonSet) followed, with what this
+ * agent wrote of it: a write answers with the object as written, and until the watch has brought
+ * that version, reads answer with it (never an older object than one this agent wrote or read). A
+ * write that failed sends the next read to the API server (a guarded write's retry must not plan from
+ * the view that made it fail). Followed for as long as it is held.
+ */
+export class FollowedObject<T extends { metadata?: { resourceVersion?: string } }> {
+  /** The object as this agent last wrote or read it past the view, until the view has its version. */
+  private noted: T | undefined;
+  /** The last write failed: the next read asks the server. */
+  private dirty = false;
+  /** While held: stops the following. */
+  private holding: AbortController | undefined;
+
+  constructor(
+    readonly followed: Followed<T>,
+    private readonly key: string,
+  ) {
+    followed.subscribe((change) => {
+      const noted = this.noted;
+      const watched = this.followed.get(this.key);
+      if (noted === undefined) return;
+      if (
+        change.type === 'RELISTED' ||
+        (watched !== undefined && atLeast(versionOf(watched), versionOf(noted)))
+      )
+        this.noted = undefined;
+    });
+  }
+
+  /** Is it held (followed, or being followed)? */
+  get held(): boolean {
+    return this.holding !== undefined;
+  }
+
+  /** Follows it within `signal` until released, from `seed` (an answer already at hand) when given. */
+  hold(signal: AbortSignal, seed?: T): void {
+    if (this.holding !== undefined) return;
+    const stop = new AbortController();
+    this.holding = stop;
+    const start = seed === undefined ? undefined : { items: [seed], resourceVersion: versionOf(seed) };
+    void this.followed.run(AbortSignal.any([signal, stop.signal]), start).finally(() => {
+      if (this.holding === stop) this.holding = undefined;
+    });
+  }
+
+  /** Stops following it. */
+  release(): void {
+    this.holding?.abort();
+    this.holding = undefined;
+    this.noted = undefined;
+  }
+
+  /** The object as best known without a request; undefined when a read must ask the server. */
+  current(): T | undefined {
+    if (this.dirty) return undefined;
+    const watched = this.followed.get(this.key);
+    if (watched === undefined) return undefined;
+    return this.noted ?? watched;
+  }
+
+  /** An answer about it from the server (a write's, a read's): newer than the view until the view has it. */
+  note(object: T): void {
+    this.dirty = false;
+    const watched = this.followed.get(this.key);
+    this.noted = watched !== undefined && atLeast(versionOf(watched), versionOf(object)) ? undefined : object;
+  }
+
+  /** A write of it failed: the next read asks the server. */
+  spoil(): void {
+    this.dirty = true;
+    this.noted = undefined;
   }
 }

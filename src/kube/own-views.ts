@@ -13,17 +13,18 @@
 import type { Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import { matches, type Selector } from '../selector/label-selector.js';
-import { Followed, type Change } from './followed.js';
-import type { Kube, V1Node, V1Pod } from './kube.js';
-import { nodeListWatch, podsListWatch } from './list-watch.js';
-import { ViewedKube, versionOf, type OwnSource } from './viewed-kube.js';
+import { Followed, FollowedObject } from './followed.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod } from './kube.js';
+import { daemonSetListWatch, nodeListWatch, podsListWatch } from './list-watch.js';
+import { ViewedKube, type OwnSource } from './viewed-kube.js';
 
 /**
- * The own watches ask the server to end them after 30–60 minutes (kube's own default when a client
- * gives none), not client-go's 5–10: an idle agent then opens about one watch an hour per object.
+ * The own watches ask the server to end them after 4–8 hours, not client-go's 5–10 minutes: a waiter
+ * holds its watch for as long as the wave lasts (hours on patch night: 4h35m for 1,000 nodes at
+ * concurrency 10), and each new watch is one request more per node, which would grow with the fleet.
  * A hung connection is found by the silence bound instead (the server sends bookmarks every minute).
  */
-export const OWN_WATCH_MIN_SECONDS = 1800;
+export const OWN_WATCH_MIN_SECONDS = 4 * 3600;
 /** A watch of the agent's own that brings neither an event nor a bookmark for this long is given up. */
 export const OWN_WATCH_SILENCE_MS = 150_000;
 /** The agent's first read of its Node waits this long for the view's first list before it asks itself. */
@@ -42,13 +43,8 @@ export interface OwnViewsOptions {
   random: () => number;
   /** Silence bound of each watch; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
   silenceMs?: number;
-}
-
-/** Is version `a` at least `b`? Numbers as kube-apiserver's are compared; other tokens only for equality. */
-function atLeast(a: string, b: string): boolean {
-  if (a === b) return true;
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) >= BigInt(b);
+  /** The lock's DaemonSet (--ds-namespace, --ds-name): followed while this agent holds a slot. */
+  lock?: { namespace: string; name: string };
 }
 
 function podKey(pod: V1Pod): string {
@@ -63,17 +59,26 @@ function keptPod(pod: V1Pod): V1Pod {
   return { ...pod, metadata };
 }
 
-/** The agent's own Node and pods, followed; `kube` answers from them. */
+/** A number in [0, 1) that `text` always gives (FNV-1a): a spread that draws nothing at random. */
+function spread(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash / 2 ** 32;
+}
+
+/**
+ * The agent's own Node (for as long as it runs), its own pods (while a reboot is wanted) and the
+ * lock's DaemonSet (while it holds a slot: DESIGN §13 leaves the waiters to their own Node), each
+ * followed by one reflector; `kube` answers from them.
+ */
 export class OwnViews implements OwnSource {
-  readonly node: Followed<V1Node>;
+  readonly node: FollowedObject<V1Node>;
   readonly pods: Followed<V1Pod>;
+  /** The lock's DaemonSet; undefined when the agent names none. */
+  readonly lock: FollowedObject<V1DaemonSet> | undefined;
   /** The Kube that answers from the views (and passes everything else on). */
   readonly kube: ViewedKube;
-  /** The Node as this agent last wrote (or read past the view) it, until the watch brings it. */
-  private noted: V1Node | undefined;
-  /** The last write of the Node failed: the next read asks the server. */
-  private dirty = false;
-  /** run()'s signal: the pods are followed on demand within it. */
+  /** run()'s signal: the pods and the lock are followed on demand within it. */
   private running: AbortSignal | undefined;
   /** The pods' reflector, while it runs. */
   private podsRun: AbortController | undefined;
@@ -86,32 +91,60 @@ export class OwnViews implements OwnSource {
       random: o.random,
       ...(silenceMs > 0 ? { silenceMs } : {}),
     };
-    const timeoutSeconds = (): number => Math.round(OWN_WATCH_MIN_SECONDS * (1 + o.random()));
-    this.node = new Followed(nodeListWatch(o.kube, o.nodeName, { timeoutSeconds: timeoutSeconds() }), {
-      ...common,
-      key: () => o.nodeName,
-      needs: `get and watch on nodes (its own, ${o.nodeName})`,
-    });
-    this.pods = new Followed(podsListWatch(o.kube, o.nodeName, { timeoutSeconds: timeoutSeconds() }), {
+    // spread by the node's name, not drawn from `random`: the agent's own draws stay as they were
+    const timeoutSeconds = (salt: string): number =>
+      Math.round(OWN_WATCH_MIN_SECONDS * (1 + spread(`${o.nodeName}/${salt}`)));
+    const node = nodeListWatch(o.kube, o.nodeName, { timeoutSeconds: timeoutSeconds('node') });
+    this.node = new FollowedObject(
+      new Followed(node, {
+        ...common,
+        key: () => o.nodeName,
+        needs: `get and watch on nodes (${o.nodeName})`,
+      }),
+      o.nodeName,
+    );
+    this.pods = new Followed(podsListWatch(o.kube, o.nodeName, { timeoutSeconds: timeoutSeconds('pods') }), {
       ...common,
       key: podKey,
       keep: keptPod,
       needs: 'list and watch on pods (the ClusterRole of chart 0.2 and later grants watch)',
     });
-    this.node.subscribe((change) => {
-      this.take(change);
-    });
+    const lock = o.lock;
+    this.lock =
+      lock === undefined
+        ? undefined
+        : new FollowedObject(
+            new Followed(daemonSetListWatch(o.kube, lock.namespace, lock.name), {
+              ...common,
+              key: () => lock.name,
+              needs: `get and watch on the DaemonSet ${lock.namespace}/${lock.name}`,
+            }),
+            lock.name,
+          );
     this.kube = new ViewedKube(o.kube, this);
   }
 
-  /** Follows the own Node until `signal` aborts (and the own pods while held). Never rejects. */
+  /** Follows the own Node until `signal` aborts (and the pods and the lock while held). Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     this.running = signal;
+    this.node.hold(signal);
     try {
-      await this.node.run(signal);
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else
+          signal.addEventListener(
+            'abort',
+            () => {
+              resolve();
+            },
+            { once: true },
+          );
+      });
     } finally {
       this.running = undefined;
+      this.node.release();
       this.releasePods();
+      this.releaseLock();
     }
   }
 
@@ -132,64 +165,59 @@ export class OwnViews implements OwnSource {
     this.podsRun = undefined;
   }
 
+  /**
+   * Follows the lock's DaemonSet (this agent holds a slot: its cycle reads the lock again and again),
+   * from the last answer about it at hand, unless followed already or run() is not running.
+   */
+  holdLock(): void {
+    const running = this.running;
+    if (running === undefined || this.lock === undefined || this.lock.held) return;
+    this.lock.hold(running, this.kube.lastLockAnswer());
+  }
+
+  /** Stops following the lock (the slot is given back, or none is held). */
+  releaseLock(): void {
+    this.lock?.release();
+  }
+
   /** Is the own Node followed now? */
   get following(): boolean {
-    return this.node.following;
+    return this.node.followed.following;
   }
 
   /** The next change of the own Node (and of the own pods with `pods`), a break, or `ms`. */
   async changed(ms: number, signal: AbortSignal, pods: boolean): Promise<void> {
-    if (!pods || this.podsRun === undefined) return this.node.changed(ms, signal);
+    if (!pods || this.podsRun === undefined) return this.node.followed.changed(ms, signal);
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
-    await Promise.race([this.node.changed(ms, both), this.pods.changed(ms, both)]);
+    await Promise.race([this.node.followed.changed(ms, both), this.pods.changed(ms, both)]);
     stop.abort();
   }
 
   /** Calls `listener` with the own Node's annotations at each change. */
   onNodeChange(listener: (annotations: Record<string, string>) => void): () => void {
-    return this.node.subscribe(() => {
-      const node = this.currentNode();
+    return this.node.followed.subscribe(() => {
+      const node = this.node.current();
       if (node !== undefined) listener({ ...node.metadata?.annotations });
     });
   }
 
   /** The own Node's labels, annotations and spec as followed; undefined while not followed. */
   fingerprint(): string | undefined {
-    const node = this.currentNode();
+    const node = this.node.current();
     if (node === undefined) return undefined;
     return JSON.stringify([node.metadata?.labels, node.metadata?.annotations, node.spec]);
   }
 
-  /** The own Node as best known without a request; undefined when a read must ask the server. */
-  currentNode(): V1Node | undefined {
-    if (this.dirty) return undefined;
-    const watched = this.node.get(this.o.nodeName);
-    if (watched === undefined) return undefined;
-    return this.noted ?? watched;
-  }
-
   /**
-   * currentNode(), after waiting up to NODE_SYNC_WAIT_MS for the view's first list when it is being
-   * taken (the agent's first pass starts with the view): one GET, not two.
+   * The own Node as followed, after waiting up to NODE_SYNC_WAIT_MS for the view's first list when it
+   * is being taken (the agent's first pass starts with the view): one GET, not two.
    */
   async nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined> {
-    if (this.running !== undefined && !this.dirty && !this.node.following && this.node.changes === 0)
-      await this.node.synced(NODE_SYNC_WAIT_MS, signal);
-    return this.currentNode();
-  }
-
-  /** A Node this agent wrote or read from the server: newer than the view until the view has it. */
-  note(node: V1Node): void {
-    this.dirty = false;
-    const watched = this.node.get(this.o.nodeName);
-    this.noted = watched !== undefined && atLeast(versionOf(watched), versionOf(node)) ? undefined : node;
-  }
-
-  /** A write of the Node failed: the next read asks the server. */
-  spoil(): void {
-    this.dirty = true;
-    this.noted = undefined;
+    const followed = this.node.followed;
+    if (this.running !== undefined && !followed.following && followed.changes === 0)
+      await followed.synced(NODE_SYNC_WAIT_MS, signal);
+    return this.node.current();
   }
 
   /** The own pods that `selector` selects, as followed; undefined when a read must ask the server. */
@@ -197,17 +225,5 @@ export class OwnViews implements OwnSource {
     this.holdPods();
     if (this.podsRun === undefined || !(await this.pods.synced(PODS_SYNC_WAIT_MS, signal))) return undefined;
     return this.pods.items()?.filter((p) => matches(selector, p.metadata?.labels));
-  }
-
-  /** The view's Node moved: what was noted is old once the view has its version. */
-  private take(change: Change<V1Node>): void {
-    const noted = this.noted;
-    if (noted === undefined) return;
-    const watched = this.node.get(this.o.nodeName);
-    if (
-      change.type === 'RELISTED' ||
-      (watched !== undefined && atLeast(versionOf(watched), versionOf(noted)))
-    )
-      this.noted = undefined;
   }
 }

@@ -1,8 +1,10 @@
-// The Kube an agent works through (issue 42): what it reads of its own Node and pods comes from the
-// watches of OwnViews (own-views.ts) while they are open, a watch of its own Node is the view's, reads
-// of the lock's DaemonSet within one pass share one answer; everything else is passed on unchanged.
-import { monotonicMs } from '../clock/clock.js';
+// The Kube an agent works through (issue 42): what it reads of its own Node and pods, and of the
+// lock's DaemonSet while it holds a slot, comes from the watches of OwnViews (own-views.ts) while
+// they are open; a watch of its own Node is the view's; a read repeated within one pass (the lock's
+// DaemonSet, the nodes in a cycle) shares the first answer. Everything else is passed on unchanged.
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
+import { versionOf, type Followed, type FollowedObject } from './followed.js';
 import type {
   CoreV1Event,
   JsonPatchOp,
@@ -19,47 +21,40 @@ import type {
   WatchEvent,
   WatchOptions,
 } from './kube.js';
-import type { Clock } from '../clock/clock.js';
-import type { Followed } from './followed.js';
-
-/** The version of an object ('' when it has none). */
-export function versionOf(object: { metadata?: { resourceVersion?: string } } | undefined): string {
-  return object?.metadata?.resourceVersion ?? '';
-}
 
 /** What ViewedKube answers from: OwnViews (own-views.ts). */
 export interface OwnSource {
-  readonly o: { nodeName: string; clock: Clock };
+  readonly o: { nodeName: string; clock: Clock; lock?: { namespace: string; name: string } };
   /** The own Node as followed. */
-  readonly node: Pick<Followed<V1Node>, 'subscribe' | 'following'>;
-  currentNode(): V1Node | undefined;
+  readonly node: Pick<FollowedObject<V1Node>, 'current' | 'note' | 'spoil'> & {
+    readonly followed: Pick<Followed<V1Node>, 'subscribe' | 'following'>;
+  };
+  /** The lock's DaemonSet as followed while a slot is held. */
+  readonly lock: Pick<FollowedObject<V1DaemonSet>, 'current' | 'note' | 'spoil'> | undefined;
   nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined>;
-  note(node: V1Node): void;
-  spoil(): void;
   currentPods(selector: Selector, signal?: AbortSignal): Promise<V1Pod[] | undefined>;
 }
 
-/** Reads of the lock's DaemonSet this close together share one answer (one pass of the decision). */
+/**
+ * Reads repeated this close together, with no write of this agent in between that could change the
+ * answer (see write), share one answer: one pass of the decision reads the lock's DaemonSet for the
+ * slot it holds, the pause, whether it would take a slot, the acquisition and the release, and the
+ * nodes in a cycle for the question and the acquisition. A watch event of the DaemonSet ends its
+ * sharing too (a waiter woken by a change reads afresh).
+ */
 export const SHARED_READ_MS = 1_000;
 
-/** The Kube an agent works through: its own Node and pods from OwnViews, the rest passed on. */
+/** The Kube an agent works through: its own objects from OwnViews, the rest passed on. */
 export class ViewedKube implements Kube {
-  /** The last answer about a DaemonSet (the lock's), shared by reads within SHARED_READ_MS. */
-  private sharedDaemonSet: { key: string; at: number; object: V1DaemonSet } | undefined;
+  /** Answers shared by repeated reads (SHARED_READ_MS), by request. */
+  private readonly shared = new Map<string, { at: number; value: unknown }>();
+  /** The last answer about the lock's DaemonSet (a read's or a write's), to start following it from. */
+  private lockAnswer: V1DaemonSet | undefined;
 
   constructor(
     private readonly inner: Kube,
     private readonly views: OwnSource,
   ) {}
-
-  /**
-   * A request of any kind but a read of the DaemonSet: the next read of the DaemonSet is its own.
-   * (Only reads one right after the other, nothing asked or written in between, share an answer.)
-   */
-  private ask<T>(work: () => Promise<T>): Promise<T> {
-    this.sharedDaemonSet = undefined;
-    return work();
-  }
 
   get health(): Kube['health'] {
     return this.inner.health;
@@ -69,24 +64,66 @@ export class ViewedKube implements Kube {
     return this.inner.serverTime;
   }
 
+  /** The last answer about the lock's DaemonSet at hand (a read's or a write's), if any. */
+  lastLockAnswer(): V1DaemonSet | undefined {
+    return this.lockAnswer;
+  }
+
+  /**
+   * A write of `resource`: reads of it after it are their own. A write of the lock, an eviction or a
+   * Lease ends every sharing: after them the lock is read afresh (a drain's look at its slot, a
+   * retry). Only the Node's writes and Events leave the lock's answer shared (the end of a cycle
+   * writes the Node, then gives the slot back on the answer read for it).
+   */
+  private write<T>(
+    resource: 'nodes' | 'events' | 'daemonsets' | 'pods' | 'leases',
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const only = resource === 'nodes' || resource === 'events';
+    for (const key of [...this.shared.keys()])
+      if (!only || key.startsWith(`${resource} `)) this.shared.delete(key);
+    return work();
+  }
+
+  /**
+   * A read (key: its resource, a space, what it asks) that repeats within SHARED_READ_MS of the last
+   * identical one, no write of the resource between, shares its answer.
+   */
+  private async sharedRead<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const clock = this.views.o.clock;
+    const shared = this.shared.get(key);
+    if (shared !== undefined && monotonicMs(clock) - shared.at < SHARED_READ_MS)
+      return structuredClone(shared.value) as T;
+    const value = await read();
+    this.shared.set(key, { at: monotonicMs(clock), value });
+    return value;
+  }
+
   private own(name: string): boolean {
     return name === this.views.o.nodeName;
+  }
+
+  private isLock(namespace: string, name: string): boolean {
+    const lock = this.views.o.lock;
+    return lock?.namespace === namespace && lock.name === name;
   }
 
   async getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
     const current = this.own(name) ? await this.views.nodeSoon(signal) : undefined;
     if (current !== undefined) return structuredClone(current);
-    const node = await this.ask(() => this.inner.getNode(name, signal));
-    if (this.own(name)) this.views.note(node);
+    const node = await this.inner.getNode(name, signal);
+    if (this.own(name)) this.views.node.note(node);
     return node;
   }
 
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
-    return this.ask(() => this.inner.listNodes(options, signal));
+    return this.sharedRead(`nodes ${JSON.stringify(options ?? {})}`, () =>
+      this.inner.listNodes(options, signal),
+    );
   }
 
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
-    return this.ask(() => this.inner.listNodesPage(options, signal));
+    return this.inner.listNodesPage(options, signal);
   }
 
   /**
@@ -96,43 +133,45 @@ export class ViewedKube implements Kube {
    */
   watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     const own = options.fieldSelector === `metadata.name=${this.views.o.nodeName}`;
-    const current = own ? this.views.currentNode() : undefined;
-    if (current === undefined || options.signal.aborted)
-      return this.ask(() => this.inner.watchNodes(onEvent, options));
-    if (options.resourceVersion !== versionOf(current))
-      onEvent({ type: 'MODIFIED', object: structuredClone(current) });
+    const current = own ? this.views.node.current() : undefined;
+    if (current === undefined || options.signal.aborted) return this.inner.watchNodes(onEvent, options);
+    const followed = this.views.node.followed;
+    const { signal } = options;
     return new Promise<void>((resolve) => {
       const end = (): void => {
         unsubscribe();
-        options.signal.removeEventListener('abort', end);
+        signal.removeEventListener('abort', end);
         resolve();
       };
-      const unsubscribe = this.views.node.subscribe((change) => {
-        const now = this.views.currentNode();
-        if (!this.views.node.following) end();
+      // listening first: the watcher may stop at the first event, sent at once
+      signal.addEventListener('abort', end, { once: true });
+      const unsubscribe = followed.subscribe((change) => {
+        const now = this.views.node.current();
+        if (!followed.following) end();
         else if (change.type === 'DELETED') onEvent({ type: 'DELETED', object: change.object });
         else if (now !== undefined) onEvent({ type: 'MODIFIED', object: structuredClone(now) });
       });
-      options.signal.addEventListener('abort', end, { once: true });
+      if (options.resourceVersion !== versionOf(current))
+        onEvent({ type: 'MODIFIED', object: structuredClone(current) });
     });
   }
 
-  async jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
-    return this.written(name, () => this.inner.jsonPatchNode(name, ops, signal));
+  jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => this.inner.jsonPatchNode(name, ops, signal));
   }
 
-  async mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
-    return this.written(name, () => this.inner.mergePatchNode(name, patch, signal));
+  mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => this.inner.mergePatchNode(name, patch, signal));
   }
 
-  /** A write of a Node: the own Node's answer is noted, a failure spoils the view for the next read. */
-  private async written(name: string, write: () => Promise<V1Node>): Promise<V1Node> {
+  /** A write of a Node: the own Node's answer is noted, a failure sends the next read to the server. */
+  private async writtenNode(name: string, write: () => Promise<V1Node>): Promise<V1Node> {
     try {
-      const node = await this.ask(write);
-      if (this.own(name)) this.views.note(node);
+      const node = await this.write('nodes', write);
+      if (this.own(name)) this.views.node.note(node);
       return node;
     } catch (err) {
-      if (this.own(name)) this.views.spoil();
+      if (this.own(name)) this.views.node.spoil();
       throw err;
     }
   }
@@ -149,15 +188,15 @@ export class ViewedKube implements Kube {
       options.resourceVersion === undefined;
     const selector = own ? selectorOf(options.labelSelector) : undefined;
     const pods = selector === undefined ? undefined : await this.views.currentPods(selector, signal);
-    return pods ?? this.ask(() => this.inner.listPods(namespace, options, signal));
+    return pods ?? this.inner.listPods(namespace, options, signal);
   }
 
   listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
-    return this.ask(() => this.inner.listPodsPage(namespace, options, signal));
+    return this.inner.listPodsPage(namespace, options, signal);
   }
 
   watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
-    return this.ask(() => this.inner.watchPods(onEvent, options));
+    return this.inner.watchPods(onEvent, options);
   }
 
   evictPod(
@@ -166,7 +205,7 @@ export class ViewedKube implements Kube {
     gracePeriodSeconds?: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.ask(() => this.inner.evictPod(namespace, name, gracePeriodSeconds, signal));
+    return this.write('pods', () => this.inner.evictPod(namespace, name, gracePeriodSeconds, signal));
   }
 
   deletePod(
@@ -175,35 +214,37 @@ export class ViewedKube implements Kube {
     options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.ask(() => this.inner.deletePod(namespace, name, options, signal));
+    return this.write('pods', () => this.inner.deletePod(namespace, name, options, signal));
   }
 
+  /** Changes nothing (dryRun=All): a read. */
   dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.ask(() => this.inner.dryRunEviction(namespace, name, signal));
+    return this.inner.dryRunEviction(namespace, name, signal);
   }
 
   listPodDisruptionBudgets(
     namespace: string | undefined,
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]> {
-    return this.ask(() => this.inner.listPodDisruptionBudgets(namespace, signal));
+    return this.inner.listPodDisruptionBudgets(namespace, signal);
   }
 
   /**
-   * Reads of the lock's DaemonSet one right after the other (within SHARED_READ_MS, nothing asked or
-   * written in between) share one answer: one pass of the decision reads it for the slot it holds,
-   * the pause and whether it would take a slot. Any other request (a write of it above all) and a
-   * watch event of it end the sharing: an acquisition, a retry after a conflict, a waiter woken by a
-   * change and the re-verify before a reboot read it afresh.
+   * The lock's DaemonSet from its view while this agent holds a slot (OwnViews.holdLock); otherwise
+   * read, a read repeated within one pass sharing the answer.
    */
   async getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
-    const key = `${namespace}/${name}`;
-    const shared = this.sharedDaemonSet;
-    const now = monotonicMs(this.views.o.clock);
-    if (shared?.key === key && now - shared.at < SHARED_READ_MS) return structuredClone(shared.object);
-    const object = await this.inner.getDaemonSet(namespace, name, signal);
-    this.sharedDaemonSet = { key, at: monotonicMs(this.views.o.clock), object };
-    return object;
+    const lock = this.isLock(namespace, name);
+    const followed = lock ? this.views.lock?.current() : undefined;
+    if (followed !== undefined) return structuredClone(followed);
+    const ds = await this.sharedRead(`daemonsets ${namespace}/${name}`, () =>
+      this.inner.getDaemonSet(namespace, name, signal),
+    );
+    if (lock) {
+      this.lockAnswer = ds;
+      this.views.lock?.note(ds);
+    }
+    return ds;
   }
 
   listDaemonSets(
@@ -211,29 +252,44 @@ export class ViewedKube implements Kube {
     options?: ListOptions,
     signal?: AbortSignal,
   ): Promise<V1DaemonSet[]> {
-    return this.ask(() => this.inner.listDaemonSets(namespace, options, signal));
+    return this.inner.listDaemonSets(namespace, options, signal);
   }
 
-  mergePatchDaemonSet(
+  async mergePatchDaemonSet(
     namespace: string,
     name: string,
     patch: object,
     signal?: AbortSignal,
   ): Promise<V1DaemonSet> {
-    return this.ask(() => this.inner.mergePatchDaemonSet(namespace, name, patch, signal));
+    const lock = this.isLock(namespace, name);
+    try {
+      const ds = await this.write('daemonsets', () =>
+        this.inner.mergePatchDaemonSet(namespace, name, patch, signal),
+      );
+      if (lock) {
+        this.lockAnswer = ds;
+        this.views.lock?.note(ds);
+      }
+      return ds;
+    } catch (err) {
+      if (lock) this.views.lock?.spoil();
+      throw err;
+    }
   }
 
+  /** A change of the DaemonSet ends the sharing of reads of it: a waiter woken by it reads afresh. */
   watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
+    const key = `daemonsets ${namespace}/${name}`;
     return this.inner.watchDaemonSet(
       namespace,
       name,
       (event) => {
-        if (event.type !== 'BOOKMARK') this.sharedDaemonSet = undefined;
+        if (event.type !== 'BOOKMARK') this.shared.delete(key);
         onEvent(event);
       },
       options,
@@ -241,19 +297,19 @@ export class ViewedKube implements Kube {
   }
 
   getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
-    return this.ask(() => this.inner.getLease(namespace, name, signal));
+    return this.inner.getLease(namespace, name, signal);
   }
 
   createLease(namespace: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
-    return this.ask(() => this.inner.createLease(namespace, lease, signal));
+    return this.write('leases', () => this.inner.createLease(namespace, lease, signal));
   }
 
   replaceLease(namespace: string, name: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
-    return this.ask(() => this.inner.replaceLease(namespace, name, lease, signal));
+    return this.write('leases', () => this.inner.replaceLease(namespace, name, lease, signal));
   }
 
   createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {
-    return this.ask(() => this.inner.createEvent(namespace, event, signal));
+    return this.write('events', () => this.inner.createEvent(namespace, event, signal));
   }
 
   mergePatchEvent(
@@ -262,7 +318,7 @@ export class ViewedKube implements Kube {
     patch: object,
     signal?: AbortSignal,
   ): Promise<CoreV1Event> {
-    return this.ask(() => this.inner.mergePatchEvent(namespace, name, patch, signal));
+    return this.write('events', () => this.inner.mergePatchEvent(namespace, name, patch, signal));
   }
 }
 

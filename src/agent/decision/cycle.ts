@@ -76,6 +76,8 @@ export interface Handoff {
  * then the cycle record with our cordon (beginCycle).
  */
 export async function cordon(pass: Pass, holder: LockHolder): Promise<CycleRecord> {
+  // the holder follows the lock from its acquisition's answer on: the drain and the re-verify read it
+  pass.deps.views?.holdLock();
   const draining: Outcome = {
     kind: 'draining',
     reason: `lock acquired by ${holder.nodeID}; cordoning and draining`,
@@ -164,6 +166,8 @@ export type Drained = { outcome: Outcome } | { record: CycleRecord };
  * times.
  */
 export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome | Handoff> {
+  // the way to the reboot reads the slot again and again (the drain, the re-verify): follow the lock
+  pass.deps.views?.holdLock();
   let next: Next = { step: first, record, redrain: false };
   let redrains = 0;
   let recounts = 0;

@@ -158,6 +158,7 @@ export class Pass {
 
   async release(): Promise<void> {
     await this.env.slot.release(this.signal);
+    this.deps.views?.releaseLock();
   }
 
   /** What we record in our slot for a node in `record`'s cycle. */
