@@ -104,6 +104,8 @@ export interface AgentViews {
   onNodeChange(listener: (annotations: Record<string, string>) => void): () => void;
   /** Stops following the own pods (the agent is idle: nothing reads them until a reboot is wanted). */
   releasePods(): void;
+  /** A new pass of the decision begins: it shares no read's answer with the pass before. */
+  newPass(): void;
   /** Follows the lock's DaemonSet: this agent holds a slot (its cycle reads the lock again and again). */
   holdLock(): void;
   /** Stops following the lock's DaemonSet: no slot held (a waiter follows only its own Node). */

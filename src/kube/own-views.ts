@@ -82,6 +82,8 @@ export class OwnViews implements OwnSource {
   private running: AbortSignal | undefined;
   /** The pods' reflector, while it runs. */
   private podsRun: AbortController | undefined;
+  /** This agent holds a slot (holdLock), whether or not the lock is followed. */
+  private slotHeld = false;
 
   constructor(readonly o: OwnViewsOptions) {
     const silenceMs = o.silenceMs ?? OWN_WATCH_SILENCE_MS;
@@ -170,6 +172,7 @@ export class OwnViews implements OwnSource {
    * from the last answer about it at hand, unless followed already or run() is not running.
    */
   holdLock(): void {
+    this.slotHeld = true;
     const running = this.running;
     if (running === undefined || this.lock === undefined || this.lock.held) return;
     this.lock.hold(running, this.kube.lastLockAnswer());
@@ -177,7 +180,21 @@ export class OwnViews implements OwnSource {
 
   /** Stops following the lock (the slot is given back, or none is held). */
   releaseLock(): void {
+    this.slotHeld = false;
     this.lock?.release();
+  }
+
+  /** A new pass of the decision begins: it shares no answer of the pass before. */
+  newPass(): void {
+    this.kube.forgetShared();
+  }
+
+  /**
+   * May repeated reads share an answer (ViewedKube)? While the views run and no slot is held: a
+   * holder's looks at its slot (the drain's, the re-verify's) come from the lock's view or the server.
+   */
+  shares(): boolean {
+    return this.running !== undefined && !this.slotHeld;
   }
 
   /** Is the own Node followed now? */

@@ -27,20 +27,22 @@ export interface OwnSource {
   readonly o: { nodeName: string; clock: Clock; lock?: { namespace: string; name: string } };
   /** The own Node as followed. */
   readonly node: Pick<FollowedObject<V1Node>, 'current' | 'note' | 'spoil'> & {
-    readonly followed: Pick<Followed<V1Node>, 'subscribe' | 'following'>;
+    readonly followed: Pick<Followed<V1Node>, 'subscribe' | 'following' | 'get'>;
   };
   /** The lock's DaemonSet as followed while a slot is held. */
   readonly lock: Pick<FollowedObject<V1DaemonSet>, 'current' | 'note' | 'spoil'> | undefined;
   nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined>;
+  /** May repeated reads share an answer now? */
+  shares(): boolean;
   currentPods(selector: Selector, signal?: AbortSignal): Promise<V1Pod[] | undefined>;
 }
 
 /**
- * Reads repeated this close together, with no write of this agent in between that could change the
- * answer (see write), share one answer: one pass of the decision reads the lock's DaemonSet for the
- * slot it holds, the pause, whether it would take a slot, the acquisition and the release, and the
- * nodes in a cycle for the question and the acquisition. A watch event of the DaemonSet ends its
- * sharing too (a waiter woken by a change reads afresh).
+ * Reads repeated within one pass of the decision and this close together, with no write of this agent
+ * in between that could change the answer (see write), share one answer: a pass reads the lock's
+ * DaemonSet for the slot it holds, the pause, whether it would take a slot, the acquisition and the
+ * release, and the nodes in a cycle for the question and the acquisition. A pass never shares the
+ * answers of the one before (forgetShared): a waiter woken by another node's change reads afresh.
  */
 export const SHARED_READ_MS = 1_000;
 
@@ -48,6 +50,8 @@ export const SHARED_READ_MS = 1_000;
 export class ViewedKube implements Kube {
   /** Answers shared by repeated reads (SHARED_READ_MS), by request. */
   private readonly shared = new Map<string, { at: number; value: unknown }>();
+  /** Writes sent, by the resource whose sharing they end ('*': every resource's). */
+  private readonly writes = new Map<string, number>();
   /** The last answer about the lock's DaemonSet (a read's or a write's), to start following it from. */
   private lockAnswer: V1DaemonSet | undefined;
 
@@ -62,6 +66,12 @@ export class ViewedKube implements Kube {
 
   get serverTime(): Kube['serverTime'] {
     return this.inner.serverTime;
+  }
+
+  /** A new pass of the decision begins: no answer of the last is shared with it (others moved since). */
+  forgetShared(): void {
+    this.shared.clear();
+    this.writes.set('*', (this.writes.get('*') ?? 0) + 1);
   }
 
   /** The last answer about the lock's DaemonSet at hand (a read's or a write's), if any. */
@@ -80,22 +90,34 @@ export class ViewedKube implements Kube {
     work: () => Promise<T>,
   ): Promise<T> {
     const only = resource === 'nodes' || resource === 'events';
+    const counted = only ? resource : '*';
+    this.writes.set(counted, (this.writes.get(counted) ?? 0) + 1);
     for (const key of [...this.shared.keys()])
       if (!only || key.startsWith(`${resource} `)) this.shared.delete(key);
     return work();
   }
 
+  /** Writes so far that end the sharing of reads of `resource` (see write). */
+  private writesOf(resource: string): number {
+    return (this.writes.get('*') ?? 0) + (this.writes.get(resource) ?? 0);
+  }
+
   /**
    * A read (key: its resource, a space, what it asks) that repeats within SHARED_READ_MS of the last
-   * identical one, no write of the resource between, shares its answer.
+   * identical one, no write of the resource between, shares its answer, while the views allow it
+   * (OwnViews.shares). An answer to a read that a write overtook (sent before it, answered after it)
+   * is not shared: it may predate the write.
    */
   private async sharedRead<T>(key: string, read: () => Promise<T>): Promise<T> {
+    if (!this.views.shares()) return read();
     const clock = this.views.o.clock;
     const shared = this.shared.get(key);
     if (shared !== undefined && monotonicMs(clock) - shared.at < SHARED_READ_MS)
       return structuredClone(shared.value) as T;
+    const resource = key.slice(0, key.indexOf(' '));
+    const before = this.writesOf(resource);
     const value = await read();
-    this.shared.set(key, { at: monotonicMs(clock), value });
+    if (this.writesOf(resource) === before) this.shared.set(key, { at: monotonicMs(clock), value });
     return value;
   }
 
@@ -145,8 +167,9 @@ export class ViewedKube implements Kube {
       };
       // listening first: the watcher may stop at the first event, sent at once
       signal.addEventListener('abort', end, { once: true });
+      // the watch's own events, as the view's watch brought them (not what this agent wrote since)
       const unsubscribe = followed.subscribe((change) => {
-        const now = this.views.node.current();
+        const now = followed.get(this.views.o.nodeName);
         if (!followed.following) end();
         else if (change.type === 'DELETED') onEvent({ type: 'DELETED', object: change.object });
         else if (now !== undefined) onEvent({ type: 'MODIFIED', object: structuredClone(now) });

@@ -104,6 +104,7 @@ export class Decision {
     const verdict = this.memory.clean ? await deps.sentinel.rebootRequired(signal) : undefined;
     if (verdict !== undefined && !verdict.required) return notRequired(verdict);
     this.memory.clean = false;
+    deps.views?.newPass();
     const node = await deps.node.get(signal);
     this.env.progress.noteNode(node);
     const pass = new Pass(this.env, signal, node, acquire);
