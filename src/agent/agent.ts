@@ -208,7 +208,7 @@ export class Agent {
       case 'pending': // only startUp ends here: the first lock attempt
         return this.deps.random() * Math.min(period, FIRST_TICK_MAX_MS);
       case 'verifying':
-        return this.jitter(Math.min(period, this.verifyLookMs()));
+        return Math.min(this.jitter(Math.min(period, this.verifyLookMs())), this.untilMs(outcome.timeoutAt));
       case 'holding':
         return this.jitter(Math.min(period, HOLDING_POLL_MS));
       case 'waiting-for-lock':
@@ -223,6 +223,13 @@ export class Agent {
       default:
         return this.jitter(period);
     }
+  }
+
+  /** Time until `at` (ms since the epoch; a moment after it, so that it has passed), Infinity without one. */
+  private untilMs(at: number | undefined): number {
+    return at === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, at - this.deps.clock.now().getTime() + 1);
   }
 
   /** How often the readiness wait looks: at each change and this often while it follows, else a poll. */
@@ -299,7 +306,8 @@ export class Agent {
         await this.deps.clock.sleep(wait, signal);
         return;
       }
-      const timedOut = monotonicMs(this.deps.clock) - started >= wait;
+      // (within a millisecond: timers and the virtual clock round what they were asked for)
+      const timedOut = monotonicMs(this.deps.clock) - started >= wait - 1;
       if (!timedOut || quiet === undefined || !(await this.stillQuiet(quiet, signal))) return;
     }
   }

@@ -16,7 +16,6 @@ type PlainKind =
   | 'quarantined'
   | 'aborted'
   | 'rebooting'
-  | 'verifying'
   | 'holding'
   | 'failed'
   | 'lock-lost'
@@ -31,6 +30,11 @@ export type Outcome =
   | { kind: PlainKind; reason: string }
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
+  /**
+   * Rebooted, not ready yet. `timeoutAt`: when --post-reboot-timeout passes (ms since the epoch,
+   * this host's clock), so that the wait for readiness ends by then, whatever it waits on.
+   */
+  | { kind: 'verifying'; reason: string; timeoutAt?: number }
   /**
    * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
    * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait. `fleetLockFull`: it

@@ -119,14 +119,24 @@ export class Followed<T> {
     }
   }
 
-  /** Resolves once following (true), or after `ms` (false). */
+  /**
+   * Is it followed now, waiting up to `ms` for its first list when that is still being taken (a
+   * reader that comes with the start need not ask the server itself)? Once listed, or once a list or
+   * watch has failed, it answers at once: a reader then asks the server, not the view.
+   */
   async synced(ms: number, signal?: AbortSignal): Promise<boolean> {
     const until = monotonicMs(this.o.clock) + ms;
-    for (let left = ms; !this.following && left > 0; left = until - monotonicMs(this.o.clock)) {
+    for (let left = ms; this.firstListDue(); left = until - monotonicMs(this.o.clock)) {
+      if (left <= 0 || signal?.aborted === true) return false;
       await this.changed(Math.min(left, 1_000), signal);
-      if (signal?.aborted === true) return false;
     }
     return this.following;
+  }
+
+  /** Is its first list still being taken (running, nothing listed yet, nothing failed yet)? */
+  private firstListDue(): boolean {
+    const r = this.reflector;
+    return r !== undefined && !r.synced && r.nextPauseMs() === 0 && this.changes === 0;
   }
 
   /** Calls `listener` with every change from now on; returns the function that stops it. */

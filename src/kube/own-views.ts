@@ -231,9 +231,7 @@ export class OwnViews implements OwnSource {
    * is being taken (the agent's first pass starts with the view): one GET, not two.
    */
   async nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined> {
-    const followed = this.node.followed;
-    if (this.running !== undefined && !followed.following && followed.changes === 0)
-      await followed.synced(NODE_SYNC_WAIT_MS, signal);
+    if (this.running !== undefined) await this.node.followed.synced(NODE_SYNC_WAIT_MS, signal);
     return this.node.current();
   }
 

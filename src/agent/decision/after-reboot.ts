@@ -41,7 +41,9 @@ export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcom
     }));
   }
   const { postRebootTimeoutMs, onPostRebootTimeout } = pass.config;
-  if (now.getTime() - since < postRebootTimeoutMs) return verifying;
+  // the wait for readiness ends by the timeout, whatever it waits on (the Node's watch, a poll)
+  if (now.getTime() - since < postRebootTimeoutMs)
+    return { ...verifying, timeoutAt: since + postRebootTimeoutMs };
   const what = waiting.join('; ');
   const after = shortDuration(postRebootTimeoutMs);
   if (onPostRebootTimeout === 'hold') {
