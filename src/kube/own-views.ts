@@ -109,7 +109,7 @@ export class OwnViews implements OwnSource {
       ...common,
       key: podKey,
       keep: keptPod,
-      needs: 'list and watch on pods (the ClusterRole of chart 0.2 and later grants watch)',
+      needs: 'list and watch on pods (the ClusterRole of the chart grants both)',
     });
     const lock = o.lock;
     this.lock =
