@@ -106,8 +106,23 @@ export class Agent {
       if (signal?.aborted) throw err;
       outcome = { kind: 'error', reason: errorText(err) };
     }
-    if (outcome !== this.reporter.last) await this.reporter.report(outcome, signal);
+    if (outcome !== this.reporter.last && !this.stillIdle(outcome))
+      await this.reporter.report(outcome, signal);
     return outcome;
+  }
+
+  /**
+   * Idle again, for the same reason: nothing to report (the status says so, the metrics too). An idle
+   * agent at --period 5s logged a line every period for it (issue 42: an idle agent costs nothing).
+   */
+  private stillIdle(outcome: Outcome): boolean {
+    const last = this.reporter.last;
+    return (
+      outcome.kind === 'idle' &&
+      last?.kind === 'idle' &&
+      last.reason === outcome.reason &&
+      !this.reporter.statusUnsent
+    );
   }
 
   /**
