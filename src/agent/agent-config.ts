@@ -95,11 +95,13 @@ export interface AgentViews {
   run(signal: AbortSignal): Promise<void>;
   /** Is the own Node followed now (a wait for its change is worth more than a poll)? */
   readonly following: boolean;
+  /** Changes of the own Node and pods taken in so far (the `since` of changed). */
+  version(): number;
   /**
    * Resolves at the next change of the own Node (and of the own pods with `pods`), when a watch
-   * breaks, after `ms`, or when `signal` aborts.
+   * breaks, after `ms`, or when `signal` aborts; at once when one came since `since` (version()).
    */
-  changed(ms: number, signal: AbortSignal, pods: boolean): Promise<void>;
+  changed(ms: number, signal: AbortSignal, pods: boolean, since?: number): Promise<void>;
   /** Calls `listener` with the own Node's annotations at each change; returns the function that stops it. */
   onNodeChange(listener: (annotations: Record<string, string>) => void): () => void;
   /** Stops following the own pods (the agent is idle: nothing reads them until a reboot is wanted). */
@@ -112,7 +114,8 @@ export interface AgentViews {
   releaseLock(): void;
   /**
    * What of the own Node, as followed, a pass decides on (its labels, annotations, cordon and
-   * taints; not its status, which the kubelet moves); undefined while it is not followed.
+   * taints; not its status, which the kubelet moves), and of the lock as last seen; undefined while
+   * the Node is not followed.
    */
   fingerprint(): string | undefined;
 }

@@ -68,6 +68,8 @@ export class Agent {
   private idleWait: AbortController | undefined;
   /** wake() interrupted the idle wait: the next pass is a start-up pass (taint now, lock later). */
   private woken = false;
+  /** The views' version() when the last pass began (a wait ends at once on a change since). */
+  private since: number | undefined;
   /** FleetLock refusals in a row (the retry backs off with them). */
   private fleetLockWaits = 0;
 
@@ -149,6 +151,8 @@ export class Agent {
     let last: Outcome | undefined;
     while (!signal.aborted) {
       try {
+        // what the views had taken in when this pass began: a change during it ends the wait after it
+        this.since = this.deps.views?.version();
         if (last === undefined || this.woken) {
           this.woken = false;
           last = await this.startUp(signal);
@@ -294,7 +298,7 @@ export class Agent {
     const views = this.deps.views;
     if (last?.kind === 'verifying' && views?.following === true) {
       // readiness is what the Node (and its DaemonSet pods) say: look again when they change
-      await views.changed(delay, signal, this.config.waitForDaemonSetPods);
+      await views.changed(delay, signal, this.config.waitForDaemonSetPods, this.since);
       signal.throwIfAborted();
       return;
     }

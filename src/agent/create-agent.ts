@@ -184,6 +184,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
       fallback: config.drainFallback,
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
+      ...(views === undefined ? {} : { pods: views.podChanges() }),
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),

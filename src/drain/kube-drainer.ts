@@ -23,7 +23,7 @@ import { abortReason, type Clock } from '../clock/clock.js';
 import { isNotFound, isTooManyRequests, statusBody, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { settled, type Run, type Target } from './drain-target.js';
-import { waitSettled, type WaitOptions } from './drain-wait.js';
+import { waitSettled, type PodChanges, type WaitOptions } from './drain-wait.js';
 import type { Logger } from '../log/logger.js';
 import type { Selector } from '../selector/label-selector.js';
 import type { DrainRule } from '../config/config.js';
@@ -58,6 +58,8 @@ export interface KubeDrainerOptions {
   pollMs?: number;
   /** How often at most DrainHooks.keepGoing is asked. Default KEEP_GOING_EVERY_MS. */
   keepGoingEveryMs?: number;
+  /** The pods' changes when a watch follows them (drain-wait.ts): evicted pods seen gone at once. */
+  pods?: PodChanges;
 }
 
 /** Attempts at evicting one pod when the answer is neither 429, 403 (terminating namespace) nor 404. */
@@ -201,6 +203,7 @@ export class KubeDrainer implements Drainer {
       skipWaitForDeleteTimeoutSeconds: this.o.skipWaitForDeleteTimeoutSeconds,
       askToGoOn: (r) => this.askToGoOn(r),
       sleepBefore: (r, ms) => this.sleepBefore(r, ms),
+      pods: this.o.pods,
     };
   }
 

@@ -102,10 +102,12 @@ export class Followed<T> {
 
   /**
    * Resolves at the next change (an event, a whole list), when a watch ends (something may have been
-   * missed meanwhile: look again), after `ms`, or when `signal` aborts.
+   * missed meanwhile: look again), after `ms`, or when `signal` aborts; at once when `changes` has
+   * moved from `since` (a change came between the caller's read and its wait).
    */
-  async changed(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted === true || ms <= 0) return;
+  async changed(ms: number, signal?: AbortSignal, since?: number): Promise<void> {
+    // a change after `since` (a count of changes the caller read with) has come already
+    if (signal?.aborted === true || ms <= 0 || (since !== undefined && this.changes !== since)) return;
     const stop = new AbortController();
     const both = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
     const wake = (): void => {

@@ -202,13 +202,33 @@ export class OwnViews implements OwnSource {
     return this.node.followed.following;
   }
 
-  /** The next change of the own Node (and of the own pods with `pods`), a break, or `ms`. */
-  async changed(ms: number, signal: AbortSignal, pods: boolean): Promise<void> {
+  /** Changes of the own Node and pods taken in so far: `since` of changed(). */
+  version(): number {
+    return this.node.followed.changes + this.pods.changes;
+  }
+
+  /**
+   * The next change of the own Node (and of the own pods with `pods`), a break, or `ms`; at once when
+   * a change came since the caller read `since` (version()).
+   */
+  async changed(ms: number, signal: AbortSignal, pods: boolean, since?: number): Promise<void> {
+    if (since !== undefined && this.version() !== since) return;
     if (!pods || this.podsRun === undefined) return this.node.followed.changed(ms, signal);
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
     await Promise.race([this.node.followed.changed(ms, both), this.pods.changed(ms, both)]);
     stop.abort();
+  }
+
+  /** The own pods' changes, for the drain's wait until its evicted pods are gone (drain-wait.ts). */
+  podChanges(): {
+    version(): number;
+    changed(ms: number, signal: AbortSignal | undefined, since: number): Promise<void>;
+  } {
+    return {
+      version: () => this.pods.changes,
+      changed: (ms, signal, since) => this.pods.changed(ms, signal, since),
+    };
   }
 
   /** Calls `listener` with the own Node's annotations at each change. */
@@ -219,11 +239,17 @@ export class OwnViews implements OwnSource {
     });
   }
 
-  /** The own Node's labels, annotations and spec as followed; undefined while not followed. */
+  /**
+   * The own Node's labels, annotations and spec as followed, and the lock's annotations as last seen;
+   * undefined while the Node is not followed.
+   */
   fingerprint(): string | undefined {
     const node = this.node.current();
     if (node === undefined) return undefined;
-    return JSON.stringify([node.metadata?.labels, node.metadata?.annotations, node.spec]);
+    // and the lock's annotations as last seen (read, written, or watched by a wait for a slot: a
+    // change it saw means a pass, even when its wait ended on its timeout)
+    const lock = this.kube.lastLockAnswer()?.metadata?.annotations;
+    return JSON.stringify([node.metadata?.labels, node.metadata?.annotations, node.spec, lock]);
   }
 
   /**

@@ -300,7 +300,10 @@ export class ViewedKube implements Kube {
     }
   }
 
-  /** A change of the DaemonSet ends the sharing of reads of it: a waiter woken by it reads afresh. */
+  /**
+   * A change of the DaemonSet ends the sharing of reads of it (a waiter woken by it reads afresh), and
+   * is the last answer about the lock.
+   */
   watchDaemonSet(
     namespace: string,
     name: string,
@@ -308,11 +311,16 @@ export class ViewedKube implements Kube {
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
     const key = `daemonsets ${namespace}/${name}`;
+    const lock = this.isLock(namespace, name);
     return this.inner.watchDaemonSet(
       namespace,
       name,
       (event) => {
-        if (event.type !== 'BOOKMARK') this.shared.delete(key);
+        if (event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+          this.shared.delete(key);
+          // what this agent last saw of the lock (the wait for a slot watches it): see OwnViews.fingerprint
+          if (lock) this.lockAnswer = event.object;
+        }
         onEvent(event);
       },
       options,

@@ -90,6 +90,10 @@ export class FakeNode implements NodeOps {
     }
     r.labels = merged(r.labels, change.labels);
     r.annotations = merged(r.annotations, change.annotations);
+    if (change.withoutTaint !== undefined) {
+      const key = change.withoutTaint;
+      r.taints = r.taints.filter((t) => !(t.key === key && t.effect === 'PreferNoSchedule'));
+    }
     // a status that rides in a write of its step (issue 42) is a status written, as setStatus's
     const status = change.annotations?.[STATUS_ANNOTATION];
     if (typeof status === 'string') r.statuses.push(JSON.parse(status) as NodeStatus);

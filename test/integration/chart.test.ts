@@ -1026,7 +1026,7 @@ const PERMISSIONS: Record<
 /** The documented RBAC of the agents, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -95,9 +95,13 @@ export async function complete(
     }
     // A quarantine ends with the cycle that rebooted the node after all.
     const lift = liftWrite(node);
+    // and our taint, in the same write (one request, not two)
+    const taint = config.preferNoScheduleTaint;
+    const ours = node.taints.some((t) => t.key === taint && t.effect === 'PreferNoSchedule');
     return {
       labels: { ...config.postRebootNodeLabels, ...lift.labels },
       annotations: { ...annotations, ...lift.annotations },
+      ...(taint !== '' && ours ? { withoutTaint: taint } : {}),
     };
   });
   observePhases(pass, record);
