@@ -74,6 +74,9 @@ export class Followed<T> {
       });
       this.reflector = reflector;
       await reflector.run(this.handler(), both, from === undefined ? {} : { from });
+      // a run that was stopped may end after the next one started (released, then held again): it
+      // must not take the new reflector with it
+      if (this.reflector !== reflector) return;
       this.reflector = undefined;
       this.notify({ type: 'RELISTED' });
       if (aborted(signal)) return;
@@ -135,10 +138,10 @@ export class Followed<T> {
     return this.following;
   }
 
-  /** Is its first list still being taken (running, nothing listed yet, nothing failed yet)? */
+  /** Is the first list of this run still being taken (running, nothing listed yet, nothing failed yet)? */
   private firstListDue(): boolean {
     const r = this.reflector;
-    return r !== undefined && !r.synced && r.nextPauseMs() === 0 && this.changes === 0;
+    return r !== undefined && !r.synced && r.nextPauseMs() === 0;
   }
 
   /** Calls `listener` with every change from now on; returns the function that stops it. */

@@ -150,6 +150,23 @@ describe('the drain, following its pods', () => {
   });
 });
 
+describe('the own pods, followed again after an idle spell', () => {
+  it('are read from the new watch once it has listed: one list of the pods per reboot wanted, not two', async () => {
+    server.create<V1Pod>('pods', webPod('web-a', 'n1'));
+    const v = views();
+    const own = { fieldSelector: 'spec.nodeName=n1' };
+    expect((await v.kube.listPods(undefined, own, stop.signal)).map((p) => p.metadata?.name)).toEqual([
+      'web-a',
+    ]);
+    expect(podLists()).toBe(1);
+    v.releasePods(); // the agent is idle again
+    expect((await v.kube.listPods(undefined, own, stop.signal)).map((p) => p.metadata?.name)).toEqual([
+      'web-a',
+    ]);
+    expect(podLists()).toBe(2);
+  });
+});
+
 describe('the readiness wait after the reboot, following its Node', () => {
   const LOCK = 'weave.works/kured-node-lock';
 
