@@ -16,6 +16,8 @@ export interface Snapshot {
   watching: Map<string, number>;
   /** apiserver_response_sizes_sum over resource requests (watches report 0 here). */
   responseBytes: number;
+  /** The same by "VERB resource[/subresource]". */
+  bytesByKind: Map<string, number>;
   /** apiserver_watch_events_sizes_sum: every event sent to every watcher. */
   watchBytes: number;
   watchEvents: number;
@@ -73,7 +75,9 @@ const COLLECT: Record<string, Collect> = {
     if (l.verb === 'WATCH') add(s.watching, l.resource ?? '', v);
   },
   apiserver_response_sizes_sum: (s, l, v) => {
-    if (l.resource !== '') s.responseBytes += v;
+    if (l.resource === '') return;
+    s.responseBytes += v;
+    add(s.bytesByKind, keyOf(l), v);
   },
   apiserver_watch_events_sizes_sum: (s, _l, v) => {
     s.watchBytes += v;
@@ -112,6 +116,7 @@ export function parseMetrics(text: string, atMs: number, own: OwnTraffic, etcdCp
     self: new Map(),
     watching: new Map(),
     responseBytes: 0,
+    bytesByKind: new Map(),
     watchBytes: 0,
     watchEvents: 0,
     listRead: 0,
@@ -142,6 +147,11 @@ export interface WindowCost {
   seconds: number;
   /** Requests (watches counted when they start) by "VERB resource". */
   byKind: Map<string, number>;
+  /**
+   * Response bytes by "VERB resource" (the server's counter: compressed bytes where it compressed;
+   * the benchmark's own answers included, which it makes few of).
+   */
+  bytesByKind: Map<string, number>;
   requests: number;
   /** Response bytes plus watch event bytes. */
   bytes: number;
@@ -189,9 +199,15 @@ export function windowCost(a: Snapshot, b: Snapshot, idleCpuPerSecond: number): 
   const byKind = requestsBetween(a, b);
   const ownBytes = b.own.bytes - a.own.bytes;
   const watchBytes = b.watchBytes - a.watchBytes;
+  const bytesByKind = new Map<string, number>();
+  for (const [k, v] of b.bytesByKind) {
+    const d = v - (a.bytesByKind.get(k) ?? 0);
+    if (d > 0) bytesByKind.set(k, d);
+  }
   return {
     seconds,
     byKind,
+    bytesByKind,
     requests: total(byKind),
     bytes: b.responseBytes - a.responseBytes + watchBytes - ownBytes,
     watchBytes,

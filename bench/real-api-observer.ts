@@ -4,8 +4,8 @@
 // judges in the simulator: hand-offs out of need order, more holders than --concurrency.
 import { STATUS_ANNOTATION, parseStatus } from '../src/node/status.js';
 import { entriesOf, parseLockAnnotation } from '../src/lock/kured-lock-format.js';
-import { TURN_ANNOTATION, parseTurn } from '../src/lock/turn.js';
-import { compareWaiters, type Waiter } from '../src/lock/wait-queue.js';
+import { TURN_ANNOTATION, parseTurn } from '../src/queue/turn.js';
+import { compareWaiters, type Waiter } from '../src/queue/wait-queue.js';
 import type { AdminClient } from './real-api-admin.js';
 import { DS_NAME, LOCK_ANNOTATION, NS } from './real-api-fleet.js';
 

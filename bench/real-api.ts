@@ -107,11 +107,12 @@ function byKindTable(results: readonly RunResult[]): string {
     ...windows.map(({ r, w }) => {
       const h = w?.handOffs.length ?? 0;
       const v = w?.cost.byKind.get(k) ?? 0;
-      return h > 0 ? `${(v / h).toFixed(2)} (${(v / r.n).toFixed(2)})` : '-';
+      const kb = (w?.cost.bytesByKind.get(k) ?? 0) / 1e3;
+      return h > 0 ? `${(v / h).toFixed(2)} (${(v / r.n).toFixed(2)}); ${(kb / h).toFixed(1)} KB` : '-';
     }),
   ]);
   return table(
-    "Requests per hand-off (per node) by verb and resource (the server's counters; its self-requests and the benchmark's own taken out)",
+    "Requests per hand-off (per node) by verb and resource, and their response KB per hand-off (the server's counters; its self-requests and the benchmark's own taken out; LIST nodes is the fleet gates' reads)",
     ['request', ...windows.map((x) => x.name)],
     rows,
   );

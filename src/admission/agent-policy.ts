@@ -58,6 +58,8 @@ export interface PolicySpec {
       apiVersions: string[];
       operations: string[];
       resources: string[];
+      /** Only objects of these names (kube matches the request's name); absent = every name. */
+      resourceNames?: string[];
     }[];
   };
   matchConditions: NamedExpression[];
@@ -187,7 +189,7 @@ const LOCK_FORM = `^(${LOCK_ENTRY}|\\{"maxOwners":(${placeholder('maxOwners')}),
  * `text` as a single-quoted CEL string literal. A regular expression's backslashes are doubled:
  * `\{` is an invalid escape in CEL, and kube-apiserver refuses the whole policy for one.
  */
-function celString(text: string): string {
+export function celString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
@@ -285,7 +287,11 @@ function lockPolicy(): PolicySpec {
   );
 }
 
-/** The policy on evictions: only with the configured grace period. */
+/**
+ * The policy on evictions: only with the configured grace period. The rest of the Eviction is not
+ * judged: the precondition on the pod's UID that every eviction of the agent names (issue 44), and a
+ * dry run (the PDB pre-flight), can only narrow what is evicted.
+ */
 function evictionPolicy(): PolicySpec {
   const grace = value('drainGracePeriod');
   return agentPolicy(

@@ -53,6 +53,14 @@ export type AgentConfig = Pick<
   | 'rebootDeadlineMs'
   | 'autoscalerProtection'
   | 'settleTimeMs'
+  // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
+  | 'dsNamespace'
+  | 'dsName'
+  | 'lockAnnotation'
+  | 'drainGracePeriodSeconds'
+  | 'concurrency'
+  | 'concurrencyPercent'
+  | 'drainFallback'
 >;
 
 /** Everything the agent talks to. */

@@ -14,7 +14,8 @@ import { FLEETLOCK_RETRY_MAX_MS, FLEETLOCK_RETRY_MS } from '../fleetlock/fleetlo
 import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
-import type { Outcome } from './outcome.js';
+import { misconfiguredBy } from './decision/misconfigured.js';
+import { waitsAgainWhenQuiet, type Outcome } from './outcome.js';
 import { Reporter } from './report.js';
 import { rebootRequestOf } from '../node/reboot-request.js';
 
@@ -106,7 +107,8 @@ export class Agent {
       outcome = await this.decision.decide(signal, acquire);
     } catch (err) {
       if (signal?.aborted) throw err;
-      outcome = { kind: 'error', reason: errorText(err) };
+      // a write the agent's own admission policy denies is a configuration error, not an outage
+      outcome = misconfiguredBy(err, this.config) ?? { kind: 'error', reason: errorText(err) };
     }
     if (outcome !== this.reporter.last && !this.stillIdle(outcome))
       await this.reporter.report(outcome, signal);
@@ -310,16 +312,18 @@ export class Agent {
   }
 
   /**
-   * The wait for a slot or a turn. The lock spreads the waiters woken by a freed slot itself
-   * (DaemonSetLock, HERD_SPREAD_MS) and returns only to those that may still find it free: no extra
-   * pause here. A waiter's wait that times out with nothing changed is followed by another (stillQuiet).
+   * The wait for a slot or a turn, as the last refusal said. The lock spreads the waiters woken by a
+   * freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and returns only to those that may still find
+   * it free: no extra pause here. A wait that times out with nothing changed may be followed by
+   * another (waitsAgainWhenQuiet, stillQuiet).
    */
   private async waitForLock(delay: number, last: Outcome, signal: AbortSignal): Promise<void> {
+    const how = last.kind === 'waiting-for-lock' ? last.wait : undefined;
     for (let wait = delay; ; wait = this.nextDelay(last)) {
-      const quiet = last.kind === 'waiting-for-lock' ? this.quiet() : undefined;
+      const quiet = waitsAgainWhenQuiet(last) ? this.quiet() : undefined;
       const started = monotonicMs(this.deps.clock);
       try {
-        await this.deps.lock.waitForChange(wait, signal);
+        await this.deps.lock.waitForChange(wait, signal, how);
       } catch (err) {
         if (signal.aborted) throw err;
         await this.deps.clock.sleep(wait, signal);
@@ -341,12 +345,10 @@ export class Agent {
   }
 
   /**
-   * A wait for the lock or a turn that timed out (no slot freed, no turn given, the coordinator still
-   * there) ends in another wait, not in a pass, while nothing the pass decides on has changed: the
-   * sentinel still asks, the window is still open, the own Node (labels, annotations, cordon, taints:
-   * an admin's request, a pause, an approval) is as it was. Each waiter's pass reads the lock, the
-   * Lease and the lock's holders; once a period per waiter, that grew with the length of the wave,
-   * i.e. with the fleet (issue 42). The queue and the lock wake a waiter whose turn or slot comes.
+   * A timed-out wait for a slot or a turn ends in another wait, not a pass, while nothing the pass
+   * decides on changed: the sentinel still asks, the window is open, the own Node (an admin's request,
+   * a pause, an approval) and the lock as last seen are as they were. A pass per period per waiter
+   * grew with the wave's length, i.e. with the fleet (issue 42); a turn or a slot wakes the waiter.
    */
   private async stillQuiet(quiet: string, signal: AbortSignal): Promise<boolean> {
     const { sentinel, window, clock } = this.deps;

@@ -7,8 +7,8 @@ import type { Kube } from '../kube/kube.js';
 import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
-import { CoordinatorLease, coordinatorLeaseName } from '../lock/coordinator-lease.js';
-import { NodeTurnGate } from '../lock/turn-gate.js';
+import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
+import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
@@ -94,6 +94,9 @@ export type LockConfig = Pick<
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'lockQueue'
+  | 'coordinator'
+  | 'maxUnhealthyNodes'
+  | 'maxQuarantined'
 >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
@@ -140,18 +143,15 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({
-      kube,
-      clock,
-      groupLabel: grouped ? config.groupLabel : undefined,
-      coordinator,
-    }),
+    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
+    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
+    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
     clock,
     log,
     random,
-    ...(config.lockQueue === 'none'
+    ...(config.lockQueue === 'none' || !config.coordinator
       ? {}
       : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random }) }),
   });
@@ -169,7 +169,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock, coordinator }),
+    blockers: createBlockers(config, { kube, node, clock }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({
@@ -185,6 +185,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
       ...(views === undefined ? {} : { pods: views.podChanges() }),
+      random,
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),

@@ -1,6 +1,7 @@
 // The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
 import type { RebootResult } from '../metrics/agent-metrics.js';
 import type { EventReason } from '../events/events.js';
+import type { FleetGate, LockWait, Refusal } from '../lock/lock.js';
 import type { Phase } from '../node/status.js';
 
 /** Kinds that carry only a reason. */
@@ -30,6 +31,7 @@ export type Outcome =
   | { kind: PlainKind; reason: string }
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
+  | Misconfigured
   /**
    * Rebooted, not ready yet. `timeoutAt`: when --post-reboot-timeout passes (ms since the epoch,
    * this host's clock), so that the wait for readiness ends by then, whatever it waits on.
@@ -46,6 +48,10 @@ export type Outcome =
       kind: 'waiting-for-lock';
       reason: string;
       holders: string[];
+      /** The fleet gate that holds this node back (room.ts), when one does: kured_ts_blocked says it. */
+      gate?: FleetGate;
+      /** How to wait for the next try, as the lock said (default: for a slot). */
+      wait?: LockWait;
       fleetLock?: true;
       fleetLockFull?: true;
     }
@@ -55,6 +61,18 @@ export type Outcome =
    * slot taken) to the slot released, for kured_ts_reboot_duration_seconds.
    */
   | { kind: 'completed' | 'timed-out'; reason: string; uncordoned: boolean; durationMs: number };
+
+/**
+ * The agent's own admission policy denied one of its requests: a configuration error (the policy and
+ * the agent run with different values), not a block to wait out. `policy` names it, `options` the
+ * flags it is rendered from (src/admission/own-denial.ts).
+ */
+export interface Misconfigured {
+  kind: 'misconfigured';
+  reason: string;
+  policy: string;
+  options: string[];
+}
 
 export type OutcomeKind = Outcome['kind'];
 
@@ -71,6 +89,11 @@ export interface Effects {
   lockHeld?: boolean;
   /** kured_ts_reboots_total{result} once when this kind is first reached. */
   rebootResult?: RebootResult;
+  /**
+   * Reported once: the same outcome again (same kind and reason, after nothing but progress) is
+   * logged at debug level and records no Event; its status stands as written.
+   */
+  once?: true;
 }
 
 const normal = (reason: EventReason): { reason: EventReason; type: 'Normal' } => ({ reason, type: 'Normal' });
@@ -102,6 +125,13 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     level: 'info',
     message: 'reboot blocked',
     lockHeld: false,
+  },
+  misconfigured: {
+    phase: 'failed',
+    events: [warning('ConfigurationError')],
+    level: 'error',
+    message: 'configuration error: the admission policy of kured-ts denies the agent',
+    once: true,
   },
   'awaiting-approval': {
     phase: 'awaiting-approval',
@@ -226,4 +256,26 @@ export function effectsOf(outcome: Outcome): Effects {
     return { ...base, events: [...base.events, normal('Uncordoned')] };
   }
   return base;
+}
+
+/** A refused acquisition as an outcome: waiting for the lock, with the fleet gate that held it, if one did. */
+export function waitingFor(refused: Refusal): Outcome {
+  return {
+    kind: 'waiting-for-lock',
+    reason: refused.reason,
+    holders: refused.holders,
+    ...(refused.gate === undefined ? {} : { gate: refused.gate }),
+    ...(refused.wait === undefined ? {} : { wait: refused.wait }),
+  };
+}
+
+/**
+ * May a wait after `outcome` that timed out with nothing changed be followed by another wait instead
+ * of a pass (Agent.stillQuiet)? Only a wait for a slot or a turn: a recheck of the fleet's gates, a
+ * back-off and an error retry wait for what shows on nothing the agent follows.
+ */
+export function waitsAgainWhenQuiet(outcome: Outcome): boolean {
+  if (outcome.kind !== 'waiting-for-lock') return false;
+  const how = outcome.wait;
+  return how === undefined || ((how.for === 'slot' || how.for === 'turn') && how.recheck !== true);
 }

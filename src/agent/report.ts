@@ -30,6 +30,14 @@ const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
   'held-after-drain',
 ]);
 
+/** The fields of an outcome's log line: the configuration error names its policy and flags apart. */
+function logFields(node: string, outcome: Outcome): Record<string, unknown> {
+  const fields = { node, outcome: outcome.kind, reason: outcome.reason };
+  return outcome.kind === 'misconfigured'
+    ? { ...fields, policy: outcome.policy, options: outcome.options }
+    : fields;
+}
+
 export interface ReporterDeps {
   node: NodeOps;
   events: EventRecorder;
@@ -67,6 +75,11 @@ export class Reporter {
   private overdueEventAt: number | undefined;
   /** The status of an outcome handed out to ride in the caller's next node write (carry). */
   private carried: { kind: string; reason: string; status: NodeStatus } | undefined;
+  /**
+   * The last outcome reported once (Effects.once), as kind and reason, while no other end of a pass
+   * followed it: its repeats are quiet.
+   */
+  private reportedOnce: string | undefined;
 
   constructor(
     private readonly nodeId: string,
@@ -112,9 +125,10 @@ export class Reporter {
     this.last = outcome;
     const fx = effectsOf(outcome);
     const { logger, events } = this.deps;
-    logger[fx.level](fx.message, { node: this.nodeId, outcome: outcome.kind, reason: outcome.reason });
+    const repeated = this.repeated(outcome, fx);
+    logger[repeated ? 'debug' : fx.level](fx.message, logFields(this.nodeId, outcome));
     this.reportMetrics(outcome, fx);
-    for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
+    if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
     const now = this.deps.clock.now();
     const status = this.takeCarried(outcome) ?? this.statusOf(outcome, fx, now);
     if (status === undefined) return;
@@ -124,6 +138,11 @@ export class Reporter {
     // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
     if (isOverdue(status, now)) await this.reportOverdue(status, now);
     else this.overdueEventAt = undefined;
+    await this.writeStatus(status, signal);
+  }
+
+  /** Writes `status` unless the node carries it already; a failure is logged (written again next time). */
+  private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -133,7 +152,7 @@ export class Reporter {
       this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
-      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
   }
 
@@ -142,6 +161,15 @@ export class Reporter {
     const carried = this.carried;
     this.carried = undefined;
     return carried?.kind === outcome.kind && carried.reason === outcome.reason ? carried.status : undefined;
+  }
+
+  /** Is this the repeat of an outcome reported once (Effects.once)? Notes what it reports. */
+  private repeated(outcome: Outcome, fx: Effects): boolean {
+    if (PROGRESS_KINDS.has(outcome.kind)) return false;
+    const key = `${outcome.kind}\n${outcome.reason}`;
+    const repeated = fx.once === true && this.reportedOnce === key;
+    this.reportedOnce = fx.once === true ? key : undefined;
+    return repeated;
   }
 
   /** The status annotation this outcome writes; undefined for progress without a phase. */
@@ -162,6 +190,7 @@ export class Reporter {
       ...(outcome.kind === 'waiting-for-lock' && outcome.fleetLockFull === true
         ? { fleetLockAsked: now.toISOString() }
         : {}),
+      ...(outcome.kind === 'misconfigured' ? { deniedBy: outcome.policy } : {}),
     };
   }
 
@@ -201,8 +230,7 @@ export class Reporter {
     if (!PROGRESS_KINDS.has(outcome.kind)) this.lastKind = outcome.kind;
     if (fx.lockHeld !== undefined) metrics.setLockHeld(fx.lockHeld);
     if (fx.rebootResult !== undefined && first) metrics.countReboot(fx.rebootResult);
-    if (outcome.kind !== 'error')
-      metrics.setBlocked(outcome.kind === 'blocked' ? outcome.blocker : undefined);
+    if (outcome.kind !== 'error') metrics.setBlocked(heldBy(outcome));
     this.reportStall(outcome);
     this.reportKind(outcome);
   }
@@ -240,4 +268,10 @@ export class Reporter {
       default:
     }
   }
+}
+
+/** What kured_ts_blocked names for an outcome: the blocker that blocks, or the fleet gate a waiter waits on. */
+function heldBy(outcome: Outcome): string | undefined {
+  if (outcome.kind === 'blocked') return outcome.blocker;
+  return outcome.kind === 'waiting-for-lock' ? outcome.gate : undefined;
 }

@@ -1,4 +1,5 @@
 // A blocker: something that can veto a reboot right now.
+import { policyDenial, type PolicyDenial } from '../kube/errors.js';
 import { errorText } from '../text/error-text.js';
 
 export type Verdict = { blocked: false } | { blocked: true; reason: string };
@@ -27,15 +28,25 @@ export function judges(blocker: Pick<Blocker, 'controlPlaneOnly'>, controlPlane:
   return blocker.controlPlaneOnly !== true || controlPlane;
 }
 
-/** The verdict of the first blocker that blocks, with its name; a blocker that fails blocks. */
-export type NamedVerdict = { blocked: false } | { blocked: true; blocker: string; reason: string };
+/**
+ * The verdict of the first blocker that blocks, with its name; a blocker that fails blocks. `denied`:
+ * it failed because an admission policy denied its request (the PDB pre-flight's dry run): the
+ * caller judges whether that is a configuration error rather than a verdict on the reboot.
+ */
+export type NamedVerdict =
+  { blocked: false } | { blocked: true; blocker: string; reason: string; denied?: PolicyDenial };
 
 /** The first blocking verdict wins; a blocker that throws blocks with its error as reason. */
 export async function firstBlock(blockers: readonly Blocker[], signal?: AbortSignal): Promise<NamedVerdict> {
   for (const blocker of blockers) {
-    const verdict = await blocker
-      .check(signal)
-      .catch((err: unknown): Verdict => ({ blocked: true, reason: `${blocker.name}: ${errorText(err)}` }));
+    let verdict: Verdict;
+    try {
+      verdict = await blocker.check(signal);
+    } catch (err: unknown) {
+      const denied = policyDenial(err);
+      const reason = `${blocker.name}: ${errorText(err)}`;
+      return { blocked: true, blocker: blocker.name, reason, ...(denied === undefined ? {} : { denied }) };
+    }
     if (verdict.blocked) return { blocked: true, blocker: blocker.name, reason: verdict.reason };
   }
   return { blocked: false };

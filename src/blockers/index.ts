@@ -2,12 +2,9 @@
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
-import type { CoordinatorLease } from '../lock/coordinator-lease.js';
 import type { NodeOps } from '../node/node.js';
 import type { Blocker } from './blocker.js';
 import { ControlPlaneBlocker } from './control-plane.js';
-import { HealthBlocker } from './health.js';
-import { MaxQuarantinedBlocker } from './max-quarantined.js';
 import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
 import { PodsBlocker } from './pods.js';
@@ -28,16 +25,15 @@ export type BlockerConfig = Pick<
   | 'blockOnPdb'
   | 'drainPodSelector'
   | 'drainRules'
-  | 'maxUnhealthyNodes'
+  | 'drainGracePeriodSeconds'
   | 'quarantineRetryMs'
-  | 'maxQuarantined'
   | 'proxy'
   | 'blockingQueries'
 >;
 
 /**
- * pause (always), quarantine (always: the node's own label says whether it holds), max-quarantined
- * (with --max-quarantined), health (with --max-unhealthy-nodes), control-plane (always: judged for a
+ * pause (always), quarantine (always: the node's own label says whether it holds), control-plane
+ * (always: judged for a
  * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
@@ -45,34 +41,14 @@ export type BlockerConfig = Pick<
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; clock: Clock; coordinator?: CoordinatorLease },
+  io: { kube: Kube; node: NodeOps; clock: Clock },
 ): Blocker[] {
-  const { kube, node, clock, coordinator } = io;
+  const { kube, node, clock } = io;
   const nodeId = config.nodeId;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
     new QuarantineBlocker({ kube, node, nodeId, clock, retryMs: config.quarantineRetryMs }),
   ];
-  if (config.maxQuarantined !== undefined) {
-    blockers.push(
-      new MaxQuarantinedBlocker({
-        kube,
-        nodeId,
-        limit: config.maxQuarantined,
-        ...(coordinator === undefined ? {} : { coordinator }),
-      }),
-    );
-  }
-  if (config.maxUnhealthyNodes !== undefined) {
-    blockers.push(
-      new HealthBlocker({
-        kube,
-        nodeId: config.nodeId,
-        limit: config.maxUnhealthyNodes,
-        ...(coordinator === undefined ? {} : { coordinator }),
-      }),
-    );
-  }
   blockers.push(new ControlPlaneBlocker({ kube, nodeId: config.nodeId }));
   if (config.prometheusUrl !== '') {
     blockers.push(
@@ -98,6 +74,7 @@ export function createBlockers(
         nodeId: config.nodeId,
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
+        drainGracePeriodSeconds: config.drainGracePeriodSeconds,
       }),
     );
   }

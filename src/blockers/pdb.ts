@@ -1,17 +1,19 @@
 // PdbBlocker: pre-flight before taking a slot: would the drain be held back by a PodDisruptionBudget?
 // It asks the API server itself, pod by pod, with a dry-run eviction (dryRun=All: judged, nothing
-// evicted) of each pod the drain would evict: a 429 is a budget that allows no disruption now (the
-// drain would stall holding the slot), a 500 a pod covered by more than one budget (which the
-// Eviction API refuses outright: the drain would fail). The server applies its own rules (the
+// evicted) of each pod the drain would evict, carrying what the drain's eviction will carry
+// (evictionOptions): a 429 is a budget that allows no disruption now (the drain would stall holding
+// the slot), a 500 a pod covered by more than one budget (which the Eviction API refuses outright:
+// the drain would fail). The server applies its own rules (the
 // budget's unhealthy-pod policy, a budget whose status is not yet current), the same the drain will
 // meet, and the cost is one small request per pod of this node whatever the cluster's size: reading
 // the budgets instead meant a list of every PDB of its pods' namespaces, which in a namespace that
 // grows with the fleet grows with it (DESIGN §13; 1,333 budgets in one namespace at 1,000 nodes of
 // the simulator were most of its bytes).
-import { isNotFound, isTooManyRequests, statusCode, statusMessage } from '../kube/errors.js';
+import { isConflict, isNotFound, isTooManyRequests, underSeveralBudgets } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { coveringBudgets } from '../drain/covering-budgets.js';
-import { pdbFromCause } from '../drain/kube-drainer.js';
+import { evictionOptions } from '../drain/eviction.js';
+import { pdbFromCause } from '../drain/eviction-answer.js';
 import { planPod } from '../drain/drain-plan.js';
 import type { DrainRule } from '../config/config.js';
 import type { Selector } from '../selector/label-selector.js';
@@ -24,15 +26,15 @@ export interface PdbBlockerOptions {
   drainPodSelector: Selector;
   /** --drain-rules: pods the rules (or their labels) say skip or wait-completed are not evicted. */
   drainRules?: readonly DrainRule[];
+  /**
+   * --drain-grace-period (-1 = each pod's own): the dry run carries what the drain's eviction will
+   * (evictionOptions), so that the server judges the same request.
+   */
+  drainGracePeriodSeconds: number;
 }
 
 function nameOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
   return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-}
-
-/** kube-apiserver's answer (500) for an eviction of a pod under more than one PodDisruptionBudget. */
-function underSeveralBudgets(err: unknown): boolean {
-  return statusCode(err) === 500 && /more than one PodDisruptionBudget/i.test(statusMessage(err));
 }
 
 export class PdbBlocker implements Blocker {
@@ -61,10 +63,13 @@ export class PdbBlocker implements Blocker {
    */
   private async ask(pod: V1Pod, signal?: AbortSignal): Promise<Verdict> {
     try {
-      await this.options.kube.dryRunEviction(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', signal);
+      const { kube, drainGracePeriodSeconds } = this.options;
+      const [namespace, name] = [pod.metadata?.namespace ?? '', pod.metadata?.name ?? ''];
+      await kube.dryRunEviction(namespace, name, evictionOptions(drainGracePeriodSeconds, pod), signal);
       return { blocked: false };
     } catch (err) {
-      if (isNotFound(err)) return { blocked: false }; // gone since the list: nothing to evict
+      // gone since the list (404), or replaced under its name (409 on the UID): nothing of it to evict
+      if (isNotFound(err) || isConflict(err)) return { blocked: false };
       const reason = await this.refusal(pod, err, signal);
       if (reason === undefined) throw err;
       return { blocked: true, reason };

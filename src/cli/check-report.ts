@@ -11,10 +11,12 @@ export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
 
 /** One line of the evaluation. */
 export interface CheckItem {
-  /** 'sentinel', 'window', a blocker's name, 'node', 'lock'. */
+  /** 'sentinel', 'agent', 'window', a blocker's name, 'node', 'lock'. */
   name: string;
   verdict: CheckVerdict;
   detail: string;
+  /** The fleet gate that holds the node back (the lock item), as kured_ts_blocked names it. */
+  gate?: string;
 }
 
 /** The decision the agent would take, in its own outcome words. */
@@ -24,6 +26,8 @@ export type CheckDecisionKind =
   | 'outside-window'
   | 'blocked'
   | 'awaiting-approval'
+  /** The agent reported that its own admission policy denies it: a configuration error. */
+  | 'misconfigured'
   | 'waiting-for-lock'
   | 'would-reboot'
   | 'in-progress';
@@ -50,7 +54,8 @@ export function formatCheck(report: CheckReport): string[] {
   return [
     `node ${report.node}`,
     ...report.items.map(
-      (i) => `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.detail}`,
+      (i) =>
+        `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.gate === undefined ? '' : `[${i.gate}] `}${i.detail}`,
     ),
     ...formatDrainPlan(report.drain),
     `decision: ${report.decision.kind}: ${report.decision.reason}`,

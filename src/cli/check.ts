@@ -38,6 +38,7 @@ import { formatObject } from './output.js';
 import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
+import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -51,6 +52,7 @@ export type CheckConfig = Pick<
   | 'concurrency'
   | 'concurrencyPercent'
   | 'lockQueue'
+  | 'coordinator'
   | 'groupLabel'
   | 'groupConcurrency'
   | 'groupConcurrencyPercent'
@@ -72,6 +74,7 @@ export type CheckConfig = Pick<
   | 'taintTiming'
   | 'drainPodSelector'
   | 'drainRules'
+  | 'drainGracePeriodSeconds'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'
@@ -110,7 +113,6 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
         kube,
         node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
         clock,
-        coordinator: coordinatorOf(config, { kube, clock }),
       },
     );
 }
@@ -252,9 +254,10 @@ async function newAcquisition(
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
   const role = isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {};
   const result = await lock.wouldAcquire(signal, { ...(group === undefined ? {} : { group }), ...role });
-  return result.acquired
-    ? { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) }
-    : { name: 'lock', verdict: 'blocks', detail: result.reason };
+  if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) };
+  // the fleet gate that holds it back, named as kured_ts_blocked names it
+  const gate = result.gate === undefined ? {} : { gate: result.gate };
+  return { name: 'lock', verdict: 'blocks', detail: result.reason, ...gate };
 }
 
 /** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
@@ -306,12 +309,16 @@ function beforeLock(
   const blocker = items.find(
     (i) => i.verdict === 'blocks' && !own.has(i.name) && !(noSlot && atSlot.has(i.name)),
   );
+  // a configuration error the agent reported holds it back as it holds the agent back (check-agent.ts)
+  const misconfigured = reportedMisconfiguration(node);
   return {
     verdict,
     window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
-    block: blocker
-      ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
-      : { blocked: false },
+    block: misconfigured
+      ? { blocked: true, blocker: 'agent', reason: misconfigured.reason, misconfigured }
+      : blocker
+        ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
+        : { blocked: false },
     bootID: node.status?.nodeInfo?.bootID ?? '',
     ...approvalOf(config, node, server),
     ...(request === undefined ? {} : { request }),
@@ -347,7 +354,8 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
     case 'outside-window':
       return { kind: 'outside-window', reason: detail('window') };
     case 'awaiting-approval':
-      return { kind: 'awaiting-approval', reason: early.reason };
+    case 'misconfigured':
+      return { kind: early.kind, reason: early.reason };
     default:
       return { kind: 'blocked', reason: early.reason };
   }
@@ -383,6 +391,7 @@ export async function evaluateCheck(
   const items: CheckItem[] = [
     await evaluateSentinel(options, io, node, signal),
     ...evaluateRequest(node),
+    ...evaluateAgent(node),
     ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),

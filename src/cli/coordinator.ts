@@ -9,7 +9,8 @@ import { SystemClock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import type { Kube } from '../kube/kube.js';
 import { optionValues, parseFlags } from '../config/parse.js';
-import { createCoordinator, type Coordinator } from '../coordinator/coordinator.js';
+import type { Coordinator } from '../coordinator/coordinator.js';
+import { createCoordinator } from '../coordinator/create-coordinator.js';
 import { createLogger } from '../log/logger.js';
 import { EXIT_OK, addFlags, agentFlags, commandIo, usage, type CommandDeps } from './shared.js';
 
@@ -27,6 +28,7 @@ export const COORDINATOR_FLAGS = [
   'control-plane-last',
   'max-unhealthy-nodes',
   'max-quarantined',
+  'fleetlock-url',
   'log-format',
 ] as const;
 

@@ -3,14 +3,21 @@
 import { isNotFound, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet, V1Lease, V1Node } from '../kube/kube.js';
 import {
-  HEALTH_ANNOTATION,
+  ADVICE_ANNOTATION,
+  HOLDER_MAX_CHARS,
+  bounded,
   coordinatorLeaseName,
-  parseHealth,
-  type FleetHealth,
-} from '../lock/coordinator-lease.js';
-import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../lock/turn.js';
+  parseAdvice,
+} from '../queue/coordinator-lease.js';
+import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn } from '../queue/turn.js';
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
+import {
+  QUARANTINE_ANNOTATION,
+  QUARANTINE_LABEL,
+  parseQuarantine,
+  type QuarantineKind,
+} from '../node/quarantine.js';
 import {
   readDaemonSet,
   readFleetPause,
@@ -83,6 +90,11 @@ export interface NodeReport {
   history: HistoryRecord[];
   /** RFC 3339 time of the last completed reboot, when the cluster records it. */
   lastReboot: string | null;
+  /**
+   * The quarantine (label kured-ts.dev/quarantined), when the node carries it: since when, which kind
+   * of failure put it there (null: the record does not say, or there is none) and the pods it names.
+   */
+  quarantine: { since: string | null; kind: QuarantineKind | null; pods: string[] } | null;
   /** Per-node opt-out (`kured-ts.dev/reboot-paused=true`). */
   paused: boolean;
   unschedulable: boolean;
@@ -107,14 +119,15 @@ export interface StatusReport {
   nodes: NodeReport[];
 }
 
-/** What the coordinator's Lease says: who leads, since its last renewal, and the health it publishes. */
+/** What the coordinator's Lease says: who leads, since its last renewal, and what it advises. */
 export interface CoordinatorReport {
   lease: string;
-  /** The leader; null when the Lease is released (a standby is expected to take it). */
+  /** The leader (cut to 128 characters); null when the Lease is released (a standby is expected to take it). */
   holder: string | null;
   /** The leader's wall clock at its last renewal (for people: nobody compares clocks with it). */
   renewTime: string | null;
-  health: FleetHealth | null;
+  /** The nodes it sees and why it gives no turn now, when it says so under its own name; null otherwise. */
+  advice: { nodes: number; held: string | null } | null;
   /** Set when the Lease could not be read. */
   error: string | null;
 }
@@ -196,9 +209,18 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     lastReboot: lastRebootOf(status),
     approval: approvalOf(annotations[APPROVAL_ANNOTATION]),
     history: parseHistory(annotations[HISTORY_ANNOTATION]),
+    quarantine: quarantineOf(node),
     ...flagsOf(node),
     kured: kuredAnnotations(annotations),
   };
+}
+
+function quarantineOf(node: V1Node): NodeReport['quarantine'] {
+  const meta = node.metadata ?? {};
+  if (meta.labels?.[QUARANTINE_LABEL] === undefined) return null;
+  const record = parseQuarantine(meta.annotations?.[QUARANTINE_ANNOTATION]);
+  if (record === undefined) return { since: null, kind: null, pods: [] };
+  return { since: record.since, kind: record.kind ?? null, pods: record.pods.map((p) => p.pod) };
 }
 
 function flagsOf(node: V1Node): Pick<NodeReport, 'paused' | 'unschedulable'> {
@@ -240,19 +262,23 @@ export interface StatusInputs {
 
 function coordinatorReport(lease: string, read: StatusInputs['coordinator']): CoordinatorReport | null {
   if (read === undefined) return null;
-  if ('error' in read) return { lease, holder: null, renewTime: null, health: null, error: read.error };
+  if ('error' in read) return { lease, holder: null, renewTime: null, advice: null, error: read.error };
   const spec = read.spec ?? {};
+  const holder = spec.holderIdentity ?? '';
   return {
     lease,
-    holder: spec.holderIdentity || null,
+    holder: holder === '' ? null : bounded(holder, HOLDER_MAX_CHARS),
     renewTime: spec.renewTime ?? null,
-    health: healthOf(read),
+    advice: adviceOf(read, holder),
     error: null,
   };
 }
 
-function healthOf(lease: V1Lease): FleetHealth | null {
-  return parseHealth(lease.metadata?.annotations?.[HEALTH_ANNOTATION]) ?? null;
+/** The advice on the Lease, when its holder published it (another's, or an old leader's, is none). */
+function adviceOf(lease: V1Lease, holder: string): CoordinatorReport['advice'] {
+  const advice = parseAdvice(lease.metadata?.annotations?.[ADVICE_ANNOTATION]);
+  if (advice === undefined || advice.by !== holder || holder === '') return null;
+  return { nodes: advice.nodes, held: advice.held?.reason ?? null };
 }
 
 /** The report for what was read, at `nowMs` (expired lock slots are judged then). */

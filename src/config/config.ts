@@ -150,6 +150,11 @@ export interface Config {
    */
   lockQueue: 'fair' | 'none';
   /**
+   * --coordinator: follow the coordinator's queue (read its Lease and wait for its turn). Default
+   * true; false never reads the Lease (the chart sets it from coordinator.enabled).
+   */
+  coordinator: boolean;
+  /**
    * --fleetlock-url: a FleetLock server (airlock, poseidon/fleetlock) whose slot the node takes before
    * the in-cluster lock and gives back after the cycle; '' = none (default).
    */

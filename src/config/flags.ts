@@ -973,6 +973,14 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('lockQueue', oneOf(['fair', 'none'] as const)),
   }),
   added({
+    name: 'coordinator',
+    type: 'boolean',
+    default: 'true',
+    description:
+      "follow the coordinator's queue (--lock-queue fair): read its Lease and wait for its turn; false: never read the Lease, first come (the chart sets it from coordinator.enabled)",
+    apply: set('coordinator', boolean),
+  }),
+  added({
     name: 'fleetlock-url',
     type: 'string',
     valueName: '<url>',

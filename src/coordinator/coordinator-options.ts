@@ -30,6 +30,16 @@ export interface CoordinatorOptions {
   maxUnhealthyNodes?: { count: number } | { percent: number };
   /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
   maxQuarantined?: { count: number } | { percent: number };
+  /**
+   * --fleetlock-url is configured for the agents: a node whose FleetLock server answers "group full"
+   * keeps its turn (up to 30 minutes in all). Without it those answers count for nothing. Default false.
+   */
+  fleetLock?: boolean;
+  /**
+   * A watch of the Nodes silent this long (no event, no bookmark: the API server sends one a minute)
+   * is given up and the advice withdrawn until the view follows again. Default VIEW_SILENCE_MS.
+   */
+  silenceMs?: number;
   /** This replica (pod name and a random suffix). */
   identity: string;
   clock: Clock;

@@ -6,37 +6,34 @@
 // The leader keeps one view of the Nodes (fleet-view.ts: one list, then a watch) and of the lock
 // (a watch of its DaemonSet), and for each free slot names the waiting node whose reboot has been
 // needed longest by a turn annotation on that node (turn-plan.ts); the node's agent, which follows
-// only its own Node while it waits, then takes the slot itself. It publishes the fleet's health on
-// its Lease for the agents' health gate, so that no agent lists the nodes.
+// only its own Node while it waits, then takes the slot itself. It advises on its Lease (the nodes it
+// sees, and which gate holds every waiter back now), which the waiters show in their status.
 //
-// What it cannot do: grant a slot. The slot is still taken by the agent's own guarded write to the
-// lock, under the lock's rules (--concurrency, groups, cycle records, forged locks), so a
-// partitioned, stale or duplicated coordinator can change who goes first, never how many go. A dead
+// What it cannot do: grant a slot, or let a node past a gate. The slot is still taken by the agent's
+// own guarded write to the lock, under the lock's rules (--concurrency, groups, cycle records, forged
+// locks), and the agent judges every gate of the fleet's capacity itself from the Nodes (DESIGN §12),
+// so a partitioned, stale, duplicated or forged coordinator can change who goes first, never how many
+// go or which (docs/advisor.md). A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
-import {
-  HEALTH_ANNOTATION,
-  HEALTH_NAMES_SHOWN,
-  coordinatorLeaseName,
-  type FleetHealth,
-} from '../lock/coordinator-lease.js';
-import type { Config } from '../config/config.js';
-import { LockFormatError, entriesOf, parseLockAnnotation } from '../lock/kured-lock-format.js';
+import { HELD_REASON_MAX_CHARS, bounded } from '../queue/coordinator-lease.js';
+import { HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/fleet-health.js';
+import { readLockState } from '../lock/lock-read.js';
 import { roomFor } from '../lock/room.js';
 import { LeaseObserver } from '../lock/lease.js';
-import { HANDOFF_GRACE_MS, MALFORMED_KEY, declaredSlots, type LockState } from '../lock/lock-state.js';
+import { HANDOFF_GRACE_MS, type LockState } from '../lock/lock-state.js';
 import { FleetLockAsks } from './fleetlock-asks.js';
 import { LockView } from '../lock/lock-view.js';
 import { daemonSetListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
-import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../lock/turn.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../queue/turn.js';
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
-import { gatesOf, planTurns, type Plan, type SlotHolder } from './turn-plan.js';
+import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { nodesOfDaemonSet } from '../lock/budget.js';
 import { planBudgets } from './plan-budgets.js';
@@ -51,6 +48,14 @@ export interface CoordinatorStats {
   stepDowns: number;
 }
 
+/**
+ * A watch of the Nodes that brings neither an event nor a bookmark for this long is given up: the
+ * API server sends a bookmark about once a minute (BOOKMARK_MS in the fake), so three missed is a
+ * hung connection or a server that stopped sending. The view is blind until a new watch runs, and
+ * the leader advises nothing meanwhile; blind for a lease duration, it steps down.
+ */
+export const VIEW_SILENCE_MS = 3 * 60_000;
+
 /** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
 const IDLE_REPLAN_MS = 60_000;
 
@@ -63,58 +68,6 @@ function aborted(signal: AbortSignal): boolean {
 interface JudgedLock {
   state: LockState;
   held: string | undefined;
-}
-
-/** The agents' flags the coordinator reads (the same Config, so that the two cannot disagree). */
-export type CoordinatorConfig = Pick<
-  Config,
-  | 'dsNamespace'
-  | 'dsName'
-  | 'lockAnnotation'
-  | 'lockTtlMs'
-  | 'concurrency'
-  | 'concurrencyPercent'
-  | 'groupLabel'
-  | 'groupConcurrency'
-  | 'groupConcurrencyPercent'
-  | 'countUnavailable'
-  | 'controlPlaneLast'
-  | 'maxUnhealthyNodes'
-  | 'maxQuarantined'
->;
-
-/**
- * The coordinator for the agents' own configuration: the CLI's `kured-ts coordinator`, the
- * simulator's replicas and the real-API bench's build it here, as the agents build their lock with
- * createLock.
- */
-export function createCoordinator(
-  config: CoordinatorConfig,
-  io: Pick<CoordinatorOptions, 'kube' | 'identity' | 'clock' | 'log' | 'random'>,
-): Coordinator {
-  return new Coordinator({
-    ...io,
-    namespace: config.dsNamespace,
-    dsName: config.dsName,
-    leaseName: coordinatorLeaseName(config.dsName),
-    annotation: config.lockAnnotation,
-    ttlMs: config.lockTtlMs,
-    concurrency: config.concurrency,
-    concurrencyPercent: config.concurrencyPercent,
-    countUnavailable: config.countUnavailable,
-    controlPlaneLast: config.controlPlaneLast,
-    ...(config.groupConcurrency > 0
-      ? {
-          groups: {
-            label: config.groupLabel,
-            concurrency: config.groupConcurrency,
-            percent: config.groupConcurrencyPercent,
-          },
-        }
-      : {}),
-    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
-    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
-  });
 }
 
 export class Coordinator {
@@ -162,7 +115,6 @@ class Term {
   /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
   private changes = 0;
   private wake: (() => void) | undefined;
-  private published = '';
   /** When this term began (monotonic ms). */
   private started = 0;
 
@@ -178,6 +130,7 @@ class Term {
       random: o.random,
       groupLabel: o.groups?.label,
       ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
+      silenceMs: o.silenceMs ?? VIEW_SILENCE_MS,
     });
     this.lockReflector = new Reflector(daemonSetListWatch(o.kube, o.namespace, o.dsName), {
       ...o,
@@ -225,11 +178,23 @@ class Term {
         break;
       }
       const seen = this.changes;
+      // a view that does not follow the fleet advises nothing (a new term's, before its first list)
+      if (blind !== undefined || this.silent()) this.elector.advise(undefined);
       if (blind === undefined) await this.step(signal);
       if (this.changes === seen) await this.idle(signal);
     }
     stop.abort();
     await Promise.all(following);
+  }
+
+  /**
+   * The view has heard nothing from the API server (no event, no bookmark, no list) for
+   * VIEW_SILENCE_MS: its watches are answered but say nothing (a hung connection, a stalled server).
+   * It plans on (a plan only orders turns) but advises nothing until it hears again.
+   */
+  private silent(): boolean {
+    const heard = this.fleet.lastHeardMs ?? this.started;
+    return monotonicMs(this.o.clock) - heard > (this.o.silenceMs ?? VIEW_SILENCE_MS);
   }
 
   private leaseMs(): number {
@@ -288,33 +253,17 @@ class Term {
     );
   }
 
-  /** The lock as this leader judges it now: live slots, and why it gives none, if it does not. */
+  /** The lock as this leader judges it now (the agents' own reader): live slots, and why it gives none, if it does not. */
   private lockState(): JudgedLock {
-    const text = this.ds?.metadata?.annotations?.[this.o.annotation];
-    const matching = nodesOfDaemonSet(this.ds);
-    const none = {
-      resourceVersion: '',
-      text,
-      entries: [],
-      declared: Number.POSITIVE_INFINITY,
-      ...(matching === undefined ? {} : { matching }),
-    };
-    if (text === undefined) return { state: none, held: undefined };
     const now = this.view.nowMs();
-    try {
-      const value = parseLockAnnotation(text);
-      const entries = entriesOf(value);
-      for (const e of entries) this.leases.observe(e.nodeID, JSON.stringify(e), now);
-      const state: LockState = { ...none, entries, declared: declaredSlots(value) };
-      return { state, held: this.heldBy(state) };
-    } catch (err) {
-      if (!(err instanceof LockFormatError)) throw err;
-      this.leases.observe(MALFORMED_KEY, text, now);
-      const state = { ...none, malformed: err.message };
-      return this.view.malformedExpired(state)
-        ? { state: none, held: undefined }
-        : { state, held: `the lock annotation is unparsable: ${err.message}` };
-    }
+    const state = readLockState(this.ds, this.o.annotation, (key, text) => {
+      this.leases.observe(key, text, now);
+    });
+    if (state.malformed === undefined) return { state, held: this.heldBy(state) };
+    const readable = { ...state, entries: [] };
+    return this.view.malformedExpired(state)
+      ? { state: readable, held: undefined }
+      : { state, held: `the lock annotation is unparsable: ${state.malformed}` };
   }
 
   /** Why a readable lock gives no slot to anyone: a manual lock, or more live slots than allowed. */
@@ -345,7 +294,6 @@ class Term {
       controlPlane: e.metadata.controlPlane === true,
     }));
     const health = this.health();
-    this.publish(health);
     const nowMs = monotonicMs(this.o.clock);
     for (const r of this.fleet.withTurn())
       if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
@@ -355,11 +303,12 @@ class Term {
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
       slots,
       lockHeld: lock.held,
-      ...gatesOf(health, this.o),
       concurrency: this.view.slots(lock.state),
       groupConcurrency: this.o.groups?.concurrency,
       ...planBudgets(this.o, health, {
-        unavailable: this.fleet.unavailable(),
+        unhealthy: this.fleet.unavailable(),
+        quarantined: this.fleet.quarantined(),
+        controlPlane: this.fleet.controlPlane(),
         matching: nodesOfDaemonSet(this.ds),
       }),
       now: this.o.clock.now(),
@@ -371,6 +320,7 @@ class Term {
     });
     this.stats.plans++;
     this.nextLapseMs = plan.nextLapseMs;
+    if (!this.silent()) this.advise(health.total, plan);
     this.forgetStale();
     await this.carryOut(plan, signal);
   }
@@ -441,10 +391,21 @@ class Term {
     return this.fleet.fleetHealth(HEALTH_NAMES_SHOWN, this.o.groups !== undefined);
   }
 
-  private publish(health: FleetHealth): void {
-    const text = JSON.stringify(health);
-    if (text === this.published) return;
-    this.published = text;
-    this.elector.publish({ [HEALTH_ANNOTATION]: text });
+  /**
+   * What the Lease tells the waiters (with each renewal, under this leader's name and a new sequence
+   * number): the nodes it sees, and why no turn is given now, when a gate or the lock holds every
+   * waiter back. Advice only: each agent judges every gate itself before it takes a slot.
+   */
+  private advise(nodes: number, plan: Plan): void {
+    const held =
+      plan.held === undefined
+        ? {}
+        : {
+            held: {
+              reason: bounded(plan.held, HELD_REASON_MAX_CHARS),
+              ...(plan.gate === undefined ? {} : { gate: plan.gate }),
+            },
+          };
+    this.elector.advise({ nodes, ...held });
   }
 }

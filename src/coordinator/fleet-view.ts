@@ -8,9 +8,9 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodesListWatch } from '../kube/list-watch.js';
 import { Reflector } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
-import { WORKERS_NAMED, type FleetHealth } from '../lock/coordinator-lease.js';
-import { fleetHealth, judgeNode } from '../lock/fleet-census.js';
-import { TURN_ANNOTATION, parseLapsedTurn } from '../lock/turn.js';
+import { WORKERS_NAMED, type FleetHealth } from '../lock/fleet-health.js';
+import { fleetHealth, judgeNode } from '../lock/fleet-judge.js';
+import { TURN_ANNOTATION, parseLapsedTurn } from '../queue/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 
 /** What the coordinator keeps of one Node. */
@@ -103,6 +103,10 @@ export class FleetView {
   private readonly unwell = new Set<string>();
   /** Nodes carrying a kured-ts status (their agent has decided at least once). */
   private readonly spoke = new Set<string>();
+  /** Nodes carrying the quarantine label. */
+  private readonly quarantine = new Set<string>();
+  /** Control-plane nodes. */
+  private readonly controlPlanes = new Set<string>();
   /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   private readonly reflector: Reflector<V1Node>;
@@ -129,6 +133,14 @@ export class FleetView {
     return this.reflector.blindSince;
   }
 
+  /**
+   * When the view last heard from the API server (its list, an event or a bookmark), monotonic ms;
+   * undefined before its first list.
+   */
+  get lastHeardMs(): number | undefined {
+    return this.reflector.lastHeardMs;
+  }
+
   /** Keeps the view until `signal` aborts, calling `changed` after each change. Never rejects. */
   follow(changed: () => void, signal: AbortSignal): Promise<void> {
     return this.reflector.run(
@@ -138,8 +150,7 @@ export class FleetView {
           const nodes = new Map<string, NodeRecord>();
           for (const node of items) this.put(node, nodes);
           this.nodes.clear();
-          for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
-            index.clear();
+          for (const index of this.indexes()) index.clear();
           this.health = undefined;
           for (const record of nodes.values()) this.set(record);
           changed();
@@ -176,6 +187,8 @@ export class FleetView {
     file(this.ahead, record.name, !record.controlPlane && (record.waiting || record.inCycle));
     file(this.unwell, record.name, record.unhealthy !== undefined && !record.inCycle);
     file(this.spoke, record.name, record.reported);
+    file(this.quarantine, record.name, record.quarantined);
+    file(this.controlPlanes, record.name, record.controlPlane);
     if (
       before?.inCycle !== record.inCycle ||
       before.unhealthy !== record.unhealthy ||
@@ -187,9 +200,23 @@ export class FleetView {
 
   delete(name: string): void {
     if (!this.nodes.delete(name)) return;
-    for (const index of [this.planned, this.turned, this.cycling, this.ahead, this.unwell, this.spoke])
-      index.delete(name);
+    for (const index of this.indexes()) index.delete(name);
     this.health = undefined;
+  }
+
+  private indexes(): Set<string>[] {
+    const { planned, turned, cycling, ahead, unwell, spoke, quarantine, controlPlanes } = this;
+    return [planned, turned, cycling, ahead, unwell, spoke, quarantine, controlPlanes];
+  }
+
+  /** The quarantined nodes. */
+  quarantined(): ReadonlySet<string> {
+    return this.quarantine;
+  }
+
+  /** The control-plane nodes. */
+  controlPlane(): ReadonlySet<string> {
+    return this.controlPlanes;
   }
 
   /** The nodes the queue looks at (waiting, with a turn, or in a cycle). */

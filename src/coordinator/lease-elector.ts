@@ -10,6 +10,13 @@ import type { Kube, V1Lease } from '../kube/kube.js';
 import { backoffMs } from '../kube/retry.js';
 import { LeaseObserver } from '../lock/lease.js';
 import type { Logger } from '../log/logger.js';
+import {
+  ADVICE_ANNOTATION,
+  COORDINATOR_LEASE_MS,
+  LEGACY_HEALTH_ANNOTATION,
+  formatAdvice,
+  type AdviceContent,
+} from '../queue/coordinator-lease.js';
 
 export interface LeaseElectorOptions {
   kube: Kube;
@@ -33,7 +40,7 @@ export interface LeaseElectorOptions {
  * waits on it for safety), so a renewal every 10 s (one PUT; the standby one GET) is worth a standby
  * that takes over within 30-40 s. renewDeadline stays above the candidates' jittered retry (12 s).
  */
-export const LEASE_DURATION_MS = 30_000;
+export const LEASE_DURATION_MS = COORDINATOR_LEASE_MS;
 export const RENEW_DEADLINE_MS = 20_000;
 export const RETRY_PERIOD_MS = 10_000;
 /** The longest a candidate that stepped down (it could not lead) waits before campaigning again. */
@@ -44,6 +51,16 @@ function aborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
 
+/** `annotations` without `keys`. */
+function withoutKeys(
+  annotations: Record<string, string> | undefined,
+  keys: readonly string[],
+): Record<string, string> {
+  const kept = { ...annotations };
+  for (const key of keys) Reflect.deleteProperty(kept, key);
+  return kept;
+}
+
 /** kube's MicroTime: RFC 3339 with microseconds. */
 function microTime(date: Date): string {
   return date.toISOString().replace(/Z$/, '000Z');
@@ -51,7 +68,10 @@ function microTime(date: Date): string {
 
 export class LeaseElector {
   private readonly observed = new LeaseObserver();
-  private annotations: Record<string, string> = {};
+  /** What this leader advises now; undefined: nothing (a new term, or a view it cannot trust). */
+  private advice: AdviceContent | undefined;
+  /** Publications of advice by this candidate (each renewal is one). */
+  private seq = 0;
   private leading = false;
   /** The Lease as this leader last wrote it: a renewal PUTs from it without a GET first. */
   private mine: V1Lease | undefined;
@@ -67,9 +87,12 @@ export class LeaseElector {
     return this.leading;
   }
 
-  /** Annotations written on the Lease with each renewal (what the leader publishes). */
-  publish(annotations: Record<string, string>): void {
-    this.annotations = { ...annotations };
+  /**
+   * The advice written on the Lease with each renewal, under this candidate's identity and a new
+   * sequence number each time (the agents judge its age from that); undefined withdraws it.
+   */
+  advise(advice: AdviceContent | undefined): void {
+    this.advice = advice;
   }
 
   /**
@@ -83,6 +106,8 @@ export class LeaseElector {
   async run(lead: (signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
     let stepDowns = 0;
     while (!signal.aborted) {
+      // a new term advises nothing until its own view of the fleet says something
+      this.advice = undefined;
       if (!(await this.campaign(signal))) break;
       this.o.log.info('coordinator leading', { identity: this.o.identity });
       const leadership = new AbortController();
@@ -202,7 +227,9 @@ export class LeaseElector {
     const now = monotonicMs(this.o.clock);
     this.observed.observe('lease', key, now);
     if (holder === '' || holder === this.o.identity) return true;
-    const durationMs = (lease.spec?.leaseDurationSeconds ?? this.durationMs / 1000) * 1000;
+    // an endless Lease (a stolen token, a bad write) must not lock the replicas out for good
+    const given = (lease.spec?.leaseDurationSeconds ?? this.durationMs / 1000) * 1000;
+    const durationMs = Math.max(1_000, Math.min(2 * this.durationMs, given));
     return this.observed.expired('lease', durationMs, now);
   }
 
@@ -216,14 +243,25 @@ export class LeaseElector {
     };
   }
 
-  /** `current`'s metadata (its resourceVersion guards the PUT) with what this leader publishes. */
+  /**
+   * `current`'s metadata (its resourceVersion guards the PUT; labels, owners and finalizers kept)
+   * with this leader's advice in place of any other's, and the older coordinators' health annotation
+   * gone (an older agent then judges its gates itself).
+   */
   private recordMetadata(current: V1Lease | undefined): NonNullable<V1Lease['metadata']> {
-    const resourceVersion = current?.metadata?.resourceVersion;
+    const meta = current?.metadata ?? {};
+    const { resourceVersion, labels, finalizers, ownerReferences } = meta;
+    const annotations = withoutKeys(meta.annotations, [ADVICE_ANNOTATION, LEGACY_HEALTH_ANNOTATION]);
+    if (this.advice !== undefined)
+      annotations[ADVICE_ANNOTATION] = formatAdvice({ by: this.o.identity, seq: ++this.seq, ...this.advice });
     return {
       name: this.o.name,
       namespace: this.o.namespace,
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
-      annotations: { ...current?.metadata?.annotations, ...this.annotations },
+      ...(labels === undefined ? {} : { labels }),
+      ...(finalizers === undefined ? {} : { finalizers }),
+      ...(ownerReferences === undefined ? {} : { ownerReferences }),
+      annotations,
     };
   }
 
@@ -249,7 +287,12 @@ export class LeaseElector {
       const lease = await kube.getLease(namespace, name);
       if (lease.spec?.holderIdentity !== this.o.identity) return;
       const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-      await kube.replaceLease(namespace, name, { ...lease, spec });
+      const annotations = withoutKeys(lease.metadata?.annotations, [ADVICE_ANNOTATION]);
+      await kube.replaceLease(namespace, name, {
+        ...lease,
+        metadata: { ...lease.metadata, annotations },
+        spec,
+      });
       this.o.log.info('coordinator lease released', { identity: this.o.identity });
     } catch (err) {
       this.o.log.warn('coordinator lease not released', { error: statusMessage(err) });

@@ -4,12 +4,18 @@
 // as its group has room. A turn not taken within the grace (its agent gone or stuck) is taken back
 // and its node goes to the back of the queue, so a dead head costs one grace per hand-off at most;
 // an agent that was only slow says so by writing its status, and gets its place back (coordinator.ts).
-// Nothing here is safety: the agent takes its slot by the lock's guarded write and rules, so a plan
-// from a stale view can only change who goes first.
-import { maxUnhealthy } from '../blockers/health.js';
+//
+// Whether a waiter may go is asked of the agents' own rule (roomFor, src/lock/room.ts) over this
+// view: the slots, the nodes in a cycle and the turns already promised, the unavailable nodes, the
+// groups, the control plane, the caps. A new gate is one edit there. Nothing here is safety: the
+// agent takes its slot by the lock's guarded write and judges every gate itself from the cluster's
+// records, so a plan from a stale view, or a forged one, can only change who goes first.
 import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
-import type { FleetHealth } from '../lock/coordinator-lease.js';
-import { compareWaiters, type Waiter } from '../lock/wait-queue.js';
+import type { LockEntry } from '../lock/kured-lock-format.js';
+import type { FleetGate } from '../lock/lock.js';
+import { gateOf, roomFor, type NodeInCycle, type Room, type RoomQuestion } from '../lock/room.js';
+import { describeRoom } from './room-words.js';
+import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
 import { isOverdue } from '../node/status.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
 
@@ -21,6 +27,13 @@ export interface SlotHolder {
   /** The slot records a control-plane node. */
   controlPlane?: boolean;
 }
+
+/**
+ * How long, in all, a node that the FleetLock server keeps refusing (its group full) holds every
+ * other turn back: past this its turn no longer counts against the slots and other turns are given
+ * (one node cannot freeze the queue, however often it asks); it keeps its turn while it asks.
+ */
+export const FLEETLOCK_TURN_MAX_MS = 30 * 60_000;
 
 export interface PlanInput {
   /** The nodes that wait, hold a turn or are in a cycle (others may be left out). */
@@ -35,20 +48,6 @@ export interface PlanInput {
   slots: readonly SlotHolder[];
   /** Why the lock gives no slot to anyone now (a manual lock, unparsable, forged); undefined: it does. */
   lockHeld: string | undefined;
-  /**
-   * --max-unhealthy-nodes resolved for the fleet (undefined: no gate) and how many nodes are
-   * unhealthy: a waiter gets a turn only while the others (itself not counted) are within the limit,
-   * as its own health blocker judges.
-   */
-  health: { count: number; max: number | undefined };
-  /**
-   * --max-quarantined resolved for the fleet (undefined: no cap) and how many nodes are quarantined:
-   * a waiter gets a turn only while the others (itself not counted) are within the cap, as its own
-   * max-quarantined blocker judges. Judged here too, on the view the turn comes from, so that the slot
-   * a node frees as it is quarantined goes to nobody (the agents read the count from the Lease, which
-   * may not say it yet). Default none.
-   */
-  quarantine?: { count: number; max: number | undefined };
   /** --concurrency, resolved for the fleet now. */
   concurrency: number;
   /** --group-concurrency; undefined without groups. */
@@ -56,10 +55,21 @@ export interface PlanInput {
   /** --group-concurrency N%, resolved for a group; undefined: `groupConcurrency` for every group. */
   groupSlots?: (group: string) => number;
   /**
-   * --count-unavailable: the unavailable nodes (not ready, unreachable, cordoned by someone else) in
-   * no cycle, to their group; those holding no slot take slots, as the agents count them. Undefined: none counted.
+   * The nodes that are not Ready, unreachable or cordoned by someone else, in no cycle, to their
+   * group, as the view judges them (the health gate's and --count-unavailable's). Default: those of
+   * `nodes`.
    */
-  unavailable?: ReadonlyMap<string, string>;
+  unhealthy?: ReadonlyMap<string, string>;
+  /** The quarantined nodes (--max-quarantined). Default: those of `nodes`. */
+  quarantined?: ReadonlySet<string>;
+  /** The control-plane nodes (one at a time). Default: those of `nodes`. */
+  controlPlaneNodes?: ReadonlySet<string>;
+  /** --count-unavailable: the unhealthy nodes holding no slot take slots. */
+  countUnavailable?: boolean;
+  /** --max-unhealthy-nodes resolved for the fleet; undefined: no gate. */
+  maxUnhealthy?: number;
+  /** --max-quarantined resolved for the fleet; undefined: no cap. */
+  maxQuarantined?: number;
   /** --control-plane-last: no turn for a control-plane node while a worker waits or is in its cycle. */
   controlPlaneLast?: boolean;
   /**
@@ -67,6 +77,12 @@ export interface PlanInput {
    * the fleet view counts them; undefined: judged from `nodes` (which may leave blocked ones out).
    */
   workersAhead?: number;
+  /**
+   * --fleetlock-url is configured: a node holding a turn that is seen asking the FleetLock server
+   * anew (fleetLockAsks) keeps it, and no other turn is given meanwhile, up to FLEETLOCK_TURN_MAX_MS
+   * from the turn. Without it (default), those questions count for nothing.
+   */
+  fleetLock?: boolean;
   now: Date;
   /** Monotonic ms now, and when each outstanding turn was given or first seen by this coordinator. */
   nowMs: number;
@@ -74,8 +90,7 @@ export interface PlanInput {
   graceMs: number;
   /**
    * Monotonic ms each node holding a turn was last seen asking the FleetLock server anew (its status'
-   * fleetLockAsked changed: fleetlock-asks.ts). After such a sighting the turn lapses only
-   * FLEETLOCK_TURN_GRACE_MS after the last one. Default none.
+   * fleetLockAsked changed: fleetlock-asks.ts). Default none.
    */
   fleetLockAsks?: ReadonlyMap<string, number>;
   /** Nodes whose turn lapsed while they still wait: behind every other waiter. */
@@ -97,8 +112,10 @@ export interface Plan {
    * empty while every slot is held or promised.
    */
   queue: string[];
-  /** Why no turn is given now, when none is. */
+  /** Why no turn is given now, when none is though nodes wait: the first waiter's refusal, in words. */
   held: string | undefined;
+  /** The fleet gate that holds the queue back, when one does (for the waiters' metric). */
+  gate?: FleetGate;
   /** When the first pending turn lapses (monotonic ms): the plan is made again then. None pending: undefined. */
   nextLapseMs?: number;
 }
@@ -115,62 +132,6 @@ export function waiterOfRecord(record: NodeRecord, now: Date, groups: boolean): 
     overdue: isOverdue(status, now),
     group: groups ? record.group : undefined,
   };
-}
-
-/** The slots each group has taken: its own, those in a cycle without a slot, and slots that record none. */
-function groupUse(holders: ReadonlyMap<string, string | undefined>): (g: string) => number {
-  const counts = new Map<string, number>();
-  let everyGroup = 0;
-  for (const group of holders.values()) {
-    if (group === undefined) everyGroup++;
-    else counts.set(group, (counts.get(group) ?? 0) + 1);
-  }
-  return (g) => (counts.get(g) ?? 0) + everyGroup;
-}
-
-/** Would the health gate let `record` go: the other unhealthy nodes within the limit? */
-function healthy(input: PlanInput, record: NodeRecord | undefined): boolean {
-  const { count, max } = input.health;
-  if (max === undefined) return true;
-  return count - (record?.unhealthy === undefined ? 0 : 1) <= max;
-}
-
-type Limit = { count: number } | { percent: number } | undefined;
-
-/** The health gate's and the quarantine cap's inputs of a plan, from the fleet's health and the flags. */
-export function gatesOf(
-  health: FleetHealth,
-  limits: { maxUnhealthyNodes?: Limit; maxQuarantined?: Limit },
-): Pick<PlanInput, 'health' | 'quarantine'> {
-  const resolve = (limit: Limit): number | undefined =>
-    limit === undefined ? undefined : maxUnhealthy(limit, health.total);
-  return {
-    health: { count: health.count, max: resolve(limits.maxUnhealthyNodes) },
-    quarantine: { count: health.quarantinedCount ?? 0, max: resolve(limits.maxQuarantined) },
-  };
-}
-
-/** Would --max-quarantined let `record` go: the other quarantined nodes within the cap? */
-function withinQuarantineCap(input: PlanInput, record: NodeRecord | undefined): boolean {
-  const max = input.quarantine?.max;
-  if (max === undefined) return true;
-  return (input.quarantine?.count ?? 0) - (record?.quarantined === true ? 1 : 0) <= max;
-}
-
-/** Who holds or claims a slot, and each waiter, as planTurns sorts them out of the fleet. */
-interface Claims {
-  /** The records of the nodes the plan looks at, by name. */
-  byName: ReadonlyMap<string, NodeRecord>;
-  /** A control-plane node holds a slot, is in its cycle or has a pending turn (one at a time). */
-  controlPlaneBusy: boolean;
-  /** A worker waits for a slot or is in its cycle (control plane last). */
-  workersAhead: boolean;
-  /** Live slots, and nodes in a cycle whose slot is missing (they still count): node to group. */
-  holders: ReadonlyMap<string, string | undefined>;
-  /** Waiting nodes that hold no slot. */
-  waiters: ReadonlyMap<string, Waiter>;
-  /** Nodes with an outstanding turn, within the grace: node to group. */
-  pending: ReadonlyMap<string, string | undefined>;
 }
 
 /** The live slots, and the nodes in a cycle whose slot is missing: node to the group it counts against. */
@@ -201,8 +162,11 @@ function waitersOf(
   return waiters;
 }
 
-/** What becomes of a node's turn annotation: it goes, stays, lapses now, or is a pending turn. */
-type TurnFate = 'revoke' | 'keep' | 'lapse' | 'pending';
+/**
+ * What becomes of a node's turn annotation: it goes, stays, lapses now, is a pending turn (a claim
+ * on a slot), or is kept for the FleetLock server past FLEETLOCK_TURN_MAX_MS (no claim, no hold).
+ */
+type TurnFate = 'revoke' | 'keep' | 'lapse' | 'pending' | 'kept';
 
 function fateOf(
   input: PlanInput,
@@ -215,7 +179,24 @@ function fateOf(
   if (waiter === undefined) return holding.has(r.name) || r.inCycle ? 'keep' : 'revoke';
   // a lapsed turn stays on a waiting node: its agent reads there that it lapsed
   if (r.turn === undefined) return 'keep';
-  return input.nowMs >= lapseAt(input, r.name) ? 'lapse' : 'pending';
+  if (input.nowMs >= lapseAt(input, r.name)) return 'lapse';
+  return fleetLockAsked(input, r.name) !== undefined && !holdsBack(input, r.name) ? 'kept' : 'pending';
+}
+
+/**
+ * When the FleetLock server last refused `node` since its turn (only with FleetLock configured);
+ * undefined when that does not count.
+ */
+function fleetLockAsked(input: PlanInput, node: string): number | undefined {
+  if (input.fleetLock !== true) return undefined;
+  const since = input.turnSince.get(node) ?? input.nowMs;
+  const asked = input.fleetLockAsks?.get(node);
+  return asked === undefined || asked < since ? undefined : asked;
+}
+
+/** Does `node`'s turn, kept for the FleetLock server, still hold other turns back (FLEETLOCK_TURN_MAX_MS)? */
+function holdsBack(input: PlanInput, node: string): boolean {
+  return input.nowMs < (input.turnSince.get(node) ?? input.nowMs) + FLEETLOCK_TURN_MAX_MS;
 }
 
 /**
@@ -225,8 +206,8 @@ function fateOf(
  */
 function lapseAt(input: PlanInput, node: string): number {
   const since = input.turnSince.get(node) ?? input.nowMs;
-  const asked = input.fleetLockAsks?.get(node);
-  return asked !== undefined && asked >= since ? asked + FLEETLOCK_TURN_GRACE_MS : since + input.graceMs;
+  const asked = fleetLockAsked(input, node);
+  return asked === undefined ? since + input.graceMs : asked + FLEETLOCK_TURN_GRACE_MS;
 }
 
 /** The outstanding turns judged: moot ones revoked, those past the grace lapsed, the rest pending. */
@@ -239,25 +220,31 @@ function judgeTurns(
   revoke: string[];
   lapse: string[];
   pending: Map<string, string | undefined>;
+  kept: Set<string>;
   nextLapseMs: number | undefined;
 } {
   const revoke: string[] = [];
   const lapse: string[] = [];
   const pending = new Map<string, string | undefined>();
+  const kept = new Set<string>();
   let nextLapseMs: number | undefined;
   const holding = new Set(input.slots.map((s) => s.node));
+  const file: Record<TurnFate, (r: NodeRecord, group: string | undefined) => void> = {
+    revoke: (r) => revoke.push(r.name),
+    keep: () => undefined,
+    lapse: (r) => lapse.push(r.name),
+    pending: (r, group) => pending.set(r.name, group),
+    kept: (r) => kept.add(r.name),
+  };
   for (const r of records) {
     if (!hasTurnAnnotation(r)) continue;
     const waiter = holders.has(r.name) ? undefined : waiterOfRecord(r, input.now, groups);
     const fate = fateOf(input, r, waiter, holding);
-    if (fate === 'revoke') revoke.push(r.name);
-    else if (fate === 'lapse') lapse.push(r.name);
-    else if (fate === 'pending') {
-      pending.set(r.name, waiter?.group);
+    file[fate](r, waiter?.group);
+    if (fate === 'pending' || fate === 'kept')
       nextLapseMs = Math.min(nextLapseMs ?? Infinity, lapseAt(input, r.name));
-    }
   }
-  return { revoke, lapse, pending, nextLapseMs };
+  return { revoke, lapse, pending, kept, nextLapseMs };
 }
 
 /** The waiters in queue order, the `late` ones (passed over, lapsed now, quarantined) behind all others. */
@@ -265,18 +252,6 @@ function queueOf(waiters: ReadonlyMap<string, Waiter>, late: ReadonlySet<string>
   return [...waiters.values()]
     .sort((a, b) => Number(late.has(a.node)) - Number(late.has(b.node)) || compareWaiters(a, b))
     .map((w) => w.node);
-}
-
-/**
- * Why no turn is given: the lock's own reason, else the health gate or the quarantine cap when it
- * holds back every waiter.
- */
-function heldReason(input: PlanInput, queued: number, eligible: number): string | undefined {
-  if (input.lockHeld !== undefined) return input.lockHeld;
-  if (eligible >= queued || eligible > 0) return undefined;
-  const q = input.quarantine;
-  if (q?.max !== undefined && q.count > q.max) return `${q.count} nodes quarantined (max ${q.max} others)`;
-  return `${input.health.count} nodes unhealthy (max ${input.health.max ?? 0} others)`;
 }
 
 /** The nodes with a turn and those in a cycle, picked out of `nodes`. */
@@ -289,7 +264,7 @@ export function planTurns(input: PlanInput): Plan {
   const groups = input.groupConcurrency !== undefined;
   const index = input.index ?? indexOf(input.nodes);
   const holders = holdersOf(input, index.inCycle, groups);
-  const { revoke, lapse, pending, nextLapseMs } = judgeTurns(input, index.withTurn, holders, groups);
+  const { revoke, lapse, pending, kept, nextLapseMs } = judgeTurns(input, index.withTurn, holders, groups);
   const judged = {
     revoke: revoke.sort(),
     lapse: lapse.sort(),
@@ -305,140 +280,155 @@ export function planTurns(input: PlanInput): Plan {
   // others: one undrainable node must not take every free slot first (issue 33)
   const late = new Set([...input.passedOver, ...lapse]);
   for (const r of records) if (r.quarantined && waiters.has(r.name)) late.add(r.name);
-  const queue = queueOf(waiters, late);
-  const byName = new Map(records.map((r) => [r.name, r]));
-  const eligible = queue.filter(
-    (n) => healthy(input, byName.get(n)) && withinQuarantineCap(input, byName.get(n)),
-  );
-  const held = heldReason(input, queue.length, eligible.length);
-  const claims: Claims = {
-    byName,
-    holders,
-    waiters,
-    pending,
-    ...controlPlaneClaims(input, byName, holders, pending),
-  };
+  // a node kept for the FleetLock server holds its turn already: it is not given another
+  const queue = queueOf(waiters, late).filter((n) => !kept.has(n));
+  if (input.lockHeld !== undefined) return { ...judged, grant: [], queue, held: input.lockHeld };
   const fleet = fleetLockWait(input, pending);
-  return { ...judged, ...grantOf(input, eligible, claims, fleet), queue, held: held ?? fleet };
-}
-
-/**
- * The turns to give: none while the lock gives no slot, nor while a node the FleetLock server refused
- * holds a turn (`fleet`: no other node of the cluster is asked meanwhile); else pick's.
- */
-function grantOf(
-  input: PlanInput,
-  eligible: readonly string[],
-  claims: Claims,
-  fleet: string | undefined,
-): Pick<Plan, 'grant'> {
-  const held = input.lockHeld !== undefined || fleet !== undefined;
-  return { grant: held ? [] : pick(input, eligible, claims) };
+  if (fleet !== undefined) return { ...judged, grant: [], queue, held: fleet };
+  const rooms = new Rooms(input, { records, holders, pending, groups });
+  return { ...judged, ...rooms.pick(queue), queue };
 }
 
 /**
  * Has a node with a pending turn been seen asking the FleetLock server anew since its turn (the
- * server gave it no slot)? Then no further turn is given: the group it asks for is full (or the server
- * does not answer) for every node of the cluster alike, and a turn given would only cost a wake-up, a
- * question and a status write. Why, when so; undefined otherwise.
+ * server gave it no slot)? Then no further turn is given: the group it asks for is full for every
+ * node of the cluster alike, and a turn given would only cost a wake-up, a question and a status
+ * write. Only with FleetLock configured, and for FLEETLOCK_TURN_MAX_MS at most. Why, when so.
  */
 function fleetLockWait(
   input: PlanInput,
   pending: ReadonlyMap<string, string | undefined>,
 ): string | undefined {
   for (const node of pending.keys()) {
-    const asked = input.fleetLockAsks?.get(node);
-    if (asked !== undefined && asked >= (input.turnSince.get(node) ?? input.nowMs)) {
+    if (fleetLockAsked(input, node) !== undefined && holdsBack(input, node))
       return `${node} has its turn and waits for a slot from the FleetLock server`;
-    }
   }
   return undefined;
 }
 
-/** Whether a control-plane node holds or is promised a slot, and whether workers are still ahead. */
-function controlPlaneClaims(
-  input: PlanInput,
-  byName: ReadonlyMap<string, NodeRecord>,
-  holders: ReadonlyMap<string, string | undefined>,
-  pending: ReadonlyMap<string, string | undefined>,
-): Pick<Claims, 'controlPlaneBusy' | 'workersAhead'> {
-  const slotIsControlPlane = new Set(input.slots.filter((s) => s.controlPlane === true).map((s) => s.node));
-  const busy = [...holders.keys(), ...pending.keys()].some(
-    (n) => slotIsControlPlane.has(n) || byName.get(n)?.controlPlane === true,
-  );
-  const ahead =
-    input.workersAhead === undefined
-      ? [...byName.values()].some((r) => !r.controlPlane && (r.inCycle || r.waiting))
-      : input.workersAhead > 0;
-  return { controlPlaneBusy: busy, workersAhead: ahead };
-}
-
-/** The unavailable nodes that take slots: those neither holding nor promised one. */
-function unavailableTaking(
-  input: PlanInput,
-  taken: ReadonlyMap<string, string | undefined>,
-): Map<string, string> {
-  const down = new Map<string, string>();
-  for (const [node, group] of input.unavailable ?? []) if (!taken.has(node)) down.set(node, group);
-  return down;
-}
-
-/**
- * The free slots, each to the first waiter in `queue` whose group has room (unavailable nodes
- * holding no slot take slots, a waiter not counting itself); a control-plane node only when no other
- * holds or is promised a slot, and with --control-plane-last only once no worker waits or reboots.
- */
-function pick(input: PlanInput, queue: readonly string[], claims: Claims): string[] {
-  const taken = new Map([...claims.holders, ...claims.pending]);
-  const down = unavailableTaking(input, taken);
-  let free = input.concurrency - taken.size - down.size;
-  const room = groupRoom(input, groupUse(new Map([...taken, ...down])));
-  const controlPlane = controlPlaneGate(input, claims);
-  const grant: string[] = [];
-  for (const node of queue) {
-    const own = down.has(node) ? 1 : 0;
-    if (free + own <= 0 || claims.pending.has(node) || !controlPlane.mayGo(node)) continue;
-    if (!room(claims.waiters.get(node)?.group, own)) continue;
-    grant.push(node);
-    free -= 1 - own;
-    controlPlane.went(node);
-  }
-  return grant;
-}
-
-/** One control-plane node at a time, and with --control-plane-last only once no worker is ahead. */
-function controlPlaneGate(
-  input: PlanInput,
-  claims: Claims,
-): { mayGo: (node: string) => boolean; went: (node: string) => void } {
-  let busy = claims.controlPlaneBusy;
-  const isControlPlane = (node: string): boolean => claims.byName.get(node)?.controlPlane === true;
+/** A slot holder as a lock entry, for the room rule (a creation time: never kured's manual lock). */
+function entryOf(slot: SlotHolder): LockEntry {
   return {
-    mayGo: (node) =>
-      !isControlPlane(node) || !(busy || (input.controlPlaneLast === true && claims.workersAhead)),
-    went: (node) => {
-      busy ||= isControlPlane(node);
+    nodeID: slot.node,
+    created: 'slot',
+    createdMs: 0,
+    ttlNs: 0,
+    metadata: {
+      unschedulable: false,
+      ...(slot.group === undefined ? {} : { group: slot.group }),
+      ...(slot.controlPlane === true ? { controlPlane: true } : {}),
     },
   };
 }
 
-/**
- * With --group-concurrency: a test of whether a waiter of `group` has room (`own`: 1 when it is an
- * unavailable node counted in `used` already), which counts the turns it lets through against the
- * group; without groups (or for a waiter without one) always room.
- */
-function groupRoom(
-  input: PlanInput,
-  used: (g: string) => number,
-): (group: string | undefined, own: number) => boolean {
-  const extra = new Map<string, number>();
-  const { groupConcurrency, groupSlots } = input;
-  return (group, own) => {
-    if (group === undefined || groupConcurrency === undefined) return true;
-    const limit = groupSlots?.(group) ?? groupConcurrency;
-    const given = extra.get(group) ?? 0;
-    if (used(group) + given - own >= limit) return false;
-    extra.set(group, given + 1 - own);
-    return true;
-  };
+/** The room rule (roomFor) asked for each waiter of a plan, over the view, as turns are given. */
+class Rooms {
+  private readonly live: LockEntry[];
+  private readonly byName: ReadonlyMap<string, NodeRecord>;
+  private readonly unhealthy: ReadonlyMap<string, string>;
+  private readonly quarantined: ReadonlySet<string>;
+  private readonly controlPlane: ReadonlySet<string>;
+  /** Nodes that count like a slot: in a cycle without one, promised a turn, and given one in this plan. */
+  private readonly claims: NodeInCycle[];
+  private readonly workersAhead: number;
+
+  private readonly groups: boolean;
+
+  constructor(
+    private readonly input: PlanInput,
+    claimed: {
+      records: readonly NodeRecord[];
+      holders: ReadonlyMap<string, string | undefined>;
+      pending: ReadonlyMap<string, string | undefined>;
+      groups: boolean;
+    },
+  ) {
+    const { records, holders, pending } = claimed;
+    this.groups = claimed.groups;
+    this.live = input.slots.map(entryOf);
+    this.byName = new Map(records.map((r) => [r.name, r]));
+    const slotted = new Set(input.slots.map((s) => s.node));
+    const claim = (name: string, group: string | undefined): NodeInCycle => ({ name, group: group ?? '' });
+    this.claims = [
+      ...[...holders].filter(([n]) => !slotted.has(n)).map(([n, g]) => claim(n, g)),
+      ...[...pending].map(([n, g]) => claim(n, g)),
+    ];
+    this.unhealthy =
+      input.unhealthy ??
+      new Map(records.filter((r) => r.unhealthy !== undefined && !r.inCycle).map((r) => [r.name, r.group]));
+    this.quarantined = input.quarantined ?? new Set(records.filter((r) => r.quarantined).map((r) => r.name));
+    this.controlPlane = new Set([
+      ...(input.controlPlaneNodes ?? records.filter((r) => r.controlPlane).map((r) => r.name)),
+      ...input.slots.filter((s) => s.controlPlane === true).map((s) => s.node),
+    ]);
+    this.workersAhead =
+      input.workersAhead ?? records.filter((r) => !r.controlPlane && (r.inCycle || r.waiting)).length;
+  }
+
+  /** The free slots, each to the first waiter in `queue` the rule lets go; why none, when none go. */
+  pick(queue: readonly string[]): Pick<Plan, 'grant' | 'held' | 'gate'> {
+    const grant: string[] = [];
+    let first: Exclude<Room, { room: true }> | undefined;
+    for (const node of queue) {
+      if (this.claims.some((c) => c.name === node)) continue;
+      const room = roomFor(this.question(node));
+      if (room.room) {
+        grant.push(node);
+        this.claims.push({ name: node, group: this.groupOf(node) ?? '' });
+      } else first ??= room;
+      if (this.full()) break;
+    }
+    if (grant.length > 0 || first === undefined) return { grant, held: undefined };
+    const gate = gateOf(first);
+    return { grant, held: describeRoom(first), ...(gate === undefined ? {} : { gate }) };
+  }
+
+  /** No slot is left for anyone, not even an unavailable waiter that counts already. */
+  private full(): boolean {
+    const down = this.input.countUnavailable === true ? this.unhealthy.size : 0;
+    return this.live.length + this.claims.length >= this.input.concurrency && down === 0;
+  }
+
+  private groupOf(node: string): string | undefined {
+    return this.groups ? (this.byName.get(node)?.group ?? '') : undefined;
+  }
+
+  /** The room question for `node`, as its agent would ask it of the cluster. */
+  private question(node: string): RoomQuestion {
+    const { input } = this;
+    const group = this.groupOf(node);
+    const counted = new Set([node, ...this.live.map((e) => e.nodeID), ...this.claims.map((c) => c.name)]);
+    const down = [...this.unhealthy].filter(([n]) => !counted.has(n));
+    const others = (names: Iterable<string>): string[] => [...names].filter((n) => n !== node);
+    return {
+      live: this.live,
+      nodeId: node,
+      declared: Number.POSITIVE_INFINITY,
+      group,
+      concurrency: input.concurrency,
+      groups:
+        input.groupConcurrency === undefined || group === undefined
+          ? undefined
+          : { label: '', concurrency: input.groupSlots?.(group) ?? input.groupConcurrency },
+      inCycle: this.claims,
+      ...(input.countUnavailable === true
+        ? { unavailable: { nodes: down.map(([name, g]) => ({ name, group: g })), more: 0, moreInGroup: 0 } }
+        : {}),
+      ...(this.controlPlane.has(node)
+        ? {
+            controlPlane: {
+              peers: others(this.controlPlane),
+              workersAhead:
+                input.controlPlaneLast === true ? { count: this.workersAhead, names: [] } : undefined,
+            },
+          }
+        : {}),
+      ...(input.maxUnhealthy === undefined
+        ? {}
+        : { health: { max: input.maxUnhealthy, nodes: down.map(([name]) => name).sort() } }),
+      ...(input.maxQuarantined === undefined
+        ? {}
+        : { quarantine: { max: input.maxQuarantined, nodes: others(this.quarantined).sort() } }),
+    };
+  }
 }

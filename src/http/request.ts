@@ -8,6 +8,7 @@
 // dripping one byte a second never times out), and neither bounds the body by default.
 import http from 'node:http';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
 import { abortReason } from '../clock/clock.js';
 import { proxyAgent, type ProxySettings } from './proxy.js';
 
@@ -54,7 +55,7 @@ export function withDeadline(
  * (destroying the response) past `maxBytes`.
  */
 export function readBody(
-  res: http.IncomingMessage,
+  res: Readable,
   signal: AbortSignal,
   maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<string> {

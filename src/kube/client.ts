@@ -6,15 +6,19 @@
 // generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
 // "Dependencies".
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { loadKubeConfig, type ConnectOptions } from './kube-config.js';
+import { loadKubeConfig, type KubeConfigSource } from './kubeconfig.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
+import { nodeRows } from './node-table.js';
+import { evictionBody, type EvictionBody } from './eviction-body.js';
 import type {
+  NodeRow,
   CoreV1Event,
+  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
@@ -31,6 +35,20 @@ import type {
   WatchEvent,
   WatchOptions,
 } from './kube.js';
+
+/** Where the API server is (kubeconfig.ts), and how this client behaves. */
+export interface ConnectOptions extends KubeConfigSource {
+  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
+  deadlineMs?: number;
+  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
+  watchGraceMs?: number;
+  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
+  random?: () => number;
+  /** Times the waits between read retries. Default the system clock. */
+  clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
+}
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
@@ -90,7 +108,7 @@ export class ClientNodeKube implements Kube {
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock' | 'exchange'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -102,6 +120,7 @@ export class ClientNodeKube implements Kube {
         watchGraceMs: options.watchGraceMs,
         health: this.health,
         serverTime: this.serverTime,
+        exchange: options.exchange,
       });
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? new SystemClock();
@@ -131,6 +150,17 @@ export class ClientNodeKube implements Kube {
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+  }
+
+  async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
+    const answer = await this.retried<unknown>({
+      method: 'GET',
+      path: '/api/v1/nodes',
+      query: { ...options, includeObject: 'None' },
+      accept: TABLE_ACCEPT,
+      signal,
+    });
+    return nodeRows(answer);
   }
 
   listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
@@ -208,22 +238,19 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: podsPath(namespace), query: { ...options }, signal });
   }
 
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.postEviction(namespace, name, { dryRun: ['All'] }, signal);
-  }
-
-  evictPod(
+  /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
+  dryRunEviction(
     namespace: string,
     name: string,
-    gracePeriodSeconds?: number,
+    options: EvictionOptions,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.postEviction(
-      namespace,
-      name,
-      gracePeriodSeconds === undefined ? undefined : { gracePeriodSeconds },
-      signal,
-    );
+    return this.postEviction(evictionBody(namespace, name, options, true), signal, true);
+  }
+
+  /** Sent once: the drain judges a failed eviction by what the cluster then shows (kube-drainer.ts). */
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
+    return this.postEviction(evictionBody(namespace, name, options, false), signal, false);
   }
 
   async deletePod(
@@ -240,24 +267,19 @@ export class ClientNodeKube implements Kube {
 
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
   private async postEviction(
-    namespace: string,
-    name: string,
-    deleteOptions: { gracePeriodSeconds?: number; dryRun?: string[] } | undefined,
-    signal?: AbortSignal,
+    body: EvictionBody,
+    signal: AbortSignal | undefined,
+    again: boolean,
   ): Promise<void> {
-    const body = {
-      apiVersion: 'policy/v1',
-      kind: 'Eviction',
-      metadata: { name, namespace },
-      ...(deleteOptions === undefined ? {} : { deleteOptions }),
-    };
-    await this.http.json({
+    const { namespace, name } = body.metadata;
+    const req: KubeRequest = {
       method: 'POST',
       path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
-      ...(deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
+      ...(body.deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
       body,
       signal,
-    });
+    };
+    await (again ? this.retried(req) : this.http.json(req));
   }
 
   listPodDisruptionBudgets(
@@ -296,28 +318,14 @@ export class ClientNodeKube implements Kube {
     return this.patch(daemonSetPath(namespace, name), MERGE_PATCH, patch, signal);
   }
 
-  async watchDaemonSet(
+  watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    await this.http.watch(
-      {
-        method: 'GET',
-        path: `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`,
-        query: {
-          fieldSelector: `metadata.name=${name}`,
-          allowWatchBookmarks: true,
-          resourceVersion: options.resourceVersion,
-        },
-        signal: options.signal,
-        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
-      },
-      (line) => {
-        onEvent(line as WatchEvent<V1DaemonSet>);
-      },
-    );
+    const path = `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`;
+    return this.watchCollection(path, onEvent, { ...options, fieldSelector: `metadata.name=${name}` });
   }
 
   /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
@@ -387,13 +395,16 @@ export class ClientNodeKube implements Kube {
   }
 
   /**
-   * A request that is safe to send again, sent again inside the call when the server answers 429
-   * or 5xx (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
+   * A request that is safe to send again, sent again inside the call when the answer is about the
+   * server (isRetryableRead: 5xx but the 500 of a pod under two budgets, a 429 of API Priority and
+   * Fairness, a reset connection; not a PodDisruptionBudget's 429, a denial, or a call past its
+   * deadline) (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
    * RETRY_AFTER_CAP_MS), as client-go does; one overloaded moment should not cost a whole tick.
-   * Safe: a GET or LIST; and every PATCH we send, because each is a merge patch (the same patch
-   * twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's leading `test`:
-   * a repeat of one that was committed before the error answers 409/422, and the caller re-reads
-   * and finds its change made). POSTs (an Event, an eviction) are not repeated here.
+   * Safe: a GET or LIST; a dry-run eviction; and every PATCH we send, because each is a merge patch
+   * (the same patch twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's
+   * leading `test`: a repeat of one that was committed before the error answers 409/422, and the
+   * caller re-reads and finds its change made). Other POSTs (an Event, an eviction) are not
+   * repeated here.
    */
   private retried<T>(req: KubeRequest): Promise<T> {
     return retry(() => this.http.json<T>(req), {

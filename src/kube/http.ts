@@ -13,6 +13,8 @@
 // network error is thrown as Node reports it, with the request named in the message.
 import type http from 'node:http';
 import type https from 'node:https';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { abortReason } from '../clock/clock.js';
 import { DeadlineError, readBody, send, withDeadline } from '../http/request.js';
@@ -66,7 +68,16 @@ export interface KubeRequest {
   deadlineMs?: number;
   /** Extra headers (kube's Impersonate-* headers). */
   headers?: Record<string, string>;
+  /** The media types asked for; default application/json (a Table: `TABLE_ACCEPT`). */
+  accept?: string;
 }
+
+/**
+ * A server-side printed Table of the objects (what `kubectl get` shows), a row of cells per object
+ * and none of the object itself (`includeObject=None` in the query), or plain JSON from a server
+ * that does not print. A Table of every Node is about 230 bytes a node, a list of them 11 KB.
+ */
+export const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json';
 
 function queryString(query: KubeRequest['query']): string {
   const params = new URLSearchParams();
@@ -89,6 +100,12 @@ function headersOf(opts: https.RequestOptions): Record<string, string> {
   return headers;
 }
 
+/**
+ * Sends one request and resolves with the answer once its headers are in (request.ts's `send`); the
+ * body is read from the answer. Tests hand the requests to the fake API server in memory instead.
+ */
+export type Exchange = typeof send;
+
 /** What a KubeTransport is told of and bounded by; every field has a default. */
 export interface TransportOptions {
   /** Bound of one request in ms. Default DEFAULT_DEADLINE_MS. */
@@ -99,6 +116,8 @@ export interface TransportOptions {
   health?: ApiHealth;
   /** Told the Date header of every answer. */
   serverTime?: ServerTime;
+  /** How requests reach the server. Default over the network (request.ts's `send`). */
+  exchange?: Exchange | undefined;
 }
 
 /** The transport of one ClientNodeKube; close() ends its connections. */
@@ -123,7 +142,7 @@ export class KubeTransport {
     try {
       const res = await this.send(req, signal);
       const code = this.answered(res, what);
-      const text = await readBody(res, signal);
+      const text = await readBody(decoded(res), signal);
       if (code < 200 || code > 299) throw new KubeApiError(code, text, what, retryAfter(res));
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
@@ -200,20 +219,35 @@ export class KubeTransport {
     const headers: Record<string, string> = {
       ...headersOf(opts),
       ...req.headers,
-      Accept: 'application/json',
+      Accept: req.accept ?? 'application/json',
       'User-Agent': USER_AGENT,
     };
+    // as client-go (Go's transport) asks: kube-apiserver compresses answers over 128 KB (a list of
+    // every Node: 11 MB at 1,000 Nodes, 0.8 MB compressed; its Table 228 KB, 9 KB compressed)
+    if (req.method === 'GET' && req.query?.watch === undefined) headers['Accept-Encoding'] = 'gzip';
     if (body !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
-    return send(
+    return (this.o.exchange ?? send)(
       url,
       { method: req.method, headers, agent: opts.agent as http.Agent | undefined },
       body,
       signal,
     );
   }
+}
+
+/** The answer's body as sent before its content encoding (gzip, when the server compressed it). */
+function decoded(res: http.IncomingMessage): Readable {
+  if (res.headers['content-encoding'] !== 'gzip') return res;
+  const gunzip = createGunzip();
+  res.on('error', (err) => gunzip.destroy(err));
+  // given up before the end (a deadline, an abort, a corrupt stream): the answer goes with it
+  gunzip.on('close', () => {
+    if (!res.complete) res.destroy();
+  });
+  return res.pipe(gunzip);
 }
 
 /**

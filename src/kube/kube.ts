@@ -30,6 +30,33 @@ export type V1Lease = Wire<k8s.V1Lease>;
 export type JsonPatchOp =
   { op: 'add' | 'replace' | 'test'; path: string; value: unknown } | { op: 'remove'; path: string };
 
+/** A Node as its printed row tells it. */
+export interface NodeRow {
+  name: string;
+  /** Its Ready condition is True. */
+  ready: boolean;
+  /** Ready=False or Unknown ("NotReady"), or no Ready condition at all ("Unknown"). */
+  readiness: 'Ready' | 'NotReady' | 'Unknown';
+  /** spec.unschedulable (cordoned: "SchedulingDisabled"). */
+  unschedulable: boolean;
+  /** Its roles (node-role.kubernetes.io/<role> labels), e.g. ['control-plane']. */
+  roles: string[];
+}
+
+/**
+ * What an Eviction carries besides the pod's name: its deleteOptions. The drain, each of its retries
+ * and the PDB pre-flight's dry run send the same (src/drain/eviction.ts builds them, once for all).
+ */
+export interface EvictionOptions {
+  /** deleteOptions.gracePeriodSeconds; absent = the pod's own terminationGracePeriodSeconds. */
+  gracePeriodSeconds?: number;
+  /**
+   * deleteOptions.preconditions.uid: only the pod of this UID is evicted. Another pod that took its
+   * name meanwhile (a StatefulSet's, recreated elsewhere) is answered 409 Conflict, not evicted.
+   */
+  uid?: string;
+}
+
 /** Query options of a list or watch. */
 export interface ListOptions {
   labelSelector?: string;
@@ -89,6 +116,12 @@ export interface Kube {
   getNode(name: string, signal?: AbortSignal): Promise<V1Node>;
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]>;
   /**
+   * The Nodes `options` select, as the rows kube-apiserver prints for them (name, readiness, cordon,
+   * roles): a few hundred bytes a Node where the objects are 5–15 KB (node-table.ts). Throws
+   * NodeTableError when the answer cannot be read as rows.
+   */
+  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]>;
+  /**
    * One page of a list of the Nodes (`limit`, `continue`), with the resourceVersion of its snapshot
    * to watch from (the coordinator's view of the fleet); `continue` is set when more pages follow.
    */
@@ -116,8 +149,11 @@ export interface Kube {
    * `resourceVersion` the server first sends every current pod as ADDED.
    */
   watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void>;
-  /** policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone. */
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone, a 409 on the UID
+   * precondition that the pod of `options.uid` is gone and another took its name.
+   */
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void>;
   /**
    * DELETE of a pod (--drain-fallback delete: its eviction was refused until --drain-timeout), only
    * while it is still the pod of `uid` (a precondition: 409 when another pod took the name), with
@@ -131,10 +167,16 @@ export interface Kube {
   ): Promise<void>;
   /**
    * Asks the Eviction API whether the pod may be evicted now, evicting nothing (dryRun=All): the
-   * server judges its PodDisruptionBudgets as it would for the drain. Resolves when it may; a 429
-   * means a PDB refuses, a 500 that more than one PDB covers the pod, a 404 that it is gone.
+   * server judges the eviction `options` describe (its PodDisruptionBudgets, admission) as it would
+   * the drain's. Resolves when it may; a 429 means a PDB refuses, a 500 that more than one PDB covers
+   * the pod, a 404 that it is gone, a 409 on the UID precondition that another pod took its name.
    */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void>;
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void>;
 
   listPodDisruptionBudgets(
     namespace: string | undefined,

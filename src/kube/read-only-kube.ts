@@ -1,7 +1,10 @@
 // A Kube that reads through and refuses every write: what `kured-ts check` runs the agent's own code
 // on, so that a mistake there cannot touch the cluster.
+
 import type {
+  NodeRow,
   CoreV1Event,
+  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
@@ -40,6 +43,9 @@ export class ReadOnlyKube implements Kube {
   listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
     return this.inner.listNodes(options, signal);
   }
+  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+    return this.inner.listNodeRows(options, signal);
+  }
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);
   }
@@ -58,16 +64,21 @@ export class ReadOnlyKube implements Kube {
   watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
     return this.inner.watchPods(onEvent, options);
   }
-  evictPod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<void> {
-    const grace = gracePeriodSeconds === undefined ? '' : ` (grace ${gracePeriodSeconds}s)`;
+  evictPod(namespace: string, name: string, options: EvictionOptions): Promise<void> {
+    const grace = options.gracePeriodSeconds === undefined ? '' : ` (grace ${options.gracePeriodSeconds}s)`;
     return this.refuse(`evict pod ${namespace}/${name}${grace}`);
   }
   deletePod(namespace: string, name: string): Promise<void> {
     return this.refuse(`delete pod ${namespace}/${name}`);
   }
   /** A dry run writes nothing: the server only judges the eviction (the PDB pre-flight asks it). */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.inner.dryRunEviction(namespace, name, signal);
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.inner.dryRunEviction(namespace, name, options, signal);
   }
   listPodDisruptionBudgets(
     namespace: string | undefined,

@@ -7,10 +7,12 @@ import { parseLabelSelector, type Selector } from '../selector/label-selector.js
 import { versionOf, type Followed, type FollowedObject } from './followed.js';
 import type {
   CoreV1Event,
+  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
   NodePage,
+  NodeRow,
   PageOptions,
   PodPage,
   V1DaemonSet,
@@ -144,6 +146,14 @@ export class ViewedKube implements Kube {
     );
   }
 
+  /**
+   * The fleet census's rows (fleet-census.ts): always asked of the server, never shared, since a node
+   * about to take a slot judges the fleet's gates from them (DESIGN §12).
+   */
+  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+    return this.inner.listNodeRows(options, signal);
+  }
+
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);
   }
@@ -222,13 +232,8 @@ export class ViewedKube implements Kube {
     return this.inner.watchPods(onEvent, options);
   }
 
-  evictPod(
-    namespace: string,
-    name: string,
-    gracePeriodSeconds?: number,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    return this.write('pods', () => this.inner.evictPod(namespace, name, gracePeriodSeconds, signal));
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
+    return this.write('pods', () => this.inner.evictPod(namespace, name, options, signal));
   }
 
   deletePod(
@@ -241,8 +246,13 @@ export class ViewedKube implements Kube {
   }
 
   /** Changes nothing (dryRun=All): a read. */
-  dryRunEviction(namespace: string, name: string, signal?: AbortSignal): Promise<void> {
-    return this.inner.dryRunEviction(namespace, name, signal);
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.inner.dryRunEviction(namespace, name, options, signal);
   }
 
   listPodDisruptionBudgets(

@@ -28,3 +28,11 @@ export function nodesOfDaemonSet(ds: V1DaemonSet | undefined): number | undefine
   const n = ds?.status?.desiredNumberScheduled;
   return typeof n === 'number' && n >= 0 ? n : undefined;
 }
+
+/** A cap as a number of nodes or a share of them (--max-unhealthy-nodes, --max-quarantined). */
+export type Limit = { count: number } | { percent: number };
+
+/** The cap as a number of nodes in a fleet of `total` (a share rounded down: 0 is a cap too). */
+export function resolveLimit(limit: Limit, total: number): number {
+  return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
+}

@@ -31,15 +31,15 @@
 // queue (--lock-queue fair, turn-gate.ts) a waiter follows only its own Node for its turn, named by
 // the coordinator for each freed slot: one node wakes per hand-off and nobody lists the fleet.
 // Without it (--lock-queue none, or no live coordinator) each waiter follows the DaemonSet
-// (lock-watch.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
+// (a reflector, src/kube/reflector.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (slot-wait.ts).
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import { formatMulti, formatSingle, newEntry, toHolder, type LockEntry } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
-import type { AcquireResult, Lock, LockHolder, LockMetadata, SlotProof } from './lock.js';
-import type { TurnVerdict } from './turn-gate.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata, LockWait, Refusal, SlotProof } from './lock.js';
+import type { TurnVerdict } from './lock.js';
 import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
@@ -62,9 +62,27 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 /** After an acquisition that gave up on conflicts, the next try comes this long later (jittered ±50%). */
 export const CONTENDED_RETRY_MS = 2_000;
 
+/** After an acquisition refused because the fleet could not be read, the next try (jittered ±50%). */
+export const ERROR_RETRY_MS = 30_000;
+
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
-  return turn?.kind === 'wait' ? { acquired: false, holders: [], reason: turn.reason } : undefined;
+  if (turn?.kind !== 'wait') return undefined;
+  const gate = turn.gate === undefined ? {} : { gate: turn.gate };
+  return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
+}
+
+/** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
+function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
+  // held back by nodes that come back or finish without a write to the lock: look again soon
+  const recheck =
+    room.why === 'workers-first' ||
+    room.why === 'unhealthy' ||
+    room.why === 'quarantined' ||
+    (room.why === 'full' && room.unavailable !== undefined);
+  const live = turn !== undefined && turn.kind !== 'first-come';
+  if (!live && !recheck) return {};
+  return { wait: { for: live ? 'turn' : 'slot', ...(recheck ? { recheck: true } : {}) } };
 }
 
 export class DaemonSetLock implements Lock {
@@ -77,12 +95,6 @@ export class DaemonSetLock implements Lock {
   private watched: V1DaemonSet | undefined;
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   private group: string | undefined;
-  /** The last acquisition was refused with a live coordinator: wait for the turn, not the lock. */
-  private awaitingTurn = false;
-  /** The last acquisition gave up on write conflicts: the next wait is a short back-off. */
-  private contended = false;
-  /** The last refusal came from the fleet beyond the lock: the next wait ends within FLEET_RECHECK_MS. */
-  private fleetHeld = false;
   private readonly fleet: FleetQuestions;
 
   constructor(private readonly o: DaemonSetLockOptions) {
@@ -95,9 +107,6 @@ export class DaemonSetLock implements Lock {
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
-    this.awaitingTurn = false;
-    this.contended = false;
-    this.fleetHeld = false;
     try {
       await this.write(signal, async (state) => {
         const decision = await this.decideAcquire(state, metadata, signal, proof);
@@ -108,11 +117,9 @@ export class DaemonSetLock implements Lock {
       if (!retryable(err)) throw err;
       // our turn (or first come) was lost to other writers, not refused: try again soon, before
       // the turn lapses, instead of waiting for a change that our own turn will not make
-      this.contended = true;
-      this.awaitingTurn = false;
       const reason = `lock still contended after ${this.o.attempts ?? 8} attempts: ${statusMessage(err)}`;
       this.o.log.warn('lock contended', { node: this.o.nodeId, reason });
-      return { acquired: false, holders: [], reason };
+      return { acquired: false, holders: [], reason, wait: { for: 'contended' } };
     }
     if (outcome === undefined) throw new Error('lock acquire decided nothing');
     if (outcome.acquired)
@@ -162,36 +169,36 @@ export class DaemonSetLock implements Lock {
   }
 
   /**
-   * After waiting for a turn (the coordinated queue): until this node's turn annotation changes;
-   * otherwise until the lock shows a slot this node could take (SlotWait.forChange, slot-wait.ts).
+   * As the last refusal said (`how`): for this node's turn annotation to change (the coordinated
+   * queue), a short back-off (contended), an error retry, or until the lock shows a slot this node
+   * could take (SlotWait.forChange, slot-wait.ts); a refusal from the fleet beyond the lock within
+   * FLEET_RECHECK_MS.
    */
-  async waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const recheck = this.fleetHeld ? FLEET_RECHECK_MS * (0.5 + (this.o.random ?? Math.random)()) : timeoutMs;
-    this.fleetHeld = false;
-    if (recheck < timeoutMs) return this.waitForChange(recheck, signal);
-    if (this.contended) {
-      this.contended = false;
-      const pause = Math.min(timeoutMs, CONTENDED_RETRY_MS * (0.5 + (this.o.random ?? Math.random)()));
-      await this.o.clock.sleep(pause, signal);
+  async waitForChange(
+    timeoutMs: number,
+    signal?: AbortSignal,
+    how: LockWait = { for: 'slot' },
+  ): Promise<void> {
+    const jitter = (ms: number): number => ms * (0.5 + (this.o.random ?? Math.random)());
+    const within = how.recheck === true ? Math.min(timeoutMs, jitter(FLEET_RECHECK_MS)) : timeoutMs;
+    const pause = { contended: CONTENDED_RETRY_MS, retry: ERROR_RETRY_MS, turn: 0, slot: 0 }[how.for];
+    if (pause > 0) {
+      await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
       return;
     }
     const turns = this.o.turns;
-    if (turns !== undefined && this.awaitingTurn) {
+    if (turns !== undefined && how.for === 'turn') {
       const stop = signal ?? new AbortController().signal;
-      if (await turns.waitForTurn(timeoutMs, stop)) return;
+      if (await turns.waitForTurn(within, stop)) return;
     }
-    return this.slotWait.forChange(timeoutMs, signal);
+    return this.slotWait.forChange(within, signal);
   }
 
-  /**
-   * The coordinated queue's verdict for a new acquisition (undefined: no queue, or a slot we prove).
-   * With a live coordinator, a node refused a slot waits for its turn, not for the lock.
-   */
+  /** The queue's verdict for a new acquisition (undefined: no queue, or a slot we prove). */
   private async turnVerdict(signal?: AbortSignal, proof?: SlotProof): Promise<TurnVerdict | undefined> {
     const turns = this.o.turns;
     if (proof !== undefined || turns === undefined) return undefined;
     const verdict = await turns.verdict(signal);
-    this.awaitingTurn = verdict.kind !== 'first-come';
     if (verdict.kind === 'first-come')
       this.o.log.debug('no coordinator: first come', { node: this.o.nodeId, reason: verdict.reason });
     return verdict;
@@ -261,37 +268,13 @@ export class DaemonSetLock implements Lock {
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }
 
-  /** No room, in words an operator can act on. */
+  /** No room, in words an operator can act on (LockReasons.refusal). */
   private refusal(
     room: Exclude<Room, { room: true }>,
     state: LockState,
     live: readonly LockEntry[],
-  ): AcquireResult {
-    switch (room.why) {
-      case 'manual':
-        return { acquired: false, holders: [room.entry.nodeID], reason: this.reasons.manual(room.entry) };
-      case 'forged': {
-        const reason = this.reasons.forged(state.declared, live, this.view.slots(state));
-        this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
-        return { acquired: false, holders: live.map((e) => e.nodeID), reason };
-      }
-      case 'full':
-        return this.reasons.full(room, this.view.slots(state));
-      case 'group-full':
-        return {
-          acquired: false,
-          holders: room.holders,
-          reason: this.reasons.groupFull(room.group, room.holders),
-        };
-      case 'control-plane-busy':
-        return {
-          acquired: false,
-          holders: [room.holder],
-          reason: this.reasons.controlPlaneBusy(room.holder),
-        };
-      case 'workers-first':
-        return { acquired: false, holders: [], reason: this.reasons.workersFirst(room.count, room.names) };
-    }
+  ): Refusal {
+    return this.reasons.refusal(room, { declared: state.declared, live, slots: this.view.slots(state) });
   }
 
   private async decideAcquire(
@@ -314,11 +297,16 @@ export class DaemonSetLock implements Lock {
     // could take the slot: a waiter whose turn has not come takes none whatever they are (issue 42:
     // up to --concurrency GETs per waiter's pass)
     if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
-    const { inCycle, fleet } = await this.fleet.around(
-      { live, slots, turn, metadata, matching: state.matching },
-      signal,
-    );
-    const refused = this.noRoom(state, { live, inCycle, fleet }, group) ?? waitForTurn(turn);
+    const around = await this.fleet
+      .around({ live, slots, turn, metadata, matching: state.matching }, signal)
+      .catch((err: unknown) => {
+        if (signal?.aborted === true) throw err;
+        return this.unknownFleet(err);
+      });
+    const refused =
+      'acquired' in around
+        ? around
+        : (this.noRoom(state, { live, ...around }, group, turn) ?? waitForTurn(turn));
     if (refused !== undefined) return this.refuse(refused, unproven ? live : undefined);
     const entry = newEntry(this.o.nodeId, metadata, this.o.clock.now(), this.o.ttlMs);
     return { result: { acquired: true, holder: toHolder(entry) }, entries: [...live, entry] };
@@ -329,18 +317,26 @@ export class DaemonSetLock implements Lock {
     state: LockState,
     taken: { live: readonly LockEntry[]; inCycle: readonly NodeInCycle[]; fleet: FleetAnswers },
     group: string | undefined,
+    turn: TurnVerdict | undefined,
   ): AcquireResult | undefined {
-    const { unavailable, controlPlane, groupSlots } = taken.fleet;
+    const { groupSlots, ...answers } = taken.fleet;
     const room = roomFor({
       ...this.question(state, taken.live, group, groupSlots),
       inCycle: taken.inCycle,
-      ...(unavailable === undefined ? {} : { unavailable }),
-      ...(controlPlane === undefined ? {} : { controlPlane }),
+      ...answers,
     });
     if (room.room) return undefined;
-    // held back by nodes that come back or finish without a write to the lock: look again soon
-    this.fleetHeld = room.why === 'workers-first' || (room.why === 'full' && room.unavailable !== undefined);
-    return this.refusal(room, state, taken.live);
+    return { ...this.refusal(room, state, taken.live), ...waitOf(room, turn) };
+  }
+
+  /**
+   * No slot when the fleet's gates could not be judged (a read of the Nodes failed): unknown is not
+   * healthy (DESIGN §12). The node asks again after an error retry.
+   */
+  private unknownFleet(err: unknown): Refusal {
+    const reason = `cannot judge the fleet's capacity, so no slot is taken: ${statusMessage(err)}`;
+    this.o.log.warn('fleet census failed', { node: this.o.nodeId, reason });
+    return { acquired: false, holders: [], reason, gate: 'fleet-census', wait: { for: 'retry' } };
   }
 
   /** No slot; an entry naming us that no cycle of ours proves and no room allows goes (`rest` kept). */

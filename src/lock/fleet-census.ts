@@ -1,186 +1,144 @@
-// What a lock decision needs to know of the fleet beyond the lock itself: which nodes are unavailable
-// (they take slots under --count-unavailable), how large each --group-label group is (for
-// --group-concurrency N%), and which workers still wait for a reboot (control plane last). The
-// same judgement serves the coordinator, which keeps it from its one watch of the Nodes and
-// publishes it on its Lease, and the health gate (--max-unhealthy-nodes).
+// The fleet as the node about to take a slot judges it, from what no single token of ours can forge
+// (DESIGN §12): which Nodes are not Ready (their kubelets and the node lifecycle controller write
+// that), cordoned, quarantined, and the size of this node's group. It is read by that node only, at
+// each hand-off, never by a waiter (DESIGN §13), and it decides: the coordinator's Lease may hold a
+// node back earlier (its turn), never let one past these gates (docs/advisor.md).
 //
-// An agent reads it from the coordinator's Lease while a coordinator is live (one small GET, cached
-// and shared with the turn and the health gate); without one, from one list of the Nodes out of the
-// API server's watch cache, reused for CENSUS_CACHE_MS. It is asked only by a node that could take a
-// slot now by the lock's own entries (never by a waiter whose turn has not come), so on patch night
-// it costs nothing per waiter (DESIGN §13).
+// What it reads, each a Table of rows (node-table.ts: about 230 bytes a Node, compressed by the API
+// server past 128 KB; 9 KB at 1,000 Nodes), from the API server's watch cache:
+// - every Node: readiness and cordon (--count-unavailable, --max-unhealthy-nodes, --concurrency N%);
+// - with --group-concurrency, the Nodes of this node's group (its size and its unhealthy nodes);
+// - with --max-quarantined, the quarantined Nodes (by label).
+// A read that fails fails the acquisition (the node waits, with the error as its reason): unknown is
+// not "healthy". The workers ahead of a control-plane node (--control-plane-last, first come only)
+// need the nodes' statuses: one list of the whole Nodes, for that node only.
 import { monotonicMs, type Clock } from '../clock/clock.js';
-import type { Kube, V1Node } from '../kube/kube.js';
-import { CYCLE_LABEL } from '../node/cycle.js';
-import { isQuarantined } from '../node/quarantine.js';
-import { BEFORE_CYCLE_PHASES, isControlPlane } from '../node/role.js';
-import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
-import {
-  WORKERS_NAMED,
-  type CoordinatorLease,
-  type FleetHealth,
-  type GroupHealth,
-} from './coordinator-lease.js';
+import type { Kube } from '../kube/kube.js';
+import type { NodeRow } from '../kube/kube.js';
+import { QUARANTINE_LABEL } from '../node/quarantine.js';
+import { fleetHealth, judgeNode } from './fleet-judge.js';
 
-/** A node as the census judges it. */
-export interface JudgedNode {
-  name: string;
-  /** Carries the cycle label: --concurrency bounds it already, so it is never counted unavailable. */
-  inCycle: boolean;
-  /** Why it counts as unavailable (unhealthy); undefined when it does not. */
-  unhealthy: string | undefined;
-  /** Its --group-label value ('' without the label, or without groups). */
-  group: string;
-  /** Labelled node-role.kubernetes.io/control-plane. */
-  controlPlane: boolean;
-  /**
-   * Its status says it still wants its reboot before its cycle (pending, outside-window, blocked,
-   * awaiting-approval, waiting-for-lock: BEFORE_CYCLE_PHASES).
-   */
-  waiting: boolean;
-  /** Carries a kured-ts status: its agent has decided at least once (idle agents too). */
-  reported: boolean;
-  /** Carries the quarantine label (its drain failed): counted for --max-quarantined. */
-  quarantined: boolean;
-}
-
-/** The node as the census judges it (`groupLabel`: --group-label when groups are on). */
-export function judgeNode(node: V1Node, groupLabel?: string): JudgedNode {
-  const meta = node.metadata ?? {};
-  const labels = meta.labels ?? {};
-  return {
-    name: meta.name ?? '?',
-    inCycle: labels[CYCLE_LABEL] === 'true',
-    unhealthy: unhealthy(node),
-    group: groupLabel === undefined ? '' : (labels[groupLabel] ?? ''),
-    controlPlane: isControlPlane(labels),
-    quarantined: isQuarantined(labels),
-    ...statusFacts(meta.annotations?.[STATUS_ANNOTATION]),
-  };
-}
-
-/** What the node's status says for the census: waiting before its cycle, and whether there is one. */
-function statusFacts(text: string | undefined): Pick<JudgedNode, 'waiting' | 'reported'> {
-  return {
-    waiting: BEFORE_CYCLE_PHASES.has(parseStatus(text)?.phase ?? 'idle'),
-    reported: text !== undefined,
-  };
-}
-
-/** Why a node counts as unhealthy (NotReady, unreachable, cordoned); undefined when it does not. */
-export function unhealthy(node: V1Node): string | undefined {
-  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
-  if (ready === 'Unknown' || unreachableTaint(node)) return 'unreachable';
-  if (ready !== 'True') return 'not ready';
-  return node.spec?.unschedulable === true ? 'cordoned' : undefined;
-}
-
-/** The node lifecycle controller's taint for a node it cannot reach. */
-function unreachableTaint(node: V1Node): boolean {
-  return (node.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable');
-}
-
-/** A worker that goes before the control plane: still wanting its reboot, or in its cycle. */
-function workerAhead(n: JudgedNode): boolean {
-  return !n.controlPlane && (n.waiting || n.inCycle);
-}
-
-/** Adds `n` to the health `h` (counts, and its name with why while fewer than `shown` are named). */
-function note(h: GroupHealth, n: JudgedNode, shown: number): void {
-  h.total++;
-  if (n.inCycle || n.unhealthy === undefined) return;
-  h.count++;
-  if (h.unhealthy.length < shown) h.unhealthy.push(`${n.name} ${n.unhealthy}`);
-}
-
-/**
- * The fleet's health (the coordinator's view, or a list): nodes in a cycle not counted unhealthy; at
- * most `shown` names of each list. With `grouped`, the same per --group-label value.
- */
-export function fleetHealth(nodes: Iterable<JudgedNode>, shown: number, grouped = false): FleetHealth {
-  const all: GroupHealth = { total: 0, count: 0, unhealthy: [] };
-  const groups: Record<string, GroupHealth> = {};
-  const workers = { count: 0, names: [] as string[] };
-  const quarantined: string[] = [];
-  let reported = 0;
-  for (const n of nodes) {
-    note(all, n, Number.POSITIVE_INFINITY);
-    if (n.reported) reported++;
-    if (n.quarantined) quarantined.push(n.name);
-    if (grouped) note((groups[n.group] ??= { total: 0, count: 0, unhealthy: [] }), n, shown);
-    if (!workerAhead(n)) continue;
-    workers.count++;
-    workers.names.push(n.name);
-  }
-  all.unhealthy.sort();
-  workers.names.sort();
-  quarantined.sort();
-  return {
-    ...all,
-    unhealthy: all.unhealthy.slice(0, shown),
-    ...(grouped ? { groups } : {}),
-    workersAhead: { count: workers.count, names: workers.names.slice(0, Math.min(shown, WORKERS_NAMED)) },
-    reported,
-    quarantined: quarantined.slice(0, shown),
-    quarantinedCount: quarantined.length,
-  };
-}
-
-/**
- * The fleet's health for a blocker: as the live coordinator published it, when `answers` says that
- * publication holds what the blocker needs (an older coordinator's may not), else from one list of
- * the Nodes out of the API server's watch cache, every node named.
- */
-export async function publishedOrListed(
-  o: { kube: Kube; coordinator?: CoordinatorLease | undefined },
-  answers: (published: FleetHealth) => boolean,
-  signal?: AbortSignal,
-): Promise<FleetHealth> {
-  const coordinator = await o.coordinator?.read(signal);
-  if (coordinator?.live === true && coordinator.health !== undefined && answers(coordinator.health))
-    return coordinator.health;
-  const nodes = await o.kube.listNodes({ resourceVersion: '0' }, signal);
-  return fleetHealth(
-    nodes.map((n) => judgeNode(n)),
-    nodes.length,
-  );
-}
-
-/** A list of the Nodes is reused this long by one agent (the census without a coordinator). */
+/** A read is reused this long by one agent (the PDB pre-flight and the acquisition after it share one). */
 export const CENSUS_CACHE_MS = 10_000;
+
+/** Why a node counts as unhealthy, from its row. */
+export type Unwell = 'not ready' | 'cordoned';
+
+/** A node that is not Ready, or cordoned (by anyone: the caller leaves out its own cycles). */
+export interface UnwellNode {
+  name: string;
+  why: Unwell;
+}
+
+/** What the census found. */
+export interface Census {
+  /** The Nodes in all. */
+  total: number;
+  /** Every Node that is not Ready or is cordoned, sorted by name. */
+  unhealthy: readonly UnwellNode[];
+  /** With a group asked for: its Nodes (for its size and which of the unhealthy are in it). */
+  group?: { name: string; members: ReadonlySet<string> };
+  /** With quarantine asked for: the quarantined Nodes, sorted. */
+  quarantined?: readonly string[];
+  /** With the workers asked for: those still wanting their reboot or in their cycle, and the agents that have reported. */
+  workers?: { count: number; names: string[]; reported: number };
+}
+
+/** What one acquisition asks of the census. */
+export interface CensusAsk {
+  /** This node's --group-label value, when its group's size or members matter. */
+  group?: string;
+  /** The quarantined nodes (--max-quarantined). */
+  quarantine?: boolean;
+  /** The workers ahead of the control plane (a control-plane node, first come). */
+  workers?: boolean;
+}
 
 export interface FleetCensusOptions {
   kube: Kube;
   clock: Clock;
   /** --group-label when --group-concurrency is set. */
   groupLabel: string | undefined;
-  /** The coordinator, whose published census is used while it is live. */
-  coordinator?: CoordinatorLease;
 }
 
-/** The fleet as an agent's lock decision sees it: from the live coordinator, else one list. */
+/** Why a row is unhealthy; undefined when Ready and schedulable. */
+function unwell(row: NodeRow): Unwell | undefined {
+  if (!row.ready) return 'not ready';
+  return row.unschedulable ? 'cordoned' : undefined;
+}
+
+/** The label selector of a group: its value, or the nodes without the label for ''. */
+export function groupSelector(label: string, group: string): string {
+  return group === '' ? `!${label}` : `${label}=${group}`;
+}
+
+/** The fleet as one agent's acquisition sees it; see the file comment. */
 export class FleetCensus {
-  private listed: { at: number; health: FleetHealth } | undefined;
+  private readonly cache = new Map<string, { at: number; value: unknown }>();
 
   constructor(private readonly o: FleetCensusOptions) {}
 
-  /** The census now (the coordinator's when live and complete, else a list at most CENSUS_CACHE_MS old). */
-  async read(signal?: AbortSignal): Promise<FleetHealth> {
-    const coordinator = await this.o.coordinator?.read(signal);
-    const published = coordinator?.live === true ? coordinator.health : undefined;
-    // an older coordinator publishes no groups or workers: then the list answers
-    if (published?.workersAhead !== undefined && (this.o.groupLabel === undefined || published.groups))
-      return published;
+  /** The census for `ask` (each part read at most once per CENSUS_CACHE_MS). */
+  async read(ask: CensusAsk, signal?: AbortSignal): Promise<Census> {
+    const rows = await this.rows('all', {}, signal);
+    const census: Census = {
+      total: rows.length,
+      unhealthy: rows
+        .flatMap((r) => {
+          const why = unwell(r);
+          return why === undefined ? [] : [{ name: r.name, why }];
+        })
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    };
+    const label = this.o.groupLabel;
+    if (ask.group !== undefined && label !== undefined) {
+      const selector = groupSelector(label, ask.group);
+      const members = await this.rows(`group ${selector}`, { labelSelector: selector }, signal);
+      census.group = { name: ask.group, members: new Set(members.map((r) => r.name)) };
+      // a member seen unhealthy in its group's read counts even if the read of all missed it
+      const known = new Set(census.unhealthy.map((n) => n.name));
+      const more = members.flatMap((r) => {
+        const why = unwell(r);
+        return why === undefined || known.has(r.name) ? [] : [{ name: r.name, why }];
+      });
+      if (more.length > 0) census.unhealthy = [...census.unhealthy, ...more];
+    }
+    if (ask.quarantine === true) {
+      const quarantined = await this.rows('quarantined', { labelSelector: QUARANTINE_LABEL }, signal);
+      census.quarantined = quarantined.map((r) => r.name).sort();
+    }
+    if (ask.workers === true) census.workers = await this.workers(signal);
+    return census;
+  }
+
+  /** Rows of the Nodes `selector` selects, from the watch cache, reused for CENSUS_CACHE_MS. */
+  private async rows(
+    key: string,
+    selector: { labelSelector?: string },
+    signal?: AbortSignal,
+  ): Promise<NodeRow[]> {
+    return this.cached(key, () => this.o.kube.listNodeRows({ ...selector, resourceVersion: '0' }, signal));
+  }
+
+  /** The workers ahead of the control plane: one list of the whole Nodes (their statuses tell). */
+  private workers(signal?: AbortSignal): Promise<{ count: number; names: string[]; reported: number }> {
+    return this.cached('workers', async () => {
+      const nodes = await this.o.kube.listNodes({ resourceVersion: '0' }, signal);
+      const health = fleetHealth(
+        nodes.map((n) => judgeNode(n)),
+        nodes.length,
+      );
+      const ahead = health.workersAhead ?? { count: 0, names: [] };
+      return { ...ahead, reported: health.reported ?? 0 };
+    });
+  }
+
+  private async cached<T>(key: string, read: () => Promise<T>): Promise<T> {
     const now = monotonicMs(this.o.clock);
-    if (this.listed !== undefined && now - this.listed.at < CENSUS_CACHE_MS) return this.listed.health;
-    const nodes = await this.o.kube.listNodes({ resourceVersion: '0' }, signal);
-    const grouped = this.o.groupLabel !== undefined;
-    const health = fleetHealth(
-      nodes.map((n) => judgeNode(n, this.o.groupLabel)),
-      Number.POSITIVE_INFINITY,
-      grouped,
-    );
-    this.listed = { at: now, health };
-    return health;
+    const hit = this.cache.get(key);
+    if (hit !== undefined && now - hit.at < CENSUS_CACHE_MS) return hit.value as T;
+    const value = await read();
+    this.cache.set(key, { at: now, value });
+    return value;
   }
 }

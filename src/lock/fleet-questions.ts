@@ -1,18 +1,25 @@
 // What an acquisition asks of the fleet beyond the lock's own entries, and only when the answer can
-// change it: the unavailable nodes that take slots (--count-unavailable), the size of this node's
-// group (--group-concurrency N%), and for a control-plane node the rest of the control plane (one
-// at a time) and the workers it lets go first (--control-plane-last). A node that could not take a
-// slot anyway (every slot held, or not its turn) asks none of it, except a control-plane node, which
-// reads the census to say why it waits (from the coordinator's Lease, already read for the turn).
-import { CONTROL_PLANE_LABEL } from '../node/role.js';
-import { resolveBudget } from './budget.js';
-import type { FleetHealth, GroupHealth } from './coordinator-lease.js';
+// change it: the nodes in a cycle without a slot, the unavailable nodes that take slots
+// (--count-unavailable), the size of this node's group (--group-concurrency N%), the fleet-wide caps
+// (--max-unhealthy-nodes, --max-quarantined), and for a control-plane node the rest of the control
+// plane (one at a time) and the workers it lets go first (--control-plane-last). A node that could
+// not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
+// waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
+// cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
+import { resolveBudget, resolveLimit } from './budget.js';
+import type { Census, CensusAsk } from './fleet-census.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
-import type { LockMetadata } from './lock.js';
+import type { LockMetadata, TurnVerdict } from './lock.js';
 import type { DaemonSetLockOptions } from './lock-state.js';
-import type { TurnVerdict } from './turn-gate.js';
-import type { ControlPlaneQuestion, NodeInCycle, Unavailable } from './room.js';
+import {
+  OTHER_GROUP,
+  type ControlPlaneQuestion,
+  type FleetCap,
+  type NodeInCycle,
+  type Unavailable,
+} from './room.js';
+import { CONTROL_PLANE_LABEL } from '../node/role.js';
 
 /** The acquisition as it stands when it asks. */
 export interface FleetAsk {
@@ -26,8 +33,6 @@ export interface FleetAsk {
   controlPlane: boolean;
   /** It could take a slot now by the lock's entries and the queue. */
   goes: boolean;
-  /** The coordinator gave it its turn (the coordinator has judged the order: workers first). */
-  turn: boolean;
   /** The nodes the DaemonSet runs on (LockState.matching), when known. */
   matching?: number;
 }
@@ -38,29 +43,8 @@ export interface FleetAnswers {
   controlPlane?: ControlPlaneQuestion;
   /** --group-concurrency resolved for this node's group; undefined without groups. */
   groupSlots?: number;
-}
-
-/** A census entry "n3 not ready": its node. */
-function nameOf(entry: string): string {
-  return entry.split(' ')[0] ?? entry;
-}
-
-/** The unavailable nodes of `health` that take slots of this acquisition (those holding or cycling left out). */
-function unavailableOf(health: FleetHealth, ask: FleetAsk, nodeId: string): Unavailable {
-  const skip = new Set([nodeId, ...ask.live.map((e) => e.nodeID), ...ask.inCycle.map((n) => n.name)]);
-  const named = (g: GroupHealth, group: string): NodeInCycle[] =>
-    g.unhealthy.map((s) => ({ name: nameOf(s), group }));
-  const groups = health.groups;
-  const nodes =
-    groups === undefined
-      ? named(health, '')
-      : Object.entries(groups).flatMap(([group, g]) => named(g, group));
-  const mine = ask.group === undefined ? undefined : groups?.[ask.group];
-  return {
-    nodes: nodes.filter((n) => !skip.has(n.name)),
-    more: Math.max(0, health.count - nodes.length),
-    moreInGroup: mine === undefined ? 0 : Math.max(0, mine.count - mine.unhealthy.length),
-  };
+  health?: FleetCap;
+  quarantine?: FleetCap;
 }
 
 /**
@@ -69,12 +53,12 @@ function unavailableOf(health: FleetHealth, ask: FleetAsk, nodeId: string): Unav
  * start-up, an agent that needs a reboot writes its first status only at its first lock attempt).
  */
 export function workersAhead(
-  health: FleetHealth,
+  workers: { count: number; names: readonly string[]; reported: number | undefined },
   matching: number | undefined,
 ): { count: number; names: string[] } {
-  const named = health.workersAhead ?? { count: 0, names: [] };
   const silent =
-    matching === undefined || health.reported === undefined ? 0 : Math.max(0, matching - health.reported);
+    matching === undefined || workers.reported === undefined ? 0 : Math.max(0, matching - workers.reported);
+  const named = { count: workers.count, names: [...workers.names] };
   if (silent === 0) return named;
   return {
     count: named.count + silent,
@@ -106,14 +90,13 @@ export class FleetQuestions {
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
     const { live, slots, turn, metadata } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, signal) : [];
+    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal) : [];
     const ask: FleetAsk = {
       live,
       inCycle,
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
-      turn: turn?.kind === 'turn',
       ...(at.matching === undefined ? {} : { matching: at.matching }),
     };
     return { inCycle, fleet: await this.answer(ask, signal) };
@@ -123,41 +106,117 @@ export class FleetQuestions {
     return this.o.groups?.percent ?? 0;
   }
 
-  /** Does this acquisition need the census? */
-  private needsCensus(ask: FleetAsk): boolean {
-    const budget = ask.goes && (this.o.countUnavailable === true || this.groupPercent > 0);
-    return budget || (ask.controlPlane && this.o.controlPlaneLast === true && !ask.turn);
+  /** Does any gate that reads the census apply to a node that goes? */
+  private get gated(): boolean {
+    const o = this.o;
+    return (
+      o.countUnavailable === true ||
+      this.groupPercent > 0 ||
+      o.maxUnhealthy !== undefined ||
+      o.maxQuarantined !== undefined
+    );
   }
 
-  async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
-    const census = this.o.census;
-    const health = census !== undefined && this.needsCensus(ask) ? await census.read(signal) : undefined;
+  /** What this acquisition asks of the census; undefined: nothing (it reads none). */
+  private censusAsk(ask: FleetAsk): CensusAsk | undefined {
+    if (!ask.goes) return undefined;
+    const o = this.o;
+    // judged by the node itself, turn or not: a forged turn must not send the control plane first
+    const workers = ask.controlPlane && o.controlPlaneLast === true;
+    if (!this.gated && !workers) return undefined;
     return {
-      ...(health !== undefined && ask.goes && this.o.countUnavailable === true
-        ? { unavailable: unavailableOf(health, ask, this.o.nodeId) }
-        : {}),
-      ...(ask.controlPlane ? { controlPlane: await this.controlPlane(ask, health, signal) } : {}),
-      ...this.groupSlots(ask, health),
+      ...this.groupAsk(ask),
+      ...(o.maxQuarantined === undefined ? {} : { quarantine: true }),
+      ...(workers ? { workers: true } : {}),
     };
   }
 
+  /** This node's group, when its members count (unavailable nodes in it, its share of slots). */
+  private groupAsk(ask: FleetAsk): Pick<CensusAsk, 'group'> {
+    const matters = this.o.countUnavailable === true || this.groupPercent > 0;
+    return this.o.groups !== undefined && ask.group !== undefined && matters ? { group: ask.group } : {};
+  }
+
+  async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
+    const want = this.censusAsk(ask);
+    const census = want === undefined ? undefined : await this.read(want, signal);
+    return {
+      ...(ask.controlPlane ? { controlPlane: await this.controlPlane(ask, census, signal) } : {}),
+      ...this.groupSlots(ask, census),
+      ...(census === undefined || !ask.goes ? {} : this.gates(census, ask)),
+    };
+  }
+
+  private async read(want: CensusAsk, signal?: AbortSignal): Promise<Census> {
+    const census = this.o.census;
+    if (census === undefined)
+      throw new Error(
+        'the fleet census is needed (--count-unavailable, group shares, caps) but not configured',
+      );
+    return census.read(want, signal);
+  }
+
+  /** The unavailable nodes and the caps, from the census, for a node that goes. */
+  private gates(census: Census, ask: FleetAsk): Pick<FleetAnswers, 'unavailable' | 'health' | 'quarantine'> {
+    const { countUnavailable, maxUnhealthy, maxQuarantined, nodeId } = this.o;
+    const down = this.unavailableOf(census, ask);
+    const why = new Map(census.unhealthy.map((u) => [u.name, u.why]));
+    return {
+      ...(countUnavailable === true ? { unavailable: { nodes: down, more: 0, moreInGroup: 0 } } : {}),
+      ...(maxUnhealthy === undefined
+        ? {}
+        : {
+            health: {
+              max: resolveLimit(maxUnhealthy, census.total),
+              nodes: down.map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
+            },
+          }),
+      ...(maxQuarantined === undefined
+        ? {}
+        : {
+            quarantine: {
+              max: resolveLimit(maxQuarantined, census.total),
+              nodes: (census.quarantined ?? []).filter((n) => n !== nodeId),
+            },
+          }),
+    };
+  }
+
+  /**
+   * The unhealthy nodes of `census` that take slots of this acquisition: not this node, none
+   * holding a slot or in a cycle (those count already), each with its group when the census knows it
+   * to be this node's (OTHER_GROUP otherwise: it counts against the fleet, not this group).
+   */
+  private unavailableOf(census: Census, ask: FleetAsk): NodeInCycle[] {
+    const skip = new Set([
+      this.o.nodeId,
+      ...ask.live.map((e) => e.nodeID),
+      ...ask.inCycle.map((n) => n.name),
+    ]);
+    const group = census.group;
+    return census.unhealthy
+      .filter((n) => !skip.has(n.name))
+      .map((n) => ({ name: n.name, group: group?.members.has(n.name) === true ? group.name : OTHER_GROUP }));
+  }
+
   /** --group-concurrency for this node's group: the number, or the share of the group's nodes. */
-  private groupSlots(ask: FleetAsk, health: FleetHealth | undefined): { groupSlots?: number } {
+  private groupSlots(ask: FleetAsk, census: Census | undefined): { groupSlots?: number } {
     const groups = this.o.groups;
     if (groups === undefined || ask.group === undefined) return {};
-    const size = health?.groups === undefined ? undefined : (health.groups[ask.group]?.total ?? 0);
+    const size = census?.group?.members.size;
     return { groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, size) };
   }
 
   /** The rest of the control plane (listed only for a node that could go now) and the workers ahead. */
   private async controlPlane(
     ask: FleetAsk,
-    health: FleetHealth | undefined,
+    census: Census | undefined,
     signal?: AbortSignal,
   ): Promise<ControlPlaneQuestion> {
     const peers = ask.goes ? await this.peers(signal) : [];
-    const judged = this.o.controlPlaneLast === true && !ask.turn && health !== undefined;
-    return { peers, workersAhead: judged ? workersAhead(health, ask.matching) : undefined };
+    const workers = census?.workers;
+    const judged = this.o.controlPlaneLast === true && workers !== undefined;
+    return { peers, workersAhead: judged ? workersAhead(workers, ask.matching) : undefined };
   }
 
   /** The other control-plane nodes: one list by label (a handful of Nodes). */

@@ -6,7 +6,8 @@ import { isNotFound } from '../kube/errors.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { DaemonSetLockOptions, HolderSighting } from './lock-state.js';
-import type { NodeInCycle } from './room.js';
+import { OTHER_GROUP, type NodeInCycle } from './room.js';
+import { groupSelector } from './fleet-census.js';
 
 /**
  * How long a holder's Node, once seen to exist, is not looked up again for reclaim: hundreds of
@@ -25,17 +26,38 @@ export class LockHolders {
     return this.seen.get(nodeID)?.inCycle === false;
   }
 
-  /** Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, with their group. */
-  async inCycleWithoutSlot(live: readonly LockEntry[], signal?: AbortSignal): Promise<NodeInCycle[]> {
-    const nodes = await this.o.kube.listNodes({ labelSelector: `${CYCLE_LABEL}=true` }, signal);
-    const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
+  /**
+   * Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, each with
+   * its group when it is this node's `group` (OTHER_GROUP otherwise, or '' without groups): rows of
+   * a fresh read (not the watch cache: a node that has just begun its cycle must count), and with
+   * groups a second one of this group's.
+   */
+  async inCycleWithoutSlot(
+    live: readonly LockEntry[],
+    group: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<NodeInCycle[]> {
+    const selector = `${CYCLE_LABEL}=true`;
+    const rows = await this.o.kube.listNodeRows({ labelSelector: selector }, signal);
     const label = this.o.groups?.label;
-    return nodes
-      .map((n) => ({
-        name: n.metadata?.name ?? '',
-        group: label === undefined ? '' : (n.metadata?.labels?.[label] ?? ''),
-      }))
-      .filter((n) => n.name !== '' && !holders.has(n.name));
+    const mine =
+      label === undefined || group === undefined
+        ? undefined
+        : new Set(
+            (
+              await this.o.kube.listNodeRows(
+                { labelSelector: `${selector},${groupSelector(label, group)}` },
+                signal,
+              )
+            ).map((r) => r.name),
+          );
+    const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
+    return rows
+      .filter((r) => r.name !== '' && !holders.has(r.name))
+      .map((r) => ({
+        name: r.name,
+        group: mine === undefined ? '' : mine.has(r.name) ? (group ?? '') : OTHER_GROUP,
+      }));
   }
 
   /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */

@@ -1,9 +1,11 @@
 // Why DaemonSetLock gives no slot, in words an operator can act on: who holds the lock and since
 // when (as this reader first saw each entry), and the command that frees a lock no agent will free.
 import { monotonicMs } from '../clock/clock.js';
+import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
-import type { AcquireResult } from './lock.js';
+import type { Refusal } from './lock.js';
+import type { Room } from './room.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
@@ -19,6 +21,18 @@ function unavailableNodes(down: readonly string[], unnamed: number): string {
   if (down.length + unnamed === 0) return '';
   const more = unnamed > 0 ? `${down.length > 0 ? ' and ' : ''}${unnamed} more` : '';
   return `; ${down.join(', ')}${more} unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)`;
+}
+
+/** How the reason of a halted wave begins (--max-quarantined; the simulator tells a halt by it). */
+export const HALT_REASON = 'halted';
+
+/** Names shown in a cap's reason before "and N more". */
+const SHOWN = 10;
+
+/** `nodes`, the first SHOWN of them and how many more. */
+function shown(nodes: readonly string[]): string {
+  const more = nodes.length > SHOWN ? `, and ${nodes.length - SHOWN} more` : '';
+  return `${nodes.slice(0, SHOWN).join(', ')}${more}`;
 }
 
 export class LockReasons {
@@ -71,14 +85,82 @@ export class LockReasons {
       unavailable?: { names: readonly string[]; more: number };
     },
     slots: number,
-  ): AcquireResult {
+  ): Refusal {
     const { others: live, inCycle } = room;
     const down = room.unavailable?.names ?? [];
     const unnamed = room.unavailable?.more ?? 0;
     const holders = [...live.map((e) => e.nodeID), ...inCycle, ...down];
     const named = holders.length === 0 ? `${unnamed} unavailable nodes` : holders.join(', ');
     const reason = `all ${this.concurrency(slots)} lock slot(s) held by ${named}${missingSlots(inCycle)}${unavailableNodes(down, unnamed)}${this.notInCycle(live)}`;
-    return { acquired: false, holders, reason };
+    const gate = down.length + unnamed > 0 ? { gate: 'count-unavailable' as const } : {};
+    return { acquired: false, holders, reason, ...gate };
+  }
+
+  /** More other nodes unhealthy than --max-unhealthy-nodes allows (`nodes`: "n3 not ready"). */
+  unhealthy(max: number, nodes: readonly string[]): string {
+    return `${nodes.length} other nodes unhealthy (max ${max}): ${shown(nodes)}`;
+  }
+
+  /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
+  quarantined(max: number, nodes: readonly string[]): string {
+    return `${HALT_REASON}: ${nodes.length} other nodes quarantined (--max-quarantined ${max}): ${shown(nodes)}; no new cycle starts anywhere until fewer are (an operator removes the label ${QUARANTINE_LABEL} from a node to release it)`;
+  }
+
+  /**
+   * No room (roomFor's answer), in words an operator can act on, with the fleet gate that held the
+   * node back when one did: one place turns every "why not" into words.
+   */
+  refusal(
+    room: Exclude<Room, { room: true }>,
+    lock: { declared: number; live: readonly LockEntry[]; slots: number },
+  ): Refusal {
+    const { declared, live, slots } = lock;
+    switch (room.why) {
+      case 'manual':
+        return { acquired: false, holders: [room.entry.nodeID], reason: this.manual(room.entry) };
+      case 'forged': {
+        const reason = this.forged(declared, live, slots);
+        this.o.log.warn('lock claims too many slots', { node: this.o.nodeId, reason });
+        return { acquired: false, holders: live.map((e) => e.nodeID), reason };
+      }
+      case 'full':
+        return this.full(room, slots);
+      case 'group-full':
+        return {
+          acquired: false,
+          holders: room.holders,
+          reason: this.groupFull(room.group, room.holders),
+          gate: 'group-concurrency',
+        };
+      case 'control-plane-busy':
+        return {
+          acquired: false,
+          holders: [room.holder],
+          reason: this.controlPlaneBusy(room.holder),
+          gate: 'control-plane',
+        };
+      case 'workers-first':
+        return {
+          acquired: false,
+          holders: [],
+          reason: this.workersFirst(room.count, room.names),
+          gate: 'control-plane-last',
+        };
+      case 'unhealthy':
+        return {
+          acquired: false,
+          holders: [],
+          reason: this.unhealthy(room.max, room.nodes),
+          gate: 'max-unhealthy-nodes',
+        };
+      case 'quarantined':
+        return {
+          acquired: false,
+          holders: [],
+          reason: this.quarantined(room.max, room.nodes),
+          gate: 'max-quarantined',
+        };
+    }
   }
 
   /** Another control-plane node holds a slot or is in its cycle. */

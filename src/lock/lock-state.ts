@@ -2,9 +2,10 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
+import type { Limit } from './budget.js';
 import type { FleetCensus } from './fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
-import type { TurnGate } from './turn-gate.js';
+import type { TurnGate } from './lock.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {
@@ -45,14 +46,19 @@ export interface DaemonSetLockOptions {
   };
   /**
    * What the lock needs of the fleet beyond its own entries (fleet-census.ts): the unavailable nodes
-   * (with `countUnavailable`), the size of each group (--group-concurrency N%), the workers ahead of
-   * the control plane (`controlPlaneLast`). Without it none of these is counted.
+   * (with `countUnavailable`), the size of this node's group (--group-concurrency N%), the caps
+   * (`maxUnhealthy`, `maxQuarantined`), the workers ahead of the control plane (`controlPlaneLast`).
+   * Required when any of these is set: an acquisition that needs it fails without it.
    */
   census?: FleetCensus;
   /** --count-unavailable: unavailable nodes holding no slot take slots. Default false here (the agent's flag defaults on). */
   countUnavailable?: boolean;
   /** --control-plane-last: a control-plane node takes a slot only once no worker waits or reboots. */
   controlPlaneLast?: boolean;
+  /** --max-unhealthy-nodes: no slot while more other nodes are unhealthy. Default none. */
+  maxUnhealthy?: Limit;
+  /** --max-quarantined: no slot while more other nodes are quarantined (the wave halts). Default none. */
+  maxQuarantined?: Limit;
   /**
    * The coordinated queue (--lock-queue fair): a new acquisition takes a free slot only on its turn
    * from the coordinator, and a waiter follows its own Node for that turn instead of the lock. With

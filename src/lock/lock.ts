@@ -22,9 +22,53 @@ export interface LockHolder {
   metadata: LockMetadata;
 }
 
-/** The answer of acquire(): ours, or who holds the slots and why we did not get one. */
-export type AcquireResult =
-  { acquired: true; holder: LockHolder } | { acquired: false; holders: string[]; reason: string };
+/**
+ * A gate of the fleet's capacity that holds a node back beyond the plain slots (room.ts): unavailable
+ * nodes taking slots, the group's slots, the control plane one at a time and last, the caps.
+ */
+export const FLEET_GATES = [
+  'count-unavailable',
+  'group-concurrency',
+  'control-plane',
+  'control-plane-last',
+  'max-unhealthy-nodes',
+  'max-quarantined',
+  /** The census of the fleet could not be read: unknown is not healthy. */
+  'fleet-census',
+] as const;
+export type FleetGate = (typeof FLEET_GATES)[number];
+
+/** `name` as a fleet gate, when it is one (a word from another writer, checked before it becomes a label). */
+export function fleetGate(name: string | undefined): FleetGate | undefined {
+  return FLEET_GATES.find((g) => g === name);
+}
+
+/**
+ * How a refused node waits before it asks again (waitForChange): for a slot the lock shows free
+ * ('slot', the default), for its turn from the coordinator ('turn'), a short back-off after losing
+ * every write to others ('contended'), or a retry after an error reading the fleet ('retry').
+ * `recheck`: the refusal came from nodes beyond the lock (unavailable, unhealthy, quarantined,
+ * workers ahead), which come back or finish without a write to it: ask again within FLEET_RECHECK_MS.
+ */
+export interface LockWait {
+  for: 'slot' | 'turn' | 'contended' | 'retry';
+  recheck?: true;
+}
+
+/**
+ * The answer of acquire(): ours, or who holds the slots and why we did not get one (`gate`: the
+ * fleet gate that held it back, when one did; `wait`: how to wait for the next try, default a slot).
+ */
+export type AcquireResult = { acquired: true; holder: LockHolder } | Refusal;
+
+/** No slot: who holds them, why, the gate that held the node back, and how to wait. */
+export interface Refusal {
+  acquired: false;
+  holders: string[];
+  reason: string;
+  gate?: FleetGate;
+  wait?: LockWait;
+}
 
 /**
  * What this node's own record proves (DESIGN §12): its agent began a reboot cycle here
@@ -61,7 +105,30 @@ export interface Lock {
   release(signal?: AbortSignal): Promise<void>;
   /**
    * Resolves when a slot may have become free for us (or our own slot changed), or after
-   * `timeoutMs`, whichever is first.
+   * `timeoutMs`, whichever is first; `how` as the last refusal said (default: for a slot).
    */
-  waitForChange(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  waitForChange(timeoutMs: number, signal?: AbortSignal, how?: LockWait): Promise<void>;
+}
+
+/**
+ * May this node take a free slot? The coordinated queue's word (src/queue/turn-gate.ts): its turn,
+ * first come (no live coordinator), or wait for its turn.
+ */
+export type TurnVerdict =
+  | { kind: 'turn'; by: string }
+  | { kind: 'first-come'; reason: string }
+  /** Not its turn; `gate`: the one the coordinator says holds every waiter back now, if it says one. */
+  | { kind: 'wait'; reason: string; gate?: FleetGate };
+
+/** What the lock asks of the coordinated queue (src/queue/turn-gate.ts implements it). */
+export interface TurnGate {
+  /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
+  verdict(signal?: AbortSignal): Promise<TurnVerdict>;
+  /**
+   * After a verdict with a live coordinator ('turn' or 'wait'): resolves true when this node's turn
+   * annotation changes from what that verdict saw (or its Node goes), or after `timeoutMs`. Once per
+   * verdict: resolves false at once when there is no such verdict (no coordinator, or already waited
+   * on): the caller then waits on the lock itself.
+   */
+  waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
 }

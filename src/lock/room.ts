@@ -6,6 +6,13 @@
 // the control-plane rule still holds back (the acquisition then refuses, and the waiter waits for the
 // next change).
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
+import type { FleetGate } from './lock.js';
+
+/**
+ * The group recorded for a node not known to be in the asking node's group: never equal to a label
+ * value (label values hold no NUL), so it counts against no group, only the fleet.
+ */
+export const OTHER_GROUP = '\u0000other';
 
 /** A node in a reboot cycle whose slot is missing from the lock (it still counts), with its group. */
 export interface NodeInCycle {
@@ -56,6 +63,19 @@ export interface RoomQuestion {
   groups: { label: string; concurrency: number } | undefined;
   /** This node is a control-plane node; undefined: it is not (or the rule is not asked). */
   controlPlane?: ControlPlaneQuestion;
+  /**
+   * --max-unhealthy-nodes: the other nodes that are not Ready, unreachable or cordoned by someone
+   * else (none in a cycle or holding a slot: "n3 not ready"), at most `max`. undefined: no such gate.
+   */
+  health?: FleetCap;
+  /** --max-quarantined: the other quarantined nodes, at most `max` (past it the wave halts). */
+  quarantine?: FleetCap;
+}
+
+/** A fleet-wide cap: the nodes that count against it now, and how many may. */
+export interface FleetCap {
+  max: number;
+  nodes: readonly string[];
 }
 
 /** The answer: room, or why not. */
@@ -81,7 +101,11 @@ export type Room =
   /** Every slot of this node's `group` taken (`holders`: entries, nodes in a cycle and unavailable nodes counting against it). */
   | { room: false; why: 'group-full'; group: string; holders: string[] }
   /** A control-plane node while workers still wait for a reboot (control plane last). */
-  | { room: false; why: 'workers-first'; count: number; names: readonly string[] };
+  | { room: false; why: 'workers-first'; count: number; names: readonly string[] }
+  /** More other nodes unhealthy than --max-unhealthy-nodes allows. */
+  | { room: false; why: 'unhealthy'; max: number; nodes: readonly string[] }
+  /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
+  | { room: false; why: 'quarantined'; max: number; nodes: readonly string[] };
 
 /** Does `entry` count against `group`: a slot of that group, or one that records no group (kured's)? */
 function countsAgainst(entry: LockEntry, group: string): boolean {
@@ -129,16 +153,53 @@ function groupFullness(q: RoomQuestion, others: readonly LockEntry[]): Room | un
   return { room: false, why: 'group-full', group, holders };
 }
 
+/** The control plane one at a time, and last (`ask.controlPlane`); undefined when it may go. */
+function controlPlaneRule(q: RoomQuestion, others: readonly LockEntry[]): Room | undefined {
+  const busy = busyPeer(q, others);
+  if (busy !== undefined) return { room: false, why: 'control-plane-busy', holder: busy };
+  const ahead = q.controlPlane?.workersAhead;
+  if (ahead !== undefined && ahead.count > 0)
+    return { room: false, why: 'workers-first', count: ahead.count, names: ahead.names };
+  return undefined;
+}
+
+/** A fleet-wide cap exceeded, as its refusal; undefined within it (or without the cap). */
+function overCap(why: 'unhealthy' | 'quarantined', cap: FleetCap | undefined): Room | undefined {
+  if (cap === undefined || cap.nodes.length <= cap.max) return undefined;
+  return { room: false, why, max: cap.max, nodes: cap.nodes };
+}
+
 /** Could this node take a slot now, by the lock's entries (and what the acquisition looked up)? */
 export function roomFor(q: RoomQuestion): Room {
   const manual = q.live.find(isManualEntry);
   if (manual !== undefined) return { room: false, why: 'manual', entry: manual };
   if (q.live.length > Math.min(q.declared, q.concurrency)) return { room: false, why: 'forged' };
   const others = q.live.filter((e) => e.nodeID !== q.nodeId);
-  const busy = busyPeer(q, others);
-  if (busy !== undefined) return { room: false, why: 'control-plane-busy', holder: busy };
-  const ahead = q.controlPlane?.workersAhead;
-  if (ahead !== undefined && ahead.count > 0)
-    return { room: false, why: 'workers-first', count: ahead.count, names: ahead.names };
-  return fullness(q, others) ?? groupFullness(q, others) ?? { room: true };
+  return (
+    overCap('quarantined', q.quarantine) ??
+    controlPlaneRule(q, others) ??
+    overCap('unhealthy', q.health) ??
+    fullness(q, others) ??
+    groupFullness(q, others) ?? { room: true }
+  );
+}
+
+/** The fleet gate a refusal names, beyond the plain slots (undefined: the slots, or the lock itself). */
+export function gateOf(room: Exclude<Room, { room: true }>): FleetGate | undefined {
+  switch (room.why) {
+    case 'full':
+      return room.unavailable === undefined ? undefined : 'count-unavailable';
+    case 'group-full':
+      return 'group-concurrency';
+    case 'control-plane-busy':
+      return 'control-plane';
+    case 'workers-first':
+      return 'control-plane-last';
+    case 'unhealthy':
+      return 'max-unhealthy-nodes';
+    case 'quarantined':
+      return 'max-quarantined';
+    default:
+      return undefined;
+  }
 }

@@ -3,14 +3,23 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { PHASES, type Phase } from '../node/status.js';
 import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
 
-/** The blockers of DESIGN §5; each gets a kured_ts_blocked series from the start. */
+/**
+ * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/lock/room.ts, the
+ * outcome's gate); each gets a kured_ts_blocked series from the start.
+ */
 export const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'pause',
   'quarantine',
-  'max-quarantined',
   'prometheus',
   'pods',
   'pdb',
+  'count-unavailable',
+  'group-concurrency',
+  'control-plane',
+  'control-plane-last',
+  'max-unhealthy-nodes',
+  'max-quarantined',
+  'fleet-census',
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];

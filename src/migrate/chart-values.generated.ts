@@ -185,6 +185,7 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--fleetlock-group',
           anyOf: [{ type: 'string', minLength: 1 }, { const: '' }],
         },
+        coordinator: { description: '--coordinator', anyOf: [{ type: 'boolean' }, { const: '' }] },
         lockQueue: {
           description: '--lock-queue',
           anyOf: [{ type: 'string', enum: ['fair', 'none'] }, { const: '' }],
@@ -812,6 +813,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     settleTime: '10m',
     taintTiming: 'required',
     lockQueue: 'fair',
+    coordinator: true,
     fleetlockUrl: '',
     fleetlockGroup: 'default',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',

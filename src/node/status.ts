@@ -59,6 +59,11 @@ export interface NodeStatus {
    * refuses too.
    */
   fleetLockAsked?: string;
+  /**
+   * The agent's own admission policy that denies one of its requests (phase failed: a configuration
+   * error, in the reason); `kured-ts check` shows it. Absent otherwise.
+   */
+  deniedBy?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -87,10 +92,21 @@ export function parseStatus(raw: string | undefined): ReadStatus | undefined {
     reason: text(s.reason),
     since: text(s.since),
     bootID: text(s.bootID),
+    ...optionalFields(s),
+  };
+}
+
+/** A ValidatingAdmissionPolicy's name (an object name: at most 253 characters). */
+const POLICY_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** The optional fields of a parsed status, each only when it reads as what it says. */
+function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
+  return {
     ...(typeof s.lastReboot === 'string' ? { lastReboot: s.lastReboot } : {}),
     ...(isTime(s.requiredSince) ? { requiredSince: s.requiredSince } : {}),
     ...(isTime(s.due) ? { due: s.due } : {}),
     ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
+    ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
   };
 }
 
@@ -105,16 +121,30 @@ export function isOverdue(status: Partial<NodeStatus> | undefined, now: Date): b
 }
 
 /** The annotation's value, fields in a fixed order. */
+/**
+ * The longest reason a status carries: a reason may quote what other writers wrote (the coordinator's
+ * advice, a lock's holders, an API error), and every agent writes its status on its own Node.
+ */
+export const STATUS_REASON_MAX_CHARS = 1024;
+
+/** `reason` as a status carries it: at most STATUS_REASON_MAX_CHARS. */
+function boundedReason(reason: string): string {
+  return reason.length <= STATUS_REASON_MAX_CHARS
+    ? reason
+    : `${reason.slice(0, STATUS_REASON_MAX_CHARS - 1)}…`;
+}
+
 export function formatStatus(status: NodeStatus): string {
   return JSON.stringify({
     phase: status.phase,
-    reason: status.reason,
+    reason: boundedReason(status.reason),
     since: status.since,
     bootID: status.bootID,
     ...(status.lastReboot === undefined ? {} : { lastReboot: status.lastReboot }),
     ...(status.requiredSince === undefined ? {} : { requiredSince: status.requiredSince }),
     ...(status.due === undefined ? {} : { due: status.due }),
     ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
+    ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
   });
 }
 
@@ -124,8 +154,9 @@ export function formatStatus(status: NodeStatus): string {
  */
 export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return (a.bootID ?? '') === (b.bootID ?? '') && COMPARED.every((key) => a[key] === b[key]);
+  const reasons = boundedReason(a.reason ?? '') === boundedReason(b.reason ?? '');
+  return (a.bootID ?? '') === (b.bootID ?? '') && reasons && COMPARED.every((key) => a[key] === b[key]);
 }
 
-/** The fields sameStatus compares as they are (bootID aside: absent reads as ''). */
-const COMPARED = ['phase', 'reason', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked'] as const;
+/** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
+const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked', 'deniedBy'] as const;

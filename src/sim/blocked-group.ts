@@ -12,8 +12,18 @@ const BLOCKERS: [RegExp, string][] = [
   [/paus/i, 'pause'],
 ];
 
+/** The fleet gates that hold a waiter back (its reason names one), shown apart from a plain wait. */
+const GATES: [RegExp, string][] = [
+  [/(^|: )halted: .* quarantined/, 'max-quarantined'],
+  [/other nodes? unhealthy/, 'max-unhealthy-nodes'],
+];
+
 /** "blocked: pods", "blocked: prometheus", "waiting-for-lock", … — grouped by the blocker the reason names. */
 export function blockedGroup(phase: string, reason: string): string {
+  if (phase === 'waiting-for-lock') {
+    const gate = GATES.find(([pattern]) => pattern.test(reason));
+    return gate ? `waiting-for-lock: ${gate[1]}` : phase;
+  }
   if (phase !== 'blocked') return phase;
   const known = BLOCKERS.find(([pattern]) => pattern.test(reason));
   if (known) return `blocked: ${known[1]}`;

@@ -1,6 +1,6 @@
 // Nodes the wave passes over: quarantined (their drain failed), or waiting while new cycles are
 // halted (--max-quarantined). The simulation counts the wave done without them, and reports them.
-import { HALT_REASON } from '../blockers/max-quarantined.js';
+import { HALT_REASON } from '../lock/lock-reasons.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import type { SimCluster } from './cluster.js';
 import type { Observer } from './observer.js';
@@ -10,10 +10,16 @@ export function isQuarantined(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
 }
 
+/** A reason that says new cycles are halted: the node's own judgement, or the coordinator's word to a waiter. */
+function halts(reason: string): boolean {
+  return reason.startsWith(`${HALT_REASON}: `) || reason.includes(`: ${HALT_REASON}: `);
+}
+
 /** Why new cycles are halted, as the first node whose status says so puts it; undefined: not halted. */
 export function fleetHalt(observer: Observer): string | undefined {
   for (const t of observer.timeline.values())
-    if (t.phase === 'blocked' && t.reason.startsWith(HALT_REASON)) return t.reason;
+    if ((t.phase === 'blocked' || t.phase === 'waiting-for-lock') && halts(t.reason))
+      return t.reason.slice(t.reason.indexOf(`${HALT_REASON}: `));
   return undefined;
 }
 

@@ -3,7 +3,8 @@
 // scheduled kill takes the leader down as a crash would: no release, its calls never return.
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log/logger.js';
-import { createCoordinator, type Coordinator } from '../coordinator/coordinator.js';
+import type { Coordinator } from '../coordinator/coordinator.js';
+import { createCoordinator } from '../coordinator/create-coordinator.js';
 import { simAgentConfig } from './agent-config.js';
 import { forkRandom } from './random.js';
 import type { SimulationOptions, SimulationResult } from './simulation-types.js';

@@ -188,6 +188,8 @@ export class TrackedKube implements Kube {
   getNode: Kube['getNode'] = (name, signal) => this.call('getNode', (k) => k.getNode(name, signal));
   listNodes: Kube['listNodes'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodes(options, signal));
+  listNodeRows: Kube['listNodeRows'] = (options, signal) =>
+    this.call('listNodeRows', (k) => k.listNodeRows(options, signal));
   listNodesPage: Kube['listNodesPage'] = (options, signal) =>
     this.call('listNodes', (k) => k.listNodesPage(options, signal));
   jsonPatchNode: Kube['jsonPatchNode'] = (name, ops, signal) =>
@@ -201,12 +203,12 @@ export class TrackedKube implements Kube {
   ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
   listPodsPage: Kube['listPodsPage'] = (namespace, options, signal) =>
     this.call('listPods', (k) => k.listPodsPage(namespace, options, signal));
-  evictPod: Kube['evictPod'] = (namespace, name, grace, signal) =>
-    this.call('evictPod', (k) => k.evictPod(namespace, name, grace, signal));
+  evictPod: Kube['evictPod'] = (namespace, name, options, signal) =>
+    this.call('evictPod', (k) => k.evictPod(namespace, name, options, signal));
   deletePod: Kube['deletePod'] = (namespace, name, options, signal) =>
     this.call('deletePod', (k) => k.deletePod(namespace, name, options, signal));
-  dryRunEviction: Kube['dryRunEviction'] = (namespace, name, signal) =>
-    this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, signal));
+  dryRunEviction: Kube['dryRunEviction'] = (namespace, name, options, signal) =>
+    this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, options, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
   listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>

@@ -13,6 +13,8 @@ import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { KubeEventRecorder } from '../../src/events/kube-event-recorder.js';
 import { KubeNodeOps } from '../../src/node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../../src/node/status.js';
+import { failure } from '../fakes/api-failure.js';
+import { waitFor } from '../fakes/wait-for.js';
 import type { TestCluster } from './cluster.js';
 
 const NODE = 'contract-n1';
@@ -327,6 +329,14 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
         .filter((p) => p.spec?.nodeName === NODE)
         .map((p) => p.metadata?.name ?? '');
 
+    const podNow = (name: string): Promise<V1Pod | undefined> => cluster.get<V1Pod>('pods', 'default', name);
+    const budget = (name: string, app: string, minAvailable: number): V1PodDisruptionBudget => ({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name, namespace: 'default' },
+      spec: { minAvailable, selector: { matchLabels: { app } } },
+    });
+
     it('evicts the pods of the node and waits until the kubelet has removed them', async () => {
       await runningPod('web-1', { app: 'web' });
       await runningPod('web-2', { app: 'web' });
@@ -338,13 +348,7 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
 
     it('is refused by a PodDisruptionBudget that allows no disruption, and goes on once the budget allows one', async () => {
       await runningPod('db-1', { app: 'db' });
-      const budget: V1PodDisruptionBudget = {
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        metadata: { name: 'db', namespace: 'default' },
-        spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } },
-      };
-      await cluster.create('poddisruptionbudgets', budget);
+      await cluster.create('poddisruptionbudgets', budget('db', 'db', 1));
       await cluster.syncBudget('default', 'db');
       cluster.startKubelet();
       const refused = await drainer(1_500).drain();
@@ -361,27 +365,99 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       expect(await pods()).toEqual([]);
     });
 
+    it.each([
+      ['an eviction', false],
+      ['a dry-run eviction (the PDB pre-flight)', true],
+    ])(
+      "answers %s that names another UID than the pod's with 409 Conflict, and evicts nothing",
+      async (_name, dryRun) => {
+        await runningPod('web-1', { app: 'web' });
+        const uid = (await podNow('web-1'))?.metadata?.uid ?? '';
+        const other = '0d2c4c2e-0000-4000-8000-000000000000';
+        const options = { uid: other };
+        const status = await failure(
+          dryRun
+            ? kube.dryRunEviction('default', 'web-1', options)
+            : kube.evictPod('default', 'web-1', options),
+        );
+        expect(status).toMatchObject({
+          code: 409,
+          reason: 'Conflict',
+          message:
+            `Operation cannot be fulfilled on Pod "web-1": the UID in the precondition (${other}) does not ` +
+            `match the UID in record (${uid}). The object might have been deleted and then recreated`,
+          details: { name: 'web-1', kind: 'Pod' },
+        });
+        const after = await podNow('web-1');
+        expect([after?.metadata?.uid, after?.metadata?.deletionTimestamp]).toEqual([uid, undefined]);
+      },
+    );
+
+    it('evicts the pod whose UID the eviction names', async () => {
+      await runningPod('web-1', { app: 'web' });
+      const uid = (await podNow('web-1'))?.metadata?.uid ?? '';
+      await kube.dryRunEviction('default', 'web-1', { uid });
+      expect((await podNow('web-1'))?.metadata?.deletionTimestamp).toBeUndefined();
+      await kube.evictPod('default', 'web-1', { uid });
+      expect((await podNow('web-1'))?.metadata?.deletionTimestamp).toEqual(expect.any(String));
+    });
+
+    it("answers a budget's refusal (429) before a UID that does not match: the budget is judged first", async () => {
+      await runningPod('db-1', { app: 'db' });
+      await cluster.create('poddisruptionbudgets', budget('db', 'db', 1));
+      await cluster.syncBudget('default', 'db');
+      const options = { uid: '0d2c4c2e-0000-4000-8000-000000000000' };
+      expect(await failure(kube.dryRunEviction('default', 'db-1', options))).toMatchObject({ code: 429 });
+      expect(await failure(kube.evictPod('default', 'db-1', options))).toMatchObject({ code: 429 });
+    });
+
+    it('does not evict a same-name pod recreated after the drain listed it: the pod it meant is gone', async () => {
+      await runningPod('db-0', { app: 'db' });
+      await cluster.create('poddisruptionbudgets', budget('db', 'db', 1));
+      await cluster.syncBudget('default', 'db');
+      cluster.startKubelet();
+      let refused = 0;
+      const draining = drainer().drain(undefined, {
+        onEviction: (outcome) => {
+          if (outcome === 'refused') refused++;
+        },
+      });
+      await waitFor(() => refused > 0, 'the budget refused the first eviction');
+      // a StatefulSet's controller replaces the pod under its name meanwhile, and its budget allows
+      await cluster.forceDelete('pods', 'default', 'db-0');
+      await runningPod('db-0', { app: 'db' });
+      const recreated = (await podNow('db-0'))?.metadata?.uid;
+      expect(
+        await cluster.patch('poddisruptionbudgets', 'default', 'db', { spec: { minAvailable: 0 } }),
+      ).toBe(200);
+      await cluster.syncBudget('default', 'db');
+      const drained = await draining;
+      expect(drained).toMatchObject({ ok: true, pending: [] });
+      expect(drained.requests.evicted).toBe(0);
+      const after = await podNow('db-0');
+      expect([after?.metadata?.uid, after?.metadata?.deletionTimestamp]).toEqual([recreated, undefined]);
+    });
+
     it('judges a dry-run eviction as it would the eviction and evicts nothing: the PDB pre-flight', async () => {
       await runningPod('db-1', { app: 'db' });
       await runningPod('web-1', { app: 'web' });
-      const budget = (name: string, app: string, minAvailable: number): V1PodDisruptionBudget => ({
-        apiVersion: 'policy/v1',
-        kind: 'PodDisruptionBudget',
-        metadata: { name, namespace: 'default' },
-        spec: { minAvailable, selector: { matchLabels: { app } } },
-      });
       await cluster.create('poddisruptionbudgets', budget('db', 'db', 1));
       await cluster.create('poddisruptionbudgets', budget('web', 'web', 0));
       await cluster.syncBudget('default', 'db');
       await cluster.syncBudget('default', 'web');
-      const preflight = new PdbBlocker({ kube, nodeId: NODE, drainPodSelector: [] });
+      const preflight = new PdbBlocker({
+        kube,
+        nodeId: NODE,
+        drainPodSelector: [],
+        drainGracePeriodSeconds: -1,
+      });
       expect(await preflight.check()).toEqual({
         blocked: true,
         reason: 'PodDisruptionBudget default/db allows no disruption of pod default/db-1',
       });
       expect(await pods()).toEqual(['db-1', 'web-1']);
       // web-1 alone: its budget allows one disruption, and the dry run leaves it where it is
-      await kube.dryRunEviction('default', 'web-1');
+      await kube.dryRunEviction('default', 'web-1', {});
       expect(await pods()).toEqual(['db-1', 'web-1']);
       // a second budget over db-1: the Eviction API refuses to evict it at all
       await cluster.create('poddisruptionbudgets', budget('db-too', 'db', 0));

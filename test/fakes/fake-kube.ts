@@ -1,5 +1,7 @@
 // A tiny in-memory Kube for blocker unit tests: pods, PDBs and one DaemonSet; writes are refused.
+import { rowOfNode } from '../../src/kube/node-table.js';
 import type {
+  NodeRow,
   CoreV1Event,
   Kube,
   ListOptions,
@@ -71,8 +73,13 @@ export class FakeKube implements Kube {
   listNodes(options?: ListOptions): Promise<V1Node[]> {
     this.listNodeCalls.push(options);
     if (this.failWith) return Promise.reject(this.failWith);
-    return Promise.resolve(structuredClone(this.nodes));
+    const selector = parseLabelSelector(options?.labelSelector ?? '');
+    return Promise.resolve(structuredClone(this.nodes.filter((n) => matches(selector, n.metadata?.labels))));
   }
+  listNodeRows(options?: ListOptions): Promise<NodeRow[]> {
+    return this.listNodes(options).then((nodes) => nodes.map(rowOfNode));
+  }
+
   listNodesPage(options?: ListOptions): Promise<NodePage> {
     return this.listNodes(options).then((items) => ({ items, resourceVersion: '1' }));
   }

@@ -25,8 +25,8 @@ import { defaultConfig } from '../../src/config/parse.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { ClientNodeKube, type Identity } from '../../src/kube/client.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
-import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import { coordinatorLeaseName } from '../../src/queue/coordinator-lease.js';
+import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import {
@@ -42,8 +42,10 @@ import {
   type ReviewRecord,
 } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { DEFAULT_SIMULATE_OPTIONS, simulate, simulationOptions } from '../../src/cli/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
+import type { Config } from '../../src/config/config.js';
 import { runSimulation } from '../../src/sim/simulation.js';
+import { memorySimulationOptions, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -144,7 +146,7 @@ function lease(name: string, holder: string, namespace = 'kube-system'): V1Lease
   };
 }
 
-const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
+const admin = (): ClientNodeKube => server.kubeInMemory();
 
 function as(identity: Identity): Kube {
   return admin().impersonating(identity);
@@ -169,6 +171,9 @@ function node(name = 'n1'): V1Node {
 }
 
 type Write = (kube: Kube) => Promise<unknown>;
+
+/** The UID of pod `name` (default/) as the server has it. */
+const uidOf = (name: string): string => server.get<V1Pod>('pods', 'default', name)?.metadata?.uid ?? '';
 
 const annotate =
   (name: string, annotations: Record<string, string | null>): Write =>
@@ -230,7 +235,14 @@ describe('the agent admission policy admits what the agent does to its own node 
     ],
     ['takes a slot in the lock annotation', lock('kured')],
     ['releases the lock (the annotation goes)', lockValue('kured', null)],
-    ['evicts a pod with its own grace period', (k) => k.evictPod('default', 'web-1')],
+    [
+      "evicts a pod with its own grace period, naming the pod's UID as precondition",
+      (k) => k.evictPod('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
+    [
+      "asks the dry run of that eviction (the PDB pre-flight), with the pod's UID as precondition",
+      (k) => k.dryRunEviction('default', 'web-1', { uid: uidOf('web-1') }),
+    ],
   ])('%s', async (_name, write) => {
     await write(agent('n1'));
     expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
@@ -398,7 +410,7 @@ describe('the agent admission policy denies a stolen agent token', () => {
     ['writing garbage into the lock', lockValue('kured', 'frozen'), /kured's form/],
     [
       'evicting with a grace period of 0',
-      (k) => k.evictPod('default', 'web-1', 0),
+      (k) => k.evictPod('default', 'web-1', { gracePeriodSeconds: 0 }),
       /grace period of its configuration \(-1/,
     ],
   ])('%s', async (_name, write, message) => {
@@ -476,7 +488,8 @@ describe('the coordinator admission policy admits what the coordinator does', ()
     ['creates its Lease', createLease(LEASE)],
   ])('%s', async (_name, write) => {
     await write(coordinator());
-    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+    expect(admission.counts.denied).toBe(0);
+    expect(admission.counts.admitted).toBeGreaterThan(0);
   });
 
   it('renews its Lease, and releases it', async () => {
@@ -487,7 +500,8 @@ describe('the coordinator admission policy admits what the coordinator does', ()
       ...current,
       spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1 },
     });
-    expect(admission.counts).toEqual({ admitted: 2, denied: 0 });
+    // each write judged by the policy on its token and by the one on its Lease
+    expect(admission.counts).toEqual({ admitted: 4, denied: 0 });
   });
 
   it('admits every write of a coordinator that leads, gives a waiting node its turn and releases its Lease', async () => {
@@ -618,65 +632,389 @@ describe('the coordinator admission policy denies a stolen coordinator token', (
   });
 });
 
-describe('the agents of a simulated wave through the policy', () => {
-  it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
-    const records: ReviewRecord[] = [];
-    const options = simulationOptions({
-      ...DEFAULT_SIMULATE_OPTIONS,
-      nodes: 6,
-      concurrency: 2,
-      zones: 2,
-      groupConcurrency: 1,
-      approveEveryMs: 600_000,
-      seed: 5,
-    });
-    options.onAdmission = (r) => records.push(r);
-    const result = await runSimulation(options);
-    expect(result.violations).toEqual([]);
-    expect(result.rebooted).toBe(6);
-    expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
-    const kinds = new Set(
-      records.map(
-        (r) =>
-          `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
-      ),
-    );
-    expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
-    for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
-      expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
-    expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+/** The coordinator's advice to the agents on its Lease (it can only hold a node back). */
+const ADVICE = 'kured-ts.dev/fleet-advice';
+/** What the coordinator published on its Lease before issue 41: it may go, never come back. */
+const OLD_HEALTH = 'kured-ts.dev/fleet-health';
+/** A JSON object of exactly `bytes` bytes (UTF-8). */
+const adviceOf = (bytes: number, filler = 'x'): string => {
+  const head = '{"hold":"';
+  const fill = filler.repeat(Math.ceil((bytes - head.length - 2) / Buffer.byteLength(filler)));
+  const text = `${head}${fill}"}`;
+  if (Buffer.byteLength(text) !== bytes)
+    throw new Error(`adviceOf(${bytes}) is ${Buffer.byteLength(text)} bytes`);
+  return text;
+};
+
+describe('the coordinator admission policy bounds the turn annotation', () => {
+  const since = '2026-01-05T10:00:00Z';
+  const holder128 = 'c'.repeat(128);
+  it.each<[string, string, string | null]>([
+    ['admits a turn, as the coordinator writes it', 'n1', TURN],
+    [
+      "admits a turn with milliseconds, as the coordinator's clock writes them",
+      'n1',
+      formatTurn({ since: '2026-01-05T10:00:00.123Z', by: 'kured-ts-coordinator-5d8f7-x2x9z_ab12cd34' }),
+    ],
+    ['admits a turn given by a holder of 128 characters', 'n1', formatTurn({ since, by: holder128 })],
+    [
+      'admits a lapsed turn',
+      'n2',
+      formatLapsedTurn({ turn: { since, by: 'kured-ts-coordinator-0_ab12' }, at: '2026-01-05T10:00:30.5Z' }),
+    ],
+    ["admits the turn's removal", 'n2', null],
+  ])('%s', async (_name, target, value) => {
+    await annotate(target, { [TURN_ANNOTATION]: value })(coordinator());
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+    expect(node(target).metadata?.annotations?.[TURN_ANNOTATION]).toBe(value ?? undefined);
   });
 
-  it('reports a write the policy denies as an invariant violation', async () => {
-    // A policy that allows the agents no status annotation: their first status write is denied.
-    const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
-    const policies = boundAgentPolicies(
-      agentPolicyParams(
-        { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
-        { serviceAccount: SA },
-      ),
+  it.each<[string, string]>([
+    ['a turn of 200 KB', formatTurn({ since, by: 'x'.repeat(200 * 1024) })],
+    ['a value that is not a turn at all', '{"nodeID":"manual"}'],
+    ['a turn given by a holder of 129 characters', formatTurn({ since, by: 'c'.repeat(129) })],
+    ['a turn with a field more', JSON.stringify({ since, by: 'c', reason: 'go now' })],
+    ['a turn with an escaped quote in its holder', formatTurn({ since, by: 'c" ,"x":"y' })],
+    ['a turn whose since is not a time', formatTurn({ since: 'tonight', by: 'c' })],
+    [
+      'a lapsed turn without its time',
+      JSON.stringify({ lapsed: { since, by: 'kured-ts-coordinator-0_ab12' } }),
+    ],
+  ])('refuses %s', async (_name, value) => {
+    const before = node('n2').metadata?.annotations?.[TURN_ANNOTATION];
+    await expect(annotate('n2', { [TURN_ANNOTATION]: value })(coordinator())).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(
+      /writes the turn of node n2 only as \{"since","by"\} or \{"lapsed":\{"since","by","at"\}\}, at most 300 bytes/,
     );
-    options.admissionPolicies = policies.map((p) => ({
-      ...p,
-      spec: {
-        ...p.spec,
-        validations: p.spec.validations.map((v) => ({
-          ...v,
-          expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
-        })),
+    expect(node('n2').metadata?.annotations?.[TURN_ANNOTATION]).toBe(before);
+  });
+});
+
+/** A write to the coordinator's Lease: the stored Lease, changed. */
+const changeLease =
+  (change: (lease: V1Lease) => V1Lease, name = LEASE): Write =>
+  (kube) =>
+    kube.replaceLease('kube-system', name, change(server.get<V1Lease>('leases', 'kube-system', name)!));
+const leaseSpec =
+  (spec: NonNullable<V1Lease['spec']>) =>
+  (lease: V1Lease): V1Lease => ({
+    ...lease,
+    spec: { ...lease.spec, ...spec },
+  });
+const leaseAnnotations =
+  (annotations: Record<string, string | null>) =>
+  (lease: V1Lease): V1Lease => {
+    const next = Object.entries({ ...lease.metadata?.annotations, ...annotations }).filter(
+      (e): e is [string, string] => e[1] !== null,
+    );
+    return { ...lease, metadata: { ...lease.metadata, annotations: Object.fromEntries(next) } };
+  };
+/** The coordinator's Lease as a leader of the version before issue 41 left it, and an admin's note. */
+function seedLease(): void {
+  server.create<V1Lease>('leases', {
+    metadata: {
+      name: LEASE,
+      namespace: 'kube-system',
+      annotations: {
+        [OLD_HEALTH]: JSON.stringify({ total: 2, count: 0, unhealthy: [] }),
+        'example.com/owner': 'team-a',
       },
-    }));
-    options.limitMs = 3_600_000;
-    const result = await runSimulation(options);
-    expect(result.admission?.denied).toBeGreaterThan(0);
-    expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+    },
+    spec: {
+      holderIdentity: 'kured-ts-coordinator-1_ef56',
+      leaseDurationSeconds: 30,
+      acquireTime: '2026-01-05T10:00:00.000000Z',
+      renewTime: '2026-01-05T10:00:00.000000Z',
+      leaseTransitions: 0,
+    },
+  });
+}
+
+describe('the coordinator admission policy bounds what the coordinator writes on its Lease', () => {
+  beforeEach(seedLease);
+
+  it.each<[string, (lease: V1Lease) => V1Lease]>([
+    [
+      'renews it as its holder, for 30 s',
+      leaseSpec({ holderIdentity: 'kured-ts-coordinator-0_ab12', leaseDurationSeconds: 30 }),
+    ],
+    ['writes a lease duration of 1 s', leaseSpec({ leaseDurationSeconds: 1 })],
+    ['releases it on SIGTERM: no holder, 1 s', leaseSpec({ holderIdentity: '', leaseDurationSeconds: 1 })],
+    ['names a holder of 128 characters', leaseSpec({ holderIdentity: 'c'.repeat(128) })],
+    ['publishes its advice, a JSON object', leaseAnnotations({ [ADVICE]: '{"hold":["n3"]}' })],
+    ['publishes advice of exactly 2048 bytes', leaseAnnotations({ [ADVICE]: adviceOf(2048) })],
+    ['removes the fleet health of the version before', leaseAnnotations({ [OLD_HEALTH]: null })],
+  ])('admits the coordinator when it %s', async (_name, change) => {
+    const expected = change(server.get<V1Lease>('leases', 'kube-system', LEASE)!);
+    await changeLease(change)(coordinator());
+    expect(admission.counts.denied).toBe(0);
+    const stored = server.get<V1Lease>('leases', 'kube-system', LEASE);
+    expect({ spec: stored?.spec, annotations: stored?.metadata?.annotations }).toEqual({
+      spec: expected.spec,
+      annotations: expected.metadata?.annotations,
+    });
   });
 
-  it('is on in kured-ts simulate by default', async () => {
-    const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
-    expect(r.admission?.denied).toBe(0);
-    expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+  it.each<[string, (lease: V1Lease) => V1Lease, RegExp]>([
+    [
+      'a lease duration of 2147483647 s',
+      leaseSpec({ leaseDurationSeconds: 2147483647 }),
+      /leaseDurationSeconds from 1 to 60, not 2147483647/,
+    ],
+    ['a lease duration of 0 s', leaseSpec({ leaseDurationSeconds: 0 }), /from 1 to 60, not 0/],
+    ['a lease duration of 61 s', leaseSpec({ leaseDurationSeconds: 61 }), /from 1 to 60, not 61/],
+    [
+      'no lease duration',
+      (l) => ({ ...l, spec: { holderIdentity: l.spec?.holderIdentity } }),
+      /from 1 to 60, not none/,
+    ],
+    [
+      'a holder of 100 KB',
+      leaseSpec({ holderIdentity: 'c'.repeat(100 * 1024) }),
+      /holderIdentity of at most 128 characters, not 102400/,
+    ],
+    [
+      'a holder of 129 characters',
+      leaseSpec({ holderIdentity: 'c'.repeat(129) }),
+      /holderIdentity of at most 128 characters, not 129/,
+    ],
+    [
+      'a preferred holder (coordinated leader election)',
+      leaseSpec({ preferredHolder: 'mallory' }),
+      /only holderIdentity, leaseDurationSeconds, acquireTime, renewTime and leaseTransitions/,
+    ],
+    [
+      'advice of 2049 bytes',
+      leaseAnnotations({ [ADVICE]: adviceOf(2049) }),
+      /kured-ts.dev\/fleet-advice\) as a JSON object of at most 2048 bytes/,
+    ],
+    [
+      'advice of 1,111 characters but 2,211 bytes',
+      leaseAnnotations({ [ADVICE]: adviceOf(2211, 'ü') }),
+      /at most 2048 bytes/,
+    ],
+    ['advice that is no JSON object', leaseAnnotations({ [ADVICE]: 'hold' }), /as a JSON object/],
+    [
+      'the fleet health of the version before, rewritten',
+      leaseAnnotations({ [OLD_HEALTH]: JSON.stringify({ total: 2, count: 2, unhealthy: [] }) }),
+      /only the annotation kured-ts.dev\/fleet-advice \(and remove kured-ts.dev\/fleet-health\)/,
+    ],
+    [
+      'another annotation',
+      leaseAnnotations({ 'example.com/note': 'x' }),
+      /only the annotation kured-ts.dev\/fleet-advice/,
+    ],
+    [
+      "an admin's annotation removed",
+      leaseAnnotations({ 'example.com/owner': null }),
+      /only the annotation kured-ts.dev\/fleet-advice/,
+    ],
+    [
+      'a label',
+      (l) => ({ ...l, metadata: { ...l.metadata, labels: { 'example.com/team': 'x' } } }),
+      /may not change the labels, owners or finalizers of its Lease/,
+    ],
+  ])('refuses the coordinator %s on its Lease', async (_name, change, message) => {
+    const before = server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion;
+    await expect(changeLease(change)(coordinator())).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(message);
+    expect(server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion).toBe(before);
   });
+});
+
+describe('the coordinator admission policy bounds the Lease the coordinator creates', () => {
+  const created =
+    (change: (lease: V1Lease) => V1Lease): Write =>
+    (kube) =>
+      kube.createLease('kube-system', change(lease(LEASE, 'kured-ts-coordinator-0_ab12')));
+  it.each<[string, (lease: V1Lease) => V1Lease, RegExp | undefined]>([
+    ['admits it as the coordinator creates it', (l) => l, undefined],
+    ['admits it with its advice', leaseAnnotations({ [ADVICE]: '{"hold":[]}' }), undefined],
+    ['refuses it with a lease duration of 3600 s', leaseSpec({ leaseDurationSeconds: 3600 }), /from 1 to 60/],
+    [
+      'refuses it with the fleet health of the version before',
+      leaseAnnotations({ [OLD_HEALTH]: '{"total":2,"count":0,"unhealthy":[]}' }),
+      /only the annotation kured-ts.dev\/fleet-advice/,
+    ],
+    [
+      'refuses it with a label',
+      (l) => ({ ...l, metadata: { ...l.metadata, labels: { 'example.com/team': 'x' } } }),
+      /labels, owners or finalizers of its Lease/,
+    ],
+  ])('%s', async (_name, change, refusal) => {
+    const write = created(change)(coordinator());
+    if (refusal === undefined) {
+      await write;
+      expect(admission.counts.denied).toBe(0);
+      expect(server.get<V1Lease>('leases', 'kube-system', LEASE)).toBeDefined();
+    } else {
+      await expect(write).rejects.toThrow(/HTTP 403/);
+      expect(admission.denials[0]?.denied).toMatch(refusal);
+      expect(server.get<V1Lease>('leases', 'kube-system', LEASE)).toBeUndefined();
+    }
+  });
+});
+
+describe("only the coordinator writes its Lease: every other user's create and update are refused, a delete is not", () => {
+  /** A ServiceAccount that RBAC lets write the Leases of the namespace (another component's leader election). */
+  const elector = (): Kube => as({ user: 'system:serviceaccount:kube-system:leader-elector' });
+  it.each<[string, () => Kube, 'create' | 'update']>([
+    ['another ServiceAccount that RBAC lets write Leases, creating it', elector, 'create'],
+    ['another ServiceAccount that RBAC lets write Leases, taking it over', elector, 'update'],
+    ["the agent's token creating it", () => agent('n1'), 'create'],
+    ["the agent's token taking it over", () => agent('n1'), 'update'],
+    ['an admin taking it over', admin, 'update'],
+  ])('refuses %s', async (_who, who, operation) => {
+    if (operation === 'update') seedLease();
+    const before = server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion;
+    const write =
+      operation === 'create'
+        ? createLease(LEASE)
+        : changeLease(leaseSpec({ holderIdentity: 'mallory', leaseDurationSeconds: 30 }));
+    await expect(write(who())).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]).toMatchObject({
+      policy: 'kured-ts-coordinator-lease-writer',
+      denied: expect.stringMatching(
+        /^only the kured-ts coordinator \(system:serviceaccount:kube-system:kured-ts-coordinator\) may create or update the Lease kube-system\/kured-coordinator, not /,
+      ) as unknown,
+    });
+    expect(server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion).toBe(before);
+  });
+
+  it('admits an admin deleting it (a recovery), and leaves the other Leases of the namespace to RBAC', async () => {
+    seedLease();
+    const url = `${server.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${LEASE}`;
+    expect((await fetch(url, { method: 'DELETE' })).status).toBe(200);
+    expect(server.get<V1Lease>('leases', 'kube-system', LEASE)).toBeUndefined();
+    await changeLease(leaseSpec({ holderIdentity: 'cm-1' }), 'kube-controller-manager')(elector());
+    await createLease('kube-scheduler')(elector());
+    expect(admission.counts).toEqual({ admitted: 0, denied: 0 });
+  });
+});
+
+describe('the agents of a simulated wave through the policy', () => {
+  it(
+    'admits every write of a full wave with every fleet policy on, and the writes cover the cycle',
+    async () => {
+      const records: ReviewRecord[] = [];
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 6,
+        concurrency: 2,
+        zones: 2,
+        groupConcurrency: 1,
+        approveEveryMs: 600_000,
+        seed: 5,
+      });
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(6);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      const kinds = new Set(
+        records.map(
+          (r) =>
+            `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
+        ),
+      );
+      expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
+      for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
+        expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
+      expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
+
+  // Every chart value that changes what the policy admits, each in a wave of its own: the policy is
+  // rendered from the agents' configuration, and every request of theirs must pass it (issue 47: with
+  // a drain grace period, every PDB pre-flight was denied and no node rebooted).
+  it.each<[string, Partial<Config>, Partial<SimulateOptions>]>([
+    ['a drain grace period of 5 s (--drain-grace-period=5)', { drainGracePeriodSeconds: 5 }, {}],
+    ['a drain grace period of 0 (--drain-grace-period=0)', { drainGracePeriodSeconds: 0 }, {}],
+    ["kured's progress annotations (--annotate-nodes)", { annotateNodes: true }, {}],
+    [
+      'pre- and post-reboot labels',
+      {
+        preRebootNodeLabels: { 'example.com/rebooting': 'true' },
+        postRebootNodeLabels: { 'example.com/rebooting': 'false', 'example.com/patched': 'yes' },
+      },
+      {},
+    ],
+    [
+      'the drain fallback deleting the pods a budget holds (--drain-fallback=delete)',
+      { drainFallback: 'delete', drainGracePeriodSeconds: 5 },
+      { pdb: { kind: 'minAvailable', value: '100%' }, drainTimeoutMs: 120_000 },
+    ],
+  ])(
+    'admits every write of a wave with %s, and the wave completes',
+    async (_name, agent, over) => {
+      const records: ReviewRecord[] = [];
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 3,
+        seed: 7,
+        ...over,
+        agent,
+      });
+      // a budget that never allows a disruption blocks the pre-flight for good: only the fallback drains
+      if (agent.drainFallback === 'delete') options.agent.blockOnPdb = false;
+      // a wave whose every pre-flight is denied never ends: bounded, it ends with what it did
+      options.limitMs = 6 * 3_600_000;
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(3);
+      const writes = new Set(
+        records.map((r) => `${r.attributes.operation} ${r.attributes.resource.resource}`),
+      );
+      expect(writes.has('CREATE pods')).toBe(true); // evictions: pods/eviction, judged as pods
+      if (agent.drainFallback === 'delete') expect(writes.has('DELETE pods')).toBe(true);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
+
+  it(
+    'reports a write the policy denies as an invariant violation',
+    async () => {
+      // A policy that allows the agents no status annotation: their first status write is denied.
+      const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+      const policies = boundAgentPolicies(
+        agentPolicyParams(
+          { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
+          { serviceAccount: SA },
+        ),
+      );
+      options.admissionPolicies = policies.map((p) => ({
+        ...p,
+        spec: {
+          ...p.spec,
+          validations: p.spec.validations.map((v) => ({
+            ...v,
+            expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
+          })),
+        },
+      }));
+      options.limitMs = 3_600_000;
+      const result = await runSimulation(options);
+      expect(result.admission?.denied).toBeGreaterThan(0);
+      expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
+
+  it(
+    'is on in kured-ts simulate by default',
+    async () => {
+      const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
+      expect(r.admission?.denied).toBe(0);
+      expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 });
 
 describe('the policy is written for kube-apiserver', () => {
@@ -736,8 +1074,9 @@ describe("the coordinator's policy is written for kube-apiserver", () => {
   });
 
   it.each([
-    ['nodes', /object\.spec|object\.metadata\.annotations/, /leases|holderIdentity/],
-    ['lease', /object\.metadata\.namespace/, /spec|annotations|labels/],
+    ['nodes', /object\.spec|object\.metadata\.annotations/, /leases|holderIdentity|leaseDurationSeconds/],
+    ['lease', /object\.spec\.leaseDurationSeconds|object\.metadata\.annotations/, /taints|unschedulable/],
+    ['lease-writer', /request\.userInfo\.username/, /object\.spec|annotations|taints/],
   ] as const)(
     'one policy per kind: the %s policy names only fields of the kind it matches (no type-check warnings)',
     (kind, has, never) => {

@@ -14,8 +14,12 @@ import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Lease, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { HEALTH_ANNOTATION, coordinatorLeaseName } from '../../src/lock/coordinator-lease.js';
-import { TURN_ANNOTATION, formatTurn } from '../../src/lock/turn.js';
+import {
+  ADVICE_ANNOTATION,
+  LEGACY_HEALTH_ANNOTATION,
+  coordinatorLeaseName,
+} from '../../src/queue/coordinator-lease.js';
+import { TURN_ANNOTATION, formatTurn } from '../../src/queue/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
@@ -81,15 +85,36 @@ function lock(entries: { node: string; meta?: Record<string, unknown> }[], maxOw
 
 /** A live coordinator's Lease, publishing the fleet's health (no unhealthy node unless named). */
 function liveCoordinator(unhealthy: string[] = []): void {
-  const health = JSON.stringify({ total: NODES.length, count: unhealthy.length, unhealthy });
+  // every field a coordinator publishes, as a thief writing "all healthy" would fill them
+  const health = JSON.stringify({
+    total: NODES.length,
+    count: unhealthy.length,
+    unhealthy,
+    workersAhead: { count: 0, names: [] },
+    reported: NODES.length,
+    quarantined: [],
+    quarantinedCount: 0,
+  });
   server.create<V1Lease>('leases', {
     metadata: {
       name: coordinatorLeaseName('kured'),
       namespace: NS,
-      annotations: { [HEALTH_ANNOTATION]: health },
+      // and advice under its holder's name saying nothing holds the queue back
+      annotations: {
+        [LEGACY_HEALTH_ANNOTATION]: health,
+        [ADVICE_ANNOTATION]: JSON.stringify({ by: 'coordinator-0', seq: 1, nodes: NODES.length }),
+      },
     },
     spec: { holderIdentity: 'coordinator-0', leaseDurationSeconds: 30 },
   });
+}
+
+/** `name`'s kubelet says it is not Ready. */
+function notReady(name: string): void {
+  editNode(name, (n) => ({
+    ...n,
+    status: { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] },
+  }));
 }
 
 /** `name` waits for a slot, its reboot needed since `since`, and holds the coordinator's turn (or not). */
@@ -255,27 +280,37 @@ const rows: [string, Row][] = [
     },
   ],
   [
-    'more other nodes unhealthy than --max-unhealthy-nodes allows (no coordinator: one list): both are held back by the health gate',
+    'more other nodes unhealthy than --max-unhealthy-nodes allows (no coordinator: one read of the rows): both wait, held back by the health gate',
     {
       arrange: () => {
-        editNode('n3', (n) => ({
-          ...n,
-          status: { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] },
-        }));
+        notReady('n3');
       },
       flags: { maxUnhealthyNodes: { count: 0 } },
-      verdict: 'blocked',
+      verdict: 'waiting-for-lock',
     },
   ],
   [
-    'the live coordinator publishes more unhealthy nodes than --max-unhealthy-nodes allows, n1 holding the turn: both are held back by the health gate',
+    'the live coordinator publishes a healthy fleet while n3 is not Ready, n1 holding the turn: both judge the Nodes, not the Lease, and wait under --max-unhealthy-nodes',
     {
       arrange: () => {
-        liveCoordinator(['n3 not ready']);
+        liveCoordinator([]);
+        notReady('n3');
         waiting('n1', '2026-01-05T09:10:00Z', true);
       },
       flags: { maxUnhealthyNodes: { count: 0 } },
-      verdict: 'blocked',
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'the live coordinator publishes a healthy fleet while n3 is not Ready, n1 holding the turn, --concurrency 1: both count n3 against the only slot (--count-unavailable)',
+    {
+      arrange: () => {
+        liveCoordinator([]);
+        notReady('n3');
+        waiting('n1', '2026-01-05T09:10:00Z', true);
+      },
+      flags: { countUnavailable: true },
+      verdict: 'waiting-for-lock',
     },
   ],
   [
@@ -365,14 +400,14 @@ const rows: [string, Row][] = [
     },
   ],
   [
-    'more other nodes quarantined than --max-quarantined allows: both are held back, new cycles halted',
+    'more other nodes quarantined than --max-quarantined allows: both wait, new cycles halted',
     {
       arrange: () => {
         quarantined('n2', { pod: 'default/stuck-2' });
         quarantined('n3', { pod: 'default/stuck-3' });
       },
       flags: { maxQuarantined: { count: 1 } },
-      verdict: 'blocked',
+      verdict: 'waiting-for-lock',
     },
   ],
   [

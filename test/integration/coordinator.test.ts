@@ -6,16 +6,16 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
 import { CONTENDED_RETRY_MS, DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import {
   CoordinatorLease,
-  HEALTH_ANNOTATION,
+  ADVICE_ANNOTATION,
+  parseAdvice,
   coordinatorLeaseName,
-} from '../../src/lock/coordinator-lease.js';
+} from '../../src/queue/coordinator-lease.js';
 import { coordinatorOf, createLock } from '../../src/agent/create-agent.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { HANDOFF_GRACE_MS } from '../../src/lock/lock-state.js';
@@ -25,8 +25,8 @@ import {
   formatTurn,
   parseLapsedTurn,
   parseTurn,
-} from '../../src/lock/turn.js';
-import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/lock/turn-gate.js';
+} from '../../src/queue/turn.js';
+import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/queue/turn-gate.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -110,11 +110,7 @@ function killable(kube: Kube): { kube: Kube; kill: () => void } {
   };
 }
 
-function coordinator(
-  identity: string,
-  kube: Kube = new ClientNodeKube(server.kubeConfig()),
-  pageSize?: number,
-): Coordinator {
+function coordinator(identity: string, kube: Kube = server.kubeInMemory(), pageSize?: number): Coordinator {
   const c = new Coordinator({
     ...(pageSize === undefined ? {} : { pageSize }),
     kube,
@@ -215,7 +211,7 @@ describe('the coordinator', () => {
   it('is replaced by its standby within one lease duration when the leader dies without a word', async () => {
     lockHeldBy('n0');
     waiting('n1', '2026-01-05T09:30:00Z');
-    const first = killable(new ClientNodeKube(server.kubeConfig()));
+    const first = killable(server.kubeInMemory());
     const a = coordinator('a', first.kube);
     await advanceUntil(() => a.leading, 'a leads');
     const b = coordinator('b');
@@ -264,7 +260,7 @@ describe('the coordinator', () => {
     expect(turns()).toEqual([]);
     // an agent reading the Lease now waits for the standby (not first come at once: no herd)
     const reader = new CoordinatorLease({
-      kube: new ClientNodeKube(server.kubeConfig()),
+      kube: server.kubeInMemory(),
       namespace: NS,
       name: coordinatorLeaseName('kured'),
       clock,
@@ -296,7 +292,7 @@ describe('the coordinator', () => {
 
 /** The agent's own lock for `nodeId` (createLock: with the turn gate), on a client of its own. */
 function agentLock(nodeId: string, concurrency: number, onClock: Clock = new SystemClock()): DaemonSetLock {
-  const kube = new ClientNodeKube(server.kubeConfig());
+  const kube = server.kubeInMemory();
   const config = {
     ...defaultConfig(),
     nodeId,
@@ -312,12 +308,12 @@ function agentLock(nodeId: string, concurrency: number, onClock: Clock = new Sys
 
 /** A coordinator's Lease that looks alive to a reader that has just started (a fleet of 5 nodes). */
 async function liveLease(): Promise<void> {
-  const health = JSON.stringify({ total: NODES.length, count: 0, unhealthy: [] });
-  await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+  const advice = JSON.stringify({ by: 'someone', seq: 1, nodes: NODES.length });
+  await server.kubeInMemory().createLease(NS, {
     metadata: {
       name: coordinatorLeaseName('kured'),
       namespace: NS,
-      annotations: { [HEALTH_ANNOTATION]: health },
+      annotations: { [ADVICE_ANNOTATION]: advice },
     },
     spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
   });
@@ -329,7 +325,7 @@ describe('turns and the lock', () => {
     ['every waiter holds a forged turn, concurrency 2', 2],
   ])('%s: at most --concurrency nodes take a slot', async (_name, concurrency) => {
     await liveLease();
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     for (const n of ['n1', 'n2', 'n3', 'n4']) {
       await kube.mergePatchNode(n, {
         metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'thief' }) } },
@@ -345,7 +341,7 @@ describe('turns and the lock', () => {
 
   it('a node whose turn write loses every retry to conflicts tries again within seconds, before its turn lapses', async () => {
     await liveLease();
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+    await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'a' }) } },
     });
     server.injectFailure({ method: 'PATCH', pathIncludes: '/daemonsets/kured' }, 409, 8);
@@ -356,7 +352,10 @@ describe('turns and the lock', () => {
     expect(first?.acquired).toBe(false);
     if (first?.acquired === false) expect(first.reason).toMatch(/contended/);
     let waited = false;
-    void lock.waitForChange(3_600_000).then(() => (waited = true));
+    // the refusal says how to wait (a short back-off), and the wait is told so
+    const how = first?.acquired === false ? first.wait : undefined;
+    expect(how).toEqual({ for: 'contended' });
+    void lock.waitForChange(3_600_000, undefined, how).then(() => (waited = true));
     const took = await advanceUntil(() => waited, 'the wait ends');
     expect(took).toBeLessThanOrEqual(CONTENDED_RETRY_MS * 1.5 + 100);
     expect(took).toBeLessThan(HANDOFF_GRACE_MS);
@@ -385,7 +384,7 @@ describe('turns and the lock', () => {
 
 /** This node's turn gate (the agent's), reading the coordinator's Lease on the fake clock. */
 function turnGate(nodeId: string): NodeTurnGate {
-  const kube = new ClientNodeKube(server.kubeConfig());
+  const kube = server.kubeInMemory();
   const coordinatorLease = new CoordinatorLease({
     kube,
     namespace: NS,
@@ -396,14 +395,23 @@ function turnGate(nodeId: string): NodeTurnGate {
 }
 
 /** Renews the coordinator's Lease as a live leader does (a new resourceVersion). */
+/** A renewal as the coordinator makes it: a new renewTime, and its advice (if any) published anew. */
 function renewLease(): void {
   const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
-  server.update('leases', { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString() } });
+  const annotations = { ...lease.metadata?.annotations };
+  const advice = parseAdvice(annotations[ADVICE_ANNOTATION]);
+  if (advice !== undefined)
+    annotations[ADVICE_ANNOTATION] = JSON.stringify({ ...advice, seq: advice.seq + 1 });
+  server.update('leases', {
+    ...lease,
+    metadata: { ...lease.metadata, annotations },
+    spec: { ...lease.spec, renewTime: new Date().toISOString() },
+  });
 }
 
 /** Writes `node`'s turn annotation as a coordinator would: a turn, a lapsed one, or none. */
 async function turnAnnotation(node: string, value: string | null): Promise<void> {
-  await new ClientNodeKube(server.kubeConfig()).mergePatchNode(node, {
+  await server.kubeInMemory().mergePatchNode(node, {
     metadata: { annotations: { [TURN_ANNOTATION]: value } },
   });
 }
@@ -467,7 +475,7 @@ describe('waiting for a turn', () => {
   });
 
   it('a waiter that queued before the coordinator published the fleet size rereads the Lease at the pace of the size it then publishes', async () => {
-    await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+    await server.kubeInMemory().createLease(NS, {
       metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
       spec: { holderIdentity: 'c-0', leaseDurationSeconds: 30 },
     });
@@ -483,10 +491,10 @@ describe('waiting for a turn', () => {
     const before = reads();
     // the coordinator now sees 5,000 nodes, and keeps renewing
     const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'))!;
-    const health = JSON.stringify({ total: 5_000, count: 0, unhealthy: [] });
+    const advice = JSON.stringify({ by: 'c-0', seq: 1, nodes: 5_000 });
     server.update('leases', {
       ...lease,
-      metadata: { ...lease.metadata, annotations: { [HEALTH_ANNOTATION]: health } },
+      metadata: { ...lease.metadata, annotations: { [ADVICE_ANNOTATION]: advice } },
     });
     for (let t = 0; t < 40 * 60_000; t += 10_000) {
       renewLease();

@@ -12,7 +12,7 @@ import { type StatusReport } from '../../src/cli/status.js';
 import { registerStatus } from '../../src/cli/status-command.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
+import { READ_ATTEMPTS } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -67,7 +67,7 @@ function setReady(name: string, status: string): void {
 function agent(overrides: Partial<Config>): Agent {
   const c = testConfig({ periodMs: 60_000, drainTimeoutMs: 5000, postRebootTimeoutMs: 60_000, ...overrides });
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock: new SystemClock(),
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required }) },
@@ -92,7 +92,7 @@ function operator(): (args: string[]) => Promise<number | undefined> {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    connect: () => new ClientNodeKube(server.kubeConfig()),
+    connect: () => server.kubeInMemory(),
   });
   return (args) => {
     out = [];
@@ -153,7 +153,7 @@ describe('--require-approval with kured-ts approve', () => {
   it('an approval older than --approval-ttl does not count, and approve names a node that does not exist', async () => {
     const run = operator();
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+    await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [APPROVAL_ANNOTATION]: JSON.stringify({ by: 'bob', at: old }) } },
     });
     const outcome = await agent({ requireApproval: true, approvalTtlMs: 3_600_000 }).tick();
@@ -222,8 +222,9 @@ describe('--max-unhealthy-nodes', () => {
     // the only slot of --concurrency 1
     const c = { maxUnhealthyNodes: { count: 1 }, countUnavailable: false };
     const blocked = await agent(c).tick();
-    expect(blocked).toMatchObject({ kind: 'blocked', blocker: 'health' });
-    expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 unreachable');
+    // it waits for the fleet to recover, in the queue (the coordinator gives no turn meanwhile)
+    expect(blocked).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-unhealthy-nodes' });
+    expect(blocked.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 not ready');
     expect(holders()).toEqual([]);
     expect(node().spec?.unschedulable).toBeFalsy();
     setReady('n3', 'True');
@@ -238,21 +239,24 @@ describe('--max-unhealthy-nodes', () => {
       READ_ATTEMPTS,
     );
     const failed = await agent({ maxUnhealthyNodes: { count: 0 } }).tick();
-    expect(failed).toMatchObject({ kind: 'blocked', blocker: 'health' });
-    expect(failed.reason).toMatch(/^health: .*HTTP 500/);
+    expect(failed).toMatchObject({ kind: 'waiting-for-lock', gate: 'fleet-census', wait: { for: 'retry' } });
+    expect(failed.reason).toMatch(/^cannot judge the fleet's capacity, so no slot is taken: .*\(500\)/);
     expect(holders()).toEqual([]);
     expect(node().spec?.unschedulable).toBeFalsy();
     expect((await agent({ maxUnhealthyNodes: { count: 0 } }).tick()).kind).toBe('rebooting');
   });
 
-  it('asks the watch cache, not etcd (resourceVersion=0), once per decision', async () => {
+  it('reads every Node once per decision, as printed rows from the watch cache (resourceVersion=0), and the nodes in a cycle afresh', async () => {
     addNode('n2', 'False');
     addNode('n3', 'False');
     server.requests.length = 0;
     const outcome = await agent({ maxUnhealthyNodes: { percent: 34 } }).tick();
     expect(outcome.reason).toBe('2 other nodes unhealthy (max 1): n2 not ready, n3 not ready');
     const lists = server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/nodes');
-    expect(lists.map((r) => r.query)).toEqual([{ resourceVersion: '0' }]);
+    expect(lists.map((r) => r.query)).toEqual([
+      { labelSelector: 'kured-ts.dev/rebooting=true', includeObject: 'None' },
+      { resourceVersion: '0', includeObject: 'None' },
+    ]);
   });
 });
 

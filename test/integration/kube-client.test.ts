@@ -104,7 +104,7 @@ describe('ClientNodeKube', () => {
       metadata: { name: 'web', namespace: 'default' },
       spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
     });
-    const refused = await failure(kube.evictPod('default', 'web'));
+    const refused = await failure(kube.evictPod('default', 'web', {}));
     expect(isTooManyRequests(refused)).toBe(true);
     expect(statusBody(refused)?.details?.causes?.[0]?.reason).toBe('DisruptionBudget');
   });
@@ -141,7 +141,7 @@ describe('ClientNodeKube', () => {
       spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
       status: { phase: 'Running' },
     });
-    await kube.evictPod('default', 'web', 4);
+    await kube.evictPod('default', 'web', { gracePeriodSeconds: 4 });
     expect(server.get<V1Pod>('pods', 'default', 'web')!.metadata!.deletionGracePeriodSeconds).toBe(4);
   });
 

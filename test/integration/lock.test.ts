@@ -28,7 +28,7 @@ let log: MemoryLogger;
 
 beforeEach(async () => {
   server = await startClusterApiServer();
-  ({ kube, counts } = countedKube(new ClientNodeKube(server.kubeConfig())));
+  ({ kube, counts } = countedKube(server.kubeInMemory()));
   log = new MemoryLogger();
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 20; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
@@ -617,6 +617,7 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
       acquired: false,
       holders: ['n0'],
       reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n0`,
+      gate: 'group-concurrency',
     });
     expect(await lock('n9', { concurrency: 3, groups }).wouldAcquire(undefined, { group: '' })).toMatchObject(
       {
@@ -642,6 +643,7 @@ describe('per-group concurrency under the global cap (--group-label, --group-con
       acquired: false,
       holders: ['n3'],
       reason: `group ${ZONE}=zone-a: all 1 slot(s) of the group held by n3`,
+      gate: 'group-concurrency',
     });
     expect((await take(1)).acquired).toBe(true);
   });

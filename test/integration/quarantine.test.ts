@@ -9,7 +9,6 @@ import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
@@ -105,7 +104,7 @@ function podsGo(): void {
 /** A fresh agent, as after a pod restart; the host reboots into boot-2 and is Ready at once. */
 function agent(c: Config, metrics?: PrometheusMetrics): Agent {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock,
     ...(metrics === undefined ? {} : { metrics }),
     logger: new MemoryLogger(),
@@ -240,7 +239,7 @@ describe('--max-quarantined', () => {
     const c = config({ maxQuarantined: { count: 1 } });
     const metrics = new PrometheusMetrics('n1', { processMetrics: false });
     const halted = await agent(c, metrics).tick();
-    expect(halted).toMatchObject({ kind: 'blocked', blocker: 'max-quarantined' });
+    expect(halted).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-quarantined' });
     expect(halted.reason).toContain('2 other nodes quarantined (--max-quarantined 1): n2, n3');
     expect(holders()).toEqual([]);
     expect((await samples(metrics)).get('kured_ts_blocked{node="n1",blocker="max-quarantined"}')).toBe(1);
@@ -256,7 +255,7 @@ describe('--max-quarantined', () => {
     quarantined('n2');
     for (const name of ['n3', 'n4', 'n5']) server.create<V1Node>('nodes', readyNode(name));
     // 5 nodes: 20 % allows one other quarantined node, 19 % none
-    expect((await agent(config({ maxQuarantined: { percent: 19 } })).tick()).kind).toBe('blocked');
+    expect((await agent(config({ maxQuarantined: { percent: 19 } })).tick()).kind).toBe('waiting-for-lock');
     expect((await agent(config({ maxQuarantined: { percent: 20 } })).tick()).kind).toBe('rebooting');
   });
 });

@@ -1,5 +1,6 @@
 // Reporter (src/agent/report.ts): the one place that decides to skip an unchanged status write.
 import { describe, expect, it } from '@jest/globals';
+import type { Outcome } from '../../src/agent/outcome.js';
 import { Reporter, type ReporterOptions } from '../../src/agent/report.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
@@ -51,6 +52,33 @@ describe('Reporter', () => {
     expect(node.record.statuses).toHaveLength(1);
     await reporter.report({ kind: 'blocked', reason: 'alert B firing', blocker: 'prometheus' }, undefined);
     expect(node.record.statuses.map((s) => s.reason)).toEqual(['alert A firing', 'alert B firing']);
+  });
+
+  it('reports a configuration error once: its repeats, each after the pass said pending, record no Event and no status', async () => {
+    const { reporter, node, events } = setup();
+    const error = (reason: string): Outcome => ({
+      kind: 'misconfigured',
+      reason,
+      policy: 'kured-ts-agent-eviction',
+      options: ['--drain-grace-period'],
+    });
+    for (const reason of ['denied A', 'denied A', 'denied A', 'denied B']) {
+      await reporter.report({ kind: 'pending', reason: 'reboot required' }, undefined);
+      await reporter.report(error(reason), undefined);
+    }
+    const warnings = events.filter(([, , type]) => type === 'Warning');
+    expect(warnings).toEqual([
+      ['ConfigurationError', 'denied A', 'Warning'],
+      ['ConfigurationError', 'denied B', 'Warning'],
+    ]);
+    expect(node.record.statuses.map((s) => [s.phase, s.reason, s.deniedBy])).toEqual([
+      ['failed', 'denied A', 'kured-ts-agent-eviction'],
+      ['failed', 'denied B', 'kured-ts-agent-eviction'],
+    ]);
+    // after anything else, the same error again is news
+    await reporter.report({ kind: 'idle', reason: 'reboot not required' }, undefined);
+    await reporter.report(error('denied B'), undefined);
+    expect(events.filter(([, , type]) => type === 'Warning')).toHaveLength(3);
   });
 
   it('skips the write when the node as read already says the same (a restarted agent)', async () => {

@@ -259,6 +259,18 @@ describe('PdbBlocker', () => {
       ['default/web-1'],
     ],
     [
+      'a pod replaced under its name since the list (409 on the UID the dry run names) does not block',
+      [web()],
+      {
+        'default/web-1': apiError(
+          409,
+          'Operation cannot be fulfilled on Pod "web-1": the UID in the precondition (a) does not match the UID in record (b). The object might have been deleted and then recreated',
+        ),
+      },
+      undefined,
+      ['default/web-1'],
+    ],
+    [
       'stops at the first refusal',
       [pod('a-1'), pod('b-1'), pod('c-1')],
       { 'default/b-1': budgetRefusal },
@@ -286,7 +298,12 @@ describe('PdbBlocker', () => {
     const kube = new FakeKube();
     kube.pods = pods;
     for (const [key, answer] of Object.entries(answers)) kube.evictionAnswers.set(key, answer);
-    const verdict = await new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check();
+    const verdict = await new PdbBlocker({
+      kube,
+      nodeId: 'n1',
+      drainPodSelector: [],
+      drainGracePeriodSeconds: -1,
+    }).check();
     expect(verdict).toEqual(reason === undefined ? { blocked: false } : { blocked: true, reason });
     expect(kube.dryRunEvictions).toEqual(asked);
   });
@@ -302,14 +319,21 @@ describe('PdbBlocker', () => {
     const kube = new FakeKube();
     kube.pods = [web()];
     kube.evictionAnswers.set('default/web-1', answer);
-    await expect(new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [] }).check()).rejects.toBe(answer);
+    await expect(
+      new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [], drainGracePeriodSeconds: -1 }).check(),
+    ).rejects.toBe(answer);
   });
 
   it('a pod outside --drain-pod-selector is not evicted, so it is not asked about', async () => {
     const kube = new FakeKube();
     kube.pods = [web()];
     kube.evictionAnswers.set('default/web-1', budgetRefusal);
-    const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: parseLabelSelector('drain=yes') });
+    const blocker = new PdbBlocker({
+      kube,
+      nodeId: 'n1',
+      drainPodSelector: parseLabelSelector('drain=yes'),
+      drainGracePeriodSeconds: -1,
+    });
     expect(await blocker.check()).toEqual({ blocked: false });
     expect(kube.dryRunEvictions).toEqual([]);
   });
@@ -331,7 +355,13 @@ describe('PdbBlocker', () => {
       pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, ...labels } };
       kube.pods = [pod];
       kube.evictionAnswers.set('default/web-1', budgetRefusal);
-      const blocker = new PdbBlocker({ kube, nodeId: 'n1', drainPodSelector: [], drainRules: [...rules] });
+      const blocker = new PdbBlocker({
+        kube,
+        nodeId: 'n1',
+        drainPodSelector: [],
+        drainRules: [...rules],
+        drainGracePeriodSeconds: -1,
+      });
       expect(await blocker.check()).toEqual({ blocked: false });
       expect(kube.dryRunEvictions).toEqual([]);
     },
@@ -351,9 +381,8 @@ describe('blocker registry', () => {
     blockOnPdb: true,
     drainPodSelector: [],
     drainRules: [],
-    maxUnhealthyNodes: undefined,
+    drainGracePeriodSeconds: -1,
     quarantineRetryMs: 3_600_000,
-    maxQuarantined: undefined,
     proxy: NO_PROXY,
     blockingQueries: [],
   };
@@ -371,15 +400,11 @@ describe('blocker registry', () => {
         ...base,
         prometheusUrl: 'http://p:9090',
         blockingPodSelectors: [parseLabelSelector('a=b')],
-        maxUnhealthyNodes: { count: 1 },
-        maxQuarantined: { count: 2 },
         blockingQueries: ['up == 0', 'backup_running > 0'],
       },
       [
         'pause',
         'quarantine',
-        'max-quarantined',
-        'health',
         'control-plane',
         'prometheus',
         'prometheus-query',

@@ -72,6 +72,7 @@ describe('defaults', () => {
       historyLimit: 10,
       taintTiming: 'required',
       lockQueue: 'fair',
+      coordinator: true,
       fleetlockUrl: '',
       fleetlockGroup: 'default',
       preferNoScheduleTaint: '',

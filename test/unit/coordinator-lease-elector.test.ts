@@ -167,6 +167,65 @@ describe('LeaseElector', () => {
     expect(kube.lease?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
+  it('takes over a Lease that claims an endless duration once unchanged for twice its own duration: a thief cannot lock the replicas out', async () => {
+    const clock = new FakeClock();
+    const kube = new LeaseStore();
+    kube.writeSpec({ holderIdentity: 'thief', leaseDurationSeconds: 2147483647 });
+    const b = candidate(kube, 'b', clock);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    await clock.advance(2 * LEASE_MS - 1);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    await clock.advance(1);
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+    expect(kube.lease?.spec).toMatchObject({ holderIdentity: 'b', leaseDurationSeconds: 10 });
+  });
+
+  it("publishes its advice under its own name, a new number each write, and never carries another's or the older health", async () => {
+    const clock = new FakeClock();
+    const kube = new LeaseStore();
+    kube.lease = {
+      metadata: {
+        name: NAME,
+        namespace: NS,
+        resourceVersion: '0',
+        labels: { team: 'infra' },
+        annotations: {
+          'kured-ts.dev/fleet-advice': JSON.stringify({
+            by: 'old',
+            seq: 9,
+            nodes: 3,
+            held: { reason: 'stale' },
+          }),
+          'kured-ts.dev/fleet-health': '{"total":3,"count":0,"unhealthy":[]}',
+          'other.example/keep': 'yes',
+        },
+      },
+      spec: { holderIdentity: '', leaseDurationSeconds: 1 },
+    };
+    /** The Lease as stored now (read through a call: the store changes it). */
+    const stored = (): V1Lease => kube.lease ?? {};
+    const a = candidate(kube, 'a', clock);
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    // a new leader says nothing until its own view does; what others put on the Lease stays
+    expect(stored().metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
+    expect(stored().metadata?.labels).toEqual({ team: 'infra' });
+    a.advise({ nodes: 5, held: { gate: 'max-unhealthy-nodes', reason: 'n3 not ready' } });
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    const first = JSON.parse(stored().metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
+      by: string;
+      seq: number;
+    };
+    expect(first).toMatchObject({ by: 'a', nodes: 5, held: { reason: 'n3 not ready' } });
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    const second = JSON.parse(stored().metadata?.annotations?.['kured-ts.dev/fleet-advice'] ?? '{}') as {
+      seq: number;
+    };
+    expect(second.seq).toBe(first.seq + 1);
+    a.advise(undefined);
+    expect(await a.tryAcquireOrRenew()).toBe(true);
+    expect(stored().metadata?.annotations).toEqual({ 'other.example/keep': 'yes' });
+  });
+
   it('stops leading when its renewals have failed for renewDeadline: the lead signal aborts', async () => {
     const clock = new FakeClock();
     const kube = new LeaseStore();

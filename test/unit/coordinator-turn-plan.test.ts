@@ -5,7 +5,13 @@ import { FleetView, concernsQueue, type NodeRecord } from '../../src/coordinator
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
-import { planTurns, type Plan, type PlanInput, type SlotHolder } from '../../src/coordinator/turn-plan.js';
+import {
+  FLEETLOCK_TURN_MAX_MS,
+  planTurns,
+  type Plan,
+  type PlanInput,
+  type SlotHolder,
+} from '../../src/coordinator/turn-plan.js';
 import type { Phase } from '../../src/node/status.js';
 import { FLEETLOCK_TURN_GRACE_MS } from '../../src/fleetlock/fleetlock.js';
 
@@ -70,7 +76,6 @@ function plan(shapes: Record<string, Shape>, input: Partial<PlanInput> = {}): Pl
     nodes: Object.entries(shapes).map(([name, shape]) => node(name, shape)),
     slots: [],
     lockHeld: undefined,
-    health: { count: 0, max: undefined },
     concurrency: 1,
     groupConcurrency: undefined,
     now: NOW,
@@ -138,7 +143,7 @@ const cases: Case[] = [
   [
     'keeps past the grace the turn of a node whose agent was seen asking the FleetLock server since, and gives no other turn meanwhile',
     { a: { neededFor: 60, turnAgoMs: 5 * MINUTE }, b: { neededFor: 30 } },
-    { concurrency: 2, fleetLockAsks: new Map([['a', NOW_MS - 4 * MINUTE]]) },
+    { concurrency: 2, fleetLock: true, fleetLockAsks: new Map([['a', NOW_MS - 4 * MINUTE]]) },
     {
       grant: [],
       lapse: [],
@@ -150,14 +155,26 @@ const cases: Case[] = [
   [
     'takes the turn back once its agent has not asked the FleetLock server for FLEETLOCK_TURN_GRACE_MS',
     { a: { neededFor: 60, turnAgoMs: 30 * MINUTE }, b: { neededFor: 30 } },
-    { fleetLockAsks: new Map([['a', NOW_MS - FLEETLOCK_TURN_GRACE_MS]]) },
+    { fleetLock: true, fleetLockAsks: new Map([['a', NOW_MS - FLEETLOCK_TURN_GRACE_MS]]) },
     { grant: ['b'], lapse: ['a'], revoke: [] },
   ],
   [
     'keeps nothing for a question to the FleetLock server seen before the turn was given',
     { a: { neededFor: 60, turnAgoMs: GRACE_MS }, b: { neededFor: 30 } },
-    { fleetLockAsks: new Map([['a', NOW_MS - GRACE_MS - 1]]) },
+    { fleetLock: true, fleetLockAsks: new Map([['a', NOW_MS - GRACE_MS - 1]]) },
     { grant: ['b'], lapse: ['a'], revoke: [] },
+  ],
+  [
+    'keeps nothing for a question to a FleetLock server when none is configured: one agent cannot hold every turn back',
+    { a: { neededFor: 60, turnAgoMs: 5 * MINUTE }, b: { neededFor: 30 } },
+    { fleetLockAsks: new Map([['a', NOW_MS - 10_000]]) },
+    { grant: ['b'], lapse: ['a'], held: undefined },
+  ],
+  [
+    'holds other turns back for the FleetLock server at most FLEETLOCK_TURN_MAX_MS in all, however often its agent asks: then the next waiter gets a turn, and the asking node keeps its own',
+    { a: { neededFor: 60, turnAgoMs: FLEETLOCK_TURN_MAX_MS }, b: { neededFor: 30 } },
+    { fleetLock: true, fleetLockAsks: new Map([['a', NOW_MS - 10_000]]) },
+    { grant: ['b'], lapse: [], revoke: [], held: undefined },
   ],
   [
     'says when the first pending turn lapses, the hand-off grace after it was given',
@@ -250,13 +267,17 @@ const cases: Case[] = [
   [
     'gives no turn while more other nodes are unhealthy than allowed, and says why',
     { a: {}, u1: { phase: 'idle', unhealthy: 'not ready' }, u2: { phase: 'idle', unhealthy: 'not ready' } },
-    { health: { count: 2, max: 1 } },
-    { grant: [], held: '2 nodes unhealthy (max 1 others)' },
+    { maxUnhealthy: 1 },
+    {
+      grant: [],
+      held: '2 other nodes unhealthy (--max-unhealthy-nodes 1): u1, u2',
+      gate: 'max-unhealthy-nodes',
+    },
   ],
   [
     'lets an unhealthy waiter go when the others are within the limit',
     { a: { unhealthy: 'not ready' }, u1: { phase: 'idle', unhealthy: 'not ready' } },
-    { health: { count: 2, max: 1 } },
+    { maxUnhealthy: 1 },
     { grant: ['a'], held: undefined },
   ],
   [
@@ -298,19 +319,19 @@ const cases: Case[] = [
   [
     'counts an unavailable node against --concurrency: no turn at concurrency 1',
     { a: { neededFor: 60 } },
-    { unavailable: new Map([['z', '']]) },
-    { grant: [] },
+    { countUnavailable: true, unhealthy: new Map([['z', '']]) },
+    { grant: [], held: 'every slot taken; z unavailable (--count-unavailable)', gate: 'count-unavailable' },
   ],
   [
     'lets an unavailable waiter take the slot it already counts against, and nobody else',
     { a: { neededFor: 60 }, z: { neededFor: 10, unhealthy: 'cordoned' } },
-    { unavailable: new Map([['z', '']]) },
+    { countUnavailable: true },
     { grant: ['z'] },
   ],
   [
     'counts no unavailable node that holds a slot twice',
     { a: { neededFor: 60 } },
-    { concurrency: 2, slots: [slot('z')], unavailable: new Map([['z', '']]) },
+    { concurrency: 2, slots: [slot('z')], countUnavailable: true, unhealthy: new Map([['z', '']]) },
     { grant: ['a'] },
   ],
   [
@@ -326,13 +347,17 @@ const cases: Case[] = [
   [
     'gives no turn while more other nodes are quarantined than --max-quarantined allows, and says why',
     { a: {}, q1: { phase: 'blocked', quarantined: true }, q2: { phase: 'blocked', quarantined: true } },
-    { quarantine: { count: 2, max: 1 } },
-    { grant: [], held: '2 nodes quarantined (max 1 others)' },
+    { maxQuarantined: 1 },
+    {
+      grant: [],
+      held: 'halted: 2 other nodes quarantined (--max-quarantined 1): q1, q2',
+      gate: 'max-quarantined',
+    },
   ],
   [
     'lets a quarantined waiter try again when the other quarantined nodes are within the cap',
     { a: { quarantined: true }, q1: { phase: 'blocked', quarantined: true } },
-    { quarantine: { count: 2, max: 1 } },
+    { maxQuarantined: 1 },
     { grant: ['a'], held: undefined },
   ],
 ];
@@ -365,7 +390,18 @@ describe('planTurns', () => {
     const random = mulberry32(20261125);
     const differences: unknown[] = [];
     for (let round = 0; round < 2_000; round++) {
-      const { shapes, input } = randomCase(random);
+      const { shapes, input: drawn } = randomCase(random);
+      // the fleet's gates as the coordinator's view gives them, from every node (not only those planned)
+      const all = Object.entries(shapes).map(([name, shape]) => node(name, shape));
+      const input = {
+        ...drawn,
+        unhealthy: new Map(
+          all.filter((r) => r.unhealthy !== undefined && !r.inCycle).map((r) => [r.name, r.group]),
+        ),
+        quarantined: new Set(all.filter((r) => r.quarantined).map((r) => r.name)),
+        controlPlaneNodes: new Set(all.filter((r) => r.controlPlane).map((r) => r.name)),
+        workersAhead: all.filter((r) => !r.controlPlane && (r.inCycle || r.waiting)).length,
+      };
       const whole = plan(shapes, input);
       const some = Object.fromEntries(
         Object.entries(shapes).filter(([name, shape]) => concernsQueue(node(name, shape))),
@@ -423,7 +459,7 @@ function randomCase(random: () => number): {
       concurrency: 1 + Math.floor(random() * 3),
       groupConcurrency: random() < 0.5 ? 1 + Math.floor(random() * 2) : undefined,
       passedOver: new Set(names.filter(() => random() < 0.2)),
-      health: { count: Math.floor(random() * 3), max: random() < 0.5 ? undefined : 1 },
+      ...(random() < 0.5 ? {} : { maxUnhealthy: Math.floor(random() * 2) }),
       lockHeld: random() < 0.1 ? 'held' : undefined,
     },
   };

@@ -7,6 +7,7 @@ import {
   isInvalid,
   isNotFound,
   isTooManyRequests,
+  policyDenial,
   statusBody,
   statusCode,
   statusMessage,
@@ -60,6 +61,45 @@ describe('API error classification', () => {
     ['a string', 'boom', 'boom'],
   ])('gives a one-line message for %s', (_name, err, message) => {
     expect(statusMessage(err)).toBe(message);
+  });
+});
+
+describe('an admission policy denial', () => {
+  const status = (message: string): string => JSON.stringify({ kind: 'Status', message });
+  const denied =
+    'pods "web-1" is forbidden: ValidatingAdmissionPolicy \'kured-ts-agent-eviction\' with binding ' +
+    "'kured-ts-agent-eviction' denied request: the kured-ts agent evicts with the grace period of its configuration (-1, -1 = the grace period of the pod), not another";
+  const policy = {
+    policy: 'kured-ts-agent-eviction',
+    message:
+      'the kured-ts agent evicts with the grace period of its configuration (-1, -1 = the grace period of the pod), not another',
+  };
+  it.each<[string, unknown, object | undefined]>([
+    ["is read from kube-apiserver's 403", apiError(403, status(denied)), policy],
+    [
+      'is read from a policy without a binding name',
+      apiError(403, status("ValidatingAdmissionPolicy 'p' denied request: no")),
+      { policy: 'p', message: 'no' },
+    ],
+    [
+      'is read from the 422 of a validation whose reason is Invalid',
+      apiError(422, status("ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no")),
+      { policy: 'p', message: 'no' },
+    ],
+    [
+      'is read through the errors that add context to it',
+      new Error('cannot write node n1', { cause: new Error('x', { cause: apiError(403, status(denied)) }) }),
+      policy,
+    ],
+    [
+      'is not an RBAC refusal',
+      apiError(403, status('pods "web-1" is forbidden: User "x" cannot create')),
+      undefined,
+    ],
+    ['is not a 500 that quotes one', apiError(500, status(denied)), undefined],
+    ['is not a network error', new Error('ECONNREFUSED'), undefined],
+  ])('%s', (_name, err, expected) => {
+    expect(policyDenial(err)).toEqual(expected);
   });
 });
 

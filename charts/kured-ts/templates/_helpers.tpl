@@ -73,7 +73,7 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if or (kindIs "float64" $value) (kindIs "int64" $value) (kindIs "int" $value) -}}
 {{- $text = printf "%d" (int64 $value) -}}
 {{- end -}}
-{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (eq $key "rebootSentinel") (hasKey $overridden $flag) -}}
+{{- if or (eq $key "dsName") (eq $key "dsNamespace") (eq $key "useRebootSentinelHostPath") (eq $key "rebootSentinel") (eq $key "coordinator") (hasKey $overridden $flag) -}}
 {{- else if kindIs "slice" $value -}}
 {{- range $value -}}
 {{- $args = append $args (printf "--%s=%v" $flag .) -}}
@@ -84,6 +84,10 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- else -}}
 {{- $args = append $args (printf "--%s=%s" $flag $text) -}}
 {{- end -}}
+{{- end -}}
+{{- /* no coordinator installed (or followed): the agents never read its Lease */ -}}
+{{- if and (not (hasKey $overridden "coordinator")) (or (not .Values.coordinator.enabled) (eq (toString .Values.configuration.coordinator) "false")) -}}
+{{- $args = append $args "--coordinator=false" -}}
 {{- end -}}
 {{- /* the sentinel's directory is mounted at /sentinel (daemonset.yaml) */ -}}
 {{- if not (hasKey $overridden "reboot-sentinel") -}}
@@ -131,7 +135,7 @@ test holds the two lists together). Names are cut so that "-coordinator" still f
 {{- include "kured-ts.coordinatorName" . -}}
 {{- end -}}
 
-{{/* The coordinator's Lease (src/lock/coordinator-lease.ts coordinatorLeaseName), in the lock's namespace. */}}
+{{/* The coordinator's Lease (src/queue/coordinator-lease.ts coordinatorLeaseName), in the lock's namespace. */}}
 {{- define "kured-ts.coordinatorLeaseName" -}}
 {{- printf "%s-coordinator" (include "kured-ts.lockDsName" .) -}}
 {{- end -}}
@@ -152,7 +156,7 @@ app.kubernetes.io/component: coordinator
 {{- end -}}
 
 {{- define "kured-ts.coordinatorFlags" -}}
-{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "log-format") -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "fleetlock-url" "log-format") -}}
 {{- end -}}
 
 {{/*

@@ -12,7 +12,8 @@ import {
 } from '../../node/quarantine.js';
 import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
-import type { Outcome } from '../outcome.js';
+import { waitingFor, type Outcome } from '../outcome.js';
+import { blockOf, type Block } from './misconfigured.js';
 import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
@@ -23,8 +24,11 @@ export interface BeforeLock {
   verdict: SentinelVerdict;
   /** Inside the maintenance window now? With the window's description and next change. */
   window: { inside: boolean; describe: string; next: Date | undefined };
-  /** The first blocker that blocks, if any. */
-  block: { blocked: false } | { blocked: true; blocker: string; reason: string };
+  /**
+   * The first blocker that blocks, if any; `misconfigured` when it failed on a request the agent's
+   * own admission policy denied (a configuration error, not a verdict).
+   */
+  block: Block;
   /** The node's bootID ('' = unknown). */
   bootID: string;
   /** Under --require-approval, the node's approval as judged now; absent without it. */
@@ -43,7 +47,7 @@ export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
     const opens = b.window.next ? `; opens ${b.window.next.toISOString()}` : '';
     return { kind: 'outside-window', reason: `outside maintenance window ${b.window.describe}${opens}` };
   }
-  if (b.block.blocked) return { kind: 'blocked', reason: b.block.reason, blocker: b.block.blocker };
+  if (b.block.blocked) return blockOutcome(b.block);
   if (b.bootID === '') {
     return {
       kind: 'blocked',
@@ -53,6 +57,11 @@ export function decideBeforeLock(b: BeforeLock): Outcome | undefined {
   }
   if (b.approval?.approved === false) return { kind: 'awaiting-approval', reason: b.approval.reason };
   return undefined;
+}
+
+/** A block as the outcome of the pass: blocked, or the configuration error behind it. */
+function blockOutcome(block: Extract<Block, { blocked: true }>): Outcome {
+  return block.misconfigured ?? { kind: 'blocked', reason: block.reason, blocker: block.blocker };
 }
 
 export function notRequired(verdict: SentinelVerdict): Outcome {
@@ -124,14 +133,17 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
     block:
       inside || request?.now === true
-        ? await firstBlock(
-            blockers.filter(
-              (b) =>
-                !leftToSlot(pass, b) &&
-                !bypassed(b, request) &&
-                judges(b, pass.roleOf().controlPlane === true),
+        ? blockOf(
+            await firstBlock(
+              blockers.filter(
+                (b) =>
+                  !leftToSlot(pass, b) &&
+                  !bypassed(b, request) &&
+                  judges(b, pass.roleOf().controlPlane === true),
+              ),
+              pass.signal,
             ),
-            pass.signal,
+            pass.config,
           )
         : { blocked: false },
     ...(request === undefined ? {} : { request }),
@@ -185,13 +197,13 @@ async function atSlot(pass: Pass, meta: LockMetadata, unproven: boolean): Promis
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!unproven) {
     const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
-    if (!would.acquired) return { kind: 'waiting-for-lock', reason: would.reason, holders: would.holders };
+    if (!would.acquired) return waitingFor(would);
   }
   if (blockers.length === 0) return undefined;
-  const block = await firstBlock(blockers, pass.signal);
+  const block = blockOf(await firstBlock(blockers, pass.signal), pass.config);
   if (!block.blocked) return undefined;
   if (unproven) await pass.release();
-  return { kind: 'blocked', reason: block.reason, blocker: block.blocker };
+  return blockOutcome(block);
 }
 
 /**
@@ -235,7 +247,6 @@ export async function takeSlot(
     return { outcome: fleet };
   }
   const result = await pass.env.slot.acquire(meta, pass.signal);
-  if (!result.acquired)
-    return { outcome: { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders } };
+  if (!result.acquired) return { outcome: waitingFor(result) };
   return { holder: result.holder };
 }

@@ -19,7 +19,8 @@ export async function firstPass(pass: Pass, unproven = false): Promise<Outcome |
   if (held !== undefined) return held;
   const slot = await takeSlot(pass, unproven); //              the PDB pre-flight, then the lock
   if ('outcome' in slot) return slot.outcome;
-  const record = await cordon(pass, slot.holder); //           labels, drain-delay, notify, record + cordon
-  const drained = await drainAndDelay(pass, record); //        drain (PDB-aware), then --reboot-delay
+  const cordoned = await cordon(pass, slot.holder); //         labels, drain-delay, notify, record + cordon
+  if ('outcome' in cordoned) return cordoned.outcome; //       denied by our own policy: slot back
+  const drained = await drainAndDelay(pass, cordoned.record); // drain (PDB-aware), then --reboot-delay
   return verifyAndReboot(pass, drained); //                    re-verify (phaseOf), count, reboot
 }

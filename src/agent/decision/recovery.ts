@@ -8,7 +8,7 @@
 import type { LockHolder } from '../../lock/lock.js';
 import { CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
-import type { Outcome } from '../outcome.js';
+import { waitingFor, type Outcome } from '../outcome.js';
 import { complete, readinessGaps } from './after-reboot.js';
 import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
@@ -62,7 +62,7 @@ export async function adoptKured(pass: Pass, entry: LockHolder): Promise<Outcome
   const meta = { unschedulable: false, bootID: pass.node.bootID, ...pass.groupOf() };
   const result = await pass.env.slot.acquire(meta, pass.signal, { inCycle: false });
   if (!result.acquired) {
-    return { kind: 'waiting-for-lock', reason: result.reason, holders: result.holders };
+    return waitingFor(result);
   }
   const record = await beginCycle(pass, { started: entry.created, kured: true });
   // adopted first, so that ending it undoes kured's cordon like ours

@@ -62,7 +62,8 @@ function ruleMatches(spec: PolicySpec, a: AdmissionAttributes): boolean {
       r.operations.includes(a.operation) &&
       r.apiGroups.includes(a.resource.group) &&
       r.apiVersions.includes(a.resource.version) &&
-      r.resources.includes(resource),
+      r.resources.includes(resource) &&
+      (r.resourceNames === undefined || r.resourceNames.length === 0 || r.resourceNames.includes(a.name)),
   );
 }
 

@@ -1,5 +1,8 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
+// The same exchange serves requests off a socket (handleRequest) and requests handed over in memory
+// (handleExchange with a memory response, memory-exchange.ts): only the wire differs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { managerOf } from './managed-fields.js';
 import { listPage } from './pages.js';
 import { deleteOptionsOf, type Caller, type DeleteOptions, type Registry } from './registry.js';
@@ -11,6 +14,8 @@ import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
 import { NODE_NAME_EXTRA } from '../../admission/agent-policy.js';
+import { tableOf, wantsTable, type IncludeObject } from './table.js';
+import type { ResponseSink } from './response-sink.js';
 
 /** One HTTP request as the server recorded it. */
 export interface RecordedRequest {
@@ -48,6 +53,8 @@ export interface InjectedFailure {
   remaining: number;
   /** Status causes to answer with (e.g. kube's NamespaceTerminating for a 403 on an eviction). */
   causes?: { reason: string; message: string }[];
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** Default 'fail'. */
   mode?: FailureMode;
 }
@@ -60,6 +67,15 @@ export interface Chaos {
   statuses: number[];
   /** Only requests with this method (case-insensitive); any when absent. Watches are never failed. */
   method?: string;
+  /** Only requests whose path-with-query contains this; any when absent. */
+  pathIncludes?: string;
+  /**
+   * In [0, 1]: the share of failures that strike after the request was served ('commit-then-fail':
+   * a write is stored, its answer lost). Default 0.
+   */
+  committed?: number;
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** [0, 1) source. */
   random: () => number;
 }
@@ -93,6 +109,8 @@ interface Parsed {
   body: unknown;
   /** The field manager of a write (?fieldManager=, else the User-Agent) and the user. */
   caller: Caller;
+  /** The Accept header (a Table asked for). */
+  accept: string | undefined;
 }
 
 interface Reply {
@@ -100,14 +118,39 @@ interface Reply {
   body: unknown;
 }
 
-/** Handles one request to completion; never rejects. */
+/** A request as it arrives: method, path and query, headers (names in lower case, as node:http gives them). */
+export interface RequestHead {
+  method: string;
+  /** Path and query, e.g. `/api/v1/nodes?watch=true`. */
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+/** Handles one request off a socket to completion; never rejects. */
 export async function handleRequest(
   ctx: HttpContext,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://fake');
-  const method = (req.method ?? 'GET').toUpperCase();
+  const serve = arrived(ctx, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, res);
+  let text: string;
+  try {
+    text = await readBody(req);
+  } catch {
+    return; // the client went away mid-request: nothing to answer
+  }
+  serve(text);
+}
+
+/** Serves one request handed over in memory with its body, answering on `res`; never throws. */
+export function handleExchange(ctx: HttpContext, req: RequestHead, text: string, res: ResponseSink): void {
+  arrived(ctx, req, res)(text);
+}
+
+/** Records a request on its arrival; returns the function that serves it once its body is read. */
+function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: string) => void {
+  const url = new URL(req.url, 'http://fake');
+  const method = req.method.toUpperCase();
   const header = req.headers['content-type'];
   const record: RecordedRequest = {
     method,
@@ -127,21 +170,24 @@ export async function handleRequest(
     record.status = res.statusCode;
   };
   res.on('finish', onFinish);
-  try {
-    const raw = { method, url, text: await readBody(req), header, headers: req.headers };
-    const reply = answer(ctx, raw, res);
-    if (reply) record.bytes = send(res, reply, ctx.registry.now());
-    ctx.served.bytes += record.bytes ?? 0;
-    record.status = res.statusCode;
-  } catch (err) {
-    const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now());
-    record.status = status.code;
-  }
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
+  return (text) => {
+    try {
+      const raw = { method, url, text, header, headers: req.headers };
+      const reply = answer(ctx, raw, res);
+      if (reply) record.bytes = send(res, reply, ctx.registry.now(), gzip);
+      ctx.served.bytes += record.bytes ?? 0;
+      record.status = res.statusCode;
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
+      ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now(), gzip);
+      record.status = status.code;
+    }
+  };
 }
 
 /** The reply to a request, after any failure it meets; undefined when there is none (yet) to send. */
-function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function answer(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   const failure = takeFailure(ctx, raw.method, raw.url);
   if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
   if (failure?.mode === 'silent') {
@@ -170,8 +216,16 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Sends the reply; the bytes of its body. */
-function send(res: ServerResponse, reply: Reply, now: Date): number {
+/** kube-apiserver compresses an answer of more than this many bytes for a client that accepts gzip. */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+/** Does an Accept-Encoding header accept gzip? */
+function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((e) => e.split(';')[0]?.trim().toLowerCase() === 'gzip');
+}
+
+/** Sends the reply (compressed as kube-apiserver would); the bytes of its body as sent. */
+function send(res: ResponseSink, reply: Reply, now: Date, gzip: boolean): number {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return 0;
@@ -179,8 +233,13 @@ function send(res: ServerResponse, reply: Reply, now: Date): number {
   // the server's own clock (clockOffsetMs), as kube-apiserver's Date header tells its own
   const headers: Record<string, string> = { 'Content-Type': 'application/json', Date: now.toUTCString() };
   if (reply.code === 429) headers['Retry-After'] = '1';
+  const text = JSON.stringify(reply.body);
+  let body: Buffer | string = text;
+  if (gzip && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
+    body = gzipSync(text);
+    headers['Content-Encoding'] = 'gzip';
+  }
   res.writeHead(reply.code, headers);
-  const body = JSON.stringify(reply.body);
   res.end(body);
   return Buffer.byteLength(body);
 }
@@ -200,7 +259,7 @@ function takeFailure(
   );
   if (!failure) return chaosFailure(ctx.chaos, method, url);
   failure.remaining--;
-  const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
+  const body = statusFor(failure.status, failure.message ?? `injected failure for ${method} ${url.pathname}`);
   if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
   return { reply: { code: failure.status, body }, mode: failure.mode ?? 'fail' };
 }
@@ -210,12 +269,21 @@ function chaosFailure(
   method: string,
   url: URL,
 ): { reply: Reply; mode: FailureMode } | undefined {
-  if (chaos === undefined || url.searchParams.get('watch') === 'true') return undefined;
-  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return undefined;
-  if (chaos.random() >= chaos.fraction) return undefined;
+  if (chaos === undefined || !strikes(chaos, method, url)) return undefined;
   const status = chaos.statuses[Math.floor(chaos.random() * chaos.statuses.length)] ?? 500;
-  const body = statusFor(status, `injected failure for ${method} ${url.pathname}`);
-  return { reply: { code: status, body }, mode: 'fail' };
+  const body = statusFor(status, chaos.message ?? `injected failure for ${method} ${url.pathname}`);
+  // drawn only when asked for: a chaos without `committed` draws as it always did
+  const committed = chaos.committed !== undefined && chaos.random() < chaos.committed;
+  return { reply: { code: status, body }, mode: committed ? 'commit-then-fail' : 'fail' };
+}
+
+/** Does the chaos strike this request (it matches, and the draw says so)? Watches are spared. */
+function strikes(chaos: Chaos, method: string, url: URL): boolean {
+  if (url.searchParams.get('watch') === 'true') return false;
+  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return false;
+  if (chaos.pathIncludes !== undefined && !(url.pathname + url.search).includes(chaos.pathIncludes))
+    return false;
+  return chaos.random() < chaos.fraction;
 }
 
 /** Media type without parameters (`application/json; charset=utf-8` → `application/json`). */
@@ -257,7 +325,7 @@ function selfSubjectReview(raw: RawRequest): Reply {
   };
 }
 
-function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function serve(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }
@@ -274,6 +342,7 @@ function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | 
       manager: managerOf(raw.url.searchParams, raw.headers['user-agent']),
       user: userFromHeaders(raw.headers),
     },
+    accept: raw.headers.accept,
   };
   if (isWatch(parsed)) {
     openWatch(ctx, parsed, res);
@@ -302,11 +371,22 @@ function collectionVerb(ctx: HttpContext, p: Parsed): Reply {
       ...(page.continue === undefined ? {} : { continue: page.continue }),
       ...(page.remainingItemCount === undefined ? {} : { remainingItemCount: page.remainingItemCount }),
     };
+    if (wantsTable(p.accept)) {
+      const include = includeObject(query.get('includeObject'));
+      return { code: 200, body: tableOf(def, page.items, metadata, { include, now: ctx.registry.now() }) };
+    }
     const items = page.items.map(listItem);
     return { code: 200, body: { kind: `${def.kind}List`, apiVersion: def.apiVersion, metadata, items } };
   }
   if (p.method === 'POST') return { code: 201, body: ctx.registry.create(def, namespace, p.body, p.caller) };
   throw methodNotAllowed();
+}
+
+/** The includeObject of a Table request (default Metadata); 400 for another value, as kube answers. */
+function includeObject(value: string | null): IncludeObject {
+  if (value === null || value === '') return 'Metadata';
+  if (value === 'None' || value === 'Metadata' || value === 'Object') return value;
+  throw badRequest(`invalid includeObject "${value}"`);
 }
 
 /** kube's list items carry no kind/apiVersion; the list says it once. */
@@ -373,7 +453,7 @@ function deleteOptions(p: Parsed): DeleteOptions {
   return options;
 }
 
-function openWatch(ctx: HttpContext, p: Parsed, res: ServerResponse): void {
+function openWatch(ctx: HttpContext, p: Parsed, res: ResponseSink): void {
   const { def, namespace, name } = p.route;
   const filter = parseFilter(def, p.url.searchParams);
   if (name !== undefined) filter.name = name;

@@ -8,7 +8,15 @@ import { managedFieldsAfter, type Writer } from './managed-fields.js';
 import { BudgetTallies, evictionRefusal, pdbStatus, selects, type PdbNumbers } from './pdb.js';
 import { RESOURCES, type ResourceDef, type StoredMeta, type StoredObject } from './resources.js';
 import { passes, requiredValue, type ObjectFilter } from './selectors.js';
-import { alreadyExists, apiError, badRequest, conflict, invalid, notFound } from './status.js';
+import {
+  alreadyExists,
+  apiError,
+  badRequest,
+  conflict,
+  invalid,
+  notFound,
+  preconditionFailed,
+} from './status.js';
 import type { Change, Store } from './store.js';
 import { validate } from './validation.js';
 import { addCreationTaint, withControllerTaints } from './node-taints.js';
@@ -374,7 +382,8 @@ export class Registry {
   }
 
   /**
-   * policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption. A dry run
+   * policy/v1 Eviction of a pod: refused with 429 while its PDB allows no disruption, then, as kube
+   * judges them, 409 when its deleteOptions' preconditions (the pod's UID) do not hold. A dry run
    * (`dryRun=All` in the query, or in the Eviction's deleteOptions) is judged alike and removes nothing.
    */
   evict(
@@ -400,6 +409,7 @@ export class Registry {
     });
     if (!canIgnoreBudget(pod)) this.checkBudget(namespace, pod);
     const options = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
+    checkPreconditions(pods, pod, deleteOptionsOf(options));
     if (target.dryRun === true || isDryRun(options)) return;
     this.remove(pods, { namespace, name }, deleteOptionsOf(options));
   }
@@ -489,20 +499,22 @@ export function deleteOptionsOf(raw: unknown): DeleteOptions {
   return options;
 }
 
+/** kube-apiserver's answer (rest.BeforeDelete) when a DELETE's or an eviction's preconditions fail. */
 function checkPreconditions(def: ResourceDef, obj: StoredObject, options: DeleteOptions): void {
   const pre = options.preconditions;
-  if (pre?.uid !== undefined && pre.uid !== obj.metadata.uid) {
-    throw conflict(
+  const { uid, resourceVersion, name } = obj.metadata;
+  if (pre?.uid !== undefined && pre.uid !== uid) {
+    throw preconditionFailed(
       def,
-      obj.metadata.name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`,
+      name,
+      `the UID in the precondition (${pre.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
     );
   }
-  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion) {
-    throw conflict(
+  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== resourceVersion) {
+    throw preconditionFailed(
       def,
-      obj.metadata.name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+      name,
+      `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${resourceVersion}). The object might have been modified`,
     );
   }
 }

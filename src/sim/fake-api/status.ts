@@ -111,6 +111,21 @@ export function conflict(ref: ResourceRef, name: string, why: string): ApiError 
   );
 }
 
+/**
+ * 409 as kube-apiserver answers a DELETE, or an eviction, whose preconditions do not hold: it names
+ * the Kind, not the resource (rest.BeforeDelete checks them before anything is deleted, dry run too).
+ */
+export function preconditionFailed(
+  kind: { kind: string; group: string },
+  name: string,
+  why: string,
+): ApiError {
+  const qualifiedKind = kind.group === '' ? kind.kind : `${kind.kind}.${kind.group}`;
+  const details =
+    kind.group === '' ? { name, kind: kind.kind } : { name, group: kind.group, kind: kind.kind };
+  return apiError(409, `Operation cannot be fulfilled on ${qualifiedKind} "${name}": ${why}`, details);
+}
+
 export function badRequest(message: string): ApiError {
   return apiError(400, message);
 }

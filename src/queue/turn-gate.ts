@@ -8,12 +8,9 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
-import type { CoordinatorLease } from './coordinator-lease.js';
+import { fleetGate, type TurnGate, type TurnVerdict } from '../lock/lock.js';
+import type { CoordinatorLease, CoordinatorState } from './coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
-
-/** May this node take a free slot? */
-export type TurnVerdict =
-  { kind: 'turn'; by: string } | { kind: 'first-come'; reason: string } | { kind: 'wait'; reason: string };
 
 /**
  * The wait's reason when this node's turn lapsed (the coordinator records it in the turn annotation:
@@ -23,18 +20,6 @@ export type TurnVerdict =
  */
 export function lapsedTurnReason(turn: Turn, holder: string): string {
   return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} lapsed before this node took its slot; the coordinator (${holder}) queues it in need order again`;
-}
-
-export interface TurnGate {
-  /** Asks the coordinator's Lease and this node's turn annotation (two small reads). */
-  verdict(signal?: AbortSignal): Promise<TurnVerdict>;
-  /**
-   * After a verdict with a live coordinator ('turn' or 'wait'): resolves true when this node's turn
-   * annotation changes from what that verdict saw (or its Node goes), or after `timeoutMs`. Once per
-   * verdict: resolves false at once when there is no such verdict (no coordinator, or already waited
-   * on): the caller then waits on the lock itself.
-   */
-  waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean>;
 }
 
 /**
@@ -60,6 +45,24 @@ export function recheckMs(leaseDurationMs: number, nodes: number | undefined): n
   return Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
 }
 
+/**
+ * The wait for a turn, in words: with the coordinator's word on what holds every waiter back now
+ * (its advice: shown, and its gate named for kured_ts_blocked when it is one we know), else its rule.
+ */
+function waitingForTurn(holder: string, held: { gate?: string; reason: string } | undefined): TurnVerdict {
+  if (held === undefined)
+    return {
+      kind: 'wait',
+      reason: `waiting for its turn: the coordinator (${holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
+    };
+  const gate = fleetGate(held.gate);
+  return {
+    kind: 'wait',
+    ...(gate === undefined ? {} : { gate }),
+    reason: `waiting for its turn: the coordinator (${holder}) gives no turn now: ${held.reason}`,
+  };
+}
+
 export interface NodeTurnGateOptions {
   kube: Kube;
   nodeId: string;
@@ -76,7 +79,8 @@ function aborted(signal: AbortSignal): boolean {
 
 export class NodeTurnGate implements TurnGate {
   /** This node as the last verdict read it, when a coordinator was live; consumed by the wait. */
-  private waitingFrom: { node: V1Node; turn: string | undefined; recheckMs: number } | undefined;
+  private waitingFrom:
+    { node: V1Node; turn: string | undefined; recheckMs: number; held: string | undefined } | undefined;
 
   constructor(private readonly o: NodeTurnGateOptions) {}
 
@@ -90,16 +94,14 @@ export class NodeTurnGate implements TurnGate {
     this.waitingFrom = {
       node,
       turn: text,
-      recheckMs: recheckMs(coordinator.durationMs, coordinator.health?.total),
+      recheckMs: recheckMs(coordinator.durationMs, coordinator.advice?.nodes),
+      held: coordinator.advice?.held?.reason,
     };
     if (turn !== undefined) return { kind: 'turn', by: turn.by };
     const lapsed = parseLapsedTurn(text);
     if (lapsed !== undefined)
       return { kind: 'wait', reason: lapsedTurnReason(lapsed.turn, coordinator.holder) };
-    return {
-      kind: 'wait',
-      reason: `waiting for its turn: the coordinator (${coordinator.holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
-    };
+    return waitingForTurn(coordinator.holder, coordinator.advice?.held);
   }
 
   async waitForTurn(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
@@ -116,7 +118,7 @@ export class NodeTurnGate implements TurnGate {
           () => undefined,
         ),
         this.follow(from, timeoutMs, both),
-        this.untilCoordinatorGone(from.recheckMs, both),
+        this.untilCoordinatorChanges(from, both),
       ]);
     } finally {
       stop.abort();
@@ -129,26 +131,47 @@ export class NodeTurnGate implements TurnGate {
   }
 
   /**
-   * Reads the coordinator's Lease every recheckMs (jittered; `firstMs`, then as each read tells)
+   * Reads the coordinator's Lease every recheckMs (jittered; the verdict's, then as each read tells)
    * and resolves once it is judged gone (released, deleted, or not renewed for its duration): the
    * waiter then goes first come instead of waiting out its whole timeout for a turn nobody will give.
-   * A Lease that cannot be read is not judged gone.
+   * A Lease that cannot be read is not judged gone. It resolves too when the coordinator says
+   * something else of what holds every waiter back (its advice): the waiter's status then says it.
    */
-  private async untilCoordinatorGone(firstMs: number, signal: AbortSignal): Promise<void> {
-    for (let everyMs = firstMs; !signal.aborted;) {
+  private async untilCoordinatorChanges(
+    from: { recheckMs: number; held: string | undefined },
+    signal: AbortSignal,
+  ): Promise<void> {
+    for (let everyMs = from.recheckMs; !signal.aborted;) {
       await this.o.clock.sleep(everyMs * (0.75 + 0.5 * this.o.random()), signal).catch(() => undefined);
       if (aborted(signal)) return;
       const state = await this.o.coordinator.read(signal).catch(() => undefined);
-      // the fleet's size as the coordinator publishes it now (not yet, when the wait began)
-      if (state?.live === true) everyMs = recheckMs(state.durationMs, state.health?.total);
-      if (state !== undefined && !state.live && state.unread !== true) {
-        this.o.log.info('coordinator gone while waiting for a turn', {
-          node: this.o.nodeId,
-          reason: state.reason,
-        });
-        return;
-      }
+      const next = this.judgeWait(state, from.held);
+      if (next === 'end') return;
+      everyMs = next ?? everyMs;
     }
+  }
+
+  /**
+   * A look at the coordinator while waiting: 'end' (gone, or it says something else of what holds
+   * the waiters back), or the next recheck (its advised fleet's; undefined: as before).
+   */
+  private judgeWait(
+    state: CoordinatorState | undefined,
+    held: string | undefined,
+  ): 'end' | number | undefined {
+    if (state === undefined) return undefined;
+    if (!state.live) {
+      if (state.unread === true) return undefined;
+      this.o.log.info('coordinator gone while waiting for a turn', {
+        node: this.o.nodeId,
+        reason: state.reason,
+      });
+      return 'end';
+    }
+    // the fleet's size as the coordinator advises it now, when it does (not a released Lease's)
+    if (state.advice === undefined) return undefined;
+    if (state.advice.held?.reason !== held) return 'end';
+    return recheckMs(state.durationMs, state.advice.nodes);
   }
 
   /** Follows this node until its turn annotation changes or it is deleted (a reflector: back-off, relist). */

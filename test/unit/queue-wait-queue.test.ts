@@ -1,6 +1,6 @@
-// The fair lock queue's order (src/lock/wait-queue.ts): who takes a freed slot.
+// The fair lock queue's order (src/queue/wait-queue.ts): who takes a freed slot.
 import { describe, expect, it } from '@jest/globals';
-import { compareWaiters, type Waiter } from '../../src/lock/wait-queue.js';
+import { compareWaiters, type Waiter } from '../../src/queue/wait-queue.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { recordOf } from '../../src/coordinator/fleet-view.js';
 import { waiterOfRecord } from '../../src/coordinator/turn-plan.js';

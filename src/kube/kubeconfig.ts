@@ -1,31 +1,22 @@
-// Where the API server is: a kubeconfig (file, default loading, in-cluster) or a plain URL, loaded
-// with client-node's KubeConfig alone (see client.ts on why only it).
+// Where the API server is: a kubeconfig file, client-node's default loading (KUBECONFIG,
+// ~/.kube/config, in-cluster), or a plain URL (tests, the simulator).
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import type { Clock } from '../clock/clock.js';
 
 /** Where the API server is. */
-export interface ConnectOptions {
+export interface KubeConfigSource {
   /** Path of a kubeconfig file (--kubeconfig). */
   kubeconfig?: string;
   /** The kubeconfig context to use (--context); default its current-context. */
   context?: string;
   /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
   url?: string;
-  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
-  deadlineMs?: number;
-  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
-  watchGraceMs?: number;
-  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
-  random?: () => number;
-  /** Times the waits between read retries. Default the system clock. */
-  clock?: Clock;
 }
 
 /**
  * A KubeConfig for `options`: a URL becomes one cluster with skipTLSVerify; a path is loaded as a
  * kubeconfig file; otherwise client-node's default loading (KUBECONFIG, ~/.kube/config, in-cluster).
  */
-export function loadKubeConfig(options: ConnectOptions = {}): KubeConfig {
+export function loadKubeConfig(options: KubeConfigSource = {}): KubeConfig {
   const kc = new KubeConfig();
   if (options.url !== undefined && options.url !== '') {
     kc.loadFromOptions({
