@@ -147,11 +147,15 @@ export class ViewedKube implements Kube {
   }
 
   /**
-   * The fleet census's rows (fleet-census.ts): always asked of the server, never shared, since a node
-   * about to take a slot judges the fleet's gates from them (DESIGN §12).
+   * Rows of Nodes (the nodes in a cycle, the fleet census): a read repeated within one pass shares the
+   * answer as listNodes does (the question whether a slot would be given, then the acquisition); a
+   * write of a Node between them ends the sharing, and a lock changed between them fails the
+   * acquisition's guarded write, which reads afresh.
    */
   listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
-    return this.inner.listNodeRows(options, signal);
+    return this.sharedRead(`nodes rows ${JSON.stringify(options ?? {})}`, () =>
+      this.inner.listNodeRows(options, signal),
+    );
   }
 
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
