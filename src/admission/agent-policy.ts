@@ -403,7 +403,7 @@ export const AGENT_NODE_ANNOTATIONS = [
  * The maxOwners the agent may write: `1|2|…|C` for --concurrency C; for N% any number from 1 to
  * 5000 (Kubernetes' largest cluster), since the fleet, and so the number, changes after installation.
  */
-export const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
+const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
 
 function maxOwnersPattern(config: Pick<PolicyConfig, 'concurrency' | 'concurrencyPercent'>): string {
   if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;

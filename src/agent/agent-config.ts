@@ -98,7 +98,7 @@ export interface AgentDeps {
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */
-export interface AgentViews {
+interface AgentViews {
   /** Follows the own Node (and the own pods while held) until `signal` aborts. */
   run(signal: AbortSignal): Promise<void>;
   /** Is the own Node followed now (a wait for its change is worth more than a poll)? */

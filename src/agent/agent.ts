@@ -26,32 +26,32 @@ export type { Outcome } from './outcome.js';
  * and cannot follow its Node (the watch is not open): the next node of the wave waits on it. A poll
  * is two GETs (node and lock).
  */
-export const VERIFY_POLL_MS = 2_000;
+const VERIFY_POLL_MS = 2_000;
 /**
  * While it follows its Node (and, with --wait-for-daemonset-pods, its pods), the readiness wait
  * looks again at each change, and at least this often (capped by --period): the bound within which
  * --post-reboot-timeout is judged when nothing changes.
  */
-export const VERIFY_WATCHED_MS = 30_000;
+const VERIFY_WATCHED_MS = 30_000;
 /** How often the agent looks again while it holds the lock after the readiness timeout. */
-export const HOLDING_POLL_MS = 10_000;
+const HOLDING_POLL_MS = 10_000;
 /** Retry after a failed tick (API outage), or while a lost slot is awaited, capped by --period. */
-export const ERROR_RETRY_MS = 30_000;
+const ERROR_RETRY_MS = 30_000;
 /**
  * The first lock attempt comes within this (capped by --period) after start-up: a DaemonSet rollout
  * starts every agent at once, and the spread keeps them from racing for the lock together. The
  * start-up tick itself (crash repair, the taint, a held slot's cycle) does not wait.
  */
-export const FIRST_TICK_MAX_MS = 60_000;
+const FIRST_TICK_MAX_MS = 60_000;
 /**
  * Re-check a blocked node this often (capped by --period): blocks are mostly transient (a PDB at 0
  * while the previous node's pods reschedule), and waiting a whole period stalls the wave.
  */
-export const BLOCKED_RETRY_MS = 5 * 60_000;
+const BLOCKED_RETRY_MS = 5 * 60_000;
 /** Agents start within this much after the maintenance window opens (spread, not all at once). */
-export const WINDOW_OPEN_SPREAD_MS = 60_000;
+const WINDOW_OPEN_SPREAD_MS = 60_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
-export const LEASE_RENEWALS_PER_TTL = 3;
+const LEASE_RENEWALS_PER_TTL = 3;
 
 export type { AgentConfig, AgentDeps } from './agent-config.js';
 

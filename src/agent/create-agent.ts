@@ -56,7 +56,7 @@ export interface AgentIo {
 }
 
 /** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
-export function ownViewsOf(
+function ownViewsOf(
   config: Pick<Config, 'nodeId' | 'dsNamespace' | 'dsName'>,
   io: AgentIo,
 ): OwnViews | undefined {

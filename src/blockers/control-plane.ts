@@ -14,7 +14,7 @@ import type { Blocker, Verdict } from './blocker.js';
 
 /** Where the etcd members run as static pods, and how they are labelled. */
 export const ETCD_NAMESPACE = 'kube-system';
-export const ETCD_SELECTOR = 'component=etcd';
+const ETCD_SELECTOR = 'component=etcd';
 
 export interface ControlPlaneBlockerOptions {
   kube: Kube;

@@ -211,7 +211,7 @@ function operators(
 }
 
 /** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
-export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
+const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
 /** --undrainable, at most the nodes that need a reboot. */
 function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {

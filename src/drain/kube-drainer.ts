@@ -82,7 +82,7 @@ export interface KubeDrainerOptions {
  */
 export const MAX_EVICTION_ERRORS = 3;
 /** DrainHooks.keepGoing is asked at most this often. */
-export const KEEP_GOING_EVERY_MS = 10_000;
+const KEEP_GOING_EVERY_MS = 10_000;
 /** A pod of the plan as the drain tracks it (not yet started). */
 function targetOf(p: PlannedPod): Target {
   return {

@@ -53,7 +53,7 @@ export interface ConnectOptions extends KubeConfigSource {
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
 /** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
-export const RETRY_AFTER_CAP_MS = 10_000;
+const RETRY_AFTER_CAP_MS = 10_000;
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {

@@ -15,7 +15,7 @@ import type { WatchEvent } from './kube.js';
 import { Reflector, type ListWatch, type Listed, type ReflectorHandler } from './reflector.js';
 
 /** After a 403 on a list or watch, following starts again this much later. */
-export const FORBIDDEN_RETRY_MS = 15 * 60_000;
+const FORBIDDEN_RETRY_MS = 15 * 60_000;
 
 /** A change as the followers of a view see it: the object now, or undefined once it is gone. */
 export type Change<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T } | { type: 'RELISTED' };

@@ -10,7 +10,7 @@ import type { ServerTime } from './server-time.js';
  * string the API server sends (its generated deserializer, which turns them into Dates, is not
  * loaded). Type-only: costs nothing at run time.
  */
-export type Wire<T> = T extends Date
+type Wire<T> = T extends Date
   ? string
   : T extends (infer U)[]
     ? Wire<U>[]

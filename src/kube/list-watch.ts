@@ -6,7 +6,7 @@ import type { Kube, V1DaemonSet, V1Node, V1Pod } from './kube.js';
 import type { ListWatch, Listed } from './reflector.js';
 
 /** Nodes per page of a list of every Node (client-go's reflector pages by 500 too). */
-export const PAGE_SIZE = 500;
+const PAGE_SIZE = 500;
 
 /** One object, or none when the GET answers 404. */
 async function single<T extends { metadata?: { resourceVersion?: string } }>(

@@ -6,7 +6,7 @@
 import type { NodeRow, V1Node } from './kube.js';
 
 /** The Table or list an answer holds cannot be read as rows (fail safe: the caller's gate holds). */
-export class NodeTableError extends Error {
+class NodeTableError extends Error {
   override readonly name = 'NodeTableError';
 }
 

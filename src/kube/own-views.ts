@@ -24,13 +24,13 @@ import { ViewedKube, type OwnSource } from './viewed-kube.js';
  * concurrency 10), and each new watch is one request more per node, which would grow with the fleet.
  * A hung connection is found by the silence bound instead (the server sends bookmarks every minute).
  */
-export const OWN_WATCH_MIN_SECONDS = 4 * 3600;
+const OWN_WATCH_MIN_SECONDS = 4 * 3600;
 /** A watch of the agent's own that brings neither an event nor a bookmark for this long is given up. */
-export const OWN_WATCH_SILENCE_MS = 150_000;
+const OWN_WATCH_SILENCE_MS = 150_000;
 /** The agent's first read of its Node waits this long for the view's first list before it asks itself. */
-export const NODE_SYNC_WAIT_MS = 5_000;
+const NODE_SYNC_WAIT_MS = 5_000;
 /** A read of the own pods waits this long for the pods' first list before it asks the server itself. */
-export const PODS_SYNC_WAIT_MS = 30_000;
+const PODS_SYNC_WAIT_MS = 30_000;
 
 export interface OwnViewsOptions {
   /** The agent's client. */

@@ -21,7 +21,7 @@ import type {
 } from './kube.js';
 
 /** A write `check` refused: it must never change the cluster. */
-export class DryRunWrite extends Error {
+class DryRunWrite extends Error {
   override readonly name = 'DryRunWrite';
 }
 

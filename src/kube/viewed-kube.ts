@@ -46,7 +46,7 @@ export interface OwnSource {
  * release, and the nodes in a cycle for the question and the acquisition. A pass never shares the
  * answers of the one before (forgetShared): a waiter woken by another node's change reads afresh.
  */
-export const SHARED_READ_MS = 1_000;
+const SHARED_READ_MS = 1_000;
 
 /** The Kube an agent works through: its own objects from OwnViews, the rest passed on. */
 export class ViewedKube implements Kube {

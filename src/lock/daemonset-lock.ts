@@ -63,7 +63,7 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 export const CONTENDED_RETRY_MS = 2_000;
 
 /** After an acquisition refused because the fleet could not be read, the next try (jittered ±50%). */
-export const ERROR_RETRY_MS = 30_000;
+const ERROR_RETRY_MS = 30_000;
 
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {

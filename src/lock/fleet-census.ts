@@ -19,13 +19,13 @@ import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { fleetHealth, judgeNode } from './fleet-judge.js';
 
 /** A read is reused this long by one agent (the PDB pre-flight and the acquisition after it share one). */
-export const CENSUS_CACHE_MS = 10_000;
+const CENSUS_CACHE_MS = 10_000;
 
 /** Why a node counts as unhealthy, from its row. */
-export type Unwell = 'not ready' | 'cordoned';
+type Unwell = 'not ready' | 'cordoned';
 
 /** A node that is not Ready, or cordoned (by anyone: the caller leaves out its own cycles). */
-export interface UnwellNode {
+interface UnwellNode {
   name: string;
   why: Unwell;
 }

@@ -117,7 +117,7 @@ export function removeTaintOps(node: V1Node, key: string): JsonPatchOp[] | undef
  * conditional (409 when the node changed since); uncordon sends null, which removes the field, as
  * `kubectl uncordon` leaves it.
  */
-export function mergePatchOf(change: NodeWrite, ifVersion?: string, taints?: V1Taint[] | null): object {
+function mergePatchOf(change: NodeWrite, ifVersion?: string, taints?: V1Taint[] | null): object {
   const metadata: Record<string, unknown> = {};
   if (ifVersion !== undefined) metadata.resourceVersion = ifVersion;
   if (change.labels !== undefined) metadata.labels = change.labels;
@@ -243,6 +243,6 @@ export function isDaemonSetPod(pod: V1Pod): boolean {
   return (pod.metadata?.ownerReferences ?? []).some((r) => r.kind === 'DaemonSet' && r.controller !== false);
 }
 
-export function isPodReady(pod: V1Pod): boolean {
+function isPodReady(pod: V1Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }

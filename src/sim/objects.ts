@@ -72,7 +72,7 @@ export interface SimPdb {
   status?: { disruptionsAllowed?: number };
 }
 
-export type ResourceName =
+type ResourceName =
   'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
@@ -110,10 +110,7 @@ export interface SimServer {
   close(): Promise<void>;
 }
 
-export function condition(
-  obj: { status?: { conditions?: Condition[] } },
-  type: string,
-): Condition | undefined {
+function condition(obj: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === type);
 }
 

@@ -39,7 +39,7 @@ export interface SimAgentIo {
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
-export interface RunnableAgent {
+interface RunnableAgent {
   run(signal: AbortSignal): Promise<void>;
   /** Ends an idle wait: a reboot became required (as the minute sentinel refresher does in run.ts). */
   wake?(): void;

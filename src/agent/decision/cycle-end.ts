@@ -19,7 +19,7 @@ export interface CycleEnd {
  * The write that ends a cycle on `node`: the record and its label go (when still there), with
  * `extra`, and our cordon when it is still ours. undefined: nothing to write.
  */
-export function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
+function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
   const stillOurs =
     node.annotations[CYCLE_ANNOTATION] !== undefined || node.labels[CYCLE_LABEL] !== undefined;
   const change: NodeWrite = {

@@ -41,7 +41,7 @@ import { requestReboot } from './request-reboot.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
-export const MAX_REDRAINS = 3;
+const MAX_REDRAINS = 3;
 
 /** Where the way to the reboot goes on from. */
 export type Step = 'drain' | 'verify' | 'uncordoned';

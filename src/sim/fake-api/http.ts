@@ -217,7 +217,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** kube-apiserver compresses an answer of more than this many bytes for a client that accepts gzip. */
-export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 /** Does an Accept-Encoding header accept gzip? */
 function acceptsGzip(header: string | undefined): boolean {
