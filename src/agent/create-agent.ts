@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock } from '../lock/daemonset-lock.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
@@ -44,6 +45,34 @@ export interface AgentIo {
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
    */
   fleetLock?: FleetLockTuning;
+  /**
+   * The watches of the agent's own Node and pods (src/kube/own-views.ts) that every part of the agent
+   * reads through: given (runAgent's, which its request poller shares), made here (the default), or
+   * none (false: a client whose watches deliver nothing, the simulator's kured polling model).
+   */
+  views?: OwnViews | false;
+  /** The silence bound of those watches; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
+  viewSilenceMs?: number;
+}
+
+/** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
+function ownViewsOf(
+  config: Pick<Config, 'nodeId' | 'dsNamespace' | 'dsName'>,
+  io: AgentIo,
+): OwnViews | undefined {
+  if (io.views === false) return undefined;
+  return (
+    io.views ??
+    new OwnViews({
+      kube: io.kube,
+      nodeName: config.nodeId,
+      clock: io.clock,
+      log: io.logger,
+      random: io.random ?? Math.random,
+      lock: { namespace: config.dsNamespace, name: config.dsName },
+      ...(io.viewSilenceMs === undefined ? {} : { silenceMs: io.viewSilenceMs }),
+    })
+  );
 }
 
 /** What may replace the FleetLock client's transport and defaults. */
@@ -129,7 +158,10 @@ export function createLock(
 }
 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
-export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
+export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
+  const views = ownViewsOf(config, given);
+  // every read of the own Node and pods goes through the views: free while their watches are open
+  const io = views === undefined ? given : { ...given, kube: views.kube };
   const { kube, clock, logger } = io;
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;
@@ -152,6 +184,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       fallback: config.drainFallback,
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
+      ...(views === undefined ? {} : { pods: views.podChanges() }),
       random,
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
@@ -161,6 +194,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
+    ...(views === undefined ? {} : { views }),
     clock,
     logger,
     random,

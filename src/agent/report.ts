@@ -11,6 +11,7 @@ import type { NodeOps, NodeState } from '../node/node.js';
 import {
   STATUS_ANNOTATION,
   WANTS_REBOOT,
+  formatStatus,
   isOverdue,
   parseStatus,
   sameStatus,
@@ -72,6 +73,8 @@ export class Reporter {
   private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
+  /** The status of an outcome handed out to ride in the caller's next node write (carry). */
+  private carried: { kind: string; reason: string; status: NodeStatus } | undefined;
   /**
    * The last outcome reported once (Effects.once), as kind and reason, while no other end of a pass
    * followed it: its repeats are quiet.
@@ -106,6 +109,17 @@ export class Reporter {
     this.written = status;
   }
 
+  /**
+   * The status annotation `outcome` writes, for the caller's next node write to carry; report(outcome)
+   * then writes it only when that write did not (noteNode of its answer says what the node carries).
+   */
+  carry(outcome: Outcome): Record<string, string> {
+    const status = this.statusOf(outcome, effectsOf(outcome), this.deps.clock.now());
+    if (status === undefined) return {};
+    this.carried = { kind: outcome.kind, reason: outcome.reason, status };
+    return { [STATUS_ANNOTATION]: formatStatus(status) };
+  }
+
   /** Status, Events, metrics and the log line of one outcome. Status write failures are logged. */
   async report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void> {
     this.last = outcome;
@@ -116,7 +130,7 @@ export class Reporter {
     this.reportMetrics(outcome, fx);
     if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
     const now = this.deps.clock.now();
-    const status = this.statusOf(outcome, fx, now);
+    const status = this.takeCarried(outcome) ?? this.statusOf(outcome, fx, now);
     if (status === undefined) return;
     // RebootOverdue before the status write, so that nothing is awaited between that write and what
     // the decision does next (the reboot request): the window in which a second agent of this node
@@ -124,6 +138,11 @@ export class Reporter {
     // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
     if (isOverdue(status, now)) await this.reportOverdue(status, now);
     else this.overdueEventAt = undefined;
+    await this.writeStatus(status, signal);
+  }
+
+  /** Writes `status` unless the node carries it already; a failure is logged (written again next time). */
+  private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -133,8 +152,15 @@ export class Reporter {
       this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
-      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
+  }
+
+  /** The status handed out with carry() for this outcome (the same `since`), once; else undefined. */
+  private takeCarried(outcome: Outcome): NodeStatus | undefined {
+    const carried = this.carried;
+    this.carried = undefined;
+    return carried?.kind === outcome.kind && carried.reason === outcome.reason ? carried.status : undefined;
   }
 
   /** Is this the repeat of an outcome reported once (Effects.once)? Notes what it reports. */

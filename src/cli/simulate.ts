@@ -4,7 +4,7 @@ import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
-import { formatReport, passed } from '../sim/report.js';
+import { formatCostReport, formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
 import { flakyEvictions } from '../sim/flaky-evictions.js';
 import type { HoldWorkerSettings } from '../sim/hold-worker.js';
@@ -343,7 +343,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
     seed: options.seed,
     ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
   };
-  const report = formatReport(result, header);
+  const report = [...formatReport(result, header), ...formatCostReport(result)];
   io.out.write(report.join('\n') + '\n');
   const wrote =
     io.timeline === undefined ? true : await writeTimeline(io.timeline, result, { header, report, io });

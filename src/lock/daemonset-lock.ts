@@ -291,9 +291,12 @@ export class DaemonSetLock implements Lock {
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
     const slots = this.view.slots(state);
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
-    if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    // a full lock's holders are looked up (a deleted Node's slot is reclaimed) only by a node that
+    // could take the slot: a waiter whose turn has not come takes none whatever they are (issue 42:
+    // up to --concurrency GETs per waiter's pass)
+    if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
     const around = await this.fleet
       .around({ live, slots, turn, metadata, matching: state.matching }, signal)
       .catch((err: unknown) => {

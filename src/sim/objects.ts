@@ -99,6 +99,10 @@ export interface SimServer {
     query: Record<string, string>;
     status: number;
     at: number;
+    /** Bytes of the answer's body. */
+    bytes?: number;
+    /** The caller's node claim (an agent's). */
+    node?: string;
   }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;

@@ -11,6 +11,8 @@ import type { Pass } from './pass.js';
 export interface CycleEnd {
   labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
+  /** Our PreferNoSchedule taint of this key goes in the same write (NodeWrite.withoutTaint). */
+  withoutTaint?: string;
 }
 
 /**
@@ -25,6 +27,7 @@ function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): Node
     annotations: { ...extra.annotations, ...(stillOurs ? { [CYCLE_ANNOTATION]: null } : {}) },
   };
   if (stillOurs && ourCordon(node, record)) change.unschedulable = false;
+  if (extra.withoutTaint !== undefined) change.withoutTaint = extra.withoutTaint;
   const keys = Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length;
   return keys === 0 ? undefined : change;
 }
