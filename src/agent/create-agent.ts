@@ -143,7 +143,12 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined }),
+    census: new FleetCensus({
+      kube,
+      clock,
+      nodeId: config.nodeId,
+      groupLabel: grouped ? config.groupLabel : undefined,
+    }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),

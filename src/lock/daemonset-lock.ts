@@ -109,6 +109,10 @@ export class DaemonSetLock implements Lock {
     let outcome: AcquireResult | undefined;
     try {
       await this.write(signal, async (state) => {
+        // each attempt judges the fleet from its own read: a pre-flight's (or a lost attempt's) census
+        // may be seconds old, and a node that went down since must count (the lock's resourceVersion
+        // guards its entries, not the Nodes)
+        this.o.census?.forget();
         const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;
@@ -251,19 +255,23 @@ export class DaemonSetLock implements Lock {
   /**
    * The room question for this lock (RoomQuestion: one rule with the wait for a slot), its budget
    * resolved for the fleet `state` shows, and for this node's group as `groupSlots` says (the floor
-   * of a percentage when not asked).
+   * of a percentage when not asked), with its members by label when read.
    */
   private question(
     state: LockState,
     live: readonly LockEntry[],
     group: string | undefined,
-    groupSlots?: number,
+    { groupSlots, groupMembers: members }: Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> = {},
   ): RoomQuestion {
     const { nodeId } = this.o;
     const groups =
       this.o.groups === undefined
         ? undefined
-        : { label: this.o.groups.label, concurrency: groupSlots ?? this.o.groups.concurrency };
+        : {
+            label: this.o.groups.label,
+            concurrency: groupSlots ?? this.o.groups.concurrency,
+            ...(members === undefined ? {} : { members }),
+          };
     const concurrency = this.view.slots(state);
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }
@@ -319,9 +327,9 @@ export class DaemonSetLock implements Lock {
     group: string | undefined,
     turn: TurnVerdict | undefined,
   ): AcquireResult | undefined {
-    const { groupSlots, ...answers } = taken.fleet;
+    const { groupSlots, groupMembers, ...answers } = taken.fleet;
     const room = roomFor({
-      ...this.question(state, taken.live, group, groupSlots),
+      ...this.question(state, taken.live, group, { groupSlots, groupMembers }),
       inCycle: taken.inCycle,
       ...answers,
     });

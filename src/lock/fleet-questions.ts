@@ -27,6 +27,12 @@ export interface FleetAsk {
   live: readonly LockEntry[];
   /** Nodes in a cycle without a slot. */
   inCycle: readonly NodeInCycle[];
+  /**
+   * Every node in a kured-ts cycle by its label, which only its own agent may write (the agent
+   * policy): the nodes the health cap leaves out. A lock entry is no such proof: any agent may
+   * write one naming any node.
+   */
+  cycling: ReadonlySet<string>;
   /** This node's group under --group-concurrency; undefined without. */
   group: string | undefined;
   /** This node is a control-plane node. */
@@ -43,6 +49,8 @@ export interface FleetAnswers {
   controlPlane?: ControlPlaneQuestion;
   /** --group-concurrency resolved for this node's group; undefined without groups. */
   groupSlots?: number;
+  /** The nodes of this node's group by their label, when read (for which slots count against it). */
+  groupMembers?: ReadonlySet<string>;
   health?: FleetCap;
   quarantine?: FleetCap;
 }
@@ -90,10 +98,14 @@ export class FleetQuestions {
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
     const { live, slots, turn, metadata } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal) : [];
+    const cycle = goes
+      ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal)
+      : { withoutSlot: [], labelled: new Set<string>() };
+    const inCycle = cycle.withoutSlot;
     const ask: FleetAsk = {
       live,
       inCycle,
+      cycling: cycle.labelled,
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
@@ -111,7 +123,7 @@ export class FleetQuestions {
     const o = this.o;
     return (
       o.countUnavailable === true ||
-      this.groupPercent > 0 ||
+      o.groups !== undefined ||
       o.maxUnhealthy !== undefined ||
       o.maxQuarantined !== undefined
     );
@@ -128,13 +140,16 @@ export class FleetQuestions {
       ...this.groupAsk(ask),
       ...(o.maxQuarantined === undefined ? {} : { quarantine: true }),
       ...(workers ? { workers: true } : {}),
+      ...(ask.matching === undefined ? {} : { atLeast: ask.matching }),
     };
   }
 
-  /** This node's group, when its members count (unavailable nodes in it, its share of slots). */
+  /**
+   * This node's group: its members by their label decide which slots count against it (a lock
+   * entry's recorded group is any agent's word), which unavailable nodes are in it, and its share.
+   */
   private groupAsk(ask: FleetAsk): Pick<CensusAsk, 'group'> {
-    const matters = this.o.countUnavailable === true || this.groupPercent > 0;
-    return this.o.groups !== undefined && ask.group !== undefined && matters ? { group: ask.group } : {};
+    return this.o.groups !== undefined && ask.group !== undefined ? { group: ask.group } : {};
   }
 
   async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
@@ -168,7 +183,9 @@ export class FleetQuestions {
         : {
             health: {
               max: resolveLimit(maxUnhealthy, census.total),
-              nodes: down.map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
+              nodes: census.unhealthy
+                .filter((n) => n.name !== nodeId && !ask.cycling.has(n.name))
+                .map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
             },
           }),
       ...(maxQuarantined === undefined
@@ -199,12 +216,21 @@ export class FleetQuestions {
       .map((n) => ({ name: n.name, group: group?.members.has(n.name) === true ? group.name : OTHER_GROUP }));
   }
 
-  /** --group-concurrency for this node's group: the number, or the share of the group's nodes. */
-  private groupSlots(ask: FleetAsk, census: Census | undefined): { groupSlots?: number } {
+  /**
+   * --group-concurrency for this node's group: the number, or the share of the group's nodes; and
+   * its members by label, when read.
+   */
+  private groupSlots(
+    ask: FleetAsk,
+    census: Census | undefined,
+  ): Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> {
     const groups = this.o.groups;
     if (groups === undefined || ask.group === undefined) return {};
-    const size = census?.group?.members.size;
-    return { groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, size) };
+    const members = census?.group?.members;
+    return {
+      groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, members?.size),
+      ...(members === undefined ? {} : { groupMembers: members }),
+    };
   }
 
   /** The rest of the control plane (listed only for a node that could go now) and the workers ahead. */
