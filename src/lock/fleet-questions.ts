@@ -19,7 +19,7 @@ import {
   type NodeInCycle,
   type Unavailable,
 } from './room.js';
-import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import { listControlPlane } from '../node/role.js';
 
 /** The acquisition as it stands when it asks. */
 export interface FleetAsk {
@@ -247,7 +247,7 @@ export class FleetQuestions {
 
   /** The other control-plane nodes: one list by label (a handful of Nodes). */
   private async peers(signal?: AbortSignal): Promise<string[]> {
-    const nodes = await this.o.kube.listNodes({ labelSelector: CONTROL_PLANE_LABEL }, signal);
+    const nodes = await listControlPlane((labelSelector) => this.o.kube.listNodes({ labelSelector }, signal));
     return nodes.map((n) => n.metadata?.name ?? '').filter((n) => n !== '' && n !== this.o.nodeId);
   }
 }
