@@ -11,6 +11,7 @@ import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
+import { KubeLoadBalancers } from '../drain/load-balancers.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
@@ -154,6 +155,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       evictionRetryDelayMs: config.evictionRetryDelayMs,
       random,
     }),
+    loadBalancers: new KubeLoadBalancers(kube),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),

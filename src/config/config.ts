@@ -134,6 +134,16 @@ export interface Config {
   autoscalerProtection: boolean;
   /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */
   settleTimeMs: number;
+  /**
+   * --exclude-from-lb: before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers
+   * (only where absent; removed at the end of the cycle only when ours). Default true.
+   */
+  excludeFromLb: boolean;
+  /**
+   * --lb-drain-wait: after that label, wait this long before the drain when the cluster has a Service
+   * of type LoadBalancer (or cannot tell). Default 2m.
+   */
+  lbDrainWaitMs: number;
   /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
   rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */

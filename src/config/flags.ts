@@ -953,6 +953,23 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('settleTimeMs', duration('non-negative')),
   }),
   added({
+    name: 'exclude-from-lb',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers (only if absent; removed at uncordon only if the agent added it), so cloud load balancers stop sending it traffic',
+    apply: set('excludeFromLb', boolean),
+  }),
+  added({
+    name: 'lb-drain-wait',
+    type: 'string',
+    valueName: DURATION,
+    default: '2m',
+    description:
+      'with --exclude-from-lb, wait this long after the label before draining, when the cluster has a Service of type LoadBalancer (or cannot be asked): one service-controller sync (100s) plus a margin',
+    apply: set('lbDrainWaitMs', duration('non-negative')),
+  }),
+  added({
     name: 'taint-timing',
     type: 'string',
     valueName: '<when>',

@@ -30,6 +30,8 @@ import type {
   V1Pod,
   V1Lease,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -257,6 +259,14 @@ export class ClientNodeKube implements Kube {
         ? '/apis/policy/v1/poddisruptionbudgets'
         : `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`;
     return this.items({ method: 'GET', path, signal });
+  }
+
+  async listServicesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<ServicePage> {
+    type Page = List<V1Service> & { metadata?: { continue?: string } };
+    const path = '/api/v1/services';
+    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+    const token = list?.metadata?.continue ?? '';
+    return { items: list?.items ?? [], ...(token === '' ? {} : { continue: token }) };
   }
 
   listDaemonSets(

@@ -15,6 +15,8 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -78,6 +80,9 @@ export class ReadOnlyKube implements Kube {
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]> {
     return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
+    return this.inner.listServicesPage(options, signal);
   }
   listDaemonSets(
     namespace: string | undefined,

@@ -59,6 +59,13 @@ export interface CycleRecord {
   /** The kernel and OS image the cycle started on. */
   kernel?: string;
   osImage?: string;
+  /**
+   * RFC 3339 time (this host's clock) the cycle labelled the node out of the load balancers
+   * (cycle-marks.ts): present = the label is ours to remove; --lb-drain-wait runs from it.
+   */
+  lbExcludedAt?: string;
+  /** The cycle added karpenter.sh/do-not-repair: ours to remove at its end. */
+  doNotRepair?: boolean;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -100,10 +107,12 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'heldSince',
     'kernel',
     'osImage',
+    'lbExcludedAt',
   ] as const) {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
+  if (value.doNotRepair === true) record.doNotRepair = true;
   return withDrain(record, value.drain);
 }
 
