@@ -15,7 +15,6 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
-  V1Service,
   ServicePage,
   WatchEvent,
   WatchOptions,

@@ -56,7 +56,10 @@ export function unmark(
   node: Pick<NodeState, 'labels' | 'annotations'>,
   record: Pick<CycleRecord, 'lbExcludedAt' | 'doNotRepair'>,
 ): { labels: Record<string, null>; annotations: Record<string, null> } {
-  const change = { labels: {} as Record<string, null>, annotations: {} as Record<string, null> };
+  const change: { labels: Record<string, null>; annotations: Record<string, null> } = {
+    labels: {},
+    annotations: {},
+  };
   if (record.lbExcludedAt !== undefined && node.labels[EXCLUDE_LB_LABEL] === MARK_VALUE) {
     change.labels[EXCLUDE_LB_LABEL] = null;
   }

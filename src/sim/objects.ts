@@ -72,14 +72,7 @@ export interface SimPdb {
 }
 
 export type ResourceName =
-  | 'nodes'
-  | 'pods'
-  | 'daemonsets'
-  | 'poddisruptionbudgets'
-  | 'events'
-  | 'namespaces'
-  | 'leases'
-  | 'services';
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {

@@ -3,14 +3,7 @@ import type { V1ObjectMeta } from '../../kube/kube.js';
 
 /** Resources served, by their plural name in the URL. */
 export type ResourceName =
-  | 'nodes'
-  | 'pods'
-  | 'daemonsets'
-  | 'poddisruptionbudgets'
-  | 'events'
-  | 'namespaces'
-  | 'leases'
-  | 'services';
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
