@@ -211,6 +211,20 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        excludeFromLb: {
+          description:
+            '--exclude-from-lb: label the node node.kubernetes.io/exclude-from-external-load-balancers before the drain',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
+        },
+        lbDrainWait: {
+          description:
+            '--lb-drain-wait (Go duration): wait after the load-balancer label before the drain, when a Service of type LoadBalancer exists',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         preferNoScheduleTaint: { description: "--prefer-no-schedule-taint: '' = no taint", type: 'string' },
         blockingPodSelector: {
           description: '--blocking-pod-selector (repeated)',
@@ -811,6 +825,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     historyLimit: 10,
     autoscalerProtection: true,
     settleTime: '10m',
+    excludeFromLb: true,
+    lbDrainWait: '2m',
     taintTiming: 'required',
     lockQueue: 'fair',
     coordinator: true,

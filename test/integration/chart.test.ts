@@ -534,6 +534,7 @@ const SAMPLES: Record<string, string> = {
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
   'settle-time': '42m',
+  'lb-drain-wait': '42m',
   'hold-timeout': '42m',
   'hold-after-drain-annotation': 'example.com/firmware-update',
   'group-concurrency': '2',
@@ -1006,6 +1007,8 @@ const PERMISSIONS: Record<
     verb: 'list',
     agent: 'cluster',
   },
+  // --exclude-from-lb (default on): is there a Service of type LoadBalancer to wait for?
+  listServicesPage: { group: '', resource: 'services', verb: 'list', agent: 'cluster' },
   createEvent: { group: '', resource: 'events', verb: 'create', agent: 'cluster' },
   mergePatchEvent: { group: '', resource: 'events', verb: 'patch', agent: 'cluster' },
   getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', agent: 'lock', coordinator: 'lock' },
@@ -1036,6 +1039,7 @@ const PERMISSIONS: Record<
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
