@@ -160,6 +160,26 @@ describe('kured-ts simulate with the real agents', () => {
     expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
   }, 120_000);
 
+  it('with --load-balancer, every slot grows by --lb-drain-wait, through the policy, 0 violations', async () => {
+    const held = (r: SimulationResult): number[] =>
+      r.nodes.map((n) => (n.releasedAtMs ?? 0) - (n.lockedAtMs ?? 0));
+    const plain = await simulate({ ...small, nodes: 4, concurrency: 2 });
+    const behind = await simulate({ ...small, nodes: 4, concurrency: 2, loadBalancer: true });
+    expect(behind.violations).toEqual([]);
+    expect(behind.rebooted).toBe(4);
+    expect(behind.admission?.denied).toBe(0);
+    expect(Math.min(...held(behind))).toBeGreaterThanOrEqual(Math.min(...held(plain)) + 110_000);
+    // the label is the agents' own: without it (--exclude-from-lb=false) no wait
+    const off = await simulate({
+      ...small,
+      nodes: 4,
+      concurrency: 2,
+      loadBalancer: true,
+      agent: { excludeFromLb: false },
+    });
+    expect(Math.min(...held(off))).toBeLessThan(Math.min(...held(behind)) - 100_000);
+  }, 120_000);
+
   it('with --reboot-now and no node needing a reboot, reboots exactly that node through the lock', async () => {
     const r = await simulate({ ...small, nodes: 4, needsReboot: 0, rebootNow: 'node-03' });
     expect(r.violations).toEqual([]);
