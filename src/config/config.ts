@@ -129,7 +129,8 @@ export interface Config {
   historyLimit: number;
   /**
    * --autoscaler-protection: annotate the node against autoscaler scale-down (cluster-autoscaler,
-   * Karpenter) during its cycle and --settle-time after. Default true.
+   * Karpenter) during its cycle and --settle-time after, and against Karpenter's node repair
+   * (karpenter.sh/do-not-repair) during its cycle. Default true.
    */
   autoscalerProtection: boolean;
   /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */

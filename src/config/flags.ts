@@ -941,7 +941,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'boolean',
     default: 'true',
     description:
-      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true (each only if absent; only those the agent added are removed)',
+      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true, and for the cycle karpenter.sh/do-not-repair=true (each only if absent; only those the agent added are removed)',
     apply: set('autoscalerProtection', boolean),
   }),
   added({
