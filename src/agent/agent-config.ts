@@ -7,6 +7,7 @@ import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer } from '../drain/drainer.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import type { LoadBalancers } from '../drain/load-balancers.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import type { EventRecorder } from '../events/events.js';
@@ -94,4 +95,6 @@ export interface AgentDeps {
    * any answer. Times written on the server's clock (approvals) are judged against it.
    */
   serverTime?: { at(local: Date): Date | undefined };
+  /** Graceful node shutdown on this host, read at start (src/host/shutdown.ts); published in the status. */
+  shutdown?: ShutdownSettings;
 }

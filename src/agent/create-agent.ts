@@ -12,6 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
 import { KubeLoadBalancers } from '../drain/load-balancers.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
@@ -45,6 +46,8 @@ export interface AgentIo {
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
    */
   fleetLock?: FleetLockTuning;
+  /** Graceful node shutdown on the host, as read at start (runAgent reads it); published in the status. */
+  shutdown?: ShutdownSettings;
 }
 
 /** What may replace the FleetLock client's transport and defaults. */
@@ -163,6 +166,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
+    ...(io.shutdown === undefined ? {} : { shutdown: io.shutdown }),
     clock,
     logger,
     random,

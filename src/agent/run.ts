@@ -15,6 +15,8 @@ import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from './age
 import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
+import { FsHostFiles } from '../host/host.js';
+import { readShutdown, shutdownMeaning } from '../host/shutdown.js';
 
 export interface RunAgentOptions {
   /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
@@ -61,7 +63,14 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     },
     config.periodMs / 2,
   );
-  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel });
+  // graceful node shutdown on this host, read once (read-only): published in every status
+  const shutdown = await readShutdown(new FsHostFiles(config.hostRoot), config.kubeletConfig);
+  log.info('graceful node shutdown', {
+    node: config.nodeId,
+    ...shutdown,
+    meaning: shutdownMeaning(shutdown).meaning,
+  });
+  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel, shutdown });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {
     await Promise.all([

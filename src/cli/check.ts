@@ -39,7 +39,7 @@ import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
-import { evaluateRepair } from './check-host.js';
+import { evaluateRepair, evaluateShutdown } from './check-host.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -403,6 +403,7 @@ export async function evaluateCheck(
     lock,
     ...evaluateFleetLock(options.config),
     ...evaluateRepair(node, options.config.postRebootTimeoutMs),
+    evaluateShutdown(node),
   );
   const decision = decide(
     items,

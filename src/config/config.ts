@@ -226,6 +226,10 @@ export interface Config {
   proxy: ProxySettings;
   /** --host-exec: 'nsenter' (privileged pod with hostPID) or 'direct'. Default 'nsenter'. */
   hostExec: 'nsenter' | 'direct';
+  /** --host-root: where the host's / is seen (the chart: /host). Default '/'. */
+  hostRoot: string;
+  /** --kubelet-config: the kubelet's configuration file on the host; '' = not read. */
+  kubeletConfig: string;
   /** --kubeconfig: '' = KUBECONFIG env or in-cluster. */
   kubeconfig: string;
 }

@@ -1026,6 +1026,24 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('hostExec', oneOf(['nsenter', 'direct'] as const)),
   }),
   added({
+    name: 'host-root',
+    type: 'string',
+    valueName: '<path>',
+    default: '/',
+    description:
+      "where the host's / is seen by the agent: --kubelet-config and logind's configuration are read under it, read-only (the chart mounts them under /host)",
+    apply: set('hostRoot', nonEmpty),
+  }),
+  added({
+    name: 'kubelet-config',
+    type: 'string',
+    valueName: '<path>',
+    default: '/var/lib/kubelet/config.yaml',
+    description:
+      'the kubelet\'s configuration file on the host (its --config), read at start for shutdownGracePeriod and published in the status ("" = not read)',
+    apply: set('kubeletConfig', text),
+  }),
+  added({
     name: 'kubeconfig',
     type: 'string',
     valueName: '<path>',
@@ -1060,9 +1078,10 @@ export function valuesKey(flag: string): string {
 
 /**
  * Flags the Helm chart sets itself, never from `configuration`: --drain-rules points at the ConfigMap
- * the chart renders from its top-level value drainRules (the rules themselves, not a path).
+ * the chart renders from its top-level value drainRules (the rules themselves, not a path); --host-root
+ * is where the chart mounts the host's files (/host).
  */
-const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules']);
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules', 'host-root']);
 
 /**
  * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key

@@ -211,6 +211,11 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        kubeletConfig: {
+          description:
+            "--kubelet-config: the kubelet's configuration file on the host (read when hostSettings.kubeletConfig mounts it)",
+          type: 'string',
+        },
         excludeFromLb: {
           description:
             '--exclude-from-lb: label the node node.kubernetes.io/exclude-from-external-load-balancers before the drain',
@@ -468,6 +473,18 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
       properties: {
         name: { type: 'string', description: "Secret name, '' = none" },
         key: { type: 'string', description: 'key in the Secret' },
+      },
+      additionalProperties: false,
+    },
+    hostSettings: {
+      description: 'host files the agent reads at start (read-only hostPath): graceful node shutdown',
+      type: 'object',
+      properties: {
+        logind: {
+          type: 'boolean',
+          description: "mount the host's /etc/systemd (logind's InhibitDelayMaxSec)",
+        },
+        kubeletConfig: { type: 'boolean', description: 'mount configuration.kubeletConfig (type File)' },
       },
       additionalProperties: false,
     },
@@ -832,6 +849,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     coordinator: true,
     fleetlockUrl: '',
     fleetlockGroup: 'default',
+    kubeletConfig: '/var/lib/kubelet/config.yaml',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',
@@ -876,6 +894,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     hostExec: 'nsenter',
   },
   drainRules: [],
+  hostSettings: { logind: true, kubeletConfig: false },
   notifyUrlSecret: { name: '', key: '' },
   extraArgs: {},
   extraEnv: [],

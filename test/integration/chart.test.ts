@@ -194,7 +194,7 @@ const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: str
 
 /** Flags the chart sets itself instead of through `configuration`. */
 /** drain-rules: the chart's top-level drainRules (the rules) rendered into a ConfigMap it points the flag at. */
-const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules'];
+const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules', 'host-root'];
 
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
@@ -447,6 +447,8 @@ describe('every flag is reachable from values', () => {
       preferNoScheduleTaint: 'weave.works/kured-node-reboot',
       // the host's /var/run/reboot-required, seen through the sentinel's mount
       rebootSentinel: '/sentinel/reboot-required',
+      // the host's files the agent reads are mounted under /host
+      hostRoot: '/host',
       dsName: ds.metadata.name,
       dsNamespace: NAMESPACE,
     };
@@ -458,6 +460,7 @@ describe('every flag is reachable from values', () => {
     expect(container.args).toEqual([
       '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
       '--reboot-sentinel=/sentinel/reboot-required',
+      '--host-root=/host',
       `--ds-name=${ds.metadata.name}`,
       `--ds-namespace=${NAMESPACE}`,
     ]);
@@ -575,6 +578,50 @@ function sampleValue(
   const value = choices?.find((c) => c !== current) ?? SAMPLES[name] ?? 'x';
   return [value, `--${name}=${value}`];
 }
+
+describe('hostSettings: the host files behind graceful node shutdown in the status (issue 44)', () => {
+  const volume = (pod: PodSpec, name: string): unknown => pod.volumes.find((v) => v.name === name);
+
+  test("mount the host's /etc/systemd read-only under --host-root by default, and no kubelet file", () => {
+    const { container, pod } = agent(render());
+    expect(volume(pod, 'host-systemd')).toEqual({
+      name: 'host-systemd',
+      hostPath: { path: '/etc/systemd', type: 'Directory' },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: 'host-systemd',
+      mountPath: '/host/etc/systemd',
+      readOnly: true,
+    });
+    expect(container.args).toContain('--host-root=/host');
+    expect(volume(pod, 'host-kubelet-config')).toBeUndefined();
+  });
+
+  test("mount the kubelet's configuration file read-only where it is, when asked", () => {
+    const path = '/etc/kubernetes/kubelet/config.json';
+    const { container, pod } = agent(
+      render(
+        [],
+        [
+          'hostSettings.kubeletConfig=true',
+          `configuration.kubeletConfig=${path}`,
+          'hostSettings.logind=false',
+        ],
+      ),
+    );
+    expect(volume(pod, 'host-kubelet-config')).toEqual({
+      name: 'host-kubelet-config',
+      hostPath: { path, type: 'File' },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: 'host-kubelet-config',
+      mountPath: `/host${path}`,
+      readOnly: true,
+    });
+    expect(container.args).toContain(`--kubelet-config=${path}`);
+    expect(volume(pod, 'host-systemd')).toBeUndefined();
+  });
+});
 
 describe('drainRules', () => {
   const rules = [
@@ -1961,6 +2008,7 @@ describe("a kured chart user's values", () => {
     // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
     expect(agent(ds).container.args).toEqual([
       '--reboot-sentinel=/sentinel/reboot-required',
+      '--host-root=/host',
       '--ds-name=kured-ts',
       '--ds-namespace=kube-system',
     ]);

@@ -241,6 +241,7 @@ describe('kured-ts check', () => {
       '  pdb         ok         does not block',
       '  node        ok         bootID boot-n1',
       '  lock        BLOCKS     all 1 lock slot(s) held by n2',
+      '  shutdown    skipped    not published by the agent of this node (not read, or an agent of an older version)',
       'drain: no pod on the node',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);

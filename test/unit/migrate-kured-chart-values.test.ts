@@ -264,6 +264,8 @@ describe('the load balancers (issue 44)', () => {
     expect(m.values).not.toHaveProperty('configuration.excludeFromLb');
     const note = m.notes.find((n) => n.key === LB_NOTE);
     expect(note?.kind).toBe('changed');
-    expect(note?.why).toMatch(/kept at the kured-ts default \(true\).*set it to false to keep kured's behaviour/);
+    expect(note?.why).toMatch(
+      /kept at the kured-ts default \(true\).*set it to false to keep kured's behaviour/,
+    );
   });
 });
