@@ -112,8 +112,12 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  if (value.doNotRepair === true) record.doNotRepair = true;
-  return withDrain(record, value.drain);
+  return withDrain(withDoNotRepair(record, value.doNotRepair), value.drain);
+}
+
+/** The record with doNotRepair when the raw record says true (anything else: not ours). */
+function withDoNotRepair(record: CycleRecord, raw: unknown): CycleRecord {
+  return raw === true ? { ...record, doNotRepair: true } : record;
 }
 
 /** The record with the drain summary `raw` when it can be read (for the reboot history). */
