@@ -35,6 +35,10 @@ export async function leaveLoadBalancers(pass: Pass, record: CycleRecord): Promi
       pass.signal,
     );
     await clock.sleep(decision.waitMs, pass.signal);
+    await pass.env.progress.report(
+      { kind: 'draining', reason: 'out of the load balancers; draining' },
+      pass.signal,
+    );
   }
   return decision;
 }
