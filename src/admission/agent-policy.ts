@@ -25,6 +25,8 @@
 import { dump } from 'js-yaml';
 import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
+import { DO_NOT_REPAIR_ANNOTATION, EXCLUDE_LB_LABEL } from '../node/cycle-marks.js';
+import { autoscalerAnnotationOk, cycleMarkOk } from './node-marks.js';
 import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
 import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
@@ -145,25 +147,6 @@ const QUARANTINE_VALUE_OK = ((): string => {
   ].join(' || ');
 })();
 
-/** Is annotation `key` on `obj` (CEL)? */
-function hasAnnotation(obj: string, key: string): string {
-  return `(has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations)`;
-}
-
-/**
- * An autoscaler annotation (src/node/autoscaler.ts) stays as it is, is added only where absent, as
- * "true" and named in the new protection record, or is removed only as "true" and named in the old
- * record: an admin's annotation is never changed or removed, a value other than "true" never written.
- */
-function autoscalerAnnotationOk(key: string): string {
-  const now = `object.metadata.annotations['${key}']`;
-  const before = `oldObject.metadata.annotations['${key}']`;
-  const recorded = (obj: string): string =>
-    `(${hasAnnotation(obj, PROTECTION_ANNOTATION)} && ${obj}.metadata.annotations['${PROTECTION_ANNOTATION}'].contains('"${key}"'))`;
-  const [inNow, inBefore] = [hasAnnotation('object', key), hasAnnotation('oldObject', key)];
-  return `(${inNow} && ${inBefore} ? ${now} == ${before} : ${inNow} ? ${now} == 'true' && ${recorded('object')} : ${inBefore} ? ${before} == 'true' && ${recorded('oldObject')} : true)`;
-}
-
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** Metadata the agent (and the coordinator) never write, on either object. */
@@ -242,7 +225,8 @@ function nodesPolicy(): PolicySpec {
         `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + ${value('taint')} + ') on node ' + object.metadata.name`,
       ),
       forbid(
-        mapUnchangedExcept('metadata.labels', value('nodeLabels')),
+        // the load-balancer exclusion label is judged further by cycleMarkOk
+        mapUnchangedExcept('metadata.labels', `${value('nodeLabels')} + ',${EXCLUDE_LB_LABEL}'`),
         `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
       ),
       forbid(
@@ -252,6 +236,10 @@ function nodesPolicy(): PolicySpec {
       forbid(
         AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
         `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
+      ),
+      forbid(
+        `${cycleMarkOk('labels', EXCLUDE_LB_LABEL, 'lbExcludedAt')} && ${cycleMarkOk('annotations', DO_NOT_REPAIR_ANNOTATION, 'doNotRepair')}`,
+        `'the kured-ts agent may add ${EXCLUDE_LB_LABEL} and ${DO_NOT_REPAIR_ANNOTATION} only where absent, as "true", with the cycle record naming them, and remove only those its record names, of node ' + object.metadata.name`,
       ),
       forbid(
         mapUnchangedExcept(
@@ -397,6 +385,8 @@ export const AGENT_NODE_ANNOTATIONS = [
   PROTECTION_ANNOTATION,
   // each further judged by autoscalerAnnotationOk
   ...AUTOSCALER_ANNOTATIONS,
+  // judged further by cycleMarkOk
+  DO_NOT_REPAIR_ANNOTATION,
 ];
 
 /**

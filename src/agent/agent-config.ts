@@ -7,6 +7,8 @@ import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer } from '../drain/drainer.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
+import type { LoadBalancers } from '../drain/load-balancers.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import type { EventRecorder } from '../events/events.js';
 import type { NodeOps } from '../node/node.js';
@@ -53,6 +55,8 @@ export type AgentConfig = Pick<
   | 'rebootDeadlineMs'
   | 'autoscalerProtection'
   | 'settleTimeMs'
+  | 'excludeFromLb'
+  | 'lbDrainWaitMs'
   // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
   | 'dsNamespace'
   | 'dsName'
@@ -71,6 +75,8 @@ export interface AgentDeps {
   lock: Lock;
   node: NodeOps;
   drainer: Drainer;
+  /** Whether the cluster has cloud load balancers (the wait before the drain). */
+  loadBalancers: LoadBalancers;
   events: EventRecorder;
   rebooter: Rebooter;
   notifier: Notifier;
@@ -95,6 +101,8 @@ export interface AgentDeps {
    * any answer. Times written on the server's clock (approvals) are judged against it.
    */
   serverTime?: { at(local: Date): Date | undefined };
+  /** Graceful node shutdown on this host, read at start (src/host/shutdown.ts); published in the status. */
+  shutdown?: ShutdownSettings;
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */

@@ -81,6 +81,7 @@ export class Agent {
     this.reporter = new Reporter(config.nodeId, deps, {
       deadlineMs: config.rebootDeadlineMs,
       periodMs: config.periodMs,
+      ...(deps.shutdown === undefined ? {} : { shutdown: deps.shutdown }),
     });
     this.slot = new HeldSlot(deps.lock);
     this.decision = new Decision(config, deps, this.reporter, this.slot);

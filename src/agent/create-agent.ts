@@ -12,6 +12,8 @@ import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
+import { KubeLoadBalancers } from '../drain/load-balancers.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
@@ -53,6 +55,8 @@ export interface AgentIo {
   views?: OwnViews | false;
   /** The silence bound of those watches; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
   viewSilenceMs?: number;
+  /** Graceful node shutdown on the host, as read at start (runAgent reads it); published in the status. */
+  shutdown?: ShutdownSettings;
 }
 
 /** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
@@ -192,6 +196,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
       ...(views === undefined ? {} : { pods: views.podChanges() }),
       random,
     }),
+    loadBalancers: new KubeLoadBalancers(kube),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
@@ -200,6 +205,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
     ...(views === undefined ? {} : { views }),
+    ...(io.shutdown === undefined ? {} : { shutdown: io.shutdown }),
     clock,
     logger,
     random,

@@ -21,6 +21,7 @@ import {
 } from '../node/status.js';
 import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outcome.js';
 
 /** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
@@ -52,6 +53,8 @@ export interface ReporterOptions {
   deadlineMs: number;
   /** --period: RebootOverdue is recorded at most once per period. */
   periodMs: number;
+  /** Graceful node shutdown on this host as read at start: carried in every status. */
+  shutdown?: ShutdownSettings;
 }
 
 export class Reporter {
@@ -191,6 +194,7 @@ export class Reporter {
         ? { fleetLockAsked: now.toISOString() }
         : {}),
       ...(outcome.kind === 'misconfigured' ? { deniedBy: outcome.policy } : {}),
+      ...(this.options.shutdown === undefined ? {} : { shutdown: this.options.shutdown }),
     };
   }
 

@@ -39,6 +39,7 @@ import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
+import { evaluateRepair, evaluateShutdown } from './check-host.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -80,6 +81,7 @@ export type CheckConfig = Pick<
   | 'hostExec'
   | 'fleetlockUrl'
   | 'fleetlockGroup'
+  | 'postRebootTimeoutMs'
 >;
 
 export interface CheckOptions {
@@ -397,7 +399,12 @@ export async function evaluateCheck(
     ...evaluateApproval(options.config, node, times.server),
   ];
   const lock = await evaluateLock(options, io, { kube, node }, signal);
-  items.push(lock, ...evaluateFleetLock(options.config));
+  items.push(
+    lock,
+    ...evaluateFleetLock(options.config),
+    ...evaluateRepair(node, options.config.postRebootTimeoutMs),
+    evaluateShutdown(node),
+  );
   const decision = decide(
     items,
     inProgress(node, lock, options.config, now),

@@ -133,6 +133,7 @@ interface SimulateFlags {
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
   evictionErrors: number;
+  loadBalancer: boolean;
   storagePods: boolean;
   autoscaler: boolean;
   holdWorker: number;
@@ -205,6 +206,11 @@ function addWorldOptions(cmd: Command): Command {
       "this share of evictions (N% or 0–1) is answered 500 'etcdserver: request timed out', half of them after the eviction was carried out (a flaky API server)",
       share,
       0,
+    )
+    .option(
+      '--load-balancer',
+      'the cluster has a Service of type LoadBalancer: each agent waits --lb-drain-wait (with --exclude-from-lb, the default) before its drain',
+      false,
     )
     .option(
       '--storage-pods',
@@ -378,6 +384,7 @@ function simulateOptionsOf(
     undrainable: flags.undrainable,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
+    ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,
     holdWorkerMs: flags.holdWorker,
     ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),

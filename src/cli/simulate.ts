@@ -96,6 +96,11 @@ export interface SimulateOptions {
    * (a flaky API server, issue 46). Default 0.
    */
   evictionErrors?: number;
+  /**
+   * --load-balancer: the cluster has a Service of type LoadBalancer, so each agent waits
+   * --lb-drain-wait after labelling its node out of the load balancers, before its drain.
+   */
+  loadBalancer?: boolean;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
@@ -305,6 +310,7 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       });
       const share = options.evictionErrors ?? 0;
       if (share > 0) server.chaos(flakyEvictions(share, options.seed));
+      if (options.loadBalancer === true) server.create('services', LOAD_BALANCER_SERVICE);
       return server;
     },
     connect: connectSimKube,
@@ -314,6 +320,14 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
     wallLimitMs: options.wallLimitMs,
   };
 }
+
+/** simulate --load-balancer: one Service of type LoadBalancer in front of the workloads. */
+const LOAD_BALANCER_SERVICE = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 80 }] },
+};
 
 /** `kured-ts simulate`: progress, report; 0 when every reboot happened and no invariant broke. */
 export async function runSimulate(options: SimulateOptions, io: SimulateIo): Promise<number> {

@@ -129,11 +129,22 @@ export interface Config {
   historyLimit: number;
   /**
    * --autoscaler-protection: annotate the node against autoscaler scale-down (cluster-autoscaler,
-   * Karpenter) during its cycle and --settle-time after. Default true.
+   * Karpenter) during its cycle and --settle-time after, and against Karpenter's node repair
+   * (karpenter.sh/do-not-repair) during its cycle. Default true.
    */
   autoscalerProtection: boolean;
   /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */
   settleTimeMs: number;
+  /**
+   * --exclude-from-lb: before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers
+   * (only where absent; removed at the end of the cycle only when ours). Default true.
+   */
+  excludeFromLb: boolean;
+  /**
+   * --lb-drain-wait: after that label, wait this long before the drain when the cluster has a Service
+   * of type LoadBalancer (or cannot tell). Default 2m.
+   */
+  lbDrainWaitMs: number;
   /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
   rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
@@ -215,6 +226,10 @@ export interface Config {
   proxy: ProxySettings;
   /** --host-exec: 'nsenter' (privileged pod with hostPID) or 'direct'. Default 'nsenter'. */
   hostExec: 'nsenter' | 'direct';
+  /** --host-root: where the host's / is seen (the chart: /host). Default '/'. */
+  hostRoot: string;
+  /** --kubelet-config: the kubelet's configuration file on the host; '' = not read. */
+  kubeletConfig: string;
   /** --kubeconfig: '' = KUBECONFIG env or in-cluster. */
   kubeconfig: string;
 }

@@ -941,7 +941,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'boolean',
     default: 'true',
     description:
-      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true (each only if absent; only those the agent added are removed)',
+      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true, and for the cycle karpenter.sh/do-not-repair=true (each only if absent; only those the agent added are removed)',
     apply: set('autoscalerProtection', boolean),
   }),
   added({
@@ -951,6 +951,23 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '10m',
     description: 'how long the autoscaler protection stays after a reboot cycle ends',
     apply: set('settleTimeMs', duration('non-negative')),
+  }),
+  added({
+    name: 'exclude-from-lb',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers (only if absent; removed at uncordon only if the agent added it), so cloud load balancers stop sending it traffic',
+    apply: set('excludeFromLb', boolean),
+  }),
+  added({
+    name: 'lb-drain-wait',
+    type: 'string',
+    valueName: DURATION,
+    default: '2m',
+    description:
+      'with --exclude-from-lb, wait this long after the label before draining, when the cluster has a Service of type LoadBalancer (or cannot be asked): one service-controller sync (100s) plus a margin',
+    apply: set('lbDrainWaitMs', duration('non-negative')),
   }),
   added({
     name: 'taint-timing',
@@ -1009,6 +1026,24 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('hostExec', oneOf(['nsenter', 'direct'] as const)),
   }),
   added({
+    name: 'host-root',
+    type: 'string',
+    valueName: '<path>',
+    default: '/',
+    description:
+      "where the host's / is seen by the agent: --kubelet-config and logind's configuration are read under it, read-only (the chart mounts them under /host)",
+    apply: set('hostRoot', nonEmpty),
+  }),
+  added({
+    name: 'kubelet-config',
+    type: 'string',
+    valueName: '<path>',
+    default: '/var/lib/kubelet/config.yaml',
+    description:
+      'the kubelet\'s configuration file on the host (its --config), read at start for shutdownGracePeriod and published in the status ("" = not read)',
+    apply: set('kubeletConfig', text),
+  }),
+  added({
     name: 'kubeconfig',
     type: 'string',
     valueName: '<path>',
@@ -1043,9 +1078,10 @@ export function valuesKey(flag: string): string {
 
 /**
  * Flags the Helm chart sets itself, never from `configuration`: --drain-rules points at the ConfigMap
- * the chart renders from its top-level value drainRules (the rules themselves, not a path).
+ * the chart renders from its top-level value drainRules (the rules themselves, not a path); --host-root
+ * is where the chart mounts the host's files (/host).
  */
-const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules']);
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules', 'host-root']);
 
 /**
  * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key

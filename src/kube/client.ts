@@ -32,6 +32,8 @@ import type {
   V1Pod,
   V1Lease,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -291,6 +293,10 @@ export class ClientNodeKube implements Kube {
         ? '/apis/policy/v1/poddisruptionbudgets'
         : `/apis/policy/v1/namespaces/${enc(namespace)}/poddisruptionbudgets`;
     return this.items({ method: 'GET', path, signal });
+  }
+
+  listServicesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<ServicePage> {
+    return this.page<V1Service>('/api/v1/services', options, signal);
   }
 
   listDaemonSets(

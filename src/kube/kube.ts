@@ -25,6 +25,7 @@ export type V1PodDisruptionBudget = Wire<k8s.V1PodDisruptionBudget>;
 export type CoreV1Event = Wire<k8s.CoreV1Event>;
 export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
 export type V1Lease = Wire<k8s.V1Lease>;
+export type V1Service = Wire<k8s.V1Service>;
 
 /** One RFC 6902 operation; values are typed JSON, never strings built by formatting. */
 export type JsonPatchOp =
@@ -83,6 +84,12 @@ export interface Page<T> {
 export type NodePage = Page<V1Node>;
 /** One page of Pods. */
 export type PodPage = Page<V1Pod>;
+/** One page of Services (all namespaces). */
+export interface ServicePage {
+  items: V1Service[];
+  /** The token for the next page; undefined on the last. */
+  continue?: string;
+}
 
 /** Options of a watch. */
 export interface WatchOptions {
@@ -182,6 +189,12 @@ export interface Kube {
     namespace: string | undefined,
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]>;
+
+  /**
+   * One page of the Services of every namespace (`limit`, `continue`): whether the cluster has a
+   * Service of type LoadBalancer (the agent's --lb-drain-wait).
+   */
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage>;
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet>;
   /** DaemonSets in `namespace`, or in every namespace when undefined (operator commands only). */

@@ -16,6 +16,7 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -85,6 +86,9 @@ export class ReadOnlyKube implements Kube {
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]> {
     return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
+    return this.inner.listServicesPage(options, signal);
   }
   listDaemonSets(
     namespace: string | undefined,

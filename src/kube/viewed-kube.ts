@@ -15,6 +15,7 @@ import type {
   NodeRow,
   PageOptions,
   PodPage,
+  ServicePage,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -230,6 +231,10 @@ export class ViewedKube implements Kube {
 
   listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
     return this.inner.listPodsPage(namespace, options, signal);
+  }
+
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
+    return this.inner.listServicesPage(options, signal);
   }
 
   watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {

@@ -211,6 +211,25 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        kubeletConfig: {
+          description:
+            "--kubelet-config: the kubelet's configuration file on the host (read when hostSettings.kubeletConfig mounts it)",
+          type: 'string',
+        },
+        excludeFromLb: {
+          description:
+            '--exclude-from-lb: label the node node.kubernetes.io/exclude-from-external-load-balancers before the drain',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
+        },
+        lbDrainWait: {
+          description:
+            '--lb-drain-wait (Go duration): wait after the load-balancer label before the drain, when a Service of type LoadBalancer exists',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         preferNoScheduleTaint: { description: "--prefer-no-schedule-taint: '' = no taint", type: 'string' },
         blockingPodSelector: {
           description: '--blocking-pod-selector (repeated)',
@@ -454,6 +473,18 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
       properties: {
         name: { type: 'string', description: "Secret name, '' = none" },
         key: { type: 'string', description: 'key in the Secret' },
+      },
+      additionalProperties: false,
+    },
+    hostSettings: {
+      description: 'host files the agent reads at start (read-only hostPath): graceful node shutdown',
+      type: 'object',
+      properties: {
+        logind: {
+          type: 'boolean',
+          description: "mount the host's /etc/systemd (logind's InhibitDelayMaxSec)",
+        },
+        kubeletConfig: { type: 'boolean', description: 'mount configuration.kubeletConfig (type File)' },
       },
       additionalProperties: false,
     },
@@ -811,11 +842,14 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     historyLimit: 10,
     autoscalerProtection: true,
     settleTime: '10m',
+    excludeFromLb: true,
+    lbDrainWait: '2m',
     taintTiming: 'required',
     lockQueue: 'fair',
     coordinator: true,
     fleetlockUrl: '',
     fleetlockGroup: 'default',
+    kubeletConfig: '/var/lib/kubelet/config.yaml',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',
@@ -860,6 +894,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     hostExec: 'nsenter',
   },
   drainRules: [],
+  hostSettings: { logind: true, kubeletConfig: false },
   notifyUrlSecret: { name: '', key: '' },
   extraArgs: {},
   extraEnv: [],

@@ -11,7 +11,7 @@ export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
  * before 1.24 and of k3s and RKE2 servers, and the `etcd` of RKE2's and k3s's etcd-only nodes (an
  * etcd member without the API server is still a quorum member: two at once lose it).
  */
-export const CONTROL_PLANE_LABELS: readonly string[] = [
+const CONTROL_PLANE_LABELS: readonly string[] = [
   CONTROL_PLANE_LABEL,
   'node-role.kubernetes.io/master',
   'node-role.kubernetes.io/etcd',

@@ -73,7 +73,7 @@ export interface SimPdb {
 }
 
 type ResourceName =
-  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {

@@ -211,6 +211,8 @@ export class TrackedKube implements Kube {
     this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, options, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
+  listServicesPage: Kube['listServicesPage'] = (options, signal) =>
+    this.call('listServicesPage', (k) => k.listServicesPage(options, signal));
   listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>
     this.call('listDaemonSets', (k) => k.listDaemonSets(namespace, options, signal));
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>

@@ -12,6 +12,8 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
 } from '../../src/kube/kube.js';
 import { matches, parseLabelSelector } from '../../src/selector/label-selector.js';
 
@@ -56,6 +58,14 @@ export class FakeKube implements Kube {
     return Promise.resolve(
       this.pdbs.filter((p) => namespace === undefined || p.metadata?.namespace === namespace),
     );
+  }
+
+  /** No Service of type LoadBalancer unless a test puts one here. */
+  services: V1Service[] = [];
+
+  listServicesPage(): Promise<ServicePage> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve({ items: structuredClone(this.services) });
   }
 
   listDaemonSets(): Promise<V1DaemonSet[]> {

@@ -36,6 +36,11 @@ import {
   PROTECTION_ANNOTATION as PROTECTION,
 } from '../../src/node/autoscaler.js';
 import {
+  DO_NOT_REPAIR_ANNOTATION as DO_NOT_REPAIR,
+  EXCLUDE_LB_LABEL as LB,
+} from '../../src/node/cycle-marks.js';
+import { CYCLE_ANNOTATION as CYCLE } from '../../src/node/cycle.js';
+import {
   CelAdmission,
   boundAgentPolicies,
   type BoundPolicy,
@@ -210,7 +215,9 @@ describe('the agent admission policy admits what the agent does to its own node 
       annotate(
         'n1',
         Object.fromEntries(
-          AGENT_NODE_ANNOTATIONS.filter((a) => !AUTOSCALER_ANNOTATIONS.includes(a)).map((a) => [a, 'x']),
+          AGENT_NODE_ANNOTATIONS.filter(
+            (a) => !AUTOSCALER_ANNOTATIONS.includes(a) && a !== DO_NOT_REPAIR,
+          ).map((a) => [a, 'x']),
         ),
       ),
     ],
@@ -309,6 +316,81 @@ describe('the agent admission policy allows exactly the autoscaler protection th
     await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
     expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
     expect(node('n1').metadata?.annotations).toEqual(before.metadata?.annotations);
+  });
+});
+
+describe('the agent admission policy allows exactly the cycle marks the agent owns (issue 44)', () => {
+  const cycle = (marks: object): string =>
+    JSON.stringify({ bootID: 'boot-1', cordoned: true, attempts: 0, started: 'T', ...marks });
+  const OURS = { lbExcludedAt: '2026-01-05T10:00:00Z', doNotRepair: true };
+  /** n1 in a cycle whose record owns both marks. */
+  function marked(owned: object): void {
+    const n1 = node('n1');
+    server.update<V1Node>('nodes', {
+      ...n1,
+      metadata: {
+        ...n1.metadata,
+        labels: { ...n1.metadata?.labels, [LB]: 'true' },
+        annotations: { ...n1.metadata?.annotations, [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(owned) },
+      },
+    });
+  }
+  const begin =
+    (name: string, marks: object): Write =>
+    (kube) =>
+      kube.mergePatchNode(name, {
+        metadata: {
+          labels: { [LB]: 'true' },
+          annotations: { [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(marks) },
+        },
+      });
+  const end: Write = (kube) =>
+    kube.mergePatchNode('n1', {
+      metadata: { labels: { [LB]: null }, annotations: { [DO_NOT_REPAIR]: null, [CYCLE]: null } },
+    });
+
+  it('admits adding the load-balancer label and do-not-repair with the record that names them', async () => {
+    await begin('n1', OURS)(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it('admits removing them with the record that names them', async () => {
+    marked(OURS);
+    await end(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, () => void, Write]>([
+    ['denies adding them without a record naming them', () => undefined, begin('n1', {})],
+    ['denies adding them on another node', () => undefined, begin('n2', OURS)],
+    [
+      'denies adding the label with another value than "true"',
+      () => undefined,
+      (k) =>
+        k.mergePatchNode('n1', {
+          metadata: { labels: { [LB]: 'x' }, annotations: { [CYCLE]: cycle(OURS) } },
+        }),
+    ],
+    [
+      "denies removing someone else's (the record does not name them)",
+      () => {
+        marked({});
+      },
+      end,
+    ],
+    [
+      "denies changing someone else's label",
+      () => {
+        marked({});
+      },
+      (k) => k.mergePatchNode('n1', { metadata: { labels: { [LB]: 'ops' } } }),
+    ],
+  ])('%s', async (_name, seed, write) => {
+    seed();
+    const before = node('n1');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(node('n1').metadata?.labels).toEqual(before.metadata?.labels);
   });
 });
 

@@ -114,6 +114,10 @@ describe('defaults', () => {
       rebootDeadlineMs: 0,
       autoscalerProtection: true,
       settleTimeMs: 600_000,
+      excludeFromLb: true,
+      lbDrainWaitMs: 120_000,
+      hostRoot: '/',
+      kubeletConfig: '/var/lib/kubelet/config.yaml',
     };
     expect(defaultConfig()).toEqual(expected);
   });

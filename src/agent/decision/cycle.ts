@@ -29,6 +29,7 @@ import {
 } from '../../node/cycle.js';
 import { quarantineCordon } from '../../node/quarantine.js';
 import { protect } from '../../node/autoscaler.js';
+import { marksFor, type MarkOptions } from '../../node/cycle-marks.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import type { Outcome } from '../outcome.js';
 import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.js';
@@ -38,6 +39,7 @@ import { reportFallback, summaryOf } from './drain-report.js';
 import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
+import { leaveLoadBalancers } from './lb-wait.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -151,13 +153,17 @@ export async function beginCycle(
       kernel: node.kernelVersion ?? '',
       osImage: node.osImage ?? '',
     };
+    // out of the load balancers, safe from repair: in the record's patch, so the record owns them
+    const marks = marksFor(node, markOptions(pass), pass.now());
+    record = { ...record, ...marks.record };
     const change: NodeWrite = {
-      labels: { [CYCLE_LABEL]: 'true' },
+      labels: { [CYCLE_LABEL]: 'true', ...marks.write.labels },
       annotations: {
         ...status,
         [CYCLE_ANNOTATION]: formatCycle(record),
         // in the same patch: a drained node looks empty to an autoscaler from the cordon on
         ...(pass.config.autoscalerProtection ? protect(node.annotations) : {}),
+        ...marks.write.annotations,
       },
     };
     if (!node.unschedulable) change.unschedulable = true;
@@ -165,6 +171,11 @@ export async function beginCycle(
   });
   if (record === undefined) throw new Error('the reboot cycle began without a record');
   return record;
+}
+
+/** The marks (cycle-marks.ts) the flags ask for. */
+function markOptions(pass: Pass): MarkOptions {
+  return { excludeFromLb: pass.config.excludeFromLb, doNotRepair: pass.config.autoscalerProtection };
 }
 
 /** The drain's answer: the record (its drainedAt set) to re-verify, or the end of the pass. */
@@ -194,9 +205,10 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
   return 'outcome' in next ? next.outcome : next;
 }
 
-/** Drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
+/** Wait for the load balancers (lb-wait.ts), drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
 export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
+  await leaveLoadBalancers(pass, record); //   out of the load balancers: --lb-drain-wait when they exist
   const drained = await drainer.drain(pass.signal, {
     onEviction: (outcome) => {
       metrics.countEvictions(outcome, 1);
