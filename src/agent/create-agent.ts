@@ -166,6 +166,25 @@ export function createLock(
   });
 }
 
+/** The drain of this node, following its pods through the views when there are any. */
+function drainerOf(config: Config, io: AgentIo, views: OwnViews | undefined): KubeDrainer {
+  return new KubeDrainer({
+    kube: io.kube,
+    nodeId: config.nodeId,
+    clock: io.clock,
+    log: io.logger,
+    timeoutMs: config.drainTimeoutMs,
+    gracePeriodSeconds: config.drainGracePeriodSeconds,
+    podSelector: config.drainPodSelector,
+    rules: config.drainRules,
+    fallback: config.drainFallback,
+    skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
+    evictionRetryDelayMs: config.evictionRetryDelayMs,
+    ...(views === undefined ? {} : { pods: views.podChanges() }),
+    random: io.random ?? Math.random,
+  });
+}
+
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
 export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const views = ownViewsOf(config, given);
@@ -181,21 +200,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     blockers: createBlockers(config, { kube, node, clock }),
     lock: createLock(config, io, coordinator),
     node,
-    drainer: new KubeDrainer({
-      kube,
-      nodeId,
-      clock,
-      log: logger,
-      timeoutMs: config.drainTimeoutMs,
-      gracePeriodSeconds: config.drainGracePeriodSeconds,
-      podSelector: config.drainPodSelector,
-      rules: config.drainRules,
-      fallback: config.drainFallback,
-      skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
-      evictionRetryDelayMs: config.evictionRetryDelayMs,
-      ...(views === undefined ? {} : { pods: views.podChanges() }),
-      random,
-    }),
+    drainer: drainerOf(config, io, views),
     loadBalancers: new KubeLoadBalancers(kube),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
