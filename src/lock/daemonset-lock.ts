@@ -50,6 +50,7 @@ import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
 import {
   FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
+  WAVE_RECHECK_MS,
   type DaemonSetLockOptions,
   type LockState,
 } from './lock-state.js';
@@ -75,14 +76,18 @@ function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
 /** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
 function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
   // held back by nodes that come back or finish without a write to the lock: look again soon
+  const soon = room.why === 'slow-start' || room.why === 'group-order';
   const recheck =
+    soon ||
     room.why === 'workers-first' ||
     room.why === 'unhealthy' ||
     room.why === 'quarantined' ||
+    room.why === 'wave-halted' ||
     (room.why === 'full' && room.unavailable !== undefined);
   const live = turn !== undefined && turn.kind !== 'first-come';
   if (!live && !recheck) return {};
-  return { wait: { for: live ? 'turn' : 'slot', ...(recheck ? { recheck: true } : {}) } };
+  const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};
+  return { wait: { for: live ? 'turn' : 'slot', ...again } };
 }
 
 export class DaemonSetLock implements Lock {
@@ -180,7 +185,8 @@ export class DaemonSetLock implements Lock {
     how: LockWait = { for: 'slot' },
   ): Promise<void> {
     const jitter = (ms: number): number => ms * (0.5 + (this.o.random ?? Math.random)());
-    const within = how.recheck === true ? Math.min(timeoutMs, jitter(FLEET_RECHECK_MS)) : timeoutMs;
+    const recheckMs = how.soon === true ? WAVE_RECHECK_MS : FLEET_RECHECK_MS;
+    const within = how.recheck === true ? Math.min(timeoutMs, jitter(recheckMs)) : timeoutMs;
     const pause = { contended: CONTENDED_RETRY_MS, retry: ERROR_RETRY_MS, turn: 0, slot: 0 }[how.for];
     if (pause > 0) {
       await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
@@ -295,7 +301,7 @@ export class DaemonSetLock implements Lock {
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
     const around = await this.fleet
-      .around({ live, slots, turn, metadata, matching: state.matching }, signal)
+      .around({ live, slots, turn, metadata, matching: state.matching, resumed: state.resumed }, signal)
       .catch((err: unknown) => {
         if (signal?.aborted === true) throw err;
         return this.unknownFleet(err);

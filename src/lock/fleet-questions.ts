@@ -6,7 +6,9 @@
 // not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
-import { resolveBudget, resolveLimit } from './budget.js';
+import { resolveBudget, resolveLimit, type Limit } from './budget.js';
+import type { WaveResume } from '../node/wave.js';
+import { groupBefore, type WaveFacts } from './wave-gate.js';
 import type { Census, CensusAsk } from './fleet-census.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
@@ -37,6 +39,12 @@ export interface FleetAsk {
   turn: boolean;
   /** The nodes the DaemonSet runs on (LockState.matching), when known. */
   matching?: number;
+  /** This node's wave (LockMetadata.wave), when it is in one. */
+  wave?: string;
+  /** --concurrency resolved now (the slow start ends at a step this large). */
+  slots?: number;
+  /** The failures `kured-ts resume` acknowledged (LockState.resumed). */
+  resumed?: WaveResume;
 }
 
 /** The answers, for the room question. */
@@ -47,6 +55,8 @@ export interface FleetAnswers {
   groupSlots?: number;
   health?: FleetCap;
   quarantine?: FleetCap;
+  /** The wave's gates, counted from the nodes' labels (wave-census.ts). */
+  wave?: WaveFacts;
 }
 
 /**
@@ -68,6 +78,14 @@ export function workersAhead(
   };
 }
 
+/**
+ * --max-failures for a fleet of `nodes` (the DaemonSet's): the number, or the share rounded down, at
+ * least 1; a share of a fleet not counted yet is 1 (fail safe: the first failure halts).
+ */
+export function resolveFailureBudget(limit: Limit, nodes: number | undefined): number {
+  return 'count' in limit ? limit.count : Math.max(1, resolveLimit(limit, nodes ?? 0));
+}
+
 export class FleetQuestions {
   constructor(
     private readonly o: DaemonSetLockOptions,
@@ -87,10 +105,11 @@ export class FleetQuestions {
       turn: TurnVerdict | undefined;
       metadata: LockMetadata;
       matching: number | undefined;
+      resumed?: WaveResume | undefined;
     },
     signal?: AbortSignal,
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
-    const { live, slots, turn, metadata } = at;
+    const { live, slots, turn, metadata, resumed } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
     const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal) : [];
     const ask: FleetAsk = {
@@ -101,6 +120,9 @@ export class FleetQuestions {
       goes,
       turn: turn?.kind === 'turn',
       ...(at.matching === undefined ? {} : { matching: at.matching }),
+      ...(metadata.wave === undefined ? {} : { wave: metadata.wave }),
+      slots,
+      ...(resumed === undefined ? {} : { resumed }),
     };
     return { inCycle, fleet: await this.answer(ask, signal) };
   }
@@ -142,10 +164,55 @@ export class FleetQuestions {
   async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
     const want = this.censusAsk(ask);
     const census = want === undefined ? undefined : await this.read(want, signal);
+    const wave = await this.wave(ask, signal);
     return {
       ...(ask.controlPlane ? { controlPlane: await this.controlPlane(ask, census, signal) } : {}),
       ...this.groupSlots(ask, census),
       ...(census === undefined || !ask.goes ? {} : this.gates(census, ask)),
+      ...(wave === undefined ? {} : { wave }),
+    };
+  }
+
+  /**
+   * The wave's gates for a node that goes, counted from the nodes' labels: the failure budget, the
+   * group order, the slow start (only while a step can be smaller than the slots). undefined: none
+   * configured, a node in no wave, or one that does not go.
+   */
+  private async wave(ask: FleetAsk, signal?: AbortSignal): Promise<WaveFacts | undefined> {
+    const w = this.o.wave;
+    if (w === undefined || ask.wave === undefined || !ask.goes) return undefined;
+    const slots = ask.slots ?? this.o.concurrency;
+    const steps = w.start > 0 && w.start < slots;
+    const group = ask.group ?? '';
+    const order =
+      w.order === undefined ? undefined : { label: w.order.label, group, before: groupBefore(w.order.order) };
+    const budget =
+      w.maxFailures === undefined ? undefined : resolveFailureBudget(w.maxFailures, ask.matching);
+    if (!steps && order === undefined && budget === undefined) return undefined;
+    const count = await w.census.read(
+      { wave: ask.wave, steps, failed: budget !== undefined, ...(order === undefined ? {} : { order }) },
+      signal,
+    );
+    // the other slots' holders have gone too, whatever their labels say yet
+    const holders = ask.live.map((e) => e.nodeID).filter((n) => n !== this.o.nodeId);
+    const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
+    return {
+      wave: ask.wave,
+      ...(steps
+        ? {
+            steps: {
+              start: w.start,
+              growth: w.growth,
+              soakMs: w.soakMs,
+              entered: [...new Set([...count.entered, ...holders])].sort(),
+              settled: count.settled,
+            },
+          }
+        : {}),
+      ...(budget === undefined
+        ? {}
+        : { budget: { max: budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
+      ...(count.order === undefined ? {} : { order: { group, ...count.order } }),
     };
   }
 

@@ -6,6 +6,7 @@ import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
 import type { Refusal } from './lock.js';
 import type { Room } from './room.js';
+import { describeWaveRoom } from './wave-gate.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
@@ -160,6 +161,12 @@ export class LockReasons {
           reason: this.quarantined(room.max, room.nodes),
           gate: 'max-quarantined',
         };
+      case 'wave-halted':
+        return { acquired: false, holders: [], reason: describeWaveRoom(room), gate: 'max-failures' };
+      case 'slow-start':
+        return { acquired: false, holders: [], reason: describeWaveRoom(room), gate: 'slow-start' };
+      case 'group-order':
+        return { acquired: false, holders: [], reason: describeWaveRoom(room), gate: 'group-order' };
     }
   }
 

@@ -7,6 +7,7 @@
 // next change).
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { FleetGate } from './lock.js';
+import { waveRoom, type WaveFacts, type WaveRoom } from './wave-gate.js';
 
 /**
  * The group recorded for a node not known to be in the asking node's group: never equal to a label
@@ -70,6 +71,11 @@ export interface RoomQuestion {
   health?: FleetCap;
   /** --max-quarantined: the other quarantined nodes, at most `max` (past it the wave halts). */
   quarantine?: FleetCap;
+  /**
+   * The wave's gates (wave-gate.ts): slow start and soak, the failure budget, one group at a time;
+   * undefined: none configured (or the node in no wave).
+   */
+  wave?: WaveFacts;
 }
 
 /** A fleet-wide cap: the nodes that count against it now, and how many may. */
@@ -105,7 +111,9 @@ export type Room =
   /** More other nodes unhealthy than --max-unhealthy-nodes allows. */
   | { room: false; why: 'unhealthy'; max: number; nodes: readonly string[] }
   /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
-  | { room: false; why: 'quarantined'; max: number; nodes: readonly string[] };
+  | { room: false; why: 'quarantined'; max: number; nodes: readonly string[] }
+  /** The wave's budget spent, its slow start or another group first (wave-gate.ts). */
+  | WaveRoom;
 
 /** Does `entry` count against `group`: a slot of that group, or one that records no group (kured's)? */
 function countsAgainst(entry: LockEntry, group: string): boolean {
@@ -177,6 +185,7 @@ export function roomFor(q: RoomQuestion): Room {
   const others = q.live.filter((e) => e.nodeID !== q.nodeId);
   return (
     overCap('quarantined', q.quarantine) ??
+    waveRoom(q.wave, q.concurrency) ??
     controlPlaneRule(q, others) ??
     overCap('unhealthy', q.health) ??
     fullness(q, others) ??
@@ -199,6 +208,12 @@ export function gateOf(room: Exclude<Room, { room: true }>): FleetGate | undefin
       return 'max-unhealthy-nodes';
     case 'quarantined':
       return 'max-quarantined';
+    case 'wave-halted':
+      return 'max-failures';
+    case 'slow-start':
+      return 'slow-start';
+    case 'group-order':
+      return 'group-order';
     default:
       return undefined;
   }

@@ -12,6 +12,21 @@ export interface FleetPause {
   since: string;
   /** Set when the value is not our JSON: it still pauses (someone meant to stop the fleet). */
   unreadable?: string;
+  /** A wave halted by its failure budget (by HALT_BY): the wave, and the failed nodes that halted it. */
+  wave?: string;
+  failed?: string[];
+}
+
+/**
+ * Who writes a halt: the agent of a node that failed (or of the node about to go) once its wave's
+ * --max-failures is spent. Its admission policy lets it add the pause annotation, with this `by`,
+ * only where none stands, and never change or remove one: `kured-ts resume` lifts it.
+ */
+export const HALT_BY = 'kured-ts/max-failures';
+
+/** Is this pause a wave halted by its failure budget (HALT_BY)? */
+export function isWaveHalt(pause: FleetPause | undefined): boolean {
+  return pause?.by === HALT_BY && pause.unreadable === undefined;
 }
 
 function text(value: unknown): string {
@@ -25,7 +40,16 @@ export function parseFleetPause(raw: string | undefined): FleetPause | undefined
     const parsed: unknown = JSON.parse(raw);
     if (typeof parsed === 'object' && parsed !== null) {
       const p = parsed as Record<string, unknown>;
-      return { reason: text(p.reason), by: text(p.by), since: text(p.since) };
+      const failed = Array.isArray(p.failed)
+        ? p.failed.filter((n): n is string => typeof n === 'string').slice(0, 100)
+        : undefined;
+      return {
+        reason: text(p.reason),
+        by: text(p.by),
+        since: text(p.since),
+        ...(typeof p.wave === 'string' ? { wave: p.wave } : {}),
+        ...(failed === undefined ? {} : { failed }),
+      };
     }
   } catch {
     // fall through: unreadable, still a pause
@@ -35,7 +59,13 @@ export function parseFleetPause(raw: string | undefined): FleetPause | undefined
 
 /** The annotation's value for a pause. */
 export function formatFleetPause(pause: FleetPause): string {
-  return JSON.stringify({ reason: pause.reason, by: pause.by, since: pause.since });
+  return JSON.stringify({
+    reason: pause.reason,
+    by: pause.by,
+    since: pause.since,
+    ...(pause.wave === undefined ? {} : { wave: pause.wave }),
+    ...(pause.failed === undefined ? {} : { failed: pause.failed }),
+  });
 }
 
 /** "fleet paused by alice since 2026-01-05T10:00:00Z: kernel regression": the agent's reason. */
