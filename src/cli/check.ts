@@ -80,6 +80,12 @@ export type CheckConfig = Pick<
   | 'hostExec'
   | 'fleetlockUrl'
   | 'fleetlockGroup'
+  | 'healthChecks'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
 >;
 
 export interface CheckOptions {

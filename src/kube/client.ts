@@ -17,6 +17,7 @@ import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
 import type {
   NodeRow,
+  ObjectRef,
   CoreV1Event,
   EvictionOptions,
   JsonPatchOp,
@@ -145,6 +146,17 @@ export class ClientNodeKube implements Kube {
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+  }
+
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    const base =
+      ref.group === '' ? `/api/${enc(ref.version)}` : `/apis/${enc(ref.group)}/${enc(ref.version)}`;
+    const ns = ref.namespace === undefined ? '' : `/namespaces/${enc(ref.namespace)}`;
+    return this.retried({
+      method: 'GET',
+      path: `${base}${ns}/${enc(ref.resource)}/${enc(ref.name)}`,
+      signal,
+    });
   }
 
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
