@@ -14,6 +14,8 @@ import type { Notifier } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
 import type { Window } from '../window/window.js';
+import type { WaveStore } from '../lock/wave-store.js';
+import type { HealthChecks } from '../blockers/health-check.js';
 
 /** The flags the cycle reads (DESIGN §3). */
 export type AgentConfig = Pick<
@@ -53,6 +55,15 @@ export type AgentConfig = Pick<
   | 'rebootDeadlineMs'
   | 'autoscalerProtection'
   | 'settleTimeMs'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
+  | 'healthCheckTimeoutMs'
+  | 'failureTemplates'
+  | 'postRebootTimeoutMs'
   // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
   | 'dsNamespace'
   | 'dsName'
@@ -89,4 +100,8 @@ export interface AgentDeps {
    * any answer. Times written on the server's clock (approvals) are judged against it.
    */
   serverTime?: { at(local: Date): Date | undefined };
+  /** The wave's side on the lock's DaemonSet (its id, the halt), when a wave is tracked (waveTracked). */
+  waves?: WaveStore;
+  /** --health-check, judged again after the reboot (the wave's soak). */
+  checks?: HealthChecks;
 }

@@ -5,7 +5,12 @@ import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import { FleetCensus } from '../lock/fleet-census.js';
-import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
+import { WaveCensus } from '../lock/wave-census.js';
+import { KubeWaveStore } from '../lock/wave-store.js';
+import { waveTracked } from '../lock/wave-gate.js';
+import { HealthChecks } from '../blockers/health-check.js';
+import { NoticeFilter } from '../notify/notice-filter.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
 import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
@@ -68,6 +73,12 @@ export type LockConfig = Pick<
   | 'coordinator'
   | 'maxUnhealthyNodes'
   | 'maxQuarantined'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
 >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
@@ -119,6 +130,7 @@ export function createLock(
     controlPlaneLast: config.controlPlaneLast,
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
     ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
+    ...waveGatesOf(config, { kube, clock }),
     clock,
     log,
     random,
@@ -128,6 +140,28 @@ export function createLock(
   });
 }
 
+/**
+ * The wave's gates when any is configured (--wave-start below the slots, --wave-growth, --max-failures,
+ * --group-order sequential): judged by the node about to go from the nodes' own labels.
+ */
+function waveGatesOf(
+  config: LockConfig,
+  io: Pick<AgentIo, 'kube' | 'clock'>,
+): Pick<DaemonSetLockOptions, 'wave'> {
+  if (!waveTracked(config)) return {};
+  const sequential = config.groupOrder.kind === 'sequential' ? config.groupOrder : undefined;
+  return {
+    wave: {
+      census: new WaveCensus({ kube: io.kube, clock: io.clock, nodeId: config.nodeId }),
+      start: config.waveStart,
+      growth: config.waveGrowth,
+      soakMs: config.soakMs,
+      ...(config.maxFailures === undefined ? {} : { maxFailures: config.maxFailures }),
+      ...(sequential === undefined ? {} : { order: { label: config.groupLabel, order: sequential.order } }),
+    },
+  };
+}
+
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
 export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const { kube, clock, logger } = io;
@@ -135,9 +169,11 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
   const coordinator = coordinatorOf(config, io);
+  const checks = config.healthChecks.length > 0 ? new HealthChecks(kube, config.healthChecks) : undefined;
+  const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock }),
+    blockers: createBlockers(config, { kube, node, clock, checks }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({
@@ -155,7 +191,11 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
-    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
+    notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),
+    ...(waveTracked(config)
+      ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
+      : {}),
+    ...(checks === undefined ? {} : { checks }),
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
