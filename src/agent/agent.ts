@@ -71,6 +71,7 @@ export class Agent {
     this.reporter = new Reporter(config.nodeId, deps, {
       deadlineMs: config.rebootDeadlineMs,
       periodMs: config.periodMs,
+      templates: config.failureTemplates,
     });
     this.slot = new HeldSlot(deps.lock);
     this.decision = new Decision(config, deps, this.reporter, this.slot);

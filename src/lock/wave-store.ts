@@ -9,6 +9,7 @@
 // its id (one guarded patch). A node that failed reads its wave's failed nodes (a few rows).
 import { isConflict, isInvalid } from '../kube/errors.js';
 import type { Kube } from '../kube/kube.js';
+import { nodesOfDaemonSet } from './budget.js';
 import {
   FLEET_PAUSE_ANNOTATION,
   formatFleetPause,
@@ -36,6 +37,8 @@ export interface WaveSighting {
   paused: boolean;
   /** The failed nodes `kured-ts resume` acknowledged, of the wave it names. */
   resumed?: { wave: string; nodes: string[] };
+  /** The nodes the DaemonSet runs on (--max-failures N%), when its controller has counted them. */
+  nodes?: number;
 }
 
 /** The DaemonSet-side of a wave, for the agent (src/agent/decision/wave.ts). */
@@ -60,7 +63,9 @@ export class KubeWaveStore implements WaveStore {
     const wave = annotations[WAVE_ANNOTATION];
     const pause = parseFleetPause(annotations[FLEET_PAUSE_ANNOTATION]);
     const resumed = parseWaveResume(annotations[WAVE_RESUMED_ANNOTATION]);
+    const nodes = nodesOfDaemonSet(ds);
     return {
+      ...(nodes === undefined ? {} : { nodes }),
       ...(wave !== undefined && WAVE_ID.test(wave) ? { wave } : {}),
       resourceVersion: ds.metadata?.resourceVersion ?? '',
       ...(isWaveHalt(pause) && pause !== undefined ? { halt: pause } : {}),

@@ -1,5 +1,6 @@
 // The `kured-ts.dev/status` annotation: why a node is (not) rebooting, readable with kubectl. The one
 // codec of it: the agent writes it, `kured-ts status` and `check` read it.
+import { WAVE_ID } from './wave.js';
 
 /** Phases of the status annotation (DESIGN §4). */
 export type Phase =
@@ -64,6 +65,8 @@ export interface NodeStatus {
    * error, in the reason); `kured-ts check` shows it. Absent otherwise.
    */
   deniedBy?: string;
+  /** The node's wave (src/node/wave.ts), when a wave is tracked: the reboots it is part of. */
+  wave?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -107,6 +110,7 @@ function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
     ...(isTime(s.due) ? { due: s.due } : {}),
     ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
     ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
+    ...(typeof s.wave === 'string' && WAVE_ID.test(s.wave) ? { wave: s.wave } : {}),
   };
 }
 
@@ -145,6 +149,7 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.due === undefined ? {} : { due: status.due }),
     ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
     ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
+    ...(status.wave === undefined ? {} : { wave: status.wave }),
   });
 }
 
@@ -159,4 +164,12 @@ export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeSt
 }
 
 /** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
-const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked', 'deniedBy'] as const;
+const COMPARED = [
+  'phase',
+  'lastReboot',
+  'requiredSince',
+  'due',
+  'fleetLockAsked',
+  'deniedBy',
+  'wave',
+] as const;

@@ -47,6 +47,8 @@ import { reportFallback, summaryOf } from './drain-report.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
 import type { Pass } from './pass.js';
+import { afterFailure, waveAtEnd } from './wave.js';
+import { waveOf } from '../../node/wave.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
 export const MAX_REDRAINS = 3;
@@ -396,8 +398,15 @@ async function drainFailed(
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
     const held = hold === undefined ? {} : { holdKeys: hold.holdKeys };
     const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned, ...held });
-    return { labels: q.labels, annotations: { ...annotations, ...q.annotations } };
+    // quarantined: a failure of its wave, in the same write
+    return {
+      labels: { ...q.labels, ...waveAtEnd(pass, node, false) },
+      annotations: { ...annotations, ...q.annotations },
+    };
   });
+  const wave = pass.deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
+  if (quarantine && wave !== undefined)
+    await afterFailure(pass, wave, `drain failed: ${why ?? podList(quarantinedPods(result), 10)}`);
   await pass.release();
   const pods = podList(quarantinedPods(result), 10);
   if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
