@@ -392,7 +392,7 @@ describe('the agent admission policy denies a stolen agent token', () => {
     [
       'lifting the fleet pause',
       patchDs('kured', { metadata: { annotations: { 'kured-ts.dev/paused': null } } }),
-      /only the annotation/,
+      /never change or remove a pause/,
     ],
     [
       "changing the DaemonSet's labels",
