@@ -98,6 +98,7 @@ interface SimulateFlags {
   blockingPod: number;
   alertFiringFor: number;
   preCordoned: number;
+  badKernel: number;
   taint: boolean;
   kuredPolling: boolean;
   coordinators: number;
@@ -169,6 +170,12 @@ function addWorldOptions(cmd: Command): Command {
       ),
     )
     .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
+    .option(
+      '--bad-kernel <n>',
+      'the n-th node to reboot boots a bad kernel: it never comes back Ready (0 = none); see --max-failures',
+      integerOption(0),
+      0,
+    )
     .option(
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
@@ -334,6 +341,11 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           exitCode: EXIT_USAGE,
         });
       }
+      if (agent.config.groupOrder.kind === 'sequential' && flags.zones === 0) {
+        command.error('error: --group-order sequential needs --zones (the groups are the zones)', {
+          exitCode: EXIT_USAGE,
+        });
+      }
       const run = runnerOf(flags, command);
       const code = await run(
         {
@@ -347,6 +359,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
           blockingPodMs: flags.blockingPod,
           alertFiringForMs: flags.alertFiringFor,
           preCordoned: flags.preCordoned,
+          ...(flags.badKernel > 0 ? { badKernel: flags.badKernel } : {}),
           taint: flags.taint,
           kuredPolling: flags.kuredPolling,
           coordinators: flags.coordinators,

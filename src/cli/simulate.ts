@@ -67,6 +67,8 @@ export interface SimulateOptions {
   wipeLockEveryMs?: number;
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
+  /** --bad-kernel: the n-th node to reboot never comes back Ready (0 or absent: none). */
+  badKernel?: number;
   /** --group-concurrency: at most this many nodes per zone (the agents' --group-label is the zone). */
   groupConcurrency?: number;
   /** --max-unhealthy-nodes: the agents' health gate. */
@@ -154,11 +156,14 @@ export async function simulate(
 /** The fleet policies the agents run with: zone groups, the health gate, approval. */
 function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
   const groups = options.groupConcurrency ?? 0;
+  // --group-order sequential orders the zones: the agents' --group-label is the zone label
+  const sequential = options.agent?.groupOrder?.kind === 'sequential';
+  const agent = sequential ? { ...options.agent, groupLabel: ZONE_LABEL } : options.agent;
   return {
     ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
-    ...(options.agent === undefined ? {} : { overrides: options.agent }),
+    ...(agent === undefined ? {} : { overrides: agent }),
   };
 }
 
@@ -230,11 +235,12 @@ function coordinatorOptions(
 /** What the cluster is made of beyond its size: control-plane nodes, blocking churn, unhealthy nodes. */
 function worldOf(
   options: SimulateOptions,
-): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy'> {
+): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy' | 'badKernel'> {
   return {
     ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
     ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
     ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
+    ...((options.badKernel ?? 0) > 0 ? { badKernel: options.badKernel } : {}),
   };
 }
 
@@ -317,6 +323,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
     periodMs: options.periodMs,
     seed: options.seed,
     ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
+    ...(options.agent?.groupOrder?.kind === 'sequential' ? { sequential: true } : {}),
   };
   const report = formatReport(result, header);
   io.out.write(report.join('\n') + '\n');

@@ -18,6 +18,7 @@ import { describeRoom } from './room-words.js';
 import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
 import { isOverdue } from '../node/status.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
+import { waveFactsOf, type WavePlanConfig } from './wave-plan.js';
 
 /** A slot of the lock as the coordinator counts it. */
 export interface SlotHolder {
@@ -95,6 +96,8 @@ export interface PlanInput {
   fleetLockAsks?: ReadonlyMap<string, number>;
   /** Nodes whose turn lapsed while they still wait: behind every other waiter. */
   passedOver: ReadonlySet<string>;
+  /** The wave's gates (wave-plan.ts), when any is configured. Default none. */
+  wave?: WavePlanConfig;
 }
 
 export interface Plan {
@@ -369,18 +372,34 @@ class Rooms {
   pick(queue: readonly string[]): Pick<Plan, 'grant' | 'held' | 'gate'> {
     const grant: string[] = [];
     let first: Exclude<Room, { room: true }> | undefined;
+    // a wave's refusal holds every waiter of that wave (and group) alike until a turn is given: not
+    // asked again for each (on patch night nearly every node waits, and a wave counts its members)
+    const refused = new Set<string>();
     for (const node of queue) {
       if (this.claims.some((c) => c.name === node)) continue;
+      const key = this.waveKey(node);
+      const grouped = key === undefined ? undefined : `${key}\u0000${this.byName.get(node)?.group ?? ''}`;
+      if (key !== undefined && (refused.has(key) || refused.has(grouped ?? ''))) continue;
       const room = roomFor(this.question(node));
       if (room.room) {
         grant.push(node);
         this.claims.push({ name: node, group: this.groupOf(node) ?? '' });
-      } else first ??= room;
+        refused.clear();
+      } else {
+        first ??= room;
+        if (key !== undefined && (room.why === 'slow-start' || room.why === 'wave-halted')) refused.add(key);
+        if (grouped !== undefined && room.why === 'group-order') refused.add(grouped);
+      }
       if (this.full()) break;
     }
     if (grant.length > 0 || first === undefined) return { grant, held: undefined };
     const gate = gateOf(first);
     return { grant, held: describeRoom(first), ...(gate === undefined ? {} : { gate }) };
+  }
+
+  /** The wave `node` waits in, when the wave's gates are configured (the key of its refusals). */
+  private waveKey(node: string): string | undefined {
+    return this.input.wave === undefined ? undefined : this.byName.get(node)?.wave;
   }
 
   /** No slot is left for anyone, not even an unavailable waiter that counts already. */
@@ -429,6 +448,21 @@ class Rooms {
       ...(input.maxQuarantined === undefined
         ? {}
         : { quarantine: { max: input.maxQuarantined, nodes: others(this.quarantined).sort() } }),
+      ...this.waveOf(node),
     };
+  }
+
+  /** The wave's facts for `node`, from the view (its agent counts the same from the nodes' labels). */
+  private waveOf(node: string): Pick<RoomQuestion, 'wave'> {
+    const config = this.input.wave;
+    const record = this.byName.get(node);
+    if (config === undefined || record === undefined) return {};
+    const facts = waveFactsOf(
+      config,
+      record,
+      { live: this.live, claims: this.claims },
+      this.input.concurrency,
+    );
+    return facts === undefined ? {} : { wave: facts };
   }
 }

@@ -66,6 +66,8 @@ export class SimCluster {
   private unsubscribe: (() => void) | undefined;
   /** Nodes that need a reboot during the run (at the start or later, see requiredOverMs). */
   private readonly initiallyNeeded = new Set<string>();
+  /** The nodes in the order their first reboot was requested (simulate --bad-kernel counts them). */
+  readonly rebootOrder: string[] = [];
   private arrivalsLeft = 0;
   /** Mirrors of the server's pods and nodes, kept from its write feed (listing deserializes all). */
   private readonly pods = new Map<string, SimPod>();
@@ -197,6 +199,7 @@ export class SimCluster {
     const node = this.nodes.get(name);
     if (!node || node.rebooting) return;
     node.rebooting = true;
+    if (!this.rebootOrder.includes(name)) this.rebootOrder.push(name);
     this.time.after(this.spec.shutdownMs, () => {
       this.goDown(node);
     });
@@ -224,12 +227,14 @@ export class SimCluster {
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());
+    // --bad-kernel: this one boots (a new boot ID) but its kubelet never says Ready again
+    const bad = this.badKernelNode === node.name;
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;
       n.status.nodeInfo.kernelVersion = simKernel(node.reboots);
       n.status.conditions = setCondition(
         n.status.conditions,
-        readyCondition(true, this.isoNow(), 'KubeletReady'),
+        readyCondition(!bad, this.isoNow(), bad ? 'KubeletNotReady' : 'KubeletReady'),
       );
     });
     for (const pod of this.podsOn(node.name)) this.startPod(pod);
@@ -237,6 +242,12 @@ export class SimCluster {
       if (node.up) this.hooks?.agentStarted(node.name);
     });
     this.schedulePlacement();
+  }
+
+  /** --bad-kernel: the node whose reboot brings the bad kernel (the n-th to reboot), once it is known. */
+  get badKernelNode(): string | undefined {
+    const n = this.spec.badKernel ?? 0;
+    return n > 0 ? this.rebootOrder[n - 1] : undefined;
   }
 
   /** Did this node need a reboot at the start (or, with requiredOverMs, later in the run)? */

@@ -1,4 +1,12 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import {
+  cordonedFailed,
+  excuseFailedNodes,
+  failedNodes,
+  haltSettled,
+  waveHalt,
+  waveResult,
+} from './wave-report.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
@@ -202,6 +210,7 @@ export class Simulation {
     this.cluster.stop();
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
+    excuseFailedNodes(this.observer.violations, this.cluster);
     this.reportDenials();
     this.observer.stop();
     this.closeInner();
@@ -288,15 +297,24 @@ export class Simulation {
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
   done(): boolean {
-    if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
+    // a wave halted by its failure budget ends the run once what was under way has settled
+    if (waveHalt(this.server) !== undefined) return haltSettled(this.cluster, this.observer);
+    // a node failed in its wave keeps its slot and cordon (hold): the wave is done without it
+    const failed = failedNodes(this.cluster);
+    if (this.observer.holders.some((h) => !failed.has(h)) || this.cluster.requirementsPending) return false;
     // an admin's request stands until the reboot that answers it ends
     if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
     const halted = fleetHalt(this.observer) !== undefined;
     for (const state of this.cluster.nodes.values()) {
       if (state.rebooting) return false;
-      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
+      if (
+        state.needsReboot &&
+        !failed.has(state.name) &&
+        !passedOver(this.cluster, this.observer, state.name, halted)
+      )
+        return false;
     }
-    return this.observer.cordonedByUs() === 0;
+    return this.observer.cordonedByUs() === cordonedFailed(this.cluster, failed);
   }
 
   private startAgent(name: string): void {
@@ -402,7 +420,8 @@ export class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       drainOrder: observer.drainOrder.result(),
-      halted: fleetHalt(observer),
+      halted: fleetHalt(observer) ?? waveHalt(this.server),
+      wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
