@@ -109,7 +109,9 @@ export class Reporter {
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
   noteNode(node: NodeState): void {
     this.bootID = node.bootID;
-    this.wave = waveOf(node.labels)?.wave;
+    const wave = waveOf(node.labels);
+    this.wave = wave?.wave;
+    this.deps.metrics.setWaveFailed?.(wave?.state === 'failed');
     const status = parseStatus(node.annotations[STATUS_ANNOTATION]);
     this.lastReboot = status?.lastReboot;
     this.needSince = status?.requiredSince ?? this.needSince;

@@ -153,4 +153,9 @@ export class HealthCheckBlocker implements Blocker {
     const reason = failedCheck(await this.checks.evaluate(signal));
     return reason === undefined ? { blocked: false } : { blocked: true, reason };
   }
+
+  /** Each check's own result (`kured-ts check` shows them all). */
+  results(signal?: AbortSignal): Promise<CheckResult[]> {
+    return this.checks.evaluate(signal);
+  }
 }

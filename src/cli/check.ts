@@ -2,6 +2,10 @@
 // holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
 // blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
+import { waveTracked } from '../lock/wave-gate.js';
+import { waveOf } from '../node/wave.js';
+import { errorText } from '../text/error-text.js';
+import { HealthCheckBlocker, objectOf } from '../blockers/health-check.js';
 import { firstBlock, judges, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import { coordinatorOf, createLock } from '../agent/create-agent.js';
@@ -123,10 +127,27 @@ export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
+/** Each --health-check with its result (the agent asks them at the slot, one GET each). */
+async function healthItems(blocker: HealthCheckBlocker, signal: AbortSignal): Promise<CheckItem[]> {
+  try {
+    return (await blocker.results(signal)).map((r) => ({
+      name: `health-check ${objectOf(r.check)}`,
+      verdict: r.ok ? 'ok' : 'blocks',
+      detail: `${r.check.expression}: ${r.reason}`,
+    }));
+  } catch (err) {
+    return [{ name: blocker.name, verdict: 'blocks', detail: errorText(err) }];
+  }
+}
+
 /** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
 async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
   const items: CheckItem[] = [];
   for (const blocker of blockers) {
+    if (blocker instanceof HealthCheckBlocker) {
+      items.push(...(await healthItems(blocker, signal)));
+      continue;
+    }
     // Through firstBlock, so that a blocker that throws blocks exactly as it does in the agent.
     const verdict: Verdict = await firstBlock([blocker], signal);
     items.push(
@@ -256,10 +277,16 @@ async function newAcquisition(
   node: V1Node,
   signal: AbortSignal,
 ): Promise<LockItem> {
-  const grouped = config.groupConcurrency > 0;
+  const grouped = config.groupConcurrency > 0 || config.groupOrder.kind === 'sequential';
   const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
   const role = isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {};
-  const result = await lock.wouldAcquire(signal, { ...(group === undefined ? {} : { group }), ...role });
+  // its wave, as its agent names it in its acquisition (the wave's gates judge that wave)
+  const wave = waveTracked(config) ? waveOf(node.metadata?.labels ?? {})?.wave : undefined;
+  const result = await lock.wouldAcquire(signal, {
+    ...(group === undefined ? {} : { group }),
+    ...role,
+    ...(wave === undefined ? {} : { wave }),
+  });
   if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) };
   // the fleet gate that holds it back, named as kured_ts_blocked names it
   const gate = result.gate === undefined ? {} : { gate: result.gate };

@@ -134,7 +134,7 @@ export class DaemonSetLock implements Lock {
 
   async wouldAcquire(
     signal?: AbortSignal,
-    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'>,
   ): Promise<AcquireResult> {
     const metadata: LockMetadata = { unschedulable: false, ...as };
     const decision = await this.decideAcquire(await this.read(signal), metadata, signal);

@@ -105,7 +105,7 @@ export interface Lock {
   /** What acquire() would answer now for a node of this group and role, writing nothing (`kured-ts check`). */
   wouldAcquire(
     signal?: AbortSignal,
-    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'>,
   ): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;
