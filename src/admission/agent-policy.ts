@@ -32,8 +32,8 @@ import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscale
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
-import { WAVE_ANNOTATION, WAVE_ID, WAVE_LABEL, WAVE_STATE_LABEL } from '../node/wave.js';
-import { FLEET_PAUSE_ANNOTATION, HALT_BY } from '../pause/fleet-pause.js';
+import { WAVE_NODE_LABELS, WAVE_WRITABLE, waveAnnotationRules, waveLabelRules } from './wave-policy.js';
+import { maxOwnersPattern } from './max-owners.js';
 
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
@@ -251,6 +251,7 @@ function nodesPolicy(): PolicySpec {
         QUARANTINE_VALUE_OK,
         `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
       ),
+      ...waveLabelRules(forbid, celString),
       forbid(
         AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
         `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
@@ -267,41 +268,6 @@ function nodesPolicy(): PolicySpec {
   );
 }
 
-/** Annotation `key` on `obj`: is it there, and its value (CEL). */
-function annotationOf(obj: string, key: string): { present: string; value: string } {
-  return { present: hasAnnotation(obj, key), value: `${obj}.metadata.annotations['${key}']` };
-}
-
-/**
- * The wave's annotations of the lock DaemonSet (src/lock/wave-store.ts): the id of the last wave
- * started, set to an id and never removed; and the halt, a fleet pause that only `kured-ts/max-failures`
- * may write, added where no pause stands, never changed or removed (an operator's pause, or a halt,
- * is lifted by `kured-ts resume`).
- */
-function waveAnnotationRules(): Validation[] {
-  const [waveNow, waveBefore] = [
-    annotationOf('object', WAVE_ANNOTATION),
-    annotationOf('oldObject', WAVE_ANNOTATION),
-  ];
-  const [pauseNow, pauseBefore] = [
-    annotationOf('object', FLEET_PAUSE_ANNOTATION),
-    annotationOf('oldObject', FLEET_PAUSE_ANNOTATION),
-  ];
-  return [
-    forbid(
-      `(!${waveBefore.present} || ${waveNow.present}) && (!${waveNow.present} || (${waveBefore.present} && ${waveNow.value} == ${waveBefore.value}) || ${waveNow.value}.matches(${celString(WAVE_ID.source)}))`,
-      `'the kured-ts agent may set ${WAVE_ANNOTATION} only to a wave id, and never remove it'`,
-    ),
-    forbid(
-      `${pauseBefore.present} ? (${pauseNow.present} && ${pauseNow.value} == ${pauseBefore.value}) : (!${pauseNow.present} || ${pauseNow.value}.matches(${celString(HALT_FORM)}))`,
-      `'the kured-ts agent may add ${FLEET_PAUSE_ANNOTATION} only as a halt of its wave (by ${HALT_BY}) where no pause stands, and never change or remove a pause'`,
-    ),
-  ];
-}
-
-/** A halt as the agent writes it (formatFleetPause of a FleetPause by HALT_BY): names, no quote, no backslash. */
-const HALT_FORM = `^\\{"reason":"[^"\\\\]*","by":"${HALT_BY}","since":"[^"\\\\]*","wave":"${WAVE_ID.source.slice(1, -1)}","failed":\\[("[^"\\\\]*"(,"[^"\\\\]*")*)?\\]\\}$`;
-
 /** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form, and the wave's. */
 function lockPolicy(): PolicySpec {
   const now = lockAnnotation('object');
@@ -311,8 +277,8 @@ function lockPolicy(): PolicySpec {
     [],
     [
       forbid(
-        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', `${value('lockAnnotation')} + ',${WAVE_ANNOTATION},${FLEET_PAUSE_ANNOTATION}'`)}`,
-        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' (and its wave\\'s ${WAVE_ANNOTATION} and halt ${FLEET_PAUSE_ANNOTATION}) of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
+        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', `${value('lockAnnotation')} + '${WAVE_WRITABLE}'`)}`,
+        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' (and its wave\\'s ${WAVE_WRITABLE.slice(1).replace(',', ' and halt ')}) of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
       ),
       // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
       // replaced by one of it; never written by the agent where the lock was of it
@@ -320,7 +286,7 @@ function lockPolicy(): PolicySpec {
         `!${now.present} || ${now.value}.matches(${celString(LOCK_FORM)}) || (${before.present} && !${before.value}.matches(${celString(LOCK_FORM)}))`,
         `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
       ),
-      ...waveAnnotationRules(),
+      ...waveAnnotationRules(forbid, celString),
     ],
   );
 }
@@ -437,17 +403,6 @@ export const AGENT_NODE_ANNOTATIONS = [
   ...AUTOSCALER_ANNOTATIONS,
 ];
 
-/**
- * The maxOwners the agent may write: `1|2|…|C` for --concurrency C; for N% any number from 1 to
- * 5000 (Kubernetes' largest cluster), since the fleet, and so the number, changes after installation.
- */
-export const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
-
-function maxOwnersPattern(config: Pick<PolicyConfig, 'concurrency' | 'concurrencyPercent'>): string {
-  if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;
-  return Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|');
-}
-
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */
 export function agentPolicyParams(
   config: PolicyConfig,
@@ -456,8 +411,7 @@ export function agentPolicyParams(
   const labels = [
     CYCLE_LABEL,
     QUARANTINE_LABEL,
-    WAVE_LABEL,
-    WAVE_STATE_LABEL,
+    ...WAVE_NODE_LABELS,
     ...Object.keys(config.preRebootNodeLabels),
     ...Object.keys(config.postRebootNodeLabels),
   ];

@@ -63,7 +63,6 @@ export type AgentConfig = Pick<
   | 'healthChecks'
   | 'healthCheckTimeoutMs'
   | 'failureTemplates'
-  | 'postRebootTimeoutMs'
   // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
   | 'dsNamespace'
   | 'dsName'

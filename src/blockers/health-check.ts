@@ -32,9 +32,7 @@ export function overCostLimit(expression: string, objectBytes: number): string |
   let depth = 0;
   let deepest = 0;
   // the nesting of comprehension macros, from their parentheses
-  const opens = new Set(
-    [...expression.matchAll(COMPREHENSIONS)].map((m) => (m.index ?? 0) + m[0].length - 1),
-  );
+  const opens = new Set([...expression.matchAll(COMPREHENSIONS)].map((m) => m.index + m[0].length - 1));
   const stack: boolean[] = [];
   for (let i = 0; i < expression.length; i++) {
     if (expression[i] === '(') {

@@ -73,17 +73,16 @@ function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
   return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
 }
 
+/** Refusals by nodes beyond the lock, which come back or finish without a write to it: look again soon. */
+const RECHECK: ReadonlySet<string> = new Set(['workers-first', 'unhealthy', 'quarantined', 'wave-halted']);
+/** Of those, the wave's steps and order: its nodes say they soaked or finished on their own Node. */
+const SOON: ReadonlySet<string> = new Set(['slow-start', 'group-order']);
+
 /** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
 function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
   // held back by nodes that come back or finish without a write to the lock: look again soon
-  const soon = room.why === 'slow-start' || room.why === 'group-order';
-  const recheck =
-    soon ||
-    room.why === 'workers-first' ||
-    room.why === 'unhealthy' ||
-    room.why === 'quarantined' ||
-    room.why === 'wave-halted' ||
-    (room.why === 'full' && room.unavailable !== undefined);
+  const soon = SOON.has(room.why);
+  const recheck = soon || RECHECK.has(room.why) || (room.why === 'full' && room.unavailable !== undefined);
   const live = turn !== undefined && turn.kind !== 'first-come';
   if (!live && !recheck) return {};
   const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};

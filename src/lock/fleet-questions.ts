@@ -13,7 +13,8 @@ import type { Census, CensusAsk } from './fleet-census.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
 import type { LockMetadata, TurnVerdict } from './lock.js';
-import type { DaemonSetLockOptions } from './lock-state.js';
+import type { DaemonSetLockOptions, WaveGateOptions } from './lock-state.js';
+import type { WaveAsk, WaveCount } from './wave-census.js';
 import {
   OTHER_GROUP,
   type ControlPlaneQuestion,
@@ -84,6 +85,51 @@ export function workersAhead(
  */
 export function resolveFailureBudget(limit: Limit, nodes: number | undefined): number {
   return 'count' in limit ? limit.count : Math.max(1, resolveLimit(limit, nodes ?? 0));
+}
+
+/** Which of the wave's gates one acquisition asks: the slow start, the group order, the budget. */
+interface WaveQuestion {
+  steps: boolean;
+  order?: NonNullable<WaveAsk['order']>;
+  budget?: number;
+}
+
+function waveQuestion(w: WaveGateOptions, ask: FleetAsk, slots: number): WaveQuestion {
+  const group = ask.group ?? '';
+  return {
+    steps: w.start > 0 && w.start < slots,
+    ...(w.order === undefined
+      ? {}
+      : { order: { label: w.order.label, group, before: groupBefore(w.order.order) } }),
+    ...(w.maxFailures === undefined ? {} : { budget: resolveFailureBudget(w.maxFailures, ask.matching) }),
+  };
+}
+
+/** The wave's facts for roomFor from what the census counted (`ask.live`: the other slots). */
+function waveFacts(
+  w: WaveGateOptions,
+  ask: FleetAsk & { wave: string },
+  q: WaveQuestion,
+  count: WaveCount,
+): WaveFacts {
+  // the other slots' holders have gone too, whatever their labels say yet
+  const holders = ask.live.map((e) => e.nodeID);
+  const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
+  const steps = {
+    start: w.start,
+    growth: w.growth,
+    soakMs: w.soakMs,
+    entered: [...new Set([...count.entered, ...holders])].sort(),
+    settled: count.settled,
+  };
+  return {
+    wave: ask.wave,
+    ...(q.steps ? { steps } : {}),
+    ...(q.budget === undefined
+      ? {}
+      : { budget: { max: q.budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
+    ...(count.order === undefined ? {} : { order: { group: q.order?.group ?? '', ...count.order } }),
+  };
 }
 
 export class FleetQuestions {
@@ -181,39 +227,19 @@ export class FleetQuestions {
   private async wave(ask: FleetAsk, signal?: AbortSignal): Promise<WaveFacts | undefined> {
     const w = this.o.wave;
     if (w === undefined || ask.wave === undefined || !ask.goes) return undefined;
-    const slots = ask.slots ?? this.o.concurrency;
-    const steps = w.start > 0 && w.start < slots;
-    const group = ask.group ?? '';
-    const order =
-      w.order === undefined ? undefined : { label: w.order.label, group, before: groupBefore(w.order.order) };
-    const budget =
-      w.maxFailures === undefined ? undefined : resolveFailureBudget(w.maxFailures, ask.matching);
-    if (!steps && order === undefined && budget === undefined) return undefined;
+    const q = waveQuestion(w, ask, ask.slots ?? this.o.concurrency);
+    if (!q.steps && q.order === undefined && q.budget === undefined) return undefined;
     const count = await w.census.read(
-      { wave: ask.wave, steps, failed: budget !== undefined, ...(order === undefined ? {} : { order }) },
+      {
+        wave: ask.wave,
+        steps: q.steps,
+        failed: q.budget !== undefined,
+        ...(q.order === undefined ? {} : { order: q.order }),
+      },
       signal,
     );
-    // the other slots' holders have gone too, whatever their labels say yet
-    const holders = ask.live.map((e) => e.nodeID).filter((n) => n !== this.o.nodeId);
-    const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
-    return {
-      wave: ask.wave,
-      ...(steps
-        ? {
-            steps: {
-              start: w.start,
-              growth: w.growth,
-              soakMs: w.soakMs,
-              entered: [...new Set([...count.entered, ...holders])].sort(),
-              settled: count.settled,
-            },
-          }
-        : {}),
-      ...(budget === undefined
-        ? {}
-        : { budget: { max: budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
-      ...(count.order === undefined ? {} : { order: { group, ...count.order } }),
-    };
+    const others = ask.live.filter((e) => e.nodeID !== this.o.nodeId);
+    return waveFacts(w, { ...ask, wave: ask.wave, live: others }, q, count);
   }
 
   private async read(want: CensusAsk, signal?: AbortSignal): Promise<Census> {

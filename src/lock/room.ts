@@ -193,28 +193,24 @@ export function roomFor(q: RoomQuestion): Room {
   );
 }
 
+/** The fleet gate each refusal names (a table: a new refusal without its row does not compile). */
+const GATES: Readonly<Record<Exclude<Room, { room: true }>['why'], FleetGate | undefined>> = {
+  manual: undefined,
+  forged: undefined,
+  // only when unavailable nodes filled it (below); else the plain slots
+  full: 'count-unavailable',
+  'group-full': 'group-concurrency',
+  'control-plane-busy': 'control-plane',
+  'workers-first': 'control-plane-last',
+  unhealthy: 'max-unhealthy-nodes',
+  quarantined: 'max-quarantined',
+  'wave-halted': 'max-failures',
+  'slow-start': 'slow-start',
+  'group-order': 'group-order',
+};
+
 /** The fleet gate a refusal names, beyond the plain slots (undefined: the slots, or the lock itself). */
 export function gateOf(room: Exclude<Room, { room: true }>): FleetGate | undefined {
-  switch (room.why) {
-    case 'full':
-      return room.unavailable === undefined ? undefined : 'count-unavailable';
-    case 'group-full':
-      return 'group-concurrency';
-    case 'control-plane-busy':
-      return 'control-plane';
-    case 'workers-first':
-      return 'control-plane-last';
-    case 'unhealthy':
-      return 'max-unhealthy-nodes';
-    case 'quarantined':
-      return 'max-quarantined';
-    case 'wave-halted':
-      return 'max-failures';
-    case 'slow-start':
-      return 'slow-start';
-    case 'group-order':
-      return 'group-order';
-    default:
-      return undefined;
-  }
+  if (room.why === 'full' && room.unavailable === undefined) return undefined;
+  return GATES[room.why];
 }

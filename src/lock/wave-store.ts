@@ -8,7 +8,7 @@
 // whether anyone still waits in it (one list of rows, `limit=1`); the node that starts a wave writes
 // its id (one guarded patch). A node that failed reads its wave's failed nodes (a few rows).
 import { isConflict, isInvalid } from '../kube/errors.js';
-import type { Kube } from '../kube/kube.js';
+import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { nodesOfDaemonSet } from './budget.js';
 import {
   FLEET_PAUSE_ANNOTATION,
@@ -54,24 +54,29 @@ export interface WaveStore {
   halt(halt: FleetPause, signal?: AbortSignal): Promise<boolean>;
 }
 
+/** What the lock's DaemonSet says of the wave; what is not of its form says nothing (a pause still pauses). */
+export function sightingOf(ds: V1DaemonSet): WaveSighting {
+  const annotations = ds.metadata?.annotations ?? {};
+  const wave = annotations[WAVE_ANNOTATION];
+  const pause = parseFleetPause(annotations[FLEET_PAUSE_ANNOTATION]);
+  const resumed = parseWaveResume(annotations[WAVE_RESUMED_ANNOTATION]);
+  const sighting: WaveSighting = {
+    resourceVersion: ds.metadata?.resourceVersion ?? '',
+    paused: pause !== undefined,
+  };
+  const nodes = nodesOfDaemonSet(ds);
+  if (nodes !== undefined) sighting.nodes = nodes;
+  if (wave !== undefined && WAVE_ID.test(wave)) sighting.wave = wave;
+  if (isWaveHalt(pause)) sighting.halt = pause;
+  if (resumed !== undefined) sighting.resumed = { wave: resumed.wave, nodes: resumed.nodes };
+  return sighting;
+}
+
 export class KubeWaveStore implements WaveStore {
   constructor(private readonly o: { kube: Kube; namespace: string; name: string }) {}
 
   async sight(signal?: AbortSignal): Promise<WaveSighting> {
-    const ds = await this.o.kube.getDaemonSet(this.o.namespace, this.o.name, signal);
-    const annotations = ds.metadata?.annotations ?? {};
-    const wave = annotations[WAVE_ANNOTATION];
-    const pause = parseFleetPause(annotations[FLEET_PAUSE_ANNOTATION]);
-    const resumed = parseWaveResume(annotations[WAVE_RESUMED_ANNOTATION]);
-    const nodes = nodesOfDaemonSet(ds);
-    return {
-      ...(nodes === undefined ? {} : { nodes }),
-      ...(wave !== undefined && WAVE_ID.test(wave) ? { wave } : {}),
-      resourceVersion: ds.metadata?.resourceVersion ?? '',
-      ...(isWaveHalt(pause) && pause !== undefined ? { halt: pause } : {}),
-      paused: pause !== undefined,
-      ...(resumed === undefined ? {} : { resumed: { wave: resumed.wave, nodes: resumed.nodes } }),
-    };
+    return sightingOf(await this.o.kube.getDaemonSet(this.o.namespace, this.o.name, signal));
   }
 
   async open(wave: string, signal?: AbortSignal): Promise<boolean> {
