@@ -25,12 +25,20 @@ export interface FleetPause {
 export const HALT_BY = 'kured-ts/max-failures';
 
 /** Is this pause a wave halted by its failure budget (HALT_BY)? */
-export function isWaveHalt(pause: FleetPause | undefined): boolean {
+export function isWaveHalt(pause: FleetPause | undefined): pause is FleetPause {
   return pause?.by === HALT_BY && pause.unreadable === undefined;
 }
 
+/**
+ * The longest text kept of each field: a pause's reason goes into every node's status, Events and
+ * logs, and anyone who can write the annotation chose its size (the API server allows 256 KiB).
+ */
+const MAX_TEXT = 512;
+/** The failed nodes kept of a halt (it names those that spent a budget: a few). */
+const MAX_FAILED = 100;
+
 function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
+  return typeof value === 'string' ? value.slice(0, MAX_TEXT) : '';
 }
 
 /** The annotation's value as read; undefined when there is none. */
@@ -41,13 +49,16 @@ export function parseFleetPause(raw: string | undefined): FleetPause | undefined
     if (typeof parsed === 'object' && parsed !== null) {
       const p = parsed as Record<string, unknown>;
       const failed = Array.isArray(p.failed)
-        ? p.failed.filter((n): n is string => typeof n === 'string').slice(0, 100)
+        ? p.failed
+            .filter((n): n is string => typeof n === 'string')
+            .slice(0, MAX_FAILED)
+            .map(text)
         : undefined;
       return {
         reason: text(p.reason),
         by: text(p.by),
         since: text(p.since),
-        ...(typeof p.wave === 'string' ? { wave: p.wave } : {}),
+        ...(typeof p.wave === 'string' ? { wave: text(p.wave) } : {}),
         ...(failed === undefined ? {} : { failed }),
       };
     }

@@ -353,3 +353,94 @@ describe('with no coordinator', () => {
     expect(await tick('x1', c)).toMatchObject({ kind: 'waiting-for-lock', gate: 'group-order' });
   });
 });
+
+describe("a third party writing the wave's records (fail safe: at worst the wave halts)", () => {
+  const c: Partial<Config> = {
+    concurrency: 3,
+    waveStart: 1,
+    waveGrowth: { kind: 'double' },
+    soakMs: 10 * MINUTE,
+    maxFailures: { count: 1 },
+  };
+
+  /** `labels` written on node `name` by someone else (an admin, a stolen token of that node). */
+  function relabel(name: string, extra: Record<string, string>): void {
+    const n = node(name);
+    server.update<V1Node>('nodes', {
+      ...n,
+      metadata: { ...n.metadata, labels: { ...n.metadata?.labels, ...extra } },
+    });
+  }
+
+  function annotateDaemonSet(extra: Record<string, string>): void {
+    const ds = daemonSet();
+    server.update<V1DaemonSet>('daemonsets', {
+      ...ds,
+      metadata: { ...ds.metadata, annotations: { ...ds.metadata?.annotations, ...extra } },
+    });
+  }
+
+  it('a node said soaked while it is not Ready opens no next step', async () => {
+    nodes(['n1'], ['n2']);
+    bad.add('n1');
+    await startAll(c, ['n1', 'n2']);
+    expect((await tick('n1', c)).kind).toBe('rebooting');
+    relabel('n1', { [WAVE_STATE_LABEL]: 'soaked' });
+    expect(await tick('n2', c)).toMatchObject({ kind: 'waiting-for-lock', gate: 'slow-start' });
+    expect(holders()).toEqual(['n1']);
+  });
+
+  it('a node of the wave said failed by someone else spends the budget: the wave halts', async () => {
+    nodes(['n1'], ['n2']);
+    await startAll(c, ['n1', 'n2']);
+    relabel('n2', { [WAVE_STATE_LABEL]: 'failed' });
+    const refused = await tick('n1', c);
+    expect(refused).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-failures' });
+    expect(refused.reason).toContain('n2');
+    expect(holders()).toEqual([]);
+  });
+
+  it('labels of no wave id and of another word count for nothing, neither as gone nor as settled', async () => {
+    nodes(['n1'], ['n2'], ['x1']);
+    required.delete('x1');
+    await startAll(c, ['n1', 'n2']);
+    const wave = labels('n1')[WAVE_LABEL] ?? '';
+    // x1 never went: calling it soaked under a forged id or with a bent word lets nobody past the first step
+    relabel('x1', { [WAVE_LABEL]: `${wave}x`, [WAVE_STATE_LABEL]: 'soaked' });
+    expect((await tick('n1', c)).kind).toBe('rebooting');
+    relabel('x1', { [WAVE_LABEL]: wave, [WAVE_STATE_LABEL]: 'Soaked' });
+    expect(await tick('n2', c)).toMatchObject({ kind: 'waiting-for-lock', gate: 'slow-start' });
+  });
+
+  it('a halt forged as not JSON still pauses every node, and no agent writes over it', async () => {
+    nodes(['n1'], ['n2']);
+    await startAll(c, ['n1', 'n2']);
+    const forged = `by ${HALT_BY}: ${'x'.repeat(100_000)}`;
+    annotateDaemonSet({ [FLEET_PAUSE_ANNOTATION]: forged });
+    const held = await tick('n1', c);
+    expect(held).toMatchObject({ kind: 'blocked' });
+    expect(held.reason.length).toBeLessThan(1_000);
+    expect(daemonSet().metadata?.annotations?.[FLEET_PAUSE_ANNOTATION]).toBe(forged);
+    expect(holders()).toEqual([]);
+  });
+
+  it('a DaemonSet claiming more nodes than any cluster has leaves --max-failures 10% a budget of 1', async () => {
+    const share: Partial<Config> = { ...c, maxFailures: { percent: 10 } };
+    nodes(['n1'], ['n2']);
+    const ds = daemonSet();
+    server.update<V1DaemonSet>('daemonsets', {
+      ...ds,
+      status: {
+        desiredNumberScheduled: 2_147_483_647,
+        currentNumberScheduled: 2,
+        numberMisscheduled: 0,
+        numberReady: 2,
+      },
+    });
+    await startAll(share, ['n1', 'n2']);
+    relabel('n2', { [WAVE_STATE_LABEL]: 'failed' });
+    const refused = await tick('n1', share);
+    expect(refused).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-failures' });
+    expect(refused.reason).toContain('--max-failures 1');
+  });
+});
