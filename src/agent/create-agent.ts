@@ -188,6 +188,7 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       fallback: config.drainFallback,
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
+      random,
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),

@@ -9,11 +9,11 @@
 // the budgets instead meant a list of every PDB of its pods' namespaces, which in a namespace that
 // grows with the fleet grows with it (DESIGN §13; 1,333 budgets in one namespace at 1,000 nodes of
 // the simulator were most of its bytes).
-import { isConflict, isNotFound, isTooManyRequests, statusCode, statusMessage } from '../kube/errors.js';
+import { isConflict, isNotFound, isTooManyRequests, underSeveralBudgets } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
 import { coveringBudgets } from '../drain/covering-budgets.js';
 import { evictionOptions } from '../drain/eviction.js';
-import { pdbFromCause } from '../drain/kube-drainer.js';
+import { pdbFromCause } from '../drain/eviction-answer.js';
 import { planPod } from '../drain/drain-plan.js';
 import type { DrainRule } from '../config/config.js';
 import type { Selector } from '../selector/label-selector.js';
@@ -35,11 +35,6 @@ export interface PdbBlockerOptions {
 
 function nameOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
   return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-}
-
-/** kube-apiserver's answer (500) for an eviction of a pod under more than one PodDisruptionBudget. */
-function underSeveralBudgets(err: unknown): boolean {
-  return statusCode(err) === 500 && /more than one PodDisruptionBudget/i.test(statusMessage(err));
 }
 
 export class PdbBlocker implements Blocker {

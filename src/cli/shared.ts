@@ -11,7 +11,7 @@ import { UsageError } from '../config/config.js';
 import { connectKube } from '../kube/client.js';
 import { missingKubeconfig } from '../kube/default-config.js';
 import { OutputFormatError } from './output.js';
-import { isNotFound, statusCode, statusMessage } from '../kube/errors.js';
+import { isNotFound, isTimeout, statusCode, statusMessage } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { errorText } from '../text/error-text.js';
 import { discoverDaemonSet, type DaemonSetRef, type Discovery } from './discover.js';
@@ -87,15 +87,6 @@ export function describeApiError(err: unknown, what: string): string {
   if (code === undefined) return `cannot reach the Kubernetes API (${what}): ${errorText(err)}`;
   if (code === 401 || code === 403) return `not allowed to ${what}: ${statusMessage(err)}`;
   return `cannot ${what}: ${statusMessage(err)}`;
-}
-
-/** AbortSignal.timeout()'s reason, possibly wrapped (a DOMException is not an Error in Node 20). */
-function isTimeout(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
-    if ((e as { name?: unknown }).name === 'TimeoutError') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /** The DaemonSet named by --ds-namespace/--ds-name does not exist. */

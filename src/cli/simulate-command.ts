@@ -54,6 +54,29 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
+/** The bare --coordinator-thief: a minute into the run, for half an hour. */
+export const THIEF_PRESET = '1m,30m';
+
+/** --coordinator-thief FROM,FOR: when it starts (from the start of the run) and how long it acts (> 0). */
+export function coordinatorThief(value: string): { fromMs: number; forMs: number } {
+  const parts = value.split(',');
+  if (parts.length !== 2)
+    throw new InvalidArgumentError('expected FROM,FOR: when it starts and how long it acts (e.g. 5m,30m)');
+  const forMs = duration(parts[1] ?? '');
+  if (forMs <= 0) throw new InvalidArgumentError('FOR must be longer than 0s (e.g. 5m,30m)');
+  return { fromMs: duration(parts[0] ?? ''), forMs };
+}
+
+/** A share: `N%` (0–100) or a number from 0 to 1. */
+export function share(value: string): number {
+  const percent = value.endsWith('%');
+  const n = Number(percent ? value.slice(0, -1) : value);
+  const fraction = percent ? n / 100 : n;
+  if (value.trim() === '' || !Number.isFinite(fraction) || fraction < 0 || fraction > 1)
+    throw new InvalidArgumentError('expected a share: N% (0-100) or a number from 0 to 1');
+  return fraction;
+}
+
 function needsReboot(value: string): 'all' | number {
   return value === 'all' ? 'all' : integerOption(0)(value);
 }
@@ -104,11 +127,13 @@ interface SimulateFlags {
   coordinators: number;
   killCoordinatorAt?: number;
   wipeLockEvery: number;
+  coordinatorThief?: { fromMs: number; forMs: number };
   zones: number;
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  evictionErrors: number;
   storagePods: boolean;
   autoscaler: boolean;
   holdWorker: number;
@@ -183,6 +208,12 @@ function addWorldOptions(cmd: Command): Command {
       0,
     )
     .option(
+      '--eviction-errors <share>',
+      "this share of evictions (N% or 0–1) is answered 500 'etcdserver: request timed out', half of them after the eviction was carried out (a flaky API server)",
+      share,
+      0,
+    )
+    .option(
       '--storage-pods',
       'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
       false,
@@ -212,6 +243,14 @@ function addWorldOptions(cmd: Command): Command {
         0,
         '0s',
       ),
+    )
+    .addOption(
+      new Option(
+        '--coordinator-thief [from,for]',
+        `a thief with the coordinator's token, from FROM into the run for FOR, every 10s replaces its Lease with an endless one saying all is healthy and gives a turn to every waiting node (bypassing admission); counted in the report (bare: ${THIEF_PRESET})`,
+      )
+        .preset(THIEF_PRESET)
+        .argParser(coordinatorThief),
     );
 }
 
@@ -317,6 +356,45 @@ function runnerOf(
   return (options, io) => runFleetSimulate(options, fleet, io);
 }
 
+/** The simulation's options: the world's flags beside the agents' own config. */
+function simulateOptionsOf(
+  flags: SimulateFlags,
+  agent: { config: Config; given: ReadonlySet<string> },
+): SimulateOptions {
+  return {
+    nodes: flags.nodes,
+    needsReboot: flags.needsReboot,
+    ...simAgentOptions(agent.config, agent.given, flags.nodes),
+    controlPlane: flags.controlPlane,
+    bootTimeMs: flags.bootTime,
+    podsPerNode: flags.podsPerNode,
+    pdb: flags.pdb,
+    blockingPodMs: flags.blockingPod,
+    alertFiringForMs: flags.alertFiringFor,
+    preCordoned: flags.preCordoned,
+    ...(flags.badKernel > 0 ? { badKernel: flags.badKernel } : {}),
+    taint: flags.taint,
+    kuredPolling: flags.kuredPolling,
+    coordinators: flags.coordinators,
+    ...(flags.killCoordinatorAt === undefined ? {} : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
+    wipeLockEveryMs: flags.wipeLockEvery,
+    ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
+    zones: flags.zones,
+    unhealthy: flags.unhealthyNodes,
+    approveEveryMs: flags.approveEvery,
+    ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
+    undrainable: flags.undrainable,
+    ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
+    ...(flags.storagePods ? { storagePods: true } : {}),
+    autoscaler: flags.autoscaler,
+    holdWorkerMs: flags.holdWorker,
+    ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
+    seed: flags.seed,
+    requiredOverMs: flags.requiredOver,
+    wallLimitMs: flags.wallLimit,
+  };
+}
+
 /** Adds `simulate` to the program. */
 export function registerSimulate(program: Command, deps: SimulateDeps): Command {
   const cmd = program
@@ -347,54 +425,20 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
         });
       }
       const run = runnerOf(flags, command);
-      const code = await run(
-        {
-          nodes: flags.nodes,
-          needsReboot: flags.needsReboot,
-          ...simAgentOptions(agent.config, agent.given, flags.nodes),
-          controlPlane: flags.controlPlane,
-          bootTimeMs: flags.bootTime,
-          podsPerNode: flags.podsPerNode,
-          pdb: flags.pdb,
-          blockingPodMs: flags.blockingPod,
-          alertFiringForMs: flags.alertFiringFor,
-          preCordoned: flags.preCordoned,
-          ...(flags.badKernel > 0 ? { badKernel: flags.badKernel } : {}),
-          taint: flags.taint,
-          kuredPolling: flags.kuredPolling,
-          coordinators: flags.coordinators,
-          ...(flags.killCoordinatorAt === undefined
-            ? {}
-            : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
-          wipeLockEveryMs: flags.wipeLockEvery,
-          zones: flags.zones,
-          unhealthy: flags.unhealthyNodes,
-          approveEveryMs: flags.approveEvery,
-          ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
-          undrainable: flags.undrainable,
-          ...(flags.storagePods ? { storagePods: true } : {}),
-          autoscaler: flags.autoscaler,
-          holdWorkerMs: flags.holdWorker,
-          ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
-          seed: flags.seed,
-          requiredOverMs: flags.requiredOver,
-          wallLimitMs: flags.wallLimit,
-        },
-        {
-          out: {
-            write: (text) => {
-              deps.stdout(text);
-            },
-            isTTY: deps.isTTY,
-            columns: deps.columns,
+      const code = await run(simulateOptionsOf(flags, agent), {
+        out: {
+          write: (text) => {
+            deps.stdout(text);
           },
-          err: (text) => {
-            deps.stderr(text);
-          },
-          progress: flags.progress,
-          timeline: flags.timeline,
+          isTTY: deps.isTTY,
+          columns: deps.columns,
         },
-      );
+        err: (text) => {
+          deps.stderr(text);
+        },
+        progress: flags.progress,
+        timeline: flags.timeline,
+      });
       deps.exit(code);
     },
   );

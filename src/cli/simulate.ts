@@ -6,6 +6,7 @@ import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
 import { formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
+import { flakyEvictions } from '../sim/flaky-evictions.js';
 import type { HoldWorkerSettings } from '../sim/hold-worker.js';
 import { defaultConfig } from '../config/parse.js';
 import {
@@ -65,6 +66,11 @@ export interface SimulateOptions {
   lockTtlMs?: number;
   /** --wipe-lock-every: a third party deletes the lock annotation this often; 0 = never. */
   wipeLockEveryMs?: number;
+  /**
+   * --coordinator-thief FROM,FOR: a thief with the coordinator's token hijacks its Lease and gives
+   * every waiter a turn, from FROM into the run for FOR (src/sim/coordinator-thief.ts). Default none.
+   */
+  coordinatorThief?: { fromMs: number; forMs: number };
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
   /** --bad-kernel: the n-th node to reboot never comes back Ready (0 or absent: none). */
@@ -86,6 +92,12 @@ export interface SimulateOptions {
    * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
    */
   storagePods?: boolean;
+  /**
+   * --eviction-errors: this share (0–1) of eviction requests, the PDB pre-flight's dry runs included,
+   * is answered 500 `etcdserver: request timed out`, half of them after the eviction was carried out
+   * (a flaky API server, issue 46). Default 0.
+   */
+  evictionErrors?: number;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
@@ -141,6 +153,8 @@ export interface SimulateIo {
   createAgent?: AgentFactory;
   /** Default: show progress. */
   progress?: boolean;
+  /** The agents' client of the fake API server. Default over HTTP (connectSimKube). */
+  connect?: SimulationOptions['connect'];
 }
 
 const DAY = 24 * 3_600_000;
@@ -148,9 +162,10 @@ const DAY = 24 * 3_600_000;
 /** Runs one simulation with these options; returns the result (for tests and the bench). */
 export async function simulate(
   options: SimulateOptions,
-  io: { createAgent?: AgentFactory; onPhase?: SimulationOptions['onPhase'] } = {},
+  io: Pick<SimulateIo, 'createAgent' | 'connect'> & { onPhase?: SimulationOptions['onPhase'] } = {},
 ): Promise<SimulationResult> {
-  return runSimulation({ ...simulationOptions(options, io.createAgent), onPhase: io.onPhase });
+  const connect = io.connect === undefined ? {} : { connect: io.connect };
+  return runSimulation({ ...simulationOptions(options, io.createAgent), ...connect, onPhase: io.onPhase });
 }
 
 /** The fleet policies the agents run with: zone groups, the health gate, approval. */
@@ -222,13 +237,14 @@ function defaultAgent(options: SimulateOptions): AgentFactory {
   return options.kuredPolling ? unqueuedAgentFactory : simAgentFactory;
 }
 
-/** The coordinator replicas: none under --kured-polling (kured has no queue). */
+/** The coordinator replicas (none under --kured-polling: kured has no queue), and a thief of its token. */
 function coordinatorOptions(
   options: SimulateOptions,
-): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs'> {
+): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs' | 'coordinatorThief'> {
   return {
     coordinators: options.kuredPolling ? 0 : (options.coordinators ?? 2),
     ...(options.killCoordinatorAtMs ? { killCoordinatorAtMs: options.killCoordinatorAtMs } : {}),
+    ...(options.coordinatorThief ? { coordinatorThief: options.coordinatorThief } : {}),
   };
 }
 
@@ -287,8 +303,16 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
     ...worker,
     ...coordinatorOptions(options),
     createAgent: createAgent ?? defaultAgent(options),
-    startServer: (clock, admission) =>
-      startFakeApiServer({ podDeletion: 'graceful', clock, ...(admission ? { admission } : {}) }),
+    startServer: async (clock, admission) => {
+      const server = await startFakeApiServer({
+        podDeletion: 'graceful',
+        clock,
+        ...(admission ? { admission } : {}),
+      });
+      const share = options.evictionErrors ?? 0;
+      if (share > 0) server.chaos(flakyEvictions(share, options.seed));
+      return server;
+    },
     connect: connectSimKube,
     watchEvents: !options.kuredPolling,
     alertFiringForMs: options.alertFiringForMs,
@@ -309,6 +333,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
   const show = io.progress ?? true;
   const result = await simulate(options, {
     createAgent: io.createAgent,
+    connect: io.connect,
     onPhase: show
       ? (c) => {
           view.update(c);

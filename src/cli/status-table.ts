@@ -2,6 +2,7 @@
 import { formatTable } from './table.js';
 import type { NodeReport, StatusReport } from './status.js';
 import { shortDuration } from '../text/duration.js';
+import { QUARANTINE_KINDS } from '../node/quarantine.js';
 
 const yesNo = (value: boolean | null): string => (value === null ? '?' : value ? 'yes' : 'no');
 
@@ -16,9 +17,18 @@ function wideLockCell(row: NodeReport): string {
   return row.lock.group === null ? cell : `${cell} [${row.lock.group || 'no group label'}]`;
 }
 
+/** `[quarantined for …]` when the node is and its reason does not say so already. */
+function quarantineNote(row: NodeReport): string | undefined {
+  const q = row.quarantine;
+  if (q === null || row.reason.includes('quarantined')) return undefined;
+  return q.kind === null ? '[quarantined]' : `[quarantined for ${QUARANTINE_KINDS[q.kind]}]`;
+}
+
 function reasonCell(row: NodeReport): string {
   const parts: string[] = [];
   if (row.paused) parts.push('[node paused]');
+  const quarantined = quarantineNote(row);
+  if (quarantined !== undefined) parts.push(quarantined);
   if (row.phase === null && row.kured.rebootInProgress !== null) {
     parts.push(`kured reboot in progress since ${row.kured.rebootInProgress}`);
   }

@@ -13,6 +13,12 @@ import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type LapsedTurn, type Turn
 import { APPROVAL_ANNOTATION, parseApproval, type Approval } from '../node/approval.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../node/history.js';
 import {
+  QUARANTINE_ANNOTATION,
+  QUARANTINE_LABEL,
+  parseQuarantine,
+  type QuarantineKind,
+} from '../node/quarantine.js';
+import {
   readDaemonSet,
   readFleetPause,
   type CommandIo,
@@ -84,6 +90,11 @@ export interface NodeReport {
   history: HistoryRecord[];
   /** RFC 3339 time of the last completed reboot, when the cluster records it. */
   lastReboot: string | null;
+  /**
+   * The quarantine (label kured-ts.dev/quarantined), when the node carries it: since when, which kind
+   * of failure put it there (null: the record does not say, or there is none) and the pods it names.
+   */
+  quarantine: { since: string | null; kind: QuarantineKind | null; pods: string[] } | null;
   /** Per-node opt-out (`kured-ts.dev/reboot-paused=true`). */
   paused: boolean;
   unschedulable: boolean;
@@ -198,9 +209,18 @@ function nodeReport(node: V1Node, lock: LockView, ttlMs: number, nowMs: number):
     lastReboot: lastRebootOf(status),
     approval: approvalOf(annotations[APPROVAL_ANNOTATION]),
     history: parseHistory(annotations[HISTORY_ANNOTATION]),
+    quarantine: quarantineOf(node),
     ...flagsOf(node),
     kured: kuredAnnotations(annotations),
   };
+}
+
+function quarantineOf(node: V1Node): NodeReport['quarantine'] {
+  const meta = node.metadata ?? {};
+  if (meta.labels?.[QUARANTINE_LABEL] === undefined) return null;
+  const record = parseQuarantine(meta.annotations?.[QUARANTINE_ANNOTATION]);
+  if (record === undefined) return { since: null, kind: null, pods: [] };
+  return { since: record.since, kind: record.kind ?? null, pods: record.pods.map((p) => p.pod) };
 }
 
 function flagsOf(node: V1Node): Pick<NodeReport, 'paused' | 'unschedulable'> {

@@ -2,6 +2,7 @@
 // shared by the drain's steps (kube-drainer.ts, drain-wait.ts, drain-fallback.ts).
 import type { PolicyDenial } from '../kube/errors.js';
 import type { V1Pod } from '../kube/kube.js';
+import type { PodFailure } from '../node/quarantine.js';
 import type { DrainHooks, DrainResult } from './drainer.js';
 
 /**
@@ -23,8 +24,14 @@ export interface Target {
   state: TargetState;
   reason: string;
   pdb?: string;
-  /** Answers other than 429/403/404 so far. */
+  /** Answers about the pod or the request so far (MAX_EVICTION_ERRORS); never the server's. */
   errors: number;
+  /** The kind of failure its last answer was, while it is refused or failed. */
+  failure?: PodFailure;
+  /** Answers about the API server in a row (the back-off grows with them). */
+  serverErrors?: number;
+  /** When (our monotonic ms) the current run of answers about the API server began. */
+  serverSince?: number;
   /** Deleted by --drain-fallback delete. */
   deleted?: true;
   /**
@@ -45,6 +52,8 @@ export interface Run {
   stop?: string;
   /** The admission policy's denial that stopped it, when one did. */
   denied?: PolicyDenial;
+  /** `stop` is for answers about the API server that outlasted their limit (no pod's fault). */
+  serverStop?: true;
   /** When (clock ms) keepGoing was last asked. */
   lastAsked: number;
 }

@@ -1,5 +1,6 @@
 // Draining: evicting this node's pods through the Eviction API, PDB-aware, bounded in time.
 import type { PolicyDenial } from '../kube/errors.js';
+import type { PodFailure } from '../node/quarantine.js';
 
 /** A pod the drain did not evict, and why. */
 export interface PodNote {
@@ -8,6 +9,8 @@ export interface PodNote {
   /** Its UID, when known (a pod recreated under the same name is another pod). */
   uid?: string;
   reason: string;
+  /** For a pod still there when the drain ended: which kind of failure kept it (none: never tried). */
+  failure?: PodFailure;
   /** The PDB that refused the eviction, when one did. */
   pdb?: string;
   /** Left by a drain rule (label or --drain-rules: `skip`), not by its kind (DaemonSet, mirror…). */
@@ -25,6 +28,12 @@ export interface DrainResult {
    * denied alike (the caller judges whether the agent's own policy did: a configuration error).
    */
   denied?: PolicyDenial;
+  /**
+   * The drain did not complete, and only for answers about the API server (every pending pod that
+   * failed failed with `api-server`): `the API server is failing: …`. Not the node's fault: the
+   * caller gives its slot back and waits, it does not quarantine it.
+   */
+  serverFailure?: string;
   /** namespace/name of pods evicted (or, with --drain-fallback delete, deleted) and gone, in order. */
   evicted: string[];
   /** Pods not evicted on purpose: DaemonSet-owned, mirror, terminal, not matching --drain-pod-selector, rule `skip`. */

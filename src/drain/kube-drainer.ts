@@ -11,29 +11,22 @@
 // delete, pods whose eviction is still refused when the timeout passes are deleted instead
 // (drain-fallback.ts), and waited for a bounded while. Pods seen deleting for longer than --skip-wait-for-delete-timeout are
 // not waited for: counted on our monotonic clock from when we first saw them deleting, not from their
-// deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once). Answers to an eviction, as kubectl drain treats them:
-// - 429 (a PodDisruptionBudget refused; or API throttling): retried after --eviction-retry-delay;
-// - 403 for a namespace being deleted: retried the same way, or waited for when the pod is deleting;
-// - 404: the pod is gone; 409 on the eviction's UID precondition: it is gone too, another pod took its
-//   name (never evicted in its place);
-// - denied by an admission policy: the drain stops at once (every retry would be denied alike), saying
-//   which policy (DrainResult.denied);
-// - anything else (e.g. the 500 kube-apiserver answers for a pod covered by two PDBs): retried at
-//   most MAX_EVICTION_ERRORS - 1 times, then the drain fails at once, naming the pod and the answer.
+// deletionTimestamp (the API server's clock: a node whose clock runs fast would skip them at once).
+// Answers to an eviction (eviction-answer.ts says which is which): about the pod or the request, as
+// kubectl drain treats them (a budget's 429 or a terminating namespace's 403: retried after
+// --eviction-retry-delay; 404, or 409 on the eviction's UID precondition: gone, never evicted in its
+// place; an admission policy's or webhook's denial: the drain stops at once; anything else, e.g. the
+// 500 of a pod under two PDBs: retried MAX_EVICTION_ERRORS - 1 times, then the drain fails naming the
+// pod and the answer). About the API server (issue 46: 5xx, a 429 of API Priority and Fairness, no
+// answer, a reset): judged by what the cluster shows, then retried with back-off until the deadline,
+// never counted against the pod (server-answers.ts; DrainResult.serverFailure when only they failed).
 // Eviction counters move as evictions happen (DrainHooks.onEviction), and the caller is asked between
 // rounds whether to go on (DrainHooks.keepGoing: the agent stops when its lock slot is gone).
 import { abortReason, type Clock } from '../clock/clock.js';
-import {
-  isConflict,
-  isNotFound,
-  isTooManyRequests,
-  policyDenial,
-  statusBody,
-  statusCode,
-  statusMessage,
-  type PolicyDenial,
-} from '../kube/errors.js';
+import { isConflict, policyDenial, statusMessage, webhookDenial } from '../kube/errors.js';
 import type { Kube, V1Pod } from '../kube/kube.js';
+import { evictionAnswer, pdbFromCause } from './eviction-answer.js';
+import { failureOf, serverAnswered, serverFailure } from './server-answers.js';
 import { settled, type Run, type Target } from './drain-target.js';
 import { waitSettled, type WaitOptions } from './drain-wait.js';
 import type { Logger } from '../log/logger.js';
@@ -71,15 +64,23 @@ export interface KubeDrainerOptions {
   pollMs?: number;
   /** How often at most DrainHooks.keepGoing is asked. Default KEEP_GOING_EVERY_MS. */
   keepGoingEveryMs?: number;
+  /** [0, 1) for the jitter of the back-off after answers about the API server. Default Math.random. */
+  random?: () => number;
+  /**
+   * Without --drain-timeout: how long an eviction may meet only answers about the API server before
+   * the drain ends (the node waits and tries again later). Default SERVER_FAILURE_LIMIT_MS
+   * (server-answers.ts).
+   */
+  serverFailureLimitMs?: number;
 }
 
-/** Attempts at evicting one pod when the answer is neither 429, 403 (terminating namespace) nor 404. */
+/**
+ * Answers about the pod or the request an eviction may get before the drain fails (not a budget's
+ * 429, a terminating namespace's 403, a 404, nor any answer about the API server).
+ */
 export const MAX_EVICTION_ERRORS = 3;
 /** DrainHooks.keepGoing is asked at most this often. */
 export const KEEP_GOING_EVERY_MS = 10_000;
-/** kube's Status cause of a 403 for a namespace being deleted (corev1.NamespaceTerminatingCause). */
-const NAMESPACE_TERMINATING = 'NamespaceTerminating';
-
 /** A pod of the plan as the drain tracks it (not yet started). */
 function targetOf(p: PlannedPod): Target {
   return {
@@ -104,14 +105,6 @@ function pendingReason(t: Target): string {
 /** Read through a call: a worker may have set it while this one awaited. */
 function stopReason(run: Run): string | undefined {
   return run.stop;
-}
-
-/** Is this a 403 for a namespace being deleted? */
-function namespaceTerminating(err: unknown): boolean {
-  return (
-    statusCode(err) === 403 &&
-    (statusBody(err)?.details?.causes ?? []).some((c) => c.reason === NAMESPACE_TERMINATING)
-  );
 }
 
 export class KubeDrainer implements Drainer {
@@ -169,7 +162,7 @@ export class KubeDrainer implements Drainer {
     const notes = invalid.map((p) => `${p.key}: ${p.reason}`);
     run.stop = `not draining: ${notes.join('; ')}`;
     // only the pods at fault are pending: the quarantine lifts when they change
-    const bad = invalid.map((p): Target => ({ ...targetOf(p), reason: p.reason }));
+    const bad = invalid.map((p): Target => ({ ...targetOf(p), reason: p.reason, failure: 'drain-label' }));
     this.o.log.warn('bad drain label', { node: this.o.nodeId, pods: notes, notEvicted: targets.length });
     return this.result(bad, skipped, run, started);
   }
@@ -221,17 +214,24 @@ export class KubeDrainer implements Drainer {
     const evicted = targets.filter((t) => t.state === 'gone').map((t) => t.key);
     const pending = targets
       .filter((t) => !settled(t))
-      .map((t): PodNote => ({
-        pod: t.key,
-        ...(t.uid === undefined ? {} : { uid: t.uid }),
-        reason: pendingReason(t),
-        ...(t.pdb === undefined ? {} : { pdb: t.pdb }),
-      }));
+      .map((t): PodNote => {
+        const failure = failureOf(t, run.stop !== undefined);
+        return {
+          pod: t.key,
+          ...(t.uid === undefined ? {} : { uid: t.uid }),
+          reason: pendingReason(t),
+          ...(failure === undefined ? {} : { failure }),
+          ...(t.pdb === undefined ? {} : { pdb: t.pdb }),
+        };
+      });
     const durationMs = this.o.clock.now().getTime() - started;
+    const ok = pending.length === 0 && run.stop === undefined;
+    const server = ok ? undefined : serverFailure(pending, run);
     const result: DrainResult = {
-      ok: pending.length === 0 && run.stop === undefined,
+      ok,
       ...(run.stop === undefined ? {} : { stopped: run.stop }),
       ...(run.denied === undefined ? {} : { denied: run.denied }),
+      ...(server === undefined ? {} : { serverFailure: server }),
       evicted,
       skipped,
       waited: targets.filter((t) => t.state === 'completed').map((t) => t.key),
@@ -278,18 +278,22 @@ export class KubeDrainer implements Drainer {
     await Promise.all(Array.from({ length: Math.max(1, this.o.parallelism ?? 5) }, worker));
   }
 
-  /** Evicts one pod, retrying refusals (and a few errors) after --eviction-retry-delay until the deadline. */
+  /**
+   * Evicts one pod, retrying refusals (and a few errors) after --eviction-retry-delay and answers
+   * about the API server after a back-off, until the deadline.
+   */
   private async evictOne(t: Target, run: Run): Promise<void> {
     for (;;) {
       run.signal?.throwIfAborted();
       if (!(await this.askToGoOn(run))) return;
-      if (await this.tryEvict(t, run)) return;
-      if (!(await this.sleepBefore(run, this.o.evictionRetryDelayMs))) return;
+      const again = await this.tryEvict(t, run);
+      if (again === undefined) return;
+      if (!(await this.sleepBefore(run, again))) return;
     }
   }
 
-  /** One eviction request; true when this pod needs no further attempts. */
-  private async tryEvict(t: Target, run: Run): Promise<boolean> {
+  /** One eviction request; the wait before the next attempt, or undefined when none is needed. */
+  private async tryEvict(t: Target, run: Run): Promise<number | undefined> {
     const namespace = t.pod.metadata?.namespace ?? 'default';
     const name = t.pod.metadata?.name ?? '';
     try {
@@ -299,33 +303,52 @@ export class KubeDrainer implements Drainer {
       return this.handleEvictionError(t, err, run);
     }
     this.count(run, 'evicted');
-    Object.assign(t, { state: 'evicted', reason: 'evicted, still terminating' });
-    return true;
+    Object.assign(t, { state: 'evicted', reason: 'evicted, still terminating', failure: undefined });
+    return undefined;
   }
 
-  /** Records an eviction failure; true when this pod needs no further eviction attempts. */
-  private async handleEvictionError(t: Target, err: unknown, run: Run): Promise<boolean> {
+  /** Records an eviction failure; the wait before the next attempt, or undefined when none is needed. */
+  private async handleEvictionError(t: Target, err: unknown, run: Run): Promise<number | undefined> {
     if (run.signal?.aborted === true) throw abortReason(run.signal);
-    if (isNotFound(err) || isConflict(err)) return this.gone(t, err);
-    if (isTooManyRequests(err)) return this.refused(t, err, run);
+    const answer = evictionAnswer(err);
+    if (answer === 'server') return this.serverFailed(t, err, run);
+    // an answer about the pod ends a run of the server's
+    t.serverSince = undefined;
+    t.serverErrors = 0;
+    if (answer === 'gone') {
+      this.gone(t, err);
+      return undefined;
+    }
+    if (answer === 'budget') return this.refused(t, err, run);
     this.count(run, 'failed');
-    const denied = policyDenial(err);
-    if (denied !== undefined) return this.deniedEviction(t, denied, run);
-    if (namespaceTerminating(err)) return this.terminatingNamespace(t, err);
+    if (answer === 'denied') {
+      this.deniedEviction(t, err, run);
+      return undefined;
+    }
+    if (answer === 'namespace-terminating') return this.terminatingNamespace(t, err);
     return this.failedEviction(t, err, run);
   }
 
   /** 429: a PodDisruptionBudget (named, or found) refused it for now: retried after the delay. */
-  private async refused(t: Target, err: unknown, run: Run): Promise<boolean> {
+  private async refused(t: Target, err: unknown, run: Run): Promise<number> {
     this.count(run, 'refused');
     const named = pdbFromCause(err);
     const pdb =
       named === undefined
         ? await this.matchingPdb(t.pod, run.signal)
         : `${t.pod.metadata?.namespace ?? ''}/${named}`;
-    Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}`, pdb });
+    const reason = `eviction refused: ${statusMessage(err)}`;
+    Object.assign(t, { state: 'refused', reason, pdb, failure: 'disruption-budget' });
     this.o.log.info('eviction refused by disruption budget', { node: this.o.nodeId, pod: t.key, pdb });
-    return false;
+    return this.o.evictionRetryDelayMs;
+  }
+
+  /** An answer about the API server (server-answers.ts): never counted against MAX_EVICTION_ERRORS. */
+  private async serverFailed(t: Target, err: unknown, run: Run): Promise<number | undefined> {
+    this.count(run, 'failed');
+    const o = this.o;
+    const context = { kube: o.kube, clock: o.clock, log: o.log, node: o.nodeId, random: o.random };
+    return serverAnswered(t, err, run, { ...context, limitMs: o.serverFailureLimitMs });
   }
 
   /**
@@ -333,46 +356,61 @@ export class KubeDrainer implements Drainer {
    * conflict an eviction of ours meets is that precondition: another pod took the name since the
    * drain listed it (a StatefulSet's), and it is not ours to evict; the one we meant is gone.
    */
-  private gone(t: Target, err: unknown): boolean {
+  private gone(t: Target, err: unknown): void {
     if (isConflict(err))
       this.o.log.info('pod replaced under its name: not evicted', { node: this.o.nodeId, pod: t.key });
-    Object.assign(t, { state: 'gone', reason: '' });
-    return true;
+    Object.assign(t, { state: 'gone', reason: '', failure: undefined });
   }
 
-  /** An admission policy denied the eviction: no retry would pass it, so the drain ends now. */
-  private deniedEviction(t: Target, denied: PolicyDenial, run: Run): boolean {
-    const reason = `eviction of ${t.key} denied by admission policy ${denied.policy}: ${denied.message}`;
-    Object.assign(t, { state: 'failed', reason });
-    this.o.log.warn('eviction denied by admission policy', { node: this.o.nodeId, pod: t.key, ...denied });
+  /**
+   * An admission policy or webhook denied the eviction: no retry would pass it, so the drain ends
+   * now (a policy's denial is kept: the caller judges whether it was the agent's own).
+   */
+  private deniedEviction(t: Target, err: unknown, run: Run): void {
+    const policy = policyDenial(err);
+    const webhook = webhookDenial(err);
+    const by =
+      policy !== undefined
+        ? `admission policy ${policy.policy}: ${policy.message}`
+        : `admission webhook ${webhook?.webhook ?? '?'}: ${webhook?.message ?? statusMessage(err)}`;
+    const reason = `eviction of ${t.key} denied by ${by}`;
+    Object.assign(t, { state: 'failed', reason, failure: 'eviction-denied' });
+    this.o.log.warn('eviction denied by admission', { node: this.o.nodeId, pod: t.key, by });
     run.stop ??= reason;
-    run.denied ??= denied;
-    return true;
+    if (policy !== undefined) run.denied ??= policy;
   }
 
   /** kubectl's rule: a deleting pod in a deleting namespace is waited for; another is retried. */
-  private terminatingNamespace(t: Target, err: unknown): boolean {
+  private terminatingNamespace(t: Target, err: unknown): number | undefined {
     if (t.pod.metadata?.deletionTimestamp !== undefined) {
-      Object.assign(t, { state: 'evicted', reason: 'deleting with its namespace' });
-      return true;
+      Object.assign(t, { state: 'evicted', reason: 'deleting with its namespace', failure: undefined });
+      return undefined;
     }
-    Object.assign(t, { state: 'refused', reason: `eviction refused: ${statusMessage(err)}` });
-    return false;
+    const reason = `eviction refused: ${statusMessage(err)}`;
+    Object.assign(t, { state: 'refused', reason, failure: 'namespace-terminating' });
+    return this.o.evictionRetryDelayMs;
   }
 
-  /** Any other answer: retried a few times, then the whole drain fails at once with this reason. */
-  private failedEviction(t: Target, err: unknown, run: Run): boolean {
+  /**
+   * Any other answer about the pod or the request: retried a few times, then the whole drain fails at
+   * once with this reason.
+   */
+  private failedEviction(t: Target, err: unknown, run: Run): number | undefined {
     t.errors++;
     const answer = statusMessage(err);
     this.o.log.warn('eviction failed', { node: this.o.nodeId, pod: t.key, attempt: t.errors, error: answer });
     if (t.errors < MAX_EVICTION_ERRORS) {
-      Object.assign(t, { state: 'failed', reason: `eviction failed: ${answer}` });
-      return false;
+      Object.assign(t, {
+        state: 'failed',
+        reason: `eviction failed: ${answer}`,
+        failure: 'eviction-rejected',
+      });
+      return this.o.evictionRetryDelayMs;
     }
     const reason = `eviction of ${t.key} failed ${t.errors} times: ${answer}`;
-    Object.assign(t, { state: 'failed', reason });
+    Object.assign(t, { state: 'failed', reason, failure: 'eviction-rejected' });
     run.stop ??= reason;
-    return true;
+    return undefined;
   }
 
   /**
@@ -404,18 +442,4 @@ export class KubeDrainer implements Drainer {
   private async matchingPdb(pod: V1Pod, signal?: AbortSignal): Promise<string | undefined> {
     return (await coveringBudgets(this.o.kube, pod, signal))[0];
   }
-}
-
-/**
- * The PDB named in a 429's causes: kube-apiserver says `Cannot evict pod as it would violate the
- * pod's disruption budget.` with a DisruptionBudget cause `The disruption budget <name> needs …`.
- */
-export function pdbFromCause(err: unknown): string | undefined {
-  const causes = statusBody(err)?.details?.causes ?? [];
-  for (const cause of causes) {
-    if (cause.reason !== 'DisruptionBudget') continue;
-    const m = /disruption budget (\S+)/i.exec(cause.message ?? '');
-    if (m?.[1] !== undefined) return m[1];
-  }
-  return undefined;
 }

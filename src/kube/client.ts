@@ -12,7 +12,7 @@ import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
 import type {
@@ -45,6 +45,8 @@ export interface ConnectOptions extends KubeConfigSource {
   random?: () => number;
   /** Times the waits between read retries. Default the system clock. */
   clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
 }
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
@@ -105,7 +107,7 @@ export class ClientNodeKube implements Kube {
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock' | 'exchange'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -117,6 +119,7 @@ export class ClientNodeKube implements Kube {
         watchGraceMs: options.watchGraceMs,
         health: this.health,
         serverTime: this.serverTime,
+        exchange: options.exchange,
       });
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? new SystemClock();
@@ -216,17 +219,19 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, query: { ...options }, signal });
   }
 
+  /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
   dryRunEviction(
     namespace: string,
     name: string,
     options: EvictionOptions,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.postEviction(evictionBody(namespace, name, options, true), signal);
+    return this.postEviction(evictionBody(namespace, name, options, true), signal, true);
   }
 
+  /** Sent once: the drain judges a failed eviction by what the cluster then shows (kube-drainer.ts). */
   evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
-    return this.postEviction(evictionBody(namespace, name, options, false), signal);
+    return this.postEviction(evictionBody(namespace, name, options, false), signal, false);
   }
 
   async deletePod(
@@ -242,15 +247,20 @@ export class ClientNodeKube implements Kube {
   }
 
   /** POSTs a policy/v1 Eviction of the pod; a dry run says so in the query too, as kubectl does. */
-  private async postEviction(body: EvictionBody, signal?: AbortSignal): Promise<void> {
+  private async postEviction(
+    body: EvictionBody,
+    signal: AbortSignal | undefined,
+    again: boolean,
+  ): Promise<void> {
     const { namespace, name } = body.metadata;
-    await this.http.json({
+    const req: KubeRequest = {
       method: 'POST',
       path: `/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/eviction`,
       ...(body.deleteOptions?.dryRun === undefined ? {} : { query: { dryRun: 'All' } }),
       body,
       signal,
-    });
+    };
+    await (again ? this.retried(req) : this.http.json(req));
   }
 
   listPodDisruptionBudgets(
@@ -380,13 +390,16 @@ export class ClientNodeKube implements Kube {
   }
 
   /**
-   * A request that is safe to send again, sent again inside the call when the server answers 429
-   * or 5xx (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
+   * A request that is safe to send again, sent again inside the call when the answer is about the
+   * server (isRetryableRead: 5xx but the 500 of a pod under two budgets, a 429 of API Priority and
+   * Fairness, a reset connection; not a PodDisruptionBudget's 429, a denial, or a call past its
+   * deadline) (READ_ATTEMPTS in all, jittered backoff, the server's Retry-After honoured up to
    * RETRY_AFTER_CAP_MS), as client-go does; one overloaded moment should not cost a whole tick.
-   * Safe: a GET or LIST; and every PATCH we send, because each is a merge patch (the same patch
-   * twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's leading `test`:
-   * a repeat of one that was committed before the error answers 409/422, and the caller re-reads
-   * and finds its change made). POSTs (an Event, an eviction) are not repeated here.
+   * Safe: a GET or LIST; a dry-run eviction; and every PATCH we send, because each is a merge patch
+   * (the same patch twice leaves the same object) or guarded (by resourceVersion, or a JSON patch's
+   * leading `test`: a repeat of one that was committed before the error answers 409/422, and the
+   * caller re-reads and finds its change made). Other POSTs (an Event, an eviction) are not
+   * repeated here.
    */
   private retried<T>(req: KubeRequest): Promise<T> {
     return retry(() => this.http.json<T>(req), {

@@ -36,8 +36,6 @@ export interface FleetAsk {
   controlPlane: boolean;
   /** It could take a slot now by the lock's entries and the queue. */
   goes: boolean;
-  /** The coordinator gave it its turn (the coordinator has judged the order: workers first). */
-  turn: boolean;
   /** The nodes the DaemonSet runs on (LockState.matching), when known. */
   matching?: number;
   /** This node's wave (LockMetadata.wave), when it is in one. */
@@ -164,7 +162,6 @@ export class FleetQuestions {
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
-      turn: turn?.kind === 'turn',
       ...(at.matching === undefined ? {} : { matching: at.matching }),
       ...(metadata.wave === undefined ? {} : { wave: metadata.wave }),
       slots,
@@ -192,7 +189,8 @@ export class FleetQuestions {
   private censusAsk(ask: FleetAsk): CensusAsk | undefined {
     if (!ask.goes) return undefined;
     const o = this.o;
-    const workers = ask.controlPlane && o.controlPlaneLast === true && !ask.turn;
+    // judged by the node itself, turn or not: a forged turn must not send the control plane first
+    const workers = ask.controlPlane && o.controlPlaneLast === true;
     if (!this.gated && !workers) return undefined;
     return {
       ...this.groupAsk(ask),
@@ -310,7 +308,7 @@ export class FleetQuestions {
   ): Promise<ControlPlaneQuestion> {
     const peers = ask.goes ? await this.peers(signal) : [];
     const workers = census?.workers;
-    const judged = this.o.controlPlaneLast === true && !ask.turn && workers !== undefined;
+    const judged = this.o.controlPlaneLast === true && workers !== undefined;
     return { peers, workersAhead: judged ? workersAhead(workers, ask.matching) : undefined };
   }
 

@@ -1,9 +1,11 @@
 // Quarantine: a node whose drain failed (a pod stuck terminating, a budget that never allows) gives
 // its slot back and is passed over, so that one undrainable node does not hold the fleet back (AKS
 // cordons such a node and labels it Quarantined). The label says that it is; the annotation says
-// since when and which pods stopped the drain. It holds until those pods change (one of them gone
-// or replaced) or --quarantine-retry passes, and goes at the end of the node's next successful
-// cycle (or once no reboot is needed any more). An operator who removes the label releases it.
+// since when, which kind of failure and which pods stopped the drain. It holds until those pods
+// change (one of them gone or replaced) or --quarantine-retry passes, and goes at the end of the
+// node's next successful cycle (or once no reboot is needed any more). An operator who removes the
+// label releases it. Only a failure about the node's pods or the request quarantines: a drain that
+// met only answers about the API server (issue 46) gives its slot back and waits instead.
 import type { NodeState, NodeWrite } from './node.js';
 import { shortDuration } from '../text/duration.js';
 
@@ -13,6 +15,58 @@ export const QUARANTINE_LABEL = 'kured-ts.dev/quarantined';
 export const QUARANTINE_VALUE = 'drain-failed';
 /** The record: QuarantineRecord as JSON. */
 export const QUARANTINE_ANNOTATION = 'kured-ts.dev/quarantine';
+
+/**
+ * Why the drain did not get a pod off the node, by kind. Each but `api-server` is about the pod or
+ * the request (the same eviction would meet it again) and quarantines the node:
+ * - `eviction-denied`: an admission webhook or policy denied the eviction (no retry would pass it);
+ * - `eviction-rejected`: the eviction was answered about the pod or the request (400, 403, 422, the
+ *   500 of a pod under two PodDisruptionBudgets) as often as the drain allows;
+ * - `disruption-budget`: a PodDisruptionBudget refused its eviction until --drain-timeout;
+ * - `namespace-terminating`: its namespace, being deleted, refused its eviction until --drain-timeout;
+ * - `still-terminating`: evicted, but still there at --drain-timeout (past its grace);
+ * - `not-completed`: drain rule wait-completed, not completed at --drain-timeout;
+ * - `drain-label`: its drain label is not understood;
+ * - `api-server`: its eviction met only answers about the API server (5xx, 429 of API Priority and
+ *   Fairness, no answer, a reset connection) until the deadline: never the node's fault.
+ */
+export type PodFailure =
+  | 'eviction-denied'
+  | 'eviction-rejected'
+  | 'disruption-budget'
+  | 'namespace-terminating'
+  | 'still-terminating'
+  | 'not-completed'
+  | 'drain-label'
+  | 'api-server';
+
+/**
+ * Which kind of failure put the node in quarantine: a pod's (PodFailure, never `api-server`), or
+ * `hold-timeout`: the hold after the drain (--hold-after-drain-annotation) outlasted --hold-timeout.
+ */
+export type QuarantineKind = Exclude<PodFailure, 'api-server'> | 'hold-timeout';
+
+/** Each kind in a few words, for status, check, the outcome and the Event: first the worst. */
+export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
+  'drain-label': 'a drain label not understood',
+  'eviction-denied': 'an eviction denied by admission',
+  'eviction-rejected': 'an eviction rejected for the pod',
+  'disruption-budget': 'a PodDisruptionBudget that allowed no eviction',
+  'namespace-terminating': 'a namespace being deleted',
+  'still-terminating': 'a pod still terminating',
+  'not-completed': 'a pod not completed',
+  'hold-timeout': 'a hold past --hold-timeout',
+};
+
+/** The kind a quarantine records for these pod failures: the first of QUARANTINE_KINDS among them. */
+export function quarantineKindOf(failures: readonly (PodFailure | undefined)[]): QuarantineKind | undefined {
+  return (Object.keys(QUARANTINE_KINDS) as QuarantineKind[]).find((k) => failures.includes(k as PodFailure));
+}
+
+/** Is `value` a QuarantineKind (as read back from the annotation)? */
+function isQuarantineKind(value: unknown): value is QuarantineKind {
+  return typeof value === 'string' && Object.hasOwn(QUARANTINE_KINDS, value);
+}
 
 /** A pod that stopped the drain. */
 export interface QuarantinedPod {
@@ -26,6 +80,8 @@ export interface QuarantinedPod {
 export interface QuarantineRecord {
   /** RFC 3339 time the agent quarantined the node (on its own clock; only its own clock reads it). */
   since: string;
+  /** Which kind of failure put it there; absent in a record written before kured-ts said so. */
+  kind?: QuarantineKind;
   /** The pods that stopped the drain. */
   pods: QuarantinedPod[];
   /** The node stays cordoned by us (--quarantine-cordon): lifted with the quarantine, or by its next cycle. */
@@ -70,6 +126,7 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
       : [];
     return {
       since: v.since,
+      ...(isQuarantineKind(v.kind) ? { kind: v.kind } : {}),
       pods,
       cordoned: v.cordoned === true,
       ...(holdKeys.length > 0 ? { holdKeys } : {}),
@@ -163,7 +220,15 @@ export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
     };
   }
   const retry = f.retryMs > 0 ? ` or at ${new Date(until).toISOString()}` : '';
-  return { held: true, reason: `quarantined since ${record.since}: ${cause.holds}${retry}` };
+  return {
+    held: true,
+    reason: `quarantined since ${record.since}${kindWords(record)}: ${cause.holds}${retry}`,
+  };
+}
+
+/** ` for <the kind in words>`, or nothing for a record that does not say. */
+export function kindWords(record: Pick<QuarantineRecord, 'kind'>): string {
+  return record.kind === undefined ? '' : ` for ${QUARANTINE_KINDS[record.kind]}`;
 }
 
 /**

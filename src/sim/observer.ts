@@ -17,6 +17,7 @@ import { quorumGaps, workerAhead } from './control-plane-checks.js';
 import { DrainOrderCheck } from './drain-order-checks.js';
 import { HELD_BACK, blockedGroup } from './blocked-group.js';
 import { lockHolders } from './lock-holders.js';
+import { unavailableExcess } from './unavailable-checks.js';
 
 /** One broken invariant, when and where. */
 export interface Violation {
@@ -36,6 +37,7 @@ export interface Violation {
     | 'lock-left'
     | 'too-many-down'
     | 'too-many-in-group'
+    | 'unavailable-exceeded'
     | 'write-denied-by-policy'
     | 'control-plane-concurrent'
     | 'control-plane-without-quorum'
@@ -63,6 +65,8 @@ export interface ObserverOptions {
   taintKey: string;
   /** The agents' --control-plane-last (default true): checked as an invariant only when on. */
   controlPlaneLast?: boolean;
+  /** The agents' --count-unavailable: unavailable nodes take slots (unavailable-checks.ts). Default false. */
+  countUnavailable?: boolean;
 }
 
 /** Per-node timeline facts for the report. */
@@ -392,13 +396,16 @@ export class Observer {
         'reboot-undrained',
         `pods still on the node: ${left.map((p) => p.metadata.name).join(', ')}`,
       );
-    this.checkQuorum(name);
+    this.checkCapacity(name);
   }
 
-  /** A control-plane node reboots only while every other one, and its etcd member, is Ready. */
-  private checkQuorum(name: string): void {
+  /** Quorum (control-plane-checks.ts); under --count-unavailable, the limits (unavailable-checks.ts). */
+  private checkCapacity(name: string): void {
     for (const detail of quorumGaps(this.cluster, name))
       this.violate(name, 'control-plane-without-quorum', detail);
+    if (this.options.countUnavailable !== true || !this.holding(name)) return;
+    for (const detail of unavailableExcess(this.cluster, name, this.slots(), this.options))
+      this.violate(name, 'unavailable-exceeded', detail);
   }
 
   private finalNodeChecks(node: SimNode): void {

@@ -166,6 +166,24 @@ function holdRows(r: SimulationResult): string[] {
   ];
 }
 
+/** simulate --coordinator-thief: what it wrote, and when it acted. */
+function thiefRows(r: SimulationResult): string[] {
+  const t = r.coordinatorThief;
+  if (t === undefined) return [];
+  return [
+    row(
+      'coordinator thief',
+      `${t.leaseWrites} Lease writes, ${t.turnsWritten} turns written (from +${shortDuration(t.fromMs)} for ${shortDuration(t.forMs)}${t.stopped ? '' : ', cut short by the end of the wave'})`,
+    ),
+  ];
+}
+
+/** Accepted, refused by a PDB, and (when any) failed on the API server (--eviction-errors). */
+function evictionsText(e: SimulationResult['evictions']): string {
+  const failed = e.failed > 0 ? `, ${e.failed} answered 5xx by the API server` : '';
+  return `${e.accepted} accepted, ${e.refused} refused by a PDB${failed}`;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -191,7 +209,8 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     ...(r.lockWipes > 0
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
-    row('evictions', `${r.evictions.accepted} accepted, ${r.evictions.refused} refused by a PDB`),
+    ...thiefRows(r),
+    row('evictions', evictionsText(r.evictions)),
     row(
       'pods evicted more than once',
       `${r.evictedMoreThanOnce} (placements onto nodes still to reboot: ${r.placementsOnPendingNodes})`,

@@ -1,9 +1,10 @@
 // Small pieces of a simulation run that need none of its state (simulation.ts runs it).
+import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { simAgentPolicies } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
-import type { Observer } from './observer.js';
+import type { Observer, Violation } from './observer.js';
 import type { NodeResult, SimulationOptions } from './simulation-types.js';
 
 /** Mean time from reboot required to lock taken, over the nodes that took the lock. */
@@ -20,6 +21,20 @@ export function admissionFor(options: SimulationOptions): CelAdmission | undefin
   const admission = new CelAdmission(options.admissionPolicies ?? simAgentPolicies(options.agent));
   admission.onReview = options.onAdmission;
   return admission;
+}
+
+/** Every agent write the admission policy denied, as an invariant violation at `atMs`. */
+export function denialViolations(admission: CelAdmission | undefined, atMs: number): Violation[] {
+  return (admission?.denials ?? []).map((d) => {
+    const a = d.attributes;
+    const resource = a.subResource === '' ? a.resource.resource : `${a.resource.resource}/${a.subResource}`;
+    return {
+      atMs,
+      node: a.userInfo.extra[NODE_NAME_EXTRA]?.[0] ?? '?',
+      rule: 'write-denied-by-policy',
+      detail: `${a.operation} ${resource} ${a.name}: ${d.denied ?? ''}`,
+    };
+  });
 }
 
 /** Per node: its reboots, its work and when it held a slot. */
@@ -49,13 +64,21 @@ export function nodeResults(
     };
   });
 }
-/** The drain's evictions the server answered: accepted, or refused by a PDB (dry runs count for nothing). */
-export function countEvictions(requests: SimServer['requests']): { accepted: number; refused: number } {
-  const evictions = { accepted: 0, refused: 0 };
+/**
+ * The drain's evictions the server answered: accepted, refused by a PDB, or failed with a 5xx (the
+ * server's failure, committed or not: --eviction-errors). Dry runs count for nothing.
+ */
+export function countEvictions(requests: SimServer['requests']): {
+  accepted: number;
+  refused: number;
+  failed: number;
+} {
+  const evictions = { accepted: 0, refused: 0, failed: 0 };
   for (const r of requests) {
     if (r.method !== 'POST' || !r.path.endsWith('/eviction') || r.query.dryRun === 'All') continue;
     if (r.status === 201) evictions.accepted++;
     else if (r.status === 429) evictions.refused++;
+    else if (r.status >= 500) evictions.failed++;
   }
   return evictions;
 }

@@ -3,6 +3,7 @@ import type { WaveResult } from './wave-report.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
+import type { ThiefSettings, ThiefStats } from './coordinator-thief.js';
 import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
@@ -55,8 +56,11 @@ export interface SimulationOptions {
    * `admission` on every HTTP write when given.
    */
   startServer: (clock: Clock, admission?: Admission) => Promise<SimServer>;
-  /** Builds the HTTP client for the server (simulate uses connectSimKube). */
-  connect: (url: string) => SimKube;
+  /**
+   * Builds the client of the server: simulate's over HTTP (connectSimKube), the scenario tests' in
+   * memory (memorySimKube).
+   */
+  connect: (server: SimServer) => SimKube;
   /**
    * Send every agent write through kured-ts's admission policy (as the chart installs it), each
    * agent with its own identity; a denied write is an invariant violation. Default true.
@@ -109,6 +113,11 @@ export interface SimulationOptions {
   fleetLock?: FleetLockTuning;
   /** A simulated external worker holds each node after its drain (src/sim/hold-worker.ts); none without. */
   holdWorker?: HoldWorkerSettings;
+  /**
+   * A thief with the coordinator's token hijacks its Lease and gives turns from `fromMs` for `forMs`
+   * (src/sim/coordinator-thief.ts), bypassing admission; none without.
+   */
+  coordinatorThief?: ThiefSettings;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -189,9 +198,12 @@ export interface SimulationResult {
   autoscalerRemovals: Removal[] | undefined;
   /** What the simulated hold worker did (simulate --hold-worker); undefined without it. */
   holdWorker: HoldWorkerStats | undefined;
+  /** What the coordinator thief wrote (simulate --coordinator-thief); undefined without it. */
+  coordinatorThief: ThiefStats | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
-  evictions: { accepted: number; refused: number };
+  /** The drain's evictions: accepted, refused by a PDB, failed with a 5xx (the server's). */
+  evictions: { accepted: number; refused: number; failed: number };
   /** Replicas (workload slots) whose pods were evicted more than once. */
   evictedMoreThanOnce: number;
   podEvictions: number;

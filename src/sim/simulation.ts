@@ -10,7 +10,6 @@ import {
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
-import { NODE_NAME_EXTRA } from '../admission/agent-policy.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
@@ -33,7 +32,8 @@ import {
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
 import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
-import { admissionFor, countEvictions, meanPrep, nodeResults } from './simulation-parts.js';
+import { admissionFor, countEvictions, denialViolations, meanPrep, nodeResults } from './simulation-parts.js';
+import { SimCoordinatorThief } from './coordinator-thief.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
 
@@ -111,6 +111,8 @@ export class Simulation {
   private readonly autoscaler: SimAutoscaler | undefined;
   /** simulate --hold-worker; undefined without it. */
   private readonly holdWorker: SimHoldWorker | undefined;
+  /** simulate --coordinator-thief; undefined without it. */
+  private readonly thief: SimCoordinatorThief | undefined;
   /** The run is over: periodic actors stop rescheduling. */
   private finished = false;
 
@@ -128,10 +130,11 @@ export class Simulation {
       lockAnnotation: LOCK_ANNOTATION,
       taintKey: options.agent.taint,
       controlPlaneLast: options.agent.overrides?.controlPlaneLast ?? true,
+      countUnavailable: simAgentConfig('', options.agent).countUnavailable,
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new WatchFeed(server);
-    const client = options.connect(server.url);
+    const client = options.connect(server);
     this.coordinators = new SimCoordinators({
       time,
       options,
@@ -147,6 +150,8 @@ export class Simulation {
       ...this.operatorContext(),
       holders: () => this.observer.holders,
     });
+    const thief = options.coordinatorThief;
+    this.thief = thief === undefined ? undefined : new SimCoordinatorThief(this.operatorContext(), thief);
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -211,24 +216,10 @@ export class Simulation {
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
     excuseFailedNodes(this.observer.violations, this.cluster);
-    this.reportDenials();
+    this.observer.violations.push(...denialViolations(this.admission, this.time.nowMs() - this.startMs));
     this.observer.stop();
     this.closeInner();
     return this.result(stop, doneAt, wallStart);
-  }
-
-  /** Every agent write the admission policy denied is an invariant violation. */
-  private reportDenials(): void {
-    for (const d of this.admission?.denials ?? []) {
-      const a = d.attributes;
-      const resource = a.subResource === '' ? a.resource.resource : `${a.resource.resource}/${a.subResource}`;
-      this.observer.violations.push({
-        atMs: this.time.nowMs() - this.startMs,
-        node: a.userInfo.extra[NODE_NAME_EXTRA]?.[0] ?? '?',
-        rule: 'write-denied-by-policy',
-        detail: `${a.operation} ${resource} ${a.name}: ${d.denied ?? ''}`,
-      });
-    }
   }
 
   /** Runs `act` every `every` virtual ms from the start while the wave goes on (0 = never). */
@@ -269,6 +260,7 @@ export class Simulation {
   private startOperators(): void {
     writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
     this.holdWorker?.start();
+    this.thief?.start();
     if (!this.autoscaler) return;
     const guarded = this.options.agent.overrides?.autoscalerProtection !== false;
     runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
@@ -424,6 +416,7 @@ export class Simulation {
       wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
+      coordinatorThief: this.thief?.stats(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

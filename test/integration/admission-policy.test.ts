@@ -55,14 +55,10 @@ import {
   type ReviewRecord,
 } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import {
-  DEFAULT_SIMULATE_OPTIONS,
-  simulate,
-  simulationOptions,
-  type SimulateOptions,
-} from '../../src/cli/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import type { Config } from '../../src/config/config.js';
 import { runSimulation } from '../../src/sim/simulation.js';
+import { memorySimulationOptions, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -163,7 +159,7 @@ function lease(name: string, holder: string, namespace = 'kube-system'): V1Lease
   };
 }
 
-const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
+const admin = (): ClientNodeKube => server.kubeInMemory();
 
 function as(identity: Identity): Kube {
   return admin().impersonating(identity);
@@ -1027,33 +1023,37 @@ describe("only the coordinator writes its Lease: every other user's create and u
 });
 
 describe('the agents of a simulated wave through the policy', () => {
-  it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
-    const records: ReviewRecord[] = [];
-    const options = simulationOptions({
-      ...DEFAULT_SIMULATE_OPTIONS,
-      nodes: 6,
-      concurrency: 2,
-      zones: 2,
-      groupConcurrency: 1,
-      approveEveryMs: 600_000,
-      seed: 5,
-    });
-    options.onAdmission = (r) => records.push(r);
-    const result = await runSimulation(options);
-    expect(result.violations).toEqual([]);
-    expect(result.rebooted).toBe(6);
-    expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
-    const kinds = new Set(
-      records.map(
-        (r) =>
-          `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
-      ),
-    );
-    expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
-    for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
-      expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
-    expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
-  });
+  it(
+    'admits every write of a full wave with every fleet policy on, and the writes cover the cycle',
+    async () => {
+      const records: ReviewRecord[] = [];
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 6,
+        concurrency: 2,
+        zones: 2,
+        groupConcurrency: 1,
+        approveEveryMs: 600_000,
+        seed: 5,
+      });
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(6);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      const kinds = new Set(
+        records.map(
+          (r) =>
+            `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
+        ),
+      );
+      expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
+      for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
+        expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
+      expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
   // Every chart value that changes what the policy admits, each in a wave of its own: the policy is
   // rendered from the agents' configuration, and every request of theirs must pass it (issue 47: with
@@ -1079,7 +1079,13 @@ describe('the agents of a simulated wave through the policy', () => {
     'admits every write of a wave with %s, and the wave completes',
     async (_name, agent, over) => {
       const records: ReviewRecord[] = [];
-      const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 7, ...over, agent });
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 3,
+        seed: 7,
+        ...over,
+        agent,
+      });
       // a budget that never allows a disruption blocks the pre-flight for good: only the fallback drains
       if (agent.drainFallback === 'delete') options.agent.blockOnPdb = false;
       // a wave whose every pre-flight is denied never ends: bounded, it ends with what it did
@@ -1095,39 +1101,47 @@ describe('the agents of a simulated wave through the policy', () => {
       expect(writes.has('CREATE pods')).toBe(true); // evictions: pods/eviction, judged as pods
       if (agent.drainFallback === 'delete') expect(writes.has('DELETE pods')).toBe(true);
     },
-    120_000,
+    SIMULATION_TIMEOUT_MS,
   );
 
-  it('reports a write the policy denies as an invariant violation', async () => {
-    // A policy that allows the agents no status annotation: their first status write is denied.
-    const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
-    const policies = boundAgentPolicies(
-      agentPolicyParams(
-        { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
-        { serviceAccount: SA },
-      ),
-    );
-    options.admissionPolicies = policies.map((p) => ({
-      ...p,
-      spec: {
-        ...p.spec,
-        validations: p.spec.validations.map((v) => ({
-          ...v,
-          expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
-        })),
-      },
-    }));
-    options.limitMs = 3_600_000;
-    const result = await runSimulation(options);
-    expect(result.admission?.denied).toBeGreaterThan(0);
-    expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
-  });
+  it(
+    'reports a write the policy denies as an invariant violation',
+    async () => {
+      // A policy that allows the agents no status annotation: their first status write is denied.
+      const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+      const policies = boundAgentPolicies(
+        agentPolicyParams(
+          { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
+          { serviceAccount: SA },
+        ),
+      );
+      options.admissionPolicies = policies.map((p) => ({
+        ...p,
+        spec: {
+          ...p.spec,
+          validations: p.spec.validations.map((v) => ({
+            ...v,
+            expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
+          })),
+        },
+      }));
+      options.limitMs = 3_600_000;
+      const result = await runSimulation(options);
+      expect(result.admission?.denied).toBeGreaterThan(0);
+      expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
-  it('is on in kured-ts simulate by default', async () => {
-    const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
-    expect(r.admission?.denied).toBe(0);
-    expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
-  });
+  it(
+    'is on in kured-ts simulate by default',
+    async () => {
+      const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
+      expect(r.admission?.denied).toBe(0);
+      expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 });
 
 describe('the policy is written for kube-apiserver', () => {

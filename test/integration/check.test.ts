@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { evaluateCheck, runCheck, type CheckConfig, type CheckIo } from '../../src/cli/check.js';
 import type { CheckReport } from '../../src/cli/check-report.js';
 import { registerCheck } from '../../src/cli/check-command.js';
-import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { parseDrainRules } from '../../src/config/drain-rules.js';
@@ -129,7 +129,7 @@ beforeEach(async () => {
   out = [];
   errs = [];
   io = {
-    kube: new ClientNodeKube(api.kubeConfig()),
+    kube: api.kubeInMemory(),
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
     clock: new FakeClock('2026-01-05T10:00:00Z'),
@@ -585,7 +585,7 @@ describe('check as registered with commander', () => {
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       exit: (c) => (code = c),
-      connect: () => new ClientNodeKube(api.kubeConfig()),
+      connect: () => api.kubeInMemory(),
       clock: io.clock,
     });
     await program.parseAsync(['check', '--node', 'n1', '--ds-name', 'ds', '--block-on-pdb=false'], {
@@ -609,7 +609,7 @@ describe('check as registered with commander', () => {
         out: (l) => out.push(l),
         err: (l) => errs.push(l),
         exit: (c) => (code = c),
-        connect: () => new ClientNodeKube(api.kubeConfig()),
+        connect: () => api.kubeInMemory(),
         clock: io.clock,
       });
       await program.parseAsync(args, { from: 'user' });
@@ -629,7 +629,7 @@ describe('check as registered with commander', () => {
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       exit: (c) => (code = c),
-      connect: () => new ClientNodeKube(api.kubeConfig()),
+      connect: () => api.kubeInMemory(),
       clock: io.clock,
     });
     await program.parseAsync(['check', '--node', 'n1', '--lock-ttl', 'soon'], { from: 'user' });

@@ -25,7 +25,7 @@ async function start(
   options: FakeApiServerOptions = {},
 ): Promise<{ server: FakeApiServer; kube: ClientNodeKube }> {
   server = await startClusterApiServer(options);
-  return { server, kube: new ClientNodeKube(server.kubeConfig()) };
+  return { server, kube: server.kubeInMemory() };
 }
 
 interface PodSpec {
@@ -197,7 +197,9 @@ describe('KubeDrainer', () => {
     const { server: s, kube } = await start();
     s.create('pods', pod({ name: 'web-1', labels: { app: 'web' } }));
     s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
-    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 429, 1);
+    // kube's words for a budget's refusal, without the cause that names the budget
+    const message = "Cannot evict pod as it would violate the pod's disruption budget.";
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 429, 1, { message });
     const result = await drainer(kube, { evictionRetryDelayMs: 100, timeoutMs: 50 }).drain();
     expect(result.pending).toEqual([
       expect.objectContaining({ pod: 'default/web-1', pdb: 'default/web-pdb' }),
@@ -235,7 +237,7 @@ describe('KubeDrainer', () => {
   it('retries a failed eviction after the delay and counts the failure', async () => {
     const { server: s, kube } = await start();
     s.create('pods', pod({ name: 'flaky' }));
-    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 500, 2);
+    s.injectFailure({ method: 'POST', pathIncludes: '/eviction' }, 422, 2);
     const result = await drainer(kube, { evictionRetryDelayMs: 50 }).drain();
     expect(result).toMatchObject({
       ok: true,
@@ -244,15 +246,15 @@ describe('KubeDrainer', () => {
     });
   });
 
-  it('fails the drain after three answers other than 429, 403 or 404, naming the pod and the answer, whatever --drain-timeout says', async () => {
+  it('fails the drain after three answers about the pod or the request, naming the pod and the answer, whatever --drain-timeout says', async () => {
     const { server: s, kube } = await start();
     s.create('pods', pod({ name: 'broken' }));
     s.create('pods', pod({ name: 'fine' }));
-    s.injectFailure({ method: 'POST', pathIncludes: '/pods/broken/eviction' }, 500, 100);
+    s.injectFailure({ method: 'POST', pathIncludes: '/pods/broken/eviction' }, 422, 100);
     const result = await drainer(kube, { evictionRetryDelayMs: 50, timeoutMs: 0 }).drain();
     expect(result.ok).toBe(false);
     expect(result.stopped).toContain('eviction of default/broken failed 3 times');
-    expect(result.stopped).toContain('(500)');
+    expect(result.stopped).toContain('(422)');
     expect(evictionRequests(s, 'broken')).toHaveLength(3);
     expect(result.requests.failed).toBe(3);
   });

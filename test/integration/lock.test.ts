@@ -28,7 +28,7 @@ let log: MemoryLogger;
 
 beforeEach(async () => {
   server = await startClusterApiServer();
-  ({ kube, counts } = countedKube(new ClientNodeKube(server.kubeConfig())));
+  ({ kube, counts } = countedKube(server.kubeInMemory()));
   log = new MemoryLogger();
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 20; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });

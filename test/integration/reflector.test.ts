@@ -107,14 +107,33 @@ function touch(name: string, value: string): void {
   server.update('nodes', node);
 }
 
+/** A reflector of every Node on a fake clock, running, watching: what it keeps, and how to stop it. */
+async function followingNodes(extra: { silenceMs?: number } = {}): Promise<{
+  clock: FakeClock;
+  reflector: Reflector<V1Node>;
+  kept: ReturnType<typeof keeper<V1Node>>;
+  stop: () => Promise<void>;
+}> {
+  const clock = new FakeClock();
+  const reflector = reflectorOf(nodesListWatch(kube), clock, extra);
+  const kept = keeper<V1Node>();
+  const controller = new AbortController();
+  const done = reflector.run(kept, controller.signal);
+  await until(() => requests(true) === 1, 'it watches');
+  return {
+    clock,
+    reflector,
+    kept,
+    stop: async () => {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
 describe('Reflector', () => {
   it('lists, then keeps every change it is told of by its watch', async () => {
-    const clock = new FakeClock();
-    const reflector = reflectorOf(nodesListWatch(kube), clock);
-    const kept = keeper<V1Node>();
-    const controller = new AbortController();
-    const done = reflector.run(kept, controller.signal);
-    await until(() => requests(true) === 1, 'it watches');
+    const { reflector, kept, stop } = await followingNodes();
     expect([...kept.objects.keys()].sort()).toEqual(['n1', 'n2']);
     expect(reflector.synced).toBe(true);
     server.create('nodes', readyNode('n3'));
@@ -123,8 +142,7 @@ describe('Reflector', () => {
     await until(() => kept.objects.get('n2')?.metadata?.annotations?.touched === 'x', 'the change arrives');
     expect([...kept.objects.keys()].sort()).toEqual(['n2', 'n3']);
     expect(kept.lists).toBe(1);
-    controller.abort();
-    await done;
+    await stop();
   });
 
   it('backs off exponentially, up to 30 s, while the API server refuses watches (429)', async () => {
@@ -168,12 +186,7 @@ describe('Reflector', () => {
   });
 
   it('watches again at once, from where it was, after a healthy watch that the server ended', async () => {
-    const clock = new FakeClock();
-    const reflector = reflectorOf(nodesListWatch(kube), clock);
-    const kept = keeper<V1Node>();
-    const controller = new AbortController();
-    const done = reflector.run(kept, controller.signal);
-    await until(() => requests(true) === 1, 'it watches');
+    const { reflector, kept, stop } = await followingNodes();
     touch('n1', 'a'); // a change: the watch was healthy
     await until(() => kept.objects.get('n1')?.metadata?.annotations?.touched === 'a', 'the change arrives');
     server.endWatches();
@@ -182,8 +195,7 @@ describe('Reflector', () => {
     expect(requests(false, '/api/v1/nodes')).toBe(1); // no list again
     const second = server.requests.filter((r) => r.query.watch === 'true')[1];
     expect(second?.query.resourceVersion).toBe(kept.objects.get('n1')?.metadata?.resourceVersion);
-    controller.abort();
-    await done;
+    await stop();
   });
 
   it.each([

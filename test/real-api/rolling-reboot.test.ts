@@ -167,11 +167,16 @@ interface AuditEntry {
   responseStatus?: { code?: number };
 }
 
-/** The agents' requests in the audit log, in order. */
+/**
+ * The agents' requests in the audit log, in order. The API server is still writing it: its last
+ * line may be half written, and is left for the next read (every whole line ends with a newline).
+ */
 function agentRequests(): AuditEntry[] {
   const log = process.env.REAL_API_AUDIT_LOG ?? '';
   if (!existsSync(log)) return [];
-  return readFileSync(log, 'utf8')
+  const text = readFileSync(log, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as AuditEntry)
@@ -564,3 +569,101 @@ it.each(WAVES)(
   },
   240_000,
 );
+
+/** The coordinator's bound token, as the chart's Deployment would mount it into a replica's pod. */
+async function coordinatorEndpoint(): Promise<{ url: string; ca: string | undefined; token: string }> {
+  const sa = { namespace: NS, name: `${DS}-coordinator` };
+  const pod = await real().create<V1Pod>('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'kured-ts-coordinator-stolen', namespace: NS },
+    spec: { serviceAccountName: sa.name, containers: [{ name: 'coordinator', image: 'kured-ts' }] },
+  });
+  const token = await real().podToken(sa, { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' });
+  return { url: real().server.url, ca: real().server.ca, token };
+}
+
+it('with the coordinator token stolen (its Lease taken, turns on every waiter), no node reboots while another is NotReady, and the wave completes once it is Ready', async () => {
+  const wave: Wave = { prefix: 'thief', values: [], grace: -1 };
+  const { nodes, chartArgs } = await install(wave);
+  const [n1 = '', n2 = '', n3 = ''] = nodes;
+  // n3 is down from the start (its kubelet says NotReady; its agent does not run)
+  await real().patchStatus('nodes', undefined, n3, {
+    conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'down' }],
+  });
+  const kubeconfigs = await agentKubeconfigs([n1, n2]);
+  expect(await policyInForce(kubeconfigs.get(n1) ?? '', wave, nodes)).toBe(true);
+  // the thief: the coordinator's Lease as its own (within what the policy admits), advice saying
+  // nothing holds the queue, and a turn on each waiting node, renewed every 2 s
+  const thief = await coordinatorEndpoint();
+  const lease = `${DS}-coordinator`;
+  const path = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+  let seq = 0;
+  const steal = async (): Promise<number[]> => {
+    seq++;
+    const advice = JSON.stringify({ by: 'attacker', seq, nodes: nodes.length });
+    const body = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: lease, namespace: NS, annotations: { 'kured-ts.dev/fleet-advice': advice } },
+      spec: { holderIdentity: 'attacker', leaseDurationSeconds: 60 },
+    };
+    const created = await send(thief, { method: 'POST', path, body });
+    const codes = [created.status];
+    if (created.status === 409) {
+      const read = await send(thief, { method: 'GET', path: `${path}/${lease}` });
+      const current = read.body as { metadata?: { resourceVersion?: string } } | undefined;
+      const update = {
+        ...body,
+        metadata: { ...body.metadata, resourceVersion: current?.metadata?.resourceVersion },
+      };
+      codes.push((await send(thief, { method: 'PUT', path: `${path}/${lease}`, body: update })).status);
+    }
+    const turn = JSON.stringify({ since: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), by: 'attacker' });
+    for (const node of [n1, n2])
+      codes.push(
+        (
+          await send(thief, {
+            method: 'PATCH',
+            path: `/api/v1/nodes/${node}`,
+            body: { metadata: { annotations: { 'kured-ts.dev/lock-turn': turn } } },
+            contentType: 'application/merge-patch+json',
+          })
+        ).status,
+      );
+    return codes;
+  };
+  const first = await steal();
+  // admitted: a thief within the policy's bounds is what the agents must withstand on their own
+  expect(first.every((c) => c === 200 || c === 201 || c === 409)).toBe(true);
+  const stealing = setInterval(() => void steal(), 2_000);
+  try {
+    const waving = runWave([n1, n2], chartArgs, kubeconfigs);
+    // for 25 s (twelve periods of the agents) no node is cordoned or rebooted: n3 fills the only slot
+    const until = Date.now() + 25_000;
+    while (Date.now() < until) {
+      const list = await real().list<V1Node>('nodes');
+      const cordoned = list.filter((n) => n.spec?.unschedulable === true).map((n) => n.metadata?.name);
+      expect(cordoned).toEqual([]);
+      expect(existsSync(join(dir, `${n1}.rebooting`)) || existsSync(join(dir, `${n2}.rebooting`))).toBe(
+        false,
+      );
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const status = (await real().get<V1Node>('nodes', undefined, n1))?.metadata?.annotations?.[
+      'kured-ts.dev/status'
+    ];
+    expect(status).toMatch(/waiting-for-lock/);
+    expect(status).toMatch(new RegExp(`${n3} unavailable`));
+    // n3 comes back: the wave completes, one at a time, the thief still at work
+    await real().patchStatus('nodes', undefined, n3, {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
+    });
+    const { violations, rebooted, denied } = await waving;
+    expect(denied).toEqual([]);
+    expect(violations).toEqual([]);
+    expect(rebooted).toEqual([n1, n2]);
+  } finally {
+    clearInterval(stealing);
+  }
+}, 240_000);

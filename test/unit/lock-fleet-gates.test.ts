@@ -2,7 +2,7 @@
 // cluster-health gate (--max-unhealthy-nodes) and the quarantine cap (--max-quarantined), through the
 // lock's own acquisition over a hand-written Kube; and the coordinator's census of the workers ahead.
 import { describe, expect, it } from '@jest/globals';
-import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
+import { DaemonSetLock, type DaemonSetLockOptions } from '../../src/lock/daemonset-lock.js';
 import type { Limit } from '../../src/lock/budget.js';
 import { FleetCensus } from '../../src/lock/fleet-census.js';
 import { fleetHealth, judgeNode, unhealthy } from '../../src/lock/fleet-judge.js';
@@ -35,15 +35,10 @@ function fleet(...healths: Health[]): V1Node[] {
   return [node('me'), ...healths.map((h, i) => node(`n${i + 1}`, h))];
 }
 
-/** The lock (empty, room for 5) of node `me` asked whether it would take a slot, over `nodes`. */
-async function wouldTake(
-  nodes: V1Node[],
-  gates: { maxUnhealthy?: Limit; maxQuarantined?: Limit; countUnavailable?: boolean },
-): Promise<{ kube: FakeKube; result: AcquireResult }> {
-  const kube = new FakeKube();
-  kube.nodes = nodes;
+/** The lock of node `me` over `kube`: the census of its own Kube, the gates as given. */
+function lockOver(kube: FakeKube, options: Partial<DaemonSetLockOptions> = {}): DaemonSetLock {
   const clock = new FakeClock();
-  const lock = new DaemonSetLock({
+  return new DaemonSetLock({
     kube,
     nodeId: 'me',
     namespace: 'kube-system',
@@ -54,9 +49,18 @@ async function wouldTake(
     clock,
     log: silentLogger,
     census: new FleetCensus({ kube, clock, groupLabel: undefined }),
-    ...gates,
+    ...options,
   });
-  return { kube, result: await lock.wouldAcquire() };
+}
+
+/** The lock (empty, room for 5) of node `me` asked whether it would take a slot, over `nodes`. */
+async function wouldTake(
+  nodes: V1Node[],
+  gates: { maxUnhealthy?: Limit; maxQuarantined?: Limit; countUnavailable?: boolean },
+): Promise<{ kube: FakeKube; result: AcquireResult }> {
+  const kube = new FakeKube();
+  kube.nodes = nodes;
+  return { kube, result: await lockOver(kube, gates).wouldAcquire() };
 }
 
 function refusal(result: AcquireResult): { reason: string; gate?: string } | undefined {
@@ -137,20 +141,7 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
       metadata: { name: 'kured', namespace: 'kube-system', annotations: { lock: JSON.stringify(other) } },
     };
     kube.getNode = () => Promise.resolve({ metadata: { name: 'n9' } });
-    const clock = new FakeClock();
-    const result = await new DaemonSetLock({
-      kube,
-      nodeId: 'me',
-      namespace: 'kube-system',
-      name: 'kured',
-      annotation: 'lock',
-      ttlMs: 0,
-      concurrency: 1,
-      clock,
-      log: silentLogger,
-      census: new FleetCensus({ kube, clock, groupLabel: undefined }),
-      maxUnhealthy: { count: 0 },
-    }).wouldAcquire();
+    const result = await lockOver(kube, { concurrency: 1, maxUnhealthy: { count: 0 } }).wouldAcquire();
     expect(result.acquired).toBe(false);
     expect(kube.listNodeCalls).toEqual([]);
   });
@@ -159,20 +150,7 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
     const kube = new FakeKube();
     kube.nodes = fleet('ready');
     kube.listNodeRows = () => Promise.reject(new Error('etcdserver: request timed out'));
-    const clock = new FakeClock();
-    const lock = new DaemonSetLock({
-      kube,
-      nodeId: 'me',
-      namespace: 'kube-system',
-      name: 'kured',
-      annotation: 'lock',
-      ttlMs: 0,
-      concurrency: 5,
-      clock,
-      log: silentLogger,
-      census: new FleetCensus({ kube, clock, groupLabel: undefined }),
-      maxUnhealthy: { count: 3 },
-    });
+    const lock = lockOver(kube, { maxUnhealthy: { count: 3 } });
     expect(refusal(await lock.wouldAcquire())).toEqual({
       reason: "cannot judge the fleet's capacity, so no slot is taken: etcdserver: request timed out",
       gate: 'fleet-census',

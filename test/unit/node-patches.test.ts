@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../../src/kube/http.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
-import { pdbFromCause } from '../../src/drain/kube-drainer.js';
+import { pdbFromCause } from '../../src/drain/eviction-answer.js';
 import { skipReason } from '../../src/drain/drain-plan.js';
 import { addTaintOps, removeTaintOps, toNodeState } from '../../src/node/kube-node-ops.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';

@@ -13,7 +13,6 @@
 // - before any reboot request, losing the slot ends the cycle (record and cordon first, then the
 //   slot); after one, the node stays cordoned and keeps counting until it can take a slot again.
 import { firstBlock, judges } from '../../blockers/blocker.js';
-import type { DrainResult } from '../../drain/drainer.js';
 import type { LockHolder } from '../../lock/lock.js';
 import {
   KURED_IN_PROGRESS_ANNOTATION,
@@ -28,27 +27,18 @@ import {
   parseCycle,
   type CycleRecord,
 } from '../../node/cycle.js';
-import {
-  QUARANTINE_LABEL,
-  QUARANTINE_VALUE,
-  podList,
-  quarantineCordon,
-  quarantineWrite,
-  type QuarantinedPod,
-} from '../../node/quarantine.js';
-import { shortDuration } from '../../text/duration.js';
+import { quarantineCordon } from '../../node/quarantine.js';
 import { protect } from '../../node/autoscaler.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import type { Outcome } from '../outcome.js';
 import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.js';
-import { endCycle, foreignCordon, ourCordon } from './cycle-end.js';
+import { endCycle, foreignCordon } from './cycle-end.js';
 import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
+import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
 import type { Pass } from './pass.js';
-import { afterFailure, waveAtEnd } from './wave.js';
-import { waveOf } from '../../node/wave.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
 export const MAX_REDRAINS = 3;
@@ -205,7 +195,8 @@ export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Dr
   if (drained.stopped !== undefined && !pass.env.slot.held) {
     return { outcome: await abortBeforeReboot(pass, record, `drain stopped: ${drained.stopped}`) };
   }
-  if (!drained.ok && !pass.config.forceReboot) return { outcome: await drainFailed(pass, record, drained) };
+  if (!drained.ok && !pass.config.forceReboot)
+    return { outcome: await endFailedDrain(pass, record, drained) };
   const held = await holdAfterDrain(pass, record);
   if (held !== undefined) {
     const outcome =
@@ -372,60 +363,6 @@ export const OWN_COUNT = 'counted by this agent, whose write was answered with a
 /** "reboot attempt N of --reboot-retries (bootID B)": how every reboot request names itself. */
 export function attemptText(pass: Pass, attempts: number, bootID: string): string {
   return `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${bootID})`;
-}
-
-/**
- * Uncordon (if we cordoned; with --quarantine-cordon our cordon stays, recorded as ours) and end the
- * cycle BEFORE giving the slot back (kured #1129). With --on-drain-failure quarantine the same write
- * quarantines the node: it is passed over until the pods that stopped the drain change or
- * --quarantine-retry passes, instead of taking the next free slot again (its need is the oldest).
- * `hold` says when the hold after the drain outlasted --hold-timeout instead: its reason replaces
- * the pods, and the quarantine lasts while those annotations stand (no pod of it can change).
- */
-async function drainFailed(
-  pass: Pass,
-  record: CycleRecord,
-  result: DrainResult,
-  hold?: { why: string; holdKeys: string[] },
-): Promise<Outcome> {
-  const why = hold?.why;
-  const quarantine = pass.config.onDrainFailure === 'quarantine';
-  const keepCordon = quarantine && pass.config.quarantineCordon;
-  await endCycle(pass, keepCordon ? { ...record, cordoned: false } : record, (node) => {
-    const summary = summaryOf(result);
-    const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
-    if (!quarantine) return { annotations };
-    const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
-    const held = hold === undefined ? {} : { holdKeys: hold.holdKeys };
-    const q = quarantineWrite({ since: pass.now(), pods: quarantinedPods(result), cordoned, ...held });
-    // quarantined: a failure of its wave, in the same write
-    return {
-      labels: { ...q.labels, ...waveAtEnd(pass, node, false) },
-      annotations: { ...annotations, ...q.annotations },
-    };
-  });
-  const wave = pass.deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
-  if (quarantine && wave !== undefined)
-    await afterFailure(pass, wave, `drain failed: ${why ?? podList(quarantinedPods(result), 10)}`);
-  await pass.release();
-  const pods = podList(quarantinedPods(result), 10);
-  if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
-  const retry = pass.config.quarantineRetryMs;
-  const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
-  const cordon = keepCordon ? '; left cordoned' : '';
-  return {
-    kind: 'quarantined',
-    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE}): ${why ?? `the drain failed on ${pods}`}; passed over until ${why === undefined ? 'these pods change' : 'the annotation goes'}${until}; lock released${cordon}`,
-  };
-}
-
-/** The pods that stopped the drain, as the quarantine records them. */
-function quarantinedPods(result: DrainResult): QuarantinedPod[] {
-  return result.pending.map((p) => ({
-    pod: p.pod,
-    ...(p.uid === undefined ? {} : { uid: p.uid }),
-    reason: p.reason,
-  }));
 }
 
 /**

@@ -1,4 +1,6 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
+// The same exchange serves requests off a socket (handleRequest) and requests handed over in memory
+// (handleExchange with a memory response, memory-exchange.ts): only the wire differs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { managerOf } from './managed-fields.js';
@@ -12,6 +14,7 @@ import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
 import { tableOf, wantsTable, type IncludeObject } from './table.js';
+import type { ResponseSink } from './response-sink.js';
 
 /** One HTTP request as the server recorded it. */
 export interface RecordedRequest {
@@ -44,6 +47,8 @@ export interface InjectedFailure {
   remaining: number;
   /** Status causes to answer with (e.g. kube's NamespaceTerminating for a 403 on an eviction). */
   causes?: { reason: string; message: string }[];
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** Default 'fail'. */
   mode?: FailureMode;
 }
@@ -56,6 +61,15 @@ export interface Chaos {
   statuses: number[];
   /** Only requests with this method (case-insensitive); any when absent. Watches are never failed. */
   method?: string;
+  /** Only requests whose path-with-query contains this; any when absent. */
+  pathIncludes?: string;
+  /**
+   * In [0, 1]: the share of failures that strike after the request was served ('commit-then-fail':
+   * a write is stored, its answer lost). Default 0.
+   */
+  committed?: number;
+  /** The Status message. Default `injected failure for METHOD PATH`. */
+  message?: string;
   /** [0, 1) source. */
   random: () => number;
 }
@@ -95,14 +109,39 @@ interface Reply {
   body: unknown;
 }
 
-/** Handles one request to completion; never rejects. */
+/** A request as it arrives: method, path and query, headers (names in lower case, as node:http gives them). */
+export interface RequestHead {
+  method: string;
+  /** Path and query, e.g. `/api/v1/nodes?watch=true`. */
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+/** Handles one request off a socket to completion; never rejects. */
 export async function handleRequest(
   ctx: HttpContext,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://fake');
-  const method = (req.method ?? 'GET').toUpperCase();
+  const serve = arrived(ctx, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, res);
+  let text: string;
+  try {
+    text = await readBody(req);
+  } catch {
+    return; // the client went away mid-request: nothing to answer
+  }
+  serve(text);
+}
+
+/** Serves one request handed over in memory with its body, answering on `res`; never throws. */
+export function handleExchange(ctx: HttpContext, req: RequestHead, text: string, res: ResponseSink): void {
+  arrived(ctx, req, res)(text);
+}
+
+/** Records a request on its arrival; returns the function that serves it once its body is read. */
+function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: string) => void {
+  const url = new URL(req.url, 'http://fake');
+  const method = req.method.toUpperCase();
   const header = req.headers['content-type'];
   const record: RecordedRequest = {
     method,
@@ -120,22 +159,24 @@ export async function handleRequest(
     record.status = res.statusCode;
   };
   res.on('finish', onFinish);
-  try {
-    const raw = { method, url, text: await readBody(req), header, headers: req.headers };
-    const reply = answer(ctx, raw, res);
-    if (reply) record.bytes = send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
-    ctx.served.bytes += record.bytes ?? 0;
-    record.status = res.statusCode;
-  } catch (err) {
-    const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    const reply = { code: status.code, body: status };
-    ctx.served.bytes += send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
-    record.status = status.code;
-  }
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
+  return (text) => {
+    try {
+      const raw = { method, url, text, header, headers: req.headers };
+      const reply = answer(ctx, raw, res);
+      if (reply) record.bytes = send(res, reply, ctx.registry.now(), gzip);
+      ctx.served.bytes += record.bytes ?? 0;
+      record.status = res.statusCode;
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
+      ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now(), gzip);
+      record.status = status.code;
+    }
+  };
 }
 
 /** The reply to a request, after any failure it meets; undefined when there is none (yet) to send. */
-function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function answer(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   const failure = takeFailure(ctx, raw.method, raw.url);
   if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
   if (failure?.mode === 'silent') {
@@ -167,7 +208,7 @@ function acceptsGzip(header: string | undefined): boolean {
 }
 
 /** Sends the reply (compressed as kube-apiserver would); the bytes of its body as sent. */
-function send(res: ServerResponse, reply: Reply, now: Date, acceptEncoding?: string): number {
+function send(res: ResponseSink, reply: Reply, now: Date, gzip: boolean): number {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return 0;
@@ -177,7 +218,7 @@ function send(res: ServerResponse, reply: Reply, now: Date, acceptEncoding?: str
   if (reply.code === 429) headers['Retry-After'] = '1';
   const text = JSON.stringify(reply.body);
   let body: Buffer | string = text;
-  if (acceptsGzip(acceptEncoding) && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
+  if (gzip && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
     body = gzipSync(text);
     headers['Content-Encoding'] = 'gzip';
   }
@@ -201,7 +242,7 @@ function takeFailure(
   );
   if (!failure) return chaosFailure(ctx.chaos, method, url);
   failure.remaining--;
-  const body = statusFor(failure.status, `injected failure for ${method} ${url.pathname}`);
+  const body = statusFor(failure.status, failure.message ?? `injected failure for ${method} ${url.pathname}`);
   if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
   return { reply: { code: failure.status, body }, mode: failure.mode ?? 'fail' };
 }
@@ -211,12 +252,21 @@ function chaosFailure(
   method: string,
   url: URL,
 ): { reply: Reply; mode: FailureMode } | undefined {
-  if (chaos === undefined || url.searchParams.get('watch') === 'true') return undefined;
-  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return undefined;
-  if (chaos.random() >= chaos.fraction) return undefined;
+  if (chaos === undefined || !strikes(chaos, method, url)) return undefined;
   const status = chaos.statuses[Math.floor(chaos.random() * chaos.statuses.length)] ?? 500;
-  const body = statusFor(status, `injected failure for ${method} ${url.pathname}`);
-  return { reply: { code: status, body }, mode: 'fail' };
+  const body = statusFor(status, chaos.message ?? `injected failure for ${method} ${url.pathname}`);
+  // drawn only when asked for: a chaos without `committed` draws as it always did
+  const committed = chaos.committed !== undefined && chaos.random() < chaos.committed;
+  return { reply: { code: status, body }, mode: committed ? 'commit-then-fail' : 'fail' };
+}
+
+/** Does the chaos strike this request (it matches, and the draw says so)? Watches are spared. */
+function strikes(chaos: Chaos, method: string, url: URL): boolean {
+  if (url.searchParams.get('watch') === 'true') return false;
+  if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return false;
+  if (chaos.pathIncludes !== undefined && !(url.pathname + url.search).includes(chaos.pathIncludes))
+    return false;
+  return chaos.random() < chaos.fraction;
 }
 
 /** Media type without parameters (`application/json; charset=utf-8` → `application/json`). */
@@ -258,7 +308,7 @@ function selfSubjectReview(raw: RawRequest): Reply {
   };
 }
 
-function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function serve(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }
@@ -386,7 +436,7 @@ function deleteOptions(p: Parsed): DeleteOptions {
   return options;
 }
 
-function openWatch(ctx: HttpContext, p: Parsed, res: ServerResponse): void {
+function openWatch(ctx: HttpContext, p: Parsed, res: ResponseSink): void {
   const { def, namespace, name } = p.route;
   const filter = parseFilter(def, p.url.searchParams);
   if (name !== undefined) filter.name = name;
