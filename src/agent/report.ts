@@ -137,6 +137,11 @@ export class Reporter {
     // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
     if (isOverdue(status, now)) await this.reportOverdue(status, now);
     else this.overdueEventAt = undefined;
+    await this.writeStatus(status, signal);
+  }
+
+  /** Writes `status` unless it is the one written; a failure is logged (the next pass writes again). */
+  private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -146,7 +151,7 @@ export class Reporter {
       this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
-      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
   }
 

@@ -41,6 +41,18 @@ function acknowledged(before: FleetPause, ds: V1DaemonSet, by: string, at: Date)
   return { [WAVE_RESUMED_ANNOTATION]: formatWaveResume(resume) };
 }
 
+/** What resume says it lifted: the pause, and for a halted wave that it goes on. */
+function resumedLines(before: FleetPause): string[] {
+  const lines = [
+    `fleet resumed (was paused by ${before.by || 'unknown'} since ${before.since || 'unknown'}: ${before.reason})`,
+  ];
+  if (isWaveHalt(before))
+    lines.push(
+      `wave ${before.wave ?? '?'} goes on; its failures so far (${(before.failed ?? []).join(', ')}) no longer count against --max-failures`,
+    );
+  return lines;
+}
+
 /**
  * Removes the pause annotation (merge patch: null deletes that key only; guarded by the DaemonSet's
  * resourceVersion when it acknowledges a halted wave's failures). Resuming a running fleet is fine.
@@ -64,13 +76,7 @@ export async function runResume(options: ResumeOptions, io: CommandIo): Promise<
       { metadata: { ...guard, annotations: { [FLEET_PAUSE_ANNOTATION]: null, ...acks } } },
       signal,
     );
-    io.out(
-      `fleet resumed (was paused by ${before.by || 'unknown'} since ${before.since || 'unknown'}: ${before.reason})`,
-    );
-    if (isWaveHalt(before))
-      io.out(
-        `wave ${before.wave ?? '?'} goes on; its failures so far (${(before.failed ?? []).join(', ')}) no longer count against --max-failures`,
-      );
+    for (const line of resumedLines(before)) io.out(line);
     return EXIT_OK;
   } catch (e: unknown) {
     err(describeApiError(e, `resume the fleet (DaemonSet ${ref})`));

@@ -321,6 +321,19 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
   };
 }
 
+/** What the report's first line says of the run. */
+function reportHeader(options: SimulateOptions, needed: number): Parameters<typeof formatReport>[1] {
+  return {
+    nodes: options.nodes,
+    needed,
+    concurrency: options.concurrency,
+    periodMs: options.periodMs,
+    seed: options.seed,
+    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
+    ...(options.agent?.groupOrder?.kind === 'sequential' ? { sequential: true } : {}),
+  };
+}
+
 /** `kured-ts simulate`: progress, report; 0 when every reboot happened and no invariant broke. */
 export async function runSimulate(options: SimulateOptions, io: SimulateIo): Promise<number> {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -341,15 +354,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
       : undefined,
   });
   if (show) view.finish(result.elapsedMs);
-  const header = {
-    nodes: options.nodes,
-    needed,
-    concurrency: options.concurrency,
-    periodMs: options.periodMs,
-    seed: options.seed,
-    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
-    ...(options.agent?.groupOrder?.kind === 'sequential' ? { sequential: true } : {}),
-  };
+  const header = reportHeader(options, needed);
   const report = formatReport(result, header);
   io.out.write(report.join('\n') + '\n');
   const wrote =

@@ -50,28 +50,31 @@ export function healthCheck(value: string): HealthCheck {
     );
   const [, rawGroup = '', version = '', resource = '', object = '', expression = ''] = m;
   const group = rawGroup === 'core' ? '' : rawGroup;
+  checkSegments(group, version, resource);
+  if (expression.trim() === '') throw new Error('the expression after ": " is empty');
+  return { group, version, resource, ...objectRef(object), expression: expression.trim(), text };
+}
+
+/** GROUP/VERSION/RESOURCE, each a Kubernetes name segment (the core group empty). */
+function checkSegments(group: string, version: string, resource: string): void {
   for (const [what, part] of [
     ['version', version],
     ['resource', resource],
     ...(group === '' ? [] : [['group', group]]),
   ] as const)
     if (!SEGMENT.test(part)) throw new Error(`${what} ${JSON.stringify(part)} is not a valid name`);
+}
+
+/** [NAMESPACE/]NAME, each checked. */
+function objectRef(object: string): { namespace?: string; name: string } {
   const parts = object.split('/');
   if (parts.length > 2) throw new Error(`object ${JSON.stringify(object)} is not [NAMESPACE/]NAME`);
   const [first = '', second] = parts;
   const name = second ?? first;
   checkObjectName(name, 'subdomain');
-  if (second !== undefined) checkObjectName(first, 'label');
-  if (expression.trim() === '') throw new Error('the expression after ": " is empty');
-  return {
-    group,
-    version,
-    resource,
-    ...(second === undefined ? {} : { namespace: first }),
-    name,
-    expression: expression.trim(),
-    text,
-  };
+  if (second === undefined) return { name };
+  checkObjectName(first, 'label');
+  return { namespace: first, name };
 }
 
 /** --notify-events: `all`, or kinds of NOTIFY_EVENTS (comma-separated or repeated). */

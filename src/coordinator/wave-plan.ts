@@ -5,7 +5,7 @@
 // woken in turn for nothing). The agent judges them again itself: nothing here lets a node go.
 import type { WaveGrowth } from '../config/config.js';
 import type { LockEntry } from '../lock/kured-lock-format.js';
-import type { NodeInCycle } from '../lock/room.js';
+import type { NodeInCycle, Room } from '../lock/room.js';
 import { groupBefore, type WaveFacts } from '../lock/wave-gate.js';
 import type { NodeRecord } from './fleet-view.js';
 
@@ -48,7 +48,8 @@ export function waveFactsOf(
   if (config.maxFailures !== undefined)
     facts.budget = { max: config.maxFailures, failed: failedAll.filter((n) => !acked.has(n)).sort() };
   if (steps) facts.steps = stepsOf(config, node, members, claimed);
-  if (config.order !== undefined) facts.order = orderOf(config.order, node, members, claimed, failedAll);
+  if (config.order !== undefined)
+    facts.order = orderOf(config.order, node, members, { claimed, failed: failedAll });
   return facts;
 }
 
@@ -81,9 +82,9 @@ function orderOf(
   order: readonly string[],
   node: NodeRecord,
   members: readonly NodeRecord[],
-  claimed: Claimed,
-  failed: readonly string[],
+  taken: { claimed: Claimed; failed: readonly string[] },
 ): NonNullable<WaveFacts['order']> {
+  const { claimed, failed } = taken;
   const group = node.group;
   const gone = new Set(failed);
   const byName = new Map(members.map((r) => [r.name, r]));
@@ -102,4 +103,42 @@ function orderOf(
     busy: [...new Set([...busy, ...claimedElsewhere])].sort(),
     ...(earlier === undefined ? {} : { earlier: { group: earlier.group, node: earlier.name } }),
   };
+}
+
+/** A waiter's wave and group, as the plan keys the wave's refusals. */
+export interface WaveKey {
+  wave: string;
+  group: string;
+}
+
+const inGroup = (k: WaveKey): string => `${k.wave}\u0000${k.group}`;
+
+/**
+ * A wave's refusal holds every waiter of that wave (slow start, budget) or of that wave and group
+ * (group order) alike until a turn is given: the plan asks it once, not for each waiter (on patch
+ * night nearly every node waits, and a wave counts its members).
+ */
+export class WaveRefusals {
+  private readonly refused = new Set<string>();
+
+  constructor(private readonly keyOf: (node: string) => WaveKey | undefined) {}
+
+  /** Is `node` held by a refusal of its wave (or of its wave and group) in this plan? */
+  holds(node: string): boolean {
+    const k = this.keyOf(node);
+    return k !== undefined && (this.refused.has(k.wave) || this.refused.has(inGroup(k)));
+  }
+
+  /** Notes the refusal of `node`, when it is one of its wave's. */
+  note(node: string, room: Exclude<Room, { room: true }>): void {
+    const k = this.keyOf(node);
+    if (k === undefined) return;
+    if (room.why === 'slow-start' || room.why === 'wave-halted') this.refused.add(k.wave);
+    if (room.why === 'group-order') this.refused.add(inGroup(k));
+  }
+
+  /** A turn was given: the wave's counts changed, every waiter is asked again. */
+  clear(): void {
+    this.refused.clear();
+  }
 }

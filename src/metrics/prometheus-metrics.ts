@@ -90,8 +90,17 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly phaseDuration: Histogram<'phase'>;
   private readonly evictions: Counter<'result'>;
   private readonly reboots: Counter<'result'>;
-  private readonly sentinelErrors: Counter;
-  private readonly waveFailed: Gauge<'node'>;
+  private readonly sentinelErrors = new Counter({
+    name: 'kured_ts_sentinel_errors_total',
+    help: 'Reboot sentinel checks that failed (treated as no reboot required).',
+    registers: [this.registry],
+  });
+  private readonly waveFailed = new Gauge({
+    name: 'kured_ts_wave_failed',
+    help: 'Whether this node failed in its reboot wave (1: quarantined, reboot failed, not back in time, or a health check failed after it), counting against --max-failures.',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
 
   constructor(node: string, options: PrometheusMetricsOptions = {}) {
     this.node = node;
@@ -182,17 +191,6 @@ export class PrometheusMetrics implements AgentMetrics {
       name: 'kured_ts_reboots_total',
       help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout).',
       labelNames: ['result'],
-      registers,
-    });
-    this.sentinelErrors = new Counter({
-      name: 'kured_ts_sentinel_errors_total',
-      help: 'Reboot sentinel checks that failed (treated as no reboot required).',
-      registers,
-    });
-    this.waveFailed = new Gauge({
-      name: 'kured_ts_wave_failed',
-      help: 'Whether this node failed in its reboot wave (1: quarantined, reboot failed, not back in time, or a health check failed after it), counting against --max-failures.',
-      labelNames: ['node'],
       registers,
     });
     this.initialise(options.blockers ?? DEFAULT_BLOCKER_NAMES);

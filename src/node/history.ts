@@ -139,14 +139,26 @@ export function cycleHistoryRecord(
     lockedAt: record.started,
     endedAt,
   };
-  if (record.requiredAt !== undefined) entry.requiredAt = record.requiredAt;
-  if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
-  if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
-  if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
-  if (record.drain !== undefined) entry.drain = record.drain;
   const wave = waveOf(node.labels ?? {})?.wave;
-  if (wave !== undefined) entry.wave = wave;
-  return { ...entry, ...requestFields(node.annotations) };
+  return {
+    ...entry,
+    ...cycleTimes(record),
+    ...(wave === undefined ? {} : { wave }),
+    ...requestFields(node.annotations),
+  };
+}
+
+/** The cycle's times and drain the record kept, each when it did. */
+function cycleTimes(
+  record: CycleRecord,
+): Pick<HistoryRecord, 'requiredAt' | 'drainedAt' | 'rebootRequestedAt' | 'upAt' | 'drain'> {
+  const times: ReturnType<typeof cycleTimes> = {};
+  if (record.requiredAt !== undefined) times.requiredAt = record.requiredAt;
+  if (record.drainedAt !== undefined) times.drainedAt = record.drainedAt;
+  if (record.rebootRequestedAt !== undefined) times.rebootRequestedAt = record.rebootRequestedAt;
+  if (record.verifyingSince !== undefined) times.upAt = record.verifyingSince;
+  if (record.drain !== undefined) times.drain = record.drain;
+  return times;
 }
 
 /** Who asked for the reboot and why, when an admin's request stands on the node (`kured-ts reboot`). */

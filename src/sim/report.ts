@@ -184,6 +184,13 @@ function evictionsText(e: SimulationResult['evictions']): string {
   return `${e.accepted} accepted, ${e.refused} refused by a PDB${failed}`;
 }
 
+/** The hand-offs out of need order, and how many are expected. */
+function outOfOrderText(r: SimulationResult, h: ReportHeader): string {
+  return h.sequential === true
+    ? `${r.outOfOrder.length} (--group-order sequential: a later zone's nodes wait, whatever their need)`
+    : `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -193,12 +200,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     ...quarantineRows(r),
     row('max nodes down at once', String(r.maxDown)),
-    row(
-      'hand-offs out of need order',
-      h.sequential === true
-        ? `${r.outOfOrder.length} (--group-order sequential: a later zone's nodes wait, whatever their need)`
-        : `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`,
-    ),
+    row('hand-offs out of need order', outOfOrderText(r, h)),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...controlPlaneRows(r),

@@ -1,12 +1,6 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
-import {
-  cordonedFailed,
-  excuseFailedNodes,
-  failedNodes,
-  haltSettled,
-  waveHalt,
-  waveResult,
-} from './wave-report.js';
+import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
+import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
@@ -20,7 +14,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
+import { fleetHalt, isQuarantined } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -289,24 +283,12 @@ export class Simulation {
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
   done(): boolean {
-    // a wave halted by its failure budget ends the run once what was under way has settled
-    if (waveHalt(this.server) !== undefined) return haltSettled(this.cluster, this.observer);
-    // a node failed in its wave keeps its slot and cordon (hold): the wave is done without it
-    const failed = failedNodes(this.cluster);
-    if (this.observer.holders.some((h) => !failed.has(h)) || this.cluster.requirementsPending) return false;
-    // an admin's request stands until the reboot that answers it ends
-    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
-    const halted = fleetHalt(this.observer) !== undefined;
-    for (const state of this.cluster.nodes.values()) {
-      if (state.rebooting) return false;
-      if (
-        state.needsReboot &&
-        !failed.has(state.name) &&
-        !passedOver(this.cluster, this.observer, state.name, halted)
-      )
-        return false;
-    }
-    return this.observer.cordonedByUs() === cordonedFailed(this.cluster, failed);
+    return waveDone({
+      cluster: this.cluster,
+      observer: this.observer,
+      server: this.server,
+      options: this.options,
+    });
   }
 
   private startAgent(name: string): void {

@@ -26,7 +26,7 @@ export interface WaveResult {
 export function waveHalt(server: SimServer): string | undefined {
   const ds = server.get<SimDaemonSet>('daemonsets', DS_NAMESPACE, DS_NAME);
   const pause = parseFleetPause(ds?.metadata.annotations?.[FLEET_PAUSE_ANNOTATION]);
-  return isWaveHalt(pause) ? pause?.reason : undefined;
+  return isWaveHalt(pause) ? pause.reason : undefined;
 }
 
 /** Does the node's own label say it failed in its wave? */
@@ -81,12 +81,12 @@ export function waveResult(
 ): WaveResult | undefined {
   const failed = cluster.names.filter((n) => failedInWave(cluster, n));
   const halted = waveHalt(server);
-  const bad = cluster.badKernelNode;
+  const bad = cluster.badKernel.node;
   const tracked = cluster.names.some(
     (n) => cluster.nodeObject(n)?.metadata.labels?.[WAVE_STATE_LABEL] !== undefined,
   );
   if (!tracked && bad === undefined) return undefined;
-  const order = cluster.rebootOrder;
+  const order = cluster.badKernel.order;
   return {
     ...(halted === undefined ? {} : { halted }),
     failed,

@@ -33,7 +33,7 @@ describe('slow start: how many nodes of a wave may have gone once so many settle
     [0, 0, NONE, 10, 1], // a start of 0 reads as 1 (the lock asks nothing with --wave-start 0)
   ] as const)(
     'with %i settled, --wave-start %i --wave-growth %o at --concurrency %i lets %d go in all',
-    (settled, start, growth, concurrency, allowed) => {
+    (...[settled, start, growth, concurrency, allowed]) => {
       expect(stepAllowance(settled, start, growth, concurrency)).toBe(allowed);
     },
   );

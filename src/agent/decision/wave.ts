@@ -14,6 +14,7 @@ import { HALT_BY, type FleetPause } from '../../pause/fleet-pause.js';
 import { renderMessage } from '../../notify/message.js';
 import { errorText } from '../../text/error-text.js';
 import { shortDuration } from '../../text/duration.js';
+import type { WaveStore } from '../../lock/wave-store.js';
 import type { Outcome } from '../outcome.js';
 import type { Pass, SoakMemory } from './pass.js';
 
@@ -39,13 +40,10 @@ export function waveMeta(pass: Pass): { wave?: string } {
  */
 export async function joinWave(pass: Pass): Promise<void> {
   const waves = pass.deps.waves;
-  const now = current(pass);
-  if (waves === undefined || now?.state === 'waiting' || now?.state === 'failed') return;
+  const state = current(pass)?.state;
+  if (waves === undefined || state === 'waiting' || state === 'failed') return;
   const seen = await waves.sight(pass.signal);
-  if (seen.wave !== undefined && (await waves.open(seen.wave, pass.signal))) {
-    await label(pass, seen.wave, 'waiting');
-    return;
-  }
+  if (await joinOpen(pass, waves, seen.wave)) return;
   const mine = newWaveId(pass.deps.clock.now(), pass.config.nodeId);
   await label(pass, mine, 'waiting');
   if (await waves.start(mine, seen.resourceVersion, pass.signal)) {
@@ -53,9 +51,15 @@ export async function joinWave(pass: Pass): Promise<void> {
     return;
   }
   // another node named its wave first: join it (it labelled itself before naming it)
-  const winner = await waves.sight(pass.signal);
-  if (winner.wave !== undefined && winner.wave !== mine && (await waves.open(winner.wave, pass.signal)))
-    await label(pass, winner.wave, 'waiting');
+  const winner = (await waves.sight(pass.signal)).wave;
+  if (winner !== mine) await joinOpen(pass, waves, winner);
+}
+
+/** Joins `wave` when anyone still waits in it; false when none is named or nobody waits in it. */
+async function joinOpen(pass: Pass, waves: WaveStore, wave: string | undefined): Promise<boolean> {
+  if (wave === undefined || !(await waves.open(wave, pass.signal))) return false;
+  await label(pass, wave, 'waiting');
+  return true;
 }
 
 /** No reboot needed any more: a node that waited in its wave leaves it (a failure stays counted). */
@@ -176,31 +180,54 @@ export async function soak(pass: Pass): Promise<void> {
     return;
   }
   const at = monotonicMs(pass.deps.clock);
-  if (memory.soak?.wave !== wave.wave) memory.soak = { wave: wave.wave, backSince: at };
-  const s = memory.soak;
-  const ready = pass.node.conditions.find((c) => c.type === 'Ready')?.status === 'True';
-  if (!ready) s.readySince = undefined;
-  else s.readySince ??= at;
+  const s = soakMemory(memory, wave.wave, at, isReady(pass.node));
   const checks = await checksFailing(pass);
-  const { soakMs, healthCheckTimeoutMs } = pass.config;
-  if (checks !== undefined && at - s.backSince >= healthCheckTimeoutMs) {
+  if (checks !== undefined && at - s.backSince >= pass.config.healthCheckTimeoutMs) {
     memory.soak = undefined;
-    const why = `${checks}, ${shortDuration(healthCheckTimeoutMs)} after its reboot`;
-    await waveFailed(pass, why);
-    await notifyFailure(pass, 'not-back', why);
+    await checksFailed(pass, checks);
     return;
   }
-  const soakedAt = s.readySince === undefined ? undefined : s.readySince + soakMs;
+  const soakedAt = soakEnd(s, pass.config.soakMs);
   if (checks === undefined && soakedAt !== undefined && at >= soakedAt) {
     memory.soak = undefined;
-    await pass.guardedWrite('it soaked', (node) =>
-      waveOf(node.labels)?.state === 'back' ? { labels: waveLabels(wave.wave, 'soaked') } : undefined,
-    );
-    pass.deps.logger.info('soaked', { node: pass.config.nodeId, wave: wave.wave });
+    await soaked(pass, wave.wave);
     return;
   }
   const wait = checks !== undefined || soakedAt === undefined ? SOAK_POLL_MS : soakedAt - at;
   s.dueAt = pass.deps.clock.now().getTime() + Math.max(0, Math.min(wait, SOAK_POLL_MS * 40));
+}
+
+/** A health check still false --health-check-timeout after the reboot: the node failed in its wave. */
+async function checksFailed(pass: Pass, checks: string): Promise<void> {
+  const why = `${checks}, ${shortDuration(pass.config.healthCheckTimeoutMs)} after its reboot`;
+  await waveFailed(pass, why);
+  await notifyFailure(pass, 'not-back', why);
+}
+
+/** When the node will have been Ready for --soak (monotonic ms); undefined while it is not Ready. */
+function soakEnd(s: SoakMemory, soakMs: number): number | undefined {
+  return s.readySince === undefined ? undefined : s.readySince + soakMs;
+}
+
+function isReady(node: NodeState): boolean {
+  return node.conditions.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+/** The soak of `wave` as remembered, begun at `at` when new; its Ready time restarts when not Ready. */
+function soakMemory(memory: { soak?: SoakMemory }, wave: string, at: number, ready: boolean): SoakMemory {
+  if (memory.soak?.wave !== wave) memory.soak = { wave, backSince: at };
+  const s = memory.soak;
+  if (!ready) s.readySince = undefined;
+  else s.readySince ??= at;
+  return s;
+}
+
+/** The node soaked: it says so (guarded: only from back). */
+async function soaked(pass: Pass, wave: string): Promise<void> {
+  await pass.guardedWrite('it soaked', (node) =>
+    waveOf(node.labels)?.state === 'back' ? { labels: waveLabels(wave, 'soaked') } : undefined,
+  );
+  pass.deps.logger.info('soaked', { node: pass.config.nodeId, wave });
 }
 
 /** The first failing health check after the reboot, as a reason; undefined: all true (or none). */
