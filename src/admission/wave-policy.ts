@@ -15,7 +15,7 @@ export const WAVE_NODE_LABELS = [WAVE_LABEL, WAVE_STATE_LABEL];
 export const WAVE_WRITABLE = `,${WAVE_ANNOTATION},${FLEET_PAUSE_ANNOTATION}`;
 
 /** A halt as the agent writes it (formatFleetPause of a FleetPause by HALT_BY): names, no quote, no backslash. */
-export const HALT_FORM = `^\\{"reason":"[^"\\\\]*","by":"${HALT_BY}","since":"[^"\\\\]*","wave":"${WAVE_ID.source.slice(1, -1)}","failed":\\[("[^"\\\\]*"(,"[^"\\\\]*")*)?\\]\\}$`;
+const HALT_FORM = `^\\{"reason":"[^"\\\\]*","by":"${HALT_BY}","since":"[^"\\\\]*","wave":"${WAVE_ID.source.slice(1, -1)}","failed":\\[("[^"\\\\]*"(,"[^"\\\\]*")*)?\\]\\}$`;
 
 /** Annotation `key` on `obj`: is it there, and its value (CEL). */
 function annotationOf(obj: string, key: string): { present: string; value: string } {

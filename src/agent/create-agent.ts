@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
 import { WaveCensus } from '../lock/wave-census.js';
@@ -49,6 +50,34 @@ export interface AgentIo {
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
    */
   fleetLock?: FleetLockTuning;
+  /**
+   * The watches of the agent's own Node and pods (src/kube/own-views.ts) that every part of the agent
+   * reads through: given (runAgent's, which its request poller shares), made here (the default), or
+   * none (false: a client whose watches deliver nothing, the simulator's kured polling model).
+   */
+  views?: OwnViews | false;
+  /** The silence bound of those watches; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
+  viewSilenceMs?: number;
+}
+
+/** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
+function ownViewsOf(
+  config: Pick<Config, 'nodeId' | 'dsNamespace' | 'dsName'>,
+  io: AgentIo,
+): OwnViews | undefined {
+  if (io.views === false) return undefined;
+  return (
+    io.views ??
+    new OwnViews({
+      kube: io.kube,
+      nodeName: config.nodeId,
+      clock: io.clock,
+      log: io.logger,
+      random: io.random ?? Math.random,
+      lock: { namespace: config.dsNamespace, name: config.dsName },
+      ...(io.viewSilenceMs === undefined ? {} : { silenceMs: io.viewSilenceMs }),
+    })
+  );
 }
 
 /** What may replace the FleetLock client's transport and defaults. */
@@ -125,7 +154,12 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined }),
+    census: new FleetCensus({
+      kube,
+      clock,
+      nodeId: config.nodeId,
+      groupLabel: grouped ? config.groupLabel : undefined,
+    }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
@@ -163,17 +197,20 @@ function waveGatesOf(
 }
 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
-export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
+export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
+  const views = ownViewsOf(config, given);
+  // every read of the own Node and pods goes through the views: free while their watches are open
+  const io = views === undefined ? given : { ...given, kube: views.kube };
   const { kube, clock, logger } = io;
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
   const coordinator = coordinatorOf(config, io);
-  const checks = config.healthChecks.length > 0 ? new HealthChecks(kube, config.healthChecks) : undefined;
+  const wave = waveDepsOf(config, kube);
   const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock, checks }),
+    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: new KubeDrainer({
@@ -188,22 +225,31 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       fallback: config.drainFallback,
       skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
       evictionRetryDelayMs: config.evictionRetryDelayMs,
+      ...(views === undefined ? {} : { pods: views.podChanges() }),
       random,
     }),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),
-    ...(waveTracked(config)
-      ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
-      : {}),
-    ...(checks === undefined ? {} : { checks }),
+    ...wave,
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
+    ...(views === undefined ? {} : { views }),
     clock,
     logger,
     random,
+  };
+}
+
+/** The wave's store when a wave is tracked, and the health checks when any is configured. */
+function waveDepsOf(config: Config, kube: Kube): Pick<AgentDeps, 'waves' | 'checks'> {
+  return {
+    ...(waveTracked(config)
+      ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
+      : {}),
+    ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks) } : {}),
   };
 }
 

@@ -17,7 +17,6 @@ type PlainKind =
   | 'quarantined'
   | 'aborted'
   | 'rebooting'
-  | 'verifying'
   | 'holding'
   | 'failed'
   | 'lock-lost'
@@ -33,6 +32,11 @@ export type Outcome =
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
   | Misconfigured
+  /**
+   * Rebooted, not ready yet. `timeoutAt`: when --post-reboot-timeout passes (ms since the epoch,
+   * this host's clock), so that the wait for readiness ends by then, whatever it waits on.
+   */
+  | { kind: 'verifying'; reason: string; timeoutAt?: number }
   /**
    * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
    * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait. `fleetLockFull`: it
@@ -273,4 +277,15 @@ export function waitingFor(refused: Refusal): Outcome {
     ...(refused.gate === undefined ? {} : { gate: refused.gate }),
     ...(refused.wait === undefined ? {} : { wait: refused.wait }),
   };
+}
+
+/**
+ * May a wait after `outcome` that timed out with nothing changed be followed by another wait instead
+ * of a pass (Agent.stillQuiet)? Only a wait for a slot or a turn: a recheck of the fleet's gates, a
+ * back-off and an error retry wait for what shows on nothing the agent follows.
+ */
+export function waitsAgainWhenQuiet(outcome: Outcome): boolean {
+  if (outcome.kind !== 'waiting-for-lock') return false;
+  const how = outcome.wait;
+  return how === undefined || ((how.for === 'slot' || how.for === 'turn') && how.recheck !== true);
 }

@@ -11,6 +11,7 @@ import type { NodeOps, NodeState } from '../node/node.js';
 import {
   STATUS_ANNOTATION,
   WANTS_REBOOT,
+  formatStatus,
   isOverdue,
   parseStatus,
   sameStatus,
@@ -81,6 +82,8 @@ export class Reporter {
   private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
+  /** The status of an outcome handed out to ride in the caller's next node write (carry). */
+  private carried: { kind: string; reason: string; status: NodeStatus } | undefined;
   /**
    * The last outcome reported once (Effects.once), as kind and reason, while no other end of a pass
    * followed it: its repeats are quiet.
@@ -118,6 +121,17 @@ export class Reporter {
     this.written = status;
   }
 
+  /**
+   * The status annotation `outcome` writes, for the caller's next node write to carry; report(outcome)
+   * then writes it only when that write did not (noteNode of its answer says what the node carries).
+   */
+  carry(outcome: Outcome): Record<string, string> {
+    const status = this.statusOf(outcome, effectsOf(outcome), this.deps.clock.now());
+    if (status === undefined) return {};
+    this.carried = { kind: outcome.kind, reason: outcome.reason, status };
+    return { [STATUS_ANNOTATION]: formatStatus(status) };
+  }
+
   /** Status, Events, metrics and the log line of one outcome. Status write failures are logged. */
   async report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void> {
     this.last = outcome;
@@ -129,7 +143,7 @@ export class Reporter {
     if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
     if (!repeated && fx.notify !== undefined) await this.tell(fx.notify, outcome.reason);
     const now = this.deps.clock.now();
-    const status = this.statusOf(outcome, fx, now);
+    const status = this.takeCarried(outcome) ?? this.statusOf(outcome, fx, now);
     if (status === undefined) return;
     // RebootOverdue before the status write, so that nothing is awaited between that write and what
     // the decision does next (the reboot request): the window in which a second agent of this node
@@ -140,7 +154,7 @@ export class Reporter {
     await this.writeStatus(status, signal);
   }
 
-  /** Writes `status` unless it is the one written; a failure is logged (the next pass writes again). */
+  /** Writes `status` unless the node carries it already; a failure is logged (written again next time). */
   private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
@@ -153,6 +167,13 @@ export class Reporter {
       if (signal?.aborted) throw err;
       this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
+  }
+
+  /** The status handed out with carry() for this outcome (the same `since`), once; else undefined. */
+  private takeCarried(outcome: Outcome): NodeStatus | undefined {
+    const carried = this.carried;
+    this.carried = undefined;
+    return carried?.kind === outcome.kind && carried.reason === outcome.reason ? carried.status : undefined;
   }
 
   /** Is this the repeat of an outcome reported once (Effects.once)? Notes what it reports. */

@@ -21,7 +21,7 @@ export interface CheckResult {
  * The cost limit, as this engine has none of its own (kube-apiserver's CEL has one): an expression
  * this long, comprehensions nested this deep, or an object this large is refused before evaluation.
  */
-export const CEL_LIMITS = { expressionChars: 1024, nestedComprehensions: 2, objectBytes: 1 << 20 };
+const CEL_LIMITS = { expressionChars: 1024, nestedComprehensions: 2, objectBytes: 1 << 20 };
 
 const COMPREHENSIONS = /\.(all|exists|exists_one|map|filter)\s*\(/g;
 

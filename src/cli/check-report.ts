@@ -7,7 +7,7 @@ import { formatDrainPlan, type DrainPlanItem } from './check-drain.js';
  * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
  * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
  */
-export type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
+type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
 
 /** One line of the evaluation. */
 export interface CheckItem {

@@ -52,7 +52,7 @@ export interface CheckOptions {
 }
 
 /** Builds the agent's blockers for `node` over `kube` (the read-only one). */
-export type BlockerFactory = (kube: Kube, node: string, clock: Clock) => readonly Blocker[];
+type BlockerFactory = (kube: Kube, node: string, clock: Clock) => readonly Blocker[];
 
 /** Injection points beyond CommandIo (tests). */
 export interface CheckIo extends CommandIo {
@@ -63,7 +63,7 @@ export interface CheckIo extends CommandIo {
 }
 
 /** The agent's own blocker registry for `node`, over the (read-only) Kube. */
-export function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
+function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
   return (kube, node, clock) =>
     createBlockers(
       { ...config, nodeId: node },
@@ -315,7 +315,7 @@ export async function evaluateCheck(
 
 /** The -o values `check` accepts. */
 export const CHECK_OUTPUTS = ['text', 'json', 'yaml'] as const;
-export type CheckOutput = (typeof CHECK_OUTPUTS)[number];
+type CheckOutput = (typeof CHECK_OUTPUTS)[number];
 
 /**
  * `kured-ts check`: prints the evaluation; 0 = the agent would reboot the node now (or is rebooting

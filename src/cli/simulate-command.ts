@@ -37,7 +37,7 @@ const integerOption = (min = 1): ((value: string) => number) => asOption(integer
 const duration = asOption(durationAtLeast('non-negative'));
 
 /** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
-export function blockingChurn(value: string): { perHour: number; durationMs: number } {
+function blockingChurn(value: string): { perHour: number; durationMs: number } {
   const parts = value.split(',');
   const perHour = Number(parts[0]);
   if (parts.length !== 2 || !Number.isFinite(perHour) || perHour <= 0)
@@ -48,17 +48,17 @@ export function blockingChurn(value: string): { perHour: number; durationMs: num
 }
 
 /** --unhealthy-nodes N,DURATION. */
-export function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
+function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
   const [count = '', span = ''] = value.split(',');
   if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
   return { nodes: integerOption(1)(count), durationMs: duration(span) };
 }
 
 /** The bare --coordinator-thief: a minute into the run, for half an hour. */
-export const THIEF_PRESET = '1m,30m';
+const THIEF_PRESET = '1m,30m';
 
 /** --coordinator-thief FROM,FOR: when it starts (from the start of the run) and how long it acts (> 0). */
-export function coordinatorThief(value: string): { fromMs: number; forMs: number } {
+function coordinatorThief(value: string): { fromMs: number; forMs: number } {
   const parts = value.split(',');
   if (parts.length !== 2)
     throw new InvalidArgumentError('expected FROM,FOR: when it starts and how long it acts (e.g. 5m,30m)');
@@ -68,7 +68,7 @@ export function coordinatorThief(value: string): { fromMs: number; forMs: number
 }
 
 /** A share: `N%` (0–100) or a number from 0 to 1. */
-export function share(value: string): number {
+function share(value: string): number {
   const percent = value.endsWith('%');
   const n = Number(percent ? value.slice(0, -1) : value);
   const fraction = percent ? n / 100 : n;

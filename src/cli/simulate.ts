@@ -4,7 +4,7 @@ import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
-import { formatReport, passed } from '../sim/report.js';
+import { formatCostReport, formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
 import { flakyEvictions } from '../sim/flaky-evictions.js';
 import type { HoldWorkerSettings } from '../sim/hold-worker.js';
@@ -216,7 +216,7 @@ function operators(
 }
 
 /** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
-export const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
+const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
 /** --undrainable, at most the nodes that need a reboot. */
 function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
@@ -355,7 +355,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
   });
   if (show) view.finish(result.elapsedMs);
   const header = reportHeader(options, needed);
-  const report = formatReport(result, header);
+  const report = [...formatReport(result, header), ...formatCostReport(result)];
   io.out.write(report.join('\n') + '\n');
   const wrote =
     io.timeline === undefined ? true : await writeTimeline(io.timeline, result, { header, report, io });

@@ -40,7 +40,7 @@ export interface Draft {
 }
 
 /** The JSON type of a flag's value (for the Helm chart's values.schema.json). */
-export type FlagType = 'string' | 'boolean' | 'integer' | 'array';
+type FlagType = 'string' | 'boolean' | 'integer' | 'array';
 
 /** One flag. */
 export interface FlagSpec {

@@ -57,7 +57,7 @@ export interface CoordinatorStats {
  * hung connection or a server that stopped sending. The view is blind until a new watch runs, and
  * the leader advises nothing meanwhile; blind for a lease duration, it steps down.
  */
-export const VIEW_SILENCE_MS = 3 * 60_000;
+const VIEW_SILENCE_MS = 3 * 60_000;
 
 /** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
 const IDLE_REPLAN_MS = 60_000;

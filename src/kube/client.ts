@@ -15,6 +15,7 @@ import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
+import { objectPath } from './object-path.js';
 import type {
   NodeRow,
   ObjectRef,
@@ -24,7 +25,9 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  Page,
   PageOptions,
+  PodPage,
   SelfIdentity,
   V1DaemonSet,
   V1Node,
@@ -52,7 +55,7 @@ export interface ConnectOptions extends KubeConfigSource {
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
 /** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
-export const RETRY_AFTER_CAP_MS = 10_000;
+const RETRY_AFTER_CAP_MS = 10_000;
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
@@ -152,14 +155,7 @@ export class ClientNodeKube implements Kube {
   }
 
   getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
-    const base =
-      ref.group === '' ? `/api/${enc(ref.version)}` : `/apis/${enc(ref.group)}/${enc(ref.version)}`;
-    const ns = ref.namespace === undefined ? '' : `/namespaces/${enc(ref.namespace)}`;
-    return this.retried({
-      method: 'GET',
-      path: `${base}${ns}/${enc(ref.resource)}/${enc(ref.name)}`,
-      signal,
-    });
+    return this.retried({ method: 'GET', path: objectPath(ref), signal });
   }
 
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
@@ -173,10 +169,35 @@ export class ClientNodeKube implements Kube {
     return nodeRows(answer);
   }
 
-  async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
-    type Page = List<V1Node> & { metadata?: { resourceVersion?: string; continue?: string } };
-    const path = '/api/v1/nodes';
-    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+  listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
+    return this.page('/api/v1/nodes', options, signal);
+  }
+
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection('/api/v1/nodes', onEvent, options);
+  }
+
+  listPodsPage(
+    namespace: string | undefined,
+    options: PageOptions = {},
+    signal?: AbortSignal,
+  ): Promise<PodPage> {
+    return this.page(podsPath(namespace), options, signal);
+  }
+
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection(podsPath(undefined), onEvent, options);
+  }
+
+  /** One page of the collection at `path`, with the resourceVersion of its snapshot. */
+  private async page<T>(path: string, options: PageOptions, signal?: AbortSignal): Promise<Page<T>> {
+    type Answer = List<T> & { metadata?: { resourceVersion?: string; continue?: string } };
+    const list = await this.retried<Answer | undefined>({
+      method: 'GET',
+      path,
+      query: { ...options },
+      signal,
+    });
     const meta = list?.metadata ?? {};
     const token = meta.continue ?? '';
     return {
@@ -186,11 +207,16 @@ export class ClientNodeKube implements Kube {
     };
   }
 
-  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  /** A watch of the collection at `path` (with bookmarks), each line handed to `onEvent`. */
+  private async watchCollection<T>(
+    path: string,
+    onEvent: (event: WatchEvent<T>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     await this.http.watch(
       {
         method: 'GET',
-        path: '/api/v1/nodes',
+        path,
         query: {
           allowWatchBookmarks: true,
           resourceVersion: options.resourceVersion,
@@ -201,7 +227,7 @@ export class ClientNodeKube implements Kube {
         timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
       (line) => {
-        onEvent(line as WatchEvent<V1Node>);
+        onEvent(line as WatchEvent<T>);
       },
     );
   }
@@ -215,8 +241,7 @@ export class ClientNodeKube implements Kube {
   }
 
   listPods(namespace: string | undefined, options: ListOptions = {}, signal?: AbortSignal): Promise<V1Pod[]> {
-    const path = namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
-    return this.items({ method: 'GET', path, query: { ...options }, signal });
+    return this.items({ method: 'GET', path: podsPath(namespace), query: { ...options }, signal });
   }
 
   /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
@@ -299,28 +324,14 @@ export class ClientNodeKube implements Kube {
     return this.patch(daemonSetPath(namespace, name), MERGE_PATCH, patch, signal);
   }
 
-  async watchDaemonSet(
+  watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    await this.http.watch(
-      {
-        method: 'GET',
-        path: `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`,
-        query: {
-          fieldSelector: `metadata.name=${name}`,
-          allowWatchBookmarks: true,
-          resourceVersion: options.resourceVersion,
-        },
-        signal: options.signal,
-        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
-      },
-      (line) => {
-        onEvent(line as WatchEvent<V1DaemonSet>);
-      },
-    );
+    const path = `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`;
+    return this.watchCollection(path, onEvent, { ...options, fieldSelector: `metadata.name=${name}` });
   }
 
   /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
@@ -424,6 +435,10 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
+}
+
+function podsPath(namespace: string | undefined): string {
+  return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
 }
 
 function leasePath(namespace: string, name: string): string {

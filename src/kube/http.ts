@@ -23,11 +23,11 @@ import type { ServerTime } from './server-time.js';
 import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 
 /** Bound of one request (connect, send, answer) unless the caller gives another. */
-export const DEFAULT_DEADLINE_MS = 30_000;
+const DEFAULT_DEADLINE_MS = 30_000;
 /** A watch may outlive the timeoutSeconds it asked for by this much before we give up on it. */
-export const WATCH_GRACE_MS = 30_000;
+const WATCH_GRACE_MS = 30_000;
 /** What kube-apiserver's audit log (and default field manager) calls us. */
-export const USER_AGENT = 'kured-ts';
+const USER_AGENT = 'kured-ts';
 /** The field manager of every write (metadata.managedFields names us). */
 export const FIELD_MANAGER = 'kured-ts';
 

@@ -10,7 +10,7 @@ import type { ServerTime } from './server-time.js';
  * string the API server sends (its generated deserializer, which turns them into Dates, is not
  * loaded). Type-only: costs nothing at run time.
  */
-export type Wire<T> = T extends Date
+type Wire<T> = T extends Date
   ? string
   : T extends (infer U)[]
     ? Wire<U>[]
@@ -71,13 +71,18 @@ export interface PageOptions extends ListOptions {
   continue?: string;
 }
 
-/** One page of Nodes and the resourceVersion of the snapshot it was cut from. */
-export interface NodePage {
-  items: V1Node[];
+/** One page of a list and the resourceVersion of the snapshot it was cut from. */
+export interface Page<T> {
+  items: T[];
   resourceVersion: string;
   /** The token for the next page; undefined on the last. */
   continue?: string;
 }
+
+/** One page of Nodes. */
+export type NodePage = Page<V1Node>;
+/** One page of Pods. */
+export type PodPage = Page<V1Pod>;
 
 /** Options of a watch. */
 export interface WatchOptions {
@@ -133,6 +138,17 @@ export interface Kube {
 
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
+  /**
+   * One page of a list of pods (an agent's own: fieldSelector spec.nodeName), with the
+   * resourceVersion of its snapshot to watch from; `continue` is set when more pages follow.
+   */
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage>;
+  /**
+   * Streams pod changes (in every namespace; an agent's own with fieldSelector spec.nodeName) until
+   * the signal aborts or the stream ends (after `timeoutSeconds`, default 5–10 min). Without
+   * `resourceVersion` the server first sends every current pod as ADDED.
+   */
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void>;
   /**
    * policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone, a 409 on the UID
    * precondition that the pod of `options.uid` is gone and another took its name.

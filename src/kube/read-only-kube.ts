@@ -11,6 +11,7 @@ import type {
   NodePage,
   ObjectRef,
   PageOptions,
+  PodPage,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -21,7 +22,7 @@ import type {
 } from './kube.js';
 
 /** A write `check` refused: it must never change the cluster. */
-export class DryRunWrite extends Error {
+class DryRunWrite extends Error {
   override readonly name = 'DryRunWrite';
 }
 
@@ -62,6 +63,12 @@ export class ReadOnlyKube implements Kube {
   }
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
     return this.inner.listPods(namespace, options, signal);
+  }
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
+    return this.inner.listPodsPage(namespace, options, signal);
+  }
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.inner.watchPods(onEvent, options);
   }
   evictPod(namespace: string, name: string, options: EvictionOptions): Promise<void> {
     const grace = options.gracePeriodSeconds === undefined ? '' : ` (grace ${options.gracePeriodSeconds}s)`;

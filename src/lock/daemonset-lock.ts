@@ -64,7 +64,7 @@ const retryable = (err: unknown): boolean => isConflict(err) || isInvalid(err);
 export const CONTENDED_RETRY_MS = 2_000;
 
 /** After an acquisition refused because the fleet could not be read, the next try (jittered ±50%). */
-export const ERROR_RETRY_MS = 30_000;
+const ERROR_RETRY_MS = 30_000;
 
 /** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
 function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
@@ -113,6 +113,11 @@ export class DaemonSetLock implements Lock {
     let outcome: AcquireResult | undefined;
     try {
       await this.write(signal, async (state) => {
+        // each attempt judges the fleet from its own read: a pre-flight's (or a lost attempt's) census
+        // may be seconds old, and a node that went down since must count (the lock's resourceVersion
+        // guards its entries, not the Nodes)
+        this.o.census?.forget();
+        this.o.wave?.census.forget();
         const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;
@@ -256,19 +261,23 @@ export class DaemonSetLock implements Lock {
   /**
    * The room question for this lock (RoomQuestion: one rule with the wait for a slot), its budget
    * resolved for the fleet `state` shows, and for this node's group as `groupSlots` says (the floor
-   * of a percentage when not asked).
+   * of a percentage when not asked), with its members by label when read.
    */
   private question(
     state: LockState,
     live: readonly LockEntry[],
     group: string | undefined,
-    groupSlots?: number,
+    { groupSlots, groupMembers: members }: Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> = {},
   ): RoomQuestion {
     const { nodeId } = this.o;
     const groups =
       this.o.groups === undefined
         ? undefined
-        : { label: this.o.groups.label, concurrency: groupSlots ?? this.o.groups.concurrency };
+        : {
+            label: this.o.groups.label,
+            concurrency: groupSlots ?? this.o.groups.concurrency,
+            ...(members === undefined ? {} : { members }),
+          };
     const concurrency = this.view.slots(state);
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }
@@ -296,9 +305,12 @@ export class DaemonSetLock implements Lock {
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
     const slots = this.view.slots(state);
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
-    if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    // a full lock's holders are looked up (a deleted Node's slot is reclaimed) only by a node that
+    // could take the slot: a waiter whose turn has not come takes none whatever they are (issue 42:
+    // up to --concurrency GETs per waiter's pass)
+    if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
     const around = await this.fleet
       .around({ live, slots, turn, metadata, matching: state.matching, resumed: state.resumed }, signal)
       .catch((err: unknown) => {
@@ -321,9 +333,9 @@ export class DaemonSetLock implements Lock {
     group: string | undefined,
     turn: TurnVerdict | undefined,
   ): AcquireResult | undefined {
-    const { groupSlots, ...answers } = taken.fleet;
+    const { groupSlots, groupMembers, ...answers } = taken.fleet;
     const room = roomFor({
-      ...this.question(state, taken.live, group, groupSlots),
+      ...this.question(state, taken.live, group, { groupSlots, groupMembers }),
       inCycle: taken.inCycle,
       ...answers,
     });

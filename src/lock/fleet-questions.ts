@@ -22,7 +22,7 @@ import {
   type NodeInCycle,
   type Unavailable,
 } from './room.js';
-import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import { listControlPlane } from '../node/role.js';
 
 /** The acquisition as it stands when it asks. */
 export interface FleetAsk {
@@ -30,6 +30,12 @@ export interface FleetAsk {
   live: readonly LockEntry[];
   /** Nodes in a cycle without a slot. */
   inCycle: readonly NodeInCycle[];
+  /**
+   * Every node in a kured-ts cycle by its label, which only its own agent may write (the agent
+   * policy): the nodes the health cap leaves out. A lock entry is no such proof: any agent may
+   * write one naming any node.
+   */
+  cycling: ReadonlySet<string>;
   /** This node's group under --group-concurrency; undefined without. */
   group: string | undefined;
   /** This node is a control-plane node. */
@@ -52,6 +58,8 @@ export interface FleetAnswers {
   controlPlane?: ControlPlaneQuestion;
   /** --group-concurrency resolved for this node's group; undefined without groups. */
   groupSlots?: number;
+  /** The nodes of this node's group by their label, when read (for which slots count against it). */
+  groupMembers?: ReadonlySet<string>;
   health?: FleetCap;
   quarantine?: FleetCap;
   /** The wave's gates, counted from the nodes' labels (wave-census.ts). */
@@ -155,10 +163,14 @@ export class FleetQuestions {
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
     const { live, slots, turn, metadata, resumed } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal) : [];
+    const cycle = goes
+      ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal)
+      : { withoutSlot: [], labelled: new Set<string>() };
+    const inCycle = cycle.withoutSlot;
     const ask: FleetAsk = {
       live,
       inCycle,
+      cycling: cycle.labelled,
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
@@ -179,7 +191,7 @@ export class FleetQuestions {
     const o = this.o;
     return (
       o.countUnavailable === true ||
-      this.groupPercent > 0 ||
+      o.groups !== undefined ||
       o.maxUnhealthy !== undefined ||
       o.maxQuarantined !== undefined
     );
@@ -196,13 +208,16 @@ export class FleetQuestions {
       ...this.groupAsk(ask),
       ...(o.maxQuarantined === undefined ? {} : { quarantine: true }),
       ...(workers ? { workers: true } : {}),
+      ...(ask.matching === undefined ? {} : { atLeast: ask.matching }),
     };
   }
 
-  /** This node's group, when its members count (unavailable nodes in it, its share of slots). */
+  /**
+   * This node's group: its members by their label decide which slots count against it (a lock
+   * entry's recorded group is any agent's word), which unavailable nodes are in it, and its share.
+   */
   private groupAsk(ask: FleetAsk): Pick<CensusAsk, 'group'> {
-    const matters = this.o.countUnavailable === true || this.groupPercent > 0;
-    return this.o.groups !== undefined && ask.group !== undefined && matters ? { group: ask.group } : {};
+    return this.o.groups !== undefined && ask.group !== undefined ? { group: ask.group } : {};
   }
 
   async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
@@ -261,7 +276,9 @@ export class FleetQuestions {
         : {
             health: {
               max: resolveLimit(maxUnhealthy, census.total),
-              nodes: down.map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
+              nodes: census.unhealthy
+                .filter((n) => n.name !== nodeId && !ask.cycling.has(n.name))
+                .map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
             },
           }),
       ...(maxQuarantined === undefined
@@ -292,12 +309,21 @@ export class FleetQuestions {
       .map((n) => ({ name: n.name, group: group?.members.has(n.name) === true ? group.name : OTHER_GROUP }));
   }
 
-  /** --group-concurrency for this node's group: the number, or the share of the group's nodes. */
-  private groupSlots(ask: FleetAsk, census: Census | undefined): { groupSlots?: number } {
+  /**
+   * --group-concurrency for this node's group: the number, or the share of the group's nodes; and
+   * its members by label, when read.
+   */
+  private groupSlots(
+    ask: FleetAsk,
+    census: Census | undefined,
+  ): Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> {
     const groups = this.o.groups;
     if (groups === undefined || ask.group === undefined) return {};
-    const size = census?.group?.members.size;
-    return { groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, size) };
+    const members = census?.group?.members;
+    return {
+      groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, members?.size),
+      ...(members === undefined ? {} : { groupMembers: members }),
+    };
   }
 
   /** The rest of the control plane (listed only for a node that could go now) and the workers ahead. */
@@ -314,7 +340,7 @@ export class FleetQuestions {
 
   /** The other control-plane nodes: one list by label (a handful of Nodes). */
   private async peers(signal?: AbortSignal): Promise<string[]> {
-    const nodes = await this.o.kube.listNodes({ labelSelector: CONTROL_PLANE_LABEL }, signal);
+    const nodes = await listControlPlane((labelSelector) => this.o.kube.listNodes({ labelSelector }, signal));
     return nodes.map((n) => n.metadata?.name ?? '').filter((n) => n !== '' && n !== this.o.nodeId);
   }
 }

@@ -15,6 +15,10 @@ function gateIf(gate: FleetGate | undefined): { gate?: FleetGate } {
   return gate === undefined ? {} : { gate };
 }
 
+/** "1 other node", "2 other nodes". */
+export function othersNodes(count: number): string {
+  return `${count} other node${count === 1 ? '' : 's'}`;
+}
 /** The nodes in a cycle without a slot in the lock, which still count ('' when none). */
 function missingSlots(inCycle: readonly string[]): string {
   if (inCycle.length === 0) return '';
@@ -104,12 +108,12 @@ export class LockReasons {
 
   /** More other nodes unhealthy than --max-unhealthy-nodes allows (`nodes`: "n3 not ready"). */
   unhealthy(max: number, nodes: readonly string[]): string {
-    return `${nodes.length} other nodes unhealthy (max ${max}): ${shown(nodes)}`;
+    return `${othersNodes(nodes.length)} unhealthy (max ${max}): ${shown(nodes)}`;
   }
 
   /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
   quarantined(max: number, nodes: readonly string[]): string {
-    return `${HALT_REASON}: ${nodes.length} other nodes quarantined (--max-quarantined ${max}): ${shown(nodes)}; no new cycle starts anywhere until fewer are (an operator removes the label ${QUARANTINE_LABEL} from a node to release it)`;
+    return `${HALT_REASON}: ${othersNodes(nodes.length)} quarantined (--max-quarantined ${max}): ${shown(nodes)}; no new cycle starts anywhere until fewer are (an operator removes the label ${QUARANTINE_LABEL} from a node to release it)`;
   }
 
   /**

@@ -28,7 +28,7 @@ export interface LockHolder {
  * A gate of the fleet's capacity that holds a node back beyond the plain slots (room.ts): unavailable
  * nodes taking slots, the group's slots, the control plane one at a time and last, the caps.
  */
-export const FLEET_GATES = [
+const FLEET_GATES = [
   'count-unavailable',
   'group-concurrency',
   'control-plane',

@@ -60,8 +60,12 @@ export interface RoomQuestion {
   group: string | undefined;
   /** --concurrency, resolved for the fleet now (budget.ts). */
   concurrency: number;
-  /** --group-label/--group-concurrency (resolved for this node's group); undefined without. */
-  groups: { label: string; concurrency: number } | undefined;
+  /**
+   * --group-label/--group-concurrency (resolved for this node's group), and the group's members by
+   * their label when known (a slot of a member counts against the group whatever group its entry
+   * records); undefined without.
+   */
+  groups: { label: string; concurrency: number; members?: ReadonlySet<string> } | undefined;
   /** This node is a control-plane node; undefined: it is not (or the rule is not asked). */
   controlPlane?: ControlPlaneQuestion;
   /**
@@ -151,7 +155,9 @@ function groupFullness(q: RoomQuestion, others: readonly LockEntry[]): Room | un
   if (groups === undefined || group === undefined) return undefined;
   const down = q.unavailable?.nodes.filter((n) => n.group === group) ?? [];
   const holders = [
-    ...others.filter((e) => countsAgainst(e, group)).map((e) => e.nodeID),
+    ...others
+      .filter((e) => countsAgainst(e, group) || groups.members?.has(e.nodeID) === true)
+      .map((e) => e.nodeID),
     ...(q.inCycle ?? []).filter((n) => n.group === group).map((n) => n.name),
     ...down.map((n) => n.name),
   ];

@@ -66,6 +66,11 @@ export class WaveCensus {
 
   constructor(private readonly o: { kube: Kube; clock: Clock; nodeId: string }) {}
 
+  /** Forgets every read: the next count reads afresh (an acquisition's attempt, as FleetCensus.forget). */
+  forget(): void {
+    this.cache.clear();
+  }
+
   async read(ask: WaveAsk, signal?: AbortSignal): Promise<WaveCount> {
     const failed =
       ask.failed || ask.steps || ask.order !== undefined ? await this.failed(ask.wave, signal) : [];

@@ -30,7 +30,7 @@ export function waveTracked(
 }
 
 /** The slow start as configured, and what the asking node counted of its wave. */
-export interface StepFacts {
+interface StepFacts {
   /** --wave-start (resolved: at least 1). */
   start: number;
   growth: WaveGrowth;
@@ -54,7 +54,7 @@ export interface WaveFacts {
 }
 
 /** One group at a time: this node's group, and what holds it back. */
-export interface OrderFacts {
+interface OrderFacts {
   /** This node's group ('' for the nodes without the label). */
   group: string;
   /** Nodes of the wave in other groups still in their cycle or back but not soaked (one group at a time). */
@@ -185,7 +185,7 @@ function groupName(group: string): string {
 }
 
 /** How the reason of a wave halted by its budget begins (the simulator and the docs tell it by this). */
-export const WAVE_HALT_REASON = 'wave halted';
+const WAVE_HALT_REASON = 'wave halted';
 
 /** The refusal in words an operator can act on (the agent's status and the coordinator's advice). */
 export function describeWaveRoom(room: WaveRoom): string {

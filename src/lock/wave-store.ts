@@ -55,7 +55,7 @@ export interface WaveStore {
 }
 
 /** What the lock's DaemonSet says of the wave; what is not of its form says nothing (a pause still pauses). */
-export function sightingOf(ds: V1DaemonSet): WaveSighting {
+function sightingOf(ds: V1DaemonSet): WaveSighting {
   const annotations = ds.metadata?.annotations ?? {};
   const wave = annotations[WAVE_ANNOTATION];
   const pause = parseFleetPause(annotations[FLEET_PAUSE_ANNOTATION]);

@@ -7,7 +7,7 @@ import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics
  * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/lock/room.ts, the
  * outcome's gate); each gets a kured_ts_blocked series from the start.
  */
-export const DEFAULT_BLOCKER_NAMES: readonly string[] = [
+const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'pause',
   'quarantine',
   'prometheus',

@@ -23,7 +23,7 @@ import { parseConfig } from '../config/parse.js';
 import { errorText } from '../text/error-text.js';
 
 /** A key that was not carried over (or carried with a change of behaviour), and why. */
-export interface MigrationNote {
+interface MigrationNote {
   /** The key in kured's values (`configuration.startTime`, `extraArgs.period`). */
   key: string;
   why: string;

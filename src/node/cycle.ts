@@ -20,7 +20,7 @@ export const CYCLE_ANNOTATION = 'kured-ts.dev/cycle';
 export const CYCLE_LABEL = 'kured-ts.dev/rebooting';
 
 /** The field manager of every write of ours (metadata.managedFields names it). */
-export const OUR_FIELD_MANAGER = 'kured-ts';
+const OUR_FIELD_MANAGER = 'kured-ts';
 /** Managers whose cordon a cycle record may claim: ours, and kured's during a migration. */
 export const CYCLE_MANAGERS: readonly string[] = [OUR_FIELD_MANAGER, 'kured'];
 

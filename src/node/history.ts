@@ -113,7 +113,7 @@ export function parseHistory(raw: string | undefined): HistoryRecord[] {
 }
 
 /** The annotation with `record` appended, keeping the latest `limit` records. */
-export function appendHistory(raw: string | undefined, record: HistoryRecord, limit: number): string {
+function appendHistory(raw: string | undefined, record: HistoryRecord, limit: number): string {
   return JSON.stringify([...parseHistory(raw), record].slice(-limit));
 }
 

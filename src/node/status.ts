@@ -129,7 +129,7 @@ export function isOverdue(status: Partial<NodeStatus> | undefined, now: Date): b
  * The longest reason a status carries: a reason may quote what other writers wrote (the coordinator's
  * advice, a lock's holders, an API error), and every agent writes its status on its own Node.
  */
-export const STATUS_REASON_MAX_CHARS = 1024;
+const STATUS_REASON_MAX_CHARS = 1024;
 
 /** `reason` as a status carries it: at most STATUS_REASON_MAX_CHARS. */
 function boundedReason(reason: string): string {

@@ -1,7 +1,7 @@
 // A notifier: tells humans (Slack, Teams, a webhook) what the agent is about to do, and what failed.
 
 /** kured's three: the steps of a reboot cycle. */
-export const CYCLE_EVENTS = ['drain', 'reboot', 'uncordon'] as const;
+const CYCLE_EVENTS = ['drain', 'reboot', 'uncordon'] as const;
 
 /**
  * What went wrong, told where people look (not only in Events and alert rules): a drain that failed,

@@ -85,7 +85,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
 }
 
 /** The ServiceAccount the simulated agents run as (the chart's, in the lock's namespace). */
-export const SIM_SERVICE_ACCOUNT = { namespace: DS_NAMESPACE, name: 'kured-ts' };
+const SIM_SERVICE_ACCOUNT = { namespace: DS_NAMESPACE, name: 'kured-ts' };
 
 /** Who the agent on `node` is to the API server: its ServiceAccount, with the bound token's node claim. */
 export function simAgentIdentity(node: string): Identity {

@@ -32,7 +32,7 @@ import { Store, type Change } from './fake-api/store.js';
 import { WatchHub } from './fake-api/watch.js';
 import type { Admission } from './fake-api/admission.js';
 
-export type { Chaos, FailureMode, KubeObject, RecordedRequest, ResourceName };
+export type { RecordedRequest };
 
 /** One accepted write, as `onWrite` listeners receive it. */
 export interface WriteEvent {
@@ -43,7 +43,7 @@ export interface WriteEvent {
 }
 
 /** How an injected failure answers: its Status causes, and when it strikes (default 'fail'). */
-export interface FailureOptions {
+interface FailureOptions {
   causes?: { reason: string; message: string }[];
   /** The Status message. Default `injected failure for METHOD PATH`. */
   message?: string;

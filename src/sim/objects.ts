@@ -72,7 +72,7 @@ export interface SimPdb {
   status?: { disruptionsAllowed?: number };
 }
 
-export type ResourceName =
+type ResourceName =
   'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
@@ -99,6 +99,10 @@ export interface SimServer {
     query: Record<string, string>;
     status: number;
     at: number;
+    /** Bytes of the answer's body. */
+    bytes?: number;
+    /** The caller's node claim (an agent's). */
+    node?: string;
   }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;
@@ -106,10 +110,7 @@ export interface SimServer {
   close(): Promise<void>;
 }
 
-export function condition(
-  obj: { status?: { conditions?: Condition[] } },
-  type: string,
-): Condition | undefined {
+function condition(obj: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === type);
 }
 

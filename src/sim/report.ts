@@ -1,5 +1,6 @@
 // The end-of-run report of a simulation, as lines of text.
 import { shortDuration } from '../text/duration.js';
+import { costTotal, formatCost } from './api-cost.js';
 import type { SimulationResult } from './simulation.js';
 
 /** What the run was asked to do, for the headline. */
@@ -270,4 +271,31 @@ export function passed(r: SimulationResult): boolean {
     r.halted === undefined &&
     r.stop === 'done'
   );
+}
+
+/**
+ * What the wave cost the API server per node, by verb and resource: the agents' requests (each as its
+ * own node's identity), then the rest (the coordinator's), the spread over the nodes' agents, and the
+ * busiest agent's own table (with one node needing a reboot: that node's whole cycle).
+ */
+export function formatCostReport(r: SimulationResult): string[] {
+  const n = nodesOf(r);
+  const agents = formatCost(r.cost.agents, n, 'API cost per node, the agents (by verb and resource)');
+  const other = formatCost(r.cost.other, n, 'API cost per node, the coordinator and the simulated operators');
+  const each = r.nodes
+    .map((node) => ({ name: node.name, requests: costTotal(r.cost.byNode[node.name] ?? []).requests }))
+    .sort((a, b) => a.requests - b.requests);
+  const at = (q: number): number =>
+    each[Math.min(each.length - 1, Math.floor(q * each.length))]?.requests ?? 0;
+  const spread = `  one node's agent, requests over the run: min ${at(0)}, median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`;
+  const busiest = each[each.length - 1];
+  const own =
+    busiest === undefined
+      ? []
+      : formatCost(
+          r.cost.byNode[busiest.name] ?? [],
+          1,
+          `API cost of the busiest agent (${busiest.name}) over the run`,
+        );
+  return [...agents, ...other, spread, ...own];
 }

@@ -1,5 +1,6 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
 import type { WaveResult } from './wave-report.js';
+import type { CostRow } from './api-cost.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
@@ -34,10 +35,12 @@ export interface SimAgentIo {
   track: <T>(work: () => Promise<T>) => Promise<T>;
   /** With agent.fleetlock: the FleetLock server the clusters share, answering in memory. */
   fleetLock?: FleetLockTuning;
+  /** false: `kube`'s watches deliver nothing (kured's polling model), so the agent follows nothing. */
+  watchesDeliver?: boolean;
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
-export interface RunnableAgent {
+interface RunnableAgent {
   run(signal: AbortSignal): Promise<void>;
   /** Ends an idle wait: a reboot became required (as the minute sentinel refresher does in run.ts). */
   wake?(): void;
@@ -219,6 +222,11 @@ export interface SimulationResult {
   apiRequests: number;
   watches: number;
   kubeCalls: Record<string, number>;
+  /**
+   * What the run cost the API server by verb and resource (api-cost.ts): the agents' requests, those
+   * of anyone else (the coordinator), and each node's agent's (by node name).
+   */
+  cost: { agents: CostRow[]; other: CostRow[]; byNode: Record<string, CostRow[]> };
   agentErrors: string[];
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */

@@ -26,7 +26,14 @@ import {
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
 import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
-import { admissionFor, countEvictions, denialViolations, meanPrep, nodeResults } from './simulation-parts.js';
+import {
+  admissionFor,
+  costTables,
+  countEvictions,
+  denialViolations,
+  meanPrep,
+  nodeResults,
+} from './simulation-parts.js';
 import { SimCoordinatorThief } from './coordinator-thief.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
@@ -295,7 +302,7 @@ export class Simulation {
     const n = (this.starts.get(name) ?? 0) + 1;
     this.starts.set(name, n);
     const clock = this.time.clock();
-    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents);
+    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents, name);
     const abort = new AbortController();
     // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
     setMaxListeners(Infinity, abort.signal);
@@ -307,6 +314,8 @@ export class Simulation {
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
       track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
       ...(this.options.fleetLock ? { fleetLock: this.options.fleetLock } : {}),
+      // a client whose watches deliver nothing (kured's polling model) must not read from them
+      watchesDeliver: this.options.watchEvents,
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),
@@ -335,15 +344,9 @@ export class Simulation {
   }
 
   /** A client over `inner` in step with the virtual time, through the one gate all clients share. */
-  private trackedKube(inner: Kube, watchEvents?: boolean): TrackedKube {
-    return new TrackedKube({
-      inner,
-      time: this.time,
-      gate: this.gate,
-      feed: this.feed,
-      counters: this.counters,
-      watchEvents,
-    });
+  private trackedKube(inner: Kube, watchEvents?: boolean, owner?: string): TrackedKube {
+    const { time, gate, feed, counters } = this;
+    return new TrackedKube({ inner, time, gate, feed, counters, watchEvents, owner });
   }
 
   /** The host went down (or the run ended): the agent process dies without a word. */
@@ -415,6 +418,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
+      cost: costTables(this.server.requests, Object.values(this.counters.feed)),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

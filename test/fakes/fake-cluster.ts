@@ -21,7 +21,7 @@ export const AGENT_DEFAULTS: AgentConfig = testConfig({
 });
 
 /** Raised by a crashing fake: the process died at this step. */
-export class CrashError extends Error {
+class CrashError extends Error {
   override readonly name = 'CrashError';
 }
 

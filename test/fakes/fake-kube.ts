@@ -6,6 +6,7 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  PodPage,
   V1DaemonSet,
   V1Lease,
   V1Node,
@@ -40,6 +41,14 @@ export class FakeKube implements Kube {
           matches(selector, p.metadata?.labels),
       ),
     );
+  }
+
+  listPodsPage(namespace: string | undefined, options?: ListOptions): Promise<PodPage> {
+    return this.listPods(namespace, options).then((items) => ({ items, resourceVersion: '1' }));
+  }
+
+  watchPods(): Promise<void> {
+    return unsupported('watchPods');
   }
 
   listPodDisruptionBudgets(namespace: string | undefined): Promise<V1PodDisruptionBudget[]> {

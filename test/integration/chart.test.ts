@@ -1061,6 +1061,9 @@ const PERMISSIONS: Record<
   jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster' },
   mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster', coordinator: 'cluster' },
   listPods: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  // The agent's own pods (fieldSelector spec.nodeName), followed while a reboot is wanted (issue 42).
+  listPodsPage: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  watchPods: { group: '', resource: 'pods', verb: 'watch', agent: 'cluster' },
   evictPod: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
   // The PDB pre-flight: a dry-run eviction of each pod the drain would evict (nothing evicted).
   dryRunEviction: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
@@ -1099,7 +1102,7 @@ const PERMISSIONS: Record<
 /** The documented RBAC of the agents, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -11,13 +11,15 @@ import type { Pass } from './pass.js';
 export interface CycleEnd {
   labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
+  /** Our PreferNoSchedule taint of this key goes in the same write (NodeWrite.withoutTaint). */
+  withoutTaint?: string;
 }
 
 /**
  * The write that ends a cycle on `node`: the record and its label go (when still there), with
  * `extra`, and our cordon when it is still ours. undefined: nothing to write.
  */
-export function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
+function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
   const stillOurs =
     node.annotations[CYCLE_ANNOTATION] !== undefined || node.labels[CYCLE_LABEL] !== undefined;
   const change: NodeWrite = {
@@ -25,6 +27,7 @@ export function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd
     annotations: { ...extra.annotations, ...(stillOurs ? { [CYCLE_ANNOTATION]: null } : {}) },
   };
   if (stillOurs && ourCordon(node, record)) change.unschedulable = false;
+  if (extra.withoutTaint !== undefined) change.withoutTaint = extra.withoutTaint;
   const keys = Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length;
   return keys === 0 ? undefined : change;
 }

@@ -25,7 +25,7 @@ import { afterFailure, waveAtEnd } from './wave.js';
 import { waveOf } from '../../node/wave.js';
 
 /** What kured_ts_blocked and the status name as the blocker of a node whose drain met a failing API server. */
-export const API_SERVER_BLOCKER = 'api-server';
+const API_SERVER_BLOCKER = 'api-server';
 
 /** The hold after the drain that outlasted --hold-timeout: why, and the annotations that stood. */
 export interface HoldTimedOut {

@@ -22,6 +22,12 @@ const GUARDED_WRITE_ATTEMPTS = 8;
 export interface Progress {
   /** Reports an outcome as it stands, before the pass ends. */
   report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void>;
+  /**
+   * The status annotation `outcome` writes, to ride in the node write the caller makes next (one
+   * write per step, not two: issue 42). report(outcome) afterwards records its Events, metrics and
+   * log, and writes the status itself only if that write did not carry it (noteNode of its answer).
+   */
+  carry(outcome: Outcome): Record<string, string>;
   /** The last outcome reported, progress included. */
   readonly last: Outcome | undefined;
   /** A fresh read of the node (its bootID and the status it carries). */
@@ -141,6 +147,8 @@ export class Pass {
       const written = await this.deps.node.write(change, this.node.resourceVersion, this.signal);
       if (written) {
         this.node = written;
+        // what it wrote is what the node says now (a status it carried among it)
+        this.env.progress.noteNode(written);
         return change;
       }
       await this.readNode();
@@ -164,6 +172,7 @@ export class Pass {
 
   async release(): Promise<void> {
     await this.env.slot.release(this.signal);
+    this.deps.views?.releaseLock();
   }
 
   /** What we record in our slot for a node in `record`'s cycle. */

@@ -19,7 +19,7 @@ import type { Outcome } from '../outcome.js';
 import type { Pass, SoakMemory } from './pass.js';
 
 /** While a node is back, its health checks are asked again this often (and Ready looked at). */
-export const SOAK_POLL_MS = 15_000;
+const SOAK_POLL_MS = 15_000;
 
 /** The node's wave as its labels say, when a wave is tracked. */
 function current(pass: Pass): { wave: string; state: WaveState | undefined } | undefined {
@@ -137,7 +137,7 @@ function budgetText(budget: { count: number } | { percent: number }): string {
 }
 
 /** A failure notification (--notify-events): the kind's text with the node, and the reason after it. */
-export async function notifyFailure(
+async function notifyFailure(
   pass: Pass,
   kind: 'wave-halted' | 'not-back' | 'reboot-failed',
   reason: string,

@@ -21,9 +21,9 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
   return out;
 }
 
-/** An error as node:http reports a connection the server dropped. */
-function connectionReset(message: string): Error {
-  return Object.assign(new Error(message), { code: 'ECONNRESET' });
+/** An error as node:http reports a connection the server dropped (ECONNRESET) or refused. */
+function connectionError(message: string, code = 'ECONNRESET'): Error {
+  return Object.assign(new Error(message), { code });
 }
 
 /** The answer as the client reads it: a stream with what the client reads of an IncomingMessage. */
@@ -110,7 +110,7 @@ class MemoryResponse implements ResponseSink {
    */
   reset(): boolean {
     if (this.answer === undefined) return false;
-    if (!this.writableEnded) this.answer.destroy(connectionReset('aborted'));
+    if (!this.writableEnded) this.answer.destroy(connectionError('aborted'));
     return true;
   }
 
@@ -137,12 +137,17 @@ class MemoryResponse implements ResponseSink {
 
 /**
  * The in-memory wire to the server of `ctx`: an Exchange for ClientNodeKube (ConnectOptions.exchange),
- * and reset(), which drops every exchange still open as closing the server's connections would.
+ * and reset(), which drops every exchange still open as closing the server's connections would and
+ * refuses every later one as its closed port would.
  */
 export function memoryWire(ctx: HttpContext): { exchange: Exchange; reset: () => void } {
   const open = new Set<{ response: MemoryResponse; refuse: (err: Error) => void }>();
+  let closed = false;
   const exchange: Exchange = (url, options, body, signal) => {
     signal.throwIfAborted();
+    // a closed server's port refuses connections (a retry after the drop meets this, as over HTTP)
+    if (closed)
+      return Promise.reject(connectionError('connect ECONNREFUSED (fake API server closed)', 'ECONNREFUSED'));
     return new Promise<IncomingMessage>((resolve, reject) => {
       const entry = {
         response: new MemoryResponse((answer) => {
@@ -167,9 +172,10 @@ export function memoryWire(ctx: HttpContext): { exchange: Exchange; reset: () =>
     });
   };
   const reset = (): void => {
+    closed = true;
     for (const entry of [...open]) {
       open.delete(entry);
-      if (!entry.response.reset()) entry.refuse(connectionReset('socket hang up'));
+      if (!entry.response.reset()) entry.refuse(connectionError('socket hang up'));
       entry.response.close();
     }
   };

@@ -39,10 +39,7 @@ function streamKey(resource: string, name: string | undefined): string {
 }
 
 /** The event a watcher sees for a change, or undefined when the change is outside its filter. */
-export function eventFor(
-  filter: ObjectFilter,
-  change: Change,
-): { type: string; object: StoredObject } | undefined {
+function eventFor(filter: ObjectFilter, change: Change): { type: string; object: StoredObject } | undefined {
   const after = passes(filter, change.object);
   if (change.type === 'DELETED') return after ? { type: 'DELETED', object: change.object } : undefined;
   const before =
