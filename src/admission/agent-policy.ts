@@ -34,6 +34,8 @@ import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscale
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
+import { WAVE_NODE_LABELS, WAVE_WRITABLE, waveAnnotationRules, waveLabelRules } from './wave-policy.js';
+import { maxOwnersPattern } from './max-owners.js';
 
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
@@ -233,6 +235,7 @@ function nodesPolicy(): PolicySpec {
         QUARANTINE_VALUE_OK,
         `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
       ),
+      ...waveLabelRules(forbid, celString),
       forbid(
         AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
         `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
@@ -253,7 +256,7 @@ function nodesPolicy(): PolicySpec {
   );
 }
 
-/** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form. */
+/** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form, and the wave's. */
 function lockPolicy(): PolicySpec {
   const now = lockAnnotation('object');
   const before = lockAnnotation('oldObject');
@@ -262,8 +265,8 @@ function lockPolicy(): PolicySpec {
     [],
     [
       forbid(
-        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', value('lockAnnotation'))}`,
-        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
+        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', `${value('lockAnnotation')} + '${WAVE_WRITABLE}'`)}`,
+        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' (and its wave\\'s ${WAVE_WRITABLE.slice(1).replace(',', ' and halt ')}) of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
       ),
       // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
       // replaced by one of it; never written by the agent where the lock was of it
@@ -271,6 +274,7 @@ function lockPolicy(): PolicySpec {
         `!${now.present} || ${now.value}.matches(${celString(LOCK_FORM)}) || (${before.present} && !${before.value}.matches(${celString(LOCK_FORM)}))`,
         `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
       ),
+      ...waveAnnotationRules(forbid, celString),
     ],
   );
 }
@@ -389,17 +393,6 @@ export const AGENT_NODE_ANNOTATIONS = [
   DO_NOT_REPAIR_ANNOTATION,
 ];
 
-/**
- * The maxOwners the agent may write: `1|2|…|C` for --concurrency C; for N% any number from 1 to
- * 5000 (Kubernetes' largest cluster), since the fleet, and so the number, changes after installation.
- */
-const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
-
-function maxOwnersPattern(config: Pick<PolicyConfig, 'concurrency' | 'concurrencyPercent'>): string {
-  if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;
-  return Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|');
-}
-
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */
 export function agentPolicyParams(
   config: PolicyConfig,
@@ -408,6 +401,7 @@ export function agentPolicyParams(
   const labels = [
     CYCLE_LABEL,
     QUARANTINE_LABEL,
+    ...WAVE_NODE_LABELS,
     ...Object.keys(config.preRebootNodeLabels),
     ...Object.keys(config.postRebootNodeLabels),
   ];

@@ -16,6 +16,8 @@ import type { Notifier } from '../notify/notifier.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
 import type { Window } from '../window/window.js';
+import type { WaveStore } from '../lock/wave-store.js';
+import type { HealthChecks } from '../blockers/health-check.js';
 
 /** The flags the cycle reads (DESIGN §3). */
 export type AgentConfig = Pick<
@@ -57,6 +59,14 @@ export type AgentConfig = Pick<
   | 'settleTimeMs'
   | 'excludeFromLb'
   | 'lbDrainWaitMs'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
+  | 'healthCheckTimeoutMs'
+  | 'failureTemplates'
   // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
   | 'dsNamespace'
   | 'dsName'
@@ -103,6 +113,10 @@ export interface AgentDeps {
   serverTime?: { at(local: Date): Date | undefined };
   /** Graceful node shutdown on this host, read at start (src/host/shutdown.ts); published in the status. */
   shutdown?: ShutdownSettings;
+  /** The wave's side on the lock's DaemonSet (its id, the halt), when a wave is tracked (waveTracked). */
+  waves?: WaveStore;
+  /** --health-check, judged again after the reboot (the wave's soak). */
+  checks?: HealthChecks;
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */

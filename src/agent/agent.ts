@@ -82,6 +82,7 @@ export class Agent {
       deadlineMs: config.rebootDeadlineMs,
       periodMs: config.periodMs,
       ...(deps.shutdown === undefined ? {} : { shutdown: deps.shutdown }),
+      templates: config.failureTemplates,
     });
     this.slot = new HeldSlot(deps.lock);
     this.decision = new Decision(config, deps, this.reporter, this.slot);
@@ -282,13 +283,12 @@ export class Agent {
    * the wave itself causes (the last node's pods rescheduling) and which a lock release usually ends.
    */
   private wakesOnLockChange(last: Outcome | undefined): boolean {
-    const kind = last?.kind;
     // With the coordinated queue a PDB-blocked node waits out its retry: woken by every lock change,
     // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
     const pdbWakes = this.config.lockQueue === 'none';
     return (
-      (kind === 'waiting-for-lock' && last?.fleetLock !== true) ||
-      kind === 'lock-lost' ||
+      (last?.kind === 'waiting-for-lock' && last.fleetLock !== true) ||
+      last?.kind === 'lock-lost' ||
       (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
     );
   }

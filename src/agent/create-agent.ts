@@ -6,7 +6,12 @@ import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
-import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
+import { WaveCensus } from '../lock/wave-census.js';
+import { KubeWaveStore } from '../lock/wave-store.js';
+import { waveTracked } from '../lock/wave-gate.js';
+import { HealthChecks } from '../blockers/health-check.js';
+import { NoticeFilter } from '../notify/notice-filter.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
 import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
@@ -101,6 +106,12 @@ export type LockConfig = Pick<
   | 'coordinator'
   | 'maxUnhealthyNodes'
   | 'maxQuarantined'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
 >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
@@ -157,6 +168,7 @@ export function createLock(
     controlPlaneLast: config.controlPlaneLast,
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
     ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
+    ...waveGatesOf(config, { kube, clock }),
     clock,
     log,
     random,
@@ -185,6 +197,28 @@ function drainerOf(config: Config, io: AgentIo, views: OwnViews | undefined): Ku
   });
 }
 
+/**
+ * The wave's gates when any is configured (--wave-start below the slots, --wave-growth, --max-failures,
+ * --group-order sequential): judged by the node about to go from the nodes' own labels.
+ */
+function waveGatesOf(
+  config: LockConfig,
+  io: Pick<AgentIo, 'kube' | 'clock'>,
+): Pick<DaemonSetLockOptions, 'wave'> {
+  if (!waveTracked(config)) return {};
+  const sequential = config.groupOrder.kind === 'sequential' ? config.groupOrder : undefined;
+  return {
+    wave: {
+      census: new WaveCensus({ kube: io.kube, clock: io.clock, nodeId: config.nodeId }),
+      start: config.waveStart,
+      growth: config.waveGrowth,
+      soakMs: config.soakMs,
+      ...(config.maxFailures === undefined ? {} : { maxFailures: config.maxFailures }),
+      ...(sequential === undefined ? {} : { order: { label: config.groupLabel, order: sequential.order } }),
+    },
+  };
+}
+
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
 export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const views = ownViewsOf(config, given);
@@ -195,16 +229,19 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
   const coordinator = coordinatorOf(config, io);
+  const wave = waveDepsOf(config, kube);
+  const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock }),
+    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: drainerOf(config, io, views),
     loadBalancers: new KubeLoadBalancers(kube),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
-    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
+    notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),
+    ...wave,
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
@@ -214,6 +251,16 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     clock,
     logger,
     random,
+  };
+}
+
+/** The wave's store when a wave is tracked, and the health checks when any is configured. */
+function waveDepsOf(config: Config, kube: Kube): Pick<AgentDeps, 'waves' | 'checks'> {
+  return {
+    ...(waveTracked(config)
+      ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
+      : {}),
+    ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks) } : {}),
   };
 }
 

@@ -90,6 +90,11 @@ export interface Effects {
   /** kured_ts_reboots_total{result} once when this kind is first reached. */
   rebootResult?: RebootResult;
   /**
+   * The failure notification this kind sends (--notify-events; once per node and period: the notice
+   * filter), with the outcome's reason after the kind's text.
+   */
+  notify?: 'drain-failed' | 'quarantined' | 'reboot-failed' | 'not-back';
+  /**
    * Reported once: the same outcome again (same kind and reason, after nothing but progress) is
    * logged at debug level and records no Event; its status stands as written.
    */
@@ -168,6 +173,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'drain failed; lock released',
     lockHeld: false,
     rebootResult: 'failed',
+    notify: 'drain-failed',
   },
   quarantined: {
     phase: 'blocked',
@@ -176,6 +182,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'drain failed; node quarantined; lock released',
     lockHeld: false,
     rebootResult: 'failed',
+    notify: 'quarantined',
   },
   aborted: {
     phase: 'pending',
@@ -214,6 +221,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'post-reboot readiness timed out; lock released',
     lockHeld: false,
     rebootResult: 'timeout',
+    notify: 'not-back',
   },
   holding: {
     phase: 'failed',
@@ -222,6 +230,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'post-reboot readiness timed out; holding lock',
     lockHeld: true,
     rebootResult: 'timeout',
+    notify: 'not-back',
   },
   failed: {
     phase: 'failed',
@@ -230,6 +239,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'reboot failed; holding lock',
     lockHeld: true,
     rebootResult: 'failed',
+    notify: 'reboot-failed',
   },
   'lock-lost': {
     phase: 'waiting-for-lock',

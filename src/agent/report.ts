@@ -23,6 +23,9 @@ import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
 import type { ShutdownSettings } from '../host/shutdown.js';
 import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outcome.js';
+import type { FailureEvent, Notifier } from '../notify/notifier.js';
+import { renderMessage } from '../notify/message.js';
+import { waveOf } from '../node/wave.js';
 
 /** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
 const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
@@ -45,6 +48,8 @@ export interface ReporterDeps {
   metrics: AgentMetrics;
   logger: Logger;
   clock: Clock;
+  /** Where failures are told (Effects.notify, overdue); none: not told. */
+  notifier?: Notifier;
 }
 
 /** What the Reporter judges by besides the outcome. */
@@ -55,6 +60,8 @@ export interface ReporterOptions {
   periodMs: number;
   /** Graceful node shutdown on this host as read at start: carried in every status. */
   shutdown?: ShutdownSettings;
+  /** --message-template-<kind> of the failures told (Effects.notify, overdue); default none told. */
+  templates?: Readonly<Record<FailureEvent, string>>;
 }
 
 export class Reporter {
@@ -64,6 +71,8 @@ export class Reporter {
   last: Outcome | undefined;
   /** The node's bootID as last read, for the status. */
   private bootID = '';
+  /** The node's wave as last read (its label), for the status. */
+  private wave: string | undefined;
   /** The last verified reboot, carried into every status we write. */
   private lastReboot: string | undefined;
   /** The status annotation as last read or written; undefined = unknown (write). */
@@ -106,6 +115,9 @@ export class Reporter {
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
   noteNode(node: NodeState): void {
     this.bootID = node.bootID;
+    const wave = waveOf(node.labels);
+    this.wave = wave?.wave;
+    this.deps.metrics.setWaveFailed?.(wave?.state === 'failed');
     const status = parseStatus(node.annotations[STATUS_ANNOTATION]);
     this.lastReboot = status?.lastReboot;
     this.needSince = status?.requiredSince ?? this.needSince;
@@ -132,6 +144,7 @@ export class Reporter {
     logger[repeated ? 'debug' : fx.level](fx.message, logFields(this.nodeId, outcome));
     this.reportMetrics(outcome, fx);
     if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
+    if (!repeated && fx.notify !== undefined) await this.tell(fx.notify, outcome.reason);
     const now = this.deps.clock.now();
     const status = this.takeCarried(outcome) ?? this.statusOf(outcome, fx, now);
     if (status === undefined) return;
@@ -194,7 +207,15 @@ export class Reporter {
         ? { fleetLockAsked: now.toISOString() }
         : {}),
       ...(outcome.kind === 'misconfigured' ? { deniedBy: outcome.policy } : {}),
+      ...this.aboutTheNode(),
+    };
+  }
+
+  /** What every status says of the node beside its phase: its graceful shutdown and its wave. */
+  private aboutTheNode(): Pick<NodeStatus, 'shutdown' | 'wave'> {
+    return {
       ...(this.options.shutdown === undefined ? {} : { shutdown: this.options.shutdown }),
+      ...(this.wave === undefined ? {} : { wave: this.wave }),
     };
   }
 
@@ -214,6 +235,18 @@ export class Reporter {
     return { requiredSince: since, ...(dueMs === undefined ? {} : { due: new Date(dueMs).toISOString() }) };
   }
 
+  /** A failure notification: the kind's text with this node, the reason after it. Never throws. */
+  private async tell(kind: FailureEvent, reason: string): Promise<void> {
+    const { notifier, logger } = this.deps;
+    const template = this.options.templates?.[kind];
+    if (notifier === undefined || template === undefined) return;
+    try {
+      await notifier.notify(kind, this.nodeId, `${renderMessage(template, this.nodeId)}: ${reason}`);
+    } catch (err) {
+      logger.warn('notification failed', { node: this.nodeId, event: kind, error: errorText(err) });
+    }
+  }
+
   /** Event RebootOverdue (Warning) past the deadline, at most once per period. */
   private async reportOverdue(status: NodeStatus, now: Date): Promise<void> {
     const at = monotonicMs(this.deps.clock);
@@ -221,11 +254,9 @@ export class Reporter {
     this.overdueEventAt = at;
     const age = shortDuration(now.getTime() - Date.parse(status.requiredSince ?? status.since));
     const deadline = shortDuration(this.options.deadlineMs);
-    await this.deps.events.record(
-      'RebootOverdue',
-      `reboot required for ${age}, past the deadline of ${deadline}: ${status.phase}: ${status.reason}`,
-      'Warning',
-    );
+    const text = `reboot required for ${age}, past the deadline of ${deadline}: ${status.phase}: ${status.reason}`;
+    await this.deps.events.record('RebootOverdue', text, 'Warning');
+    await this.tell('overdue', text);
   }
 
   private reportMetrics(outcome: Outcome, fx: Effects): void {

@@ -73,6 +73,8 @@ export interface SimulateOptions {
   coordinatorThief?: { fromMs: number; forMs: number };
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
+  /** --bad-kernel: the n-th node to reboot never comes back Ready (0 or absent: none). */
+  badKernel?: number;
   /** --group-concurrency: at most this many nodes per zone (the agents' --group-label is the zone). */
   groupConcurrency?: number;
   /** --max-unhealthy-nodes: the agents' health gate. */
@@ -174,11 +176,14 @@ export async function simulate(
 /** The fleet policies the agents run with: zone groups, the health gate, approval. */
 function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
   const groups = options.groupConcurrency ?? 0;
+  // --group-order sequential orders the zones: the agents' --group-label is the zone label
+  const sequential = options.agent?.groupOrder?.kind === 'sequential';
+  const agent = sequential ? { ...options.agent, groupLabel: ZONE_LABEL } : options.agent;
   return {
     ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
-    ...(options.agent === undefined ? {} : { overrides: options.agent }),
+    ...(agent === undefined ? {} : { overrides: agent }),
   };
 }
 
@@ -251,11 +256,12 @@ function coordinatorOptions(
 /** What the cluster is made of beyond its size: control-plane nodes, blocking churn, unhealthy nodes. */
 function worldOf(
   options: SimulateOptions,
-): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy'> {
+): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy' | 'badKernel'> {
   return {
     ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
     ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
     ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
+    ...((options.badKernel ?? 0) > 0 ? { badKernel: options.badKernel } : {}),
   };
 }
 
@@ -329,6 +335,19 @@ const LOAD_BALANCER_SERVICE = {
   spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 80 }] },
 };
 
+/** What the report's first line says of the run. */
+function reportHeader(options: SimulateOptions, needed: number): Parameters<typeof formatReport>[1] {
+  return {
+    nodes: options.nodes,
+    needed,
+    concurrency: options.concurrency,
+    periodMs: options.periodMs,
+    seed: options.seed,
+    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
+    ...(options.agent?.groupOrder?.kind === 'sequential' ? { sequential: true } : {}),
+  };
+}
+
 /** `kured-ts simulate`: progress, report; 0 when every reboot happened and no invariant broke. */
 export async function runSimulate(options: SimulateOptions, io: SimulateIo): Promise<number> {
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
@@ -349,14 +368,7 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
       : undefined,
   });
   if (show) view.finish(result.elapsedMs);
-  const header = {
-    nodes: options.nodes,
-    needed,
-    concurrency: options.concurrency,
-    periodMs: options.periodMs,
-    seed: options.seed,
-    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
-  };
+  const header = reportHeader(options, needed);
   const report = [...formatReport(result, header), ...formatCostReport(result)];
   io.out.write(report.join('\n') + '\n');
   const wrote =

@@ -2,6 +2,7 @@
 // Commander options, the configuration table of docs/configuration.md and the Helm chart's values are all
 // generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
 import {
+  DEFAULT_FAILURE_MESSAGES,
   DEFAULT_MESSAGE_DRAIN,
   DEFAULT_MESSAGE_REBOOT,
   DEFAULT_MESSAGE_UNCORDON,
@@ -21,6 +22,8 @@ import {
   type Share,
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
+import { FAILURE_EVENTS, NOTIFY_EVENTS } from '../notify/notifier.js';
+import { groupOrder, healthCheck, notifyEvents, waveGrowth } from './wave-values.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
 import { parseBlackout, type Blackout } from '../window/blackout.js';
@@ -241,6 +244,12 @@ function splitList(values: readonly string[]): string[] {
     .flatMap((v) => v.split(/[;\n]/))
     .map((v) => v.trim())
     .filter((v) => v !== '');
+}
+
+/** --max-failures: '' (no budget), N (at least 1) or N% (1-100) of the nodes the DaemonSet runs on. */
+function failureBudget(value: string): { count: number } | { percent: number } | undefined {
+  if (value.trim() === '') return undefined;
+  return share(1)(value);
 }
 
 /** A label key (a qualified name with an optional DNS prefix), or '' for none. */
@@ -769,6 +778,99 @@ export const FLAGS: readonly FlagSpec[] = [
       'start no new cycle anywhere while more other nodes than this are quarantined (the reason in status, check, kured_ts_blocked{blocker="max-quarantined"})',
     apply: set('maxQuarantined', unhealthyLimit),
   }),
+  added({
+    name: 'wave-start',
+    type: 'integer',
+    default: '0',
+    defaultText: '0 (= --concurrency: no slow start)',
+    description:
+      "slow start: the first this many nodes of a wave go before any other, judged by the node about to go from the nodes' own labels",
+    apply: set('waveStart', integer(0)),
+  }),
+  added({
+    name: 'wave-growth',
+    type: 'string',
+    valueName: '<none|linear:K|x2>',
+    default: 'none',
+    defaultText: 'none (after --wave-start, --concurrency)',
+    description:
+      'how each step of the slow start grows once the last has soaked: K nodes more, or twice as many, until a step reaches --concurrency',
+    apply: set('waveGrowth', waveGrowth),
+  }),
+  added({
+    name: 'soak',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description:
+      'a node counts toward the next step of the slow start (and its group as done) only once back and Ready this long, on its own clock',
+    apply: set('soakMs', duration('non-negative')),
+  }),
+  added({
+    name: 'max-failures',
+    type: 'string',
+    valueName: '<n|n%>',
+    default: '',
+    defaultText: '"" (no failure budget)',
+    description:
+      'halt the wave once this many of its nodes failed (quarantined, reboot failed, not back in time, a health check failed after it): a fleet pause written by kured-ts, lifted by kured-ts resume',
+    apply: set('maxFailures', failureBudget),
+  }),
+  added({
+    name: 'group-order',
+    type: 'string',
+    valueName: '<parallel|sequential[:a,b]>',
+    default: 'parallel',
+    description:
+      'sequential: one --group-label group at a time, each finished (its nodes rebooted and soaked, or quarantined) before the next starts; in the order given, then by name, the nodes without the label last',
+    apply: set('groupOrder', groupOrder),
+  }),
+  added({
+    name: 'health-check',
+    type: 'array',
+    valueName: "<'G/V/R [NS/]NAME: EXPR'>",
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      "a CEL expression over one object (self) that must be true before a node takes a slot and after its reboot, e.g. 'apps/v1/deployments web/api: self.status.readyReplicas == self.spec.replicas' (core for the core group; the chart grants get on exactly these)",
+    apply: (values, draft) => {
+      draft.config.healthChecks = eachItem(values, healthCheck);
+    },
+  }),
+  added({
+    name: 'health-check-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '5m',
+    description:
+      'after a reboot, the --health-check expressions must hold within this long, or the node failed',
+    apply: set('healthCheckTimeoutMs', duration('positive')),
+  }),
+  added({
+    name: 'notify-events',
+    type: 'array',
+    valueName: '<kind>',
+    repeatable: true,
+    default: '',
+    defaultText: 'all',
+    description: `what the notify URL is told (comma-separated): all, ${NOTIFY_EVENTS.join(', ')}; each failure kind at most once per node and --period`,
+    apply: (values, draft) => {
+      draft.config.notifyEvents = notifyEvents(values);
+    },
+  }),
+  ...FAILURE_EVENTS.map((kind) =>
+    added({
+      name: `message-template-${kind}`,
+      type: 'string',
+      valueName: '<text>',
+      default: DEFAULT_FAILURE_MESSAGES[kind],
+      description: `notification text of ${kind} (%s = node; the reason follows)`,
+      apply: (values, draft) => {
+        draft.config.failureTemplates = { ...draft.config.failureTemplates, [kind]: last(values) };
+      },
+    }),
+  ),
   added({
     name: 'block-on-pdb',
     type: 'boolean',

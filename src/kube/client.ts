@@ -15,8 +15,10 @@ import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
+import { daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
 import type {
   NodeRow,
+  ObjectRef,
   CoreV1Event,
   EvictionOptions,
   JsonPatchOp,
@@ -152,6 +154,10 @@ export class ClientNodeKube implements Kube {
 
   async listNodes(options: ListOptions = {}, signal?: AbortSignal): Promise<V1Node[]> {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
+  }
+
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    return this.retried({ method: 'GET', path: objectPath(ref), signal });
   }
 
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
@@ -435,16 +441,4 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
-}
-
-function podsPath(namespace: string | undefined): string {
-  return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
-}
-
-function leasePath(namespace: string, name: string): string {
-  return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases/${enc(name)}`;
-}
-
-function daemonSetPath(namespace: string, name: string): string {
-  return `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`;
 }

@@ -230,10 +230,26 @@ export interface Kube {
   mergePatchEvent(namespace: string, name: string, patch: object, signal?: AbortSignal): Promise<CoreV1Event>;
 
   /**
+   * Any object, as JSON, by its group, version, resource (plural), namespace and name (the health
+   * checks, --health-check: the chart grants `get` on exactly those). Absent where not implemented.
+   */
+  getObject?(ref: ObjectRef, signal?: AbortSignal): Promise<unknown>;
+
+  /**
    * Who the API server says this client is (authentication.k8s.io/v1 SelfSubjectReview, Kubernetes
    * 1.28+): for the operator commands that record who acted. Absent where not implemented.
    */
   reviewSelf?(signal?: AbortSignal): Promise<SelfIdentity>;
+}
+
+/** An object by its resource's group ('' = core), version and plural name, and its own namespace and name. */
+export interface ObjectRef {
+  group: string;
+  version: string;
+  resource: string;
+  /** undefined: a cluster-scoped object. */
+  namespace?: string;
+  name: string;
 }
 
 /** A user as the API server authenticated it. */

@@ -9,6 +9,7 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  ObjectRef,
   PageOptions,
   PodPage,
   V1DaemonSet,
@@ -46,6 +47,11 @@ export class ReadOnlyKube implements Kube {
   }
   listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
     return this.inner.listNodeRows(options, signal);
+  }
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    if (this.inner.getObject === undefined)
+      return Promise.reject(new Error('this client reads no other object'));
+    return this.inner.getObject(ref, signal);
   }
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);

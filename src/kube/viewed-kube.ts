@@ -13,6 +13,7 @@ import type {
   ListOptions,
   NodePage,
   NodeRow,
+  ObjectRef,
   PageOptions,
   PodPage,
   ServicePage,
@@ -157,6 +158,13 @@ export class ViewedKube implements Kube {
     return this.sharedRead(`nodes rows ${JSON.stringify(options ?? {})}`, () =>
       this.inner.listNodeRows(options, signal),
     );
+  }
+
+  /** Not followed: the health checks read each object afresh. */
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    if (this.inner.getObject === undefined)
+      return Promise.reject(new Error('this client reads no other object'));
+    return this.inner.getObject(ref, signal);
   }
 
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {

@@ -50,6 +50,7 @@ import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
 import {
   FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
+  WAVE_RECHECK_MS,
   type DaemonSetLockOptions,
   type LockState,
 } from './lock-state.js';
@@ -72,17 +73,20 @@ function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
   return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
 }
 
+/** Refusals by nodes beyond the lock, which come back or finish without a write to it: look again soon. */
+const RECHECK: ReadonlySet<string> = new Set(['workers-first', 'unhealthy', 'quarantined', 'wave-halted']);
+/** Of those, the wave's steps and order: its nodes say they soaked or finished on their own Node. */
+const SOON: ReadonlySet<string> = new Set(['slow-start', 'group-order']);
+
 /** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
 function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
   // held back by nodes that come back or finish without a write to the lock: look again soon
-  const recheck =
-    room.why === 'workers-first' ||
-    room.why === 'unhealthy' ||
-    room.why === 'quarantined' ||
-    (room.why === 'full' && room.unavailable !== undefined);
+  const soon = SOON.has(room.why);
+  const recheck = soon || RECHECK.has(room.why) || (room.why === 'full' && room.unavailable !== undefined);
   const live = turn !== undefined && turn.kind !== 'first-come';
   if (!live && !recheck) return {};
-  return { wait: { for: live ? 'turn' : 'slot', ...(recheck ? { recheck: true } : {}) } };
+  const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};
+  return { wait: { for: live ? 'turn' : 'slot', ...again } };
 }
 
 export class DaemonSetLock implements Lock {
@@ -113,6 +117,7 @@ export class DaemonSetLock implements Lock {
         // may be seconds old, and a node that went down since must count (the lock's resourceVersion
         // guards its entries, not the Nodes)
         this.o.census?.forget();
+        this.o.wave?.census.forget();
         const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;
@@ -133,7 +138,7 @@ export class DaemonSetLock implements Lock {
 
   async wouldAcquire(
     signal?: AbortSignal,
-    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'>,
   ): Promise<AcquireResult> {
     const metadata: LockMetadata = { unschedulable: false, ...as };
     const decision = await this.decideAcquire(await this.read(signal), metadata, signal);
@@ -184,7 +189,8 @@ export class DaemonSetLock implements Lock {
     how: LockWait = { for: 'slot' },
   ): Promise<void> {
     const jitter = (ms: number): number => ms * (0.5 + (this.o.random ?? Math.random)());
-    const within = how.recheck === true ? Math.min(timeoutMs, jitter(FLEET_RECHECK_MS)) : timeoutMs;
+    const recheckMs = how.soon === true ? WAVE_RECHECK_MS : FLEET_RECHECK_MS;
+    const within = how.recheck === true ? Math.min(timeoutMs, jitter(recheckMs)) : timeoutMs;
     const pause = { contended: CONTENDED_RETRY_MS, retry: ERROR_RETRY_MS, turn: 0, slot: 0 }[how.for];
     if (pause > 0) {
       await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
@@ -306,7 +312,7 @@ export class DaemonSetLock implements Lock {
     // up to --concurrency GETs per waiter's pass)
     if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
     const around = await this.fleet
-      .around({ live, slots, turn, metadata, matching: state.matching }, signal)
+      .around({ live, slots, turn, metadata, matching: state.matching, resumed: state.resumed }, signal)
       .catch((err: unknown) => {
         if (signal?.aborted === true) throw err;
         return this.unknownFleet(err);

@@ -19,7 +19,7 @@ import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { fleetHealth, judgeNode } from './fleet-judge.js';
 
 /** A read is reused this long by one agent's questions before it acquires (a pre-flight, a waiter's pass); an acquisition reads afresh. */
-const CENSUS_CACHE_MS = 10_000;
+export const CENSUS_CACHE_MS = 10_000;
 
 /** Why a node counts as unhealthy, from its row. */
 type Unwell = 'not ready' | 'cordoned';

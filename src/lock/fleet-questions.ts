@@ -6,12 +6,15 @@
 // not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
-import { resolveBudget, resolveLimit } from './budget.js';
+import { resolveBudget, resolveLimit, type Limit } from './budget.js';
+import type { WaveResume } from '../node/wave.js';
+import { groupBefore, type WaveFacts } from './wave-gate.js';
 import type { Census, CensusAsk } from './fleet-census.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
 import type { LockMetadata, TurnVerdict } from './lock.js';
-import type { DaemonSetLockOptions } from './lock-state.js';
+import type { DaemonSetLockOptions, WaveGateOptions } from './lock-state.js';
+import type { WaveAsk, WaveCount } from './wave-census.js';
 import {
   OTHER_GROUP,
   type ControlPlaneQuestion,
@@ -41,6 +44,12 @@ export interface FleetAsk {
   goes: boolean;
   /** The nodes the DaemonSet runs on (LockState.matching), when known. */
   matching?: number;
+  /** This node's wave (LockMetadata.wave), when it is in one. */
+  wave?: string;
+  /** --concurrency resolved now (the slow start ends at a step this large). */
+  slots?: number;
+  /** The failures `kured-ts resume` acknowledged (LockState.resumed). */
+  resumed?: WaveResume;
 }
 
 /** The answers, for the room question. */
@@ -53,6 +62,8 @@ export interface FleetAnswers {
   groupMembers?: ReadonlySet<string>;
   health?: FleetCap;
   quarantine?: FleetCap;
+  /** The wave's gates, counted from the nodes' labels (wave-census.ts). */
+  wave?: WaveFacts;
 }
 
 /**
@@ -71,6 +82,59 @@ export function workersAhead(
   return {
     count: named.count + silent,
     names: [...named.names, `${silent} node(s) whose agent has not reported yet`],
+  };
+}
+
+/**
+ * --max-failures for a fleet of `nodes` (the DaemonSet's): the number, or the share rounded down, at
+ * least 1; a share of a fleet not counted yet is 1 (fail safe: the first failure halts).
+ */
+export function resolveFailureBudget(limit: Limit, nodes: number | undefined): number {
+  return 'count' in limit ? limit.count : Math.max(1, resolveLimit(limit, nodes ?? 0));
+}
+
+/** Which of the wave's gates one acquisition asks: the slow start, the group order, the budget. */
+interface WaveQuestion {
+  steps: boolean;
+  order?: NonNullable<WaveAsk['order']>;
+  budget?: number;
+}
+
+function waveQuestion(w: WaveGateOptions, ask: FleetAsk, slots: number): WaveQuestion {
+  const group = ask.group ?? '';
+  return {
+    steps: w.start > 0 && w.start < slots,
+    ...(w.order === undefined
+      ? {}
+      : { order: { label: w.order.label, group, before: groupBefore(w.order.order) } }),
+    ...(w.maxFailures === undefined ? {} : { budget: resolveFailureBudget(w.maxFailures, ask.matching) }),
+  };
+}
+
+/** The wave's facts for roomFor from what the census counted (`ask.live`: the other slots). */
+function waveFacts(
+  w: WaveGateOptions,
+  ask: FleetAsk & { wave: string },
+  q: WaveQuestion,
+  count: WaveCount,
+): WaveFacts {
+  // the other slots' holders have gone too, whatever their labels say yet
+  const holders = ask.live.map((e) => e.nodeID);
+  const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
+  const steps = {
+    start: w.start,
+    growth: w.growth,
+    soakMs: w.soakMs,
+    entered: [...new Set([...count.entered, ...holders])].sort(),
+    settled: count.settled,
+  };
+  return {
+    wave: ask.wave,
+    ...(q.steps ? { steps } : {}),
+    ...(q.budget === undefined
+      ? {}
+      : { budget: { max: q.budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
+    ...(count.order === undefined ? {} : { order: { group: q.order?.group ?? '', ...count.order } }),
   };
 }
 
@@ -93,10 +157,11 @@ export class FleetQuestions {
       turn: TurnVerdict | undefined;
       metadata: LockMetadata;
       matching: number | undefined;
+      resumed?: WaveResume | undefined;
     },
     signal?: AbortSignal,
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
-    const { live, slots, turn, metadata } = at;
+    const { live, slots, turn, metadata, resumed } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
     const cycle = goes
       ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal)
@@ -110,6 +175,9 @@ export class FleetQuestions {
       controlPlane: metadata.controlPlane === true,
       goes,
       ...(at.matching === undefined ? {} : { matching: at.matching }),
+      ...(metadata.wave === undefined ? {} : { wave: metadata.wave }),
+      slots,
+      ...(resumed === undefined ? {} : { resumed }),
     };
     return { inCycle, fleet: await this.answer(ask, signal) };
   }
@@ -155,11 +223,36 @@ export class FleetQuestions {
   async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
     const want = this.censusAsk(ask);
     const census = want === undefined ? undefined : await this.read(want, signal);
+    const wave = await this.wave(ask, signal);
     return {
       ...(ask.controlPlane ? { controlPlane: await this.controlPlane(ask, census, signal) } : {}),
       ...this.groupSlots(ask, census),
       ...(census === undefined || !ask.goes ? {} : this.gates(census, ask)),
+      ...(wave === undefined ? {} : { wave }),
     };
+  }
+
+  /**
+   * The wave's gates for a node that goes, counted from the nodes' labels: the failure budget, the
+   * group order, the slow start (only while a step can be smaller than the slots). undefined: none
+   * configured, a node in no wave, or one that does not go.
+   */
+  private async wave(ask: FleetAsk, signal?: AbortSignal): Promise<WaveFacts | undefined> {
+    const w = this.o.wave;
+    if (w === undefined || ask.wave === undefined || !ask.goes) return undefined;
+    const q = waveQuestion(w, ask, ask.slots ?? this.o.concurrency);
+    if (!q.steps && q.order === undefined && q.budget === undefined) return undefined;
+    const count = await w.census.read(
+      {
+        wave: ask.wave,
+        steps: q.steps,
+        failed: q.budget !== undefined,
+        ...(q.order === undefined ? {} : { order: q.order }),
+      },
+      signal,
+    );
+    const others = ask.live.filter((e) => e.nodeID !== this.o.nodeId);
+    return waveFacts(w, { ...ask, wave: ask.wave, live: others }, q, count);
   }
 
   private async read(want: CensusAsk, signal?: AbortSignal): Promise<Census> {

@@ -4,10 +4,16 @@ import { monotonicMs } from '../clock/clock.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
-import type { Refusal } from './lock.js';
-import type { Room } from './room.js';
+import type { FleetGate, Refusal } from './lock.js';
+import { gateOf, type Room } from './room.js';
+import { describeWaveRoom } from './wave-gate.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
+
+/** `{ gate }` when there is one. */
+function gateIf(gate: FleetGate | undefined): { gate?: FleetGate } {
+  return gate === undefined ? {} : { gate };
+}
 
 /** "1 other node", "2 other nodes". */
 export function othersNodes(count: number): string {
@@ -164,6 +170,10 @@ export class LockReasons {
           reason: this.quarantined(room.max, room.nodes),
           gate: 'max-quarantined',
         };
+      default:
+        // the wave's own refusals (wave-gate.ts): describeWaveRoom takes only those, so a new
+        // refusal without its case above does not compile
+        return { acquired: false, holders: [], reason: describeWaveRoom(room), ...gateIf(gateOf(room)) };
     }
   }
 

@@ -385,6 +385,81 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        waveStart: {
+          description: '--wave-start: 0 = --concurrency (no slow start)',
+          anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^[0-9]+$' }, { const: '' }],
+        },
+        waveGrowth: {
+          description: '--wave-growth: none, linear:K or x2',
+          anyOf: [{ type: 'string', pattern: '^(none|x2|linear:[1-9][0-9]*)$' }, { const: '' }],
+        },
+        soak: {
+          description: '--soak (Go duration), 0 = none',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
+        maxFailures: {
+          description: "--max-failures: N or N%, '' = no budget",
+          anyOf: [
+            { type: 'string', pattern: '^$|^[0-9]+%?$' },
+            { type: 'integer', minimum: 1 },
+            { const: '' },
+          ],
+        },
+        groupOrder: {
+          description: '--group-order: parallel, sequential or sequential:GROUP,…',
+          anyOf: [
+            {
+              type: 'string',
+              pattern: '^(parallel|sequential(:[A-Za-z0-9][-A-Za-z0-9_.]*(,[A-Za-z0-9][-A-Za-z0-9_.]*)*)?)$',
+            },
+            { const: '' },
+          ],
+        },
+        healthCheck: {
+          description: "--health-check (repeated): 'GROUP/VERSION/RESOURCE [NAMESPACE/]NAME: EXPR'",
+          anyOf: [
+            { type: 'array', items: { type: 'string', pattern: '^\\S*/\\S+/\\S+\\s+\\S+?:\\s.+$' } },
+            { const: '' },
+          ],
+        },
+        healthCheckTimeout: {
+          description: '--health-check-timeout (Go duration: 1h30m, 90s, 500ms)',
+          anyOf: [{ type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' }, { const: '' }],
+        },
+        notifyEvents: {
+          description: '--notify-events (repeated): the kinds told, [] = all',
+          anyOf: [
+            {
+              type: 'array',
+              items: {
+                type: 'string',
+                enum: [
+                  'all',
+                  'drain',
+                  'reboot',
+                  'uncordon',
+                  'drain-failed',
+                  'quarantined',
+                  'reboot-failed',
+                  'not-back',
+                  'wave-halted',
+                  'overdue',
+                ],
+              },
+            },
+            { const: '' },
+          ],
+        },
+        messageTemplateDrainFailed: { description: '--message-template-drain-failed', type: 'string' },
+        messageTemplateQuarantined: { description: '--message-template-quarantined', type: 'string' },
+        messageTemplateRebootFailed: { description: '--message-template-reboot-failed', type: 'string' },
+        messageTemplateNotBack: { description: '--message-template-not-back', type: 'string' },
+        messageTemplateWaveHalted: { description: '--message-template-wave-halted', type: 'string' },
+        messageTemplateOverdue: { description: '--message-template-overdue', type: 'string' },
         blockOnPdb: { description: '--block-on-pdb', anyOf: [{ type: 'boolean' }, { const: '' }] },
         evictionRetryDelay: {
           description: '--eviction-retry-delay (Go duration: 1h30m, 90s, 500ms, 0)',
@@ -886,6 +961,20 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     quarantineCordon: false,
     quarantineRetry: '1h',
     maxQuarantined: '',
+    waveStart: 0,
+    waveGrowth: 'none',
+    soak: '0',
+    maxFailures: '',
+    groupOrder: 'parallel',
+    healthCheck: [],
+    healthCheckTimeout: '5m',
+    notifyEvents: [],
+    messageTemplateDrainFailed: 'Drain of node %s failed',
+    messageTemplateQuarantined: 'Node %s quarantined: its drain failed',
+    messageTemplateRebootFailed: 'Reboot of node %s failed',
+    messageTemplateNotBack: 'Node %s not back in time after its reboot',
+    messageTemplateWaveHalted: 'Reboot wave halted after node %s failed',
+    messageTemplateOverdue: 'Reboot of node %s is overdue',
     drainFallback: 'none',
     holdAfterDrainAnnotation: [],
     holdTimeout: '1h',

@@ -1,6 +1,7 @@
 // The `kured-ts.dev/status` annotation: why a node is (not) rebooting, readable with kubectl. The one
 // codec of it: the agent writes it, `kured-ts status` and `check` read it.
 import { parseShutdown, type ShutdownSettings } from '../host/shutdown.js';
+import { WAVE_ID } from './wave.js';
 
 /** Phases of the status annotation (DESIGN §4). */
 export type Phase =
@@ -70,6 +71,8 @@ export interface NodeStatus {
    * the reboot does to the pods the drain leaves. Absent when the agent did not read it.
    */
   shutdown?: ShutdownSettings;
+  /** The node's wave (src/node/wave.ts), when a wave is tracked: the reboots it is part of. */
+  wave?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -114,6 +117,7 @@ function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
     ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
     ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
     ...shutdownOf(s.shutdown),
+    ...(typeof s.wave === 'string' && WAVE_ID.test(s.wave) ? { wave: s.wave } : {}),
   };
 }
 
@@ -158,6 +162,7 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
     ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
     ...(status.shutdown === undefined ? {} : { shutdown: status.shutdown }),
+    ...(status.wave === undefined ? {} : { wave: status.wave }),
   });
 }
 
@@ -175,4 +180,12 @@ export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeSt
 }
 
 /** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
-const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked', 'deniedBy'] as const;
+const COMPARED = [
+  'phase',
+  'lastReboot',
+  'requiredSince',
+  'due',
+  'fleetLockAsked',
+  'deniedBy',
+  'wave',
+] as const;

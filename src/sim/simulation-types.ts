@@ -1,4 +1,5 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { WaveResult } from './wave-report.js';
 import type { CostRow } from './api-cost.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
@@ -189,8 +190,13 @@ export interface SimulationResult {
   drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
-  /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */
+  /**
+   * Why new cycles were halted at the end (--max-quarantined, as a node's status said; or the wave's
+   * failure budget, as its halt says); undefined: not halted.
+   */
   halted: string | undefined;
+  /** The wave (--wave-start, --max-failures, --group-order, --bad-kernel); undefined without one. */
+  wave?: WaveResult | undefined;
   /** The simulated autoscaler's removals (simulate --autoscaler); undefined without it. */
   autoscalerRemovals: Removal[] | undefined;
   /** What the simulated hold worker did (simulate --hold-worker); undefined without it. */

@@ -1,4 +1,6 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
+import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
@@ -12,7 +14,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
+import { fleetHalt, isQuarantined } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -214,6 +216,7 @@ export class Simulation {
     this.cluster.stop();
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
+    excuseFailedNodes(this.observer.violations, this.cluster);
     this.observer.violations.push(...denialViolations(this.admission, this.time.nowMs() - this.startMs));
     this.observer.stop();
     this.closeInner();
@@ -287,15 +290,12 @@ export class Simulation {
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
   done(): boolean {
-    if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
-    // an admin's request stands until the reboot that answers it ends
-    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
-    const halted = fleetHalt(this.observer) !== undefined;
-    for (const state of this.cluster.nodes.values()) {
-      if (state.rebooting) return false;
-      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
-    }
-    return this.observer.cordonedByUs() === 0;
+    return waveDone({
+      cluster: this.cluster,
+      observer: this.observer,
+      server: this.server,
+      options: this.options,
+    });
   }
 
   private startAgent(name: string): void {
@@ -397,7 +397,8 @@ export class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       drainOrder: observer.drainOrder.result(),
-      halted: fleetHalt(observer),
+      halted: fleetHalt(observer) ?? waveHalt(this.server),
+      wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
       coordinatorThief: this.thief?.stats(),

@@ -215,6 +215,10 @@ export class TrackedKube implements Kube {
     this.call('listServicesPage', (k) => k.listServicesPage(options, signal));
   listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>
     this.call('listDaemonSets', (k) => k.listDaemonSets(namespace, options, signal));
+  getObject: NonNullable<Kube['getObject']> = (ref, signal) =>
+    this.call('getObject', (k) =>
+      k.getObject === undefined ? Promise.reject(new Error('no getObject')) : k.getObject(ref, signal),
+    );
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>

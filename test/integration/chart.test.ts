@@ -601,6 +601,14 @@ const SAMPLES: Record<string, string> = {
   'reboot-retries': '7',
   'drain-grace-period': '7',
   'skip-wait-for-delete-timeout': '7',
+  'wave-start': '2',
+  'wave-growth': 'x2',
+  soak: '42m',
+  'max-failures': '2',
+  'group-order': 'sequential',
+  'health-check': 'core/v1/nodes n1: true',
+  'health-check-timeout': '42m',
+  'notify-events': 'wave-halted',
 };
 
 /** [value for --set, the argument it must render to]. */
@@ -1700,12 +1708,14 @@ describe('the PrometheusRule', () => {
       'KuredTsLockStalled',
       'KuredTsNodeQuarantined',
       'KuredTsQuarantineHalted',
+      'KuredTsWaveHalted',
+      'KuredTsWaveNodeFailed',
       'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': stringify({ groups: await groups() }),
     });
-    expect(out.output).toContain('SUCCESS: 7 rules found');
+    expect(out.output).toContain('SUCCESS: 9 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1925,7 +1935,7 @@ describe('the admission policy', () => {
       const values = valuesOf(objects, false);
       expect(values).toMatchObject({
         nodeLabels:
-          'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
+          'kured-ts.dev/rebooting,kured-ts.dev/quarantined,kured-ts.dev/wave,kured-ts.dev/wave-state,example.com/rebooting,example.com/rebooted',
         lockDaemonSet: `${NAMESPACE}/kured`,
         drainGracePeriod: '60',
         requireNodeClaim: 'false',

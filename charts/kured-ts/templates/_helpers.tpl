@@ -160,7 +160,7 @@ app.kubernetes.io/component: coordinator
 {{- end -}}
 
 {{- define "kured-ts.coordinatorFlags" -}}
-{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "fleetlock-url" "log-format") -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "fleetlock-url" "log-format" "wave-start" "wave-growth" "soak" "max-failures" "group-order") -}}
 {{- end -}}
 
 {{/*

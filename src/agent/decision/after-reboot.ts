@@ -10,6 +10,8 @@ import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
+import { afterFailure, startSoak, waveAtEnd, waveFailed } from './wave.js';
+import { waveOf } from '../../node/wave.js';
 
 /**
  * The bootID changed: the readiness gate, then uncordon and release. The wait's start is recorded
@@ -47,6 +49,8 @@ export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcom
   const what = waiting.join('; ');
   const after = shortDuration(postRebootTimeoutMs);
   if (onPostRebootTimeout === 'hold') {
+    // not back in time: a failure of its wave (its budget may halt it), said once
+    await waveFailed(pass, `not ready ${after} after the reboot: ${what}`);
     return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
   }
   return complete(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
@@ -99,11 +103,19 @@ export async function complete(
     const taint = config.preferNoScheduleTaint;
     const ours = node.taints.some((t) => t.key === taint && t.effect === 'PreferNoSchedule');
     return {
-      labels: { ...config.postRebootNodeLabels, ...lift.labels },
+      // back in its wave (its soak to come), or failed in it when not back in time
+      labels: {
+        ...config.postRebootNodeLabels,
+        ...lift.labels,
+        ...waveAtEnd(pass, node, timedOut === undefined),
+      },
       annotations: { ...annotations, ...lift.annotations },
       ...(taint !== '' && ours ? { withoutTaint: taint } : {}),
     };
   });
+  const wave = deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
+  if (timedOut !== undefined && wave !== undefined) await afterFailure(pass, wave, timedOut);
+  else startSoak(pass);
   observePhases(pass, record);
   await pass.removeTaint();
   await pass.notify('uncordon', config.messageTemplateUncordon);

@@ -28,6 +28,7 @@ import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
 import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
+import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
@@ -101,7 +102,9 @@ export class Decision {
   async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
     const { deps, config } = this.env;
     // Clean and no reboot required: nothing of ours to undo, so nothing to read.
-    const verdict = this.memory.clean ? await deps.sentinel.rebootRequired(signal) : undefined;
+    // (a node soaking in its wave reads itself each pass: its soak is judged on its readiness)
+    const clean = this.memory.clean && this.memory.soak === undefined;
+    const verdict = clean ? await deps.sentinel.rebootRequired(signal) : undefined;
     if (verdict !== undefined && !verdict.required) return notRequired(verdict);
     this.memory.clean = false;
     deps.views?.newPass();
@@ -111,6 +114,7 @@ export class Decision {
     pass.verdict = verdict;
     const inCycle = node.annotations[CYCLE_ANNOTATION] !== undefined;
     await settle(pass);
+    await soak(pass);
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
     const entry = (await this.lockUnread(pass, inCycle))
       ? undefined
@@ -156,9 +160,13 @@ export class Decision {
     this.memory.clean = false;
   }
 
-  /** The end of the autoscaler protection's settle as last seen, if one runs (the next pass is due then). */
+  /**
+   * When the next pass is due for what runs after a cycle (ms since the epoch): the end of the
+   * autoscaler protection's settle, or the wave's soak; undefined when neither runs.
+   */
   protectedUntil(): number | undefined {
-    return this.memory.settleUntil;
+    const due = [this.memory.settleUntil, soakDue(this.memory)].filter((t): t is number => t !== undefined);
+    return due.length === 0 ? undefined : Math.min(...due);
   }
 
   /** A protection of ours on the node keeps the agent from being clean until it is removed. */

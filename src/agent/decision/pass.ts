@@ -36,6 +36,18 @@ export interface Progress {
   readonly requiredSince: string | undefined;
 }
 
+/** What the agent keeps of its soak between passes (monotonic ms): an agent restarted soaks anew (wave.ts). */
+export interface SoakMemory {
+  /** The wave the soak belongs to. */
+  wave: string;
+  /** First seen back (the start of --health-check-timeout). */
+  backSince: number;
+  /** First seen back and Ready, and Ready at every look since (the start of --soak); undefined while not Ready. */
+  readySince?: number;
+  /** When the next pass is due for the soak (ms since the epoch), if one is. */
+  dueAt?: number;
+}
+
 /** What the agent keeps between passes (everything else is read from the cluster each pass). */
 export interface Memory {
   /**
@@ -60,6 +72,8 @@ export interface Memory {
    * before (at start, or a release that failed: 'owed'); undefined: none to give back (fleetlock.ts).
    */
   fleetLock?: 'held' | 'owed';
+  /** A node back in its wave: its soak as this agent measures it (wave.ts). */
+  soak?: SoakMemory;
 }
 
 /** What every pass is built from. */
@@ -176,9 +190,12 @@ export class Pass {
     return isControlPlane(this.node.labels) ? { controlPlane: true } : {};
   }
 
-  /** With --group-concurrency: the node's group (its --group-label value, '' without one) for the lock. */
+  /**
+   * With --group-concurrency or --group-order sequential: the node's group (its --group-label value,
+   * '' without one) for the lock.
+   */
   groupOf(): { group?: string } {
-    if (this.config.groupConcurrency === 0) return {};
+    if (this.config.groupConcurrency === 0 && this.config.groupOrder.kind !== 'sequential') return {};
     return { group: this.node.labels[this.config.groupLabel] ?? '' };
   }
 
