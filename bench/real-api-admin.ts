@@ -13,7 +13,7 @@ export interface OwnTraffic {
 }
 
 /** The key apiserver_request_total gives a request: verb (GET/LIST/WATCH/…) and resource[/sub]. */
-export function kindOf(method: string, path: string, watch = false): string | undefined {
+function kindOf(method: string, path: string, watch = false): string | undefined {
   const parts = (path.split('?')[0] ?? '').split('/').filter((p) => p !== '');
   let rest: string[];
   if (parts[0] === 'api') rest = parts.slice(2);
@@ -26,7 +26,7 @@ export function kindOf(method: string, path: string, watch = false): string | un
 }
 
 /** A non-2xx answer. */
-export class AdminApiError extends Error {
+class AdminApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: string,

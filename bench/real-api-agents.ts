@@ -30,7 +30,7 @@ import {
 } from './real-api-fleet.js';
 import type { Observer } from './real-api-observer.js';
 
-export const TAINT = 'weave.works/kured-node-reboot';
+const TAINT = 'weave.works/kured-node-reboot';
 
 /** Warnings and errors of every agent and coordinator, counted by kind, with the first of each kept. */
 export class Problems {

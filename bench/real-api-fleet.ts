@@ -63,7 +63,7 @@ export function nodeName(i: number): string {
 }
 
 /** The Node as created: metadata and spec (status goes through /status). */
-export function nodeObject(i: number): Record<string, unknown> {
+function nodeObject(i: number): Record<string, unknown> {
   const name = nodeName(i);
   const zone = ZONES[i % ZONES.length] ?? 'eu-west-1a';
   const instance = `i-0${hex(name, 16)}`;

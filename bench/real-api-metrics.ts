@@ -52,7 +52,7 @@ function add(map: Map<string, number>, key: string, value: number): void {
 }
 
 /** utime + stime of `pid` in seconds (0 when it cannot be read). */
-export function procCpuSeconds(pid: number): number {
+function procCpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -109,7 +109,7 @@ const COLLECT: Record<string, Collect> = {
 };
 
 /** Reads the Prometheus text of /metrics into a Snapshot. */
-export function parseMetrics(text: string, atMs: number, own: OwnTraffic, etcdCpuSeconds: number): Snapshot {
+function parseMetrics(text: string, atMs: number, own: OwnTraffic, etcdCpuSeconds: number): Snapshot {
   const s: Snapshot = {
     atMs,
     requests: new Map(),

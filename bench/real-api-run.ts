@@ -71,7 +71,7 @@ export interface RunResult {
 }
 
 /** The open-file limits of this process (soft / hard), as /proc/self/limits says. */
-export function fdLimit(): string {
+function fdLimit(): string {
   const line = readFileSync('/proc/self/limits', 'utf8')
     .split('\n')
     .find((l) => l.startsWith('Max open files'));

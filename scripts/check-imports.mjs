@@ -5,9 +5,8 @@
 // installs the project.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-
-const root = resolve(process.argv[2] ?? 'src');
 
 /**
  * The house as it is drawn: the top-level folders under src/, from the entry point down to the
@@ -65,92 +64,107 @@ function importsOf(file, known) {
     .filter((path) => known.has(path));
 }
 
-const all = files(root);
-const known = new Set(all);
-const graph = new Map(all.map((f) => [f, importsOf(f, known)]));
+/**
+ * The problems of the modules under `root` (cycles, back-arrows, unranked folders, watches outside
+ * the reflector), each as the line the command prints, and how many modules it read. Paths are
+ * named relative to the working directory.
+ */
+export function checkImports(root) {
+  const all = files(root);
+  const known = new Set(all);
+  const graph = new Map(all.map((f) => [f, importsOf(f, known)]));
 
-// Tarjan's strongly connected components: every component of more than one module is a cycle.
-let index = 0;
-const stack = [];
-const state = new Map();
-const cycles = [];
-function visit(v) {
-  state.set(v, { index, low: index, onStack: true });
-  index++;
-  stack.push(v);
-  for (const w of graph.get(v) ?? []) {
-    const ws = state.get(w);
-    if (ws === undefined) {
-      visit(w);
-      state.get(v).low = Math.min(state.get(v).low, state.get(w).low);
-    } else if (ws.onStack) {
-      state.get(v).low = Math.min(state.get(v).low, ws.index);
+  // Tarjan's strongly connected components: every component of more than one module is a cycle.
+  let index = 0;
+  const stack = [];
+  const state = new Map();
+  const cycles = [];
+  function visit(v) {
+    state.set(v, { index, low: index, onStack: true });
+    index++;
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      const ws = state.get(w);
+      if (ws === undefined) {
+        visit(w);
+        state.get(v).low = Math.min(state.get(v).low, state.get(w).low);
+      } else if (ws.onStack) {
+        state.get(v).low = Math.min(state.get(v).low, ws.index);
+      }
+    }
+    const vs = state.get(v);
+    if (vs.low !== vs.index) return;
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      state.get(w).onStack = false;
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) cycles.push(component.map((f) => relative(process.cwd(), f)).sort());
+  }
+  for (const v of all) if (!state.has(v)) visit(v);
+
+  /** The top-level folder of `file` under the root; undefined for a file directly under it. */
+  function folderOf(file) {
+    const parts = relative(root, file).split(sep);
+    return parts.length > 1 ? parts[0] : undefined;
+  }
+
+  const problems = cycles.map((c) => `import cycle: ${c.join(' <-> ')}`);
+  const unranked = new Set();
+  for (const [from, imports] of graph) {
+    const upper = folderOf(from);
+    if (upper === undefined) continue;
+    if (!ROW.has(upper)) unranked.add(upper);
+    for (const to of imports) {
+      const lower = folderOf(to);
+      if (lower === undefined || lower === upper || !ROW.has(upper) || !ROW.has(lower)) continue;
+      if (ROW.get(lower) <= ROW.get(upper)) {
+        const where = ROW.get(lower) === ROW.get(upper) ? 'beside' : 'above';
+        problems.push(
+          `back-arrow: ${relative(process.cwd(), from)} imports ${relative(process.cwd(), to)} ` +
+            `(${lower}/ is drawn ${where} ${upper}/ in LAYERS, scripts/check-imports.mjs)`,
+        );
+      }
     }
   }
-  const vs = state.get(v);
-  if (vs.low !== vs.index) return;
-  const component = [];
-  let w;
-  do {
-    w = stack.pop();
-    state.get(w).onStack = false;
-    component.push(w);
-  } while (w !== v);
-  if (component.length > 1) cycles.push(component.map((f) => relative(process.cwd(), f)).sort());
-}
-for (const v of all) if (!state.has(v)) visit(v);
+  for (const folder of unranked) {
+    problems.push(`unranked folder: ${folder}/ is on no row of LAYERS in scripts/check-imports.mjs`);
+  }
 
-/** The top-level folder of `file` under the root; undefined for a file directly under it. */
-function folderOf(file) {
-  const parts = relative(root, file).split(sep);
-  return parts.length > 1 ? parts[0] : undefined;
-}
-
-const problems = cycles.map((c) => `import cycle: ${c.join(' <-> ')}`);
-const unranked = new Set();
-for (const [from, imports] of graph) {
-  const upper = folderOf(from);
-  if (upper === undefined) continue;
-  if (!ROW.has(upper)) unranked.add(upper);
-  for (const to of imports) {
-    const lower = folderOf(to);
-    if (lower === undefined || lower === upper || !ROW.has(upper) || !ROW.has(lower)) continue;
-    if (ROW.get(lower) <= ROW.get(upper)) {
-      const where = ROW.get(lower) === ROW.get(upper) ? 'beside' : 'above';
-      problems.push(
-        `back-arrow: ${relative(process.cwd(), from)} imports ${relative(process.cwd(), to)} ` +
-          `(${lower}/ is drawn ${where} ${upper}/ in LAYERS, scripts/check-imports.mjs)`,
-      );
+  // One reflector (issue 43): the Kube interface's watch methods are called only by the ListWatches of
+  // src/kube/list-watch.ts, so that every watch gets the reflector's back-off, relist and blindness.
+  // Classes that implement Kube themselves (wrappers that delegate each call) may pass a call on.
+  const kubeInterfaceFile = join(root, 'kube', 'kube.ts');
+  const kubeInterface = known.has(kubeInterfaceFile) ? readFileSync(kubeInterfaceFile, 'utf8') : '';
+  const watchMethods = [...kubeInterface.matchAll(/^\s+(watch[A-Z]\w*)\(/gm)].map((m) => m[1]);
+  const reflectorHome = join(root, 'kube', 'list-watch.ts');
+  for (const file of all) {
+    if (file === reflectorHome) continue;
+    const text = readFileSync(file, 'utf8');
+    if (/\bimplements\s+Kube\b/.test(text)) continue;
+    for (const method of watchMethods) {
+      if (new RegExp(`\\.${method}\\s*\\(`).test(text))
+        problems.push(
+          `watch outside the reflector: ${relative(process.cwd(), file)} calls ${method}; follow it with a Reflector over a ListWatch of src/kube/list-watch.ts`,
+        );
     }
   }
-}
-for (const folder of unranked) {
-  problems.push(`unranked folder: ${folder}/ is on no row of LAYERS in scripts/check-imports.mjs`);
+  return { problems, modules: all.length };
 }
 
-// One reflector (issue 43): the Kube interface's watch methods are called only by the ListWatches of
-// src/kube/list-watch.ts, so that every watch gets the reflector's back-off, relist and blindness.
-// Classes that implement Kube themselves (wrappers that delegate each call) may pass a call on.
-const kubeInterfaceFile = join(root, 'kube', 'kube.ts');
-const kubeInterface = known.has(kubeInterfaceFile) ? readFileSync(kubeInterfaceFile, 'utf8') : '';
-const watchMethods = [...kubeInterface.matchAll(/^\s+(watch[A-Z]\w*)\(/gm)].map((m) => m[1]);
-const reflectorHome = join(root, 'kube', 'list-watch.ts');
-for (const file of all) {
-  if (file === reflectorHome) continue;
-  const text = readFileSync(file, 'utf8');
-  if (/\bimplements\s+Kube\b/.test(text)) continue;
-  for (const method of watchMethods) {
-    if (new RegExp(`\\.${method}\\s*\\(`).test(text))
-      problems.push(
-        `watch outside the reflector: ${relative(process.cwd(), file)} calls ${method}; follow it with a Reflector over a ListWatch of src/kube/list-watch.ts`,
-      );
+/** As `npm run lint` runs it: `node scripts/check-imports.mjs [DIR]` (default src), exit 1 naming each problem. */
+function main() {
+  const root = resolve(process.argv[2] ?? 'src');
+  const { problems, modules } = checkImports(root);
+  if (problems.length > 0) {
+    for (const p of problems) console.error(p);
+    process.exit(1);
   }
+  console.log(
+    `no import cycles and no back-arrows among ${modules} modules under ${relative(process.cwd(), root)}`,
+  );
 }
 
-if (problems.length > 0) {
-  for (const p of problems) console.error(p);
-  process.exit(1);
-}
-console.log(
-  `no import cycles and no back-arrows among ${all.length} modules under ${relative(process.cwd(), root)}`,
-);
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -49,7 +49,7 @@ const PACKAGES = [
 ];
 
 /** The taint every VM node registers with: only pods that tolerate it (ours) run there. */
-export const VM_TAINT = 'kured-ts.dev/vm-test';
+const VM_TAINT = 'kured-ts.dev/vm-test';
 /** The sandbox ("pause") image the guests' containerd uses: in their store, never pulled. */
 export const PAUSE_IMAGE = 'localhost/kured-ts-pause:vm';
 
@@ -195,7 +195,7 @@ export function cacheRoot() {
 }
 
 /** The Debian mirror apt on this machine uses (deb822 or one-line format); deb.debian.org otherwise. */
-export function debianMirror() {
+function debianMirror() {
   const out = execFileSync(
     'sh',
     [

@@ -16,6 +16,9 @@ import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
 import { hostView } from '../host/host-view.js';
+import { OwnViews } from '../kube/own-views.js';
+import { FsHostFiles } from '../host/host.js';
+import { readShutdown, shutdownMeaning } from '../host/shutdown.js';
 
 export interface RunAgentOptions {
   /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
@@ -66,7 +69,34 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
   if ('notChecked' in view)
     log.warn('package manager not checked', { node: config.nodeId, reason: view.notChecked });
   const host = 'host' in view ? { host: view.host } : {};
-  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel, ...host });
+  // graceful node shutdown on this host, read once (read-only): published in every status
+  const shutdown = await readShutdown(new FsHostFiles(config.hostRoot), config.kubeletConfig);
+  log.info('graceful node shutdown', {
+    node: config.nodeId,
+    ...shutdown,
+    meaning: shutdownMeaning(shutdown).meaning,
+  });
+  // The agent's own Node (and pods while a reboot is wanted) followed by watches: every part of the
+  // agent reads them through `views.kube`, and the request poller below costs nothing while they are.
+  // The plain clock: the watches' own waits must not beat the heartbeat (they would hide a hung loop).
+  const views = new OwnViews({
+    kube,
+    nodeName: config.nodeId,
+    clock,
+    log,
+    random: Math.random,
+    lock: { namespace: config.dsNamespace, name: config.dsName },
+  });
+  const agent = createAgent(config, {
+    kube,
+    clock: agentClock,
+    logger: log,
+    metrics,
+    sentinel,
+    views,
+    shutdown,
+    ...host,
+  });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {
     await Promise.all([
@@ -83,10 +113,12 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
           agent.wake();
         },
       }),
-      // An admin's `kured-ts reboot` request wakes an idle agent within minutes, not a period.
+      // An admin's `kured-ts reboot` request wakes an idle agent at once through the watch of its Node
+      // (Agent.run); this looks within minutes when the watch cannot be held (a read of the view
+      // otherwise: no request).
       pollRebootRequest({
         requested: async (signal) =>
-          rebootRequestOf((await kube.getNode(config.nodeId, signal)).metadata?.annotations ?? {}) !==
+          rebootRequestOf((await views.kube.getNode(config.nodeId, signal)).metadata?.annotations ?? {}) !==
           undefined,
         clock,
         logger: log,

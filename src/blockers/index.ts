@@ -14,6 +14,7 @@ import { QuarantineBlocker } from './quarantine.js';
 import { PackageManagerBlocker } from './package-manager.js';
 import type { HostFiles } from '../host/host.js';
 import { RebootLoopBlocker } from './reboot-loop.js';
+import { HealthCheckBlocker, HealthChecks } from './health-check.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -33,6 +34,7 @@ export type BlockerConfig = Pick<
   | 'proxy'
   | 'blockingQueries'
   | 'packageManagerWaitMs'
+  | 'healthChecks'
 >;
 
 /**
@@ -41,12 +43,19 @@ export type BlockerConfig = Pick<
  * control-plane node only, at the slot and again before the reboot), package-manager (where the
  * host can be read: before the lock and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
- * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
- * this order.
+ * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false), health-check (with
+ * --health-check: `io.checks` when the caller shares them, as the agent does with its soak).
+ * firstBlock() evaluates them in this order.
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; clock: Clock; host?: HostFiles },
+  io: {
+    kube: Kube;
+    node: NodeOps;
+    clock: Clock;
+    checks?: HealthChecks | undefined;
+    host?: HostFiles | undefined;
+  },
 ): Blocker[] {
   const { kube, node, clock, host } = io;
   const nodeId = config.nodeId;
@@ -87,5 +96,7 @@ export function createBlockers(
       }),
     );
   }
+  if (config.healthChecks.length > 0)
+    blockers.push(new HealthCheckBlocker(io.checks ?? new HealthChecks(kube, config.healthChecks)));
   return blockers;
 }

@@ -12,7 +12,8 @@
 // whose /proc/locks stays unreadable would otherwise never get its security reboot. A lock known
 // held blocks without end.
 import { monotonicMs, type Clock } from '../clock/clock.js';
-import { readPackageManagers, type HostFiles } from '../host/host.js';
+import type { HostFiles } from '../host/host.js';
+import { readPackageManagers } from '../host/package-managers.js';
 import { shortDuration } from '../text/duration.js';
 import type { Blocker, Verdict } from './blocker.js';
 

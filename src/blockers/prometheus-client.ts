@@ -5,7 +5,7 @@ import type { ProxySettings } from '../http/proxy.js';
 import { httpText } from '../http/request.js';
 
 /** An answer larger than this is refused (a real ALERTS answer is a few kB even with hundreds of alerts). */
-export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 export interface PrometheusOptions {
   /** --prometheus-url, e.g. http://prometheus.monitoring:9090 (a path prefix is kept). */

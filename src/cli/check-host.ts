@@ -1,17 +1,28 @@
-// `kured-ts check`'s line for the host's package manager: judged as the agent judges it where the
-// host can be read (with --local, on the node), else "not checked" with the reason.
+// What `kured-ts check` says of the node's host: its package manager, judged as the agent judges it
+// where the host can be read (with --local, on the node), else "not checked" with the reason; whether
+// the provider's auto-repair could replace the node while it reboots (src/node/repair.ts), and what the
+// reboot does to the pods the drain leaves (graceful node shutdown, as the node's agent read it on its
+// host: src/host/shutdown.ts). Repair and shutdown are warnings, never blocks: the agent does not hold
+// the reboot back for them.
 import { firstBlock } from '../blockers/blocker.js';
 import { PackageManagerBlocker } from '../blockers/package-manager.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { hostView, type HostView } from '../host/host-view.js';
+import { shutdownMeaning } from '../host/shutdown.js';
+import type { V1Node } from '../kube/kube.js';
+import { repairRisk } from '../node/repair.js';
+import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import type { CheckItem } from './check-report.js';
 
 const NAME = 'package-manager';
 
 /** The package-manager line; `io.hostView` replaces hostView(config) (tests). */
 export async function evaluatePackageManager(
-  options: { config: Pick<Config, 'rebootMethod' | 'hostExec' | 'packageManagerWaitMs'>; local?: boolean },
+  options: {
+    config: Pick<Config, 'rebootMethod' | 'hostExec' | 'hostRoot' | 'packageManagerWaitMs'>;
+    local?: boolean;
+  },
   io: { clock: Clock; hostView?: HostView },
   signal: AbortSignal,
 ): Promise<CheckItem> {
@@ -35,4 +46,32 @@ export async function evaluatePackageManager(
   return verdict.blocked
     ? { name: NAME, verdict: 'blocks', detail: verdict.reason }
     : { name: NAME, verdict: 'ok', detail: 'no package manager at work' };
+}
+
+/**
+ * One item for a node of a provider whose repair threshold is known (none otherwise): a warning when
+ * --post-reboot-timeout outlasts it.
+ */
+export function evaluateRepair(node: V1Node, postRebootTimeoutMs: number): CheckItem[] {
+  const risk = repairRisk(node.spec?.providerID, postRebootTimeoutMs);
+  if (risk.risk === 'unknown') return [];
+  return [{ name: 'repair', verdict: risk.risk === 'repair' ? 'warn' : 'ok', detail: risk.reason }];
+}
+
+/**
+ * One item: graceful node shutdown as the node's agent published it (check runs elsewhere and cannot
+ * read the host), with what it means; says so where the agent could not read it or did not say.
+ */
+export function evaluateShutdown(node: V1Node): CheckItem {
+  const status = parseStatus(node.metadata?.annotations?.[STATUS_ANNOTATION]);
+  if (status?.shutdown === undefined) {
+    return {
+      name: 'shutdown',
+      verdict: 'skipped',
+      detail: 'not published by the agent of this node (not read, or an agent of an older version)',
+    };
+  }
+  const { level, meaning } = shutdownMeaning(status.shutdown);
+  const verdict = level === 'ok' ? 'ok' : level === 'warn' ? 'warn' : 'skipped';
+  return { name: 'shutdown', verdict, detail: meaning };
 }

@@ -6,7 +6,7 @@ import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { flagDefault } from '../config/flags.js';
 
 /** The label every DaemonSet of the kured-ts chart carries. */
-export const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
+const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
 
 /** kured's and the agent's defaults. */
 /** The DaemonSet that carries the lock. */
@@ -42,7 +42,7 @@ function flagValue(
 }
 
 /** The lock DaemonSet the agents of `ds` use, from their container's args and env. */
-export function lockOf(ds: V1DaemonSet): DaemonSetRef {
+function lockOf(ds: V1DaemonSet): DaemonSetRef {
   const container = ds.spec?.template.spec?.containers[0];
   const args = container?.args ?? [];
   const env = container?.env ?? [];

@@ -23,7 +23,7 @@ export type AgentRunner = (config: Config, io: CliIo, log: Logger) => Promise<nu
 export type CommandRegistrar = (program: Command, exit: (code: number) => void) => void;
 
 /** The commands besides the agent and `window`, each in src/cli/<name>.ts, loaded when it runs. */
-export const COMMANDS = [
+const COMMANDS = [
   'status',
   'history',
   'approve',
@@ -36,7 +36,7 @@ export const COMMANDS = [
   'simulate',
   'migrate-values',
 ] as const;
-export type CommandName = (typeof COMMANDS)[number];
+type CommandName = (typeof COMMANDS)[number];
 
 /**
  * A subcommand whose module is loaded only when it runs: `kured-ts --help` and the agent then never

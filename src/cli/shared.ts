@@ -90,7 +90,7 @@ export function describeApiError(err: unknown, what: string): string {
 }
 
 /** The DaemonSet named by --ds-namespace/--ds-name does not exist. */
-export class DaemonSetMissing extends Error {
+class DaemonSetMissing extends Error {
   override readonly name = 'DaemonSetMissing';
 }
 
@@ -117,7 +117,7 @@ export async function readDaemonSet(
  * Bounds a whole command (each request has its own deadline too): a command retrying against a
  * black-holed API server ends with a clear error instead of hanging.
  */
-export const COMMAND_TIMEOUT_MS = 30_000;
+const COMMAND_TIMEOUT_MS = 30_000;
 
 /** The signal every API call of a command uses. */
 export function commandSignal(timeoutMs = COMMAND_TIMEOUT_MS): AbortSignal {
@@ -190,7 +190,7 @@ function textOption(value: unknown): string | undefined {
  * Where the lock DaemonSet is to be found when the operator did not name it (no --ds-name, no
  * KURED_DS_NAME): among the chart's DaemonSets in `namespace` (-n), or in every namespace.
  */
-export interface DiscoverScope {
+interface DiscoverScope {
   namespace: string | undefined;
 }
 
@@ -234,7 +234,7 @@ export function clusterOptions(opts: Readonly<Record<string, unknown>>, env: Env
  * (discover.ts), or kured's default when no chart DaemonSet is found. Several locks among the
  * chart's DaemonSets: one line naming them, exit 2, undefined.
  */
-export async function resolveDaemonSet(
+async function resolveDaemonSet(
   deps: CommandDeps,
   io: CommandIo,
   options: ClusterOptions,

@@ -10,7 +10,11 @@ export async function runFleetSimulate(
   fleet: FleetSimulationOptions,
   io: SimulateIo,
 ): Promise<number> {
-  const result = await runFleetSimulation(simulationOptions(options, io.createAgent), fleet);
+  const connect = io.connect === undefined ? {} : { connect: io.connect };
+  const result = await runFleetSimulation(
+    { ...simulationOptions(options, io.createAgent), ...connect },
+    fleet,
+  );
   const needed = options.needsReboot === 'all' ? options.nodes : Math.min(options.needsReboot, options.nodes);
   const report = formatFleetReport(result, {
     nodes: options.nodes,

@@ -27,7 +27,7 @@ export interface WatchIo extends CommandIo {
 const CLEAR = '\x1b[H\x1b[2J';
 
 /** Prints each new report in the chosen form, only when something visible changed. */
-export class StatusPrinter {
+class StatusPrinter {
   private last = '';
   private widths: number[] | undefined;
   private readonly rows = new Map<string, string>();

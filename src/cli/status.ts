@@ -61,7 +61,7 @@ export interface StatusOptions extends DaemonSetRef {
 
 /** The -o values `status` accepts. */
 export const STATUS_OUTPUTS = ['table', 'wide', 'json', 'yaml'] as const;
-export type StatusOutput = (typeof STATUS_OUTPUTS)[number];
+type StatusOutput = (typeof STATUS_OUTPUTS)[number];
 
 /** One node's row, as `-o json` prints it. */
 export interface NodeReport {
@@ -120,7 +120,7 @@ export interface StatusReport {
 }
 
 /** What the coordinator's Lease says: who leads, since its last renewal, and what it advises. */
-export interface CoordinatorReport {
+interface CoordinatorReport {
   lease: string;
   /** The leader (cut to 128 characters); null when the Lease is released (a standby is expected to take it). */
   holder: string | null;

@@ -6,7 +6,7 @@ import { UsageError, type DrainMode, type DrainRule } from './config.js';
 import { checkObjectName } from './values.js';
 import { formatLabelSelector, parseLabelSelector, type Selector } from '../selector/label-selector.js';
 
-export const DRAIN_MODES: readonly DrainMode[] = ['evict', 'skip', 'wait-completed'];
+const DRAIN_MODES: readonly DrainMode[] = ['evict', 'skip', 'wait-completed'];
 
 const KEYS = new Set(['namespace', 'selector', 'drain', 'order']);
 /** Orders are int32, as Cluster API's MachineDrainRule order is. */

@@ -41,10 +41,10 @@ export interface LeaseElectorOptions {
  * that takes over within 30-40 s. renewDeadline stays above the candidates' jittered retry (12 s).
  */
 export const LEASE_DURATION_MS = COORDINATOR_LEASE_MS;
-export const RENEW_DEADLINE_MS = 20_000;
+const RENEW_DEADLINE_MS = 20_000;
 export const RETRY_PERIOD_MS = 10_000;
 /** The longest a candidate that stepped down (it could not lead) waits before campaigning again. */
-export const MAX_SIT_OUT_MS = 10 * 60_000;
+const MAX_SIT_OUT_MS = 10 * 60_000;
 
 /** Read through a call so that the compiler does not narrow it across awaits. */
 function aborted(signal: AbortSignal): boolean {

@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
 import type { Target } from './drain-target.js';
 
 /** Beyond the pods' grace period, how long the drain waits for deleted pods to be gone. */
-export const FALLBACK_MARGIN_MS = 10_000;
+const FALLBACK_MARGIN_MS = 10_000;
 /** A pod's grace period when it sets none (kube's default). */
 const DEFAULT_GRACE_SECONDS = 30;
 

@@ -10,8 +10,7 @@ import type { DrainHooks, DrainResult } from './drainer.js';
  * sent), `refused`/`failed` (its eviction was; retried until the deadline), `evicted` (eviction or
  * deletion accepted: waited for until gone), `gone`; for rule `wait-completed`: `waiting`, `completed`.
  */
-export type TargetState =
-  'held' | 'evicting' | 'evicted' | 'gone' | 'refused' | 'failed' | 'waiting' | 'completed';
+type TargetState = 'held' | 'evicting' | 'evicted' | 'gone' | 'refused' | 'failed' | 'waiting' | 'completed';
 
 /** One pod being drained. */
 export interface Target {

@@ -17,13 +17,13 @@ import type { Run, Target } from './drain-target.js';
 import { mayHaveCommitted } from './eviction-answer.js';
 
 /** Back-off after an eviction met an answer about the API server: this, doubling per answer in a row… */
-export const SERVER_RETRY_BASE_MS = 1_000;
+const SERVER_RETRY_BASE_MS = 1_000;
 /** …up to this (each jittered in its upper half). */
-export const SERVER_RETRY_MAX_MS = 30_000;
+const SERVER_RETRY_MAX_MS = 30_000;
 /** The longest Retry-After honoured between two evictions; a longer one waits this long. */
-export const SERVER_RETRY_AFTER_CAP_MS = 60_000;
+const SERVER_RETRY_AFTER_CAP_MS = 60_000;
 /** Without --drain-timeout, answers about the API server end the drain once they have lasted this long. */
-export const SERVER_FAILURE_LIMIT_MS = 10 * 60_000;
+const SERVER_FAILURE_LIMIT_MS = 10 * 60_000;
 
 /** What the handling of such an answer needs of the drain. */
 export interface ServerAnswerContext {
@@ -89,7 +89,7 @@ function outlasted(
  * doubling from SERVER_RETRY_BASE_MS to SERVER_RETRY_MAX_MS, and never shorter than the server's
  * Retry-After (up to SERVER_RETRY_AFTER_CAP_MS).
  */
-export function serverBackoffMs(attempt: number, err: unknown, random: () => number): number {
+function serverBackoffMs(attempt: number, err: unknown, random: () => number): number {
   const after = Math.min(SERVER_RETRY_AFTER_CAP_MS, (retryAfterSeconds(err) ?? 0) * 1000);
   return Math.max(after, backoffMs(attempt, SERVER_RETRY_BASE_MS, SERVER_RETRY_MAX_MS, random));
 }

@@ -38,11 +38,11 @@ export interface HttpFleetLockOptions {
 }
 
 /** Bound on one request. */
-export const FLEETLOCK_TIMEOUT_MS = 5_000;
+const FLEETLOCK_TIMEOUT_MS = 5_000;
 /** Requests per call while the failures are transient (no answer, 5xx, 429, an unreadable answer). */
-export const FLEETLOCK_ATTEMPTS = 3;
+const FLEETLOCK_ATTEMPTS = 3;
 /** The first pause between attempts (then 2×, 4×, … up to 8×, each jittered ±50%). */
-export const FLEETLOCK_BACKOFF_MS = 1_000;
+const FLEETLOCK_BACKOFF_MS = 1_000;
 /** A server's answer is not read beyond this. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 

@@ -1,8 +1,10 @@
-// The host as the agent reads it, read-only: which package manager holds its lock now (issue 44).
-// The files are the host's through a read-only hostPath (the chart mounts them under /host); the
-// kernel's table of file locks (/proc/locks) names the inode of every lock held, so a lock file's
-// inode found there means that a process holds it. Two package managers say it with a pid file
-// instead (zypper's /run/zypp.pid, dnf's rpmdb_lock.pid): held while the process it names runs.
+// The node's host as the agent reads it, read-only: its files under --host-root (the chart mounts
+// them with read-only hostPath volumes under /host; "/" for an agent on the host itself), the
+// kernel's table of file locks and its processes through /proc (the chart's agent for rebootMethod
+// command runs with hostPID, so its /proc is the host's). Nothing here writes to the host. Every read
+// has a deadline: a hung mount never hangs a pass.
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 
 /** One lock of the kernel's table: the locked file's inode and the holder's pid (0 when not shown). */
 export interface FileLock {
@@ -10,129 +12,115 @@ export interface FileLock {
   pid: number;
 }
 
-/** What the agent reads of its host (ProcHost; a fake in tests). Every read has a deadline. */
+/** What the agent reads of its host (FsHostFiles; fakes in tests). Paths are the host's own. */
 export interface HostFiles {
+  /**
+   * The text of the host's `path` (at most HOST_FILE_MAX_BYTES), undefined when it does not exist;
+   * rejects when it cannot be read (EACCES, too big, no answer in time).
+   */
+  read(path: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** The names in a directory of the host; [] when there is none. */
+  list(dir: string, signal?: AbortSignal): Promise<string[]>;
   /** The inode of the host's `path`, undefined when it does not exist. */
   inode(path: string, signal?: AbortSignal): Promise<number | undefined>;
-  /** The text of the host's `path` (at most a few KB), undefined when it does not exist. */
-  read(path: string, signal?: AbortSignal): Promise<string | undefined>;
-  /** The kernel's file locks (/proc/locks). Throws when they cannot be read. */
+  /** The kernel's file locks (/proc/locks). Rejects when they cannot be read. */
   locks(signal?: AbortSignal): Promise<FileLock[]>;
   /** Does process `pid` run on the host? */
   running(pid: number, signal?: AbortSignal): Promise<boolean>;
 }
 
-/** A package manager: the files whose lock says it is at work, kernel locks or pid files. */
-interface PackageManager {
-  name: string;
-  /** Files locked (fcntl/flock) while it works: seen in /proc/locks. */
-  locks: readonly string[];
-  /** Files naming the pid of a run in progress. */
-  pidFiles: readonly string[];
+/** A file larger than this is not one we read (configuration files, pid files). */
+const HOST_FILE_MAX_BYTES = 256 * 1024;
+/** Each read gives up after this long (a hung NFS mount, say): the caller treats that as unknown. */
+const READ_DEADLINE_MS = 5_000;
+
+function missing(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** The package managers kured-ts waits for, with their lock files (host paths). */
-export const PACKAGE_MANAGERS: readonly PackageManager[] = [
-  {
-    name: 'dpkg/apt',
-    locks: [
-      '/var/lib/dpkg/lock-frontend',
-      '/var/lib/dpkg/lock',
-      '/var/lib/apt/lists/lock',
-      '/var/cache/apt/archives/lock',
-    ],
-    pidFiles: [],
-  },
-  // unattended-upgrades holds this lock for the whole run, between its dpkg calls too
-  { name: 'unattended-upgrades', locks: ['/run/unattended-upgrades.lock'], pidFiles: [] },
-  { name: 'rpm/dnf', locks: ['/var/lib/rpm/.rpm.lock'], pidFiles: ['/var/lib/dnf/rpmdb_lock.pid'] },
-  { name: 'zypper', locks: [], pidFiles: ['/run/zypp.pid'] },
-];
-
-/**
- * What the host says now: `busy` (which manager, which file, which pid); `idle` (some exist, none at
- * work); `none` (no package manager here); `unknown` (the lock table could not be read, and no pid
- * file says one is at work: why).
- */
-export type PackageManagerState =
-  | { state: 'busy'; holder: string }
-  | { state: 'idle'; found: string[] }
-  | { state: 'none' }
-  | { state: 'unknown'; why: string };
-
-/** A lock file of a package manager that exists on the host, with its inode. */
-interface LockFile {
-  manager: string;
-  path: string;
-  inode: number;
-}
-
-/** What the files alone say: a run in progress named by a pid file, or which managers exist and their lock files. */
-type FileFacts = { busy: string } | { found: string[]; locked: LockFile[] };
-
-/**
- * What the pid file `path` says: who is at work when it names a process that runs now, '' when it
- * names none that runs (the manager exists, idle), undefined when there is no such file.
- */
-async function runningPid(
-  host: HostFiles,
-  manager: string,
-  path: string,
+/** `work` within READ_DEADLINE_MS and the caller's signal. */
+async function deadline<T>(
+  what: string,
+  work: (signal: AbortSignal) => Promise<T>,
   signal?: AbortSignal,
-): Promise<string | undefined> {
-  const text = await host.read(path, signal);
-  if (text === undefined) return undefined;
-  const pid = Number.parseInt(text.trim(), 10);
-  if (pid > 0 && (await host.running(pid, signal))) return `${manager} (${path} names running pid ${pid})`;
-  return '';
-}
-
-async function fileFacts(host: HostFiles, signal?: AbortSignal): Promise<FileFacts> {
-  const found = new Set<string>();
-  const locked: LockFile[] = [];
-  for (const manager of PACKAGE_MANAGERS) {
-    for (const path of manager.pidFiles) {
-      const busy = await runningPid(host, manager.name, path, signal);
-      if (busy) return { busy };
-      if (busy !== undefined) found.add(manager.name);
-    }
-    for (const path of manager.locks) {
-      const inode = await host.inode(path, signal);
-      if (inode === undefined) continue;
-      found.add(manager.name);
-      locked.push({ manager: manager.name, path, inode });
-    }
-  }
-  return { found: [...found], locked };
-}
-
-/** The host's package managers now; a pid file that names a running process is busy whatever else fails. */
-export async function readPackageManagers(
-  host: HostFiles,
-  signal?: AbortSignal,
-): Promise<PackageManagerState> {
-  const facts = await fileFacts(host, signal);
-  if ('busy' in facts) return { state: 'busy', holder: facts.busy };
-  const { found, locked } = facts;
-  if (found.length === 0) return { state: 'none' };
-  if (locked.length === 0) return { state: 'idle', found };
-  let table: FileLock[];
-  try {
-    table = await host.locks(signal);
-  } catch (err) {
-    return {
-      state: 'unknown',
-      why: `/proc/locks cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+): Promise<T> {
+  const timeout = AbortSignal.timeout(READ_DEADLINE_MS);
+  const both = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = (): void => {
+      reject(new Error(`${what}: no answer within ${READ_DEADLINE_MS} ms`));
     };
+    both.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work(both), aborted]);
+  } finally {
+    if (onAbort !== undefined) both.removeEventListener('abort', onAbort);
   }
-  for (const file of locked) {
-    const lock = table.find((l) => l.inode === file.inode);
-    if (lock !== undefined) {
-      const by = lock.pid > 0 ? ` by pid ${lock.pid}` : '';
-      return { state: 'busy', holder: `${file.manager} (${file.path} locked${by})` };
+}
+
+/** The host's files as seen under `root` (the agent's --host-root), its kernel through `proc`. */
+export class FsHostFiles implements HostFiles {
+  constructor(
+    private readonly root: string,
+    private readonly proc = '/proc',
+  ) {}
+
+  async read(path: string, signal?: AbortSignal): Promise<string | undefined> {
+    const full = join(this.root, path);
+    let data: Buffer;
+    try {
+      data = await deadline(`read ${full}`, (s) => readFile(full, { signal: s }), signal);
+    } catch (err) {
+      if (missing(err)) return undefined;
+      throw err;
+    }
+    if (data.length > HOST_FILE_MAX_BYTES)
+      throw new Error(`${path}: larger than ${HOST_FILE_MAX_BYTES} bytes`);
+    return data.toString('utf8');
+  }
+
+  async list(dir: string, signal?: AbortSignal): Promise<string[]> {
+    const full = join(this.root, dir);
+    try {
+      return await deadline(`list ${full}`, () => readdir(full), signal);
+    } catch {
+      return [];
     }
   }
-  return { state: 'idle', found };
+
+  async inode(path: string, signal?: AbortSignal): Promise<number | undefined> {
+    const full = join(this.root, path);
+    try {
+      return (await deadline(`stat ${full}`, () => stat(full), signal)).ino;
+    } catch (err) {
+      if (missing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async locks(signal?: AbortSignal): Promise<FileLock[]> {
+    const path = join(this.proc, 'locks');
+    const text = await deadline(
+      `read ${path}`,
+      (s) => readFile(path, { encoding: 'utf8', signal: s }),
+      signal,
+    );
+    return parseProcLocks(text);
+  }
+
+  async running(pid: number, signal?: AbortSignal): Promise<boolean> {
+    const path = join(this.proc, String(pid));
+    try {
+      await deadline(`stat ${path}`, () => stat(path), signal);
+      return true;
+    } catch (err) {
+      if (missing(err)) return false;
+      throw err;
+    }
+  }
 }
 
 /**

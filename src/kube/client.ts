@@ -12,24 +12,30 @@ import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
+import { daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
 import type {
   NodeRow,
+  ObjectRef,
   CoreV1Event,
   EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
   NodePage,
+  Page,
   PageOptions,
+  PodPage,
   SelfIdentity,
   V1DaemonSet,
   V1Node,
   V1Pod,
   V1Lease,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -44,12 +50,14 @@ export interface ConnectOptions extends KubeConfigSource {
   random?: () => number;
   /** Times the waits between read retries. Default the system clock. */
   clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
 }
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
 /** The longest Retry-After honoured between two attempts of a read; longer ones wait this long. */
-export const RETRY_AFTER_CAP_MS = 10_000;
+const RETRY_AFTER_CAP_MS = 10_000;
 
 /** The Kube for these options; close() it when done (idle connections do not keep a process alive). */
 export function connectKube(options: ConnectOptions = {}): ClientNodeKube {
@@ -104,7 +112,7 @@ export class ClientNodeKube implements Kube {
 
   constructor(
     readonly kubeConfig: KubeConfig,
-    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock' | 'exchange'> = {},
     /** Share another client's connections and view of the server's clock (impersonating). */
     shared?: { transport: Transport; serverTime: ServerTime },
   ) {
@@ -116,6 +124,7 @@ export class ClientNodeKube implements Kube {
         watchGraceMs: options.watchGraceMs,
         health: this.health,
         serverTime: this.serverTime,
+        exchange: options.exchange,
       });
     this.random = options.random ?? Math.random;
     this.clock = options.clock ?? new SystemClock();
@@ -147,6 +156,10 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    return this.retried({ method: 'GET', path: objectPath(ref), signal });
+  }
+
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
     const answer = await this.retried<unknown>({
       method: 'GET',
@@ -158,10 +171,35 @@ export class ClientNodeKube implements Kube {
     return nodeRows(answer);
   }
 
-  async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
-    type Page = List<V1Node> & { metadata?: { resourceVersion?: string; continue?: string } };
-    const path = '/api/v1/nodes';
-    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+  listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
+    return this.page('/api/v1/nodes', options, signal);
+  }
+
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection('/api/v1/nodes', onEvent, options);
+  }
+
+  listPodsPage(
+    namespace: string | undefined,
+    options: PageOptions = {},
+    signal?: AbortSignal,
+  ): Promise<PodPage> {
+    return this.page(podsPath(namespace), options, signal);
+  }
+
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection(podsPath(undefined), onEvent, options);
+  }
+
+  /** One page of the collection at `path`, with the resourceVersion of its snapshot. */
+  private async page<T>(path: string, options: PageOptions, signal?: AbortSignal): Promise<Page<T>> {
+    type Answer = List<T> & { metadata?: { resourceVersion?: string; continue?: string } };
+    const list = await this.retried<Answer | undefined>({
+      method: 'GET',
+      path,
+      query: { ...options },
+      signal,
+    });
     const meta = list?.metadata ?? {};
     const token = meta.continue ?? '';
     return {
@@ -171,11 +209,16 @@ export class ClientNodeKube implements Kube {
     };
   }
 
-  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  /** A watch of the collection at `path` (with bookmarks), each line handed to `onEvent`. */
+  private async watchCollection<T>(
+    path: string,
+    onEvent: (event: WatchEvent<T>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     await this.http.watch(
       {
         method: 'GET',
-        path: '/api/v1/nodes',
+        path,
         query: {
           allowWatchBookmarks: true,
           resourceVersion: options.resourceVersion,
@@ -186,7 +229,7 @@ export class ClientNodeKube implements Kube {
         timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
       (line) => {
-        onEvent(line as WatchEvent<V1Node>);
+        onEvent(line as WatchEvent<T>);
       },
     );
   }
@@ -200,8 +243,7 @@ export class ClientNodeKube implements Kube {
   }
 
   listPods(namespace: string | undefined, options: ListOptions = {}, signal?: AbortSignal): Promise<V1Pod[]> {
-    const path = namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
-    return this.items({ method: 'GET', path, query: { ...options }, signal });
+    return this.items({ method: 'GET', path: podsPath(namespace), query: { ...options }, signal });
   }
 
   /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
@@ -259,6 +301,10 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, signal });
   }
 
+  listServicesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<ServicePage> {
+    return this.page<V1Service>('/api/v1/services', options, signal);
+  }
+
   listDaemonSets(
     namespace: string | undefined,
     options: ListOptions = {},
@@ -284,28 +330,14 @@ export class ClientNodeKube implements Kube {
     return this.patch(daemonSetPath(namespace, name), MERGE_PATCH, patch, signal);
   }
 
-  async watchDaemonSet(
+  watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    await this.http.watch(
-      {
-        method: 'GET',
-        path: `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`,
-        query: {
-          fieldSelector: `metadata.name=${name}`,
-          allowWatchBookmarks: true,
-          resourceVersion: options.resourceVersion,
-        },
-        signal: options.signal,
-        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
-      },
-      (line) => {
-        onEvent(line as WatchEvent<V1DaemonSet>);
-      },
-    );
+    const path = `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`;
+    return this.watchCollection(path, onEvent, { ...options, fieldSelector: `metadata.name=${name}` });
   }
 
   /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
@@ -409,12 +441,4 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
-}
-
-function leasePath(namespace: string, name: string): string {
-  return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases/${enc(name)}`;
-}
-
-function daemonSetPath(namespace: string, name: string): string {
-  return `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`;
 }

@@ -23,11 +23,11 @@ import type { ServerTime } from './server-time.js';
 import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
 
 /** Bound of one request (connect, send, answer) unless the caller gives another. */
-export const DEFAULT_DEADLINE_MS = 30_000;
+const DEFAULT_DEADLINE_MS = 30_000;
 /** A watch may outlive the timeoutSeconds it asked for by this much before we give up on it. */
-export const WATCH_GRACE_MS = 30_000;
+const WATCH_GRACE_MS = 30_000;
 /** What kube-apiserver's audit log (and default field manager) calls us. */
-export const USER_AGENT = 'kured-ts';
+const USER_AGENT = 'kured-ts';
 /** The field manager of every write (metadata.managedFields names us). */
 export const FIELD_MANAGER = 'kured-ts';
 
@@ -100,6 +100,12 @@ function headersOf(opts: https.RequestOptions): Record<string, string> {
   return headers;
 }
 
+/**
+ * Sends one request and resolves with the answer once its headers are in (request.ts's `send`); the
+ * body is read from the answer. Tests hand the requests to the fake API server in memory instead.
+ */
+export type Exchange = typeof send;
+
 /** What a KubeTransport is told of and bounded by; every field has a default. */
 export interface TransportOptions {
   /** Bound of one request in ms. Default DEFAULT_DEADLINE_MS. */
@@ -110,6 +116,8 @@ export interface TransportOptions {
   health?: ApiHealth;
   /** Told the Date header of every answer. */
   serverTime?: ServerTime;
+  /** How requests reach the server. Default over the network (request.ts's `send`). */
+  exchange?: Exchange | undefined;
 }
 
 /** The transport of one ClientNodeKube; close() ends its connections. */
@@ -221,7 +229,7 @@ export class KubeTransport {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
-    return send(
+    return (this.o.exchange ?? send)(
       url,
       { method: req.method, headers, agent: opts.agent as http.Agent | undefined },
       body,

@@ -53,7 +53,10 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, options: Ret
       if (attempt >= attempts || !retryOn(err)) throw err;
       const delay = Math.max(backoffMs(attempt, baseMs, maxMs, random), options.minDelayMs?.(err) ?? 0);
       options.onRetry?.(err, attempt, delay);
-      await options.clock.sleep(delay, options.signal);
+      // a deadline that ends the backoff: the last answer tells the caller more than "aborted"
+      await options.clock.sleep(delay, options.signal).catch(() => {
+        throw err;
+      });
     }
   }
 }

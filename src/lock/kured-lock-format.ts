@@ -155,7 +155,7 @@ export function formatMulti(maxOwners: number, entries: readonly LockEntry[]): s
 }
 
 /** Our metadata as stored: kured's `unschedulable` first, then every other field we carry. */
-export function metadataObject(metadata: LockMetadata): Record<string, unknown> {
+function metadataObject(metadata: LockMetadata): Record<string, unknown> {
   const obj: Record<string, unknown> = { unschedulable: metadata.unschedulable };
   for (const [key, value] of Object.entries(metadata)) if (value !== undefined) obj[key] = value;
   return obj;
@@ -180,6 +180,7 @@ const METADATA_TYPES: Record<
   bootID: 'string',
   group: 'string',
   controlPlane: 'boolean',
+  wave: 'string',
 };
 
 /** Reads every field of LockMetadata (and passes fields we do not know through, for round trips). */
@@ -198,7 +199,7 @@ export function isManualEntry(entry: LockEntry): boolean {
 }
 
 /** Go's zero time as a Date, for manual locks that record no creation time. */
-export const ZERO_TIME = new Date(-62135596800000);
+const ZERO_TIME = new Date(-62135596800000);
 
 /** The LockHolder view of an entry. */
 export function toHolder(entry: LockEntry): LockHolder {

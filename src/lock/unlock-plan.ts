@@ -30,7 +30,7 @@ export interface HolderFacts {
   cordoned: boolean;
 }
 
-export interface Removal {
+interface Removal {
   entry: LockEntry;
   why: string;
 }

@@ -14,7 +14,7 @@ function isMap(value: unknown): value is Json {
  * Helm's coalescing of user values over chart defaults: maps merge key by key, anything else
  * (lists included) replaces, and null removes the default.
  */
-export function coalesce(defaults: Json, values: Json): Json {
+function coalesce(defaults: Json, values: Json): Json {
   const keys = new Set([...Object.keys(defaults), ...Object.keys(values)]);
   const out: Json = {};
   for (const key of keys) {

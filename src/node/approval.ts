@@ -39,12 +39,7 @@ export function parseApproval(raw: string | undefined): Approval | { error: stri
  * Is the node approved now? Not without the annotation, not when it cannot be read, not once it is
  * older than `ttlMs` (0 = approvals do not expire).
  */
-export function judgeApproval(
-  raw: string | undefined,
-  now: Date,
-  ttlMs: number,
-  node: string,
-): ApprovalVerdict {
+function judgeApproval(raw: string | undefined, now: Date, ttlMs: number, node: string): ApprovalVerdict {
   const parsed = parseApproval(raw);
   const how = `run kured-ts approve ${node}`;
   if (parsed === undefined) return { approved: false, reason: `waiting for approval: ${how}` };

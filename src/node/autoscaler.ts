@@ -28,7 +28,7 @@ export interface Protection {
   until?: string;
 }
 
-export function formatProtection(p: Protection): string {
+function formatProtection(p: Protection): string {
   return JSON.stringify(p.until === undefined ? { added: p.added } : { added: p.added, until: p.until });
 }
 

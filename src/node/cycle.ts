@@ -20,7 +20,7 @@ export const CYCLE_ANNOTATION = 'kured-ts.dev/cycle';
 export const CYCLE_LABEL = 'kured-ts.dev/rebooting';
 
 /** The field manager of every write of ours (metadata.managedFields names it). */
-export const OUR_FIELD_MANAGER = 'kured-ts';
+const OUR_FIELD_MANAGER = 'kured-ts';
 /** Managers whose cordon a cycle record may claim: ours, and kured's during a migration. */
 export const CYCLE_MANAGERS: readonly string[] = [OUR_FIELD_MANAGER, 'kured'];
 
@@ -60,6 +60,13 @@ export interface CycleRecord {
   kernel?: string;
   osImage?: string;
   /**
+   * RFC 3339 time (this host's clock) the cycle labelled the node out of the load balancers
+   * (cycle-marks.ts): present = the label is ours to remove; --lb-drain-wait runs from it.
+   */
+  lbExcludedAt?: string;
+  /** The cycle added karpenter.sh/do-not-repair: ours to remove at its end. */
+  doNotRepair?: boolean;
+  /**
    * Reboots this cycle's need has survived: each counted at the first check after a new boot that
    * found the sentinel still asking, in the same write that records the new boot (verifyingSince), so
    * no crash between the reboot and that write loses one (the next agent sees the old bootID and
@@ -72,7 +79,7 @@ export interface CycleRecord {
 }
 
 /** needReboots that could not be read: counts as past any --max-reboots-per-need (fail safe). */
-export const UNKNOWN_COUNT = Number.POSITIVE_INFINITY;
+const UNKNOWN_COUNT = Number.POSITIVE_INFINITY;
 
 /** The need's fields as read (only those that say something). */
 function needOf(value: Record<string, unknown>): Pick<CycleRecord, 'needReboots' | 'stillNeeded'> {
@@ -131,11 +138,17 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'heldSince',
     'kernel',
     'osImage',
+    'lbExcludedAt',
   ] as const) {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  return withDrain(record, value.drain);
+  return withDrain(withDoNotRepair(record, value.doNotRepair), value.drain);
+}
+
+/** The record with doNotRepair when the raw record says true (anything else: not ours). */
+function withDoNotRepair(record: CycleRecord, raw: unknown): CycleRecord {
+  return raw === true ? { ...record, doNotRepair: true } : record;
 }
 
 /** The record with the drain summary `raw` when it can be read (for the reboot history). */

@@ -7,7 +7,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Pods of one kind the drain handled: how many, and the names of the first HISTORY_PODS. */
-export interface PodTally {
+interface PodTally {
   count: number;
   /** namespace/name, at most HISTORY_PODS. */
   pods: string[];
@@ -26,7 +26,7 @@ export interface DrainSummary {
 }
 
 /** Names kept per kind of pod in a drain summary: the annotations stay small on a node of 110 pods. */
-export const HISTORY_PODS = 20;
+const HISTORY_PODS = 20;
 
 /** The summary of the drain's lists of pod names (each kept to its first HISTORY_PODS). */
 export function drainSummary(lists: Readonly<Record<keyof DrainSummary, readonly string[]>>): DrainSummary {

@@ -60,7 +60,7 @@ const SERVICES: Record<string, (url: URL) => HttpTarget> = {
 };
 
 /** The schemes as listed in errors and docs. */
-export const NOTIFY_SCHEMES = [...Object.keys(SERVICES), 'smtp:', 'https:', 'http:'];
+const NOTIFY_SCHEMES = [...Object.keys(SERVICES), 'smtp:', 'https:', 'http:'];
 
 /**
  * Which service a notify URL addresses. Throws (naming the redacted URL) on a form we cannot send to,

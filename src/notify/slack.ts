@@ -1,7 +1,7 @@
 // Slack incoming webhooks, addressed in the shoutrrr URL forms kured accepts.
 import { jsonPost, type HttpTarget } from './target.js';
 
-export const SLACK_BASE_URL = 'https://hooks.slack.com';
+const SLACK_BASE_URL = 'https://hooks.slack.com';
 
 /** Where and as whom to post. */
 export interface SlackTarget {
@@ -44,7 +44,7 @@ function slackTokens(url: URL): string[] {
 }
 
 /** The body of an incoming-webhook message. */
-export function slackPayload(target: SlackTarget, message: string): object {
+function slackPayload(target: SlackTarget, message: string): object {
   return {
     text: message,
     ...(target.username !== undefined ? { username: target.username } : {}),

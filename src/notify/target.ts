@@ -3,7 +3,7 @@
 import type { NotifyEvent } from './notifier.js';
 
 /** One notification, as every service gets it. */
-export interface NotifyMessage {
+interface NotifyMessage {
   event: NotifyEvent;
   node: string;
   /** The rendered --message-template-* text. */

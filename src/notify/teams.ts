@@ -38,7 +38,7 @@ export function teamsEndpoint(url: URL): string {
  * A message carrying one Adaptive Card: the only format Teams workflow webhooks accept (connector
  * webhooks accept it too).
  */
-export function teamsPayload(message: string): object {
+function teamsPayload(message: string): object {
   return {
     type: 'message',
     attachments: [

@@ -3,7 +3,7 @@ import type { NotifyEvent } from './notifier.js';
 import { jsonPost, type HttpTarget } from './target.js';
 
 /** The body posted to a generic webhook. */
-export interface WebhookPayload {
+interface WebhookPayload {
   event: NotifyEvent;
   node: string;
   message: string;
@@ -11,12 +11,7 @@ export interface WebhookPayload {
   time: string;
 }
 
-export function webhookPayload(
-  event: NotifyEvent,
-  node: string,
-  message: string,
-  time: Date,
-): WebhookPayload {
+function webhookPayload(event: NotifyEvent, node: string, message: string, time: Date): WebhookPayload {
   return { event, node, message, time: time.toISOString() };
 }
 

@@ -52,7 +52,7 @@ export const HOLDER_MAX_CHARS = 128;
 export const HELD_REASON_MAX_CHARS = 512;
 
 /** The most nodes the advice may claim (Kubernetes' supported maximum): it sets the waiters' rechecks. */
-export const MAX_FLEET_NODES = 5_000;
+const MAX_FLEET_NODES = 5_000;
 
 /** How long a released Lease is waited on for a standby to take it (as long as COORDINATOR_LEASE_MS). */
 export const RELEASED_GRACE_MS = 30_000;

@@ -18,7 +18,7 @@ import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.j
  * so the agent writes its status again: the coordinator, which sent the lapsed node to the back of
  * the queue, takes that write as the sign of life that gives the node its place in need order back.
  */
-export function lapsedTurnReason(turn: Turn, holder: string): string {
+function lapsedTurnReason(turn: Turn, holder: string): string {
   return `waiting for its turn again: the one given at ${turn.since} by ${turn.by} lapsed before this node took its slot; the coordinator (${holder}) queues it in need order again`;
 }
 
@@ -30,7 +30,7 @@ export function lapsedTurnReason(turn: Turn, holder: string): string {
  * wake the waiters; this bounds the wait when no replica is left (the Deployment deleted, or every
  * replica failing): within 2 x max(lease, N s), or the wait's own timeout (--period) when sooner.
  */
-export const RECHECK_PER_NODE_MS = 1_000;
+const RECHECK_PER_NODE_MS = 1_000;
 
 /**
  * The recheck while the coordinator has not published the fleet's size (it publishes its health only
@@ -110,9 +110,13 @@ export class NodeTurnGate implements TurnGate {
     if (from === undefined) return false;
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
+    const ended = { timeout: false };
     try {
       await Promise.race([
-        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
+        this.o.clock.sleep(timeoutMs, both).then(
+          () => (ended.timeout = true),
+          () => undefined,
+        ),
         this.follow(from, timeoutMs, both),
         this.untilCoordinatorChanges(from, both),
       ]);
@@ -120,6 +124,9 @@ export class NodeTurnGate implements TurnGate {
       stop.abort();
     }
     signal.throwIfAborted();
+    // nothing changed (no turn, the coordinator still there): a wait again starts from the same
+    // verdict, so a waiter may wait again without a pass (issue 42: nothing new per waiter)
+    if (ended.timeout) this.waitingFrom = from;
     return true;
   }
 

@@ -5,7 +5,7 @@ import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:c
 export type HostExecMode = 'nsenter' | 'direct';
 
 /** kured's prefix: enter the host's mount namespace so host binaries and files are visible. */
-export const NSENTER_PREFIX: readonly string[] = ['/usr/bin/nsenter', '-m/proc/1/ns/mnt', '--'];
+const NSENTER_PREFIX: readonly string[] = ['/usr/bin/nsenter', '-m/proc/1/ns/mnt', '--'];
 
 /** The subset of child_process.spawn we use; injectable so unit tests need no processes. */
 export type SpawnFn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
@@ -19,7 +19,7 @@ export interface ExitStatus {
 }
 
 /** Options of runOnHost. */
-export interface RunOptions {
+interface RunOptions {
   /** Default 'nsenter'. */
   mode?: HostExecMode;
   /** Default child_process.spawn. */
@@ -62,7 +62,7 @@ export function hostArgv(argv: readonly string[], mode: HostExecMode): string[] 
  * Runs argv on the host and resolves with its exit status. Rejects when it cannot be started
  * (ENOENT, EACCES), times out, or the signal aborts; a non-zero exit is a status, not an error.
  */
-export function runOnHost(argv: readonly string[], options: RunOptions = {}): Promise<ExitStatus> {
+function runOnHost(argv: readonly string[], options: RunOptions = {}): Promise<ExitStatus> {
   const full = hostArgv(argv, options.mode ?? 'nsenter');
   const [command, ...args] = full;
   if (command === undefined || command === '') return Promise.reject(new Error('empty command'));

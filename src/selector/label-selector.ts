@@ -1,9 +1,9 @@
 // Label selectors as Kubernetes defines them: parsed once into requirements, matched purely.
 
-export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 /** One requirement of a selector; all requirements of a selector must hold (AND). */
-export interface Requirement {
+interface Requirement {
   key: string;
   operator: Operator;
   /** Values for In/NotIn; empty for Exists/DoesNotExist. */

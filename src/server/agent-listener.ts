@@ -9,7 +9,7 @@ import type { PrometheusMetrics } from '../metrics/prometheus-metrics.js';
 import { heartbeatHealth, startHealthServer, type HealthServer, type ProbeResult } from './http-server.js';
 
 /** Bound on the readiness GET: the kubelet's probe gives up after its own timeoutSeconds (default 1 s). */
-export const READY_CHECK_TIMEOUT_MS = 3000;
+const READY_CHECK_TIMEOUT_MS = 3000;
 
 /**
  * Readiness from a GET of our DaemonSet, for a client that keeps no track of the API server's health.
@@ -37,10 +37,7 @@ export function apiReadiness(
  * Readiness: the configuration is valid (the agent does not start otherwise) and the API server
  * answered the agent's latest request (ApiHealth), or, for a client without that record, a GET.
  */
-export function readiness(
-  kube: Kube,
-  ds: Pick<Config, 'dsNamespace' | 'dsName'>,
-): () => Promise<ProbeResult> {
+function readiness(kube: Kube, ds: Pick<Config, 'dsNamespace' | 'dsName'>): () => Promise<ProbeResult> {
   const health = kube.health;
   return health === undefined ? apiReadiness(kube, ds) : () => Promise.resolve(health.state());
 }

@@ -12,7 +12,7 @@ export interface ProbeResult {
 }
 
 /** Where /metrics reads from: a prom-client Registry or PrometheusMetrics. */
-export interface MetricsSource {
+interface MetricsSource {
   readonly contentType: string;
   metrics(): Promise<string>;
 }

@@ -67,7 +67,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     lockAnnotation: LOCK_ANNOTATION,
     ...concurrencyOf(s),
     lockTtlMs: s.lockTtlMs ?? 0,
-    groupLabel: s.groups?.label ?? '',
+    groupLabel: s.groups?.label ?? s.overrides?.groupLabel ?? '',
     groupConcurrency: s.groups?.concurrency ?? 0,
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,
@@ -85,7 +85,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
 }
 
 /** The ServiceAccount the simulated agents run as (the chart's, in the lock's namespace). */
-export const SIM_SERVICE_ACCOUNT = { namespace: DS_NAMESPACE, name: 'kured-ts' };
+const SIM_SERVICE_ACCOUNT = { namespace: DS_NAMESPACE, name: 'kured-ts' };
 
 /** Who the agent on `node` is to the API server: its ServiceAccount, with the bound token's node claim. */
 export function simAgentIdentity(node: string): Identity {

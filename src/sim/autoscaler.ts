@@ -14,12 +14,12 @@ interface NodeMeta {
 }
 
 /** Do both autoscalers leave `node` alone (one of the annotations says "true")? */
-export function scaleDownDisabled(node: NodeMeta): boolean {
+function scaleDownDisabled(node: NodeMeta): boolean {
   return AUTOSCALER_ANNOTATIONS.some((k) => node.metadata?.annotations?.[k] === 'true');
 }
 
 /** No pod on the node but DaemonSet pods and pods on their way out: nothing would be lost. */
-export function looksEmpty(node: V1Node, pods: readonly V1Pod[]): boolean {
+function looksEmpty(node: V1Node, pods: readonly V1Pod[]): boolean {
   const name = node.metadata?.name;
   return !pods.some(
     (p) =>

@@ -16,7 +16,7 @@ export type { ChurnSpec } from './cluster-spec.js';
 const HOUR = 3_600_000;
 
 /** The name prefix of churn jobs. */
-export const CHURN_PREFIX = 'churn-';
+const CHURN_PREFIX = 'churn-';
 
 /** Milliseconds until the next arrival of a Poisson process of `perHour` arrivals per hour. */
 export function nextArrivalMs(perHour: number, random: Random): number {

@@ -21,6 +21,7 @@ import {
   stuck,
 } from './cluster-objects.js';
 import { Outages } from './outages.js';
+import { BadKernel } from './bad-kernel.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
@@ -32,7 +33,6 @@ import {
   workloadPod,
   type WorkloadContext,
 } from './cluster-workloads.js';
-import { stuckAt } from './cluster-spec.js';
 import type { VirtualTime } from './virtual-time.js';
 import {
   BLOCKING_LABEL,
@@ -41,6 +41,7 @@ import {
   type HostHooks,
   type PodStats,
   type SimNodeState,
+  stuckAt,
 } from './cluster-spec.js';
 
 export class SimCluster {
@@ -67,6 +68,8 @@ export class SimCluster {
   private unsubscribe: (() => void) | undefined;
   /** Nodes that need a reboot during the run (at the start or later, see requiredOverMs). */
   private readonly initiallyNeeded = new Set<string>();
+  /** --bad-kernel: the nodes in the order their first reboot was requested, and the bad one. */
+  readonly badKernel: BadKernel;
   private arrivalsLeft = 0;
   /** Mirrors of the server's pods and nodes, kept from its write feed (listing deserializes all). */
   private readonly pods = new Map<string, SimPod>();
@@ -79,6 +82,7 @@ export class SimCluster {
     readonly spec: ClusterSpec,
   ) {
     this.random = forkRandom(spec.seed, 'cluster');
+    this.badKernel = new BadKernel(spec.badKernel ?? 0);
     this.churn = spec.blockingChurn
       ? new BlockingChurn(server, time, spec.blockingChurn, forkRandom(spec.seed, 'churn'))
       : undefined;
@@ -95,9 +99,7 @@ export class SimCluster {
   populate(hooks: HostHooks): void {
     this.hooks = hooks;
     const { spec } = this;
-    this.unsubscribe = this.server.onWrite((e) => {
-      this.onWrite(e);
-    });
+    this.unsubscribe = this.server.onWrite(this.onWrite);
     this.server.create<SimDaemonSet>('daemonsets', daemonSet(spec.nodes));
     this.names.forEach((name, i) => {
       const needsReboot = i < spec.needsReboot;
@@ -199,6 +201,7 @@ export class SimCluster {
     const node = this.nodes.get(name);
     if (!node || node.rebooting) return;
     node.rebooting = true;
+    this.badKernel.rebooting(name);
     this.time.after(this.spec.shutdownMs, () => {
       this.goDown(node);
     });
@@ -222,18 +225,15 @@ export class SimCluster {
   private boot(node: SimNodeState): void {
     node.up = true;
     node.rebooting = false;
-    // a stuck sentinel asks again on the new boot
-    node.needsReboot = node.stuck;
+    node.needsReboot = node.stuck; // a stuck sentinel asks again on the new boot
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());
+    const ready = this.badKernel.kubeletReady(node.name, this.isoNow());
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;
       n.status.nodeInfo.kernelVersion = simKernel(node.reboots);
-      n.status.conditions = setCondition(
-        n.status.conditions,
-        readyCondition(true, this.isoNow(), 'KubeletReady'),
-      );
+      n.status.conditions = setCondition(n.status.conditions, ready);
     });
     for (const pod of this.podsOn(node.name)) this.startPod(pod);
     this.time.after(this.spec.podStartMs, () => {
@@ -276,7 +276,7 @@ export class SimCluster {
     return this.nodeObjects.get(name);
   }
 
-  private onWrite(e: SimWriteEvent): void {
+  private readonly onWrite = (e: SimWriteEvent): void => {
     if (e.resource === 'pods') {
       this.mirrorPod(e.type, e.object as SimPod);
       if (this.hooks) this.onPod(e.type, e.object as SimPod);
@@ -286,7 +286,7 @@ export class SimCluster {
       else this.nodeObjects.set(node.metadata.name, node);
       if (this.pending.length > 0) this.schedulePlacement();
     }
-  }
+  };
 
   private mirrorPod(type: SimWriteEvent['type'], pod: SimPod): void {
     const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;

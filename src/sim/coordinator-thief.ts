@@ -20,10 +20,10 @@ import type { ObjectMeta } from './objects.js';
 import type { OperatorContext } from './sim-operators.js';
 
 /** How often the thief writes (virtual ms): as often as a leader renews. */
-export const THIEF_EVERY_MS = 10_000;
+const THIEF_EVERY_MS = 10_000;
 
 /** The holder identity and turn author the thief writes. */
-export const THIEF_IDENTITY = 'thief';
+const THIEF_IDENTITY = 'thief';
 
 /** The longest lease duration the API accepts: 68 years. */
 const ENDLESS_SECONDS = 2_147_483_647;

@@ -1,5 +1,7 @@
 // A fake Kubernetes API server: an in-memory kube-apiserver on 127.0.0.1 that the real
-// @kubernetes/client-node talks to, for adapter tests and the `simulate` command.
+// @kubernetes/client-node talks to, for adapter tests and the `simulate` command. Tests may also hand
+// it the production client's requests in memory (kubeInMemory(), fake-api/memory-exchange.ts):
+// served by the same code, without the socket.
 //
 // Behaves like kube-apiserver where kured-ts depends on it: one global resourceVersion, list and
 // watch with label and field selectors, 409 on stale writes, JSON/merge/strategic-merge patches,
@@ -10,6 +12,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { ClientNodeKube, type ConnectOptions } from '../kube/client.js';
+import type { Exchange } from '../kube/http.js';
+import { memoryWire } from './fake-api/memory-exchange.js';
 import { startKubeletHeartbeats } from './fake-api/kubelet-heartbeat.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import {
@@ -27,7 +32,7 @@ import { Store, type Change } from './fake-api/store.js';
 import { WatchHub } from './fake-api/watch.js';
 import type { Admission } from './fake-api/admission.js';
 
-export type { Chaos, FailureMode, KubeObject, RecordedRequest, ResourceName };
+export type { RecordedRequest };
 
 /** One accepted write, as `onWrite` listeners receive it. */
 export interface WriteEvent {
@@ -38,7 +43,7 @@ export interface WriteEvent {
 }
 
 /** How an injected failure answers: its Status causes, and when it strikes (default 'fail'). */
-export interface FailureOptions {
+interface FailureOptions {
   causes?: { reason: string; message: string }[];
   /** The Status message. Default `injected failure for METHOD PATH`. */
   message?: string;
@@ -93,6 +98,20 @@ export interface FakeApiServer {
   readonly url: string;
   /** A client-node KubeConfig for this server (skipTLSVerify, no credentials). */
   kubeConfig(): KubeConfig;
+  /**
+   * Hands a request to this server in memory (ConnectOptions.exchange): served as one over HTTP is,
+   * without the socket (fake-api/memory-exchange.ts).
+   */
+  readonly exchange: Exchange;
+  /**
+   * The production client (ClientNodeKube) talking to this server in memory: every Kube method, its
+   * retries, deadlines and impersonation as over HTTP, and every request recorded, failed on demand
+   * and reviewed by admission as over HTTP. A new Kube method works here as soon as the server
+   * serves its request.
+   */
+  kubeInMemory(
+    options?: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'>,
+  ): ClientNodeKube;
   /**
    * Direct in-memory access for tests and the simulator (no HTTP). Writes bump resourceVersion and
    * notify watchers and onWrite listeners exactly like HTTP writes. Objects returned are fresh JSON
@@ -199,6 +218,9 @@ function rethrowLater(err: unknown): void {
 
 class FakeServer implements FakeApiServer {
   readonly requests: RecordedRequest[];
+  readonly exchange: Exchange;
+  /** Drops the in-memory exchanges still open. */
+  private readonly resetMemory: () => void;
 
   constructor(
     readonly url: string,
@@ -207,6 +229,15 @@ class FakeServer implements FakeApiServer {
     private readonly stopHeartbeats: () => void = () => undefined,
   ) {
     this.requests = ctx.requests;
+    const wire = memoryWire(ctx);
+    this.exchange = wire.exchange;
+    this.resetMemory = wire.reset;
+  }
+
+  kubeInMemory(
+    options: Pick<ConnectOptions, 'deadlineMs' | 'watchGraceMs' | 'random' | 'clock'> = {},
+  ): ClientNodeKube {
+    return new ClientNodeKube(this.kubeConfig(), { ...options, exchange: this.exchange });
   }
 
   /** Bytes of every answer's body so far (what the server serialized; watch streams aside). */
@@ -294,6 +325,7 @@ class FakeServer implements FakeApiServer {
   async close(): Promise<void> {
     this.stopHeartbeats();
     this.ctx.hub.closeAll();
+    this.resetMemory();
     const closed = new Promise<void>((resolve, reject) => {
       this.server.close((err) => {
         if (err) reject(err);

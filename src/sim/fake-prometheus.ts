@@ -10,7 +10,7 @@ export interface FakePrometheus {
   close(): Promise<void>;
 }
 
-export const SIM_ALERT = 'SimulatedHighErrorRate';
+const SIM_ALERT = 'SimulatedHighErrorRate';
 
 /** Serves /api/v1/query: the alert is firing while `firing()` says so. */
 export async function startFakePrometheus(firing: () => boolean): Promise<FakePrometheus> {

@@ -5,7 +5,7 @@ import type { Chaos } from './fake-api/http.js';
 import { forkRandom } from './random.js';
 
 /** What etcd's timeout looks like to kube-apiserver's clients. */
-export const ETCD_TIMEOUT = 'etcdserver: request timed out';
+const ETCD_TIMEOUT = 'etcdserver: request timed out';
 
 /** The chaos of --eviction-errors `share` (in (0, 1]), drawn from the run's seed. */
 export function flakyEvictions(share: number, seed: number): Chaos {

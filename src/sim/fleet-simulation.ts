@@ -11,9 +11,9 @@ import type { SimulationOptions, SimulationResult } from './simulation-types.js'
 import { VirtualTime, type StopReason } from './virtual-time.js';
 
 /** The URL the simulated agents are given (the in-memory server answers whatever the host). */
-export const SIM_FLEETLOCK_URL = 'http://fleetlock.sim';
+const SIM_FLEETLOCK_URL = 'http://fleetlock.sim';
 /** The group every simulated cluster takes its slots from (the agents' default). */
-export const SIM_FLEETLOCK_GROUP = 'default';
+const SIM_FLEETLOCK_GROUP = 'default';
 
 const DAY = 24 * 3600_000;
 
@@ -25,7 +25,7 @@ export interface FleetSimulationOptions {
 }
 
 /** Too many clusters rebooting at once. */
-export interface FleetViolation {
+interface FleetViolation {
   /** Virtual ms since the start. */
   atMs: number;
   /** The clusters with a node rebooting then, and which node. */

@@ -13,7 +13,7 @@ import type { Violation } from './observer.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** How often the worker looks at the nodes (virtual ms). */
-export const HOLD_WORKER_SCAN_MS = 5_000;
+const HOLD_WORKER_SCAN_MS = 5_000;
 
 /** The worker's settings: the annotation it sets, how long its work takes, the agents' bound. */
 export interface HoldWorkerSettings {

@@ -1,6 +1,7 @@
 // The Kubernetes objects of a simulated cluster, as the JSON the fake API server stores.
 // We write timestamps as RFC 3339 strings; the server's direct API hands back client-node model
 // objects, whose timestamps are Date objects: the types allow both.
+import type { ClientNodeKube } from '../kube/client.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 
 export interface ObjectMeta {
@@ -71,8 +72,8 @@ export interface SimPdb {
   status?: { disruptionsAllowed?: number };
 }
 
-export type ResourceName =
-  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
+type ResourceName =
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {
@@ -84,6 +85,8 @@ export interface SimWriteEvent {
 /** The fake API server's direct, in-memory API as the simulator uses it (no HTTP). */
 export interface SimServer {
   readonly url: string;
+  /** A client of the server that hands it requests in memory (FakeApiServer.kubeInMemory). */
+  kubeInMemory(): ClientNodeKube;
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the server's signature
   get<T extends object>(resource: ResourceName, namespace: string | undefined, name: string): T | undefined;
   list<T extends object>(resource: ResourceName, namespace?: string): T[];
@@ -96,6 +99,10 @@ export interface SimServer {
     query: Record<string, string>;
     status: number;
     at: number;
+    /** Bytes of the answer's body. */
+    bytes?: number;
+    /** The caller's node claim (an agent's). */
+    node?: string;
   }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;
@@ -103,10 +110,7 @@ export interface SimServer {
   close(): Promise<void>;
 }
 
-export function condition(
-  obj: { status?: { conditions?: Condition[] } },
-  type: string,
-): Condition | undefined {
+function condition(obj: { status?: { conditions?: Condition[] } }, type: string): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === type);
 }
 

@@ -6,11 +6,11 @@ import { isReady, ownerKind, type SimNode, type SimPod } from './objects.js';
 import type { Random } from './random.js';
 
 /** Can a pod without tolerations be placed on this node at all? */
-export function schedulable(n: SimNode): boolean {
+function schedulable(n: SimNode): boolean {
   return isReady(n) && !n.spec.unschedulable && !hasTaint(n, 'NoSchedule') && !hasTaint(n, 'NoExecute');
 }
 
-export function hasTaint(n: SimNode, effect: string): boolean {
+function hasTaint(n: SimNode, effect: string): boolean {
   return (n.spec.taints ?? []).some((t) => t.effect === effect);
 }
 

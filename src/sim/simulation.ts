@@ -1,4 +1,6 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
+import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
@@ -12,7 +14,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, inRebootLoop, isQuarantined, passedOver } from './quarantined.js';
+import { fleetHalt, inRebootLoop, isQuarantined } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -24,7 +26,14 @@ import {
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
 import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
-import { admissionFor, countEvictions, denialViolations, meanPrep, nodeResults } from './simulation-parts.js';
+import {
+  admissionFor,
+  costTables,
+  countEvictions,
+  denialViolations,
+  meanPrep,
+  nodeResults,
+} from './simulation-parts.js';
 import { SimCoordinatorThief } from './coordinator-thief.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
@@ -126,7 +135,7 @@ export class Simulation {
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new WatchFeed(server);
-    const client = options.connect(server.url);
+    const client = options.connect(server);
     this.coordinators = new SimCoordinators({
       time,
       options,
@@ -207,6 +216,7 @@ export class Simulation {
     this.cluster.stop();
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
+    excuseFailedNodes(this.observer.violations, this.cluster);
     this.observer.violations.push(...denialViolations(this.admission, this.time.nowMs() - this.startMs));
     this.observer.stop();
     this.closeInner();
@@ -280,22 +290,19 @@ export class Simulation {
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
   done(): boolean {
-    if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
-    // an admin's request stands until the reboot that answers it ends
-    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
-    const halted = fleetHalt(this.observer) !== undefined;
-    for (const state of this.cluster.nodes.values()) {
-      if (state.rebooting) return false;
-      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
-    }
-    return this.observer.cordonedByUs() === 0;
+    return waveDone({
+      cluster: this.cluster,
+      observer: this.observer,
+      server: this.server,
+      options: this.options,
+    });
   }
 
   private startAgent(name: string): void {
     const n = (this.starts.get(name) ?? 0) + 1;
     this.starts.set(name, n);
     const clock = this.time.clock();
-    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents);
+    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents, name);
     const abort = new AbortController();
     // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
     setMaxListeners(Infinity, abort.signal);
@@ -307,6 +314,8 @@ export class Simulation {
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
       track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
       ...(this.options.fleetLock ? { fleetLock: this.options.fleetLock } : {}),
+      // a client whose watches deliver nothing (kured's polling model) must not read from them
+      watchesDeliver: this.options.watchEvents,
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),
@@ -335,15 +344,9 @@ export class Simulation {
   }
 
   /** A client over `inner` in step with the virtual time, through the one gate all clients share. */
-  private trackedKube(inner: Kube, watchEvents?: boolean): TrackedKube {
-    return new TrackedKube({
-      inner,
-      time: this.time,
-      gate: this.gate,
-      feed: this.feed,
-      counters: this.counters,
-      watchEvents,
-    });
+  private trackedKube(inner: Kube, watchEvents?: boolean, owner?: string): TrackedKube {
+    const { time, gate, feed, counters } = this;
+    return new TrackedKube({ inner, time, gate, feed, counters, watchEvents, owner });
   }
 
   /** The host went down (or the run ended): the agent process dies without a word. */
@@ -395,7 +398,8 @@ export class Simulation {
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       rebootLoops: cluster.names.filter((n) => inRebootLoop(cluster, n)),
       drainOrder: observer.drainOrder.result(),
-      halted: fleetHalt(observer),
+      halted: fleetHalt(observer) ?? waveHalt(this.server),
+      wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
       coordinatorThief: this.thief?.stats(),
@@ -415,6 +419,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
+      cost: costTables(this.server.requests, Object.values(this.counters.feed)),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

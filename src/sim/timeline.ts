@@ -5,7 +5,7 @@ import { blockedGroup } from './blocked-group.js';
 import type { PhaseChange } from './observer.js';
 
 /** What a bar shows. `down` is the host's own outage, drawn over its `rebooting` phase. */
-export type SpanKind =
+type SpanKind =
   | 'pending'
   | 'outside-window'
   | 'blocked'

@@ -110,6 +110,15 @@ export class TestCluster {
     );
   }
 
+  /**
+   * The same fake API server, our code's client talking to it in memory (FakeApiServer.kubeInMemory):
+   * holds the in-memory client the other tests use to the contract the real server keeps.
+   */
+  static async fakeInMemory(): Promise<TestCluster> {
+    const server = await startFakeApiServer({ podDeletion: 'graceful' });
+    return new TestCluster('fake', { url: server.url }, () => server.kubeInMemory(), server);
+  }
+
   /** The real kube-apiserver that scripts/test-real-api.mjs started (admin credentials). */
   static real(): TestCluster {
     const kubeconfig = process.env.REAL_API_KUBECONFIG;

@@ -8,7 +8,7 @@ import {
 } from '../../src/sim/fake-api-server.js';
 
 /** Much faster than a kubelet's 10 s, so that races with our reads and writes happen in tests. */
-export const HEARTBEAT_MS = 250;
+const HEARTBEAT_MS = 250;
 
 export function startClusterApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   return startFakeApiServer({ kubeletHeartbeatMs: HEARTBEAT_MS, ...options });

@@ -52,6 +52,11 @@ export class FakeHost implements HostFiles {
     return Promise.resolve(file === undefined ? undefined : (file.text ?? ''));
   }
 
+  list(dir: string): Promise<string[]> {
+    const names = [...this.files.keys()].filter((p) => p.startsWith(`${dir}/`));
+    return Promise.resolve(names.map((p) => p.slice(dir.length + 1)));
+  }
+
   locks(): Promise<FileLock[]> {
     return this.table instanceof Error ? Promise.reject(this.table) : Promise.resolve([...this.table]);
   }

@@ -5,7 +5,7 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 
-export interface ProxyRecord {
+interface ProxyRecord {
   /** 'GET http://prometheus.test:9090/api/v1/query?query=ALERTS' or 'CONNECT hooks.test:443'. */
   line: string;
   /** The Proxy-Authorization header, if any. */

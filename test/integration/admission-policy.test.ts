@@ -30,11 +30,29 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/t
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import {
+  WAVE_ANNOTATION,
+  WAVE_LABEL,
+  WAVE_RESUMED_ANNOTATION,
+  WAVE_STATE_LABEL,
+  waveLabels,
+} from '../../src/node/wave.js';
+import {
+  FLEET_PAUSE_ANNOTATION,
+  HALT_BY,
+  formatFleetPause,
+  parseFleetPause,
+} from '../../src/pause/fleet-pause.js';
+import {
   AUTOSCALER_ANNOTATIONS,
   CLUSTER_AUTOSCALER_ANNOTATION as CA,
   KARPENTER_ANNOTATION as KARPENTER,
   PROTECTION_ANNOTATION as PROTECTION,
 } from '../../src/node/autoscaler.js';
+import {
+  DO_NOT_REPAIR_ANNOTATION as DO_NOT_REPAIR,
+  EXCLUDE_LB_LABEL as LB,
+} from '../../src/node/cycle-marks.js';
+import { CYCLE_ANNOTATION as CYCLE } from '../../src/node/cycle.js';
 import {
   CelAdmission,
   boundAgentPolicies,
@@ -42,14 +60,10 @@ import {
   type ReviewRecord,
 } from '../../src/sim/fake-api/cel-admission.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import {
-  DEFAULT_SIMULATE_OPTIONS,
-  simulate,
-  simulationOptions,
-  type SimulateOptions,
-} from '../../src/cli/simulate.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import type { Config } from '../../src/config/config.js';
 import { runSimulation } from '../../src/sim/simulation.js';
+import { memorySimulationOptions, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -150,7 +164,7 @@ function lease(name: string, holder: string, namespace = 'kube-system'): V1Lease
   };
 }
 
-const admin = (): ClientNodeKube => new ClientNodeKube(server.kubeConfig());
+const admin = (): ClientNodeKube => server.kubeInMemory();
 
 function as(identity: Identity): Kube {
   return admin().impersonating(identity);
@@ -214,7 +228,9 @@ describe('the agent admission policy admits what the agent does to its own node 
       annotate(
         'n1',
         Object.fromEntries(
-          AGENT_NODE_ANNOTATIONS.filter((a) => !AUTOSCALER_ANNOTATIONS.includes(a)).map((a) => [a, 'x']),
+          AGENT_NODE_ANNOTATIONS.filter(
+            (a) => !AUTOSCALER_ANNOTATIONS.includes(a) && a !== DO_NOT_REPAIR,
+          ).map((a) => [a, 'x']),
         ),
       ),
     ],
@@ -316,6 +332,81 @@ describe('the agent admission policy allows exactly the autoscaler protection th
   });
 });
 
+describe('the agent admission policy allows exactly the cycle marks the agent owns (issue 44)', () => {
+  const cycle = (marks: object): string =>
+    JSON.stringify({ bootID: 'boot-1', cordoned: true, attempts: 0, started: 'T', ...marks });
+  const OURS = { lbExcludedAt: '2026-01-05T10:00:00Z', doNotRepair: true };
+  /** n1 in a cycle whose record owns both marks. */
+  function marked(owned: object): void {
+    const n1 = node('n1');
+    server.update<V1Node>('nodes', {
+      ...n1,
+      metadata: {
+        ...n1.metadata,
+        labels: { ...n1.metadata?.labels, [LB]: 'true' },
+        annotations: { ...n1.metadata?.annotations, [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(owned) },
+      },
+    });
+  }
+  const begin =
+    (name: string, marks: object): Write =>
+    (kube) =>
+      kube.mergePatchNode(name, {
+        metadata: {
+          labels: { [LB]: 'true' },
+          annotations: { [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(marks) },
+        },
+      });
+  const end: Write = (kube) =>
+    kube.mergePatchNode('n1', {
+      metadata: { labels: { [LB]: null }, annotations: { [DO_NOT_REPAIR]: null, [CYCLE]: null } },
+    });
+
+  it('admits adding the load-balancer label and do-not-repair with the record that names them', async () => {
+    await begin('n1', OURS)(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it('admits removing them with the record that names them', async () => {
+    marked(OURS);
+    await end(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, () => void, Write]>([
+    ['denies adding them without a record naming them', () => undefined, begin('n1', {})],
+    ['denies adding them on another node', () => undefined, begin('n2', OURS)],
+    [
+      'denies adding the label with another value than "true"',
+      () => undefined,
+      (k) =>
+        k.mergePatchNode('n1', {
+          metadata: { labels: { [LB]: 'x' }, annotations: { [CYCLE]: cycle(OURS) } },
+        }),
+    ],
+    [
+      "denies removing someone else's (the record does not name them)",
+      () => {
+        marked({});
+      },
+      end,
+    ],
+    [
+      "denies changing someone else's label",
+      () => {
+        marked({});
+      },
+      (k) => k.mergePatchNode('n1', { metadata: { labels: { [LB]: 'ops' } } }),
+    ],
+  ])('%s', async (_name, seed, write) => {
+    seed();
+    const before = node('n1');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(node('n1').metadata?.labels).toEqual(before.metadata?.labels);
+  });
+});
+
 describe('the agent admission policy denies a stolen agent token', () => {
   it.each<[string, Write, RegExp]>([
     [
@@ -392,7 +483,7 @@ describe('the agent admission policy denies a stolen agent token', () => {
     [
       'lifting the fleet pause',
       patchDs('kured', { metadata: { annotations: { 'kured-ts.dev/paused': null } } }),
-      /only the annotation/,
+      /never change or remove a pause/,
     ],
     [
       "changing the DaemonSet's labels",
@@ -450,6 +541,120 @@ describe('the agent admission policy denies a stolen agent token', () => {
       as({ user: 'system:serviceaccount:kube-system:node-controller' }),
     );
     expect(admission.counts).toEqual({ admitted: 0, denied: 0 });
+  });
+});
+
+describe("the agent admission policy lets the agent write its wave's records, in their form only", () => {
+  const WAVE = 'w20260105-100000-abcdef';
+  const HALT = formatFleetPause({
+    reason: 'wave halted: n1 failed',
+    by: HALT_BY,
+    since: '2026-01-05T10:00:00Z',
+    wave: WAVE,
+    failed: ['n1'],
+  });
+  const pause = (value: string | null): Write =>
+    patchDs('kured', { metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: value } } });
+  const waveId = (value: string | null): Write =>
+    patchDs('kured', { metadata: { annotations: { [WAVE_ANNOTATION]: value } } });
+
+  /** The seeded operator's pause lifted (an operator's resume), and the DaemonSet at `annotations`. */
+  async function lockDaemonSet(annotations: Record<string, string | null>): Promise<void> {
+    await patchDs('kured', {
+      metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: null, ...annotations } },
+    })(admin());
+  }
+
+  it.each<[string, Record<string, string | null>, Write]>([
+    ['labels its node with its wave and state', {}, label('n1', waveLabels(WAVE, 'waiting'))],
+    ['says its node failed in its wave', {}, label('n1', { [WAVE_STATE_LABEL]: 'failed' })],
+    ['names a new wave on the lock DaemonSet', {}, waveId(WAVE)],
+    [
+      'names the next wave where one was named',
+      { [WAVE_ANNOTATION]: WAVE },
+      waveId('w20260106-100000-012345'),
+    ],
+    ['halts the wave where no pause stands', {}, pause(HALT)],
+  ])('%s', async (_name, before, write) => {
+    await lockDaemonSet(before);
+    await write(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, Record<string, string | null>, Write, RegExp]>([
+    [
+      'labelling its node with a wave that is no wave id',
+      {},
+      label('n1', { [WAVE_LABEL]: 'all-done' }),
+      /kured-ts.dev\/wave only to a wave id/,
+    ],
+    [
+      'labelling its node with a state of another word',
+      {},
+      label('n1', { [WAVE_STATE_LABEL]: 'soaked-trust-me' }),
+      /kured-ts.dev\/wave-state only to waiting, back, soaked, failed/,
+    ],
+    [
+      'saying another node of the wave soaked',
+      {},
+      label('n2', waveLabels(WAVE, 'soaked')),
+      /may change only its own node, not n2/,
+    ],
+    [
+      'removing the wave id from the DaemonSet',
+      { [WAVE_ANNOTATION]: WAVE },
+      waveId(null),
+      /only to a wave id, and never remove it/,
+    ],
+    ['naming a wave that is no wave id', {}, waveId('w1'), /only to a wave id/],
+    [
+      'pausing the fleet as someone else',
+      {},
+      pause('{"reason":"x","by":"alice","since":"s"}'),
+      /only as a halt of its wave/,
+    ],
+    [
+      'a halt that smuggles another field in',
+      {},
+      pause(HALT.replace('"failed"', '"extra":"x","failed"')),
+      /only as a halt of its wave/,
+    ],
+    [
+      'a halt with a quote escaped into its reason',
+      {},
+      pause(formatFleetPause({ ...parseFleetPause(HALT)!, reason: 'a "quoted" word' })),
+      /only as a halt of its wave/,
+    ],
+    ['lifting a halt', { [FLEET_PAUSE_ANNOTATION]: HALT }, pause(null), /never change or remove a pause/],
+    [
+      "replacing an operator's pause by a halt",
+      { [FLEET_PAUSE_ANNOTATION]: '{"reason":"freeze","by":"alice","since":"s"}' },
+      pause(HALT),
+      /never change or remove a pause/,
+    ],
+    [
+      'acknowledging the failures of its wave (what only kured-ts resume does)',
+      {},
+      patchDs('kured', {
+        metadata: { annotations: { [WAVE_RESUMED_ANNOTATION]: `{"wave":"${WAVE}","nodes":["n1"]}` } },
+      }),
+      /may change only the annotation weave.works\/kured-node-lock/,
+    ],
+  ])('denies %s', async (_name, before, write, message) => {
+    await lockDaemonSet(before);
+    const ds = server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(message);
+    expect(server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations).toEqual(
+      ds?.metadata?.annotations,
+    );
+  });
+
+  it('leaves a value someone else put on its wave labels as it is when the agent writes the other', async () => {
+    await label('n1', { [WAVE_LABEL]: 'set-by-hand' })(admin());
+    await label('n1', { [WAVE_STATE_LABEL]: 'waiting' })(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
   });
 });
 
@@ -900,33 +1105,37 @@ describe("only the coordinator writes its Lease: every other user's create and u
 });
 
 describe('the agents of a simulated wave through the policy', () => {
-  it('admits every write of a full wave with every fleet policy on, and the writes cover the cycle', async () => {
-    const records: ReviewRecord[] = [];
-    const options = simulationOptions({
-      ...DEFAULT_SIMULATE_OPTIONS,
-      nodes: 6,
-      concurrency: 2,
-      zones: 2,
-      groupConcurrency: 1,
-      approveEveryMs: 600_000,
-      seed: 5,
-    });
-    options.onAdmission = (r) => records.push(r);
-    const result = await runSimulation(options);
-    expect(result.violations).toEqual([]);
-    expect(result.rebooted).toBe(6);
-    expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
-    const kinds = new Set(
-      records.map(
-        (r) =>
-          `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
-      ),
-    );
-    expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
-    for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
-      expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
-    expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
-  });
+  it(
+    'admits every write of a full wave with every fleet policy on, and the writes cover the cycle',
+    async () => {
+      const records: ReviewRecord[] = [];
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 6,
+        concurrency: 2,
+        zones: 2,
+        groupConcurrency: 1,
+        approveEveryMs: 600_000,
+        seed: 5,
+      });
+      options.onAdmission = (r) => records.push(r);
+      const result = await runSimulation(options);
+      expect(result.violations).toEqual([]);
+      expect(result.rebooted).toBe(6);
+      expect(result.admission).toEqual({ admitted: records.length, denied: 0 });
+      const kinds = new Set(
+        records.map(
+          (r) =>
+            `${r.attributes.operation} ${r.attributes.resource.resource}${r.attributes.subResource ? '/' + r.attributes.subResource : ''}`,
+        ),
+      );
+      expect(kinds).toEqual(new Set(['UPDATE nodes', 'UPDATE daemonsets', 'CREATE pods/eviction']));
+      for (const r of records.filter((x) => x.attributes.resource.resource === 'nodes'))
+        expect(r.attributes.name).toBe(r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0]);
+      expect(new Set(records.map((r) => r.attributes.userInfo.extra[NODE_NAME_EXTRA]?.[0])).size).toBe(6);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
   // Every chart value that changes what the policy admits, each in a wave of its own: the policy is
   // rendered from the agents' configuration, and every request of theirs must pass it (issue 47: with
@@ -952,7 +1161,13 @@ describe('the agents of a simulated wave through the policy', () => {
     'admits every write of a wave with %s, and the wave completes',
     async (_name, agent, over) => {
       const records: ReviewRecord[] = [];
-      const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 7, ...over, agent });
+      const options = memorySimulationOptions({
+        ...DEFAULT_SIMULATE_OPTIONS,
+        nodes: 3,
+        seed: 7,
+        ...over,
+        agent,
+      });
       // a budget that never allows a disruption blocks the pre-flight for good: only the fallback drains
       if (agent.drainFallback === 'delete') options.agent.blockOnPdb = false;
       // a wave whose every pre-flight is denied never ends: bounded, it ends with what it did
@@ -968,39 +1183,47 @@ describe('the agents of a simulated wave through the policy', () => {
       expect(writes.has('CREATE pods')).toBe(true); // evictions: pods/eviction, judged as pods
       if (agent.drainFallback === 'delete') expect(writes.has('DELETE pods')).toBe(true);
     },
-    120_000,
+    SIMULATION_TIMEOUT_MS,
   );
 
-  it('reports a write the policy denies as an invariant violation', async () => {
-    // A policy that allows the agents no status annotation: their first status write is denied.
-    const options = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
-    const policies = boundAgentPolicies(
-      agentPolicyParams(
-        { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
-        { serviceAccount: SA },
-      ),
-    );
-    options.admissionPolicies = policies.map((p) => ({
-      ...p,
-      spec: {
-        ...p.spec,
-        validations: p.spec.validations.map((v) => ({
-          ...v,
-          expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
-        })),
-      },
-    }));
-    options.limitMs = 3_600_000;
-    const result = await runSimulation(options);
-    expect(result.admission?.denied).toBeGreaterThan(0);
-    expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
-  });
+  it(
+    'reports a write the policy denies as an invariant violation',
+    async () => {
+      // A policy that allows the agents no status annotation: their first status write is denied.
+      const options = memorySimulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 2, seed: 5 });
+      const policies = boundAgentPolicies(
+        agentPolicyParams(
+          { ...defaultConfig(), dsNamespace: 'kube-system', dsName: 'kured', preferNoScheduleTaint: TAINT },
+          { serviceAccount: SA },
+        ),
+      );
+      options.admissionPolicies = policies.map((p) => ({
+        ...p,
+        spec: {
+          ...p.spec,
+          validations: p.spec.validations.map((v) => ({
+            ...v,
+            expression: v.expression.replaceAll(AGENT_NODE_ANNOTATIONS.join(','), 'kured-ts.dev/cycle'),
+          })),
+        },
+      }));
+      options.limitMs = 3_600_000;
+      const result = await runSimulation(options);
+      expect(result.admission?.denied).toBeGreaterThan(0);
+      expect(result.violations.map((v) => v.rule)).toContain('write-denied-by-policy');
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
-  it('is on in kured-ts simulate by default', async () => {
-    const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
-    expect(r.admission?.denied).toBe(0);
-    expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
-  });
+  it(
+    'is on in kured-ts simulate by default',
+    async () => {
+      const r = await simulate({ ...DEFAULT_SIMULATE_OPTIONS, nodes: 3, seed: 2 });
+      expect(r.admission?.denied).toBe(0);
+      expect(r.admission?.admitted).toBeGreaterThan(3 * 5);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 });
 
 describe('the policy is written for kube-apiserver', () => {

@@ -9,7 +9,6 @@ import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -100,7 +99,7 @@ function agent(
   metrics?: PrometheusMetrics,
 ): Agent {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock,
     ...(metrics === undefined ? {} : { metrics }),
     logger: new MemoryLogger(),
@@ -151,7 +150,7 @@ describe('agent over the real seams', () => {
     const ticking = agent(c, { bootAs: 'boot-2' }).tick();
     await waitFor(() => clock.gated);
     expect(node().spec?.unschedulable).toBe(true);
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', { spec: { unschedulable: null } });
+    await server.kubeInMemory().mergePatchNode('n1', { spec: { unschedulable: null } });
     clock.release();
     const outcome = await ticking;
     expect(outcome.kind).toBe('aborted');

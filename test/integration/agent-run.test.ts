@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent } from '../../src/agent/run.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
+import { READ_ATTEMPTS } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
@@ -44,7 +44,7 @@ describe('runAgent', () => {
     const config = testConfig({ metricsPort: 0, notifyUrl: 'https://hooks.example.com/SECRET' });
     await runAgent(config, log, {
       signal: controller.signal,
-      kube: new ClientNodeKube(server.kubeConfig()),
+      kube: server.kubeInMemory(),
       version: '9.9.9',
     });
     const effective = log.entries.find((e) => e.message === 'effective configuration');
@@ -58,7 +58,7 @@ describe('runAgent', () => {
   it('answers /readyz from its own requests: no API request per probe, unready while the API fails', async () => {
     const log = new MemoryLogger();
     const controller = new AbortController();
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     const running = runAgent(testConfig({ periodMs: 3_600_000, metricsPort: 0 }), log, {
       signal: controller.signal,
       kube,
@@ -94,7 +94,7 @@ describe('runAgent', () => {
   it('serves metrics and health, writes the node status, and stops cleanly on its signal', async () => {
     const log = new MemoryLogger();
     const controller = new AbortController();
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     const running = runAgent(config(0), log, { signal: controller.signal, kube });
     await waitFor(() => log.entries.some((e) => e.message === 'agent started'));
     const port = log.entries.find((e) => e.message === 'agent started')?.fields.metricsPort as number;
@@ -123,7 +123,7 @@ describe('runAgent', () => {
     await writeFile(sentinel, '');
     const log = new MemoryLogger();
     const controller = new AbortController();
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     // /healthz fails once the last heartbeat is 2 periods (1 s) old; the delay alone lasts 5 periods.
     const slow: Config = {
       ...config(0),
@@ -159,7 +159,7 @@ describe('runAgent', () => {
     const port = typeof address === 'object' && address ? address.port : 0;
     try {
       const log = new MemoryLogger();
-      const kube = new ClientNodeKube(server.kubeConfig());
+      const kube = server.kubeInMemory();
       expect(await runAgent(config(port), log, { signal: new AbortController().signal, kube })).toBe(1);
       expect(log.entries.map((e) => e.message)).toContain('cannot start the metrics listener');
     } finally {

@@ -6,7 +6,6 @@ import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import {
@@ -76,7 +75,7 @@ afterEach(async () => {
 /** A fresh agent (as after a pod restart); the host reboots into boot-2, Ready. */
 function agent(c: Config): Agent {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock,
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required }) },
@@ -153,7 +152,7 @@ describe('autoscaler protection', () => {
     const c = config({ settleTimeMs: 0 });
     expect((await agent(c).tick()).kind).toBe('rebooting');
     expect(annotations()).toMatchObject({ [CA]: 'true', [KARPENTER]: 'true' });
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+    await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [CA]: 'false' } },
     });
     expect((await agent(c).tick()).kind).toBe('completed');

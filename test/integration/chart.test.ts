@@ -3,7 +3,7 @@
 // privileged only for method command, every flag reachable from values with the agent's defaults,
 // the coordinator reading the agents' own lock flags).
 import { beforeAll, describe, expect, test } from '@jest/globals';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -125,9 +125,46 @@ interface DeploymentShape extends K8sObject {
   };
 }
 
-function helm(args: string[]): { status: number; stdout: string; stderr: string } {
-  const run = spawnSync(helmBin, args, { cwd: root, encoding: 'utf8', timeout: 60_000 });
-  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
+/** What one run of Helm answered. */
+interface HelmRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Every run of Helm in this file, by its arguments and values: a render that several tests read
+ * (the defaults, each CI file) runs once. The tests that run Helm are test.concurrent, so their runs
+ * overlap (jest's maxConcurrency) instead of following one another.
+ */
+const helmRuns = new Map<string, Promise<HelmRun>>();
+
+/** Helm with these arguments, and `values` as a values file of their own (`-f`) when given. */
+function helm(args: string[], values?: string): Promise<HelmRun> {
+  const key = JSON.stringify([args, values ?? null]);
+  let run = helmRuns.get(key);
+  if (run === undefined) {
+    run = runHelm(args, values);
+    helmRuns.set(key, run);
+  }
+  return run;
+}
+
+async function runHelm(args: string[], values: string | undefined): Promise<HelmRun> {
+  const dir = values === undefined ? undefined : mkdtempSync(join(tmpdir(), 'kured-ts-values-'));
+  try {
+    const file = dir === undefined ? [] : ['-f', join(dir, 'values.yaml')];
+    if (dir !== undefined) writeFileSync(join(dir, 'values.yaml'), values ?? '');
+    return await new Promise<HelmRun>((resolve) => {
+      const options = { cwd: root, encoding: 'utf8' as const, timeout: 60_000, maxBuffer: 64 << 20 };
+      execFile(helmBin, [...args, ...file], options, (err, stdout, stderr) => {
+        const status = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+        resolve({ status, stdout, stderr });
+      });
+    });
+  } finally {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function valuesArgs(files: readonly string[], sets: readonly string[]): string[] {
@@ -135,8 +172,8 @@ function valuesArgs(files: readonly string[], sets: readonly string[]): string[]
 }
 
 /** `helm template` → the rendered objects; fails the test with Helm's message when it fails. */
-function render(files: readonly string[] = [], sets: readonly string[] = []): K8sObject[] {
-  const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...valuesArgs(files, sets)]);
+async function render(files: readonly string[] = [], sets: readonly string[] = []): Promise<K8sObject[]> {
+  const out = await helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...valuesArgs(files, sets)]);
   if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
   return parseAllDocuments(out.stdout)
     .map((doc): unknown => {
@@ -147,14 +184,8 @@ function render(files: readonly string[] = [], sets: readonly string[] = []): K8
 }
 
 /** Helm with these values as a file of their own (`-f`), removed afterwards. */
-function helmWithValues(args: string[], values: string): { status: number; stdout: string; stderr: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kured-ts-values-'));
-  try {
-    writeFileSync(join(dir, 'values.yaml'), values);
-    return helm([...args, '-f', join(dir, 'values.yaml')]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+function helmWithValues(args: string[], values: string): Promise<HelmRun> {
+  return helm(args, values);
 }
 
 const TEMPLATE = ['template', RELEASE, chart, '--namespace', NAMESPACE];
@@ -194,7 +225,7 @@ const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: str
 
 /** Flags the chart sets itself instead of through `configuration`. */
 /** drain-rules: the chart's top-level drainRules (the rules) rendered into a ConfigMap it points the flag at. */
-const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules'];
+const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules', 'host-root'];
 
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
@@ -257,18 +288,21 @@ beforeAll(() => {
 }, 180_000);
 
 describe('helm lint and helm template', () => {
-  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])('helm lint --strict is clean for %s', (file) => {
-    const files = file === '(defaults)' ? [] : [file];
-    const out = helm(['lint', '--strict', chart, ...valuesArgs(files, [])]);
-    expect(out.stderr).toBe('');
-    expect(out.status).toBe(0);
-    expect(out.stdout).not.toMatch(/\[(INFO|WARNING|ERROR)\]/);
-  });
+  test.concurrent.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
+    'helm lint --strict is clean for %s',
+    async (file) => {
+      const files = file === '(defaults)' ? [] : [file];
+      const out = await helm(['lint', '--strict', chart, ...valuesArgs(files, [])]);
+      expect(out.stderr).toBe('');
+      expect(out.status).toBe(0);
+      expect(out.stdout).not.toMatch(/\[(INFO|WARNING|ERROR)\]/);
+    },
+  );
 
-  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
+  test.concurrent.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
     'every object rendered for %s validates offline',
-    (file) => {
-      const objects = render(file === '(defaults)' ? [] : [file]);
+    async (file) => {
+      const objects = await render(file === '(defaults)' ? [] : [file]);
       expect(objects.length).toBeGreaterThan(0);
       for (const object of objects) {
         const validate = validators[`${object.apiVersion}/${object.kind}`];
@@ -288,12 +322,10 @@ describe('helm lint and helm template', () => {
     ]);
   });
 
-  test('the optional objects appear only when enabled', () => {
-    const kinds = (files: string[]): string[] =>
-      render(files)
-        .map((o) => o.kind)
-        .sort();
-    expect(kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
+  test.concurrent('the optional objects appear only when enabled', async () => {
+    const kinds = async (files: string[]): Promise<string[]> =>
+      (await render(files)).map((o) => o.kind).sort();
+    expect(await kinds(['minimal-values.yaml'])).toEqual(['DaemonSet']);
     // agents and coordinator: two of each RBAC object and ServiceAccount; 4 + 3 policies
     const two = (kind: string): string[] => [kind, kind];
     const policyCount = POLICY_KINDS.length + COORDINATOR_POLICY_KINDS.length;
@@ -301,7 +333,7 @@ describe('helm lint and helm template', () => {
       ...Array<string>(policyCount).fill('ValidatingAdmissionPolicy'),
       ...Array<string>(policyCount).fill('ValidatingAdmissionPolicyBinding'),
     ];
-    expect(kinds([])).toEqual([
+    expect(await kinds([])).toEqual([
       ...two('ClusterRole'),
       ...two('ClusterRoleBinding'),
       'DaemonSet',
@@ -312,7 +344,7 @@ describe('helm lint and helm template', () => {
       ...two('ServiceAccount'),
       ...policies,
     ]);
-    expect(kinds(['concurrency-prometheus-values.yaml'])).toEqual([
+    expect(await kinds(['concurrency-prometheus-values.yaml'])).toEqual([
       ...two('ClusterRole'),
       ...two('ClusterRoleBinding'),
       'ConfigMap',
@@ -332,7 +364,7 @@ describe('helm lint and helm template', () => {
 });
 
 describe('the values schema', () => {
-  test.each([
+  test.concurrent.each([
     ['configuration.concurrency=three', '/configuration/concurrency'],
     ['configuration.concurrency=0', '/configuration/concurrency'],
     ['configuration.rebootMethod=reboot', '/configuration/rebootMethod'],
@@ -355,22 +387,22 @@ describe('the values schema', () => {
     ['coordinator.replicas=0', '/coordinator/replicas'],
     ['coordinator.enabled=maybe', '/coordinator/enabled'],
     ['coordinator.replica=2', "additional properties 'replica'"],
-  ])('helm template with %s fails and names %s', (set, where) => {
-    const out = helm(['template', RELEASE, chart, '--set', set]);
+  ])('helm template with %s fails and names %s', async (set, where) => {
+    const out = await helm(['template', RELEASE, chart, '--set', set]);
     expect(out.status).not.toBe(0);
     expect(out.stderr).toContain("values don't meet the specifications of the schema");
     expect(out.stderr).toContain(where);
   });
 
-  test.each([
+  test.concurrent.each([
     ['configuration.rebootDelay=0'],
     ['configuration.period=1h30m'],
     ['configuration.drainTimeout=1.5h'],
-  ])('helm template accepts %s', (set) => {
-    expect(helm(['template', RELEASE, chart, '--set', set]).status).toBe(0);
+  ])('helm template accepts %s', async (set) => {
+    expect((await helm(['template', RELEASE, chart, '--set', set])).status).toBe(0);
   });
 
-  test.each([
+  test.concurrent.each([
     [
       'a sentinel command with method signal (nsenter would need a privileged pod)',
       ['configuration.rebootMethod=signal', 'configuration.rebootSentinelCommand=/usr/bin/needs-reboot'],
@@ -391,8 +423,8 @@ describe('the values schema', () => {
       ['configuration.metricsHost=127.0.0.1'],
       'metricsHost',
     ],
-  ])('the chart refuses %s', (_label, sets, message) => {
-    const out = helm(['template', RELEASE, chart, ...sets.flatMap((s) => ['--set', s])]);
+  ])('the chart refuses %s', async (_label, sets, message) => {
+    const out = await helm(['template', RELEASE, chart, ...sets.flatMap((s) => ['--set', s])]);
     expect(out.status).not.toBe(0);
     expect(out.stderr).toContain(message);
   });
@@ -439,40 +471,49 @@ describe('every flag is reachable from values', () => {
     expect(Object.keys(values.configuration).sort()).toEqual(expected);
   });
 
-  test('the default values render to exactly the agent’s defaults, except the chart’s taint, lock DaemonSet and sentinel mount', () => {
-    const { container, ds } = agent(render());
-    const config = parseConfig(flagValues(container.args), {});
-    const expected = {
-      ...defaultConfig(),
-      preferNoScheduleTaint: 'weave.works/kured-node-reboot',
-      // the host's /var/run/reboot-required, seen through the sentinel's mount
-      rebootSentinel: '/sentinel/reboot-required',
-      dsName: ds.metadata.name,
-      dsNamespace: NAMESPACE,
-    };
-    expect(config).toEqual(expected);
-  });
+  test.concurrent(
+    'the default values render to exactly the agent’s defaults, except the chart’s taint, lock DaemonSet and sentinel mount',
+    async () => {
+      const { container, ds } = agent(await render());
+      const config = parseConfig(flagValues(container.args), {});
+      const expected = {
+        ...defaultConfig(),
+        preferNoScheduleTaint: 'weave.works/kured-node-reboot',
+        // the host's /var/run/reboot-required, seen through the sentinel's mount
+        rebootSentinel: '/sentinel/reboot-required',
+        // the host's files the agent reads are mounted under /host
+        hostRoot: '/host',
+        dsName: ds.metadata.name,
+        dsNamespace: NAMESPACE,
+      };
+      expect(config).toEqual(expected);
+    },
+  );
 
-  test('the default values render no flag that only repeats an agent default: the taint, the sentinel in its mount and the lock DaemonSet only', () => {
-    const { container, ds } = agent(render());
-    expect(container.args).toEqual([
-      '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
-      '--reboot-sentinel=/sentinel/reboot-required',
-      `--ds-name=${ds.metadata.name}`,
-      `--ds-namespace=${NAMESPACE}`,
-    ]);
-  });
+  test.concurrent(
+    'the default values render no flag that only repeats an agent default: the taint, the sentinel in its mount and the lock DaemonSet only',
+    async () => {
+      const { container, ds } = agent(await render());
+      expect(container.args).toEqual([
+        '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
+        '--reboot-sentinel=/sentinel/reboot-required',
+        '--host-root=/host',
+        `--ds-name=${ds.metadata.name}`,
+        `--ds-namespace=${NAMESPACE}`,
+      ]);
+    },
+  );
 
-  test.each([
+  test.concurrent.each([
     ['KURED_PERIOD', '10m', 'periodMs', 600_000],
     ['KURED_CONCURRENCY', '3', 'concurrency', 3],
     ['KURED_LOG_FORMAT', 'json', 'logFormat', 'json'],
     ['KURED_BLOCK_ON_PDB', 'false', 'blockOnPdb', false],
   ] as const)(
     'a %s set through extraEnvVars takes effect: no default flag overrides it',
-    (name, value, field, expected) => {
+    async (name, value, field, expected) => {
       const { container } = agent(
-        render([], [`extraEnvVars[0].name=${name}`, `extraEnvVars[0].value=${value}`]),
+        await render([], [`extraEnvVars[0].name=${name}`, `extraEnvVars[0].value=${value}`]),
       );
       const env = Object.fromEntries(
         (container as unknown as { env: { name: string; value?: string }[] }).env
@@ -485,15 +526,15 @@ describe('every flag is reachable from values', () => {
     },
   );
 
-  test.each(ciFiles.map((f) => [f]))(
+  test.concurrent.each(ciFiles.map((f) => [f]))(
     'the args rendered for %s are accepted by the agent’s parser',
-    (file) => {
-      const { container } = agent(render([file]));
+    async (file) => {
+      const { container } = agent(await render([file]));
       expect(() => parseConfig(flagValues(container.args) as FlagValues, {})).not.toThrow();
     },
   );
 
-  test('a non-default value of every key reaches its flag', () => {
+  test.concurrent('a non-default value of every key reaches its flag', async () => {
     const sets: string[] = [];
     const wants: string[] = [];
     for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
@@ -503,7 +544,7 @@ describe('every flag is reachable from values', () => {
       // the sentinel's host directory is mounted at /sentinel: the agent gets its file there
       wants.push(flag.name === 'reboot-sentinel' ? `--${flag.name}=/sentinel/${basename(value)}` : arg);
     }
-    const { container, pod } = agent(render([], sets));
+    const { container, pod } = agent(await render([], sets));
     expect(container.args).toEqual(expect.arrayContaining(wants));
     expect(() => parseConfig(flagValues(container.args), {})).not.toThrow();
     const sentinel = pod.volumes.find((v) => v.name === 'sentinel');
@@ -534,6 +575,7 @@ const SAMPLES: Record<string, string> = {
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
   'settle-time': '42m',
+  'lb-drain-wait': '42m',
   'hold-timeout': '42m',
   'hold-after-drain-annotation': 'example.com/firmware-update',
   'group-concurrency': '2',
@@ -561,6 +603,14 @@ const SAMPLES: Record<string, string> = {
   'package-manager-wait': '42m',
   'drain-grace-period': '7',
   'skip-wait-for-delete-timeout': '7',
+  'wave-start': '2',
+  'wave-growth': 'x2',
+  soak: '42m',
+  'max-failures': '2',
+  'group-order': 'sequential',
+  'health-check': 'core/v1/nodes n1: true',
+  'health-check-timeout': '42m',
+  'notify-events': 'wave-halted',
 };
 
 /** [value for --set, the argument it must render to]. */
@@ -577,6 +627,53 @@ function sampleValue(
   return [value, `--${name}=${value}`];
 }
 
+describe('hostSettings: the host files behind graceful node shutdown in the status (issue 44)', () => {
+  const volume = (pod: PodSpec, name: string): unknown => pod.volumes.find((v) => v.name === name);
+
+  test.concurrent(
+    "mount the host's /etc/systemd read-only under --host-root by default, and no kubelet file",
+    async () => {
+      const { container, pod } = agent(await render());
+      expect(volume(pod, 'host-systemd')).toEqual({
+        name: 'host-systemd',
+        hostPath: { path: '/etc/systemd', type: 'Directory' },
+      });
+      expect(container.volumeMounts).toContainEqual({
+        name: 'host-systemd',
+        mountPath: '/host/etc/systemd',
+        readOnly: true,
+      });
+      expect(container.args).toContain('--host-root=/host');
+      expect(volume(pod, 'host-kubelet-config')).toBeUndefined();
+    },
+  );
+
+  test.concurrent("mount the kubelet's configuration file read-only where it is, when asked", async () => {
+    const path = '/etc/kubernetes/kubelet/config.json';
+    const { container, pod } = agent(
+      await render(
+        [],
+        [
+          'hostSettings.kubeletConfig=true',
+          `configuration.kubeletConfig=${path}`,
+          'hostSettings.logind=false',
+        ],
+      ),
+    );
+    expect(volume(pod, 'host-kubelet-config')).toEqual({
+      name: 'host-kubelet-config',
+      hostPath: { path, type: 'File' },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: 'host-kubelet-config',
+      mountPath: `/host${path}`,
+      readOnly: true,
+    });
+    expect(container.args).toContain(`--kubelet-config=${path}`);
+    expect(volume(pod, 'host-systemd')).toBeUndefined();
+  });
+});
+
 describe('drainRules', () => {
   const rules = [
     'drainRules[0].namespace=rook-ceph',
@@ -587,55 +684,58 @@ describe('drainRules', () => {
     'drainRules[1].drain=skip',
   ];
 
-  test('are rendered into a ConfigMap mounted into the agent, which --drain-rules points at and the agent reads', () => {
-    const objects = render([], rules);
-    const { container, pod, ds } = agent(objects);
-    const map = only(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
-    const volume = pod.volumes.find((v) => v.name === 'drain-rules') as unknown as {
-      configMap: { name: string };
-    };
-    expect(volume.configMap.name).toBe(map.metadata.name);
-    expect(container.volumeMounts).toContainEqual({
-      name: 'drain-rules',
-      mountPath: '/etc/kured-ts/drain-rules',
-      readOnly: true,
-    });
-    expect(container.args).toContain('--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml');
-    const parsed = parseDrainRules(map.data['drain-rules.yaml'] ?? '');
-    expect(parsed.map((r) => [r.namespace, r.drain, r.order])).toEqual([
-      ['rook-ceph', 'evict', 10],
-      [undefined, 'skip', undefined],
-    ]);
-    // a change of the rules rolls the agents (they read them at start-up)
-    const annotations = (
-      ds.spec.template as unknown as { metadata: { annotations?: Record<string, string> } }
-    ).metadata.annotations;
-    expect(annotations?.['checksum/drain-rules']).toMatch(/^[0-9a-f]{64}$/);
-  });
+  test.concurrent(
+    'are rendered into a ConfigMap mounted into the agent, which --drain-rules points at and the agent reads',
+    async () => {
+      const objects = await render([], rules);
+      const { container, pod, ds } = agent(objects);
+      const map = only(objects, 'ConfigMap') as K8sObject & { data: Record<string, string> };
+      const volume = pod.volumes.find((v) => v.name === 'drain-rules') as unknown as {
+        configMap: { name: string };
+      };
+      expect(volume.configMap.name).toBe(map.metadata.name);
+      expect(container.volumeMounts).toContainEqual({
+        name: 'drain-rules',
+        mountPath: '/etc/kured-ts/drain-rules',
+        readOnly: true,
+      });
+      expect(container.args).toContain('--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml');
+      const parsed = parseDrainRules(map.data['drain-rules.yaml'] ?? '');
+      expect(parsed.map((r) => [r.namespace, r.drain, r.order])).toEqual([
+        ['rook-ceph', 'evict', 10],
+        [undefined, 'skip', undefined],
+      ]);
+      // a change of the rules rolls the agents (they read them at start-up)
+      const annotations = (
+        ds.spec.template as unknown as { metadata: { annotations?: Record<string, string> } }
+      ).metadata.annotations;
+      expect(annotations?.['checksum/drain-rules']).toMatch(/^[0-9a-f]{64}$/);
+    },
+  );
 
-  test('render nothing without rules', () => {
-    const objects = render();
+  test.concurrent('render nothing without rules', async () => {
+    const objects = await render();
     expect(objects.filter((o) => o.kind === 'ConfigMap')).toEqual([]);
     expect(agent(objects).container.args.some((a) => a.startsWith('--drain-rules'))).toBe(false);
   });
 
-  test.each([
+  test.concurrent.each([
     ['drainRules[0].drain=skp', '/drainRules/0/drain'],
     ['drainRules[0].drian=skip', "additional properties 'drian'"],
     ['drainRules[0].order=ten', '/drainRules/0/order'],
-  ])('a bad rule (%s) fails helm template naming it', (set, where) => {
-    const out = helm(['template', RELEASE, chart, '--set', 'drainRules[0].namespace=x', '--set', set]);
+  ])('a bad rule (%s) fails helm template naming it', async (set, where) => {
+    const out = await helm(['template', RELEASE, chart, '--set', 'drainRules[0].namespace=x', '--set', set]);
     expect(out.status).not.toBe(0);
     expect(out.stderr).toContain(where);
   });
 });
 
 describe('the DaemonSet', () => {
-  test.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
+  test.concurrent.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
     'for %s: hostPID, KURED_NODE_ID from spec.nodeName, read-only sentinel hostPath, probes, maxUnavailable 1',
-    (file) => {
+    async (file) => {
       const files = file === '(defaults)' ? [] : [file];
-      const objects = render(files);
+      const objects = await render(files);
       const { pod, container, ds } = agent(objects);
       expect(pod.hostPID).toBe(true);
       expect(pod.hostNetwork).toBeUndefined();
@@ -673,14 +773,14 @@ describe('the DaemonSet', () => {
     },
   );
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', 'command'],
     ['command-values.yaml', 'command'],
     ['concurrency-prometheus-values.yaml', 'command'],
     ['minimal-values.yaml', 'command'],
     ['signal-values.yaml', 'signal'],
-  ])('for %s (method %s) the pod is privileged exactly when the method is command', (file, method) => {
-    const { container } = agent(render(file === '(defaults)' ? [] : [file]));
+  ])('for %s (method %s) the pod is privileged exactly when the method is command', async (file, method) => {
+    const { container } = agent(await render(file === '(defaults)' ? [] : [file]));
     expect(parseConfig(flagValues(container.args), {}).rebootMethod).toBe(method);
     const sc = container.securityContext;
     if (method === 'command') {
@@ -694,14 +794,16 @@ describe('the DaemonSet', () => {
     }
   });
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', 'command'],
     ['signal-values.yaml', 'signal'],
   ])(
     "for %s (method %s) the host's package-manager lock files are mounted read-only under /host exactly when the method is command",
-    (file, method) => {
-      const { container, pod } = agent(render(file === '(defaults)' ? [] : [file]));
-      const mounts = container.volumeMounts.filter((m) => m.mountPath.startsWith('/host/'));
+    async (file, method) => {
+      const { container, pod } = agent(await render(file === '(defaults)' ? [] : [file]));
+      const mounts = container.volumeMounts.filter((m) =>
+        ['/host/var/lib', '/host/var/cache', '/host/run'].includes(m.mountPath),
+      );
       if (method === 'signal') {
         expect(mounts).toEqual([]);
         return;
@@ -720,12 +822,12 @@ describe('the DaemonSet', () => {
     },
   );
 
-  test.each([
+  test.concurrent.each([
     ['Local', true],
     ['UTC', false],
     ['Europe/Berlin', false],
-  ])('with timeZone %s the host /etc/localtime is mounted read-only: %s', (zone, mounted) => {
-    const { pod, container } = agent(render([], [`configuration.timeZone=${zone}`]));
+  ])('with timeZone %s the host /etc/localtime is mounted read-only: %s', async (zone, mounted) => {
+    const { pod, container } = agent(await render([], [`configuration.timeZone=${zone}`]));
     const volume = pod.volumes.find((v) => v.hostPath?.path === '/etc/localtime');
     const mount = container.volumeMounts.find((m) => m.mountPath === '/etc/localtime');
     expect(volume !== undefined).toBe(mounted);
@@ -733,8 +835,8 @@ describe('the DaemonSet', () => {
     if (mounted) expect(mount).toEqual({ name: volume!.name, mountPath: '/etc/localtime', readOnly: true });
   });
 
-  test('control-plane nodes are tolerated by default, and resources are set', () => {
-    const { pod, container } = agent(render());
+  test.concurrent('control-plane nodes are tolerated by default, and resources are set', async () => {
+    const { pod, container } = agent(await render());
     expect(pod.tolerations).toContainEqual({
       key: 'node-role.kubernetes.io/control-plane',
       operator: 'Exists',
@@ -744,8 +846,8 @@ describe('the DaemonSet', () => {
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 
-  test('the notify URL can come from a Secret as KURED_NOTIFY_URL', () => {
-    const { container } = agent(render(['concurrency-prometheus-values.yaml']));
+  test.concurrent('the notify URL can come from a Secret as KURED_NOTIFY_URL', async () => {
+    const { container } = agent(await render(['concurrency-prometheus-values.yaml']));
     expect(container.env).toContainEqual({
       name: 'KURED_NOTIFY_URL',
       valueFrom: { secretKeyRef: { name: 'kured-ts-notify', key: 'url' } },
@@ -786,7 +888,7 @@ const coordinatorArgsOf = (agentArgs: readonly string[]): string[] =>
   agentArgs.filter((a) => CHART_COORDINATOR_FLAGS.includes(flagNames([a])[0]!));
 
 describe('the coordinator', () => {
-  test.each([
+  test.concurrent.each([
     ['the default concurrency (no flag)', 1, [] as string[]],
     ['configuration.concurrency 3', 3, ['configuration.concurrency=3']],
     ['configuration.concurrency 7', 7, ['configuration.concurrency=7']],
@@ -829,8 +931,8 @@ describe('the coordinator', () => {
     ],
   ])(
     'with %s the Deployment runs 2 replicas of `coordinator` with the DaemonSet’s own lock flags (concurrency %i)',
-    (_label, concurrency, sets) => {
-      const objects = render([], sets);
+    async (_label, concurrency, sets) => {
+      const objects = await render([], sets);
       const { deployment, container } = coordinator(objects);
       const ds = agent(objects).container;
       expect(deployment.spec.replicas).toBe(2);
@@ -850,109 +952,121 @@ describe('the coordinator', () => {
     },
   );
 
-  test('with every configuration key set to a non-default value, it gets exactly the agent’s arguments of its own flags', () => {
-    const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
-      configuration: Record<string, unknown>;
-    };
-    const sets = ['extraArgs.force-reboot=', 'extraArgs.lock-release-delay=5m'];
-    for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
-      const key = camel(flag.name);
-      const [value] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
-      sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
-    }
-    const objects = render([], sets);
-    const ds = agent(objects).container;
-    const args = coordinator(objects).container.args.slice(1);
-    expect(flagNames(args)).toEqual([...CHART_COORDINATOR_FLAGS].sort());
-    expect(args).toEqual(coordinatorArgsOf(ds.args));
-    expect(ds.args).toEqual(expect.arrayContaining(['--force-reboot', '--lock-release-delay=5m']));
-  });
+  test.concurrent(
+    'with every configuration key set to a non-default value, it gets exactly the agent’s arguments of its own flags',
+    async () => {
+      const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+        configuration: Record<string, unknown>;
+      };
+      const sets = ['extraArgs.force-reboot=', 'extraArgs.lock-release-delay=5m'];
+      for (const flag of FLAGS.filter((f) => !SET_BY_CHART.includes(f.name))) {
+        const key = camel(flag.name);
+        const [value] = sampleValue(flag.name, flag.type, flag.choices, values.configuration[key]);
+        sets.push(`configuration.${key}${flag.type === 'array' ? '[0]' : ''}=${value}`);
+      }
+      const objects = await render([], sets);
+      const ds = agent(objects).container;
+      const args = coordinator(objects).container.args.slice(1);
+      expect(flagNames(args)).toEqual([...CHART_COORDINATOR_FLAGS].sort());
+      expect(args).toEqual(coordinatorArgsOf(ds.args));
+      expect(ds.args).toEqual(expect.arrayContaining(['--force-reboot', '--lock-release-delay=5m']));
+    },
+  );
 
-  test('runs non-root, read-only and unprivileged, every capability dropped, its token mounted, POD_NAME from the pod', () => {
-    const { pod, container } = coordinator(render());
-    expect(pod.automountServiceAccountToken).toBe(true);
-    expect(pod.hostPID).toBeUndefined();
-    expect(pod.hostNetwork).toBeUndefined();
-    expect(pod.securityContext).toMatchObject({
-      runAsNonRoot: true,
-      seccompProfile: { type: 'RuntimeDefault' },
-    });
-    expect(pod.securityContext?.runAsUser).not.toBe(0);
-    expect(container.securityContext).toEqual({
-      privileged: false,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      capabilities: { drop: ['ALL'] },
-    });
-    expect(container.env).toEqual([
-      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-    ]);
-    // nothing of the host, and no volume at all
-    expect(container.volumeMounts as unknown).toBeUndefined();
-    expect(pod.volumes as unknown).toBeUndefined();
-    expect(container.resources).toEqual({
-      requests: { cpu: '10m', memory: '64Mi' },
-      limits: { memory: '256Mi' },
-    });
-  });
+  test.concurrent(
+    'runs non-root, read-only and unprivileged, every capability dropped, its token mounted, POD_NAME from the pod',
+    async () => {
+      const { pod, container } = coordinator(await render());
+      expect(pod.automountServiceAccountToken).toBe(true);
+      expect(pod.hostPID).toBeUndefined();
+      expect(pod.hostNetwork).toBeUndefined();
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(pod.securityContext?.runAsUser).not.toBe(0);
+      expect(container.securityContext).toEqual({
+        privileged: false,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(container.env).toEqual([
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      ]);
+      // nothing of the host, and no volume at all
+      expect(container.volumeMounts as unknown).toBeUndefined();
+      expect(pod.volumes as unknown).toBeUndefined();
+      expect(container.resources).toEqual({
+        requests: { cpu: '10m', memory: '64Mi' },
+        limits: { memory: '256Mi' },
+      });
+    },
+  );
 
-  test('spreads its replicas over nodes by default, tolerates control-plane nodes as the DaemonSet does', () => {
-    const objects = render();
-    const { deployment, pod } = coordinator(objects);
-    expect(pod.affinity).toEqual({
-      podAntiAffinity: {
-        preferredDuringSchedulingIgnoredDuringExecution: [
-          {
-            weight: 100,
-            podAffinityTerm: {
-              topologyKey: 'kubernetes.io/hostname',
-              labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+  test.concurrent(
+    'spreads its replicas over nodes by default, tolerates control-plane nodes as the DaemonSet does',
+    async () => {
+      const objects = await render();
+      const { deployment, pod } = coordinator(objects);
+      expect(pod.affinity).toEqual({
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: {
+                topologyKey: 'kubernetes.io/hostname',
+                labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+              },
             },
-          },
-        ],
-      },
-    });
-    expect(pod.tolerations).toEqual(agent(objects).pod.tolerations);
-    expect(pod.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
-    const custom = coordinator(
-      render(
-        [],
-        [
-          'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool',
-          'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
-          'coordinator.priorityClassName=system-cluster-critical',
-        ],
-      ),
-    ).pod;
-    expect(Object.keys(custom.affinity as object)).toEqual(['nodeAffinity']);
-    expect(custom.priorityClassName).toBe('system-cluster-critical');
-  });
+          ],
+        },
+      });
+      expect(pod.tolerations).toEqual(agent(objects).pod.tolerations);
+      expect(pod.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
+      const custom = coordinator(
+        await render(
+          [],
+          [
+            'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool',
+            'coordinator.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
+            'coordinator.priorityClassName=system-cluster-critical',
+          ],
+        ),
+      ).pod;
+      expect(Object.keys(custom.affinity as object)).toEqual(['nodeAffinity']);
+      expect(custom.priorityClassName).toBe('system-cluster-critical');
+    },
+  );
 
-  test('its pods are not the agents’: neither the DaemonSet nor the metrics Service selects them, nor it theirs', () => {
-    const objects = render([], ['metrics.service.enabled=true']);
-    const { deployment } = coordinator(objects);
-    const ds = agent(objects).ds as DaemonSetShape & {
-      spec: { selector: Selector; template: { metadata: { labels: Record<string, string> } } };
-    };
-    const service = only(objects, 'Service') as K8sObject & { spec: { selector: Record<string, string> } };
-    const matches = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
-      Object.entries(selector).every(([k, v]) => labels[k] === v);
-    const coordinatorPod = deployment.spec.template.metadata.labels;
-    expect(matches(ds.spec.selector.matchLabels, coordinatorPod)).toBe(false);
-    expect(matches(service.spec.selector, coordinatorPod)).toBe(false);
-    expect(matches(deployment.spec.selector.matchLabels, ds.spec.template.metadata.labels)).toBe(false);
-    expect(matches(deployment.spec.selector.matchLabels, coordinatorPod)).toBe(true);
-  });
+  test.concurrent(
+    'its pods are not the agents’: neither the DaemonSet nor the metrics Service selects them, nor it theirs',
+    async () => {
+      const objects = await render([], ['metrics.service.enabled=true']);
+      const { deployment } = coordinator(objects);
+      const ds = agent(objects).ds as DaemonSetShape & {
+        spec: { selector: Selector; template: { metadata: { labels: Record<string, string> } } };
+      };
+      const service = only(objects, 'Service') as K8sObject & { spec: { selector: Record<string, string> } };
+      const matches = (selector: Record<string, string>, labels: Record<string, string>): boolean =>
+        Object.entries(selector).every(([k, v]) => labels[k] === v);
+      const coordinatorPod = deployment.spec.template.metadata.labels;
+      expect(matches(ds.spec.selector.matchLabels, coordinatorPod)).toBe(false);
+      expect(matches(service.spec.selector, coordinatorPod)).toBe(false);
+      expect(matches(deployment.spec.selector.matchLabels, ds.spec.template.metadata.labels)).toBe(false);
+      expect(matches(deployment.spec.selector.matchLabels, coordinatorPod)).toBe(true);
+    },
+  );
 
-  test.each([
+  test.concurrent.each([
     [2, true],
     [1, false],
     [3, true],
   ])(
     'with %i replicas a PodDisruptionBudget of maxUnavailable 1 keeps a drain from evicting all of them: %s',
-    (replicas, pdb) => {
-      const objects = render([], [`coordinator.replicas=${replicas}`]);
+    async (replicas, pdb) => {
+      const objects = await render([], [`coordinator.replicas=${replicas}`]);
       const { deployment } = coordinator(objects);
       expect(deployment.spec.replicas).toBe(replicas);
       const budgets = objects.filter((o) => o.kind === 'PodDisruptionBudget') as (K8sObject & {
@@ -966,35 +1080,38 @@ describe('the coordinator', () => {
     },
   );
 
-  test('coordinator.enabled=false renders no coordinator object, and the agents’ objects as before', () => {
-    const on = render();
-    const off = render([], ['coordinator.enabled=false']);
-    expect(off.filter((o) => partOf(o) === 'coordinator')).toEqual([]);
-    expect(off.filter((o) => o.metadata.name.includes('coordinator'))).toEqual([]);
-    expect(off.filter((o) => ['Deployment', 'PodDisruptionBudget'].includes(o.kind))).toEqual([]);
-    // the agents are told not to read its Lease (first come): --coordinator=false, nothing else changes
-    const agents = (objects: K8sObject[]): string =>
-      JSON.stringify(objects.filter((o) => partOf(o) === 'agent')).replaceAll('"--coordinator=false",', '');
-    expect(agents(off)).toEqual(agents(on));
-    const args = (objects: K8sObject[]): string[] =>
-      (
-        only(objects, 'DaemonSet') as unknown as {
-          spec: { template: { spec: { containers: { args: string[] }[] } } };
-        }
-      ).spec.template.spec.containers[0]!.args;
-    expect(args(off)).toContain('--coordinator=false');
-    expect(args(on)).not.toContain('--coordinator=false');
-  });
+  test.concurrent(
+    'coordinator.enabled=false renders no coordinator object, and the agents’ objects as before',
+    async () => {
+      const on = await render();
+      const off = await render([], ['coordinator.enabled=false']);
+      expect(off.filter((o) => partOf(o) === 'coordinator')).toEqual([]);
+      expect(off.filter((o) => o.metadata.name.includes('coordinator'))).toEqual([]);
+      expect(off.filter((o) => ['Deployment', 'PodDisruptionBudget'].includes(o.kind))).toEqual([]);
+      // the agents are told not to read its Lease (first come): --coordinator=false, nothing else changes
+      const agents = (objects: K8sObject[]): string =>
+        JSON.stringify(objects.filter((o) => partOf(o) === 'agent')).replaceAll('"--coordinator=false",', '');
+      expect(agents(off)).toEqual(agents(on));
+      const args = (objects: K8sObject[]): string[] =>
+        (
+          only(objects, 'DaemonSet') as unknown as {
+            spec: { template: { spec: { containers: { args: string[] }[] } } };
+          }
+        ).spec.template.spec.containers[0]!.args;
+      expect(args(off)).toContain('--coordinator=false');
+      expect(args(on)).not.toContain('--coordinator=false');
+    },
+  );
 
-  test.each([
+  test.concurrent.each([
     ['replicas as a word', { coordinator: { replicas: 'two' } }, '/coordinator/replicas'],
     ['an unknown key', { coordinator: { replica: 2 } }, "additional properties 'replica' not allowed"],
     ['resources as a list', { coordinator: { resources: [] } }, '/coordinator/resources'],
-  ])('helm lint and the schema refuse %s under coordinator', (_label, values, where) => {
-    const lint = helmWithValues(['lint', '--strict', chart], stringify(values));
+  ])('helm lint and the schema refuse %s under coordinator', async (_label, values, where) => {
+    const lint = await helmWithValues(['lint', '--strict', chart], stringify(values));
     expect(lint.status).not.toBe(0);
     expect(`${lint.stdout}${lint.stderr}`).toContain(where);
-    const template = helmWithValues(TEMPLATE, stringify(values));
+    const template = await helmWithValues(TEMPLATE, stringify(values));
     expect(template.status).not.toBe(0);
     expect(template.stderr).toContain(where);
     expect(chartSchemaErrors(values).length).toBeGreaterThan(0);
@@ -1025,6 +1142,9 @@ const PERMISSIONS: Record<
   jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster' },
   mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster', coordinator: 'cluster' },
   listPods: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  // The agent's own pods (fieldSelector spec.nodeName), followed while a reboot is wanted (issue 42).
+  listPodsPage: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  watchPods: { group: '', resource: 'pods', verb: 'watch', agent: 'cluster' },
   evictPod: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
   // The PDB pre-flight: a dry-run eviction of each pod the drain would evict (nothing evicted).
   dryRunEviction: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
@@ -1034,6 +1154,8 @@ const PERMISSIONS: Record<
     verb: 'list',
     agent: 'cluster',
   },
+  // --exclude-from-lb (default on): is there a Service of type LoadBalancer to wait for?
+  listServicesPage: { group: '', resource: 'services', verb: 'list', agent: 'cluster' },
   createEvent: { group: '', resource: 'events', verb: 'create', agent: 'cluster' },
   mergePatchEvent: { group: '', resource: 'events', verb: 'patch', agent: 'cluster' },
   getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', agent: 'lock', coordinator: 'lock' },
@@ -1063,7 +1185,8 @@ const PERMISSIONS: Record<
 /** The documented RBAC of the agents, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -1142,15 +1265,18 @@ describe('RBAC', () => {
     expect(methods).toEqual(Object.keys(PERMISSIONS).sort());
   });
 
-  test('the ClusterRole grants exactly the documented verbs, which are exactly what the seam needs', () => {
-    const role = only(render(), 'ClusterRole') as RoleShape;
-    expect(role.rules).toEqual(CLUSTER_RULES);
-    expect(granted(role.rules)).toEqual(needed('agent', 'cluster'));
-    expectLeastPrivilege(role.rules);
-    for (const rule of role.rules) expect(rule.verbs).not.toContain('update');
-  });
+  test.concurrent(
+    'the ClusterRole grants exactly the documented verbs, which are exactly what the seam needs',
+    async () => {
+      const role = only(await render(), 'ClusterRole') as RoleShape;
+      expect(role.rules).toEqual(CLUSTER_RULES);
+      expect(granted(role.rules)).toEqual(needed('agent', 'cluster'));
+      expectLeastPrivilege(role.rules);
+      for (const rule of role.rules) expect(rule.verbs).not.toContain('update');
+    },
+  );
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', [] as string[], RELEASE, NAMESPACE],
     [
       'a lock shared with kured',
@@ -1160,8 +1286,8 @@ describe('RBAC', () => {
     ],
   ])(
     'with %s the Role is limited by resourceNames to the lock DaemonSet and the coordinator Lease',
-    (_label, sets, dsName, dsNamespace) => {
-      const objects = render([], sets);
+    async (_label, sets, dsName, dsNamespace) => {
+      const objects = await render([], sets);
       const role = only(objects, 'Role') as RoleShape;
       const binding = only(objects, 'RoleBinding') as Binding;
       const { container, pod } = agent(objects);
@@ -1179,30 +1305,36 @@ describe('RBAC', () => {
     },
   );
 
-  test('with drainFallback delete, and only then, the ClusterRole also grants delete on pods (the admission policy confines it to the own node)', () => {
-    const role = only(render([], ['configuration.drainFallback=delete']), 'ClusterRole') as RoleShape;
-    const deletes = role.rules.filter((r) => r.verbs.includes('delete'));
-    expect(deletes).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }]);
-    expect(role.rules.filter((r) => !r.verbs.includes('delete'))).toEqual(CLUSTER_RULES);
-    const { container } = agent(render([], ['configuration.drainFallback=delete']));
-    expect(parseConfig(flagValues(container.args), {}).drainFallback).toBe('delete');
-  });
+  test.concurrent(
+    'with drainFallback delete, and only then, the ClusterRole also grants delete on pods (the admission policy confines it to the own node)',
+    async () => {
+      const role = only(await render([], ['configuration.drainFallback=delete']), 'ClusterRole') as RoleShape;
+      const deletes = role.rules.filter((r) => r.verbs.includes('delete'));
+      expect(deletes).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }]);
+      expect(role.rules.filter((r) => !r.verbs.includes('delete'))).toEqual(CLUSTER_RULES);
+      const { container } = agent(await render([], ['configuration.drainFallback=delete']));
+      expect(parseConfig(flagValues(container.args), {}).drainFallback).toBe('delete');
+    },
+  );
 
-  test("the agent's Role grants get on the coordinator's Lease only, and on no other Lease", () => {
-    const role = only(render(), 'Role') as RoleShape;
-    const leases = role.rules.filter((r) => r.apiGroups?.includes('coordination.k8s.io'));
-    expect(leases).toEqual([
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        resourceNames: [`${RELEASE}-coordinator`],
-        verbs: ['get'],
-      },
-    ]);
-  });
+  test.concurrent(
+    "the agent's Role grants get on the coordinator's Lease only, and on no other Lease",
+    async () => {
+      const role = only(await render(), 'Role') as RoleShape;
+      const leases = role.rules.filter((r) => r.apiGroups?.includes('coordination.k8s.io'));
+      expect(leases).toEqual([
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          resourceNames: [`${RELEASE}-coordinator`],
+          verbs: ['get'],
+        },
+      ]);
+    },
+  );
 
-  test('both bindings name the ServiceAccount the DaemonSet runs as', () => {
-    const objects = render();
+  test.concurrent('both bindings name the ServiceAccount the DaemonSet runs as', async () => {
+    const objects = await render();
     const sa = only(objects, 'ServiceAccount');
     const { pod } = agent(objects);
     expect(pod.serviceAccountName).toBe(sa.metadata.name);
@@ -1210,7 +1342,7 @@ describe('RBAC', () => {
     expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE }]);
   });
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', [] as string[], RELEASE, NAMESPACE],
     [
       'a lock shared with kured',
@@ -1220,8 +1352,8 @@ describe('RBAC', () => {
     ],
   ])(
     "with %s the coordinator's ClusterRole and Role grant exactly nodes list/patch/watch, leases create and get/update of its own, and get/watch of the lock DaemonSet",
-    (_label, sets, dsName, dsNamespace) => {
-      const objects = render([], sets);
+    async (_label, sets, dsName, dsNamespace) => {
+      const objects = await render([], sets);
       const clusterRole = only(objects, 'ClusterRole', 'coordinator') as RoleShape;
       const role = only(objects, 'Role', 'coordinator') as RoleShape;
       expect(clusterRole.rules).toEqual(COORDINATOR_CLUSTER_RULES);
@@ -1242,20 +1374,23 @@ describe('RBAC', () => {
     },
   );
 
-  test('the coordinator runs as a ServiceAccount of its own, which its two bindings name', () => {
-    const objects = render();
-    const sa = only(objects, 'ServiceAccount', 'coordinator');
-    const deployment = only(objects, 'Deployment', 'coordinator') as DeploymentShape;
-    expect(sa.metadata.name).toBe(`${RELEASE}-coordinator`);
-    expect(deployment.spec.template.spec.serviceAccountName).toBe(sa.metadata.name);
-    expect(sa.metadata.name).not.toBe(only(objects, 'ServiceAccount').metadata.name);
-    const subject = { kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE };
-    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
-      const binding = only(objects, kind, 'coordinator') as Binding;
-      expect(binding.roleRef.name).toBe(`${RELEASE}-coordinator`);
-      expect(binding.subjects).toEqual([subject]);
-    }
-  });
+  test.concurrent(
+    'the coordinator runs as a ServiceAccount of its own, which its two bindings name',
+    async () => {
+      const objects = await render();
+      const sa = only(objects, 'ServiceAccount', 'coordinator');
+      const deployment = only(objects, 'Deployment', 'coordinator') as DeploymentShape;
+      expect(sa.metadata.name).toBe(`${RELEASE}-coordinator`);
+      expect(deployment.spec.template.spec.serviceAccountName).toBe(sa.metadata.name);
+      expect(sa.metadata.name).not.toBe(only(objects, 'ServiceAccount').metadata.name);
+      const subject = { kind: 'ServiceAccount', name: sa.metadata.name, namespace: NAMESPACE };
+      for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+        const binding = only(objects, kind, 'coordinator') as Binding;
+        expect(binding.roleRef.name).toBe(`${RELEASE}-coordinator`);
+        expect(binding.subjects).toEqual([subject]);
+      }
+    },
+  );
 });
 
 interface AlertRule {
@@ -1268,18 +1403,18 @@ interface AlertRule {
 
 describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
   const fixtures = join(root, 'test/fixtures/kured-chart');
-  test.each(readdirSync(fixtures).filter((f) => f.endsWith('.yaml')))(
+  test.concurrent.each(readdirSync(fixtures).filter((f) => f.endsWith('.yaml')))(
     'the values from %s install with this chart (schema, lint) and reach the agent as flags',
-    (file) => {
+    async (file) => {
       const migrated = migrateKuredValues(parse(readFileSync(join(fixtures, file), 'utf8')), {
         dsName: 'kured',
         dsNamespace: 'kube-system',
       });
       const values = stringify(migrated.values);
-      const lint = helmWithValues(['lint', '--strict', chart], values);
+      const lint = await helmWithValues(['lint', '--strict', chart], values);
       expect([lint.status, lint.stderr]).toEqual([0, '']);
       expect(chartSchemaErrors(migrated.values)).toEqual([]);
-      const out = helmWithValues(TEMPLATE, values);
+      const out = await helmWithValues(TEMPLATE, values);
       expect([out.status, out.stderr]).toEqual([0, '']);
       const objects = parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject);
       const { container } = agent(objects);
@@ -1381,7 +1516,7 @@ describe("a kured user's values file → kured-ts migrate-values → helm templa
     },
   ];
 
-  test.each(cases)('$file', (c) => {
+  test.concurrent.each(cases)('$file', async (c) => {
     const run = spawnSync(
       process.execPath,
       [join(root, 'dist/cli.js'), 'migrate-values', join(root, 'test/fixtures/kured-chart', c.file)],
@@ -1395,9 +1530,9 @@ describe("a kured user's values file → kured-ts migrate-values → helm templa
       .slice(0, lostHeading === null ? 0 : Number(lostHeading[1]))
       .map((line) => /^# {3}([^:]+):/.exec(line)?.[1]);
     expect(lost).toEqual(c.lost);
-    const lint = helmWithValues(['lint', '--strict', chart], run.stdout);
+    const lint = await helmWithValues(['lint', '--strict', chart], run.stdout);
     expect([lint.status, lint.stderr]).toEqual([0, '']);
-    const out = helmWithValues(TEMPLATE, run.stdout);
+    const out = await helmWithValues(TEMPLATE, run.stdout);
     expect([out.status, out.stderr]).toEqual([0, '']);
     const { ds, pod, container } = agent(parseAllDocuments(out.stdout).map((d) => d.toJS() as K8sObject));
     expect(container.args).toEqual(expect.arrayContaining(c.args));
@@ -1429,7 +1564,7 @@ describe("a kured user's values file → kured-ts migrate-values → helm templa
 });
 
 describe("migrate-values' own check of its output agrees with helm's", () => {
-  test.each([
+  test.concurrent.each([
     ['the empty file', {}],
     ['a typo at the top', { tolerations: [], tolerationz: [] }],
     ['a quoted number', { configuration: { drainGracePeriod: '30' } }],
@@ -1440,8 +1575,8 @@ describe("migrate-values' own check of its output agrees with helm's", () => {
     ["kured's extraArgs map with a bare flag", { extraArgs: { 'force-reboot': '' } }],
     ['an env list that is a map', { extraEnvVars: { KURED_PERIOD: '1h' } }],
     ['null removing a default', { configuration: { period: null } }],
-  ])('for %s', (_name, values) => {
-    const out = helmWithValues(TEMPLATE, stringify(values));
+  ])('for %s', async (_name, values) => {
+    const out = await helmWithValues(TEMPLATE, stringify(values));
     const helmRefuses =
       out.status !== 0 && out.stderr.includes("values don't meet the specifications of the schema");
     expect(chartSchemaErrors(values).length > 0).toBe(helmRefuses);
@@ -1496,18 +1631,18 @@ describe('the Grafana dashboard', () => {
     gridPos: { x: number; y: number; w: number; h: number };
     targets: { expr: string; refId: string }[];
   }
-  const configMap = (): K8sObject & { data: Record<string, string> } =>
+  const configMap = async (): Promise<K8sObject & { data: Record<string, string> }> =>
     only(
-      render(['concurrency-prometheus-values.yaml'], ['admissionPolicy.enabled=false']),
+      await render(['concurrency-prometheus-values.yaml'], ['admissionPolicy.enabled=false']),
       'ConfigMap',
     ) as K8sObject & {
       data: Record<string, string>;
     };
-  const dashboard = (): { uid: string; panels: Panel[] } =>
-    JSON.parse(configMap().data['kured-ts.json']!) as { uid: string; panels: Panel[] };
+  const dashboard = async (): Promise<{ uid: string; panels: Panel[] }> =>
+    JSON.parse((await configMap()).data['kured-ts.json']!) as { uid: string; panels: Panel[] };
 
-  test("is a ConfigMap with the sidecar's label, in the namespace asked for", () => {
-    const cm = configMap();
+  test.concurrent("is a ConfigMap with the sidecar's label, in the namespace asked for", async () => {
+    const cm = await configMap();
     expect(cm.metadata).toMatchObject({
       name: 'kured-ts-dashboard',
       namespace: 'monitoring',
@@ -1515,12 +1650,12 @@ describe('the Grafana dashboard', () => {
       annotations: { grafana_folder: 'Infrastructure' },
     });
     expect(Object.keys(cm.data)).toEqual(['kured-ts.json']);
-    expect(dashboard().uid).toBe('kured-ts');
+    expect((await dashboard()).uid).toBe('kured-ts');
   });
 
-  test('queries only metrics and labels the agent exports', async () => {
+  test.concurrent('queries only metrics and labels the agent exports', async () => {
     const exported = await exportedMetrics();
-    const exprs = dashboard().panels.flatMap((p) => p.targets.map((t) => t.expr));
+    const exprs = (await dashboard()).panels.flatMap((p) => p.targets.map((t) => t.expr));
     expect(exprs.length).toBeGreaterThan(10);
     expect(exprs.flatMap((e) => unknownInExpr(e, exported))).toEqual([]);
     // Every kured metric of the agent appears on the dashboard.
@@ -1536,8 +1671,10 @@ describe('the Grafana dashboard', () => {
     expect(unknownInExpr('kured_ts_phase{phase="draining",job=~"$job"}', exported)).toEqual([]);
   });
 
-  test('every query is valid PromQL (promtool check rules)', () => {
-    const exprs = dashboard().panels.flatMap((p) => p.targets.map((t) => t.expr.replace(/\$job/g, '.+')));
+  test.concurrent('every query is valid PromQL (promtool check rules)', async () => {
+    const exprs = (await dashboard()).panels.flatMap((p) =>
+      p.targets.map((t) => t.expr.replace(/\$job/g, '.+')),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'kured-ts-dashboard-'));
     try {
       const rules = {
@@ -1552,26 +1689,29 @@ describe('the Grafana dashboard', () => {
     }
   });
 
-  test('has unique panel ids and panels that fit the 24-column grid without overlapping', () => {
-    const panels = dashboard().panels;
-    expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
-    const cells = new Set<string>();
-    for (const p of panels) {
-      expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
-      for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++)
-        for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
-          expect(cells.has(`${x},${y}`)).toBe(false);
-          cells.add(`${x},${y}`);
-        }
-    }
-  });
+  test.concurrent(
+    'has unique panel ids and panels that fit the 24-column grid without overlapping',
+    async () => {
+      const panels = (await dashboard()).panels;
+      expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
+      const cells = new Set<string>();
+      for (const p of panels) {
+        expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
+        for (let x = p.gridPos.x; x < p.gridPos.x + p.gridPos.w; x++)
+          for (let y = p.gridPos.y; y < p.gridPos.y + p.gridPos.h; y++) {
+            expect(cells.has(`${x},${y}`)).toBe(false);
+            cells.add(`${x},${y}`);
+          }
+      }
+    },
+  );
 });
 
 describe('the PrometheusRule', () => {
-  const objects = (): K8sObject[] => render(['concurrency-prometheus-values.yaml']);
-  const groups = (): { name: string; rules: AlertRule[] }[] =>
+  const objects = (): Promise<K8sObject[]> => render(['concurrency-prometheus-values.yaml']);
+  const groups = async (): Promise<{ name: string; rules: AlertRule[] }[]> =>
     (
-      only(objects(), 'PrometheusRule') as K8sObject & {
+      only(await objects(), 'PrometheusRule') as K8sObject & {
         spec: { groups: { name: string; rules: AlertRule[] }[] };
       }
     ).spec.groups;
@@ -1589,8 +1729,8 @@ describe('the PrometheusRule', () => {
     }
   }
 
-  test('has its alerts, and promtool check rules accepts them', () => {
-    const rules = groups()[0]!.rules;
+  test.concurrent('has its alerts, and promtool check rules accepts them', async () => {
+    const rules = (await groups())[0]!.rules;
     expect(rules.map((r) => r.alert)).toEqual([
       'KuredTsRebootRequiredTooLong',
       'KuredTsNodeCordonedTooLong',
@@ -1599,122 +1739,132 @@ describe('the PrometheusRule', () => {
       'KuredTsNodeQuarantined',
       'KuredTsRebootLoop',
       'KuredTsQuarantineHalted',
+      'KuredTsWaveHalted',
+      'KuredTsWaveNodeFailed',
       'KuredTsRebootOverdue',
     ]);
-    const out = promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': stringify({ groups: groups() }) });
-    expect(out.output).toContain('SUCCESS: 8 rules found');
+    const out = promtool(['check', 'rules', 'rules.yaml'], {
+      'rules.yaml': stringify({ groups: await groups() }),
+    });
+    expect(out.output).toContain('SUCCESS: 10 rules found');
     expect(out.status).toBe(0);
   });
 
-  test('the alerts fire when they should, across the scrape gap of a reboot, and not before', () => {
-    const rules = groups()[0]!.rules;
-    const expected = (name: string, node: string): object => {
-      const rule = rules.find((r) => r.alert === name)!;
-      const fill = (text: string): string => text.replace(/\{\{ \$labels\.node \}\}/g, node);
-      return {
-        exp_labels: { ...rule.labels, node },
-        exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, fill(v)])),
+  test.concurrent(
+    'the alerts fire when they should, across the scrape gap of a reboot, and not before',
+    async () => {
+      const rules = (await groups())[0]!.rules;
+      const expected = (name: string, node: string): object => {
+        const rule = rules.find((r) => r.alert === name)!;
+        const fill = (text: string): string => text.replace(/\{\{ \$labels\.node \}\}/g, node);
+        return {
+          exp_labels: { ...rule.labels, node },
+          exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, fill(v)])),
+        };
       };
-    };
-    const test = {
-      rule_files: ['rules.yaml'],
-      evaluation_interval: '1m',
-      tests: [
-        {
-          interval: '1m',
-          input_series: [
-            // n1 needs a reboot for 13 h (the values file alerts after 12 h); n0 never did.
-            { series: 'kured_reboot_required{node="n1",pod="a"}', values: '1x800' },
-            { series: 'kured_reboot_required{node="n0",pod="b"}', values: '0x800' },
-            // n2: cordoned (rebooting) for 30 min, its pod gone (stale) for 8 min while the node
-            // boots, then verifying from a new pod (the values file alerts after 90 min in all).
-            { series: 'kured_ts_phase{node="n2",phase="rebooting",pod="c"}', values: '1x30 stale' },
-            { series: 'kured_ts_phase{node="n2",phase="verifying",pod="d"}', values: '_x38 1x100' },
-            // n3 failed; n4's failed phase is 0.
-            { series: 'kured_ts_phase{node="n3",phase="failed",pod="e"}', values: '1x10' },
-            { series: 'kured_ts_phase{node="n4",phase="failed",pod="f"}', values: '0x10' },
-            // n5 waits 8 h behind the same holders (the default alerts after 6 h); n6 waits as long,
-            // but the holders change every 3 h (a wave that moves).
-            { series: 'kured_ts_lock_stalled_seconds{node="n5",pod="g"}', values: '0+60x480' },
-            {
-              series: 'kured_ts_lock_stalled_seconds{node="n6",pod="h"}',
-              values: '0+60x180 0+60x180 0+60x120',
-            },
-            // n7 goes past its deadline at 2 h and stays there; n8 never does.
-            { series: 'kured_ts_reboot_overdue{node="n7",pod="i"}', values: '0x120 1x200' },
-            { series: 'kured_ts_reboot_overdue{node="n8",pod="j"}', values: '0x320' },
-            // n9 is quarantined from 10 min on; n10 never is. From 20 min on, n11 says new cycles
-            // are halted (--max-quarantined).
-            { series: 'kured_ts_blocked{node="n9",blocker="quarantine",pod="k"}', values: '0x10 1x60' },
-            { series: 'kured_ts_blocked{node="n10",blocker="quarantine",pod="l"}', values: '0x70' },
-            { series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}', values: '0x20 1x60' },
-            // n12 is quarantined reboot-loop from 30 min on (its need survived its reboots)
-            { series: 'kured_ts_blocked{node="n12",blocker="reboot-loop",pod="n"}', values: '0x30 1x60' },
-          ],
-          alert_rule_test: [
-            { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
-            {
-              eval_time: '12h30m',
-              alertname: 'KuredTsRebootRequiredTooLong',
-              exp_alerts: [expected('KuredTsRebootRequiredTooLong', 'n1')],
-            },
-            { eval_time: '80m', alertname: 'KuredTsNodeCordonedTooLong', exp_alerts: [] },
-            {
-              eval_time: '100m',
-              alertname: 'KuredTsNodeCordonedTooLong',
-              exp_alerts: [expected('KuredTsNodeCordonedTooLong', 'n2')],
-            },
-            {
-              eval_time: '5m',
-              alertname: 'KuredTsRebootFailed',
-              exp_alerts: [expected('KuredTsRebootFailed', 'n3')],
-            },
-            { eval_time: '5h50m', alertname: 'KuredTsLockStalled', exp_alerts: [] },
-            {
-              eval_time: '7h',
-              alertname: 'KuredTsLockStalled',
-              exp_alerts: [expected('KuredTsLockStalled', 'n5')],
-            },
-            { eval_time: '30m', alertname: 'KuredTsRebootLoop', exp_alerts: [] },
-            {
-              eval_time: '32m',
-              alertname: 'KuredTsRebootLoop',
-              exp_alerts: [expected('KuredTsRebootLoop', 'n12')],
-            },
-            { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
-            {
-              eval_time: '16m',
-              alertname: 'KuredTsNodeQuarantined',
-              exp_alerts: [expected('KuredTsNodeQuarantined', 'n9')],
-            },
-            { eval_time: '22m', alertname: 'KuredTsQuarantineHalted', exp_alerts: [] },
-            {
-              eval_time: '26m',
-              alertname: 'KuredTsQuarantineHalted',
-              exp_alerts: [
-                {
-                  exp_labels: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.labels,
-                  exp_annotations: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.annotations,
-                },
-              ],
-            },
-            { eval_time: '2h3m', alertname: 'KuredTsRebootOverdue', exp_alerts: [] },
-            {
-              eval_time: '2h10m',
-              alertname: 'KuredTsRebootOverdue',
-              exp_alerts: [expected('KuredTsRebootOverdue', 'n7')],
-            },
-          ],
-        },
-      ],
-    };
-    const out = promtool(['test', 'rules', 'test.yaml'], {
-      'rules.yaml': stringify({ groups: groups() }),
-      'test.yaml': stringify(test),
-    });
-    expect(out.output).toContain('SUCCESS');
-    expect(out.status).toBe(0);
-  });
+      const test = {
+        rule_files: ['rules.yaml'],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            interval: '1m',
+            input_series: [
+              // n1 needs a reboot for 13 h (the values file alerts after 12 h); n0 never did.
+              { series: 'kured_reboot_required{node="n1",pod="a"}', values: '1x800' },
+              { series: 'kured_reboot_required{node="n0",pod="b"}', values: '0x800' },
+              // n2: cordoned (rebooting) for 30 min, its pod gone (stale) for 8 min while the node
+              // boots, then verifying from a new pod (the values file alerts after 90 min in all).
+              { series: 'kured_ts_phase{node="n2",phase="rebooting",pod="c"}', values: '1x30 stale' },
+              { series: 'kured_ts_phase{node="n2",phase="verifying",pod="d"}', values: '_x38 1x100' },
+              // n3 failed; n4's failed phase is 0.
+              { series: 'kured_ts_phase{node="n3",phase="failed",pod="e"}', values: '1x10' },
+              { series: 'kured_ts_phase{node="n4",phase="failed",pod="f"}', values: '0x10' },
+              // n5 waits 8 h behind the same holders (the default alerts after 6 h); n6 waits as long,
+              // but the holders change every 3 h (a wave that moves).
+              { series: 'kured_ts_lock_stalled_seconds{node="n5",pod="g"}', values: '0+60x480' },
+              {
+                series: 'kured_ts_lock_stalled_seconds{node="n6",pod="h"}',
+                values: '0+60x180 0+60x180 0+60x120',
+              },
+              // n7 goes past its deadline at 2 h and stays there; n8 never does.
+              { series: 'kured_ts_reboot_overdue{node="n7",pod="i"}', values: '0x120 1x200' },
+              { series: 'kured_ts_reboot_overdue{node="n8",pod="j"}', values: '0x320' },
+              // n9 is quarantined from 10 min on; n10 never is. From 20 min on, n11 says new cycles
+              // are halted (--max-quarantined).
+              { series: 'kured_ts_blocked{node="n9",blocker="quarantine",pod="k"}', values: '0x10 1x60' },
+              { series: 'kured_ts_blocked{node="n10",blocker="quarantine",pod="l"}', values: '0x70' },
+              {
+                series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}',
+                values: '0x20 1x60',
+              },
+              // n12 is quarantined reboot-loop from 30 min on (its need survived its reboots)
+              { series: 'kured_ts_blocked{node="n12",blocker="reboot-loop",pod="n"}', values: '0x30 1x60' },
+            ],
+            alert_rule_test: [
+              { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
+              {
+                eval_time: '12h30m',
+                alertname: 'KuredTsRebootRequiredTooLong',
+                exp_alerts: [expected('KuredTsRebootRequiredTooLong', 'n1')],
+              },
+              { eval_time: '80m', alertname: 'KuredTsNodeCordonedTooLong', exp_alerts: [] },
+              {
+                eval_time: '100m',
+                alertname: 'KuredTsNodeCordonedTooLong',
+                exp_alerts: [expected('KuredTsNodeCordonedTooLong', 'n2')],
+              },
+              {
+                eval_time: '5m',
+                alertname: 'KuredTsRebootFailed',
+                exp_alerts: [expected('KuredTsRebootFailed', 'n3')],
+              },
+              { eval_time: '5h50m', alertname: 'KuredTsLockStalled', exp_alerts: [] },
+              {
+                eval_time: '7h',
+                alertname: 'KuredTsLockStalled',
+                exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+              },
+              { eval_time: '30m', alertname: 'KuredTsRebootLoop', exp_alerts: [] },
+              {
+                eval_time: '32m',
+                alertname: 'KuredTsRebootLoop',
+                exp_alerts: [expected('KuredTsRebootLoop', 'n12')],
+              },
+              { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
+              {
+                eval_time: '16m',
+                alertname: 'KuredTsNodeQuarantined',
+                exp_alerts: [expected('KuredTsNodeQuarantined', 'n9')],
+              },
+              { eval_time: '22m', alertname: 'KuredTsQuarantineHalted', exp_alerts: [] },
+              {
+                eval_time: '26m',
+                alertname: 'KuredTsQuarantineHalted',
+                exp_alerts: [
+                  {
+                    exp_labels: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.labels,
+                    exp_annotations: rules.find((r) => r.alert === 'KuredTsQuarantineHalted')!.annotations,
+                  },
+                ],
+              },
+              { eval_time: '2h3m', alertname: 'KuredTsRebootOverdue', exp_alerts: [] },
+              {
+                eval_time: '2h10m',
+                alertname: 'KuredTsRebootOverdue',
+                exp_alerts: [expected('KuredTsRebootOverdue', 'n7')],
+              },
+            ],
+          },
+        ],
+      };
+      const out = promtool(['test', 'rules', 'test.yaml'], {
+        'rules.yaml': stringify({ groups: await groups() }),
+        'test.yaml': stringify(test),
+      });
+      expect(out.output).toContain('SUCCESS');
+      expect(out.status).toBe(0);
+    },
+  );
 });
 
 describe('the admission policy', () => {
@@ -1724,8 +1874,8 @@ describe('the admission policy', () => {
     objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy') as Policy[];
   const bindingsOf = (objects: K8sObject[]): Binding[] =>
     objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as Binding[];
-  const policyObjects = (files: string[], sets: string[] = []): K8sObject[] =>
-    render(files, sets).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+  const policyObjects = async (files: string[], sets: string[] = []): Promise<K8sObject[]> =>
+    (await render(files, sets)).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
   /** What the agent's own flags give, as the policies' values. */
   const valuesOf = (objects: K8sObject[], requireNodeClaim = true): Record<PolicyValueKey, string> => {
     const { pod, container } = agent(objects);
@@ -1734,15 +1884,15 @@ describe('the admission policy', () => {
     return agentPolicyParams(config, { serviceAccount, requireNodeClaim });
   };
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)'],
     ['command-values.yaml'],
     ['signal-values.yaml'],
     ['concurrency-prometheus-values.yaml'],
   ])(
     "ships one policy per kind with the generated specs and the values the agent's own flags give, for %s",
-    (file) => {
-      const objects = render(file === '(defaults)' ? [] : [file]);
+    async (file) => {
+      const objects = await render(file === '(defaults)' ? [] : [file]);
       const policies = policiesOf(objects).filter((p) => partOf(p) === 'agent');
       const expected = agentPolicies(valuesOf(objects));
       expect(policies.map((p) => p.metadata.name)).toEqual(POLICY_KINDS.map((k) => `${RELEASE}-agent-${k}`));
@@ -1759,7 +1909,7 @@ describe('the admission policy', () => {
     },
   );
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', [] as string[], NAMESPACE, RELEASE],
     [
       'a lock shared with kured',
@@ -1769,8 +1919,8 @@ describe('the admission policy', () => {
     ],
   ])(
     "ships the coordinator's policies on nodes, leases and its Lease's writers with its ServiceAccount and its Lease written in, for %s",
-    (_label, sets, dsNamespace, dsName) => {
-      const objects = render([], sets);
+    async (_label, sets, dsNamespace, dsName) => {
+      const objects = await render([], sets);
       const policies = policiesOf(objects).filter((p) => partOf(p) === 'coordinator');
       const { pod } = coordinator(objects);
       const values = coordinatorPolicyParams(
@@ -1789,73 +1939,107 @@ describe('the admission policy', () => {
       for (const kind of COORDINATOR_POLICY_KINDS) {
         expect(policies.find((p) => p.metadata.name.endsWith(`-${kind}`))?.spec).toEqual(expected[kind]);
       }
-      expect(policyObjects([], [...sets, 'coordinator.enabled=false']).map((o) => o.metadata.name)).toEqual(
-        policyObjects([], sets)
-          .filter((o) => partOf(o) === 'agent')
-          .map((o) => o.metadata.name),
+      expect(
+        (await policyObjects([], [...sets, 'coordinator.enabled=false'])).map((o) => o.metadata.name),
+      ).toEqual(
+        (await policyObjects([], sets)).filter((o) => partOf(o) === 'agent').map((o) => o.metadata.name),
       );
     },
   );
 
-  test('takes no parameter: no paramKind, no paramRef, no ConfigMap a reinstall could lose', () => {
-    const objects = render([]);
-    const text = JSON.stringify(policyObjects([]));
-    expect(text).not.toMatch(/paramKind|paramRef|parameterNotFoundAction|__KURED_TS_/);
-    expect(objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-agent'))).toEqual([]);
-  });
+  test.concurrent(
+    'takes no parameter: no paramKind, no paramRef, no ConfigMap a reinstall could lose',
+    async () => {
+      const objects = await render([]);
+      const text = JSON.stringify(await policyObjects([]));
+      expect(text).not.toMatch(/paramKind|paramRef|parameterNotFoundAction|__KURED_TS_/);
+      expect(objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.includes('-agent'))).toEqual([]);
+    },
+  );
 
-  test('writes the pre- and post-reboot labels, a foreign lock DaemonSet, the grace period and the concurrency into the policies', () => {
-    const objects = render(
-      [],
-      [
-        'configuration.preRebootNodeLabels={example.com/rebooting=true}',
-        'configuration.postRebootNodeLabels={example.com/rebooted=yes,example.com/rebooting=false}',
-        'configuration.dsName=kured',
-        'configuration.drainGracePeriod=60',
-        'configuration.concurrency=3',
-        'admissionPolicy.requireNodeClaim=false',
-      ],
-    );
-    const values = valuesOf(objects, false);
-    expect(values).toMatchObject({
-      nodeLabels:
-        'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
-      lockDaemonSet: `${NAMESPACE}/kured`,
-      drainGracePeriod: '60',
-      requireNodeClaim: 'false',
-      maxOwners: '1|2|3',
-    });
-    const expected = agentPolicies(values);
-    for (const p of policiesOf(objects).filter((o) => partOf(o) === 'agent')) {
-      const kind = POLICY_KINDS.find((k) => p.metadata.name.endsWith(`-${k}`))!;
-      expect(p.spec).toEqual(expected[kind]);
-    }
-  });
+  test.concurrent(
+    'writes the pre- and post-reboot labels, a foreign lock DaemonSet, the grace period and the concurrency into the policies',
+    async () => {
+      const objects = await render(
+        [],
+        [
+          'configuration.preRebootNodeLabels={example.com/rebooting=true}',
+          'configuration.postRebootNodeLabels={example.com/rebooted=yes,example.com/rebooting=false}',
+          'configuration.dsName=kured',
+          'configuration.drainGracePeriod=60',
+          'configuration.concurrency=3',
+          'admissionPolicy.requireNodeClaim=false',
+        ],
+      );
+      const values = valuesOf(objects, false);
+      expect(values).toMatchObject({
+        nodeLabels:
+          'kured-ts.dev/rebooting,kured-ts.dev/quarantined,kured-ts.dev/wave,kured-ts.dev/wave-state,example.com/rebooting,example.com/rebooted',
+        lockDaemonSet: `${NAMESPACE}/kured`,
+        drainGracePeriod: '60',
+        requireNodeClaim: 'false',
+        maxOwners: '1|2|3',
+      });
+      const expected = agentPolicies(values);
+      for (const p of policiesOf(objects).filter((o) => partOf(o) === 'agent')) {
+        const kind = POLICY_KINDS.find((k) => p.metadata.name.endsWith(`-${k}`))!;
+        expect(p.spec).toEqual(expected[kind]);
+      }
+    },
+  );
 
-  test('is left out when disabled, and before Kubernetes 1.30 (no admissionregistration.k8s.io/v1 policies)', () => {
-    expect(policyObjects([], ['admissionPolicy.enabled=false'])).toEqual([]);
-    const old = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '--kube-version', '1.29.4']);
-    expect(old.status).toBe(0);
-    expect(old.stdout).not.toContain('ValidatingAdmissionPolicy');
-    const current = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '--kube-version', '1.30.0']);
-    expect(current.stdout).toContain('kind: ValidatingAdmissionPolicyBinding');
-  });
+  test.concurrent(
+    'is left out when disabled, and before Kubernetes 1.30 (no admissionregistration.k8s.io/v1 policies)',
+    async () => {
+      expect(await policyObjects([], ['admissionPolicy.enabled=false'])).toEqual([]);
+      const old = await helm([
+        'template',
+        RELEASE,
+        chart,
+        '--namespace',
+        NAMESPACE,
+        '--kube-version',
+        '1.29.4',
+      ]);
+      expect(old.status).toBe(0);
+      expect(old.stdout).not.toContain('ValidatingAdmissionPolicy');
+      const current = await helm([
+        'template',
+        RELEASE,
+        chart,
+        '--namespace',
+        NAMESPACE,
+        '--kube-version',
+        '1.30.0',
+      ]);
+      expect(current.stdout).toContain('kind: ValidatingAdmissionPolicyBinding');
+    },
+  );
 
-  test('only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action', () => {
-    const bindings = bindingsOf(render([], ['admissionPolicy.validationActions={Warn,Audit}']));
-    expect(bindings.map((b) => b.spec.validationActions)).toEqual(
-      Array(POLICY_KINDS.length + COORDINATOR_POLICY_KINDS.length).fill(['Warn', 'Audit']),
-    );
-    const bad = helm(['template', RELEASE, chart, '--set', 'admissionPolicy.validationActions={Allow}']);
-    expect(bad.status).not.toBe(0);
-    expect(bad.stderr).toMatch(/validationActions/);
-  });
+  test.concurrent(
+    'only reports instead of denying with validationActions [Warn, Audit], and refuses an unknown action',
+    async () => {
+      const bindings = bindingsOf(await render([], ['admissionPolicy.validationActions={Warn,Audit}']));
+      expect(bindings.map((b) => b.spec.validationActions)).toEqual(
+        Array(POLICY_KINDS.length + COORDINATOR_POLICY_KINDS.length).fill(['Warn', 'Audit']),
+      );
+      const bad = await helm([
+        'template',
+        RELEASE,
+        chart,
+        '--set',
+        'admissionPolicy.validationActions={Allow}',
+      ]);
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toMatch(/validationActions/);
+    },
+  );
 });
 
 describe('NOTES.txt', () => {
   /** NOTES.txt as `helm install` prints it (a client-side dry run: Kubernetes 1.35, the policies on). */
-  const notes = (sets: readonly string[]): string => {
-    const out = helm([
+  const notes = async (sets: readonly string[]): Promise<string> => {
+    const out = await helm([
       'install',
       RELEASE,
       chart,
@@ -1873,7 +2057,7 @@ describe('NOTES.txt', () => {
   const AGENT = /a stolen agent token .*cordon, taint or label any node.*pod template/;
   const COORDINATOR = /a stolen coordinator token .*cordon, taint or label any node.*Lease/;
 
-  test.each<[string, string[], RegExp[], RegExp[]]>([
+  test.concurrent.each<[string, string[], RegExp[], RegExp[]]>([
     [
       'the policies disabled',
       ['admissionPolicy.enabled=false'],
@@ -1902,25 +2086,25 @@ describe('NOTES.txt', () => {
       [/only report .*\[Audit\]/, AGENT],
       [],
     ],
-  ])('warns that a stolen token is bounded by RBAC alone with %s', (_name, sets, says, never) => {
-    const text = warning(notes(sets));
+  ])('warns that a stolen token is bounded by RBAC alone with %s', async (_name, sets, says, never) => {
+    const text = warning(await notes(sets));
     for (const s of says) expect(text).toMatch(s);
     for (const n of never) expect(text).not.toMatch(n);
     expect(text).toMatch(/docs\/security\.md/);
   });
 
-  test.each([
+  test.concurrent.each([
     ['(defaults)', [] as string[]],
     ['validationActions [Deny, Audit]', ['admissionPolicy.validationActions={Deny,Audit}']],
-  ])('warns of nothing when the policies deny, for %s', (_name, sets) => {
-    expect(warning(notes(sets))).toBeUndefined();
+  ])('warns of nothing when the policies deny, for %s', async (_name, sets) => {
+    expect(warning(await notes(sets))).toBeUndefined();
   });
 });
 
 describe("a kured chart user's values", () => {
-  const objects = (): K8sObject[] => {
+  const objects = async (): Promise<K8sObject[]> => {
     const file = join(root, 'test', 'fixtures', 'kured-user-values.yaml');
-    const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', file]);
+    const out = await helm(['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', file]);
     if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
     return parseAllDocuments(out.stdout)
       .map((d) => d.toJS() as K8sObject | null)
@@ -1928,8 +2112,8 @@ describe("a kured chart user's values", () => {
   };
   type Shaped = K8sObject & { spec: Record<string, unknown> };
 
-  test("install unchanged, and each of kured's keys lands where kured put it", () => {
-    const all = objects();
+  test.concurrent("install unchanged, and each of kured's keys lands where kured put it", async () => {
+    const all = await objects();
     const { ds, pod, container } = agent(all);
     const flags = flagValues(container.args);
     // extraArgs as kured's map, "" a bare flag, winning over configuration
@@ -1974,32 +2158,36 @@ describe("a kured chart user's values", () => {
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
   });
 
-  test('with every configuration key "", render no configuration flag at all: the agent\'s defaults apply', () => {
-    const empty = Object.fromEntries(
-      Object.keys(
-        (
-          parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
-            configuration: Record<string, unknown>;
-          }
-        ).configuration,
-      )
-        .filter((k) => k !== 'dsName' && k !== 'dsNamespace')
-        .map((k) => [k, '']),
-    );
-    const out = helmWithValues(TEMPLATE, stringify({ configuration: empty }));
-    expect(out.stderr).toBe('');
-    const ds = parseAllDocuments(out.stdout)
-      .map((d) => d.toJS() as K8sObject)
-      .filter((o) => o.kind === 'DaemonSet');
-    // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
-    expect(agent(ds).container.args).toEqual([
-      '--reboot-sentinel=/sentinel/reboot-required',
-      '--ds-name=kured-ts',
-      '--ds-namespace=kube-system',
-    ]);
-  });
+  test.concurrent(
+    'with every configuration key "", render no configuration flag at all: the agent\'s defaults apply',
+    async () => {
+      const empty = Object.fromEntries(
+        Object.keys(
+          (
+            parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as {
+              configuration: Record<string, unknown>;
+            }
+          ).configuration,
+        )
+          .filter((k) => k !== 'dsName' && k !== 'dsNamespace')
+          .map((k) => [k, '']),
+      );
+      const out = await helmWithValues(TEMPLATE, stringify({ configuration: empty }));
+      expect(out.stderr).toBe('');
+      const ds = parseAllDocuments(out.stdout)
+        .map((d) => d.toJS() as K8sObject)
+        .filter((o) => o.kind === 'DaemonSet');
+      // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
+      expect(agent(ds).container.args).toEqual([
+        '--reboot-sentinel=/sentinel/reboot-required',
+        '--host-root=/host',
+        '--ds-name=kured-ts',
+        '--ds-namespace=kube-system',
+      ]);
+    },
+  );
 
-  test.each([
+  test.concurrent.each([
     ['an unknown top-level key', ['--set', 'foo=bar'], "additional properties 'foo' not allowed"],
     [
       'a typo in a kured key',
@@ -2021,8 +2209,8 @@ describe("a kured chart user's values", () => {
       ['--set-json', 'extraArgs={"concurrency":2}'],
       'set configuration.concurrency instead',
     ],
-  ])('refuse %s, naming what to use', (_name, args, message) => {
-    const out = helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...args]);
+  ])('refuse %s, naming what to use', async (_name, args, message) => {
+    const out = await helm(['template', RELEASE, chart, '--namespace', NAMESPACE, ...args]);
     expect(out.status).not.toBe(0);
     expect(out.stderr).toContain(message);
   });

@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { evaluateCheck, runCheck, type CheckConfig, type CheckIo } from '../../src/cli/check.js';
 import type { CheckReport } from '../../src/cli/check-report.js';
 import { registerCheck } from '../../src/cli/check-command.js';
-import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { parseDrainRules } from '../../src/config/drain-rules.js';
@@ -129,7 +129,7 @@ beforeEach(async () => {
   out = [];
   errs = [];
   io = {
-    kube: new ClientNodeKube(api.kubeConfig()),
+    kube: api.kubeInMemory(),
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
     clock: new FakeClock('2026-01-05T10:00:00Z'),
@@ -243,11 +243,31 @@ describe('kured-ts check', () => {
       '  package-manager  skipped    not checked: the host is read on the node itself only (kured-ts check --local there)',
       '  node             ok         bootID boot-n1',
       '  lock             BLOCKS     all 1 lock slot(s) held by n2',
+      '  shutdown         skipped    not published by the agent of this node (not read, or an agent of an older version)',
       'drain: no pod on the node',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);
     expect(writes()).toEqual([]);
   });
+
+  it.each([
+    ['gce://p/z/n1', 30 * 60_000, 'WARNING', /longer than GKE node auto-repair's 10m NotReady/],
+    ['gce://p/z/n1', 10 * 60_000, 'ok', /is within GKE node auto-repair's 10m NotReady/],
+    ['aws:///eu-west-1a/i-0abc', 30 * 60_000, 'ok', /is within EKS node auto-repair's 30m NotReady/],
+    ['aws:///eu-west-1a/i-0abc', 45 * 60_000, 'WARNING', /longer than EKS node auto-repair's 30m/],
+  ])(
+    'warns when --post-reboot-timeout outlasts the repair threshold of the provider (%s, %d ms), and still decides as the agent',
+    async (providerID, timeoutMs, verdict, detail) => {
+      const n1 = api.get<V1Node>('nodes', undefined, 'n1')!;
+      api.update<V1Node>('nodes', { ...n1, spec: { ...n1.spec, providerID } });
+      api.create('daemonsets', daemonSet());
+      expect(await runCheck({ node: 'n1', config: config({ postRebootTimeoutMs: timeoutMs }) }, io)).toBe(0);
+      const line = out.find((l) => l.trimStart().startsWith('repair '));
+      expect(line?.trim().split(/\s{2,}/)[1]).toBe(verdict);
+      expect(line).toMatch(detail);
+      expect(out[out.length - 1]).toMatch(/^decision: would-reboot/);
+    },
+  );
 
   it("lists what the drain would do with each pod, in the drain's order, and which label or rule decided", async () => {
     api.create('daemonsets', daemonSet());
@@ -587,7 +607,7 @@ describe('check as registered with commander', () => {
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       exit: (c) => (code = c),
-      connect: () => new ClientNodeKube(api.kubeConfig()),
+      connect: () => api.kubeInMemory(),
       clock: io.clock,
     });
     await program.parseAsync(['check', '--node', 'n1', '--ds-name', 'ds', '--block-on-pdb=false'], {
@@ -611,7 +631,7 @@ describe('check as registered with commander', () => {
         out: (l) => out.push(l),
         err: (l) => errs.push(l),
         exit: (c) => (code = c),
-        connect: () => new ClientNodeKube(api.kubeConfig()),
+        connect: () => api.kubeInMemory(),
         clock: io.clock,
       });
       await program.parseAsync(args, { from: 'user' });
@@ -631,7 +651,7 @@ describe('check as registered with commander', () => {
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       exit: (c) => (code = c),
-      connect: () => new ClientNodeKube(api.kubeConfig()),
+      connect: () => api.kubeInMemory(),
       clock: io.clock,
     });
     await program.parseAsync(['check', '--node', 'n1', '--lock-ttl', 'soon'], { from: 'user' });

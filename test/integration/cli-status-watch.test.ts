@@ -90,7 +90,7 @@ function start(output: StatusOptions['output'] = 'table', isTTY = false): Promis
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  kube = new ClientNodeKube(server.kubeConfig());
+  kube = server.kubeInMemory();
   out = [];
   errs = [];
   stop = new AbortController();

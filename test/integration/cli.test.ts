@@ -1,4 +1,6 @@
-// The CLI as a real process: `node dist/cli.js`, built once before the tests.
+// The CLI: its parsing tables run in this process through the very program `node dist/cli.js` runs
+// (src/cli/main.ts, given a host of the test's instead of the process); the rest, and one row of each
+// kind, as a real process of the bundle (built before the tests, by npm test or jest's global setup).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -6,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { load } from 'js-yaml';
+import { main, type Host } from '../../src/cli/main.js';
 import { FLAGS, shownDefault } from '../../src/config/flags.js';
 import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
 
@@ -34,47 +37,40 @@ function cli(args: string[], env: Record<string, string> = {}): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** cli() without blocking, so that a table of runs can overlap (startup waits dominate). */
-function cliAsync(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['dist/cli.js', ...args], {
-      cwd: ROOT,
-      env: childEnv(env),
-      timeout: 20_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      resolve({ status, stdout, stderr });
-    });
-  });
+/**
+ * The program of `node dist/cli.js ...args` in this process: main() of src/cli/main.ts, with the
+ * arguments, the environment (as cli() gives the child), the output and standard input given here.
+ * What a process adds around it, src/cli/cli.ts, is only process.exit(status).
+ */
+async function cliInProcess(args: string[], env: Record<string, string> = {}, input = ''): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const host: Host = {
+    argv: args,
+    env: childEnv(env),
+    stdout: { write: (text) => (stdout += text), isTTY: false },
+    stderr: { write: (text) => (stderr += text) },
+    stdin: [Buffer.from(input)],
+    onSignals: () => undefined,
+    exit: (code) => {
+      throw new Error(`the program ended the process with ${code}`);
+    },
+  };
+  const status = await main('kured-ts', host);
+  return { status, stdout, stderr };
 }
 
 /** A table row: its name, the arguments and environment to run with, then what to expect. */
 type Case = readonly [name: string, args: string[], env: Record<string, string>, ...expected: unknown[]];
 
-/** Runs `kured-ts ...prefix ...args` for every case, at most `parallel` processes at a time; results by index. */
-async function runAll(cases: readonly Case[], prefix: string[] = [], parallel = 2): Promise<Run[]> {
+/** Runs `kured-ts ...prefix ...args` in this process for every case; results by index. */
+async function runAll(cases: readonly Case[], prefix: string[] = []): Promise<Run[]> {
   const results: Run[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < cases.length; i = next++) {
-      const c = cases[i];
-      if (c) results[i] = await cliAsync([...prefix, ...c[1]], c[2]);
-    }
-  };
-  await Promise.all(Array.from({ length: parallel }, worker));
+  for (const c of cases) results.push(await cliInProcess([...prefix, ...c[1]], c[2]));
   return results;
 }
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
-
-beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
-}, 60_000);
 
 describe('kured-ts --help', () => {
   let help: Run;
@@ -340,15 +336,27 @@ describe('bad input: exit status 2 and one line naming the flag', () => {
     expect(run.stderr).toContain(named);
   });
 
-  it('names the value too', () => {
-    expect(cli(['--node-id', 'n1', '--end-time', '25:00']).stderr).toBe(
+  it('names the value too', async () => {
+    expect((await cliInProcess(['--node-id', 'n1', '--end-time', '25:00'])).stderr).toBe(
       'error: invalid value "25:00" for --end-time: hour must be 0-23\n',
     );
   });
 
-  it('rejects an unknown command', () => {
-    const run = cli(['frobnicate']);
+  it('rejects an unknown command', async () => {
+    const run = await cliInProcess(['frobnicate']);
     expect([run.status, run.stderr]).toEqual([2, "error: unknown command 'frobnicate'\n"]);
+  });
+
+  it('is the same from the bundle as a process: exit status 2, nothing on stdout, the one line', () => {
+    const run = cli(['--node-id', 'n1', '--end-time', '25:00']);
+    expect([run.status, run.stdout, run.stderr]).toEqual([
+      2,
+      '',
+      'error: invalid value "25:00" for --end-time: hour must be 0-23\n',
+    ]);
+    const command = cli(['simulate', '--nodes', '1e3']);
+    expect([command.status, command.stdout, lines(command.stderr).length]).toEqual([2, '', 1]);
+    expect(command.stderr).toMatch(/--nodes.*'1e3' is invalid\. expected an integer/);
   });
 });
 
@@ -367,11 +375,14 @@ describe('the agent flags an operator command shares, parsed as the agent parses
       {},
       'invalid value "not a key!" for --lock-annotation',
     ],
-  ])('%s: a bad value is a usage error naming the flag (and the variable)', (_name, args, env, message) => {
-    const run = cli(args, { KUBECONFIG: '/nonexistent', ...env });
-    expect(run.status).toBe(2);
-    expect(run.stderr.split('\n')[0]).toContain(message);
-  });
+  ])(
+    '%s: a bad value is a usage error naming the flag (and the variable)',
+    async (_name, args, env, message) => {
+      const run = await cliInProcess(args, { KUBECONFIG: '/nonexistent', ...env });
+      expect(run.status).toBe(2);
+      expect(run.stderr.split('\n')[0]).toContain(message);
+    },
+  );
 });
 
 describe('migrate-values', () => {
@@ -403,8 +414,12 @@ describe('migrate-values', () => {
       1,
       'with --strict, not migrated: image.repository (see the notes)',
     ],
-  ])('%s', (_name, flags, status, last) => {
-    const run = cli(['migrate-values', 'test/fixtures/kured-chart/chart-5.x-defaults.yaml', ...flags]);
+  ])('%s', async (_name, flags, status, last) => {
+    const run = await cliInProcess([
+      'migrate-values',
+      'test/fixtures/kured-chart/chart-5.x-defaults.yaml',
+      ...flags,
+    ]);
     expect(run.status).toBe(status);
     expect(lines(run.stderr).slice(1).join('')).toBe(last);
   });
@@ -415,13 +430,8 @@ describe('migrate-values', () => {
     ['hostNetwork: "yes"\n', "at '/hostNetwork': must be boolean"],
   ])(
     'checks its output against the chart as helm install would: %j exits 1 naming the place',
-    (input, error) => {
-      const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {
-        cwd: ROOT,
-        env: childEnv({}),
-        input,
-        encoding: 'utf8',
-      });
+    async (input, error) => {
+      const run = await cliInProcess(['migrate-values', '-'], {}, input);
       expect(run.status).toBe(1);
       expect(lines(run.stderr)[1]).toBe(
         "the output does not install: the kured-ts chart's schema refuses it (1):",
@@ -430,13 +440,8 @@ describe('migrate-values', () => {
     },
   );
 
-  it('refuses a YAML list on stdin: exit 2, one line', () => {
-    const run = spawnSync(process.execPath, ['dist/cli.js', 'migrate-values', '-'], {
-      cwd: ROOT,
-      env: childEnv({}),
-      input: '- a\n- b\n',
-      encoding: 'utf8',
-    });
+  it('refuses a YAML list on stdin: exit 2, one line', async () => {
+    const run = await cliInProcess(['migrate-values', '-'], {}, '- a\n- b\n');
     expect([run.status, run.stderr]).toEqual([2, 'cannot read kured values from -: not a map of values\n']);
   });
 
@@ -467,8 +472,8 @@ describe('migrate-values', () => {
       ['migrate-values', 'LICENSE'],
       /^cannot read kured values from LICENSE: /,
     ],
-  ])('exits 2 with one line for %s', (_name, args, message) => {
-    const run = cli(args);
+  ])('exits 2 with one line for %s', async (_name, args, message) => {
+    const run = await cliInProcess(args);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(lines(run.stderr)).toHaveLength(1);
@@ -488,16 +493,16 @@ describe('simulate --timeline', () => {
 describe('the operator commands', () => {
   it.each(['status', 'history', 'approve', 'pause', 'resume', 'check', 'simulate', 'migrate-values'])(
     '%s is wired in (its own help, exit 0)',
-    (command) => {
-      const run = cli([command, '--help']);
+    async (command) => {
+      const run = await cliInProcess([command, '--help']);
       expect(run.status).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Usage: kured-ts ${command} `));
       expect(run.stdout).not.toContain('not implemented yet');
     },
   );
 
-  it('report their usage errors like the agent: exit 2, one line', () => {
-    const run = cli(['check']);
+  it('report their usage errors like the agent: exit 2, one line', async () => {
+    const run = await cliInProcess(['check']);
     expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
     expect(run.stderr).toContain('--node');
   });
@@ -513,15 +518,15 @@ describe('the operator commands', () => {
     [['simulate', '--concurrency', '0'], /--concurrency.*must be at least 1/],
     [['simulate', '--seed', '0x10'], /--seed.*expected an integer/],
     [['simulate', '--boot-time', '-1m'], /--boot-time.*must not be negative/],
-  ])('simulate refuses %j with exit 2 and one line', (args, message) => {
-    const run = cli(args);
+  ])('simulate refuses %j with exit 2 and one line', async (args, message) => {
+    const run = await cliInProcess(args);
     expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
     expect(run.stderr).toMatch(message);
   });
 
-  it('approve refuses to run with neither node names nor --all, or with both', () => {
+  it('approve refuses to run with neither node names nor --all, or with both', async () => {
     for (const args of [['approve'], ['approve', 'n1', '--all']]) {
-      const run = cli(args);
+      const run = await cliInProcess(args);
       expect([run.status, lines(run.stderr).length]).toEqual([2, 1]);
       expect(run.stderr).toMatch(/^error: .*--all/);
     }

@@ -18,7 +18,7 @@ import {
 import { type StatusOptions, type StatusReport } from '../../src/cli/status.js';
 import { registerStatus, runStatus } from '../../src/cli/status-command.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
-import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { connectKube } from '../../src/kube/client.js';
 import { IN_CLUSTER_TOKEN, missingKubeconfig } from '../../src/kube/default-config.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
 import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/turn.js';
@@ -84,7 +84,7 @@ beforeEach(async () => {
   errs = [];
   clock = new FakeClock('2026-01-05T10:00:00Z');
   io = {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
     clock,
@@ -196,10 +196,10 @@ describe('kured-ts status', () => {
           by: 'kured-coordinator-7f9c',
           seq: 3,
           nodes: 4,
-          held: { gate: 'max-unhealthy-nodes', reason: '1 other nodes unhealthy (max 0): n4' },
+          held: { gate: 'max-unhealthy-nodes', reason: '1 other node unhealthy (max 0): n4' },
         }),
       },
-      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; no turn now: 1 other nodes unhealthy (max 0): n4)',
+      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; no turn now: 1 other node unhealthy (max 0): n4)',
     ],
     [
       "shows no advice written under another coordinator's name",
@@ -392,7 +392,7 @@ describe('the subcommands as registered with commander', () => {
 
   it('runs status -o json, pause and resume end to end', async () => {
     seedFleet();
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['status', '-o', 'json'])).toBe(0);
     expect((JSON.parse(out.join('\n')) as StatusReport).nodes).toHaveLength(4);
     expect(await cli.run(['pause', '--reason', 'freeze', '--by', 'ci'])).toBe(0);
@@ -436,7 +436,7 @@ describe('the subcommands as registered with commander', () => {
   });
 
   it('rejects an unknown output format with exit 2', async () => {
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['status', '-o', 'xml'])).toBe(2);
     expect(errs).toEqual(['invalid value for -o/--output: xml (table, wide, json or yaml)']);
     expect(server.requests).toEqual([]);
@@ -444,7 +444,7 @@ describe('the subcommands as registered with commander', () => {
 
   it('prints the same report as YAML with -o yaml as with -o json', async () => {
     seedFleet();
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['status', '-o', 'json'])).toBe(0);
     const json: unknown = JSON.parse(out.join('\n'));
     out.length = 0;
@@ -454,7 +454,7 @@ describe('the subcommands as registered with commander', () => {
 
   it('prints every field with -o wide, the reason whole', async () => {
     seedFleet();
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['status', '-o', 'wide'])).toBe(0);
     expect(out[0]?.split(/ {3,}/)).toEqual([
       'NODE',
@@ -508,7 +508,7 @@ describe('the subcommands as registered with commander', () => {
         ],
       }),
     });
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['status', '-o', 'wide'])).toBe(0);
     expect(out.slice(1, 3).map((l) => l.split(/ {3,}/)[6])).toEqual([
       'held [zone-a]',
@@ -525,7 +525,7 @@ describe('the subcommands as registered with commander', () => {
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       exit: (c) => (code = c),
-      connect: () => new ClientNodeKube(server.kubeConfig()),
+      connect: () => server.kubeInMemory(),
       clock,
     });
     await prog.parseAsync(['resume'], { from: 'user' });
@@ -535,7 +535,7 @@ describe('the subcommands as registered with commander', () => {
 
   it('takes -n as --ds-namespace, and refuses the two when they disagree', async () => {
     server.create('daemonsets', { ...daemonSet(), metadata: { name: 'kured', namespace: 'ops' } });
-    const cli = program(() => new ClientNodeKube(server.kubeConfig()));
+    const cli = program(() => server.kubeInMemory());
     expect(await cli.run(['resume', '-n', 'ops'])).toBe(0);
     expect(out).toEqual(['fleet is not paused: nothing to do']);
     expect(await cli.run(['resume', '-n', 'ops', '--ds-namespace', 'kube-system'])).toBe(2);
@@ -558,7 +558,7 @@ describe('the subcommands as registered with commander', () => {
         out: (l: string) => out.push(l),
         err: (l: string) => errs.push(l),
         exit: (c: number) => (code = c),
-        connect: () => new ClientNodeKube(server.kubeConfig()),
+        connect: () => server.kubeInMemory(),
         clock,
       };
       registerStatus(prog, deps);

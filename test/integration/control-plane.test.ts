@@ -11,7 +11,6 @@ import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps, createLock, coordinatorOf } from '../../src/agent/create-agent.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -88,7 +87,7 @@ function etcdDown(node: string): void {
 /** One pass of the real agent of `node` on `clock`. */
 async function agentPass(c: Config, clock: Clock = new SystemClock()): Promise<Outcome> {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock,
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
@@ -201,7 +200,7 @@ describe('a control-plane node', () => {
 
   it('racing a second control-plane agent for two free slots: exactly one takes a slot', async () => {
     const io = {
-      kube: new ClientNodeKube(server.kubeConfig()),
+      kube: server.kubeInMemory(),
       clock: new SystemClock(),
       logger: new MemoryLogger(),
     };

@@ -6,7 +6,6 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
@@ -111,11 +110,7 @@ function killable(kube: Kube): { kube: Kube; kill: () => void } {
   };
 }
 
-function coordinator(
-  identity: string,
-  kube: Kube = new ClientNodeKube(server.kubeConfig()),
-  pageSize?: number,
-): Coordinator {
+function coordinator(identity: string, kube: Kube = server.kubeInMemory(), pageSize?: number): Coordinator {
   const c = new Coordinator({
     ...(pageSize === undefined ? {} : { pageSize }),
     kube,
@@ -216,7 +211,7 @@ describe('the coordinator', () => {
   it('is replaced by its standby within one lease duration when the leader dies without a word', async () => {
     lockHeldBy('n0');
     waiting('n1', '2026-01-05T09:30:00Z');
-    const first = killable(new ClientNodeKube(server.kubeConfig()));
+    const first = killable(server.kubeInMemory());
     const a = coordinator('a', first.kube);
     await advanceUntil(() => a.leading, 'a leads');
     const b = coordinator('b');
@@ -265,7 +260,7 @@ describe('the coordinator', () => {
     expect(turns()).toEqual([]);
     // an agent reading the Lease now waits for the standby (not first come at once: no herd)
     const reader = new CoordinatorLease({
-      kube: new ClientNodeKube(server.kubeConfig()),
+      kube: server.kubeInMemory(),
       namespace: NS,
       name: coordinatorLeaseName('kured'),
       clock,
@@ -297,7 +292,7 @@ describe('the coordinator', () => {
 
 /** The agent's own lock for `nodeId` (createLock: with the turn gate), on a client of its own. */
 function agentLock(nodeId: string, concurrency: number, onClock: Clock = new SystemClock()): DaemonSetLock {
-  const kube = new ClientNodeKube(server.kubeConfig());
+  const kube = server.kubeInMemory();
   const config = {
     ...defaultConfig(),
     nodeId,
@@ -314,7 +309,7 @@ function agentLock(nodeId: string, concurrency: number, onClock: Clock = new Sys
 /** A coordinator's Lease that looks alive to a reader that has just started (a fleet of 5 nodes). */
 async function liveLease(): Promise<void> {
   const advice = JSON.stringify({ by: 'someone', seq: 1, nodes: NODES.length });
-  await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+  await server.kubeInMemory().createLease(NS, {
     metadata: {
       name: coordinatorLeaseName('kured'),
       namespace: NS,
@@ -330,7 +325,7 @@ describe('turns and the lock', () => {
     ['every waiter holds a forged turn, concurrency 2', 2],
   ])('%s: at most --concurrency nodes take a slot', async (_name, concurrency) => {
     await liveLease();
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     for (const n of ['n1', 'n2', 'n3', 'n4']) {
       await kube.mergePatchNode(n, {
         metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'thief' }) } },
@@ -346,7 +341,7 @@ describe('turns and the lock', () => {
 
   it('a node whose turn write loses every retry to conflicts tries again within seconds, before its turn lapses', async () => {
     await liveLease();
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+    await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [TURN_ANNOTATION]: formatTurn({ since: 'x', by: 'a' }) } },
     });
     server.injectFailure({ method: 'PATCH', pathIncludes: '/daemonsets/kured' }, 409, 8);
@@ -389,7 +384,7 @@ describe('turns and the lock', () => {
 
 /** This node's turn gate (the agent's), reading the coordinator's Lease on the fake clock. */
 function turnGate(nodeId: string): NodeTurnGate {
-  const kube = new ClientNodeKube(server.kubeConfig());
+  const kube = server.kubeInMemory();
   const coordinatorLease = new CoordinatorLease({
     kube,
     namespace: NS,
@@ -416,7 +411,7 @@ function renewLease(): void {
 
 /** Writes `node`'s turn annotation as a coordinator would: a turn, a lapsed one, or none. */
 async function turnAnnotation(node: string, value: string | null): Promise<void> {
-  await new ClientNodeKube(server.kubeConfig()).mergePatchNode(node, {
+  await server.kubeInMemory().mergePatchNode(node, {
     metadata: { annotations: { [TURN_ANNOTATION]: value } },
   });
 }
@@ -480,7 +475,7 @@ describe('waiting for a turn', () => {
   });
 
   it('a waiter that queued before the coordinator published the fleet size rereads the Lease at the pace of the size it then publishes', async () => {
-    await new ClientNodeKube(server.kubeConfig()).createLease(NS, {
+    await server.kubeInMemory().createLease(NS, {
       metadata: { name: coordinatorLeaseName('kured'), namespace: NS },
       spec: { holderIdentity: 'c-0', leaseDurationSeconds: 30 },
     });

@@ -11,7 +11,6 @@ import { registerResume } from '../../src/cli/resume.js';
 import { FLEET_PAUSE_ANNOTATION } from '../../src/cli/shared.js';
 import { registerStatus } from '../../src/cli/status-command.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet } from '../../src/kube/kube.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -79,7 +78,7 @@ function run(args: string[]): Promise<number | undefined> {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    connect: () => new ClientNodeKube(server.kubeConfig()),
+    connect: () => server.kubeInMemory(),
     clock: new FakeClock(),
   })(args);
 }

@@ -59,7 +59,7 @@ function events(reason: string): string[] {
 
 function agent(c: Config): Agent {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock: new SystemClock(),
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required: reboots === 0 }) },
@@ -188,7 +188,7 @@ describe('the admission policy on pod deletions', () => {
   });
 
   const agentOf = (s: FakeApiServer, node?: string): ClientNodeKube =>
-    new ClientNodeKube(s.kubeConfig()).impersonating({
+    s.kubeInMemory().impersonating({
       user: USER,
       ...(node === undefined ? {} : { extra: { [NODE_NAME_EXTRA]: node } }),
     });
@@ -220,7 +220,7 @@ describe('the admission policy on pod deletions', () => {
     expect(admission.denials.map((d) => d.denied)).toEqual([expect.stringMatching(/deletes no pod/)]);
     expect(s.get('pods', 'default', 'here')).toBeDefined();
     // an operator is not the agent: the policy leaves them alone
-    await new ClientNodeKube(s.kubeConfig()).deletePod('default', 'here', {});
+    await s.kubeInMemory().deletePod('default', 'here', {});
     expect(s.get('pods', 'default', 'here')).toBeUndefined();
   });
 });

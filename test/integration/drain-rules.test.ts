@@ -25,7 +25,7 @@ async function start(
   options: FakeApiServerOptions = {},
 ): Promise<{ s: FakeApiServer; kube: ClientNodeKube }> {
   server = await startClusterApiServer(options);
-  return { s: server, kube: new ClientNodeKube(server.kubeConfig()) };
+  return { s: server, kube: server.kubeInMemory() };
 }
 
 function pod(name: string, labels: Record<string, string> = {}, namespace = 'default', grace = 0): V1Pod {

@@ -25,7 +25,7 @@ async function start(
   options: FakeApiServerOptions = {},
 ): Promise<{ server: FakeApiServer; kube: ClientNodeKube }> {
   server = await startClusterApiServer(options);
-  return { server, kube: new ClientNodeKube(server.kubeConfig()) };
+  return { server, kube: server.kubeInMemory() };
 }
 
 interface PodSpec {

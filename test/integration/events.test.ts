@@ -2,7 +2,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { CoreV1Event, V1Node } from '../../src/kube/kube.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeEventRecorder } from '../../src/events/kube-event-recorder.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -21,7 +20,7 @@ beforeEach(async () => {
   clock = new FakeClock('2026-01-05T10:00:00Z');
   log = new MemoryLogger();
   recorder = new KubeEventRecorder({
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     nodeId: 'n1',
     clock,
     log,

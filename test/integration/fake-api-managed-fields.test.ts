@@ -1,7 +1,6 @@
 // The fake API server keeps metadata.managedFields as kube-apiserver does for non-apply writes, so
 // that "who owns this cordon" has a real answer in tests (src/sim/fake-api/managed-fields.ts).
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { unschedulableOwners } from '../../src/node/kube-node-ops.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -39,7 +38,7 @@ function managers(): Record<string, unknown> {
 
 describe('managedFields', () => {
   it('gives a write the fields it changed, in FieldsV1, with its time', async () => {
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', { spec: { unschedulable: true } });
+    await server.kubeInMemory().mergePatchNode('n1', { spec: { unschedulable: true } });
     const ours = node().metadata?.managedFields?.find((e) => e.manager === 'kured-ts');
     expect(ours).toMatchObject({ operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1' });
     expect(ours?.fieldsV1).toEqual({ 'f:spec': { 'f:unschedulable': {} } });

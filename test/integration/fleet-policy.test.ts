@@ -12,7 +12,7 @@ import { type StatusReport } from '../../src/cli/status.js';
 import { registerStatus } from '../../src/cli/status-command.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube, READ_ATTEMPTS } from '../../src/kube/client.js';
+import { READ_ATTEMPTS } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -67,7 +67,7 @@ function setReady(name: string, status: string): void {
 function agent(overrides: Partial<Config>): Agent {
   const c = testConfig({ periodMs: 60_000, drainTimeoutMs: 5000, postRebootTimeoutMs: 60_000, ...overrides });
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock: new SystemClock(),
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required }) },
@@ -92,7 +92,7 @@ function operator(): (args: string[]) => Promise<number | undefined> {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    connect: () => new ClientNodeKube(server.kubeConfig()),
+    connect: () => server.kubeInMemory(),
   });
   return (args) => {
     out = [];
@@ -153,7 +153,7 @@ describe('--require-approval with kured-ts approve', () => {
   it('an approval older than --approval-ttl does not count, and approve names a node that does not exist', async () => {
     const run = operator();
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode('n1', {
+    await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [APPROVAL_ANNOTATION]: JSON.stringify({ by: 'bob', at: old }) } },
     });
     const outcome = await agent({ requireApproval: true, approvalTtlMs: 3_600_000 }).tick();

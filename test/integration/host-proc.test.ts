@@ -1,12 +1,12 @@
-// ProcHost on this machine's real kernel: a lock file under a host root, locked by a real process
+// FsHostFiles on this machine's real kernel: a lock file under a host root, locked by a real process
 // (flock(1), as apt's and dpkg's own locks are held while they work), found through /proc/locks.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readPackageManagers } from '../../src/host/host.js';
-import { ProcHost } from '../../src/host/proc-host.js';
+import { FsHostFiles } from '../../src/host/host.js';
+import { readPackageManagers } from '../../src/host/package-managers.js';
 
 let root: string | undefined;
 let holder: ChildProcess | undefined;
@@ -53,10 +53,10 @@ function holdLock(path: string): Promise<ChildProcess> {
   });
 }
 
-describe('ProcHost on the real kernel', () => {
+describe('FsHostFiles on the real kernel', () => {
   it('finds dpkg idle, then at work while a process holds lock-frontend, then idle once it is gone', async () => {
     root = debianRoot();
-    const host = new ProcHost({ root });
+    const host = new FsHostFiles(root);
     expect(await readPackageManagers(host)).toEqual({ state: 'idle', found: ['dpkg/apt'] });
     holder = await holdLock(join(root, 'var/lib/dpkg/lock-frontend'));
     const busy = await readPackageManagers(host);
@@ -72,12 +72,12 @@ describe('ProcHost on the real kernel', () => {
 
   it('finds no package manager under a root without their files', async () => {
     root = mkdtempSync(join(tmpdir(), 'kured-ts-host-'));
-    expect(await readPackageManagers(new ProcHost({ root }))).toEqual({ state: 'none' });
+    expect(await readPackageManagers(new FsHostFiles(root))).toEqual({ state: 'none' });
   });
 
   it('says unknown when the lock table cannot be read', async () => {
     root = debianRoot();
-    const host = new ProcHost({ root, proc: join(root, 'no-proc') });
+    const host = new FsHostFiles(root, join(root, 'no-proc'));
     expect(await readPackageManagers(host)).toMatchObject({ state: 'unknown' });
   });
 });

@@ -141,7 +141,7 @@ function agent(
   const kube =
     o.kube ??
     ((): Kube => {
-      const k = new ClientNodeKube(server.kubeConfig());
+      const k = server.kubeInMemory();
       kubes.push(k);
       return k;
     })();
@@ -422,7 +422,7 @@ describe('a kubelet writing the Node between the re-verify and the count of the 
   /** An agent over a client that lets a "kubelet" write n1's status just before each of the first `n` counting writes. */
   function racedAgent(n: number): { agent: Agent; raced: () => number } {
     let raced = 0;
-    const inner = new ClientNodeKube(server.kubeConfig());
+    const inner = server.kubeInMemory();
     kubes.push(inner);
     const kube = new Proxy(inner, {
       get(target, prop, receiver): unknown {
@@ -534,7 +534,7 @@ describe('two agents for one node (a DaemonSet rollout with maxSurge)', () => {
 describe('the reboot attempt counted but answered 500 (committed all the same)', () => {
   /** n1's agent over a client where the write counting attempt 1 is committed and answered 500 (then `then`). */
   function ambiguousAgent(then: 'the client retries into a 409' | 'every retry is answered 500'): Agent {
-    const kube = new ClientNodeKube(server.kubeConfig());
+    const kube = server.kubeInMemory();
     kubes.push(kube);
     const ambiguous = new Proxy(kube, {
       get(target, key, receiver) {

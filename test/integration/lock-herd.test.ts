@@ -32,7 +32,7 @@ let seen: KubeCounts;
 
 beforeEach(async () => {
   server = await startFakeApiServer();
-  ({ kube, counts: seen } = countedKube(new ClientNodeKube(server.kubeConfig())));
+  ({ kube, counts: seen } = countedKube(server.kubeInMemory()));
   server.create('daemonsets', kuredDaemonSet());
   for (let i = 0; i < 60; i++) server.create<V1Node>('nodes', { metadata: { name: `n${i}` } });
 });

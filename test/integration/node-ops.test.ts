@@ -19,7 +19,7 @@ let kube: ClientNodeKube;
 
 beforeEach(async () => {
   server = await startClusterApiServer();
-  kube = new ClientNodeKube(server.kubeConfig());
+  kube = server.kubeInMemory();
   server.create<V1Node>('nodes', {
     metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE } },
     spec: { taints: [{ key: 'user/dedicated', value: 'db', effect: 'NoSchedule' }] },
@@ -160,7 +160,7 @@ describe('KubeNodeOps', () => {
 
   it('writes only while the node is still as read: a stale resourceVersion writes nothing and says so', async () => {
     const read = await ops().get();
-    await new ClientNodeKube(server.kubeConfig()).mergePatchNode(NODE, {
+    await server.kubeInMemory().mergePatchNode(NODE, {
       metadata: { labels: { other: 'x' } },
     });
     await expect(ops().write({ unschedulable: true }, read.resourceVersion)).resolves.toBeUndefined();
@@ -302,12 +302,12 @@ describe('the seed scenario: another writer changes the same node while we taint
     for (let at = 0; at < total; at++) {
       await server.close();
       server = await startClusterApiServer();
-      kube = new ClientNodeKube(server.kubeConfig());
+      kube = server.kubeInMemory();
       server.create<V1Node>('nodes', {
         metadata: { name: NODE },
         spec: { taints: [{ key: 'user/dedicated', value: 'db', effect: 'NoSchedule' }] },
       });
-      const foreign = new ClientNodeKube(server.kubeConfig());
+      const foreign = server.kubeInMemory();
       const tags: string[] = [];
       await ourSteps(
         ops(
@@ -326,7 +326,7 @@ describe('the seed scenario: another writer changes the same node while we taint
   });
 
   it('keeps every change when the other writer strikes after each of our first six requests', async () => {
-    const foreign = new ClientNodeKube(server.kubeConfig());
+    const foreign = server.kubeInMemory();
     const tags: string[] = [];
     await ourSteps(
       ops(

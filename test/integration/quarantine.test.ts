@@ -9,7 +9,6 @@ import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
@@ -105,7 +104,7 @@ function podsGo(): void {
 /** A fresh agent, as after a pod restart; the host reboots into boot-2 and is Ready at once. */
 function agent(c: Config, metrics?: PrometheusMetrics): Agent {
   const deps = createAgentDeps(c, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock,
     ...(metrics === undefined ? {} : { metrics }),
     logger: new MemoryLogger(),

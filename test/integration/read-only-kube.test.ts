@@ -1,6 +1,5 @@
 // ReadOnlyKube: what `kured-ts check` runs the agent's code on. Reads go through, writes never.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { CoreV1Event, V1Node } from '../../src/kube/kube.js';
 import { ReadOnlyKube } from '../../src/kube/read-only-kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -20,7 +19,7 @@ afterEach(async () => {
 
 describe('ReadOnlyKube', () => {
   it('refuses every write and records it, while reads go through', async () => {
-    const kube = new ReadOnlyKube(new ClientNodeKube(api.kubeConfig()));
+    const kube = new ReadOnlyKube(api.kubeInMemory());
     expect((await kube.getNode('n1')).metadata?.name).toBe('n1');
     expect((await kube.getDaemonSet('kube-system', 'kured')).metadata?.name).toBe('kured');
     await expect(kube.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow('dry run');

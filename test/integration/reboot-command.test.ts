@@ -10,7 +10,6 @@ import { rebootOptions, registerReboot } from '../../src/cli/reboot.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { defaultConfig } from '../../src/config/parse.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -73,7 +72,7 @@ function kuredTs(user = ADMIN): (args: readonly string[]) => Promise<number | un
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    connect: () => new ClientNodeKube(server.kubeConfig()).impersonating({ user }),
+    connect: () => server.kubeInMemory().impersonating({ user }),
   });
 }
 
@@ -91,7 +90,7 @@ function agent(name: string, overrides: Partial<Config> = {}): Agent {
     ...overrides,
   });
   const deps = createAgentDeps(config, {
-    kube: new ClientNodeKube(server.kubeConfig()),
+    kube: server.kubeInMemory(),
     clock: new SystemClock(),
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required: false }) },

@@ -9,7 +9,6 @@ import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kub
 import { createAgent } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { ClientNodeKube } from '../../src/kube/client.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import type { Rebooter } from '../../src/reboot/rebooter.js';
@@ -120,7 +119,7 @@ describe.each([1, 2])('a rolling reboot of three nodes with concurrency %i', (co
       const required = { value: true };
       const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required: required.value }) };
       const agent = createAgent(config(name, concurrency), {
-        kube: new ClientNodeKube(server.kubeConfig()).impersonating({
+        kube: server.kubeInMemory().impersonating({
           user: `system:serviceaccount:${SA.namespace}:${SA.name}`,
           extra: { [NODE_NAME_EXTRA]: name },
         }),

@@ -10,7 +10,7 @@ import {
   type ProbeResult,
 } from '../../src/server/http-server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { ClientNodeKube, connectKube } from '../../src/kube/client.js';
+import { connectKube } from '../../src/kube/client.js';
 import { apiReadiness, startAgentListener } from '../../src/server/agent-listener.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
@@ -204,7 +204,7 @@ describe('agent listener', () => {
       dsNamespace: 'kube-system',
       dsName: 'kured',
     };
-    const kube = new ClientNodeKube(api.kubeConfig());
+    const kube = api.kubeInMemory();
     const server = await startAgentListener({ config, kube, metrics, clock, logger: new MemoryLogger() });
     servers.push(server);
     const base = `http://127.0.0.1:${server.port}`;

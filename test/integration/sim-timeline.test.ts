@@ -10,6 +10,7 @@ import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 import { PNG } from 'pngjs';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
 import { TIMELINE_COLOURS } from '../../src/sim/timeline-svg.js';
+import { inMemory, SIMULATION_TIMEOUT_MS } from '../fakes/simulate.js';
 
 const CHROMIUM = '/usr/bin/chromium-headless-shell';
 
@@ -107,18 +108,21 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kured-ts-timeline-'));
   const files = new Map<string, string>();
   printed = '';
-  code = await runSimulate(OPTIONS, {
-    out: { write: (t) => (printed += t), isTTY: false },
-    progress: false,
-    timeline: join(dir, 'wave.svg'),
-    writeFile: (path, text) => {
-      files.set(path, text);
-      return Promise.resolve();
-    },
-  });
+  code = await runSimulate(
+    OPTIONS,
+    inMemory({
+      out: { write: (t) => (printed += t), isTTY: false },
+      progress: false,
+      timeline: join(dir, 'wave.svg'),
+      writeFile: (path, text) => {
+        files.set(path, text);
+        return Promise.resolve();
+      },
+    }),
+  );
   svg = files.get(join(dir, 'wave.svg')) ?? '';
   picture = readSvg(svg);
-}, 60_000);
+}, SIMULATION_TIMEOUT_MS);
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

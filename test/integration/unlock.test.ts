@@ -87,10 +87,7 @@ function options(overrides: Partial<UnlockOptions>): UnlockOptions {
   };
 }
 
-function unlock(
-  overrides: Partial<UnlockOptions>,
-  kube = new ClientNodeKube(server.kubeConfig()),
-): Promise<number> {
+function unlock(overrides: Partial<UnlockOptions>, kube = server.kubeInMemory()): Promise<number> {
   return runUnlock(options(overrides), {
     kube,
     out: (l) => out.push(l),
@@ -219,7 +216,7 @@ describe('kured-ts unlock', () => {
       }
     }
     const code = await runUnlock(options({ manual: true }), {
-      kube: new RacedKube(server.kubeConfig()),
+      kube: new RacedKube(server.kubeConfig(), { exchange: server.exchange }),
       out: (l) => out.push(l),
       err: (l) => errs.push(l),
       clock: new SystemClock(), // the retry's backoff: real, and under 2 s
@@ -232,7 +229,7 @@ describe('kured-ts unlock', () => {
   it("frees a fleet frozen by kured's manual lock: the next node takes a slot", async () => {
     seed(MANUAL, [{ name: 'n1' }]);
     const lock = new DaemonSetLock({
-      kube: new ClientNodeKube(server.kubeConfig()),
+      kube: server.kubeInMemory(),
       namespace: 'kube-system',
       name: 'kured',
       annotation: LOCK,
@@ -258,7 +255,7 @@ function cli(args: string[]): Promise<number | undefined> {
     env: {},
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
-    connect: () => new ClientNodeKube(server.kubeConfig()),
+    connect: () => server.kubeInMemory(),
     clock,
   })(args);
 }

@@ -1,10 +1,19 @@
 // scripts/check-imports.mjs (part of `npm run lint`): it names every import cycle and every back-arrow
-// between the folders it ranks, and passes src/.
+// between the folders it ranks, and passes src/. The cases run its checkImports() in this process
+// (each process would load the TypeScript compiler again); the command itself runs once, on src/.
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** scripts/check-imports.mjs as a module (a plain .mjs: typed here). */
+interface CheckImports {
+  checkImports: (root: string) => { problems: string[]; modules: number };
+}
+const script = join(process.cwd(), 'scripts/check-imports.mjs');
+const { checkImports } = (await import(pathToFileURL(script).href)) as CheckImports;
 
 /** Writes `files` (path → text) into a fresh directory, checks it and removes it. */
 function checkFiles(files: Record<string, string>): { status: number | null; output: string } {
@@ -20,7 +29,14 @@ function checkFiles(files: Record<string, string>): { status: number | null; out
   }
 }
 
+/** What the command would answer for `dir`: exit 1 and a line per problem, or exit 0. */
 function check(dir: string): { status: number | null; output: string } {
+  const { problems } = checkImports(dir);
+  return { status: problems.length > 0 ? 1 : 0, output: problems.map((p) => `${p}\n`).join('') };
+}
+
+/** The command as `npm run lint` runs it. */
+function command(dir: string): { status: number | null; output: string } {
   const run = spawnSync(process.execPath, ['scripts/check-imports.mjs', dir], { encoding: 'utf8' });
   return { status: run.status, output: run.stdout + run.stderr };
 }
@@ -119,5 +135,19 @@ describe('the import check', () => {
 
   it('finds no cycle and no back-arrow in src/', () => {
     expect(check('src')).toMatchObject({ status: 0 });
+  });
+
+  it('as a command, exits 0 on src/ and 1 naming each problem of a tree that has them', () => {
+    expect(command('src')).toMatchObject({ status: 0, output: expect.stringMatching(/^no import cycles/) });
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-imports-'));
+    try {
+      for (const [name, text] of Object.entries({ 'a.ts': "import './b.js';", 'b.ts': "import './a.js';" }))
+        writeFileSync(join(dir, name), text);
+      const run = command(dir);
+      expect(run.status).toBe(1);
+      expect(run.output).toMatch(/import cycle: .*a\.ts <-> .*b\.ts/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,8 +2,11 @@
 // for them (src/blockers/package-manager.ts), over a host in memory and a virtual clock.
 import { describe, expect, it } from '@jest/globals';
 import { PackageManagerBlocker } from '../../src/blockers/package-manager.js';
-import { parseProcLocks, readPackageManagers } from '../../src/host/host.js';
-import { HOST_ROOT, hostView } from '../../src/host/host-view.js';
+import { parseProcLocks } from '../../src/host/host.js';
+import { hostView } from '../../src/host/host-view.js';
+import { readPackageManagers } from '../../src/host/package-managers.js';
+
+const HOST_ROOT = '/host';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeHost } from '../fakes/fake-host.js';
 import { evaluatePackageManager } from '../../src/cli/check-host.js';
@@ -159,22 +162,34 @@ describe('which host the agent can read', () => {
   const exists = (): boolean => true;
 
   it('reads the host at / for an agent on the host itself', () => {
-    expect('host' in hostView({ rebootMethod: 'signal', hostExec: 'direct' }, exists)).toBe(true);
+    expect('host' in hostView({ rebootMethod: 'signal', hostExec: 'direct', hostRoot: '/' }, exists)).toBe(
+      true,
+    );
   });
 
   it(`reads the host through ${HOST_ROOT} for the chart's privileged agent (rebootMethod command)`, () => {
-    expect('host' in hostView({ rebootMethod: 'command', hostExec: 'nsenter' }, exists)).toBe(true);
+    expect(
+      'host' in hostView({ rebootMethod: 'command', hostExec: 'nsenter', hostRoot: HOST_ROOT }, exists),
+    ).toBe(true);
   });
 
   it('does not check with rebootMethod signal (unprivileged, no hostPID), and says so', () => {
-    expect(hostView({ rebootMethod: 'signal', hostExec: 'nsenter' }, exists)).toEqual({
+    expect(hostView({ rebootMethod: 'signal', hostExec: 'nsenter', hostRoot: HOST_ROOT }, exists)).toEqual({
       notChecked: expect.stringContaining('not checked: rebootMethod signal runs unprivileged') as unknown,
     });
   });
 
+  it("does not read the container's own files for the host (--host-root / in a container), and says so", () => {
+    expect(hostView({ rebootMethod: 'command', hostExec: 'nsenter', hostRoot: '/' }, exists)).toEqual({
+      notChecked: expect.stringContaining('not mounted at --host-root /') as unknown,
+    });
+  });
+
   it(`does not check where nothing is mounted at ${HOST_ROOT} (kured's chart), and says so`, () => {
-    expect(hostView({ rebootMethod: 'command', hostExec: 'nsenter' }, () => false)).toEqual({
-      notChecked: expect.stringContaining(`not mounted at ${HOST_ROOT}`) as unknown,
+    expect(
+      hostView({ rebootMethod: 'command', hostExec: 'nsenter', hostRoot: HOST_ROOT }, () => false),
+    ).toEqual({
+      notChecked: expect.stringContaining(`not mounted at --host-root ${HOST_ROOT}`) as unknown,
     });
   });
 });
@@ -183,6 +198,7 @@ describe('kured-ts check on the package manager', () => {
   const config = {
     rebootMethod: 'command' as const,
     hostExec: 'nsenter' as const,
+    hostRoot: HOST_ROOT,
     packageManagerWaitMs: HOUR,
   };
   const signal = new AbortController().signal;

@@ -154,18 +154,30 @@ describe('retry', () => {
     await expect(run).resolves.toBe(3);
   });
 
-  it('stops when the signal aborts during a backoff', async () => {
+  it('stops when the signal aborts during a backoff, with the last answer (it says more than "aborted")', async () => {
     const clock = new FakeClock();
     const controller = new AbortController();
-    const run = retry(() => Promise.reject(apiError(409)), {
-      retryOn: isConflict,
-      clock,
-      signal: controller.signal,
-    });
+    let attempts = 0;
+    const run = retry(
+      () => {
+        attempts++;
+        return Promise.reject(apiError(409));
+      },
+      { retryOn: isConflict, clock, signal: controller.signal },
+    );
     const settled = run.catch((err: unknown) => err);
     await clock.advance(0);
     controller.abort(new Error('stop'));
-    expect(await settled).toEqual(new Error('stop'));
+    expect(statusCode(await settled)).toBe(409);
+    await clock.advanceUntilIdle();
+    expect(attempts).toBe(1); // no attempt after the abort
+  });
+
+  it('does not start when the signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    const run = retry(() => Promise.resolve(1), { clock: new FakeClock(), signal: controller.signal });
+    await expect(run).rejects.toThrow('stop');
   });
 
   it.each([

@@ -17,7 +17,7 @@ export const HOLD_POLL_MAX_MS = 30_000;
 export type HoldEnd = { lost: string } | { timedOut: string; keys: string[] };
 
 /** The first of `keys` the node carries, as `key=value`; undefined when it carries none. */
-export function holdOn(node: NodeState, keys: readonly string[]): string | undefined {
+function holdOn(node: NodeState, keys: readonly string[]): string | undefined {
   const key = keys.find((k) => node.annotations[k] !== undefined);
   return key === undefined ? undefined : `${key}=${node.annotations[key] ?? ''}`;
 }

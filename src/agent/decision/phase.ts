@@ -127,7 +127,7 @@ export function rebooted(bootID: string, record: CycleRecord): boolean {
  * kured's entry for this node: kured records no bootID and `unschedulable: false` for a node it
  * cordons itself, and the node is cordoned. (kured-ts records the bootID in every entry it writes.)
  */
-export function kuredEntry(entry: LockHolder, unschedulable: boolean): boolean {
+function kuredEntry(entry: LockHolder, unschedulable: boolean): boolean {
   return entry.metadata.bootID === undefined && !entry.metadata.unschedulable && unschedulable;
 }
 

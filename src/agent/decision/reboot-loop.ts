@@ -64,6 +64,9 @@ export async function rebootAgain(pass: Pass, record: CycleRecord): Promise<Outc
     ...(record.requiredAt === undefined ? {} : { requiredAt: record.requiredAt }),
     ...(record.kernel === undefined ? {} : { kernel: record.kernel }),
     ...(record.osImage === undefined ? {} : { osImage: record.osImage }),
+    // the marks the cycle put on the node stay ours to remove at its end
+    ...(record.lbExcludedAt === undefined ? {} : { lbExcludedAt: record.lbExcludedAt }),
+    ...(record.doNotRepair === true ? { doNotRepair: true } : {}),
   };
   await pass.writeRecord(round);
   pass.deps.logger.warn('reboot still required after the reboot; rebooting again', {

@@ -35,7 +35,7 @@ export interface Admission {
 }
 
 /** The user of a request without Impersonate-User: kubeadm's admin. */
-export const CLUSTER_ADMIN: UserInfo = {
+const CLUSTER_ADMIN: UserInfo = {
   username: 'kubernetes-admin',
   groups: ['kubeadm:cluster-admins', 'system:authenticated'],
   extra: {},

@@ -44,7 +44,7 @@ export interface ReviewRecord {
 type Program = (bindings: Record<string, CelInput>) => unknown;
 
 /** JSON as CEL sees it: objects as maps, whole numbers as int. */
-export function celValue(value: unknown): CelInput {
+function celValue(value: unknown): CelInput {
   if (value === undefined || value === null) return null;
   if (Array.isArray(value)) return value.map(celValue);
   if (typeof value === 'object') {

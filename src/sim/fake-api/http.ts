@@ -1,4 +1,6 @@
 // The HTTP face of the fake API server: reads a request, finds its route and verb, answers JSON.
+// The same exchange serves requests off a socket (handleRequest) and requests handed over in memory
+// (handleExchange with a memory response, memory-exchange.ts): only the wire differs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { managerOf } from './managed-fields.js';
@@ -11,7 +13,9 @@ import { parseFilter } from './selectors.js';
 import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js';
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
+import { NODE_NAME_EXTRA } from '../../admission/agent-policy.js';
 import { tableOf, wantsTable, type IncludeObject } from './table.js';
+import type { ResponseSink } from './response-sink.js';
 
 /** One HTTP request as the server recorded it. */
 export interface RecordedRequest {
@@ -25,6 +29,11 @@ export interface RecordedRequest {
   at: number;
   /** Bytes of the answer's body (0 while not yet answered, and for watch streams). */
   bytes?: number;
+  /**
+   * The node claim of the caller's identity (an agent's token, impersonated: its Node's name), so
+   * that a simulation can tell each agent's requests from the coordinator's; undefined without one.
+   */
+  node?: string;
 }
 
 /**
@@ -71,6 +80,9 @@ export interface Chaos {
   random: () => number;
 }
 
+/** The header that carries an impersonated agent's node claim (lower-case, as node:http gives it). */
+const NODE_CLAIM_HEADER = `impersonate-extra-${encodeURIComponent(NODE_NAME_EXTRA)}`.toLowerCase();
+
 /** Default watch timeout when the client gives none (kube picks 30–60 min). */
 const DEFAULT_WATCH_SECONDS = 1800;
 
@@ -106,14 +118,39 @@ interface Reply {
   body: unknown;
 }
 
-/** Handles one request to completion; never rejects. */
+/** A request as it arrives: method, path and query, headers (names in lower case, as node:http gives them). */
+export interface RequestHead {
+  method: string;
+  /** Path and query, e.g. `/api/v1/nodes?watch=true`. */
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+/** Handles one request off a socket to completion; never rejects. */
 export async function handleRequest(
   ctx: HttpContext,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://fake');
-  const method = (req.method ?? 'GET').toUpperCase();
+  const serve = arrived(ctx, { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers }, res);
+  let text: string;
+  try {
+    text = await readBody(req);
+  } catch {
+    return; // the client went away mid-request: nothing to answer
+  }
+  serve(text);
+}
+
+/** Serves one request handed over in memory with its body, answering on `res`; never throws. */
+export function handleExchange(ctx: HttpContext, req: RequestHead, text: string, res: ResponseSink): void {
+  arrived(ctx, req, res)(text);
+}
+
+/** Records a request on its arrival; returns the function that serves it once its body is read. */
+function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: string) => void {
+  const url = new URL(req.url, 'http://fake');
+  const method = req.method.toUpperCase();
   const header = req.headers['content-type'];
   const record: RecordedRequest = {
     method,
@@ -123,6 +160,8 @@ export async function handleRequest(
     status: 0,
     at: Date.now(),
   };
+  const node = nodeClaim(req.headers);
+  if (node !== undefined) record.node = node;
   ctx.requests.push(record);
   const max = ctx.maxRecordedRequests;
   // trim in batches so that a long simulation neither grows without bound nor pays O(n) per request
@@ -131,22 +170,24 @@ export async function handleRequest(
     record.status = res.statusCode;
   };
   res.on('finish', onFinish);
-  try {
-    const raw = { method, url, text: await readBody(req), header, headers: req.headers };
-    const reply = answer(ctx, raw, res);
-    if (reply) record.bytes = send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
-    ctx.served.bytes += record.bytes ?? 0;
-    record.status = res.statusCode;
-  } catch (err) {
-    const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
-    const reply = { code: status.code, body: status };
-    ctx.served.bytes += send(res, reply, ctx.registry.now(), req.headers['accept-encoding']);
-    record.status = status.code;
-  }
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
+  return (text) => {
+    try {
+      const raw = { method, url, text, header, headers: req.headers };
+      const reply = answer(ctx, raw, res);
+      if (reply) record.bytes = send(res, reply, ctx.registry.now(), gzip);
+      ctx.served.bytes += record.bytes ?? 0;
+      record.status = res.statusCode;
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : statusFor(500, `internal error: ${String(err)}`);
+      ctx.served.bytes += send(res, { code: status.code, body: status }, ctx.registry.now(), gzip);
+      record.status = status.code;
+    }
+  };
 }
 
 /** The reply to a request, after any failure it meets; undefined when there is none (yet) to send. */
-function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function answer(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   const failure = takeFailure(ctx, raw.method, raw.url);
   if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
   if (failure?.mode === 'silent') {
@@ -156,6 +197,12 @@ function answer(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply |
   }
   if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
   return failure?.reply ?? serve(ctx, raw, res);
+}
+
+/** The caller's node claim, read straight from its Impersonate-Extra header (no full user parse). */
+function nodeClaim(headers: IncomingMessage['headers']): string | undefined {
+  const value = headers[NODE_CLAIM_HEADER];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -170,7 +217,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** kube-apiserver compresses an answer of more than this many bytes for a client that accepts gzip. */
-export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
 
 /** Does an Accept-Encoding header accept gzip? */
 function acceptsGzip(header: string | undefined): boolean {
@@ -178,7 +225,7 @@ function acceptsGzip(header: string | undefined): boolean {
 }
 
 /** Sends the reply (compressed as kube-apiserver would); the bytes of its body as sent. */
-function send(res: ServerResponse, reply: Reply, now: Date, acceptEncoding?: string): number {
+function send(res: ResponseSink, reply: Reply, now: Date, gzip: boolean): number {
   if (res.headersSent) {
     if (!res.writableEnded) res.end();
     return 0;
@@ -188,7 +235,7 @@ function send(res: ServerResponse, reply: Reply, now: Date, acceptEncoding?: str
   if (reply.code === 429) headers['Retry-After'] = '1';
   const text = JSON.stringify(reply.body);
   let body: Buffer | string = text;
-  if (acceptsGzip(acceptEncoding) && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
+  if (gzip && Buffer.byteLength(text) > GZIP_THRESHOLD_BYTES) {
     body = gzipSync(text);
     headers['Content-Encoding'] = 'gzip';
   }
@@ -278,7 +325,7 @@ function selfSubjectReview(raw: RawRequest): Reply {
   };
 }
 
-function serve(ctx: HttpContext, raw: RawRequest, res: ServerResponse): Reply | undefined {
+function serve(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   if (raw.method === 'GET' && /^\/(healthz|livez|readyz)\/?$/.test(raw.url.pathname)) {
     return { code: 200, body: 'ok' };
   }
@@ -406,7 +453,7 @@ function deleteOptions(p: Parsed): DeleteOptions {
   return options;
 }
 
-function openWatch(ctx: HttpContext, p: Parsed, res: ServerResponse): void {
+function openWatch(ctx: HttpContext, p: Parsed, res: ResponseSink): void {
   const { def, namespace, name } = p.route;
   const filter = parseFilter(def, p.url.searchParams);
   if (name !== undefined) filter.name = name;

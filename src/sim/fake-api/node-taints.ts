@@ -4,9 +4,9 @@
 import { isObject, valueAt } from './json.js';
 import type { StoredObject } from './resources.js';
 
-export const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable';
-export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
-export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable';
+const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
+const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
 const MANAGED = [UNSCHEDULABLE_TAINT, NOT_READY_TAINT, UNREACHABLE_TAINT];
 
 interface Taint {

@@ -166,7 +166,7 @@ function removeAt(doc: unknown, tokens: string[], path: string): { doc: unknown;
 // ---------------------------------------------------------------- RFC 7386
 
 /** RFC 7386: objects merge recursively, null deletes, everything else (lists too) replaces. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
+function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const result: JsonObject = isObject(target) ? target : {};
   for (const [key, value] of Object.entries(patch)) {
@@ -231,7 +231,7 @@ function mergeList(target: unknown, patch: unknown[], key: string, path: string)
  * that the lists in MERGE_KEYS merge element by element ($patch: delete removes one), and
  * kubectl's $setElementOrder / $retainKeys directives are accepted. Other directives answer 400.
  */
-export function strategicMerge(target: unknown, patch: unknown, path = ''): unknown {
+function strategicMerge(target: unknown, patch: unknown, path = ''): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const result: JsonObject = isObject(target) ? target : {};
   for (const [key, value] of Object.entries(patch)) {

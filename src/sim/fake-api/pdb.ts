@@ -40,12 +40,12 @@ export function selects(pdb: StoredObject, pod: StoredObject): boolean {
 }
 
 /** Ready=True and not being deleted. */
-export function isHealthy(pod: StoredObject): boolean {
+function isHealthy(pod: StoredObject): boolean {
   if (pod.metadata.deletionTimestamp !== undefined) return false;
   return isReady(pod);
 }
 
-export function isReady(pod: StoredObject): boolean {
+function isReady(pod: StoredObject): boolean {
   const conditions = valueAt(pod, 'status.conditions');
   if (!Array.isArray(conditions)) return false;
   return conditions.some((c) => isObject(c) && c.type === 'Ready' && c.status === 'True');
@@ -67,7 +67,7 @@ function desired(pdb: StoredObject, expected: number): number {
 }
 
 /** The numbers for one PDB over the pods of its namespace. */
-export function computePdb(pdb: StoredObject, podsInNamespace: Iterable<StoredObject>): PdbNumbers {
+function computePdb(pdb: StoredObject, podsInNamespace: Iterable<StoredObject>): PdbNumbers {
   let expectedPods = 0;
   let currentHealthy = 0;
   for (const pod of podsInNamespace) {

@@ -32,7 +32,7 @@ function targetOf(object: JsonObject): { namespace: string; name: string } {
 export type PodDeletion = 'immediate' | 'graceful';
 
 /** The field manager of in-process writes (tests, the simulated kubelet and controllers). */
-export const IN_PROCESS_MANAGER = 'fake-api-server';
+const IN_PROCESS_MANAGER = 'fake-api-server';
 
 /** Who writes: the field manager, and for HTTP requests the user admission reviews. */
 export interface Caller {

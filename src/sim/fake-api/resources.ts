@@ -3,7 +3,7 @@ import type { V1ObjectMeta } from '../../kube/kube.js';
 
 /** Resources served, by their plural name in the URL. */
 export type ResourceName =
-  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases';
+  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -122,6 +122,7 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     hasStatus: false,
     fields: [],
   },
+  services: { ...core, name: 'services', plural: 'services', kind: 'Service', fields: [] },
   namespaces: {
     ...core,
     name: 'namespaces',

@@ -1,7 +1,7 @@
 // Kubernetes Status objects: the shape every error response of the fake API server takes.
 
 /** One entry of `details.causes`. */
-export interface StatusCause {
+interface StatusCause {
   reason?: string;
   message?: string;
   field?: string;
@@ -46,7 +46,7 @@ const REASONS: Record<number, string> = {
 };
 
 /** The reason that goes with an HTTP status code. */
-export function reasonFor(code: number): string {
+function reasonFor(code: number): string {
   return REASONS[code] ?? 'Unknown';
 }
 

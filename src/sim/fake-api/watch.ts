@@ -1,11 +1,11 @@
 // Watch streams: newline-delimited JSON events after a resourceVersion, filtered by selectors, with
 // kube's semantics for objects that enter or leave a filter, and 410 for versions no longer kept.
-import type { ServerResponse } from 'node:http';
 import { SystemClock, type Clock } from '../../clock/clock.js';
 import type { ResourceDef, StoredObject } from './resources.js';
 import { passes, requiredValue, type ObjectFilter } from './selectors.js';
 import { apiError, badRequest } from './status.js';
 import type { Change, Store } from './store.js';
+import type { ResponseSink } from './response-sink.js';
 
 /** What a watch asks for. */
 export interface WatchRequest {
@@ -26,7 +26,7 @@ export const BOOKMARK_MS = 60_000;
 
 interface Stream {
   request: WatchRequest;
-  res: ServerResponse;
+  res: ResponseSink;
   /** Aborted when the stream ends: stops its timeout. */
   stop: AbortController;
   /** Where the hub files it: the resource, and the one name its filter allows ('*': any). */
@@ -39,10 +39,7 @@ function streamKey(resource: string, name: string | undefined): string {
 }
 
 /** The event a watcher sees for a change, or undefined when the change is outside its filter. */
-export function eventFor(
-  filter: ObjectFilter,
-  change: Change,
-): { type: string; object: StoredObject } | undefined {
+function eventFor(filter: ObjectFilter, change: Change): { type: string; object: StoredObject } | undefined {
   const after = passes(filter, change.object);
   if (change.type === 'DELETED') return after ? { type: 'DELETED', object: change.object } : undefined;
   const before =
@@ -86,7 +83,7 @@ export class WatchHub {
   }
 
   /** Starts streaming to `res`; the stream ends on timeout, client close or close(). */
-  open(request: WatchRequest, res: ServerResponse, initial: StoredObject[]): void {
+  open(request: WatchRequest, res: ResponseSink, initial: StoredObject[]): void {
     const start = WatchHub.startVersion(request.resourceVersion);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
@@ -133,7 +130,7 @@ export class WatchHub {
     })().catch(() => undefined);
   }
 
-  private expired(res: ServerResponse, start: number): void {
+  private expired(res: ResponseSink, start: number): void {
     const status = apiError(
       410,
       `too old resource version: ${start} (${this.store.oldestWatchable()})`,
@@ -173,6 +170,6 @@ export class WatchHub {
   }
 }
 
-function write(res: ServerResponse, event: { type: string; object: unknown }): void {
+function write(res: ResponseSink, event: { type: string; object: unknown }): void {
   if (!res.writableEnded) res.write(`${JSON.stringify(event)}\n`);
 }
