@@ -7,6 +7,7 @@ import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer } from '../drain/drainer.js';
+import type { RolloutRestarter } from '../drain/rollout-restart.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import type { EventRecorder } from '../events/events.js';
 import type { NodeOps } from '../node/node.js';
@@ -24,6 +25,8 @@ export type AgentConfig = Pick<
   | 'rebootDelayMs'
   | 'holdAfterDrainAnnotations'
   | 'holdTimeoutMs'
+  | 'singleReplica'
+  | 'singleReplicaTimeoutMs'
   | 'forceReboot'
   | 'onDrainFailure'
   | 'quarantineCordon'
@@ -71,6 +74,8 @@ export interface AgentDeps {
   lock: Lock;
   node: NodeOps;
   drainer: Drainer;
+  /** --single-replica restart: restarts single replicas' Deployments before the drain; undefined when off. */
+  restarter?: RolloutRestarter;
   events: EventRecorder;
   rebooter: Rebooter;
   notifier: Notifier;

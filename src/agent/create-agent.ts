@@ -10,6 +10,7 @@ import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lea
 import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
+import { RolloutRestarter } from '../drain/rollout-restart.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
@@ -154,6 +155,17 @@ export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
       evictionRetryDelayMs: config.evictionRetryDelayMs,
       random,
     }),
+    ...(config.singleReplica === 'restart'
+      ? {
+          restarter: new RolloutRestarter({
+            kube,
+            nodeId,
+            clock,
+            podSelector: config.drainPodSelector,
+            rules: config.drainRules,
+          }),
+        }
+      : {}),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),

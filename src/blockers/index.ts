@@ -26,6 +26,7 @@ export type BlockerConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
@@ -75,6 +76,7 @@ export function createBlockers(
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
         drainGracePeriodSeconds: config.drainGracePeriodSeconds,
+        singleReplicaRestart: config.singleReplica === 'restart',
       }),
     );
   }

@@ -75,6 +75,7 @@ export type CheckConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'

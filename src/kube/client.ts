@@ -26,6 +26,8 @@ import type {
   PageOptions,
   SelfIdentity,
   V1DaemonSet,
+  V1Deployment,
+  V1ReplicaSet,
   V1Node,
   V1Pod,
   V1Lease,
@@ -316,6 +318,23 @@ export class ClientNodeKube implements Kube {
     return given ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
   }
 
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
+    return this.retried({ method: 'GET', path: appsPath(namespace, 'deployments', name), signal });
+  }
+
+  mergePatchDeployment(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1Deployment> {
+    return this.patch(appsPath(namespace, 'deployments', name), MERGE_PATCH, patch, signal);
+  }
+
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
+    return this.retried({ method: 'GET', path: appsPath(namespace, 'replicasets', name), signal });
+  }
+
   getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
     return this.retried({ method: 'GET', path: leasePath(namespace, name), signal });
   }
@@ -416,6 +435,10 @@ export class ClientNodeKube implements Kube {
 
 function leasePath(namespace: string, name: string): string {
   return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases/${enc(name)}`;
+}
+
+function appsPath(namespace: string, plural: 'deployments' | 'replicasets', name: string): string {
+  return `/apis/apps/v1/namespaces/${enc(namespace)}/${plural}/${enc(name)}`;
 }
 
 function daemonSetPath(namespace: string, name: string): string {

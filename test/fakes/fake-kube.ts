@@ -7,6 +7,8 @@ import type {
   ListOptions,
   NodePage,
   V1DaemonSet,
+  V1Deployment,
+  V1ReplicaSet,
   V1Lease,
   V1Node,
   V1Pod,
@@ -102,6 +104,15 @@ export class FakeKube implements Kube {
   }
   mergePatchDaemonSet(): Promise<V1DaemonSet> {
     return unsupported('mergePatchDaemonSet');
+  }
+  getDeployment(): Promise<V1Deployment> {
+    return unsupported('getDeployment');
+  }
+  mergePatchDeployment(): Promise<V1Deployment> {
+    return unsupported('mergePatchDeployment');
+  }
+  getReplicaSet(): Promise<V1ReplicaSet> {
+    return unsupported('getReplicaSet');
   }
   watchNodes(): Promise<void> {
     return unsupported('watchNodes');

@@ -378,6 +378,7 @@ describe('blocker registry', () => {
     alertFilterMatchOnly: false,
     alertFiringOnly: false,
     blockingPodSelectors: [],
+    singleReplica: 'off',
     blockOnPdb: true,
     drainPodSelector: [],
     drainRules: [],

@@ -38,6 +38,7 @@ import { reportFallback, summaryOf } from './drain-report.js';
 import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
+import { restartSingleReplicas } from './single-replicas.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -177,8 +178,10 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
 }
 
 /** Drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
-export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Drained> {
+export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
+  // --single-replica restart: single replicas restarted elsewhere first (marked in the record)
+  const { record } = await restartSingleReplicas(pass, given);
   const drained = await drainer.drain(pass.signal, {
     onEviction: (outcome) => {
       metrics.countEvictions(outcome, 1);
