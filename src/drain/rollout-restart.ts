@@ -5,7 +5,8 @@
 // deadline and the caller's signal.
 import type { Clock } from '../clock/clock.js';
 import type { DrainRule } from '../config/config.js';
-import { isConflict } from '../kube/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
+import { errorText } from '../text/error-text.js';
 import type { Kube, V1Deployment, V1Pod } from '../kube/kube.js';
 import type { Selector } from '../selector/label-selector.js';
 import { planPod } from './drain-plan.js';
@@ -79,7 +80,13 @@ export class RolloutRestarter {
     const out: ReplicaPlan[] = [];
     for (const pod of evicted) {
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-      out.push({ pod: key, verdict: await replicaVerdict(pod, owners) });
+      const verdict = await replicaVerdict(pod, owners).catch((err: unknown): ReplicaVerdict =>
+        // an owner gone meanwhile: nothing to restart; any other answer: today's behaviour, said
+        isNotFound(err)
+          ? { action: 'evict' }
+          : { action: 'keep', reason: `its owners could not be read: ${errorText(err)}` },
+      );
+      out.push({ pod: key, verdict });
     }
     return out;
   }

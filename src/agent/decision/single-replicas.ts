@@ -131,7 +131,10 @@ async function waitAvailable(
       else left.push(mark);
     }
     pending = left;
-    if (pending.length > 0) await clock.sleep(POLL_MS, pass.signal);
+    // the next look, or the nearest bound if it comes first
+    const next = Math.min(...pending.map((m) => Date.parse(m.at) + pass.config.singleReplicaTimeoutMs));
+    if (pending.length > 0)
+      await clock.sleep(Math.max(1, Math.min(POLL_MS, next - clock.now().getTime())), pass.signal);
   }
 }
 
