@@ -26,7 +26,7 @@ const FLEET_POLICY_FLAGS = [
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
   'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group', 'drain-rules', 'drain-fallback',
-  'hold-after-drain-annotation', 'hold-timeout', 'coordinator',
+  'hold-after-drain-annotation', 'hold-timeout', 'coordinator', 'single-replica', 'single-replica-timeout',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
