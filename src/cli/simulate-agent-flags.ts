@@ -28,6 +28,8 @@ export const SIM_AGENT_FLAGS = [
   'settle-time',
   'hold-after-drain-annotation',
   'hold-timeout',
+  'single-replica',
+  'single-replica-timeout',
 ] as const;
 
 /** What simulate's help shows as a default where the simulation's differs from the agent's. */

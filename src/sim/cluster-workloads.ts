@@ -10,6 +10,7 @@ import {
   type ClusterSpec,
 } from './cluster-spec.js';
 import type { SimPdb, SimPod, SimServer } from './objects.js';
+import { DeploymentModel, type SimDeployment } from './deployments.js';
 import { randomHex, type Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';
 
@@ -69,6 +70,48 @@ function createStoragePods(c: WorkloadContext): void {
     };
     c.server.create<SimPod>('pods', readyPod(pod, node, c.isoNow()));
   }
+}
+
+/**
+ * simulate --single-replica-workloads N: N Deployments of one replica (solo-1 …), each placed on a
+ * node that needs a reboot (round robin), with a PDB of --pdb's form; their rollouts are modelled
+ * (deployments.ts). Undefined without any.
+ */
+export function createSingleReplicas(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+  const count = c.spec.singleReplicaWorkloads ?? 0;
+  if (count <= 0) return undefined;
+  const model = new DeploymentModel({
+    server: c.server,
+    nowMs: () => c.time.nowMs(),
+    defer: (task) => c.time.after(0, task),
+  });
+  model.start();
+  for (let i = 1; i <= count; i++) {
+    const app = `solo-${pad(i, String(count).length)}`;
+    const node = c.names[(i - 1) % Math.max(1, Math.min(needing, c.names.length))] ?? '';
+    if (c.spec.pdb.kind !== 'none')
+      c.server.create<SimPdb>('poddisruptionbudgets', pdbObject(app, c.spec.pdb));
+    model.create(soloDeployment(app, c.spec.graceSeconds), (pod) => readyPod(pod, node, c.isoNow()));
+  }
+  return model;
+}
+
+function soloDeployment(app: string, graceSeconds: number): SimDeployment {
+  return {
+    metadata: { name: app, namespace: SIM_NAMESPACE, labels: { app } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%' } },
+      template: {
+        metadata: { labels: { app } },
+        spec: {
+          terminationGracePeriodSeconds: graceSeconds,
+          containers: [{ name: 'app', image: 'registry.example/solo:1' }],
+        },
+      },
+    },
+  };
 }
 
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */

@@ -26,6 +26,7 @@ import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
 import {
   createBlockingPods,
+  createSingleReplicas,
   createWorkloads,
   pad,
   readyPod,
@@ -56,6 +57,7 @@ export class SimCluster {
   /** When each node's reboot became required (virtual ms, absolute). */
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
+  singles: ReturnType<typeof createSingleReplicas>;
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -120,6 +122,7 @@ export class SimCluster {
       if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
     createWorkloads(this.workloadContext());
+    this.singles = createSingleReplicas(this.workloadContext(), spec.needsReboot);
     createBlockingPods(this.workloadContext());
     this.degrade();
     this.churn?.start();
@@ -170,6 +173,7 @@ export class SimCluster {
   stop(): void {
     this.unsubscribe?.();
     this.churn?.stop();
+    this.singles?.stop();
   }
 
   /** Churn jobs created (--blocking-churn). */

@@ -68,14 +68,22 @@ export class DeploymentModel {
   private readonly downSince = new Map<string, number>();
   private readonly current = new Map<string, string>();
   private counter = 0;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly io: DeploymentModelIo) {}
 
-  /** Follows the server's writes; returns the unsubscribe function. */
+  /** Follows the server's writes; returns the unsubscribe function (as stop does). */
   start(): () => void {
-    return this.io.server.onWrite((e) => {
+    this.unsubscribe = this.io.server.onWrite((e) => {
       this.onWrite(e);
     });
+    return () => {
+      this.stop();
+    };
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
+import { blockedNodes, singleReplicasOf } from './service-checks.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
@@ -394,6 +395,8 @@ export class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       drainOrder: observer.drainOrder.result(),
+      ...singleReplicasOf(cluster),
+      blockedNodes: blockedNodes(nodes, observer.phases),
       halted: fleetHalt(observer),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
