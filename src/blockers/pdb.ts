@@ -88,11 +88,12 @@ export class PdbBlocker implements Blocker {
     // a budget's refusal only: a pod under two budgets fails the drain whatever happens first
     if (this.options.singleReplicaRestart !== true || !isTooManyRequests(err)) return false;
     const kube = this.options.kube;
+    // owners that cannot be read (gone, or no answer): the budget's refusal stands, as without the flag
     const verdict = await replicaVerdict(pod, {
       replicaSet: (ns, name) => kube.getReplicaSet(ns, name, signal),
       deployment: (ns, name) => kube.getDeployment(ns, name, signal),
-    });
-    return verdict.action === 'restart';
+    }).catch(() => undefined);
+    return verdict?.action === 'restart';
   }
 
   /** Why the Eviction API refused the pod, when a budget did; undefined for any other failure. */
