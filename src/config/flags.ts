@@ -815,7 +815,7 @@ export const FLAGS: readonly FlagSpec[] = [
     choices: ['off', 'restart'],
     default: 'off',
     description:
-      "a pod the drain would evict that is the only ready replica of a Deployment (RollingUpdate, maxSurge ≥ 1): off (evicted as kured does) or restart (the Deployment is restarted as by kubectl rollout restart, and the drain waits until it is available with a new pod elsewhere; needs RBAC get/patch on deployments, get on replicasets)",
+      'a pod the drain would evict that is the only ready replica of a Deployment (RollingUpdate, maxSurge ≥ 1): off (evicted as kured does) or restart (the Deployment is restarted as by kubectl rollout restart, and the drain waits until it is available with a new pod elsewhere; needs RBAC get/patch on deployments, get on replicasets)',
     apply: set('singleReplica', oneOf(['off', 'restart'] as const)),
   }),
   added({

@@ -28,7 +28,7 @@ function firstOf(items: readonly string[]): string {
 }
 
 /** The report in words (status reason, Event message); undefined when there is nothing to say. */
-export function reportWords(report: SingleReplicaReport): string | undefined {
+function reportWords(report: SingleReplicaReport): string | undefined {
   const parts: string[] = [];
   if (report.available.length > 0)
     parts.push(`restarted before the drain, available elsewhere: ${firstOf(report.available)}`);
