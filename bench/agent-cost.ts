@@ -81,10 +81,15 @@ function agentArgv(cli: string, kubeconfig: string, dir: string, extra: readonly
   ];
 }
 
-/** Starts the agent bundle idle (no reboot needed) and measures it. */
-export async function measureIdleAgent(cli: string, settleMs: number, idleMs: number): Promise<ProcessCost> {
+/** Starts the agent bundle idle (no reboot needed), with --period `period`, and measures it. */
+export async function measureIdleAgent(
+  cli: string,
+  settleMs: number,
+  idleMs: number,
+  period = '1h',
+): Promise<ProcessCost> {
   const { server, dir, kubeconfig } = await benchCluster();
-  const child = spawn(process.execPath, agentArgv(cli, kubeconfig, dir, ['--period=1h']), {
+  const child = spawn(process.execPath, agentArgv(cli, kubeconfig, dir, [`--period=${period}`]), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

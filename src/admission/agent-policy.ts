@@ -38,6 +38,8 @@ import {
 import { restartPolicy } from './restart-policy.js';
 import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
+import { DO_NOT_REPAIR_ANNOTATION, EXCLUDE_LB_LABEL } from '../node/cycle-marks.js';
+import { autoscalerAnnotationOk, cycleMarkOk } from './node-marks.js';
 import { HISTORY_ANNOTATION } from '../node/history.js';
 import { APPROVAL_ANNOTATION } from '../node/approval.js';
 import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
@@ -45,6 +47,8 @@ import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscale
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
+import { WAVE_NODE_LABELS, WAVE_WRITABLE, waveAnnotationRules, waveLabelRules } from './wave-policy.js';
+import { maxOwnersPattern } from './max-owners.js';
 
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
@@ -93,25 +97,6 @@ const QUARANTINE_VALUE_OK = ((): string => {
     `(has(${before}) && ${key} in ${before} && ${before}[${key}] == ${now}[${key}])`,
   ].join(' || ');
 })();
-
-/** Is annotation `key` on `obj` (CEL)? */
-function hasAnnotation(obj: string, key: string): string {
-  return `(has(${obj}.metadata.annotations) && '${key}' in ${obj}.metadata.annotations)`;
-}
-
-/**
- * An autoscaler annotation (src/node/autoscaler.ts) stays as it is, is added only where absent, as
- * "true" and named in the new protection record, or is removed only as "true" and named in the old
- * record: an admin's annotation is never changed or removed, a value other than "true" never written.
- */
-function autoscalerAnnotationOk(key: string): string {
-  const now = `object.metadata.annotations['${key}']`;
-  const before = `oldObject.metadata.annotations['${key}']`;
-  const recorded = (obj: string): string =>
-    `(${hasAnnotation(obj, PROTECTION_ANNOTATION)} && ${obj}.metadata.annotations['${PROTECTION_ANNOTATION}'].contains('"${key}"'))`;
-  const [inNow, inBefore] = [hasAnnotation('object', key), hasAnnotation('oldObject', key)];
-  return `(${inNow} && ${inBefore} ? ${now} == ${before} : ${inNow} ? ${now} == 'true' && ${recorded('object')} : ${inBefore} ? ${before} == 'true' && ${recorded('oldObject')} : true)`;
-}
 
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
@@ -175,16 +160,22 @@ function nodesPolicy(): PolicySpec {
         `'the kured-ts agent may add or remove only its own PreferNoSchedule taint (' + ${value('taint')} + ') on node ' + object.metadata.name`,
       ),
       forbid(
-        mapUnchangedExcept('metadata.labels', value('nodeLabels')),
+        // the load-balancer exclusion label is judged further by cycleMarkOk
+        mapUnchangedExcept('metadata.labels', `${value('nodeLabels')} + ',${EXCLUDE_LB_LABEL}'`),
         `'the kured-ts agent may change only the labels ' + ${value('nodeLabels')} + ' of node ' + object.metadata.name`,
       ),
       forbid(
         QUARANTINE_VALUE_OK,
         `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
       ),
+      ...waveLabelRules(forbid, celString),
       forbid(
         AUTOSCALER_ANNOTATIONS.map(autoscalerAnnotationOk).join(' && '),
         `'the kured-ts agent may add ${AUTOSCALER_ANNOTATIONS.join(' and ')} only where absent, as "true", and remove only those it added, of node ' + object.metadata.name`,
+      ),
+      forbid(
+        `${cycleMarkOk('labels', EXCLUDE_LB_LABEL, 'lbExcludedAt')} && ${cycleMarkOk('annotations', DO_NOT_REPAIR_ANNOTATION, 'doNotRepair')}`,
+        `'the kured-ts agent may add ${EXCLUDE_LB_LABEL} and ${DO_NOT_REPAIR_ANNOTATION} only where absent, as "true", with the cycle record naming them, and remove only those its record names, of node ' + object.metadata.name`,
       ),
       forbid(
         mapUnchangedExcept(
@@ -198,7 +189,7 @@ function nodesPolicy(): PolicySpec {
   );
 }
 
-/** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form. */
+/** The policy on DaemonSets: only the lock annotation of the lock DaemonSet, in kured's form, and the wave's. */
 function lockPolicy(): PolicySpec {
   const now = lockAnnotation('object');
   const before = lockAnnotation('oldObject');
@@ -207,8 +198,8 @@ function lockPolicy(): PolicySpec {
     [],
     [
       forbid(
-        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', value('lockAnnotation'))}`,
-        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
+        `object.metadata.namespace + '/' + object.metadata.name == ${value('lockDaemonSet')} && ${same('spec')} && ${same('metadata.labels')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')} && ${mapUnchangedExcept('metadata.annotations', `${value('lockAnnotation')} + '${WAVE_WRITABLE}'`)}`,
+        `'the kured-ts agent may change only the annotation ' + ${value('lockAnnotation')} + ' (and its wave\\'s ${WAVE_WRITABLE.slice(1).replace(',', ' and halt ')}) of DaemonSet ' + ${value('lockDaemonSet')} + ', not of ' + object.metadata.namespace + '/' + object.metadata.name + ' or anything else'`,
       ),
       // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
       // replaced by one of it; never written by the agent where the lock was of it
@@ -216,6 +207,7 @@ function lockPolicy(): PolicySpec {
         `!${now.present} || ${now.value}.matches(${celString(LOCK_FORM)}) || (${before.present} && !${before.value}.matches(${celString(LOCK_FORM)}))`,
         `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,
       ),
+      ...waveAnnotationRules(forbid, celString),
     ],
   );
 }
@@ -323,18 +315,9 @@ export const AGENT_NODE_ANNOTATIONS = [
   PROTECTION_ANNOTATION,
   // each further judged by autoscalerAnnotationOk
   ...AUTOSCALER_ANNOTATIONS,
+  // judged further by cycleMarkOk
+  DO_NOT_REPAIR_ANNOTATION,
 ];
-
-/**
- * The maxOwners the agent may write: `1|2|…|C` for --concurrency C; for N% any number from 1 to
- * 5000 (Kubernetes' largest cluster), since the fleet, and so the number, changes after installation.
- */
-const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
-
-function maxOwnersPattern(config: Pick<PolicyConfig, 'concurrency' | 'concurrencyPercent'>): string {
-  if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;
-  return Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|');
-}
 
 /** The values of an installation, for the placeholders of the policies (lists comma-separated). */
 export function agentPolicyParams(
@@ -344,6 +327,7 @@ export function agentPolicyParams(
   const labels = [
     CYCLE_LABEL,
     QUARANTINE_LABEL,
+    ...WAVE_NODE_LABELS,
     ...Object.keys(config.preRebootNodeLabels),
     ...Object.keys(config.postRebootNodeLabels),
   ];

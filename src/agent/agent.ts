@@ -5,7 +5,7 @@
 // required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision/
 // is one pass of the cycle from what the cluster records, report.ts turns its outcome into status,
 // Events, metrics and logs.
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
@@ -15,16 +15,24 @@ import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
 import { misconfiguredBy } from './decision/misconfigured.js';
-import type { Outcome } from './outcome.js';
+import { waitsAgainWhenQuiet, type Outcome } from './outcome.js';
 import { Reporter } from './report.js';
+import { rebootRequestOf } from '../node/reboot-request.js';
 
 export type { Outcome } from './outcome.js';
 
 /**
- * How often the agent looks again while it waits for readiness after a reboot (capped by --period):
- * the next node of the wave waits on it. A poll is two GETs (node and lock).
+ * How often the agent looks again while it waits for readiness after a reboot (capped by --period)
+ * and cannot follow its Node (the watch is not open): the next node of the wave waits on it. A poll
+ * is two GETs (node and lock).
  */
 const VERIFY_POLL_MS = 2_000;
+/**
+ * While it follows its Node (and, with --wait-for-daemonset-pods, its pods), the readiness wait
+ * looks again at each change, and at least this often (capped by --period): the bound within which
+ * --post-reboot-timeout is judged when nothing changes.
+ */
+const VERIFY_WATCHED_MS = 30_000;
 /** How often the agent looks again while it holds the lock after the readiness timeout. */
 const HOLDING_POLL_MS = 10_000;
 /** Retry after a failed tick (API outage), or while a lost slot is awaited, capped by --period. */
@@ -61,6 +69,8 @@ export class Agent {
   private idleWait: AbortController | undefined;
   /** wake() interrupted the idle wait: the next pass is a start-up pass (taint now, lock later). */
   private woken = false;
+  /** The views' version() when the last pass began (a wait ends at once on a change since). */
+  private since: number | undefined;
   /** FleetLock refusals in a row (the retry backs off with them). */
   private fleetLockWaits = 0;
 
@@ -71,6 +81,8 @@ export class Agent {
     this.reporter = new Reporter(config.nodeId, deps, {
       deadlineMs: config.rebootDeadlineMs,
       periodMs: config.periodMs,
+      ...(deps.shutdown === undefined ? {} : { shutdown: deps.shutdown }),
+      templates: config.failureTemplates,
     });
     this.slot = new HeldSlot(deps.lock);
     this.decision = new Decision(config, deps, this.reporter, this.slot);
@@ -100,8 +112,23 @@ export class Agent {
       // a write the agent's own admission policy denies is a configuration error, not an outage
       outcome = misconfiguredBy(err, this.config) ?? { kind: 'error', reason: errorText(err) };
     }
-    if (outcome !== this.reporter.last) await this.reporter.report(outcome, signal);
+    if (outcome !== this.reporter.last && !this.stillIdle(outcome))
+      await this.reporter.report(outcome, signal);
     return outcome;
+  }
+
+  /**
+   * Idle again, for the same reason: nothing to report (the status says so, the metrics too). An idle
+   * agent at --period 5s logged a line every period for it (issue 42: an idle agent costs nothing).
+   */
+  private stillIdle(outcome: Outcome): boolean {
+    const last = this.reporter.last;
+    return (
+      outcome.kind === 'idle' &&
+      last?.kind === 'idle' &&
+      last.reason === outcome.reason &&
+      !this.reporter.statusUnsent
+    );
   }
 
   /**
@@ -111,17 +138,31 @@ export class Agent {
    * the lease of a slot we hold.
    */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.loop(signal), this.keepLease(signal)]);
+    const views = this.deps.views;
+    // an admin's request (`kured-ts reboot`) on the followed Node wakes an idle agent at once
+    const stop = views?.onNodeChange((annotations) => {
+      if (rebootRequestOf(annotations) !== undefined) this.wake();
+    });
+    try {
+      // the views first: the first pass's read of the Node waits for their list instead of its own
+      await Promise.all([views?.run(signal), this.loop(signal), this.keepLease(signal)]);
+    } finally {
+      stop?.();
+    }
   }
 
   private async loop(signal: AbortSignal): Promise<void> {
     let last: Outcome | undefined;
     while (!signal.aborted) {
       try {
+        // what the views had taken in when this pass began: a change during it ends the wait after it
+        this.since = this.deps.views?.version();
         if (last === undefined || this.woken) {
           this.woken = false;
           last = await this.startUp(signal);
         } else last = await this.tick(signal);
+        // an idle agent reads none of its pods: their watch closes until a reboot is wanted
+        if (last.kind === 'idle') this.deps.views?.releasePods();
         await this.wait(this.nextDelay(last), last, signal);
       } catch (err) {
         if (aborted(signal)) return;
@@ -190,7 +231,7 @@ export class Agent {
       case 'pending': // only startUp ends here: the first lock attempt
         return this.deps.random() * Math.min(period, FIRST_TICK_MAX_MS);
       case 'verifying':
-        return this.jitter(Math.min(period, VERIFY_POLL_MS));
+        return Math.min(this.jitter(Math.min(period, this.verifyLookMs())), this.untilMs(outcome.timeoutAt));
       case 'holding':
         return this.jitter(Math.min(period, HOLDING_POLL_MS));
       case 'waiting-for-lock':
@@ -205,6 +246,18 @@ export class Agent {
       default:
         return this.jitter(period);
     }
+  }
+
+  /** Time until `at` (ms since the epoch; a moment after it, so that it has passed), Infinity without one. */
+  private untilMs(at: number | undefined): number {
+    return at === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, at - this.deps.clock.now().getTime() + 1);
+  }
+
+  /** How often the readiness wait looks: at each change and this often while it follows, else a poll. */
+  private verifyLookMs(): number {
+    return this.deps.views?.following === true ? VERIFY_WATCHED_MS : VERIFY_POLL_MS;
   }
 
   /** The pause before asking the FleetLock server again: doubling per refusal, capped, within --period. */
@@ -230,13 +283,12 @@ export class Agent {
    * the wave itself causes (the last node's pods rescheduling) and which a lock release usually ends.
    */
   private wakesOnLockChange(last: Outcome | undefined): boolean {
-    const kind = last?.kind;
     // With the coordinated queue a PDB-blocked node waits out its retry: woken by every lock change,
     // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
     const pdbWakes = this.config.lockQueue === 'none';
     return (
-      (kind === 'waiting-for-lock' && last?.fleetLock !== true) ||
-      kind === 'lock-lost' ||
+      (last?.kind === 'waiting-for-lock' && last.fleetLock !== true) ||
+      last?.kind === 'lock-lost' ||
       (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
     );
   }
@@ -246,22 +298,64 @@ export class Agent {
       await this.idleSleep(delay, signal);
       return;
     }
-    if (!this.wakesOnLockChange(last)) {
+    const views = this.deps.views;
+    if (last?.kind === 'verifying' && views?.following === true) {
+      // readiness is what the Node (and its DaemonSet pods) say: look again when they change
+      await views.changed(delay, signal, this.config.waitForDaemonSetPods, this.since);
+      signal.throwIfAborted();
+      return;
+    }
+    if (last === undefined || !this.wakesOnLockChange(last)) {
       await this.deps.clock.sleep(delay, signal);
       return;
     }
-    // The lock spreads the waiters woken by a freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and
-    // returns only to those that may still find it free: no extra pause here.
-    try {
-      await this.deps.lock.waitForChange(
-        delay,
-        signal,
-        last?.kind === 'waiting-for-lock' ? last.wait : undefined,
-      );
-    } catch (err) {
-      if (signal.aborted) throw err;
-      await this.deps.clock.sleep(delay, signal);
+    await this.waitForLock(delay, last, signal);
+  }
+
+  /**
+   * The wait for a slot or a turn, as the last refusal said. The lock spreads the waiters woken by a
+   * freed slot itself (DaemonSetLock, HERD_SPREAD_MS) and returns only to those that may still find
+   * it free: no extra pause here. A wait that times out with nothing changed may be followed by
+   * another (waitsAgainWhenQuiet, stillQuiet).
+   */
+  private async waitForLock(delay: number, last: Outcome, signal: AbortSignal): Promise<void> {
+    const how = last.kind === 'waiting-for-lock' ? last.wait : undefined;
+    for (let wait = delay; ; wait = this.nextDelay(last)) {
+      const quiet = waitsAgainWhenQuiet(last) ? this.quiet() : undefined;
+      const started = monotonicMs(this.deps.clock);
+      try {
+        await this.deps.lock.waitForChange(wait, signal, how);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        await this.deps.clock.sleep(wait, signal);
+        return;
+      }
+      // (within a millisecond: timers and the virtual clock round what they were asked for)
+      const timedOut = monotonicMs(this.deps.clock) - started >= wait - 1;
+      if (!timedOut || quiet === undefined || !(await this.stillQuiet(quiet, signal))) return;
     }
+  }
+
+  /**
+   * What a waiter's next pass would start from, when it can tell without a request: the own Node as
+   * followed (see stillQuiet). undefined: it cannot (no watch), and the next pass reads as always.
+   */
+  private quiet(): string | undefined {
+    if (this.reporter.statusUnsent) return undefined;
+    return this.deps.views?.fingerprint();
+  }
+
+  /**
+   * A timed-out wait for a slot or a turn ends in another wait, not a pass, while nothing the pass
+   * decides on changed: the sentinel still asks, the window is open, the own Node (an admin's request,
+   * a pause, an approval) and the lock as last seen are as they were. A pass per period per waiter
+   * grew with the wave's length, i.e. with the fleet (issue 42); a turn or a slot wakes the waiter.
+   */
+  private async stillQuiet(quiet: string, signal: AbortSignal): Promise<boolean> {
+    const { sentinel, window, clock } = this.deps;
+    if (!window.contains(clock.now())) return false;
+    const verdict = await sentinel.rebootRequired(signal);
+    return verdict.required && this.deps.views?.fingerprint() === quiet;
   }
 
   /** Sleeps like any wait, but wake() ends it early (without error). */

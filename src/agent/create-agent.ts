@@ -4,14 +4,22 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
-import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
+import { WaveCensus } from '../lock/wave-census.js';
+import { KubeWaveStore } from '../lock/wave-store.js';
+import { waveTracked } from '../lock/wave-gate.js';
+import { HealthChecks } from '../blockers/health-check.js';
+import { NoticeFilter } from '../notify/notice-filter.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
 import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { RolloutRestarter } from '../drain/rollout-restart.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
+import { KubeLoadBalancers } from '../drain/load-balancers.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
 import { HttpFleetLock, type HttpFleetLockOptions } from '../fleetlock/http-fleetlock.js';
 import { KubeEventRecorder } from '../events/kube-event-recorder.js';
@@ -45,6 +53,36 @@ export interface AgentIo {
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
    */
   fleetLock?: FleetLockTuning;
+  /**
+   * The watches of the agent's own Node and pods (src/kube/own-views.ts) that every part of the agent
+   * reads through: given (runAgent's, which its request poller shares), made here (the default), or
+   * none (false: a client whose watches deliver nothing, the simulator's kured polling model).
+   */
+  views?: OwnViews | false;
+  /** The silence bound of those watches; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
+  viewSilenceMs?: number;
+  /** Graceful node shutdown on the host, as read at start (runAgent reads it); published in the status. */
+  shutdown?: ShutdownSettings;
+}
+
+/** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
+function ownViewsOf(
+  config: Pick<Config, 'nodeId' | 'dsNamespace' | 'dsName'>,
+  io: AgentIo,
+): OwnViews | undefined {
+  if (io.views === false) return undefined;
+  return (
+    io.views ??
+    new OwnViews({
+      kube: io.kube,
+      nodeName: config.nodeId,
+      clock: io.clock,
+      log: io.logger,
+      random: io.random ?? Math.random,
+      lock: { namespace: config.dsNamespace, name: config.dsName },
+      ...(io.viewSilenceMs === undefined ? {} : { silenceMs: io.viewSilenceMs }),
+    })
+  );
 }
 
 /** What may replace the FleetLock client's transport and defaults. */
@@ -69,6 +107,12 @@ export type LockConfig = Pick<
   | 'coordinator'
   | 'maxUnhealthyNodes'
   | 'maxQuarantined'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
 >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
@@ -115,11 +159,17 @@ export function createLock(
           },
         }
       : {}),
-    census: new FleetCensus({ kube, clock, groupLabel: grouped ? config.groupLabel : undefined }),
+    census: new FleetCensus({
+      kube,
+      clock,
+      nodeId: config.nodeId,
+      groupLabel: grouped ? config.groupLabel : undefined,
+    }),
     countUnavailable: config.countUnavailable,
     controlPlaneLast: config.controlPlaneLast,
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
     ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
+    ...waveGatesOf(config, { kube, clock }),
     clock,
     log,
     random,
@@ -129,53 +179,104 @@ export function createLock(
   });
 }
 
+/** The drain of this node, following its pods through the views when there are any. */
+function drainerOf(config: Config, io: AgentIo, views: OwnViews | undefined): KubeDrainer {
+  return new KubeDrainer({
+    kube: io.kube,
+    nodeId: config.nodeId,
+    clock: io.clock,
+    log: io.logger,
+    timeoutMs: config.drainTimeoutMs,
+    gracePeriodSeconds: config.drainGracePeriodSeconds,
+    podSelector: config.drainPodSelector,
+    rules: config.drainRules,
+    fallback: config.drainFallback,
+    skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
+    evictionRetryDelayMs: config.evictionRetryDelayMs,
+    ...(views === undefined ? {} : { pods: views.podChanges() }),
+    random: io.random ?? Math.random,
+  });
+}
+
+/** --single-replica restart: the restarter of single replicas' Deployments before the drain; none when off. */
+function restarterOf(config: Config, io: AgentIo): Pick<AgentDeps, 'restarter'> {
+  if (config.singleReplica !== 'restart') return {};
+  return {
+    restarter: new RolloutRestarter({
+      kube: io.kube,
+      nodeId: config.nodeId,
+      clock: io.clock,
+      podSelector: config.drainPodSelector,
+      rules: config.drainRules,
+    }),
+  };
+}
+
+/**
+ * The wave's gates when any is configured (--wave-start below the slots, --wave-growth, --max-failures,
+ * --group-order sequential): judged by the node about to go from the nodes' own labels.
+ */
+function waveGatesOf(
+  config: LockConfig,
+  io: Pick<AgentIo, 'kube' | 'clock'>,
+): Pick<DaemonSetLockOptions, 'wave'> {
+  if (!waveTracked(config)) return {};
+  const sequential = config.groupOrder.kind === 'sequential' ? config.groupOrder : undefined;
+  return {
+    wave: {
+      census: new WaveCensus({ kube: io.kube, clock: io.clock, nodeId: config.nodeId }),
+      start: config.waveStart,
+      growth: config.waveGrowth,
+      soakMs: config.soakMs,
+      ...(config.maxFailures === undefined ? {} : { maxFailures: config.maxFailures }),
+      ...(sequential === undefined ? {} : { order: { label: config.groupLabel, order: sequential.order } }),
+    },
+  };
+}
+
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
-export function createAgentDeps(config: Config, io: AgentIo): AgentDeps {
+export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
+  const views = ownViewsOf(config, given);
+  // every read of the own Node and pods goes through the views: free while their watches are open
+  const io = views === undefined ? given : { ...given, kube: views.kube };
   const { kube, clock, logger } = io;
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
   const coordinator = coordinatorOf(config, io);
+  const wave = waveDepsOf(config, kube);
+  const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock }),
+    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks }),
     lock: createLock(config, io, coordinator),
     node,
-    drainer: new KubeDrainer({
-      kube,
-      nodeId,
-      clock,
-      log: logger,
-      timeoutMs: config.drainTimeoutMs,
-      gracePeriodSeconds: config.drainGracePeriodSeconds,
-      podSelector: config.drainPodSelector,
-      rules: config.drainRules,
-      fallback: config.drainFallback,
-      skipWaitForDeleteTimeoutSeconds: config.skipWaitForDeleteTimeoutSeconds,
-      evictionRetryDelayMs: config.evictionRetryDelayMs,
-      random,
-    }),
-    ...(config.singleReplica === 'restart'
-      ? {
-          restarter: new RolloutRestarter({
-            kube,
-            nodeId,
-            clock,
-            podSelector: config.drainPodSelector,
-            rules: config.drainRules,
-          }),
-        }
-      : {}),
+    drainer: drainerOf(config, io, views),
+    loadBalancers: new KubeLoadBalancers(kube),
+    ...restarterOf(config, io),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
-    notifier: io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy }),
+    notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),
+    ...wave,
     metrics: io.metrics ?? noMetrics,
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
+    ...(views === undefined ? {} : { views }),
+    ...(io.shutdown === undefined ? {} : { shutdown: io.shutdown }),
     clock,
     logger,
     random,
+  };
+}
+
+/** The wave's store when a wave is tracked, and the health checks when any is configured. */
+function waveDepsOf(config: Config, kube: Kube): Pick<AgentDeps, 'waves' | 'checks'> {
+  return {
+    ...(waveTracked(config)
+      ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
+      : {}),
+    ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks) } : {}),
   };
 }
 

@@ -17,7 +17,6 @@ type PlainKind =
   | 'quarantined'
   | 'aborted'
   | 'rebooting'
-  | 'verifying'
   | 'holding'
   | 'failed'
   | 'lock-lost'
@@ -33,6 +32,11 @@ export type Outcome =
   /** A blocker said no. */
   | { kind: 'blocked'; reason: string; blocker: string }
   | Misconfigured
+  /**
+   * Rebooted, not ready yet. `timeoutAt`: when --post-reboot-timeout passes (ms since the epoch,
+   * this host's clock), so that the wait for readiness ends by then, whatever it waits on.
+   */
+  | { kind: 'verifying'; reason: string; timeoutAt?: number }
   /**
    * Every slot is taken; `holders` are the nodes that take them. `fleetLock`: the FleetLock server
    * (--fleetlock-url) gave no slot; no in-cluster lock change ends this wait. `fleetLockFull`: it
@@ -85,6 +89,11 @@ export interface Effects {
   lockHeld?: boolean;
   /** kured_ts_reboots_total{result} once when this kind is first reached. */
   rebootResult?: RebootResult;
+  /**
+   * The failure notification this kind sends (--notify-events; once per node and period: the notice
+   * filter), with the outcome's reason after the kind's text.
+   */
+  notify?: 'drain-failed' | 'quarantined' | 'reboot-failed' | 'not-back';
   /**
    * Reported once: the same outcome again (same kind and reason, after nothing but progress) is
    * logged at debug level and records no Event; its status stands as written.
@@ -164,6 +173,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'drain failed; lock released',
     lockHeld: false,
     rebootResult: 'failed',
+    notify: 'drain-failed',
   },
   quarantined: {
     phase: 'blocked',
@@ -172,6 +182,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'drain failed; node quarantined; lock released',
     lockHeld: false,
     rebootResult: 'failed',
+    notify: 'quarantined',
   },
   aborted: {
     phase: 'pending',
@@ -210,6 +221,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'post-reboot readiness timed out; lock released',
     lockHeld: false,
     rebootResult: 'timeout',
+    notify: 'not-back',
   },
   holding: {
     phase: 'failed',
@@ -218,6 +230,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'post-reboot readiness timed out; holding lock',
     lockHeld: true,
     rebootResult: 'timeout',
+    notify: 'not-back',
   },
   failed: {
     phase: 'failed',
@@ -226,6 +239,7 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     message: 'reboot failed; holding lock',
     lockHeld: true,
     rebootResult: 'failed',
+    notify: 'reboot-failed',
   },
   'lock-lost': {
     phase: 'waiting-for-lock',
@@ -263,4 +277,15 @@ export function waitingFor(refused: Refusal): Outcome {
     ...(refused.gate === undefined ? {} : { gate: refused.gate }),
     ...(refused.wait === undefined ? {} : { wait: refused.wait }),
   };
+}
+
+/**
+ * May a wait after `outcome` that timed out with nothing changed be followed by another wait instead
+ * of a pass (Agent.stillQuiet)? Only a wait for a slot or a turn: a recheck of the fleet's gates, a
+ * back-off and an error retry wait for what shows on nothing the agent follows.
+ */
+export function waitsAgainWhenQuiet(outcome: Outcome): boolean {
+  if (outcome.kind !== 'waiting-for-lock') return false;
+  const how = outcome.wait;
+  return how === undefined || ((how.for === 'slot' || how.for === 'turn') && how.recheck !== true);
 }

@@ -11,6 +11,7 @@ import type { NodeOps, NodeState } from '../node/node.js';
 import {
   STATUS_ANNOTATION,
   WANTS_REBOOT,
+  formatStatus,
   isOverdue,
   parseStatus,
   sameStatus,
@@ -20,7 +21,11 @@ import {
 } from '../node/status.js';
 import { shortDuration } from '../text/duration.js';
 import { errorText } from '../text/error-text.js';
+import type { ShutdownSettings } from '../host/shutdown.js';
 import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outcome.js';
+import type { FailureEvent, Notifier } from '../notify/notifier.js';
+import { renderMessage } from '../notify/message.js';
+import { waveOf } from '../node/wave.js';
 
 /** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
 const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
@@ -43,6 +48,8 @@ export interface ReporterDeps {
   metrics: AgentMetrics;
   logger: Logger;
   clock: Clock;
+  /** Where failures are told (Effects.notify, overdue); none: not told. */
+  notifier?: Notifier;
 }
 
 /** What the Reporter judges by besides the outcome. */
@@ -51,6 +58,10 @@ export interface ReporterOptions {
   deadlineMs: number;
   /** --period: RebootOverdue is recorded at most once per period. */
   periodMs: number;
+  /** Graceful node shutdown on this host as read at start: carried in every status. */
+  shutdown?: ShutdownSettings;
+  /** --message-template-<kind> of the failures told (Effects.notify, overdue); default none told. */
+  templates?: Readonly<Record<FailureEvent, string>>;
 }
 
 export class Reporter {
@@ -60,6 +71,8 @@ export class Reporter {
   last: Outcome | undefined;
   /** The node's bootID as last read, for the status. */
   private bootID = '';
+  /** The node's wave as last read (its label), for the status. */
+  private wave: string | undefined;
   /** The last verified reboot, carried into every status we write. */
   private lastReboot: string | undefined;
   /** The status annotation as last read or written; undefined = unknown (write). */
@@ -72,6 +85,8 @@ export class Reporter {
   private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
+  /** The status of an outcome handed out to ride in the caller's next node write (carry). */
+  private carried: { kind: string; reason: string; status: NodeStatus } | undefined;
   /**
    * The last outcome reported once (Effects.once), as kind and reason, while no other end of a pass
    * followed it: its repeats are quiet.
@@ -100,10 +115,24 @@ export class Reporter {
   /** Takes in a fresh read of the node: its bootID and the status it carries. */
   noteNode(node: NodeState): void {
     this.bootID = node.bootID;
+    const wave = waveOf(node.labels);
+    this.wave = wave?.wave;
+    this.deps.metrics.setWaveFailed?.(wave?.state === 'failed');
     const status = parseStatus(node.annotations[STATUS_ANNOTATION]);
     this.lastReboot = status?.lastReboot;
     this.needSince = status?.requiredSince ?? this.needSince;
     this.written = status;
+  }
+
+  /**
+   * The status annotation `outcome` writes, for the caller's next node write to carry; report(outcome)
+   * then writes it only when that write did not (noteNode of its answer says what the node carries).
+   */
+  carry(outcome: Outcome): Record<string, string> {
+    const status = this.statusOf(outcome, effectsOf(outcome), this.deps.clock.now());
+    if (status === undefined) return {};
+    this.carried = { kind: outcome.kind, reason: outcome.reason, status };
+    return { [STATUS_ANNOTATION]: formatStatus(status) };
   }
 
   /** Status, Events, metrics and the log line of one outcome. Status write failures are logged. */
@@ -115,8 +144,9 @@ export class Reporter {
     logger[repeated ? 'debug' : fx.level](fx.message, logFields(this.nodeId, outcome));
     this.reportMetrics(outcome, fx);
     if (!repeated) for (const e of fx.events) await events.record(e.reason, outcome.reason, e.type);
+    if (!repeated && fx.notify !== undefined) await this.tell(fx.notify, outcome.reason);
     const now = this.deps.clock.now();
-    const status = this.statusOf(outcome, fx, now);
+    const status = this.takeCarried(outcome) ?? this.statusOf(outcome, fx, now);
     if (status === undefined) return;
     // RebootOverdue before the status write, so that nothing is awaited between that write and what
     // the decision does next (the reboot request): the window in which a second agent of this node
@@ -124,6 +154,11 @@ export class Reporter {
     // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
     if (isOverdue(status, now)) await this.reportOverdue(status, now);
     else this.overdueEventAt = undefined;
+    await this.writeStatus(status, signal);
+  }
+
+  /** Writes `status` unless the node carries it already; a failure is logged (written again next time). */
+  private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
     if (sameStatus(status, this.written)) return;
     try {
       this.written = undefined;
@@ -133,8 +168,15 @@ export class Reporter {
       this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
-      logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+      this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
     }
+  }
+
+  /** The status handed out with carry() for this outcome (the same `since`), once; else undefined. */
+  private takeCarried(outcome: Outcome): NodeStatus | undefined {
+    const carried = this.carried;
+    this.carried = undefined;
+    return carried?.kind === outcome.kind && carried.reason === outcome.reason ? carried.status : undefined;
   }
 
   /** Is this the repeat of an outcome reported once (Effects.once)? Notes what it reports. */
@@ -165,6 +207,15 @@ export class Reporter {
         ? { fleetLockAsked: now.toISOString() }
         : {}),
       ...(outcome.kind === 'misconfigured' ? { deniedBy: outcome.policy } : {}),
+      ...this.aboutTheNode(),
+    };
+  }
+
+  /** What every status says of the node beside its phase: its graceful shutdown and its wave. */
+  private aboutTheNode(): Pick<NodeStatus, 'shutdown' | 'wave'> {
+    return {
+      ...(this.options.shutdown === undefined ? {} : { shutdown: this.options.shutdown }),
+      ...(this.wave === undefined ? {} : { wave: this.wave }),
     };
   }
 
@@ -184,6 +235,18 @@ export class Reporter {
     return { requiredSince: since, ...(dueMs === undefined ? {} : { due: new Date(dueMs).toISOString() }) };
   }
 
+  /** A failure notification: the kind's text with this node, the reason after it. Never throws. */
+  private async tell(kind: FailureEvent, reason: string): Promise<void> {
+    const { notifier, logger } = this.deps;
+    const template = this.options.templates?.[kind];
+    if (notifier === undefined || template === undefined) return;
+    try {
+      await notifier.notify(kind, this.nodeId, `${renderMessage(template, this.nodeId)}: ${reason}`);
+    } catch (err) {
+      logger.warn('notification failed', { node: this.nodeId, event: kind, error: errorText(err) });
+    }
+  }
+
   /** Event RebootOverdue (Warning) past the deadline, at most once per period. */
   private async reportOverdue(status: NodeStatus, now: Date): Promise<void> {
     const at = monotonicMs(this.deps.clock);
@@ -191,11 +254,9 @@ export class Reporter {
     this.overdueEventAt = at;
     const age = shortDuration(now.getTime() - Date.parse(status.requiredSince ?? status.since));
     const deadline = shortDuration(this.options.deadlineMs);
-    await this.deps.events.record(
-      'RebootOverdue',
-      `reboot required for ${age}, past the deadline of ${deadline}: ${status.phase}: ${status.reason}`,
-      'Warning',
-    );
+    const text = `reboot required for ${age}, past the deadline of ${deadline}: ${status.phase}: ${status.reason}`;
+    await this.deps.events.record('RebootOverdue', text, 'Warning');
+    await this.tell('overdue', text);
   }
 
   private reportMetrics(outcome: Outcome, fx: Effects): void {

@@ -15,6 +15,9 @@ import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from './age
 import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
+import { OwnViews } from '../kube/own-views.js';
+import { FsHostFiles } from '../host/host.js';
+import { readShutdown, shutdownMeaning } from '../host/shutdown.js';
 
 export interface RunAgentOptions {
   /** Aborted on SIGTERM/SIGINT: the current step is abandoned safely and runAgent resolves. */
@@ -61,7 +64,33 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     },
     config.periodMs / 2,
   );
-  const agent = createAgent(config, { kube, clock: agentClock, logger: log, metrics, sentinel });
+  // graceful node shutdown on this host, read once (read-only): published in every status
+  const shutdown = await readShutdown(new FsHostFiles(config.hostRoot), config.kubeletConfig);
+  log.info('graceful node shutdown', {
+    node: config.nodeId,
+    ...shutdown,
+    meaning: shutdownMeaning(shutdown).meaning,
+  });
+  // The agent's own Node (and pods while a reboot is wanted) followed by watches: every part of the
+  // agent reads them through `views.kube`, and the request poller below costs nothing while they are.
+  // The plain clock: the watches' own waits must not beat the heartbeat (they would hide a hung loop).
+  const views = new OwnViews({
+    kube,
+    nodeName: config.nodeId,
+    clock,
+    log,
+    random: Math.random,
+    lock: { namespace: config.dsNamespace, name: config.dsName },
+  });
+  const agent = createAgent(config, {
+    kube,
+    clock: agentClock,
+    logger: log,
+    metrics,
+    sentinel,
+    views,
+    shutdown,
+  });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {
     await Promise.all([
@@ -78,10 +107,12 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
           agent.wake();
         },
       }),
-      // An admin's `kured-ts reboot` request wakes an idle agent within minutes, not a period.
+      // An admin's `kured-ts reboot` request wakes an idle agent at once through the watch of its Node
+      // (Agent.run); this looks within minutes when the watch cannot be held (a read of the view
+      // otherwise: no request).
       pollRebootRequest({
         requested: async (signal) =>
-          rebootRequestOf((await kube.getNode(config.nodeId, signal)).metadata?.annotations ?? {}) !==
+          rebootRequestOf((await views.kube.getNode(config.nodeId, signal)).metadata?.annotations ?? {}) !==
           undefined,
         clock,
         logger: log,

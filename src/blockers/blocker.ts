@@ -2,7 +2,8 @@
 import { policyDenial, type PolicyDenial } from '../kube/errors.js';
 import { errorText } from '../text/error-text.js';
 
-export type Verdict = { blocked: false } | { blocked: true; reason: string };
+/** A blocker's answer; `as`: the name kured_ts_blocked shows when not the blocker's own (a pause that is a wave's halt). */
+export type Verdict = { blocked: false } | { blocked: true; reason: string; as?: string };
 
 export interface Blocker {
   /** Short name, used as the `blocker` label of kured_ts_blocked. */
@@ -47,7 +48,8 @@ export async function firstBlock(blockers: readonly Blocker[], signal?: AbortSig
       const reason = `${blocker.name}: ${errorText(err)}`;
       return { blocked: true, blocker: blocker.name, reason, ...(denied === undefined ? {} : { denied }) };
     }
-    if (verdict.blocked) return { blocked: true, blocker: blocker.name, reason: verdict.reason };
+    if (verdict.blocked)
+      return { blocked: true, blocker: verdict.as ?? blocker.name, reason: verdict.reason };
   }
   return { blocked: false };
 }

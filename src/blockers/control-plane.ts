@@ -9,7 +9,7 @@
 // the agent then aborts rather than reboot (src/agent/decision/cycle.ts). Judged for control-plane
 // nodes only (controlPlaneOnly): a worker asks nothing of it.
 import type { Kube, V1Node, V1Pod } from '../kube/kube.js';
-import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import { listControlPlane } from '../node/role.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 /** Where the etcd members run as static pods, and how they are labelled. */
@@ -59,13 +59,38 @@ function memberDown(others: readonly V1Node[], etcd: readonly V1Pod[]): Verdict 
 }
 
 /**
+ * An etcd member on a node that carries no control-plane label (placed there by hand) that is not
+ * Ready: it is a quorum member all the same.
+ */
+function strayMemberDown(
+  nodeId: string,
+  nodes: readonly V1Node[],
+  etcd: readonly V1Pod[],
+): Verdict | undefined {
+  const labelled = new Set(nodes.map((n) => n.metadata?.name));
+  const down = etcd.find(
+    (p) =>
+      p.spec?.nodeName !== nodeId &&
+      !labelled.has(p.spec?.nodeName) &&
+      (!ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined),
+  );
+  if (down === undefined) return undefined;
+  return {
+    blocked: true,
+    reason: `etcd member ${down.metadata?.name ?? '?'} on ${down.spec?.nodeName ?? '?'} is not Ready: its quorum has no member to spare`,
+  };
+}
+
+/**
  * The verdict over the control plane as listed (pure): blocked while another control-plane node, or
  * the etcd member on one (when the cluster runs etcd as pods at all), is not Ready; naming the first.
  */
 export function judgeQuorum(nodeId: string, nodes: readonly V1Node[], etcd: readonly V1Pod[]): Verdict {
   if (!nodes.some((n) => n.metadata?.name === nodeId)) return { blocked: false };
   const others = nodes.filter((n) => n.metadata?.name !== nodeId);
-  const verdict = nodeDown(others) ?? (etcd.length === 0 ? undefined : memberDown(others, etcd));
+  const verdict =
+    nodeDown(others) ??
+    (etcd.length === 0 ? undefined : (memberDown(others, etcd) ?? strayMemberDown(nodeId, nodes, etcd)));
   return verdict ?? { blocked: false };
 }
 
@@ -78,7 +103,7 @@ export class ControlPlaneBlocker implements Blocker {
   constructor(private readonly o: ControlPlaneBlockerOptions) {}
 
   async check(signal?: AbortSignal): Promise<Verdict> {
-    const nodes = await this.o.kube.listNodes({ labelSelector: CONTROL_PLANE_LABEL }, signal);
+    const nodes = await listControlPlane((labelSelector) => this.o.kube.listNodes({ labelSelector }, signal));
     if (!nodes.some((n) => n.metadata?.name === this.o.nodeId)) return { blocked: false };
     const etcd = await this.o.kube.listPods(ETCD_NAMESPACE, { labelSelector: ETCD_SELECTOR }, signal);
     return judgeQuorum(this.o.nodeId, nodes, etcd);

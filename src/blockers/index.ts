@@ -11,6 +11,7 @@ import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
+import { HealthCheckBlocker, HealthChecks } from './health-check.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -30,6 +31,7 @@ export type BlockerConfig = Pick<
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
+  | 'healthChecks'
 >;
 
 /**
@@ -37,12 +39,13 @@ export type BlockerConfig = Pick<
  * (always: judged for a
  * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
- * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false). firstBlock() evaluates them in
- * this order.
+ * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false), health-check (with
+ * --health-check: `io.checks` when the caller shares them, as the agent does with its soak).
+ * firstBlock() evaluates them in this order.
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; clock: Clock },
+  io: { kube: Kube; node: NodeOps; clock: Clock; checks?: HealthChecks | undefined },
 ): Blocker[] {
   const { kube, node, clock } = io;
   const nodeId = config.nodeId;
@@ -80,5 +83,7 @@ export function createBlockers(
       }),
     );
   }
+  if (config.healthChecks.length > 0)
+    blockers.push(new HealthCheckBlocker(io.checks ?? new HealthChecks(kube, config.healthChecks)));
   return blockers;
 }

@@ -5,9 +5,10 @@ import { formatDrainPlan, type DrainPlanItem } from './check-drain.js';
 
 /**
  * What one item says: `ok`, `blocks` (holds the reboot back), `no-reboot` (the sentinel says none
- * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`.
+ * is needed), `error` (the sentinel failed: the agent treats it as no reboot), `skipped`, `warn`
+ * (does not hold the reboot back, but something the operator should change).
  */
-type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped';
+type CheckVerdict = 'ok' | 'blocks' | 'no-reboot' | 'error' | 'skipped' | 'warn';
 
 /** One line of the evaluation. */
 export interface CheckItem {
@@ -46,6 +47,7 @@ const VERDICT_LABEL: Record<CheckVerdict, string> = {
   'no-reboot': 'no reboot',
   error: 'ERROR',
   skipped: 'skipped',
+  warn: 'WARNING',
 };
 
 /** The report in lines: one per item ("BLOCKS" where it holds the reboot back), then the decision. */

@@ -2,21 +2,18 @@
 // holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
 // blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
+import { errorText } from '../text/error-text.js';
+import { HealthCheckBlocker, objectOf } from '../blockers/health-check.js';
 import { firstBlock, judges, type Blocker, type Verdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
-import { coordinatorOf, createLock } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
-import type { Config } from '../config/config.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import { decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
 import type { Outcome } from '../agent/outcome.js';
-import { DaemonSetLock } from '../lock/daemonset-lock.js';
-import type { LockHolder } from '../lock/lock.js';
 import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
-import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import { isControlPlane } from '../node/role.js';
 import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
@@ -37,51 +34,12 @@ import {
 import { formatObject } from './output.js';
 import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
+import { evaluateLock, type CheckConfig, type LockItem } from './check-lock.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
+import { evaluateRepair, evaluateShutdown } from './check-host.js';
 
-/** What `check` needs from the agent's configuration. */
-export type CheckConfig = Pick<
-  Config,
-  | 'window'
-  | 'rebootRetries'
-  | 'dsNamespace'
-  | 'dsName'
-  | 'lockAnnotation'
-  | 'lockTtlMs'
-  | 'concurrency'
-  | 'concurrencyPercent'
-  | 'lockQueue'
-  | 'coordinator'
-  | 'groupLabel'
-  | 'groupConcurrency'
-  | 'groupConcurrencyPercent'
-  | 'countUnavailable'
-  | 'controlPlaneLast'
-  | 'maxUnhealthyNodes'
-  | 'quarantineRetryMs'
-  | 'maxQuarantined'
-  | 'requireApproval'
-  | 'approvalTtlMs'
-  | 'blockingPodSelectors'
-  | 'prometheusUrl'
-  | 'proxy'
-  | 'blockingQueries'
-  | 'alertFilterRegexp'
-  | 'alertFilterMatchOnly'
-  | 'alertFiringOnly'
-  | 'blockOnPdb'
-  | 'taintTiming'
-  | 'drainPodSelector'
-  | 'drainRules'
-  | 'drainGracePeriodSeconds'
-  | 'singleReplica'
-  | 'rebootSentinel'
-  | 'rebootSentinelCommand'
-  | 'hostExec'
-  | 'fleetlockUrl'
-  | 'fleetlockGroup'
->;
+export type { CheckConfig } from './check-lock.js';
 
 export interface CheckOptions {
   /** The node to judge. */
@@ -118,10 +76,27 @@ function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
+/** Each --health-check with its result (the agent asks them at the slot, one GET each). */
+async function healthItems(blocker: HealthCheckBlocker, signal: AbortSignal): Promise<CheckItem[]> {
+  try {
+    return (await blocker.results(signal)).map((r) => ({
+      name: `health-check ${objectOf(r.check)}`,
+      verdict: r.ok ? 'ok' : 'blocks',
+      detail: `${r.check.expression}: ${r.reason}`,
+    }));
+  } catch (err) {
+    return [{ name: blocker.name, verdict: 'blocks', detail: errorText(err) }];
+  }
+}
+
 /** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
 async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
   const items: CheckItem[] = [];
   for (const blocker of blockers) {
+    if (blocker instanceof HealthCheckBlocker) {
+      items.push(...(await healthItems(blocker, signal)));
+      continue;
+    }
     // Through firstBlock, so that a blocker that throws blocks exactly as it does in the agent.
     const verdict: Verdict = await firstBlock([blocker], signal);
     items.push(
@@ -198,79 +173,6 @@ function evaluateBootId(node: V1Node): CheckItem {
         verdict: 'ok',
         detail: `bootID ${bootID}${node.spec?.unschedulable === true ? ', cordoned' : ''}`,
       };
-}
-
-interface LockItem extends CheckItem {
-  held?: LockHolder;
-}
-
-/**
- * The agent's own lock for `options.node` (createLock: with the coordinated queue's turns, as the
- * agent has them), reading only (through a ReadOnlyKube).
- */
-function agentLock(options: CheckOptions, clock: Clock, kube: Kube): DaemonSetLock {
-  const config = { ...options.config, nodeId: options.node };
-  const io = { kube, clock, logger: silentLogger };
-  return createLock(config, io, coordinatorOf(config, io));
-}
-
-/** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */
-async function evaluateLock(
-  options: CheckOptions,
-  io: CheckIo,
-  at: { kube: Kube; node: V1Node },
-  signal: AbortSignal,
-): Promise<LockItem> {
-  const { kube, node } = at;
-  const lock = agentLock(options, io.clock, kube);
-  const held = await lock.holding(signal);
-  if (held && node.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined) {
-    return {
-      name: 'lock',
-      verdict: 'ok',
-      detail: `held by this node since ${held.created.toISOString()}`,
-      held,
-    };
-  }
-  const item = await newAcquisition(options.config, lock, node, signal);
-  if (!held) return item;
-  // an entry naming this node that no cycle of its own proves is judged as a new acquisition (DESIGN
-  // §12); a refusal already says, in the agent's words, that the agent removes that entry
-  if (item.verdict === 'blocks') return { ...item, held };
-  return {
-    ...item,
-    detail: `${item.detail}; the entry naming this node is not proven by a cycle of its own`,
-    held,
-  };
-}
-
-/** Would acquire() give this node a slot, as a new acquisition? */
-async function newAcquisition(
-  config: CheckConfig,
-  lock: DaemonSetLock,
-  node: V1Node,
-  signal: AbortSignal,
-): Promise<LockItem> {
-  const grouped = config.groupConcurrency > 0;
-  const group = grouped ? (node.metadata?.labels?.[config.groupLabel] ?? '') : undefined;
-  const role = isControlPlane(node.metadata?.labels) ? { controlPlane: true } : {};
-  const result = await lock.wouldAcquire(signal, { ...(group === undefined ? {} : { group }), ...role });
-  if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, group) };
-  // the fleet gate that holds it back, named as kured_ts_blocked names it
-  const gate = result.gate === undefined ? {} : { gate: result.gate };
-  return { name: 'lock', verdict: 'blocks', detail: result.reason, ...gate };
-}
-
-/** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
-function freeSlot(config: CheckConfig, group: string | undefined): string {
-  const slots =
-    config.concurrencyPercent > 0 ? `${config.concurrencyPercent}% of the nodes` : String(config.concurrency);
-  if (group === undefined) return `a slot is free (${slots} slot(s))`;
-  const which = group === '' ? 'none: no such label' : `${config.groupLabel}=${group}`;
-  const share =
-    config.groupConcurrencyPercent > 0 ? `${config.groupConcurrencyPercent}%` : config.groupConcurrency;
-  const perGroup = `${share} per ${config.groupLabel}; this node's group ${which}`;
-  return `a slot is free (${slots} slot(s), ${perGroup})`;
 }
 
 /**
@@ -397,8 +299,13 @@ export async function evaluateCheck(
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];
-  const lock = await evaluateLock(options, io, { kube, node }, signal);
-  items.push(lock, ...evaluateFleetLock(options.config));
+  const lock = await evaluateLock(options, io.clock, { kube, node }, signal);
+  items.push(
+    lock,
+    ...evaluateFleetLock(options.config),
+    ...evaluateRepair(node, options.config.postRebootTimeoutMs),
+    evaluateShutdown(node),
+  );
   const decision = decide(
     items,
     inProgress(node, lock, options.config, now),

@@ -30,6 +30,11 @@ export const COORDINATOR_FLAGS = [
   'max-quarantined',
   'fleetlock-url',
   'log-format',
+  'wave-start',
+  'wave-growth',
+  'soak',
+  'max-failures',
+  'group-order',
 ] as const;
 
 /** This replica's name in the Lease: the pod's name (the chart passes POD_NAME) and a random suffix. */

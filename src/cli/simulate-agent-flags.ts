@@ -30,12 +30,22 @@ export const SIM_AGENT_FLAGS = [
   'hold-timeout',
   'single-replica',
   'single-replica-timeout',
+  'exclude-from-lb',
+  'lb-drain-wait',
+  'wave-start',
+  'wave-growth',
+  'soak',
+  'max-failures',
+  'group-order',
+  'post-reboot-timeout',
+  'on-post-reboot-timeout',
 ] as const;
 
 /** What simulate's help shows as a default where the simulation's differs from the agent's. */
 export const SIM_SHOWN_DEFAULTS: Readonly<Record<string, string>> = {
   'drain-timeout': '0s; 5m with --undrainable',
   'group-concurrency': '0 (needs --zones: the groups are the zones)',
+  'group-order': 'parallel (sequential needs --zones: the groups are the zones)',
 };
 
 /** The simulation's options from the agents' Config: the simulator's own view, and the agents' flags. */

@@ -1,98 +1,25 @@
-// `kured-ts simulate`: the command, its options and their parsers.
-import { InvalidArgumentError, Option, type Command } from 'commander';
+// `kured-ts simulate`: the command and its options (their parsers: simulate-options.ts).
+import { Option, type Command } from 'commander';
 import type { PdbSpec } from '../sim/cluster-spec.js';
-import { duration as durationAtLeast, integer } from '../config/values.js';
 import { UsageError, type Config } from '../config/config.js';
 import { FLAGS } from '../config/flags.js';
 import { optionValues, parseGivenFlags } from '../config/parse.js';
 import { EXIT_USAGE, addFlags } from './shared.js';
 import { SIM_AGENT_FLAGS, SIM_SHOWN_DEFAULTS, simAgentOptions } from './simulate-agent-flags.js';
-import { errorText } from '../text/error-text.js';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateIo, type SimulateOptions } from './simulate.js';
 import { runFleetSimulate } from './simulate-fleet.js';
-
-/** --timeline: a path ending in .svg or .html. */
-export function timelinePath(value: string): string {
-  if (!/\.(svg|html)$/i.test(value))
-    throw new InvalidArgumentError('the file name must end in .svg or .html');
-  return value;
-}
-
-// ---- command line --------------------------------------------------------------------------------
-
-/** One of the flag table's parsers (config/values.ts) as a commander argument parser. */
-function asOption<T>(parse: (value: string) => T): (value: string) => T {
-  return (value) => {
-    try {
-      return parse(value);
-    } catch (err) {
-      throw new InvalidArgumentError(errorText(err));
-    }
-  };
-}
-
-/** An integer of at least `min`, as the agent's flags read one. */
-const integerOption = (min = 1): ((value: string) => number) => asOption(integer(min));
-/** A duration (not negative), as the agent's flags read one. */
-const duration = asOption(durationAtLeast('non-negative'));
-
-/** --blocking-churn RATE,DURATION: jobs per hour (a positive number) and how long each runs. */
-function blockingChurn(value: string): { perHour: number; durationMs: number } {
-  const parts = value.split(',');
-  const perHour = Number(parts[0]);
-  if (parts.length !== 2 || !Number.isFinite(perHour) || perHour <= 0)
-    throw new InvalidArgumentError(
-      'expected RATE,DURATION: jobs per hour (> 0) and how long each runs (e.g. 30,20m)',
-    );
-  return { perHour, durationMs: duration(parts[1] ?? '') };
-}
-
-/** --unhealthy-nodes N,DURATION. */
-function unhealthyNodes(value: string): { nodes: number; durationMs: number } {
-  const [count = '', span = ''] = value.split(',');
-  if (value.split(',').length !== 2) throw new InvalidArgumentError('expected N,DURATION (e.g. 2,30m)');
-  return { nodes: integerOption(1)(count), durationMs: duration(span) };
-}
-
-/** The bare --coordinator-thief: a minute into the run, for half an hour. */
-const THIEF_PRESET = '1m,30m';
-
-/** --coordinator-thief FROM,FOR: when it starts (from the start of the run) and how long it acts (> 0). */
-function coordinatorThief(value: string): { fromMs: number; forMs: number } {
-  const parts = value.split(',');
-  if (parts.length !== 2)
-    throw new InvalidArgumentError('expected FROM,FOR: when it starts and how long it acts (e.g. 5m,30m)');
-  const forMs = duration(parts[1] ?? '');
-  if (forMs <= 0) throw new InvalidArgumentError('FOR must be longer than 0s (e.g. 5m,30m)');
-  return { fromMs: duration(parts[0] ?? ''), forMs };
-}
-
-/** A share: `N%` (0–100) or a number from 0 to 1. */
-function share(value: string): number {
-  const percent = value.endsWith('%');
-  const n = Number(percent ? value.slice(0, -1) : value);
-  const fraction = percent ? n / 100 : n;
-  if (value.trim() === '' || !Number.isFinite(fraction) || fraction < 0 || fraction > 1)
-    throw new InvalidArgumentError('expected a share: N% (0-100) or a number from 0 to 1');
-  return fraction;
-}
-
-function needsReboot(value: string): 'all' | number {
-  return value === 'all' ? 'all' : integerOption(0)(value);
-}
-
-/** `none`, `max-unavailable=N`, `min-available=N` (N an integer or a percentage). */
-export function parsePdb(value: string): PdbSpec {
-  if (value === 'none') return { kind: 'none' };
-  const m = /^(max-unavailable|min-available)=(\d+%?)$/.exec(value);
-  if (!m)
-    throw new InvalidArgumentError(
-      'expected none, max-unavailable=N or min-available=N (N may be a percentage)',
-    );
-  const raw = m[2] ?? '';
-  const amount = raw.endsWith('%') ? raw : Number(raw);
-  return { kind: m[1] === 'max-unavailable' ? 'maxUnavailable' : 'minAvailable', value: amount };
-}
+import {
+  THIEF_PRESET,
+  blockingChurn,
+  coordinatorThief,
+  duration,
+  integerOption,
+  needsReboot,
+  parsePdb,
+  share,
+  timelinePath,
+  unhealthyNodes,
+} from './simulate-options.js';
 
 function durationOption(flags: string, description: string, ms: number, shown: string): Option {
   return new Option(flags, description).argParser(duration).default(ms, shown);
@@ -121,6 +48,7 @@ interface SimulateFlags {
   blockingPod: number;
   alertFiringFor: number;
   preCordoned: number;
+  badKernel: number;
   taint: boolean;
   kuredPolling: boolean;
   coordinators: number;
@@ -133,6 +61,7 @@ interface SimulateFlags {
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
   evictionErrors: number;
+  loadBalancer: boolean;
   storagePods: boolean;
   singleReplicaWorkloads: number;
   autoscaler: boolean;
@@ -196,6 +125,12 @@ function addWorldOptions(cmd: Command): Command {
     )
     .option('--pre-cordoned <n>', 'nodes cordoned by someone else before the start', integerOption(0), 0)
     .option(
+      '--bad-kernel <n>',
+      'the n-th node to reboot boots a bad kernel: it never comes back Ready (0 = none); see --max-failures',
+      integerOption(0),
+      0,
+    )
+    .option(
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
       integerOption(0),
@@ -206,6 +141,11 @@ function addWorldOptions(cmd: Command): Command {
       "this share of evictions (N% or 0–1) is answered 500 'etcdserver: request timed out', half of them after the eviction was carried out (a flaky API server)",
       share,
       0,
+    )
+    .option(
+      '--load-balancer',
+      'the cluster has a Service of type LoadBalancer: each agent waits --lb-drain-wait (with --exclude-from-lb, the default) before its drain',
+      false,
     )
     .option(
       '--storage-pods',
@@ -372,6 +312,7 @@ function simulateOptionsOf(
     blockingPodMs: flags.blockingPod,
     alertFiringForMs: flags.alertFiringFor,
     preCordoned: flags.preCordoned,
+    ...(flags.badKernel > 0 ? { badKernel: flags.badKernel } : {}),
     taint: flags.taint,
     kuredPolling: flags.kuredPolling,
     coordinators: flags.coordinators,
@@ -386,6 +327,7 @@ function simulateOptionsOf(
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
     ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),
+    ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,
     holdWorkerMs: flags.holdWorker,
     ...(flags.rebootNow === undefined ? {} : { rebootNow: flags.rebootNow }),
@@ -416,6 +358,11 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       }
       if (agent.config.groupConcurrency > 0 && flags.zones === 0) {
         command.error('error: --group-concurrency needs --zones (the groups are the zones)', {
+          exitCode: EXIT_USAGE,
+        });
+      }
+      if (agent.config.groupOrder.kind === 'sequential' && flags.zones === 0) {
+        command.error('error: --group-order sequential needs --zones (the groups are the zones)', {
           exitCode: EXIT_USAGE,
         });
       }

@@ -4,7 +4,7 @@ import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
-import { formatReport, passed } from '../sim/report.js';
+import { formatCostReport, formatReport, passed } from '../sim/report.js';
 import { connectSimKube } from '../sim/sim-kube.js';
 import { flakyEvictions } from '../sim/flaky-evictions.js';
 import type { HoldWorkerSettings } from '../sim/hold-worker.js';
@@ -73,6 +73,8 @@ export interface SimulateOptions {
   coordinatorThief?: { fromMs: number; forMs: number };
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
+  /** --bad-kernel: the n-th node to reboot never comes back Ready (0 or absent: none). */
+  badKernel?: number;
   /** --group-concurrency: at most this many nodes per zone (the agents' --group-label is the zone). */
   groupConcurrency?: number;
   /** --max-unhealthy-nodes: the agents' health gate. */
@@ -101,6 +103,11 @@ export interface SimulateOptions {
    * (a flaky API server, issue 46). Default 0.
    */
   evictionErrors?: number;
+  /**
+   * --load-balancer: the cluster has a Service of type LoadBalancer, so each agent waits
+   * --lb-drain-wait after labelling its node out of the load balancers, before its drain.
+   */
+  loadBalancer?: boolean;
   /** --drain-timeout: the agents' --drain-timeout. Default 0 (none); with --undrainable, 5m. */
   drainTimeoutMs?: number;
   /** --autoscaler: a simulated autoscaler removes empty-looking nodes without a scale-down annotation. */
@@ -174,11 +181,14 @@ export async function simulate(
 /** The fleet policies the agents run with: zone groups, the health gate, approval. */
 function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
   const groups = options.groupConcurrency ?? 0;
+  // --group-order sequential orders the zones: the agents' --group-label is the zone label
+  const sequential = options.agent?.groupOrder?.kind === 'sequential';
+  const agent = sequential ? { ...options.agent, groupLabel: ZONE_LABEL } : options.agent;
   return {
     ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
-    ...(options.agent === undefined ? {} : { overrides: options.agent }),
+    ...(agent === undefined ? {} : { overrides: agent }),
   };
 }
 
@@ -253,7 +263,7 @@ function worldOf(
   options: SimulateOptions,
 ): Pick<
   SimulationOptions['cluster'],
-  'controlPlane' | 'blockingChurn' | 'unhealthy' | 'singleReplicaWorkloads'
+  'controlPlane' | 'blockingChurn' | 'unhealthy' | 'badKernel' | 'singleReplicaWorkloads'
 > {
   return {
     ...((options.singleReplicaWorkloads ?? 0) > 0
@@ -262,6 +272,7 @@ function worldOf(
     ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
     ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
     ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),
+    ...((options.badKernel ?? 0) > 0 ? { badKernel: options.badKernel } : {}),
   };
 }
 
@@ -316,6 +327,7 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       });
       const share = options.evictionErrors ?? 0;
       if (share > 0) server.chaos(flakyEvictions(share, options.seed));
+      if (options.loadBalancer === true) server.create('services', LOAD_BALANCER_SERVICE);
       return server;
     },
     connect: connectSimKube,
@@ -323,6 +335,27 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
     alertFiringForMs: options.alertFiringForMs,
     limitMs: 7 * DAY,
     wallLimitMs: options.wallLimitMs,
+  };
+}
+
+/** simulate --load-balancer: one Service of type LoadBalancer in front of the workloads. */
+const LOAD_BALANCER_SERVICE = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 80 }] },
+};
+
+/** What the report's first line says of the run. */
+function reportHeader(options: SimulateOptions, needed: number): Parameters<typeof formatReport>[1] {
+  return {
+    nodes: options.nodes,
+    needed,
+    concurrency: options.concurrency,
+    periodMs: options.periodMs,
+    seed: options.seed,
+    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
+    ...(options.agent?.groupOrder?.kind === 'sequential' ? { sequential: true } : {}),
   };
 }
 
@@ -346,15 +379,8 @@ export async function runSimulate(options: SimulateOptions, io: SimulateIo): Pro
       : undefined,
   });
   if (show) view.finish(result.elapsedMs);
-  const header = {
-    nodes: options.nodes,
-    needed,
-    concurrency: options.concurrency,
-    periodMs: options.periodMs,
-    seed: options.seed,
-    ...((options.groupConcurrency ?? 0) > 0 ? { groupConcurrency: options.groupConcurrency } : {}),
-  };
-  const report = formatReport(result, header);
+  const header = reportHeader(options, needed);
+  const report = [...formatReport(result, header), ...formatCostReport(result)];
   io.out.write(report.join('\n') + '\n');
   const wrote =
     io.timeline === undefined ? true : await writeTimeline(io.timeline, result, { header, report, io });

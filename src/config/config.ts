@@ -4,6 +4,7 @@ import { redactUrl } from '../notify/notify-url.js';
 import { describeProxy, type ProxySettings } from '../http/proxy.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
 import type { WindowConfig } from '../window/window-config.js';
+import type { FailureEvent, NotifyEvent } from '../notify/notifier.js';
 
 export type { WindowConfig } from '../window/window-config.js';
 
@@ -22,6 +23,35 @@ export interface DrainRule {
   drain?: DrainMode;
   /** The order it gives; undefined = it says nothing about the order. */
   order?: number;
+}
+
+/** --wave-growth: each step of the slow start as large as the last, K more, or twice as large. */
+export type WaveGrowth = { kind: 'none' } | { kind: 'linear'; step: number } | { kind: 'double' };
+
+/**
+ * --group-order: `parallel` (default) lets every group go at once; `sequential` finishes one group
+ * before the next starts: in the order given (`order`), then the other groups by name, then the
+ * nodes without the label.
+ */
+export type GroupOrder = { kind: 'parallel' } | { kind: 'sequential'; order: string[] };
+
+/**
+ * --health-check 'GROUP/VERSION/RESOURCE [NAMESPACE/]NAME: EXPR': the object read with one GET and a
+ * CEL expression over it (as `self`) that must give true.
+ */
+export interface HealthCheck {
+  /** The API group ('' for the core group, written `core` or left empty). */
+  group: string;
+  version: string;
+  /** The resource (plural, lower case): deployments. */
+  resource: string;
+  /** The object's namespace; undefined for a cluster-scoped object. */
+  namespace?: string;
+  name: string;
+  /** The CEL expression (what follows the first ": " after the name). */
+  expression: string;
+  /** The check as written (for reasons and `check`). */
+  text: string;
 }
 
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
@@ -89,6 +119,27 @@ export interface Config {
   quarantineRetryMs: number;
   /** --max-quarantined: more other nodes quarantined than this halts new cycles fleet-wide; undefined = off. */
   maxQuarantined: { count: number } | { percent: number } | undefined;
+  /**
+   * --wave-start: the first this many nodes of a wave go before any other (slow start); 0 (default)
+   * = --concurrency, which is no slow start at all (today's behaviour).
+   */
+  waveStart: number;
+  /** --wave-growth: how each step of the slow start grows; none (default): one step, then --concurrency. */
+  waveGrowth: WaveGrowth;
+  /** --soak: a node counts toward the next step only once back and Ready this long (its own clock). Default 0. */
+  soakMs: number;
+  /** --max-failures: this many failed nodes in a wave halt it (a fleet pause); undefined = no budget. */
+  maxFailures: { count: number } | { percent: number } | undefined;
+  /** --group-order: groups (--group-label) one after another, or all at once (default). */
+  groupOrder: GroupOrder;
+  /** --health-check: objects whose CEL expression must be true before a slot and after a reboot. */
+  healthChecks: HealthCheck[];
+  /** --health-check-timeout: bound for the checks after a reboot; past it the node failed. Default 5m. */
+  healthCheckTimeoutMs: number;
+  /** --notify-events: the kinds of notification sent. Default all. */
+  notifyEvents: NotifyEvent[];
+  /** --message-template-<kind> of each failure kind, with %s = node (the reason follows the text). */
+  failureTemplates: Record<FailureEvent, string>;
   /** --ds-name. Default 'kured'. */
   dsName: string;
   /** --ds-namespace. Default 'kube-system'. */
@@ -137,11 +188,22 @@ export interface Config {
   historyLimit: number;
   /**
    * --autoscaler-protection: annotate the node against autoscaler scale-down (cluster-autoscaler,
-   * Karpenter) during its cycle and --settle-time after. Default true.
+   * Karpenter) during its cycle and --settle-time after, and against Karpenter's node repair
+   * (karpenter.sh/do-not-repair) during its cycle. Default true.
    */
   autoscalerProtection: boolean;
   /** --settle-time: the autoscaler protection stays this long after a cycle ends. Default 10m. */
   settleTimeMs: number;
+  /**
+   * --exclude-from-lb: before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers
+   * (only where absent; removed at the end of the cycle only when ours). Default true.
+   */
+  excludeFromLb: boolean;
+  /**
+   * --lb-drain-wait: after that label, wait this long before the drain when the cluster has a Service
+   * of type LoadBalancer (or cannot tell). Default 2m.
+   */
+  lbDrainWaitMs: number;
   /** --reboot-deadline: a reboot required for longer is overdue; 0 = no deadline. */
   rebootDeadlineMs: number;
   /** --prefer-no-schedule-taint: taint key; '' = no taint (kured's default). */
@@ -223,6 +285,10 @@ export interface Config {
   proxy: ProxySettings;
   /** --host-exec: 'nsenter' (privileged pod with hostPID) or 'direct'. Default 'nsenter'. */
   hostExec: 'nsenter' | 'direct';
+  /** --host-root: where the host's / is seen (the chart: /host). Default '/'. */
+  hostRoot: string;
+  /** --kubelet-config: the kubelet's configuration file on the host; '' = not read. */
+  kubeletConfig: string;
   /** --kubeconfig: '' = KUBECONFIG env or in-cluster. */
   kubeconfig: string;
 }
@@ -231,6 +297,16 @@ export interface Config {
 export const DEFAULT_MESSAGE_DRAIN = 'Draining node %s';
 export const DEFAULT_MESSAGE_REBOOT = 'Rebooting node %s';
 export const DEFAULT_MESSAGE_UNCORDON = 'Node %s rebooted & uncordoned successfully!';
+
+/** The texts of the failure notifications (--message-template-<kind>), %s = node; the reason follows. */
+export const DEFAULT_FAILURE_MESSAGES: Readonly<Record<FailureEvent, string>> = {
+  'drain-failed': 'Drain of node %s failed',
+  quarantined: 'Node %s quarantined: its drain failed',
+  'reboot-failed': 'Reboot of node %s failed',
+  'not-back': 'Node %s not back in time after its reboot',
+  'wave-halted': 'Reboot wave halted after node %s failed',
+  overdue: 'Reboot of node %s is overdue',
+};
 
 /**
  * A bad command-line or environment value. `flag` is the long flag name (`--end-time`), `value`

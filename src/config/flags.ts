@@ -2,6 +2,7 @@
 // Commander options, the configuration table of docs/configuration.md and the Helm chart's values are all
 // generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
 import {
+  DEFAULT_FAILURE_MESSAGES,
   DEFAULT_MESSAGE_DRAIN,
   DEFAULT_MESSAGE_REBOOT,
   DEFAULT_MESSAGE_UNCORDON,
@@ -21,6 +22,8 @@ import {
   type Share,
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
+import { FAILURE_EVENTS, NOTIFY_EVENTS } from '../notify/notifier.js';
+import { groupOrder, healthCheck, notifyEvents, waveGrowth } from './wave-values.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
 import { parseBlackout, type Blackout } from '../window/blackout.js';
@@ -241,6 +244,12 @@ function splitList(values: readonly string[]): string[] {
     .flatMap((v) => v.split(/[;\n]/))
     .map((v) => v.trim())
     .filter((v) => v !== '');
+}
+
+/** --max-failures: '' (no budget), N (at least 1) or N% (1-100) of the nodes the DaemonSet runs on. */
+function failureBudget(value: string): { count: number } | { percent: number } | undefined {
+  if (value.trim() === '') return undefined;
+  return share(1)(value);
 }
 
 /** A label key (a qualified name with an optional DNS prefix), or '' for none. */
@@ -770,6 +779,99 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('maxQuarantined', unhealthyLimit),
   }),
   added({
+    name: 'wave-start',
+    type: 'integer',
+    default: '0',
+    defaultText: '0 (= --concurrency: no slow start)',
+    description:
+      "slow start: the first this many nodes of a wave go before any other, judged by the node about to go from the nodes' own labels",
+    apply: set('waveStart', integer(0)),
+  }),
+  added({
+    name: 'wave-growth',
+    type: 'string',
+    valueName: '<none|linear:K|x2>',
+    default: 'none',
+    defaultText: 'none (after --wave-start, --concurrency)',
+    description:
+      'how each step of the slow start grows once the last has soaked: K nodes more, or twice as many, until a step reaches --concurrency',
+    apply: set('waveGrowth', waveGrowth),
+  }),
+  added({
+    name: 'soak',
+    type: 'string',
+    valueName: DURATION,
+    default: '0',
+    description:
+      'a node counts toward the next step of the slow start (and its group as done) only once back and Ready this long, on its own clock',
+    apply: set('soakMs', duration('non-negative')),
+  }),
+  added({
+    name: 'max-failures',
+    type: 'string',
+    valueName: '<n|n%>',
+    default: '',
+    defaultText: '"" (no failure budget)',
+    description:
+      'halt the wave once this many of its nodes failed (quarantined, reboot failed, not back in time, a health check failed after it): a fleet pause written by kured-ts, lifted by kured-ts resume',
+    apply: set('maxFailures', failureBudget),
+  }),
+  added({
+    name: 'group-order',
+    type: 'string',
+    valueName: '<parallel|sequential[:a,b]>',
+    default: 'parallel',
+    description:
+      'sequential: one --group-label group at a time, each finished (its nodes rebooted and soaked, or quarantined) before the next starts; in the order given, then by name, the nodes without the label last',
+    apply: set('groupOrder', groupOrder),
+  }),
+  added({
+    name: 'health-check',
+    type: 'array',
+    valueName: "<'G/V/R [NS/]NAME: EXPR'>",
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      "a CEL expression over one object (self) that must be true before a node takes a slot and after its reboot, e.g. 'apps/v1/deployments web/api: self.status.readyReplicas == self.spec.replicas' (core for the core group; the chart grants get on exactly these)",
+    apply: (values, draft) => {
+      draft.config.healthChecks = eachItem(values, healthCheck);
+    },
+  }),
+  added({
+    name: 'health-check-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '5m',
+    description:
+      'after a reboot, the --health-check expressions must hold within this long, or the node failed',
+    apply: set('healthCheckTimeoutMs', duration('positive')),
+  }),
+  added({
+    name: 'notify-events',
+    type: 'array',
+    valueName: '<kind>',
+    repeatable: true,
+    default: '',
+    defaultText: 'all',
+    description: `what the notify URL is told (comma-separated): all, ${NOTIFY_EVENTS.join(', ')}; each failure kind at most once per node and --period`,
+    apply: (values, draft) => {
+      draft.config.notifyEvents = notifyEvents(values);
+    },
+  }),
+  ...FAILURE_EVENTS.map((kind) =>
+    added({
+      name: `message-template-${kind}`,
+      type: 'string',
+      valueName: '<text>',
+      default: DEFAULT_FAILURE_MESSAGES[kind],
+      description: `notification text of ${kind} (%s = node; the reason follows)`,
+      apply: (values, draft) => {
+        draft.config.failureTemplates = { ...draft.config.failureTemplates, [kind]: last(values) };
+      },
+    }),
+  ),
+  added({
     name: 'block-on-pdb',
     type: 'boolean',
     default: 'true',
@@ -960,7 +1062,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'boolean',
     default: 'true',
     description:
-      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true (each only if absent; only those the agent added are removed)',
+      'while a node is in its reboot cycle and for --settle-time after, annotate it cluster-autoscaler.kubernetes.io/scale-down-disabled=true and karpenter.sh/do-not-disrupt=true, and for the cycle karpenter.sh/do-not-repair=true (each only if absent; only those the agent added are removed)',
     apply: set('autoscalerProtection', boolean),
   }),
   added({
@@ -970,6 +1072,23 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '10m',
     description: 'how long the autoscaler protection stays after a reboot cycle ends',
     apply: set('settleTimeMs', duration('non-negative')),
+  }),
+  added({
+    name: 'exclude-from-lb',
+    type: 'boolean',
+    default: 'true',
+    description:
+      'before the drain, label the node node.kubernetes.io/exclude-from-external-load-balancers (only if absent; removed at uncordon only if the agent added it), so cloud load balancers stop sending it traffic',
+    apply: set('excludeFromLb', boolean),
+  }),
+  added({
+    name: 'lb-drain-wait',
+    type: 'string',
+    valueName: DURATION,
+    default: '2m',
+    description:
+      'with --exclude-from-lb, wait this long after the label before draining, when the cluster has a Service of type LoadBalancer (or cannot be asked): one service-controller sync (100s) plus a margin',
+    apply: set('lbDrainWaitMs', duration('non-negative')),
   }),
   added({
     name: 'taint-timing',
@@ -1028,6 +1147,24 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('hostExec', oneOf(['nsenter', 'direct'] as const)),
   }),
   added({
+    name: 'host-root',
+    type: 'string',
+    valueName: '<path>',
+    default: '/',
+    description:
+      "where the host's / is seen by the agent: --kubelet-config and logind's configuration are read under it, read-only (the chart mounts them under /host)",
+    apply: set('hostRoot', nonEmpty),
+  }),
+  added({
+    name: 'kubelet-config',
+    type: 'string',
+    valueName: '<path>',
+    default: '/var/lib/kubelet/config.yaml',
+    description:
+      'the kubelet\'s configuration file on the host (its --config), read at start for shutdownGracePeriod and published in the status ("" = not read)',
+    apply: set('kubeletConfig', text),
+  }),
+  added({
     name: 'kubeconfig',
     type: 'string',
     valueName: '<path>',
@@ -1062,9 +1199,10 @@ export function valuesKey(flag: string): string {
 
 /**
  * Flags the Helm chart sets itself, never from `configuration`: --drain-rules points at the ConfigMap
- * the chart renders from its top-level value drainRules (the rules themselves, not a path).
+ * the chart renders from its top-level value drainRules (the rules themselves, not a path); --host-root
+ * is where the chart mounts the host's files (/host).
  */
-const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules']);
+const CHART_SET_FLAGS = new Set(['node-id', 'kubeconfig', 'drain-rules', 'host-root']);
 
 /**
  * charts/kured-ts/files/agent-defaults.yaml: each scalar flag's default under its values key

@@ -71,13 +71,17 @@ function defaults(): Draft {
   return draft;
 }
 
-/** --group-concurrency needs --group-label; the label alone does nothing. */
+/** --group-concurrency and --group-order sequential need --group-label; the label alone does nothing. */
 function checkGroups(config: Config, warnings: string[]): void {
   if (config.groupConcurrency > 0 && config.groupLabel === '') {
     throw new UsageError('--group-concurrency', String(config.groupConcurrency), 'needs --group-label');
   }
-  if (config.groupLabel !== '' && config.groupConcurrency === 0) {
-    warnings.push('--group-label has no effect without --group-concurrency');
+  const sequential = config.groupOrder.kind === 'sequential';
+  if (sequential && config.groupLabel === '') {
+    throw new UsageError('--group-order', 'sequential', 'needs --group-label (the groups it orders)');
+  }
+  if (config.groupLabel !== '' && config.groupConcurrency === 0 && !sequential) {
+    warnings.push('--group-label has no effect without --group-concurrency or --group-order sequential');
   }
 }
 

@@ -3,6 +3,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
+import type { WaveGrowth } from '../config/config.js';
 
 export interface CoordinatorOptions {
   kube: Kube;
@@ -30,6 +31,17 @@ export interface CoordinatorOptions {
   maxUnhealthyNodes?: { count: number } | { percent: number };
   /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
   maxQuarantined?: { count: number } | { percent: number };
+  /**
+   * The wave's gates (--wave-start, --wave-growth, --soak, --max-failures, --group-order sequential):
+   * no turn the agent's own judgement of them would refuse. Default none.
+   */
+  wave?: {
+    start: number;
+    growth: WaveGrowth;
+    soakMs: number;
+    maxFailures?: { count: number } | { percent: number };
+    order?: { label: string; order: string[] };
+  };
   /**
    * --fleetlock-url is configured for the agents: a node whose FleetLock server answers "group full"
    * keeps its turn (up to 30 minutes in all). Without it those answers count for nothing. Default false.

@@ -16,6 +16,9 @@
 // go or which (docs/advisor.md). A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
+import { resolveFailureBudget } from '../lock/fleet-questions.js';
+import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';
+import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
@@ -128,7 +131,7 @@ class Term {
       clock: o.clock,
       log: o.log,
       random: o.random,
-      groupLabel: o.groups?.label,
+      groupLabel: o.groups?.label ?? o.wave?.order?.label,
       ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
       silenceMs: o.silenceMs ?? VIEW_SILENCE_MS,
     });
@@ -285,6 +288,26 @@ class Term {
     return undefined;
   }
 
+  /** The wave's gates for a plan, over the view (wave-plan.ts); none when not configured. */
+  private wavePlan(): { wave?: WavePlanConfig } {
+    const w = this.o.wave;
+    if (w === undefined) return {};
+    const resumed = parseWaveResume(this.ds?.metadata?.annotations?.[WAVE_RESUMED_ANNOTATION]);
+    return {
+      wave: {
+        start: w.start,
+        growth: w.growth,
+        soakMs: w.soakMs,
+        ...(w.maxFailures === undefined
+          ? {}
+          : { maxFailures: resolveFailureBudget(w.maxFailures, nodesOfDaemonSet(this.ds)) }),
+        ...(w.order === undefined ? {} : { order: w.order.order }),
+        members: (wave) => this.fleet.waveMembers(wave),
+        ...(resumed === undefined ? {} : { resumed }),
+      },
+    };
+  }
+
   /** One plan over the current views, carried out. */
   private async step(signal: AbortSignal): Promise<void> {
     const lock = this.lockState();
@@ -317,6 +340,7 @@ class Term {
       graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
       fleetLockAsks: this.fleetLockAsks.seen(),
       passedOver: this.passedOver.names(),
+      ...this.wavePlan(),
     });
     this.stats.plans++;
     this.nextLapseMs = plan.nextLapseMs;

@@ -4,6 +4,7 @@
 import type { Config } from '../config/config.js';
 import { coordinatorLeaseName } from '../queue/coordinator-lease.js';
 import { Coordinator } from './coordinator.js';
+import { waveTracked } from '../lock/wave-gate.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 
 /** The agents' flags the coordinator reads (the same Config, so that the two cannot disagree). */
@@ -23,6 +24,12 @@ export type CoordinatorConfig = Pick<
   | 'maxUnhealthyNodes'
   | 'maxQuarantined'
   | 'fleetlockUrl'
+  | 'waveStart'
+  | 'waveGrowth'
+  | 'soakMs'
+  | 'maxFailures'
+  | 'groupOrder'
+  | 'healthChecks'
 >;
 
 /**
@@ -57,5 +64,21 @@ export function createCoordinator(
     ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthyNodes: config.maxUnhealthyNodes }),
     ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
     fleetLock: config.fleetlockUrl !== '',
+    ...waveOf(config),
   });
+}
+
+/** The wave's gates the agents judge, for the plan to give no turn they would refuse. */
+function waveOf(config: CoordinatorConfig): Pick<CoordinatorOptions, 'wave'> {
+  if (!waveTracked(config)) return {};
+  const order = config.groupOrder.kind === 'sequential' ? config.groupOrder.order : undefined;
+  return {
+    wave: {
+      start: config.waveStart,
+      growth: config.waveGrowth,
+      soakMs: config.soakMs,
+      ...(config.maxFailures === undefined ? {} : { maxFailures: config.maxFailures }),
+      ...(order === undefined ? {} : { order: { label: config.groupLabel, order } }),
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { WORKERS_NAMED, type FleetHealth } from '../lock/fleet-health.js';
 import { fleetHealth, judgeNode } from '../lock/fleet-judge.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../queue/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
+import { waveOf, type WaveState } from '../node/wave.js';
 
 /** What the coordinator keeps of one Node. */
 export interface NodeRecord {
@@ -36,6 +37,11 @@ export interface NodeRecord {
   turn: string | undefined;
   /** The turn annotation's text, when it records a lapsed turn (LapsedTurn): no turn. */
   lapsedTurn: string | undefined;
+  /** Its wave and how far it got there (its own labels: src/node/wave.ts), when it carries them. */
+  wave?: string;
+  waveState?: WaveState;
+  /** Its Ready condition is True. */
+  ready?: boolean;
 }
 
 /** The turn annotation's text as a record keeps it: a turn, or a lapsed one. */
@@ -47,11 +53,19 @@ export function turnFields(text: string | undefined): Pick<NodeRecord, 'turn' | 
 
 export function recordOf(node: V1Node, groupLabel: string | undefined): NodeRecord {
   const meta = node.metadata ?? {};
+  const wave = waveOf(meta.labels ?? {});
   return {
     ...judgeNode(node, groupLabel),
     name: meta.name ?? '',
     status: parseStatus(meta.annotations?.[STATUS_ANNOTATION]),
     ...turnFields(meta.annotations?.[TURN_ANNOTATION]),
+    ...(wave === undefined
+      ? {}
+      : {
+          wave: wave.wave,
+          ...(wave.state === undefined ? {} : { waveState: wave.state }),
+          ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+        }),
   };
 }
 
@@ -107,6 +121,8 @@ export class FleetView {
   private readonly quarantine = new Set<string>();
   /** Control-plane nodes. */
   private readonly controlPlanes = new Set<string>();
+  /** The nodes of each wave, by their wave label. */
+  private readonly waves = new Map<string, Set<string>>();
   /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   private readonly reflector: Reflector<V1Node>;
@@ -151,6 +167,7 @@ export class FleetView {
           for (const node of items) this.put(node, nodes);
           this.nodes.clear();
           for (const index of this.indexes()) index.clear();
+          this.waves.clear();
           this.health = undefined;
           for (const record of nodes.values()) this.set(record);
           changed();
@@ -189,6 +206,7 @@ export class FleetView {
     file(this.spoke, record.name, record.reported);
     file(this.quarantine, record.name, record.quarantined);
     file(this.controlPlanes, record.name, record.controlPlane);
+    this.fileWave(before, record);
     if (
       before?.inCycle !== record.inCycle ||
       before.unhealthy !== record.unhealthy ||
@@ -198,8 +216,28 @@ export class FleetView {
       this.health = undefined;
   }
 
+  /** Moves `record` to its wave's index (out of the one `before` was in). */
+  private fileWave(before: NodeRecord | undefined, record: NodeRecord): void {
+    if (before?.wave !== undefined && before.wave !== record.wave) {
+      const old = this.waves.get(before.wave);
+      old?.delete(record.name);
+      if (old?.size === 0) this.waves.delete(before.wave);
+    }
+    if (record.wave === undefined) return;
+    const index = this.waves.get(record.wave) ?? new Set<string>();
+    index.add(record.name);
+    this.waves.set(record.wave, index);
+  }
+
+  /** The nodes whose wave label names `wave`. */
+  waveMembers(wave: string): IterableIterator<NodeRecord> {
+    return this.records(this.waves.get(wave) ?? new Set());
+  }
+
   delete(name: string): void {
+    const before = this.nodes.get(name);
     if (!this.nodes.delete(name)) return;
+    if (before?.wave !== undefined) this.waves.get(before.wave)?.delete(name);
     for (const index of this.indexes()) index.delete(name);
     this.health = undefined;
   }

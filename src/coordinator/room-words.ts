@@ -1,6 +1,8 @@
 // A refusal of the room rule (src/lock/room.ts) in a few words, for the waiters: the coordinator
 // publishes why it gives no turn now in its advice, and every waiter shows it in its status.
 import type { Room } from '../lock/room.js';
+import { describeWaveRoom } from '../lock/wave-gate.js';
+import { othersNodes } from '../lock/lock-reasons.js';
 
 /** `list`, the first five and how many more. */
 function names(list: readonly string[]): string {
@@ -16,9 +18,12 @@ const WORDS: { [W in NoRoom['why']]: (room: Extract<NoRoom, { why: W }>) => stri
   'control-plane-busy': (r) => `control plane one at a time: ${r.holder} holds a slot or is in its cycle`,
   'workers-first': (r) => `control plane last: ${r.count} worker(s) still waiting for a reboot or rebooting`,
   unhealthy: (r) =>
-    `${r.nodes.length} other nodes unhealthy (--max-unhealthy-nodes ${r.max}): ${names(r.nodes)}`,
+    `${othersNodes(r.nodes.length)} unhealthy (--max-unhealthy-nodes ${r.max}): ${names(r.nodes)}`,
   quarantined: (r) =>
-    `halted: ${r.nodes.length} other nodes quarantined (--max-quarantined ${r.max}): ${names(r.nodes)}`,
+    `halted: ${othersNodes(r.nodes.length)} quarantined (--max-quarantined ${r.max}): ${names(r.nodes)}`,
+  'wave-halted': describeWaveRoom,
+  'slow-start': describeWaveRoom,
+  'group-order': describeWaveRoom,
   'group-full': (r) =>
     `group ${r.group === '' ? '(no label)' : r.group}: its slots taken by ${names(r.holders)}`,
   full: (r) => {

@@ -16,8 +16,9 @@ import type { FleetGate } from '../lock/lock.js';
 import { gateOf, roomFor, type NodeInCycle, type Room, type RoomQuestion } from '../lock/room.js';
 import { describeRoom } from './room-words.js';
 import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
-import { isOverdue } from '../node/status.js';
+import { waiterOfRecord, waitersOf } from './waiters.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
+import { WaveRefusals, waveFactsOf, type WaveKey, type WavePlanConfig } from './wave-plan.js';
 
 /** A slot of the lock as the coordinator counts it. */
 export interface SlotHolder {
@@ -95,6 +96,8 @@ export interface PlanInput {
   fleetLockAsks?: ReadonlyMap<string, number>;
   /** Nodes whose turn lapsed while they still wait: behind every other waiter. */
   passedOver: ReadonlySet<string>;
+  /** The wave's gates (wave-plan.ts), when any is configured. Default none. */
+  wave?: WavePlanConfig;
 }
 
 export interface Plan {
@@ -120,20 +123,6 @@ export interface Plan {
   nextLapseMs?: number;
 }
 
-/** The node as a waiter, when its status says it waits for the lock and since when it needs a reboot. */
-export function waiterOfRecord(record: NodeRecord, now: Date, groups: boolean): Waiter | undefined {
-  const status = record.status;
-  if (status?.phase !== 'waiting-for-lock') return undefined;
-  return {
-    node: record.name,
-    // an agent that records no need (an older kured-ts during a rollout) queues behind those that do
-    requiredSinceMs:
-      status.requiredSince === undefined ? Number.MAX_SAFE_INTEGER : Date.parse(status.requiredSince),
-    overdue: isOverdue(status, now),
-    group: groups ? record.group : undefined,
-  };
-}
-
 /** The live slots, and the nodes in a cycle whose slot is missing: node to the group it counts against. */
 function holdersOf(
   input: PlanInput,
@@ -145,21 +134,6 @@ function holdersOf(
   for (const r of inCycle)
     if (r.inCycle && !holders.has(r.name)) holders.set(r.name, groups ? r.group : undefined);
   return holders;
-}
-
-/** The waiting nodes that hold no slot. */
-function waitersOf(
-  records: readonly NodeRecord[],
-  holders: ReadonlyMap<string, string | undefined>,
-  now: Date,
-  groups: boolean,
-): Map<string, Waiter> {
-  const waiters = new Map<string, Waiter>();
-  for (const r of records) {
-    const w = holders.has(r.name) ? undefined : waiterOfRecord(r, now, groups);
-    if (w !== undefined) waiters.set(r.name, w);
-  }
-  return waiters;
 }
 
 /**
@@ -321,6 +295,13 @@ function entryOf(slot: SlotHolder): LockEntry {
   };
 }
 
+/** Why no waiter goes, by the first refusal (none: nobody waits). */
+function heldBy(first: Exclude<Room, { room: true }> | undefined): Pick<Plan, 'held' | 'gate'> {
+  if (first === undefined) return { held: undefined };
+  const gate = gateOf(first);
+  return { held: describeRoom(first), ...(gate === undefined ? {} : { gate }) };
+}
+
 /** The room rule (roomFor) asked for each waiter of a plan, over the view, as turns are given. */
 class Rooms {
   private readonly live: LockEntry[];
@@ -369,18 +350,28 @@ class Rooms {
   pick(queue: readonly string[]): Pick<Plan, 'grant' | 'held' | 'gate'> {
     const grant: string[] = [];
     let first: Exclude<Room, { room: true }> | undefined;
+    const refusals = new WaveRefusals((node) => this.waveKey(node));
     for (const node of queue) {
-      if (this.claims.some((c) => c.name === node)) continue;
+      if (this.claims.some((c) => c.name === node) || refusals.holds(node)) continue;
       const room = roomFor(this.question(node));
       if (room.room) {
         grant.push(node);
         this.claims.push({ name: node, group: this.groupOf(node) ?? '' });
-      } else first ??= room;
+        refusals.clear();
+      } else {
+        first ??= room;
+        refusals.note(node, room);
+      }
       if (this.full()) break;
     }
-    if (grant.length > 0 || first === undefined) return { grant, held: undefined };
-    const gate = gateOf(first);
-    return { grant, held: describeRoom(first), ...(gate === undefined ? {} : { gate }) };
+    return { grant, ...(grant.length > 0 ? { held: undefined } : heldBy(first)) };
+  }
+
+  /** The wave and group `node` waits in, when the wave's gates are configured (the key of its refusals). */
+  private waveKey(node: string): WaveKey | undefined {
+    const record = this.byName.get(node);
+    if (this.input.wave === undefined || record?.wave === undefined) return undefined;
+    return { wave: record.wave, group: record.group };
   }
 
   /** No slot is left for anyone, not even an unavailable waiter that counts already. */
@@ -429,6 +420,21 @@ class Rooms {
       ...(input.maxQuarantined === undefined
         ? {}
         : { quarantine: { max: input.maxQuarantined, nodes: others(this.quarantined).sort() } }),
+      ...this.waveOf(node),
     };
+  }
+
+  /** The wave's facts for `node`, from the view (its agent counts the same from the nodes' labels). */
+  private waveOf(node: string): Pick<RoomQuestion, 'wave'> {
+    const config = this.input.wave;
+    const record = this.byName.get(node);
+    if (config === undefined || record === undefined) return {};
+    const facts = waveFactsOf(
+      config,
+      record,
+      { live: this.live, claims: this.claims },
+      this.input.concurrency,
+    );
+    return facts === undefined ? {} : { wave: facts };
   }
 }

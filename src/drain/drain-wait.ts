@@ -7,6 +7,17 @@ import type { Logger } from '../log/logger.js';
 import { podName } from '../node/kube-node-ops.js';
 import type { Run, Target } from './drain-target.js';
 
+/**
+ * Changes of the node's pods, when a watch follows them (src/kube/own-views.ts): the wait looks again
+ * at the next one, not a poll later. Absent: it polls every pollMs.
+ */
+export interface PodChanges {
+  /** Changes taken in so far. */
+  version(): number;
+  /** Resolves at the next change after `since`, after `ms`, or when `signal` aborts. */
+  changed(ms: number, signal: AbortSignal | undefined, since: number): Promise<void>;
+}
+
 export interface WaitOptions {
   kube: Kube;
   nodeId: string;
@@ -20,6 +31,8 @@ export interface WaitOptions {
   askToGoOn: (run: Run) => Promise<boolean>;
   /** The drain's own: sleeps `ms`, or until the deadline and answers false. */
   sleepBefore: (run: Run, ms: number) => Promise<boolean>;
+  /** The pods' changes, when followed; the wait then ends at each change (at pollMs at the latest). */
+  pods?: PodChanges | undefined;
 }
 
 /** Still to be waited for? */
@@ -32,6 +45,7 @@ export async function waitSettled(group: readonly Target[], run: Run, o: WaitOpt
   for (;;) {
     const open = group.filter(waiting);
     if (open.length === 0 || !(await o.askToGoOn(run))) return;
+    const since = o.pods?.version();
     const present = await o.kube.listPods(
       undefined,
       { fieldSelector: `spec.nodeName=${o.nodeId}` },
@@ -40,7 +54,7 @@ export async function waitSettled(group: readonly Target[], run: Run, o: WaitOpt
     const now = monotonicMs(o.clock);
     for (const t of open) update(t, present, now, o);
     if (!group.some(waiting)) return;
-    if (!(await o.sleepBefore(run, o.pollMs))) {
+    if (!(await pause(run, o, since))) {
       for (const t of group.filter(waiting)) {
         t.reason =
           t.state === 'waiting'
@@ -50,6 +64,19 @@ export async function waitSettled(group: readonly Target[], run: Run, o: WaitOpt
       return;
     }
   }
+}
+
+/**
+ * The pause before looking again: until the pods' next change when they are followed (a watch tells
+ * that an evicted pod is gone), at most pollMs, never past the deadline (false there, as sleepBefore).
+ */
+async function pause(run: Run, o: WaitOptions, since: number | undefined): Promise<boolean> {
+  if (o.pods === undefined || since === undefined) return o.sleepBefore(run, o.pollMs);
+  const left = run.deadline - o.clock.now().getTime();
+  if (left <= 0) return false;
+  await o.pods.changed(Math.min(o.pollMs, left), run.signal, since);
+  run.signal?.throwIfAborted();
+  return o.clock.now().getTime() < run.deadline || !Number.isFinite(run.deadline);
 }
 
 /** Is the pod as listed done with: gone (or replaced), or for wait-completed, completed? */

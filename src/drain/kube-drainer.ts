@@ -28,7 +28,7 @@ import type { Kube, V1Pod } from '../kube/kube.js';
 import { evictionAnswer, pdbFromCause } from './eviction-answer.js';
 import { failureOf, serverAnswered, serverFailure } from './server-answers.js';
 import { settled, type Run, type Target } from './drain-target.js';
-import { waitSettled, type WaitOptions } from './drain-wait.js';
+import { waitSettled, type PodChanges, type WaitOptions } from './drain-wait.js';
 import type { Logger } from '../log/logger.js';
 import type { Selector } from '../selector/label-selector.js';
 import type { DrainRule } from '../config/config.js';
@@ -64,6 +64,8 @@ export interface KubeDrainerOptions {
   pollMs?: number;
   /** How often at most DrainHooks.keepGoing is asked. Default KEEP_GOING_EVERY_MS. */
   keepGoingEveryMs?: number;
+  /** The pods' changes when a watch follows them (drain-wait.ts): evicted pods seen gone at once. */
+  pods?: PodChanges;
   /** [0, 1) for the jitter of the back-off after answers about the API server. Default Math.random. */
   random?: () => number;
   /**
@@ -207,6 +209,7 @@ export class KubeDrainer implements Drainer {
       skipWaitForDeleteTimeoutSeconds: this.o.skipWaitForDeleteTimeoutSeconds,
       askToGoOn: (r) => this.askToGoOn(r),
       sleepBefore: (r, ms) => this.sleepBefore(r, ms),
+      pods: this.o.pods,
     };
   }
 

@@ -21,6 +21,8 @@ export type EventReason =
   | 'RebootCompleted'
   | 'LockLost'
   | 'RebootOverdue'
+  /** The wave's failure budget is spent (--max-failures): a fleet pause by kured-ts names the failed nodes. */
+  | 'WaveHalted'
   /** The agent's own admission policy denies one of its requests: the chart and the agent disagree. */
   | 'ConfigurationError'
   /** An admin asked for the node's reboot (`kured-ts reboot`), or took the request back. */

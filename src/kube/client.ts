@@ -6,24 +6,28 @@
 // generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
 // "Dependencies".
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { loadKubeConfig, type KubeConfigSource } from './kubeconfig.js';
+import { loadKubeConfig, type ConnectOptions } from './kubeconfig.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
+import { appsPath, daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
 import type {
   NodeRow,
+  ObjectRef,
   CoreV1Event,
   EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
   NodePage,
+  Page,
   PageOptions,
+  PodPage,
   SelfIdentity,
   V1DaemonSet,
   V1Deployment,
@@ -32,23 +36,12 @@ import type {
   V1Pod,
   V1Lease,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
-
-/** Where the API server is (kubeconfig.ts), and how this client behaves. */
-export interface ConnectOptions extends KubeConfigSource {
-  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
-  deadlineMs?: number;
-  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
-  watchGraceMs?: number;
-  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
-  random?: () => number;
-  /** Times the waits between read retries. Default the system clock. */
-  clock?: Clock;
-  /** How requests reach the server. Default over the network; tests hand them over in memory. */
-  exchange?: Exchange;
-}
+export type { ConnectOptions } from './kubeconfig.js';
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
@@ -152,6 +145,10 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path: '/api/v1/nodes', query: { ...options }, signal });
   }
 
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    return this.retried({ method: 'GET', path: objectPath(ref), signal });
+  }
+
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
     const answer = await this.retried<unknown>({
       method: 'GET',
@@ -163,10 +160,35 @@ export class ClientNodeKube implements Kube {
     return nodeRows(answer);
   }
 
-  async listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
-    type Page = List<V1Node> & { metadata?: { resourceVersion?: string; continue?: string } };
-    const path = '/api/v1/nodes';
-    const list = await this.retried<Page | undefined>({ method: 'GET', path, query: { ...options }, signal });
+  listNodesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<NodePage> {
+    return this.page('/api/v1/nodes', options, signal);
+  }
+
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection('/api/v1/nodes', onEvent, options);
+  }
+
+  listPodsPage(
+    namespace: string | undefined,
+    options: PageOptions = {},
+    signal?: AbortSignal,
+  ): Promise<PodPage> {
+    return this.page(podsPath(namespace), options, signal);
+  }
+
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.watchCollection(podsPath(undefined), onEvent, options);
+  }
+
+  /** One page of the collection at `path`, with the resourceVersion of its snapshot. */
+  private async page<T>(path: string, options: PageOptions, signal?: AbortSignal): Promise<Page<T>> {
+    type Answer = List<T> & { metadata?: { resourceVersion?: string; continue?: string } };
+    const list = await this.retried<Answer | undefined>({
+      method: 'GET',
+      path,
+      query: { ...options },
+      signal,
+    });
     const meta = list?.metadata ?? {};
     const token = meta.continue ?? '';
     return {
@@ -176,11 +198,16 @@ export class ClientNodeKube implements Kube {
     };
   }
 
-  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  /** A watch of the collection at `path` (with bookmarks), each line handed to `onEvent`. */
+  private async watchCollection<T>(
+    path: string,
+    onEvent: (event: WatchEvent<T>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     await this.http.watch(
       {
         method: 'GET',
-        path: '/api/v1/nodes',
+        path,
         query: {
           allowWatchBookmarks: true,
           resourceVersion: options.resourceVersion,
@@ -191,7 +218,7 @@ export class ClientNodeKube implements Kube {
         timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
       },
       (line) => {
-        onEvent(line as WatchEvent<V1Node>);
+        onEvent(line as WatchEvent<T>);
       },
     );
   }
@@ -205,8 +232,7 @@ export class ClientNodeKube implements Kube {
   }
 
   listPods(namespace: string | undefined, options: ListOptions = {}, signal?: AbortSignal): Promise<V1Pod[]> {
-    const path = namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
-    return this.items({ method: 'GET', path, query: { ...options }, signal });
+    return this.items({ method: 'GET', path: podsPath(namespace), query: { ...options }, signal });
   }
 
   /** Sent again inside the call like a read (retried): a dry run changes nothing, however often sent. */
@@ -264,6 +290,10 @@ export class ClientNodeKube implements Kube {
     return this.items({ method: 'GET', path, signal });
   }
 
+  listServicesPage(options: PageOptions = {}, signal?: AbortSignal): Promise<ServicePage> {
+    return this.page<V1Service>('/api/v1/services', options, signal);
+  }
+
   listDaemonSets(
     namespace: string | undefined,
     options: ListOptions = {},
@@ -289,28 +319,14 @@ export class ClientNodeKube implements Kube {
     return this.patch(daemonSetPath(namespace, name), MERGE_PATCH, patch, signal);
   }
 
-  async watchDaemonSet(
+  watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    await this.http.watch(
-      {
-        method: 'GET',
-        path: `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`,
-        query: {
-          fieldSelector: `metadata.name=${name}`,
-          allowWatchBookmarks: true,
-          resourceVersion: options.resourceVersion,
-        },
-        signal: options.signal,
-        timeoutSeconds: this.watchSeconds(options.timeoutSeconds),
-      },
-      (line) => {
-        onEvent(line as WatchEvent<V1DaemonSet>);
-      },
-    );
+    const path = `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets`;
+    return this.watchCollection(path, onEvent, { ...options, fieldSelector: `metadata.name=${name}` });
   }
 
   /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
@@ -431,16 +447,4 @@ export class ClientNodeKube implements Kube {
       signal,
     });
   }
-}
-
-function leasePath(namespace: string, name: string): string {
-  return `/apis/coordination.k8s.io/v1/namespaces/${enc(namespace)}/leases/${enc(name)}`;
-}
-
-function appsPath(namespace: string, plural: 'deployments' | 'replicasets', name: string): string {
-  return `/apis/apps/v1/namespaces/${enc(namespace)}/${plural}/${enc(name)}`;
-}
-
-function daemonSetPath(namespace: string, name: string): string {
-  return `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`;
 }

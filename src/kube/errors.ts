@@ -51,6 +51,8 @@ const is =
   (err: unknown): boolean =>
     statusCode(err) === code;
 
+/** 403 Forbidden: RBAC (or an admission policy) does not allow this request. */
+export const isForbidden = is(403);
 /** 404 Not Found. */
 export const isNotFound = is(404);
 /** 409 Conflict: a resourceVersion precondition failed or the object was modified meanwhile. */

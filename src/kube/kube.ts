@@ -27,6 +27,7 @@ export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
 export type V1Lease = Wire<k8s.V1Lease>;
 export type V1Deployment = Wire<k8s.V1Deployment>;
 export type V1ReplicaSet = Wire<k8s.V1ReplicaSet>;
+export type V1Service = Wire<k8s.V1Service>;
 
 /** One RFC 6902 operation; values are typed JSON, never strings built by formatting. */
 export type JsonPatchOp =
@@ -73,10 +74,21 @@ export interface PageOptions extends ListOptions {
   continue?: string;
 }
 
-/** One page of Nodes and the resourceVersion of the snapshot it was cut from. */
-export interface NodePage {
-  items: V1Node[];
+/** One page of a list and the resourceVersion of the snapshot it was cut from. */
+export interface Page<T> {
+  items: T[];
   resourceVersion: string;
+  /** The token for the next page; undefined on the last. */
+  continue?: string;
+}
+
+/** One page of Nodes. */
+export type NodePage = Page<V1Node>;
+/** One page of Pods. */
+export type PodPage = Page<V1Pod>;
+/** One page of Services (all namespaces). */
+export interface ServicePage {
+  items: V1Service[];
   /** The token for the next page; undefined on the last. */
   continue?: string;
 }
@@ -136,6 +148,17 @@ export interface Kube {
   /** namespace undefined = all namespaces. */
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]>;
   /**
+   * One page of a list of pods (an agent's own: fieldSelector spec.nodeName), with the
+   * resourceVersion of its snapshot to watch from; `continue` is set when more pages follow.
+   */
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage>;
+  /**
+   * Streams pod changes (in every namespace; an agent's own with fieldSelector spec.nodeName) until
+   * the signal aborts or the stream ends (after `timeoutSeconds`, default 5–10 min). Without
+   * `resourceVersion` the server first sends every current pod as ADDED.
+   */
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void>;
+  /**
    * policy/v1 Eviction; a 429 means a PDB refused, a 404 that the pod is gone, a 409 on the UID
    * precondition that the pod of `options.uid` is gone and another took its name.
    */
@@ -168,6 +191,12 @@ export interface Kube {
     namespace: string | undefined,
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]>;
+
+  /**
+   * One page of the Services of every namespace (`limit`, `continue`): whether the cluster has a
+   * Service of type LoadBalancer (the agent's --lb-drain-wait).
+   */
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage>;
 
   getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet>;
   /** DaemonSets in `namespace`, or in every namespace when undefined (operator commands only). */
@@ -216,10 +245,26 @@ export interface Kube {
   mergePatchEvent(namespace: string, name: string, patch: object, signal?: AbortSignal): Promise<CoreV1Event>;
 
   /**
+   * Any object, as JSON, by its group, version, resource (plural), namespace and name (the health
+   * checks, --health-check: the chart grants `get` on exactly those). Absent where not implemented.
+   */
+  getObject?(ref: ObjectRef, signal?: AbortSignal): Promise<unknown>;
+
+  /**
    * Who the API server says this client is (authentication.k8s.io/v1 SelfSubjectReview, Kubernetes
    * 1.28+): for the operator commands that record who acted. Absent where not implemented.
    */
   reviewSelf?(signal?: AbortSignal): Promise<SelfIdentity>;
+}
+
+/** An object by its resource's group ('' = core), version and plural name, and its own namespace and name. */
+export interface ObjectRef {
+  group: string;
+  version: string;
+  resource: string;
+  /** undefined: a cluster-scoped object. */
+  namespace?: string;
+  name: string;
 }
 
 /** A user as the API server authenticated it. */

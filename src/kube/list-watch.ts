@@ -2,7 +2,7 @@
 // ListWatch. These are the only callers of the Kube interface's watch methods (a rule of
 // scripts/check-imports.mjs): every watch then gets the reflector's back-off, relist and blindness.
 import { isNotFound } from './errors.js';
-import type { Kube, V1DaemonSet, V1Node } from './kube.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod } from './kube.js';
 import type { ListWatch, Listed } from './reflector.js';
 
 /** Nodes per page of a list of every Node (client-go's reflector pages by 500 too). */
@@ -63,6 +63,39 @@ export function nodeListWatch(
       kube.watchNodes(onEvent, {
         ...(resourceVersion === '' ? {} : { resourceVersion }),
         fieldSelector: `metadata.name=${name}`,
+        signal,
+        ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
+      }),
+  };
+}
+
+/**
+ * The pods on one node (fieldSelector spec.nodeName: an agent's own, for the drain, the blockers and
+ * the readiness of its DaemonSet pods), listed page by page, every page from the first's snapshot.
+ */
+export function podsListWatch(
+  kube: Kube,
+  node: string,
+  options: { timeoutSeconds?: number; pageSize?: number } = {},
+): ListWatch<V1Pod> {
+  const fieldSelector = `spec.nodeName=${node}`;
+  const limit = options.pageSize ?? PAGE_SIZE;
+  return {
+    what: `the pods of Node ${node}`,
+    list: async (signal) => {
+      const items: V1Pod[] = [];
+      let page = await kube.listPodsPage(undefined, { fieldSelector, limit }, signal);
+      const resourceVersion = page.resourceVersion;
+      for (;;) {
+        items.push(...page.items);
+        if (page.continue === undefined) return { items, resourceVersion };
+        page = await kube.listPodsPage(undefined, { fieldSelector, limit, continue: page.continue }, signal);
+      }
+    },
+    watch: (resourceVersion, onEvent, signal) =>
+      kube.watchPods(onEvent, {
+        resourceVersion,
+        fieldSelector,
         signal,
         ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
       }),

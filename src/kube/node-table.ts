@@ -12,9 +12,34 @@ class NodeTableError extends Error {
 
 interface TableShape {
   kind?: unknown;
+  apiVersion?: unknown;
+  metadata?: { continue?: unknown; remainingItemCount?: unknown };
   columnDefinitions?: unknown;
   rows?: unknown;
   items?: unknown;
+}
+
+/**
+ * Refuses an answer that is not the whole list of Nodes: another kind (a proxy's or an aggregated
+ * API's answer, a Status), or one page of several (a continue token, items remaining). Rows that are
+ * not all of the fleet must not read as a fleet with fewer nodes down (fail safe).
+ */
+function wholeNodeList(shape: TableShape): void {
+  const table = shape.kind === 'Table' && /^meta\.k8s\.io\/v1(beta1)?$/.test(String(shape.apiVersion));
+  const list = shape.kind === 'NodeList' && shape.apiVersion === 'v1';
+  if (!table && !list)
+    throw new NodeTableError(
+      `the answer is neither a Table nor a list of Nodes (kind ${JSON.stringify(shape.kind ?? null)})`,
+    );
+  if (isPage(shape.metadata))
+    throw new NodeTableError('the answer is one page of the Nodes, not all of them');
+}
+
+/** Is a list's metadata that of one page of several (a continue token, or items remaining)? */
+function isPage(metadata: TableShape['metadata']): boolean {
+  const more = metadata?.continue;
+  const remaining = metadata?.remainingItemCount;
+  return (typeof more === 'string' && more !== '') || (typeof remaining === 'number' && remaining > 0);
 }
 
 /** A row from kube's printed Status ("Ready", "NotReady,SchedulingDisabled", …) and Roles ("<none>"). */
@@ -60,9 +85,9 @@ function columnOf(defs: unknown[], name: string): number {
 /** The rows of an answer to a node list asked for as TABLE_ACCEPT: a Table, or a plain NodeList. */
 export function nodeRows(answer: unknown): NodeRow[] {
   const shape = (typeof answer === 'object' && answer !== null ? answer : {}) as TableShape;
+  wholeNodeList(shape);
   if (shape.kind !== 'Table') {
-    if (!Array.isArray(shape.items))
-      throw new NodeTableError('the answer is neither a Table nor a list of Nodes');
+    if (!Array.isArray(shape.items)) throw new NodeTableError('the list of Nodes has no items');
     return (shape.items as V1Node[]).map(rowOfNode);
   }
   if (!Array.isArray(shape.columnDefinitions) || !Array.isArray(shape.rows))

@@ -9,7 +9,9 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  ObjectRef,
   PageOptions,
+  PodPage,
   V1DaemonSet,
   V1Deployment,
   V1ReplicaSet,
@@ -17,6 +19,7 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  ServicePage,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -47,6 +50,11 @@ export class ReadOnlyKube implements Kube {
   listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
     return this.inner.listNodeRows(options, signal);
   }
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    if (this.inner.getObject === undefined)
+      return Promise.reject(new Error('this client reads no other object'));
+    return this.inner.getObject(ref, signal);
+  }
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);
   }
@@ -58,6 +66,12 @@ export class ReadOnlyKube implements Kube {
   }
   listPods(namespace: string | undefined, options?: ListOptions, signal?: AbortSignal): Promise<V1Pod[]> {
     return this.inner.listPods(namespace, options, signal);
+  }
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
+    return this.inner.listPodsPage(namespace, options, signal);
+  }
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.inner.watchPods(onEvent, options);
   }
   evictPod(namespace: string, name: string, options: EvictionOptions): Promise<void> {
     const grace = options.gracePeriodSeconds === undefined ? '' : ` (grace ${options.gracePeriodSeconds}s)`;
@@ -80,6 +94,9 @@ export class ReadOnlyKube implements Kube {
     signal?: AbortSignal,
   ): Promise<V1PodDisruptionBudget[]> {
     return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
+    return this.inner.listServicesPage(options, signal);
   }
   listDaemonSets(
     namespace: string | undefined,

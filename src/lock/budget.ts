@@ -23,10 +23,20 @@ export function resolveBudget(spec: BudgetSpec, nodes: number | undefined): numb
   return Math.max(1, Math.floor((spec.percent * (nodes ?? 0)) / 100));
 }
 
-/** The nodes the DaemonSet runs on, as its controller counts them; undefined before it has. */
+/**
+ * More nodes than any cluster has (GKE's largest holds 65,000): a count beyond is a lie, and a share
+ * of it (--concurrency N%, --max-failures N%) would be no bound at all.
+ */
+export const MAX_FLEET_NODES = 65_000;
+
+/**
+ * The nodes the DaemonSet runs on, as its controller counts them; undefined before it has, and for
+ * a count no controller writes (not a whole number, or beyond MAX_FLEET_NODES): unknown resolves to
+ * the smallest budget (fail safe).
+ */
 export function nodesOfDaemonSet(ds: V1DaemonSet | undefined): number | undefined {
   const n = ds?.status?.desiredNumberScheduled;
-  return typeof n === 'number' && n >= 0 ? n : undefined;
+  return Number.isSafeInteger(n) && n !== undefined && n >= 0 && n <= MAX_FLEET_NODES ? n : undefined;
 }
 
 /** A cap as a number of nodes or a share of them (--max-unhealthy-nodes, --max-quarantined). */

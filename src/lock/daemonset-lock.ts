@@ -50,6 +50,7 @@ import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
 import {
   FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
+  WAVE_RECHECK_MS,
   type DaemonSetLockOptions,
   type LockState,
 } from './lock-state.js';
@@ -72,17 +73,20 @@ function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
   return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
 }
 
+/** Refusals by nodes beyond the lock, which come back or finish without a write to it: look again soon. */
+const RECHECK: ReadonlySet<string> = new Set(['workers-first', 'unhealthy', 'quarantined', 'wave-halted']);
+/** Of those, the wave's steps and order: its nodes say they soaked or finished on their own Node. */
+const SOON: ReadonlySet<string> = new Set(['slow-start', 'group-order']);
+
 /** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
 function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
   // held back by nodes that come back or finish without a write to the lock: look again soon
-  const recheck =
-    room.why === 'workers-first' ||
-    room.why === 'unhealthy' ||
-    room.why === 'quarantined' ||
-    (room.why === 'full' && room.unavailable !== undefined);
+  const soon = SOON.has(room.why);
+  const recheck = soon || RECHECK.has(room.why) || (room.why === 'full' && room.unavailable !== undefined);
   const live = turn !== undefined && turn.kind !== 'first-come';
   if (!live && !recheck) return {};
-  return { wait: { for: live ? 'turn' : 'slot', ...(recheck ? { recheck: true } : {}) } };
+  const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};
+  return { wait: { for: live ? 'turn' : 'slot', ...again } };
 }
 
 export class DaemonSetLock implements Lock {
@@ -109,6 +113,11 @@ export class DaemonSetLock implements Lock {
     let outcome: AcquireResult | undefined;
     try {
       await this.write(signal, async (state) => {
+        // each attempt judges the fleet from its own read: a pre-flight's (or a lost attempt's) census
+        // may be seconds old, and a node that went down since must count (the lock's resourceVersion
+        // guards its entries, not the Nodes)
+        this.o.census?.forget();
+        this.o.wave?.census.forget();
         const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;
@@ -129,7 +138,7 @@ export class DaemonSetLock implements Lock {
 
   async wouldAcquire(
     signal?: AbortSignal,
-    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'>,
   ): Promise<AcquireResult> {
     const metadata: LockMetadata = { unschedulable: false, ...as };
     const decision = await this.decideAcquire(await this.read(signal), metadata, signal);
@@ -180,7 +189,8 @@ export class DaemonSetLock implements Lock {
     how: LockWait = { for: 'slot' },
   ): Promise<void> {
     const jitter = (ms: number): number => ms * (0.5 + (this.o.random ?? Math.random)());
-    const within = how.recheck === true ? Math.min(timeoutMs, jitter(FLEET_RECHECK_MS)) : timeoutMs;
+    const recheckMs = how.soon === true ? WAVE_RECHECK_MS : FLEET_RECHECK_MS;
+    const within = how.recheck === true ? Math.min(timeoutMs, jitter(recheckMs)) : timeoutMs;
     const pause = { contended: CONTENDED_RETRY_MS, retry: ERROR_RETRY_MS, turn: 0, slot: 0 }[how.for];
     if (pause > 0) {
       await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
@@ -251,19 +261,23 @@ export class DaemonSetLock implements Lock {
   /**
    * The room question for this lock (RoomQuestion: one rule with the wait for a slot), its budget
    * resolved for the fleet `state` shows, and for this node's group as `groupSlots` says (the floor
-   * of a percentage when not asked).
+   * of a percentage when not asked), with its members by label when read.
    */
   private question(
     state: LockState,
     live: readonly LockEntry[],
     group: string | undefined,
-    groupSlots?: number,
+    { groupSlots, groupMembers: members }: Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> = {},
   ): RoomQuestion {
     const { nodeId } = this.o;
     const groups =
       this.o.groups === undefined
         ? undefined
-        : { label: this.o.groups.label, concurrency: groupSlots ?? this.o.groups.concurrency };
+        : {
+            label: this.o.groups.label,
+            concurrency: groupSlots ?? this.o.groups.concurrency,
+            ...(members === undefined ? {} : { members }),
+          };
     const concurrency = this.view.slots(state);
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }
@@ -291,11 +305,14 @@ export class DaemonSetLock implements Lock {
     const unproven = state.entries.some((e) => e.nodeID === this.o.nodeId);
     const slots = this.view.slots(state);
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
-    if (live.length >= slots) live = await this.holders.withoutDeleted(live, signal);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    // a full lock's holders are looked up (a deleted Node's slot is reclaimed) only by a node that
+    // could take the slot: a waiter whose turn has not come takes none whatever they are (issue 42:
+    // up to --concurrency GETs per waiter's pass)
+    if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
     const around = await this.fleet
-      .around({ live, slots, turn, metadata, matching: state.matching }, signal)
+      .around({ live, slots, turn, metadata, matching: state.matching, resumed: state.resumed }, signal)
       .catch((err: unknown) => {
         if (signal?.aborted === true) throw err;
         return this.unknownFleet(err);
@@ -316,9 +333,9 @@ export class DaemonSetLock implements Lock {
     group: string | undefined,
     turn: TurnVerdict | undefined,
   ): AcquireResult | undefined {
-    const { groupSlots, ...answers } = taken.fleet;
+    const { groupSlots, groupMembers, ...answers } = taken.fleet;
     const room = roomFor({
-      ...this.question(state, taken.live, group, groupSlots),
+      ...this.question(state, taken.live, group, { groupSlots, groupMembers }),
       inCycle: taken.inCycle,
       ...answers,
     });

@@ -18,8 +18,8 @@ import type { NodeRow } from '../kube/kube.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { fleetHealth, judgeNode } from './fleet-judge.js';
 
-/** A read is reused this long by one agent (the PDB pre-flight and the acquisition after it share one). */
-const CENSUS_CACHE_MS = 10_000;
+/** A read is reused this long by one agent's questions before it acquires (a pre-flight, a waiter's pass); an acquisition reads afresh. */
+export const CENSUS_CACHE_MS = 10_000;
 
 /** Why a node counts as unhealthy, from its row. */
 type Unwell = 'not ready' | 'cordoned';
@@ -52,11 +52,15 @@ export interface CensusAsk {
   quarantine?: boolean;
   /** The workers ahead of the control plane (a control-plane node, first come). */
   workers?: boolean;
+  /** The least number of Nodes there are: the lock DaemonSet's desiredNumberScheduled, when known. */
+  atLeast?: number;
 }
 
 export interface FleetCensusOptions {
   kube: Kube;
   clock: Clock;
+  /** This node: every whole read of the fleet (and of its group) must hold it. */
+  nodeId: string;
   /** --group-label when --group-concurrency is set. */
   groupLabel: string | undefined;
 }
@@ -78,9 +82,15 @@ export class FleetCensus {
 
   constructor(private readonly o: FleetCensusOptions) {}
 
+  /** Forgets every read: the next census reads afresh (an acquisition's attempt, DaemonSetLock). */
+  forget(): void {
+    this.cache.clear();
+  }
+
   /** The census for `ask` (each part read at most once per CENSUS_CACHE_MS). */
   async read(ask: CensusAsk, signal?: AbortSignal): Promise<Census> {
     const rows = await this.rows('all', {}, signal);
+    this.whole(rows, 'the list of the Nodes', ask.atLeast);
     const census: Census = {
       total: rows.length,
       unhealthy: rows
@@ -94,6 +104,7 @@ export class FleetCensus {
     if (ask.group !== undefined && label !== undefined) {
       const selector = groupSelector(label, ask.group);
       const members = await this.rows(`group ${selector}`, { labelSelector: selector }, signal);
+      this.whole(members, `the list of the Nodes of group ${JSON.stringify(ask.group)}`);
       census.group = { name: ask.group, members: new Set(members.map((r) => r.name)) };
       // a member seen unhealthy in its group's read counts even if the read of all missed it
       const known = new Set(census.unhealthy.map((n) => n.name));
@@ -109,6 +120,18 @@ export class FleetCensus {
     }
     if (ask.workers === true) census.workers = await this.workers(signal);
     return census;
+  }
+
+  /**
+   * Throws unless `rows` can be the whole of what was asked: this node among them, no name twice, and
+   * at least `atLeast` of them. A list that misses nodes would read as a fleet with fewer down.
+   */
+  private whole(rows: readonly NodeRow[], what: string, atLeast?: number): void {
+    const names = new Set(rows.map((r) => r.name));
+    if (!names.has(this.o.nodeId)) throw new Error(`${what} does not hold this node (${this.o.nodeId})`);
+    if (names.size !== rows.length) throw new Error(`${what} names a Node twice`);
+    if (atLeast !== undefined && rows.length < atLeast)
+      throw new Error(`${what} holds ${rows.length} Nodes, fewer than the ${atLeast} the DaemonSet runs on`);
   }
 
   /** Rows of the Nodes `selector` selects, from the watch cache, reused for CENSUS_CACHE_MS. */

@@ -6,12 +6,15 @@
 // not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
-import { resolveBudget, resolveLimit } from './budget.js';
+import { resolveBudget, resolveLimit, type Limit } from './budget.js';
+import type { WaveResume } from '../node/wave.js';
+import { groupBefore, type WaveFacts } from './wave-gate.js';
 import type { Census, CensusAsk } from './fleet-census.js';
 import type { LockEntry } from './kured-lock-format.js';
 import type { LockHolders } from './lock-holders.js';
 import type { LockMetadata, TurnVerdict } from './lock.js';
-import type { DaemonSetLockOptions } from './lock-state.js';
+import type { DaemonSetLockOptions, WaveGateOptions } from './lock-state.js';
+import type { WaveAsk, WaveCount } from './wave-census.js';
 import {
   OTHER_GROUP,
   type ControlPlaneQuestion,
@@ -19,7 +22,7 @@ import {
   type NodeInCycle,
   type Unavailable,
 } from './room.js';
-import { CONTROL_PLANE_LABEL } from '../node/role.js';
+import { listControlPlane } from '../node/role.js';
 
 /** The acquisition as it stands when it asks. */
 export interface FleetAsk {
@@ -27,6 +30,12 @@ export interface FleetAsk {
   live: readonly LockEntry[];
   /** Nodes in a cycle without a slot. */
   inCycle: readonly NodeInCycle[];
+  /**
+   * Every node in a kured-ts cycle by its label, which only its own agent may write (the agent
+   * policy): the nodes the health cap leaves out. A lock entry is no such proof: any agent may
+   * write one naming any node.
+   */
+  cycling: ReadonlySet<string>;
   /** This node's group under --group-concurrency; undefined without. */
   group: string | undefined;
   /** This node is a control-plane node. */
@@ -35,6 +44,12 @@ export interface FleetAsk {
   goes: boolean;
   /** The nodes the DaemonSet runs on (LockState.matching), when known. */
   matching?: number;
+  /** This node's wave (LockMetadata.wave), when it is in one. */
+  wave?: string;
+  /** --concurrency resolved now (the slow start ends at a step this large). */
+  slots?: number;
+  /** The failures `kured-ts resume` acknowledged (LockState.resumed). */
+  resumed?: WaveResume;
 }
 
 /** The answers, for the room question. */
@@ -43,8 +58,12 @@ export interface FleetAnswers {
   controlPlane?: ControlPlaneQuestion;
   /** --group-concurrency resolved for this node's group; undefined without groups. */
   groupSlots?: number;
+  /** The nodes of this node's group by their label, when read (for which slots count against it). */
+  groupMembers?: ReadonlySet<string>;
   health?: FleetCap;
   quarantine?: FleetCap;
+  /** The wave's gates, counted from the nodes' labels (wave-census.ts). */
+  wave?: WaveFacts;
 }
 
 /**
@@ -63,6 +82,59 @@ export function workersAhead(
   return {
     count: named.count + silent,
     names: [...named.names, `${silent} node(s) whose agent has not reported yet`],
+  };
+}
+
+/**
+ * --max-failures for a fleet of `nodes` (the DaemonSet's): the number, or the share rounded down, at
+ * least 1; a share of a fleet not counted yet is 1 (fail safe: the first failure halts).
+ */
+export function resolveFailureBudget(limit: Limit, nodes: number | undefined): number {
+  return 'count' in limit ? limit.count : Math.max(1, resolveLimit(limit, nodes ?? 0));
+}
+
+/** Which of the wave's gates one acquisition asks: the slow start, the group order, the budget. */
+interface WaveQuestion {
+  steps: boolean;
+  order?: NonNullable<WaveAsk['order']>;
+  budget?: number;
+}
+
+function waveQuestion(w: WaveGateOptions, ask: FleetAsk, slots: number): WaveQuestion {
+  const group = ask.group ?? '';
+  return {
+    steps: w.start > 0 && w.start < slots,
+    ...(w.order === undefined
+      ? {}
+      : { order: { label: w.order.label, group, before: groupBefore(w.order.order) } }),
+    ...(w.maxFailures === undefined ? {} : { budget: resolveFailureBudget(w.maxFailures, ask.matching) }),
+  };
+}
+
+/** The wave's facts for roomFor from what the census counted (`ask.live`: the other slots). */
+function waveFacts(
+  w: WaveGateOptions,
+  ask: FleetAsk & { wave: string },
+  q: WaveQuestion,
+  count: WaveCount,
+): WaveFacts {
+  // the other slots' holders have gone too, whatever their labels say yet
+  const holders = ask.live.map((e) => e.nodeID);
+  const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
+  const steps = {
+    start: w.start,
+    growth: w.growth,
+    soakMs: w.soakMs,
+    entered: [...new Set([...count.entered, ...holders])].sort(),
+    settled: count.settled,
+  };
+  return {
+    wave: ask.wave,
+    ...(q.steps ? { steps } : {}),
+    ...(q.budget === undefined
+      ? {}
+      : { budget: { max: q.budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
+    ...(count.order === undefined ? {} : { order: { group: q.order?.group ?? '', ...count.order } }),
   };
 }
 
@@ -85,19 +157,27 @@ export class FleetQuestions {
       turn: TurnVerdict | undefined;
       metadata: LockMetadata;
       matching: number | undefined;
+      resumed?: WaveResume | undefined;
     },
     signal?: AbortSignal,
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
-    const { live, slots, turn, metadata } = at;
+    const { live, slots, turn, metadata, resumed } = at;
     const goes = live.length < slots && turn?.kind !== 'wait';
-    const inCycle = goes ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal) : [];
+    const cycle = goes
+      ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal)
+      : { withoutSlot: [], labelled: new Set<string>() };
+    const inCycle = cycle.withoutSlot;
     const ask: FleetAsk = {
       live,
       inCycle,
+      cycling: cycle.labelled,
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
       ...(at.matching === undefined ? {} : { matching: at.matching }),
+      ...(metadata.wave === undefined ? {} : { wave: metadata.wave }),
+      slots,
+      ...(resumed === undefined ? {} : { resumed }),
     };
     return { inCycle, fleet: await this.answer(ask, signal) };
   }
@@ -111,7 +191,7 @@ export class FleetQuestions {
     const o = this.o;
     return (
       o.countUnavailable === true ||
-      this.groupPercent > 0 ||
+      o.groups !== undefined ||
       o.maxUnhealthy !== undefined ||
       o.maxQuarantined !== undefined
     );
@@ -128,23 +208,51 @@ export class FleetQuestions {
       ...this.groupAsk(ask),
       ...(o.maxQuarantined === undefined ? {} : { quarantine: true }),
       ...(workers ? { workers: true } : {}),
+      ...(ask.matching === undefined ? {} : { atLeast: ask.matching }),
     };
   }
 
-  /** This node's group, when its members count (unavailable nodes in it, its share of slots). */
+  /**
+   * This node's group: its members by their label decide which slots count against it (a lock
+   * entry's recorded group is any agent's word), which unavailable nodes are in it, and its share.
+   */
   private groupAsk(ask: FleetAsk): Pick<CensusAsk, 'group'> {
-    const matters = this.o.countUnavailable === true || this.groupPercent > 0;
-    return this.o.groups !== undefined && ask.group !== undefined && matters ? { group: ask.group } : {};
+    return this.o.groups !== undefined && ask.group !== undefined ? { group: ask.group } : {};
   }
 
   async answer(ask: FleetAsk, signal?: AbortSignal): Promise<FleetAnswers> {
     const want = this.censusAsk(ask);
     const census = want === undefined ? undefined : await this.read(want, signal);
+    const wave = await this.wave(ask, signal);
     return {
       ...(ask.controlPlane ? { controlPlane: await this.controlPlane(ask, census, signal) } : {}),
       ...this.groupSlots(ask, census),
       ...(census === undefined || !ask.goes ? {} : this.gates(census, ask)),
+      ...(wave === undefined ? {} : { wave }),
     };
+  }
+
+  /**
+   * The wave's gates for a node that goes, counted from the nodes' labels: the failure budget, the
+   * group order, the slow start (only while a step can be smaller than the slots). undefined: none
+   * configured, a node in no wave, or one that does not go.
+   */
+  private async wave(ask: FleetAsk, signal?: AbortSignal): Promise<WaveFacts | undefined> {
+    const w = this.o.wave;
+    if (w === undefined || ask.wave === undefined || !ask.goes) return undefined;
+    const q = waveQuestion(w, ask, ask.slots ?? this.o.concurrency);
+    if (!q.steps && q.order === undefined && q.budget === undefined) return undefined;
+    const count = await w.census.read(
+      {
+        wave: ask.wave,
+        steps: q.steps,
+        failed: q.budget !== undefined,
+        ...(q.order === undefined ? {} : { order: q.order }),
+      },
+      signal,
+    );
+    const others = ask.live.filter((e) => e.nodeID !== this.o.nodeId);
+    return waveFacts(w, { ...ask, wave: ask.wave, live: others }, q, count);
   }
 
   private async read(want: CensusAsk, signal?: AbortSignal): Promise<Census> {
@@ -168,7 +276,9 @@ export class FleetQuestions {
         : {
             health: {
               max: resolveLimit(maxUnhealthy, census.total),
-              nodes: down.map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
+              nodes: census.unhealthy
+                .filter((n) => n.name !== nodeId && !ask.cycling.has(n.name))
+                .map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
             },
           }),
       ...(maxQuarantined === undefined
@@ -199,12 +309,21 @@ export class FleetQuestions {
       .map((n) => ({ name: n.name, group: group?.members.has(n.name) === true ? group.name : OTHER_GROUP }));
   }
 
-  /** --group-concurrency for this node's group: the number, or the share of the group's nodes. */
-  private groupSlots(ask: FleetAsk, census: Census | undefined): { groupSlots?: number } {
+  /**
+   * --group-concurrency for this node's group: the number, or the share of the group's nodes; and
+   * its members by label, when read.
+   */
+  private groupSlots(
+    ask: FleetAsk,
+    census: Census | undefined,
+  ): Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> {
     const groups = this.o.groups;
     if (groups === undefined || ask.group === undefined) return {};
-    const size = census?.group?.members.size;
-    return { groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, size) };
+    const members = census?.group?.members;
+    return {
+      groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, members?.size),
+      ...(members === undefined ? {} : { groupMembers: members }),
+    };
   }
 
   /** The rest of the control plane (listed only for a node that could go now) and the workers ahead. */
@@ -221,7 +340,7 @@ export class FleetQuestions {
 
   /** The other control-plane nodes: one list by label (a handful of Nodes). */
   private async peers(signal?: AbortSignal): Promise<string[]> {
-    const nodes = await this.o.kube.listNodes({ labelSelector: CONTROL_PLANE_LABEL }, signal);
+    const nodes = await listControlPlane((labelSelector) => this.o.kube.listNodes({ labelSelector }, signal));
     return nodes.map((n) => n.metadata?.name ?? '').filter((n) => n !== '' && n !== this.o.nodeId);
   }
 }

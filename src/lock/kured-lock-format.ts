@@ -180,6 +180,7 @@ const METADATA_TYPES: Record<
   bootID: 'string',
   group: 'string',
   controlPlane: 'boolean',
+  wave: 'string',
 };
 
 /** Reads every field of LockMetadata (and passes fields we do not know through, for round trips). */

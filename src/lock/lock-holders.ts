@@ -27,7 +27,8 @@ export class LockHolders {
   }
 
   /**
-   * Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live`, each with
+   * Nodes other than ours in a reboot cycle (by label) whose slot is missing from `live` (and, as
+   * `labelled`, every node in a cycle: only its own agent may set that label on a node), each with
    * its group when it is this node's `group` (OTHER_GROUP otherwise, or '' without groups): rows of
    * a fresh read (not the watch cache: a node that has just begun its cycle must count), and with
    * groups a second one of this group's.
@@ -36,7 +37,7 @@ export class LockHolders {
     live: readonly LockEntry[],
     group: string | undefined,
     signal?: AbortSignal,
-  ): Promise<NodeInCycle[]> {
+  ): Promise<{ withoutSlot: NodeInCycle[]; labelled: ReadonlySet<string> }> {
     const selector = `${CYCLE_LABEL}=true`;
     const rows = await this.o.kube.listNodeRows({ labelSelector: selector }, signal);
     const label = this.o.groups?.label;
@@ -52,12 +53,13 @@ export class LockHolders {
             ).map((r) => r.name),
           );
     const holders = new Set([this.o.nodeId, ...live.map((e) => e.nodeID)]);
-    return rows
+    const withoutSlot = rows
       .filter((r) => r.name !== '' && !holders.has(r.name))
       .map((r) => ({
         name: r.name,
         group: mine === undefined ? '' : mine.has(r.name) ? (group ?? '') : OTHER_GROUP,
       }));
+    return { withoutSlot, labelled: new Set(rows.map((r) => r.name)) };
   }
 
   /** Drops slots whose Node is gone (never kured's manual lock, which records no creation time). */

@@ -5,18 +5,21 @@ import type { V1DaemonSet } from '../kube/kube.js';
 import { nodesOfDaemonSet } from './budget.js';
 import { LockFormatError, entriesOf, parseLockAnnotation } from './kured-lock-format.js';
 import { MALFORMED_KEY, declaredSlots, type LockState } from './lock-state.js';
+import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';
 
 /** What any read tells, whatever the annotation says. */
 function baseOf(
   ds: V1DaemonSet,
   annotation: string,
-): Pick<LockState, 'resourceVersion' | 'text' | 'matching'> {
+): Pick<LockState, 'resourceVersion' | 'text' | 'matching' | 'resumed'> {
   const matching = nodesOfDaemonSet(ds);
   const meta = ds.metadata ?? {};
+  const resumed = parseWaveResume(meta.annotations?.[WAVE_RESUMED_ANNOTATION]);
   return {
     resourceVersion: meta.resourceVersion ?? '',
     text: meta.annotations?.[annotation],
     ...(matching === undefined ? {} : { matching }),
+    ...(resumed === undefined ? {} : { resumed }),
   };
 }
 

@@ -4,11 +4,21 @@ import { monotonicMs } from '../clock/clock.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
-import type { Refusal } from './lock.js';
-import type { Room } from './room.js';
+import type { FleetGate, Refusal } from './lock.js';
+import { gateOf, type Room } from './room.js';
+import { describeWaveRoom } from './wave-gate.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
+/** `{ gate }` when there is one. */
+function gateIf(gate: FleetGate | undefined): { gate?: FleetGate } {
+  return gate === undefined ? {} : { gate };
+}
+
+/** "1 other node", "2 other nodes". */
+export function othersNodes(count: number): string {
+  return `${count} other node${count === 1 ? '' : 's'}`;
+}
 /** The nodes in a cycle without a slot in the lock, which still count ('' when none). */
 function missingSlots(inCycle: readonly string[]): string {
   if (inCycle.length === 0) return '';
@@ -98,12 +108,12 @@ export class LockReasons {
 
   /** More other nodes unhealthy than --max-unhealthy-nodes allows (`nodes`: "n3 not ready"). */
   unhealthy(max: number, nodes: readonly string[]): string {
-    return `${nodes.length} other nodes unhealthy (max ${max}): ${shown(nodes)}`;
+    return `${othersNodes(nodes.length)} unhealthy (max ${max}): ${shown(nodes)}`;
   }
 
   /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
   quarantined(max: number, nodes: readonly string[]): string {
-    return `${HALT_REASON}: ${nodes.length} other nodes quarantined (--max-quarantined ${max}): ${shown(nodes)}; no new cycle starts anywhere until fewer are (an operator removes the label ${QUARANTINE_LABEL} from a node to release it)`;
+    return `${HALT_REASON}: ${othersNodes(nodes.length)} quarantined (--max-quarantined ${max}): ${shown(nodes)}; no new cycle starts anywhere until fewer are (an operator removes the label ${QUARANTINE_LABEL} from a node to release it)`;
   }
 
   /**
@@ -160,6 +170,10 @@ export class LockReasons {
           reason: this.quarantined(room.max, room.nodes),
           gate: 'max-quarantined',
         };
+      default:
+        // the wave's own refusals (wave-gate.ts): describeWaveRoom takes only those, so a new
+        // refusal without its case above does not compile
+        return { acquired: false, holders: [], reason: describeWaveRoom(room), ...gateIf(gateOf(room)) };
     }
   }
 

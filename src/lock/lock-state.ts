@@ -6,6 +6,9 @@ import type { Limit } from './budget.js';
 import type { FleetCensus } from './fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
 import type { TurnGate } from './lock.js';
+import type { WaveGrowth } from '../config/config.js';
+import type { WaveResume } from '../node/wave.js';
+import type { WaveCensus } from './wave-census.js';
 
 /** Where the lock lives and how it behaves. */
 export interface DaemonSetLockOptions {
@@ -65,6 +68,26 @@ export interface DaemonSetLockOptions {
    * no live coordinator, first come. Default none: whoever asks first (kured).
    */
   turns?: TurnGate;
+  /**
+   * The wave's gates (wave-gate.ts), judged for the wave the acquisition names (LockMetadata.wave)
+   * from the nodes' own labels (wave-census.ts). Default none.
+   */
+  wave?: WaveGateOptions;
+}
+
+/** The wave's gates as configured. */
+export interface WaveGateOptions {
+  census: WaveCensus;
+  /** --wave-start; 0 = no slow start. */
+  start: number;
+  /** --wave-growth. */
+  growth: WaveGrowth;
+  /** --soak (for the reason: each node measures its own). */
+  soakMs: number;
+  /** --max-failures; undefined = no budget. */
+  maxFailures?: Limit;
+  /** --group-order sequential: the group label and the order given. */
+  order?: { label: string; order: string[] };
 }
 
 /** The holder name reported for an annotation we cannot parse. */
@@ -91,6 +114,13 @@ export const HANDOFF_GRACE_MS = 30_000;
  */
 export const FLEET_RECHECK_MS = 5 * 60_000;
 
+/**
+ * After a refusal by the wave's slow start or group order, the next try comes within this (jittered
+ * ±50%): the step opens when a node says it has soaked, a write to its own Node, not to the lock. A
+ * live coordinator's turn wakes the node sooner (its view sees the label).
+ */
+export const WAVE_RECHECK_MS = 60_000;
+
 /** What one read of the DaemonSet tells. */
 export interface LockState {
   resourceVersion: string;
@@ -104,6 +134,8 @@ export interface LockState {
   declared: number;
   /** The nodes the DaemonSet runs on (status.desiredNumberScheduled); undefined when not known. */
   matching?: number;
+  /** The failures an operator's `kured-ts resume` acknowledged (WAVE_RESUMED_ANNOTATION), if any. */
+  resumed?: WaveResume;
 }
 
 /** What a holder's Node showed when last looked up (for reclaim, and for naming entries not in a cycle). */

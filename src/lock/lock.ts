@@ -10,6 +10,8 @@ export interface LockMetadata {
   group?: string;
   /** The node is a control-plane node (recorded only then): one at a time, after the workers. */
   controlPlane?: boolean;
+  /** The node's wave (src/node/wave.ts), when the wave's gates are configured: they judge that wave. */
+  wave?: string;
 }
 
 /** One slot of the lock as read from the annotation. */
@@ -33,6 +35,12 @@ const FLEET_GATES = [
   'control-plane-last',
   'max-unhealthy-nodes',
   'max-quarantined',
+  /** The wave's failure budget is spent (--max-failures): halted until `kured-ts resume`. */
+  'max-failures',
+  /** The wave's slow start (--wave-start, --wave-growth, --soak). */
+  'slow-start',
+  /** Another group of the wave goes first (--group-order sequential). */
+  'group-order',
   /** The census of the fleet could not be read: unknown is not healthy. */
   'fleet-census',
 ] as const;
@@ -53,6 +61,11 @@ export function fleetGate(name: string | undefined): FleetGate | undefined {
 export interface LockWait {
   for: 'slot' | 'turn' | 'contended' | 'retry';
   recheck?: true;
+  /**
+   * With `recheck`: within WAVE_RECHECK_MS, not FLEET_RECHECK_MS (a wave's next step opens when a
+   * node says it soaked, which writes nothing to the lock).
+   */
+  soon?: true;
 }
 
 /**
@@ -92,7 +105,7 @@ export interface Lock {
   /** What acquire() would answer now for a node of this group and role, writing nothing (`kured-ts check`). */
   wouldAcquire(
     signal?: AbortSignal,
-    as?: Pick<LockMetadata, 'group' | 'controlPlane'>,
+    as?: Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'>,
   ): Promise<AcquireResult>;
   /** Our slot, when we hold one (expired slots are not held). */
   holding(signal?: AbortSignal): Promise<LockHolder | undefined>;

@@ -7,6 +7,7 @@
 // next change).
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { FleetGate } from './lock.js';
+import { waveRoom, type WaveFacts, type WaveRoom } from './wave-gate.js';
 
 /**
  * The group recorded for a node not known to be in the asking node's group: never equal to a label
@@ -59,8 +60,12 @@ export interface RoomQuestion {
   group: string | undefined;
   /** --concurrency, resolved for the fleet now (budget.ts). */
   concurrency: number;
-  /** --group-label/--group-concurrency (resolved for this node's group); undefined without. */
-  groups: { label: string; concurrency: number } | undefined;
+  /**
+   * --group-label/--group-concurrency (resolved for this node's group), and the group's members by
+   * their label when known (a slot of a member counts against the group whatever group its entry
+   * records); undefined without.
+   */
+  groups: { label: string; concurrency: number; members?: ReadonlySet<string> } | undefined;
   /** This node is a control-plane node; undefined: it is not (or the rule is not asked). */
   controlPlane?: ControlPlaneQuestion;
   /**
@@ -70,6 +75,11 @@ export interface RoomQuestion {
   health?: FleetCap;
   /** --max-quarantined: the other quarantined nodes, at most `max` (past it the wave halts). */
   quarantine?: FleetCap;
+  /**
+   * The wave's gates (wave-gate.ts): slow start and soak, the failure budget, one group at a time;
+   * undefined: none configured (or the node in no wave).
+   */
+  wave?: WaveFacts;
 }
 
 /** A fleet-wide cap: the nodes that count against it now, and how many may. */
@@ -105,7 +115,9 @@ export type Room =
   /** More other nodes unhealthy than --max-unhealthy-nodes allows. */
   | { room: false; why: 'unhealthy'; max: number; nodes: readonly string[] }
   /** More other nodes quarantined than --max-quarantined allows: the wave halts. */
-  | { room: false; why: 'quarantined'; max: number; nodes: readonly string[] };
+  | { room: false; why: 'quarantined'; max: number; nodes: readonly string[] }
+  /** The wave's budget spent, its slow start or another group first (wave-gate.ts). */
+  | WaveRoom;
 
 /** Does `entry` count against `group`: a slot of that group, or one that records no group (kured's)? */
 function countsAgainst(entry: LockEntry, group: string): boolean {
@@ -143,7 +155,9 @@ function groupFullness(q: RoomQuestion, others: readonly LockEntry[]): Room | un
   if (groups === undefined || group === undefined) return undefined;
   const down = q.unavailable?.nodes.filter((n) => n.group === group) ?? [];
   const holders = [
-    ...others.filter((e) => countsAgainst(e, group)).map((e) => e.nodeID),
+    ...others
+      .filter((e) => countsAgainst(e, group) || groups.members?.has(e.nodeID) === true)
+      .map((e) => e.nodeID),
     ...(q.inCycle ?? []).filter((n) => n.group === group).map((n) => n.name),
     ...down.map((n) => n.name),
   ];
@@ -177,6 +191,7 @@ export function roomFor(q: RoomQuestion): Room {
   const others = q.live.filter((e) => e.nodeID !== q.nodeId);
   return (
     overCap('quarantined', q.quarantine) ??
+    waveRoom(q.wave, q.concurrency) ??
     controlPlaneRule(q, others) ??
     overCap('unhealthy', q.health) ??
     fullness(q, others) ??
@@ -184,22 +199,24 @@ export function roomFor(q: RoomQuestion): Room {
   );
 }
 
+/** The fleet gate each refusal names (a table: a new refusal without its row does not compile). */
+const GATES: Readonly<Record<Exclude<Room, { room: true }>['why'], FleetGate | undefined>> = {
+  manual: undefined,
+  forged: undefined,
+  // only when unavailable nodes filled it (below); else the plain slots
+  full: 'count-unavailable',
+  'group-full': 'group-concurrency',
+  'control-plane-busy': 'control-plane',
+  'workers-first': 'control-plane-last',
+  unhealthy: 'max-unhealthy-nodes',
+  quarantined: 'max-quarantined',
+  'wave-halted': 'max-failures',
+  'slow-start': 'slow-start',
+  'group-order': 'group-order',
+};
+
 /** The fleet gate a refusal names, beyond the plain slots (undefined: the slots, or the lock itself). */
 export function gateOf(room: Exclude<Room, { room: true }>): FleetGate | undefined {
-  switch (room.why) {
-    case 'full':
-      return room.unavailable === undefined ? undefined : 'count-unavailable';
-    case 'group-full':
-      return 'group-concurrency';
-    case 'control-plane-busy':
-      return 'control-plane';
-    case 'workers-first':
-      return 'control-plane-last';
-    case 'unhealthy':
-      return 'max-unhealthy-nodes';
-    case 'quarantined':
-      return 'max-quarantined';
-    default:
-      return undefined;
-  }
+  if (room.why === 'full' && room.unavailable === undefined) return undefined;
+  return GATES[room.why];
 }

@@ -41,6 +41,8 @@ export interface AgentMetrics {
   countSentinelError(): void;
   /** Marks the loop alive (for /healthz). */
   heartbeat(at: Date): void;
+  /** kured_ts_wave_failed{node}: this node's own label says it failed in its wave. */
+  setWaveFailed?(failed: boolean): void;
 }
 
 /** Metrics that go nowhere (for check, simulate without a listener, tests). */
@@ -58,4 +60,5 @@ export const noMetrics: AgentMetrics = {
   countReboot: () => undefined,
   countSentinelError: () => undefined,
   heartbeat: () => undefined,
+  setWaveFailed: () => undefined,
 };

@@ -20,6 +20,10 @@ const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'max-unhealthy-nodes',
   'max-quarantined',
   'fleet-census',
+  'max-failures',
+  'slow-start',
+  'group-order',
+  'health-check',
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
@@ -86,7 +90,17 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly phaseDuration: Histogram<'phase'>;
   private readonly evictions: Counter<'result'>;
   private readonly reboots: Counter<'result'>;
-  private readonly sentinelErrors: Counter;
+  private readonly sentinelErrors = new Counter({
+    name: 'kured_ts_sentinel_errors_total',
+    help: 'Reboot sentinel checks that failed (treated as no reboot required).',
+    registers: [this.registry],
+  });
+  private readonly waveFailed = new Gauge({
+    name: 'kured_ts_wave_failed',
+    help: 'Whether this node failed in its reboot wave (1: quarantined, reboot failed, not back in time, or a health check failed after it), counting against --max-failures.',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
 
   constructor(node: string, options: PrometheusMetricsOptions = {}) {
     this.node = node;
@@ -179,11 +193,6 @@ export class PrometheusMetrics implements AgentMetrics {
       labelNames: ['result'],
       registers,
     });
-    this.sentinelErrors = new Counter({
-      name: 'kured_ts_sentinel_errors_total',
-      help: 'Reboot sentinel checks that failed (treated as no reboot required).',
-      registers,
-    });
     this.initialise(options.blockers ?? DEFAULT_BLOCKER_NAMES);
     if (options.processMetrics ?? true) this.addProcessMetrics();
   }
@@ -197,10 +206,15 @@ export class PrometheusMetrics implements AgentMetrics {
   }
 
   /** Every series exists from the start, so that rate() and absent() work before the first event. */
+  setWaveFailed(failed: boolean): void {
+    this.waveFailed.set({ node: this.node }, failed ? 1 : 0);
+  }
+
   private initialise(blockers: readonly string[]): void {
     this.rebootRequired.set({ node: this.node }, 0);
     this.setPhase('idle');
     this.lockHeld.set({ node: this.node }, 0);
+    this.waveFailed.set({ node: this.node }, 0);
     for (const name of blockers) this.addBlocker(name);
     for (const result of EVICTION_RESULTS) this.evictions.inc({ result }, 0);
     for (const result of REBOOT_RESULTS) this.reboots.inc({ result }, 0);

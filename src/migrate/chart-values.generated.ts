@@ -211,6 +211,25 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        kubeletConfig: {
+          description:
+            "--kubelet-config: the kubelet's configuration file on the host (read when hostSettings.kubeletConfig mounts it)",
+          type: 'string',
+        },
+        excludeFromLb: {
+          description:
+            '--exclude-from-lb: label the node node.kubernetes.io/exclude-from-external-load-balancers before the drain',
+          anyOf: [{ type: 'boolean' }, { const: '' }],
+        },
+        lbDrainWait: {
+          description:
+            '--lb-drain-wait (Go duration): wait after the load-balancer label before the drain, when a Service of type LoadBalancer exists',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         preferNoScheduleTaint: { description: "--prefer-no-schedule-taint: '' = no taint", type: 'string' },
         blockingPodSelector: {
           description: '--blocking-pod-selector (repeated)',
@@ -371,6 +390,81 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        waveStart: {
+          description: '--wave-start: 0 = --concurrency (no slow start)',
+          anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^[0-9]+$' }, { const: '' }],
+        },
+        waveGrowth: {
+          description: '--wave-growth: none, linear:K or x2',
+          anyOf: [{ type: 'string', pattern: '^(none|x2|linear:[1-9][0-9]*)$' }, { const: '' }],
+        },
+        soak: {
+          description: '--soak (Go duration), 0 = none',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
+        maxFailures: {
+          description: "--max-failures: N or N%, '' = no budget",
+          anyOf: [
+            { type: 'string', pattern: '^$|^[0-9]+%?$' },
+            { type: 'integer', minimum: 1 },
+            { const: '' },
+          ],
+        },
+        groupOrder: {
+          description: '--group-order: parallel, sequential or sequential:GROUP,…',
+          anyOf: [
+            {
+              type: 'string',
+              pattern: '^(parallel|sequential(:[A-Za-z0-9][-A-Za-z0-9_.]*(,[A-Za-z0-9][-A-Za-z0-9_.]*)*)?)$',
+            },
+            { const: '' },
+          ],
+        },
+        healthCheck: {
+          description: "--health-check (repeated): 'GROUP/VERSION/RESOURCE [NAMESPACE/]NAME: EXPR'",
+          anyOf: [
+            { type: 'array', items: { type: 'string', pattern: '^\\S*/\\S+/\\S+\\s+\\S+?:\\s.+$' } },
+            { const: '' },
+          ],
+        },
+        healthCheckTimeout: {
+          description: '--health-check-timeout (Go duration: 1h30m, 90s, 500ms)',
+          anyOf: [{ type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' }, { const: '' }],
+        },
+        notifyEvents: {
+          description: '--notify-events (repeated): the kinds told, [] = all',
+          anyOf: [
+            {
+              type: 'array',
+              items: {
+                type: 'string',
+                enum: [
+                  'all',
+                  'drain',
+                  'reboot',
+                  'uncordon',
+                  'drain-failed',
+                  'quarantined',
+                  'reboot-failed',
+                  'not-back',
+                  'wave-halted',
+                  'overdue',
+                ],
+              },
+            },
+            { const: '' },
+          ],
+        },
+        messageTemplateDrainFailed: { description: '--message-template-drain-failed', type: 'string' },
+        messageTemplateQuarantined: { description: '--message-template-quarantined', type: 'string' },
+        messageTemplateRebootFailed: { description: '--message-template-reboot-failed', type: 'string' },
+        messageTemplateNotBack: { description: '--message-template-not-back', type: 'string' },
+        messageTemplateWaveHalted: { description: '--message-template-wave-halted', type: 'string' },
+        messageTemplateOverdue: { description: '--message-template-overdue', type: 'string' },
         blockOnPdb: { description: '--block-on-pdb', anyOf: [{ type: 'boolean' }, { const: '' }] },
         evictionRetryDelay: {
           description: '--eviction-retry-delay (Go duration: 1h30m, 90s, 500ms, 0)',
@@ -459,6 +553,18 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
       properties: {
         name: { type: 'string', description: "Secret name, '' = none" },
         key: { type: 'string', description: 'key in the Secret' },
+      },
+      additionalProperties: false,
+    },
+    hostSettings: {
+      description: 'host files the agent reads at start (read-only hostPath): graceful node shutdown',
+      type: 'object',
+      properties: {
+        logind: {
+          type: 'boolean',
+          description: "mount the host's /etc/systemd (logind's InhibitDelayMaxSec)",
+        },
+        kubeletConfig: { type: 'boolean', description: 'mount configuration.kubeletConfig (type File)' },
       },
       additionalProperties: false,
     },
@@ -816,11 +922,14 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     historyLimit: 10,
     autoscalerProtection: true,
     settleTime: '10m',
+    excludeFromLb: true,
+    lbDrainWait: '2m',
     taintTiming: 'required',
     lockQueue: 'fair',
     coordinator: true,
     fleetlockUrl: '',
     fleetlockGroup: 'default',
+    kubeletConfig: '/var/lib/kubelet/config.yaml',
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',
@@ -857,6 +966,20 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     quarantineCordon: false,
     quarantineRetry: '1h',
     maxQuarantined: '',
+    waveStart: 0,
+    waveGrowth: 'none',
+    soak: '0',
+    maxFailures: '',
+    groupOrder: 'parallel',
+    healthCheck: [],
+    healthCheckTimeout: '5m',
+    notifyEvents: [],
+    messageTemplateDrainFailed: 'Drain of node %s failed',
+    messageTemplateQuarantined: 'Node %s quarantined: its drain failed',
+    messageTemplateRebootFailed: 'Reboot of node %s failed',
+    messageTemplateNotBack: 'Node %s not back in time after its reboot',
+    messageTemplateWaveHalted: 'Reboot wave halted after node %s failed',
+    messageTemplateOverdue: 'Reboot of node %s is overdue',
     drainFallback: 'none',
     singleReplica: 'off',
     singleReplicaTimeout: '10m',
@@ -867,6 +990,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     hostExec: 'nsenter',
   },
   drainRules: [],
+  hostSettings: { logind: true, kubeletConfig: false },
   notifyUrlSecret: { name: '', key: '' },
   extraArgs: {},
   extraEnv: [],

@@ -273,6 +273,19 @@ function taintNote(values: Json): MigrationNote | undefined {
   };
 }
 
+/**
+ * kured never takes a node out of the cloud load balancers; kured-ts does by default (issue 44), and
+ * the migration keeps that default (one cordon no longer does it since Kubernetes 1.19): say so.
+ */
+const LB_NOTE: MigrationNote = {
+  key: 'configuration.excludeFromLb',
+  kind: 'changed',
+  why:
+    'not in kured; kept at the kured-ts default (true): before its drain a node is labelled ' +
+    'node.kubernetes.io/exclude-from-external-load-balancers, and where a Service of type LoadBalancer exists ' +
+    "the drain starts lbDrainWait (2m) later: set it to false to keep kured's behaviour",
+};
+
 /** Migrates kured chart values; `lock` makes kured-ts share kured's lock (its DaemonSet). */
 export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration {
   if (!isObject(input)) {
@@ -285,7 +298,8 @@ export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration 
     setPath(m.values, 'configuration.dsNamespace', lock.dsNamespace);
   }
   const taint = taintNote(input);
-  return { values: m.values, notes: taint ? [...m.notes, taint] : m.notes, carried: m.carried };
+  const notes = [...m.notes, ...(taint ? [taint] : []), LB_NOTE];
+  return { values: m.values, notes, carried: m.carried };
 }
 
 /** kured's DaemonSet name for a Helm release of its chart (the chart's fullname rule). */

@@ -65,6 +65,13 @@ export interface CycleRecord {
   /** The kernel and OS image the cycle started on. */
   kernel?: string;
   osImage?: string;
+  /**
+   * RFC 3339 time (this host's clock) the cycle labelled the node out of the load balancers
+   * (cycle-marks.ts): present = the label is ours to remove; --lb-drain-wait runs from it.
+   */
+  lbExcludedAt?: string;
+  /** The cycle added karpenter.sh/do-not-repair: ours to remove at its end. */
+  doNotRepair?: boolean;
 }
 
 /** One Deployment restarted by the cycle. */
@@ -123,17 +130,23 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'heldSince',
     'kernel',
     'osImage',
+    'lbExcludedAt',
   ] as const) {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  return withDrain(withRestarts(record, value.restarts), value.drain);
+  return withDrain(withDoNotRepair(withRestarts(record, value.restarts), value.doNotRepair), value.drain);
 }
 
 /** The record with the restart marks `raw` when they can be read. */
 function withRestarts(record: CycleRecord, raw: unknown): CycleRecord {
   const restarts = restartsOf(raw);
   return restarts === undefined ? record : { ...record, restarts };
+}
+
+/** The record with doNotRepair when the raw record says true (anything else: not ours). */
+function withDoNotRepair(record: CycleRecord, raw: unknown): CycleRecord {
+  return raw === true ? { ...record, doNotRepair: true } : record;
 }
 
 /** The record with the drain summary `raw` when it can be read (for the reboot history). */

@@ -7,6 +7,7 @@ import type { CycleRecord } from './cycle.js';
 import type { NodeState } from './node.js';
 import { rebootRequestOf } from './reboot-request.js';
 import { parseDrainSummary, type DrainSummary } from './drain-summary.js';
+import { waveOf } from './wave.js';
 
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
@@ -35,6 +36,8 @@ export interface HistoryRecord {
   requestReason?: string;
   /** What the drain did with the node's pods (absent when the cycle did not drain, or before kured-ts recorded it). */
   drain?: DrainSummary;
+  /** The wave the reboot was part of (src/node/wave.ts), when a wave was tracked. */
+  wave?: string;
 }
 
 /** The per-phase durations of a record, seconds; a phase whose ends are not known is absent. */
@@ -68,6 +71,7 @@ const OPTIONAL_FIELDS = [
   'upAt',
   'requestedByAdmin',
   'requestReason',
+  'wave',
 ] as const;
 const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
 
@@ -118,7 +122,8 @@ function appendHistory(raw: string | undefined, record: HistoryRecord, limit: nu
  * before the reboot against what the node shows now, and the cycle's times.
  */
 export function cycleHistoryRecord(
-  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'> & Partial<Pick<NodeState, 'annotations'>>,
+  node: Pick<NodeState, 'bootID' | 'kernelVersion' | 'osImage'> &
+    Partial<Pick<NodeState, 'annotations' | 'labels'>>,
   record: CycleRecord,
   result: HistoryResult,
   endedAt: string,
@@ -134,12 +139,26 @@ export function cycleHistoryRecord(
     lockedAt: record.started,
     endedAt,
   };
-  if (record.requiredAt !== undefined) entry.requiredAt = record.requiredAt;
-  if (record.drainedAt !== undefined) entry.drainedAt = record.drainedAt;
-  if (record.rebootRequestedAt !== undefined) entry.rebootRequestedAt = record.rebootRequestedAt;
-  if (record.verifyingSince !== undefined) entry.upAt = record.verifyingSince;
-  if (record.drain !== undefined) entry.drain = record.drain;
-  return { ...entry, ...requestFields(node.annotations) };
+  const wave = waveOf(node.labels ?? {})?.wave;
+  return {
+    ...entry,
+    ...cycleTimes(record),
+    ...(wave === undefined ? {} : { wave }),
+    ...requestFields(node.annotations),
+  };
+}
+
+/** The cycle's times and drain the record kept, each when it did. */
+function cycleTimes(
+  record: CycleRecord,
+): Pick<HistoryRecord, 'requiredAt' | 'drainedAt' | 'rebootRequestedAt' | 'upAt' | 'drain'> {
+  const times: ReturnType<typeof cycleTimes> = {};
+  if (record.requiredAt !== undefined) times.requiredAt = record.requiredAt;
+  if (record.drainedAt !== undefined) times.drainedAt = record.drainedAt;
+  if (record.rebootRequestedAt !== undefined) times.rebootRequestedAt = record.rebootRequestedAt;
+  if (record.verifyingSince !== undefined) times.upAt = record.verifyingSince;
+  if (record.drain !== undefined) times.drain = record.drain;
+  return times;
 }
 
 /** Who asked for the reboot and why, when an admin's request stands on the node (`kured-ts reboot`). */

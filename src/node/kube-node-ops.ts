@@ -117,13 +117,34 @@ export function removeTaintOps(node: V1Node, key: string): JsonPatchOp[] | undef
  * conditional (409 when the node changed since); uncordon sends null, which removes the field, as
  * `kubectl uncordon` leaves it.
  */
-function mergePatchOf(change: NodeWrite, ifVersion?: string): object {
+function mergePatchOf(change: NodeWrite, ifVersion?: string, taints?: V1Taint[] | null): object {
   const metadata: Record<string, unknown> = {};
   if (ifVersion !== undefined) metadata.resourceVersion = ifVersion;
   if (change.labels !== undefined) metadata.labels = change.labels;
   if (change.annotations !== undefined) metadata.annotations = change.annotations;
-  if (change.unschedulable === undefined) return { metadata };
-  return { metadata, spec: { unschedulable: change.unschedulable ? true : null } };
+  const spec: Record<string, unknown> = {};
+  if (change.unschedulable !== undefined) spec.unschedulable = change.unschedulable ? true : null;
+  if (taints !== undefined) spec.taints = taints;
+  return Object.keys(spec).length === 0 ? { metadata } : { metadata, spec };
+}
+
+/**
+ * The Node's taint list at `ifVersion` without our PreferNoSchedule taint `key` (null: none left),
+ * undefined when ours is not in it; 'changed' when the Node is no longer at that version (its
+ * read comes from the agent's view of its Node: no request while that is followed).
+ */
+async function taintsWithout(
+  o: Pick<KubeNodeOpsOptions, 'kube' | 'nodeId'>,
+  key: string,
+  ifVersion: string,
+  signal?: AbortSignal,
+): Promise<V1Taint[] | null | undefined | 'changed'> {
+  const node = await o.kube.getNode(o.nodeId, signal);
+  if (node.metadata?.resourceVersion !== ifVersion) return 'changed';
+  const taints = node.spec?.taints ?? [];
+  const kept = taints.filter((t) => !(t.key === key && t.effect === PREFER_NO_SCHEDULE));
+  if (kept.length === taints.length) return undefined;
+  return kept.length === 0 ? null : kept;
 }
 
 export class KubeNodeOps implements NodeOps {
@@ -135,8 +156,14 @@ export class KubeNodeOps implements NodeOps {
 
   async write(change: NodeWrite, ifVersion?: string, signal?: AbortSignal): Promise<NodeState | undefined> {
     try {
+      let taints: V1Taint[] | null | undefined;
+      if (change.withoutTaint !== undefined && ifVersion !== undefined) {
+        const found = await taintsWithout(this.o, change.withoutTaint, ifVersion, signal);
+        if (found === 'changed') return undefined;
+        taints = found;
+      }
       return toNodeState(
-        await this.o.kube.mergePatchNode(this.o.nodeId, mergePatchOf(change, ifVersion), signal),
+        await this.o.kube.mergePatchNode(this.o.nodeId, mergePatchOf(change, ifVersion, taints), signal),
       );
     } catch (err) {
       if (ifVersion !== undefined && isConflict(err)) return undefined;

@@ -48,6 +48,12 @@ export interface NodeWrite {
   unschedulable?: boolean;
   labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
+  /**
+   * Our PreferNoSchedule taint of this key goes in the same write (the end of a cycle): only in a
+   * write guarded by a resourceVersion, which then writes the Node's own taint list as it stood at
+   * that version, ours left out (DESIGN §2.3: guarded, never from a stale copy).
+   */
+  withoutTaint?: string;
 }
 
 /**

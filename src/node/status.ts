@@ -1,5 +1,7 @@
 // The `kured-ts.dev/status` annotation: why a node is (not) rebooting, readable with kubectl. The one
 // codec of it: the agent writes it, `kured-ts status` and `check` read it.
+import { parseShutdown, type ShutdownSettings } from '../host/shutdown.js';
+import { WAVE_ID } from './wave.js';
 
 /** Phases of the status annotation (DESIGN §4). */
 export type Phase =
@@ -64,6 +66,13 @@ export interface NodeStatus {
    * error, in the reason); `kured-ts check` shows it. Absent otherwise.
    */
   deniedBy?: string;
+  /**
+   * Graceful node shutdown on this host as the agent read it at start (src/host/shutdown.ts): what
+   * the reboot does to the pods the drain leaves. Absent when the agent did not read it.
+   */
+  shutdown?: ShutdownSettings;
+  /** The node's wave (src/node/wave.ts), when a wave is tracked: the reboots it is part of. */
+  wave?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -107,7 +116,14 @@ function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
     ...(isTime(s.due) ? { due: s.due } : {}),
     ...(isTime(s.fleetLockAsked) ? { fleetLockAsked: s.fleetLockAsked } : {}),
     ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
+    ...shutdownOf(s.shutdown),
+    ...(typeof s.wave === 'string' && WAVE_ID.test(s.wave) ? { wave: s.wave } : {}),
   };
+}
+
+function shutdownOf(value: unknown): { shutdown?: ShutdownSettings } {
+  const shutdown = parseShutdown(value);
+  return shutdown === undefined ? {} : { shutdown };
 }
 
 /** An RFC 3339 time Date can read (a garbled one is dropped, not trusted). */
@@ -145,6 +161,8 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.due === undefined ? {} : { due: status.due }),
     ...(status.fleetLockAsked === undefined ? {} : { fleetLockAsked: status.fleetLockAsked }),
     ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
+    ...(status.shutdown === undefined ? {} : { shutdown: status.shutdown }),
+    ...(status.wave === undefined ? {} : { wave: status.wave }),
   });
 }
 
@@ -155,8 +173,19 @@ export function formatStatus(status: NodeStatus): string {
 export function sameStatus(a: Partial<NodeStatus> | undefined, b: Partial<NodeStatus> | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   const reasons = boundedReason(a.reason ?? '') === boundedReason(b.reason ?? '');
-  return (a.bootID ?? '') === (b.bootID ?? '') && reasons && COMPARED.every((key) => a[key] === b[key]);
+  const shutdown = JSON.stringify(a.shutdown) === JSON.stringify(b.shutdown);
+  return (
+    (a.bootID ?? '') === (b.bootID ?? '') && reasons && shutdown && COMPARED.every((key) => a[key] === b[key])
+  );
 }
 
 /** The fields sameStatus compares as they are (bootID and the reason aside: absent reads as '', a reason as written). */
-const COMPARED = ['phase', 'lastReboot', 'requiredSince', 'due', 'fleetLockAsked', 'deniedBy'] as const;
+const COMPARED = [
+  'phase',
+  'lastReboot',
+  'requiredSince',
+  'due',
+  'fleetLockAsked',
+  'deniedBy',
+  'wave',
+] as const;

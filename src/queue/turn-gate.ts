@@ -110,9 +110,13 @@ export class NodeTurnGate implements TurnGate {
     if (from === undefined) return false;
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
+    const ended = { timeout: false };
     try {
       await Promise.race([
-        this.o.clock.sleep(timeoutMs, both).catch(() => undefined),
+        this.o.clock.sleep(timeoutMs, both).then(
+          () => (ended.timeout = true),
+          () => undefined,
+        ),
         this.follow(from, timeoutMs, both),
         this.untilCoordinatorChanges(from, both),
       ]);
@@ -120,6 +124,9 @@ export class NodeTurnGate implements TurnGate {
       stop.abort();
     }
     signal.throwIfAborted();
+    // nothing changed (no turn, the coordinator still there): a wait again starts from the same
+    // verdict, so a waiter may wait again without a pass (issue 42: nothing new per waiter)
+    if (ended.timeout) this.waitingFrom = from;
     return true;
   }
 

@@ -67,7 +67,7 @@ export function simAgentConfig(nodeId: string, s: SimAgentSettings): Config {
     lockAnnotation: LOCK_ANNOTATION,
     ...concurrencyOf(s),
     lockTtlMs: s.lockTtlMs ?? 0,
-    groupLabel: s.groups?.label ?? '',
+    groupLabel: s.groups?.label ?? s.overrides?.groupLabel ?? '',
     groupConcurrency: s.groups?.concurrency ?? 0,
     maxUnhealthyNodes: s.maxUnhealthyNodes,
     requireApproval: s.requireApproval ?? false,

@@ -65,6 +65,11 @@ export interface ClusterSpec {
   controlPlane?: number;
   /** The last `nodes` nodes are NotReady from the start for `durationMs` (a degraded fleet). */
   unhealthy?: { nodes: number; durationMs: number };
+  /**
+   * A bad kernel: the n-th node to reboot (counting the nodes as their reboots are requested) boots
+   * but never comes back Ready (its kubelet reports NotReady for good). Default none.
+   */
+  badKernel?: number;
   /** Short-lived blocking jobs arriving at a Poisson rate (blocking-churn.ts). Default none. */
   blockingChurn?: ChurnSpec;
   seed: number;

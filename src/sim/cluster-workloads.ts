@@ -30,7 +30,7 @@ export function pad(i: number, width: number): string {
 }
 
 /** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready; and the undrainable pods. */
-export function createWorkloads(c: WorkloadContext): void {
+function createWorkloads(c: WorkloadContext): void {
   const { spec } = c;
   const total = spec.nodes * spec.podsPerNode;
   const replicas = Math.max(1, spec.replicasPerWorkload);
@@ -77,7 +77,7 @@ function createStoragePods(c: WorkloadContext): void {
  * node that needs a reboot (round robin), with a PDB of --pdb's form; their rollouts are modelled
  * (deployments.ts). Undefined without any.
  */
-export function createSingleReplicas(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+function createSingleReplicas(c: WorkloadContext, needing: number): DeploymentModel | undefined {
   const count = c.spec.singleReplicaWorkloads ?? 0;
   if (count <= 0) return undefined;
   const model = new DeploymentModel({
@@ -115,7 +115,7 @@ function soloDeployment(app: string, graceSeconds: number): SimDeployment {
 }
 
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */
-export function createBlockingPods(c: WorkloadContext): void {
+function createBlockingPods(c: WorkloadContext): void {
   const { nodes, durationMs } = c.spec.blockingPods;
   if (durationMs <= 0) return;
   for (const name of c.names.slice(0, nodes)) {
@@ -164,4 +164,15 @@ export function readyPod(pod: SimPod, node: string, now: string): SimPod {
 function createStuckPods(c: WorkloadContext): void {
   for (const name of c.names.slice(0, c.spec.undrainable ?? 0))
     c.server.create<SimPod>('pods', readyPod(stuckPod(name), name, c.isoNow()));
+}
+
+/**
+ * The start-up workloads: the replicated ones, the single replicas (--single-replica-workloads; their
+ * Deployment model, to stop with the cluster) and the blocking pods, in that order.
+ */
+export function createStartupWorkloads(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+  createWorkloads(c);
+  const singles = createSingleReplicas(c, needing);
+  createBlockingPods(c);
+  return singles;
 }

@@ -21,13 +21,12 @@ import {
   stuck,
 } from './cluster-objects.js';
 import { Outages } from './outages.js';
+import { BadKernel } from './bad-kernel.js';
 import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
 import {
-  createBlockingPods,
-  createSingleReplicas,
-  createWorkloads,
+  createStartupWorkloads,
   pad,
   readyPod,
   workloadPod,
@@ -57,7 +56,7 @@ export class SimCluster {
   /** When each node's reboot became required (virtual ms, absolute). */
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
-  singles: ReturnType<typeof createSingleReplicas>;
+  singles: ReturnType<typeof createStartupWorkloads>;
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -68,6 +67,8 @@ export class SimCluster {
   private unsubscribe: (() => void) | undefined;
   /** Nodes that need a reboot during the run (at the start or later, see requiredOverMs). */
   private readonly initiallyNeeded = new Set<string>();
+  /** --bad-kernel: the nodes in the order their first reboot was requested, and the bad one. */
+  readonly badKernel: BadKernel;
   private arrivalsLeft = 0;
   /** Mirrors of the server's pods and nodes, kept from its write feed (listing deserializes all). */
   private readonly pods = new Map<string, SimPod>();
@@ -80,6 +81,7 @@ export class SimCluster {
     readonly spec: ClusterSpec,
   ) {
     this.random = forkRandom(spec.seed, 'cluster');
+    this.badKernel = new BadKernel(spec.badKernel ?? 0);
     this.churn = spec.blockingChurn
       ? new BlockingChurn(server, time, spec.blockingChurn, forkRandom(spec.seed, 'churn'))
       : undefined;
@@ -121,9 +123,7 @@ export class SimCluster {
       this.server.create<SimPod>('pods', readyPod(agentPod(name), name, this.isoNow()));
       if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
-    createWorkloads(this.workloadContext());
-    this.singles = createSingleReplicas(this.workloadContext(), spec.needsReboot);
-    createBlockingPods(this.workloadContext());
+    this.singles = createStartupWorkloads(this.workloadContext(), spec.needsReboot);
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -201,6 +201,7 @@ export class SimCluster {
     const node = this.nodes.get(name);
     if (!node || node.rebooting) return;
     node.rebooting = true;
+    this.badKernel.rebooting(name);
     this.time.after(this.spec.shutdownMs, () => {
       this.goDown(node);
     });
@@ -228,13 +229,11 @@ export class SimCluster {
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());
+    const ready = this.badKernel.kubeletReady(node.name, this.isoNow());
     this.patchNode(node.name, (n) => {
       n.status.nodeInfo.bootID = node.bootID;
       n.status.nodeInfo.kernelVersion = simKernel(node.reboots);
-      n.status.conditions = setCondition(
-        n.status.conditions,
-        readyCondition(true, this.isoNow(), 'KubeletReady'),
-      );
+      n.status.conditions = setCondition(n.status.conditions, ready);
     });
     for (const pod of this.podsOn(node.name)) this.startPod(pod);
     this.time.after(this.spec.podStartMs, () => {

@@ -81,7 +81,8 @@ type ResourceName =
   | 'poddisruptionbudgets'
   | 'events'
   | 'namespaces'
-  | 'leases';
+  | 'leases'
+  | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {
@@ -107,6 +108,10 @@ export interface SimServer {
     query: Record<string, string>;
     status: number;
     at: number;
+    /** Bytes of the answer's body. */
+    bytes?: number;
+    /** The caller's node claim (an agent's). */
+    node?: string;
   }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;

@@ -1,5 +1,6 @@
 // The end-of-run report of a simulation, as lines of text.
 import { shortDuration } from '../text/duration.js';
+import { costTotal, formatCost } from './api-cost.js';
 import type { SimulationResult } from './simulation.js';
 
 /** What the run was asked to do, for the headline. */
@@ -11,6 +12,8 @@ export interface ReportHeader {
   seed: number;
   /** --group-concurrency per zone, when set. */
   groupConcurrency?: number;
+  /** --group-order sequential: the zones go one after another, so need order holds only within one. */
+  sequential?: boolean;
 }
 
 function nodesOf(r: SimulationResult): number {
@@ -114,6 +117,29 @@ function quarantineRows(r: SimulationResult): string[] {
       row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),
     );
   if (r.halted !== undefined) rows.push(row('halted', r.halted));
+  return [...rows, ...waveReportRows(r)];
+}
+
+/** The wave: failed nodes, touched nodes, a bad kernel's spread, the zones' order. */
+function waveReportRows(r: SimulationResult): string[] {
+  const w = r.wave;
+  if (w === undefined) return [];
+  const failed = w.failed.length === 0 ? 'none' : `${w.failed.length} (${w.failed.join(', ')})`;
+  const rows = [row('wave: nodes failed', failed), row('wave: nodes touched', `${w.touched} took a slot`)];
+  if (w.badKernel !== undefined)
+    rows.push(
+      row(
+        'bad kernel',
+        `${w.badKernel.node} never came back Ready; ${w.badKernel.rebootedAfter} node(s) rebooted after it`,
+      ),
+    );
+  if (w.zones !== undefined)
+    rows.push(
+      row(
+        'zones (first → last slot)',
+        w.zones.map((z) => `${z.zone} +${shortDuration(z.firstMs)}→+${shortDuration(z.lastMs)}`).join(', '),
+      ),
+    );
   return rows;
 }
 
@@ -175,6 +201,13 @@ function evictionsText(e: SimulationResult['evictions']): string {
   return `${e.accepted} accepted, ${e.refused} refused by a PDB${failed}`;
 }
 
+/** The hand-offs out of need order, and how many are expected. */
+function outOfOrderText(r: SimulationResult, h: ReportHeader): string {
+  return h.sequential === true
+    ? `${r.outOfOrder.length} (--group-order sequential: a later zone's nodes wait, whatever their need)`
+    : `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`;
+}
+
 /** The report; the violations are listed one per line after it. */
 export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
   const lines = [
@@ -184,7 +217,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('nodes rebooted', `${r.rebooted}/${r.needed}${r.stop === 'done' ? '' : ` (stopped: ${r.stop})`}`),
     ...quarantineRows(r),
     row('max nodes down at once', String(r.maxDown)),
-    row('hand-offs out of need order', `${r.outOfOrder.length} (the coordinated lock queue: 0 expected)`),
+    row('hand-offs out of need order', outOfOrderText(r, h)),
     row('longest wait (required → lock)', shortDuration(r.longestWaitMs)),
     ...zoneRows(r, h),
     ...controlPlaneRows(r),
@@ -233,7 +266,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
     row('invariant violations', String(r.violations.length)),
     row('wall time', `${(r.wallMs / 1000).toFixed(1)}s`),
   ];
-  for (const o of r.outOfOrder.slice(0, 10))
+  for (const o of h.sequential === true ? [] : r.outOfOrder.slice(0, 10))
     lines.push(
       `  OUT OF ORDER at +${shortDuration(o.atMs)}: ${o.node} took a slot while ${o.passedOver} had waited longer`,
     );
@@ -254,4 +287,31 @@ export function passed(r: SimulationResult): boolean {
     r.halted === undefined &&
     r.stop === 'done'
   );
+}
+
+/**
+ * What the wave cost the API server per node, by verb and resource: the agents' requests (each as its
+ * own node's identity), then the rest (the coordinator's), the spread over the nodes' agents, and the
+ * busiest agent's own table (with one node needing a reboot: that node's whole cycle).
+ */
+export function formatCostReport(r: SimulationResult): string[] {
+  const n = nodesOf(r);
+  const agents = formatCost(r.cost.agents, n, 'API cost per node, the agents (by verb and resource)');
+  const other = formatCost(r.cost.other, n, 'API cost per node, the coordinator and the simulated operators');
+  const each = r.nodes
+    .map((node) => ({ name: node.name, requests: costTotal(r.cost.byNode[node.name] ?? []).requests }))
+    .sort((a, b) => a.requests - b.requests);
+  const at = (q: number): number =>
+    each[Math.min(each.length - 1, Math.floor(q * each.length))]?.requests ?? 0;
+  const spread = `  one node's agent, requests over the run: min ${at(0)}, median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`;
+  const busiest = each[each.length - 1];
+  const own =
+    busiest === undefined
+      ? []
+      : formatCost(
+          r.cost.byNode[busiest.name] ?? [],
+          1,
+          `API cost of the busiest agent (${busiest.name}) over the run`,
+        );
+  return [...agents, ...other, spread, ...own];
 }

@@ -6,10 +6,7 @@ import type { PhaseChange } from './observer.js';
 import type { NodeResult, SimulationResult } from './simulation-types.js';
 
 /** Node → the reason of its last held-back status (blocked, outside-window, …), for each node not rebooted. */
-export function blockedNodes(
-  nodes: readonly NodeResult[],
-  phases: readonly PhaseChange[],
-): Record<string, string> {
+function blockedNodes(nodes: readonly NodeResult[], phases: readonly PhaseChange[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const n of nodes.filter((x) => x.neededReboot && x.reboots === 0)) {
     const last = phases.filter((p) => p.node === n.name && p.phase === 'blocked').at(-1);
@@ -18,8 +15,17 @@ export function blockedNodes(
   return out;
 }
 
+/** The run's blocked nodes, and with --single-replica-workloads its single replicas' downtime. */
+export function serviceChecksOf(
+  cluster: SimCluster,
+  nodes: readonly NodeResult[],
+  phases: readonly PhaseChange[],
+): Pick<SimulationResult, 'singleReplicas' | 'blockedNodes'> {
+  return { ...singleReplicasOf(cluster), blockedNodes: blockedNodes(nodes, phases) };
+}
+
 /** simulate --single-replica-workloads: the Deployments and their seconds without a ready replica. */
-export function singleReplicasOf(cluster: SimCluster): Pick<SimulationResult, 'singleReplicas'> {
+function singleReplicasOf(cluster: SimCluster): Pick<SimulationResult, 'singleReplicas'> {
   const model = cluster.singles;
   if (model === undefined) return {};
   const down = [...model.unavailableMs()].filter(([, ms]) => ms > 0);

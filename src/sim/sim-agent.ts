@@ -15,7 +15,9 @@ import { noMetrics } from '../metrics/agent-metrics.js';
 function agentFactory(lockQueue: 'fair' | 'none' | undefined): AgentFactory {
   return (given, io) => {
     const config = lockQueue === undefined ? given : { ...given, lockQueue };
-    const deps = createAgentDeps(config, io);
+    // the simulator's watches never hang and send no bookmarks: no silence bound
+    const views = io.watchesDeliver === false ? { views: false as const } : {};
+    const deps = createAgentDeps(config, { ...io, ...views, viewSilenceMs: 0 });
     return new Agent(config, { ...deps, blockers: deps.blockers.map((b) => tracked(b, io)) });
   };
 }

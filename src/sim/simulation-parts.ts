@@ -5,7 +5,8 @@ import { CelAdmission } from './fake-api/cel-admission.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
 import type { Observer, Violation } from './observer.js';
-import type { NodeResult, SimulationOptions } from './simulation-types.js';
+import type { NodeResult, SimulationOptions, SimulationResult } from './simulation-types.js';
+import { costRows, costRowsByNode, type FeedWatchCost } from './api-cost.js';
 
 /** Mean time from reboot required to lock taken, over the nodes that took the lock. */
 export function meanPrep(nodes: readonly NodeResult[]): number {
@@ -81,4 +82,19 @@ export function countEvictions(requests: SimServer['requests']): {
     else if (r.status >= 500) evictions.failed++;
   }
   return evictions;
+}
+
+/**
+ * The cost tables of a run (api-cost.ts): the agents', everyone else's (the coordinator's), and each
+ * node's agent's by name (its whole run: idle passes and its cycle).
+ */
+export function costTables(
+  requests: SimServer['requests'],
+  feed: readonly FeedWatchCost[],
+): SimulationResult['cost'] {
+  return {
+    agents: costRows(requests, feed, 'agents'),
+    other: costRows(requests, feed, 'other'),
+    byNode: costRowsByNode(requests, feed),
+  };
 }

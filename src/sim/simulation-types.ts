@@ -1,4 +1,6 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { WaveResult } from './wave-report.js';
+import type { CostRow } from './api-cost.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
@@ -33,6 +35,8 @@ export interface SimAgentIo {
   track: <T>(work: () => Promise<T>) => Promise<T>;
   /** With agent.fleetlock: the FleetLock server the clusters share, answering in memory. */
   fleetLock?: FleetLockTuning;
+  /** false: `kube`'s watches deliver nothing (kured's polling model), so the agent follows nothing. */
+  watchesDeliver?: boolean;
 }
 
 /** An agent process: runs until its signal aborts (or forever, if killed by a reboot). */
@@ -193,8 +197,13 @@ export interface SimulationResult {
   drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
-  /** Why new cycles were halted at the end (--max-quarantined), as a node's status said; undefined: not halted. */
+  /**
+   * Why new cycles were halted at the end (--max-quarantined, as a node's status said; or the wave's
+   * failure budget, as its halt says); undefined: not halted.
+   */
   halted: string | undefined;
+  /** The wave (--wave-start, --max-failures, --group-order, --bad-kernel); undefined without one. */
+  wave?: WaveResult | undefined;
   /** The simulated autoscaler's removals (simulate --autoscaler); undefined without it. */
   autoscalerRemovals: Removal[] | undefined;
   /** What the simulated hold worker did (simulate --hold-worker); undefined without it. */
@@ -220,6 +229,11 @@ export interface SimulationResult {
   apiRequests: number;
   watches: number;
   kubeCalls: Record<string, number>;
+  /**
+   * What the run cost the API server by verb and resource (api-cost.ts): the agents' requests, those
+   * of anyone else (the coordinator), and each node's agent's (by node name).
+   */
+  cost: { agents: CostRow[]; other: CostRow[]; byNode: Record<string, CostRow[]> };
   agentErrors: string[];
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */

@@ -1,10 +1,12 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
+import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
-import { blockedNodes, singleReplicasOf } from './service-checks.js';
+import { serviceChecksOf } from './service-checks.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
@@ -13,7 +15,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, isQuarantined, passedOver } from './quarantined.js';
+import { fleetHalt, isQuarantined } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -25,7 +27,14 @@ import {
 } from './sim-operators.js';
 import { SimLogger } from './sim-logger.js';
 import { holdWorkerOf, type SimHoldWorker } from './hold-worker.js';
-import { admissionFor, countEvictions, denialViolations, meanPrep, nodeResults } from './simulation-parts.js';
+import {
+  admissionFor,
+  costTables,
+  countEvictions,
+  denialViolations,
+  meanPrep,
+  nodeResults,
+} from './simulation-parts.js';
 import { SimCoordinatorThief } from './coordinator-thief.js';
 import { startAgentLoops } from './sim-agent.js';
 import { defaultConfig } from '../config/parse.js';
@@ -208,6 +217,7 @@ export class Simulation {
     this.cluster.stop();
     this.feed.close();
     this.observer.finalChecks(stop !== 'wall-limit');
+    excuseFailedNodes(this.observer.violations, this.cluster);
     this.observer.violations.push(...denialViolations(this.admission, this.time.nowMs() - this.startMs));
     this.observer.stop();
     this.closeInner();
@@ -281,22 +291,19 @@ export class Simulation {
    * new cycles are halted (--max-quarantined); nobody holds the lock, nothing is cordoned by us.
    */
   done(): boolean {
-    if (this.observer.holders.length > 0 || this.cluster.requirementsPending) return false;
-    // an admin's request stands until the reboot that answers it ends
-    if ((this.options.rebootRequests ?? []).some(({ node }) => requested(this.cluster, node))) return false;
-    const halted = fleetHalt(this.observer) !== undefined;
-    for (const state of this.cluster.nodes.values()) {
-      if (state.rebooting) return false;
-      if (state.needsReboot && !passedOver(this.cluster, this.observer, state.name, halted)) return false;
-    }
-    return this.observer.cordonedByUs() === 0;
+    return waveDone({
+      cluster: this.cluster,
+      observer: this.observer,
+      server: this.server,
+      options: this.options,
+    });
   }
 
   private startAgent(name: string): void {
     const n = (this.starts.get(name) ?? 0) + 1;
     this.starts.set(name, n);
     const clock = this.time.clock();
-    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents);
+    const kube = this.trackedKube(this.agentKube(name), this.options.watchEvents, name);
     const abort = new AbortController();
     // Every queued API call of the agent listens on this signal; dozens may queue at the gate.
     setMaxListeners(Infinity, abort.signal);
@@ -308,6 +315,8 @@ export class Simulation {
       random: forkRandom(this.options.cluster.seed, `${name}#${n}`),
       track: (work) => (clock.killed ? new Promise(() => undefined) : this.time.track(work, 'agent work')),
       ...(this.options.fleetLock ? { fleetLock: this.options.fleetLock } : {}),
+      // a client whose watches deliver nothing (kured's polling model) must not read from them
+      watchesDeliver: this.options.watchEvents,
       sentinel: {
         rebootRequired: () =>
           Promise.resolve({ required: this.cluster.nodes.get(name)?.needsReboot ?? false }),
@@ -336,15 +345,9 @@ export class Simulation {
   }
 
   /** A client over `inner` in step with the virtual time, through the one gate all clients share. */
-  private trackedKube(inner: Kube, watchEvents?: boolean): TrackedKube {
-    return new TrackedKube({
-      inner,
-      time: this.time,
-      gate: this.gate,
-      feed: this.feed,
-      counters: this.counters,
-      watchEvents,
-    });
+  private trackedKube(inner: Kube, watchEvents?: boolean, owner?: string): TrackedKube {
+    const { time, gate, feed, counters } = this;
+    return new TrackedKube({ inner, time, gate, feed, counters, watchEvents, owner });
   }
 
   /** The host went down (or the run ended): the agent process dies without a word. */
@@ -395,9 +398,9 @@ export class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       drainOrder: observer.drainOrder.result(),
-      ...singleReplicasOf(cluster),
-      blockedNodes: blockedNodes(nodes, observer.phases),
-      halted: fleetHalt(observer),
+      ...serviceChecksOf(cluster, nodes, observer.phases),
+      halted: fleetHalt(observer) ?? waveHalt(this.server),
+      wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
       coordinatorThief: this.thief?.stats(),
@@ -417,6 +420,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
+      cost: costTables(this.server.requests, Object.values(this.counters.feed)),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

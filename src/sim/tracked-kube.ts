@@ -7,7 +7,16 @@
 //   tasks instead of over a streaming HTTP response: the order in which waiting agents wake up is
 //   then fixed by the seed, not by socket timing. Each watch still counts as one API request.
 // - kill() makes the agent behave like a process killed by a reboot: calls never return.
-import type { Kube, ListOptions, V1DaemonSet, V1Node, WatchEvent, WatchOptions } from '../kube/kube.js';
+import type {
+  Kube,
+  ListOptions,
+  V1DaemonSet,
+  V1Node,
+  V1Pod,
+  WatchEvent,
+  WatchOptions,
+} from '../kube/kube.js';
+import type { FeedWatchCost } from './api-cost.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** The part of the fake API server's write feed that watches need. */
@@ -28,43 +37,70 @@ interface FeedEvent {
 
 type FeedListener = (event: WatchEvent<unknown>, bytes: number) => void;
 
+/** The feed's resources: the lock's DaemonSet, the Nodes, and the pods (by the node they run on). */
+const FED = new Set(['daemonsets', 'nodes', 'pods']);
+/** Events kept per resource for a watch that starts from a resourceVersion. */
+const HISTORY = 1024;
+
 function keyOf(resource: string, object: unknown): { rv: number; key: string } {
-  const meta = (object as { metadata?: { resourceVersion?: string; namespace?: string; name?: string } })
-    .metadata;
+  const o = object as {
+    metadata?: { resourceVersion?: string; namespace?: string; name?: string };
+    spec?: { nodeName?: string };
+  };
+  const meta = o.metadata;
   return {
     rv: Number(meta?.resourceVersion ?? 0),
-    key: `${resource}/${meta?.namespace ?? ''}/${meta?.name ?? ''}`,
+    // a pod is followed by the node it runs on (fieldSelector spec.nodeName, an agent's own pods)
+    key:
+      resource === 'pods'
+        ? podsKey(o.spec?.nodeName ?? '')
+        : `${resource}/${meta?.namespace ?? ''}/${meta?.name ?? ''}`,
   };
 }
 
+/** The feed's key of the pods on `node`. */
+function podsKey(node: string): string {
+  return `pods/node/${node}`;
+}
+
 /**
- * Changes of the watched resources from the server's write feed, with a short history for
- * resourceVersion replay. A listener follows one object (`resource/namespace/name`) or every object
- * of a resource (`resource/*`).
+ * Changes of the watched resources from the server's write feed, with a short history per resource
+ * for resourceVersion replay. A listener follows one object (`resource/namespace/name`), one node's
+ * pods (`pods/node/NAME`) or every object of a resource (`resource/*`).
  */
 export class WatchFeed {
-  private readonly history: FeedEvent[] = [];
+  private readonly history = new Map<string, FeedEvent[]>();
   private readonly listeners = new Map<string, Set<FeedListener>>();
   private readonly unsubscribe: () => void;
 
   constructor(feed: WriteFeed) {
     this.unsubscribe = feed.onWrite((e) => {
-      if (e.resource !== 'daemonsets' && e.resource !== 'nodes') return;
+      if (!FED.has(e.resource)) return;
       const { rv, key } = keyOf(e.resource, e.object);
       const event = { type: e.type, object: structuredClone(e.object) };
       const entry: FeedEvent = { rv, key, event, bytes: JSON.stringify(event).length + 1 };
-      this.history.push(entry);
-      if (this.history.length > 1024) this.history.shift();
+      const kept = this.kept(e.resource);
+      kept.push(entry);
+      if (kept.length > HISTORY) kept.shift();
       for (const k of [key, `${e.resource}/*`])
         for (const listener of this.listeners.get(k) ?? []) listener(entry.event, entry.bytes);
     });
+  }
+
+  private kept(resource: string): FeedEvent[] {
+    let kept = this.history.get(resource);
+    if (kept === undefined) {
+      kept = [];
+      this.history.set(resource, kept);
+    }
+    return kept;
   }
 
   /** Calls `listener` for every later change of `key` (and for its changes after `fromRv`). */
   subscribe(key: string, fromRv: number | undefined, listener: FeedListener): () => void {
     if (fromRv !== undefined) {
       const all = key.endsWith('/*') ? key.slice(0, -1) : undefined;
-      for (const e of this.history)
+      for (const e of this.kept(key.slice(0, key.indexOf('/'))))
         if ((e.key === key || (all !== undefined && e.key.startsWith(all))) && e.rv > fromRv)
           listener(e.event, e.bytes);
     }
@@ -102,10 +138,12 @@ export interface KubeCounters {
   /** Watch events delivered, and their bytes (as the API server would stream them). */
   watchEvents: number;
   watchBytes: number;
+  /** The same watches by who started them and of what (`owner|resource`), for the cost table. */
+  feed: Record<string, FeedWatchCost>;
 }
 
 export function newKubeCounters(): KubeCounters {
-  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0 };
+  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0, feed: {} };
 }
 
 export interface TrackedKubeDeps {
@@ -116,6 +154,8 @@ export interface TrackedKubeDeps {
   counters: KubeCounters;
   /** When false, watches never deliver (a model of a client that only polls). Default true. */
   watchEvents?: boolean;
+  /** The agent's node whose client this is (undefined: the coordinator's), for the cost table. */
+  owner?: string | undefined;
 }
 
 function never<T>(): Promise<T> {
@@ -161,6 +201,8 @@ export class TrackedKube implements Kube {
     options?: ListOptions,
     signal?: AbortSignal,
   ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
+  listPodsPage: Kube['listPodsPage'] = (namespace, options, signal) =>
+    this.call('listPods', (k) => k.listPodsPage(namespace, options, signal));
   evictPod: Kube['evictPod'] = (namespace, name, options, signal) =>
     this.call('evictPod', (k) => k.evictPod(namespace, name, options, signal));
   deletePod: Kube['deletePod'] = (namespace, name, options, signal) =>
@@ -169,8 +211,14 @@ export class TrackedKube implements Kube {
     this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, options, signal));
   listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
     this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
+  listServicesPage: Kube['listServicesPage'] = (options, signal) =>
+    this.call('listServicesPage', (k) => k.listServicesPage(options, signal));
   listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>
     this.call('listDaemonSets', (k) => k.listDaemonSets(namespace, options, signal));
+  getObject: NonNullable<Kube['getObject']> = (ref, signal) =>
+    this.call('getObject', (k) =>
+      k.getObject === undefined ? Promise.reject(new Error('no getObject')) : k.getObject(ref, signal),
+    );
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>
@@ -200,12 +248,32 @@ export class TrackedKube implements Kube {
   async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     if (this.dead) return never();
     const name = /^metadata\.name=(.+)$/.exec(options.fieldSelector ?? '')?.[1];
-    this.deps.counters.watches++;
+    const cost = this.countWatch('nodes');
     const rv =
       options.resourceVersion === undefined
         ? await this.sendCurrent(name, onEvent, options.signal)
         : Number(options.resourceVersion);
-    return this.follow(name === undefined ? 'nodes/*' : `nodes//${name}`, rv, onEvent, options.signal);
+    const key = name === undefined ? 'nodes/*' : `nodes//${name}`;
+    return this.follow({ key, cost, timeoutSeconds: options.timeoutSeconds }, rv, onEvent, options.signal);
+  }
+
+  /**
+   * One node's pods (fieldSelector spec.nodeName=…) or every pod. Without a resourceVersion the
+   * current pods come first as ADDED (one list through the gate, as the server sends them).
+   */
+  async watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    if (this.dead) return never();
+    const node = /^spec\.nodeName=(.*)$/.exec(options.fieldSelector ?? '')?.[1];
+    const cost = this.countWatch('pods');
+    let rv: number;
+    if (options.resourceVersion === undefined) {
+      const selector = node === undefined ? {} : { fieldSelector: `spec.nodeName=${node}` };
+      const listed = await this.call('watchPods', (k) => k.listPodsPage(undefined, selector, options.signal));
+      for (const pod of listed.items) if (!options.signal.aborted) onEvent({ type: 'ADDED', object: pod });
+      rv = Number(listed.resourceVersion);
+    } else rv = Number(options.resourceVersion);
+    const key = node === undefined ? 'pods/*' : podsKey(node);
+    return this.follow({ key, cost, timeoutSeconds: options.timeoutSeconds }, rv, onEvent, options.signal);
   }
 
   /** The current node `name` (or every node) as ADDED events; returns their highest resourceVersion. */
@@ -232,14 +300,28 @@ export class TrackedKube implements Kube {
     options: { resourceVersion?: string; signal: AbortSignal },
   ): Promise<void> {
     if (this.dead) return never();
-    this.deps.counters.watches++;
+    const cost = this.countWatch('daemonsets');
     const rv = options.resourceVersion === undefined ? undefined : Number(options.resourceVersion);
-    return this.follow(`daemonsets/${namespace}/${name}`, rv, onEvent, options.signal);
+    return this.follow({ key: `daemonsets/${namespace}/${name}`, cost }, rv, onEvent, options.signal);
   }
 
-  /** Delivers the feed's changes of `key` as virtual-time tasks until `signal` aborts. */
+  /** One watch more of `resource` by this client's owner; the entry its events are counted in. */
+  private countWatch(resource: string): FeedWatchCost {
+    const { counters, owner } = this.deps;
+    counters.watches++;
+    const key = `${owner ?? ''}|${resource}`;
+    const cost = (counters.feed[key] ??= { owner, resource, watches: 0, bytes: 0 });
+    cost.watches++;
+    return cost;
+  }
+
+  /**
+   * Delivers the feed's changes of `key` as virtual-time tasks until `signal` aborts, or, when the
+   * watch asked for a `timeoutSeconds`, until that much virtual time has passed (as the server ends
+   * it: the client watches again, one request more).
+   */
   private follow<T>(
-    key: string,
+    { key, cost, timeoutSeconds }: { key: string; cost: FeedWatchCost; timeoutSeconds?: number | undefined },
     fromRv: number | undefined,
     onEvent: (event: WatchEvent<T>) => void,
     signal: AbortSignal,
@@ -248,22 +330,25 @@ export class TrackedKube implements Kube {
     const { time, feed } = this.deps;
     const deliver = this.deps.watchEvents ?? true;
     return new Promise<void>((resolve) => {
+      let open = true;
       const unsubscribe = feed.subscribe(key, fromRv, (event, bytes) => {
         if (!deliver) return;
         this.deps.counters.watchEvents++;
         this.deps.counters.watchBytes += bytes;
+        cost.bytes += bytes;
         time.schedule(time.nowMs(), () => {
-          if (!signal.aborted && !this.dead) onEvent(event as WatchEvent<T>);
+          if (open && !signal.aborted && !this.dead) onEvent(event as WatchEvent<T>);
         });
       });
-      signal.addEventListener(
-        'abort',
-        () => {
-          unsubscribe();
-          resolve();
-        },
-        { once: true },
-      );
+      const end = (): void => {
+        if (!open) return;
+        open = false;
+        unsubscribe();
+        resolve();
+      };
+      if (timeoutSeconds !== undefined && timeoutSeconds > 0)
+        time.schedule(time.nowMs() + timeoutSeconds * 1000, end);
+      signal.addEventListener('abort', end, { once: true });
     });
   }
 }

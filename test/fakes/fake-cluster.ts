@@ -227,6 +227,9 @@ export class FakeCluster {
     return this.node.statuses.map((s) => s.phase);
   }
 
+  /** Whether the cluster has a Service of type LoadBalancer (the wait before the drain). */
+  loadBalancers = false;
+
   deps(overrides: Partial<AgentDeps> = {}): AgentDeps {
     const node = new FakeNode(this.node, this.step);
     const lock = new FakeLock(this.table, this.node.name, this.step);
@@ -242,6 +245,14 @@ export class FakeCluster {
       lock,
       node,
       drainer: this.drainer(),
+      loadBalancers: {
+        presence: () =>
+          Promise.resolve(
+            this.loadBalancers
+              ? { present: true, reason: 'Service default/web is of type LoadBalancer' }
+              : { present: false, reason: 'no Service of type LoadBalancer' },
+          ),
+      },
       events: this.recorder(),
       rebooter: {
         reboot: () => {

@@ -6,6 +6,7 @@ import type {
   Kube,
   ListOptions,
   NodePage,
+  PodPage,
   V1DaemonSet,
   V1Deployment,
   V1ReplicaSet,
@@ -13,6 +14,8 @@ import type {
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  V1Service,
+  ServicePage,
 } from '../../src/kube/kube.js';
 import { matches, parseLabelSelector } from '../../src/selector/label-selector.js';
 
@@ -44,11 +47,27 @@ export class FakeKube implements Kube {
     );
   }
 
+  listPodsPage(namespace: string | undefined, options?: ListOptions): Promise<PodPage> {
+    return this.listPods(namespace, options).then((items) => ({ items, resourceVersion: '1' }));
+  }
+
+  watchPods(): Promise<void> {
+    return unsupported('watchPods');
+  }
+
   listPodDisruptionBudgets(namespace: string | undefined): Promise<V1PodDisruptionBudget[]> {
     if (this.failWith) return Promise.reject(this.failWith);
     return Promise.resolve(
       this.pdbs.filter((p) => namespace === undefined || p.metadata?.namespace === namespace),
     );
+  }
+
+  /** No Service of type LoadBalancer unless a test puts one here. */
+  services: V1Service[] = [];
+
+  listServicesPage(): Promise<ServicePage> {
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve({ items: structuredClone(this.services) });
   }
 
   listDaemonSets(): Promise<V1DaemonSet[]> {

@@ -1,6 +1,6 @@
 // A node as the agent sees it, in memory, with the cluster-side facts tests assert on.
 import type { NodeOps, NodeState, NodeWrite } from '../../src/node/node.js';
-import type { NodeStatus } from '../../src/node/status.js';
+import { STATUS_ANNOTATION, type NodeStatus } from '../../src/node/status.js';
 
 /** The node object plus what the drain and the host did to it. */
 export interface NodeRecord extends NodeState {
@@ -90,6 +90,13 @@ export class FakeNode implements NodeOps {
     }
     r.labels = merged(r.labels, change.labels);
     r.annotations = merged(r.annotations, change.annotations);
+    if (change.withoutTaint !== undefined) {
+      const key = change.withoutTaint;
+      r.taints = r.taints.filter((t) => !(t.key === key && t.effect === 'PreferNoSchedule'));
+    }
+    // a status that rides in a write of its step (issue 42) is a status written, as setStatus's
+    const status = change.annotations?.[STATUS_ANNOTATION];
+    if (typeof status === 'string') r.statuses.push(JSON.parse(status) as NodeStatus);
     bump(r);
     // a crash point after the write was accepted, before the agent learns of it
     this.before(`node.${op} answered`);

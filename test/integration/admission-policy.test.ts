@@ -30,11 +30,29 @@ import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/t
 import { MemoryLogger } from '../../src/log/logger.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import {
+  WAVE_ANNOTATION,
+  WAVE_LABEL,
+  WAVE_RESUMED_ANNOTATION,
+  WAVE_STATE_LABEL,
+  waveLabels,
+} from '../../src/node/wave.js';
+import {
+  FLEET_PAUSE_ANNOTATION,
+  HALT_BY,
+  formatFleetPause,
+  parseFleetPause,
+} from '../../src/pause/fleet-pause.js';
+import {
   AUTOSCALER_ANNOTATIONS,
   CLUSTER_AUTOSCALER_ANNOTATION as CA,
   KARPENTER_ANNOTATION as KARPENTER,
   PROTECTION_ANNOTATION as PROTECTION,
 } from '../../src/node/autoscaler.js';
+import {
+  DO_NOT_REPAIR_ANNOTATION as DO_NOT_REPAIR,
+  EXCLUDE_LB_LABEL as LB,
+} from '../../src/node/cycle-marks.js';
+import { CYCLE_ANNOTATION as CYCLE } from '../../src/node/cycle.js';
 import {
   CelAdmission,
   boundAgentPolicies,
@@ -210,7 +228,9 @@ describe('the agent admission policy admits what the agent does to its own node 
       annotate(
         'n1',
         Object.fromEntries(
-          AGENT_NODE_ANNOTATIONS.filter((a) => !AUTOSCALER_ANNOTATIONS.includes(a)).map((a) => [a, 'x']),
+          AGENT_NODE_ANNOTATIONS.filter(
+            (a) => !AUTOSCALER_ANNOTATIONS.includes(a) && a !== DO_NOT_REPAIR,
+          ).map((a) => [a, 'x']),
         ),
       ),
     ],
@@ -312,6 +332,81 @@ describe('the agent admission policy allows exactly the autoscaler protection th
   });
 });
 
+describe('the agent admission policy allows exactly the cycle marks the agent owns (issue 44)', () => {
+  const cycle = (marks: object): string =>
+    JSON.stringify({ bootID: 'boot-1', cordoned: true, attempts: 0, started: 'T', ...marks });
+  const OURS = { lbExcludedAt: '2026-01-05T10:00:00Z', doNotRepair: true };
+  /** n1 in a cycle whose record owns both marks. */
+  function marked(owned: object): void {
+    const n1 = node('n1');
+    server.update<V1Node>('nodes', {
+      ...n1,
+      metadata: {
+        ...n1.metadata,
+        labels: { ...n1.metadata?.labels, [LB]: 'true' },
+        annotations: { ...n1.metadata?.annotations, [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(owned) },
+      },
+    });
+  }
+  const begin =
+    (name: string, marks: object): Write =>
+    (kube) =>
+      kube.mergePatchNode(name, {
+        metadata: {
+          labels: { [LB]: 'true' },
+          annotations: { [DO_NOT_REPAIR]: 'true', [CYCLE]: cycle(marks) },
+        },
+      });
+  const end: Write = (kube) =>
+    kube.mergePatchNode('n1', {
+      metadata: { labels: { [LB]: null }, annotations: { [DO_NOT_REPAIR]: null, [CYCLE]: null } },
+    });
+
+  it('admits adding the load-balancer label and do-not-repair with the record that names them', async () => {
+    await begin('n1', OURS)(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it('admits removing them with the record that names them', async () => {
+    marked(OURS);
+    await end(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, () => void, Write]>([
+    ['denies adding them without a record naming them', () => undefined, begin('n1', {})],
+    ['denies adding them on another node', () => undefined, begin('n2', OURS)],
+    [
+      'denies adding the label with another value than "true"',
+      () => undefined,
+      (k) =>
+        k.mergePatchNode('n1', {
+          metadata: { labels: { [LB]: 'x' }, annotations: { [CYCLE]: cycle(OURS) } },
+        }),
+    ],
+    [
+      "denies removing someone else's (the record does not name them)",
+      () => {
+        marked({});
+      },
+      end,
+    ],
+    [
+      "denies changing someone else's label",
+      () => {
+        marked({});
+      },
+      (k) => k.mergePatchNode('n1', { metadata: { labels: { [LB]: 'ops' } } }),
+    ],
+  ])('%s', async (_name, seed, write) => {
+    seed();
+    const before = node('n1');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(node('n1').metadata?.labels).toEqual(before.metadata?.labels);
+  });
+});
+
 describe('the agent admission policy denies a stolen agent token', () => {
   it.each<[string, Write, RegExp]>([
     [
@@ -388,7 +483,7 @@ describe('the agent admission policy denies a stolen agent token', () => {
     [
       'lifting the fleet pause',
       patchDs('kured', { metadata: { annotations: { 'kured-ts.dev/paused': null } } }),
-      /only the annotation/,
+      /never change or remove a pause/,
     ],
     [
       "changing the DaemonSet's labels",
@@ -446,6 +541,120 @@ describe('the agent admission policy denies a stolen agent token', () => {
       as({ user: 'system:serviceaccount:kube-system:node-controller' }),
     );
     expect(admission.counts).toEqual({ admitted: 0, denied: 0 });
+  });
+});
+
+describe("the agent admission policy lets the agent write its wave's records, in their form only", () => {
+  const WAVE = 'w20260105-100000-abcdef';
+  const HALT = formatFleetPause({
+    reason: 'wave halted: n1 failed',
+    by: HALT_BY,
+    since: '2026-01-05T10:00:00Z',
+    wave: WAVE,
+    failed: ['n1'],
+  });
+  const pause = (value: string | null): Write =>
+    patchDs('kured', { metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: value } } });
+  const waveId = (value: string | null): Write =>
+    patchDs('kured', { metadata: { annotations: { [WAVE_ANNOTATION]: value } } });
+
+  /** The seeded operator's pause lifted (an operator's resume), and the DaemonSet at `annotations`. */
+  async function lockDaemonSet(annotations: Record<string, string | null>): Promise<void> {
+    await patchDs('kured', {
+      metadata: { annotations: { [FLEET_PAUSE_ANNOTATION]: null, ...annotations } },
+    })(admin());
+  }
+
+  it.each<[string, Record<string, string | null>, Write]>([
+    ['labels its node with its wave and state', {}, label('n1', waveLabels(WAVE, 'waiting'))],
+    ['says its node failed in its wave', {}, label('n1', { [WAVE_STATE_LABEL]: 'failed' })],
+    ['names a new wave on the lock DaemonSet', {}, waveId(WAVE)],
+    [
+      'names the next wave where one was named',
+      { [WAVE_ANNOTATION]: WAVE },
+      waveId('w20260106-100000-012345'),
+    ],
+    ['halts the wave where no pause stands', {}, pause(HALT)],
+  ])('%s', async (_name, before, write) => {
+    await lockDaemonSet(before);
+    await write(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+  });
+
+  it.each<[string, Record<string, string | null>, Write, RegExp]>([
+    [
+      'labelling its node with a wave that is no wave id',
+      {},
+      label('n1', { [WAVE_LABEL]: 'all-done' }),
+      /kured-ts.dev\/wave only to a wave id/,
+    ],
+    [
+      'labelling its node with a state of another word',
+      {},
+      label('n1', { [WAVE_STATE_LABEL]: 'soaked-trust-me' }),
+      /kured-ts.dev\/wave-state only to waiting, back, soaked, failed/,
+    ],
+    [
+      'saying another node of the wave soaked',
+      {},
+      label('n2', waveLabels(WAVE, 'soaked')),
+      /may change only its own node, not n2/,
+    ],
+    [
+      'removing the wave id from the DaemonSet',
+      { [WAVE_ANNOTATION]: WAVE },
+      waveId(null),
+      /only to a wave id, and never remove it/,
+    ],
+    ['naming a wave that is no wave id', {}, waveId('w1'), /only to a wave id/],
+    [
+      'pausing the fleet as someone else',
+      {},
+      pause('{"reason":"x","by":"alice","since":"s"}'),
+      /only as a halt of its wave/,
+    ],
+    [
+      'a halt that smuggles another field in',
+      {},
+      pause(HALT.replace('"failed"', '"extra":"x","failed"')),
+      /only as a halt of its wave/,
+    ],
+    [
+      'a halt with a quote escaped into its reason',
+      {},
+      pause(formatFleetPause({ ...parseFleetPause(HALT)!, reason: 'a "quoted" word' })),
+      /only as a halt of its wave/,
+    ],
+    ['lifting a halt', { [FLEET_PAUSE_ANNOTATION]: HALT }, pause(null), /never change or remove a pause/],
+    [
+      "replacing an operator's pause by a halt",
+      { [FLEET_PAUSE_ANNOTATION]: '{"reason":"freeze","by":"alice","since":"s"}' },
+      pause(HALT),
+      /never change or remove a pause/,
+    ],
+    [
+      'acknowledging the failures of its wave (what only kured-ts resume does)',
+      {},
+      patchDs('kured', {
+        metadata: { annotations: { [WAVE_RESUMED_ANNOTATION]: `{"wave":"${WAVE}","nodes":["n1"]}` } },
+      }),
+      /may change only the annotation weave.works\/kured-node-lock/,
+    ],
+  ])('denies %s', async (_name, before, write, message) => {
+    await lockDaemonSet(before);
+    const ds = server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured');
+    await expect(write(agent('n1'))).rejects.toThrow(/HTTP 403/);
+    expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
+    expect(admission.denials[0]?.denied).toMatch(message);
+    expect(server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations).toEqual(
+      ds?.metadata?.annotations,
+    );
+  });
+
+  it('leaves a value someone else put on its wave labels as it is when the agent writes the other', async () => {
+    await label('n1', { [WAVE_LABEL]: 'set-by-hand' })(admin());
+    await label('n1', { [WAVE_STATE_LABEL]: 'waiting' })(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
   });
 });
 

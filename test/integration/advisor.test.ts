@@ -216,7 +216,7 @@ describe('a thief with the coordinator token cannot let a node past a gate', () 
     steal(['n1']);
     const outcome = await agent('n1', { concurrency: 3, maxUnhealthyNodes: { count: 0 } }).tick();
     expect(outcome).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-unhealthy-nodes' });
-    expect(outcome.reason).toBe('1 other nodes unhealthy (max 0): n3 not ready');
+    expect(outcome.reason).toBe('1 other node unhealthy (max 0): n3 not ready');
     expect(reboots.get('n1')).toBeUndefined();
   });
 

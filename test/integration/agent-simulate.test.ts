@@ -8,7 +8,7 @@ import {
   type SimulateOptions,
 } from '../../src/cli/simulate.js';
 import { DRAIN_ORDER_LABEL } from '../../src/drain/drain-plan.js';
-import type { Kube, V1Pod } from '../../src/kube/kube.js';
+import type { Kube, PodPage, V1Pod, WatchEvent, WatchOptions } from '../../src/kube/kube.js';
 import { SIMULATION_TIMEOUT_MS, simulate } from '../fakes/simulate.js';
 
 jest.setTimeout(SIMULATION_TIMEOUT_MS);
@@ -67,14 +67,26 @@ describe('storage pods of drain order 10 in the simulator (issue 30)', () => {
 
   it('catches a drain that does not see the order (the label stripped from what it lists)', async () => {
     const blind: typeof createAgent = (config, io) => {
+      const strip = (p: V1Pod): V1Pod => ({
+        ...p,
+        metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [DRAIN_ORDER_LABEL]: '0' } },
+      });
+      // whatever the agent lists of its pods, or follows of them (issue 42: a watch), has no order
       const kube = new Proxy(io.kube, {
         get(target, key): unknown {
           if (key === 'listPods')
             return async (...args: Parameters<Kube['listPods']>): Promise<V1Pod[]> =>
-              (await target.listPods(...args)).map((p) => ({
-                ...p,
-                metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [DRAIN_ORDER_LABEL]: '0' } },
-              }));
+              (await target.listPods(...args)).map(strip);
+          if (key === 'listPodsPage')
+            return async (...args: Parameters<Kube['listPodsPage']>): Promise<PodPage> => {
+              const page = await target.listPodsPage(...args);
+              return { ...page, items: page.items.map(strip) };
+            };
+          if (key === 'watchPods')
+            return (onEvent: (e: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> =>
+              target.watchPods((e) => {
+                onEvent(e.type === 'BOOKMARK' || e.type === 'ERROR' ? e : { ...e, object: strip(e.object) });
+              }, options);
           const value: unknown = Reflect.get(target, key);
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },

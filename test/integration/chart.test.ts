@@ -225,7 +225,7 @@ const camel = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_m, c: str
 
 /** Flags the chart sets itself instead of through `configuration`. */
 /** drain-rules: the chart's top-level drainRules (the rules) rendered into a ConfigMap it points the flag at. */
-const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules'];
+const SET_BY_CHART = ['node-id', 'kubeconfig', 'drain-rules', 'host-root'];
 
 const validators: Record<string, (o: K8sObject) => void> = {
   'apps/v1/DaemonSet': (o) => {
@@ -481,6 +481,8 @@ describe('every flag is reachable from values', () => {
         preferNoScheduleTaint: 'weave.works/kured-node-reboot',
         // the host's /var/run/reboot-required, seen through the sentinel's mount
         rebootSentinel: '/sentinel/reboot-required',
+        // the host's files the agent reads are mounted under /host
+        hostRoot: '/host',
         dsName: ds.metadata.name,
         dsNamespace: NAMESPACE,
       };
@@ -495,6 +497,7 @@ describe('every flag is reachable from values', () => {
       expect(container.args).toEqual([
         '--prefer-no-schedule-taint=weave.works/kured-node-reboot',
         '--reboot-sentinel=/sentinel/reboot-required',
+        '--host-root=/host',
         `--ds-name=${ds.metadata.name}`,
         `--ds-namespace=${NAMESPACE}`,
       ]);
@@ -572,6 +575,7 @@ const SAMPLES: Record<string, string> = {
   'approval-ttl': '42m',
   'reboot-deadline': '72h',
   'settle-time': '42m',
+  'lb-drain-wait': '42m',
   'hold-timeout': '42m',
   'single-replica-timeout': '42m',
   'hold-after-drain-annotation': 'example.com/firmware-update',
@@ -598,6 +602,14 @@ const SAMPLES: Record<string, string> = {
   'reboot-retries': '7',
   'drain-grace-period': '7',
   'skip-wait-for-delete-timeout': '7',
+  'wave-start': '2',
+  'wave-growth': 'x2',
+  soak: '42m',
+  'max-failures': '2',
+  'group-order': 'sequential',
+  'health-check': 'core/v1/nodes n1: true',
+  'health-check-timeout': '42m',
+  'notify-events': 'wave-halted',
 };
 
 /** [value for --set, the argument it must render to]. */
@@ -613,6 +625,53 @@ function sampleValue(
   const value = choices?.find((c) => c !== current) ?? SAMPLES[name] ?? 'x';
   return [value, `--${name}=${value}`];
 }
+
+describe('hostSettings: the host files behind graceful node shutdown in the status (issue 44)', () => {
+  const volume = (pod: PodSpec, name: string): unknown => pod.volumes.find((v) => v.name === name);
+
+  test.concurrent(
+    "mount the host's /etc/systemd read-only under --host-root by default, and no kubelet file",
+    async () => {
+      const { container, pod } = agent(await render());
+      expect(volume(pod, 'host-systemd')).toEqual({
+        name: 'host-systemd',
+        hostPath: { path: '/etc/systemd', type: 'Directory' },
+      });
+      expect(container.volumeMounts).toContainEqual({
+        name: 'host-systemd',
+        mountPath: '/host/etc/systemd',
+        readOnly: true,
+      });
+      expect(container.args).toContain('--host-root=/host');
+      expect(volume(pod, 'host-kubelet-config')).toBeUndefined();
+    },
+  );
+
+  test.concurrent("mount the kubelet's configuration file read-only where it is, when asked", async () => {
+    const path = '/etc/kubernetes/kubelet/config.json';
+    const { container, pod } = agent(
+      await render(
+        [],
+        [
+          'hostSettings.kubeletConfig=true',
+          `configuration.kubeletConfig=${path}`,
+          'hostSettings.logind=false',
+        ],
+      ),
+    );
+    expect(volume(pod, 'host-kubelet-config')).toEqual({
+      name: 'host-kubelet-config',
+      hostPath: { path, type: 'File' },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: 'host-kubelet-config',
+      mountPath: `/host${path}`,
+      readOnly: true,
+    });
+    expect(container.args).toContain(`--kubelet-config=${path}`);
+    expect(volume(pod, 'host-systemd')).toBeUndefined();
+  });
+});
 
 describe('drainRules', () => {
   const rules = [
@@ -1054,6 +1113,9 @@ const PERMISSIONS: Record<
   jsonPatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster' },
   mergePatchNode: { group: '', resource: 'nodes', verb: 'patch', agent: 'cluster', coordinator: 'cluster' },
   listPods: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  // The agent's own pods (fieldSelector spec.nodeName), followed while a reboot is wanted (issue 42).
+  listPodsPage: { group: '', resource: 'pods', verb: 'list', agent: 'cluster' },
+  watchPods: { group: '', resource: 'pods', verb: 'watch', agent: 'cluster' },
   evictPod: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
   // The PDB pre-flight: a dry-run eviction of each pod the drain would evict (nothing evicted).
   dryRunEviction: { group: '', resource: 'pods/eviction', verb: 'create', agent: 'cluster' },
@@ -1063,6 +1125,8 @@ const PERMISSIONS: Record<
     verb: 'list',
     agent: 'cluster',
   },
+  // --exclude-from-lb (default on): is there a Service of type LoadBalancer to wait for?
+  listServicesPage: { group: '', resource: 'services', verb: 'list', agent: 'cluster' },
   createEvent: { group: '', resource: 'events', verb: 'create', agent: 'cluster' },
   mergePatchEvent: { group: '', resource: 'events', verb: 'patch', agent: 'cluster' },
   getDaemonSet: { group: 'apps', resource: 'daemonsets', verb: 'get', agent: 'lock', coordinator: 'lock' },
@@ -1096,7 +1160,8 @@ const PERMISSIONS: Record<
 /** The documented RBAC of the agents, as a table: resource → verbs. */
 const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'watch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['list'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -1671,12 +1736,14 @@ describe('the PrometheusRule', () => {
       'KuredTsLockStalled',
       'KuredTsNodeQuarantined',
       'KuredTsQuarantineHalted',
+      'KuredTsWaveHalted',
+      'KuredTsWaveNodeFailed',
       'KuredTsRebootOverdue',
     ]);
     const out = promtool(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': stringify({ groups: await groups() }),
     });
-    expect(out.output).toContain('SUCCESS: 7 rules found');
+    expect(out.output).toContain('SUCCESS: 9 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1896,7 +1963,7 @@ describe('the admission policy', () => {
       const values = valuesOf(objects, false);
       expect(values).toMatchObject({
         nodeLabels:
-          'kured-ts.dev/rebooting,kured-ts.dev/quarantined,example.com/rebooting,example.com/rebooted',
+          'kured-ts.dev/rebooting,kured-ts.dev/quarantined,kured-ts.dev/wave,kured-ts.dev/wave-state,example.com/rebooting,example.com/rebooted',
         lockDaemonSet: `${NAMESPACE}/kured`,
         drainGracePeriod: '60',
         requireNodeClaim: 'false',
@@ -2102,6 +2169,7 @@ describe("a kured chart user's values", () => {
       // the sentinel's path in its mount is not a configuration flag: the chart's mount needs it
       expect(agent(ds).container.args).toEqual([
         '--reboot-sentinel=/sentinel/reboot-required',
+        '--host-root=/host',
         '--ds-name=kured-ts',
         '--ds-namespace=kube-system',
       ]);

@@ -241,11 +241,31 @@ describe('kured-ts check', () => {
       '  pdb         ok         does not block',
       '  node        ok         bootID boot-n1',
       '  lock        BLOCKS     all 1 lock slot(s) held by n2',
+      '  shutdown    skipped    not published by the agent of this node (not read, or an agent of an older version)',
       'drain: no pod on the node',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);
     expect(writes()).toEqual([]);
   });
+
+  it.each([
+    ['gce://p/z/n1', 30 * 60_000, 'WARNING', /longer than GKE node auto-repair's 10m NotReady/],
+    ['gce://p/z/n1', 10 * 60_000, 'ok', /is within GKE node auto-repair's 10m NotReady/],
+    ['aws:///eu-west-1a/i-0abc', 30 * 60_000, 'ok', /is within EKS node auto-repair's 30m NotReady/],
+    ['aws:///eu-west-1a/i-0abc', 45 * 60_000, 'WARNING', /longer than EKS node auto-repair's 30m/],
+  ])(
+    'warns when --post-reboot-timeout outlasts the repair threshold of the provider (%s, %d ms), and still decides as the agent',
+    async (providerID, timeoutMs, verdict, detail) => {
+      const n1 = api.get<V1Node>('nodes', undefined, 'n1')!;
+      api.update<V1Node>('nodes', { ...n1, spec: { ...n1.spec, providerID } });
+      api.create('daemonsets', daemonSet());
+      expect(await runCheck({ node: 'n1', config: config({ postRebootTimeoutMs: timeoutMs }) }, io)).toBe(0);
+      const line = out.find((l) => l.trimStart().startsWith('repair '));
+      expect(line?.trim().split(/\s{2,}/)[1]).toBe(verdict);
+      expect(line).toMatch(detail);
+      expect(out[out.length - 1]).toMatch(/^decision: would-reboot/);
+    },
+  );
 
   it("lists what the drain would do with each pod, in the drain's order, and which label or rule decided", async () => {
     api.create('daemonsets', daemonSet());

@@ -196,10 +196,10 @@ describe('kured-ts status', () => {
           by: 'kured-coordinator-7f9c',
           seq: 3,
           nodes: 4,
-          held: { gate: 'max-unhealthy-nodes', reason: '1 other nodes unhealthy (max 0): n4' },
+          held: { gate: 'max-unhealthy-nodes', reason: '1 other node unhealthy (max 0): n4' },
         }),
       },
-      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; no turn now: 1 other nodes unhealthy (max 0): n4)',
+      'Coordinator: kured-coordinator-7f9c (Lease kube-system/kured-coordinator, renewed 2026-01-05T09:59:50.000000Z; no turn now: 1 other node unhealthy (max 0): n4)',
     ],
     [
       "shows no advice written under another coordinator's name",

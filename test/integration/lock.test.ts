@@ -59,7 +59,18 @@ function lock(
     clock: o.clock ?? new SystemClock(),
     log,
     attempts: o.attempts ?? 8,
-    ...(o.groups === undefined ? {} : { groups: o.groups }),
+    ...(o.groups === undefined
+      ? {}
+      : {
+          groups: o.groups,
+          // the group's members by label decide which slots count against it
+          census: new FleetCensus({
+            kube,
+            clock: o.clock ?? new SystemClock(),
+            nodeId,
+            groupLabel: o.groups.label,
+          }),
+        }),
   });
 }
 
@@ -723,12 +734,12 @@ describe('budgets as a share of the fleet (--concurrency N%) and unavailable nod
     expect(JSON.parse(annotation() ?? '{}')).toMatchObject({ maxOwners: 1 });
   });
 
-  it('counts a NotReady node and a node cordoned by someone else against the budget, naming them, with one list of the Nodes', async () => {
+  it('counts a NotReady node and a node cordoned by someone else against the budget, naming them, with one list of the Nodes per acquisition', async () => {
     runsOn(20);
     for (let i = 0; i < 20; i++) server.update<V1Node>('nodes', readyNode(`n${i}`));
     server.update<V1Node>('nodes', readyNode('n7', 'boot-1', 'False'));
     server.update<V1Node>('nodes', { ...readyNode('n8'), spec: { unschedulable: true } });
-    const census = new FleetCensus({ kube, clock: new SystemClock(), groupLabel: undefined });
+    const census = new FleetCensus({ kube, clock: new SystemClock(), nodeId: 'n1', groupLabel: undefined });
     // 15% of 20 nodes: 3 slots, two taken by unavailable nodes
     const fullLists = (): number =>
       server.requests.filter(
@@ -743,7 +754,7 @@ describe('budgets as a share of the fleet (--concurrency N%) and unavailable nod
         'n7, n8 unavailable (not ready, unreachable or cordoned by someone else: --count-unavailable)',
       ),
     });
-    // one list of every Node for both acquisitions: the census is reused (CENSUS_CACHE_MS)
-    expect(fullLists()).toBe(1);
+    // one list of every Node per acquisition: each judges from its own read, never a reused one
+    expect(fullLists()).toBe(2);
   });
 });

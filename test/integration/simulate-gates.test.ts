@@ -3,7 +3,7 @@
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
 import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
-import { runSimulation } from '../../src/sim/simulation.js';
+import { runSimulation, type SimulationResult } from '../../src/sim/simulation.js';
 import { SIMULATION_TIMEOUT_MS, memorySimulationOptions, simulate } from '../fakes/simulate.js';
 
 jest.setTimeout(SIMULATION_TIMEOUT_MS);
@@ -66,6 +66,30 @@ describe('kured-ts simulate with the real agents', () => {
     });
     expect(unprotected.autoscalerRemovals?.filter((x) => x.when === 'cycle').length).toBeGreaterThan(0);
   });
+
+  it(
+    'with --load-balancer, every slot grows by --lb-drain-wait, through the policy, 0 violations',
+    async () => {
+      const held = (r: SimulationResult): number[] =>
+        r.nodes.map((n) => (n.releasedAtMs ?? 0) - (n.lockedAtMs ?? 0));
+      const plain = await simulate({ ...small, nodes: 4, concurrency: 2 });
+      const behind = await simulate({ ...small, nodes: 4, concurrency: 2, loadBalancer: true });
+      expect(behind.violations).toEqual([]);
+      expect(behind.rebooted).toBe(4);
+      expect(behind.admission?.denied).toBe(0);
+      expect(Math.min(...held(behind))).toBeGreaterThanOrEqual(Math.min(...held(plain)) + 110_000);
+      // the label is the agents' own: without it (--exclude-from-lb=false) no wait
+      const off = await simulate({
+        ...small,
+        nodes: 4,
+        concurrency: 2,
+        loadBalancer: true,
+        agent: { excludeFromLb: false },
+      });
+      expect(Math.min(...held(off))).toBeLessThan(Math.min(...held(behind)) - 100_000);
+    },
+    SIMULATION_TIMEOUT_MS,
+  );
 
   it.each([
     ['the early taint sends them to the nodes that need no reboot', 'required' as const, 0],

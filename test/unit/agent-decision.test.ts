@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Agent, type AgentConfig, type Outcome } from '../../src/agent/agent.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/cycle.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
+import { EXCLUDE_LB_LABEL } from '../../src/node/cycle-marks.js';
 import { REBOOT_GRACE_MS } from '../../src/agent/decision/phase.js';
 import { AGENT_DEFAULTS, FakeBlocker, FakeCluster, settle } from '../fakes/fake-cluster.js';
 
@@ -201,7 +202,9 @@ describe('agent: the reboot cycle', () => {
     expect(cluster.reboots).toEqual([{ cordoned: true, drained: true }]);
     expect(cluster.table.slots.get('n1')?.metadata).toEqual({ unschedulable: false, bootID: 'boot-1' });
     expect(cycleOf(cluster)).toMatchObject({ bootID: 'boot-1', cordoned: true, attempts: 1 });
-    expect(cluster.node.labels).toEqual({ phase: 'pre', [CYCLE_LABEL]: 'true' });
+    // out of the cloud load balancers with the cordon (--exclude-from-lb), the record says it is ours
+    expect(cluster.node.labels).toEqual({ phase: 'pre', [CYCLE_LABEL]: 'true', [EXCLUDE_LB_LABEL]: 'true' });
+    expect(cycleOf(cluster)?.lbExcludedAt).toBeDefined();
     expect(cluster.phases()).toEqual(['draining', 'rebooting']);
 
     // The host came back with a new bootID; the pod starts again: a fresh agent.

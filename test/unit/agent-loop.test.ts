@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Agent, pollRebootRequest, REQUEST_POLL_MS, type AgentConfig } from '../../src/agent/agent.js';
+import { waitsAgainWhenQuiet, type Outcome } from '../../src/agent/outcome.js';
+import type { LockWait } from '../../src/lock/lock.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import {
   formatRebootRequest,
@@ -489,5 +491,35 @@ describe('agent.run with --lock-ttl', () => {
     expect(cluster.table.renewals).toBe(12);
     controller.abort();
     await done;
+  });
+});
+
+describe('a wait for the lock that timed out with nothing changed (waitsAgainWhenQuiet)', () => {
+  const waiting = (wait?: LockWait): Outcome => ({
+    kind: 'waiting-for-lock',
+    reason: 'every slot is taken',
+    holders: ['n2'],
+    ...(wait === undefined ? {} : { wait }),
+  });
+
+  it.each<[string, Outcome, boolean]>([
+    ['a wait for a slot is waited again', waiting({ for: 'slot' }), true],
+    ['a wait for a turn is waited again', waiting({ for: 'turn' }), true],
+    ['a wait that names no way of waiting (a slot) is waited again', waiting(), true],
+    [
+      'a recheck of the fleet gates (a NotReady node that comes back writes nothing to the lock) ends in a pass',
+      waiting({ for: 'slot', recheck: true }),
+      false,
+    ],
+    ['a recheck while waiting for a turn ends in a pass', waiting({ for: 'turn', recheck: true }), false],
+    ['a back-off after a contended write ends in a pass', waiting({ for: 'contended' }), false],
+    ['an error retry (the fleet could not be read) ends in a pass', waiting({ for: 'retry' }), false],
+    [
+      'a wait after any other outcome ends in a pass',
+      { kind: 'blocked', reason: 'pdb', blocker: 'pdb' },
+      false,
+    ],
+  ])('%s', (_name, outcome, again) => {
+    expect(waitsAgainWhenQuiet(outcome)).toBe(again);
   });
 });

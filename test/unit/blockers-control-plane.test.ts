@@ -2,13 +2,18 @@
 // while every other control-plane node, and the etcd member on it, is Ready; the reason names the
 // member that is not.
 import { describe, expect, it } from '@jest/globals';
-import { judgeQuorum } from '../../src/blockers/control-plane.js';
+import { ControlPlaneBlocker, judgeQuorum } from '../../src/blockers/control-plane.js';
+import { isControlPlane } from '../../src/node/role.js';
+import { FakeKube } from '../fakes/fake-kube.js';
 import type { Verdict } from '../../src/blockers/blocker.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 
-function node(name: string, ready = true): V1Node {
+function node(name: string, ready = true, role = 'control-plane'): V1Node {
   return {
-    metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '' } },
+    metadata: {
+      name,
+      labels: { [`node-role.kubernetes.io/${role}`]: role === 'control-plane' ? '' : 'true' },
+    },
     status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   };
 }
@@ -61,5 +66,54 @@ describe('judgeQuorum', () => {
   ])('%s', (name, nodes, pods, verdict) => {
     const self = name.startsWith('a worker') ? 'w1' : 'cp1';
     expect(judgeQuorum(self, nodes, pods)).toEqual(verdict);
+  });
+});
+
+describe('the control plane, as kubeadm, k3s and RKE2 label it', () => {
+  it.each<[string, Record<string, string>, boolean]>([
+    ["kubeadm's control-plane label", { 'node-role.kubernetes.io/control-plane': '' }, true],
+    [
+      "kubeadm before 1.24, k3s and RKE2 servers' master label",
+      { 'node-role.kubernetes.io/master': 'true' },
+      true,
+    ],
+    ["RKE2's and k3s's etcd-only node", { 'node-role.kubernetes.io/etcd': 'true' }, true],
+    ['a worker', { 'node-role.kubernetes.io/worker': 'true' }, false],
+    ['no role', {}, false],
+  ])('%s is judged a control-plane member: %s', (_name, labels, member) => {
+    expect(isControlPlane(labels)).toBe(member);
+  });
+
+  it.each<[string, V1Node[], V1Pod[], Verdict]>([
+    [
+      'an etcd-only member NotReady holds a control-plane node back (two members at once lose quorum)',
+      [node('cp1'), node('e1', false, 'etcd'), node('e2', true, 'etcd')],
+      [],
+      { blocked: true, reason: 'control-plane node e1 is not Ready: no reboot of another member now' },
+    ],
+    [
+      'a Ready etcd-only node whose etcd member is not Ready holds it back',
+      [node('cp1'), node('e1', true, 'etcd'), node('e2', true, 'etcd')],
+      [etcd('cp1'), etcd('e1', false), etcd('e2')],
+      { blocked: true, reason: 'etcd member etcd-e1 on e1 is not Ready: its quorum has no member to spare' },
+    ],
+    [
+      'an etcd member on a node without a control-plane label, not Ready, holds it back',
+      [node('cp1'), node('cp2')],
+      [etcd('cp1'), etcd('cp2'), etcd('w7', false)],
+      { blocked: true, reason: 'etcd member etcd-w7 on w7 is not Ready: its quorum has no member to spare' },
+    ],
+    [
+      "an etcd-only node judges the other members as a server does (a master's etcd not Ready)",
+      [node('e1', true, 'etcd'), node('s1', true, 'master')],
+      [etcd('e1'), etcd('s1', false)],
+      { blocked: true, reason: 'etcd member etcd-s1 on s1 is not Ready: its quorum has no member to spare' },
+    ],
+  ])('%s', async (name, nodes, pods, verdict) => {
+    const kube = new FakeKube();
+    kube.nodes = nodes;
+    kube.pods = pods;
+    const self = name.startsWith('an etcd-only node') ? 'e1' : 'cp1';
+    expect(await new ControlPlaneBlocker({ kube, nodeId: self }).check()).toEqual(verdict);
   });
 });

@@ -370,6 +370,7 @@ describe('PdbBlocker', () => {
 
 describe('blocker registry', () => {
   const base: BlockerConfig = {
+    healthChecks: [],
     nodeId: 'n1',
     dsName: 'kured',
     dsNamespace: 'kube-system',

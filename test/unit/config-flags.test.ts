@@ -26,7 +26,13 @@ const FLEET_POLICY_FLAGS = [
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
   'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group', 'drain-rules', 'drain-fallback',
-  'hold-after-drain-annotation', 'hold-timeout', 'coordinator', 'single-replica', 'single-replica-timeout',
+  'hold-after-drain-annotation', 'hold-timeout', 'coordinator', 'exclude-from-lb', 'lb-drain-wait', 'host-root',
+  'kubelet-config', 'single-replica', 'single-replica-timeout',
+  // issue 45: waves you can trust with a bad kernel
+  'wave-start', 'wave-growth', 'soak', 'max-failures', 'group-order', 'health-check', 'health-check-timeout',
+  'notify-events', 'message-template-drain-failed', 'message-template-quarantined',
+  'message-template-reboot-failed', 'message-template-not-back', 'message-template-wave-halted',
+  'message-template-overdue',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -71,6 +77,8 @@ describe('the flag table', () => {
         'reboot-days',
         'reboot-schedule',
         'blackout',
+        'health-check',
+        'notify-events',
       ].sort(),
     );
   });
@@ -84,7 +92,7 @@ describe('the flag table', () => {
   it('parses every default (so help and behaviour agree), leaving no field unset', () => {
     const config = defaultConfig();
     // Three fields are undefined by design: no alert filter, no health gate, no quarantine cap.
-    const optional = ['alertFilterRegexp', 'maxUnhealthyNodes', 'maxQuarantined'];
+    const optional = ['alertFilterRegexp', 'maxUnhealthyNodes', 'maxQuarantined', 'maxFailures'];
     const unset = Object.entries(config).filter(([key, v]) => v === undefined && !optional.includes(key));
     expect(unset).toEqual([]);
   });

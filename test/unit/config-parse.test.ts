@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { NOTIFY_EVENTS } from '../../src/notify/notifier.js';
 import {
+  DEFAULT_FAILURE_MESSAGES,
   DEFAULT_MESSAGE_DRAIN,
   DEFAULT_MESSAGE_REBOOT,
   DEFAULT_MESSAGE_UNCORDON,
@@ -116,6 +118,19 @@ describe('defaults', () => {
       rebootDeadlineMs: 0,
       autoscalerProtection: true,
       settleTimeMs: 600_000,
+      excludeFromLb: true,
+      lbDrainWaitMs: 120_000,
+      hostRoot: '/',
+      kubeletConfig: '/var/lib/kubelet/config.yaml',
+      waveStart: 0,
+      waveGrowth: { kind: 'none' },
+      soakMs: 0,
+      maxFailures: undefined,
+      groupOrder: { kind: 'parallel' },
+      healthChecks: [],
+      healthCheckTimeoutMs: 300_000,
+      notifyEvents: [...NOTIFY_EVENTS],
+      failureTemplates: { ...DEFAULT_FAILURE_MESSAGES },
     };
     expect(defaultConfig()).toEqual(expected);
   });

@@ -1,7 +1,8 @@
 // --concurrency and --group-concurrency as a share of the nodes (src/lock/budget.ts): rounded down,
 // at least 1, and 1 while the size is not known (fail safe).
 import { describe, expect, it } from '@jest/globals';
-import { nodesOfDaemonSet, resolveBudget, type BudgetSpec } from '../../src/lock/budget.js';
+import { resolveFailureBudget } from '../../src/lock/fleet-questions.js';
+import { MAX_FLEET_NODES, nodesOfDaemonSet, resolveBudget, type BudgetSpec } from '../../src/lock/budget.js';
 
 describe('resolveBudget', () => {
   it.each<[string, BudgetSpec, number | undefined, number]>([
@@ -33,5 +34,36 @@ describe('nodesOfDaemonSet', () => {
 
   it('knows nothing before the DaemonSet controller has written its status', () => {
     expect(nodesOfDaemonSet({ metadata: { name: 'kured' } })).toBeUndefined();
+  });
+
+  // a status no DaemonSet controller writes (someone with the status subresource, a corrupt store):
+  // a share of it would be no bound at all, so it counts as unknown and resolves to the least
+  it.each<[string, number]>([
+    ['more nodes than any cluster has', MAX_FLEET_NODES + 1],
+    ["kube's largest int32", 2_147_483_647],
+    ['a fraction', 12.5],
+    ['a negative count', -3],
+  ])('knows nothing from %s, so 10%% of it is 1 slot and a failure budget of 1', (_name, desired) => {
+    const ds = {
+      status: {
+        desiredNumberScheduled: desired,
+        currentNumberScheduled: 0,
+        numberMisscheduled: 0,
+        numberReady: 0,
+      },
+    };
+    expect(nodesOfDaemonSet(ds)).toBeUndefined();
+    expect(resolveBudget({ count: 1, percent: 10 }, nodesOfDaemonSet(ds))).toBe(1);
+    expect(resolveFailureBudget({ percent: 10 }, nodesOfDaemonSet(ds))).toBe(1);
+  });
+
+  it('reads the largest fleet there is', () => {
+    const status = {
+      desiredNumberScheduled: MAX_FLEET_NODES,
+      currentNumberScheduled: 0,
+      numberMisscheduled: 0,
+      numberReady: 0,
+    };
+    expect(nodesOfDaemonSet({ status })).toBe(MAX_FLEET_NODES);
   });
 });

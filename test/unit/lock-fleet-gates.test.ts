@@ -35,6 +35,19 @@ function fleet(...healths: Health[]): V1Node[] {
   return [node('me'), ...healths.map((h, i) => node(`n${i + 1}`, h))];
 }
 
+/** kured's multi form with a slot (of this moment, no TTL) for each of `nodes`, recording `group` when given. */
+function forgedLock(nodes: string[], group?: string): string {
+  return JSON.stringify({
+    maxOwners: 5,
+    locks: nodes.map((nodeID) => ({
+      nodeID,
+      metadata: { unschedulable: false, ...(group === undefined ? {} : { group }) },
+      created: new Date().toISOString(),
+      TTL: 0,
+    })),
+  });
+}
+
 /** The lock of node `me` over `kube`: the census of its own Kube, the gates as given. */
 function lockOver(kube: FakeKube, options: Partial<DaemonSetLockOptions> = {}): DaemonSetLock {
   const clock = new FakeClock();
@@ -48,7 +61,7 @@ function lockOver(kube: FakeKube, options: Partial<DaemonSetLockOptions> = {}): 
     concurrency: 5,
     clock,
     log: silentLogger,
-    census: new FleetCensus({ kube, clock, groupLabel: undefined }),
+    census: new FleetCensus({ kube, clock, nodeId: 'me', groupLabel: undefined }),
     ...options,
   });
 }
@@ -157,6 +170,85 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
     });
   });
 
+  it('lock entries naming unhealthy nodes do not hide them from --max-unhealthy-nodes (any agent may write an entry)', async () => {
+    const kube = new FakeKube();
+    kube.nodes = fleet('not-ready', 'not-ready', 'ready');
+    // a stolen agent token writes slots for the two NotReady nodes: they take slots, and stay unhealthy
+    kube.daemonSet = {
+      metadata: {
+        name: 'kured',
+        namespace: 'kube-system',
+        annotations: { lock: forgedLock(['n1', 'n2']) },
+      },
+    };
+    kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
+    const result = await lockOver(kube, { maxUnhealthy: { count: 1 } }).wouldAcquire();
+    expect(refusal(result)).toEqual({
+      reason: '2 other nodes unhealthy (max 1): n1 not ready, n2 not ready',
+      gate: 'max-unhealthy-nodes',
+    });
+  });
+
+  it('an acquisition reads the fleet afresh after a node went down since the pre-flight', async () => {
+    const kube = new FakeKube();
+    kube.nodes = fleet('ready', 'ready');
+    const lock = lockOver(kube, { maxUnhealthy: { count: 0 } });
+    expect((await lock.wouldAcquire()).acquired).toBe(true); // the pre-flight: all healthy
+    kube.nodes = fleet('not-ready', 'ready'); // n1 goes down within the census's reuse
+    const result = await lock.acquire({ unschedulable: false });
+    expect(refusal(result)).toEqual({
+      reason: '1 other node unhealthy (max 0): n1 not ready',
+      gate: 'max-unhealthy-nodes',
+    });
+  });
+
+  it.each<[string, (kube: FakeKube) => void, RegExp]>([
+    [
+      'holds the node back when the list of the Nodes does not hold its own node (a partial answer)',
+      (kube) => {
+        kube.nodes = [node('n1'), node('n2')];
+      },
+      /^cannot judge the fleet's capacity, so no slot is taken: the list of the Nodes does not hold this node \(me\)$/,
+    ],
+    [
+      'holds the node back when the list of the Nodes is empty',
+      (kube) => {
+        kube.listNodeRows = (options) =>
+          options?.labelSelector === undefined ? Promise.resolve([]) : Promise.resolve([]);
+      },
+      /does not hold this node \(me\)$/,
+    ],
+    [
+      'holds the node back when the list names a Node twice',
+      (kube) => {
+        kube.nodes = [node('me'), node('n1'), node('n1', 'not-ready')];
+      },
+      /the list of the Nodes names a Node twice$/,
+    ],
+    [
+      'holds the node back when the list holds fewer Nodes than the lock DaemonSet runs on',
+      (kube) => {
+        kube.daemonSet = {
+          metadata: { name: 'kured', namespace: 'kube-system' },
+          status: {
+            desiredNumberScheduled: 5,
+            currentNumberScheduled: 5,
+            numberMisscheduled: 0,
+            numberReady: 5,
+          },
+        };
+      },
+      /the list of the Nodes holds 3 Nodes, fewer than the 5 the DaemonSet runs on$/,
+    ],
+  ])('%s', async (_name, arrange, reason) => {
+    const kube = new FakeKube();
+    kube.nodes = fleet('ready', 'ready');
+    arrange(kube);
+    const result = await lockOver(kube, { maxUnhealthy: { count: 3 } }).wouldAcquire();
+    expect(refusal(result)?.gate).toBe('fleet-census');
+    expect(refusal(result)?.reason).toMatch(reason);
+  });
+
   it.each([
     ['a Ready node', node('a'), undefined],
     ['a NotReady node', node('a', 'not-ready'), 'not ready'],
@@ -196,5 +288,55 @@ describe('the fleet census of the workers ahead of the control plane', () => {
     const health = fleetHealth(workers, HEALTH_NAMES_SHOWN);
     expect(health.workersAhead?.count).toBe(30);
     expect(health.workersAhead?.names).toEqual(workers.slice(0, WORKERS_NAMED).map((w) => w.name));
+  });
+});
+
+describe("a group's slots, counted by the Nodes' labels (--group-concurrency)", () => {
+  const zoned = (name: string, zone: string, health: Health = 'ready'): V1Node => {
+    const n = node(name, health);
+    return { ...n, metadata: { ...n.metadata, name, labels: { ...n.metadata?.labels, zone } } };
+  };
+
+  it.each<[string, string | undefined, boolean]>([
+    ['a slot of a node of this group that records another group still counts against it', 'zzz', false],
+    ['a slot of a node of this group that records this group counts against it', 'a', false],
+    [
+      "a slot of a node of another group (by its label) that records no group counts (kured's)",
+      undefined,
+      false,
+    ],
+  ])('%s', async (_name, recorded, acquired) => {
+    const kube = new FakeKube();
+    kube.nodes = [zoned('me', 'a'), zoned('c', 'a'), zoned('d', 'b')];
+    kube.daemonSet = {
+      metadata: {
+        name: 'kured',
+        namespace: 'kube-system',
+        annotations: { lock: forgedLock(['c'], recorded) },
+      },
+    };
+    kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
+    const clock = new FakeClock();
+    const lock = lockOver(kube, {
+      groups: { label: 'zone', concurrency: 1 },
+      census: new FleetCensus({ kube, clock, nodeId: 'me', groupLabel: 'zone' }),
+    });
+    const result = await lock.wouldAcquire(undefined, { group: 'a' });
+    expect(result.acquired).toBe(acquired);
+    if (!result.acquired) expect(result.gate).toBe('group-concurrency');
+  });
+
+  it('a slot of a node of another group by its label, recording that group, leaves this group room', async () => {
+    const kube = new FakeKube();
+    kube.nodes = [zoned('me', 'a'), zoned('d', 'b')];
+    kube.daemonSet = {
+      metadata: { name: 'kured', namespace: 'kube-system', annotations: { lock: forgedLock(['d'], 'b') } },
+    };
+    kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
+    const lock = lockOver(kube, {
+      groups: { label: 'zone', concurrency: 1 },
+      census: new FleetCensus({ kube, clock: new FakeClock(), nodeId: 'me', groupLabel: 'zone' }),
+    });
+    expect((await lock.wouldAcquire(undefined, { group: 'a' })).acquired).toBe(true);
   });
 });

@@ -3,6 +3,7 @@
 // (DaemonSetLock.wouldAcquire) on every lock whose slots both can see.
 import { describe, expect, it } from '@jest/globals';
 import type { V1Node } from '../../src/kube/kube.js';
+import { FleetCensus } from '../../src/lock/fleet-census.js';
 import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import {
   LockFormatError,
@@ -241,8 +242,15 @@ describe('the wait for a slot wakes exactly when the acquisition, seeing the sam
     ["another group's slot", multi(3, [entry('n2', 'b')]), { concurrency: 3, group: 'a' }, true],
   ])('%s', async (_name, text, { concurrency, group }, room) => {
     const clock = new FakeClock(NOW);
+    const kube = kubeWithLock(text);
+    // n1 in zone a, n2 and n3 in zone b: the labels agree with what the entries record
+    kube.nodes = [
+      { metadata: { name: 'n1', labels: { zone: 'a' } } },
+      { metadata: { name: 'n2', labels: { zone: 'b' } } },
+      { metadata: { name: 'n3', labels: { zone: 'b' } } },
+    ];
     const options = {
-      kube: kubeWithLock(text),
+      kube,
       nodeId: 'n1',
       namespace: 'kube-system',
       name: 'kured',
@@ -251,7 +259,9 @@ describe('the wait for a slot wakes exactly when the acquisition, seeing the sam
       concurrency,
       clock,
       log: silentLogger,
-      ...(group === undefined ? {} : { groups: GROUPS }),
+      ...(group === undefined
+        ? {}
+        : { groups: GROUPS, census: new FleetCensus({ kube, clock, nodeId: 'n1', groupLabel: 'zone' }) }),
     };
     const acquisition = await new DaemonSetLock(options).wouldAcquire(
       undefined,

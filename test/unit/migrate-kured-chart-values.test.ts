@@ -14,6 +14,8 @@ const fixture = (name: string): unknown =>
   load(readFileSync(new URL(`../fixtures/kured-chart/${name}`, import.meta.url), 'utf8'));
 
 const TAINT_NOTE = 'configuration.preferNoScheduleTaint';
+/** kured-ts keeps its --exclude-from-lb default, and says so (issue 44). */
+const LB_NOTE = 'configuration.excludeFromLb';
 
 describe('migrating kured chart values', () => {
   it.each([
@@ -45,6 +47,7 @@ describe('migrating kured chart values', () => {
       notes: [
         ['image.repository', 'refused'],
         [TAINT_NOTE, 'changed'],
+        [LB_NOTE, 'changed'],
       ],
     },
     {
@@ -82,6 +85,7 @@ describe('migrating kured chart values', () => {
         ['extraArgs.debug', 'lost'],
         ['resources', 'changed'],
         ['livenessProbe', 'refused'],
+        [LB_NOTE, 'changed'],
       ],
     },
     {
@@ -95,6 +99,7 @@ describe('migrating kured chart values', () => {
         ['configuration.rebootDays', 'lost'],
         ['unknownTopLevel', 'lost'],
         [TAINT_NOTE, 'changed'],
+        [LB_NOTE, 'changed'],
       ],
     },
   ])('$name', ({ file, values, notes }) => {
@@ -249,6 +254,18 @@ describe('migrating kured chart values', () => {
     expect(table.some((l) => l.startsWith('| `hostNetwork` | `hostNetwork` |'))).toBe(true);
     expect(table.some((l) => l.startsWith('| `podSecurityPolicy.create` | - | not carried over:'))).toBe(
       true,
+    );
+  });
+});
+
+describe('the load balancers (issue 44)', () => {
+  it('keeps --exclude-from-lb on and says why and how to turn it off', () => {
+    const m = migrateKuredValues({ configuration: { period: '1h' } });
+    expect(m.values).not.toHaveProperty('configuration.excludeFromLb');
+    const note = m.notes.find((n) => n.key === LB_NOTE);
+    expect(note?.kind).toBe('changed');
+    expect(note?.why).toMatch(
+      /kept at the kured-ts default \(true\).*set it to false to keep kured's behaviour/,
     );
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { compareWaiters, type Waiter } from '../../src/queue/wait-queue.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { recordOf } from '../../src/coordinator/fleet-view.js';
-import { waiterOfRecord } from '../../src/coordinator/turn-plan.js';
+import { waiterOfRecord } from '../../src/coordinator/waiters.js';
 
 const w = (node: string, requiredSinceMs: number, extra: Partial<Waiter> = {}): Waiter => ({
   node,

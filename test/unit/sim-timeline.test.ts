@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildTimeline, type TimelineInput } from '../../src/sim/timeline.js';
 import { renderTimelineSvg, spanColour } from '../../src/sim/timeline-svg.js';
-import { timelinePath } from '../../src/cli/simulate-command.js';
+import { timelinePath } from '../../src/cli/simulate-options.js';
 
 const base: TimelineInput = {
   endMs: 1000,

@@ -3,7 +3,7 @@ import { VirtualTime } from '../../src/sim/virtual-time.js';
 import { forkRandom, randomBootId, seededRandom } from '../../src/sim/random.js';
 import { lockHolders } from '../../src/sim/lock-holders.js';
 import { blockedGroup } from '../../src/sim/blocked-group.js';
-import { parsePdb } from '../../src/cli/simulate-command.js';
+import { parsePdb } from '../../src/cli/simulate-options.js';
 
 const start = new Date('2026-01-05T00:00:00Z');
 

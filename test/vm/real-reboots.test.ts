@@ -19,6 +19,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { CYCLE_LABEL } from '../../src/node/cycle.js';
+import { EXCLUDE_LB_LABEL } from '../../src/node/cycle-marks.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../../src/node/history.js';
 import { TestCluster } from '../contract/cluster.js';
 import { GuestAgent } from './guest-agent.js';
@@ -60,6 +61,8 @@ const METHODS = [
 let cluster: TestCluster;
 let dir: string;
 const violations: string[] = [];
+/** Nodes the sampler saw labelled out of the load balancers (--exclude-from-lb, on by default). */
+const outOfLb = new Set<string>();
 let rebootedKernels = 0;
 
 function tool(name: 'helm' | 'kubectl'): string {
@@ -217,6 +220,10 @@ function sample(): { stop: () => void; samples: () => number } {
       const nodes = (await cluster.list<V1Node>('nodes')).filter((n) =>
         names.includes(n.metadata?.name ?? ''),
       );
+      for (const n of nodes) {
+        const labels = n.metadata?.labels ?? {};
+        if (labels[EXCLUDE_LB_LABEL] !== undefined) outOfLb.add(n.metadata?.name ?? '');
+      }
       const down = nodes
         .filter((n) => n.spec?.unschedulable === true || !ready(n))
         .map((n) => n.metadata?.name);
@@ -359,6 +366,12 @@ async function expectRebooted(name: string, was: Before, record: HistoryRecord |
   });
   expect(node.spec?.unschedulable).not.toBe(true);
   expect((node.spec?.taints ?? []).map((t) => t.key)).not.toContain(TAINT);
+  // out of the load balancers during its cycle, back in after it
+  expect({ node: name, labelledDuringCycle: outOfLb.has(name) }).toEqual({
+    node: name,
+    labelledDuringCycle: true,
+  });
+  expect(node.metadata?.labels?.[EXCLUDE_LB_LABEL]).toBeUndefined();
 }
 
 /** The agent's pod came back after the reboot (a new container of the same pod) and is Ready. */

@@ -93,6 +93,10 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if not (hasKey $overridden "reboot-sentinel") -}}
 {{- $args = append $args (printf "--reboot-sentinel=/sentinel/%s" (base (.Values.configuration.rebootSentinel | default "/var/run/reboot-required"))) -}}
 {{- end -}}
+{{- /* the host's files the agent reads are mounted under /host (daemonset.yaml) */ -}}
+{{- if not (hasKey $overridden "host-root") -}}
+{{- $args = append $args "--host-root=/host" -}}
+{{- end -}}
 {{- /* drainRules are rendered into a ConfigMap mounted at /etc/kured-ts/drain-rules (daemonset.yaml) */ -}}
 {{- if and .Values.drainRules (not (hasKey $overridden "drain-rules")) -}}
 {{- $args = append $args "--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml" -}}
@@ -156,7 +160,7 @@ app.kubernetes.io/component: coordinator
 {{- end -}}
 
 {{- define "kured-ts.coordinatorFlags" -}}
-{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "fleetlock-url" "log-format") -}}
+{{- toYaml (list "ds-name" "ds-namespace" "lock-annotation" "lock-ttl" "concurrency" "group-label" "group-concurrency" "count-unavailable" "control-plane-last" "max-unhealthy-nodes" "max-quarantined" "fleetlock-url" "log-format" "wave-start" "wave-growth" "soak" "max-failures" "group-order") -}}
 {{- end -}}
 
 {{/*

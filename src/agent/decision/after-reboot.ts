@@ -1,7 +1,7 @@
 // After the reboot (DESIGN §1): proven by the changed bootID, then readiness, uncordon, release.
 // The post-reboot timeout starts at the record's verifyingSince, so a restart does not reset it.
 import { APPROVAL_ANNOTATION } from '../../node/approval.js';
-import type { CycleRecord } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, phaseDurations } from '../../node/history.js';
 import { KURED_IN_PROGRESS_ANNOTATION } from '../../node/node.js';
 import { liftWrite } from '../../node/quarantine.js';
@@ -10,24 +10,47 @@ import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
+import { afterFailure, startSoak, waveAtEnd, waveFailed } from './wave.js';
+import { waveOf } from '../../node/wave.js';
 
-/** The bootID changed: the readiness gate, then uncordon and release. */
+/**
+ * The bootID changed: the readiness gate, then uncordon and release. The wait's start is recorded
+ * (verifyingSince) only when the node is not ready at the first look, with the status that says so.
+ */
 export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const now = pass.deps.clock.now();
+  const waiting = await readinessGaps(pass);
+  // ready at the first look: the host was up as of now (the history's upAt), nothing to write for it
+  if (waiting.length === 0)
+    return complete(
+      pass,
+      { ...record, verifyingSince: record.verifyingSince ?? now.toISOString() },
+      undefined,
+    );
+  const verifying: Outcome = {
+    kind: 'verifying',
+    reason: `bootID changed; waiting for ${waiting.join('; ')}`,
+  };
   let since = Date.parse(record.verifyingSince ?? '');
   if (Number.isNaN(since)) {
     since = now.getTime();
-    record = await pass.writeRecord({ ...record, verifyingSince: now.toISOString() });
+    const status = pass.env.progress.carry(verifying);
+    await pass.guardedWrite('the readiness wait began', () => ({
+      annotations: {
+        ...status,
+        [CYCLE_ANNOTATION]: formatCycle({ ...record, verifyingSince: now.toISOString() }),
+      },
+    }));
   }
-  const waiting = await readinessGaps(pass);
-  if (waiting.length === 0) return complete(pass, record, undefined);
-  const what = waiting.join('; ');
   const { postRebootTimeoutMs, onPostRebootTimeout } = pass.config;
-  if (now.getTime() - since < postRebootTimeoutMs) {
-    return { kind: 'verifying', reason: `bootID changed; waiting for ${what}` };
-  }
+  // the wait for readiness ends by the timeout, whatever it waits on (the Node's watch, a poll)
+  if (now.getTime() - since < postRebootTimeoutMs)
+    return { ...verifying, timeoutAt: since + postRebootTimeoutMs };
+  const what = waiting.join('; ');
   const after = shortDuration(postRebootTimeoutMs);
   if (onPostRebootTimeout === 'hold') {
+    // not back in time: a failure of its wave (its budget may halt it), said once
+    await waveFailed(pass, `not ready ${after} after the reboot: ${what}`);
     return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
   }
   return complete(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
@@ -54,8 +77,16 @@ export async function complete(
   timedOut: string | undefined,
 ): Promise<Outcome> {
   const { config, deps } = pass;
+  const reason = timedOut ?? `bootID ${record.bootID} -> ${pass.node.bootID}; node ready`;
+  const kind = timedOut === undefined ? 'completed' : 'timed-out';
+  // the end's status rides in the end's write, unless --lock-release-delay keeps the slot a while
+  const status =
+    config.lockReleaseDelayMs === 0
+      ? pass.env.progress.carry({ kind, reason, uncordoned: false, durationMs: 0 })
+      : {};
   const uncordoned = await endCycle(pass, record, (node) => {
     const annotations: Record<string, string | null> = {
+      ...status,
       ...pass.history(node, record, timedOut === undefined ? 'success' : 'timeout'),
     };
     if (config.annotateNodes && node.annotations[KURED_IN_PROGRESS_ANNOTATION] !== undefined) {
@@ -68,11 +99,23 @@ export async function complete(
     }
     // A quarantine ends with the cycle that rebooted the node after all.
     const lift = liftWrite(node);
+    // and our taint, in the same write (one request, not two)
+    const taint = config.preferNoScheduleTaint;
+    const ours = node.taints.some((t) => t.key === taint && t.effect === 'PreferNoSchedule');
     return {
-      labels: { ...config.postRebootNodeLabels, ...lift.labels },
+      // back in its wave (its soak to come), or failed in it when not back in time
+      labels: {
+        ...config.postRebootNodeLabels,
+        ...lift.labels,
+        ...waveAtEnd(pass, node, timedOut === undefined),
+      },
       annotations: { ...annotations, ...lift.annotations },
+      ...(taint !== '' && ours ? { withoutTaint: taint } : {}),
     };
   });
+  const wave = deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
+  if (timedOut !== undefined && wave !== undefined) await afterFailure(pass, wave, timedOut);
+  else startSoak(pass);
   observePhases(pass, record);
   await pass.removeTaint();
   await pass.notify('uncordon', config.messageTemplateUncordon);
@@ -80,9 +123,7 @@ export async function complete(
   await pass.release();
   const started = Date.parse(record.started);
   const durationMs = Number.isNaN(started) ? 0 : deps.clock.now().getTime() - started;
-  if (timedOut !== undefined) return { kind: 'timed-out', reason: timedOut, uncordoned, durationMs };
-  const reason = `bootID ${record.bootID} -> ${pass.node.bootID}; node ready`;
-  return { kind: 'completed', reason, uncordoned, durationMs };
+  return { kind, reason, uncordoned, durationMs };
 }
 
 /** kured_ts_phase_duration_seconds for a finished cycle. */

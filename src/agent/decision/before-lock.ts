@@ -17,6 +17,7 @@ import { blockOf, type Block } from './misconfigured.js';
 import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
+import { leaveWave, waveMeta } from './wave.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
 export interface BeforeLock {
@@ -104,6 +105,7 @@ async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome>
   if (verdict.error === undefined) {
     await pass.removeTaint();
     await liftQuarantine(pass);
+    await leaveWave(pass);
   }
   pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
   return notRequired(verdict);
@@ -237,6 +239,7 @@ export async function takeSlot(
     bootID: pass.node.bootID,
     ...pass.groupOf(),
     ...pass.roleOf(),
+    ...waveMeta(pass),
   };
   const held = await atSlot(pass, meta, unproven);
   if (held) return { outcome: held };

@@ -3,7 +3,14 @@
 // BEFORE the slot is released, so a node never stands cordoned by us without counting against
 // --concurrency.
 import { NODE_PAUSE_ANNOTATION, type NodeState, type NodeWrite } from '../../node/node.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, CYCLE_MANAGERS, type CycleRecord } from '../../node/cycle.js';
+import {
+  CYCLE_ANNOTATION,
+  CYCLE_LABEL,
+  CYCLE_MANAGERS,
+  parseCycle,
+  type CycleRecord,
+} from '../../node/cycle.js';
+import { unmark } from '../../node/cycle-marks.js';
 import { settleFrom } from '../../node/autoscaler.js';
 import type { Pass } from './pass.js';
 
@@ -11,6 +18,8 @@ import type { Pass } from './pass.js';
 export interface CycleEnd {
   labels?: Record<string, string | null>;
   annotations?: Record<string, string | null>;
+  /** Our PreferNoSchedule taint of this key goes in the same write (NodeWrite.withoutTaint). */
+  withoutTaint?: string;
 }
 
 /**
@@ -20,13 +29,24 @@ export interface CycleEnd {
 function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): NodeWrite | undefined {
   const stillOurs =
     node.annotations[CYCLE_ANNOTATION] !== undefined || node.labels[CYCLE_LABEL] !== undefined;
+  // the marks the cycle added (the record on the node, or ours when it is gone) go with it
+  const marks = unmark(node, parseCycle(node.annotations[CYCLE_ANNOTATION]) ?? record);
   const change: NodeWrite = {
-    labels: { ...extra.labels, ...(stillOurs ? { [CYCLE_LABEL]: null } : {}) },
-    annotations: { ...extra.annotations, ...(stillOurs ? { [CYCLE_ANNOTATION]: null } : {}) },
+    labels: { ...marks.labels, ...extra.labels, ...(stillOurs ? { [CYCLE_LABEL]: null } : {}) },
+    annotations: {
+      ...marks.annotations,
+      ...extra.annotations,
+      ...(stillOurs ? { [CYCLE_ANNOTATION]: null } : {}),
+    },
   };
   if (stillOurs && ourCordon(node, record)) change.unschedulable = false;
-  const keys = Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length;
-  return keys === 0 ? undefined : change;
+  if (extra.withoutTaint !== undefined) change.withoutTaint = extra.withoutTaint;
+  return writesAnything(change) ? change : undefined;
+}
+
+/** Does the write change any label or annotation? */
+function writesAnything(change: NodeWrite): boolean {
+  return Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length > 0;
 }
 
 /** Is the node's cordon ours to lift: we made it, nobody else owns it since, the node is not paused? */

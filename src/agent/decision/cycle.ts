@@ -29,6 +29,7 @@ import {
 } from '../../node/cycle.js';
 import { quarantineCordon } from '../../node/quarantine.js';
 import { protect } from '../../node/autoscaler.js';
+import { marksFor, type MarkOptions } from '../../node/cycle-marks.js';
 import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import type { Outcome } from '../outcome.js';
 import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.js';
@@ -39,6 +40,7 @@ import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
 import { restartSingleReplicas } from './single-replicas.js';
+import { leaveLoadBalancers } from './lb-wait.js';
 import type { Pass } from './pass.js';
 
 /** Someone else's uncordon (or cordon) before the reboot leads to at most this many drains again. */
@@ -75,6 +77,9 @@ export async function cordon(
   pass: Pass,
   holder: LockHolder,
 ): Promise<{ record: CycleRecord } | { outcome: Outcome }> {
+  // the holder follows the lock from its acquisition's answer on: the drain and the re-verify read it
+  // (pass.release() stops following it)
+  pass.deps.views?.holdLock();
   try {
     return { record: await labelAndCordon(pass, holder) };
   } catch (err) {
@@ -86,8 +91,14 @@ export async function cordon(
 }
 
 async function labelAndCordon(pass: Pass, holder: LockHolder): Promise<CycleRecord> {
-  const reason = `lock acquired by ${holder.nodeID}; cordoning and draining`;
-  await pass.env.progress.report({ kind: 'draining', reason }, pass.signal);
+  const draining: Outcome = {
+    kind: 'draining',
+    reason: `lock acquired by ${holder.nodeID}; cordoning and draining`,
+  };
+  const { progress } = pass.env;
+  // the status rides in the cordon's write (one write, not two), unless --drain-delay comes between
+  const rides = pass.config.drainDelayMs === 0;
+  if (!rides) await progress.report(draining, pass.signal);
   const labels = pass.config.preRebootNodeLabels;
   const annotations: Record<string, string> = {};
   if (pass.config.annotateNodes) {
@@ -99,7 +110,9 @@ async function labelAndCordon(pass: Pass, holder: LockHolder): Promise<CycleReco
   }
   if (pass.config.drainDelayMs > 0) await pass.deps.clock.sleep(pass.config.drainDelayMs, pass.signal);
   await pass.notify('drain', pass.config.messageTemplateDrain);
-  return beginCycle(pass, { started: holder.created });
+  const record = await beginCycle(pass, { started: holder.created }, rides ? progress.carry(draining) : {});
+  if (rides) await progress.report(draining, pass.signal);
+  return record;
 }
 
 /**
@@ -117,7 +130,11 @@ function cordonIsOurs(node: NodeState, kured: boolean): boolean {
  * --drain-delay, say) is seen and stays theirs. Another agent of this node may have begun the cycle
  * already: then its record is the one.
  */
-export async function beginCycle(pass: Pass, from: { started: Date; kured?: boolean }): Promise<CycleRecord> {
+export async function beginCycle(
+  pass: Pass,
+  from: { started: Date; kured?: boolean },
+  status: Record<string, string> = {},
+): Promise<CycleRecord> {
   await pass.readNode();
   let record: CycleRecord | undefined;
   await pass.guardedWrite('the reboot cycle began', (node) => {
@@ -137,12 +154,17 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
       kernel: node.kernelVersion ?? '',
       osImage: node.osImage ?? '',
     };
+    // out of the load balancers, safe from repair: in the record's patch, so the record owns them
+    const marks = marksFor(node, markOptions(pass), pass.now());
+    record = { ...record, ...marks.record };
     const change: NodeWrite = {
-      labels: { [CYCLE_LABEL]: 'true' },
+      labels: { [CYCLE_LABEL]: 'true', ...marks.write.labels },
       annotations: {
+        ...status,
         [CYCLE_ANNOTATION]: formatCycle(record),
         // in the same patch: a drained node looks empty to an autoscaler from the cordon on
         ...(pass.config.autoscalerProtection ? protect(node.annotations) : {}),
+        ...marks.write.annotations,
       },
     };
     if (!node.unschedulable) change.unschedulable = true;
@@ -150,6 +172,11 @@ export async function beginCycle(pass: Pass, from: { started: Date; kured?: bool
   });
   if (record === undefined) throw new Error('the reboot cycle began without a record');
   return record;
+}
+
+/** The marks (cycle-marks.ts) the flags ask for. */
+function markOptions(pass: Pass): MarkOptions {
+  return { excludeFromLb: pass.config.excludeFromLb, doNotRepair: pass.config.autoscalerProtection };
 }
 
 /** The drain's answer: the record (its drainedAt set) to re-verify, or the end of the pass. */
@@ -161,6 +188,8 @@ export type Drained = { outcome: Outcome } | { record: CycleRecord };
  * times.
  */
 export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Promise<Outcome | Handoff> {
+  // the way to the reboot reads the slot again and again (the drain, the re-verify): follow the lock
+  pass.deps.views?.holdLock();
   let next: Next = { step: first, record, redrain: false };
   let redrains = 0;
   let recounts = 0;
@@ -177,9 +206,14 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
   return 'outcome' in next ? next.outcome : next;
 }
 
-/** Drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
+/**
+ * Wait for the load balancers (lb-wait.ts), restart single replicas elsewhere (single-replicas.ts),
+ * drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait
+ * --reboot-delay.
+ */
 export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
+  await leaveLoadBalancers(pass, given); //   out of the load balancers: --lb-drain-wait when they exist
   // --single-replica restart: single replicas restarted elsewhere first (marked in the record)
   const { record } = await restartSingleReplicas(pass, given);
   const drained = await drainer.drain(pass.signal, {
@@ -341,12 +375,15 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
   };
   const text = formatCycle(request);
   pass.env.memory.unsent = text;
+  const reason = attemptText(pass, attempts, pass.node.bootID);
+  // the status says so in the same write as the count: nothing between the count and the request
+  // but the Events and the notification
+  const status = pass.env.progress.carry({ kind: 'rebooting', reason });
   const counted = await pass.deps.node.write(
-    { annotations: { [CYCLE_ANNOTATION]: text } },
+    { annotations: { ...status, [CYCLE_ANNOTATION]: text } },
     pass.node.resourceVersion,
     pass.signal,
   );
-  const reason = attemptText(pass, attempts, pass.node.bootID);
   if (!counted) {
     if (recounts < MAX_RECOUNTS) return { step: 'verify', record, redrain: false, recount: true };
     return {
@@ -357,6 +394,7 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
     };
   }
   pass.node = counted;
+  pass.env.progress.noteNode(counted);
   return { outcome: await requestReboot(pass, request, reason) };
 }
 

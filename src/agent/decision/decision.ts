@@ -28,9 +28,10 @@ import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
 import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
+import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
-import { cycleFacts, phaseOf, type CyclePhase, type PhaseName } from './phase.js';
+import { cycleFacts, phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
 import {
   adoptKured,
   cancelIfNoLongerRequired,
@@ -101,18 +102,46 @@ export class Decision {
   async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
     const { deps, config } = this.env;
     // Clean and no reboot required: nothing of ours to undo, so nothing to read.
-    const verdict = this.memory.clean ? await deps.sentinel.rebootRequired(signal) : undefined;
+    // (a node soaking in its wave reads itself each pass: its soak is judged on its readiness)
+    const clean = this.memory.clean && this.memory.soak === undefined;
+    const verdict = clean ? await deps.sentinel.rebootRequired(signal) : undefined;
     if (verdict !== undefined && !verdict.required) return notRequired(verdict);
     this.memory.clean = false;
+    deps.views?.newPass();
     const node = await deps.node.get(signal);
     this.env.progress.noteNode(node);
     const pass = new Pass(this.env, signal, node, acquire);
     pass.verdict = verdict;
     const inCycle = node.annotations[CYCLE_ANNOTATION] !== undefined;
     await settle(pass);
+    await soak(pass);
     // An entry in the lock proves nothing by itself (DESIGN §12): only with our own cycle record.
-    const entry = await this.env.slot.holding(signal, { inCycle });
+    const entry = (await this.lockUnread(pass, inCycle))
+      ? undefined
+      : await this.env.slot.holding(signal, { inCycle });
     const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
+    const outcome = await this.handled(pass, facts);
+    // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
+    if (!this.env.slot.held) deps.views?.releaseLock();
+    await returnFleetLock(pass);
+    this.noteProtection(pass.node);
+    return outcome;
+  }
+
+  /**
+   * Is the lock left unread this pass? At start-up, a node in no cycle of ours and not cordoned that
+   * needs its reboot goes no further than its taint, whether the lock names it or not (before-lock
+   * and unproven-entry agree up to there; kured's entry needs kured's cordon): the lock attempt that
+   * follows reads it. One read less per start (issue 42).
+   */
+  private async lockUnread(pass: Pass, inCycle: boolean): Promise<boolean> {
+    if (pass.acquire || inCycle || pass.node.unschedulable) return false;
+    return (await pass.sentinel()).required;
+  }
+
+  /** The handler of the phase the facts put the node in, and on in the phase it leads to (bounded). */
+  private async handled(pass: Pass, facts: CycleFacts): Promise<Outcome> {
+    const { deps, config } = this.env;
     const phase = phaseOf(facts);
     deps.logger.debug('cycle phase', { node: config.nodeId, phase: phase.name, reason: phase.reason });
     let result = await handle(pass, phase);
@@ -123,10 +152,7 @@ export class Decision {
       deps.logger.debug('cycle phase', { node: config.nodeId, phase: next.name, reason: next.reason });
       result = await handle(pass, next);
     }
-    const outcome: Outcome = result;
-    await returnFleetLock(pass);
-    this.noteProtection(pass.node);
-    return outcome;
+    return result;
   }
 
   /** Something outside (an admin's request) may have changed the node: read it on the next pass. */
@@ -134,9 +160,13 @@ export class Decision {
     this.memory.clean = false;
   }
 
-  /** The end of the autoscaler protection's settle as last seen, if one runs (the next pass is due then). */
+  /**
+   * When the next pass is due for what runs after a cycle (ms since the epoch): the end of the
+   * autoscaler protection's settle, or the wave's soak; undefined when neither runs.
+   */
   protectedUntil(): number | undefined {
-    return this.memory.settleUntil;
+    const due = [this.memory.settleUntil, soakDue(this.memory)].filter((t): t is number => t !== undefined);
+    return due.length === 0 ? undefined : Math.min(...due);
   }
 
   /** A protection of ours on the node keeps the agent from being clean until it is removed. */

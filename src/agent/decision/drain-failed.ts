@@ -21,6 +21,8 @@ import type { Outcome } from '../outcome.js';
 import { endCycle, ourCordon } from './cycle-end.js';
 import { summaryOf } from './drain-report.js';
 import type { Pass } from './pass.js';
+import { afterFailure, waveAtEnd } from './wave.js';
+import { waveOf } from '../../node/wave.js';
 
 /** What kured_ts_blocked and the status name as the blocker of a node whose drain met a failing API server. */
 const API_SERVER_BLOCKER = 'api-server';
@@ -70,18 +72,36 @@ export async function drainFailed(
       cordoned,
       ...held,
     });
-    return { labels: q.labels, annotations: { ...annotations, ...q.annotations } };
+    // quarantined: a failure of its wave, in the same write
+    return {
+      labels: { ...q.labels, ...waveAtEnd(pass, node, false) },
+      annotations: { ...annotations, ...q.annotations },
+    };
   });
-  await pass.release();
   const pods = podList(quarantinedPods(result), 10);
+  if (quarantine) await quarantineFailsWave(pass, `drain failed: ${why ?? pods}`);
+  await pass.release();
   if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
+  return { kind: 'quarantined', reason: quarantinedReason(pass, { why, pods, keepCordon, kind }) };
+}
+
+/** Why the node is quarantined, and until when, in words. */
+function quarantinedReason(
+  pass: Pass,
+  q: { why: string | undefined; pods: string; keepCordon: boolean; kind: { kind?: QuarantineKind } },
+): string {
   const retry = pass.config.quarantineRetryMs;
   const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
-  const cordon = keepCordon ? '; left cordoned' : '';
-  return {
-    kind: 'quarantined',
-    reason: `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE})${kindWords(kind)}: ${why ?? `the drain failed on ${pods}`}; passed over until ${why === undefined ? 'these pods change' : 'the annotation goes'}${until}; lock released${cordon}`,
-  };
+  const cordon = q.keepCordon ? '; left cordoned' : '';
+  const what = q.why ?? `the drain failed on ${q.pods}`;
+  const lasts = q.why === undefined ? 'these pods change' : 'the annotation goes';
+  return `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE})${kindWords(q.kind)}: ${what}; passed over until ${lasts}${until}; lock released${cordon}`;
+}
+
+/** A quarantine is a failure of the node's wave, when one is tracked: it may spend the budget (halt). */
+async function quarantineFailsWave(pass: Pass, reason: string): Promise<void> {
+  const wave = pass.deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
+  if (wave !== undefined) await afterFailure(pass, wave, reason);
 }
 
 /** The record's kind: the hold's, else the worst kind among the pods that stopped the drain. */

@@ -22,12 +22,30 @@ const GUARDED_WRITE_ATTEMPTS = 8;
 export interface Progress {
   /** Reports an outcome as it stands, before the pass ends. */
   report(outcome: Outcome, signal: AbortSignal | undefined): Promise<void>;
+  /**
+   * The status annotation `outcome` writes, to ride in the node write the caller makes next (one
+   * write per step, not two: issue 42). report(outcome) afterwards records its Events, metrics and
+   * log, and writes the status itself only if that write did not carry it (noteNode of its answer).
+   */
+  carry(outcome: Outcome): Record<string, string>;
   /** The last outcome reported, progress included. */
   readonly last: Outcome | undefined;
   /** A fresh read of the node (its bootID and the status it carries). */
   noteNode(node: NodeState): void;
   /** Since when the current reboot has been required (RFC 3339; kept in the status across restarts). */
   readonly requiredSince: string | undefined;
+}
+
+/** What the agent keeps of its soak between passes (monotonic ms): an agent restarted soaks anew (wave.ts). */
+export interface SoakMemory {
+  /** The wave the soak belongs to. */
+  wave: string;
+  /** First seen back (the start of --health-check-timeout). */
+  backSince: number;
+  /** First seen back and Ready, and Ready at every look since (the start of --soak); undefined while not Ready. */
+  readySince?: number;
+  /** When the next pass is due for the soak (ms since the epoch), if one is. */
+  dueAt?: number;
 }
 
 /** What the agent keeps between passes (everything else is read from the cluster each pass). */
@@ -54,6 +72,8 @@ export interface Memory {
    * before (at start, or a release that failed: 'owed'); undefined: none to give back (fleetlock.ts).
    */
   fleetLock?: 'held' | 'owed';
+  /** A node back in its wave: its soak as this agent measures it (wave.ts). */
+  soak?: SoakMemory;
 }
 
 /** What every pass is built from. */
@@ -127,6 +147,8 @@ export class Pass {
       const written = await this.deps.node.write(change, this.node.resourceVersion, this.signal);
       if (written) {
         this.node = written;
+        // what it wrote is what the node says now (a status it carried among it)
+        this.env.progress.noteNode(written);
         return change;
       }
       await this.readNode();
@@ -150,6 +172,7 @@ export class Pass {
 
   async release(): Promise<void> {
     await this.env.slot.release(this.signal);
+    this.deps.views?.releaseLock();
   }
 
   /** What we record in our slot for a node in `record`'s cycle. */
@@ -167,9 +190,12 @@ export class Pass {
     return isControlPlane(this.node.labels) ? { controlPlane: true } : {};
   }
 
-  /** With --group-concurrency: the node's group (its --group-label value, '' without one) for the lock. */
+  /**
+   * With --group-concurrency or --group-order sequential: the node's group (its --group-label value,
+   * '' without one) for the lock.
+   */
   groupOf(): { group?: string } {
-    if (this.config.groupConcurrency === 0) return {};
+    if (this.config.groupConcurrency === 0 && this.config.groupOrder.kind !== 'sequential') return {};
     return { group: this.node.labels[this.config.groupLabel] ?? '' };
   }
 

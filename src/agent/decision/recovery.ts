@@ -17,6 +17,7 @@ import { requestReboot } from './request-reboot.js';
 import { endCycle } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
+import { waveFailed } from './wave.js';
 import { REBOOT_GRACE_MS, rebooted } from './phase.js';
 import { shortDuration } from '../../text/duration.js';
 
@@ -148,6 +149,7 @@ export async function givenUp(pass: Pass, record: CycleRecord): Promise<Outcome>
       if (written) pass.node = written;
     }
   }
+  await waveFailed(pass, `bootID unchanged after ${record.attempts} reboot attempts`);
   return {
     kind: 'failed',
     reason:

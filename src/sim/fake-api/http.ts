@@ -13,6 +13,7 @@ import { parseFilter } from './selectors.js';
 import { ApiError, apiError, badRequest, notFound, statusFor } from './status.js';
 import type { Store } from './store.js';
 import { WatchHub } from './watch.js';
+import { NODE_NAME_EXTRA } from '../../admission/agent-policy.js';
 import { tableOf, wantsTable, type IncludeObject } from './table.js';
 import type { ResponseSink } from './response-sink.js';
 
@@ -28,6 +29,11 @@ export interface RecordedRequest {
   at: number;
   /** Bytes of the answer's body (0 while not yet answered, and for watch streams). */
   bytes?: number;
+  /**
+   * The node claim of the caller's identity (an agent's token, impersonated: its Node's name), so
+   * that a simulation can tell each agent's requests from the coordinator's; undefined without one.
+   */
+  node?: string;
 }
 
 /**
@@ -73,6 +79,9 @@ export interface Chaos {
   /** [0, 1) source. */
   random: () => number;
 }
+
+/** The header that carries an impersonated agent's node claim (lower-case, as node:http gives it). */
+const NODE_CLAIM_HEADER = `impersonate-extra-${encodeURIComponent(NODE_NAME_EXTRA)}`.toLowerCase();
 
 /** Default watch timeout when the client gives none (kube picks 30–60 min). */
 const DEFAULT_WATCH_SECONDS = 1800;
@@ -151,6 +160,8 @@ function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: 
     status: 0,
     at: Date.now(),
   };
+  const node = nodeClaim(req.headers);
+  if (node !== undefined) record.node = node;
   ctx.requests.push(record);
   const max = ctx.maxRecordedRequests;
   // trim in batches so that a long simulation neither grows without bound nor pays O(n) per request
@@ -186,6 +197,12 @@ function answer(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | u
   }
   if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
   return failure?.reply ?? serve(ctx, raw, res);
+}
+
+/** The caller's node claim, read straight from its Impersonate-Extra header (no full user parse). */
+function nodeClaim(headers: IncomingMessage['headers']): string | undefined {
+  const value = headers[NODE_CLAIM_HEADER];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

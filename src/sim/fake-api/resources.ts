@@ -11,7 +11,8 @@ export type ResourceName =
   | 'poddisruptionbudgets'
   | 'events'
   | 'namespaces'
-  | 'leases';
+  | 'leases'
+  | 'services';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -148,6 +149,7 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     hasStatus: false,
     fields: [],
   },
+  services: { ...core, name: 'services', plural: 'services', kind: 'Service', fields: [] },
   namespaces: {
     ...core,
     name: 'namespaces',

@@ -1,0 +1,409 @@
+// The Kube an agent works through (issue 42): what it reads of its own Node and pods, and of the
+// lock's DaemonSet while it holds a slot, comes from the watches of OwnViews (own-views.ts) while
+// they are open; a watch of its own Node is the view's; a read repeated within one pass (the lock's
+// DaemonSet, the nodes in a cycle) shares the first answer. Everything else is passed on unchanged.
+import { monotonicMs, type Clock } from '../clock/clock.js';
+import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
+import { versionOf, type Followed, type FollowedObject } from './followed.js';
+import type {
+  CoreV1Event,
+  EvictionOptions,
+  JsonPatchOp,
+  Kube,
+  ListOptions,
+  NodePage,
+  NodeRow,
+  ObjectRef,
+  PageOptions,
+  PodPage,
+  ServicePage,
+  V1DaemonSet,
+  V1Deployment,
+  V1Lease,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1ReplicaSet,
+  WatchEvent,
+  WatchOptions,
+} from './kube.js';
+
+/** What ViewedKube answers from: OwnViews (own-views.ts). */
+export interface OwnSource {
+  readonly o: { nodeName: string; clock: Clock; lock?: { namespace: string; name: string } };
+  /** The own Node as followed. */
+  readonly node: Pick<FollowedObject<V1Node>, 'current' | 'note' | 'spoil'> & {
+    readonly followed: Pick<Followed<V1Node>, 'subscribe' | 'following' | 'get'>;
+  };
+  /** The lock's DaemonSet as followed while a slot is held. */
+  readonly lock: Pick<FollowedObject<V1DaemonSet>, 'current' | 'note' | 'spoil'> | undefined;
+  nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined>;
+  /** May repeated reads share an answer now? */
+  shares(): boolean;
+  currentPods(selector: Selector, signal?: AbortSignal): Promise<V1Pod[] | undefined>;
+}
+
+/**
+ * Reads repeated within one pass of the decision and this close together, with no write of this agent
+ * in between that could change the answer (see write), share one answer: a pass reads the lock's
+ * DaemonSet for the slot it holds, the pause, whether it would take a slot, the acquisition and the
+ * release, and the nodes in a cycle for the question and the acquisition. A pass never shares the
+ * answers of the one before (forgetShared): a waiter woken by another node's change reads afresh.
+ */
+const SHARED_READ_MS = 1_000;
+
+/** The Kube an agent works through: its own objects from OwnViews, the rest passed on. */
+export class ViewedKube implements Kube {
+  /** Answers shared by repeated reads (SHARED_READ_MS), by request. */
+  private readonly shared = new Map<string, { at: number; value: unknown }>();
+  /** Writes sent, by the resource whose sharing they end ('*': every resource's). */
+  private readonly writes = new Map<string, number>();
+  /** The last answer about the lock's DaemonSet (a read's or a write's), to start following it from. */
+  private lockAnswer: V1DaemonSet | undefined;
+
+  constructor(
+    private readonly inner: Kube,
+    private readonly views: OwnSource,
+  ) {}
+
+  get health(): Kube['health'] {
+    return this.inner.health;
+  }
+
+  get serverTime(): Kube['serverTime'] {
+    return this.inner.serverTime;
+  }
+
+  /** A new pass of the decision begins: no answer of the last is shared with it (others moved since). */
+  forgetShared(): void {
+    this.shared.clear();
+    this.writes.set('*', (this.writes.get('*') ?? 0) + 1);
+  }
+
+  /** The last answer about the lock's DaemonSet at hand (a read's or a write's), if any. */
+  lastLockAnswer(): V1DaemonSet | undefined {
+    return this.lockAnswer;
+  }
+
+  /**
+   * A write of `resource`: reads of it after it are their own. A write of the lock, an eviction or a
+   * Lease ends every sharing: after them the lock is read afresh (a drain's look at its slot, a
+   * retry). Only the Node's writes and Events leave the lock's answer shared (the end of a cycle
+   * writes the Node, then gives the slot back on the answer read for it).
+   */
+  private write<T>(
+    resource: 'nodes' | 'events' | 'daemonsets' | 'pods' | 'leases',
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const only = resource === 'nodes' || resource === 'events';
+    const counted = only ? resource : '*';
+    this.writes.set(counted, (this.writes.get(counted) ?? 0) + 1);
+    for (const key of [...this.shared.keys()])
+      if (!only || key.startsWith(`${resource} `)) this.shared.delete(key);
+    return work();
+  }
+
+  /** Writes so far that end the sharing of reads of `resource` (see write). */
+  private writesOf(resource: string): number {
+    return (this.writes.get('*') ?? 0) + (this.writes.get(resource) ?? 0);
+  }
+
+  /**
+   * A read (key: its resource, a space, what it asks) that repeats within SHARED_READ_MS of the last
+   * identical one, no write of the resource between, shares its answer, while the views allow it
+   * (OwnViews.shares). An answer to a read that a write overtook (sent before it, answered after it)
+   * is not shared: it may predate the write.
+   */
+  private async sharedRead<T>(key: string, read: () => Promise<T>): Promise<T> {
+    if (!this.views.shares()) return read();
+    const clock = this.views.o.clock;
+    const shared = this.shared.get(key);
+    if (shared !== undefined && monotonicMs(clock) - shared.at < SHARED_READ_MS)
+      return structuredClone(shared.value) as T;
+    const resource = key.slice(0, key.indexOf(' '));
+    const before = this.writesOf(resource);
+    const value = await read();
+    if (this.writesOf(resource) === before) this.shared.set(key, { at: monotonicMs(clock), value });
+    return value;
+  }
+
+  private own(name: string): boolean {
+    return name === this.views.o.nodeName;
+  }
+
+  private isLock(namespace: string, name: string): boolean {
+    const lock = this.views.o.lock;
+    return lock?.namespace === namespace && lock.name === name;
+  }
+
+  async getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
+    const current = this.own(name) ? await this.views.nodeSoon(signal) : undefined;
+    if (current !== undefined) return structuredClone(current);
+    const node = await this.inner.getNode(name, signal);
+    if (this.own(name)) this.views.node.note(node);
+    return node;
+  }
+
+  listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
+    return this.sharedRead(`nodes ${JSON.stringify(options ?? {})}`, () =>
+      this.inner.listNodes(options, signal),
+    );
+  }
+
+  /**
+   * Rows of Nodes (the nodes in a cycle, the fleet census): a read repeated within one pass shares the
+   * answer as listNodes does (the question whether a slot would be given, then the acquisition); a
+   * write of a Node between them ends the sharing, and a lock changed between them fails the
+   * acquisition's guarded write, which reads afresh.
+   */
+  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+    return this.sharedRead(`nodes rows ${JSON.stringify(options ?? {})}`, () =>
+      this.inner.listNodeRows(options, signal),
+    );
+  }
+
+  /** Not followed: the health checks read each object afresh. */
+  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
+    if (this.inner.getObject === undefined)
+      return Promise.reject(new Error('this client reads no other object'));
+    return this.inner.getObject(ref, signal);
+  }
+
+  listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
+    return this.inner.listNodesPage(options, signal);
+  }
+
+  /**
+   * A watch of the own Node while the view follows it is the view's: no request. It first sends the
+   * Node as it is now when the watcher's version is another, then each change, and ends when the view
+   * stops following (the watcher then watches again: through the API server while the view cannot).
+   */
+  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+    const own = options.fieldSelector === `metadata.name=${this.views.o.nodeName}`;
+    const current = own ? this.views.node.current() : undefined;
+    if (current === undefined || options.signal.aborted) return this.inner.watchNodes(onEvent, options);
+    const followed = this.views.node.followed;
+    const { signal } = options;
+    return new Promise<void>((resolve) => {
+      const end = (): void => {
+        unsubscribe();
+        signal.removeEventListener('abort', end);
+        resolve();
+      };
+      // listening first: the watcher may stop at the first event, sent at once
+      signal.addEventListener('abort', end, { once: true });
+      // the watch's own events, as the view's watch brought them (not what this agent wrote since)
+      const unsubscribe = followed.subscribe((change) => {
+        const now = followed.get(this.views.o.nodeName);
+        if (!followed.following) end();
+        else if (change.type === 'DELETED') onEvent({ type: 'DELETED', object: change.object });
+        else if (now !== undefined) onEvent({ type: 'MODIFIED', object: structuredClone(now) });
+      });
+      if (options.resourceVersion !== versionOf(current))
+        onEvent({ type: 'MODIFIED', object: structuredClone(current) });
+    });
+  }
+
+  jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => this.inner.jsonPatchNode(name, ops, signal));
+  }
+
+  mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => this.inner.mergePatchNode(name, patch, signal));
+  }
+
+  /** A write of a Node: the own Node's answer is noted, a failure sends the next read to the server. */
+  private async writtenNode(name: string, write: () => Promise<V1Node>): Promise<V1Node> {
+    try {
+      const node = await this.write('nodes', write);
+      if (this.own(name)) this.views.node.note(node);
+      return node;
+    } catch (err) {
+      if (this.own(name)) this.views.node.spoil();
+      throw err;
+    }
+  }
+
+  /** The own pods (every namespace, fieldSelector spec.nodeName of this node) from the view. */
+  async listPods(
+    namespace: string | undefined,
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<V1Pod[]> {
+    const own =
+      namespace === undefined &&
+      options?.fieldSelector === `spec.nodeName=${this.views.o.nodeName}` &&
+      options.resourceVersion === undefined;
+    const selector = own ? selectorOf(options.labelSelector) : undefined;
+    const pods = selector === undefined ? undefined : await this.views.currentPods(selector, signal);
+    return pods ?? this.inner.listPods(namespace, options, signal);
+  }
+
+  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
+    return this.inner.listPodsPage(namespace, options, signal);
+  }
+
+  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
+    return this.inner.listServicesPage(options, signal);
+  }
+
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
+    return this.inner.getDeployment(namespace, name, signal);
+  }
+
+  mergePatchDeployment(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1Deployment> {
+    return this.inner.mergePatchDeployment(namespace, name, patch, signal);
+  }
+
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
+    return this.inner.getReplicaSet(namespace, name, signal);
+  }
+
+  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+    return this.inner.watchPods(onEvent, options);
+  }
+
+  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
+    return this.write('pods', () => this.inner.evictPod(namespace, name, options, signal));
+  }
+
+  deletePod(
+    namespace: string,
+    name: string,
+    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.write('pods', () => this.inner.deletePod(namespace, name, options, signal));
+  }
+
+  /** Changes nothing (dryRun=All): a read. */
+  dryRunEviction(
+    namespace: string,
+    name: string,
+    options: EvictionOptions,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.inner.dryRunEviction(namespace, name, options, signal);
+  }
+
+  listPodDisruptionBudgets(
+    namespace: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<V1PodDisruptionBudget[]> {
+    return this.inner.listPodDisruptionBudgets(namespace, signal);
+  }
+
+  /**
+   * The lock's DaemonSet from its view while this agent holds a slot (OwnViews.holdLock); otherwise
+   * read, a read repeated within one pass sharing the answer.
+   */
+  async getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
+    const lock = this.isLock(namespace, name);
+    const followed = lock ? this.views.lock?.current() : undefined;
+    if (followed !== undefined) return structuredClone(followed);
+    const ds = await this.sharedRead(`daemonsets ${namespace}/${name}`, () =>
+      this.inner.getDaemonSet(namespace, name, signal),
+    );
+    if (lock) {
+      this.lockAnswer = ds;
+      this.views.lock?.note(ds);
+    }
+    return ds;
+  }
+
+  listDaemonSets(
+    namespace: string | undefined,
+    options?: ListOptions,
+    signal?: AbortSignal,
+  ): Promise<V1DaemonSet[]> {
+    return this.inner.listDaemonSets(namespace, options, signal);
+  }
+
+  async mergePatchDaemonSet(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1DaemonSet> {
+    const lock = this.isLock(namespace, name);
+    try {
+      const ds = await this.write('daemonsets', () =>
+        this.inner.mergePatchDaemonSet(namespace, name, patch, signal),
+      );
+      if (lock) {
+        this.lockAnswer = ds;
+        this.views.lock?.note(ds);
+      }
+      return ds;
+    } catch (err) {
+      if (lock) this.views.lock?.spoil();
+      throw err;
+    }
+  }
+
+  /**
+   * A change of the DaemonSet ends the sharing of reads of it (a waiter woken by it reads afresh), and
+   * is the last answer about the lock.
+   */
+  watchDaemonSet(
+    namespace: string,
+    name: string,
+    onEvent: (event: WatchEvent<V1DaemonSet>) => void,
+    options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
+  ): Promise<void> {
+    const key = `daemonsets ${namespace}/${name}`;
+    const lock = this.isLock(namespace, name);
+    return this.inner.watchDaemonSet(
+      namespace,
+      name,
+      (event) => {
+        if (event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+          this.shared.delete(key);
+          // what this agent last saw of the lock (the wait for a slot watches it): see OwnViews.fingerprint
+          if (lock) this.lockAnswer = event.object;
+        }
+        onEvent(event);
+      },
+      options,
+    );
+  }
+
+  getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
+    return this.inner.getLease(namespace, name, signal);
+  }
+
+  createLease(namespace: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
+    return this.write('leases', () => this.inner.createLease(namespace, lease, signal));
+  }
+
+  replaceLease(namespace: string, name: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
+    return this.write('leases', () => this.inner.replaceLease(namespace, name, lease, signal));
+  }
+
+  createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {
+    return this.write('events', () => this.inner.createEvent(namespace, event, signal));
+  }
+
+  mergePatchEvent(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<CoreV1Event> {
+    return this.write('events', () => this.inner.mergePatchEvent(namespace, name, patch, signal));
+  }
+}
+
+/** A label selector of a list, parsed; undefined when it cannot be (the server judges it then). */
+function selectorOf(text: string | undefined): Selector | undefined {
+  try {
+    return parseLabelSelector(text ?? '');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,337 @@
+// Issue 42: the agent follows its own Node and pods with watches (src/kube/own-views.ts), through the
+// real client against the fake API server. The drain learns that its evicted pods are gone from the
+// watch, the readiness wait sees the node Ready from it, an idle agent costs no request per period,
+// and when a watch breaks (closed mid-wait, answered 403, gone silent) every wait still ends by its
+// deadline, polling as before.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../fakes/wait-for.js';
+import { Agent } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import { runAgent } from '../../src/agent/run.js';
+import { SystemClock } from '../../src/clock/clock.js';
+import type { Config } from '../../src/config/config.js';
+import { ClientNodeKube } from '../../src/kube/client.js';
+import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
+import { OwnViews } from '../../src/kube/own-views.js';
+import { KubeDrainer } from '../../src/drain/kube-drainer.js';
+import type { DrainResult } from '../../src/drain/drainer.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, formatCycle } from '../../src/node/cycle.js';
+import { REBOOT_REQUEST_ANNOTATION } from '../../src/node/reboot-request.js';
+import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
+import { seededRandom } from '../../src/sim/random.js';
+import {
+  startFakeApiServer,
+  type FakeApiServer,
+  type RecordedRequest,
+} from '../../src/sim/fake-api-server.js';
+import { testConfig } from '../fakes/config.js';
+import { RecordingMetrics } from '../fakes/fake-cluster.js';
+import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+
+let server: FakeApiServer;
+let client: ClientNodeKube;
+let stop: AbortController;
+
+beforeEach(async () => {
+  // pods go as a kubelet lets them: marked deleting by the eviction, gone when the test says so
+  server = await startFakeApiServer({ podDeletion: 'graceful' });
+  client = new ClientNodeKube(server.kubeConfig());
+  stop = new AbortController();
+  server.create<V1DaemonSet>('daemonsets', kuredDaemonSet());
+  server.create<V1Node>('nodes', readyNode('n1'));
+});
+
+afterEach(async () => {
+  stop.abort();
+  client.close();
+  await server.close();
+});
+
+const isWatch = (r: RecordedRequest): boolean => r.query.watch === 'true';
+/** Lists of n1's pods the server answered (the view's first list, and any poll). */
+const podLists = (): number =>
+  server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods' && !isWatch(r)).length;
+const nodeGets = (): number =>
+  server.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/nodes/n1').length;
+const pod = (name: string): V1Pod | undefined => server.get<V1Pod>('pods', 'default', name);
+
+/** How a watch breaks, injected before the wait or in the middle of it. */
+type Break = 'none' | 'closed mid-wait' | 'answered 403' | 'silent';
+
+/** Breaks every watch of `path` from now on (a watch's query starts with allowWatchBookmarks, a list's not). */
+function breakWatches(how: Break, path: string): void {
+  const watches = { method: 'GET', pathIncludes: `${path}?allowWatchBookmarks` };
+  if (how === 'answered 403') server.injectFailure(watches, 403, 1000);
+  if (how === 'silent') server.injectFailure(watches, 200, 1000, { mode: 'silent' });
+}
+
+/**
+ * Views of n1 running until the test ends; with a watch gone silent, a silence bound short enough for
+ * a test (else the default: the fake server sends a bookmark a minute, as kube-apiserver).
+ */
+function views(how: Break = 'none'): OwnViews {
+  const v = new OwnViews({
+    kube: client,
+    nodeName: 'n1',
+    clock: new SystemClock(),
+    log: new MemoryLogger(),
+    random: seededRandom(1),
+    ...(how === 'silent' ? { silenceMs: 1_500 } : {}),
+  });
+  void v.run(stop.signal);
+  return v;
+}
+
+function drainer(v: OwnViews, timeoutMs: number): KubeDrainer {
+  return new KubeDrainer({
+    kube: v.kube,
+    nodeId: 'n1',
+    clock: new SystemClock(),
+    log: new MemoryLogger(),
+    timeoutMs,
+    gracePeriodSeconds: -1,
+    podSelector: [],
+    skipWaitForDeleteTimeoutSeconds: 0,
+    evictionRetryDelayMs: 100,
+  });
+}
+
+describe('the drain, following its pods', () => {
+  beforeEach(() => {
+    for (const name of ['web-a', 'web-b']) server.create<V1Pod>('pods', webPod(name, 'n1'));
+  });
+
+  it('learns that every evicted pod is gone from the watch: one list of its pods for the whole drain', async () => {
+    const draining = drainer(views(), 60_000).drain(stop.signal);
+    await waitFor(() => pod('web-a')?.metadata?.deletionTimestamp !== undefined, 'web-a was evicted');
+    await new Promise((r) => setTimeout(r, 2_500)); // a poll every second would list twice meanwhile
+    for (const name of ['web-a', 'web-b']) server.delete('pods', 'default', name);
+    const result = await draining;
+    expect(result.ok).toBe(true);
+    expect(result.evicted.sort()).toEqual(['default/web-a', 'default/web-b']);
+    expect(podLists()).toBe(1);
+  });
+
+  it.each<[string, Break]>([
+    ['its watch is closed in the middle of the wait', 'closed mid-wait'],
+    ['its watch is answered 403 (no watch on pods in an older ClusterRole)', 'answered 403'],
+    ['its watch goes silent (no event, no bookmark)', 'silent'],
+  ])('learns the pods are gone when %s', async (_name, how) => {
+    breakWatches(how, '/api/v1/pods');
+    const draining = drainer(views(how), 60_000).drain(stop.signal);
+    await waitFor(() => pod('web-b')?.metadata?.deletionTimestamp !== undefined, 'web-b was evicted');
+    if (how === 'closed mid-wait') server.endWatches();
+    await new Promise((r) => setTimeout(r, 2_000));
+    for (const name of ['web-a', 'web-b']) server.delete('pods', 'default', name);
+    const result = await draining;
+    expect(result.ok).toBe(true);
+    expect(result.evicted.sort()).toEqual(['default/web-a', 'default/web-b']);
+  });
+
+  it.each<[string, Break]>([
+    ['its watch holds', 'none'],
+    ['its watch is closed in the middle of the wait', 'closed mid-wait'],
+    ['its watch is answered 403', 'answered 403'],
+    ['its watch goes silent', 'silent'],
+  ])('ends at --drain-timeout when a pod never goes and %s', async (_name, how) => {
+    breakWatches(how, '/api/v1/pods');
+    const started = Date.now();
+    const draining = drainer(views(how), 4_000).drain(stop.signal);
+    await waitFor(() => pod('web-b')?.metadata?.deletionTimestamp !== undefined, 'web-b was evicted');
+    if (how === 'closed mid-wait') server.endWatches();
+    server.delete('pods', 'default', 'web-a');
+    const result: DrainResult = await draining;
+    expect(result.ok).toBe(false);
+    expect(result.pending).toEqual([
+      expect.objectContaining({ pod: 'default/web-b', reason: 'still terminating at --drain-timeout' }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(4_000 + 2_500);
+  });
+});
+
+describe('the own pods, followed again after an idle spell', () => {
+  it('are read from the new watch once it has listed: one list of the pods per reboot wanted, not two', async () => {
+    server.create<V1Pod>('pods', webPod('web-a', 'n1'));
+    const v = views();
+    const own = { fieldSelector: 'spec.nodeName=n1' };
+    expect((await v.kube.listPods(undefined, own, stop.signal)).map((p) => p.metadata?.name)).toEqual([
+      'web-a',
+    ]);
+    expect(podLists()).toBe(1);
+    v.releasePods(); // the agent is idle again
+    expect((await v.kube.listPods(undefined, own, stop.signal)).map((p) => p.metadata?.name)).toEqual([
+      'web-a',
+    ]);
+    expect(podLists()).toBe(2);
+  });
+});
+
+describe('the readiness wait after the reboot, following its Node', () => {
+  const LOCK = 'weave.works/kured-node-lock';
+
+  /** n1 as its agent finds it after its reboot: the cycle of boot-1 on it, boot-2 NotReady, the slot. */
+  beforeEach(() => {
+    const n = server.get<V1Node>('nodes', undefined, 'n1')!;
+    const record = { bootID: 'boot-1', cordoned: true, attempts: 1, started: '2026-01-01T00:00:00Z' };
+    n.metadata = {
+      ...n.metadata,
+      labels: { [CYCLE_LABEL]: 'true' },
+      annotations: { [CYCLE_ANNOTATION]: formatCycle(record) },
+    };
+    n.spec = { unschedulable: true };
+    n.status = { nodeInfo: nodeInfo('boot-2'), conditions: [{ type: 'Ready', status: 'False' }] };
+    server.update('nodes', n);
+    const entry = {
+      nodeID: 'n1',
+      metadata: { unschedulable: false, bootID: 'boot-1' },
+      created: new Date().toISOString(),
+      TTL: 0,
+    };
+    const ds = server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')!;
+    ds.metadata = { ...ds.metadata, annotations: { [LOCK]: JSON.stringify(entry) } };
+    server.update('daemonsets', ds);
+  });
+
+  function phase(): string | undefined {
+    return parseStatus(
+      server.get<V1Node>('nodes', undefined, 'n1')?.metadata?.annotations?.[STATUS_ANNOTATION],
+    )?.phase;
+  }
+  const released = (): boolean =>
+    server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')?.metadata?.annotations?.[LOCK] ===
+    undefined;
+
+  function setReady(): void {
+    const n = server.get<V1Node>('nodes', undefined, 'n1')!;
+    n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'True' }] };
+    server.update('nodes', n);
+  }
+
+  /** The agent that starts after the reboot, running until the test ends. */
+  function agentAfterBoot(how: Break, overrides: Partial<Config> = {}): void {
+    const config = testConfig({
+      nodeId: 'n1',
+      periodMs: 3_600_000,
+      lockQueue: 'none',
+      blockOnPdb: false,
+      postRebootTimeoutMs: 60_000,
+      onPostRebootTimeout: 'release',
+      ...overrides,
+    });
+    const deps = createAgentDeps(config, {
+      kube: client,
+      clock: new SystemClock(),
+      logger: new MemoryLogger(),
+      metrics: new RecordingMetrics(),
+      random: () => 0.5,
+      sentinel: { rebootRequired: () => Promise.resolve({ required: false }) },
+      rebooter: { reboot: () => Promise.reject(new Error('no second reboot')) },
+      ...(how === 'silent' ? { viewSilenceMs: 1_500 } : {}),
+    });
+    void new Agent(config, deps).run(stop.signal);
+  }
+
+  it('sees the node Ready from its watch: no GET of its Node while it waits', async () => {
+    agentAfterBoot('none');
+    await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
+    const before = nodeGets();
+    await new Promise((r) => setTimeout(r, 3_000)); // a poll every 2 s would GET the node meanwhile
+    expect(nodeGets()).toBe(before);
+    setReady();
+    await waitFor(
+      () => phase() === 'completed' && released(),
+      'the cycle completed and the slot was released',
+    );
+  });
+
+  it.each<[string, Break]>([
+    ['its watch is closed in the middle of the wait', 'closed mid-wait'],
+    ['its watch is answered 403', 'answered 403'],
+    ['its watch goes silent', 'silent'],
+  ])('sees the node Ready when %s', async (_name, how) => {
+    breakWatches(how, '/api/v1/nodes');
+    agentAfterBoot(how);
+    await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
+    if (how === 'closed mid-wait') server.endWatches();
+    await new Promise((r) => setTimeout(r, 2_000));
+    setReady();
+    const ready = Date.now();
+    await waitFor(
+      () => phase() === 'completed' && released(),
+      'the cycle completed and the slot was released',
+    );
+    // within the poll it falls back to (VERIFY_POLL_MS, jittered up to 1.5 times), with room for the machine
+    expect(Date.now() - ready).toBeLessThan(6_000);
+  });
+
+  it.each<[string, Break]>([
+    ['its watch holds', 'none'],
+    ['its watch is closed in the middle of the wait', 'closed mid-wait'],
+    ['its watch is answered 403', 'answered 403'],
+    ['its watch goes silent', 'silent'],
+  ])(
+    'keeps --post-reboot-timeout when the node never gets Ready and %s',
+    async (_name, how) => {
+      breakWatches(how, '/api/v1/nodes');
+      const started = Date.now();
+      agentAfterBoot(how, { postRebootTimeoutMs: 4_000 });
+      await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
+      if (how === 'closed mid-wait') server.endWatches();
+      await waitFor(() => released(), 'the slot was released at the timeout');
+      expect(phase()).toBe('failed');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
+      // the watched wait looks at least every VERIFY_WATCHED_MS; a broken watch polls every 2-3 s
+      expect(Date.now() - started).toBeLessThan(how === 'none' ? 4_000 + 46_000 : 4_000 + 6_000);
+    },
+    60_000,
+  );
+});
+
+describe('an idle agent (runAgent, the daemon)', () => {
+  function idle(): boolean {
+    return (
+      parseStatus(server.get<V1Node>('nodes', undefined, 'n1')?.metadata?.annotations?.[STATUS_ANNOTATION])
+        ?.phase === 'idle'
+    );
+  }
+
+  function start(periodMs: number): void {
+    const taint = 'weave.works/kured-node-reboot';
+    void runAgent(
+      testConfig({ nodeId: 'n1', periodMs, metricsPort: 0, preferNoScheduleTaint: taint }),
+      new MemoryLogger(),
+      {
+        signal: stop.signal,
+        kube: client,
+      },
+    );
+  }
+
+  it('makes no API request per period (--period 200ms): its Node is followed, not read', async () => {
+    start(200);
+    await waitFor(idle, 'the agent wrote its idle status');
+    await new Promise((r) => setTimeout(r, 500));
+    const before = server.requests.filter((r) => !isWatch(r)).length;
+    await new Promise((r) => setTimeout(r, 2_000)); // ten periods
+    expect(server.requests.filter((r) => !isWatch(r)).length).toBe(before);
+  });
+
+  it("wakes at once for an admin's request (`kured-ts reboot`), seen on its Node's watch", async () => {
+    start(3_600_000);
+    await waitFor(idle, 'the agent wrote its idle status');
+    const n = server.get<V1Node>('nodes', undefined, 'n1')!;
+    const request = { by: 'admin', reason: 'firmware', at: new Date().toISOString(), now: false };
+    n.metadata = {
+      ...n.metadata,
+      annotations: { ...n.metadata?.annotations, [REBOOT_REQUEST_ANNOTATION]: JSON.stringify(request) },
+    };
+    server.update('nodes', n);
+    // the request poller looks every min(5 min, --period): only the watch wakes it within seconds
+    await waitFor(
+      () => (server.get<V1Node>('nodes', undefined, 'n1')?.spec?.taints ?? []).length > 0,
+      'the agent tainted its node for the requested reboot',
+      10_000,
+    );
+  });
+});
