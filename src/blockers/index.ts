@@ -27,6 +27,7 @@ export type BlockerConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
@@ -78,6 +79,7 @@ export function createBlockers(
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
         drainGracePeriodSeconds: config.drainGracePeriodSeconds,
+        singleReplicaRestart: config.singleReplica === 'restart',
       }),
     );
   }

@@ -48,6 +48,7 @@ export type CheckConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'

@@ -63,6 +63,7 @@ interface SimulateFlags {
   evictionErrors: number;
   loadBalancer: boolean;
   storagePods: boolean;
+  singleReplicaWorkloads: number;
   autoscaler: boolean;
   holdWorker: number;
   rebootNow?: string;
@@ -150,6 +151,12 @@ function addWorldOptions(cmd: Command): Command {
       '--storage-pods',
       'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
       false,
+    )
+    .option(
+      '--single-replica-workloads <n>',
+      'Deployments of one replica (RollingUpdate) on nodes that need a reboot, each with a PDB of --pdb: the report counts the seconds one had no ready replica (see --single-replica)',
+      integerOption(0),
+      0,
     )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
@@ -319,6 +326,7 @@ function simulateOptionsOf(
     undrainable: flags.undrainable,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
+    ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),
     ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,
     holdWorkerMs: flags.holdWorker,

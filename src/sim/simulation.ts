@@ -6,6 +6,7 @@ import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
+import { serviceChecksOf } from './service-checks.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
@@ -397,6 +398,7 @@ export class Simulation {
       approvals: this.approvals,
       quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
       drainOrder: observer.drainOrder.result(),
+      ...serviceChecksOf(cluster, nodes, observer.phases),
       halted: fleetHalt(observer) ?? waveHalt(this.server),
       wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),

@@ -379,6 +379,7 @@ describe('blocker registry', () => {
     alertFilterMatchOnly: false,
     alertFiringOnly: false,
     blockingPodSelectors: [],
+    singleReplica: 'off',
     blockOnPdb: true,
     drainPodSelector: [],
     drainRules: [],
