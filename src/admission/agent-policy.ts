@@ -23,6 +23,19 @@
 // (taints, userInfo.extra values), never over an object; no map or list literals whose element
 // type the checker would have to infer; every optional field guarded with has().
 import { dump } from 'js-yaml';
+import {
+  OTHER_METADATA,
+  celString,
+  forbid,
+  mapUnchangedExcept,
+  placeholder,
+  same,
+  withValues,
+  type NamedExpression,
+  type PolicySpec,
+  type Validation,
+} from './policy-parts.js';
+import { restartPolicy } from './restart-policy.js';
 import type { Config } from '../config/config.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../node/cycle.js';
 import { DO_NOT_REPAIR_ANNOTATION, EXCLUDE_LB_LABEL } from '../node/cycle-marks.js';
@@ -40,44 +53,6 @@ import { maxOwnersPattern } from './max-owners.js';
 /** The claim a pod-bound ServiceAccount token carries: the node the pod runs on (Kubernetes 1.30+). */
 export const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
 
-/** One CEL expression with a name (variables, match conditions). */
-export interface NamedExpression {
-  name: string;
-  expression: string;
-}
-
-/** A validation as the API has it. */
-export interface Validation {
-  expression: string;
-  messageExpression: string;
-  reason: 'Forbidden';
-}
-
-/** The spec of a ValidatingAdmissionPolicy, as far as kured-ts uses it. */
-export interface PolicySpec {
-  failurePolicy: 'Fail' | 'Ignore';
-  matchConstraints: {
-    resourceRules: {
-      apiGroups: string[];
-      apiVersions: string[];
-      operations: string[];
-      resources: string[];
-      /** Only objects of these names (kube matches the request's name); absent = every name. */
-      resourceNames?: string[];
-    }[];
-  };
-  matchConditions: NamedExpression[];
-  variables: NamedExpression[];
-  validations: Validation[];
-}
-
-/** `has(object.F) == has(oldObject.F) && (!has(object.F) || object.F == oldObject.F)`: F unchanged. */
-export function same(field: string): string {
-  const now = `object.${field}`;
-  const before = `oldObject.${field}`;
-  return `(has(${now}) == has(${before}) && (!has(${now}) || ${now} == ${before}))`;
-}
-
 /** The values each installation writes into the policies (what agentPolicyParams gives). */
 export type PolicyValueKey =
   | 'serviceAccount'
@@ -88,12 +63,8 @@ export type PolicyValueKey =
   | 'nodeLabels'
   | 'drainGracePeriod'
   | 'maxOwners'
-  | 'podDelete';
-
-/** Where value `key` goes in the shipped file: the chart replaces it with its value. */
-export function placeholder(key: string): string {
-  return `__KURED_TS_${key}__`;
-}
+  | 'podDelete'
+  | 'deploymentRestart';
 
 /** Value `key` as a CEL string literal (values are label keys, names and numbers: no quote, no backslash). */
 function value(key: PolicyValueKey): string {
@@ -102,28 +73,6 @@ function value(key: PolicyValueKey): string {
 
 /** Annotations the agent writes and removes, and those it may only remove: the same everywhere. */
 const NODE_ANNOTATIONS_LIST = (): string => AGENT_NODE_ANNOTATIONS.join(',');
-
-/** Is `key` in the comma-separated list `list` (a CEL string expression)? */
-function listed(list: string, key: string): string {
-  return `(',' + ${list} + ',').contains(',' + ${key} + ',')`;
-}
-
-/**
- * Every key of map F is unchanged, except keys in the `writable` list (added, changed or removed
- * freely) and keys in the `removable` list (may only disappear).
- */
-export function mapUnchangedExcept(field: string, writable: string, removable?: string): string {
-  // `writable` and `removable` are CEL string expressions of comma-separated keys
-  const now = `object.${field}`;
-  const before = `oldObject.${field}`;
-  const kept = (m: string, other: string, k: string): string =>
-    `(has(${other}) && ${k} in ${other} && ${other}[${k}] == ${m}[${k}])`;
-  const mayGo = removable === undefined ? '' : ` || ${listed(removable, 'k')}`;
-  return [
-    `(!has(${now}) || ${now}.all(k, ${listed(writable, 'k')} || ${kept(now, before, 'k')}))`,
-    `(!has(${before}) || ${before}.all(k, ${listed(writable, 'k')}${mayGo} || (has(${now}) && k in ${now})))`,
-  ].join(' && ');
-}
 
 const IS_OUR_TAINT = (t: string): string => `(${value('taint')} != '' && ${t}.key == ${value('taint')})`;
 
@@ -151,9 +100,6 @@ const QUARANTINE_VALUE_OK = ((): string => {
 
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
-/** Metadata the agent (and the coordinator) never write, on either object. */
-export const OTHER_METADATA = ['ownerReferences', 'finalizers'];
-
 /** The agent's ServiceAccount: only its requests are judged; kubelets, controllers, operators are not. */
 const IS_THE_AGENT: NamedExpression = {
   name: 'is-the-kured-ts-agent',
@@ -170,14 +116,6 @@ const LOCK_ENTRY =
  */
 const LOCK_FORM = `^(${LOCK_ENTRY}|\\{"maxOwners":(${placeholder('maxOwners')}),"locks":\\[(${LOCK_ENTRY}(,${LOCK_ENTRY})*)?\\]\\})$`;
 
-/**
- * `text` as a single-quoted CEL string literal. A regular expression's backslashes are doubled:
- * `\{` is an invalid escape in CEL, and kube-apiserver refuses the whole policy for one.
- */
-export function celString(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
 /** The lock annotation's value on `obj`, is it there, and is it of LOCK_FORM? (CEL) */
 function lockAnnotation(obj: string): { present: string; value: string } {
   return {
@@ -187,11 +125,6 @@ function lockAnnotation(obj: string): { present: string; value: string } {
 }
 
 const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
-
-/** A rule of a validation: what is forbidden is what `expression` does not hold. */
-export function forbid(expression: string, messageExpression: string): Validation {
-  return { expression, messageExpression, reason: 'Forbidden' };
-}
 
 /** A policy judging the agent's requests of one resource, as its three policies all are. */
 function agentPolicy(
@@ -324,26 +257,18 @@ function podDeletePolicy(): PolicySpec {
 
 /** The policies by the suffix of their names, with placeholders for the values (what the chart ships). */
 export function agentPolicySpecs(): Record<PolicyKind, PolicySpec> {
-  return { nodes: nodesPolicy(), lock: lockPolicy(), eviction: evictionPolicy(), pods: podDeletePolicy() };
+  return {
+    nodes: nodesPolicy(),
+    lock: lockPolicy(),
+    eviction: evictionPolicy(),
+    pods: podDeletePolicy(),
+    deployments: restartPolicy(IS_THE_AGENT),
+  };
 }
 
-/** The four policies, one per resource kind. */
-export type PolicyKind = 'nodes' | 'lock' | 'eviction' | 'pods';
-export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction', 'pods'];
-
-/** `specs` with every placeholder replaced by its value, as the chart renders them. */
-export function withValues<K extends string>(
-  specs: Record<K, PolicySpec>,
-  values: Readonly<Record<string, string>>,
-): Record<K, PolicySpec> {
-  let text = JSON.stringify(specs);
-  for (const [key, v] of Object.entries(values)) {
-    if (/['"\\]/.test(v))
-      throw new Error(`admission policy value ${key} may hold no quote or backslash: ${v}`);
-    text = text.split(placeholder(key)).join(v);
-  }
-  return JSON.parse(text) as Record<K, PolicySpec>;
-}
+/** The five policies, one per resource kind. */
+export type PolicyKind = 'nodes' | 'lock' | 'eviction' | 'pods' | 'deployments';
+export const POLICY_KINDS: readonly PolicyKind[] = ['nodes', 'lock', 'eviction', 'pods', 'deployments'];
 
 /** The policies of an installation: the shipped specs with its values. */
 export function agentPolicies(values: Record<PolicyValueKey, string>): Record<PolicyKind, PolicySpec> {
@@ -363,6 +288,7 @@ export type PolicyConfig = Pick<
   | 'concurrency'
   | 'concurrencyPercent'
   | 'drainFallback'
+  | 'singleReplica'
 >;
 
 export interface PolicyTarget {
@@ -416,6 +342,7 @@ export function agentPolicyParams(
     drainGracePeriod: String(config.drainGracePeriodSeconds),
     maxOwners: maxOwnersPattern(config),
     podDelete: String(config.drainFallback === 'delete'),
+    deploymentRestart: String(config.singleReplica === 'restart'),
   };
 }
 

@@ -38,7 +38,7 @@ import {
   type NamedExpression,
   type PolicySpec,
   type Validation,
-} from './agent-policy.js';
+} from './policy-parts.js';
 
 /** The values each installation writes into the coordinator's policies. */
 export type CoordinatorPolicyValueKey =

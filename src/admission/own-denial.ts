@@ -8,12 +8,12 @@ import { valuesKey } from '../config/flags.js';
 import type { PolicyDenial } from '../kube/errors.js';
 import {
   agentPolicySpecs,
-  placeholder,
   POLICY_KINDS,
   type PolicyConfig,
   type PolicyKind,
   type PolicyValueKey,
 } from './agent-policy.js';
+import { placeholder } from './policy-parts.js';
 
 /** How the agent runs with one flag, as its command line would say it. */
 type Shown = (config: PolicyConfig) => string;
@@ -47,6 +47,7 @@ const VALUE_FLAGS: Record<PolicyValueKey, readonly (readonly [string, Shown])[]>
     ['concurrency', (c) => (c.concurrencyPercent > 0 ? `${c.concurrencyPercent}%` : String(c.concurrency))],
   ],
   podDelete: [['drain-fallback', (c) => c.drainFallback]],
+  deploymentRestart: [['single-replica', (c) => c.singleReplica]],
 };
 
 /** What each policy judges, in the words of a denial. */
@@ -55,6 +56,7 @@ const REQUEST: Record<PolicyKind, string> = {
   lock: 'write to the lock',
   eviction: 'eviction',
   pods: 'pod deletion',
+  deployments: 'restart of a Deployment',
 };
 
 /** The kind of the agent's policy named `policy` (`<release>-agent-<kind>`); undefined for another's. */

@@ -7,6 +7,7 @@ import type { Lock } from '../lock/lock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Drainer } from '../drain/drainer.js';
+import type { RolloutRestarter } from '../drain/rollout-restart.js';
 import type { ShutdownSettings } from '../host/shutdown.js';
 import type { LoadBalancers } from '../drain/load-balancers.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
@@ -28,6 +29,8 @@ export type AgentConfig = Pick<
   | 'rebootDelayMs'
   | 'holdAfterDrainAnnotations'
   | 'holdTimeoutMs'
+  | 'singleReplica'
+  | 'singleReplicaTimeoutMs'
   | 'forceReboot'
   | 'onDrainFailure'
   | 'quarantineCordon'
@@ -86,6 +89,8 @@ export interface AgentDeps {
   lock: Lock;
   node: NodeOps;
   drainer: Drainer;
+  /** --single-replica restart: restarts single replicas' Deployments before the drain; undefined when off. */
+  restarter?: RolloutRestarter;
   /** Whether the cluster has cloud load balancers (the wait before the drain). */
   loadBalancers: LoadBalancers;
   events: EventRecorder;

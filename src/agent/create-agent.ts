@@ -17,6 +17,7 @@ import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lea
 import { NodeTurnGate } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
+import { RolloutRestarter } from '../drain/rollout-restart.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
 import { KubeLoadBalancers } from '../drain/load-balancers.js';
 import type { ShutdownSettings } from '../host/shutdown.js';
@@ -200,6 +201,20 @@ function drainerOf(config: Config, io: AgentIo, views: OwnViews | undefined): Ku
   });
 }
 
+/** --single-replica restart: the restarter of single replicas' Deployments before the drain; none when off. */
+function restarterOf(config: Config, io: AgentIo): Pick<AgentDeps, 'restarter'> {
+  if (config.singleReplica !== 'restart') return {};
+  return {
+    restarter: new RolloutRestarter({
+      kube: io.kube,
+      nodeId: config.nodeId,
+      clock: io.clock,
+      podSelector: config.drainPodSelector,
+      rules: config.drainRules,
+    }),
+  };
+}
+
 /**
  * The wave's gates when any is configured (--wave-start below the slots, --wave-growth, --max-failures,
  * --group-order sequential): judged by the node about to go from the nodes' own labels.
@@ -241,6 +256,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     node,
     drainer: drainerOf(config, io, views),
     loadBalancers: new KubeLoadBalancers(kube),
+    ...restarterOf(config, io),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),

@@ -30,6 +30,7 @@ export type BlockerConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
@@ -93,6 +94,7 @@ export function createBlockers(
         drainPodSelector: config.drainPodSelector,
         drainRules: config.drainRules,
         drainGracePeriodSeconds: config.drainGracePeriodSeconds,
+        singleReplicaRestart: config.singleReplica === 'restart',
       }),
     );
   }

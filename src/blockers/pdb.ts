@@ -15,6 +15,7 @@ import { coveringBudgets } from '../drain/covering-budgets.js';
 import { evictionOptions } from '../drain/eviction.js';
 import { pdbFromCause } from '../drain/eviction-answer.js';
 import { planPod } from '../drain/drain-plan.js';
+import { replicaVerdict } from '../drain/single-replica.js';
 import type { DrainRule } from '../config/config.js';
 import type { Selector } from '../selector/label-selector.js';
 import type { Blocker, Verdict } from './blocker.js';
@@ -31,6 +32,12 @@ export interface PdbBlockerOptions {
    * (evictionOptions), so that the server judges the same request.
    */
   drainGracePeriodSeconds: number;
+  /**
+   * --single-replica restart: a pod a budget protects that is its Deployment's only ready replica and
+   * can be restarted elsewhere first does not block (the agent restarts it before the drain, and the
+   * Deployment removes the old pod itself). Default false.
+   */
+  singleReplicaRestart?: boolean;
 }
 
 function nameOf(obj: { metadata?: { namespace?: string; name?: string } }): string {
@@ -72,8 +79,21 @@ export class PdbBlocker implements Blocker {
       if (isNotFound(err) || isConflict(err)) return { blocked: false };
       const reason = await this.refusal(pod, err, signal);
       if (reason === undefined) throw err;
-      return { blocked: true, reason };
+      return (await this.restartable(pod, err, signal)) ? { blocked: false } : { blocked: true, reason };
     }
+  }
+
+  /** --single-replica restart will restart this pod's Deployment before the drain evicts it. */
+  private async restartable(pod: V1Pod, err: unknown, signal?: AbortSignal): Promise<boolean> {
+    // a budget's refusal only: a pod under two budgets fails the drain whatever happens first
+    if (this.options.singleReplicaRestart !== true || !isTooManyRequests(err)) return false;
+    const kube = this.options.kube;
+    // owners that cannot be read (gone, or no answer): the budget's refusal stands, as without the flag
+    const verdict = await replicaVerdict(pod, {
+      replicaSet: (ns, name) => kube.getReplicaSet(ns, name, signal),
+      deployment: (ns, name) => kube.getDeployment(ns, name, signal),
+    }).catch(() => undefined);
+    return verdict?.action === 'restart';
   }
 
   /** Why the Eviction API refused the pod, when a budget did; undefined for any other failure. */

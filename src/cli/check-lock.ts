@@ -52,6 +52,7 @@ export type CheckConfig = Pick<
   | 'drainPodSelector'
   | 'drainRules'
   | 'drainGracePeriodSeconds'
+  | 'singleReplica'
   | 'rebootSentinel'
   | 'rebootSentinelCommand'
   | 'hostExec'

@@ -29,6 +29,8 @@ export const SIM_AGENT_FLAGS = [
   'settle-time',
   'hold-after-drain-annotation',
   'hold-timeout',
+  'single-replica',
+  'single-replica-timeout',
   'exclude-from-lb',
   'lb-drain-wait',
   'wave-start',

@@ -64,6 +64,7 @@ interface SimulateFlags {
   evictionErrors: number;
   loadBalancer: boolean;
   storagePods: boolean;
+  singleReplicaWorkloads: number;
   autoscaler: boolean;
   holdWorker: number;
   rebootNow?: string;
@@ -157,6 +158,12 @@ function addWorldOptions(cmd: Command): Command {
       '--storage-pods',
       'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
       false,
+    )
+    .option(
+      '--single-replica-workloads <n>',
+      'Deployments of one replica (RollingUpdate) on nodes that need a reboot, each with a PDB of --pdb: the report counts the seconds one had no ready replica (see --single-replica)',
+      integerOption(0),
+      0,
     )
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
@@ -324,9 +331,10 @@ function simulateOptionsOf(
     approveEveryMs: flags.approveEvery,
     ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
     undrainable: flags.undrainable,
-    ...(flags.stuckSentinel > 0 ? { stuckSentinel: flags.stuckSentinel } : {}),
+    stuckSentinel: flags.stuckSentinel,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
+    ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),
     ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,
     holdWorkerMs: flags.holdWorker,

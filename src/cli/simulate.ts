@@ -95,6 +95,11 @@ export interface SimulateOptions {
    */
   storagePods?: boolean;
   /**
+   * --single-replica-workloads N: N single-replica Deployments on nodes that need a reboot; the report
+   * counts the seconds a Deployment had no ready replica (--single-replica restart: 0).
+   */
+  singleReplicaWorkloads?: number;
+  /**
    * --eviction-errors: this share (0–1) of eviction requests, the PDB pre-flight's dry runs included,
    * is answered 500 `etcdserver: request timed out`, half of them after the eviction was carried out
    * (a flaky API server, issue 46). Default 0.
@@ -265,8 +270,14 @@ function coordinatorOptions(
 /** What the cluster is made of beyond its size: control-plane nodes, blocking churn, unhealthy nodes. */
 function worldOf(
   options: SimulateOptions,
-): Pick<SimulationOptions['cluster'], 'controlPlane' | 'blockingChurn' | 'unhealthy' | 'badKernel'> {
+): Pick<
+  SimulationOptions['cluster'],
+  'controlPlane' | 'blockingChurn' | 'unhealthy' | 'badKernel' | 'singleReplicaWorkloads'
+> {
   return {
+    ...((options.singleReplicaWorkloads ?? 0) > 0
+      ? { singleReplicaWorkloads: options.singleReplicaWorkloads }
+      : {}),
     ...((options.controlPlane ?? 0) > 0 ? { controlPlane: options.controlPlane } : {}),
     ...(options.blockingChurn ? { blockingChurn: options.blockingChurn } : {}),
     ...(options.unhealthy ? { unhealthy: options.unhealthy } : {}),

@@ -90,6 +90,14 @@ export interface Config {
    */
   drainFallback: 'none' | 'delete';
   /**
+   * --single-replica: `restart` restarts the Deployment of a pod the drain would evict that is its only
+   * ready replica (RollingUpdate, maxSurge ≥ 1) and waits for a new pod elsewhere before the drain;
+   * `off` (default) evicts it as kured does.
+   */
+  singleReplica: 'off' | 'restart';
+  /** --single-replica-timeout: how long the drain waits for a restarted Deployment. Default 10m. */
+  singleReplicaTimeoutMs: number;
+  /**
    * --hold-after-drain-annotation: after the drain (before --reboot-delay) the agent waits while its
    * node carries any of these annotations, set by an external worker. Default none.
    */

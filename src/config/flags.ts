@@ -928,6 +928,25 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('drainFallback', oneOf(['none', 'delete'] as const)),
   }),
   added({
+    name: 'single-replica',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['off', 'restart'],
+    default: 'off',
+    description:
+      'a pod the drain would evict that is the only ready replica of a Deployment (RollingUpdate, maxSurge ≥ 1): off (evicted as kured does) or restart (the Deployment is restarted as by kubectl rollout restart, and the drain waits until it is available with a new pod elsewhere; needs RBAC get/patch on deployments, get on replicasets)',
+    apply: set('singleReplica', oneOf(['off', 'restart'] as const)),
+  }),
+  added({
+    name: 'single-replica-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '10m',
+    description:
+      'bound for the wait for a restarted Deployment (--single-replica restart): past it the drain evicts the old pod as today, the reason in status',
+    apply: set('singleReplicaTimeoutMs', duration('positive')),
+  }),
+  added({
     name: 'hold-after-drain-annotation',
     type: 'array',
     valueName: '<key>',

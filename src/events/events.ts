@@ -9,6 +9,8 @@ export type EventReason =
   | 'DrainFailed'
   /** --drain-fallback delete deleted pods whose eviction was refused until --drain-timeout (named). */
   | 'DrainFallback'
+  /** --single-replica restart: Deployments restarted before the drain, or single replicas evicted as today (why). */
+  | 'SingleReplicaRestart'
   /** The drained node is held before the reboot while a --hold-after-drain-annotation stands. */
   | 'RebootHeld'
   | 'Rebooting'

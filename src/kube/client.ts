@@ -6,16 +6,16 @@
 // generated index out of the bundle (kured-ts never calls makeApiClient); see CONTRIBUTING.md,
 // "Dependencies".
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { loadKubeConfig, type KubeConfigSource } from './kubeconfig.js';
+import { loadKubeConfig, type ConnectOptions } from './kubeconfig.js';
 import { SystemClock, type Clock } from '../clock/clock.js';
 import { ApiHealth } from './api-health.js';
 import { isRetryableRead, retryAfterSeconds } from './errors.js';
 import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
-import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type Exchange, type KubeRequest } from './http.js';
+import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
-import { daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
+import { appsPath, daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
 import type {
   NodeRow,
   ObjectRef,
@@ -30,6 +30,8 @@ import type {
   PodPage,
   SelfIdentity,
   V1DaemonSet,
+  V1Deployment,
+  V1ReplicaSet,
   V1Node,
   V1Pod,
   V1Lease,
@@ -39,20 +41,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from './kube.js';
-
-/** Where the API server is (kubeconfig.ts), and how this client behaves. */
-export interface ConnectOptions extends KubeConfigSource {
-  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
-  deadlineMs?: number;
-  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
-  watchGraceMs?: number;
-  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
-  random?: () => number;
-  /** Times the waits between read retries. Default the system clock. */
-  clock?: Clock;
-  /** How requests reach the server. Default over the network; tests hand them over in memory. */
-  exchange?: Exchange;
-}
+export type { ConnectOptions } from './kubeconfig.js';
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
@@ -343,6 +332,23 @@ export class ClientNodeKube implements Kube {
   /** The given timeout, or 5–10 minutes spread at random so that watches do not end together. */
   private watchSeconds(given: number | undefined): number {
     return given ?? Math.round(WATCH_MIN_SECONDS * (1 + this.random()));
+  }
+
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
+    return this.retried({ method: 'GET', path: appsPath(namespace, 'deployments', name), signal });
+  }
+
+  mergePatchDeployment(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1Deployment> {
+    return this.patch(appsPath(namespace, 'deployments', name), MERGE_PATCH, patch, signal);
+  }
+
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
+    return this.retried({ method: 'GET', path: appsPath(namespace, 'replicasets', name), signal });
   }
 
   getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {

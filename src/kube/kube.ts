@@ -25,6 +25,8 @@ export type V1PodDisruptionBudget = Wire<k8s.V1PodDisruptionBudget>;
 export type CoreV1Event = Wire<k8s.CoreV1Event>;
 export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
 export type V1Lease = Wire<k8s.V1Lease>;
+export type V1Deployment = Wire<k8s.V1Deployment>;
+export type V1ReplicaSet = Wire<k8s.V1ReplicaSet>;
 export type V1Service = Wire<k8s.V1Service>;
 
 /** One RFC 6902 operation; values are typed JSON, never strings built by formatting. */
@@ -219,6 +221,19 @@ export interface Kube {
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void>;
+
+  /**
+   * apps/v1 Deployments and ReplicaSets (--single-replica restart: a pod's owner chain, and the
+   * rollout restart, a merge patch of one pod template annotation guarded by metadata.resourceVersion).
+   */
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment>;
+  mergePatchDeployment(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1Deployment>;
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet>;
 
   /** coordination.k8s.io/v1 Leases: the coordinator's election (src/coordinator). */
   getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease>;

@@ -1,6 +1,8 @@
 // Where the API server is: a kubeconfig file, client-node's default loading (KUBECONFIG,
 // ~/.kube/config, in-cluster), or a plain URL (tests, the simulator).
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { Clock } from '../clock/clock.js';
+import type { Exchange } from './http.js';
 
 /** Where the API server is. */
 export interface KubeConfigSource {
@@ -10,6 +12,20 @@ export interface KubeConfigSource {
   context?: string;
   /** Plain URL of an API server without auth (tests, the simulator); wins over kubeconfig. */
   url?: string;
+}
+
+/** Where the API server is (above), and how this client behaves. */
+export interface ConnectOptions extends KubeConfigSource {
+  /** Deadline of one request in ms. Default 30 s (DEFAULT_DEADLINE_MS). */
+  deadlineMs?: number;
+  /** How long a watch may outlive its timeoutSeconds before it is given up. Default 30 s. */
+  watchGraceMs?: number;
+  /** [0, 1) for the spread of watch timeouts and the jitter of read retries. Default Math.random. */
+  random?: () => number;
+  /** Times the waits between read retries. Default the system clock. */
+  clock?: Clock;
+  /** How requests reach the server. Default over the network; tests hand them over in memory. */
+  exchange?: Exchange;
 }
 
 /**

@@ -25,3 +25,8 @@ export function leasePath(namespace: string, name: string): string {
 export function daemonSetPath(namespace: string, name: string): string {
   return `/apis/apps/v1/namespaces/${enc(namespace)}/daemonsets/${enc(name)}`;
 }
+
+/** One Deployment or ReplicaSet (--single-replica restart follows a pod's owners). */
+export function appsPath(namespace: string, plural: 'deployments' | 'replicasets', name: string): string {
+  return `/apis/apps/v1/namespaces/${enc(namespace)}/${plural}/${enc(name)}`;
+}

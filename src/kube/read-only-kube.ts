@@ -13,6 +13,8 @@ import type {
   PageOptions,
   PodPage,
   V1DaemonSet,
+  V1Deployment,
+  V1ReplicaSet,
   V1Lease,
   V1Node,
   V1Pod,
@@ -109,6 +111,15 @@ export class ReadOnlyKube implements Kube {
   }
   mergePatchDaemonSet(namespace: string, name: string, patch: object): Promise<V1DaemonSet> {
     return this.refuse(`merge-patch daemonset ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
+    return this.inner.getDeployment(namespace, name, signal);
+  }
+  mergePatchDeployment(namespace: string, name: string, patch: object): Promise<V1Deployment> {
+    return this.refuse(`merge-patch deployment ${namespace}/${name}: ${JSON.stringify(patch)}`);
+  }
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
+    return this.inner.getReplicaSet(namespace, name, signal);
   }
   watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     return this.inner.watchNodes(onEvent, options);

@@ -18,10 +18,12 @@ import type {
   PodPage,
   ServicePage,
   V1DaemonSet,
+  V1Deployment,
   V1Lease,
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
+  V1ReplicaSet,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -243,6 +245,23 @@ export class ViewedKube implements Kube {
 
   listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
     return this.inner.listServicesPage(options, signal);
+  }
+
+  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
+    return this.inner.getDeployment(namespace, name, signal);
+  }
+
+  mergePatchDeployment(
+    namespace: string,
+    name: string,
+    patch: object,
+    signal?: AbortSignal,
+  ): Promise<V1Deployment> {
+    return this.inner.mergePatchDeployment(namespace, name, patch, signal);
+  }
+
+  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
+    return this.inner.getReplicaSet(namespace, name, signal);
   }
 
   watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {

@@ -47,6 +47,7 @@ import { LockReasons } from './lock-reasons.js';
 import { roomFor, type NodeInCycle, type Room, type RoomQuestion } from './room.js';
 import { readLockState } from './lock-read.js';
 import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
+import { FRESH_CENSUS_MS } from './fleet-census.js';
 import {
   FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
@@ -111,13 +112,14 @@ export class DaemonSetLock implements Lock {
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
     let outcome: AcquireResult | undefined;
+    let attempt = 0;
     try {
       await this.write(signal, async (state) => {
-        // each attempt judges the fleet from its own read: a pre-flight's (or a lost attempt's) census
-        // may be seconds old, and a node that went down since must count (the lock's resourceVersion
-        // guards its entries, not the Nodes)
-        this.o.census?.forget();
-        this.o.wave?.census.forget();
+        // each attempt judges the fleet from a read of its moment (FRESH_CENSUS_MS; the resourceVersion
+        // guards the lock's entries, not the Nodes): after a lost write, it reads again
+        const reuse = attempt++ === 0 ? FRESH_CENSUS_MS : 0;
+        this.o.census?.forget(reuse);
+        this.o.wave?.census.forget(reuse);
         const decision = await this.decideAcquire(state, metadata, signal, proof);
         outcome = decision.result;
         return decision.entries;

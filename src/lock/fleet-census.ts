@@ -30,6 +30,14 @@ interface UnwellNode {
   why: Unwell;
 }
 
+/**
+ * How old a read an acquisition's first attempt may judge from: its pass's pre-flight's. Far below
+ * what readiness itself lags (the node lifecycle controller marks a silent kubelet's node NotReady
+ * after a 40 s grace period), so it hides no node the API server already shows down; the 10 s
+ * reuse of CENSUS_CACHE_MS would.
+ */
+export const FRESH_CENSUS_MS = 2_000;
+
 /** What the census found. */
 export interface Census {
   /** The Nodes in all. */
@@ -82,9 +90,14 @@ export class FleetCensus {
 
   constructor(private readonly o: FleetCensusOptions) {}
 
-  /** Forgets every read: the next census reads afresh (an acquisition's attempt, DaemonSetLock). */
-  forget(): void {
-    this.cache.clear();
+  /**
+   * Forgets the reads older than `olderThanMs` (every read by default): the next question reads
+   * them afresh (an acquisition's attempt, DaemonSetLock.acquire).
+   */
+  forget(olderThanMs = 0): void {
+    const now = monotonicMs(this.o.clock);
+    for (const [key, hit] of this.cache)
+      if (olderThanMs <= 0 || now - hit.at >= olderThanMs) this.cache.delete(key);
   }
 
   /** The census for `ask` (each part read at most once per CENSUS_CACHE_MS). */

@@ -66,9 +66,14 @@ export class WaveCensus {
 
   constructor(private readonly o: { kube: Kube; clock: Clock; nodeId: string }) {}
 
-  /** Forgets every read: the next count reads afresh (an acquisition's attempt, as FleetCensus.forget). */
-  forget(): void {
-    this.cache.clear();
+  /**
+   * Forgets the reads older than `olderThanMs` (every read by default): the next question reads
+   * them afresh (an acquisition's attempt, DaemonSetLock.acquire).
+   */
+  forget(olderThanMs = 0): void {
+    const now = monotonicMs(this.o.clock);
+    for (const [key, hit] of this.cache)
+      if (olderThanMs <= 0 || now - hit.at >= olderThanMs) this.cache.delete(key);
   }
 
   async read(ask: WaveAsk, signal?: AbortSignal): Promise<WaveCount> {

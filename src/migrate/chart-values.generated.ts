@@ -371,6 +371,11 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--drain-fallback',
           anyOf: [{ type: 'string', enum: ['none', 'delete'] }, { const: '' }],
         },
+        singleReplica: {
+          description: '--single-replica',
+          anyOf: [{ type: 'string', enum: ['off', 'restart'] }, { const: '' }],
+        },
+        singleReplicaTimeout: { description: '--single-replica-timeout', type: 'string' },
         holdAfterDrainAnnotation: {
           description:
             '--hold-after-drain-annotation (repeated): node annotation keys that hold a drained node before its reboot',
@@ -992,6 +997,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     messageTemplateWaveHalted: 'Reboot wave halted after node %s failed',
     messageTemplateOverdue: 'Reboot of node %s is overdue',
     drainFallback: 'none',
+    singleReplica: 'off',
+    singleReplicaTimeout: '10m',
     holdAfterDrainAnnotation: [],
     holdTimeout: '1h',
     blockOnPdb: true,

@@ -56,6 +56,12 @@ export interface CycleRecord {
   heldSince?: string;
   /** What the drain did with the pods (written with the reboot request), for the reboot history. */
   drain?: DrainSummary;
+  /**
+   * --single-replica restart: the Deployments (namespace/name) this cycle restarted and when (RFC 3339,
+   * the start of --single-replica-timeout), written BEFORE the restart: a Deployment is restarted at
+   * most once per cycle, whatever restarts the agent goes through.
+   */
+  restarts?: RestartMark[];
   /** The kernel and OS image the cycle started on. */
   kernel?: string;
   osImage?: string;
@@ -95,6 +101,23 @@ function needRebootsOf(value: Record<string, unknown>): number {
   if (!('needReboots' in value)) return 0;
   const n = value.needReboots;
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : UNKNOWN_COUNT;
+}
+
+/** One Deployment restarted by the cycle. */
+export interface RestartMark {
+  /** namespace/name */
+  deployment: string;
+  /** RFC 3339: when the agent restarted it (our clock). */
+  at: string;
+}
+
+function restartsOf(raw: unknown): RestartMark[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  return raw.flatMap((m: unknown) =>
+    isRecord(m) && typeof m.deployment === 'string' && typeof m.at === 'string'
+      ? [{ deployment: m.deployment, at: m.at }]
+      : [],
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -143,7 +166,13 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     const field = optionalText(value[key]);
     if (field !== undefined) record[key] = field;
   }
-  return withDrain(withDoNotRepair(record, value.doNotRepair), value.drain);
+  return withDrain(withDoNotRepair(withRestarts(record, value.restarts), value.doNotRepair), value.drain);
+}
+
+/** The record with the restart marks `raw` when they can be read. */
+function withRestarts(record: CycleRecord, raw: unknown): CycleRecord {
+  const restarts = restartsOf(raw);
+  return restarts === undefined ? record : { ...record, restarts };
 }
 
 /** The record with doNotRepair when the raw record says true (anything else: not ours). */

@@ -56,6 +56,11 @@ export interface ClusterSpec {
   stuckSentinel?: number;
   /** One storage daemon per node with label kured-ts.dev/drain-order=10 (simulate --storage-pods). Default false. */
   storagePods?: boolean;
+  /**
+   * Single-replica Deployments (RollingUpdate, maxSurge 25%), one pod each on the nodes that need a
+   * reboot, round robin, each with a PDB of `pdb`'s form (simulate --single-replica-workloads). Default 0.
+   */
+  singleReplicaWorkloads?: number;
   /** Zones (labels topology.kubernetes.io/zone zone-a, zone-b, … round robin); 0 = no zone label. */
   zones?: number;
   /**

@@ -10,6 +10,7 @@ import {
   type ClusterSpec,
 } from './cluster-spec.js';
 import type { SimPdb, SimPod, SimServer } from './objects.js';
+import { DeploymentModel, type SimDeployment } from './deployments.js';
 import { randomHex, type Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';
 
@@ -29,7 +30,7 @@ export function pad(i: number, width: number): string {
 }
 
 /** `podsPerNode` pods per node, in workloads of `replicasPerWorkload`, Running and Ready; and the undrainable pods. */
-export function createWorkloads(c: WorkloadContext): void {
+function createWorkloads(c: WorkloadContext): void {
   const { spec } = c;
   const total = spec.nodes * spec.podsPerNode;
   const replicas = Math.max(1, spec.replicasPerWorkload);
@@ -71,8 +72,50 @@ function createStoragePods(c: WorkloadContext): void {
   }
 }
 
+/**
+ * simulate --single-replica-workloads N: N Deployments of one replica (solo-1 …), each placed on a
+ * node that needs a reboot (round robin), with a PDB of --pdb's form; their rollouts are modelled
+ * (deployments.ts). Undefined without any.
+ */
+function createSingleReplicas(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+  const count = c.spec.singleReplicaWorkloads ?? 0;
+  if (count <= 0) return undefined;
+  const model = new DeploymentModel({
+    server: c.server,
+    nowMs: () => c.time.nowMs(),
+    defer: (task) => c.time.after(0, task),
+  });
+  model.start();
+  for (let i = 1; i <= count; i++) {
+    const app = `solo-${pad(i, String(count).length)}`;
+    const node = c.names[(i - 1) % Math.max(1, Math.min(needing, c.names.length))] ?? '';
+    if (c.spec.pdb.kind !== 'none')
+      c.server.create<SimPdb>('poddisruptionbudgets', pdbObject(app, c.spec.pdb));
+    model.create(soloDeployment(app, c.spec.graceSeconds), (pod) => readyPod(pod, node, c.isoNow()));
+  }
+  return model;
+}
+
+function soloDeployment(app: string, graceSeconds: number): SimDeployment {
+  return {
+    metadata: { name: app, namespace: SIM_NAMESPACE, labels: { app } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%' } },
+      template: {
+        metadata: { labels: { app } },
+        spec: {
+          terminationGracePeriodSeconds: graceSeconds,
+          containers: [{ name: 'app', image: 'registry.example/solo:1' }],
+        },
+      },
+    },
+  };
+}
+
 /** The blocking batch pods on the first nodes; each succeeds after its duration. */
-export function createBlockingPods(c: WorkloadContext): void {
+function createBlockingPods(c: WorkloadContext): void {
   const { nodes, durationMs } = c.spec.blockingPods;
   if (durationMs <= 0) return;
   for (const name of c.names.slice(0, nodes)) {
@@ -121,4 +164,15 @@ export function readyPod(pod: SimPod, node: string, now: string): SimPod {
 function createStuckPods(c: WorkloadContext): void {
   for (const name of c.names.slice(0, c.spec.undrainable ?? 0))
     c.server.create<SimPod>('pods', readyPod(stuckPod(name), name, c.isoNow()));
+}
+
+/**
+ * The start-up workloads: the replicated ones, the single replicas (--single-replica-workloads; their
+ * Deployment model, to stop with the cluster) and the blocking pods, in that order.
+ */
+export function createStartupWorkloads(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+  createWorkloads(c);
+  const singles = createSingleReplicas(c, needing);
+  createBlockingPods(c);
+  return singles;
 }

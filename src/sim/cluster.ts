@@ -26,8 +26,7 @@ import { forkRandom, randomBootId, type Random } from './random.js';
 import { placements, podCounts } from './scheduler.js';
 import { BlockingChurn } from './blocking-churn.js';
 import {
-  createBlockingPods,
-  createWorkloads,
+  createStartupWorkloads,
   pad,
   readyPod,
   workloadPod,
@@ -58,6 +57,7 @@ export class SimCluster {
   /** When each node's reboot became required (virtual ms, absolute). */
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
+  singles: ReturnType<typeof createStartupWorkloads>;
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -123,8 +123,7 @@ export class SimCluster {
       this.server.create<SimPod>('pods', readyPod(agentPod(name), name, this.isoNow()));
       if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
-    createWorkloads(this.workloadContext());
-    createBlockingPods(this.workloadContext());
+    this.singles = createStartupWorkloads(this.workloadContext(), spec.needsReboot);
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -174,6 +173,7 @@ export class SimCluster {
   stop(): void {
     this.unsubscribe?.();
     this.churn?.stop();
+    this.singles?.stop();
   }
 
   /** Churn jobs created (--blocking-churn). */

@@ -73,7 +73,16 @@ export interface SimPdb {
 }
 
 type ResourceName =
-  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
+  | 'nodes'
+  | 'pods'
+  | 'daemonsets'
+  | 'deployments'
+  | 'replicasets'
+  | 'poddisruptionbudgets'
+  | 'events'
+  | 'namespaces'
+  | 'leases'
+  | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {

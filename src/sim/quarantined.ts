@@ -6,13 +6,21 @@ import type { SimCluster } from './cluster.js';
 import type { Observer } from './observer.js';
 
 /** Does the node carry the quarantine label? */
-export function isQuarantined(cluster: SimCluster, name: string): boolean {
+function isQuarantined(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
 }
 
 /** Is the node quarantined reboot-loop (its need survived its reboots)? */
-export function inRebootLoop(cluster: SimCluster, name: string): boolean {
+function inRebootLoop(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] === REBOOT_LOOP_VALUE;
+}
+
+/** The nodes quarantined at the end, and of those the ones quarantined reboot-loop, by name. */
+export function quarantinedNodes(cluster: SimCluster): { quarantined: string[]; rebootLoops: string[] } {
+  return {
+    quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+    rebootLoops: cluster.names.filter((n) => inRebootLoop(cluster, n)),
+  };
 }
 
 /** A reason that says new cycles are halted: the node's own judgement, or the coordinator's word to a waiter. */

@@ -105,6 +105,13 @@ function quarantineRows(r: SimulationResult): string[] {
         `${r.drainOrder.evicted} order-10 pods evicted, ${r.drainOrder.early} while a lower-order pod was on their node`,
       ),
     );
+  const blocked = Object.entries(r.blockedNodes);
+  if (blocked.length > 0)
+    rows.push(
+      row('not rebooted, last blocked by', blocked.map(([node, why]) => `${node}: ${why}`).join('; ')),
+    );
+  if (r.singleReplicas !== undefined)
+    rows.push(row('single-replica Deployments', singleReplicaText(r.singleReplicas)));
   const drainFailed = r.quarantined.filter((n) => !r.rebootLoops.includes(n));
   if (drainFailed.length > 0)
     rows.push(row('nodes quarantined (drain failed)', `${drainFailed.length} (${drainFailed.join(', ')})`));
@@ -139,6 +146,15 @@ function waveReportRows(r: SimulationResult): string[] {
       ),
     );
   return rows;
+}
+
+/** The seconds single-replica Deployments had no ready replica, in all and by Deployment. */
+function singleReplicaText(s: NonNullable<SimulationResult['singleReplicas']>): string {
+  const down = Object.entries(s.unavailableSeconds);
+  const total = down.reduce((sum, [, seconds]) => sum + seconds, 0);
+  const which =
+    down.length === 0 ? '' : ` (${down.map(([name, seconds]) => `${name} ${seconds}s`).join(', ')})`;
+  return `${s.deployments}, ${total} seconds with no ready replica${which}`;
 }
 
 /** Nodes rebooted without needing it at the start: on an admin's request (simulate --reboot-now). */

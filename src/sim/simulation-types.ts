@@ -186,6 +186,13 @@ export interface SimulationResult {
   controlPlane?: { nodes: number; firstLockMs: number | undefined; lastWorkerLockMs: number | undefined };
   /** Approvals the simulated operator gave (--approve-every). */
   approvals: number;
+  /**
+   * simulate --single-replica-workloads: the Deployments, and the seconds each had no ready replica
+   * (those that had any); undefined without them.
+   */
+  singleReplicas?: { deployments: number; unavailableSeconds: Record<string, number> };
+  /** Nodes that needed a reboot and got none, with the reason they were last blocked for. */
+  blockedNodes: Record<string, string>;
   /** simulate --storage-pods: order-10 pods evicted, and how many while a lower order was on their node. */
   drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */

@@ -6,6 +6,7 @@ import type { Kube } from '../kube/kube.js';
 import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
+import { serviceChecksOf } from './service-checks.js';
 import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import { kernelsUpdated, type SimDaemonSet, type SimServer } from './objects.js';
 import { Observer } from './observer.js';
@@ -14,7 +15,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, inRebootLoop, isQuarantined } from './quarantined.js';
+import { fleetHalt, quarantinedNodes } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -395,9 +396,9 @@ export class Simulation {
       maxDownByZone: Object.fromEntries([...cluster.outages.maxByZone].sort()),
       ...this.controlPlane(),
       approvals: this.approvals,
-      quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
-      rebootLoops: cluster.names.filter((n) => inRebootLoop(cluster, n)),
+      ...quarantinedNodes(cluster),
       drainOrder: observer.drainOrder.result(),
+      ...serviceChecksOf(cluster, nodes, observer.phases),
       halted: fleetHalt(observer) ?? waveHalt(this.server),
       wave: waveResult(this.server, cluster, nodes),
       autoscalerRemovals: this.removals(),

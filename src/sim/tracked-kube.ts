@@ -223,6 +223,12 @@ export class TrackedKube implements Kube {
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>
     this.call('mergePatchDaemonSet', (k) => k.mergePatchDaemonSet(namespace, name, patch, signal));
+  getDeployment: Kube['getDeployment'] = (namespace, name, signal) =>
+    this.call('getDeployment', (k) => k.getDeployment(namespace, name, signal));
+  mergePatchDeployment: Kube['mergePatchDeployment'] = (namespace, name, patch, signal) =>
+    this.call('mergePatchDeployment', (k) => k.mergePatchDeployment(namespace, name, patch, signal));
+  getReplicaSet: Kube['getReplicaSet'] = (namespace, name, signal) =>
+    this.call('getReplicaSet', (k) => k.getReplicaSet(namespace, name, signal));
   createEvent: Kube['createEvent'] = (namespace, event, signal) =>
     this.call('createEvent', (k) => k.createEvent(namespace, event, signal));
   mergePatchEvent: Kube['mergePatchEvent'] = (namespace, name, patch, signal) =>

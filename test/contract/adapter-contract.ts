@@ -3,7 +3,16 @@
 // (test/integration/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { SystemClock } from '../../src/clock/clock.js';
-import type { Kube, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
+import type {
+  Kube,
+  V1DaemonSet,
+  V1Deployment,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+} from '../../src/kube/kube.js';
+import { RolloutRestarter } from '../../src/drain/rollout-restart.js';
+import { RESTARTED_AT_ANNOTATION } from '../../src/drain/single-replica.js';
 import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -464,6 +473,53 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       await cluster.syncBudget('default', 'db-too');
       expect((await preflight.check()).blocked).toBe(true);
       expect(await pods()).toEqual(['db-1', 'web-1']);
+    });
+  });
+
+  describe('the rollout restart (--single-replica restart)', () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'solo', namespace: 'default' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'solo' } },
+        template: {
+          metadata: { labels: { app: 'solo' }, annotations: { 'owner/other': 'keep-me' } },
+          spec: { containers: [{ name: 'c', image: 'busybox' }] },
+        },
+      },
+    };
+
+    it('sets the restartedAt annotation of the pod template, keeps the others and moves the generation', async () => {
+      const created = await cluster.create<V1Deployment>('deployments', deployment);
+      const restarter = new RolloutRestarter({
+        kube,
+        nodeId: NODE,
+        clock: new SystemClock(),
+        podSelector: [],
+      });
+      expect(await restarter.restart('default/solo', '2026-11-28T00:30:00.000Z')).toEqual({
+        restarted: true,
+      });
+      const after = await kube.getDeployment('default', 'solo');
+      expect(after.spec?.template.metadata?.annotations).toEqual({
+        'owner/other': 'keep-me',
+        [RESTARTED_AT_ANNOTATION]: '2026-11-28T00:30:00.000Z',
+      });
+      expect(after.metadata?.generation).toBe((created.metadata?.generation ?? 0) + 1);
+    });
+
+    it('writes nothing when the Deployment changed since the resourceVersion the patch names (409)', async () => {
+      const created = await cluster.create<V1Deployment>('deployments', deployment);
+      await kube.mergePatchDeployment('default', 'solo', { metadata: { labels: { team: 'a' } } });
+      const stale = {
+        metadata: { resourceVersion: created.metadata?.resourceVersion },
+        spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: 'x' } } } },
+      };
+      expect((await failure(kube.mergePatchDeployment('default', 'solo', stale))).code).toBe(409);
+      const after = await kube.getDeployment('default', 'solo');
+      expect(after.spec?.template.metadata?.annotations?.[RESTARTED_AT_ANNOTATION]).toBeUndefined();
     });
   });
 

@@ -9,7 +9,7 @@ import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-s
 
 const STRATEGIC = 'application/strategic-merge-patch+json';
 
-export type Resource = 'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events';
+export type Resource = 'nodes' | 'pods' | 'daemonsets' | 'deployments' | 'poddisruptionbudgets' | 'events';
 
 /** Where each resource lives (namespaced ones take the namespace). */
 function collection(resource: Resource, namespace?: string): string {
@@ -23,6 +23,8 @@ function collection(resource: Resource, namespace?: string): string {
       return `/api/v1/${ns}events`;
     case 'daemonsets':
       return `/apis/apps/v1/${ns}daemonsets`;
+    case 'deployments':
+      return `/apis/apps/v1/${ns}deployments`;
     case 'poddisruptionbudgets':
       return `/apis/policy/v1/${ns}poddisruptionbudgets`;
   }

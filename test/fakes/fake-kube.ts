@@ -8,6 +8,8 @@ import type {
   NodePage,
   PodPage,
   V1DaemonSet,
+  V1Deployment,
+  V1ReplicaSet,
   V1Lease,
   V1Node,
   V1Pod,
@@ -121,6 +123,15 @@ export class FakeKube implements Kube {
   }
   mergePatchDaemonSet(): Promise<V1DaemonSet> {
     return unsupported('mergePatchDaemonSet');
+  }
+  getDeployment(): Promise<V1Deployment> {
+    return unsupported('getDeployment');
+  }
+  mergePatchDeployment(): Promise<V1Deployment> {
+    return unsupported('mergePatchDeployment');
+  }
+  getReplicaSet(): Promise<V1ReplicaSet> {
+    return unsupported('getReplicaSet');
   }
   watchNodes(): Promise<void> {
     return unsupported('watchNodes');

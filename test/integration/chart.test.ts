@@ -577,6 +577,7 @@ const SAMPLES: Record<string, string> = {
   'settle-time': '42m',
   'lb-drain-wait': '42m',
   'hold-timeout': '42m',
+  'single-replica-timeout': '42m',
   'hold-after-drain-annotation': 'example.com/firmware-update',
   'group-concurrency': '2',
   'history-limit': '7',
@@ -1171,6 +1172,10 @@ const PERMISSIONS: Record<
   listDaemonSets: { group: 'apps', resource: 'daemonsets', verb: 'list' },
   // Only with configuration.drainFallback delete (a test of its own below): granted to neither by default.
   deletePod: { group: '', resource: 'pods', verb: 'delete' },
+  // Only with configuration.singleReplica restart (a test of its own below): granted to neither by default.
+  getDeployment: { group: 'apps', resource: 'deployments', verb: 'get' },
+  mergePatchDeployment: { group: 'apps', resource: 'deployments', verb: 'patch' },
+  getReplicaSet: { group: 'apps', resource: 'replicasets', verb: 'get' },
   getLease: {
     group: 'coordination.k8s.io',
     resource: 'leases',
@@ -1314,6 +1319,29 @@ describe('RBAC', () => {
       expect(role.rules.filter((r) => !r.verbs.includes('delete'))).toEqual(CLUSTER_RULES);
       const { container } = agent(await render([], ['configuration.drainFallback=delete']));
       expect(parseConfig(flagValues(container.args), {}).drainFallback).toBe('delete');
+    },
+  );
+
+  test.concurrent(
+    'with singleReplica restart, and only then, the ClusterRole also grants get/patch on deployments and get on replicasets (the admission policy confines the patch to the restart annotation)',
+    async () => {
+      const set = ['configuration.singleReplica=restart'];
+      const role = only(await render([], set), 'ClusterRole') as RoleShape;
+      const apps = role.rules.filter((r) => r.apiGroups?.includes('apps'));
+      expect(apps).toEqual([
+        { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] },
+      ]);
+      expect(role.rules.filter((r) => !r.apiGroups?.includes('apps'))).toEqual(CLUSTER_RULES);
+      const rendered = await render([], set);
+      const policy = rendered.find(
+        (d) =>
+          (d as { kind?: string; metadata?: { name?: string } }).kind === 'ValidatingAdmissionPolicy' &&
+          (d as { metadata?: { name?: string } }).metadata?.name?.endsWith('-agent-deployments') === true,
+      );
+      expect(JSON.stringify(policy)).toContain("'true' == 'true'");
+      const { container } = agent(rendered);
+      expect(parseConfig(flagValues(container.args), {}).singleReplica).toBe('restart');
     },
   );
 

@@ -3,8 +3,8 @@
 // test/fakes/simulate.ts; the other scenario files are named in simulate-wave.test.ts).
 import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, type SimulateOptions } from '../../src/cli/simulate.js';
-import type { SimulationResult } from '../../src/sim/simulation.js';
-import { SIMULATION_TIMEOUT_MS, simulate } from '../fakes/simulate.js';
+import { runSimulation, type SimulationResult } from '../../src/sim/simulation.js';
+import { SIMULATION_TIMEOUT_MS, memorySimulationOptions, simulate } from '../fakes/simulate.js';
 
 jest.setTimeout(SIMULATION_TIMEOUT_MS);
 
@@ -110,5 +110,47 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.churnJobs).toBeGreaterThan(10);
     if (minOnPending === 0) expect(r.blockingOnPendingNodes).toBe(0);
     else expect(r.blockingOnPendingNodes).toBeGreaterThanOrEqual(minOnPending);
+  });
+
+  it('completes a wave over single-replica Deployments with 0 seconds of one unavailable under --single-replica restart', async () => {
+    const r = await simulate({
+      ...small,
+      nodes: 6,
+      singleReplicaWorkloads: 5,
+      agent: { singleReplica: 'restart' },
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.stop).toBe('done');
+    expect(r.rebooted).toBe(6);
+    expect(r.singleReplicas).toEqual({ deployments: 5, unavailableSeconds: {} });
+  });
+
+  it('leaves single-replica Deployments without a ready replica during their drain without --single-replica restart', async () => {
+    const r = await simulate({ ...small, nodes: 6, singleReplicaWorkloads: 5 });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(6);
+    expect(Object.keys(r.singleReplicas?.unavailableSeconds ?? {}).length).toBeGreaterThan(0);
+  });
+
+  it('names the nodes a PDB over a single replica blocks without --single-replica restart', async () => {
+    const options = memorySimulationOptions({
+      ...small,
+      nodes: 6,
+      singleReplicaWorkloads: 5,
+      pdb: { kind: 'minAvailable', value: 1 },
+    });
+    options.limitMs = 2 * 3_600_000;
+    const r = await runSimulation(options);
+    expect(r.violations).toEqual([]);
+    expect(Object.keys(r.blockedNodes).sort()).toEqual([
+      'node-01',
+      'node-02',
+      'node-03',
+      'node-04',
+      'node-05',
+    ]);
+    for (const why of Object.values(r.blockedNodes))
+      expect(why).toMatch(/^PodDisruptionBudget apps\/solo-\d allows no disruption/);
+    expect(r.singleReplicas?.unavailableSeconds).toEqual({});
   });
 });

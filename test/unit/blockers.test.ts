@@ -380,6 +380,7 @@ describe('blocker registry', () => {
     alertFilterMatchOnly: false,
     alertFiringOnly: false,
     blockingPodSelectors: [],
+    singleReplica: 'off',
     blockOnPdb: true,
     drainPodSelector: [],
     drainRules: [],

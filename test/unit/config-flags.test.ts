@@ -27,7 +27,7 @@ const FLEET_POLICY_FLAGS = [
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
   'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group', 'drain-rules', 'drain-fallback',
   'hold-after-drain-annotation', 'hold-timeout', 'coordinator', 'exclude-from-lb', 'lb-drain-wait', 'host-root',
-  'kubelet-config',
+  'kubelet-config', 'single-replica', 'single-replica-timeout',
   // issue 45: waves you can trust with a bad kernel
   'wave-start', 'wave-growth', 'soak', 'max-failures', 'group-order', 'health-check', 'health-check-timeout',
   'notify-events', 'message-template-drain-failed', 'message-template-quarantined',

@@ -48,6 +48,8 @@ describe('defaults', () => {
       drainRulesFile: '',
       drainRules: [],
       drainFallback: 'none',
+      singleReplica: 'off',
+      singleReplicaTimeoutMs: 600_000,
       holdAfterDrainAnnotations: [],
       holdTimeoutMs: 3_600_000,
       skipWaitForDeleteTimeoutSeconds: 0,

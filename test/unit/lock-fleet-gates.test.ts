@@ -12,6 +12,7 @@ import { FakeClock } from '../fakes/fake-clock.js';
 import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/lock/fleet-health.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { FakeKube } from '../fakes/fake-kube.js';
+import { KubeApiError } from '../../src/kube/http.js';
 
 type Health =
   'ready' | 'not-ready' | 'unknown' | 'no-condition' | 'cordoned' | 'unreachable-taint' | 'in-cycle';
@@ -46,6 +47,11 @@ function forgedLock(nodes: string[], group?: string): string {
       TTL: 0,
     })),
   });
+}
+
+/** The census of node `me` over `kube` on `clock`. */
+function censusOf(kube: FakeKube, clock: FakeClock): FleetCensus {
+  return new FleetCensus({ kube, clock, nodeId: 'me', groupLabel: undefined });
 }
 
 /** The lock of node `me` over `kube`: the census of its own Kube, the gates as given. */
@@ -189,12 +195,36 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
     });
   });
 
+  it('an acquisition whose write was lost reads the fleet again before its next attempt', async () => {
+    const kube = new FakeKube();
+    kube.nodes = fleet('ready', 'ready');
+    let writes = 0;
+    kube.mergePatchDaemonSet = () => {
+      writes++;
+      // another node took the lock meanwhile (409), and n1 went down
+      kube.nodes = fleet('not-ready', 'ready');
+      return Promise.reject(new KubeApiError(409, '{"kind":"Status","code":409}', 'PATCH daemonset'));
+    };
+    const clock = new FakeClock();
+    const lock = lockOver(kube, { maxUnhealthy: { count: 0 }, clock, census: censusOf(kube, clock) });
+    const run = lock.acquire({ unschedulable: false });
+    await clock.advanceUntilIdle(); // the back-off before the next attempt
+    const result = await run;
+    expect(writes).toBe(1);
+    expect(refusal(result)).toEqual({
+      reason: '1 other node unhealthy (max 0): n1 not ready',
+      gate: 'max-unhealthy-nodes',
+    });
+  });
+
   it('an acquisition reads the fleet afresh after a node went down since the pre-flight', async () => {
     const kube = new FakeKube();
     kube.nodes = fleet('ready', 'ready');
-    const lock = lockOver(kube, { maxUnhealthy: { count: 0 } });
+    const clock = new FakeClock();
+    const lock = lockOver(kube, { maxUnhealthy: { count: 0 }, clock, census: censusOf(kube, clock) });
     expect((await lock.wouldAcquire()).acquired).toBe(true); // the pre-flight: all healthy
-    kube.nodes = fleet('not-ready', 'ready'); // n1 goes down within the census's reuse
+    kube.nodes = fleet('not-ready', 'ready'); // n1 goes down within the census's 10 s reuse
+    await clock.advance(2_000); // past what an acquisition may reuse of its pass's pre-flight
     const result = await lock.acquire({ unschedulable: false });
     expect(refusal(result)).toEqual({
       reason: '1 other node unhealthy (max 0): n1 not ready',

@@ -39,6 +39,7 @@ import { reportFallback, summaryOf } from './drain-report.js';
 import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
 import { requestReboot } from './request-reboot.js';
+import { restartSingleReplicas } from './single-replicas.js';
 import { leaveLoadBalancers } from './lb-wait.js';
 import type { Pass } from './pass.js';
 
@@ -205,10 +206,16 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
   return 'outcome' in next ? next.outcome : next;
 }
 
-/** Wait for the load balancers (lb-wait.ts), drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait --reboot-delay. */
-export async function drainAndDelay(pass: Pass, record: CycleRecord): Promise<Drained> {
+/**
+ * Wait for the load balancers (lb-wait.ts), restart single replicas elsewhere (single-replicas.ts),
+ * drain (checking the slot between rounds), hold while an annotation says so (hold.ts), then wait
+ * --reboot-delay.
+ */
+export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
-  await leaveLoadBalancers(pass, record); //   out of the load balancers: --lb-drain-wait when they exist
+  await leaveLoadBalancers(pass, given); //   out of the load balancers: --lb-drain-wait when they exist
+  // --single-replica restart: single replicas restarted elsewhere first (marked in the record)
+  const { record } = await restartSingleReplicas(pass, given);
   const drained = await drainer.drain(pass.signal, {
     onEviction: (outcome) => {
       metrics.countEvictions(outcome, 1);

@@ -4,12 +4,8 @@
 // expression that fails to evaluate refuses the request, as in kube. It is dynamically typed where
 // kube type-checks; src/admission/agent-policy.ts is written so that both agree.
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
-import {
-  POLICY_KINDS,
-  agentPolicies,
-  type PolicySpec,
-  type PolicyValueKey,
-} from '../../admission/agent-policy.js';
+import { POLICY_KINDS, agentPolicies, type PolicyValueKey } from '../../admission/agent-policy.js';
+import type { PolicySpec } from '../../admission/policy-parts.js';
 import type { Admission, AdmissionAttributes } from './admission.js';
 import { apiError } from './status.js';
 

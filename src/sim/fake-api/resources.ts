@@ -3,7 +3,16 @@ import type { V1ObjectMeta } from '../../kube/kube.js';
 
 /** Resources served, by their plural name in the URL. */
 export type ResourceName =
-  'nodes' | 'pods' | 'daemonsets' | 'poddisruptionbudgets' | 'events' | 'namespaces' | 'leases' | 'services';
+  | 'nodes'
+  | 'pods'
+  | 'daemonsets'
+  | 'deployments'
+  | 'replicasets'
+  | 'poddisruptionbudgets'
+  | 'events'
+  | 'namespaces'
+  | 'leases'
+  | 'services';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -93,6 +102,24 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'apps',
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
+    fields: [],
+  },
+  deployments: {
+    ...core,
+    name: 'deployments',
+    plural: 'deployments',
+    group: 'apps',
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    fields: [],
+  },
+  replicasets: {
+    ...core,
+    name: 'replicasets',
+    plural: 'replicasets',
+    group: 'apps',
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
     fields: [],
   },
   poddisruptionbudgets: {

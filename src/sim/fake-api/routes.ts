@@ -15,6 +15,8 @@ const SUBRESOURCES: Partial<Record<ResourceName, readonly string[]>> = {
   nodes: ['status'],
   pods: ['status', 'eviction'],
   daemonsets: ['status'],
+  deployments: ['status'],
+  replicasets: ['status'],
   poddisruptionbudgets: ['status'],
   namespaces: ['status', 'finalize'],
 };
