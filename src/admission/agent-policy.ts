@@ -46,7 +46,7 @@ import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
 import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
-import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUE } from '../node/quarantine.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUES } from '../node/quarantine.js';
 import { WAVE_NODE_LABELS, WAVE_WRITABLE, waveAnnotationRules, waveLabelRules } from './wave-policy.js';
 import { maxOwnersPattern } from './max-owners.js';
 
@@ -83,8 +83,8 @@ const TAINTS_OK = [
 ].join(' && ');
 
 /**
- * The quarantine label, when the agent sets or changes it, says drain-failed: no other word (an
- * operator's own value on it may stay as it is).
+ * The quarantine label, when the agent sets or changes it, says drain-failed or reboot-loop: no other
+ * word (an operator's own value on it may stay as it is).
  */
 const QUARANTINE_VALUE_OK = ((): string => {
   const key = `'${QUARANTINE_LABEL}'`;
@@ -93,7 +93,7 @@ const QUARANTINE_VALUE_OK = ((): string => {
   return [
     `!has(${now})`,
     `!(${key} in ${now})`,
-    `${now}[${key}] == '${QUARANTINE_VALUE}'`,
+    `${now}[${key}] in [${QUARANTINE_VALUES.map((v) => `'${v}'`).join(', ')}]`,
     `(has(${before}) && ${key} in ${before} && ${before}[${key}] == ${now}[${key}])`,
   ].join(' || ');
 })();
@@ -166,7 +166,7 @@ function nodesPolicy(): PolicySpec {
       ),
       forbid(
         QUARANTINE_VALUE_OK,
-        `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUE} on node ' + object.metadata.name`,
+        `'the kured-ts agent may set the label ${QUARANTINE_LABEL} only to ${QUARANTINE_VALUES.join(' or ')} on node ' + object.metadata.name`,
       ),
       ...waveLabelRules(forbid, celString),
       forbid(

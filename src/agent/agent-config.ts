@@ -50,6 +50,7 @@ export type AgentConfig = Pick<
   | 'onPostRebootTimeout'
   | 'waitForDaemonSetPods'
   | 'rebootRetries'
+  | 'maxRebootsPerNeed'
   | 'onUncordonedDuringDelay'
   | 'groupLabel'
   | 'groupConcurrency'

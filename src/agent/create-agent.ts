@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
+import type { HostFiles } from '../host/host.js';
 import { OwnViews } from '../kube/own-views.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
@@ -48,6 +49,8 @@ export interface AgentIo {
   sentinel?: Sentinel;
   /** Default Math.random. */
   random?: () => number;
+  /** The host whose package manager is waited for (hostView); none: not checked. */
+  host?: HostFiles;
   /**
    * The FleetLock client's transport and bounds (--fleetlock-url): default httpText and the client's
    * defaults. The simulator answers in memory; tests shorten the deadline and back-off.
@@ -248,7 +251,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks }),
+    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks, host: io.host }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: drainerOf(config, io, views),

@@ -15,6 +15,7 @@ type PlainKind =
   | 'held-after-drain'
   | 'drain-failed'
   | 'quarantined'
+  | 'reboot-loop'
   | 'aborted'
   | 'rebooting'
   | 'holding'
@@ -183,6 +184,14 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     lockHeld: false,
     rebootResult: 'failed',
     notify: 'quarantined',
+  },
+  'reboot-loop': {
+    phase: 'blocked',
+    events: [warning('RebootLoop')],
+    level: 'error',
+    message: 'reboot loop: the need survived its reboots; node quarantined; lock released',
+    lockHeld: false,
+    rebootResult: 'reboot-loop',
   },
   aborted: {
     phase: 'pending',

@@ -15,6 +15,7 @@ import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from './age
 import { rebootRequestOf } from '../node/reboot-request.js';
 import { createAgent } from './create-agent.js';
 import { HeartbeatClock } from './heartbeat-clock.js';
+import { hostView } from '../host/host-view.js';
 import { OwnViews } from '../kube/own-views.js';
 import { FsHostFiles } from '../host/host.js';
 import { readShutdown, shutdownMeaning } from '../host/shutdown.js';
@@ -64,6 +65,10 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     },
     config.periodMs / 2,
   );
+  const view = hostView(config);
+  if ('notChecked' in view)
+    log.warn('package manager not checked', { node: config.nodeId, reason: view.notChecked });
+  const host = 'host' in view ? { host: view.host } : {};
   // graceful node shutdown on this host, read once (read-only): published in every status
   const shutdown = await readShutdown(new FsHostFiles(config.hostRoot), config.kubeletConfig);
   log.info('graceful node shutdown', {
@@ -90,6 +95,7 @@ export async function runAgent(config: Config, log: Logger, options: RunAgentOpt
     sentinel,
     views,
     shutdown,
+    ...host,
   });
   log.info('agent started', { node: config.nodeId, metricsPort: server.port });
   try {

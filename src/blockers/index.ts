@@ -11,6 +11,9 @@ import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker } from './prometheus.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
+import { PackageManagerBlocker } from './package-manager.js';
+import type { HostFiles } from '../host/host.js';
+import { RebootLoopBlocker } from './reboot-loop.js';
 import { HealthCheckBlocker, HealthChecks } from './health-check.js';
 
 export type BlockerConfig = Pick<
@@ -31,13 +34,15 @@ export type BlockerConfig = Pick<
   | 'quarantineRetryMs'
   | 'proxy'
   | 'blockingQueries'
+  | 'packageManagerWaitMs'
   | 'healthChecks'
 >;
 
 /**
- * pause (always), quarantine (always: the node's own label says whether it holds), control-plane
+ * pause (always), reboot-loop (always: a node quarantined reboot-loop), quarantine (always: the node's own label says whether it holds), control-plane
  * (always: judged for a
- * control-plane node only, at the slot and again before the reboot), prometheus (with --prometheus-url) and one
+ * control-plane node only, at the slot and again before the reboot), package-manager (where the
+ * host can be read: before the lock and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false), health-check (with
  * --health-check: `io.checks` when the caller shares them, as the agent does with its soak).
@@ -45,15 +50,25 @@ export type BlockerConfig = Pick<
  */
 export function createBlockers(
   config: BlockerConfig,
-  io: { kube: Kube; node: NodeOps; clock: Clock; checks?: HealthChecks | undefined },
+  io: {
+    kube: Kube;
+    node: NodeOps;
+    clock: Clock;
+    checks?: HealthChecks | undefined;
+    host?: HostFiles | undefined;
+  },
 ): Blocker[] {
-  const { kube, node, clock } = io;
+  const { kube, node, clock, host } = io;
   const nodeId = config.nodeId;
   const blockers: Blocker[] = [
     new PauseBlocker({ kube, node, dsNamespace: config.dsNamespace, dsName: config.dsName }),
+    new RebootLoopBlocker(node),
     new QuarantineBlocker({ kube, node, nodeId, clock, retryMs: config.quarantineRetryMs }),
   ];
   blockers.push(new ControlPlaneBlocker({ kube, nodeId: config.nodeId }));
+  if (host !== undefined) {
+    blockers.push(new PackageManagerBlocker({ host, clock, waitMs: config.packageManagerWaitMs }));
+  }
   if (config.prometheusUrl !== '') {
     blockers.push(
       new PrometheusBlocker({

@@ -4,7 +4,13 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { NodeOps } from '../node/node.js';
-import { isQuarantined, judgeQuarantine, type PresentPod } from '../node/quarantine.js';
+import {
+  QUARANTINE_LABEL,
+  REBOOT_LOOP_VALUE,
+  isQuarantined,
+  judgeQuarantine,
+  type PresentPod,
+} from '../node/quarantine.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 export interface QuarantineBlockerOptions {
@@ -25,6 +31,8 @@ export class QuarantineBlocker implements Blocker {
     const { kube, node, nodeId, clock, retryMs } = this.options;
     const state = await node.get(signal);
     if (!isQuarantined(state.labels)) return { blocked: false };
+    // a reboot loop's quarantine is the reboot-loop blocker's (its own metric label and alert)
+    if (state.labels[QUARANTINE_LABEL] === REBOOT_LOOP_VALUE) return { blocked: false };
     const pods = await kube.listPods(undefined, { fieldSelector: `spec.nodeName=${nodeId}` }, signal);
     const present = pods.map((p): PresentPod => ({
       pod: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,

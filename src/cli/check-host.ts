@@ -1,12 +1,52 @@
-// What `kured-ts check` says of what the reboot does to the node beyond the drain: whether the
-// provider's auto-repair could replace it while it reboots (src/node/repair.ts), and what the reboot
-// does to the pods the drain leaves (graceful node shutdown, as the node's agent read it on its host:
-// src/host/shutdown.ts). Warnings, never blocks: the agent does not hold the reboot back for them.
+// What `kured-ts check` says of the node's host: its package manager, judged as the agent judges it
+// where the host can be read (with --local, on the node), else "not checked" with the reason; whether
+// the provider's auto-repair could replace the node while it reboots (src/node/repair.ts), and what the
+// reboot does to the pods the drain leaves (graceful node shutdown, as the node's agent read it on its
+// host: src/host/shutdown.ts). Repair and shutdown are warnings, never blocks: the agent does not hold
+// the reboot back for them.
+import { firstBlock } from '../blockers/blocker.js';
+import { PackageManagerBlocker } from '../blockers/package-manager.js';
+import type { Clock } from '../clock/clock.js';
+import type { Config } from '../config/config.js';
+import { hostView, type HostView } from '../host/host-view.js';
+import { shutdownMeaning } from '../host/shutdown.js';
 import type { V1Node } from '../kube/kube.js';
 import { repairRisk } from '../node/repair.js';
-import { shutdownMeaning } from '../host/shutdown.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import type { CheckItem } from './check-report.js';
+
+const NAME = 'package-manager';
+
+/** The package-manager line; `io.hostView` replaces hostView(config) (tests). */
+export async function evaluatePackageManager(
+  options: {
+    config: Pick<Config, 'rebootMethod' | 'hostExec' | 'hostRoot' | 'packageManagerWaitMs'>;
+    local?: boolean;
+  },
+  io: { clock: Clock; hostView?: HostView },
+  signal: AbortSignal,
+): Promise<CheckItem> {
+  const { config } = options;
+  if (options.local !== true) {
+    return {
+      name: NAME,
+      verdict: 'skipped',
+      detail: 'not checked: the host is read on the node itself only (kured-ts check --local there)',
+    };
+  }
+  const view = io.hostView ?? hostView(config);
+  if ('notChecked' in view) return { name: NAME, verdict: 'skipped', detail: view.notChecked };
+  const blocker = new PackageManagerBlocker({
+    host: view.host,
+    clock: io.clock,
+    waitMs: config.packageManagerWaitMs,
+  });
+  // through firstBlock, so that a read that fails blocks exactly as it does in the agent
+  const verdict = await firstBlock([blocker], signal);
+  return verdict.blocked
+    ? { name: NAME, verdict: 'blocks', detail: verdict.reason }
+    : { name: NAME, verdict: 'ok', detail: 'no package manager at work' };
+}
 
 /**
  * One item for a node of a provider whose repair threshold is known (none otherwise): a warning when

@@ -18,6 +18,10 @@ export type CheckConfig = Pick<
   Config,
   | 'window'
   | 'rebootRetries'
+  | 'maxRebootsPerNeed'
+  | 'packageManagerWaitMs'
+  | 'rebootMethod'
+  | 'hostRoot'
   | 'dsNamespace'
   | 'dsName'
   | 'lockAnnotation'

@@ -37,7 +37,8 @@ import { formatCheck, type CheckItem, type CheckReport } from './check-report.js
 import { evaluateLock, type CheckConfig, type LockItem } from './check-lock.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
-import { evaluateRepair, evaluateShutdown } from './check-host.js';
+import { evaluatePackageManager, evaluateRepair, evaluateShutdown } from './check-host.js';
+import type { HostView } from '../host/host-view.js';
 
 export type { CheckConfig } from './check-lock.js';
 
@@ -61,6 +62,8 @@ export interface CheckIo extends CommandIo {
   blockers?: BlockerFactory;
   /** Default createSentinel(config), used only with `local`. */
   sentinel?: Sentinel;
+  /** Default hostView(config), used only with `local`. */
+  hostView?: HostView;
 }
 
 /** The agent's own blocker registry for `node`, over the (read-only) Kube. */
@@ -270,7 +273,7 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
  * (an entry naming the node that no cycle proves is asked for anew, as the agent does).
  */
 function inProgress(node: V1Node, lock: LockItem, config: CheckConfig, now: Date): string | undefined {
-  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config.rebootRetries, now));
+  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config, now));
   if (phase.name === 'before-lock' || phase.name === 'unproven-entry') return undefined;
   return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
 }
@@ -295,7 +298,11 @@ export async function evaluateCheck(
     await evaluateSentinel(options, io, node, signal),
     ...evaluateRequest(node),
     ...evaluateAgent(node),
-    ...passed([evaluateWindow(options.config, now), ...(await evaluateBlockers(blockers, signal))]),
+    ...passed([
+      evaluateWindow(options.config, now),
+      ...(await evaluateBlockers(blockers, signal)),
+      await evaluatePackageManager(options, io, signal),
+    ]),
     evaluateBootId(node),
     ...evaluateApproval(options.config, node, times.server),
   ];

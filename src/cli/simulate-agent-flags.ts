@@ -24,6 +24,7 @@ export const SIM_AGENT_FLAGS = [
   'quarantine-cordon',
   'quarantine-retry',
   'max-quarantined',
+  'max-reboots-per-need',
   'autoscaler-protection',
   'settle-time',
   'hold-after-drain-annotation',

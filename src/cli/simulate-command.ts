@@ -60,6 +60,7 @@ interface SimulateFlags {
   approveEvery: number;
   blockingChurn?: { perHour: number; durationMs: number };
   undrainable: number;
+  stuckSentinel: number;
   evictionErrors: number;
   loadBalancer: boolean;
   storagePods: boolean;
@@ -133,6 +134,12 @@ function addWorldOptions(cmd: Command): Command {
     .option(
       '--undrainable <n>',
       'the first n nodes carry a pod stuck terminating (a finalizer nobody removes): their drain fails',
+      integerOption(0),
+      0,
+    )
+    .option(
+      '--stuck-sentinel <n>',
+      'the next n nodes (after the undrainable ones) need a reboot that survives every reboot: each ends quarantined reboot-loop after --max-reboots-per-need reboots',
       integerOption(0),
       0,
     )
@@ -324,6 +331,7 @@ function simulateOptionsOf(
     approveEveryMs: flags.approveEvery,
     ...(flags.blockingChurn ? { blockingChurn: flags.blockingChurn } : {}),
     undrainable: flags.undrainable,
+    stuckSentinel: flags.stuckSentinel,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
     ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),

@@ -87,6 +87,8 @@ export interface SimulateOptions {
   blockingChurn?: { perHour: number; durationMs: number };
   /** --undrainable: the first N nodes carry a pod stuck terminating (a finalizer): their drain fails. */
   undrainable?: number;
+  /** --stuck-sentinel: the next N nodes (after the undrainable ones) have a need that survives every reboot. */
+  stuckSentinel?: number;
   /**
    * --storage-pods: one storage daemon per node with label kured-ts.dev/drain-order=10; the report
    * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
@@ -228,9 +230,16 @@ function operators(
 /** The drain timeout for undrainable nodes unless given: a drain that cannot end must end somewhere. */
 const UNDRAINABLE_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
-/** --undrainable, at most the nodes that need a reboot. */
-function undrainable(options: SimulateOptions, needed: number): { undrainable: number } {
-  return { undrainable: Math.min(options.undrainable ?? 0, needed) };
+/** --undrainable and --stuck-sentinel, at most the nodes that need a reboot. */
+function undrainable(
+  options: SimulateOptions,
+  needed: number,
+): { undrainable: number; stuckSentinel?: number } {
+  const stuck = Math.min(options.stuckSentinel ?? 0, needed);
+  return {
+    undrainable: Math.min(options.undrainable ?? 0, needed),
+    ...(stuck > 0 ? { stuckSentinel: stuck } : {}),
+  };
 }
 
 function drainTimeoutOf(options: SimulateOptions): number {

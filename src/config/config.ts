@@ -275,6 +275,16 @@ export interface Config {
   waitForDaemonSetPods: boolean;
   /** --reboot-retries. Default 3. */
   rebootRetries: number;
+  /**
+   * --max-reboots-per-need. Default 2: reboots one need may survive (the sentinel still asking at the
+   * first check after the new boot) before the node is quarantined `reboot-loop`.
+   */
+  maxRebootsPerNeed: number;
+  /**
+   * --package-manager-wait. Default 1h: how long a node waits for its host's package manager
+   * before it says so with an Event (it keeps waiting: never a reboot while a lock is held).
+   */
+  packageManagerWaitMs: number;
   /** --on-uncordoned-during-delay. Default 'abort'. */
   onUncordonedDuringDelay: 'abort' | 'redrain';
   /** --block-on-pdb. Default true. */

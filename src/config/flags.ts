@@ -733,6 +733,23 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('rebootRetries', integer(1)),
   }),
   added({
+    name: 'max-reboots-per-need',
+    type: 'integer',
+    default: '2',
+    description:
+      'reboots one need may survive (the sentinel still asks at the first check after the new boot) before the node is quarantined reboot-loop, released only by an operator',
+    apply: set('maxRebootsPerNeed', integer(1)),
+  }),
+  added({
+    name: 'package-manager-wait',
+    type: 'string',
+    valueName: DURATION,
+    default: '1h',
+    description:
+      "wait this long for the host's package manager (dpkg/apt, rpm/dnf, zypper lock held, unattended-upgrades running) before the cordon and the reboot, then say so with an Event and keep waiting",
+    apply: set('packageManagerWaitMs', duration('positive')),
+  }),
+  added({
     name: 'on-uncordoned-during-delay',
     type: 'string',
     valueName: '<action>',
@@ -1152,7 +1169,7 @@ export const FLAGS: readonly FlagSpec[] = [
     valueName: '<path>',
     default: '/',
     description:
-      "where the host's / is seen by the agent: --kubelet-config and logind's configuration are read under it, read-only (the chart mounts them under /host)",
+      "where the host's / is seen by the agent: --kubelet-config, logind's configuration and the package managers' lock files are read under it, read-only (the chart mounts them under /host)",
     apply: set('hostRoot', nonEmpty),
   }),
   added({

@@ -27,7 +27,9 @@ export type EventReason =
   | 'ConfigurationError'
   /** An admin asked for the node's reboot (`kured-ts reboot`), or took the request back. */
   | 'RebootRequested'
-  | 'RebootRequestCancelled';
+  | 'RebootRequestCancelled'
+  /** The need survived --max-reboots-per-need reboots: the node is quarantined reboot-loop, for an operator. */
+  | 'RebootLoop';
 
 export interface EventRecorder {
   /**

@@ -37,6 +37,13 @@ const ERROR_MAX = 200;
 const bounded = (text: string): string =>
   text.length <= ERROR_MAX ? text : `${text.slice(0, ERROR_MAX - 1)}…`;
 
+/** The text of the host's `path`; rejects, as the file system says it, when there is none. */
+async function readText(files: HostFiles, path: string): Promise<string> {
+  const text = await files.read(path);
+  if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+  return text;
+}
+
 /** Reads both at start; never rejects (what cannot be read says why). `kubeletConfig` '' = not read. */
 export async function readShutdown(files: HostFiles, kubeletConfig: string): Promise<ShutdownSettings> {
   return { ...(await readKubelet(files, kubeletConfig)), ...(await readLogind(files)) };
@@ -46,7 +53,7 @@ async function readKubelet(files: HostFiles, path: string): Promise<ShutdownSett
   if (path === '') return { kubeletError: 'not read (--kubelet-config is empty)' };
   let text: string;
   try {
-    text = await files.readText(path);
+    text = await readText(files, path);
   } catch (err) {
     return { kubeletError: bounded(`${path}: ${errorText(err)}`) };
   }
@@ -87,7 +94,7 @@ function goDurationMs(text: string): number | null {
 async function readLogind(files: HostFiles): Promise<ShutdownSettings> {
   const texts: string[] = [];
   try {
-    texts.push(await files.readText(LOGIND_CONF));
+    texts.push(await readText(files, LOGIND_CONF));
   } catch (err) {
     return { logindError: bounded(`${LOGIND_CONF}: ${errorText(err)}`) };
   }
@@ -100,7 +107,7 @@ async function readLogind(files: HostFiles): Promise<ShutdownSettings> {
   for (const name of [...dropIns.keys()].sort()) {
     const path = dropIns.get(name) ?? '';
     try {
-      texts.push(await files.readText(path));
+      texts.push(await readText(files, path));
     } catch (err) {
       return { logindError: bounded(`${path}: ${errorText(err)}`) };
     }

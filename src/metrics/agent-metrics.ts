@@ -1,7 +1,7 @@
 // What the agent reports as metrics; src/metrics/prometheus-metrics.ts implements it with prom-client.
 import type { Phase } from '../node/status.js';
 
-export type RebootResult = 'success' | 'failed' | 'aborted' | 'timeout';
+export type RebootResult = 'success' | 'failed' | 'aborted' | 'timeout' | 'reboot-loop';
 export type EvictionResult = 'evicted' | 'refused' | 'failed';
 
 export interface AgentMetrics {

@@ -27,7 +27,7 @@ const DEFAULT_BLOCKER_NAMES: readonly string[] = [
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];
-const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout'];
+const REBOOT_RESULTS: readonly RebootResult[] = ['success', 'failed', 'aborted', 'timeout', 'reboot-loop'];
 
 const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_handles_total',
@@ -189,7 +189,7 @@ export class PrometheusMetrics implements AgentMetrics {
     });
     this.reboots = new Counter({
       name: 'kured_ts_reboots_total',
-      help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout).',
+      help: 'Reboot cycles finished on this node, by result (success, failed, aborted, timeout, reboot-loop).',
       labelNames: ['result'],
       registers,
     });

@@ -347,6 +347,18 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--reboot-retries',
           anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^-?[0-9]+$' }, { const: '' }],
         },
+        maxRebootsPerNeed: {
+          description: '--max-reboots-per-need',
+          anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^-?[0-9]+$' }, { const: '' }],
+        },
+        packageManagerWait: {
+          description: '--package-manager-wait (Go duration: 1h30m, 90s, 500ms, 0)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         onUncordonedDuringDelay: {
           description: '--on-uncordoned-during-delay',
           anyOf: [{ type: 'string', enum: ['abort', 'redrain'] }, { const: '' }],
@@ -537,6 +549,8 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'onPostRebootTimeout',
         'waitForDaemonsetPods',
         'rebootRetries',
+        'maxRebootsPerNeed',
+        'packageManagerWait',
         'onUncordonedDuringDelay',
         'onDrainFailure',
         'quarantineCordon',
@@ -961,6 +975,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     onPostRebootTimeout: 'hold',
     waitForDaemonsetPods: false,
     rebootRetries: 3,
+    maxRebootsPerNeed: 2,
+    packageManagerWait: '1h',
     onUncordonedDuringDelay: 'abort',
     onDrainFailure: 'quarantine',
     quarantineCordon: false,

@@ -72,6 +72,35 @@ export interface CycleRecord {
   lbExcludedAt?: string;
   /** The cycle added karpenter.sh/do-not-repair: ours to remove at its end. */
   doNotRepair?: boolean;
+  /**
+   * Reboots this cycle's need has survived: each counted at the first check after a new boot that
+   * found the sentinel still asking, in the same write that records the new boot (verifyingSince), so
+   * no crash between the reboot and that write loses one (the next agent sees the old bootID and
+   * counts it then). Absent: 0. A value that cannot be read is UNKNOWN_COUNT, the bound reached:
+   * a lost count must never allow more reboots than a kept one.
+   */
+  needReboots?: number;
+  /** The first check after the current boot found the need still there: reboot again, or stop (reboot-loop). */
+  stillNeeded?: true;
+}
+
+/** needReboots that could not be read: counts as past any --max-reboots-per-need (fail safe). */
+const UNKNOWN_COUNT = Number.POSITIVE_INFINITY;
+
+/** The need's fields as read (only those that say something). */
+function needOf(value: Record<string, unknown>): Pick<CycleRecord, 'needReboots' | 'stillNeeded'> {
+  const needReboots = needRebootsOf(value);
+  return {
+    ...(needReboots === 0 ? {} : { needReboots }),
+    ...(value.stillNeeded === true ? { stillNeeded: true as const } : {}),
+  };
+}
+
+/** needReboots as read: absent 0, a non-negative integer as it is, anything else UNKNOWN_COUNT. */
+function needRebootsOf(value: Record<string, unknown>): number {
+  if (!('needReboots' in value)) return 0;
+  const n = value.needReboots;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : UNKNOWN_COUNT;
 }
 
 /** One Deployment restarted by the cycle. */
@@ -111,7 +140,8 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     value = undefined;
   }
   if (!isRecord(value) || typeof value.bootID !== 'string') {
-    return { bootID: '', cordoned: false, attempts: 0, started: '' };
+    // nothing says how often this need rebooted the node already: no more reboots without an operator
+    return { bootID: '', cordoned: false, attempts: 0, started: '', needReboots: UNKNOWN_COUNT };
   }
   const attempts = typeof value.attempts === 'number' && value.attempts >= 0 ? Math.floor(value.attempts) : 0;
   const record: CycleRecord = {
@@ -120,6 +150,7 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     attempts,
     started: optionalText(value.started) ?? '',
   };
+  Object.assign(record, needOf(value));
   for (const key of [
     'rebootRequestedAt',
     'verifyingSince',
@@ -155,7 +186,12 @@ function withDrain(record: CycleRecord, raw: unknown): CycleRecord {
   return drain === undefined ? record : { ...record, drain };
 }
 
-/** The annotation's value. */
+/** The annotation's value (an UNKNOWN_COUNT is written as null: read back, it is unknown again). */
 export function formatCycle(record: CycleRecord): string {
   return JSON.stringify(record);
+}
+
+/** Reboots `record`'s need has survived (UNKNOWN_COUNT when they cannot be known). */
+export function needRebootsIn(record: Pick<CycleRecord, 'needReboots'>): number {
+  return record.needReboots ?? 0;
 }

@@ -12,7 +12,7 @@ import { waveOf } from './wave.js';
 export const HISTORY_ANNOTATION = 'kured-ts.dev/history';
 
 /** How a cycle ended. */
-export type HistoryResult = 'success' | 'timeout' | 'failed' | 'drain-failed';
+export type HistoryResult = 'success' | 'timeout' | 'failed' | 'drain-failed' | 'reboot-loop';
 
 export interface HistoryRecord {
   result: HistoryResult;
@@ -73,7 +73,7 @@ const OPTIONAL_FIELDS = [
   'requestReason',
   'wave',
 ] as const;
-const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed'];
+const RESULTS: readonly HistoryResult[] = ['success', 'timeout', 'failed', 'drain-failed', 'reboot-loop'];
 
 function readRecord(value: unknown): HistoryRecord | undefined {
   if (!isRecord(value)) return undefined;

@@ -11,8 +11,15 @@ import { shortDuration } from '../text/duration.js';
 
 /** The label every quarantined node carries (value QUARANTINE_VALUE): a selector for the fleet's count. */
 export const QUARANTINE_LABEL = 'kured-ts.dev/quarantined';
-/** Why it is quarantined (the only value the agent writes). */
+/** Why it is quarantined: its drain failed (or its hold outlasted --hold-timeout). */
 export const QUARANTINE_VALUE = 'drain-failed';
+/**
+ * Why it is quarantined: its need survived --max-reboots-per-need reboots. Only an operator releases
+ * it (removing the label), or the need going away; --quarantine-retry does not.
+ */
+export const REBOOT_LOOP_VALUE = 'reboot-loop';
+/** Every value the agent writes on QUARANTINE_LABEL (its admission policy admits these alone). */
+export const QUARANTINE_VALUES: readonly string[] = [QUARANTINE_VALUE, REBOOT_LOOP_VALUE];
 /** The record: QuarantineRecord as JSON. */
 export const QUARANTINE_ANNOTATION = 'kured-ts.dev/quarantine';
 
@@ -42,9 +49,10 @@ export type PodFailure =
 
 /**
  * Which kind of failure put the node in quarantine: a pod's (PodFailure, never `api-server`), or
- * `hold-timeout`: the hold after the drain (--hold-after-drain-annotation) outlasted --hold-timeout.
+ * `hold-timeout`: the hold after the drain (--hold-after-drain-annotation) outlasted --hold-timeout;
+ * `reboot-loop`: the need survived --max-reboots-per-need reboots (label value REBOOT_LOOP_VALUE).
  */
-export type QuarantineKind = Exclude<PodFailure, 'api-server'> | 'hold-timeout';
+export type QuarantineKind = Exclude<PodFailure, 'api-server'> | 'hold-timeout' | 'reboot-loop';
 
 /** Each kind in a few words, for status, check, the outcome and the Event: first the worst. */
 export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
@@ -56,7 +64,13 @@ export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
   'still-terminating': 'a pod still terminating',
   'not-completed': 'a pod not completed',
   'hold-timeout': 'a hold past --hold-timeout',
+  'reboot-loop': 'a need that survived --max-reboots-per-need reboots',
 };
+
+/** The command that releases a quarantine (the agent never lifts a reboot loop's on a timer). */
+export function releaseCommand(node: string): string {
+  return `kubectl label node ${node} ${QUARANTINE_LABEL}-`;
+}
 
 /** The kind a quarantine records for these pod failures: the first of QUARANTINE_KINDS among them. */
 export function quarantineKindOf(failures: readonly (PodFailure | undefined)[]): QuarantineKind | undefined {
@@ -142,7 +156,7 @@ export function quarantineWrite(record: QuarantineRecord): {
   annotations: Record<string, string>;
 } {
   return {
-    labels: { [QUARANTINE_LABEL]: QUARANTINE_VALUE },
+    labels: { [QUARANTINE_LABEL]: record.kind === 'reboot-loop' ? REBOOT_LOOP_VALUE : QUARANTINE_VALUE },
     annotations: { [QUARANTINE_ANNOTATION]: formatQuarantine(record) },
   };
 }
@@ -207,6 +221,12 @@ export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
     return {
       held: true,
       reason: `quarantined (${QUARANTINE_LABEL}=${label}) without a readable ${QUARANTINE_ANNOTATION} record: remove the label to release it`,
+    };
+  }
+  if (record.kind === 'reboot-loop') {
+    return {
+      held: true,
+      reason: `quarantined since ${record.since}${kindWords(record)}: no reboot until an operator removes the label ${QUARANTINE_LABEL} (--quarantine-retry does not release it) or the need goes`,
     };
   }
   const cause = causeOf(record, f);

@@ -49,6 +49,11 @@ export interface ClusterSpec {
    * removes): their drain cannot complete. Default 0.
    */
   undrainable?: number;
+  /**
+   * The next this many nodes that need a reboot (after the undrainable ones) have a need that
+   * survives every reboot (a sentinel stuck on: kured #976). Default 0.
+   */
+  stuckSentinel?: number;
   /** One storage daemon per node with label kured-ts.dev/drain-order=10 (simulate --storage-pods). Default false. */
   storagePods?: boolean;
   /**
@@ -83,6 +88,12 @@ export interface HostHooks {
   agentStarted(node: string): void;
 }
 
+/** Is the `i`th node one whose need survives every reboot (stuckSentinel, after the undrainable ones)? */
+export function stuckAt(spec: Pick<ClusterSpec, 'undrainable' | 'stuckSentinel'>, i: number): boolean {
+  const first = spec.undrainable ?? 0;
+  return i >= first && i < first + (spec.stuckSentinel ?? 0);
+}
+
 /** Per-node facts of the physical (simulated) world. */
 export interface SimNodeState {
   name: string;
@@ -94,6 +105,8 @@ export interface SimNodeState {
   rebooting: boolean;
   reboots: number;
   bootID: string;
+  /** Its need survives every reboot (ClusterSpec.stuckSentinel). */
+  stuck: boolean;
 }
 
 /** Arrivals per hour over the whole cluster, and how long each job runs once placed. */

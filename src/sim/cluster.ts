@@ -40,6 +40,7 @@ import {
   type HostHooks,
   type PodStats,
   type SimNodeState,
+  stuckAt,
 } from './cluster-spec.js';
 
 export class SimCluster {
@@ -98,9 +99,7 @@ export class SimCluster {
   populate(hooks: HostHooks): void {
     this.hooks = hooks;
     const { spec } = this;
-    this.unsubscribe = this.server.onWrite((e) => {
-      this.onWrite(e);
-    });
+    this.unsubscribe = this.server.onWrite(this.onWrite);
     this.server.create<SimDaemonSet>('daemonsets', daemonSet(spec.nodes));
     this.names.forEach((name, i) => {
       const needsReboot = i < spec.needsReboot;
@@ -115,6 +114,7 @@ export class SimCluster {
         rebooting: false,
         reboots: 0,
         bootID,
+        stuck: needsReboot && stuckAt(spec, i),
       });
       const zone = this.outages.zoneOf(name);
       const controlPlane = this.isControlPlane(name);
@@ -225,7 +225,7 @@ export class SimCluster {
   private boot(node: SimNodeState): void {
     node.up = true;
     node.rebooting = false;
-    node.needsReboot = false;
+    node.needsReboot = node.stuck; // a stuck sentinel asks again on the new boot
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());
@@ -276,7 +276,7 @@ export class SimCluster {
     return this.nodeObjects.get(name);
   }
 
-  private onWrite(e: SimWriteEvent): void {
+  private readonly onWrite = (e: SimWriteEvent): void => {
     if (e.resource === 'pods') {
       this.mirrorPod(e.type, e.object as SimPod);
       if (this.hooks) this.onPod(e.type, e.object as SimPod);
@@ -286,7 +286,7 @@ export class SimCluster {
       else this.nodeObjects.set(node.metadata.name, node);
       if (this.pending.length > 0) this.schedulePlacement();
     }
-  }
+  };
 
   private mirrorPod(type: SimWriteEvent['type'], pod: SimPod): void {
     const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`;

@@ -1,13 +1,26 @@
 // Nodes the wave passes over: quarantined (their drain failed), or waiting while new cycles are
 // halted (--max-quarantined). The simulation counts the wave done without them, and reports them.
 import { HALT_REASON } from '../lock/lock-reasons.js';
-import { QUARANTINE_LABEL } from '../node/quarantine.js';
+import { QUARANTINE_LABEL, REBOOT_LOOP_VALUE } from '../node/quarantine.js';
 import type { SimCluster } from './cluster.js';
 import type { Observer } from './observer.js';
 
 /** Does the node carry the quarantine label? */
-export function isQuarantined(cluster: SimCluster, name: string): boolean {
+function isQuarantined(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] !== undefined;
+}
+
+/** Is the node quarantined reboot-loop (its need survived its reboots)? */
+function inRebootLoop(cluster: SimCluster, name: string): boolean {
+  return cluster.nodeObject(name)?.metadata.labels?.[QUARANTINE_LABEL] === REBOOT_LOOP_VALUE;
+}
+
+/** The nodes quarantined at the end, and of those the ones quarantined reboot-loop, by name. */
+export function quarantinedNodes(cluster: SimCluster): { quarantined: string[]; rebootLoops: string[] } {
+  return {
+    quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+    rebootLoops: cluster.names.filter((n) => inRebootLoop(cluster, n)),
+  };
 }
 
 /** A reason that says new cycles are halted: the node's own judgement, or the coordinator's word to a waiter. */

@@ -112,10 +112,15 @@ function quarantineRows(r: SimulationResult): string[] {
     );
   if (r.singleReplicas !== undefined)
     rows.push(row('single-replica Deployments', singleReplicaText(r.singleReplicas)));
-  if (r.quarantined.length > 0)
-    rows.push(
-      row('nodes quarantined (drain failed)', `${r.quarantined.length} (${r.quarantined.join(', ')})`),
+  const drainFailed = r.quarantined.filter((n) => !r.rebootLoops.includes(n));
+  if (drainFailed.length > 0)
+    rows.push(row('nodes quarantined (drain failed)', `${drainFailed.length} (${drainFailed.join(', ')})`));
+  if (r.rebootLoops.length > 0) {
+    const reboots = r.rebootLoops.map(
+      (n) => `${n}: ${r.nodes.find((x) => x.name === n)?.reboots ?? 0} reboots`,
     );
+    rows.push(row('nodes quarantined (reboot loop)', `${r.rebootLoops.length} (${reboots.join(', ')})`));
+  }
   if (r.halted !== undefined) rows.push(row('halted', r.halted));
   return [...rows, ...waveReportRows(r)];
 }
@@ -277,13 +282,15 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
 }
 
 /**
- * Passed = every needed reboot done (a quarantined node excepted: passing it over is the point) and
+ * Passed = every needed reboot done or its node quarantined (passing it over is the point; a reboot
+ * loop's node rebooted and is quarantined: counted once) and
  * no invariant broken; a halted wave did not pass.
  */
 export function passed(r: SimulationResult): boolean {
   return (
     r.violations.length === 0 &&
-    r.rebooted + r.quarantined.length === r.needed &&
+    r.nodes.filter((n) => n.neededReboot && (n.reboots > 0 || r.quarantined.includes(n.name))).length ===
+      r.needed &&
     r.halted === undefined &&
     r.stop === 'done'
   );

@@ -197,6 +197,8 @@ export interface SimulationResult {
   drainOrder: DrainOrderStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
+  /** Of those, the nodes quarantined reboot-loop (their need survived --max-reboots-per-need reboots). */
+  rebootLoops: string[];
   /**
    * Why new cycles were halted at the end (--max-quarantined, as a node's status said; or the wave's
    * failure budget, as its halt says); undefined: not halted.

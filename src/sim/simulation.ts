@@ -15,7 +15,7 @@ import { forkRandom } from './random.js';
 import { WatchFeed, newKubeCounters, SerialGate, TrackedKube, type KubeCounters } from './tracked-kube.js';
 import { buildTimeline } from './timeline.js';
 import { VirtualTime, type StopReason } from './virtual-time.js';
-import { fleetHalt, isQuarantined } from './quarantined.js';
+import { fleetHalt, quarantinedNodes } from './quarantined.js';
 import { SimCoordinators } from './sim-coordinators.js';
 import { SimAutoscaler } from './autoscaler.js';
 import {
@@ -396,7 +396,7 @@ export class Simulation {
       maxDownByZone: Object.fromEntries([...cluster.outages.maxByZone].sort()),
       ...this.controlPlane(),
       approvals: this.approvals,
-      quarantined: cluster.names.filter((n) => isQuarantined(cluster, n)),
+      ...quarantinedNodes(cluster),
       drainOrder: observer.drainOrder.result(),
       ...serviceChecksOf(cluster, nodes, observer.phases),
       halted: fleetHalt(observer) ?? waveHalt(this.server),

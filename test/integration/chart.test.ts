@@ -600,6 +600,8 @@ const SAMPLES: Record<string, string> = {
   'reboot-signal': '9',
   concurrency: '7',
   'reboot-retries': '7',
+  'max-reboots-per-need': '5',
+  'package-manager-wait': '42m',
   'drain-grace-period': '7',
   'skip-wait-for-delete-timeout': '7',
   'wave-start': '2',
@@ -792,6 +794,34 @@ describe('the DaemonSet', () => {
       expect(sc.readOnlyRootFilesystem).toBe(true);
     }
   });
+
+  test.concurrent.each([
+    ['(defaults)', 'command'],
+    ['signal-values.yaml', 'signal'],
+  ])(
+    "for %s (method %s) the host's package-manager lock files are mounted read-only under /host exactly when the method is command",
+    async (file, method) => {
+      const { container, pod } = agent(await render(file === '(defaults)' ? [] : [file]));
+      const mounts = container.volumeMounts.filter((m) =>
+        ['/host/var/lib', '/host/var/cache', '/host/run'].includes(m.mountPath),
+      );
+      if (method === 'signal') {
+        expect(mounts).toEqual([]);
+        return;
+      }
+      expect(mounts.map((m) => [m.mountPath, m.readOnly])).toEqual([
+        ['/host/var/lib', true],
+        ['/host/var/cache', true],
+        ['/host/run', true],
+      ]);
+      const paths = mounts.map((m) => pod.volumes.find((v) => v.name === m.name)?.hostPath);
+      expect(paths).toEqual([
+        { path: '/var/lib', type: 'Directory' },
+        { path: '/var/cache', type: 'Directory' },
+        { path: '/run', type: 'Directory' },
+      ]);
+    },
+  );
 
   test.concurrent.each([
     ['Local', true],
@@ -1735,6 +1765,7 @@ describe('the PrometheusRule', () => {
       'KuredTsRebootFailed',
       'KuredTsLockStalled',
       'KuredTsNodeQuarantined',
+      'KuredTsRebootLoop',
       'KuredTsQuarantineHalted',
       'KuredTsWaveHalted',
       'KuredTsWaveNodeFailed',
@@ -1743,7 +1774,7 @@ describe('the PrometheusRule', () => {
     const out = promtool(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': stringify({ groups: await groups() }),
     });
-    expect(out.output).toContain('SUCCESS: 9 rules found');
+    expect(out.output).toContain('SUCCESS: 10 rules found');
     expect(out.status).toBe(0);
   });
 
@@ -1794,6 +1825,8 @@ describe('the PrometheusRule', () => {
                 series: 'kured_ts_blocked{node="n11",blocker="max-quarantined",pod="m"}',
                 values: '0x20 1x60',
               },
+              // n12 is quarantined reboot-loop from 30 min on (its need survived its reboots)
+              { series: 'kured_ts_blocked{node="n12",blocker="reboot-loop",pod="n"}', values: '0x30 1x60' },
             ],
             alert_rule_test: [
               { eval_time: '11h', alertname: 'KuredTsRebootRequiredTooLong', exp_alerts: [] },
@@ -1818,6 +1851,12 @@ describe('the PrometheusRule', () => {
                 eval_time: '7h',
                 alertname: 'KuredTsLockStalled',
                 exp_alerts: [expected('KuredTsLockStalled', 'n5')],
+              },
+              { eval_time: '30m', alertname: 'KuredTsRebootLoop', exp_alerts: [] },
+              {
+                eval_time: '32m',
+                alertname: 'KuredTsRebootLoop',
+                exp_alerts: [expected('KuredTsRebootLoop', 'n12')],
               },
               { eval_time: '12m', alertname: 'KuredTsNodeQuarantined', exp_alerts: [] },
               {

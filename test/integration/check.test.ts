@@ -234,14 +234,16 @@ describe('kured-ts check', () => {
     expect(await runCheck({ node: 'n1', config: config() }, io)).toBe(3);
     expect(out).toEqual([
       'node n1',
-      '  sentinel    skipped    not evaluated here (run with --local on the node); no status recorded',
-      '  window      ok         inside maintenance window every day 00:00-23:59:59 UTC',
-      '  pause       ok         does not block',
-      '  quarantine  ok         does not block',
-      '  pdb         ok         does not block',
-      '  node        ok         bootID boot-n1',
-      '  lock        BLOCKS     all 1 lock slot(s) held by n2',
-      '  shutdown    skipped    not published by the agent of this node (not read, or an agent of an older version)',
+      '  sentinel         skipped    not evaluated here (run with --local on the node); no status recorded',
+      '  window           ok         inside maintenance window every day 00:00-23:59:59 UTC',
+      '  pause            ok         does not block',
+      '  reboot-loop      ok         does not block',
+      '  quarantine       ok         does not block',
+      '  pdb              ok         does not block',
+      '  package-manager  skipped    not checked: the host is read on the node itself only (kured-ts check --local there)',
+      '  node             ok         bootID boot-n1',
+      '  lock             BLOCKS     all 1 lock slot(s) held by n2',
+      '  shutdown         skipped    not published by the agent of this node (not read, or an agent of an older version)',
       'drain: no pod on the node',
       'decision: waiting-for-lock: all 1 lock slot(s) held by n2',
     ]);
@@ -397,7 +399,7 @@ describe('kured-ts check', () => {
     const c = config({ requireApproval: true, approvalTtlMs: 3_600_000 });
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
     expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
-      '  approval    BLOCKS     waiting for approval: run kured-ts approve n1',
+      '  approval         BLOCKS     waiting for approval: run kured-ts approve n1',
     );
     expect(out[out.length - 1]).toBe(
       'decision: awaiting-approval: waiting for approval: run kured-ts approve n1',
@@ -411,7 +413,7 @@ describe('kured-ts check', () => {
     out = [];
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
     expect(out.find((l) => l.trimStart().startsWith('approval '))).toBe(
-      '  approval    ok         approved by alice at 2026-01-05T09:30:00Z',
+      '  approval         ok         approved by alice at 2026-01-05T09:30:00Z',
     );
     expect(writes()).toEqual([]);
   });
@@ -435,7 +437,7 @@ describe('kured-ts check', () => {
     const c = config({ concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 });
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
     expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
-      "  lock        ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
+      "  lock             ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
     );
     n.metadata = { ...n.metadata, labels: { zone: 'a' } };
     api.update('nodes', n);
@@ -443,7 +445,7 @@ describe('kured-ts check', () => {
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(3);
     // the lock item names the gate that holds it back, as kured_ts_blocked does
     expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
-      '  lock        BLOCKS     [group-concurrency] group zone=a: all 1 slot(s) of the group held by n2',
+      '  lock             BLOCKS     [group-concurrency] group zone=a: all 1 slot(s) of the group held by n2',
     );
     expect(out[out.length - 1]).toBe(
       'decision: waiting-for-lock: group zone=a: all 1 slot(s) of the group held by n2',

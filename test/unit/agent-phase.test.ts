@@ -27,6 +27,7 @@ function inCycle(fields: Partial<CycleFacts> = {}): CycleFacts {
     bootID: BOOT,
     unschedulable: true,
     rebootRetries: 3,
+    maxRebootsPerNeed: 2,
     nowMs: NOW,
     ...fields,
   };
@@ -200,6 +201,30 @@ const rows: [string, CycleFacts, PhaseName, boolean][] = [
     true,
   ],
   [
+    'a new round whose need already survived --max-reboots-per-need reboots stops in reboot-loop',
+    inCycle({ record: record({ needReboots: 2 }) }),
+    'reboot-loop',
+    false,
+  ],
+  [
+    'a new round under --max-reboots-per-need goes on to the drain, and may be cancelled',
+    inCycle({ record: record({ needReboots: 1 }) }),
+    'drain',
+    true,
+  ],
+  [
+    'a record whose count of reboots for the need cannot be read stops in reboot-loop (fail safe)',
+    inCycle({ record: record({ bootID: '', needReboots: Number.POSITIVE_INFINITY }) }),
+    'reboot-loop',
+    false,
+  ],
+  [
+    'a record past the bound on a new boot waits for readiness first (the reboot came)',
+    inCycle({ bootID: 'boot-2', record: record({ needReboots: 2 }) }),
+    'readiness',
+    false,
+  ],
+  [
     'a cycle on the same boot whose slot is gone takes it back, and may be cancelled',
     inCycle({ entry: undefined }),
     'retake-before-reboot',
@@ -246,6 +271,7 @@ describe('phaseOf: where the cluster records put a node in its cycle', () => {
       'given-up': true,
       'reboot-requested': true,
       'uncordoned-meanwhile': true,
+      'reboot-loop': true,
       drain: true,
       readiness: true,
     };

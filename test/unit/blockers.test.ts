@@ -12,6 +12,7 @@ import { PrometheusBlocker } from '../../src/blockers/prometheus.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { FakeKube, pod } from '../fakes/fake-kube.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
+import { FakeHost } from '../fakes/fake-host.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 describe('PrometheusBlocker against bad servers', () => {
@@ -387,14 +388,15 @@ describe('blocker registry', () => {
     quarantineRetryMs: 3_600_000,
     proxy: NO_PROXY,
     blockingQueries: [],
+    packageManagerWaitMs: 3_600_000,
   };
   const io = { kube: new FakeKube(), node: new FakeNode(newNodeRecord('n1')), clock: new FakeClock() };
 
   it.each([
     [
-      'defaults: pause, quarantine, control-plane and pdb',
+      'defaults: pause, reboot-loop, quarantine, control-plane and pdb',
       base,
-      ['pause', 'quarantine', 'control-plane', 'pdb'],
+      ['pause', 'reboot-loop', 'quarantine', 'control-plane', 'pdb'],
     ],
     [
       'everything configured',
@@ -406,6 +408,7 @@ describe('blocker registry', () => {
       },
       [
         'pause',
+        'reboot-loop',
         'quarantine',
         'control-plane',
         'prometheus',
@@ -415,9 +418,26 @@ describe('blocker registry', () => {
         'pdb',
       ],
     ],
-    ['--block-on-pdb=false', { ...base, blockOnPdb: false }, ['pause', 'quarantine', 'control-plane']],
+    [
+      '--block-on-pdb=false',
+      { ...base, blockOnPdb: false },
+      ['pause', 'reboot-loop', 'quarantine', 'control-plane'],
+    ],
   ])('%s', (_name, config, names) => {
     expect(createBlockers(config, io).map((b) => b.name)).toEqual(names);
+  });
+
+  it('judges the package manager after the control plane where the host can be read, before the lock and again before the reboot', () => {
+    const blockers = createBlockers(base, { ...io, host: new FakeHost() });
+    expect(blockers.map((b) => b.name)).toEqual([
+      'pause',
+      'reboot-loop',
+      'quarantine',
+      'control-plane',
+      'package-manager',
+      'pdb',
+    ]);
+    expect(blockers.find((b) => b.name === 'package-manager')?.beforeReboot).toBe(true);
   });
 
   it('a blocker whose API call fails blocks with the error as reason', async () => {

@@ -18,8 +18,8 @@ const DESIGN_FLAGS = [
 
 /**
  * The fleet-policy flags beyond DESIGN §3 (group concurrency, health gate, exclusions, approval,
- * history, PromQL blockers, patch deadlines, the lock queue's order) and DESIGN §14's (autoscaler
- * protection, a reboot budget shared with other clusters through FleetLock).
+ * history, PromQL blockers, patch deadlines, the lock queue's order), DESIGN §14's (autoscaler
+ * protection, a reboot budget shared with other clusters through FleetLock) and DESIGN §15's.
  */
 const FLEET_POLICY_FLAGS = [
   'blackout', 'group-label', 'group-concurrency', 'max-unhealthy-nodes', 'require-approval', 'approval-ttl',
@@ -33,6 +33,8 @@ const FLEET_POLICY_FLAGS = [
   'notify-events', 'message-template-drain-failed', 'message-template-quarantined',
   'message-template-reboot-failed', 'message-template-not-back', 'message-template-wave-halted',
   'message-template-overdue',
+  // DESIGN §15 (issue 44): the package manager, reboot loops
+  'package-manager-wait', 'max-reboots-per-need',
 ]; // prettier-ignore
 
 describe('the flag table', () => {

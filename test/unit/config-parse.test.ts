@@ -108,6 +108,8 @@ describe('defaults', () => {
       onPostRebootTimeout: 'hold',
       waitForDaemonSetPods: false,
       rebootRetries: 3,
+      maxRebootsPerNeed: 2,
+      packageManagerWaitMs: 3_600_000,
       onUncordonedDuringDelay: 'abort',
       blockOnPdb: true,
       evictionRetryDelayMs: 5000,

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { FsHostFiles, type HostFiles } from '../../src/host/host.js';
+import { FsHostFiles, type FileLock, type HostFiles } from '../../src/host/host.js';
 import {
   inhibitDelayMaxMs,
   kubeletDuration,
@@ -11,14 +11,11 @@ import {
   systemdSpanMs,
 } from '../../src/host/shutdown.js';
 
-/** The host's files in memory: a missing one rejects as the file system does. */
+/** The host's files in memory (configuration files only: no locks, no processes). */
 class FakeHostFiles implements HostFiles {
   constructor(private readonly files: Record<string, string>) {}
-  readText(path: string): Promise<string> {
-    const text = this.files[path];
-    return text === undefined
-      ? Promise.reject(new Error(`ENOENT: no such file or directory, open '${path}'`))
-      : Promise.resolve(text);
+  read(path: string): Promise<string | undefined> {
+    return Promise.resolve(this.files[path]);
   }
   list(dir: string): Promise<string[]> {
     return Promise.resolve(
@@ -26,6 +23,15 @@ class FakeHostFiles implements HostFiles {
         .filter((p) => p.startsWith(`${dir}/`))
         .map((p) => p.slice(dir.length + 1)),
     );
+  }
+  inode(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
+  }
+  locks(): Promise<FileLock[]> {
+    return Promise.resolve([]);
+  }
+  running(): Promise<boolean> {
+    return Promise.resolve(false);
   }
 }
 

@@ -9,37 +9,39 @@ import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
+import type { Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
+import { needAfterBoot, rebootAgain } from './reboot-loop.js';
 import { afterFailure, startSoak, waveAtEnd, waveFailed } from './wave.js';
 import { waveOf } from '../../node/wave.js';
 
 /**
- * The bootID changed: the readiness gate, then uncordon and release. The wait's start is recorded
- * (verifyingSince) only when the node is not ready at the first look, with the status that says so.
+ * The bootID changed: the first check after the new boot (is the need still there? reboot-loop.ts),
+ * the readiness gate, then uncordon and release, or another reboot while the need survives. The
+ * wait's start is recorded (verifyingSince) only when the node is not ready at the first look, with
+ * the status that says so and the first check's count, in one write: a crash before it counts the
+ * same reboot again (never one uncounted, never one twice); ready at the first look, the count
+ * rides in the write that ends the cycle or begins the next round.
  */
-export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome> {
+export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcome | Handoff> {
   const now = pass.deps.clock.now();
+  let since = Date.parse(record.verifyingSince ?? '');
+  if (Number.isNaN(since)) record = { ...record, ...(await needAfterBoot(pass, record)) };
   const waiting = await readinessGaps(pass);
   // ready at the first look: the host was up as of now (the history's upAt), nothing to write for it
   if (waiting.length === 0)
-    return complete(
-      pass,
-      { ...record, verifyingSince: record.verifyingSince ?? now.toISOString() },
-      undefined,
-    );
+    return finish(pass, { ...record, verifyingSince: record.verifyingSince ?? now.toISOString() }, undefined);
   const verifying: Outcome = {
     kind: 'verifying',
     reason: `bootID changed; waiting for ${waiting.join('; ')}`,
   };
-  let since = Date.parse(record.verifyingSince ?? '');
   if (Number.isNaN(since)) {
     since = now.getTime();
+    const begun: CycleRecord = { ...record, verifyingSince: now.toISOString() };
+    record = begun;
     const status = pass.env.progress.carry(verifying);
     await pass.guardedWrite('the readiness wait began', () => ({
-      annotations: {
-        ...status,
-        [CYCLE_ANNOTATION]: formatCycle({ ...record, verifyingSince: now.toISOString() }),
-      },
+      annotations: { ...status, [CYCLE_ANNOTATION]: formatCycle(begun) },
     }));
   }
   const { postRebootTimeoutMs, onPostRebootTimeout } = pass.config;
@@ -53,7 +55,12 @@ export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcom
     await waveFailed(pass, `not ready ${after} after the reboot: ${what}`);
     return { kind: 'holding', reason: `not ready ${after} after the reboot: ${what}; holding the lock` };
   }
-  return complete(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+  return finish(pass, record, `not ready ${after} after the reboot: ${what}; releasing the lock`);
+}
+
+/** Ready (or past --post-reboot-timeout, released): complete, or reboot again while the need survives. */
+function finish(pass: Pass, record: CycleRecord, timedOut: string | undefined): Promise<Outcome | Handoff> {
+  return record.stillNeeded === true ? rebootAgain(pass, record) : complete(pass, record, timedOut);
 }
 
 /** What the node still lacks to count as ready after the reboot; empty = ready. */

@@ -265,7 +265,7 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   if ('lost' in slot)
     return { outcome: await abortBeforeReboot(pass, record, `${slot.lost} before the reboot`) };
   const current = currentRecord(pass, record);
-  const facts = cycleFacts(pass.node, slot.entry, pass.config.rebootRetries, pass.deps.clock.now());
+  const facts = cycleFacts(pass.node, slot.entry, pass.config, pass.deps.clock.now());
   const phase = phaseOf({ ...facts, record: current });
   // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
   // retry), is no other agent's request: it is carried out, once verified.

@@ -30,6 +30,7 @@ import { toReboot, type Handoff } from './cycle.js';
 import { settle, settleDue } from './settle.js';
 import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
+import { stopLoop } from './reboot-loop.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
 import { cycleFacts, phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -62,6 +63,7 @@ const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promis
   'retake-after-reboot': (pass, { record }) => retake(pass, record),
   'given-up': (pass, { record }) => givenUp(pass, record),
   'reboot-requested': (pass, { record }) => rebootRequested(pass, record),
+  'reboot-loop': (pass, { record, reason }) => stopLoop(pass, record, reason),
   'uncordoned-meanwhile': (pass, { record }) => toReboot(pass, record, 'uncordoned'),
   drain: (pass, { record }) => toReboot(pass, record, 'drain'),
   readiness: (pass, { record }) => readiness(pass, record),
@@ -119,7 +121,7 @@ export class Decision {
     const entry = (await this.lockUnread(pass, inCycle))
       ? undefined
       : await this.env.slot.holding(signal, { inCycle });
-    const facts = cycleFacts(node, entry, config.rebootRetries, deps.clock.now());
+    const facts = cycleFacts(node, entry, config, deps.clock.now());
     const outcome = await this.handled(pass, facts);
     // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
     if (!this.env.slot.held) deps.views?.releaseLock();

@@ -6,7 +6,13 @@
 // record and its label, the node's bootID now against the record's, and the cordon. No agent memory
 // enters: a fresh agent after a crash, or a second agent of the same node, finds the same phase.
 import type { LockHolder } from '../../lock/lock.js';
-import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../node/cycle.js';
+import {
+  CYCLE_ANNOTATION,
+  CYCLE_LABEL,
+  needRebootsIn,
+  parseCycle,
+  type CycleRecord,
+} from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 
 /** What one read of the node and the lock tells. */
@@ -23,6 +29,8 @@ export interface CycleFacts {
   unschedulable: boolean;
   /** --reboot-retries. */
   rebootRetries: number;
+  /** --max-reboots-per-need. */
+  maxRebootsPerNeed: number;
   /** Now (ms since the epoch, this host's clock: the one the record's rebootRequestedAt was written on). */
   nowMs: number;
 }
@@ -53,6 +61,11 @@ interface PhaseData {
   'given-up': { record: CycleRecord };
   /** A reboot was requested on this boot less than REBOOT_GRACE_MS ago: it may still come; wait. */
   'reboot-requested': { record: CycleRecord };
+  /**
+   * The cycle's need has survived --max-reboots-per-need reboots, or how many it survived cannot be
+   * read: no reboot again; the node is quarantined reboot-loop for an operator.
+   */
+  'reboot-loop': { record: CycleRecord };
   /** We cordoned, and someone uncordoned the node before the reboot: drain again or give way. */
   'uncordoned-meanwhile': { record: CycleRecord };
   /** Our cycle on the same boot: drain (a no-op on a drained node), delay, re-verify, reboot. */
@@ -78,18 +91,31 @@ export type CyclePhase<K extends PhaseName = PhaseName> = {
 export function cycleFacts(
   node: NodeState,
   entry: LockHolder | undefined,
-  rebootRetries: number,
+  limits: { rebootRetries: number; maxRebootsPerNeed: number },
   now: Date,
 ): CycleFacts {
+  const { rebootRetries, maxRebootsPerNeed } = limits;
   return {
     entry,
-    record: parseCycle(node.annotations[CYCLE_ANNOTATION]),
+    record: recordOf(node),
     labelled: node.labels[CYCLE_LABEL] !== undefined,
     bootID: node.bootID,
     unschedulable: node.unschedulable,
     rebootRetries,
+    maxRebootsPerNeed,
     nowMs: now.getTime(),
   };
+}
+
+/**
+ * The node's cycle record. The label stands without it only when someone removed the annotation (our
+ * writes set and remove both in one patch): a record lost, read as an unreadable one, so that no
+ * count of reboots for the need is lost with it (fail safe: the need stops in reboot-loop).
+ */
+function recordOf(node: NodeState): CycleRecord | undefined {
+  const raw = node.annotations[CYCLE_ANNOTATION];
+  if (raw === undefined && node.labels[CYCLE_LABEL] !== undefined) return parseCycle('');
+  return parseCycle(raw);
 }
 
 /** The record's boot is gone: the reboot happened (an unknown bootID on either side proves nothing). */
@@ -158,6 +184,8 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
     const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
     return { name: 'given-up', record, reason, cancellable: false };
   }
+  const loop = loopReason(record, facts.maxRebootsPerNeed);
+  if (loop !== undefined) return { name: 'reboot-loop', record, reason: loop, cancellable: false };
   if (record.cordoned && !facts.unschedulable) {
     return { name: 'uncordoned-meanwhile', record, reason: 'our cordon was lifted', cancellable };
   }
@@ -166,6 +194,15 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
       ? 'same boot, no reboot requested yet'
       : `same boot after ${record.attempts} reboot request(s)`;
   return { name: 'drain', record, reason, cancellable };
+}
+
+/** Why the record's need may not reboot the node again (--max-reboots-per-need), or undefined. */
+function loopReason(record: CycleRecord, max: number): string | undefined {
+  const survived = needRebootsIn(record);
+  if (survived < max) return undefined;
+  return Number.isFinite(survived)
+    ? `the need survived ${survived} reboots (--max-reboots-per-need ${max})`
+    : 'the count of reboots for this need cannot be read';
 }
 
 /** What the agent does next in each phase, in words (kured-ts check says it for a cycle in progress). */
@@ -184,6 +221,8 @@ export const PHASE_NEXT: Readonly<Record<PhaseName, string>> = {
   'reboot-requested': `the reboot asked for may still come: the agent waits, and does not ask again within ${REBOOT_GRACE_MS / 60_000} minutes of the request`,
   'given-up':
     'the reboot never came: the node stays cordoned with its lock slot until an operator intervenes',
+  'reboot-loop':
+    'no reboot again: the agent quarantines the node reboot-loop and gives its slot back; an operator releases it (kubectl label node NODE kured-ts.dev/quarantined-)',
   'uncordoned-meanwhile':
     'someone uncordoned the node: the agent cordons and drains again (--on-uncordoned-during-delay redrain) or ends the cycle',
   drain: 'the agent drains (a no-op on a drained node), waits --reboot-delay, re-verifies and reboots',
