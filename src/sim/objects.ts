@@ -2,6 +2,7 @@
 // We write timestamps as RFC 3339 strings; the server's direct API hands back client-node model
 // objects, whose timestamps are Date objects: the types allow both.
 import type { ClientNodeKube } from '../kube/client.js';
+import type { ResourceName } from './fake-api/resources.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../node/history.js';
 
 export interface ObjectMeta {
@@ -71,18 +72,6 @@ export interface SimPdb {
   };
   status?: { disruptionsAllowed?: number };
 }
-
-type ResourceName =
-  | 'nodes'
-  | 'pods'
-  | 'daemonsets'
-  | 'deployments'
-  | 'replicasets'
-  | 'poddisruptionbudgets'
-  | 'events'
-  | 'namespaces'
-  | 'leases'
-  | 'services';
 
 /** A write the server accepted (the shape of the fake API server's onWrite events). */
 export interface SimWriteEvent {

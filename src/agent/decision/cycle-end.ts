@@ -13,6 +13,8 @@ import {
 import { unmark } from '../../node/cycle-marks.js';
 import { settleFrom } from '../../node/autoscaler.js';
 import type { Pass } from './pass.js';
+import type { DrainResult } from '../../drain/drainer.js';
+import { summaryOf } from './drain-report.js';
 
 /** What the write that ends a cycle adds: labels, and annotations to set or (null) remove. */
 export interface CycleEnd {
@@ -76,4 +78,18 @@ export async function endCycle(
     return endOfCycle(node, record, { ...more, annotations: { ...settle, ...more.annotations } });
   });
   return written?.unschedulable === false;
+}
+
+/**
+ * Ends the cycle after a drain that did not finish, its summary in the node's history, and gives the
+ * slot back: the node is not rebooted now (a failing API server, our own policy's denial).
+ */
+export async function endUndrainedCycle(pass: Pass, record: CycleRecord, result: DrainResult): Promise<void> {
+  await endCycle(pass, record, (node) => {
+    const summary = summaryOf(result);
+    return {
+      annotations: pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed'),
+    };
+  });
+  await pass.release();
 }

@@ -18,7 +18,7 @@ import {
 } from '../../node/quarantine.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
-import { endCycle, ourCordon } from './cycle-end.js';
+import { endCycle, endUndrainedCycle, ourCordon } from './cycle-end.js';
 import { summaryOf } from './drain-report.js';
 import type { Pass } from './pass.js';
 import { afterFailure, waveAtEnd } from './wave.js';
@@ -136,12 +136,6 @@ async function serverFailed(
   result: DrainResult,
   why: string,
 ): Promise<Outcome> {
-  await endCycle(pass, record, (node) => {
-    const summary = summaryOf(result);
-    return {
-      annotations: pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed'),
-    };
-  });
-  await pass.release();
+  await endUndrainedCycle(pass, record, result);
   return { kind: 'blocked', blocker: API_SERVER_BLOCKER, reason: `${why}; drain stopped, lock released` };
 }

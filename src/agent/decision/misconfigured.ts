@@ -8,8 +8,7 @@ import { policyDenial, type PolicyDenial } from '../../kube/errors.js';
 import type { DrainResult } from '../../drain/drainer.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import type { Misconfigured, Outcome } from '../outcome.js';
-import { endCycle } from './cycle-end.js';
-import { summaryOf } from './drain-report.js';
+import { endUndrainedCycle } from './cycle-end.js';
 import type { Pass } from './pass.js';
 
 /** The configuration error a denial of the agent's own policy is; undefined for anything else. */
@@ -51,12 +50,6 @@ export async function endDeniedCycle(
   result: DrainResult,
   error: Misconfigured,
 ): Promise<Outcome> {
-  await endCycle(pass, record, (node) => {
-    const summary = summaryOf(result);
-    return {
-      annotations: pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed'),
-    };
-  });
-  await pass.release();
+  await endUndrainedCycle(pass, record, result);
   return { ...error, reason: `${error.reason}; drain stopped, cycle ended, lock released` };
 }
