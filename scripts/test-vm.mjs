@@ -6,7 +6,8 @@
 // pause image, imported into each guest's containerd: no registry is reached. jest then runs
 // test/vm/ (jest.vm.config.js): the chart installed with helm, the sentinel created on every guest,
 // and every reboot checked on the guest and in the cluster. It ends with one line
-// `real reboots: N nodes, N kernels rebooted, V violations`.
+// `real reboots: N nodes, N kernels rebooted, L out of the load balancers during their cycle, D waited
+// for dpkg's lock, V violations`.
 //
 // Without the binaries, QEMU (installed with apt-get on demand, as scripts/ensure-test-tools.mjs),
 // root, or podman it says in one line why it skipped and exits 0.
@@ -306,7 +307,7 @@ async function main() {
     return false;
   }
   process.stdout.write(
-    `real reboots: ${r.nodes} nodes, ${r.rebooted} kernels rebooted, ${r.violations.length} violations\n`,
+    `real reboots: ${r.nodes} nodes, ${r.rebooted} kernels rebooted, ${r.outOfLb ?? 0} out of the load balancers during their cycle, ${r.waitedForDpkg ?? 0} waited for dpkg's lock, ${r.violations.length} violations\n`,
   );
   for (const v of r.violations) process.stdout.write(`  violation: ${v}\n`);
   if (jest.status !== 0 || r.violations.length > 0 || r.rebooted !== r.nodes) {

@@ -10,7 +10,9 @@
 //   same new value, and the boot before ended by the method of that node;
 // - the agent's pod restarted after the reboot and finished the cycle: uncordoned, lock released,
 //   history recorded with the kernel before and after;
-// - never more nodes down (cordoned or not Ready) than --concurrency, sampled throughout.
+// - never more nodes down (cordoned or not Ready) than --concurrency, sampled throughout;
+// - out of the load balancers (the label) during its cycle only;
+// - the first node, whose dpkg lock a process holds for a minute, waits for it before its cycle.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format
 import { CYCLE_LABEL } from '../../src/node/cycle.js';
 import { EXCLUDE_LB_LABEL } from '../../src/node/cycle-marks.js';
 import { HISTORY_ANNOTATION, parseHistory, type HistoryRecord } from '../../src/node/history.js';
+import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import { TestCluster } from '../contract/cluster.js';
 import { GuestAgent } from './guest-agent.js';
 
@@ -63,6 +66,10 @@ let dir: string;
 const violations: string[] = [];
 /** Nodes the sampler saw labelled out of the load balancers (--exclude-from-lb, on by default). */
 const outOfLb = new Set<string>();
+/** Nodes the sampler saw waiting for the package manager (the dpkg lock held on the first node). */
+const waitedForDpkg = new Set<string>();
+/** How long a process holds dpkg's lock on the first node (rebootMethod command) from the start. */
+const DPKG_HOLD_S = 60;
 let rebootedKernels = 0;
 
 function tool(name: 'helm' | 'kubectl'): string {
@@ -209,6 +216,15 @@ async function holders(): Promise<string[]> {
 }
 
 /** Samples the nodes and the lock: never more than CONCURRENCY nodes down or holding the lock. */
+/** What a sample of a node shows beyond its cordon: the load-balancer label, a wait for dpkg. */
+function observe(n: V1Node): void {
+  const name = n.metadata?.name ?? '';
+  if (n.metadata?.labels?.[EXCLUDE_LB_LABEL] !== undefined) outOfLb.add(name);
+  const status = parseStatus(n.metadata?.annotations?.[STATUS_ANNOTATION]);
+  if (status?.phase === 'blocked' && /^package manager at work: dpkg/.test(status.reason))
+    waitedForDpkg.add(name);
+}
+
 function sample(): { stop: () => void; samples: () => number } {
   let count = 0;
   let busy = false;
@@ -220,10 +236,7 @@ function sample(): { stop: () => void; samples: () => number } {
       const nodes = (await cluster.list<V1Node>('nodes')).filter((n) =>
         names.includes(n.metadata?.name ?? ''),
       );
-      for (const n of nodes) {
-        const labels = n.metadata?.labels ?? {};
-        if (labels[EXCLUDE_LB_LABEL] !== undefined) outOfLb.add(n.metadata?.name ?? '');
-      }
+      nodes.forEach(observe);
       const down = nodes
         .filter((n) => n.spec?.unschedulable === true || !ready(n))
         .map((n) => n.metadata?.name);
@@ -306,7 +319,16 @@ beforeAll(async () => {
 afterAll(() => {
   const results = process.env.VM_RESULTS;
   if (results !== undefined) {
-    writeFileSync(results, JSON.stringify({ nodes: vms.length, rebooted: rebootedKernels, violations }));
+    writeFileSync(
+      results,
+      JSON.stringify({
+        nodes: vms.length,
+        rebooted: rebootedKernels,
+        outOfLb: outOfLb.size,
+        waitedForDpkg: waitedForDpkg.size,
+        violations,
+      }),
+    );
   }
   rmSync(dir, { recursive: true, force: true });
 });
@@ -397,6 +419,25 @@ async function expectMethod(name: string, method: string | undefined): Promise<v
 }
 
 /**
+ * Holds dpkg's lock on the guest for DPKG_HOLD_S seconds, as an unattended-upgrades run would (a
+ * process of its own, after this call returns); resolves once the lock is seen held, with the time
+ * it will be released.
+ */
+async function holdDpkgLock(name: string): Promise<number> {
+  const lock = '/var/lib/dpkg/lock-frontend';
+  await guest(name).output(
+    `setsid flock ${lock} sleep ${DPKG_HOLD_S} </dev/null >/dev/null 2>&1 & sleep 1; ! flock -n ${lock} true`,
+  );
+  return Date.now() + (DPKG_HOLD_S - 1) * 1000;
+}
+
+/** The node waited while dpkg held its lock: seen waiting for it, and it took the lock only after. */
+function expectWaitedForDpkg(name: string, releasedAt: number, record: HistoryRecord | undefined): void {
+  expect({ node: name, waitedForDpkg: waitedForDpkg.has(name) }).toEqual({ node: name, waitedForDpkg: true });
+  expect(Date.parse(record?.lockedAt ?? '')).toBeGreaterThanOrEqual(releasedAt - 2_000);
+}
+
+/**
  * Drained through the kubelet: a probe pod on this node got SIGTERM and finished its shutdown (5 s
  * of its 30 s grace) on the boot before.
  */
@@ -419,6 +460,9 @@ it(
   async () => {
     const before = await recordBefore();
     const sampler = sample();
+    // the first node (rebootMethod command: it can read its host's locks) is mid package run
+    const dpkgNode = vms[0]?.name ?? '';
+    const dpkgReleasedAt = await holdDpkgLock(dpkgNode);
     await Promise.all(vms.map((vm) => guest(vm.name).output(`touch ${SENTINEL}`)));
     const started = Date.now();
     const records = new Map<string, HistoryRecord>();
@@ -445,6 +489,7 @@ it(
       await expectMethod(vm.name, METHODS[index]?.method);
       await expectDrained(vm.name);
     }
+    expectWaitedForDpkg(dpkgNode, dpkgReleasedAt, records.get(dpkgNode));
     expect(await holders()).toEqual([]);
     expect(violations).toEqual([]);
   },
