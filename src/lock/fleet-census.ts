@@ -12,7 +12,8 @@
 // A read that fails fails the acquisition (the node waits, with the error as its reason): unknown is
 // not "healthy". The workers ahead of a control-plane node (--control-plane-last, first come only)
 // need the nodes' statuses: one list of the whole Nodes, for that node only.
-import { monotonicMs, type Clock } from '../clock/clock.js';
+import type { Clock } from '../clock/clock.js';
+import { TimedReads } from './timed-reads.js';
 import type { Kube } from '../kube/kube.js';
 import type { NodeRow } from '../kube/kube.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
@@ -86,18 +87,15 @@ export function groupSelector(label: string, group: string): string {
 
 /** The fleet as one agent's acquisition sees it; see the file comment. */
 export class FleetCensus {
-  private readonly cache = new Map<string, { at: number; value: unknown }>();
+  private readonly reads: TimedReads;
 
-  constructor(private readonly o: FleetCensusOptions) {}
+  constructor(private readonly o: FleetCensusOptions) {
+    this.reads = new TimedReads(o.clock, CENSUS_CACHE_MS);
+  }
 
-  /**
-   * Forgets the reads older than `olderThanMs` (every read by default): the next question reads
-   * them afresh (an acquisition's attempt, DaemonSetLock.acquire).
-   */
+  /** Forgets the reads older than `olderThanMs` (all by default): an acquisition's attempt, DaemonSetLock.acquire. */
   forget(olderThanMs = 0): void {
-    const now = monotonicMs(this.o.clock);
-    for (const [key, hit] of this.cache)
-      if (olderThanMs <= 0 || now - hit.at >= olderThanMs) this.cache.delete(key);
+    this.reads.forget(olderThanMs);
   }
 
   /** The census for `ask` (each part read at most once per CENSUS_CACHE_MS). */
@@ -153,12 +151,12 @@ export class FleetCensus {
     selector: { labelSelector?: string },
     signal?: AbortSignal,
   ): Promise<NodeRow[]> {
-    return this.cached(key, () => this.o.kube.listNodeRows({ ...selector, resourceVersion: '0' }, signal));
+    return this.reads.get(key, () => this.o.kube.listNodeRows({ ...selector, resourceVersion: '0' }, signal));
   }
 
   /** The workers ahead of the control plane: one list of the whole Nodes (their statuses tell). */
   private workers(signal?: AbortSignal): Promise<{ count: number; names: string[]; reported: number }> {
-    return this.cached('workers', async () => {
+    return this.reads.get('workers', async () => {
       const nodes = await this.o.kube.listNodes({ resourceVersion: '0' }, signal);
       const health = fleetHealth(
         nodes.map((n) => judgeNode(n)),
@@ -167,14 +165,5 @@ export class FleetCensus {
       const ahead = health.workersAhead ?? { count: 0, names: [] };
       return { ...ahead, reported: health.reported ?? 0 };
     });
-  }
-
-  private async cached<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const now = monotonicMs(this.o.clock);
-    const hit = this.cache.get(key);
-    if (hit !== undefined && now - hit.at < CENSUS_CACHE_MS) return hit.value as T;
-    const value = await read();
-    this.cache.set(key, { at: now, value });
-    return value;
   }
 }

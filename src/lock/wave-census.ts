@@ -14,12 +14,13 @@
 // - the group order: the wave's nodes of other groups in their cycle or back, and, one group at a
 //   time, a waiting node of another group (one Node, `limit=1`) until one ranks before this node's
 //   group or none is left: at most as many small reads as there are groups.
-import { monotonicMs, type Clock } from '../clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 import type { Kube, NodeRow } from '../kube/kube.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
 import { WAVE_LABEL, WAVE_STATE_LABEL } from '../node/wave.js';
 import { CENSUS_CACHE_MS } from './fleet-census.js';
+import { TimedReads } from './timed-reads.js';
 
 /** What one acquisition asks of its wave. */
 export interface WaveAsk {
@@ -62,18 +63,18 @@ function outside(label: string, groups: readonly string[]): string {
 }
 
 export class WaveCensus {
-  private readonly cache = new Map<string, { at: number; value: unknown }>();
+  private readonly reads: TimedReads;
 
-  constructor(private readonly o: { kube: Kube; clock: Clock; nodeId: string }) {}
+  constructor(private readonly o: { kube: Kube; clock: Clock; nodeId: string }) {
+    this.reads = new TimedReads(o.clock, CENSUS_CACHE_MS);
+  }
 
   /**
    * Forgets the reads older than `olderThanMs` (every read by default): the next question reads
    * them afresh (an acquisition's attempt, DaemonSetLock.acquire).
    */
   forget(olderThanMs = 0): void {
-    const now = monotonicMs(this.o.clock);
-    for (const [key, hit] of this.cache)
-      if (olderThanMs <= 0 || now - hit.at >= olderThanMs) this.cache.delete(key);
+    this.reads.forget(olderThanMs);
   }
 
   async read(ask: WaveAsk, signal?: AbortSignal): Promise<WaveCount> {
@@ -151,12 +152,7 @@ export class WaveCensus {
   }
 
   /** Rows of the Nodes `labelSelector` selects, read fresh, reused for CENSUS_CACHE_MS. */
-  private async rows(labelSelector: string, signal?: AbortSignal): Promise<NodeRow[]> {
-    const now = monotonicMs(this.o.clock);
-    const hit = this.cache.get(labelSelector);
-    if (hit !== undefined && now - hit.at < CENSUS_CACHE_MS) return hit.value as NodeRow[];
-    const value = await this.o.kube.listNodeRows({ labelSelector }, signal);
-    this.cache.set(labelSelector, { at: now, value });
-    return value;
+  private rows(labelSelector: string, signal?: AbortSignal): Promise<NodeRow[]> {
+    return this.reads.get(labelSelector, () => this.o.kube.listNodeRows({ labelSelector }, signal));
   }
 }
