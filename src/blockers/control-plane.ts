@@ -25,6 +25,11 @@ function ready(conditions: readonly { type: string; status: string }[] | undefin
   return (conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
+/** Is this etcd member out of the quorum: not Ready, or on its way out? */
+function outOfQuorum(p: V1Pod): boolean {
+  return !ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined;
+}
+
 /** The first other control-plane node that is not Ready, as a verdict. */
 function nodeDown(others: readonly V1Node[]): Verdict | undefined {
   const down = others.find((n) => !ready(n.status?.conditions));
@@ -46,9 +51,7 @@ function memberDown(others: readonly V1Node[], etcd: readonly V1Pod[]): Verdict 
         blocked: true,
         reason: `etcd member on control-plane node ${name} not found: its quorum has no member to spare`,
       };
-    const down = members.find(
-      (p) => !ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined,
-    );
+    const down = members.find(outOfQuorum);
     if (down !== undefined)
       return {
         blocked: true,
@@ -69,10 +72,7 @@ function strayMemberDown(
 ): Verdict | undefined {
   const labelled = new Set(nodes.map((n) => n.metadata?.name));
   const down = etcd.find(
-    (p) =>
-      p.spec?.nodeName !== nodeId &&
-      !labelled.has(p.spec?.nodeName) &&
-      (!ready(p.status?.conditions) || p.metadata?.deletionTimestamp !== undefined),
+    (p) => p.spec?.nodeName !== nodeId && !labelled.has(p.spec?.nodeName) && outOfQuorum(p),
   );
   if (down === undefined) return undefined;
   return {
