@@ -55,12 +55,33 @@ function waveLine(n: number, r: SimulationResult): string {
   );
 }
 
+/** One node's cycle alone: from its need to the end of the run, against the issue's budget of 30. */
+function cycleLine(r: SimulationResult): string {
+  const node = r.nodes.find((n) => n.neededReboot)?.name ?? '';
+  const whole = costTotal(alone(r)).requests;
+  const cycle = r.cost.cycles[node] ?? whole;
+  return (
+    `one node alone in 3 nodes: ${cycle} requests from its need to the end of the run (target ≤ 30), ` +
+    `${whole - cycle} before it at its agent's start-up (as every agent, idle or not)`
+  );
+}
+
 export async function requestsTable(): Promise<void> {
-  const one = await sim({ nodes: 3, needsReboot: 1, concurrency: 10, podsPerNode: 2 });
+  // the need comes while the agents run (as on a real node): the cycle is counted from it, the start-up
+  // every agent pays, idle or not, before it
+  const one = await sim({
+    nodes: 3,
+    needsReboot: 1,
+    concurrency: 10,
+    podsPerNode: 2,
+    requiredOverMs: 600_000,
+  });
   const sizes = quick ? [100] : [100, 1000];
   const waves: [number, SimulationResult][] = [];
   for (const n of sizes) waves.push([n, await sim({ nodes: n, concurrency: 10, podsPerNode: 2 })]);
-  const columns: Column[] = [{ title: "one node's whole cycle, alone in 3 nodes", rows: alone(one), per: 1 }];
+  const columns: Column[] = [
+    { title: "one node alone in 3 nodes: its agent's whole run", rows: alone(one), per: 1 },
+  ];
   for (const [n, r] of waves) {
     columns.push({ title: `${n} nodes: agents, per node`, rows: r.cost.agents, per: n });
     columns.push({ title: `${n} nodes: coordinator, per node`, rows: r.cost.other, per: n });
@@ -71,5 +92,5 @@ export async function requestsTable(): Promise<void> {
       columns,
     ),
   );
-  out(waves.map(([n, r]) => `- ${waveLine(n, r)}`).join('\n') + '\n');
+  out([cycleLine(one), ...waves.map(([n, r]) => waveLine(n, r))].map((l) => `- ${l}`).join('\n') + '\n');
 }

@@ -86,6 +86,8 @@ export interface HostHooks {
   down(node: string): void;
   /** The node's agent pod started again after a boot. */
   agentStarted(node: string): void;
+  /** The node's reboot became required (at the start, or later with requiredOverMs). */
+  required?(node: string): void;
 }
 
 /** Is the `i`th node one whose need survives every reboot (stuckSentinel, after the undrainable ones)? */

@@ -133,12 +133,9 @@ export class SimCluster {
   private requirement(name: string): boolean {
     this.initiallyNeeded.add(name);
     const over = this.spec.requiredOverMs ?? 0;
-    if (over <= 0) {
-      this.requiredAtMs.set(name, this.time.nowMs());
-      return false;
-    }
-    this.requireLater(name, this.random() * over);
-    return true;
+    if (over > 0) this.requireLater(name, this.random() * over);
+    else this.required(name);
+    return over > 0;
   }
 
   /** Is this one of the first spec.controlPlane nodes (a control-plane node with an etcd member)? */
@@ -190,10 +187,16 @@ export class SimCluster {
     this.arrivalsLeft++;
     this.time.after(atMs, () => {
       this.arrivalsLeft--;
-      const node = this.nodes.get(name);
-      if (node) node.needsReboot = true;
-      this.requiredAtMs.set(name, this.time.nowMs());
+      this.required(name);
     });
+  }
+
+  /** `name`'s reboot became required now (its node's state, if made yet, says so). */
+  private required(name: string): void {
+    const node = this.nodes.get(name);
+    if (node) node.needsReboot = true;
+    this.requiredAtMs.set(name, this.time.nowMs());
+    this.hooks?.required?.(name);
   }
 
   /** The simulated Rebooter's action: the host goes down soon and boots after bootTimeMs. */
@@ -433,14 +436,8 @@ export class SimCluster {
 
   /** What the start-up workloads are made with. */
   private workloadContext(): WorkloadContext {
-    return {
-      server: this.server,
-      time: this.time,
-      spec: this.spec,
-      names: this.names,
-      random: this.random,
-      isoNow: () => this.isoNow(),
-    };
+    const { server, time, spec, names, random } = this;
+    return { server, time, spec, names, random, isoNow: () => this.isoNow() };
   }
 
   isoNow(): string {

@@ -130,6 +130,8 @@ export interface FakeApiServer {
   readonly requests: RecordedRequest[];
   /** Bytes of every answer's body so far (what the server serialized; watch streams aside). */
   readonly responseBytes: number;
+  /** The requests that have arrived so far from the agent of `node` (its node claim; never trimmed). */
+  requestsBy(node: string): number;
   /** Called synchronously after every accepted write; returns the unsubscribe function. */
   onWrite(listener: (e: WriteEvent) => void): () => void;
   /**
@@ -179,7 +181,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     requests: [],
     maxRecordedRequests: options.maxRecordedRequests ?? 0,
     failures: [],
-    served: { bytes: 0 },
+    served: { bytes: 0, byNode: new Map() },
   };
   const server = createServer((req, res) => {
     void handleRequest(ctx, req, res);
@@ -243,6 +245,11 @@ class FakeServer implements FakeApiServer {
   /** Bytes of every answer's body so far (what the server serialized; watch streams aside). */
   get responseBytes(): number {
     return this.ctx.served.bytes;
+  }
+
+  /** The requests that have arrived so far from the agent of `node` (its node claim). */
+  requestsBy(node: string): number {
+    return this.ctx.served.byNode.get(node) ?? 0;
   }
 
   kubeConfig(): KubeConfig {

@@ -104,6 +104,8 @@ export interface SimServer {
   }[];
   /** Bytes of every answer's body so far. */
   readonly responseBytes: number;
+  /** The requests that have arrived so far from the agent of `node` (never trimmed). */
+  requestsBy(node: string): number;
   onWrite(listener: (e: SimWriteEvent) => void): () => void;
   close(): Promise<void>;
 }

@@ -299,7 +299,8 @@ export function passed(r: SimulationResult): boolean {
 /**
  * What the wave cost the API server per node, by verb and resource: the agents' requests (each as its
  * own node's identity), then the rest (the coordinator's), the spread over the nodes' agents, and the
- * busiest agent's own table (with one node needing a reboot: that node's whole cycle).
+ * spread of one node's cycle (from its need), and the busiest agent's own table (with one node needing
+ * a reboot: that node's whole run).
  */
 export function formatCostReport(r: SimulationResult): string[] {
   const n = nodesOf(r);
@@ -308,9 +309,14 @@ export function formatCostReport(r: SimulationResult): string[] {
   const each = r.nodes
     .map((node) => ({ name: node.name, requests: costTotal(r.cost.byNode[node.name] ?? []).requests }))
     .sort((a, b) => a.requests - b.requests);
-  const at = (q: number): number =>
-    each[Math.min(each.length - 1, Math.floor(q * each.length))]?.requests ?? 0;
-  const spread = `  one node's agent, requests over the run: min ${at(0)}, median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`;
+  const spread = `  one node's agent, requests over the run: ${spreadOf(each.map((e) => e.requests))}`;
+  const cycles = Object.values(r.cost.cycles);
+  // a node's cycle: from the moment its reboot became required (its agent's start-up, which every
+  // agent pays idle or not, is in it only when the need was there at the start)
+  const cycle =
+    cycles.length === 0
+      ? []
+      : [`  one node's cycle, requests from its need to the end of the run: ${spreadOf(cycles)}`];
   const busiest = each[each.length - 1];
   const own =
     busiest === undefined
@@ -320,5 +326,12 @@ export function formatCostReport(r: SimulationResult): string[] {
           1,
           `API cost of the busiest agent (${busiest.name}) over the run`,
         );
-  return [...agents, ...other, spread, ...own];
+  return [...agents, ...other, spread, ...cycle, ...own];
+}
+
+/** min, median, p99 and max of `values`. */
+function spreadOf(values: readonly number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return `min ${at(0)}, median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`;
 }

@@ -84,17 +84,33 @@ export function countEvictions(requests: SimServer['requests']): {
   return evictions;
 }
 
+/** The requests of `node`'s agent so far: those the server served, and its watches of the feed. */
+export function requestsBy(
+  server: Pick<SimServer, 'requestsBy'>,
+  feed: Readonly<Record<string, FeedWatchCost>>,
+  node: string,
+): number {
+  const watches = Object.values(feed)
+    .filter((w) => w.owner === node)
+    .reduce((sum, w) => sum + w.watches, 0);
+  return server.requestsBy(node) + watches;
+}
+
 /**
- * The cost tables of a run (api-cost.ts): the agents', everyone else's (the coordinator's), and each
- * node's agent's by name (its whole run: idle passes and its cycle).
+ * The cost tables of a run (api-cost.ts): the agents', everyone else's (the coordinator's), each
+ * node's agent's by name (its whole run: idle passes and its cycle), and each node's cycle: its
+ * requests since its need (`atNeed`, requestsBy when its reboot became required).
  */
 export function costTables(
-  requests: SimServer['requests'],
-  feed: readonly FeedWatchCost[],
+  server: Pick<SimServer, 'requests' | 'requestsBy'>,
+  feed: Readonly<Record<string, FeedWatchCost>>,
+  atNeed: ReadonlyMap<string, number>,
 ): SimulationResult['cost'] {
+  const watches = Object.values(feed);
   return {
-    agents: costRows(requests, feed, 'agents'),
-    other: costRows(requests, feed, 'other'),
-    byNode: costRowsByNode(requests, feed),
+    agents: costRows(server.requests, watches, 'agents'),
+    other: costRows(server.requests, watches, 'other'),
+    byNode: costRowsByNode(server.requests, watches),
+    cycles: Object.fromEntries([...atNeed].map(([node, at]) => [node, requestsBy(server, feed, node) - at])),
   };
 }

@@ -233,9 +233,16 @@ export interface SimulationResult {
   kubeCalls: Record<string, number>;
   /**
    * What the run cost the API server by verb and resource (api-cost.ts): the agents' requests, those
-   * of anyone else (the coordinator), and each node's agent's (by node name).
+   * of anyone else (the coordinator), and each node's agent's (by node name); `cycles`: the requests
+   * of each node's agent from the moment its reboot became required to the end of the run (its
+   * cycle, without the start-up every agent pays, idle or not, when the need came later).
    */
-  cost: { agents: CostRow[]; other: CostRow[]; byNode: Record<string, CostRow[]> };
+  cost: {
+    agents: CostRow[];
+    other: CostRow[];
+    byNode: Record<string, CostRow[]>;
+    cycles: Record<string, number>;
+  };
   agentErrors: string[];
   samples: RequestSample[];
   /** Virtual elapsed ms of the run (>= makespan when minDurationMs is set). */

@@ -31,6 +31,7 @@ import {
   admissionFor,
   costTables,
   countEvictions,
+  requestsBy,
   denialViolations,
   meanPrep,
   nodeResults,
@@ -97,6 +98,8 @@ export class Simulation {
   private readonly feed: WatchFeed;
   private readonly gate = new SerialGate();
   private readonly counters: KubeCounters = newKubeCounters();
+  /** Each node's agent's requests (watches included) when its reboot became required. */
+  private readonly costAtNeed = new Map<string, number>();
   private readonly agentKube: (node: string) => Kube;
   private readonly closeInner: () => void;
   private readonly agents = new Map<string, Running>();
@@ -185,12 +188,9 @@ export class Simulation {
   /** Populates the cluster and starts its agents, coordinators and simulated actors. */
   begin(): void {
     this.cluster.populate({
-      down: (node) => {
-        this.kill(node);
-      },
-      agentStarted: (node) => {
-        this.startAgent(node);
-      },
+      down: this.kill.bind(this),
+      agentStarted: this.startAgent.bind(this),
+      required: (node) => void this.costAtNeed.set(node, requestsBy(this.server, this.counters.feed, node)),
     });
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
@@ -420,7 +420,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
-      cost: costTables(this.server.requests, Object.values(this.counters.feed)),
+      cost: costTables(this.server, this.counters.feed, this.costAtNeed),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

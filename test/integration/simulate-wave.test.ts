@@ -7,6 +7,7 @@
 // agents' requests to the fake API server in memory (test/fakes/simulate.ts).
 import { describe, expect, it, jest } from '@jest/globals';
 import { DEFAULT_SIMULATE_OPTIONS, runSimulate, type SimulateOptions } from '../../src/cli/simulate.js';
+import { costTotal } from '../../src/sim/api-cost.js';
 import { runSimulation, type SimulationResult } from '../../src/sim/simulation.js';
 import { SIMULATION_TIMEOUT_MS, memorySimulationOptions, simulate } from '../fakes/simulate.js';
 
@@ -56,6 +57,26 @@ describe('kured-ts simulate with the real agents', () => {
     ]);
     // Nobody needs a reboot at the start, so no lock is taken in the first agents' start-up pass.
     expect(r.firstLockMs).toBeGreaterThan(60_000);
+  });
+
+  it("costs a node alone in three at most 30 requests from its need, counted apart from its agent's start-up", async () => {
+    const r = await simulate({
+      ...small,
+      nodes: 3,
+      needsReboot: 1,
+      concurrency: 10,
+      podsPerNode: 2,
+      requiredOverMs: 600_000,
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(1);
+    const whole = (name: string): number => costTotal(r.cost.byNode[name] ?? []).requests;
+    expect(Object.keys(r.cost.cycles)).toEqual(['node-01']);
+    const cycle = r.cost.cycles['node-01'] ?? Infinity;
+    expect(cycle).toBeLessThanOrEqual(30);
+    // what came before the need is what an idle agent spends in its whole run: its start-up
+    expect(whole('node-01') - cycle).toBe(whole('node-02'));
+    expect(whole('node-02')).toBeGreaterThan(0);
   });
 
   it('with --reboot-now and no node needing a reboot, reboots exactly that node through the lock', async () => {

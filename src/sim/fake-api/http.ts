@@ -97,8 +97,11 @@ export interface HttpContext {
   failures: InjectedFailure[];
   /** A flaky server: undefined = off. */
   chaos?: Chaos;
-  /** Bytes of the answers sent (bodies, not headers; watch streams counted by the watch hub's caller). */
-  served: { bytes: number };
+  /**
+   * Bytes of the answers sent (bodies, not headers; watch streams counted by the watch hub's caller),
+   * and the requests that arrived by the node claim of their caller (never trimmed).
+   */
+  served: { bytes: number; byNode: Map<string, number> };
 }
 
 interface Parsed {
@@ -161,7 +164,10 @@ function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: 
     at: Date.now(),
   };
   const node = nodeClaim(req.headers);
-  if (node !== undefined) record.node = node;
+  if (node !== undefined) {
+    record.node = node;
+    ctx.served.byNode.set(node, (ctx.served.byNode.get(node) ?? 0) + 1);
+  }
   ctx.requests.push(record);
   const max = ctx.maxRecordedRequests;
   // trim in batches so that a long simulation neither grows without bound nor pays O(n) per request
