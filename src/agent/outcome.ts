@@ -1,4 +1,5 @@
 // The outcome of one agent decision, and everything derived from it: status, Events, metrics, log.
+import { isDeepStrictEqual } from 'node:util';
 import type { RebootResult } from '../metrics/agent-metrics.js';
 import type { EventReason } from '../events/events.js';
 import type { FleetGate, LockWait, Refusal } from '../lock/lock.js';
@@ -275,6 +276,11 @@ export function effectsOf(outcome: Outcome): Effects {
     return { ...base, events: [...base.events, normal('Uncordoned')] };
   }
   return base;
+}
+
+/** Does `a` say what `b` says (by value: kind, reason and every detail)? */
+export function sameOutcome(a: Outcome | undefined, b: Outcome): boolean {
+  return a !== undefined && isDeepStrictEqual(a, b);
 }
 
 /** A refused acquisition as an outcome: waiting for the lock, with the fleet gate that held it, if one did. */

@@ -28,6 +28,7 @@ function inCycle(fields: Partial<CycleFacts> = {}): CycleFacts {
     unschedulable: true,
     rebootRetries: 3,
     maxRebootsPerNeed: 2,
+    ownUnsent: false,
     nowMs: NOW,
     ...fields,
   };
@@ -136,6 +137,27 @@ const rows: [string, CycleFacts, PhaseName, boolean][] = [
   [
     'a failed request (the record keeps the attempt, not the request time) is retried at once',
     inCycle({ record: record({ attempts: 1 }) }),
+    'drain',
+    false,
+  ],
+  [
+    "this agent's own attempt, counted a minute ago and never asked for, is asked for now: no reboot is coming",
+    inCycle({ record: record({ attempts: 1, rebootRequestedAt: ago(60_000) }), ownUnsent: true }),
+    'unsent-reboot',
+    false,
+  ],
+  [
+    "this agent's own last attempt, never asked for, is asked for rather than waited for",
+    inCycle({ record: record({ attempts: 3, rebootRequestedAt: ago(1000) }), ownUnsent: true }),
+    'unsent-reboot',
+    false,
+  ],
+  [
+    "this agent's own attempt past the grace drains and reboots as any cycle on the same boot",
+    inCycle({
+      record: record({ attempts: 1, rebootRequestedAt: ago(REBOOT_GRACE_MS + 1000) }),
+      ownUnsent: true,
+    }),
     'drain',
     false,
   ],
@@ -270,6 +292,7 @@ describe('phaseOf: where the cluster records put a node in its cycle', () => {
       'retake-after-reboot': true,
       'given-up': true,
       'reboot-requested': true,
+      'unsent-reboot': true,
       'uncordoned-meanwhile': true,
       'reboot-loop': true,
       drain: true,

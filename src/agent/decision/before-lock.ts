@@ -12,7 +12,7 @@ import {
 } from '../../node/quarantine.js';
 import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
-import { waitingFor, type Outcome } from '../outcome.js';
+import { sameOutcome, waitingFor, type Outcome } from '../outcome.js';
 import { blockOf, type Block } from './misconfigured.js';
 import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
@@ -87,12 +87,11 @@ export async function detect(pass: Pass): Promise<Need> {
  */
 export async function taint(pass: Pass): Promise<Outcome> {
   const { progress } = pass.env;
-  const last = progress.last;
   const request = pass.request();
   const why = request === undefined ? 'reboot required' : describeRebootRequest(request);
-  const pending: Outcome =
-    last?.kind === 'pending' && last.reason === why ? last : { kind: 'pending', reason: why };
-  if (pending !== last) await progress.report(pending, pass.signal);
+  const pending: Outcome = { kind: 'pending', reason: why };
+  // said once: the last report said the same (by value, whichever pass made it)
+  if (!sameOutcome(progress.last, pending)) await progress.report(pending, pass.signal);
   if (pass.config.taintTiming === 'required') await pass.addTaint();
   return pending;
 }

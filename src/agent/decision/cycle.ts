@@ -34,7 +34,7 @@ import { STATUS_ANNOTATION, parseStatus } from '../../node/status.js';
 import type { Outcome } from '../outcome.js';
 import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.js';
 import { endCycle, foreignCordon } from './cycle-end.js';
-import { cycleFacts, phaseOf, type CyclePhase } from './phase.js';
+import { phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
 import { drainFailed, endFailedDrain } from './drain-failed.js';
 import { holdAfterDrain, withoutHold } from './hold.js';
@@ -265,12 +265,12 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   if ('lost' in slot)
     return { outcome: await abortBeforeReboot(pass, record, `${slot.lost} before the reboot`) };
   const current = currentRecord(pass, record);
-  const facts = cycleFacts(pass.node, slot.entry, pass.config, pass.deps.clock.now());
+  const facts = pass.facts(slot.entry);
   const phase = phaseOf({ ...facts, record: current });
   // Our own count, committed though its answer was an error (a 500, then a 409 on the client's
   // retry), is no other agent's request: it is carried out, once verified.
-  const own = pass.ownUnsent();
-  if (!goesOnToReboot(phase, own)) return { handoff: phase };
+  const own = facts.ownUnsent;
+  if (!goesOnToReboot(phase)) return { handoff: phase };
   // whoever's cordon it was (ours, or one we adopted or handed over): never a reboot of a schedulable node
   if (!pass.node.unschedulable) return { step: 'uncordoned', record: current, redrain: false };
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
@@ -284,13 +284,19 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   return rebootVerified(pass, current, own, recounts);
 }
 
+/** The phases in which the re-verify goes on toward the reboot; any other phase is its handler's. */
+const TO_REBOOT: ReadonlySet<PhaseName> = new Set<PhaseName>([
+  'drain',
+  'uncordoned-meanwhile',
+  'unsent-reboot',
+]);
+
 /**
  * Does the re-verify go on toward the reboot in `phase`: our cycle on the same boot (cordoned or
- * not: judged next), or our own count whose answer was lost? Any other phase is its handler's.
+ * not: judged next), or our own count whose answer was lost?
  */
-function goesOnToReboot(phase: CyclePhase, own: boolean): boolean {
-  if (phase.name === 'drain' || phase.name === 'uncordoned-meanwhile') return true;
-  return own && phase.name === 'reboot-requested';
+function goesOnToReboot(phase: CyclePhase): boolean {
+  return TO_REBOOT.has(phase.name);
 }
 
 /** The record on the node as just read (ours if it is gone), with this pass's drain (its time and pods). */

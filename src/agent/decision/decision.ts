@@ -32,14 +32,16 @@ import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
 import { stopLoop } from './reboot-loop.js';
 import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
-import { cycleFacts, phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
+import { phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
 import {
   adoptKured,
   cancelIfNoLongerRequired,
+  carryOutUnsent,
   givenUp,
   rebootRequested,
   released,
-  retake,
+  retakeAfterReboot,
+  retakeBeforeReboot,
   unprovenEntry,
   type Retaken,
 } from './recovery.js';
@@ -59,10 +61,11 @@ const HANDLERS: { [K in PhaseName]: (pass: Pass, phase: CyclePhase<K>) => Promis
   'unproven-entry': (pass) => unprovenEntry(pass),
   'kured-entry': (pass, { entry }) => adoptKured(pass, entry),
   released: (pass, { record }) => released(pass, record),
-  'retake-before-reboot': (pass, { record }) => retake(pass, record),
-  'retake-after-reboot': (pass, { record }) => retake(pass, record),
+  'retake-before-reboot': (pass, { record }) => retakeBeforeReboot(pass, record),
+  'retake-after-reboot': (pass, { record }) => retakeAfterReboot(pass, record),
   'given-up': (pass, { record }) => givenUp(pass, record),
   'reboot-requested': (pass, { record }) => rebootRequested(pass, record),
+  'unsent-reboot': (pass, { record }) => carryOutUnsent(pass, record),
   'reboot-loop': (pass, { record, reason }) => stopLoop(pass, record, reason),
   'uncordoned-meanwhile': (pass, { record }) => toReboot(pass, record, 'uncordoned'),
   drain: (pass, { record }) => toReboot(pass, record, 'drain'),
@@ -102,7 +105,7 @@ export class Decision {
   }
 
   async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
-    const { deps, config } = this.env;
+    const { deps } = this.env;
     // Clean and no reboot required: nothing of ours to undo, so nothing to read.
     // (a node soaking in its wave reads itself each pass: its soak is judged on its readiness)
     const clean = this.memory.clean && this.memory.soak === undefined;
@@ -121,8 +124,7 @@ export class Decision {
     const entry = (await this.lockUnread(pass, inCycle))
       ? undefined
       : await this.env.slot.holding(signal, { inCycle });
-    const facts = cycleFacts(node, entry, config, deps.clock.now());
-    const outcome = await this.handled(pass, facts);
+    const outcome = await this.handled(pass, pass.facts(entry));
     // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
     if (!this.env.slot.held) deps.views?.releaseLock();
     await returnFleetLock(pass);

@@ -14,6 +14,7 @@ import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
+import { cycleFacts, type CycleFacts } from './phase.js';
 
 /** Guarded node writes retried this many times when the node keeps changing under us. */
 const GUARDED_WRITE_ATTEMPTS = 8;
@@ -226,10 +227,14 @@ export class Pass {
     return result;
   }
 
-  /** The node's record is the attempt this agent wrote (its answer lost) and never asked the host for. */
-  ownUnsent(): boolean {
-    const unsent = this.env.memory.unsent;
-    return unsent !== undefined && unsent === this.node.annotations[CYCLE_ANNOTATION];
+  /**
+   * The facts (phase.ts) of this pass's read of the node and of `entry`, the lock's for it: with the
+   * attempt this agent counted and never asked the host for (Memory.unsent), which phaseOf reads.
+   */
+  facts(entry: LockHolder | undefined): CycleFacts {
+    const { rebootRetries, maxRebootsPerNeed } = this.config;
+    const agent = { rebootRetries, maxRebootsPerNeed, unsent: this.env.memory.unsent };
+    return cycleFacts(this.node, entry, agent, this.deps.clock.now());
   }
 
   hasTaint(): boolean {

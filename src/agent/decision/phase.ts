@@ -3,8 +3,10 @@
 // (test/unit/agent-phase.test.ts), and each phase has one handler (decision.ts).
 //
 // The facts: does the lock name this node (and does the entry look like kured's), the node's cycle
-// record and its label, the node's bootID now against the record's, and the cordon. No agent memory
-// enters: a fresh agent after a crash, or a second agent of the same node, finds the same phase.
+// record and its label, the node's bootID now against the record's, and the cordon. One fact comes
+// from the agent's memory: whether the record is its own reboot attempt, counted but never asked of
+// the host (ownUnsent). A fresh agent after a crash, or a second agent of the same node, has no such
+// attempt, and finds the phase from the cluster alone.
 import type { LockHolder } from '../../lock/lock.js';
 import {
   CYCLE_ANNOTATION,
@@ -31,6 +33,11 @@ export interface CycleFacts {
   rebootRetries: number;
   /** --max-reboots-per-need. */
   maxRebootsPerNeed: number;
+  /**
+   * The record is the reboot attempt this agent counted (a write whose answer was an error, committed
+   * all the same) and never asked the host for (Memory.unsent): no reboot is coming from it.
+   */
+  ownUnsent: boolean;
   /** Now (ms since the epoch, this host's clock: the one the record's rebootRequestedAt was written on). */
   nowMs: number;
 }
@@ -61,6 +68,8 @@ interface PhaseData {
   'given-up': { record: CycleRecord };
   /** A reboot was requested on this boot less than REBOOT_GRACE_MS ago: it may still come; wait. */
   'reboot-requested': { record: CycleRecord };
+  /** As reboot-requested, but the attempt is this agent's own, never asked for (ownUnsent): ask now. */
+  'unsent-reboot': { record: CycleRecord };
   /**
    * The cycle's need has survived --max-reboots-per-need reboots, or how many it survived cannot be
    * read: no reboot again; the node is quarantined reboot-loop for an operator.
@@ -84,17 +93,24 @@ export type CyclePhase<K extends PhaseName = PhaseName> = {
   [P in K]: { name: P; reason: string; cancellable: boolean } & PhaseData[P];
 }[K];
 
+/** What the agent brings to the facts: its limits, and the attempt it has not asked for (Memory.unsent). */
+export interface AgentSide {
+  rebootRetries: number;
+  maxRebootsPerNeed: number;
+  unsent?: string | undefined;
+}
+
 /**
  * The facts of one read of the node and of the lock's entry for it (the agent's pass and `kured-ts
- * check` read them alike).
+ * check` read them alike; check has no attempt of its own).
  */
 export function cycleFacts(
   node: NodeState,
   entry: LockHolder | undefined,
-  limits: { rebootRetries: number; maxRebootsPerNeed: number },
+  agent: AgentSide,
   now: Date,
 ): CycleFacts {
-  const { rebootRetries, maxRebootsPerNeed } = limits;
+  const { rebootRetries, maxRebootsPerNeed, unsent } = agent;
   return {
     entry,
     record: recordOf(node),
@@ -103,6 +119,7 @@ export function cycleFacts(
     unschedulable: node.unschedulable,
     rebootRetries,
     maxRebootsPerNeed,
+    ownUnsent: unsent !== undefined && unsent === node.annotations[CYCLE_ANNOTATION],
     nowMs: now.getTime(),
   };
 }
@@ -174,12 +191,8 @@ function retake(record: CycleRecord, newBoot: boolean): CyclePhase {
 /** Holding the slot on the record's boot: a crash, a second agent, or a reboot that did not happen. */
 function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
   const cancellable = record.attempts === 0;
-  const sinceRequest = facts.nowMs - Date.parse(record.rebootRequestedAt ?? '');
-  // a request time ahead of now (the clock stepped back) proves nothing: no wait
-  if (record.attempts > 0 && sinceRequest >= 0 && sinceRequest < REBOOT_GRACE_MS) {
-    const reason = `reboot requested ${Math.round(sinceRequest / 1000)}s ago; it may still come`;
-    return { name: 'reboot-requested', record, reason, cancellable: false };
-  }
+  const requested = recentRequest(facts, record);
+  if (requested !== undefined) return requested;
   if (record.attempts >= facts.rebootRetries) {
     const reason = `bootID unchanged after ${record.attempts} reboot attempts`;
     return { name: 'given-up', record, reason, cancellable: false };
@@ -194,6 +207,22 @@ function sameBoot(facts: CycleFacts, record: CycleRecord): CyclePhase {
       ? 'same boot, no reboot requested yet'
       : `same boot after ${record.attempts} reboot request(s)`;
   return { name: 'drain', record, reason, cancellable };
+}
+
+/**
+ * A reboot asked for on this boot within REBOOT_GRACE_MS, which may still come (reboot-requested),
+ * unless this agent counted it and never asked (unsent-reboot); undefined when none is that recent.
+ */
+function recentRequest(facts: CycleFacts, record: CycleRecord): CyclePhase | undefined {
+  const sinceRequest = facts.nowMs - Date.parse(record.rebootRequestedAt ?? '');
+  // a request time ahead of now (the clock stepped back) proves nothing: no wait
+  if (record.attempts === 0 || !(sinceRequest >= 0 && sinceRequest < REBOOT_GRACE_MS)) return undefined;
+  if (facts.ownUnsent) {
+    const reason = `reboot attempt ${record.attempts} counted by this agent and never asked for`;
+    return { name: 'unsent-reboot', record, reason, cancellable: false };
+  }
+  const reason = `reboot requested ${Math.round(sinceRequest / 1000)}s ago; it may still come`;
+  return { name: 'reboot-requested', record, reason, cancellable: false };
 }
 
 /** Why the record's need may not reboot the node again (--max-reboots-per-need), or undefined. */
@@ -219,6 +248,8 @@ export const PHASE_NEXT: Readonly<Record<PhaseName, string>> = {
   'retake-after-reboot':
     'rebooted, and the lock slot is missing: the agent takes it back, and finishes once the node is ready',
   'reboot-requested': `the reboot asked for may still come: the agent waits, and does not ask again within ${REBOOT_GRACE_MS / 60_000} minutes of the request`,
+  'unsent-reboot':
+    'the reboot attempt this agent counted was never asked for (its write answered with an error): the agent re-verifies and asks now',
   'given-up':
     'the reboot never came: the node stays cordoned with its lock slot until an operator intervenes',
   'reboot-loop':

@@ -18,7 +18,7 @@ import { endCycle } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { waveFailed } from './wave.js';
-import { REBOOT_GRACE_MS, rebooted } from './phase.js';
+import { REBOOT_GRACE_MS } from './phase.js';
 import { shortDuration } from '../../text/duration.js';
 
 /** The slot was taken back: the pass goes on in the phase the held slot puts the node in. */
@@ -85,18 +85,26 @@ export async function released(pass: Pass, record: CycleRecord): Promise<Outcome
 }
 
 /**
- * Our cycle record, and no slot: the lock annotation was deleted, rewritten or expired while the
- * node was down or busy. The node still counts against --concurrency while its label stands, so it
- * takes its slot back. When it cannot: before the reboot the cycle ends (abortBeforeReboot); after
- * it, the node finishes once ready, and never uncordons before.
+ * Our cycle record on the boot it began on, and no slot: the lock annotation was deleted, rewritten
+ * or expired while the node was busy. The node still counts against --concurrency while its label
+ * stands, so it takes its slot back. When it cannot, the cycle ends (abortBeforeReboot).
  */
-export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome | Retaken> {
+export async function retakeBeforeReboot(pass: Pass, record: CycleRecord): Promise<Outcome | Retaken> {
   const result = await pass.takeSlotBack(record);
   if (result.acquired) return { retaken: result.holder };
-  const why = `lock slot lost (${result.reason})`;
-  if (!rebooted(pass.node.bootID, record)) return abortBeforeReboot(pass, record, why);
+  return abortBeforeReboot(pass, record, `lock slot lost (${result.reason})`);
+}
+
+/**
+ * Our cycle record on a new boot, and no slot (wiped while the node was down): taken back as before
+ * the reboot. When it cannot be, the node finishes once ready, and never uncordons before.
+ */
+export async function retakeAfterReboot(pass: Pass, record: CycleRecord): Promise<Outcome | Retaken> {
+  const result = await pass.takeSlotBack(record);
+  if (result.acquired) return { retaken: result.holder };
   const waiting = await readinessGaps(pass);
   if (waiting.length === 0) return complete(pass, record, undefined);
+  const why = `lock slot lost (${result.reason})`;
   return { kind: 'lock-lost', reason: `rebooted, waiting for ${waiting.join('; ')}; ${why}` };
 }
 
@@ -105,7 +113,6 @@ export async function retake(pass: Pass, record: CycleRecord): Promise<Outcome |
  * this node): it may still come. Neither drained nor asked for again until REBOOT_GRACE_MS passed.
  */
 export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcome> {
-  if (pass.ownUnsent()) return carryOut(pass, record);
   const grace = shortDuration(REBOOT_GRACE_MS);
   const retries = pass.config.rebootRetries;
   const then =
@@ -121,7 +128,7 @@ export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcom
  * an error): no reboot is coming, so the grace for another agent's request does not apply. Asked for
  * now, after the same re-verification as any reboot: the slot still ours, the node still cordoned.
  */
-async function carryOut(pass: Pass, record: CycleRecord): Promise<Outcome> {
+export async function carryOutUnsent(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const lost = await pass.slotStillOurs(record);
   if (lost !== undefined || !pass.node.unschedulable) {
     pass.env.memory.unsent = undefined;
