@@ -4,6 +4,7 @@ import { redactUrl } from '../notify/notify-url.js';
 import { describeProxy, type ProxySettings } from '../http/proxy.js';
 import { formatLabelSelector, type Selector } from '../selector/label-selector.js';
 import type { WindowConfig } from '../window/window-config.js';
+import type { Budget } from './budget.js';
 import type { FailureEvent, NotifyEvent } from '../notify/notifier.js';
 
 export type { WindowConfig } from '../window/window-config.js';
@@ -118,7 +119,7 @@ export interface Config {
   /** --quarantine-retry: a quarantined node tries again after this long; 0 = only when its pods change. Default 1h. */
   quarantineRetryMs: number;
   /** --max-quarantined: more other nodes quarantined than this halts new cycles fleet-wide; undefined = off. */
-  maxQuarantined: { count: number } | { percent: number } | undefined;
+  maxQuarantined: Budget | undefined;
   /**
    * --wave-start: the first this many nodes of a wave go before any other (slow start); 0 (default)
    * = --concurrency, which is no slow start at all (today's behaviour).
@@ -129,7 +130,7 @@ export interface Config {
   /** --soak: a node counts toward the next step only once back and Ready this long (its own clock). Default 0. */
   soakMs: number;
   /** --max-failures: this many failed nodes in a wave halt it (a fleet pause); undefined = no budget. */
-  maxFailures: { count: number } | { percent: number } | undefined;
+  maxFailures: Budget | undefined;
   /** --group-order: groups (--group-label) one after another, or all at once (default). */
   groupOrder: GroupOrder;
   /** --health-check: objects whose CEL expression must be true before a slot and after a reboot. */
@@ -179,7 +180,7 @@ export interface Config {
    */
   controlPlaneLast: boolean;
   /** --max-unhealthy-nodes: other nodes allowed unhealthy before no slot is taken; undefined = off. */
-  maxUnhealthyNodes: { count: number } | { percent: number } | undefined;
+  maxUnhealthyNodes: Budget | undefined;
   /** --require-approval: wait for `kured-ts approve` before taking a slot. Default false. */
   requireApproval: boolean;
   /** --approval-ttl: an unused approval expires after this long; 0 = never. */

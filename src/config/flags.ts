@@ -1,6 +1,7 @@
 // Every flag of kured-ts in one declarative table: name, env var, default, meaning, parser.
 // Commander options, the configuration table of docs/configuration.md and the Helm chart's values are all
 // generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
+import type { Budget } from './budget.js';
 import {
   DEFAULT_FAILURE_MESSAGES,
   DEFAULT_MESSAGE_DRAIN,
@@ -19,7 +20,6 @@ import {
   share,
   splitCommand,
   unhealthyLimit,
-  type Share,
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
 import { FAILURE_EVENTS, NOTIFY_EVENTS } from '../notify/notifier.js';
@@ -92,7 +92,7 @@ function setShare(
   min: number,
 ): Apply {
   return (values, draft) => {
-    const value: Share = share(min)(last(values));
+    const value: Budget = share(min)(last(values));
     draft.config[count] = 'count' in value ? value.count : 1;
     draft.config[percentKey] = 'percent' in value ? value.percent : 0;
   };
@@ -247,7 +247,7 @@ function splitList(values: readonly string[]): string[] {
 }
 
 /** --max-failures: '' (no budget), N (at least 1) or N% (1-100) of the nodes the DaemonSet runs on. */
-function failureBudget(value: string): { count: number } | { percent: number } | undefined {
+function failureBudget(value: string): Budget | undefined {
   if (value.trim() === '') return undefined;
   return share(1)(value);
 }

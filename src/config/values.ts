@@ -1,6 +1,7 @@
 // Parsers of single flag values (pure): Go durations, shell-quoted command lines, Kubernetes names
 // and labels, URLs. Each throws an Error saying what is wrong; parse.ts names the flag.
 import { InvalidValueError } from './config.js';
+import type { Budget } from './budget.js';
 
 const DURATION_UNITS: Record<string, number> = {
   ns: 1e-6,
@@ -140,7 +141,7 @@ export function checkUrl(text: string, schemes?: readonly string[]): string {
 }
 
 /** --max-unhealthy-nodes: '' (off), N, or N% of the nodes. */
-export function unhealthyLimit(value: string): { count: number } | { percent: number } | undefined {
+export function unhealthyLimit(value: string): Budget | undefined {
   const text = value.trim();
   if (text === '') return undefined;
   const m = /^(\d+)(%)?$/.exec(text);
@@ -150,14 +151,11 @@ export function unhealthyLimit(value: string): { count: number } | { percent: nu
   return m[2] === undefined ? { count: n } : { percent: n };
 }
 
-/** A budget of nodes: a number, or a percentage of the nodes it applies to (Share). */
-export type Share = { count: number } | { percent: number };
-
 /**
  * --concurrency, --group-concurrency: N (at least `min`), or N% (1-100) of the nodes it applies to,
  * resolved by the lock for the fleet as it is at each decision (src/lock/budget.ts).
  */
-export function share(min: number): (value: string) => Share {
+export function share(min: number): (value: string) => Budget {
   return (value) => {
     const m = /^\s*(\d+)%\s*$/.exec(value);
     if (m === null) return { count: integer(min)(value) };

@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { WaveGrowth } from '../config/config.js';
+import type { Budget } from '../config/budget.js';
 
 export interface CoordinatorOptions {
   kube: Kube;
@@ -28,9 +29,9 @@ export interface CoordinatorOptions {
   /** --control-plane-last. */
   controlPlaneLast?: boolean;
   /** --max-unhealthy-nodes. */
-  maxUnhealthyNodes?: { count: number } | { percent: number };
+  maxUnhealthyNodes?: Budget;
   /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
-  maxQuarantined?: { count: number } | { percent: number };
+  maxQuarantined?: Budget;
   /**
    * The wave's gates (--wave-start, --wave-growth, --soak, --max-failures, --group-order sequential):
    * no turn the agent's own judgement of them would refuse. Default none.
@@ -39,7 +40,7 @@ export interface CoordinatorOptions {
     start: number;
     growth: WaveGrowth;
     soakMs: number;
-    maxFailures?: { count: number } | { percent: number };
+    maxFailures?: Budget;
     order?: { label: string; order: string[] };
   };
   /**

@@ -40,8 +40,7 @@ export function planBudgets(
   return {
     ...(groups !== undefined && percent > 0
       ? {
-          groupSlots: (group: string) =>
-            resolveBudget({ count: groups.concurrency, percent }, health.groups?.[group]?.total ?? 0),
+          groupSlots: (group: string) => resolveBudget({ percent }, health.groups?.[group]?.total ?? 0),
         }
       : {}),
     unhealthy: fleet.unhealthy,

@@ -8,19 +8,16 @@
 // affinity and tolerations), read from the very object that holds the lock, so resolving costs no
 // request; for --group-concurrency, the nodes of the group (the --group-label value), from the fleet
 // census (fleet-census.ts). An unknown size (no status yet, no census) resolves to 1: fail safe.
+import type { Budget } from '../config/budget.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 
-/** A budget as configured: a number, or a percentage (`percent` > 0) with `count` its floor. */
-export interface BudgetSpec {
-  count: number;
-  /** 1-100; 0 = `count` is the budget. */
-  percent: number;
-}
-
-/** The budget for `nodes` nodes (undefined: not known): the number, or the share rounded down, at least 1. */
-export function resolveBudget(spec: BudgetSpec, nodes: number | undefined): number {
-  if (spec.percent <= 0) return spec.count;
-  return Math.max(1, Math.floor((spec.percent * (nodes ?? 0)) / 100));
+/**
+ * Slots (--concurrency, --group-concurrency, --max-failures) for `nodes` nodes (undefined: not
+ * known): the number, or the share rounded down, at least 1.
+ */
+export function resolveBudget(budget: Budget, nodes: number | undefined): number {
+  if ('count' in budget) return budget.count;
+  return Math.max(1, Math.floor((budget.percent * (nodes ?? 0)) / 100));
 }
 
 /**
@@ -39,10 +36,10 @@ export function nodesOfDaemonSet(ds: V1DaemonSet | undefined): number | undefine
   return Number.isSafeInteger(n) && n !== undefined && n >= 0 && n <= MAX_FLEET_NODES ? n : undefined;
 }
 
-/** A cap as a number of nodes or a share of them (--max-unhealthy-nodes, --max-quarantined). */
-export type Limit = { count: number } | { percent: number };
-
-/** The cap as a number of nodes in a fleet of `total` (a share rounded down: 0 is a cap too). */
-export function resolveLimit(limit: Limit, total: number): number {
+/**
+ * A cap (--max-unhealthy-nodes, --max-quarantined) as a number of nodes in a fleet of `total` (a
+ * share rounded down: 0 is a cap too).
+ */
+export function resolveLimit(limit: Budget, total: number): number {
   return 'count' in limit ? limit.count : Math.floor((limit.percent * total) / 100);
 }

@@ -6,7 +6,8 @@
 // not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
-import { resolveBudget, resolveLimit, type Limit } from './budget.js';
+import { resolveBudget, resolveLimit } from './budget.js';
+import { budgetOf, type Budget } from '../config/budget.js';
 import type { WaveResume } from '../node/wave.js';
 import { groupBefore, type WaveFacts } from './wave-gate.js';
 import type { Census, CensusAsk } from './fleet-census.js';
@@ -89,8 +90,8 @@ export function workersAhead(
  * --max-failures for a fleet of `nodes` (the DaemonSet's): the number, or the share rounded down, at
  * least 1; a share of a fleet not counted yet is 1 (fail safe: the first failure halts).
  */
-export function resolveFailureBudget(limit: Limit, nodes: number | undefined): number {
-  return 'count' in limit ? limit.count : Math.max(1, resolveLimit(limit, nodes ?? 0));
+export function resolveFailureBudget(limit: Budget, nodes: number | undefined): number {
+  return resolveBudget(limit, nodes ?? 0);
 }
 
 /** Which of the wave's gates one acquisition asks: the slow start, the group order, the budget. */
@@ -321,7 +322,7 @@ export class FleetQuestions {
     if (groups === undefined || ask.group === undefined) return {};
     const members = census?.group?.members;
     return {
-      groupSlots: resolveBudget({ count: groups.concurrency, percent: this.groupPercent }, members?.size),
+      groupSlots: resolveBudget(budgetOf(groups.concurrency, this.groupPercent), members?.size),
       ...(members === undefined ? {} : { groupMembers: members }),
     };
   }

@@ -2,7 +2,7 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import type { Limit } from './budget.js';
+import type { Budget } from '../config/budget.js';
 import type { FleetCensus } from './fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
 import type { TurnGate } from './lock.js';
@@ -59,9 +59,9 @@ export interface DaemonSetLockOptions {
   /** --control-plane-last: a control-plane node takes a slot only once no worker waits or reboots. */
   controlPlaneLast?: boolean;
   /** --max-unhealthy-nodes: no slot while more other nodes are unhealthy. Default none. */
-  maxUnhealthy?: Limit;
+  maxUnhealthy?: Budget;
   /** --max-quarantined: no slot while more other nodes are quarantined (the wave halts). Default none. */
-  maxQuarantined?: Limit;
+  maxQuarantined?: Budget;
   /**
    * The coordinated queue (--lock-queue fair): a new acquisition takes a free slot only on its turn
    * from the coordinator, and a waiter follows its own Node for that turn instead of the lock. With
@@ -85,7 +85,7 @@ export interface WaveGateOptions {
   /** --soak (for the reason: each node measures its own). */
   soakMs: number;
   /** --max-failures; undefined = no budget. */
-  maxFailures?: Limit;
+  maxFailures?: Budget;
   /** --group-order sequential: the group label and the order given. */
   order?: { label: string; order: string[] };
 }

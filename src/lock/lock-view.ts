@@ -4,6 +4,7 @@
 // the same slots.
 import { monotonicMs } from '../clock/clock.js';
 import { resolveBudget } from './budget.js';
+import { budgetOf } from '../config/budget.js';
 import { isManualEntry, type LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
 import { MALFORMED_KEY, type DaemonSetLockOptions, type LockState } from './lock-state.js';
@@ -24,10 +25,7 @@ export class LockView {
 
   /** --concurrency for the fleet that `state` shows (a percentage of the nodes its DaemonSet runs on). */
   slots(state: Pick<LockState, 'matching'>): number {
-    return resolveBudget(
-      { count: this.o.concurrency, percent: this.o.concurrencyPercent ?? 0 },
-      state.matching,
-    );
+    return resolveBudget(budgetOf(this.o.concurrency, this.o.concurrencyPercent), state.matching);
   }
 
   /** The slots that count: not expired for this reader (a manual lock never expires). */

@@ -25,6 +25,8 @@ import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { CONTROL_PLANE_LABEL } from '../../src/node/role.js';
+import { WAVE_LABEL, WAVE_STATE_LABEL, type WaveState } from '../../src/node/wave.js';
+import type { FleetGate } from '../../src/lock/lock.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, formatQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 
@@ -185,6 +187,21 @@ function webPodOfN1(): { pod: string; uid?: string } {
   return { pod: 'default/web-1', ...(uid === undefined ? {} : { uid }) };
 }
 
+/** The wave every row's nodes are in (a wave id as src/node/wave.ts makes them). */
+const WAVE = 'w20260105-090000-abc123';
+
+/** `name` says on itself that it is in WAVE at `state` (as its own agent writes it). */
+function inWave(name: string, state: WaveState): void {
+  label(name, { [WAVE_LABEL]: WAVE, [WAVE_STATE_LABEL]: state });
+}
+
+/** Every list of the Nodes fails (their GETs by name do not): nobody can count the fleet. */
+function nodeListsFail(): void {
+  server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?' }, 500, 1_000, {
+    message: 'etcdserver: request timed out',
+  });
+}
+
 /** The nodes the lock names now. */
 function lockHolders(): string[] {
   const text = server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK];
@@ -242,6 +259,11 @@ interface Row {
   flags?: Partial<Config>;
   /** check's decision (the agent's outcome follows from it by AGENT_KIND). */
   verdict: CheckDecisionKind;
+  /**
+   * The fleet gate that holds n1 back ('waiting-for-lock' only): check's lock item names it, and so
+   * does the agent's outcome (as kured_ts_blocked does); neither names one when this is absent.
+   */
+  gate?: FleetGate;
 }
 
 const rows: [string, Row][] = [
@@ -277,6 +299,7 @@ const rows: [string, Row][] = [
       },
       flags: { concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 },
       verdict: 'waiting-for-lock',
+      gate: 'group-concurrency',
     },
   ],
   [
@@ -287,6 +310,7 @@ const rows: [string, Row][] = [
       },
       flags: { maxUnhealthyNodes: { count: 0 } },
       verdict: 'waiting-for-lock',
+      gate: 'max-unhealthy-nodes',
     },
   ],
   [
@@ -299,6 +323,7 @@ const rows: [string, Row][] = [
       },
       flags: { maxUnhealthyNodes: { count: 0 } },
       verdict: 'waiting-for-lock',
+      gate: 'max-unhealthy-nodes',
     },
   ],
   [
@@ -311,6 +336,7 @@ const rows: [string, Row][] = [
       },
       flags: { countUnavailable: true },
       verdict: 'waiting-for-lock',
+      gate: 'count-unavailable',
     },
   ],
   [
@@ -353,6 +379,7 @@ const rows: [string, Row][] = [
       },
       flags: { concurrency: 2 },
       verdict: 'waiting-for-lock',
+      gate: 'control-plane-last',
     },
   ],
   [
@@ -388,6 +415,7 @@ const rows: [string, Row][] = [
         }));
       },
       verdict: 'waiting-for-lock',
+      gate: 'count-unavailable',
     },
   ],
   [
@@ -408,6 +436,7 @@ const rows: [string, Row][] = [
       },
       flags: { maxQuarantined: { count: 1 } },
       verdict: 'waiting-for-lock',
+      gate: 'max-quarantined',
     },
   ],
   [
@@ -418,6 +447,79 @@ const rows: [string, Row][] = [
         editNode('n1', (n) => ({ ...n, spec: { ...n.spec, unschedulable: true } }));
       },
       verdict: 'in-progress',
+    },
+  ],
+  [
+    "n1's group full under --group-concurrency by n2 of its group in its cycle, with no entry in the lock: both wait for the group",
+    {
+      arrange: () => {
+        label('n1', { zone: 'a' });
+        label('n2', { zone: 'a', [CYCLE_LABEL]: 'true' });
+      },
+      flags: { concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 },
+      verdict: 'waiting-for-lock',
+      gate: 'group-concurrency',
+    },
+  ],
+  [
+    'control-plane n1 while control-plane n2 holds a slot, another slot free: both wait, one control-plane node at a time',
+    {
+      arrange: () => {
+        label('n1', { [CONTROL_PLANE_LABEL]: '' });
+        label('n2', { [CONTROL_PLANE_LABEL]: '' });
+        lock([{ node: 'n2', meta: { controlPlane: true, bootID: 'boot-n2' } }], 2);
+      },
+      flags: { concurrency: 2 },
+      verdict: 'waiting-for-lock',
+      gate: 'control-plane',
+    },
+  ],
+  [
+    "n2 of n1's wave failed, which spends its --max-failures: both wait, the wave halted",
+    {
+      arrange: () => {
+        inWave('n1', 'waiting');
+        inWave('n2', 'failed');
+      },
+      flags: { maxFailures: { count: 1 } },
+      verdict: 'waiting-for-lock',
+      gate: 'max-failures',
+    },
+  ],
+  [
+    "n2, the first step of n1's wave under --wave-start 1, back but not yet soaked: both wait for the next step",
+    {
+      arrange: () => {
+        inWave('n1', 'waiting');
+        inWave('n2', 'back');
+      },
+      flags: { concurrency: 3, waveStart: 1, waveGrowth: { kind: 'double' }, soakMs: 10 * 60_000 },
+      verdict: 'waiting-for-lock',
+      gate: 'slow-start',
+    },
+  ],
+  [
+    "n2 of group a waits in n1's wave, n1 of group b, under --group-order sequential: both wait, group a goes first",
+    {
+      arrange: () => {
+        label('n1', { zone: 'b' });
+        label('n2', { zone: 'a' });
+        inWave('n1', 'waiting');
+        inWave('n2', 'waiting');
+      },
+      flags: { concurrency: 3, groupLabel: 'zone', groupOrder: { kind: 'sequential', order: [] } },
+      verdict: 'waiting-for-lock',
+      gate: 'group-order',
+    },
+  ],
+  [
+    'no list of the Nodes can be read, a slot free under --count-unavailable: both wait, the fleet not judged',
+    {
+      arrange: () => {
+        nodeListsFail();
+      },
+      verdict: 'waiting-for-lock',
+      gate: 'fleet-census',
     },
   ],
 ];
@@ -456,5 +558,30 @@ describe('kured-ts check and one pass of the agent, on the same cluster', () => 
     if (outcome.kind === 'waiting-for-lock' || outcome.kind === 'blocked') {
       expect(report.decision.reason).toBe(agentReason(outcome));
     }
+    // where both wait for the lock, both name the fleet gate that holds n1 back, the same one (or none)
+    if (outcome.kind === 'waiting-for-lock') {
+      const lockItem = report.items.find((i) => i.name === 'lock');
+      expect({ check: lockItem?.gate, agent: outcome.gate }).toEqual({ check: row.gate, agent: row.gate });
+    } else {
+      expect(row.gate).toBeUndefined();
+    }
+  });
+
+  it('has a row for every fleet gate', () => {
+    // a new gate without its entry here does not compile
+    const every: Record<FleetGate, true> = {
+      'count-unavailable': true,
+      'group-concurrency': true,
+      'control-plane': true,
+      'control-plane-last': true,
+      'max-unhealthy-nodes': true,
+      'max-quarantined': true,
+      'max-failures': true,
+      'slow-start': true,
+      'group-order': true,
+      'fleet-census': true,
+    };
+    const covered = new Set(rows.flatMap(([, row]) => (row.gate === undefined ? [] : [row.gate])));
+    expect([...covered].sort()).toEqual(Object.keys(every).sort());
   });
 });

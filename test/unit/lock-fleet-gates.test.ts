@@ -3,7 +3,7 @@
 // lock's own acquisition over a hand-written Kube; and the coordinator's census of the workers ahead.
 import { describe, expect, it } from '@jest/globals';
 import { DaemonSetLock, type DaemonSetLockOptions } from '../../src/lock/daemonset-lock.js';
-import type { Limit } from '../../src/lock/budget.js';
+import type { Budget } from '../../src/config/budget.js';
 import { FleetCensus } from '../../src/lock/fleet-census.js';
 import { fleetHealth, judgeNode, unhealthy } from '../../src/lock/fleet-judge.js';
 import type { AcquireResult } from '../../src/lock/lock.js';
@@ -75,7 +75,7 @@ function lockOver(kube: FakeKube, options: Partial<DaemonSetLockOptions> = {}): 
 /** The lock (empty, room for 5) of node `me` asked whether it would take a slot, over `nodes`. */
 async function wouldTake(
   nodes: V1Node[],
-  gates: { maxUnhealthy?: Limit; maxQuarantined?: Limit; countUnavailable?: boolean },
+  gates: { maxUnhealthy?: Budget; maxQuarantined?: Budget; countUnavailable?: boolean },
 ): Promise<{ kube: FakeKube; result: AcquireResult }> {
   const kube = new FakeKube();
   kube.nodes = nodes;

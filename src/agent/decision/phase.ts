@@ -136,7 +136,7 @@ function recordOf(node: NodeState): CycleRecord | undefined {
 }
 
 /** The record's boot is gone: the reboot happened (an unknown bootID on either side proves nothing). */
-export function rebooted(bootID: string, record: CycleRecord): boolean {
+function rebooted(bootID: string, record: CycleRecord): boolean {
   return record.bootID !== '' && bootID !== '' && bootID !== record.bootID;
 }
 

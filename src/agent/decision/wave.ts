@@ -7,6 +7,7 @@
 import { failedCheck } from '../../blockers/health-check.js';
 import { monotonicMs } from '../../clock/clock.js';
 import { resolveFailureBudget } from '../../lock/fleet-questions.js';
+import { budgetText } from '../../config/budget.js';
 import type { NodeState } from '../../node/node.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import { WAVE_STATE_LABEL, newWaveId, waveLabels, waveOf, type WaveState } from '../../node/wave.js';
@@ -130,10 +131,6 @@ export async function afterFailure(pass: Pass, wave: string, why: string): Promi
     // the node about to go judges the budget itself (roomFor): a halt not written holds nothing less
     logger.warn('cannot halt the wave', { node: pass.config.nodeId, wave, error: errorText(err) });
   }
-}
-
-function budgetText(budget: { count: number } | { percent: number }): string {
-  return 'count' in budget ? String(budget.count) : `${budget.percent}%`;
 }
 
 /** A failure notification (--notify-events): the kind's text with the node, and the reason after it. */
