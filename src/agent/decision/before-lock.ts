@@ -89,9 +89,12 @@ export async function taint(pass: Pass): Promise<Outcome> {
   const { progress } = pass.env;
   const request = pass.request();
   const why = request === undefined ? 'reboot required' : describeRebootRequest(request);
-  const pending: Outcome = { kind: 'pending', reason: why };
-  // said once: the last report said the same (by value, whichever pass made it)
-  if (!sameOutcome(progress.last, pending)) await progress.report(pending, pass.signal);
+  const fresh: Outcome = { kind: 'pending', reason: why };
+  // said once: when the last report said the same (by value), it is handed back as it is, so that
+  // the end of the pass (Agent.step) knows it for the report it already was
+  const said = sameOutcome(progress.last, fresh) ? progress.last : undefined;
+  const pending = said ?? fresh;
+  if (said === undefined) await progress.report(pending, pass.signal);
   if (pass.config.taintTiming === 'required') await pass.addTaint();
   return pending;
 }

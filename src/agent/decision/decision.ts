@@ -124,7 +124,9 @@ export class Decision {
     const entry = (await this.lockUnread(pass, inCycle))
       ? undefined
       : await this.env.slot.holding(signal, { inCycle });
-    const outcome = await this.handled(pass, pass.facts(entry));
+    // the facts of the pass's first read, which the lock's read above went by (settle and soak may
+    // have read the node again since)
+    const outcome = await this.handled(pass, pass.facts(entry, node));
     // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
     if (!this.env.slot.held) deps.views?.releaseLock();
     await returnFleetLock(pass);

@@ -228,13 +228,14 @@ export class Pass {
   }
 
   /**
-   * The facts (phase.ts) of this pass's read of the node and of `entry`, the lock's for it: with the
-   * attempt this agent counted and never asked the host for (Memory.unsent), which phaseOf reads.
+   * The facts (phase.ts) of `node` (this pass's latest read by default) and of `entry`, the lock's
+   * for it: with the attempt this agent counted and never asked the host for (Memory.unsent), which
+   * phaseOf reads.
    */
-  facts(entry: LockHolder | undefined): CycleFacts {
+  facts(entry: LockHolder | undefined, node: NodeState = this.node): CycleFacts {
     const { rebootRetries, maxRebootsPerNeed } = this.config;
     const agent = { rebootRetries, maxRebootsPerNeed, unsent: this.env.memory.unsent };
-    return cycleFacts(this.node, entry, agent, this.deps.clock.now());
+    return cycleFacts(node, entry, agent, this.deps.clock.now());
   }
 
   hasTaint(): boolean {
