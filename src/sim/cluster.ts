@@ -1,6 +1,7 @@
 // The simulated cluster: nodes whose kubelets keep readiness and boot IDs, a scheduler, workloads
 // that recreate evicted pods, PDBs, blocking batch pods — all acting on the fake API server's
 // direct API, at virtual time. The agents are not here (see simulation.ts); they only see the API.
+import { NodeStates } from './node-states.js';
 import {
   isReady,
   ownerKind,
@@ -44,7 +45,7 @@ import {
 } from './cluster-spec.js';
 
 export class SimCluster {
-  readonly nodes = new Map<string, SimNodeState>();
+  readonly nodes = new NodeStates();
   readonly names: string[] = [];
   /** Hosts down, now, at most and each time (per zone with --zones). */
   readonly outages = new Outages();
@@ -140,8 +141,8 @@ export class SimCluster {
 
   /** Is this one of the first spec.controlPlane nodes (a control-plane node with an etcd member)? */
   isControlPlane(name: string): boolean {
-    const i = this.names.indexOf(name);
-    return i >= 0 && i < (this.spec.controlPlane ?? 0);
+    const cp = this.spec.controlPlane ?? 0;
+    return cp > 0 && this.names.slice(0, cp).includes(name);
   }
 
   /** The etcd member on a control-plane node is Ready (false without one). */
@@ -194,7 +195,7 @@ export class SimCluster {
   /** `name`'s reboot became required now (its node's state, if made yet, says so). */
   private required(name: string): void {
     const node = this.nodes.get(name);
-    if (node) node.needsReboot = true;
+    if (node) this.nodes.change(node, () => (node.needsReboot = true));
     this.requiredAtMs.set(name, this.time.nowMs());
     this.hooks?.required?.(name);
   }
@@ -203,7 +204,7 @@ export class SimCluster {
   requestReboot(name: string): void {
     const node = this.nodes.get(name);
     if (!node || node.rebooting) return;
-    node.rebooting = true;
+    this.nodes.change(node, () => (node.rebooting = true));
     this.badKernel.rebooting(name);
     this.time.after(this.spec.shutdownMs, () => {
       this.goDown(node);
@@ -227,8 +228,8 @@ export class SimCluster {
 
   private boot(node: SimNodeState): void {
     node.up = true;
-    node.rebooting = false;
-    node.needsReboot = node.stuck; // a stuck sentinel asks again on the new boot
+    // a stuck sentinel asks again on the new boot
+    this.nodes.change(node, () => ([node.rebooting, node.needsReboot] = [false, node.stuck]));
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());

@@ -5,7 +5,7 @@ import type { Observer } from './observer.js';
 import { fleetHalt, passedOver } from './quarantined.js';
 import { requested } from './sim-operators.js';
 import type { SimulationOptions } from './simulation-types.js';
-import { cordonedFailed, failedNodes, haltSettled, waveHalt } from './wave-report.js';
+import { cordonedFailed, failedInWave, failedNodes, haltSettled, waveHalt } from './wave-report.js';
 
 /** What the run is judged from. */
 export interface DoneFacts {
@@ -25,13 +25,14 @@ export function waveDone(f: DoneFacts): boolean {
   const { cluster, observer } = f;
   if (waveHalt(f.server) !== undefined) return haltSettled(cluster, observer);
   // a node failed in its wave keeps its slot and cordon (hold): the wave is done without it
-  const failed = failedNodes(cluster);
-  if (observer.holders.some((h) => !failed.has(h)) || cluster.requirementsPending) return false;
+  const failed = (name: string): boolean => failedInWave(cluster, name);
+  if (observer.holders.some((h) => !failed(h)) || cluster.requirementsPending) return false;
   // an admin's request stands until the reboot that answers it ends
   if ((f.options.rebootRequests ?? []).some(({ node }) => requested(cluster, node))) return false;
   const halted = fleetHalt(observer) !== undefined;
-  const waits = (name: string): boolean => !failed.has(name) && !passedOver(cluster, observer, name, halted);
-  for (const state of cluster.nodes.values())
+  const waits = (name: string): boolean => !failed(name) && !passedOver(cluster, observer, name, halted);
+  // asked after every event of the run: only the nodes that still need a reboot or are rebooting
+  for (const state of cluster.nodes.unsettledStates())
     if (state.rebooting || (state.needsReboot && waits(state.name))) return false;
-  return observer.cordonedByUs() === cordonedFailed(cluster, failed);
+  return observer.cordonedByUs() === cordonedFailed(cluster, failedNodes(cluster));
 }

@@ -6,7 +6,8 @@ import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
 import type { Observer, Violation } from './observer.js';
 import type { NodeResult, SimulationOptions, SimulationResult } from './simulation-types.js';
-import { costRows, costRowsByNode, type FeedWatchCost } from './api-cost.js';
+import { costRows, costRowsByNode } from './api-cost.js';
+import type { KubeCounters } from './tracked-kube.js';
 
 /** Mean time from reboot required to lock taken, over the nodes that took the lock. */
 export function meanPrep(nodes: readonly NodeResult[]): number {
@@ -87,13 +88,10 @@ export function countEvictions(requests: SimServer['requests']): {
 /** The requests of `node`'s agent so far: those the server served, and its watches of the feed. */
 export function requestsBy(
   server: Pick<SimServer, 'requestsBy'>,
-  feed: Readonly<Record<string, FeedWatchCost>>,
+  counters: Pick<KubeCounters, 'watchesBy'>,
   node: string,
 ): number {
-  const watches = Object.values(feed)
-    .filter((w) => w.owner === node)
-    .reduce((sum, w) => sum + w.watches, 0);
-  return server.requestsBy(node) + watches;
+  return server.requestsBy(node) + (counters.watchesBy[node] ?? 0);
 }
 
 /**
@@ -103,14 +101,16 @@ export function requestsBy(
  */
 export function costTables(
   server: Pick<SimServer, 'requests' | 'requestsBy'>,
-  feed: Readonly<Record<string, FeedWatchCost>>,
+  counters: Pick<KubeCounters, 'feed' | 'watchesBy'>,
   atNeed: ReadonlyMap<string, number>,
 ): SimulationResult['cost'] {
-  const watches = Object.values(feed);
+  const watches = Object.values(counters.feed);
   return {
     agents: costRows(server.requests, watches, 'agents'),
     other: costRows(server.requests, watches, 'other'),
     byNode: costRowsByNode(server.requests, watches),
-    cycles: Object.fromEntries([...atNeed].map(([node, at]) => [node, requestsBy(server, feed, node) - at])),
+    cycles: Object.fromEntries(
+      [...atNeed].map(([node, at]) => [node, requestsBy(server, counters, node) - at]),
+    ),
   };
 }

@@ -190,7 +190,7 @@ export class Simulation {
     this.cluster.populate({
       down: this.kill.bind(this),
       agentStarted: this.startAgent.bind(this),
-      required: (node) => void this.costAtNeed.set(node, requestsBy(this.server, this.counters.feed, node)),
+      required: (node) => void this.costAtNeed.set(node, requestsBy(this.server, this.counters, node)),
     });
     this.observer.start();
     for (const name of this.cluster.names) this.startAgent(name);
@@ -420,7 +420,7 @@ export class Simulation {
       coordinator: this.coordinators.stats(),
       watches: this.counters.watches,
       kubeCalls: { ...this.counters.calls },
-      cost: costTables(this.server, this.counters.feed, this.costAtNeed),
+      cost: costTables(this.server, this.counters, this.costAtNeed),
       agentErrors: this.errors,
       samples: this.samples,
       elapsedMs: this.time.nowMs() - this.startMs,

@@ -140,10 +140,12 @@ export interface KubeCounters {
   watchBytes: number;
   /** The same watches by who started them and of what (`owner|resource`), for the cost table. */
   feed: Record<string, FeedWatchCost>;
+  /** The watches started by each node's agent (by node name). */
+  watchesBy: Record<string, number>;
 }
 
 export function newKubeCounters(): KubeCounters {
-  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0, feed: {} };
+  return { watches: 0, calls: {}, watchEvents: 0, watchBytes: 0, feed: {}, watchesBy: {} };
 }
 
 export interface TrackedKubeDeps {
@@ -312,6 +314,7 @@ export class TrackedKube implements Kube {
     const key = `${owner ?? ''}|${resource}`;
     const cost = (counters.feed[key] ??= { owner, resource, watches: 0, bytes: 0 });
     cost.watches++;
+    if (owner !== undefined) counters.watchesBy[owner] = (counters.watchesBy[owner] ?? 0) + 1;
     return cost;
   }
 

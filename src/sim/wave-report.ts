@@ -30,7 +30,7 @@ export function waveHalt(server: SimServer): string | undefined {
 }
 
 /** Does the node's own label say it failed in its wave? */
-function failedInWave(cluster: SimCluster, name: string): boolean {
+export function failedInWave(cluster: SimCluster, name: string): boolean {
   return cluster.nodeObject(name)?.metadata.labels?.[WAVE_STATE_LABEL] === 'failed';
 }
 
