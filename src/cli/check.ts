@@ -3,13 +3,14 @@
 // blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
 // (ReadOnlyKube), so a mistake here cannot touch the cluster.
 import { errorText } from '../text/error-text.js';
-import { HealthCheckBlocker, objectOf } from '../blockers/health-check.js';
-import { firstBlock, judges, type Blocker, type Verdict } from '../blockers/blocker.js';
+import { HealthCheckBlocker, failedCheck, objectOf } from '../blockers/health-check.js';
+import { firstBlock, judges, type Blocker, type NamedVerdict } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import { decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
+import type { Block } from '../agent/decision/misconfigured.js';
 import type { Outcome } from '../agent/outcome.js';
 import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
@@ -79,36 +80,78 @@ function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
+/** One item of a blocker, with the verdict the agent would take from it (firstBlock's). */
+interface Judged {
+  item: CheckItem;
+  verdict: NamedVerdict;
+}
+
 /** Each --health-check with its result (the agent asks them at the slot, one GET each). */
-async function healthItems(blocker: HealthCheckBlocker, signal: AbortSignal): Promise<CheckItem[]> {
+async function healthItems(blocker: HealthCheckBlocker, signal: AbortSignal): Promise<Judged[]> {
+  const { name } = blocker;
   try {
     return (await blocker.results(signal)).map((r) => ({
-      name: `health-check ${objectOf(r.check)}`,
-      verdict: r.ok ? 'ok' : 'blocks',
-      detail: `${r.check.expression}: ${r.reason}`,
+      item: {
+        name: `${name} ${objectOf(r.check)}`,
+        verdict: r.ok ? 'ok' : 'blocks',
+        detail: `${r.check.expression}: ${r.reason}`,
+      },
+      // the agent's reason: the first failing check's (HealthCheckBlocker.check)
+      verdict: r.ok
+        ? { blocked: false }
+        : { blocked: true, blocker: name, reason: failedCheck([r]) ?? r.reason },
     }));
   } catch (err) {
-    return [{ name: blocker.name, verdict: 'blocks', detail: errorText(err) }];
+    const detail = errorText(err);
+    return [
+      {
+        item: { name, verdict: 'blocks', detail },
+        verdict: { blocked: true, blocker: name, reason: `${name}: ${detail}` },
+      },
+    ];
   }
 }
 
+/** Where a blocking item comes from: its blocker (`from`, as registered) and the agent's verdict. */
+interface ItemSource {
+  from: string;
+  blocker: string;
+  reason: string;
+}
+
+/** The blockers' items, and the source of each that blocks (by the item itself: names can repeat). */
+interface BlockerItems {
+  items: CheckItem[];
+  sources: ReadonlyMap<CheckItem, ItemSource>;
+}
+
+/** One blocker's item; through firstBlock, so that a blocker that throws blocks as it does in the agent. */
+async function blockerItem(blocker: Blocker, signal: AbortSignal): Promise<Judged> {
+  const verdict = await firstBlock([blocker], signal);
+  return {
+    item: verdict.blocked
+      ? { name: blocker.name, verdict: 'blocks', detail: verdict.reason }
+      : { name: blocker.name, verdict: 'ok', detail: 'does not block' },
+    verdict,
+  };
+}
+
 /** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
-async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<CheckItem[]> {
+async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<BlockerItems> {
   const items: CheckItem[] = [];
+  const sources = new Map<CheckItem, ItemSource>();
   for (const blocker of blockers) {
-    if (blocker instanceof HealthCheckBlocker) {
-      items.push(...(await healthItems(blocker, signal)));
-      continue;
+    const judged =
+      blocker instanceof HealthCheckBlocker
+        ? await healthItems(blocker, signal)
+        : [await blockerItem(blocker, signal)];
+    for (const { item, verdict } of judged) {
+      items.push(item);
+      if (verdict.blocked)
+        sources.set(item, { from: blocker.name, blocker: verdict.blocker, reason: verdict.reason });
     }
-    // Through firstBlock, so that a blocker that throws blocks exactly as it does in the agent.
-    const verdict: Verdict = await firstBlock([blocker], signal);
-    items.push(
-      verdict.blocked
-        ? { name: blocker.name, verdict: 'blocks', detail: verdict.reason }
-        : { name: blocker.name, verdict: 'ok', detail: 'does not block' },
-    );
   }
-  return items;
+  return { items, sources };
 }
 
 async function evaluateSentinel(
@@ -196,25 +239,43 @@ interface CheckTimes {
   server: Date;
 }
 
+/** Where the lock stands for the node, and what holds back only a node that would take a slot. */
+interface SlotView {
+  node: V1Node;
+  lock: LockItem;
+  /** The blockers judged at the slot (by name, as registered). */
+  atSlot: ReadonlySet<string>;
+  /** Each blocking item's blocker and the agent's verdict from it (evaluateBlockers). */
+  sources: ReadonlyMap<CheckItem, ItemSource>;
+}
+
+/** The first item that holds the node back before the lock, as the agent's Block (firstBlock, blockOf). */
+function blockOfItems(items: readonly CheckItem[], { lock, atSlot, sources }: SlotView): Block {
+  const own = new Set(['lock', 'window', 'approval']);
+  // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight, the
+  // health checks) holds back only a node that would take one now; a node that would not waits for
+  // the lock. Judged by the blocker each item came from (one item per --health-check). Not for an
+  // entry naming the node that no cycle proves: the agent judges those blockers before it asks.
+  const noSlot = lock.verdict === 'blocks' && lock.held === undefined;
+  const atSlotItem = (i: CheckItem): boolean => noSlot && atSlot.has(sources.get(i)?.from ?? i.name);
+  const item = items.find((i) => i.verdict === 'blocks' && !own.has(i.name) && !atSlotItem(i));
+  if (item === undefined) return { blocked: false };
+  // in the agent's words: the blocker as its outcome names it, and its reason, prefixed with that name
+  const { blocker, reason } = sources.get(item) ?? { blocker: item.name, reason: item.detail };
+  return { blocked: true, blocker, reason: `${blocker}: ${reason}` };
+}
+
 /** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
 function beforeLock(
   items: readonly CheckItem[],
   { now, server }: CheckTimes,
   config: CheckConfig,
-  at: { node: V1Node; lock: LockItem; atSlot: ReadonlySet<string> },
+  at: SlotView,
 ): BeforeLock {
-  const { node, lock, atSlot } = at;
+  const { node } = at;
   const request = rebootRequestOf(node.metadata?.annotations ?? {});
   const verdict = needVerdict(items, request);
   const window = createWindow(config.window);
-  const own = new Set(['lock', 'window', 'approval']);
-  // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight) holds
-  // back only a node that would take one now; a node that would not waits for the lock. Not for an
-  // entry naming the node that no cycle proves: the agent judges those blockers before it asks.
-  const noSlot = lock.verdict === 'blocks' && lock.held === undefined;
-  const blocker = items.find(
-    (i) => i.verdict === 'blocks' && !own.has(i.name) && !(noSlot && atSlot.has(i.name)),
-  );
   // a configuration error the agent reported holds it back as it holds the agent back (check-agent.ts)
   const misconfigured = reportedMisconfiguration(node);
   return {
@@ -222,9 +283,7 @@ function beforeLock(
     window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
     block: misconfigured
       ? { blocked: true, blocker: 'agent', reason: misconfigured.reason, misconfigured }
-      : blocker
-        ? { blocked: true, blocker: blocker.name, reason: `${blocker.name}: ${blocker.detail}` }
-        : { blocked: false },
+      : blockOfItems(items, at),
     bootID: node.status?.nodeInfo?.bootID ?? '',
     ...approvalOf(config, node, server),
     ...(request === undefined ? {} : { request }),
@@ -294,13 +353,15 @@ export async function evaluateCheck(
     (b) => judges(b, isControlPlane(node.metadata?.labels)),
   );
   const passed = passedByNow(node, blockers);
+  const sentinel = await evaluateSentinel(options, io, node, signal);
+  const judged = await evaluateBlockers(blockers, signal);
   const items: CheckItem[] = [
-    await evaluateSentinel(options, io, node, signal),
+    sentinel,
     ...evaluateRequest(node),
     ...evaluateAgent(node),
     ...passed([
       evaluateWindow(options.config, now),
-      ...(await evaluateBlockers(blockers, signal)),
+      ...judged.items,
       await evaluatePackageManager(options, io, signal),
     ]),
     evaluateBootId(node),
@@ -320,6 +381,7 @@ export async function evaluateCheck(
       node,
       lock,
       atSlot: new Set(blockers.filter((b) => judgedAtSlot(b, options.config.taintTiming)).map((b) => b.name)),
+      sources: judged.sources,
     }),
   );
   const drain = await evaluateDrain(kube, options.node, options.config, signal);

@@ -12,6 +12,7 @@ import { evaluateCheck } from '../../src/cli/check.js';
 import type { CheckDecisionKind, CheckReport } from '../../src/cli/check-report.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
+import { healthCheck } from '../../src/config/wave-values.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Lease, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import {
@@ -200,6 +201,16 @@ function nodeListsFail(): void {
   server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?' }, 500, 1_000, {
     message: 'etcdserver: request timed out',
   });
+}
+
+/** A --health-check on n3's label example.com/healthy (fails unless n3 says 'true'). */
+const HEALTH_CHECK: Partial<Config> = {
+  healthChecks: [healthCheck(`core/v1/nodes n3: self.metadata.labels['example.com/healthy'] == 'true'`)],
+};
+
+/** n3 says it is not healthy: HEALTH_CHECK fails. */
+function unhealthyN3(): void {
+  label('n3', { 'example.com/healthy': 'false' });
 }
 
 /** The nodes the lock names now. */
@@ -520,6 +531,27 @@ const rows: [string, Row][] = [
       },
       verdict: 'waiting-for-lock',
       gate: 'fleet-census',
+    },
+  ],
+  [
+    'a failing --health-check while the only slot is taken by n2: both wait for the lock, the check asked only at the slot',
+    {
+      arrange: () => {
+        unhealthyN3();
+        lock([{ node: 'n2', meta: { bootID: 'boot-n2' } }]);
+      },
+      flags: HEALTH_CHECK,
+      verdict: 'waiting-for-lock',
+    },
+  ],
+  [
+    'a failing --health-check with the slot free: both are held back by it, for the same reason',
+    {
+      arrange: () => {
+        unhealthyN3();
+      },
+      flags: HEALTH_CHECK,
+      verdict: 'blocked',
     },
   ],
 ];
