@@ -16,7 +16,6 @@
 // go or which (docs/advisor.md). A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
-import { resolveFailureBudget } from '../lock/fleet-questions.js';
 import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';
 import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
@@ -38,7 +37,7 @@ import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
-import { nodesOfDaemonSet } from '../lock/budget.js';
+import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
 import { planBudgets } from './plan-budgets.js';
 
 /** Turns given, lapsed and plans made by this replica (for tests, simulate and metrics). */
@@ -300,7 +299,7 @@ class Term {
         soakMs: w.soakMs,
         ...(w.maxFailures === undefined
           ? {}
-          : { maxFailures: resolveFailureBudget(w.maxFailures, nodesOfDaemonSet(this.ds)) }),
+          : { maxFailures: resolveBudget(w.maxFailures, nodesOfDaemonSet(this.ds)) }),
         ...(w.order === undefined ? {} : { order: w.order.order }),
         members: (wave) => this.fleet.waveMembers(wave),
         ...(resumed === undefined ? {} : { resumed }),

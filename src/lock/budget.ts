@@ -12,8 +12,9 @@ import type { Budget } from '../config/budget.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 
 /**
- * Slots (--concurrency, --group-concurrency, --max-failures) for `nodes` nodes (undefined: not
- * known): the number, or the share rounded down, at least 1.
+ * Slots (--concurrency, --group-concurrency) and the failure budget (--max-failures) for `nodes`
+ * nodes (undefined: not known): the number, or the share rounded down, at least 1; a share of a fleet
+ * not counted yet is 1 (fail safe: one slot, and the first failure halts).
  */
 export function resolveBudget(budget: Budget, nodes: number | undefined): number {
   if ('count' in budget) return budget.count;

@@ -7,7 +7,7 @@
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
 import { resolveBudget, resolveLimit } from './budget.js';
-import { budgetOf, type Budget } from '../config/budget.js';
+import { budgetOf } from '../config/budget.js';
 import type { WaveResume } from '../node/wave.js';
 import { groupBefore, type WaveFacts } from './wave-gate.js';
 import type { Census, CensusAsk } from './fleet-census.js';
@@ -86,14 +86,6 @@ export function workersAhead(
   };
 }
 
-/**
- * --max-failures for a fleet of `nodes` (the DaemonSet's): the number, or the share rounded down, at
- * least 1; a share of a fleet not counted yet is 1 (fail safe: the first failure halts).
- */
-export function resolveFailureBudget(limit: Budget, nodes: number | undefined): number {
-  return resolveBudget(limit, nodes ?? 0);
-}
-
 /** Which of the wave's gates one acquisition asks: the slow start, the group order, the budget. */
 interface WaveQuestion {
   steps: boolean;
@@ -108,7 +100,7 @@ function waveQuestion(w: WaveGateOptions, ask: FleetAsk, slots: number): WaveQue
     ...(w.order === undefined
       ? {}
       : { order: { label: w.order.label, group, before: groupBefore(w.order.order) } }),
-    ...(w.maxFailures === undefined ? {} : { budget: resolveFailureBudget(w.maxFailures, ask.matching) }),
+    ...(w.maxFailures === undefined ? {} : { budget: resolveBudget(w.maxFailures, ask.matching) }),
   };
 }
 

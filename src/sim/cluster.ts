@@ -195,7 +195,7 @@ export class SimCluster {
   /** `name`'s reboot became required now (its node's state, if made yet, says so). */
   private required(name: string): void {
     const node = this.nodes.get(name);
-    if (node) this.nodes.change(node, () => (node.needsReboot = true));
+    if (node) this.nodes.update(node, { needsReboot: true });
     this.requiredAtMs.set(name, this.time.nowMs());
     this.hooks?.required?.(name);
   }
@@ -204,7 +204,7 @@ export class SimCluster {
   requestReboot(name: string): void {
     const node = this.nodes.get(name);
     if (!node || node.rebooting) return;
-    this.nodes.change(node, () => (node.rebooting = true));
+    this.nodes.update(node, { rebooting: true });
     this.badKernel.rebooting(name);
     this.time.after(this.spec.shutdownMs, () => {
       this.goDown(node);
@@ -229,7 +229,7 @@ export class SimCluster {
   private boot(node: SimNodeState): void {
     node.up = true;
     // a stuck sentinel asks again on the new boot
-    this.nodes.change(node, () => ([node.rebooting, node.needsReboot] = [false, node.stuck]));
+    this.nodes.update(node, { rebooting: false, needsReboot: node.stuck });
     node.reboots++;
     node.bootID = randomBootId(this.random);
     this.outages.up(node.name, this.time.nowMs());

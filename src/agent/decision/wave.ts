@@ -6,7 +6,7 @@
 // wave's gates from these labels (src/lock/wave-census.ts); the coordinator only from its view.
 import { failedCheck } from '../../blockers/health-check.js';
 import { monotonicMs } from '../../clock/clock.js';
-import { resolveFailureBudget } from '../../lock/fleet-questions.js';
+import { resolveBudget } from '../../lock/budget.js';
 import { budgetText } from '../../config/budget.js';
 import type { NodeState } from '../../node/node.js';
 import type { CycleRecord } from '../../node/cycle.js';
@@ -118,7 +118,7 @@ export async function afterFailure(pass: Pass, wave: string, why: string): Promi
   if (waves === undefined || budget === undefined) return;
   try {
     const failed = await waves.failed(wave, pass.signal);
-    const max = resolveFailureBudget(budget, (await waves.sight(pass.signal)).nodes);
+    const max = resolveBudget(budget, (await waves.sight(pass.signal)).nodes);
     if (failed.length < max) return;
     const reason = `wave ${wave} halted by its failure budget (--max-failures ${budgetText(budget)}): ${failed.slice(0, 20).join(', ')} failed; kured-ts resume continues it`;
     const halt: FleetPause = { reason, by: HALT_BY, since: pass.now(), wave, failed: failed.slice(0, 100) };
