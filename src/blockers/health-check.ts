@@ -140,6 +140,12 @@ export function failedCheck(results: readonly CheckResult[]): string | undefined
     : `health check ${objectOf(failed.check)}: ${failed.check.expression}: ${failed.reason}`;
 }
 
+/** The blocker's verdict from the checks' results: the first failing check's. */
+export function checksVerdict(results: readonly CheckResult[]): Verdict {
+  const reason = failedCheck(results);
+  return reason === undefined ? { blocked: false } : { blocked: true, reason };
+}
+
 /** The checks as a blocker judged at the slot: the node about to go asks, one GET per check. */
 export class HealthCheckBlocker implements Blocker {
   readonly name = 'health-check';
@@ -148,8 +154,7 @@ export class HealthCheckBlocker implements Blocker {
   constructor(private readonly checks: HealthChecks) {}
 
   async check(signal?: AbortSignal): Promise<Verdict> {
-    const reason = failedCheck(await this.checks.evaluate(signal));
-    return reason === undefined ? { blocked: false } : { blocked: true, reason };
+    return checksVerdict(await this.checks.evaluate(signal));
   }
 
   /** Each check's own result (`kured-ts check` shows them all). */

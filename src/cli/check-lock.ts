@@ -3,15 +3,12 @@
 import { coordinatorOf, createLock } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
-import type { DaemonSetLock } from '../lock/daemonset-lock.js';
-import type { LockHolder, LockMetadata } from '../lock/lock.js';
-import { waveTracked } from '../lock/wave-gate.js';
+import type { AcquireResult, Lock, LockHolder, LockMetadata } from '../lock/lock.js';
 import { silentLogger } from '../log/logger.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
-import { isControlPlane } from '../node/role.js';
-import { waveOf } from '../node/wave.js';
 import type { CheckItem } from './check-report.js';
 import type { Config } from '../config/config.js';
+import type { PolicyConfig } from '../admission/agent-policy.js';
 
 /** What `check` needs from the agent's configuration. */
 export type CheckConfig = Pick<
@@ -65,37 +62,43 @@ export type CheckConfig = Pick<
   | 'soakMs'
   | 'maxFailures'
   | 'groupOrder'
->;
-
-/** The node `check` judges, and the agent's flags. */
-interface CheckOptions {
-  node: string;
-  config: CheckConfig;
-}
+> &
+  PolicyConfig;
 
 export interface LockItem extends CheckItem {
   held?: LockHolder;
 }
 
+/** What `check` asks the lock: the agent's own, through a read-only Kube. */
+export type CheckLock = Pick<Lock, 'holding' | 'wouldAcquire'>;
+
 /**
- * The agent's own lock for `options.node` (createLock: with the coordinated queue's turns, as the
- * agent has them), reading only (through a ReadOnlyKube).
+ * The agent's own lock for `node` (createLock: with the coordinated queue's turns, as the agent has
+ * them), reading only (through a ReadOnlyKube); wouldAcquire asked once and its answer kept, so that
+ * the lock's line and the agent's steps that `check` runs read the same answer.
  */
-function agentLock(options: CheckOptions, clock: Clock, kube: Kube): DaemonSetLock {
-  const config = { ...options.config, nodeId: options.node };
+export function checkLock(config: CheckConfig, node: string, clock: Clock, kube: Kube): CheckLock {
+  const withNode = { ...config, nodeId: node };
   const io = { kube, clock, logger: silentLogger };
-  return createLock(config, io, coordinatorOf(config, io));
+  const lock = createLock(withNode, io, coordinatorOf(withNode, io));
+  let would: Promise<AcquireResult> | undefined;
+  return {
+    holding: (signal) => lock.holding(signal),
+    wouldAcquire: (signal, as) => (would ??= lock.wouldAcquire(signal, as)),
+  };
 }
 
-/** The lock as the agent's own DaemonSetLock sees it: held by us, or would acquire() give us a slot? */
+/**
+ * The lock as the agent's own lock sees it: held by us, or would acquire() give us a slot, as a new
+ * acquisition naming `meta` (the agent's own: acquisitionOf)?
+ */
 export async function evaluateLock(
-  options: CheckOptions,
-  clock: Clock,
-  at: { kube: Kube; node: V1Node },
+  config: CheckConfig,
+  lock: CheckLock,
+  at: { node: V1Node; meta: LockMetadata },
   signal: AbortSignal,
 ): Promise<LockItem> {
-  const { kube, node } = at;
-  const lock = agentLock(options, clock, kube);
+  const { node, meta } = at;
   const held = await lock.holding(signal);
   if (held && node.metadata?.annotations?.[CYCLE_ANNOTATION] !== undefined) {
     return {
@@ -105,7 +108,7 @@ export async function evaluateLock(
       held,
     };
   }
-  const item = await newAcquisition(options.config, lock, node, signal);
+  const item = await newAcquisition(config, lock, meta, signal);
   if (!held) return item;
   // an entry naming this node that no cycle of its own proves is judged as a new acquisition (DESIGN
   // §12); a refusal already says, in the agent's words, that the agent removes that entry
@@ -117,36 +120,19 @@ export async function evaluateLock(
   };
 }
 
-/** What the node's agent names in its acquisition: its group, its role, its wave (whose gates judge it). */
-function acquisitionOf(
-  config: CheckConfig,
-  labels: Record<string, string>,
-): Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'> {
-  const grouped = config.groupConcurrency > 0 || config.groupOrder.kind === 'sequential';
-  const group = grouped ? (labels[config.groupLabel] ?? '') : undefined;
-  const wave = waveTracked(config) ? waveOf(labels)?.wave : undefined;
-  return {
-    ...(group === undefined ? {} : { group }),
-    ...(isControlPlane(labels) ? { controlPlane: true } : {}),
-    ...(wave === undefined ? {} : { wave }),
-  };
-}
-
 /** Would acquire() give this node a slot, as a new acquisition? */
 async function newAcquisition(
   config: CheckConfig,
-  lock: DaemonSetLock,
-  node: V1Node,
+  lock: CheckLock,
+  meta: LockMetadata,
   signal: AbortSignal,
 ): Promise<LockItem> {
-  const metadata = acquisitionOf(config, node.metadata?.labels ?? {});
-  const result = await lock.wouldAcquire(signal, metadata);
-  if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, metadata.group) };
+  const result = await lock.wouldAcquire(signal, meta);
+  if (result.acquired) return { name: 'lock', verdict: 'ok', detail: freeSlot(config, meta.group) };
   // the fleet gate that holds it back, named as kured_ts_blocked names it
   const gate = result.gate === undefined ? {} : { gate: result.gate };
   return { name: 'lock', verdict: 'blocks', detail: result.reason, ...gate };
 }
-
 /** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
 function freeSlot(config: CheckConfig, group: string | undefined): string {
   const slots =

@@ -1,27 +1,35 @@
 // `kured-ts check --node NAME`: the decision the agent on that node would take now, and every reason
-// holding it back: the agent's own pre-lock decision (decideBeforeLock) over its own window,
-// blockers and lock (wouldAcquire). Changes nothing: the Kube it runs on refuses every write
-// (ReadOnlyKube), so a mistake here cannot touch the cluster.
-import { errorText } from '../text/error-text.js';
-import { HealthCheckBlocker, failedCheck, objectOf } from '../blockers/health-check.js';
-import { firstBlock, judges, type Blocker, type NamedVerdict } from '../blockers/blocker.js';
+// holding it back. The decision is the agent's own: check runs the agent's steps before the lock
+// (judgeBeforeLock, decideBeforeLock, judgeAtSlot, then the lock's wouldAcquire) on a read-only view
+// of the cluster and only renders what they return; the lines beside it show every blocker's answer,
+// not only the first. Changes nothing: the Kube it runs on refuses every write (ReadOnlyKube), so a
+// mistake here cannot touch the cluster.
+import { judges, type Blocker } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
-import { decideBeforeLock, judgedAtSlot, type BeforeLock } from '../agent/decision/before-lock.js';
-import type { Block } from '../agent/decision/misconfigured.js';
-import type { Outcome } from '../agent/outcome.js';
+import {
+  decideBeforeLock,
+  judgeAtSlot,
+  judgeBeforeLock,
+  type BeforeLock,
+  type BeforeLockView,
+} from '../agent/decision/before-lock.js';
+import { acquisitionOf } from '../agent/decision/acquisition.js';
+import { waitingFor, type Misconfigured, type Outcome } from '../agent/outcome.js';
+import type { LockMetadata } from '../lock/lock.js';
+import { waveTracked } from '../lock/wave-gate.js';
 import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { isControlPlane } from '../node/role.js';
-import { PHASE_NEXT, cycleFacts, phaseOf } from '../agent/decision/phase.js';
+import { PHASE_NEXT, cycleFacts, phaseOf, type CyclePhase } from '../agent/decision/phase.js';
 import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { rebootRequestOf } from '../node/reboot-request.js';
 import { evaluateRequest, needVerdict, passedByNow } from './check-request.js';
 import { createSentinel } from '../sentinel/index.js';
-import type { Sentinel } from '../sentinel/sentinel.js';
+import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
 import {
   commandSignal,
@@ -35,11 +43,13 @@ import {
 import { formatObject } from './output.js';
 import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
-import { evaluateLock, type CheckConfig, type LockItem } from './check-lock.js';
+import { checkLock, evaluateLock } from './check-lock.js';
+import { keepAnswers } from './check-blockers.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
 import { evaluatePackageManager, evaluateRepair, evaluateShutdown } from './check-host.js';
 import type { HostView } from '../host/host-view.js';
+import type { CheckConfig } from './check-lock.js';
 
 export type { CheckConfig } from './check-lock.js';
 
@@ -78,80 +88,6 @@ function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
         clock,
       },
     );
-}
-
-/** One item of a blocker, with the verdict the agent would take from it (firstBlock's). */
-interface Judged {
-  item: CheckItem;
-  verdict: NamedVerdict;
-}
-
-/** Each --health-check with its result (the agent asks them at the slot, one GET each). */
-async function healthItems(blocker: HealthCheckBlocker, signal: AbortSignal): Promise<Judged[]> {
-  const { name } = blocker;
-  try {
-    return (await blocker.results(signal)).map((r) => ({
-      item: {
-        name: `${name} ${objectOf(r.check)}`,
-        verdict: r.ok ? 'ok' : 'blocks',
-        detail: `${r.check.expression}: ${r.reason}`,
-      },
-      // the agent's reason: the first failing check's (HealthCheckBlocker.check)
-      verdict: r.ok
-        ? { blocked: false }
-        : { blocked: true, blocker: name, reason: failedCheck([r]) ?? r.reason },
-    }));
-  } catch (err) {
-    const detail = errorText(err);
-    return [
-      {
-        item: { name, verdict: 'blocks', detail },
-        verdict: { blocked: true, blocker: name, reason: `${name}: ${detail}` },
-      },
-    ];
-  }
-}
-
-/** Where a blocking item comes from: its blocker (`from`, as registered) and the agent's verdict. */
-interface ItemSource {
-  from: string;
-  blocker: string;
-  reason: string;
-}
-
-/** The blockers' items, and the source of each that blocks (by the item itself: names can repeat). */
-interface BlockerItems {
-  items: CheckItem[];
-  sources: ReadonlyMap<CheckItem, ItemSource>;
-}
-
-/** One blocker's item; through firstBlock, so that a blocker that throws blocks as it does in the agent. */
-async function blockerItem(blocker: Blocker, signal: AbortSignal): Promise<Judged> {
-  const verdict = await firstBlock([blocker], signal);
-  return {
-    item: verdict.blocked
-      ? { name: blocker.name, verdict: 'blocks', detail: verdict.reason }
-      : { name: blocker.name, verdict: 'ok', detail: 'does not block' },
-    verdict,
-  };
-}
-
-/** Every blocker's own verdict (not only the first): the operator wants all the reasons at once. */
-async function evaluateBlockers(blockers: readonly Blocker[], signal: AbortSignal): Promise<BlockerItems> {
-  const items: CheckItem[] = [];
-  const sources = new Map<CheckItem, ItemSource>();
-  for (const blocker of blockers) {
-    const judged =
-      blocker instanceof HealthCheckBlocker
-        ? await healthItems(blocker, signal)
-        : [await blockerItem(blocker, signal)];
-    for (const { item, verdict } of judged) {
-      items.push(item);
-      if (verdict.blocked)
-        sources.set(item, { from: blocker.name, blocker: verdict.blocker, reason: verdict.reason });
-    }
-  }
-  return { items, sources };
 }
 
 async function evaluateSentinel(
@@ -233,96 +169,69 @@ function evaluateFleetLock(config: CheckConfig): CheckItem[] {
   return [{ name: 'fleetlock', verdict: 'skipped', detail }];
 }
 
-/** Our wall time (for the window) and the API server's (for approvals, written on its clock). */
-interface CheckTimes {
-  now: Date;
-  server: Date;
+/** What `check` runs the agent's steps on: the read-only view, the sentinel's answer, the node's acquisition. */
+interface Look {
+  view: BeforeLockView;
+  verdict: SentinelVerdict;
+  /** The need is known (the sentinel read with --local, or an admin's request), not assumed. */
+  needKnown: boolean;
+  meta: LockMetadata;
+  /** The node's phase when it is past the pre-lock decision (inProgress), else undefined. */
+  inProgress: string | undefined;
+  /** An entry naming the node that no cycle of its own proves (phase unproven-entry). */
+  unproven: boolean;
+  /** A configuration error the agent reported: it holds the agent back as it holds it here. */
+  misconfigured: Misconfigured | undefined;
 }
 
-/** Where the lock stands for the node, and what holds back only a node that would take a slot. */
-interface SlotView {
-  node: V1Node;
-  lock: LockItem;
-  /** The blockers judged at the slot (by name, as registered). */
-  atSlot: ReadonlySet<string>;
-  /** Each blocking item's blocker and the agent's verdict from it (evaluateBlockers). */
-  sources: ReadonlyMap<CheckItem, ItemSource>;
-}
-
-/** The first item that holds the node back before the lock, as the agent's Block (firstBlock, blockOf). */
-function blockOfItems(items: readonly CheckItem[], { lock, atSlot, sources }: SlotView): Block {
-  const own = new Set(['lock', 'window', 'approval']);
-  // as the agent (before-lock.ts, atSlot): a blocker judged at the slot (the PDB pre-flight, the
-  // health checks) holds back only a node that would take one now; a node that would not waits for
-  // the lock. Judged by the blocker each item came from (one item per --health-check). Not for an
-  // entry naming the node that no cycle proves: the agent judges those blockers before it asks.
-  const noSlot = lock.verdict === 'blocks' && lock.held === undefined;
-  const atSlotItem = (i: CheckItem): boolean => noSlot && atSlot.has(sources.get(i)?.from ?? i.name);
-  const item = items.find((i) => i.verdict === 'blocks' && !own.has(i.name) && !atSlotItem(i));
-  if (item === undefined) return { blocked: false };
-  // in the agent's words: the blocker as its outcome names it, and its reason, prefixed with that name
-  const { blocker, reason } = sources.get(item) ?? { blocker: item.name, reason: item.detail };
-  return { blocked: true, blocker, reason: `${blocker}: ${reason}` };
-}
-
-/** What the items say, in the agent's own terms (BeforeLock), for its own decideBeforeLock. */
-function beforeLock(
-  items: readonly CheckItem[],
-  { now, server }: CheckTimes,
-  config: CheckConfig,
-  at: SlotView,
-): BeforeLock {
-  const { node } = at;
-  const request = rebootRequestOf(node.metadata?.annotations ?? {});
-  const verdict = needVerdict(items, request);
-  const window = createWindow(config.window);
-  // a configuration error the agent reported holds it back as it holds the agent back (check-agent.ts)
-  const misconfigured = reportedMisconfiguration(node);
-  return {
-    verdict,
-    window: { inside: window.contains(now), describe: window.describe(), next: window.next(now).change },
-    block: misconfigured
-      ? { blocked: true, blocker: 'agent', reason: misconfigured.reason, misconfigured }
-      : blockOfItems(items, at),
-    bootID: node.status?.nodeInfo?.bootID ?? '',
-    ...approvalOf(config, node, server),
-    ...(request === undefined ? {} : { request }),
-  };
-}
-
-function decide(
-  items: readonly CheckItem[],
-  inProgress: string | undefined,
-  before: BeforeLock,
-): CheckReport['decision'] {
-  if (inProgress !== undefined) return { kind: 'in-progress', reason: inProgress };
-  const early = decideBeforeLock(before);
-  if (early !== undefined) return earlyDecision(early, items);
-  const lock = items.find((i) => i.name === 'lock');
-  if (lock?.verdict === 'blocks') return { kind: 'waiting-for-lock', reason: lock.detail };
-  const required = items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok');
-  const fleet = items.some((i) => i.name === 'fleetlock') ? ', once the FleetLock server grants a slot' : '';
+/**
+ * The agent's decision, taken by its own steps (before-lock.ts) over check's read-only view, in the
+ * order of its first pass: the pre-lock decision, what holds back a node at the slot, then the lock
+ * (asked whether it would give a slot: check takes none).
+ */
+async function decide(look: Look, signal: AbortSignal): Promise<CheckReport['decision']> {
+  if (look.inProgress !== undefined) return { kind: 'in-progress', reason: look.inProgress };
+  const judged = await judgeBeforeLock(look.view, look.verdict, signal);
+  const early = decideBeforeLock(withReported(judged, look.misconfigured));
+  if (early !== undefined) return decisionOf(early);
+  const atSlot = await judgeAtSlot(look.view, look.meta, look.unproven, signal);
+  if (atSlot !== undefined) return decisionOf(atSlot.outcome);
+  const would = await look.view.lock.wouldAcquire(signal, look.meta);
+  if (!would.acquired) return decisionOf(waitingFor(would));
+  const required = look.needKnown;
+  const fleet = look.view.fleetLock ? ', once the FleetLock server grants a slot' : '';
   return {
     kind: 'would-reboot',
     reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}${fleet}`,
   };
 }
 
-/** The agent's pre-lock outcome in check's words, with the item that says why. */
-function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport['decision'] {
-  const detail = (name: string): string => items.find((i) => i.name === name)?.detail ?? early.reason;
-  switch (early.kind) {
+/**
+ * A configuration error the agent reported holds it back as it holds the agent back: its own
+ * admission policy denies the agent's requests, which check (asking with its user's rights) cannot.
+ */
+function withReported(judged: BeforeLock, misconfigured: Misconfigured | undefined): BeforeLock {
+  if (misconfigured === undefined) return judged;
+  return {
+    ...judged,
+    block: { blocked: true, blocker: 'agent', reason: misconfigured.reason, misconfigured },
+  };
+}
+
+/** The agent's outcome in check's words: a blocker's reason is prefixed with its name. */
+function decisionOf(outcome: Outcome): CheckReport['decision'] {
+  switch (outcome.kind) {
+    case 'blocked':
+      return { kind: 'blocked', reason: `${outcome.blocker}: ${outcome.reason}` };
     case 'sentinel-error':
-      return { kind: 'sentinel-error', reason: detail('sentinel') };
     case 'idle':
-      return { kind: 'idle', reason: 'reboot not required' };
     case 'outside-window':
-      return { kind: 'outside-window', reason: detail('window') };
     case 'awaiting-approval':
     case 'misconfigured':
-      return { kind: early.kind, reason: early.reason };
+    case 'waiting-for-lock':
+      return { kind: outcome.kind, reason: outcome.reason };
     default:
-      return { kind: 'blocked', reason: early.reason };
+      return { kind: 'blocked', reason: outcome.reason };
   }
 }
 
@@ -331,8 +240,7 @@ function earlyDecision(early: Outcome, items: readonly CheckItem[]): CheckReport
  * when a cycle of its own is in progress, with what the agent does next; undefined before the lock
  * (an entry naming the node that no cycle proves is asked for anew, as the agent does).
  */
-function inProgress(node: V1Node, lock: LockItem, config: CheckConfig, now: Date): string | undefined {
-  const phase = phaseOf(cycleFacts(toNodeState(node), lock.held, config, now));
+function inProgress(phase: CyclePhase): string | undefined {
   if (phase.name === 'before-lock' || phase.name === 'unproven-entry') return undefined;
   return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
 }
@@ -343,49 +251,77 @@ export async function evaluateCheck(
   io: CheckIo,
   signal: AbortSignal,
 ): Promise<CheckReport> {
+  const { config } = options;
   const kube = new ReadOnlyKube(io.kube);
   const node = await kube.getNode(options.node, signal);
   const now = io.clock.now();
-  const times: CheckTimes = { now, server: io.kube.serverTime?.at(now) ?? now };
-  await readDaemonSet(kube, options.config, signal);
+  await readDaemonSet(kube, config, signal);
   // as the agent: a blocker of control-plane nodes only (their quorum) is not asked for a worker
-  const blockers = (io.blockers ?? defaultCheckBlockers(options.config))(kube, options.node, io.clock).filter(
-    (b) => judges(b, isControlPlane(node.metadata?.labels)),
+  const blockers = keepAnswers(
+    (io.blockers ?? defaultCheckBlockers(config))(kube, options.node, io.clock).filter((b) =>
+      judges(b, isControlPlane(node.metadata?.labels)),
+    ),
+    signal,
   );
-  const passed = passedByNow(node, blockers);
-  const sentinel = await evaluateSentinel(options, io, node, signal);
-  const judged = await evaluateBlockers(blockers, signal);
+  const server = io.kube.serverTime?.at(now) ?? now;
   const items: CheckItem[] = [
-    sentinel,
+    await evaluateSentinel(options, io, node, signal),
     ...evaluateRequest(node),
     ...evaluateAgent(node),
-    ...passed([
-      evaluateWindow(options.config, now),
-      ...judged.items,
+    ...passedByNow(
+      node,
+      blockers,
+    )([
+      evaluateWindow(config, now),
+      ...(await Promise.all(blockers.map((b) => b.items()))).flat(),
       await evaluatePackageManager(options, io, signal),
     ]),
     evaluateBootId(node),
-    ...evaluateApproval(options.config, node, times.server),
+    ...evaluateApproval(config, node, server),
   ];
-  const lock = await evaluateLock(options, io.clock, { kube, node }, signal);
+  const lock = checkLock(config, options.node, io.clock, kube);
+  const meta = metaOf(config, node);
+  const lockItem = await evaluateLock(config, lock, { node, meta }, signal);
   items.push(
-    lock,
-    ...evaluateFleetLock(options.config),
-    ...evaluateRepair(node, options.config.postRebootTimeoutMs),
+    lockItem,
+    ...evaluateFleetLock(config),
+    ...evaluateRepair(node, config.postRebootTimeoutMs),
     evaluateShutdown(node),
   );
-  const decision = decide(
-    items,
-    inProgress(node, lock, options.config, now),
-    beforeLock(items, times, options.config, {
-      node,
-      lock,
-      atSlot: new Set(blockers.filter((b) => judgedAtSlot(b, options.config.taintTiming)).map((b) => b.name)),
-      sources: judged.sources,
-    }),
+  const phase = phaseOf(cycleFacts(toNodeState(node), lockItem.held, config, now));
+  const request = rebootRequestOf(node.metadata?.annotations ?? {});
+  const decision = await decide(
+    {
+      view: {
+        config: { ...config, nodeId: options.node },
+        window: createWindow(config.window),
+        blockers,
+        lock,
+        fleetLock: config.fleetlockUrl !== '',
+        now,
+        serverNow: server,
+        node: toNodeState(node),
+      },
+      verdict: needVerdict(items, request),
+      needKnown: items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok'),
+      meta,
+      inProgress: inProgress(phase),
+      unproven: phase.name === 'unproven-entry',
+      misconfigured: reportedMisconfiguration(node),
+    },
+    signal,
   );
-  const drain = await evaluateDrain(kube, options.node, options.config, signal);
+  const drain = await evaluateDrain(kube, options.node, config, signal);
   return { node: options.node, items, drain, decision: withDrainFailure(decision, drain) };
+}
+
+/** What the node's agent names in its acquisition, as it names it (takeSlot). */
+function metaOf(config: CheckConfig, node: V1Node): LockMetadata {
+  return {
+    unschedulable: node.spec?.unschedulable === true,
+    bootID: node.status?.nodeInfo?.bootID ?? '',
+    ...acquisitionOf(config, node.metadata?.labels ?? {}, waveTracked(config)),
+  };
 }
 
 /** The -o values `check` accepts. */

@@ -2,6 +2,8 @@
 // table (src/config/flags.ts), so that a value the agent refuses the simulator refuses with the same
 // message; and the one mapping from the Config they give to what the simulation runs with. The
 // simulator reads no KURED_* variable: a run is told everything on its command line.
+import { budgetOf } from '../config/budget.js';
+import { resolveBudget } from '../lock/budget.js';
 import type { Config } from '../config/config.js';
 import { defaultConfig } from '../config/parse.js';
 import type { SimulateOptions } from './simulate.js';
@@ -71,7 +73,8 @@ export type SimAgentOptions = Pick<
 export function simAgentOptions(config: Config, given: ReadonlySet<string>, nodes: number): SimAgentOptions {
   const percent = config.concurrencyPercent;
   return {
-    concurrency: percent > 0 ? Math.max(1, Math.floor((percent * nodes) / 100)) : config.concurrency,
+    // the slots the observer holds the run to: as the lock resolves the budget for the whole cluster
+    concurrency: resolveBudget(budgetOf(config.concurrency, percent), nodes),
     ...(percent > 0 ? { concurrencyPercent: percent } : {}),
     periodMs: config.periodMs,
     rebootDelayMs: config.rebootDelayMs,

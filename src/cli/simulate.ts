@@ -1,6 +1,6 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
 import type { Config } from '../config/config.js';
-import { SIM_TAINT, type SimAgentSettings } from '../sim/agent-config.js';
+import { SIM_AGENT_SEAMS, SIM_TAINT } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
 import { startFakeApiServer } from '../sim/fake-api-server.js';
 import { ProgressView, type ProgressOutput } from '../sim/progress.js';
@@ -180,17 +180,39 @@ export async function simulate(
   return runSimulation({ ...simulationOptions(options, io.createAgent), ...connect, onPhase: io.onPhase });
 }
 
-/** The fleet policies the agents run with: zone groups, the health gate, approval. */
-function fleetPolicy(options: SimulateOptions): Partial<SimAgentSettings> {
+/** --group-concurrency and --group-order sequential: the groups are the zones. */
+function zoneGroups(options: SimulateOptions): Pick<Config, 'groupLabel' | 'groupConcurrency'> {
   const groups = options.groupConcurrency ?? 0;
-  // --group-order sequential orders the zones: the agents' --group-label is the zone label
-  const sequential = options.agent?.groupOrder?.kind === 'sequential';
-  const agent = sequential ? { ...options.agent, groupLabel: ZONE_LABEL } : options.agent;
+  const zoned = groups > 0 || options.agent?.groupOrder?.kind === 'sequential';
+  return { groupLabel: zoned ? ZONE_LABEL : (options.agent?.groupLabel ?? ''), groupConcurrency: groups };
+}
+
+/**
+ * The agents' Config, built here in one step: the agent's defaults (an empty command line's), the
+ * agent flags the run was given, then what the simulation sets (the slots, the zones as groups, the
+ * health gate, approval when the simulated operator approves) and its seams.
+ */
+function agentConfigOf(options: SimulateOptions): Config {
+  const percent = options.concurrencyPercent ?? 0;
   return {
-    ...(groups > 0 ? { groups: { label: ZONE_LABEL, concurrency: groups } } : {}),
+    ...defaultConfig(),
+    ...options.agent,
+    nodeId: '',
+    periodMs: options.periodMs,
+    rebootDelayMs: options.rebootDelayMs,
+    drainTimeoutMs: drainTimeoutOf(options),
+    // a percentage: the lock resolves it for the fleet; its count stays at the floor, 1
+    concurrency: percent > 0 ? 1 : options.concurrency,
+    concurrencyPercent: percent,
+    lockTtlMs: options.lockTtlMs ?? 0,
+    ...zoneGroups(options),
     maxUnhealthyNodes: options.maxUnhealthyNodes,
     requireApproval: (options.approveEveryMs ?? 0) > 0,
-    ...(agent === undefined ? {} : { overrides: agent }),
+    preferNoScheduleTaint: options.taint ? SIM_TAINT : '',
+    blockOnPdb: true,
+    evictionRetryDelayMs: 5_000,
+    prometheusUrl: '',
+    ...SIM_AGENT_SEAMS,
   };
 }
 
@@ -309,19 +331,8 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       ...worldOf(options),
       seed: options.seed,
     },
-    agent: {
-      concurrency: options.concurrency,
-      ...(options.concurrencyPercent === undefined ? {} : { concurrencyPercent: options.concurrencyPercent }),
-      periodMs: options.periodMs,
-      rebootDelayMs: options.rebootDelayMs,
-      taint: options.taint ? SIM_TAINT : '',
-      blockOnPdb: true,
-      drainTimeoutMs: drainTimeoutOf(options),
-      evictionRetryDelayMs: 5_000,
-      prometheusUrl: '',
-      lockTtlMs: options.lockTtlMs ?? 0,
-      ...fleetPolicy(options),
-    },
+    agent: agentConfigOf(options),
+    slots: options.concurrency,
     wipeLockEveryMs: options.wipeLockEveryMs ?? 0,
     approveEveryMs: options.approveEveryMs ?? 0,
     ...operators(options),

@@ -99,7 +99,7 @@ function clusterOptions(
   if (!server) return one;
   return {
     ...one,
-    agent: { ...options.agent, fleetlock: { url: SIM_FLEETLOCK_URL, group: SIM_FLEETLOCK_GROUP } },
+    agent: { ...options.agent, fleetlockUrl: SIM_FLEETLOCK_URL, fleetlockGroup: SIM_FLEETLOCK_GROUP },
     fleetLock: { exchange: server.exchange(`${name}/`) },
   };
 }

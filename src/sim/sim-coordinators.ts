@@ -5,7 +5,6 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log/logger.js';
 import type { Coordinator } from '../coordinator/coordinator.js';
 import { createCoordinator } from '../coordinator/create-coordinator.js';
-import { simAgentConfig } from './agent-config.js';
 import { forkRandom } from './random.js';
 import type { SimulationOptions, SimulationResult } from './simulation-types.js';
 import type { TrackedKube } from './tracked-kube.js';
@@ -75,8 +74,8 @@ export class SimCoordinators {
     const kube = this.deps.client();
     const abort = new AbortController();
     setMaxListeners(Infinity, abort.signal);
-    // the agents' own Config (simAgentConfig), so the replicas keep the budget the agents keep
-    const coordinator = createCoordinator(simAgentConfig('', options.agent), {
+    // the agents' own Config, so the replicas keep the budget the agents keep
+    const coordinator = createCoordinator(options.agent, {
       kube,
       identity: `kured-ts-coordinator-${String(i)}`,
       clock,

@@ -12,7 +12,6 @@ import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
 import type { Rebooter } from '../reboot/rebooter.js';
 import type { Sentinel } from '../sentinel/sentinel.js';
-import { type SimAgentSettings } from './agent-config.js';
 import type { Admission } from './fake-api/admission.js';
 import { type BoundPolicy, type ReviewRecord } from './fake-api/cel-admission.js';
 import type { SimKube } from './sim-kube.js';
@@ -51,7 +50,13 @@ export type AgentFactory = (config: Config, io: SimAgentIo) => RunnableAgent;
 /** Everything one run needs. Durations in ms. */
 export interface SimulationOptions {
   cluster: ClusterSpec;
-  agent: SimAgentSettings;
+  /**
+   * The agents' configuration (simulate's flags over the agent's defaults, and the simulation's
+   * seams): each agent runs with it and its node's name.
+   */
+  agent: Config;
+  /** The slots the observer holds the run to: --concurrency, or what its percentage resolves to. */
+  slots: number;
   /** Builds an agent (simulate uses createAgent: the production code). */
   createAgent: AgentFactory;
   /**

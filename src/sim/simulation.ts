@@ -3,7 +3,7 @@ import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
 import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
 import type { Kube } from '../kube/kube.js';
-import { LOCK_ANNOTATION, simAgentConfig } from './agent-config.js';
+import { LOCK_ANNOTATION } from './agent-config.js';
 import { CelAdmission } from './fake-api/cel-admission.js';
 import { SimCluster } from './cluster.js';
 import { serviceChecksOf } from './service-checks.js';
@@ -38,7 +38,6 @@ import {
 } from './simulation-parts.js';
 import { SimCoordinatorThief } from './coordinator-thief.js';
 import { startAgentLoops } from './sim-agent.js';
-import { defaultConfig } from '../config/parse.js';
 
 export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type { RequestSample, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
@@ -130,12 +129,12 @@ export class Simulation {
     this.startMs = this.time.nowMs();
     this.cluster = new SimCluster(server, this.time, options.cluster);
     this.observer = new Observer(server, this.time, this.cluster, {
-      concurrency: options.agent.concurrency,
-      ...(options.agent.groups ? { groupConcurrency: options.agent.groups.concurrency } : {}),
+      concurrency: options.slots,
+      ...(options.agent.groupConcurrency > 0 ? { groupConcurrency: options.agent.groupConcurrency } : {}),
       lockAnnotation: LOCK_ANNOTATION,
-      taintKey: options.agent.taint,
-      controlPlaneLast: options.agent.overrides?.controlPlaneLast ?? true,
-      countUnavailable: simAgentConfig('', options.agent).countUnavailable,
+      taintKey: options.agent.preferNoScheduleTaint,
+      controlPlaneLast: options.agent.controlPlaneLast,
+      countUnavailable: options.agent.countUnavailable,
     });
     this.observer.onPhase = options.onPhase;
     this.feed = new WatchFeed(server);
@@ -148,9 +147,7 @@ export class Simulation {
       errors: this.errors,
     });
     this.autoscaler =
-      (options.autoscalerEveryMs ?? 0) > 0
-        ? new SimAutoscaler(options.agent.overrides?.settleTimeMs ?? defaultConfig().settleTimeMs)
-        : undefined;
+      (options.autoscalerEveryMs ?? 0) > 0 ? new SimAutoscaler(options.agent.settleTimeMs) : undefined;
     this.holdWorker = holdWorkerOf(options.holdWorker, {
       ...this.operatorContext(),
       holders: () => this.observer.holders,
@@ -250,7 +247,7 @@ export class Simulation {
 
   /** The simulated operator: every approveEveryMs, `kured-ts approve --all` (one merge patch per node). */
   private scheduleApprovals(): void {
-    if (this.options.agent.requireApproval !== true) return;
+    if (!this.options.agent.requireApproval) return;
     this.everyUntilDone(this.options.approveEveryMs ?? 0, () => {
       for (const [name, t] of this.observer.timeline) {
         if (t.phase === 'awaiting-approval' && approve(this.operatorContext(), name)) this.approvals++;
@@ -264,7 +261,7 @@ export class Simulation {
     this.holdWorker?.start();
     this.thief?.start();
     if (!this.autoscaler) return;
-    const guarded = this.options.agent.overrides?.autoscalerProtection !== false;
+    const guarded = this.options.agent.autoscalerProtection;
     runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
   }
 
@@ -330,7 +327,7 @@ export class Simulation {
         },
       },
     };
-    const agent = this.options.createAgent(simAgentConfig(name, this.options.agent), io);
+    const agent = this.options.createAgent({ ...this.options.agent, nodeId: name }, io);
     this.time.after(0, () => {
       agent.run(abort.signal).catch((err: unknown) => {
         if (!abort.signal.aborted) this.errors.push(`${name} agent crashed: ${String(err)}`);
@@ -366,7 +363,7 @@ export class Simulation {
     const nodes = nodeResults(this.cluster, this.observer, this.options, this.startMs);
     const locks = nodes.map((n) => n.lockedAtMs).filter((x): x is number => x !== undefined);
     const firstLockMs = locks.length > 0 ? Math.min(...locks) : 0;
-    const C = this.options.agent.concurrency;
+    const C = this.options.slots;
     // a drain that failed (a quarantined node's) took its slot too: it is work of this wave
     const work = nodes.filter((n) => n.workMs > 0).map((n) => n.workMs);
     const lowerBoundMs = Math.max(work.reduce((a, b) => a + b, 0) / C, ...work, 0);

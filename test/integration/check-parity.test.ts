@@ -23,6 +23,7 @@ import {
 import { TURN_ANNOTATION, formatTurn } from '../../src/queue/turn.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
+import { REBOOT_REQUEST_ANNOTATION, formatRebootRequest } from '../../src/node/reboot-request.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { CONTROL_PLANE_LABEL } from '../../src/node/role.js';
@@ -208,6 +209,26 @@ const HEALTH_CHECK: Partial<Config> = {
   healthChecks: [healthCheck(`core/v1/nodes n3: self.metadata.labels['example.com/healthy'] == 'true'`)],
 };
 
+/** An admin asked for n1's reboot with --now (`kured-ts reboot n1 --now`). */
+function requestedNow(): void {
+  annotate('n1', {
+    [REBOOT_REQUEST_ANNOTATION]: formatRebootRequest({
+      by: 'alice@example.com',
+      reason: 'CVE-2026-0001',
+      at: '2026-01-05T09:00:00Z',
+      now: true,
+    }),
+  });
+}
+
+/** A maintenance window that never opens. */
+const CLOSED: Partial<Config> = { window: { ...testConfig().window, days: [] } };
+
+/** A maintenance window open tomorrow only (UTC): closed now, opening at the next midnight. */
+const TOMORROW: Partial<Config> = {
+  window: { ...testConfig().window, timeZone: 'UTC', days: [(new Date().getUTCDay() + 1) % 7] },
+};
+
 /** n3 says it is not healthy: HEALTH_CHECK fails. */
 function unhealthyN3(): void {
   label('n3', { 'example.com/healthy': 'false' });
@@ -252,6 +273,7 @@ async function agentPass(c: Config): Promise<Outcome> {
 
 /** What the agent's pass does, for each decision of check: a slot taken (or a cycle carried on) ends in the reboot request. */
 const AGENT_KIND: Readonly<Partial<Record<CheckDecisionKind, Outcome['kind']>>> = {
+  'outside-window': 'outside-window',
   'waiting-for-lock': 'waiting-for-lock',
   blocked: 'blocked',
   'would-reboot': 'rebooting',
@@ -554,6 +576,36 @@ const rows: [string, Row][] = [
       verdict: 'blocked',
     },
   ],
+  [
+    "an admin's --now request with the window closed: both pass the window and take the free slot",
+    { arrange: requestedNow, flags: CLOSED, verdict: 'would-reboot' },
+  ],
+  [
+    'the window closed until tomorrow and no request: both wait for the window, naming when it opens',
+    { arrange: () => undefined, flags: TOMORROW, verdict: 'outside-window' },
+  ],
+  [
+    "an admin's --now request and a failing --health-check: both are held back by it (--now never passes the operator's availability gates)",
+    {
+      arrange: () => {
+        requestedNow();
+        unhealthyN3();
+      },
+      flags: { ...CLOSED, ...HEALTH_CHECK },
+      verdict: 'blocked',
+    },
+  ],
+  [
+    "an admin's --now request and a failing --health-check under --taint-timing unblocked (judged before the lock): both are held back by it",
+    {
+      arrange: () => {
+        requestedNow();
+        unhealthyN3();
+      },
+      flags: { ...HEALTH_CHECK, taintTiming: 'unblocked' },
+      verdict: 'blocked',
+    },
+  ],
 ];
 
 describe('kured-ts check and one pass of the agent, on the same cluster', () => {
@@ -587,7 +639,7 @@ describe('kured-ts check and one pass of the agent, on the same cluster', () => 
     });
     expect(reboots).toBeLessThanOrEqual(goes ? 1 : 0);
     // where both say why the node is held back, they say the same
-    if (outcome.kind === 'waiting-for-lock' || outcome.kind === 'blocked') {
+    if (['waiting-for-lock', 'blocked', 'outside-window'].includes(outcome.kind)) {
       expect(report.decision.reason).toBe(agentReason(outcome));
     }
     // where both wait for the lock, both name the fleet gate that holds n1 back, the same one (or none)

@@ -3,7 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import { FLAGS } from '../../src/config/flags.js';
 import { parseGivenFlags } from '../../src/config/parse.js';
 import { SIM_AGENT_FLAGS, simAgentOptions } from '../../src/cli/simulate-agent-flags.js';
-import { simAgentConfig } from '../../src/sim/agent-config.js';
+import { DEFAULT_SIMULATE_OPTIONS, simulationOptions, type SimulateOptions } from '../../src/cli/simulate.js';
+import { DS_NAME, ZONE_LABEL } from '../../src/sim/cluster-spec.js';
 
 /** simulate's options for these command-line values (flag name → values), in a cluster of `nodes`. */
 function options(values: Record<string, string[]>, nodes = 20): ReturnType<typeof simAgentOptions> {
@@ -53,23 +54,50 @@ describe("simulate's agent flags", () => {
     );
   });
 
-  it("puts the flags' settings in every simulated agent's configuration", () => {
-    const { agent } = options({ 'quarantine-retry': ['2h'], 'taint-timing': ['unblocked'] });
-    const config = simAgentConfig('node-01', {
-      concurrency: 1,
-      periodMs: 60_000,
-      rebootDelayMs: 0,
-      taint: '',
-      blockOnPdb: true,
-      drainTimeoutMs: 0,
-      evictionRetryDelayMs: 0,
-      prometheusUrl: '',
-      ...(agent === undefined ? {} : { overrides: agent }),
+  it.each<[string, Record<string, string[]>, Partial<SimulateOptions>, object]>([
+    [
+      "puts the flags' settings in every simulated agent's configuration",
+      { 'quarantine-retry': ['2h'], 'taint-timing': ['unblocked'] },
+      {},
+      { quarantineRetryMs: 7_200_000, taintTiming: 'unblocked', dsName: DS_NAME, metricsPort: 0 },
+    ],
+    [
+      'runs the agents with the percentage of --concurrency N%, its count at the floor',
+      { concurrency: ['20%'] },
+      {},
+      { concurrency: 1, concurrencyPercent: 20 },
+    ],
+    [
+      'groups the agents by zone under --group-order sequential',
+      { 'group-order': ['sequential'] },
+      { zones: 3 },
+      { groupLabel: ZONE_LABEL },
+    ],
+    [
+      "keeps the agents' --group-label without zone groups",
+      {},
+      { agent: { groupLabel: 'rack' } },
+      { groupLabel: 'rack', groupConcurrency: 0 },
+    ],
+    [
+      'turns approval on for the agents when the simulated operator approves',
+      {},
+      { approveEveryMs: 60_000 },
+      { requireApproval: true },
+    ],
+  ])('%s', (_name, values, world, expected) => {
+    const run = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, ...options(values), ...world });
+    expect(run.agent).toMatchObject(expected);
+    // every agent runs with it and its own name
+    expect(run.agent.nodeId).toBe('');
+  });
+
+  it('holds the run to the slots --concurrency N% resolves to for the cluster', () => {
+    const run = simulationOptions({
+      ...DEFAULT_SIMULATE_OPTIONS,
+      nodes: 20,
+      ...options({ concurrency: ['20%'] }),
     });
-    expect(config).toMatchObject({
-      quarantineRetryMs: 7_200_000,
-      taintTiming: 'unblocked',
-      nodeId: 'node-01',
-    });
+    expect(run.slots).toBe(4);
   });
 });

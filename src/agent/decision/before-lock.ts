@@ -1,7 +1,11 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
 import { firstBlock, judges, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
-import type { LockHolder, LockMetadata } from '../../lock/lock.js';
+import type { Lock, LockHolder, LockMetadata } from '../../lock/lock.js';
+import type { PolicyConfig } from '../../admission/agent-policy.js';
+import type { NodeState } from '../../node/node.js';
+import { isControlPlane } from '../../node/role.js';
+import type { Window } from '../../window/window.js';
 import { approvalCheck, type ApprovalVerdict } from '../../node/approval.js';
 import { NODE_PAUSE_ANNOTATION } from '../../node/node.js';
 import {
@@ -10,14 +14,15 @@ import {
   liftWrite,
   quarantineCordon,
 } from '../../node/quarantine.js';
-import { describeRebootRequest, type RebootRequest } from '../../node/reboot-request.js';
+import { describeRebootRequest, rebootRequestOf, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { sameOutcome, waitingFor, type Outcome } from '../outcome.js';
 import { blockOf, type Block } from './misconfigured.js';
 import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
-import { leaveWave, waveMeta } from './wave.js';
+import { leaveWave } from './wave.js';
+import { acquisitionOf } from './acquisition.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
 export interface BeforeLock {
@@ -126,12 +131,53 @@ async function liftQuarantine(pass: Pass): Promise<void> {
   });
 }
 
-/** What the window, the blockers and the approval say now. */
-async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> {
-  const { window, blockers, clock, serverTime } = pass.deps;
+/**
+ * What the judgement before the lock reads: the agent's pass (viewOf) or `kured-ts check`'s read-only
+ * view of the same cluster, so that both take their decision from the same steps.
+ */
+export interface BeforeLockView {
+  readonly config: Pick<Config, 'taintTiming' | 'requireApproval' | 'approvalTtlMs' | 'nodeId'> &
+    PolicyConfig;
+  readonly window: Window;
+  /** The node's blockers, in the agent's order. */
+  readonly blockers: readonly Blocker[];
+  /** Asked, writing nothing, whether a slot would be given (before the blockers judged at the slot). */
+  readonly lock: Pick<Lock, 'wouldAcquire'>;
+  /** With --fleetlock-url: the FleetLock server is asked at the slot too. */
+  readonly fleetLock: boolean;
+  /** Our wall time (the window) and the API server's (approvals are written on its clock). */
+  readonly now: Date;
+  readonly serverNow: Date;
+  /** The node as last read. */
+  readonly node: Pick<NodeState, 'annotations' | 'labels' | 'bootID'>;
+}
+
+/** The pass's own view (BeforeLockView) of what the judgement reads. */
+function viewOf(pass: Pass): BeforeLockView {
+  const { window, blockers, clock, serverTime, lock, fleetLock } = pass.deps;
   const now = clock.now();
+  return {
+    config: pass.config,
+    window,
+    blockers,
+    lock,
+    fleetLock: fleetLock !== undefined,
+    now,
+    serverNow: serverTime?.at(now) ?? now,
+    node: pass.node,
+  };
+}
+
+/** What the window, the blockers and the approval say now (decideBeforeLock takes its decision from it). */
+export async function judgeBeforeLock(
+  view: BeforeLockView,
+  verdict: SentinelVerdict,
+  signal: AbortSignal | undefined,
+): Promise<BeforeLock> {
+  const { window, now, node, config } = view;
   const inside = window.contains(now);
-  const request = pass.request();
+  const request = rebootRequestOf(node.annotations);
+  const controlPlane = isControlPlane(node.labels);
   return {
     verdict,
     window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
@@ -139,34 +185,32 @@ async function judge(pass: Pass, verdict: SentinelVerdict): Promise<BeforeLock> 
       inside || request?.now === true
         ? blockOf(
             await firstBlock(
-              blockers.filter(
+              view.blockers.filter(
                 (b) =>
-                  !leftToSlot(pass, b) &&
-                  !bypassed(b, request) &&
-                  judges(b, pass.roleOf().controlPlane === true),
+                  !judgedAtSlot(b, config.taintTiming) && !bypassed(b, request) && judges(b, controlPlane),
               ),
-              pass.signal,
+              signal,
             ),
-            pass.config,
+            config,
           )
         : { blocked: false },
     ...(request === undefined ? {} : { request }),
-    bootID: pass.node.bootID,
+    bootID: node.bootID,
     // an approval's time is the server's (kured-ts approve writes it so): judged on the server's clock
-    ...approvalCheck(
-      pass.config,
-      { name: pass.config.nodeId, annotations: pass.node.annotations },
-      serverTime?.at(now) ?? now,
-    ),
+    ...approvalCheck(config, { name: config.nodeId, annotations: node.annotations }, view.serverNow),
   };
 }
 
-/** Blockers that guard the fleet's safety, not its schedule: --now never goes around them. */
-const NEVER_BYPASSED = new Set(['pdb', 'control-plane']);
+/**
+ * Blockers that guard the fleet's availability, not its schedule: --now never goes around them. The
+ * PDB pre-flight, the --health-checks (the operator's own availability gates, judged at the slot
+ * whatever the request says) and the control plane's quorum.
+ */
+const NEVER_BYPASSED = new Set(['pdb', 'health-check', 'control-plane']);
 
 /**
- * Does an admin's request pass `blocker`? With --now every blocker but the PDB pre-flight and the
- * control plane's quorum.
+ * Does an admin's request pass `blocker`? With --now every blocker but those (NEVER_BYPASSED): the
+ * window's and the pause's, the alerts, the blocking pods.
  */
 export function bypassed(blocker: Pick<Blocker, 'name'>, request: RebootRequest | undefined): boolean {
   return request?.now === true && !NEVER_BYPASSED.has(blocker.name);
@@ -177,13 +221,15 @@ export function bypassed(blocker: Pick<Blocker, 'name'>, request: RebootRequest 
  * its taint goes on once nothing at all blocks, the PDB pre-flight included, so every blocker is
  * judged before it.
  */
-function leftToSlot(pass: Pass, blocker: Blocker): boolean {
-  return judgedAtSlot(blocker, pass.config.taintTiming);
+function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Config['taintTiming']): boolean {
+  return blocker.atSlot === true && taintTiming !== 'unblocked';
 }
 
-/** leftToSlot for a --taint-timing (`kured-ts check` judges as the agent does). */
-export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Config['taintTiming']): boolean {
-  return blocker.atSlot === true && taintTiming !== 'unblocked';
+/** What holds back a node at the slot (judgeAtSlot): the lock, or a blocker judged there. */
+export interface AtSlot {
+  outcome: Outcome;
+  /** A blocker's (an entry naming the node that no cycle proves then goes), not the lock's. */
+  byBlocker: boolean;
 }
 
 /**
@@ -193,21 +239,25 @@ export function judgedAtSlot(blocker: Pick<Blocker, 'atSlot'>, taintTiming: Conf
  * turn) waits for the lock without them, and holds no slot of the fleet's group meanwhile (a
  * question to the FleetLock server takes one). undefined: go for the slot.
  */
-async function atSlot(pass: Pass, meta: LockMetadata, unproven: boolean): Promise<Outcome | undefined> {
-  const blockers = pass.deps.blockers.filter(
-    (b) => leftToSlot(pass, b) && judges(b, meta.controlPlane === true),
+export async function judgeAtSlot(
+  view: BeforeLockView,
+  meta: LockMetadata,
+  unproven: boolean,
+  signal: AbortSignal | undefined,
+): Promise<AtSlot | undefined> {
+  const { config } = view;
+  const blockers = view.blockers.filter(
+    (b) => judgedAtSlot(b, config.taintTiming) && judges(b, meta.controlPlane === true),
   );
-  if (blockers.length === 0 && pass.deps.fleetLock === undefined) return undefined;
+  if (blockers.length === 0 && !view.fleetLock) return undefined;
   // an entry naming us that no cycle proves: acquire() judges (and removes) it, so no shortcut
   if (!unproven) {
-    const would = await pass.deps.lock.wouldAcquire(pass.signal, meta);
-    if (!would.acquired) return waitingFor(would);
+    const would = await view.lock.wouldAcquire(signal, meta);
+    if (!would.acquired) return { outcome: waitingFor(would), byBlocker: false };
   }
   if (blockers.length === 0) return undefined;
-  const block = blockOf(await firstBlock(blockers, pass.signal), pass.config);
-  if (!block.blocked) return undefined;
-  if (unproven) await pass.release();
-  return blockOutcome(block);
+  const block = blockOf(await firstBlock(blockers, signal), config);
+  return block.blocked ? { outcome: blockOutcome(block), byBlocker: true } : undefined;
 }
 
 /**
@@ -220,7 +270,7 @@ export async function windowAndBlockers(
   verdict: SentinelVerdict,
   unproven: boolean,
 ): Promise<Outcome | undefined> {
-  const early = decideBeforeLock(await judge(pass, verdict));
+  const early = decideBeforeLock(await judgeBeforeLock(viewOf(pass), verdict, pass.signal));
   if (early === undefined) return undefined;
   if (unproven) await pass.release();
   return early;
@@ -239,12 +289,13 @@ export async function takeSlot(
   const meta: LockMetadata = {
     unschedulable: pass.node.unschedulable,
     bootID: pass.node.bootID,
-    ...pass.groupOf(),
-    ...pass.roleOf(),
-    ...waveMeta(pass),
+    ...acquisitionOf(pass.config, pass.node.labels, pass.deps.waves !== undefined),
   };
-  const held = await atSlot(pass, meta, unproven);
-  if (held) return { outcome: held };
+  const held = await judgeAtSlot(viewOf(pass), meta, unproven, pass.signal);
+  if (held) {
+    if (unproven && held.byBlocker) await pass.release();
+    return { outcome: held.outcome };
+  }
   // the fleet's slot across clusters (--fleetlock-url) before this cluster's
   const fleet = await takeFleetLock(pass);
   if (fleet) {

@@ -7,7 +7,7 @@ import type { NodeState, NodeWrite } from '../../node/node.js';
 import { CYCLE_ANNOTATION, formatCycle, type CycleRecord } from '../../node/cycle.js';
 import { cycleHistoryRecord, historyAnnotations, type HistoryResult } from '../../node/history.js';
 import { renderMessage } from '../../notify/message.js';
-import { isControlPlane } from '../../node/role.js';
+import { groupOf, roleOf } from './acquisition.js';
 import type { NotifyEvent } from '../../notify/notifier.js';
 import { rebootRequestOf, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
@@ -186,18 +186,14 @@ export class Pass {
     };
   }
 
-  /** A control-plane node says so in its slot (one at a time, after the workers: src/lock/room.ts). */
+  /** A control-plane node says so in its slot (acquisition.ts). */
   roleOf(): { controlPlane?: boolean } {
-    return isControlPlane(this.node.labels) ? { controlPlane: true } : {};
+    return roleOf(this.node.labels);
   }
 
-  /**
-   * With --group-concurrency or --group-order sequential: the node's group (its --group-label value,
-   * '' without one) for the lock.
-   */
+  /** The node's group for the lock, under the flags that judge by group (acquisition.ts). */
   groupOf(): { group?: string } {
-    if (this.config.groupConcurrency === 0 && this.config.groupOrder.kind !== 'sequential') return {};
-    return { group: this.node.labels[this.config.groupLabel] ?? '' };
+    return groupOf(this.config, this.node.labels);
   }
 
   /**

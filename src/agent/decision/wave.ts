@@ -27,12 +27,6 @@ function current(pass: Pass): { wave: string; state: WaveState | undefined } | u
   return pass.deps.waves === undefined ? undefined : waveOf(pass.node.labels);
 }
 
-/** The wave for the lock's metadata (the gates judge that wave). */
-export function waveMeta(pass: Pass): { wave?: string } {
-  const wave = current(pass);
-  return wave === undefined ? {} : { wave: wave.wave };
-}
-
 /**
  * The need is recorded: the node joins a wave unless it is in one still (waiting, or failed and
  * wanting its reboot still): the last one started while anyone still waits in it, else a new one.
