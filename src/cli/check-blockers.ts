@@ -65,3 +65,10 @@ export function keepAnswers(blockers: readonly Blocker[], signal: AbortSignal): 
     return kept;
   });
 }
+
+/** Every blocker's lines, asked one after the other in the agent's order (as the agent asks them). */
+export async function blockerLines(blockers: readonly KeptBlocker[]): Promise<CheckItem[]> {
+  const lines: CheckItem[] = [];
+  for (const blocker of blockers) lines.push(...(await blocker.items()));
+  return lines;
+}

@@ -4,10 +4,8 @@
 // reboot does to the pods the drain leaves (graceful node shutdown, as the node's agent read it on its
 // host: src/host/shutdown.ts). Repair and shutdown are warnings, never blocks: the agent does not hold
 // the reboot back for them.
-import { firstBlock } from '../blockers/blocker.js';
-import { PackageManagerBlocker } from '../blockers/package-manager.js';
-import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
+import type { HostFiles } from '../host/host.js';
 import { hostView, type HostView } from '../host/host-view.js';
 import { shutdownMeaning } from '../host/shutdown.js';
 import type { V1Node } from '../kube/kube.js';
@@ -15,37 +13,27 @@ import { repairRisk } from '../node/repair.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import type { CheckItem } from './check-report.js';
 
-const NAME = 'package-manager';
+/** The package-manager blocker's name, and its line's. */
+const PACKAGE_MANAGER = 'package-manager';
 
-/** The package-manager line; `io.hostView` replaces hostView(config) (tests). */
-export async function evaluatePackageManager(
-  options: {
-    config: Pick<Config, 'rebootMethod' | 'hostExec' | 'hostRoot' | 'packageManagerWaitMs'>;
-    local?: boolean;
-  },
-  io: { clock: Clock; hostView?: HostView },
-  signal: AbortSignal,
-): Promise<CheckItem> {
-  const { config } = options;
+/**
+ * The host's files the package-manager blocker reads, where check can read them (with --local, on the
+ * node): the blocker then joins the agent's others (createBlockers), in the agent's order, and its
+ * answer counts in the decision as in the agent's. Else the line saying why it is not checked.
+ * `io.hostView` replaces hostView(config) (tests).
+ */
+export function packageManagerHost(
+  options: { config: Pick<Config, 'rebootMethod' | 'hostExec' | 'hostRoot'>; local?: boolean },
+  io: { hostView?: HostView },
+): { host: HostFiles } | { line: CheckItem } {
   if (options.local !== true) {
-    return {
-      name: NAME,
-      verdict: 'skipped',
-      detail: 'not checked: the host is read on the node itself only (kured-ts check --local there)',
-    };
+    const detail = 'not checked: the host is read on the node itself only (kured-ts check --local there)';
+    return { line: { name: PACKAGE_MANAGER, verdict: 'skipped', detail } };
   }
-  const view = io.hostView ?? hostView(config);
-  if ('notChecked' in view) return { name: NAME, verdict: 'skipped', detail: view.notChecked };
-  const blocker = new PackageManagerBlocker({
-    host: view.host,
-    clock: io.clock,
-    waitMs: config.packageManagerWaitMs,
-  });
-  // through firstBlock, so that a read that fails blocks exactly as it does in the agent
-  const verdict = await firstBlock([blocker], signal);
-  return verdict.blocked
-    ? { name: NAME, verdict: 'blocks', detail: verdict.reason }
-    : { name: NAME, verdict: 'ok', detail: 'no package manager at work' };
+  const view = io.hostView ?? hostView(options.config);
+  if ('notChecked' in view)
+    return { line: { name: PACKAGE_MANAGER, verdict: 'skipped', detail: view.notChecked } };
+  return { host: view.host };
 }
 
 /**

@@ -74,17 +74,22 @@ export type CheckLock = Pick<Lock, 'holding' | 'wouldAcquire'>;
 
 /**
  * The agent's own lock for `node` (createLock: with the coordinated queue's turns, as the agent has
- * them), reading only (through a ReadOnlyKube); wouldAcquire asked once and its answer kept, so that
+ * them), reading only (through a ReadOnlyKube); wouldAcquire asked once per acquisition and its answer kept, so that
  * the lock's line and the agent's steps that `check` runs read the same answer.
  */
 export function checkLock(config: CheckConfig, node: string, clock: Clock, kube: Kube): CheckLock {
   const withNode = { ...config, nodeId: node };
   const io = { kube, clock, logger: silentLogger };
   const lock = createLock(withNode, io, coordinatorOf(withNode, io));
-  let would: Promise<AcquireResult> | undefined;
+  const answers = new Map<string, Promise<AcquireResult>>();
   return {
     holding: (signal) => lock.holding(signal),
-    wouldAcquire: (signal, as) => (would ??= lock.wouldAcquire(signal, as)),
+    wouldAcquire: (signal, as) => {
+      const key = JSON.stringify(as ?? {});
+      const answer = answers.get(key) ?? lock.wouldAcquire(signal, as);
+      answers.set(key, answer);
+      return answer;
+    },
   };
 }
 

@@ -44,11 +44,12 @@ import { formatObject } from './output.js';
 import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
 import { checkLock, evaluateLock } from './check-lock.js';
-import { keepAnswers } from './check-blockers.js';
+import { blockerLines, keepAnswers } from './check-blockers.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
-import { evaluatePackageManager, evaluateRepair, evaluateShutdown } from './check-host.js';
+import { evaluateRepair, evaluateShutdown, packageManagerHost } from './check-host.js';
 import type { HostView } from '../host/host-view.js';
+import type { HostFiles } from '../host/host.js';
 import type { CheckConfig } from './check-lock.js';
 
 export type { CheckConfig } from './check-lock.js';
@@ -64,8 +65,11 @@ export interface CheckOptions {
   output?: CheckOutput;
 }
 
-/** Builds the agent's blockers for `node` over `kube` (the read-only one). */
-type BlockerFactory = (kube: Kube, node: string, clock: Clock) => readonly Blocker[];
+/**
+ * Builds the agent's blockers for `node` over `kube` (the read-only one); with `host`, the host's
+ * files where check can read them (--local), for the package-manager blocker.
+ */
+type BlockerFactory = (kube: Kube, node: string, clock: Clock, host?: HostFiles) => readonly Blocker[];
 
 /** Injection points beyond CommandIo (tests). */
 export interface CheckIo extends CommandIo {
@@ -79,13 +83,14 @@ export interface CheckIo extends CommandIo {
 
 /** The agent's own blocker registry for `node`, over the (read-only) Kube. */
 function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
-  return (kube, node, clock) =>
+  return (kube, node, clock, host) =>
     createBlockers(
       { ...config, nodeId: node },
       {
         kube,
         node: new KubeNodeOps({ kube, nodeId: node, clock, log: silentLogger }),
         clock,
+        host,
       },
     );
 }
@@ -256,9 +261,11 @@ export async function evaluateCheck(
   const node = await kube.getNode(options.node, signal);
   const now = io.clock.now();
   await readDaemonSet(kube, config, signal);
+  const packageManager = packageManagerHost(options, io);
+  const host = 'host' in packageManager ? packageManager.host : undefined;
   // as the agent: a blocker of control-plane nodes only (their quorum) is not asked for a worker
   const blockers = keepAnswers(
-    (io.blockers ?? defaultCheckBlockers(config))(kube, options.node, io.clock).filter((b) =>
+    (io.blockers ?? defaultCheckBlockers(config))(kube, options.node, io.clock, host).filter((b) =>
       judges(b, isControlPlane(node.metadata?.labels)),
     ),
     signal,
@@ -273,8 +280,8 @@ export async function evaluateCheck(
       blockers,
     )([
       evaluateWindow(config, now),
-      ...(await Promise.all(blockers.map((b) => b.items()))).flat(),
-      await evaluatePackageManager(options, io, signal),
+      ...(await blockerLines(blockers)),
+      ...('line' in packageManager ? [packageManager.line] : []),
     ]),
     evaluateBootId(node),
     ...evaluateApproval(config, node, server),

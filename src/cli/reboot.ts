@@ -2,7 +2,8 @@
 // node to reboot (kured #110), without a sentinel and without editing flags fleet-wide. The request
 // is an annotation on the Node (src/node/reboot-request.ts) naming who asked (the API server's own
 // answer, SelfSubjectReview), why and when; the node's agent takes it as a reboot need, through the
-// lock, the PDBs and the drain as always (with --now past the maintenance window and the blockers),
+// lock, the PDBs and the drain as always (with --now past the maintenance window and the blockers,
+// never the --health-checks or the control plane's quorum),
 // records it in the node's reboot history and removes it once the node rebooted. An Event on the
 // Node says who asked.
 import type { Command } from 'commander';
@@ -177,7 +178,10 @@ export function registerReboot(program: Command, deps: CommandDeps): Command {
     );
   addConnectionOptions(cmd)
     .option('--reason <text>', 'why the node must reboot (recorded in its history and an Event)')
-    .option('--now', 'also past the maintenance window and the blockers (never the lock, PDBs or drain)')
+    .option(
+      '--now',
+      'also past the maintenance window and the blockers (never the lock, PDBs, health checks, the control plane or the drain)',
+    )
     .option(
       '--cancel',
       'take the request back (a node not yet rebooting goes back to what its sentinel says)',

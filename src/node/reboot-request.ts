@@ -17,7 +17,7 @@ export interface RebootRequest {
   reason: string;
   /** RFC 3339 time of the request (the API server's clock). */
   at: string;
-  /** Past the maintenance window and the blockers (not the lock, the PDBs or the drain). */
+  /** Past the maintenance window and the blockers (not the lock, the PDBs, the health checks or the drain). */
   now: boolean;
 }
 

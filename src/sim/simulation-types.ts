@@ -32,7 +32,7 @@ export interface SimAgentIo {
   random: Random;
   /** Marks real asynchronous work outside the Kube (an HTTP query to Prometheus) as in flight. */
   track: <T>(work: () => Promise<T>) => Promise<T>;
-  /** With agent.fleetlock: the FleetLock server the clusters share, answering in memory. */
+  /** With agent.fleetlockUrl: the FleetLock server the clusters share, answering in memory. */
   fleetLock?: FleetLockTuning;
   /** false: `kube`'s watches deliver nothing (kured's polling model), so the agent follows nothing. */
   watchesDeliver?: boolean;
@@ -117,7 +117,7 @@ export interface SimulationOptions {
   autoscalerEveryMs?: number;
   /** A simulated admin runs `kured-ts reboot NODE --reason … [--now]` for these nodes at the start. */
   rebootRequests?: { node: string; now: boolean }[];
-  /** With agent.fleetlock: how the agents reach the FleetLock server (in memory: fleet-simulation.ts). */
+  /** With agent.fleetlockUrl: how the agents reach the FleetLock server (in memory: fleet-simulation.ts). */
   fleetLock?: FleetLockTuning;
   /** A simulated external worker holds each node after its drain (src/sim/hold-worker.ts); none without. */
   holdWorker?: HoldWorkerSettings;

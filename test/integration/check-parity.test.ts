@@ -224,9 +224,12 @@ function requestedNow(): void {
 /** A maintenance window that never opens. */
 const CLOSED: Partial<Config> = { window: { ...testConfig().window, days: [] } };
 
-/** A maintenance window open tomorrow only (UTC): closed now, opening at the next midnight. */
-const TOMORROW: Partial<Config> = {
-  window: { ...testConfig().window, timeZone: 'UTC', days: [(new Date().getUTCDay() + 1) % 7] },
+/**
+ * A maintenance window open on the day after tomorrow only (UTC): closed now, and still closed when
+ * a midnight passes during the test.
+ */
+const LATER: Partial<Config> = {
+  window: { ...testConfig().window, timeZone: 'UTC', days: [(new Date().getUTCDay() + 2) % 7] },
 };
 
 /** n3 says it is not healthy: HEALTH_CHECK fails. */
@@ -581,8 +584,8 @@ const rows: [string, Row][] = [
     { arrange: requestedNow, flags: CLOSED, verdict: 'would-reboot' },
   ],
   [
-    'the window closed until tomorrow and no request: both wait for the window, naming when it opens',
-    { arrange: () => undefined, flags: TOMORROW, verdict: 'outside-window' },
+    'the window closed for two days and no request: both wait for the window, naming when it opens',
+    { arrange: () => undefined, flags: LATER, verdict: 'outside-window' },
   ],
   [
     "an admin's --now request and a failing --health-check: both are held back by it (--now never passes the operator's availability gates)",

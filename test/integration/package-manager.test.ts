@@ -17,6 +17,9 @@ import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { FakeHost } from '../fakes/fake-host.js';
+import { evaluateCheck } from '../../src/cli/check.js';
+import type { CheckDecisionKind } from '../../src/cli/check-report.js';
+import type { Outcome } from '../../src/agent/outcome.js';
 import { samples } from '../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
@@ -119,5 +122,40 @@ describe('the host package manager', () => {
   it('does not hold back a host without any package manager', async () => {
     host = new FakeHost();
     expect((await agent().tick()).kind).toBe('rebooting');
+  });
+
+  it.each<[string, boolean, CheckDecisionKind, Outcome['kind']]>([
+    [
+      "kured-ts check --local on a host where dpkg is at work says blocked, for the agent's reason",
+      true,
+      'blocked',
+      'blocked',
+    ],
+    [
+      'kured-ts check --local on a host where dpkg is done says it would reboot, as the agent does',
+      false,
+      'would-reboot',
+      'rebooting',
+    ],
+  ])('%s', async (_name, busy, decision, agentKind) => {
+    if (busy) host.hold(LOCK_FILE, 4242);
+    const c = testConfig({ periodMs: 60_000 });
+    const report = await evaluateCheck(
+      { node: 'n1', config: c, local: true },
+      {
+        kube: new ClientNodeKube(server.kubeConfig()),
+        out: () => undefined,
+        clock: new SystemClock(),
+        sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
+        hostView: { host },
+      },
+      AbortSignal.timeout(10_000),
+    );
+    expect(report.decision.kind).toBe(decision);
+    expect(report.items.find((i) => i.name === 'package-manager')?.verdict).toBe(busy ? 'blocks' : 'ok');
+    const outcome = await agent(c).tick();
+    expect(outcome.kind).toBe(agentKind);
+    if (outcome.kind === 'blocked')
+      expect(report.decision.reason).toBe(`${outcome.blocker}: ${outcome.reason}`);
   });
 });

@@ -9,7 +9,7 @@ import { readPackageManagers } from '../../src/host/package-managers.js';
 const HOST_ROOT = '/host';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeHost } from '../fakes/fake-host.js';
-import { evaluatePackageManager } from '../../src/cli/check-host.js';
+import { packageManagerHost } from '../../src/cli/check-host.js';
 
 const HOUR = 3_600_000;
 
@@ -201,38 +201,23 @@ describe('kured-ts check on the package manager', () => {
     hostRoot: HOST_ROOT,
     packageManagerWaitMs: HOUR,
   };
-  const signal = new AbortController().signal;
 
-  it('says "not checked" off the node (without --local)', async () => {
-    const item = await evaluatePackageManager({ config }, { clock: new FakeClock() }, signal);
-    expect(item).toMatchObject({ name: 'package-manager', verdict: 'skipped' });
-    expect(item.detail).toMatch(/^not checked: /);
+  it('says "not checked" off the node (without --local)', () => {
+    const seen = packageManagerHost({ config }, {});
+    expect(seen).toMatchObject({ line: { name: 'package-manager', verdict: 'skipped' } });
+    expect('line' in seen && seen.line.detail).toMatch(/^not checked: /);
   });
 
-  it('says "not checked" with --local where rebootMethod signal cannot see the host', async () => {
-    const item = await evaluatePackageManager(
-      { config: { ...config, rebootMethod: 'signal' }, local: true },
-      { clock: new FakeClock() },
-      signal,
-    );
-    expect(item).toMatchObject({
-      verdict: 'skipped',
-      detail: expect.stringContaining('rebootMethod signal') as unknown,
+  it('says "not checked" with --local where rebootMethod signal cannot see the host', () => {
+    expect(
+      packageManagerHost({ config: { ...config, rebootMethod: 'signal' }, local: true }, {}),
+    ).toMatchObject({
+      line: { verdict: 'skipped', detail: expect.stringContaining('rebootMethod signal') as unknown },
     });
   });
 
-  it('judges as the agent does with --local on a host it can read', async () => {
+  it("hands the host it can read with --local to the agent's own package-manager blocker", () => {
     const host = FakeHost.debian();
-    host.hold('/var/lib/dpkg/lock', 31);
-    const io = { clock: new FakeClock(), hostView: { host } };
-    const busy = await evaluatePackageManager({ config, local: true }, io, signal);
-    expect(busy).toMatchObject({
-      verdict: 'blocks',
-      detail: expect.stringContaining('locked by pid 31') as unknown,
-    });
-    host.releaseAll();
-    expect(await evaluatePackageManager({ config, local: true }, io, signal)).toMatchObject({
-      verdict: 'ok',
-    });
+    expect(packageManagerHost({ config, local: true }, { hostView: { host } })).toEqual({ host });
   });
 });

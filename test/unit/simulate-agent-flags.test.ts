@@ -88,8 +88,6 @@ describe("simulate's agent flags", () => {
   ])('%s', (_name, values, world, expected) => {
     const run = simulationOptions({ ...DEFAULT_SIMULATE_OPTIONS, ...options(values), ...world });
     expect(run.agent).toMatchObject(expected);
-    // every agent runs with it and its own name
-    expect(run.agent.nodeId).toBe('');
   });
 
   it('holds the run to the slots --concurrency N% resolves to for the cluster', () => {
