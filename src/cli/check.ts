@@ -16,7 +16,7 @@ import {
   type BeforeLock,
   type BeforeLockView,
 } from '../agent/decision/before-lock.js';
-import { acquisitionOf } from '../agent/decision/acquisition.js';
+import { slotMetaOf } from '../agent/decision/acquisition.js';
 import { waitingFor, type Misconfigured, type Outcome } from '../agent/outcome.js';
 import type { LockMetadata } from '../lock/lock.js';
 import { waveTracked } from '../lock/wave-gate.js';
@@ -287,7 +287,8 @@ export async function evaluateCheck(
     ...evaluateApproval(config, node, server),
   ];
   const lock = checkLock(config, options.node, io.clock, kube);
-  const meta = metaOf(config, node);
+  const state = toNodeState(node);
+  const meta = slotMetaOf(config, state, waveTracked(config));
   const lockItem = await evaluateLock(config, lock, { node, meta }, signal);
   items.push(
     lockItem,
@@ -295,7 +296,7 @@ export async function evaluateCheck(
     ...evaluateRepair(node, config.postRebootTimeoutMs),
     evaluateShutdown(node),
   );
-  const phase = phaseOf(cycleFacts(toNodeState(node), lockItem.held, config, now));
+  const phase = phaseOf(cycleFacts(state, lockItem.held, config, now));
   const request = rebootRequestOf(node.metadata?.annotations ?? {});
   const decision = await decide(
     {
@@ -307,7 +308,7 @@ export async function evaluateCheck(
         fleetLock: config.fleetlockUrl !== '',
         now,
         serverNow: server,
-        node: toNodeState(node),
+        node: state,
       },
       verdict: needVerdict(items, request),
       needKnown: items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok'),
@@ -320,15 +321,6 @@ export async function evaluateCheck(
   );
   const drain = await evaluateDrain(kube, options.node, config, signal);
   return { node: options.node, items, drain, decision: withDrainFailure(decision, drain) };
-}
-
-/** What the node's agent names in its acquisition, as it names it (takeSlot). */
-function metaOf(config: CheckConfig, node: V1Node): LockMetadata {
-  return {
-    unschedulable: node.spec?.unschedulable === true,
-    bootID: node.status?.nodeInfo?.bootID ?? '',
-    ...acquisitionOf(config, node.metadata?.labels ?? {}, waveTracked(config)),
-  };
 }
 
 /** The -o values `check` accepts. */

@@ -2,6 +2,7 @@
 // its wave. The agent's pass and `kured-ts check` both take it from here (the lock judges by it).
 import type { Config } from '../../config/config.js';
 import type { LockMetadata } from '../../lock/lock.js';
+import type { NodeState } from '../../node/node.js';
 import { isControlPlane } from '../../node/role.js';
 import { waveOf } from '../../node/wave.js';
 
@@ -23,11 +24,27 @@ export function roleOf(labels: Readonly<Record<string, string>>): { controlPlane
 }
 
 /** Its group, its role and, when waves are tracked, its wave (whose gates judge it). */
-export function acquisitionOf(
+function acquisitionOf(
   config: GroupConfig,
   labels: Readonly<Record<string, string>>,
   wavesTracked: boolean,
 ): Pick<LockMetadata, 'group' | 'controlPlane' | 'wave'> {
   const wave = wavesTracked ? waveOf(labels)?.wave : undefined;
   return { ...groupOf(config, labels), ...roleOf(labels), ...(wave === undefined ? {} : { wave }) };
+}
+
+/**
+ * Everything the node names when it asks for a slot: its cordon and bootID as last read, beside
+ * acquisitionOf. The agent's takeSlot and `kured-ts check` (which asks wouldAcquire as it would).
+ */
+export function slotMetaOf(
+  config: GroupConfig,
+  node: Pick<NodeState, 'labels' | 'unschedulable' | 'bootID'>,
+  wavesTracked: boolean,
+): LockMetadata {
+  return {
+    unschedulable: node.unschedulable,
+    bootID: node.bootID,
+    ...acquisitionOf(config, node.labels, wavesTracked),
+  };
 }

@@ -22,7 +22,7 @@ import { foreignCordon } from './cycle-end.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { leaveWave } from './wave.js';
-import { acquisitionOf } from './acquisition.js';
+import { slotMetaOf } from './acquisition.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
 export interface BeforeLock {
@@ -286,11 +286,7 @@ export async function takeSlot(
 ): Promise<{ holder: LockHolder } | { outcome: Outcome }> {
   // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
   if (pass.config.taintTiming === 'unblocked') await pass.addTaint();
-  const meta: LockMetadata = {
-    unschedulable: pass.node.unschedulable,
-    bootID: pass.node.bootID,
-    ...acquisitionOf(pass.config, pass.node.labels, pass.deps.waves !== undefined),
-  };
+  const meta = slotMetaOf(pass.config, pass.node, pass.deps.waves !== undefined);
   const held = await judgeAtSlot(viewOf(pass), meta, unproven, pass.signal);
   if (held) {
     if (unproven && held.byBlocker) await pass.release();
