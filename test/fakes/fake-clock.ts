@@ -1,5 +1,5 @@
 // A virtual clock for tests: time moves only when the test (or advanceUntilIdle) moves it.
-import { abortReason, type Clock } from '../../src/clock/clock.js';
+import { abortReason, SystemClock, type Clock } from '../../src/clock/clock.js';
 
 interface Sleeper {
   at: number;
@@ -93,6 +93,21 @@ export function skewed(base: FakeClock, offsetMs: number): Clock {
   return {
     now: () => new Date(base.now().getTime() + offsetMs),
     monotonicMs: () => base.now().getTime(),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+  };
+}
+
+/**
+ * A clock that runs in real time (its sleeps are real timers) but starts at `start`: for tests that
+ * drive real agents or commands and must not depend on today's date (the day of the week a window
+ * names, say).
+ */
+export function realTimeFrom(start: Date | string): Clock {
+  const base = new SystemClock();
+  const offsetMs = new Date(start).getTime() - base.now().getTime();
+  return {
+    now: () => new Date(base.now().getTime() + offsetMs),
+    monotonicMs: () => base.monotonicMs(),
     sleep: (ms, signal) => base.sleep(ms, signal),
   };
 }

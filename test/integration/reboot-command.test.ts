@@ -7,7 +7,7 @@ import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { registerCheck } from '../../src/cli/check-command.js';
 import { rebootOptions, registerReboot } from '../../src/cli/reboot.js';
-import { SystemClock } from '../../src/clock/clock.js';
+import type { Clock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
@@ -19,13 +19,18 @@ import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { commandLine } from '../fakes/command-line.js';
+import { realTimeFrom } from '../fakes/fake-clock.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 const ADMIN = 'alice@example.com';
+/** The commands' day: a Monday, so that a window of Sundays only is closed whatever today is. */
+const MONDAY = '2026-01-05T10:00:00Z';
 
 let server: FakeApiServer;
+/** The agents' and the commands' clock, one per test so that time runs on across commands. */
+let clock: Clock;
 let out: string[];
 let errs: string[];
 /** Nodes whose host was asked to reboot, in order. */
@@ -34,6 +39,7 @@ let rebooted: string[];
 let lockHolders: Set<string>;
 
 beforeEach(async () => {
+  clock = realTimeFrom(MONDAY);
   server = await startClusterApiServer();
   out = [];
   errs = [];
@@ -73,6 +79,7 @@ function kuredTs(user = ADMIN): (args: readonly string[]) => Promise<number | un
     out: (l) => out.push(l),
     err: (l) => errs.push(l),
     connect: () => server.kubeInMemory().impersonating({ user }),
+    clock,
   });
 }
 
@@ -91,7 +98,7 @@ function agent(name: string, overrides: Partial<Config> = {}): Agent {
   });
   const deps = createAgentDeps(config, {
     kube: server.kubeInMemory(),
-    clock: new SystemClock(),
+    clock,
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required: false }) },
     rebooter: {
@@ -204,7 +211,9 @@ describe('kured-ts reboot', () => {
     expect(await kuredTs()(['reboot', 'n1', '--reason', 'patch', '--now'])).toBe(0);
     out = [];
     const code = await kuredTs()(['check', '--node', 'n1', '--reboot-days', 'sun', '--lock-queue', 'none']);
-    expect(out.join('\n')).toMatch(/request\s+ok\s+reboot requested by alice@example.com .*--now/);
+    expect(out.join('\n')).toMatch(
+      /request\s+ok\s+reboot requested by alice@example.com at 2026-01-05T.*--now/,
+    );
     expect(out.join('\n')).toMatch(/window\s+skipped/);
     expect(out.at(-1)).toMatch(/^decision: would-reboot/);
     expect(code).toBe(0);
