@@ -126,7 +126,7 @@ export interface AgentDeps {
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */
-interface AgentViews {
+export interface AgentViews {
   /** Follows the own Node (and the own pods while held) until `signal` aborts. */
   run(signal: AbortSignal): Promise<void>;
   /** Is the own Node followed now (a wait for its change is worth more than a poll)? */
@@ -154,4 +154,10 @@ interface AgentViews {
    * the Node is not followed.
    */
   fingerprint(): string | undefined;
+  /**
+   * Which of the views has heard nothing from the API server for longer than its staleness bound, in
+   * words ("Node n1: nothing heard for 95 s (watch: 429 …)"); undefined when none has. The status
+   * says it (`kured-ts status`).
+   */
+  stale(): string | undefined;
 }

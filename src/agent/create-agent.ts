@@ -6,6 +6,7 @@ import { createBlockers } from '../blockers/index.js';
 import type { Kube } from '../kube/kube.js';
 import type { HostFiles } from '../host/host.js';
 import { OwnViews } from '../kube/own-views.js';
+import { WATCH_SILENCE_MS } from '../kube/reflector.js';
 import { FleetCensus } from '../lock/fleet-census.js';
 import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
 import { WaveCensus } from '../lock/wave-census.js';
@@ -62,7 +63,10 @@ export interface AgentIo {
    * none (false: a client whose watches deliver nothing, the simulator's kured polling model).
    */
   views?: OwnViews | false;
-  /** The silence bound of those watches; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
+  /**
+   * The staleness bound of those watches and of the lock's waits (WATCH_SILENCE_MS by default), 0 =
+   * none (the simulator's feed, which sends no bookmarks).
+   */
   viewSilenceMs?: number;
   /** Graceful node shutdown on the host, as read at start (runAgent reads it); published in the status. */
   shutdown?: ShutdownSettings;
@@ -83,9 +87,15 @@ function ownViewsOf(
       log: io.logger,
       random: io.random ?? Math.random,
       lock: { namespace: config.dsNamespace, name: config.dsName },
-      ...(io.viewSilenceMs === undefined ? {} : { silenceMs: io.viewSilenceMs }),
+      silenceMs: silenceOf(io) ?? 0,
     })
   );
+}
+
+/** The staleness bound of the agent's watches (AgentIo.viewSilenceMs); undefined for none. */
+function silenceOf(io: Pick<AgentIo, 'viewSilenceMs'>): number | undefined {
+  const ms = io.viewSilenceMs ?? WATCH_SILENCE_MS;
+  return ms > 0 ? ms : undefined;
 }
 
 /** What may replace the FleetLock client's transport and defaults. */
@@ -137,11 +147,13 @@ export function coordinatorOf(
  */
 export function createLock(
   config: LockConfig,
-  io: Pick<AgentIo, 'kube' | 'clock' | 'logger' | 'random'>,
+  io: Pick<AgentIo, 'kube' | 'clock' | 'logger' | 'random' | 'viewSilenceMs'>,
   coordinator: CoordinatorLease,
 ): DaemonSetLock {
   const { kube, clock, logger: log } = io;
   const random = io.random ?? Math.random;
+  const silenceMs = silenceOf(io);
+  const silence = silenceMs === undefined ? {} : { silenceMs };
   const nodeId = config.nodeId;
   const grouped = config.groupConcurrency > 0;
   return new DaemonSetLock({
@@ -176,9 +188,10 @@ export function createLock(
     clock,
     log,
     random,
+    ...silence,
     ...(config.lockQueue === 'none' || !config.coordinator
       ? {}
-      : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random }) }),
+      : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random, ...silence }) }),
   });
 }
 
@@ -249,6 +262,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   const wave = waveDepsOf(config, kube);
   const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
+  const metrics = metricsOf(io, views);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
     blockers: createBlockers(config, { kube, node, clock, checks: wave.checks, host: io.host }),
@@ -261,7 +275,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     rebooter: io.rebooter ?? createRebooter(config),
     notifier: new NoticeFilter(notifier, { events: config.notifyEvents, periodMs: config.periodMs, clock }),
     ...wave,
-    metrics: io.metrics ?? noMetrics,
+    metrics,
     window: createWindow(config.window),
     ...fleetLockOf(config, io),
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
@@ -271,6 +285,13 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     logger,
     random,
   };
+}
+
+/** The agent's metrics, told the ages of its views when it has any. */
+function metricsOf(io: AgentIo, views: OwnViews | undefined): AgentMetrics {
+  const metrics = io.metrics ?? noMetrics;
+  if (views !== undefined) metrics.followViews?.(() => views.ages());
+  return metrics;
 }
 
 /** The wave's store when a wave is tracked, and the health checks when any is configured. */

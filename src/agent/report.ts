@@ -26,6 +26,7 @@ import { effectsOf, type Effects, type Outcome, type OutcomeKind } from './outco
 import type { FailureEvent, Notifier } from '../notify/notifier.js';
 import { renderMessage } from '../notify/message.js';
 import { waveOf } from '../node/wave.js';
+import type { AgentViews } from './agent-config.js';
 
 /** Kinds reported mid-pass: a reboot result is counted once the pass ends in a kind, not on these. */
 const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
@@ -50,6 +51,8 @@ export interface ReporterDeps {
   clock: Clock;
   /** Where failures are told (Effects.notify, overdue); none: not told. */
   notifier?: Notifier;
+  /** The agent's views: a stale one is said in the status. */
+  views?: Pick<AgentViews, 'stale'>;
 }
 
 /** What the Reporter judges by besides the outcome. */
@@ -211,11 +214,13 @@ export class Reporter {
     };
   }
 
-  /** What every status says of the node beside its phase: its graceful shutdown and its wave. */
-  private aboutTheNode(): Pick<NodeStatus, 'shutdown' | 'wave'> {
+  /** What every status says of the node beside its phase: its graceful shutdown, its wave, a stale view. */
+  private aboutTheNode(): Pick<NodeStatus, 'shutdown' | 'wave' | 'staleView'> {
+    const stale = this.deps.views?.stale();
     return {
       ...(this.options.shutdown === undefined ? {} : { shutdown: this.options.shutdown }),
       ...(this.wave === undefined ? {} : { wave: this.wave }),
+      ...(stale === undefined ? {} : { staleView: stale }),
     };
   }
 

@@ -32,6 +32,7 @@ function reasonCell(row: NodeReport): string {
   if (row.phase === null && row.kured.rebootInProgress !== null) {
     parts.push(`kured reboot in progress since ${row.kured.rebootInProgress}`);
   }
+  if (row.staleView !== null) parts.push(`[agent's view stale: ${row.staleView}]`);
   if (row.reason !== '') parts.push(row.reason);
   return parts.length > 0 ? parts.join(' ') : '-';
 }

@@ -91,6 +91,11 @@ export interface NodeReport {
   /** RFC 3339 time of the last completed reboot, when the cluster records it. */
   lastReboot: string | null;
   /**
+   * A view of the agent's that heard nothing from the API server for longer than its staleness bound,
+   * as its status last said (its watch is failing or silent); null while its views are current.
+   */
+  staleView: string | null;
+  /**
    * The quarantine (label kured-ts.dev/quarantined), when the node carries it: since when, which kind
    * of failure put it there (null: the record does not say, or there is none) and the pods it names.
    */
@@ -177,11 +182,12 @@ function lockOf(entry: LockEntry | undefined, ttlMs: number, nowMs: number): Nod
 
 function statusFields(
   status: Partial<NodeStatus> | undefined,
-): Pick<NodeReport, 'phase' | 'reason' | 'since'> {
+): Pick<NodeReport, 'phase' | 'reason' | 'since' | 'staleView'> {
   return {
     phase: status?.phase ?? null,
     reason: status?.reason ?? '',
     since: status?.since ? status.since : null,
+    staleView: status?.staleView ?? null,
   };
 }
 

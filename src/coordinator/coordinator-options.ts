@@ -50,7 +50,8 @@ export interface CoordinatorOptions {
   fleetLock?: boolean;
   /**
    * A watch of the Nodes silent this long (no event, no bookmark: the API server sends one a minute)
-   * is given up and the advice withdrawn until the view follows again. Default VIEW_SILENCE_MS.
+   * is given up and the advice withdrawn until the view follows again. Default VIEW_SILENCE_MS
+   * (WATCH_SILENCE_MS); 0: none (the simulator, whose watches never hang).
    */
   silenceMs?: number;
   /** This replica (pod name and a random suffix). */

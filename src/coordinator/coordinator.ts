@@ -30,7 +30,7 @@ import { HANDOFF_GRACE_MS, type LockState } from '../lock/lock-state.js';
 import { FleetLockAsks } from './fleetlock-asks.js';
 import { LockView } from '../lock/lock-view.js';
 import { daemonSetListWatch } from '../kube/list-watch.js';
-import { Reflector, latest } from '../kube/reflector.js';
+import { Reflector, WATCH_SILENCE_MS, latest } from '../kube/reflector.js';
 import { TURN_ANNOTATION, formatLapsedTurn, formatTurn, parseTurn } from '../queue/turn.js';
 import { FleetView, turnFields } from './fleet-view.js';
 import { PassedOver } from './passed-over.js';
@@ -52,11 +52,11 @@ export interface CoordinatorStats {
 
 /**
  * A watch of the Nodes that brings neither an event nor a bookmark for this long is given up: the
- * API server sends a bookmark about once a minute (BOOKMARK_MS in the fake), so three missed is a
- * hung connection or a server that stopped sending. The view is blind until a new watch runs, and
- * the leader advises nothing meanwhile; blind for a lease duration, it steps down.
+ * one staleness bound of every view (WATCH_SILENCE_MS, the agents' too). The view is blind until a
+ * new watch runs, and the leader advises nothing meanwhile; blind for a lease duration, it steps
+ * down: a silent API server stalls the wave for at most the bound and one lease.
  */
-const VIEW_SILENCE_MS = 3 * 60_000;
+const VIEW_SILENCE_MS = WATCH_SILENCE_MS;
 
 /** The longest a leader sleeps without a change (lease expiries of the lock's slots are woken for). */
 const IDLE_REPLAN_MS = 60_000;
@@ -132,10 +132,12 @@ class Term {
       random: o.random,
       groupLabel: o.groups?.label ?? o.wave?.order?.label,
       ...(o.pageSize === undefined ? {} : { pageSize: o.pageSize }),
-      silenceMs: o.silenceMs ?? VIEW_SILENCE_MS,
+      ...(this.silenceMs() > 0 ? { silenceMs: this.silenceMs() } : {}),
     });
     this.lockReflector = new Reflector(daemonSetListWatch(o.kube, o.namespace, o.dsName), {
-      ...o,
+      clock: o.clock,
+      log: o.log,
+      random: o.random,
       relistEachRound: true,
     });
     this.view = new LockView(
@@ -195,8 +197,14 @@ class Term {
    * It plans on (a plan only orders turns) but advises nothing until it hears again.
    */
   private silent(): boolean {
+    const bound = this.silenceMs();
     const heard = this.fleet.lastHeardMs ?? this.started;
-    return monotonicMs(this.o.clock) - heard > (this.o.silenceMs ?? VIEW_SILENCE_MS);
+    return bound > 0 && monotonicMs(this.o.clock) - heard > bound;
+  }
+
+  /** The view's silence bound (CoordinatorOptions.silenceMs); 0: none. */
+  private silenceMs(): number {
+    return this.o.silenceMs ?? VIEW_SILENCE_MS;
   }
 
   private leaseMs(): number {

@@ -39,7 +39,7 @@ export type CoordinatorConfig = Pick<
  */
 export function createCoordinator(
   config: CoordinatorConfig,
-  io: Pick<CoordinatorOptions, 'kube' | 'identity' | 'clock' | 'log' | 'random'>,
+  io: Pick<CoordinatorOptions, 'kube' | 'identity' | 'clock' | 'log' | 'random' | 'silenceMs'>,
 ): Coordinator {
   return new Coordinator({
     ...io,

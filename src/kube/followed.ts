@@ -29,7 +29,10 @@ export interface FollowedOptions<T> {
   key: (object: T) => string;
   /** What is kept of each object (e.g. without its managedFields); default all of it. */
   keep?: (object: T) => T;
-  /** The reflector's silence bound (see ReflectorOptions.silenceMs); default none. */
+  /**
+   * The reflector's silence bound (see ReflectorOptions.silenceMs), also the oldest the view may be
+   * to answer a read; default none.
+   */
   silenceMs?: number;
   /** Default FORBIDDEN_RETRY_MS. */
   forbiddenRetryMs?: number;
@@ -90,7 +93,27 @@ export class Followed<T> {
    */
   get following(): boolean {
     const r = this.reflector;
-    return r !== undefined && r.synced && r.blindSince === undefined;
+    return r !== undefined && r.synced && r.blindSince === undefined && r.heardWithinBound();
+  }
+
+  /**
+   * Milliseconds since the view last heard from the API server (a list, an event, a bookmark; since
+   * it started when it never has); undefined while it is not run (kured_ts_view_age_seconds).
+   */
+  ageMs(): number | undefined {
+    return this.reflector?.ageMs();
+  }
+
+  /**
+   * The view has heard nothing for longer than its staleness bound: what it is, how long, and the
+   * last failure, in words; undefined while it is current, not run, or has no bound.
+   */
+  stale(): string | undefined {
+    const r = this.reflector;
+    const bound = this.o.silenceMs;
+    if (r === undefined || bound === undefined || r.ageMs() <= bound) return undefined;
+    const failure = r.lastFailure === '' ? '' : ` (${r.lastFailure.slice(0, 160)})`;
+    return `${this.source.what}: nothing heard for ${Math.round(r.ageMs() / 1000)} s${failure}`;
   }
 
   /** The objects as followed; undefined while not following. */
@@ -101,6 +124,14 @@ export class Followed<T> {
   /** One object by key as followed; undefined while not following or when there is none. */
   get(key: string): T | undefined {
     return this.following ? this.objects.get(key) : undefined;
+  }
+
+  /**
+   * One object by key as last taken in, followed now or not (a watch in its first second, a broken
+   * one): for comparing versions only, never to answer a read.
+   */
+  peek(key: string): T | undefined {
+    return this.objects.get(key);
   }
 
   /**
@@ -242,14 +273,13 @@ export class FollowedObject<T extends { metadata?: { resourceVersion?: string } 
     readonly followed: Followed<T>,
     private readonly key: string,
   ) {
+    // what the view has taken in, followed or not yet (the first second of a new watch): a noted
+    // object the view has caught up with is dropped
     followed.subscribe((change) => {
       const noted = this.noted;
-      const watched = this.followed.get(this.key);
       if (noted === undefined) return;
-      if (
-        change.type === 'RELISTED' ||
-        (watched !== undefined && atLeast(versionOf(watched), versionOf(noted)))
-      )
+      const taken = this.followed.peek(this.key);
+      if (change.type === 'RELISTED' || (taken !== undefined && atLeast(versionOf(taken), versionOf(noted))))
         this.noted = undefined;
     });
   }
@@ -277,19 +307,23 @@ export class FollowedObject<T extends { metadata?: { resourceVersion?: string } 
     this.noted = undefined;
   }
 
-  /** The object as best known without a request; undefined when a read must ask the server. */
+  /**
+   * The object as best known without a request: the newer of the view's and the one noted; undefined
+   * when a read must ask the server.
+   */
   current(): T | undefined {
     if (this.dirty) return undefined;
     const watched = this.followed.get(this.key);
     if (watched === undefined) return undefined;
-    return this.noted ?? watched;
+    const noted = this.noted;
+    return noted !== undefined && !atLeast(versionOf(watched), versionOf(noted)) ? noted : watched;
   }
 
   /** An answer about it from the server (a write's, a read's): newer than the view until the view has it. */
   note(object: T): void {
     this.dirty = false;
-    const watched = this.followed.get(this.key);
-    this.noted = watched !== undefined && atLeast(versionOf(watched), versionOf(object)) ? undefined : object;
+    const taken = this.followed.peek(this.key);
+    this.noted = taken !== undefined && atLeast(versionOf(taken), versionOf(object)) ? undefined : object;
   }
 
   /** A write of it failed: the next read asks the server. */

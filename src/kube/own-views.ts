@@ -16,17 +16,17 @@ import { matches, type Selector } from '../selector/label-selector.js';
 import { Followed, FollowedObject } from './followed.js';
 import type { Kube, V1DaemonSet, V1Node, V1Pod } from './kube.js';
 import { daemonSetListWatch, nodeListWatch, podsListWatch } from './list-watch.js';
+import { WATCH_SILENCE_MS } from './reflector.js';
 import { ViewedKube, type OwnSource } from './viewed-kube.js';
 
 /**
  * The own watches ask the server to end them after 4–8 hours, not client-go's 5–10 minutes: a waiter
  * holds its watch for as long as the wave lasts (hours on patch night: 4h35m for 1,000 nodes at
  * concurrency 10), and each new watch is one request more per node, which would grow with the fleet.
- * A hung connection is found by the silence bound instead (the server sends bookmarks every minute).
+ * A hung connection is found by the staleness bound instead (WATCH_SILENCE_MS: the server sends
+ * bookmarks every minute).
  */
 const OWN_WATCH_MIN_SECONDS = 4 * 3600;
-/** A watch of the agent's own that brings neither an event nor a bookmark for this long is given up. */
-const OWN_WATCH_SILENCE_MS = 150_000;
 /** The agent's first read of its Node waits this long for the view's first list before it asks itself. */
 const NODE_SYNC_WAIT_MS = 5_000;
 /** A read of the own pods waits this long for the pods' first list before it asks the server itself. */
@@ -41,7 +41,11 @@ export interface OwnViewsOptions {
   log: Logger;
   /** [0, 1): back-off jitter and the spread of watch timeouts. */
   random: () => number;
-  /** Silence bound of each watch; default OWN_WATCH_SILENCE_MS, 0 = none (the simulator's feed). */
+  /**
+   * Staleness bound of each view (ReflectorOptions.silenceMs): a watch silent this long is given up,
+   * and a view that has heard nothing for this long answers no read. Default WATCH_SILENCE_MS, 0 =
+   * none (the simulator's feed, which sends no bookmarks).
+   */
   silenceMs?: number;
   /** The lock's DaemonSet (--ds-namespace, --ds-name): followed while this agent holds a slot. */
   lock?: { namespace: string; name: string };
@@ -86,7 +90,7 @@ export class OwnViews implements OwnSource {
   private slotHeld = false;
 
   constructor(readonly o: OwnViewsOptions) {
-    const silenceMs = o.silenceMs ?? OWN_WATCH_SILENCE_MS;
+    const silenceMs = o.silenceMs ?? WATCH_SILENCE_MS;
     const common = {
       clock: o.clock,
       log: o.log,
@@ -195,6 +199,31 @@ export class OwnViews implements OwnSource {
    */
   shares(): boolean {
     return this.running !== undefined && !this.slotHeld;
+  }
+
+  /** How long since each view it runs last heard from the API server (kured_ts_view_age_seconds). */
+  ages(): { view: 'node' | 'pods' | 'lock'; seconds: number | undefined }[] {
+    const seconds = (ms: number | undefined): number | undefined =>
+      ms === undefined ? undefined : ms / 1000;
+    return [
+      { view: 'node' as const, seconds: seconds(this.node.followed.ageMs()) },
+      ...(this.podsRun === undefined ? [] : [{ view: 'pods' as const, seconds: seconds(this.pods.ageMs()) }]),
+      ...(this.lock?.held === true
+        ? [{ view: 'lock' as const, seconds: seconds(this.lock.followed.ageMs()) }]
+        : []),
+    ];
+  }
+
+  /** The first of its views that is stale (Followed.stale), in words; undefined when none is. */
+  stale(): string | undefined {
+    const views: { stale(): string | undefined }[] = [this.node.followed];
+    if (this.podsRun !== undefined) views.push(this.pods);
+    if (this.lock?.held === true) views.push(this.lock.followed);
+    for (const view of views) {
+      const stale = view.stale();
+      if (stale !== undefined) return stale;
+    }
+    return undefined;
   }
 
   /** Is the own Node followed now? */

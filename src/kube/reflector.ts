@@ -21,6 +21,16 @@ import { backoffMs } from './retry.js';
 export const WATCH_BASE_BACKOFF_MS = 1_000;
 export const WATCH_MAX_BACKOFF_MS = 30_000;
 
+/**
+ * The staleness bound of every view kured-ts decides from (issue 53): kube-apiserver's watch cache
+ * sends a bookmark to every watch that allows them once a minute (k8s.io/apiserver's cacher,
+ * bookmarkFrequency; the fake API server's BOOKMARK_MS), so a watch that has brought neither an event
+ * nor a bookmark for half as long again is hung (a proxy, a load balancer, a server that stopped
+ * sending). It is given up, a view that old answers no read (the reader asks the server), and it is
+ * said once as a warning. A healthy watch never reaches it: the bound costs no request.
+ */
+export const WATCH_SILENCE_MS = 90_000;
+
 /** A whole list and the resourceVersion of the snapshot it was cut from. */
 export interface Listed<T> {
   items: T[];
@@ -84,6 +94,8 @@ interface WatchRun {
   gone: boolean;
   events: number;
   resourceVersion: string;
+  /** Why it failed, in words, when it did. */
+  error?: string;
 }
 
 /** Follows what `source` lists; see the file comment. */
@@ -98,12 +110,25 @@ export class Reflector<T> {
   lastHeardMs: number | undefined;
   /** Failed lists and watches in a row (sets the back-off). */
   private failures = 0;
+  /** The last failure, in words (for the warning of a stale view). */
+  private lastError = '';
+  /** The warning of a view blind past the silence bound was given (said once per spell). */
+  private staleSaid = false;
+
+  /** When it was made (monotonic ms): the age of a view that never listed counts from it. */
+  private readonly madeMs: number;
 
   constructor(
     private readonly source: ListWatch<T>,
     private readonly o: ReflectorOptions,
   ) {
-    this.blindFrom = this.now();
+    this.madeMs = this.now();
+    this.blindFrom = this.madeMs;
+  }
+
+  /** The last failure of a list or watch, in words ('' when none failed yet). */
+  get lastFailure(): string {
+    return this.lastError;
   }
 
   /**
@@ -140,7 +165,7 @@ export class Reflector<T> {
     const run = await this.watchOnce(resourceVersion, handler, signal);
     if (aborted(signal)) return run.resourceVersion;
     this.failures = run.failed ? this.failures + 1 : 0;
-    if (run.failed) this.blind();
+    if (run.failed) this.blind(run.error ?? 'watch ended at once');
     return run.gone || this.o.relistEachRound === true ? undefined : run.resourceVersion;
   }
 
@@ -159,17 +184,54 @@ export class Reflector<T> {
     return monotonicMs(this.o.clock);
   }
 
-  /** Not following since now (kept from the first moment). */
-  private blind(): void {
-    this.blindFrom ??= this.now();
+  /**
+   * Not following since now (kept from the first moment), after a failure said in `error`; blind past
+   * the silence bound, said once as a warning.
+   */
+  private blind(error: string): void {
+    this.lastError = error;
+    const from = (this.blindFrom ??= this.now());
+    const bound = this.o.silenceMs;
+    if (bound === undefined || this.staleSaid || this.now() - from < bound) return;
+    this.staleSaid = true;
+    this.o.log.warn('view stale: its watch keeps failing', {
+      what: this.source.what,
+      blindSeconds: Math.round((this.now() - from) / 1000),
+      error,
+    });
+  }
+
+  /** Following again: a stale view said so is said to be current again. */
+  private following(): void {
+    this.blindFrom = undefined;
+    this.heardAgain();
+  }
+
+  /** It hears from the API server again (a list, an event, a bookmark): a stale spell said is over. */
+  private heardAgain(): void {
+    if (!this.staleSaid) return;
+    this.staleSaid = false;
+    this.o.log.info('view current again', { what: this.source.what });
   }
 
   /** A whole list taken in: handed over, and the reflector follows again. */
   private listed(list: Listed<T>, handler: ReflectorHandler<T>, heard: boolean): void {
     handler.replace(list.items);
     this.synced = true;
-    this.blindFrom = undefined;
-    if (heard) this.lastHeardMs = this.now();
+    this.following();
+    // a list handed in (a read the caller made just now) counts as heard for the staleness bound
+    this.lastHeardMs = heard || this.lastHeardMs === undefined ? this.now() : this.lastHeardMs;
+  }
+
+  /** Milliseconds since it last heard from the API server (since it was made, when it never has). */
+  ageMs(): number {
+    return this.now() - (this.lastHeardMs ?? this.madeMs);
+  }
+
+  /** Has it heard from the API server within the silence bound (always, without a bound)? */
+  heardWithinBound(): boolean {
+    const bound = this.o.silenceMs;
+    return bound === undefined || this.ageMs() <= bound;
   }
 
   /** One list; its resourceVersion, or undefined when it failed (counted, and blind). */
@@ -181,8 +243,8 @@ export class Reflector<T> {
     } catch (err) {
       if (aborted(signal)) return undefined;
       this.failures++;
-      this.blind();
       this.o.log.debug('list failed', { what: this.source.what, error: statusMessage(err) });
+      this.blind(`list: ${statusMessage(err)}`);
       return undefined;
     }
   }
@@ -208,6 +270,7 @@ export class Reflector<T> {
         resourceVersion,
         (event) => {
           silence.heard();
+          if (event.type !== 'ERROR') this.heardAgain();
           this.take(event, run, handler, stop);
         },
         both,
@@ -217,20 +280,33 @@ export class Reflector<T> {
       if (!aborted(signal) && !stop.signal.aborted) {
         run.failed = true;
         run.gone = isGone(err);
+        run.error = `watch: ${statusMessage(err)}`;
         this.o.log.debug('watch failed', { what: this.source.what, error: statusMessage(err) });
       }
     }
     // a watch that ran WATCH_BASE_BACKOFF_MS followed the objects while it ran
-    if (this.now() - started >= WATCH_BASE_BACKOFF_MS) this.blindFrom = undefined;
+    if (this.now() - started >= WATCH_BASE_BACKOFF_MS) {
+      this.blindFrom = undefined;
+      if (!silence.broke()) this.heardAgain();
+    }
     this.watchingFrom = undefined;
     stop.abort();
-    if (silence.broke()) {
-      run.failed = true;
-      this.o.log.debug('watch silent: given up', { what: this.source.what });
-    }
+    if (silence.broke()) this.fellSilent(run);
     const brief = this.now() - started < WATCH_BASE_BACKOFF_MS && run.events === 0;
     if (brief && !aborted(signal)) run.failed = true;
     return run;
+  }
+
+  /** A watch given up at the silence bound: failed, and said as a warning. */
+  private fellSilent(run: WatchRun): void {
+    const seconds = Math.round((this.o.silenceMs ?? 0) / 1000);
+    run.failed = true;
+    run.error = `watch silent for ${seconds} s: no event, no bookmark`;
+    this.staleSaid = true;
+    this.o.log.warn('view stale: its watch fell silent; watching again', {
+      what: this.source.what,
+      silentSeconds: seconds,
+    });
   }
 
   /**

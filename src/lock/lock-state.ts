@@ -35,6 +35,11 @@ export interface DaemonSetLockOptions {
   log: Logger;
   /** Jitter source for retries and the herd spread. Default Math.random. */
   random?: () => number;
+  /**
+   * The staleness bound of the wait's watch of the lock (WATCH_SILENCE_MS): a watch silent this long
+   * is given up and the lock read again. Default none (the simulator's watches send no bookmarks).
+   */
+  silenceMs?: number;
   /** Write attempts per operation. Default 8. */
   attempts?: number;
   /**

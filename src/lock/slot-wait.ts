@@ -51,6 +51,7 @@ export class SlotWait {
       log: this.o.log,
       random: this.o.random ?? Math.random,
       relistEachRound: true,
+      ...(this.o.silenceMs === undefined ? {} : { silenceMs: this.o.silenceMs }),
     });
     const observe = latest<V1DaemonSet>((ds) => {
       if (ds === undefined) stop.abort();

@@ -43,6 +43,18 @@ export interface AgentMetrics {
   heartbeat(at: Date): void;
   /** kured_ts_wave_failed{node}: this node's own label says it failed in its wave. */
   setWaveFailed?(failed: boolean): void;
+  /**
+   * kured_ts_view_age_seconds{node,view}: `ages` is read at each scrape and says, per view the agent
+   * decides from (its Node; its pods and the lock while followed), how long since it last heard from
+   * the API server.
+   */
+  followViews?(ages: () => readonly ViewAge[]): void;
+}
+
+/** One view's age: seconds since it last heard from the API server (undefined: not listed yet). */
+export interface ViewAge {
+  view: 'node' | 'pods' | 'lock';
+  seconds: number | undefined;
 }
 
 /** Metrics that go nowhere (for check, simulate without a listener, tests). */

@@ -1,7 +1,8 @@
 // AgentMetrics on prom-client, in a registry of its own (the simulator runs many agents per process).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PHASES, type Phase } from '../node/status.js';
-import type { AgentMetrics, EvictionResult, RebootResult } from './agent-metrics.js';
+import type { AgentMetrics, EvictionResult, RebootResult, ViewAge } from './agent-metrics.js';
+import { WATCH_SILENCE_MS } from '../kube/reflector.js';
 
 /**
  * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/lock/room.ts, the
@@ -84,6 +85,8 @@ export class PrometheusMetrics implements AgentMetrics {
   private readonly blocked: Gauge<'node' | 'blocker'>;
   private readonly lockStalled: Gauge<'node'>;
   private stalledSince: number | undefined;
+  /** The views' ages, read at each scrape (followViews). */
+  private viewAges: (() => readonly ViewAge[]) | undefined;
   private need: { sinceMs: number; dueMs: number | undefined } | undefined;
   private readonly drainDuration: Histogram;
   private readonly rebootDuration: Histogram;
@@ -141,6 +144,7 @@ export class PrometheusMetrics implements AgentMetrics {
         this.set({ node: metrics.node }, since === undefined ? 0 : Math.max(0, (monotonic() - since) / 1000));
       },
     });
+    this.viewAgeGauge();
     const now = options.nowMs ?? Date.now;
     new Gauge({
       name: 'kured_ts_reboot_required_seconds',
@@ -206,6 +210,26 @@ export class PrometheusMetrics implements AgentMetrics {
   }
 
   /** Every series exists from the start, so that rate() and absent() work before the first event. */
+  /** kured_ts_view_age_seconds, read from followViews' ages at each scrape. */
+  private viewAgeGauge(): void {
+    const metrics = this; // eslint-disable-line @typescript-eslint/no-this-alias -- prom-client's collect() has its own this
+    new Gauge({
+      name: 'kured_ts_view_age_seconds',
+      help: `Seconds since the agent's view (its Node; its pods and the lock while followed) last heard from the API server: an event, a bookmark or a list. Past ${WATCH_SILENCE_MS / 1000} s the view answers no read and the agent asks the API server itself; a view not run has no series.`,
+      labelNames: ['node', 'view'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { view, seconds } of metrics.viewAges?.() ?? [])
+          if (seconds !== undefined) this.set({ node: metrics.node, view }, seconds);
+      },
+    });
+  }
+
+  followViews(ages: () => readonly ViewAge[]): void {
+    this.viewAges = ages;
+  }
+
   setWaveFailed(failed: boolean): void {
     this.waveFailed.set({ node: this.node }, failed ? 1 : 0);
   }

@@ -73,6 +73,12 @@ export interface NodeStatus {
   shutdown?: ShutdownSettings;
   /** The node's wave (src/node/wave.ts), when a wave is tracked: the reboots it is part of. */
   wave?: string;
+  /**
+   * A view of the agent's (its Node, its pods, the lock) that has heard nothing from the API server
+   * for longer than its staleness bound, in words; absent while every view is current. The agent
+   * then asks the API server itself; this says why it costs more and what is broken.
+   */
+  staleView?: string;
 }
 
 /** The status as read: every field checked; `phase` absent when unknown, `reason` says why when unreadable. */
@@ -118,6 +124,7 @@ function optionalFields(s: Record<string, unknown>): Partial<NodeStatus> {
     ...(typeof s.deniedBy === 'string' && POLICY_NAME.test(s.deniedBy) ? { deniedBy: s.deniedBy } : {}),
     ...shutdownOf(s.shutdown),
     ...(typeof s.wave === 'string' && WAVE_ID.test(s.wave) ? { wave: s.wave } : {}),
+    ...(typeof s.staleView === 'string' ? { staleView: bounded(s.staleView, STALE_VIEW_MAX_CHARS) } : {}),
   };
 }
 
@@ -143,11 +150,17 @@ export function isOverdue(status: Partial<NodeStatus> | undefined, now: Date): b
  */
 const STATUS_REASON_MAX_CHARS = 1024;
 
+/** The longest staleView a status carries (it quotes an API error). */
+const STALE_VIEW_MAX_CHARS = 256;
+
+/** `text` cut to at most `max` characters. */
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
 /** `reason` as a status carries it: at most STATUS_REASON_MAX_CHARS. */
 function boundedReason(reason: string): string {
-  return reason.length <= STATUS_REASON_MAX_CHARS
-    ? reason
-    : `${reason.slice(0, STATUS_REASON_MAX_CHARS - 1)}…`;
+  return bounded(reason, STATUS_REASON_MAX_CHARS);
 }
 
 export function formatStatus(status: NodeStatus): string {
@@ -163,6 +176,7 @@ export function formatStatus(status: NodeStatus): string {
     ...(status.deniedBy === undefined ? {} : { deniedBy: status.deniedBy }),
     ...(status.shutdown === undefined ? {} : { shutdown: status.shutdown }),
     ...(status.wave === undefined ? {} : { wave: status.wave }),
+    ...(status.staleView === undefined ? {} : { staleView: bounded(status.staleView, STALE_VIEW_MAX_CHARS) }),
   });
 }
 
@@ -188,4 +202,5 @@ const COMPARED = [
   'fleetLockAsked',
   'deniedBy',
   'wave',
+  'staleView',
 ] as const;

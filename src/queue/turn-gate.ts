@@ -70,6 +70,11 @@ export interface NodeTurnGateOptions {
   clock: Clock;
   log: Logger;
   random: () => number;
+  /**
+   * The staleness bound of the wait's watch of this Node (WATCH_SILENCE_MS): given up when silent this
+   * long, the Node read again (from the agent's own view: no request while it follows). Default none.
+   */
+  silenceMs?: number;
 }
 
 /** Read through a call so that the compiler does not narrow it across awaits. */

@@ -146,10 +146,15 @@ export interface FakeApiServer {
   ): void;
   /** Drops every injected failure not yet met. */
   clearFailures(): void;
-  /** From now on a random fraction of requests fails (undefined: stops it). Watches are spared. */
+  /** From now on a random fraction of requests fails (undefined: stops it); watches only when it says so. */
   chaos(chaos: Chaos | undefined): void;
   /** Ends every open watch stream cleanly, as an API server restart does; clients re-watch. */
   endWatches(): void;
+  /**
+   * Every watch of `resource` open now goes silent (no event, no bookmark) but stays open: a
+   * connection hung after its first events. Later watches are served as usual.
+   */
+  silenceWatches(resource: string): void;
   /** Ends watches, closes connections and the listener. */
   close(): Promise<void>;
 }
@@ -327,6 +332,10 @@ class FakeServer implements FakeApiServer {
 
   endWatches(): void {
     this.ctx.hub.closeAll();
+  }
+
+  silenceWatches(resource: string): void {
+    this.ctx.hub.silenceOpen(resource);
   }
 
   async close(): Promise<void> {

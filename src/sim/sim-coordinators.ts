@@ -81,6 +81,9 @@ export class SimCoordinators {
       clock,
       log: this.deps.logger(`coordinator-${String(i)}`),
       random: forkRandom(options.cluster.seed, `coordinator#${String(i)}`),
+      // as the simulated agents' views: the simulator's watches never hang, and under virtual time
+      // their bookmarks do not come every simulated minute (simulate --clusters saw them silent)
+      silenceMs: 0,
     });
     this.replicas.push({ coordinator, kube, abort, clock });
     time.after(0, () => {

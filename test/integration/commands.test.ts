@@ -281,6 +281,7 @@ describe('kured-ts status', () => {
       lapsedTurn: null,
       lock: { held: true, since: '2026-01-05T09:50:00Z', expired: false, group: null },
       lastReboot: null,
+      staleView: null,
       approval: null,
       history: [],
       quarantine: null,

@@ -38,6 +38,22 @@ describe('PrometheusMetrics', () => {
     expect((await samples(m)).get('kured_ts_lock_stalled_seconds{node="n1"}')).toBe(0);
   });
 
+  it("reads each view's age at each scrape, and shows no series for a view not followed", async () => {
+    const m = fresh();
+    let ages: { view: 'node' | 'pods' | 'lock'; seconds: number | undefined }[] = [
+      { view: 'node', seconds: 12 },
+    ];
+    m.followViews(() => ages);
+    expect((await samples(m)).get('kured_ts_view_age_seconds{node="n1",view="node"}')).toBe(12);
+    ages = [
+      { view: 'node', seconds: 95 },
+      { view: 'pods', seconds: undefined },
+    ];
+    const s = await samples(m);
+    expect(s.get('kured_ts_view_age_seconds{node="n1",view="node"}')).toBe(95);
+    expect(s.has('kured_ts_view_age_seconds{node="n1",view="pods"}')).toBe(false);
+  });
+
   it('reads the age of the reboot need and whether it is overdue at each scrape, from the wall clock', async () => {
     let now = 0;
     const m = new PrometheusMetrics('n1', { processMetrics: false, nowMs: () => now });

@@ -41,9 +41,11 @@ export interface RecordedRequest {
  * 'commit-then-fail' serves it (a write is stored and watchers see it) and answers the error anyway,
  * as when the connection breaks after etcd accepted the write; 'hang' accepts the request and never
  * answers (until the server closes); 'silent' answers 200 and then sends nothing more, neither body
- * nor end (a watch whose stream went quiet: no event, no bookmark), until the client closes.
+ * nor end (a watch whose stream went quiet: no event, no bookmark), until the client closes;
+ * 'closed' answers 200 and ends the answer at once with no body (a watch a proxy closes as soon as it
+ * is opened).
  */
-export type FailureMode = 'fail' | 'commit-then-fail' | 'hang' | 'silent';
+export type FailureMode = 'fail' | 'commit-then-fail' | 'hang' | 'silent' | 'closed';
 
 /** A failure to inject into the next matching requests. */
 export interface InjectedFailure {
@@ -65,8 +67,13 @@ export interface Chaos {
   fraction: number;
   /** HTTP statuses to answer with, one drawn at random per failure (e.g. [429, 500]). */
   statuses: number[];
-  /** Only requests with this method (case-insensitive); any when absent. Watches are never failed. */
+  /** Only requests with this method (case-insensitive); any when absent. */
   method?: string;
+  /**
+   * Watches fail too (answered with the status at once, as a proxy or an overloaded API server
+   * answers them); default false: watches are spared.
+   */
+  watches?: boolean;
   /** Only requests whose path-with-query contains this; any when absent. */
   pathIncludes?: string;
   /**
@@ -78,6 +85,8 @@ export interface Chaos {
   message?: string;
   /** [0, 1) source. */
   random: () => number;
+  /** Strikes only before this moment of the server's clock (epoch ms); always when absent. */
+  untilMs?: number;
 }
 
 /** The header that carries an impersonated agent's node claim (lower-case, as node:http gives it). */
@@ -195,14 +204,23 @@ function arrived(ctx: HttpContext, req: RequestHead, res: ResponseSink): (text: 
 /** The reply to a request, after any failure it meets; undefined when there is none (yet) to send. */
 function answer(ctx: HttpContext, raw: RawRequest, res: ResponseSink): Reply | undefined {
   const failure = takeFailure(ctx, raw.method, raw.url);
-  if (failure?.mode === 'hang') return undefined; // never answered; ends when the server closes
-  if (failure?.mode === 'silent') {
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.flushHeaders();
-    return undefined;
-  }
+  // 'hang': never answered (ends when the server closes); 'silent', 'closed': a 200 and no body
+  if (failure !== undefined && openedOnly(res, failure.mode)) return undefined;
   if (failure?.mode === 'commit-then-fail') serve(ctx, raw, res);
   return failure?.reply ?? serve(ctx, raw, res);
+}
+
+/**
+ * Answers a failure that sends no Status: 'hang' nothing at all, 'silent' a 200 left open, 'closed' a
+ * 200 ended at once. True when it was one of them (nothing more is sent).
+ */
+function openedOnly(res: ResponseSink, mode: FailureMode): boolean {
+  if (mode === 'hang') return true;
+  if (mode !== 'silent' && mode !== 'closed') return false;
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.flushHeaders();
+  if (mode === 'closed') res.end();
+  return true;
 }
 
 /** The caller's node claim, read straight from its Impersonate-Extra header (no full user parse). */
@@ -263,7 +281,7 @@ function takeFailure(
       (f.method === undefined || f.method.toUpperCase() === method) &&
       (f.pathIncludes === undefined || target.includes(f.pathIncludes)),
   );
-  if (!failure) return chaosFailure(ctx.chaos, method, url);
+  if (!failure) return chaosFailure(ctx.chaos, method, url, ctx.registry.now().getTime());
   failure.remaining--;
   const body = statusFor(failure.status, failure.message ?? `injected failure for ${method} ${url.pathname}`);
   if (failure.causes !== undefined) body.details = { ...body.details, causes: failure.causes };
@@ -274,8 +292,10 @@ function chaosFailure(
   chaos: Chaos | undefined,
   method: string,
   url: URL,
+  nowMs: number,
 ): { reply: Reply; mode: FailureMode } | undefined {
-  if (chaos === undefined || !strikes(chaos, method, url)) return undefined;
+  if (chaos === undefined || (chaos.untilMs !== undefined && nowMs >= chaos.untilMs)) return undefined;
+  if (!strikes(chaos, method, url)) return undefined;
   const status = chaos.statuses[Math.floor(chaos.random() * chaos.statuses.length)] ?? 500;
   const body = statusFor(status, chaos.message ?? `injected failure for ${method} ${url.pathname}`);
   // drawn only when asked for: a chaos without `committed` draws as it always did
@@ -283,9 +303,9 @@ function chaosFailure(
   return { reply: { code: status, body }, mode: committed ? 'commit-then-fail' : 'fail' };
 }
 
-/** Does the chaos strike this request (it matches, and the draw says so)? Watches are spared. */
+/** Does the chaos strike this request (it matches, and the draw says so)? Watches only when it says so. */
 function strikes(chaos: Chaos, method: string, url: URL): boolean {
-  if (url.searchParams.get('watch') === 'true') return false;
+  if (url.searchParams.get('watch') === 'true' && chaos.watches !== true) return false;
   if (chaos.method !== undefined && chaos.method.toUpperCase() !== method) return false;
   if (chaos.pathIncludes !== undefined && !(url.pathname + url.search).includes(chaos.pathIncludes))
     return false;

@@ -26,6 +26,8 @@ export const BOOKMARK_MS = 60_000;
 
 interface Stream {
   request: WatchRequest;
+  /** Sends nothing more, neither events nor bookmarks, but stays open (silenceOpen). */
+  silent?: boolean;
   res: ResponseSink;
   /** Aborted when the stream ends: stops its timeout. */
   stop: AbortController;
@@ -121,6 +123,7 @@ export class WatchHub {
     void (async (): Promise<void> => {
       for (;;) {
         await this.serverClock.sleep(BOOKMARK_MS, stream.stop.signal);
+        if (stream.silent === true) continue;
         const metadata = { resourceVersion: String(this.store.version()) };
         write(stream.res, {
           type: 'BOOKMARK',
@@ -142,6 +145,7 @@ export class WatchHub {
   }
 
   private deliver(stream: Stream, change: Change): void {
+    if (stream.silent === true) return;
     const { def, namespace, filter } = stream.request;
     if (change.resource !== def.name) return;
     if (namespace !== undefined && change.object.metadata.namespace !== namespace) return;
@@ -157,6 +161,15 @@ export class WatchHub {
     if (!open && stream.res.writableEnded) return;
     stream.stop.abort();
     if (!stream.res.writableEnded) stream.res.end();
+  }
+
+  /**
+   * Every watch stream open now of `resource` goes silent: open, but no event and no bookmark from now
+   * on (a connection hung after its first events). Streams opened later are served as usual.
+   */
+  silenceOpen(resource: string): void {
+    for (const streams of this.streams.values())
+      for (const stream of streams) if (stream.request.def.name === resource) stream.silent = true;
   }
 
   /** Number of open watch streams. */
