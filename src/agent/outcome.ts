@@ -14,6 +14,7 @@ type PlainKind =
   | 'awaiting-approval'
   | 'draining'
   | 'held-after-drain'
+  | 'waiting-for-volumes'
   | 'drain-failed'
   | 'quarantined'
   | 'reboot-loop'
@@ -27,7 +28,8 @@ type PlainKind =
 
 /**
  * What a tick decided. Stable names: tests, logs and the simulator match on them. Progress kinds
- * ('pending', 'draining', 'held-after-drain') are reported in the middle of a tick; the rest end one.
+ * ('pending', 'draining', 'held-after-drain', 'waiting-for-volumes') are reported in the middle of a
+ * tick; the rest end one.
  */
 export type Outcome =
   | { kind: PlainKind; reason: string }
@@ -166,6 +168,13 @@ const EFFECTS: Record<OutcomeKind, Effects> = {
     events: [normal('RebootHeld')],
     level: 'info',
     message: 'drained; reboot held while a hold annotation stands',
+    lockHeld: true,
+  },
+  'waiting-for-volumes': {
+    phase: 'waiting-for-volumes',
+    events: [normal('WaitingForVolumes')],
+    level: 'info',
+    message: 'drained; waiting for the volumes of the evicted pods to detach',
     lockHeld: true,
   },
   'drain-failed': {

@@ -33,6 +33,7 @@ const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
   'pending',
   'draining',
   'held-after-drain',
+  'waiting-for-volumes',
 ]);
 
 /** The fields of an outcome's log line: the configuration error names its policy and flags apart. */
@@ -313,5 +314,6 @@ export class Reporter {
 /** What kured_ts_blocked names for an outcome: the blocker that blocks, or the fleet gate a waiter waits on. */
 function heldBy(outcome: Outcome): string | undefined {
   if (outcome.kind === 'blocked') return outcome.blocker;
+  if (outcome.kind === 'waiting-for-volumes') return 'volumes';
   return outcome.kind === 'waiting-for-lock' ? outcome.gate : undefined;
 }

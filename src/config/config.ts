@@ -105,6 +105,18 @@ export interface Config {
   holdAfterDrainAnnotations: string[];
   /** --hold-timeout: bound for that hold; past it the cycle ends as a failed drain. Default 1h. */
   holdTimeoutMs: number;
+  /**
+   * --volume-detach-timeout: after the drain, the node waits until the volumes of the pods it evicted
+   * are detached from it and unmounted (its status' volumesAttached and volumesInUse), at most this
+   * long. 0 = no wait. Default 10m.
+   */
+  volumeDetachTimeoutMs: number;
+  /**
+   * --volume-detach-timeout-action: past the timeout, `fail` ends the cycle as a failed drain does
+   * (cordon undone, slot released, quarantined naming the volumes); `reboot` reboots with them
+   * attached, and the status says so. Default fail.
+   */
+  volumeDetachTimeoutAction: 'fail' | 'reboot';
   /** --skip-wait-for-delete-timeout: seconds; pods deleting for longer are not waited for. 0 = off. */
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */

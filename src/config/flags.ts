@@ -968,6 +968,25 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: set('holdTimeoutMs', duration('positive')),
   }),
   added({
+    name: 'volume-detach-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '10m',
+    description:
+      'after the drain, wait at most this long until the volumes of the evicted pods are detached from the node and unmounted (its status says so: no request); 0 = do not wait',
+    apply: set('volumeDetachTimeoutMs', duration('non-negative')),
+  }),
+  added({
+    name: 'volume-detach-timeout-action',
+    type: 'string',
+    valueName: '<action>',
+    choices: ['fail', 'reboot'],
+    default: 'fail',
+    description:
+      'past --volume-detach-timeout: fail (the cycle ends as a failed drain does, quarantined naming the volumes) or reboot (with them attached, said in status)',
+    apply: set('volumeDetachTimeoutAction', oneOf(['fail', 'reboot'] as const)),
+  }),
+  added({
     name: 'reboot-schedule',
     type: 'array',
     valueName: '<cron>',

@@ -13,6 +13,8 @@ export type EventReason =
   | 'SingleReplicaRestart'
   /** The drained node is held before the reboot while a --hold-after-drain-annotation stands. */
   | 'RebootHeld'
+  /** The drained node waits for the volumes of its evicted pods to detach (named) before its reboot. */
+  | 'WaitingForVolumes'
   | 'Rebooting'
   | 'RebootAborted'
   | 'RebootVerified'

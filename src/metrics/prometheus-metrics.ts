@@ -25,6 +25,7 @@ const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'slow-start',
   'group-order',
   'health-check',
+  'volumes',
 ];
 
 const EVICTION_RESULTS: readonly EvictionResult[] = ['evicted', 'refused', 'failed'];

@@ -381,6 +381,17 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             '--hold-after-drain-annotation (repeated): node annotation keys that hold a drained node before its reboot',
           anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
         },
+        volumeDetachTimeout: {
+          description: '--volume-detach-timeout (Go duration: 1h30m, 90s, 500ms; 0: no wait)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { const: '' },
+          ],
+        },
+        volumeDetachTimeoutAction: {
+          description: '--volume-detach-timeout-action',
+          anyOf: [{ type: 'string', enum: ['fail', 'reboot'] }, { const: '' }],
+        },
         holdTimeout: {
           description: '--hold-timeout (Go duration: 1h30m, 90s, 500ms)',
           anyOf: [{ type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' }, { const: '' }],
@@ -1001,6 +1012,8 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     singleReplicaTimeout: '10m',
     holdAfterDrainAnnotation: [],
     holdTimeout: '1h',
+    volumeDetachTimeout: '10m',
+    volumeDetachTimeoutAction: 'fail',
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',

@@ -54,6 +54,11 @@ export interface CycleRecord {
    * --hold-timeout, so that a restart does not reset it.
    */
   heldSince?: string;
+  /**
+   * RFC 3339 time the agent first found volumes of its evicted pods still attached after the drain:
+   * the start of --volume-detach-timeout, so that a restart does not reset it.
+   */
+  volumesSince?: string;
   /** What the drain did with the pods (written with the reboot request), for the reboot history. */
   drain?: DrainSummary;
   /**
@@ -159,6 +164,7 @@ export function parseCycle(raw: string | undefined): CycleRecord | undefined {
     'requiredAt',
     'drainedAt',
     'heldSince',
+    'volumesSince',
     'kernel',
     'osImage',
     'lbExcludedAt',

@@ -82,6 +82,10 @@ export function toNodeState(node: V1Node): NodeState {
     taints: (node.spec?.taints ?? []).map(toTaint),
     ...nodeInfo(node),
     conditions: (node.status?.conditions ?? []).map(toCondition),
+    volumes: {
+      attached: (node.status?.volumesAttached ?? []).map((v) => v.name),
+      inUse: node.status?.volumesInUse ?? [],
+    },
   };
 }
 

@@ -34,6 +34,12 @@ export interface NodeState {
   conditions: NodeCondition[];
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /**
+   * The volumes attached to the node (status.volumesAttached, the attach-detach controller's word)
+   * and in use on it (status.volumesInUse, the kubelet's), by their unique names; absent when the
+   * read did not carry them (src/volumes/volumes.ts).
+   */
+  volumes?: { attached: string[]; inUse: string[] };
 }
 
 /** kured's --annotate-nodes annotations (written by the agent, read by `kured-ts status`). */

@@ -8,6 +8,7 @@
 // met only answers about the API server (issue 46) gives its slot back and waits instead.
 import type { NodeState, NodeWrite } from './node.js';
 import { shortDuration } from '../text/duration.js';
+import { volumeList } from '../volumes/volumes.js';
 
 /** The label every quarantined node carries (value QUARANTINE_VALUE): a selector for the fleet's count. */
 export const QUARANTINE_LABEL = 'kured-ts.dev/quarantined';
@@ -52,7 +53,8 @@ export type PodFailure =
  * `hold-timeout`: the hold after the drain (--hold-after-drain-annotation) outlasted --hold-timeout;
  * `reboot-loop`: the need survived --max-reboots-per-need reboots (label value REBOOT_LOOP_VALUE).
  */
-export type QuarantineKind = Exclude<PodFailure, 'api-server'> | 'hold-timeout' | 'reboot-loop';
+export type QuarantineKind =
+  Exclude<PodFailure, 'api-server'> | 'hold-timeout' | 'volume-detach-timeout' | 'reboot-loop';
 
 /** Each kind in a few words, for status, check, the outcome and the Event: first the worst. */
 export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
@@ -64,6 +66,7 @@ export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
   'still-terminating': 'a pod still terminating',
   'not-completed': 'a pod not completed',
   'hold-timeout': 'a hold past --hold-timeout',
+  'volume-detach-timeout': 'volumes still attached past --volume-detach-timeout',
   'reboot-loop': 'a need that survived --max-reboots-per-need reboots',
 };
 
@@ -105,6 +108,11 @@ export interface QuarantineRecord {
    * while one of them stands (no pod stopped this drain, so no pod's change can lift it).
    */
   holdKeys?: string[];
+  /**
+   * The volumes still attached or in use past --volume-detach-timeout (their unique names): passed
+   * over while the node's status lists one of them (no pod stopped this drain).
+   */
+  volumes?: string[];
 }
 
 /** Is the node quarantined (the label is there, whatever its value)? */
@@ -127,6 +135,11 @@ function podOf(value: unknown): QuarantinedPod | undefined {
   };
 }
 
+/** The strings of a JSON array (none when it is not one). */
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((k): k is string => typeof k === 'string') : [];
+}
+
 /** Reads the record; undefined when absent or unreadable. */
 export function parseQuarantine(raw: string | undefined): QuarantineRecord | undefined {
   if (raw === undefined) return undefined;
@@ -135,15 +148,15 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
     if (typeof v.since !== 'string' || Number.isNaN(Date.parse(v.since)) || !Array.isArray(v.pods))
       return undefined;
     const pods = v.pods.map(podOf).filter((p): p is QuarantinedPod => p !== undefined);
-    const holdKeys = Array.isArray(v.holdKeys)
-      ? v.holdKeys.filter((k): k is string => typeof k === 'string')
-      : [];
+    const holdKeys = strings(v.holdKeys);
+    const volumes = strings(v.volumes);
     return {
       since: v.since,
       ...(isQuarantineKind(v.kind) ? { kind: v.kind } : {}),
       pods,
       cordoned: v.cordoned === true,
       ...(holdKeys.length > 0 ? { holdKeys } : {}),
+      ...(volumes.length > 0 ? { volumes } : {}),
     };
   } catch {
     return undefined;
@@ -187,7 +200,7 @@ export type QuarantineVerdict = { held: false; reason: string } | { held: true; 
 
 /** What judgeQuarantine looks at. */
 export interface QuarantineFacts {
-  node: Pick<NodeState, 'labels' | 'annotations'>;
+  node: Pick<NodeState, 'labels' | 'annotations' | 'volumes'>;
   /** The pods on the node now (only read for a quarantined node). */
   pods: readonly PresentPod[];
   now: Date;
@@ -251,6 +264,20 @@ export function kindWords(record: Pick<QuarantineRecord, 'kind'>): string {
   return record.kind === undefined ? '' : ` for ${QUARANTINE_KINDS[record.kind]}`;
 }
 
+/** A quarantine for volumes that outlasted --volume-detach-timeout: held while one is still attached. */
+function volumeCause(
+  volumes: readonly string[],
+  f: QuarantineFacts,
+): { changed: string; holds?: undefined } | { changed?: undefined; holds: string } {
+  const now = new Set([...(f.node.volumes?.attached ?? []), ...(f.node.volumes?.inUse ?? [])]);
+  const still = volumes.filter((v) => now.has(v));
+  if (still.length === 0)
+    return { changed: 'quarantined, but the volumes that stayed attached are detached now: trying again' };
+  return {
+    holds: `volumes still attached after the drain past --volume-detach-timeout: ${volumeList(still)}; passed over until they are detached`,
+  };
+}
+
 /**
  * What the quarantine waits on: the pods that stopped the drain, or the hold annotations that
  * outlasted --hold-timeout; `changed` says why it lifts when that is gone, `holds` what it waits on.
@@ -259,6 +286,7 @@ function causeOf(
   record: QuarantineRecord,
   f: QuarantineFacts,
 ): { changed: string; holds?: undefined } | { changed?: undefined; holds: string } {
+  if (record.volumes !== undefined) return volumeCause(record.volumes, f);
   if (record.holdKeys !== undefined) {
     const standing = record.holdKeys.filter((k) => f.node.annotations[k] !== undefined);
     if (standing.length === 0)

@@ -14,6 +14,8 @@ export type Phase =
   | 'draining'
   /** Drained, held before the reboot while an external worker's annotation stands (--hold-after-drain-annotation). */
   | 'held-after-drain'
+  /** Drained, waiting until the volumes of its evicted pods are detached and unmounted (--volume-detach-timeout). */
+  | 'waiting-for-volumes'
   | 'rebooting'
   | 'verifying'
   | 'completed'
@@ -28,6 +30,7 @@ export const PHASES: readonly Phase[] = [
   'waiting-for-lock',
   'draining',
   'held-after-drain',
+  'waiting-for-volumes',
   'rebooting',
   'verifying',
   'completed',

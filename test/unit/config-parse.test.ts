@@ -52,6 +52,8 @@ describe('defaults', () => {
       singleReplicaTimeoutMs: 600_000,
       holdAfterDrainAnnotations: [],
       holdTimeoutMs: 3_600_000,
+      volumeDetachTimeoutMs: 600_000,
+      volumeDetachTimeoutAction: 'fail',
       skipWaitForDeleteTimeoutSeconds: 0,
       forceReboot: false,
       onDrainFailure: 'quarantine',

@@ -13,6 +13,7 @@ import {
 import { unmark } from '../../node/cycle-marks.js';
 import { settleFrom } from '../../node/autoscaler.js';
 import type { Pass } from './pass.js';
+import type { Outcome } from '../outcome.js';
 import type { DrainResult } from '../../drain/drainer.js';
 import { summaryOf } from './drain-report.js';
 
@@ -92,4 +93,21 @@ export async function endUndrainedCycle(pass: Pass, record: CycleRecord, result:
     };
   });
   await pass.release();
+}
+
+/**
+ * The slot is gone for good before the reboot: end the cycle (our cordon goes) and release. Unless
+ * a reboot was requested before on this boot (it might still come): then the node stays cordoned
+ * and keeps counting until it can take a slot again.
+ */
+export async function abortBeforeReboot(pass: Pass, record: CycleRecord, why: string): Promise<Outcome> {
+  if (record.attempts > 0) {
+    return {
+      kind: 'lock-lost',
+      reason: `reboot requested (attempt ${record.attempts}) but not done; ${why}; the node stays cordoned until it can take a slot`,
+    };
+  }
+  await endCycle(pass, record);
+  await pass.release();
+  return { kind: 'aborted', reason: `${why}; cycle ended, cordon undone` };
 }

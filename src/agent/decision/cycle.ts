@@ -36,8 +36,10 @@ import { endDeniedCycle, misconfigured, misconfiguredBy } from './misconfigured.
 import { endCycle, foreignCordon } from './cycle-end.js';
 import { phaseOf, type CyclePhase, type PhaseName } from './phase.js';
 import { reportFallback, summaryOf } from './drain-report.js';
-import { drainFailed, endFailedDrain } from './drain-failed.js';
-import { holdAfterDrain, withoutHold } from './hold.js';
+import { endFailedDrain } from './drain-failed.js';
+import { withoutWaitsAfterDrain } from './hold.js';
+import { waitsAfterDrain } from './after-drain.js';
+import { abortBeforeReboot } from './cycle-end.js';
 import { requestReboot } from './request-reboot.js';
 import { restartSingleReplicas } from './single-replicas.js';
 import { leaveLoadBalancers } from './lb-wait.js';
@@ -234,14 +236,9 @@ export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Dra
   }
   if (!drained.ok && !pass.config.forceReboot)
     return { outcome: await endFailedDrain(pass, record, drained) };
-  const held = await holdAfterDrain(pass, record);
-  if (held !== undefined) {
-    const outcome =
-      'lost' in held
-        ? await abortBeforeReboot(pass, record, held.lost)
-        : await drainFailed(pass, record, drained, { why: held.timedOut, holdKeys: held.keys });
-    return { outcome };
-  }
+  // the hold (an external worker's annotation), then the volumes of the evicted pods detached
+  const stopped = await waitsAfterDrain(pass, record, drained);
+  if (stopped !== undefined) return { outcome: stopped };
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
   // kept in the record (written with the count): the history's drain time and what it did with the pods
   return { record: { ...record, drainedAt, ...(summary === undefined ? {} : { drain: summary }) } };
@@ -276,7 +273,7 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
   if (current.cordoned && foreignCordon(pass.node) && redrains < MAX_REDRAINS) {
     // Someone uncordoned and cordoned again meanwhile: pods may have landed in between, and the
     // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
-    const handed = await pass.writeRecord(withoutHold({ ...current, cordoned: false }));
+    const handed = await pass.writeRecord(withoutWaitsAfterDrain({ ...current, cordoned: false }));
     // our own count, rewritten: still ours to carry out after the drain
     if (own) pass.env.memory.unsent = formatCycle(handed);
     return { step: 'drain', record: handed, redrain: true };
@@ -410,21 +407,4 @@ export const OWN_COUNT = 'counted by this agent, whose write was answered with a
 /** "reboot attempt N of --reboot-retries (bootID B)": how every reboot request names itself. */
 export function attemptText(pass: Pass, attempts: number, bootID: string): string {
   return `reboot attempt ${attempts} of ${pass.config.rebootRetries} (bootID ${bootID})`;
-}
-
-/**
- * The slot is gone for good before the reboot: end the cycle (our cordon goes) and release. Unless
- * a reboot was requested before on this boot (it might still come): then the node stays cordoned
- * and keeps counting until it can take a slot again.
- */
-export async function abortBeforeReboot(pass: Pass, record: CycleRecord, why: string): Promise<Outcome> {
-  if (record.attempts > 0) {
-    return {
-      kind: 'lock-lost',
-      reason: `reboot requested (attempt ${record.attempts}) but not done; ${why}; the node stays cordoned until it can take a slot`,
-    };
-  }
-  await endCycle(pass, record);
-  await pass.release();
-  return { kind: 'aborted', reason: `${why}; cycle ended, cordon undone` };
 }

@@ -27,11 +27,11 @@ import { waveOf } from '../../node/wave.js';
 /** What kured_ts_blocked and the status name as the blocker of a node whose drain met a failing API server. */
 const API_SERVER_BLOCKER = 'api-server';
 
-/** The hold after the drain that outlasted --hold-timeout: why, and the annotations that stood. */
-export interface HoldTimedOut {
-  why: string;
-  holdKeys: string[];
-}
+/**
+ * A wait after the drain that outlasted its timeout: why, and what stood: the hold's annotations
+ * (--hold-timeout) or the volumes still attached (--volume-detach-timeout).
+ */
+export type WaitTimedOut = { why: string } & ({ holdKeys: string[] } | { volumes: string[] });
 
 /** Ends the cycle of a drain that failed: a wait for the API server when only it failed, else drainFailed. */
 export function endFailedDrain(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
@@ -53,7 +53,7 @@ export async function drainFailed(
   pass: Pass,
   record: CycleRecord,
   result: DrainResult,
-  hold?: HoldTimedOut,
+  hold?: WaitTimedOut,
 ): Promise<Outcome> {
   const why = hold?.why;
   const kind = kindOf(result, hold);
@@ -64,7 +64,8 @@ export async function drainFailed(
     const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
     if (!quarantine) return { annotations };
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
-    const held = hold === undefined ? {} : { holdKeys: hold.holdKeys };
+    const held =
+      hold === undefined ? {} : 'volumes' in hold ? { volumes: hold.volumes } : { holdKeys: hold.holdKeys };
     const q = quarantineWrite({
       since: pass.now(),
       ...kind,
@@ -82,19 +83,27 @@ export async function drainFailed(
   if (quarantine) await quarantineFailsWave(pass, `drain failed: ${why ?? pods}`);
   await pass.release();
   if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
-  return { kind: 'quarantined', reason: quarantinedReason(pass, { why, pods, keepCordon, kind }) };
+  const volumes = hold !== undefined && 'volumes' in hold;
+  return { kind: 'quarantined', reason: quarantinedReason(pass, { why, pods, keepCordon, kind, volumes }) };
 }
 
 /** Why the node is quarantined, and until when, in words. */
 function quarantinedReason(
   pass: Pass,
-  q: { why: string | undefined; pods: string; keepCordon: boolean; kind: { kind?: QuarantineKind } },
+  q: {
+    why: string | undefined;
+    pods: string;
+    keepCordon: boolean;
+    kind: { kind?: QuarantineKind };
+    volumes: boolean;
+  },
 ): string {
   const retry = pass.config.quarantineRetryMs;
   const until = retry > 0 ? ` or ${shortDuration(retry)} pass` : '';
   const cordon = q.keepCordon ? '; left cordoned' : '';
   const what = q.why ?? `the drain failed on ${q.pods}`;
-  const lasts = q.why === undefined ? 'these pods change' : 'the annotation goes';
+  const lasts =
+    q.why === undefined ? 'these pods change' : q.volumes ? 'they are detached' : 'the annotation goes';
   return `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE})${kindWords(q.kind)}: ${what}; passed over until ${lasts}${until}; lock released${cordon}`;
 }
 
@@ -105,8 +114,13 @@ async function quarantineFailsWave(pass: Pass, reason: string): Promise<void> {
 }
 
 /** The record's kind: the hold's, else the worst kind among the pods that stopped the drain. */
-function kindOf(result: DrainResult, hold: HoldTimedOut | undefined): { kind?: QuarantineKind } {
-  const kind = hold === undefined ? quarantineKindOf(result.pending.map((p) => p.failure)) : 'hold-timeout';
+function kindOf(result: DrainResult, hold: WaitTimedOut | undefined): { kind?: QuarantineKind } {
+  const kind =
+    hold === undefined
+      ? quarantineKindOf(result.pending.map((p) => p.failure))
+      : 'volumes' in hold
+        ? 'volume-detach-timeout'
+        : 'hold-timeout';
   return kind === undefined ? {} : { kind };
 }
 

@@ -6,7 +6,7 @@ import { detect, takeSlot, taint, windowAndBlockers } from './before-lock.js';
 import { cordon, drainAndDelay, verifyAndReboot, type Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
 import { haltedBeforeDrain, joinWave } from './wave.js';
-import { abortBeforeReboot } from './cycle.js';
+import { abortBeforeReboot } from './cycle-end.js';
 
 /**
  * The first pass of a cycle: no slot and no cycle record (phase before-lock), or an entry naming this

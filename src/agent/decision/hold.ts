@@ -22,38 +22,46 @@ function holdOn(node: NodeState, keys: readonly string[]): string | undefined {
   return key === undefined ? undefined : `${key}=${node.annotations[key] ?? ''}`;
 }
 
-/** The record's heldSince (epoch ms) when it can be read and is not ahead of `nowMs`. */
-function heldSinceOf(record: CycleRecord | undefined, nowMs: number): number | undefined {
-  const since = Date.parse(record?.heldSince ?? '');
+/** The start of a wait after the drain, as the record keeps it. */
+type WaitStart = 'heldSince' | 'volumesSince';
+
+/** The record's start of `wait` (epoch ms) when it can be read and is not ahead of `nowMs`. */
+function startOf(record: CycleRecord | undefined, wait: WaitStart, nowMs: number): number | undefined {
+  const since = Date.parse(record?.[wait] ?? '');
   return Number.isNaN(since) || since > nowMs ? undefined : since;
 }
 
 /**
- * When the hold began (epoch ms): the record's heldSince as the node carries it (an earlier agent of
- * this node wrote it before a restart), else now, written into the record first, guarded, on the
- * record as it is on the node then (another agent of the node may have written it meanwhile; a
- * record gone is not written again: the slot check that follows ends the hold). A time the record
- * cannot give back, or one ahead of the clock (set back since), reads as now and is written again.
+ * When a wait after the drain began (epoch ms; `wait` names its field in the record): the record's
+ * start as the node carries it (an earlier agent of this node wrote it before a restart), else now,
+ * written into the record first, guarded, on the record as it is on the node then (another agent of
+ * the node may have written it meanwhile; a record gone is not written again: the slot check that
+ * follows ends the wait). A time the record cannot give back, or one ahead of the clock (set back
+ * since), reads as now and is written again.
  */
-async function holdStart(pass: Pass, record: CycleRecord): Promise<number> {
+export async function waitStart(pass: Pass, record: CycleRecord, wait: WaitStart): Promise<number> {
   const now = pass.deps.clock.now();
   let start = now.getTime();
-  await pass.guardedWrite('the hold began', (node) => {
+  await pass.guardedWrite(`the wait after the drain began (${wait})`, (node) => {
     const current = parseCycle(node.annotations[CYCLE_ANNOTATION]);
-    const since = heldSinceOf(current ?? record, now.getTime());
+    const since = startOf(current ?? record, wait, now.getTime());
     if (since !== undefined || current === undefined) {
       start = since ?? start;
       return undefined;
     }
-    return { annotations: { [CYCLE_ANNOTATION]: formatCycle({ ...current, heldSince: now.toISOString() }) } };
+    return { annotations: { [CYCLE_ANNOTATION]: formatCycle({ ...current, [wait]: now.toISOString() }) } };
   });
   return start;
 }
 
-/** The record without its hold's start: a drain again starts a hold of its own. */
-export function withoutHold(record: CycleRecord): CycleRecord {
+/**
+ * The record without the starts of its waits after the drain (the hold's, the volumes'): a drain
+ * again starts waits of its own.
+ */
+export function withoutWaitsAfterDrain(record: CycleRecord): CycleRecord {
   const rest = { ...record };
   delete rest.heldSince;
+  delete rest.volumesSince;
   return rest;
 }
 
@@ -61,8 +69,8 @@ export function withoutHold(record: CycleRecord): CycleRecord {
  * Waits while the node carries one of --hold-after-drain-annotation's keys, reading it again on the
  * clock (HOLD_POLL_FIRST_MS, doubling up to HOLD_POLL_MAX_MS) and checking the slot is still ours
  * each time; reports 'held-after-drain' naming the annotation. --hold-timeout counts from the
- * record's heldSince (holdStart): an agent restarted while its node is held goes on counting; a
- * drain again (someone else's uncordon and cordon) starts a hold of its own (withoutHold). Resolves
+ * record's heldSince (waitStart): an agent restarted while its node is held goes on counting; a
+ * drain again (someone else's uncordon and cordon) starts a hold of its own (withoutWaitsAfterDrain). Resolves
  * to undefined once none stands (at once without the flag), else to why the hold stopped; the
  * pass's signal aborts the wait.
  */
@@ -76,7 +84,7 @@ export async function holdAfterDrain(pass: Pass, record: CycleRecord): Promise<H
   for (;;) {
     const hold = holdOn(await pass.readNode(), keys);
     if (hold === undefined) return undefined;
-    since ??= await holdStart(pass, record);
+    since ??= await waitStart(pass, record, 'heldSince');
     // a wall clock set back reads as no time held, never as a negative time
     const heldMs = Math.max(0, clock.now().getTime() - since);
     if (heldMs >= timeout) {

@@ -12,7 +12,10 @@ export type ResourceName =
   | 'events'
   | 'namespaces'
   | 'leases'
-  | 'services';
+  | 'services'
+  | 'persistentvolumeclaims'
+  | 'persistentvolumes'
+  | 'volumeattachments';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -150,6 +153,32 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     fields: [],
   },
   services: { ...core, name: 'services', plural: 'services', kind: 'Service', fields: [] },
+  persistentvolumeclaims: {
+    ...core,
+    name: 'persistentvolumeclaims',
+    plural: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    fields: [],
+  },
+  persistentvolumes: {
+    ...core,
+    name: 'persistentvolumes',
+    plural: 'persistentvolumes',
+    kind: 'PersistentVolume',
+    namespaced: false,
+    fields: [],
+  },
+  // the attach-detach controller's record of a volume attached to a node (kube's storage.k8s.io/v1)
+  volumeattachments: {
+    ...core,
+    name: 'volumeattachments',
+    plural: 'volumeattachments',
+    group: 'storage.k8s.io',
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'VolumeAttachment',
+    namespaced: false,
+    fields: [],
+  },
   namespaces: {
     ...core,
     name: 'namespaces',
