@@ -31,6 +31,8 @@ export const SIM_AGENT_FLAGS = [
   'settle-time',
   'hold-after-drain-annotation',
   'hold-timeout',
+  'volume-detach-timeout',
+  'volume-detach-timeout-action',
   'single-replica',
   'single-replica-timeout',
   'exclude-from-lb',

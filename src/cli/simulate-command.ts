@@ -64,6 +64,9 @@ interface SimulateFlags {
   evictionErrors: number;
   loadBalancer: boolean;
   storagePods: boolean;
+  volumesPerNode: number;
+  volumeDetachTime: number;
+  stuckVolume: number;
   singleReplicaWorkloads: number;
   autoscaler: boolean;
   holdWorker: number;
@@ -158,6 +161,26 @@ function addWorldOptions(cmd: Command): Command {
       '--storage-pods',
       'a storage daemon on every node with label kured-ts.dev/drain-order=10: evicted only after the other pods of its node are gone (checked as an invariant)',
       false,
+    )
+    .option(
+      '--volumes-per-node <n>',
+      'CSI volumes per node: the first n workload pods on each node have one, attached where their pod runs and detached --volume-detach-time after it goes; the report counts those still attached when a host went down',
+      integerOption(0),
+      0,
+    )
+    .addOption(
+      durationOption(
+        '--volume-detach-time <duration>',
+        'how long a volume takes to detach from its node once its pod is gone (with --volumes-per-node)',
+        20_000,
+        '20s',
+      ),
+    )
+    .option(
+      '--stuck-volume <n>',
+      'the first volume of each of the first n nodes never detaches (a stuck CSI driver): see --volume-detach-timeout',
+      integerOption(0),
+      0,
     )
     .option(
       '--single-replica-workloads <n>',
@@ -334,6 +357,15 @@ function simulateOptionsOf(
     stuckSentinel: flags.stuckSentinel,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
+    ...(flags.volumesPerNode > 0
+      ? {
+          volumes: {
+            perNode: flags.volumesPerNode,
+            detachMs: flags.volumeDetachTime,
+            stuck: flags.stuckVolume,
+          },
+        }
+      : {}),
     ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),
     ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,

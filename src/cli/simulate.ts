@@ -1,4 +1,5 @@
 // `kured-ts simulate`: a whole cluster in one process with the real agents, then a report.
+import type { VolumeSpec } from '../sim/cluster-spec.js';
 import type { Config } from '../config/config.js';
 import { SIM_AGENT_SEAMS, SIM_TAINT } from '../sim/agent-config.js';
 import { ZONE_LABEL, type PdbSpec } from '../sim/cluster-spec.js';
@@ -94,6 +95,11 @@ export interface SimulateOptions {
    * says how many were evicted while a lower-order pod was still on their node (an invariant: 0).
    */
   storagePods?: boolean;
+  /**
+   * --volumes-per-node, --volume-detach-time, --stuck-volume: CSI volumes on the nodes and their
+   * detach (src/sim/volumes.ts); the report counts those attached when a host went down. Default none.
+   */
+  volumes?: VolumeSpec;
   /**
    * --single-replica-workloads N: N single-replica Deployments on nodes that need a reboot; the report
    * counts the seconds a Deployment had no ready replica (--single-replica restart: 0).
@@ -327,6 +333,7 @@ export function simulationOptions(given: SimulateOptions, createAgent?: AgentFac
       blockingPods: { nodes: 1, durationMs: options.blockingPodMs },
       ...undrainable(options, needed),
       ...(options.storagePods === true ? { storagePods: true } : {}),
+      ...(options.volumes === undefined ? {} : { volumes: options.volumes }),
       zones: options.zones ?? 0,
       ...worldOf(options),
       seed: options.seed,

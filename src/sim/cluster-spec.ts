@@ -16,6 +16,16 @@ export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The finalizer of an undrainable pod: nothing in the simulation removes it (a hung volume, say). */
 export const STUCK_FINALIZER = 'sim.kured-ts.dev/stuck';
 
+/** What simulate --volumes-per-node asks for. */
+export interface VolumeSpec {
+  /** Volumes per node at the start: the first this many workload replicas on each node have one. */
+  perNode: number;
+  /** From a pod's going until its volume is detached from the node and unmounted. */
+  detachMs: number;
+  /** The first volume of each of the first this many nodes never detaches (a stuck CSI driver). */
+  stuck: number;
+}
+
 /** What the simulated cluster looks like and how fast its machines are. Durations in ms. */
 export interface ClusterSpec {
   /** Number of nodes. */
@@ -54,6 +64,8 @@ export interface ClusterSpec {
    * survives every reboot (a sentinel stuck on: kured #976). Default 0.
    */
   stuckSentinel?: number;
+  /** CSI volumes on the nodes and their detach (simulate --volumes-per-node, src/sim/volumes.ts). Default none. */
+  volumes?: VolumeSpec;
   /** One storage daemon per node with label kured-ts.dev/drain-order=10 (simulate --storage-pods). Default false. */
   storagePods?: boolean;
   /**

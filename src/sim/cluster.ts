@@ -1,6 +1,7 @@
 // The simulated cluster: nodes whose kubelets keep readiness and boot IDs, a scheduler, workloads
 // that recreate evicted pods, PDBs, blocking batch pods — all acting on the fake API server's
 // direct API, at virtual time. The agents are not here (see simulation.ts); they only see the API.
+import { SimVolumes } from './volumes.js';
 import { NodeStates } from './node-states.js';
 import {
   isReady,
@@ -59,6 +60,8 @@ export class SimCluster {
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
   singles: ReturnType<typeof createStartupWorkloads>;
+  /** simulate --volumes-per-node: the nodes' CSI volumes and their detach; undefined without. */
+  volumes: SimVolumes | undefined;
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -125,6 +128,10 @@ export class SimCluster {
       if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
     this.singles = createStartupWorkloads(this.workloadContext(), spec.needsReboot);
+    if (spec.volumes !== undefined && spec.volumes.perNode > 0) {
+      this.volumes = new SimVolumes(this.server, this.time, spec.volumes);
+      this.volumes.start(this.names);
+    }
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -172,6 +179,7 @@ export class SimCluster {
     this.unsubscribe?.();
     this.churn?.stop();
     this.singles?.stop();
+    this.volumes?.stop();
   }
 
   /** Churn jobs created (--blocking-churn). */
@@ -213,6 +221,7 @@ export class SimCluster {
 
   private goDown(node: SimNodeState): void {
     node.up = false;
+    this.volumes?.down(node.name);
     this.outages.down(node.name, this.time.nowMs());
     this.hooks?.down(node.name);
     this.setReady(node.name, false, 'KubeletNotReady');

@@ -31,7 +31,13 @@ export interface SimNode {
   kind?: string;
   metadata: ObjectMeta;
   spec: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string }[] };
-  status: { conditions: Condition[]; nodeInfo: { bootID: string; [key: string]: string } };
+  status: {
+    conditions: Condition[];
+    nodeInfo: { bootID: string; [key: string]: string };
+    /** simulate --volumes-per-node (volumes.ts): attached by name, and in use. */
+    volumesAttached?: { name: string; devicePath: string }[];
+    volumesInUse?: string[];
+  };
 }
 
 export interface SimPod {

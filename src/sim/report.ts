@@ -1,4 +1,5 @@
 // The end-of-run report of a simulation, as lines of text.
+import type { VolumeStats } from './volumes.js';
 import { shortDuration } from '../text/duration.js';
 import { costTotal, formatCost } from './api-cost.js';
 import type { SimulationResult } from './simulation.js';
@@ -105,6 +106,7 @@ function quarantineRows(r: SimulationResult): string[] {
         `${r.drainOrder.evicted} order-10 pods evicted, ${r.drainOrder.early} while a lower-order pod was on their node`,
       ),
     );
+  if (r.volumes !== undefined) rows.push(row('volumes attached at reboot', volumesText(r.volumes)));
   const blocked = Object.entries(r.blockedNodes);
   if (blocked.length > 0)
     rows.push(
@@ -334,4 +336,10 @@ function spreadOf(values: readonly number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   return `min ${at(0)}, median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`;
+}
+
+/** simulate --volumes-per-node: what was still attached when hosts went down, of how many volumes. */
+function volumesText(v: VolumeStats): string {
+  const stuck = v.stuck.length === 0 ? '' : `; never detach (--stuck-volume): ${v.stuck.join(', ')}`;
+  return `${String(v.attachedAtReboot)} (${String(v.volumes)} volumes, ${String(v.rebootsWithVolumes)} reboots of nodes that had one)${stuck}`;
 }

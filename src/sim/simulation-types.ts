@@ -1,4 +1,5 @@
 // What a simulation takes and what it reports (simulation.ts runs it).
+import type { VolumeStats } from './volumes.js';
 import type { WaveResult } from './wave-report.js';
 import type { CostRow } from './api-cost.js';
 import type { DrainOrderStats } from './drain-order-checks.js';
@@ -200,6 +201,11 @@ export interface SimulationResult {
   blockedNodes: Record<string, string>;
   /** simulate --storage-pods: order-10 pods evicted, and how many while a lower order was on their node. */
   drainOrder: DrainOrderStats | undefined;
+  /**
+   * simulate --volumes-per-node: the volumes, and those still attached to a node when its host went
+   * down (from the simulated attach state, not from any agent's word); undefined without volumes.
+   */
+  volumes?: VolumeStats | undefined;
   /** Nodes carrying the quarantine label at the end (their drain failed), by name. */
   quarantined: string[];
   /** Of those, the nodes quarantined reboot-loop (their need survived --max-reboots-per-need reboots). */

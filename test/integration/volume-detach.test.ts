@@ -169,7 +169,7 @@ describe('the wait for the volumes after the drain', () => {
     for (let look = 0; look < 3; look++) {
       expect(status()?.reason).toMatch(
         new RegExp(
-          `^drained; reboot waits: ${escape(WEB_VOLUME)} still attached \\d+s after the drain .*not waited for \\(pods left on the node\\): ${escape(DS_VOLUME)}$`,
+          `^drained; reboot waits: ${escape(WEB_VOLUME)} still attached \\(waiting since .*not waited for \\(pods left on the node\\): ${escape(DS_VOLUME)}$`,
         ),
       );
       expect(node().spec?.unschedulable).toBe(true);

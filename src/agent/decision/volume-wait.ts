@@ -39,13 +39,14 @@ async function nextLook(pass: Pass, version: number | undefined, leftMs: number)
   } else await pass.deps.clock.sleep(Math.min(leftMs, VOLUME_POLL_MS), signal);
 }
 
-/** The progress report of the wait: the volumes still attached, how long, and those not waited for. */
-function waiting(still: string, volumes: VolumesJudged, timeoutMs: number): Outcome {
+/** The progress report of the wait: the volumes still attached, since when, and those not waited for. */
+function waiting(volumes: VolumesJudged, sinceMs: number, timeoutMs: number): Outcome {
   const left =
     volumes.kept.length === 0 ? '' : `; not waited for (pods left on the node): ${volumeList(volumes.kept)}`;
+  const since = new Date(sinceMs).toISOString();
   return {
     kind: 'waiting-for-volumes',
-    reason: `drained; reboot waits: ${still} (at most --volume-detach-timeout ${shortDuration(timeoutMs)})${left}`,
+    reason: `drained; reboot waits: ${volumeList(volumes.waiting)} still attached (waiting since ${since}, at most --volume-detach-timeout ${shortDuration(timeoutMs)})${left}`,
   };
 }
 
@@ -58,6 +59,8 @@ function waiting(still: string, volumes: VolumesJudged, timeoutMs: number): Outc
 export async function waitForVolumes(pass: Pass, record: CycleRecord): Promise<VolumeWaitEnd | undefined> {
   const timeout = pass.config.volumeDetachTimeoutMs;
   if (timeout <= 0) return undefined;
+  // the pods left are asked about only when something is attached at all (most nodes: nothing)
+  if ((await judged(pass, new Set())).waiting.length === 0) return undefined;
   const kept = (await pass.deps.volumes?.kept(pass.signal)) ?? new Set<string>();
   let since: number | undefined;
   for (;;) {
@@ -66,14 +69,15 @@ export async function waitForVolumes(pass: Pass, record: CycleRecord): Promise<V
     if (volumes.waiting.length === 0) return undefined;
     since ??= await waitStart(pass, record, 'volumesSince');
     const waitedMs = Math.max(0, pass.deps.clock.now().getTime() - since);
-    const still = `${volumeList(volumes.waiting)} still attached ${shortDuration(waitedMs)} after the drain`;
     if (waitedMs >= timeout) {
-      const timedOut = `${still}, past --volume-detach-timeout ${shortDuration(timeout)}`;
+      const timedOut = `${volumeList(volumes.waiting)} still attached ${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
       return { timedOut, volumes: volumes.waiting, action: pass.config.volumeDetachTimeoutAction };
     }
     const lost = await pass.slotStillOurs(record);
     if (lost !== undefined) return { lost: `${lost} while waiting for volumes to detach` };
-    await pass.env.progress.report(waiting(still, volumes, timeout), pass.signal);
+    // the status names the volumes and when the wait began, not for how long: a look that finds the
+    // same volumes writes nothing
+    await pass.env.progress.report(waiting(volumes, since, timeout), pass.signal);
     await nextLook(pass, version, timeout - waitedMs);
   }
 }
