@@ -163,6 +163,17 @@ function addWorldOptions(cmd: Command): Command {
       false,
     )
     .option(
+      '--single-replica-workloads <n>',
+      'Deployments of one replica (RollingUpdate) on nodes that need a reboot, each with a PDB of --pdb: the report counts the seconds one had no ready replica (see --single-replica)',
+      integerOption(0),
+      0,
+    );
+}
+
+/** The nodes' CSI volumes and their detach (issue 54). */
+function addVolumeOptions(cmd: Command): Command {
+  return cmd
+    .option(
       '--volumes-per-node <n>',
       'CSI volumes per node: the first n workload pods on each node have one, attached where their pod runs and detached --volume-detach-time after it goes; the report counts those still attached when a host went down',
       integerOption(0),
@@ -181,13 +192,12 @@ function addWorldOptions(cmd: Command): Command {
       'the first volume of each of the first n nodes never detaches (a stuck CSI driver): see --volume-detach-timeout',
       integerOption(0),
       0,
-    )
-    .option(
-      '--single-replica-workloads <n>',
-      'Deployments of one replica (RollingUpdate) on nodes that need a reboot, each with a PDB of --pdb: the report counts the seconds one had no ready replica (see --single-replica)',
-      integerOption(0),
-      0,
-    )
+    );
+}
+
+/** The lock and its coordinator: the taint, kured's model, the coordinator replicas and what befalls them. */
+function addLockOptions(cmd: Command): Command {
+  return cmd
     .option('--no-taint', 'no early PreferNoSchedule taint (kured default)')
     .option(
       '--kured-polling',
@@ -326,6 +336,14 @@ function runnerOf(
   return (options, io) => runFleetSimulate(options, fleet, io);
 }
 
+/** --volumes-per-node, --volume-detach-time, --stuck-volume, when volumes are asked for. */
+function volumesOf(flags: SimulateFlags): Pick<SimulateOptions, 'volumes'> {
+  if (flags.volumesPerNode <= 0) return {};
+  return {
+    volumes: { perNode: flags.volumesPerNode, detachMs: flags.volumeDetachTime, stuck: flags.stuckVolume },
+  };
+}
+
 /** The simulation's options: the world's flags beside the agents' own config. */
 function simulateOptionsOf(
   flags: SimulateFlags,
@@ -357,15 +375,7 @@ function simulateOptionsOf(
     stuckSentinel: flags.stuckSentinel,
     ...(flags.evictionErrors > 0 ? { evictionErrors: flags.evictionErrors } : {}),
     ...(flags.storagePods ? { storagePods: true } : {}),
-    ...(flags.volumesPerNode > 0
-      ? {
-          volumes: {
-            perNode: flags.volumesPerNode,
-            detachMs: flags.volumeDetachTime,
-            stuck: flags.stuckVolume,
-          },
-        }
-      : {}),
+    ...volumesOf(flags),
     ...(flags.singleReplicaWorkloads > 0 ? { singleReplicaWorkloads: flags.singleReplicaWorkloads } : {}),
     ...(flags.loadBalancer ? { loadBalancer: true } : {}),
     autoscaler: flags.autoscaler,
@@ -386,42 +396,42 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
     );
   const agentFlags = FLAGS.filter((f) => (SIM_AGENT_FLAGS as readonly string[]).includes(f.name));
   addFlags(cmd, agentFlags, SIM_SHOWN_DEFAULTS);
-  return addRunOptions(addFleetOptions(addWorldOptions(addClusterOptions(cmd)))).action(
-    async (flags: SimulateFlags & Record<string, unknown>, command: Command) => {
-      // the agents' flags through the agent's own table (its parsers, defaults and messages); no env
-      let agent: { config: Config; given: ReadonlySet<string> };
-      try {
-        agent = parseGivenFlags(SIM_AGENT_FLAGS, optionValues(flags, agentFlags), {});
-      } catch (err: unknown) {
-        if (!(err instanceof UsageError)) throw err;
-        command.error(`error: ${err.message}`, { exitCode: EXIT_USAGE });
-      }
-      if (agent.config.groupConcurrency > 0 && flags.zones === 0) {
-        command.error('error: --group-concurrency needs --zones (the groups are the zones)', {
-          exitCode: EXIT_USAGE,
-        });
-      }
-      if (agent.config.groupOrder.kind === 'sequential' && flags.zones === 0) {
-        command.error('error: --group-order sequential needs --zones (the groups are the zones)', {
-          exitCode: EXIT_USAGE,
-        });
-      }
-      const run = runnerOf(flags, command);
-      const code = await run(simulateOptionsOf(flags, agent), {
-        out: {
-          write: (text) => {
-            deps.stdout(text);
-          },
-          isTTY: deps.isTTY,
-          columns: deps.columns,
-        },
-        err: (text) => {
-          deps.stderr(text);
-        },
-        progress: flags.progress,
-        timeline: flags.timeline,
+  return addRunOptions(
+    addFleetOptions(addLockOptions(addVolumeOptions(addWorldOptions(addClusterOptions(cmd))))),
+  ).action(async (flags: SimulateFlags & Record<string, unknown>, command: Command) => {
+    // the agents' flags through the agent's own table (its parsers, defaults and messages); no env
+    let agent: { config: Config; given: ReadonlySet<string> };
+    try {
+      agent = parseGivenFlags(SIM_AGENT_FLAGS, optionValues(flags, agentFlags), {});
+    } catch (err: unknown) {
+      if (!(err instanceof UsageError)) throw err;
+      command.error(`error: ${err.message}`, { exitCode: EXIT_USAGE });
+    }
+    if (agent.config.groupConcurrency > 0 && flags.zones === 0) {
+      command.error('error: --group-concurrency needs --zones (the groups are the zones)', {
+        exitCode: EXIT_USAGE,
       });
-      deps.exit(code);
-    },
-  );
+    }
+    if (agent.config.groupOrder.kind === 'sequential' && flags.zones === 0) {
+      command.error('error: --group-order sequential needs --zones (the groups are the zones)', {
+        exitCode: EXIT_USAGE,
+      });
+    }
+    const run = runnerOf(flags, command);
+    const code = await run(simulateOptionsOf(flags, agent), {
+      out: {
+        write: (text) => {
+          deps.stdout(text);
+        },
+        isTTY: deps.isTTY,
+        columns: deps.columns,
+      },
+      err: (text) => {
+        deps.stderr(text);
+      },
+      progress: flags.progress,
+      timeline: flags.timeline,
+    });
+    deps.exit(code);
+  });
 }

@@ -13,6 +13,7 @@ import type { SimPdb, SimPod, SimServer } from './objects.js';
 import { DeploymentModel, type SimDeployment } from './deployments.js';
 import { randomHex, type Random } from './random.js';
 import type { VirtualTime } from './virtual-time.js';
+import { startVolumes, type SimVolumes } from './volumes.js';
 
 /** What the start-up workloads are made with. */
 export interface WorkloadContext {
@@ -167,12 +168,30 @@ function createStuckPods(c: WorkloadContext): void {
 }
 
 /**
- * The start-up workloads: the replicated ones, the single replicas (--single-replica-workloads; their
- * Deployment model, to stop with the cluster) and the blocking pods, in that order.
+ * The start-up workloads: the replicated ones (and their volumes, --volumes-per-node), the single
+ * replicas (--single-replica-workloads; their Deployment model) and the blocking pods, in that order.
+ * The models are to stop with the cluster.
  */
-export function createStartupWorkloads(c: WorkloadContext, needing: number): DeploymentModel | undefined {
+export function createStartupWorkloads(c: WorkloadContext, needing: number): StartupWorkloads {
   createWorkloads(c);
+  const volumes = startVolumes(c.server, c.time, c.spec.volumes, c.names);
   const singles = createSingleReplicas(c, needing);
   createBlockingPods(c);
-  return singles;
+  return {
+    singles,
+    volumes,
+    stop: () => {
+      singles?.stop();
+      volumes?.stop();
+    },
+  };
+}
+
+/** The models of the start-up workloads, to stop with the cluster. */
+export interface StartupWorkloads {
+  /** --single-replica-workloads: the Deployments' model; undefined without. */
+  singles: DeploymentModel | undefined;
+  /** --volumes-per-node: the nodes' CSI volumes; undefined without. */
+  volumes: SimVolumes | undefined;
+  stop(): void;
 }

@@ -1,7 +1,6 @@
 // The simulated cluster: nodes whose kubelets keep readiness and boot IDs, a scheduler, workloads
 // that recreate evicted pods, PDBs, blocking batch pods — all acting on the fake API server's
 // direct API, at virtual time. The agents are not here (see simulation.ts); they only see the API.
-import { SimVolumes } from './volumes.js';
 import { NodeStates } from './node-states.js';
 import {
   isReady,
@@ -59,9 +58,7 @@ export class SimCluster {
   /** When each node's reboot became required (virtual ms, absolute). */
   readonly requiredAtMs = new Map<string, number>();
   private readonly churn: BlockingChurn | undefined;
-  singles: ReturnType<typeof createStartupWorkloads>;
-  /** simulate --volumes-per-node: the nodes' CSI volumes and their detach; undefined without. */
-  volumes: SimVolumes | undefined;
+  workloads: ReturnType<typeof createStartupWorkloads> | undefined;
   private readonly random: Random;
   private readonly terminating = new Set<string>();
   private readonly starting = new Set<string>();
@@ -127,11 +124,7 @@ export class SimCluster {
       this.server.create<SimPod>('pods', readyPod(agentPod(name), name, this.isoNow()));
       if (controlPlane) this.server.create<SimPod>('pods', readyPod(etcdPod(name), name, this.isoNow()));
     });
-    this.singles = createStartupWorkloads(this.workloadContext(), spec.needsReboot);
-    if (spec.volumes !== undefined && spec.volumes.perNode > 0) {
-      this.volumes = new SimVolumes(this.server, this.time, spec.volumes);
-      this.volumes.start(this.names);
-    }
+    this.workloads = createStartupWorkloads(this.workloadContext(), spec.needsReboot);
     this.degrade();
     this.churn?.start();
     this.started = true;
@@ -178,8 +171,7 @@ export class SimCluster {
   stop(): void {
     this.unsubscribe?.();
     this.churn?.stop();
-    this.singles?.stop();
-    this.volumes?.stop();
+    this.workloads?.stop();
   }
 
   /** Churn jobs created (--blocking-churn). */
@@ -221,7 +213,7 @@ export class SimCluster {
 
   private goDown(node: SimNodeState): void {
     node.up = false;
-    this.volumes?.down(node.name);
+    this.workloads?.volumes?.down(node.name); // what is still attached is counted
     this.outages.down(node.name, this.time.nowMs());
     this.hooks?.down(node.name);
     this.setReady(node.name, false, 'KubeletNotReady');

@@ -26,7 +26,7 @@ export function serviceChecksOf(
 
 /** simulate --single-replica-workloads: the Deployments and their seconds without a ready replica. */
 function singleReplicasOf(cluster: SimCluster): Pick<SimulationResult, 'singleReplicas'> {
-  const model = cluster.singles;
+  const model = cluster.workloads?.singles;
   if (model === undefined) return {};
   const down = [...model.unavailableMs()].filter(([, ms]) => ms > 0);
   return {

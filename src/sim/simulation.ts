@@ -395,7 +395,7 @@ export class Simulation {
       approvals: this.approvals,
       ...quarantinedNodes(cluster),
       drainOrder: observer.drainOrder.result(),
-      volumes: cluster.volumes?.result(),
+      volumes: cluster.workloads?.volumes?.result(),
       ...serviceChecksOf(cluster, nodes, observer.phases),
       halted: fleetHalt(observer) ?? waveHalt(this.server),
       wave: waveResult(this.server, cluster, nodes),

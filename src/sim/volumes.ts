@@ -24,6 +24,19 @@ export interface VolumeStats {
   rebootsWithVolumes: number;
 }
 
+/** The volumes of `spec` started on the cluster's nodes; undefined without any. */
+export function startVolumes(
+  server: SimServer,
+  time: VirtualTime,
+  spec: VolumeSpec | undefined,
+  names: readonly string[],
+): SimVolumes | undefined {
+  if (spec === undefined || spec.perNode <= 0) return undefined;
+  const volumes = new SimVolumes(server, time, spec);
+  volumes.start(names);
+  return volumes;
+}
+
 /** The simulated volumes of one cluster: see the file comment. */
 export class SimVolumes {
   /** Volume name by workload replica (its pods come and go; its volume follows them). */
@@ -79,10 +92,11 @@ export class SimVolumes {
   private onWrite(e: SimWriteEvent): void {
     if (e.resource !== 'pods') return;
     const pod = e.object as SimPod;
-    const volume = this.byReplica.get(pod.metadata.labels?.[REPLICA_LABEL] ?? '');
-    const node = pod.spec.nodeName;
-    if (volume === undefined || node === undefined || node === '') return;
-    if (e.type === 'DELETED') this.detachLater(node, volume, pod.metadata.labels?.[REPLICA_LABEL] ?? '');
+    const replica = pod.metadata.labels?.[REPLICA_LABEL] ?? '';
+    const volume = this.byReplica.get(replica);
+    const node = pod.spec.nodeName ?? '';
+    if (volume === undefined || node === '') return;
+    if (e.type === 'DELETED') this.detachLater(node, volume, replica);
     else if (pod.metadata.deletionTimestamp === undefined) this.attachSoon(node, volume);
   }
 

@@ -27,6 +27,15 @@ async function judged(pass: Pass, kept: ReadonlySet<string>): Promise<VolumesJud
 }
 
 /**
+ * The volumes of the pods left on the node, asked about only when something is attached at all
+ * (most nodes: nothing, and no question); undefined when nothing is.
+ */
+async function keptIfAttached(pass: Pass): Promise<Set<string> | undefined> {
+  if ((await judged(pass, new Set())).waiting.length === 0) return undefined;
+  return (await pass.deps.volumes?.kept(pass.signal)) ?? new Set<string>();
+}
+
+/**
  * Until the followed Node's next change (since `version`, the views' count when it was read), at
  * most VOLUME_WATCHED_MS; VOLUME_POLL_MS without a watch; never past `leftMs`.
  */
@@ -59,9 +68,8 @@ function waiting(volumes: VolumesJudged, sinceMs: number, timeoutMs: number): Ou
 export async function waitForVolumes(pass: Pass, record: CycleRecord): Promise<VolumeWaitEnd | undefined> {
   const timeout = pass.config.volumeDetachTimeoutMs;
   if (timeout <= 0) return undefined;
-  // the pods left are asked about only when something is attached at all (most nodes: nothing)
-  if ((await judged(pass, new Set())).waiting.length === 0) return undefined;
-  const kept = (await pass.deps.volumes?.kept(pass.signal)) ?? new Set<string>();
+  const kept = await keptIfAttached(pass);
+  if (kept === undefined) return undefined;
   let since: number | undefined;
   for (;;) {
     const version = pass.deps.views?.version();
