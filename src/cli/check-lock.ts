@@ -34,6 +34,7 @@ export type CheckConfig = Pick<
   | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
   | 'quarantineRetryMs'
+  | 'volumeDetachTimeoutMs'
   | 'maxQuarantined'
   | 'requireApproval'
   | 'approvalTtlMs'

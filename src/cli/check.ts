@@ -4,10 +4,14 @@
 // of the cluster and only renders what they return; the lines beside it show every blocker's answer,
 // not only the first. Changes nothing: the Kube it runs on refuses every write (ReadOnlyKube), so a
 // mistake here cannot touch the cluster.
+import { KubeKeptVolumes } from '../drain/kept-volumes.js';
+import { judgeVolumes, volumeList } from '../volumes/volumes.js';
+import { shortDuration } from '../text/duration.js';
 import { judges, type Blocker } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
-import type { Kube, V1Node } from '../kube/kube.js';
+import type { Kube, V1Node, V1Pod } from '../kube/kube.js';
+import { planDrain } from '../drain/drain-plan.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import {
   decideBeforeLock,
@@ -163,6 +167,42 @@ function evaluateBootId(node: V1Node): CheckItem {
 }
 
 /**
+ * The volumes attached to the node or in use on it, as the wait after the drain judges them (the
+ * agent's judgeVolumes): those it would wait for, and those of the pods the drain leaves.
+ */
+async function evaluateVolumes(
+  config: CheckConfig,
+  node: V1Node,
+  kube: Kube,
+  signal?: AbortSignal,
+): Promise<CheckItem> {
+  const volumes = toNodeState(node).volumes ?? { attached: [], inUse: [] };
+  const attached = judgeVolumes(volumes, new Set());
+  if (attached.waiting.length === 0) return { name: 'volumes', verdict: 'ok', detail: 'none attached' };
+  const timeout = config.volumeDetachTimeoutMs;
+  if (timeout <= 0)
+    return {
+      name: 'volumes',
+      verdict: 'ok',
+      detail: `${volumeList(attached.waiting)} attached; not waited for (--volume-detach-timeout 0)`,
+    };
+  // before the drain: the pods its plan leaves (skipped, passed over) keep their volumes
+  const rules = { podSelector: config.drainPodSelector, rules: config.drainRules };
+  const leaves = (pod: V1Pod): boolean =>
+    ['skip', 'ignore'].includes(planDrain([pod], rules)[0]?.action ?? '');
+  const kept = await new KubeKeptVolumes({ kube, nodeId: node.metadata?.name ?? '' }).kept(signal, leaves);
+  const judged = judgeVolumes(volumes, kept);
+  const left =
+    judged.kept.length === 0 ? '' : `; not waited for (pods left on the node): ${volumeList(judged.kept)}`;
+  const waits = judged.waiting.length === 0 ? 'none of them' : volumeList(judged.waiting);
+  return {
+    name: 'volumes',
+    verdict: 'ok',
+    detail: `after the drain the reboot waits until detached: ${waits} (at most --volume-detach-timeout ${shortDuration(timeout)})${left}`,
+  };
+}
+
+/**
  * With --fleetlock-url: what check cannot tell. FleetLock has no question that reads without taking:
  * its only call before a reboot (pre-reboot) takes a slot, so check does not ask, and says so.
  */
@@ -284,6 +324,7 @@ export async function evaluateCheck(
       ...('line' in packageManager ? [packageManager.line] : []),
     ]),
     evaluateBootId(node),
+    await evaluateVolumes(config, node, kube, signal),
     ...evaluateApproval(config, node, server),
   ];
   const lock = checkLock(config, options.node, io.clock, kube);

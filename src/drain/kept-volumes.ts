@@ -39,14 +39,18 @@ export class KubeKeptVolumes implements KeptVolumes {
     },
   ) {}
 
-  async kept(signal?: AbortSignal): Promise<Set<string>> {
+  /**
+   * `left` says which pods the drain leaves: by default, after the drain, those still there for good;
+   * `kured-ts check`, before it, passes the drain's own plan.
+   */
+  async kept(signal?: AbortSignal, left: (pod: V1Pod) => boolean = stays): Promise<Set<string>> {
     const pods = await this.o.kube.listPods(
       undefined,
       { fieldSelector: `spec.nodeName=${this.o.nodeId}` },
       signal,
     );
     const names = new Set<string>();
-    for (const claim of pods.filter(stays).flatMap(claimsOf)) {
+    for (const claim of pods.filter(left).flatMap(claimsOf)) {
       const name = await this.volumeOf(claim, signal).catch(() => undefined);
       if (name !== undefined) names.add(name);
     }

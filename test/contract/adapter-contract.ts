@@ -1,6 +1,8 @@
 // The adapter contract: what src/kube, src/node and src/lock promise of the API server, asserted on
 // outcomes only (what the server stores), so that the same cases run against the fake API server
 // (test/integration/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
+import { KubeKeptVolumes } from '../../src/drain/kept-volumes.js';
+import { csiVolumeName } from '../../src/volumes/volumes.js';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { SystemClock } from '../../src/clock/clock.js';
 import type {
@@ -308,6 +310,75 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
       expect(woke).toBe(true);
       expect((await waiter.acquire({ unschedulable: false })).acquired).toBe(true);
       expect(await holders()).toEqual(['contract-n2']);
+    });
+  });
+
+  describe('the volumes after the drain (issue 54)', () => {
+    const DRIVER = 'driver.longhorn.io';
+    const volume = csiVolumeName(DRIVER, 'pv-data');
+    /** The attach-detach controller's record of pv-data attached to the node. */
+    const attachment = {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name: 'csi-pv-data' },
+      spec: { attacher: DRIVER, nodeName: NODE, source: { persistentVolumeName: 'pv-data' } },
+    };
+
+    it('reads the volumes attached to the node and in use on it as the controller and the kubelet write them, and their detach', async () => {
+      await cluster.create('volumeattachments', attachment);
+      await cluster.patchStatus('nodes', undefined, NODE, {
+        volumesAttached: [{ name: volume, devicePath: '' }],
+        volumesInUse: [volume],
+      });
+      expect((await ops().get()).volumes).toEqual({ attached: [volume], inUse: [volume] });
+      // the kubelet unmounts, then the controller detaches and deletes its record
+      await cluster.patchStatus('nodes', undefined, NODE, { volumesInUse: [] });
+      expect((await ops().get()).volumes).toEqual({ attached: [volume], inUse: [] });
+      await cluster.forceDelete('volumeattachments', undefined, 'csi-pv-data');
+      await cluster.patchStatus('nodes', undefined, NODE, { volumesAttached: [] });
+      expect((await ops().get()).volumes).toEqual({ attached: [], inUse: [] });
+    });
+
+    it('names the CSI volume of a claim that a pod left on the node mounts, from its claim and bound volume', async () => {
+      await cluster.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-data' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          csi: { driver: DRIVER, volumeHandle: 'pv-data' },
+        },
+      });
+      await cluster.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', namespace: 'default' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+          volumeName: 'pv-data',
+          storageClassName: '',
+        },
+      });
+      const left = pod('storage-agent', { app: 'storage' });
+      await cluster.create('pods', {
+        ...left,
+        metadata: {
+          ...left.metadata,
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'DaemonSet',
+              name: 'storage',
+              uid: '00000000-0000-0000-0000-000000000001',
+            },
+          ],
+        },
+        spec: { ...left.spec, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] },
+      });
+      expect([...(await new KubeKeptVolumes({ kube, nodeId: NODE }).kept())]).toEqual([volume]);
     });
   });
 

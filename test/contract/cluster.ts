@@ -9,7 +9,16 @@ import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-s
 
 const STRATEGIC = 'application/strategic-merge-patch+json';
 
-export type Resource = 'nodes' | 'pods' | 'daemonsets' | 'deployments' | 'poddisruptionbudgets' | 'events';
+export type Resource =
+  | 'nodes'
+  | 'pods'
+  | 'daemonsets'
+  | 'deployments'
+  | 'poddisruptionbudgets'
+  | 'events'
+  | 'persistentvolumes'
+  | 'persistentvolumeclaims'
+  | 'volumeattachments';
 
 /** Where each resource lives (namespaced ones take the namespace). */
 function collection(resource: Resource, namespace?: string): string {
@@ -27,6 +36,12 @@ function collection(resource: Resource, namespace?: string): string {
       return `/apis/apps/v1/${ns}deployments`;
     case 'poddisruptionbudgets':
       return `/apis/policy/v1/${ns}poddisruptionbudgets`;
+    case 'persistentvolumes':
+      return '/api/v1/persistentvolumes';
+    case 'persistentvolumeclaims':
+      return `/api/v1/${ns}persistentvolumeclaims`;
+    case 'volumeattachments':
+      return '/apis/storage.k8s.io/v1/volumeattachments';
   }
 }
 

@@ -242,6 +242,7 @@ describe('kured-ts check', () => {
       '  pdb              ok         does not block',
       '  package-manager  skipped    not checked: the host is read on the node itself only (kured-ts check --local there)',
       '  node             ok         bootID boot-n1',
+      '  volumes          ok         none attached',
       '  lock             BLOCKS     all 1 lock slot(s) held by n2',
       '  shutdown         skipped    not published by the agent of this node (not read, or an agent of an older version)',
       'drain: no pod on the node',

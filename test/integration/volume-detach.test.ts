@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
+import { defaultConfig } from '../../src/config/parse.js';
+import { runCheck } from '../../src/cli/check.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -275,6 +277,23 @@ describe('the wait for the volumes after the drain', () => {
     expect(await second.tick).toMatchObject({ kind: 'drain-failed' });
     expect(moved).toBeLessThanOrEqual(8_000);
     expect(parseCycle(node().metadata?.annotations?.[CYCLE_ANNOTATION])).toBeUndefined();
+  });
+});
+
+describe('kured-ts check --node', () => {
+  it('shows the volumes the wait after the drain would wait for, and those of the pods it leaves', async () => {
+    const out: string[] = [];
+    const io = {
+      kube: server.kubeInMemory(),
+      out: (l: string) => out.push(l),
+      clock: new FakeClock(new Date()),
+    };
+    await runCheck({ node: 'n1', config: { ...defaultConfig(), blockOnPdb: false } }, io);
+    expect(out.find((l) => l.trimStart().startsWith('volumes '))).toMatch(
+      new RegExp(
+        `volumes +ok +after the drain the reboot waits until detached: ${escape(WEB_VOLUME)} \\(at most --volume-detach-timeout 10m\\); not waited for \\(pods left on the node\\): ${escape(DS_VOLUME)}$`,
+      ),
+    );
   });
 });
 

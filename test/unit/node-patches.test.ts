@@ -76,6 +76,7 @@ describe('taint patches', () => {
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date('2026-01-05T10:00:00Z') }],
       labels: { a: 'b' },
       annotations: {},
+      volumes: { attached: [], inUse: [] },
     });
     expect(toNodeState({})).toMatchObject({ name: '', unschedulable: false, taints: [], bootID: '' });
   });
