@@ -164,7 +164,8 @@ export interface AgentViews {
   fingerprint(): string | undefined;
   /**
    * Which of the views has heard nothing from the API server for longer than its staleness bound, in
-   * words ("Node n1: nothing heard for 95 s (watch: 429 …)"); undefined when none has. The status
+   * words that stay the same while it is stale ("Node n1: nothing heard for more than 90 s (the log
+   * says why)"); undefined when none has. The status
    * says it (`kured-ts status`).
    */
   stale(): string | undefined;

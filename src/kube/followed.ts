@@ -14,6 +14,9 @@ import { isForbidden, statusMessage } from './errors.js';
 import type { WatchEvent } from './kube.js';
 import { Reflector, type ListWatch, type Listed, type ReflectorHandler } from './reflector.js';
 
+/** How often kube-apiserver sends a bookmark to a watch that asks for them (its cacher's bookmarkFrequency). */
+const BOOKMARK_EVERY_MS = 60_000;
+
 /** After a 403 on a list or watch, following starts again this much later. */
 const FORBIDDEN_RETRY_MS = 15 * 60_000;
 
@@ -73,7 +76,12 @@ export class Followed<T> {
         clock: this.o.clock,
         log: this.o.log,
         random: this.o.random,
-        ...(this.o.silenceMs === undefined ? {} : { silenceMs: this.o.silenceMs }),
+        ...(this.o.silenceMs === undefined
+          ? {}
+          : {
+              silenceMs: this.o.silenceMs,
+              relistAfterMs: Math.max(0, this.o.silenceMs - BOOKMARK_EVERY_MS),
+            }),
       });
       this.reflector = reflector;
       await reflector.run(this.handler(), both, from === undefined ? {} : { from });
@@ -112,8 +120,8 @@ export class Followed<T> {
     const r = this.reflector;
     const bound = this.o.silenceMs;
     if (r === undefined || bound === undefined || r.ageMs() <= bound) return undefined;
-    const failure = r.lastFailure === '' ? '' : ` (${r.lastFailure.slice(0, 160)})`;
-    return `${this.source.what}: nothing heard for ${Math.round(r.ageMs() / 1000)} s${failure}`;
+    // the words stay the same while it is stale: the status that carries them is not rewritten
+    return `${this.source.what}: nothing heard for more than ${Math.round(bound / 1000)} s (the log says why)`;
   }
 
   /** The objects as followed; undefined while not following. */

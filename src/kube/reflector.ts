@@ -31,6 +31,9 @@ export const WATCH_MAX_BACKOFF_MS = 30_000;
  */
 export const WATCH_SILENCE_MS = 90_000;
 
+/** Watches failed in a row that are said as a warning (once per spell, with the last failure). */
+const FAILING_WATCHES = 5;
+
 /** A whole list and the resourceVersion of the snapshot it was cut from. */
 export interface Listed<T> {
   items: T[];
@@ -75,6 +78,13 @@ export interface ReflectorOptions {
    * minute to a watch that asks for them. Default: none (the transport's bound on the watch holds).
    */
   silenceMs?: number;
+  /**
+   * A new watch is preceded by a list when the reflector last heard from the API server longer ago
+   * than this: a new watch brings its first bookmark only a minute after it opens, so a view whose
+   * age must stay within silenceMs is read afresh (one GET for one object) instead of answering
+   * "stale" until then. Default: never (a new watch from the last version seen).
+   */
+  relistAfterMs?: number;
 }
 
 /** Where a reflector starts: a list the caller already holds (no list first), or nothing. */
@@ -114,6 +124,8 @@ export class Reflector<T> {
   private lastError = '';
   /** The warning of a view blind past the silence bound was given (said once per spell). */
   private staleSaid = false;
+  /** The warning of watches failing in a row was given (said once per spell, until one holds). */
+  private failingSaid = false;
 
   /** When it was made (monotonic ms): the age of a view that never listed counts from it. */
   private readonly madeMs: number;
@@ -166,7 +178,9 @@ export class Reflector<T> {
     if (aborted(signal)) return run.resourceVersion;
     this.failures = run.failed ? this.failures + 1 : 0;
     if (run.failed) this.blind(run.error ?? 'watch ended at once');
-    return run.gone || this.o.relistEachRound === true ? undefined : run.resourceVersion;
+    this.sayFailing(run.failed);
+    const old = this.o.relistAfterMs !== undefined && this.ageMs() > this.o.relistAfterMs;
+    return run.gone || old || this.o.relistEachRound === true ? undefined : run.resourceVersion;
   }
 
   /** The pause before the next list or watch: 0 after a healthy round, else the back-off so far. */
@@ -205,6 +219,24 @@ export class Reflector<T> {
   private following(): void {
     this.blindFrom = undefined;
     this.heardAgain();
+  }
+
+  /**
+   * Watches failing in a row are said once as a warning (also while lists keep the view fresh,
+   * relistAfterMs), and a watch that holds again once.
+   */
+  private sayFailing(failed: boolean): void {
+    if (failed && this.failures >= FAILING_WATCHES && !this.failingSaid) {
+      this.failingSaid = true;
+      this.o.log.warn('watch keeps failing', {
+        what: this.source.what,
+        failures: this.failures,
+        error: this.lastError,
+      });
+    } else if (!failed && this.failingSaid) {
+      this.failingSaid = false;
+      this.o.log.info('watch holds again', { what: this.source.what });
+    }
   }
 
   /** It hears from the API server again (a list, an event, a bookmark): a stale spell said is over. */
@@ -270,7 +302,10 @@ export class Reflector<T> {
         resourceVersion,
         (event) => {
           silence.heard();
-          if (event.type !== 'ERROR') this.heardAgain();
+          if (event.type !== 'ERROR') {
+            this.heardAgain();
+            this.sayFailing(false);
+          }
           this.take(event, run, handler, stop);
         },
         both,
