@@ -1,6 +1,6 @@
 // What the agent is built from: the flags its reboot cycle reads and the seams it talks to.
 // (Apart from agent.ts and decision/, which both use them.)
-import type { KeptVolumes } from '../volumes/volumes.js';
+import type { VolumeReads } from '../volumes/volumes.js';
 import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
@@ -127,10 +127,10 @@ export interface AgentDeps {
   /** --health-check, judged again after the reboot (the wave's soak). */
   checks?: HealthChecks;
   /**
-   * The volumes of the pods the drain leaves on the node (src/drain/kept-volumes.ts): the wait for
+   * The volumes of the pods the drain leaves on the node (src/drain/volume-reads.ts): the wait for
    * the volumes after the drain does not wait for them. Absent: none are kept.
    */
-  volumes?: KeptVolumes;
+  volumes?: VolumeReads;
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */

@@ -20,7 +20,7 @@ import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { RolloutRestarter } from '../drain/rollout-restart.js';
 import { KubeDrainer } from '../drain/kube-drainer.js';
-import { KubeKeptVolumes } from '../drain/kept-volumes.js';
+import { KubeVolumeReads } from '../drain/volume-reads.js';
 import { KubeLoadBalancers } from '../drain/load-balancers.js';
 import type { ShutdownSettings } from '../host/shutdown.js';
 import type { FleetLock } from '../fleetlock/fleetlock.js';
@@ -270,7 +270,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     lock: createLock(config, io, coordinator),
     node,
     drainer: drainerOf(config, io, views),
-    volumes: new KubeKeptVolumes({ kube, nodeId }),
+    volumes: new KubeVolumeReads({ kube, nodeId }),
     loadBalancers: new KubeLoadBalancers(kube),
     ...restarterOf(config, io),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),

@@ -4,7 +4,7 @@
 // of the cluster and only renders what they return; the lines beside it show every blocker's answer,
 // not only the first. Changes nothing: the Kube it runs on refuses every write (ReadOnlyKube), so a
 // mistake here cannot touch the cluster.
-import { KubeKeptVolumes } from '../drain/kept-volumes.js';
+import { KubeVolumeReads } from '../drain/volume-reads.js';
 import { judgeVolumes, volumeList } from '../volumes/volumes.js';
 import { shortDuration } from '../text/duration.js';
 import { judges, type Blocker } from '../blockers/blocker.js';
@@ -190,7 +190,7 @@ async function evaluateVolumes(
   const rules = { podSelector: config.drainPodSelector, rules: config.drainRules };
   const leaves = (pod: V1Pod): boolean =>
     ['skip', 'ignore'].includes(planDrain([pod], rules)[0]?.action ?? '');
-  const kept = await new KubeKeptVolumes({ kube, nodeId: node.metadata?.name ?? '' }).kept(signal, leaves);
+  const kept = await new KubeVolumeReads({ kube, nodeId: node.metadata?.name ?? '' }).kept(signal, leaves);
   const judged = judgeVolumes(volumes, kept);
   const left =
     judged.kept.length === 0 ? '' : `; not waited for (pods left on the node): ${volumeList(judged.kept)}`;

@@ -5,7 +5,7 @@
 // xfs log comes back dirty, an RWO volume waits out the 6-minute force-detach on its new node).
 // Read from the node's own status, which the agent follows anyway: the wait costs no request. The
 // volumes of the pods the drain leaves on purpose (DaemonSet pods, mirror pods, pods a drain rule
-// skips) cannot detach: they are named and not waited for (KeptVolumes).
+// skips) cannot detach: they are named and not waited for (VolumeReads).
 
 /** The most volume names a reason lists (a node's status is written by its kubelet: bounded). */
 const LISTED_MAX = 8;
@@ -26,10 +26,16 @@ export interface VolumesJudged {
   kept: string[];
 }
 
-/** The volumes of the pods left on the node after the drain, by unique name. */
-export interface KeptVolumes {
+/** What the wait reads beyond the node's status: the pods left's volumes, and the detaches still running. */
+export interface VolumeReads {
   /** Unique names (`kubernetes.io/csi/<driver>^<handle>`) of the volumes the node's pods left use. */
   kept(signal?: AbortSignal): Promise<Set<string>>;
+  /**
+   * Of these CSI volumes, those whose VolumeAttachment to this node still exists: the attach-detach
+   * controller drops a volume from the node's status before the CSI detach runs, and deletes its
+   * VolumeAttachment once the detach succeeded. Throws when it cannot tell (the wait asks again).
+   */
+  detaching(names: readonly string[], signal?: AbortSignal): Promise<string[]>;
 }
 
 /** Sorts the node's attached and in-use volumes into those waited for and those kept. */
@@ -50,4 +56,10 @@ export function volumeList(names: readonly string[]): string {
 /** The unique name the kubelet and the attach-detach controller give a CSI persistent volume. */
 export function csiVolumeName(driver: string, handle: string): string {
   return `kubernetes.io/csi/${driver}^${handle}`;
+}
+
+/** The driver and handle of a CSI volume's unique name; undefined for any other volume. */
+export function csiParts(name: string): { driver: string; handle: string } | undefined {
+  const m = /^kubernetes\.io\/csi\/([^^]+)\^(.+)$/.exec(name);
+  return m === null ? undefined : { driver: m[1] ?? '', handle: m[2] ?? '' };
 }

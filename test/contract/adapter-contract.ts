@@ -1,7 +1,8 @@
 // The adapter contract: what src/kube, src/node and src/lock promise of the API server, asserted on
 // outcomes only (what the server stores), so that the same cases run against the fake API server
 // (test/integration/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
-import { KubeKeptVolumes } from '../../src/drain/kept-volumes.js';
+import { createHash } from 'node:crypto';
+import { KubeVolumeReads } from '../../src/drain/volume-reads.js';
 import { csiVolumeName } from '../../src/volumes/volumes.js';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { SystemClock } from '../../src/clock/clock.js';
@@ -316,11 +317,13 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
   describe('the volumes after the drain (issue 54)', () => {
     const DRIVER = 'driver.longhorn.io';
     const volume = csiVolumeName(DRIVER, 'pv-data');
+    /** The name the attach-detach controller gives it: csi-<sha256 of handle, driver and node>. */
+    const attachmentName = `csi-${createHash('sha256').update(`pv-data${DRIVER}${NODE}`).digest('hex')}`;
     /** The attach-detach controller's record of pv-data attached to the node. */
     const attachment = {
       apiVersion: 'storage.k8s.io/v1',
       kind: 'VolumeAttachment',
-      metadata: { name: 'csi-pv-data' },
+      metadata: { name: attachmentName },
       spec: { attacher: DRIVER, nodeName: NODE, source: { persistentVolumeName: 'pv-data' } },
     };
 
@@ -331,12 +334,17 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
         volumesInUse: [volume],
       });
       expect((await ops().get()).volumes).toEqual({ attached: [volume], inUse: [volume] });
+      const reads = new KubeVolumeReads({ kube, nodeId: NODE });
+      expect(await reads.detaching([volume])).toEqual([volume]);
       // the kubelet unmounts, then the controller detaches and deletes its record
       await cluster.patchStatus('nodes', undefined, NODE, { volumesInUse: [] });
       expect((await ops().get()).volumes).toEqual({ attached: [volume], inUse: [] });
-      await cluster.forceDelete('volumeattachments', undefined, 'csi-pv-data');
       await cluster.patchStatus('nodes', undefined, NODE, { volumesAttached: [] });
       expect((await ops().get()).volumes).toEqual({ attached: [], inUse: [] });
+      // gone from the status before the CSI detach ends: still detaching while its record stands
+      expect(await reads.detaching([volume])).toEqual([volume]);
+      await cluster.forceDelete('volumeattachments', undefined, attachmentName);
+      expect(await reads.detaching([volume])).toEqual([]);
     });
 
     it('names the CSI volume of a claim that a pod left on the node mounts, from its claim and bound volume', async () => {
@@ -378,7 +386,7 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
         },
         spec: { ...left.spec, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] },
       });
-      expect([...(await new KubeKeptVolumes({ kube, nodeId: NODE }).kept())]).toEqual([volume]);
+      expect([...(await new KubeVolumeReads({ kube, nodeId: NODE }).kept())]).toEqual([volume]);
     });
   });
 

@@ -1136,10 +1136,16 @@ const PERMISSIONS: Record<
 > = {
   getNode: { group: '', resource: 'nodes', verb: 'get', agent: 'cluster' },
   // getObject, the seam's read of any object, by what reads it: the wait for the volumes after the
-  // drain reads the claims of the pods the drain leaves and their volumes (src/drain/kept-volumes.ts)
+  // drain reads the claims of the pods the drain leaves and their volumes (src/drain/volume-reads.ts)
   'getObject persistentvolumeclaims': {
     group: '',
     resource: 'persistentvolumeclaims',
+    verb: 'get',
+    agent: 'cluster',
+  },
+  'getObject volumeattachments': {
+    group: 'storage.k8s.io',
+    resource: 'volumeattachments',
     verb: 'get',
     agent: 'cluster',
   },
@@ -1204,6 +1210,7 @@ const CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['services'], verbs: ['list'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims', 'persistentvolumes'], verbs: ['get'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['volumeattachments'], verbs: ['get'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -4,6 +4,7 @@
 // Through the real client against the fake API server, which serves the claims and volumes and keeps
 // the Node's status as kube-apiserver does; the test plays the attach-detach controller and the
 // kubelet. The rebooter checks the invariant at the moment of the reboot (DESIGN §2.8).
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
@@ -180,6 +181,30 @@ describe('the wait for the volumes after the drain', () => {
       await run.next();
     }
     detach(WEB_VOLUME);
+    await run.next();
+    expect((await run.tick).kind).toBe('rebooting');
+    expect(attachedAtReboot).toEqual([[DS_VOLUME]]);
+  });
+
+  it("waits while a volume gone from the node's status still has its VolumeAttachment (the CSI detach still running)", async () => {
+    const name = `csi-${createHash('sha256').update(`pv-web${DRIVER}n1`).digest('hex')}`;
+    server.create('volumeattachments', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'VolumeAttachment',
+      metadata: { name },
+      spec: { attacher: DRIVER, nodeName: 'n1', source: { persistentVolumeName: 'pv-web' } },
+    });
+    const clock = new FakeClock(new Date());
+    const run = ticking(clock);
+    await run.waiting();
+    // the controller drops the volume from the status first, then runs the CSI detach
+    detach(WEB_VOLUME);
+    await run.next();
+    await run.next();
+    expect(run.settled()).toBe(false);
+    expect(status()?.reason).toContain(`reboot waits: ${WEB_VOLUME} still attached`);
+    // the detach ends: the controller deletes its record
+    server.delete('volumeattachments', undefined, name);
     await run.next();
     expect((await run.tick).kind).toBe('rebooting');
     expect(attachedAtReboot).toEqual([[DS_VOLUME]]);

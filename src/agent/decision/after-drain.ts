@@ -17,6 +17,7 @@ export async function waitsAfterDrain(
   pass: Pass,
   record: CycleRecord,
   drained: DrainResult,
+  attachedBefore: readonly string[],
 ): Promise<Outcome | undefined> {
   const held = await holdAfterDrain(pass, record);
   if (held !== undefined) {
@@ -24,7 +25,7 @@ export async function waitsAfterDrain(
       ? abortBeforeReboot(pass, record, held.lost)
       : drainFailed(pass, record, drained, { why: held.timedOut, holdKeys: held.keys });
   }
-  const detached = await waitForVolumes(pass, record);
+  const detached = await waitForVolumes(pass, record, attachedBefore);
   return detached === undefined ? undefined : afterVolumeWait(pass, record, drained, detached);
 }
 

@@ -39,6 +39,7 @@ import { reportFallback, summaryOf } from './drain-report.js';
 import { endFailedDrain } from './drain-failed.js';
 import { withoutWaitsAfterDrain } from './hold.js';
 import { waitsAfterDrain } from './after-drain.js';
+import { attachedTo } from './volume-wait.js';
 import { abortBeforeReboot } from './cycle-end.js';
 import { requestReboot } from './request-reboot.js';
 import { restartSingleReplicas } from './single-replicas.js';
@@ -215,6 +216,8 @@ export async function toReboot(pass: Pass, record: CycleRecord, first: Step): Pr
  */
 export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Drained> {
   const { drainer, metrics, clock } = pass.deps;
+  // what was attached when the drain began: the status may drop a volume before its detach ends
+  const attachedBefore = attachedTo(pass.node);
   await leaveLoadBalancers(pass, given); //   out of the load balancers: --lb-drain-wait when they exist
   // --single-replica restart: single replicas restarted elsewhere first (marked in the record)
   const { record } = await restartSingleReplicas(pass, given);
@@ -237,7 +240,7 @@ export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Dra
   if (!drained.ok && !pass.config.forceReboot)
     return { outcome: await endFailedDrain(pass, record, drained) };
   // the hold (an external worker's annotation), then the volumes of the evicted pods detached
-  const stopped = await waitsAfterDrain(pass, record, drained);
+  const stopped = await waitsAfterDrain(pass, record, drained, attachedBefore);
   if (stopped !== undefined) return { outcome: stopped };
   if (pass.config.rebootDelayMs > 0) await clock.sleep(pass.config.rebootDelayMs, pass.signal);
   // kept in the record (written with the count): the history's drain time and what it did with the pods

@@ -7,9 +7,11 @@
 import { shortDuration } from '../../text/duration.js';
 import { judgeVolumes, volumeList, type VolumesJudged } from '../../volumes/volumes.js';
 import type { CycleRecord } from '../../node/cycle.js';
+import type { NodeState } from '../../node/node.js';
 import { waitStart } from './hold.js';
 import type { Pass } from './pass.js';
 import type { Outcome } from '../outcome.js';
+import { errorText } from '../../text/error-text.js';
 
 /** How often the wait looks again without a watch of the Node (with one: at each change, at most this). */
 const VOLUME_POLL_MS = 2_000;
@@ -27,12 +29,20 @@ async function judged(pass: Pass, kept: ReadonlySet<string>): Promise<VolumesJud
 }
 
 /**
- * The volumes of the pods left on the node, asked about only when something is attached at all
- * (most nodes: nothing, and no question); undefined when nothing is.
+ * The volumes of the pods left, or undefined when they cannot be told now (a claim that cannot be
+ * read: a 429, a 403 of an older chart): the wait then waits for every volume and asks again.
  */
-async function keptIfAttached(pass: Pass): Promise<Set<string> | undefined> {
-  if ((await judged(pass, new Set())).waiting.length === 0) return undefined;
-  return (await pass.deps.volumes?.kept(pass.signal)) ?? new Set<string>();
+async function keptNow(pass: Pass): Promise<Set<string> | undefined> {
+  try {
+    return (await pass.deps.volumes?.kept(pass.signal)) ?? new Set<string>();
+  } catch (err) {
+    pass.signal?.throwIfAborted();
+    pass.deps.logger.warn('cannot tell the volumes of the pods left on the node', {
+      node: pass.config.nodeId,
+      error: errorText(err),
+    });
+    return undefined;
+  }
 }
 
 /**
@@ -59,33 +69,97 @@ function waiting(volumes: VolumesJudged, sinceMs: number, timeoutMs: number): Ou
   };
 }
 
+/** The volumes attached to `node` as last read. */
+export function attachedTo(node: NodeState): string[] {
+  return [...(node.volumes?.attached ?? [])];
+}
+
+/** What the wait has learnt so far: the volumes of the pods left (once told), those it has waited for. */
+interface WaitState {
+  kept: Set<string> | undefined;
+  /** Every volume it has seen attached or in use (and those attached before the drain). */
+  seen: Set<string>;
+  since: number | undefined;
+}
+
 /**
- * Waits while volumes of the evicted pods are attached to the node or in use on it, looking again at
- * each change of the followed Node (VOLUME_POLL_MS without a watch), checking the slot each time and
- * reporting 'waiting-for-volumes' with the volumes and how long. Resolves to undefined once none is
- * left (at once with --volume-detach-timeout 0, or none attached), else to why it stopped.
+ * Of the volumes seen, those still detaching: gone from the node's status, their VolumeAttachment
+ * still there (the controller drops a volume from the status before the CSI detach runs). When that
+ * cannot be told now, all of them (fail safe; asked again at the next look).
  */
-export async function waitForVolumes(pass: Pass, record: CycleRecord): Promise<VolumeWaitEnd | undefined> {
+async function detachingNow(pass: Pass, seen: readonly string[]): Promise<string[]> {
+  if (seen.length === 0) return [];
+  try {
+    return (await pass.deps.volumes?.detaching(seen, pass.signal)) ?? [];
+  } catch (err) {
+    pass.signal?.throwIfAborted();
+    pass.deps.logger.warn('cannot tell whether the volumes are detached', {
+      node: pass.config.nodeId,
+      error: errorText(err),
+    });
+    return [...seen];
+  }
+}
+
+/** One look: the volumes still waited for (attached, in use, or still detaching); undefined: none. */
+async function look(pass: Pass, state: WaitState): Promise<VolumesJudged | undefined> {
+  // the pods left are asked about only once something is or was attached (most nodes: nothing)
+  if (state.seen.size === 0 && (await judged(pass, new Set())).waiting.length === 0) return undefined;
+  state.kept ??= await keptNow(pass);
+  const kept = state.kept ?? new Set<string>();
+  const volumes = await judged(pass, kept);
+  for (const v of volumes.waiting) state.seen.add(v);
+  if (volumes.waiting.length > 0) return volumes;
+  const detaching = await detachingNow(
+    pass,
+    [...state.seen].filter((v) => !kept.has(v)),
+  );
+  return detaching.length === 0 ? undefined : { ...volumes, waiting: detaching };
+}
+
+/** The timeout passed, or the slot is lost: why the wait stops; undefined: it goes on. */
+async function stopped(
+  pass: Pass,
+  record: CycleRecord,
+  volumes: VolumesJudged,
+  since: number,
+): Promise<VolumeWaitEnd | undefined> {
+  const timeout = pass.config.volumeDetachTimeoutMs;
+  const waitedMs = Math.max(0, pass.deps.clock.now().getTime() - since);
+  if (waitedMs >= timeout) {
+    const timedOut = `${volumeList(volumes.waiting)} still attached ${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
+    return { timedOut, volumes: volumes.waiting, action: pass.config.volumeDetachTimeoutAction };
+  }
+  const lost = await pass.slotStillOurs(record);
+  return lost === undefined ? undefined : { lost: `${lost} while waiting for volumes to detach` };
+}
+
+/**
+ * Waits while volumes of the evicted pods are attached to the node, in use on it, or still detaching
+ * (their VolumeAttachment still there), looking again at each change of the followed Node
+ * (VOLUME_POLL_MS without a watch), checking the slot each time and reporting 'waiting-for-volumes'
+ * with the volumes. `before`: the volumes attached when the drain began (the status may have dropped
+ * them by the first look while their detach still runs). Resolves to undefined once none is left (at
+ * once with --volume-detach-timeout 0), else to why it stopped.
+ */
+export async function waitForVolumes(
+  pass: Pass,
+  record: CycleRecord,
+  before: readonly string[] = [],
+): Promise<VolumeWaitEnd | undefined> {
   const timeout = pass.config.volumeDetachTimeoutMs;
   if (timeout <= 0) return undefined;
-  const kept = await keptIfAttached(pass);
-  if (kept === undefined) return undefined;
-  let since: number | undefined;
+  const state: WaitState = { kept: undefined, seen: new Set(before), since: undefined };
   for (;;) {
     const version = pass.deps.views?.version();
-    const volumes = await judged(pass, kept);
-    if (volumes.waiting.length === 0) return undefined;
-    since ??= await waitStart(pass, record, 'volumesSince');
-    const waitedMs = Math.max(0, pass.deps.clock.now().getTime() - since);
-    if (waitedMs >= timeout) {
-      const timedOut = `${volumeList(volumes.waiting)} still attached ${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
-      return { timedOut, volumes: volumes.waiting, action: pass.config.volumeDetachTimeoutAction };
-    }
-    const lost = await pass.slotStillOurs(record);
-    if (lost !== undefined) return { lost: `${lost} while waiting for volumes to detach` };
+    const volumes = await look(pass, state);
+    if (volumes === undefined) return undefined;
+    state.since ??= await waitStart(pass, record, 'volumesSince');
+    const end = await stopped(pass, record, volumes, state.since);
+    if (end !== undefined) return end;
     // the status names the volumes and when the wait began, not for how long: a look that finds the
     // same volumes writes nothing
-    await pass.env.progress.report(waiting(volumes, since, timeout), pass.signal);
-    await nextLook(pass, version, timeout - waitedMs);
+    await pass.env.progress.report(waiting(volumes, state.since, timeout), pass.signal);
+    await nextLook(pass, version, timeout - Math.max(0, pass.deps.clock.now().getTime() - state.since));
   }
 }

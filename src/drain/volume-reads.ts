@@ -1,11 +1,14 @@
-// KeptVolumes over the API server: the pods still on the node after the drain (not terminating, not
+// VolumeReads over the API server: the pods still on the node after the drain (not terminating, not
 // finished: the DaemonSet pods, mirror pods and pods a drain rule skipped) and, for each of their
 // PersistentVolumeClaims, the CSI volume bound to it (a GET of the claim and of its volume). A node
 // whose pods left use no claim, the usual case, costs no request beyond the list of its pods, which
-// the agent's own view of its pods answers. A claim or volume that cannot be read is not kept: the
-// reboot waits for it like any other, and names it if it never detaches (fail safe).
+// the agent's own view of its pods answers. A claim or volume that is gone keeps nothing; one that
+// cannot be read now fails the question, which the wait asks again at its next look (meanwhile it
+// waits for every volume: fail safe).
 import type { Kube, V1Pod } from '../kube/kube.js';
-import { csiVolumeName, type KeptVolumes } from '../volumes/volumes.js';
+import { createHash } from 'node:crypto';
+import { isForbidden, isNotFound } from '../kube/errors.js';
+import { csiParts, csiVolumeName, type VolumeReads } from '../volumes/volumes.js';
 
 /** Is the pod still on the node for good (not being deleted, not finished)? */
 function stays(pod: V1Pod): boolean {
@@ -16,9 +19,13 @@ function stays(pod: V1Pod): boolean {
 /** The claims a pod mounts, as namespace/name. */
 function claimsOf(pod: V1Pod): { namespace: string; name: string }[] {
   const namespace = pod.metadata?.namespace ?? 'default';
-  return (pod.spec?.volumes ?? []).flatMap((v) =>
-    v.persistentVolumeClaim === undefined ? [] : [{ namespace, name: v.persistentVolumeClaim.claimName }],
-  );
+  const podName = pod.metadata?.name ?? '';
+  return (pod.spec?.volumes ?? []).flatMap((v) => {
+    if (v.persistentVolumeClaim !== undefined)
+      return [{ namespace, name: v.persistentVolumeClaim.claimName }];
+    // a generic ephemeral volume's claim is named after the pod and the volume
+    return v.ephemeral === undefined ? [] : [{ namespace, name: `${podName}-${v.name}` }];
+  });
 }
 
 /** A string at `path` in an unknown JSON object; undefined when it is not one. */
@@ -31,7 +38,18 @@ function stringAt(value: unknown, path: readonly string[]): string | undefined {
   return typeof at === 'string' && at !== '' ? at : undefined;
 }
 
-export class KubeKeptVolumes implements KeptVolumes {
+/**
+ * The name the attach-detach controller gives the VolumeAttachment of a CSI volume on a node
+ * (kubernetes' csi_attacher: `csi-` and the hex SHA-256 of handle, driver and node): read by name,
+ * no list of the fleet's attachments.
+ */
+function attachmentName(csi: { driver: string; handle: string }, node: string): string {
+  return `csi-${createHash('sha256').update(`${csi.handle}${csi.driver}${node}`).digest('hex')}`;
+}
+
+export class KubeVolumeReads implements VolumeReads {
+  /** 403 on VolumeAttachments: not asked again (the node's status alone judges). */
+  private attachmentsForbidden = false;
   constructor(
     private readonly o: {
       kube: Pick<Kube, 'listPods' | 'getObject'>;
@@ -51,10 +69,43 @@ export class KubeKeptVolumes implements KeptVolumes {
     );
     const names = new Set<string>();
     for (const claim of pods.filter(left).flatMap(claimsOf)) {
-      const name = await this.volumeOf(claim, signal).catch(() => undefined);
+      // a claim or volume gone (404) keeps nothing; any other failure is thrown: asked again later
+      const name = await this.volumeOf(claim, signal).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
       if (name !== undefined) names.add(name);
     }
     return names;
+  }
+
+  async detaching(names: readonly string[], signal?: AbortSignal): Promise<string[]> {
+    const get = this.o.kube.getObject;
+    if (get === undefined || this.attachmentsForbidden) return [];
+    const still: string[] = [];
+    for (const name of names) {
+      const csi = csiParts(name);
+      if (csi === undefined) continue;
+      const ref = {
+        group: 'storage.k8s.io',
+        version: 'v1',
+        resource: 'volumeattachments',
+        name: attachmentName(csi, this.o.nodeId),
+      };
+      try {
+        await get.call(this.o.kube, ref, signal);
+        still.push(name);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        // a chart without `get volumeattachments` (older than this agent): the status alone, said once
+        if (isForbidden(err)) {
+          this.attachmentsForbidden = true;
+          return [];
+        }
+        throw err;
+      }
+    }
+    return still;
   }
 
   /** The unique name of the CSI volume bound to `claim`; undefined when it has none or is not CSI. */
