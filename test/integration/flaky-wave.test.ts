@@ -110,8 +110,10 @@ async function flakyWave(seed: number): Promise<WaveRun> {
     agentRun.abort();
     // the pod starts again after the boot; the kubelet says Ready a moment later
     setTimeout(() => {
+      if (stop.signal.aborted) return;
       start(name);
       setTimeout(() => {
+        if (stop.signal.aborted) return;
         const up = node(name);
         up.status = { ...up.status, conditions: [{ type: 'Ready', status: 'True' }] };
         server.update('nodes', up);
