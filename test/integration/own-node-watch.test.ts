@@ -103,6 +103,27 @@ function views(how: Break = 'none'): OwnViews {
   return v;
 }
 
+/**
+ * n1's agent as the daemon runs it (its views' watches open) until the test ends; with a quiet break,
+ * a staleness bound short enough for a test. Its host asks for a reboot when `required`, and takes a
+ * reboot request then (doing nothing); otherwise a reboot request fails the agent's pass.
+ */
+function runDaemon(config: Config, how: Break, o: { random: () => number; required: boolean }): void {
+  const deps = createAgentDeps(config, {
+    kube: client,
+    clock: new SystemClock(),
+    logger: new MemoryLogger(),
+    metrics: new RecordingMetrics(),
+    random: o.random,
+    sentinel: { rebootRequired: () => Promise.resolve({ required: o.required }) },
+    rebooter: {
+      reboot: () => (o.required ? Promise.resolve() : Promise.reject(new Error('no second reboot'))),
+    },
+    ...(QUIET.has(how) ? { viewSilenceMs: 1_500 } : {}),
+  });
+  void new Agent(config, deps).run(stop.signal);
+}
+
 function drainer(v: OwnViews, timeoutMs: number): KubeDrainer {
   return new KubeDrainer({
     kube: v.kube,
@@ -243,17 +264,7 @@ describe('the readiness wait after the reboot, following its Node', () => {
       onPostRebootTimeout: 'release',
       ...overrides,
     });
-    const deps = createAgentDeps(config, {
-      kube: client,
-      clock: new SystemClock(),
-      logger: new MemoryLogger(),
-      metrics: new RecordingMetrics(),
-      random,
-      sentinel: { rebootRequired: () => Promise.resolve({ required: false }) },
-      rebooter: { reboot: () => Promise.reject(new Error('no second reboot')) },
-      ...(QUIET.has(how) ? { viewSilenceMs: 1_500 } : {}),
-    });
-    void new Agent(config, deps).run(stop.signal);
+    runDaemon(config, how, { random, required: false });
   }
 
   it('sees the node Ready from its watch: no GET of its Node while it waits', async () => {
@@ -404,22 +415,12 @@ describe('the wait for a slot, following the lock', () => {
       server.create<V1Node>('nodes', readyNode('n9'));
       holdLock('n9');
       const config = testConfig({ nodeId: 'n1', periodMs: 3_600_000, lockQueue: 'none', blockOnPdb: false });
-      const deps = createAgentDeps(config, {
-        kube: client,
-        clock: new SystemClock(),
-        logger: new MemoryLogger(),
-        metrics: new RecordingMetrics(),
-        random: () => 0.05,
-        sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
-        rebooter: { reboot: () => Promise.resolve() },
-        ...(QUIET.has(how) ? { viewSilenceMs: 1_500 } : {}),
-      });
-      void new Agent(config, deps).run(stop.signal);
+      // the first lock attempt comes within a minute of the start (spread): random 0.05 is 3 s
+      runDaemon(config, how, { random: () => 0.05, required: true });
       const waiting = (): boolean =>
         parseStatus(server.get<V1Node>('nodes', undefined, 'n1')?.metadata?.annotations?.[STATUS_ANNOTATION])
           ?.phase === 'waiting-for-lock';
-      // the first lock attempt comes within a minute of the start (spread): random 0.5 is 30 s
-      await waitFor(waiting, 'the agent waits for the slot', 45_000);
+      await waitFor(waiting, 'the agent waits for the slot', 15_000);
       breakWatches(how, '/apis/apps/v1/namespaces/kube-system/daemonsets');
       breakOpenWatches(how, 'daemonsets');
       await new Promise((r) => setTimeout(r, 500));

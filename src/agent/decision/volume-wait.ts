@@ -22,12 +22,6 @@ const VOLUME_WATCHED_MS = 30_000;
 export type VolumeWaitEnd =
   { lost: string } | { timedOut: string; volumes: string[]; action: 'fail' | 'reboot' };
 
-/** The volumes judged on the node as read now (those the pods left use are kept). */
-async function judged(pass: Pass, kept: ReadonlySet<string>): Promise<VolumesJudged> {
-  const node = await pass.readNode();
-  return judgeVolumes(node.volumes ?? { attached: [], inUse: [] }, kept);
-}
-
 /**
  * The volumes of the pods left, or undefined when they cannot be told now (a claim that cannot be
  * read: a 429, a 403 of an older chart): the wait then waits for every volume and asks again.
@@ -103,11 +97,13 @@ async function detachingNow(pass: Pass, seen: readonly string[]): Promise<string
 
 /** One look: the volumes still waited for (attached, in use, or still detaching); undefined: none. */
 async function look(pass: Pass, state: WaitState): Promise<VolumesJudged | undefined> {
+  // one read of the node per look, judged as it is
+  const onNode = (await pass.readNode()).volumes ?? { attached: [], inUse: [] };
   // the pods left are asked about only once something is or was attached (most nodes: nothing)
-  if (state.seen.size === 0 && (await judged(pass, new Set())).waiting.length === 0) return undefined;
+  if (state.seen.size === 0 && judgeVolumes(onNode, new Set()).waiting.length === 0) return undefined;
   state.kept ??= await keptNow(pass);
   const kept = state.kept ?? new Set<string>();
-  const volumes = await judged(pass, kept);
+  const volumes = judgeVolumes(onNode, kept);
   for (const v of volumes.waiting) state.seen.add(v);
   if (volumes.waiting.length > 0) return volumes;
   const detaching = await detachingNow(
