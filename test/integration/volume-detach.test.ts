@@ -210,6 +210,23 @@ describe('the wait for the volumes after the drain', () => {
     expect(attachedAtReboot).toEqual([[DS_VOLUME]]);
   });
 
+  it('reads no VolumeAttachment one by one for a status that lists more volumes than a node attaches, and waits for them all (its kubelet may lie)', async () => {
+    const n = node();
+    const forged = Array.from({ length: 300 }, (_, i) => csiVolumeName(DRIVER, `forged-${String(i)}`));
+    n.status = { ...n.status, volumesInUse: [...(n.status?.volumesInUse ?? []), ...forged] };
+    server.update('nodes', n);
+    const clock = new FakeClock(new Date());
+    const run = ticking(clock, { volumeDetachTimeoutMs: 6_000, onDrainFailure: 'requeue' });
+    await run.waiting();
+    const m = node();
+    m.status = { ...m.status, volumesAttached: [], volumesInUse: [] };
+    server.update('nodes', m);
+    for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
+    expect((await run.tick).kind).toBe('drain-failed');
+    expect(attachedAtReboot).toEqual([]);
+    expect(server.requests.filter((r) => r.path.includes('/volumeattachments/'))).toEqual([]);
+  });
+
   it('reboots without waiting when --volume-detach-timeout is 0, with the volumes attached', async () => {
     const outcome = await agent(new FakeClock(new Date()), { volumeDetachTimeoutMs: 0 }).tick();
     expect(outcome.kind).toBe('rebooting');

@@ -15,6 +15,8 @@ import { errorText } from '../../text/error-text.js';
 
 /** How often the wait looks again without a watch of the Node (with one: at each change, at most this). */
 const VOLUME_POLL_MS = 2_000;
+/** The most VolumeAttachments one look reads (CSI drivers attach at most 128 or so volumes to a node). */
+const ATTACHMENTS_READ_MAX = 256;
 /** With the Node followed, the wait looks again at each change and at least this often. */
 const VOLUME_WATCHED_MS = 30_000;
 
@@ -83,6 +85,9 @@ interface WaitState {
  */
 async function detachingNow(pass: Pass, seen: readonly string[]): Promise<string[]> {
   if (seen.length === 0) return [];
+  // the names come from the node's status, which its kubelet writes: a list longer than any node
+  // attaches is not read one by one (a GET each), it is waited for whole (fail safe)
+  if (seen.length > ATTACHMENTS_READ_MAX) return [...seen];
   try {
     return (await pass.deps.volumes?.detaching(seen, pass.signal)) ?? [];
   } catch (err) {
