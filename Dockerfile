@@ -30,7 +30,7 @@ RUN apt-get update \
  && groupadd --system --gid 65532 kured-ts \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin kured-ts
-COPY --from=build /src/dist/cli.js /src/dist/package.json /app/
+COPY --from=build /src/dist/cli.js /src/dist/cel-worker.js /src/dist/package.json /app/
 COPY --from=build /src/dist/chunks /app/chunks
 COPY LICENSE /app/LICENSE
 ENV NODE_ENV=production

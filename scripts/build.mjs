@@ -14,6 +14,14 @@ await build({
   outdir: 'dist',
   entryPoints: { cli: 'src/cli/cli.ts', 'kubectl-kured_ts': 'src/cli/kubectl-plugin.ts' },
 });
+// The checks' CEL runs in a worker thread under a deadline and a heap cap (src/cel/worker-cel.ts): its
+// script is a bundle of its own, beside cli.js, so that the engine is loaded only in that thread.
+await build({
+  ...common,
+  splitting: false,
+  outdir: 'dist',
+  entryPoints: { 'cel-worker': 'src/cel/cel-worker.ts' },
+});
 chmodSync('dist/cli.js', 0o755);
 chmodSync('dist/kubectl-kured_ts.js', 0o755);
 // dist/ is self-contained (the image copies cli.js, chunks/ and this file, and no node_modules):

@@ -27,7 +27,7 @@ import ts from 'typescript';
  * | 7   | kube, notify, fleetlock, host              | http, clock, log, text                        |
  * | 8   | http                                       | clock, text                                   |
  * | 9   | text, clock, log, selector, window, pause, | nothing                                       |
- * |     | volumes                                    |                                               |
+ * |     | volumes, cel                               |                                               |
  *
  * A new folder goes on a row before its first import; moving a folder up is a change of design.
  * Files directly under the root, outside any folder, are not ranked.
@@ -42,7 +42,7 @@ const LAYERS = [
   ['node', 'events', 'config'],
   ['kube', 'notify', 'fleetlock', 'host'],
   ['http'],
-  ['text', 'clock', 'log', 'selector', 'window', 'pause', 'volumes'],
+  ['text', 'clock', 'log', 'selector', 'window', 'pause', 'volumes', 'cel'],
 ];
 const ROW = new Map(LAYERS.flatMap((folders, row) => folders.map((folder) => [folder, row])));
 

@@ -13,6 +13,8 @@ import { WaveCensus } from '../lock/wave-census.js';
 import { KubeWaveStore } from '../lock/wave-store.js';
 import { waveTracked } from '../lock/wave-gate.js';
 import { HealthChecks } from '../blockers/health-check.js';
+import type { CelEvaluator } from '../cel/cel.js';
+import { WorkerCel } from '../cel/worker-cel.js';
 import { NoticeFilter } from '../notify/notice-filter.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
 import { NodeTurnGate } from '../queue/turn-gate.js';
@@ -71,6 +73,11 @@ export interface AgentIo {
   viewSilenceMs?: number;
   /** Graceful node shutdown on the host, as read at start (runAgent reads it); published in the status. */
   shutdown?: ShutdownSettings;
+  /**
+   * Where the checks' CEL runs: default WorkerCel (a worker thread under a deadline and a heap cap);
+   * the simulator's in-process agents pass InlineCel.
+   */
+  cel?: CelEvaluator;
 }
 
 /** The views of the agent's own node for `io` (see AgentIo.views); undefined for none. */
@@ -261,7 +268,8 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const nodeId = config.nodeId;
   const node = new KubeNodeOps({ kube, nodeId, clock, log: logger, random });
   const coordinator = coordinatorOf(config, io);
-  const wave = waveDepsOf(config, kube);
+  const cel = io.cel ?? new WorkerCel();
+  const wave = waveDepsOf(config, kube, cel);
   const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   const metrics = metricsOf(io, views);
   return {
@@ -297,12 +305,12 @@ function metricsOf(io: AgentIo, views: OwnViews | undefined): AgentMetrics {
 }
 
 /** The wave's store when a wave is tracked, and the health checks when any is configured. */
-function waveDepsOf(config: Config, kube: Kube): Pick<AgentDeps, 'waves' | 'checks'> {
+function waveDepsOf(config: Config, kube: Kube, cel: CelEvaluator): Pick<AgentDeps, 'waves' | 'checks'> {
   return {
     ...(waveTracked(config)
       ? { waves: new KubeWaveStore({ kube, namespace: config.dsNamespace, name: config.dsName }) }
       : {}),
-    ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks) } : {}),
+    ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks, cel) } : {}),
   };
 }
 

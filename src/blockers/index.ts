@@ -15,6 +15,8 @@ import { PackageManagerBlocker } from './package-manager.js';
 import type { HostFiles } from '../host/host.js';
 import { RebootLoopBlocker } from './reboot-loop.js';
 import { HealthCheckBlocker, HealthChecks } from './health-check.js';
+import type { CelEvaluator } from '../cel/cel.js';
+import { WorkerCel } from '../cel/worker-cel.js';
 
 export type BlockerConfig = Pick<
   Config,
@@ -55,6 +57,8 @@ export function createBlockers(
     node: NodeOps;
     clock: Clock;
     checks?: HealthChecks | undefined;
+    /** Where the checks' CEL runs when `checks` is not given: default WorkerCel. */
+    cel?: CelEvaluator;
     host?: HostFiles | undefined;
   },
 ): Blocker[] {
@@ -99,6 +103,10 @@ export function createBlockers(
     );
   }
   if (config.healthChecks.length > 0)
-    blockers.push(new HealthCheckBlocker(io.checks ?? new HealthChecks(kube, config.healthChecks)));
+    blockers.push(
+      new HealthCheckBlocker(
+        io.checks ?? new HealthChecks(kube, config.healthChecks, io.cel ?? new WorkerCel()),
+      ),
+    );
   return blockers;
 }

@@ -6,6 +6,7 @@ import type { AgentFactory, SimAgentIo } from './simulation-types.js';
 import { pollRebootRequest, REQUEST_POLL_MS, refreshRebootRequired } from '../agent/agent.js';
 import type { ActorClock } from './virtual-time.js';
 import { noMetrics } from '../metrics/agent-metrics.js';
+import { InlineCel } from '../cel/inline-cel.js';
 
 /**
  * The production agent with the simulator's seams (kube, clock, sentinel, rebooter, random, logger).
@@ -17,7 +18,7 @@ function agentFactory(lockQueue: 'fair' | 'none' | undefined): AgentFactory {
     const config = lockQueue === undefined ? given : { ...given, lockQueue };
     // the simulator's watches never hang and send no bookmarks: no silence bound
     const views = io.watchesDeliver === false ? { views: false as const } : {};
-    const deps = createAgentDeps(config, { ...io, ...views, viewSilenceMs: 0 });
+    const deps = createAgentDeps(config, { ...io, ...views, viewSilenceMs: 0, cel: new InlineCel() });
     return new Agent(config, { ...deps, blockers: deps.blockers.map((b) => tracked(b, io)) });
   };
 }

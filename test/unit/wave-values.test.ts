@@ -1,8 +1,7 @@
-// The wave's flag values (src/config/wave-values.ts), the health checks' cost bound, and what the
+// The wave's flag values (src/config/wave-values.ts) and what the
 // notify URL is told (src/notify/notice-filter.ts).
 import { describe, expect, it } from '@jest/globals';
 import { groupOrder, healthCheck, notifyEvents, waveGrowth } from '../../src/config/wave-values.js';
-import { overCostLimit } from '../../src/blockers/health-check.js';
 import { NoticeFilter } from '../../src/notify/notice-filter.js';
 import { NOTIFY_EVENTS, type Notifier, type NotifyEvent } from '../../src/notify/notifier.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -111,21 +110,6 @@ describe('--notify-events', () => {
   });
   it('refuses a kind it does not know, listing those it does', () => {
     expect(() => notifyEvents(['halted'])).toThrow('halted is not one of all, drain, reboot');
-  });
-});
-
-describe('the health checks cost bound', () => {
-  it.each([
-    ['self.status.readyReplicas == self.spec.replicas', 100, undefined],
-    ['self.items.all(i, i.ready)', 100, undefined],
-    ['self.a.all(x, x.b.exists(y, y.c))', 100, undefined],
-    ['self.a.all(x, x.b.exists(y, y.c.all(z, z)))', 100, 'comprehensions nested 3 deep'],
-    ['true', 2 << 20, 'object larger than'],
-    ['x'.repeat(1025), 10, 'longer than 1024'],
-  ] as const)('%s over %i bytes: %s', (expression, bytes, why) => {
-    expect(overCostLimit(expression, bytes)).toEqual(
-      why === undefined ? undefined : expect.stringContaining(why),
-    );
   });
 });
 
