@@ -20,6 +20,7 @@ import type { Sentinel } from '../sentinel/sentinel.js';
 import type { Window } from '../window/window.js';
 import type { WaveStore } from '../lock/wave-store.js';
 import type { HealthChecks } from '../blockers/health-check.js';
+import type { NodeChecks } from '../blockers/node-check.js';
 
 /** The flags the cycle reads (DESIGN §3). */
 export type AgentConfig = Pick<
@@ -126,6 +127,8 @@ export interface AgentDeps {
   waves?: WaveStore;
   /** --health-check, judged again after the reboot (the wave's soak). */
   checks?: HealthChecks;
+  /** --node-check, judged after the drain before the reboot (and at the slot: a blocker). */
+  nodeChecks?: NodeChecks;
   /**
    * The volumes of the pods the drain leaves on the node (src/drain/volume-reads.ts): the wait for
    * the volumes after the drain does not wait for them. Absent: none are kept.

@@ -13,6 +13,7 @@ import { WaveCensus } from '../lock/wave-census.js';
 import { KubeWaveStore } from '../lock/wave-store.js';
 import { waveTracked } from '../lock/wave-gate.js';
 import { HealthChecks } from '../blockers/health-check.js';
+import { NodeChecks } from '../blockers/node-check.js';
 import type { CelEvaluator } from '../cel/cel.js';
 import { WorkerCel } from '../cel/worker-cel.js';
 import { NoticeFilter } from '../notify/notice-filter.js';
@@ -270,15 +271,24 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const coordinator = coordinatorOf(config, io);
   const cel = io.cel ?? new WorkerCel();
   const wave = waveDepsOf(config, kube, cel);
+  const storage = nodeChecksOf(config, kube, cel);
   const notifier = io.notifier ?? createNotifier(config.notifyUrl, { logger, clock, proxy: config.proxy });
   const metrics = metricsOf(io, views);
   return {
     sentinel: io.sentinel ?? createSentinel(config),
-    blockers: createBlockers(config, { kube, node, clock, checks: wave.checks, host: io.host }),
+    blockers: createBlockers(config, {
+      kube,
+      node,
+      clock,
+      checks: wave.checks,
+      nodeChecks: storage.nodeChecks,
+      host: io.host,
+    }),
     lock: createLock(config, io, coordinator),
     node,
     drainer: drainerOf(config, io, views),
     volumes: new KubeVolumeReads({ kube, nodeId }),
+    ...storage,
     loadBalancers: new KubeLoadBalancers(kube),
     ...restarterOf(config, io),
     events: new KubeEventRecorder({ kube, nodeId, clock, log: logger, periodMs: config.periodMs }),
@@ -312,6 +322,12 @@ function waveDepsOf(config: Config, kube: Kube, cel: CelEvaluator): Pick<AgentDe
       : {}),
     ...(config.healthChecks.length > 0 ? { checks: new HealthChecks(kube, config.healthChecks, cel) } : {}),
   };
+}
+
+/** The node checks when any is configured. */
+function nodeChecksOf(config: Config, kube: Kube, cel: CelEvaluator): Pick<AgentDeps, 'nodeChecks'> {
+  if (config.nodeChecks.length === 0) return {};
+  return { nodeChecks: new NodeChecks({ kube, nodeId: config.nodeId, checks: config.nodeChecks, cel }) };
 }
 
 /** The FleetLock client for --fleetlock-url (the node's name is its id); nothing without it. */

@@ -15,6 +15,7 @@ import { PackageManagerBlocker } from './package-manager.js';
 import type { HostFiles } from '../host/host.js';
 import { RebootLoopBlocker } from './reboot-loop.js';
 import { HealthCheckBlocker, HealthChecks } from './health-check.js';
+import { NodeCheckBlocker, NodeChecks } from './node-check.js';
 import type { CelEvaluator } from '../cel/cel.js';
 import { WorkerCel } from '../cel/worker-cel.js';
 
@@ -38,6 +39,7 @@ export type BlockerConfig = Pick<
   | 'blockingQueries'
   | 'packageManagerWaitMs'
   | 'healthChecks'
+  | 'nodeChecks'
 >;
 
 /**
@@ -47,7 +49,8 @@ export type BlockerConfig = Pick<
  * host can be read: before the lock and again before the reboot), prometheus (with --prometheus-url) and one
  * prometheus-query per --blocking-query, pods
  * (with --blocking-pod-selector), pdb (unless --block-on-pdb=false), health-check (with
- * --health-check: `io.checks` when the caller shares them, as the agent does with its soak).
+ * --health-check: `io.checks` when the caller shares them, as the agent does with its soak), node-check
+ * (with an at-slot --node-check).
  * firstBlock() evaluates them in this order.
  */
 export function createBlockers(
@@ -57,7 +60,9 @@ export function createBlockers(
     node: NodeOps;
     clock: Clock;
     checks?: HealthChecks | undefined;
-    /** Where the checks' CEL runs when `checks` is not given: default WorkerCel. */
+    /** The node checks when the caller shares them (the agent does with its wait after the drain). */
+    nodeChecks?: NodeChecks | undefined;
+    /** Where the checks' CEL runs when they are not given: default WorkerCel. */
     cel?: CelEvaluator;
     host?: HostFiles | undefined;
   },
@@ -102,11 +107,20 @@ export function createBlockers(
       }),
     );
   }
+  return [...blockers, ...checkBlockers(config, io)];
+}
+
+/** health-check (with --health-check) and node-check (with an at-slot --node-check). */
+function checkBlockers(config: BlockerConfig, io: Parameters<typeof createBlockers>[1]): Blocker[] {
+  const cel = io.cel ?? new WorkerCel();
+  const { kube } = io;
+  const blockers: Blocker[] = [];
   if (config.healthChecks.length > 0)
-    blockers.push(
-      new HealthCheckBlocker(
-        io.checks ?? new HealthChecks(kube, config.healthChecks, io.cel ?? new WorkerCel()),
-      ),
-    );
+    blockers.push(new HealthCheckBlocker(io.checks ?? new HealthChecks(kube, config.healthChecks, cel)));
+  if (config.nodeChecks.some((c) => c.atSlot)) {
+    const checks =
+      io.nodeChecks ?? new NodeChecks({ kube, nodeId: config.nodeId, checks: config.nodeChecks, cel });
+    blockers.push(new NodeCheckBlocker(checks));
+  }
   return blockers;
 }

@@ -58,6 +58,7 @@ export type CheckConfig = Pick<
   | 'fleetlockGroup'
   | 'postRebootTimeoutMs'
   | 'healthChecks'
+  | 'nodeChecks'
   | 'waveStart'
   | 'waveGrowth'
   | 'soakMs'

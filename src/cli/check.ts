@@ -4,14 +4,10 @@
 // of the cluster and only renders what they return; the lines beside it show every blocker's answer,
 // not only the first. Changes nothing: the Kube it runs on refuses every write (ReadOnlyKube), so a
 // mistake here cannot touch the cluster.
-import { KubeVolumeReads } from '../drain/volume-reads.js';
-import { judgeVolumes, volumeList } from '../volumes/volumes.js';
-import { shortDuration } from '../text/duration.js';
 import { judges, type Blocker } from '../blockers/blocker.js';
 import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
-import type { Kube, V1Node, V1Pod } from '../kube/kube.js';
-import { planDrain } from '../drain/drain-plan.js';
+import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
 import {
   decideBeforeLock,
@@ -52,6 +48,7 @@ import { blockerLines, keepAnswers } from './check-blockers.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
 import { evaluateRepair, evaluateShutdown, packageManagerHost } from './check-host.js';
+import { evaluateNodeChecks, evaluateVolumes } from './check-storage.js';
 import type { HostView } from '../host/host-view.js';
 import type { HostFiles } from '../host/host.js';
 import type { CheckConfig } from './check-lock.js';
@@ -164,42 +161,6 @@ function evaluateBootId(node: V1Node): CheckItem {
         verdict: 'ok',
         detail: `bootID ${bootID}${node.spec?.unschedulable === true ? ', cordoned' : ''}`,
       };
-}
-
-/**
- * The volumes attached to the node or in use on it, as the wait after the drain judges them (the
- * agent's judgeVolumes): those it would wait for, and those of the pods the drain leaves.
- */
-async function evaluateVolumes(
-  config: CheckConfig,
-  node: V1Node,
-  kube: Kube,
-  signal?: AbortSignal,
-): Promise<CheckItem> {
-  const volumes = toNodeState(node).volumes ?? { attached: [], inUse: [] };
-  const attached = judgeVolumes(volumes, new Set());
-  if (attached.waiting.length === 0) return { name: 'volumes', verdict: 'ok', detail: 'none attached' };
-  const timeout = config.volumeDetachTimeoutMs;
-  if (timeout <= 0)
-    return {
-      name: 'volumes',
-      verdict: 'ok',
-      detail: `${volumeList(attached.waiting)} attached; not waited for (--volume-detach-timeout 0)`,
-    };
-  // before the drain: the pods its plan leaves (skipped, passed over) keep their volumes
-  const rules = { podSelector: config.drainPodSelector, rules: config.drainRules };
-  const leaves = (pod: V1Pod): boolean =>
-    ['skip', 'ignore'].includes(planDrain([pod], rules)[0]?.action ?? '');
-  const kept = await new KubeVolumeReads({ kube, nodeId: node.metadata?.name ?? '' }).kept(signal, leaves);
-  const judged = judgeVolumes(volumes, kept);
-  const left =
-    judged.kept.length === 0 ? '' : `; not waited for (pods left on the node): ${volumeList(judged.kept)}`;
-  const waits = judged.waiting.length === 0 ? 'none of them' : volumeList(judged.waiting);
-  return {
-    name: 'volumes',
-    verdict: 'ok',
-    detail: `after the drain the reboot waits until detached: ${waits} (at most --volume-detach-timeout ${shortDuration(timeout)})${left}`,
-  };
 }
 
 /**
@@ -325,6 +286,7 @@ export async function evaluateCheck(
     ]),
     evaluateBootId(node),
     await evaluateVolumes(config, node, kube, signal),
+    ...(await evaluateNodeChecks(config, node, kube, signal)),
     ...evaluateApproval(config, node, server),
   ];
   const lock = checkLock(config, options.node, io.clock, kube);

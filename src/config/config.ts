@@ -55,6 +55,25 @@ export interface HealthCheck {
   text: string;
 }
 
+/**
+ * --node-check '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR': the storage system's word about
+ * this node (issue 54). One LIST of the resource (in NAMESPACE, or cluster-wide) and a CEL expression
+ * over it (`self`, with `self.items`) and this Node (`node`) that must give true after the drain,
+ * before the reboot; with `at-slot`, also before the node takes a slot.
+ */
+export interface NodeCheck {
+  group: string;
+  version: string;
+  resource: string;
+  /** undefined: the whole cluster (a cluster-scoped resource, or every namespace). */
+  namespace?: string;
+  expression: string;
+  /** Judged before the slot too (the node about to go asks), not only after the drain. */
+  atSlot: boolean;
+  /** The check as written (for reasons and `check`). */
+  text: string;
+}
+
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
 export interface Config {
   /** --node-id: this node's name. Required for the agent. */
@@ -117,6 +136,11 @@ export interface Config {
    * attached, and the status says so. Default fail.
    */
   volumeDetachTimeoutAction: 'fail' | 'reboot';
+  /**
+   * --node-check (repeated): judged after the drain, within the wait for the volumes (the same
+   * --volume-detach-timeout and its action bound both), and at the slot for those marked `at-slot`.
+   */
+  nodeChecks: NodeCheck[];
   /** --skip-wait-for-delete-timeout: seconds; pods deleting for longer are not waited for. 0 = off. */
   skipWaitForDeleteTimeoutSeconds: number;
   /** --force-reboot: reboot even when the drain fails. Default false. */

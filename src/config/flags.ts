@@ -23,7 +23,7 @@ import {
 } from './values.js';
 import { parseNotifyUrl } from '../notify/index.js';
 import { FAILURE_EVENTS, NOTIFY_EVENTS } from '../notify/notifier.js';
-import { groupOrder, healthCheck, notifyEvents, waveGrowth } from './wave-values.js';
+import { groupOrder, healthCheck, nodeCheck, notifyEvents, waveGrowth } from './wave-values.js';
 import { redactUrl, slackHookUrlToNotifyUrl, stripQuotes } from '../notify/notify-url.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
 import { parseBlackout, type Blackout } from '../window/blackout.js';
@@ -985,6 +985,19 @@ export const FLAGS: readonly FlagSpec[] = [
     description:
       'past --volume-detach-timeout: fail (the cycle ends as a failed drain does, quarantined naming the volumes) or reboot (with them attached, said in status)',
     apply: set('volumeDetachTimeoutAction', oneOf(['fail', 'reboot'] as const)),
+  }),
+  added({
+    name: 'node-check',
+    type: 'array',
+    valueName: "<'[at-slot] G/V/R [NS]: EXPR'>",
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      "the storage system's word about this node: a CEL expression over one list of objects (self.items) and this Node (node) that must be true after the drain before the reboot (within --volume-detach-timeout, which bounds both), and with at-slot also before a slot, e.g. 'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)'; more than 500 items, an error or a missing resource fails closed (the chart grants list on exactly these)",
+    apply: (values, draft) => {
+      draft.config.nodeChecks = eachItem(values, nodeCheck);
+    },
   }),
   added({
     name: 'reboot-schedule',

@@ -18,7 +18,7 @@ export class DeadlineError extends Error {
 }
 
 /** The answer was larger than allowed; the connection was dropped. */
-class TooLargeError extends Error {
+export class TooLargeError extends Error {
   override readonly name = 'TooLargeError';
 }
 

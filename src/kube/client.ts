@@ -14,9 +14,13 @@ import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
+import { objectListOf, pageOf, type ListAnswer } from './lists.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
-import { appsPath, daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
+import { appsPath, collectionPath, daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
 import type {
+  CollectionRef,
+  ListBounds,
+  ObjectList,
   NodeRow,
   ObjectRef,
   CoreV1Event,
@@ -59,10 +63,6 @@ const WATCH_MIN_SECONDS = 300;
 const enc = encodeURIComponent;
 const MERGE_PATCH = 'application/merge-patch+json';
 const JSON_PATCH = 'application/json-patch+json';
-
-interface List<T> {
-  items?: T[];
-}
 
 /** A user to act as through kube's impersonation (`kubectl --as`): name, and extra attributes. */
 export interface Identity {
@@ -149,6 +149,14 @@ export class ClientNodeKube implements Kube {
     return this.retried({ method: 'GET', path: objectPath(ref), signal });
   }
 
+  async listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {
+    const path = collectionPath(ref);
+    const query = { limit: bounds.limit };
+    return objectListOf(
+      await this.retried({ method: 'GET', path, query, maxBytes: bounds.maxBytes, signal }),
+    );
+  }
+
   async listNodeRows(options: ListOptions = {}, signal?: AbortSignal): Promise<NodeRow[]> {
     const answer = await this.retried<unknown>({
       method: 'GET',
@@ -182,20 +190,9 @@ export class ClientNodeKube implements Kube {
 
   /** One page of the collection at `path`, with the resourceVersion of its snapshot. */
   private async page<T>(path: string, options: PageOptions, signal?: AbortSignal): Promise<Page<T>> {
-    type Answer = List<T> & { metadata?: { resourceVersion?: string; continue?: string } };
-    const list = await this.retried<Answer | undefined>({
-      method: 'GET',
-      path,
-      query: { ...options },
-      signal,
-    });
-    const meta = list?.metadata ?? {};
-    const token = meta.continue ?? '';
-    return {
-      items: list?.items ?? [],
-      resourceVersion: meta.resourceVersion ?? '',
-      ...(token === '' ? {} : { continue: token }),
-    };
+    return pageOf(
+      await this.retried<ListAnswer<T> | undefined>({ method: 'GET', path, query: { ...options }, signal }),
+    );
   }
 
   /** A watch of the collection at `path` (with bookmarks), each line handed to `onEvent`. */
@@ -408,7 +405,7 @@ export class ClientNodeKube implements Kube {
   }
 
   private async items<T>(req: KubeRequest): Promise<T[]> {
-    const list = await this.retried<List<T> | undefined>(req);
+    const list = await this.retried<ListAnswer<T> | undefined>(req);
     return list?.items ?? [];
   }
 

@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { abortReason } from '../clock/clock.js';
-import { DeadlineError, readBody, send, withDeadline } from '../http/request.js';
+import { DeadlineError, TooLargeError, readBody, send, withDeadline } from '../http/request.js';
 import type { ApiHealth } from './api-health.js';
 import type { ServerTime } from './server-time.js';
 import { installKeepAliveAgents, type KeepAliveAgents } from './keep-alive.js';
@@ -70,6 +70,8 @@ export interface KubeRequest {
   headers?: Record<string, string>;
   /** The media types asked for; default application/json (a Table: `TABLE_ACCEPT`). */
   accept?: string;
+  /** The largest answer read (after decompression); past it the request fails. Default: no bound. */
+  maxBytes?: number;
 }
 
 /**
@@ -142,7 +144,7 @@ export class KubeTransport {
     try {
       const res = await this.send(req, signal);
       const code = this.answered(res, what);
-      const text = await readBody(decoded(res), signal);
+      const text = await readBody(decoded(res), signal, req.maxBytes);
       if (code < 200 || code > 299) throw new KubeApiError(code, text, what, retryAfter(res));
       return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch (err) {
@@ -198,7 +200,8 @@ export class KubeTransport {
    */
   private failed(err: unknown, signal: AbortSignal, caller: AbortSignal | undefined, what: string): unknown {
     const thrown = settled(err, signal, caller, what);
-    if (!(thrown instanceof KubeApiError) && caller?.aborted !== true)
+    // an answer too large to read was an answer: health heard of it in answered()
+    if (!(thrown instanceof KubeApiError) && !(err instanceof TooLargeError) && caller?.aborted !== true)
       this.o.health?.fail(what, String(thrown));
     return thrown;
   }

@@ -251,6 +251,13 @@ export interface Kube {
   getObject?(ref: ObjectRef, signal?: AbortSignal): Promise<unknown>;
 
   /**
+   * One page of a collection named by group, version, resource and namespace (--node-check): at most
+   * `limit` items and `maxBytes` of answer (past it the read fails); `more` when the server has more.
+   * Absent where not implemented.
+   */
+  listObjects?(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList>;
+
+  /**
    * Who the API server says this client is (authentication.k8s.io/v1 SelfSubjectReview, Kubernetes
    * 1.28+): for the operator commands that record who acted. Absent where not implemented.
    */
@@ -265,6 +272,21 @@ export interface ObjectRef {
   /** undefined: a cluster-scoped object. */
   namespace?: string;
   name: string;
+}
+
+/** A collection: every object of a resource in one namespace, or in the whole cluster (undefined). */
+export type CollectionRef = Omit<ObjectRef, 'name'>;
+
+/** The most one read of a collection takes in. */
+export interface ListBounds {
+  limit: number;
+  maxBytes: number;
+}
+
+/** A page of a collection as JSON, and whether the server holds more. */
+export interface ObjectList {
+  items: unknown[];
+  more: boolean;
 }
 
 /** A user as the API server authenticated it. */

@@ -1,14 +1,20 @@
-// API paths: of one object named by group, version, resource, namespace and name (--health-check),
+// API paths: of one object named by group, version, resource, namespace and name (--health-check), of
+// a collection (--node-check),
 // and of the objects the client reads most.
-import type { ObjectRef } from './kube.js';
+import type { CollectionRef, ObjectRef } from './kube.js';
 
 const enc = encodeURIComponent;
 
 /** `/api/v1/…` for the core group, `/apis/GROUP/VERSION/…` for the others; namespaced when named. */
 export function objectPath(ref: ObjectRef): string {
+  return `${collectionPath(ref)}/${enc(ref.name)}`;
+}
+
+/** A resource's collection, in a namespace or the whole cluster. */
+export function collectionPath(ref: CollectionRef): string {
   const base = ref.group === '' ? `/api/${enc(ref.version)}` : `/apis/${enc(ref.group)}/${enc(ref.version)}`;
   const ns = ref.namespace === undefined ? '' : `/namespaces/${enc(ref.namespace)}`;
-  return `${base}${ns}/${enc(ref.resource)}/${enc(ref.name)}`;
+  return `${base}${ns}/${enc(ref.resource)}`;
 }
 
 /** The pods of a namespace, or of all namespaces. */

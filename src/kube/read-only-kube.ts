@@ -2,6 +2,9 @@
 // on, so that a mistake there cannot touch the cluster.
 
 import type {
+  CollectionRef,
+  ListBounds,
+  ObjectList,
   NodeRow,
   CoreV1Event,
   EvictionOptions,
@@ -54,6 +57,12 @@ export class ReadOnlyKube implements Kube {
     if (this.inner.getObject === undefined)
       return Promise.reject(new Error('this client reads no other object'));
     return this.inner.getObject(ref, signal);
+  }
+
+  listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {
+    if (this.inner.listObjects === undefined)
+      return Promise.reject(new Error('this client lists no other objects'));
+    return this.inner.listObjects(ref, bounds, signal);
   }
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
     return this.inner.listNodesPage(options, signal);

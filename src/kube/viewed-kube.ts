@@ -6,6 +6,9 @@ import { monotonicMs, type Clock } from '../clock/clock.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
 import { versionOf, type Followed, type FollowedObject } from './followed.js';
 import type {
+  CollectionRef,
+  ListBounds,
+  ObjectList,
   CoreV1Event,
   EvictionOptions,
   JsonPatchOp,
@@ -167,6 +170,12 @@ export class ViewedKube implements Kube {
     if (this.inner.getObject === undefined)
       return Promise.reject(new Error('this client reads no other object'));
     return this.inner.getObject(ref, signal);
+  }
+
+  listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {
+    if (this.inner.listObjects === undefined)
+      return Promise.reject(new Error('this client lists no other objects'));
+    return this.inner.listObjects(ref, bounds, signal);
   }
 
   listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {

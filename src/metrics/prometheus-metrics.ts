@@ -25,6 +25,7 @@ const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'slow-start',
   'group-order',
   'health-check',
+  'node-check',
   'volumes',
 ];
 

@@ -454,6 +454,19 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        nodeCheck: {
+          description: "--node-check (repeated): '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR'",
+          anyOf: [
+            {
+              type: 'array',
+              items: {
+                type: 'string',
+                pattern: '^(at-slot\\s+)?\\S*/[^\\s/]+/[^\\s/:]+(\\s+[^\\s:]+)?:\\s.+$',
+              },
+            },
+            { const: '' },
+          ],
+        },
         healthCheckTimeout: {
           description: '--health-check-timeout (Go duration: 1h30m, 90s, 500ms)',
           anyOf: [{ type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' }, { const: '' }],
@@ -1014,6 +1027,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     holdTimeout: '1h',
     volumeDetachTimeout: '10m',
     volumeDetachTimeoutAction: 'fail',
+    nodeCheck: [],
     blockOnPdb: true,
     evictionRetryDelay: '5s',
     hostExec: 'nsenter',

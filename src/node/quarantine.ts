@@ -54,7 +54,11 @@ export type PodFailure =
  * `reboot-loop`: the need survived --max-reboots-per-need reboots (label value REBOOT_LOOP_VALUE).
  */
 export type QuarantineKind =
-  Exclude<PodFailure, 'api-server'> | 'hold-timeout' | 'volume-detach-timeout' | 'reboot-loop';
+  | Exclude<PodFailure, 'api-server'>
+  | 'hold-timeout'
+  | 'volume-detach-timeout'
+  | 'node-check-timeout'
+  | 'reboot-loop';
 
 /** Each kind in a few words, for status, check, the outcome and the Event: first the worst. */
 export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
@@ -67,6 +71,7 @@ export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
   'not-completed': 'a pod not completed',
   'hold-timeout': 'a hold past --hold-timeout',
   'volume-detach-timeout': 'volumes still attached past --volume-detach-timeout',
+  'node-check-timeout': 'a --node-check still false past --volume-detach-timeout',
   'reboot-loop': 'a need that survived --max-reboots-per-need reboots',
 };
 
@@ -113,6 +118,11 @@ export interface QuarantineRecord {
    * over while the node's status lists one of them (no pod stopped this drain).
    */
   volumes?: string[];
+  /**
+   * The --node-check checks (as written) still false past --volume-detach-timeout: passed over until
+   * --quarantine-retry passes or an operator lifts it (the agent does not list to find out).
+   */
+  nodeChecks?: string[];
 }
 
 /** Is the node quarantined (the label is there, whatever its value)? */
@@ -150,6 +160,7 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
     const pods = v.pods.map(podOf).filter((p): p is QuarantinedPod => p !== undefined);
     const holdKeys = strings(v.holdKeys);
     const volumes = strings(v.volumes);
+    const nodeChecks = strings(v.nodeChecks);
     return {
       since: v.since,
       ...(isQuarantineKind(v.kind) ? { kind: v.kind } : {}),
@@ -157,6 +168,7 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
       cordoned: v.cordoned === true,
       ...(holdKeys.length > 0 ? { holdKeys } : {}),
       ...(volumes.length > 0 ? { volumes } : {}),
+      ...(nodeChecks.length > 0 ? { nodeChecks } : {}),
     };
   } catch {
     return undefined;
@@ -287,6 +299,10 @@ function causeOf(
   f: QuarantineFacts,
 ): { changed: string; holds?: undefined } | { changed?: undefined; holds: string } {
   if (record.volumes !== undefined) return volumeCause(record.volumes, f);
+  if (record.nodeChecks !== undefined)
+    return {
+      holds: `node checks still false after the drain past --volume-detach-timeout: ${record.nodeChecks.join('; ')}; passed over until --quarantine-retry passes or the label is removed`,
+    };
   if (record.holdKeys !== undefined) {
     const standing = record.holdKeys.filter((k) => f.node.annotations[k] !== undefined);
     if (standing.length === 0)

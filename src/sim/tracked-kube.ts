@@ -221,6 +221,12 @@ export class TrackedKube implements Kube {
     this.call('getObject', (k) =>
       k.getObject === undefined ? Promise.reject(new Error('no getObject')) : k.getObject(ref, signal),
     );
+  listObjects: NonNullable<Kube['listObjects']> = (ref, bounds, signal) =>
+    this.call('listObjects', (k) =>
+      k.listObjects === undefined
+        ? Promise.reject(new Error('no listObjects'))
+        : k.listObjects(ref, bounds, signal),
+    );
   getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
     this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
   mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>

@@ -104,6 +104,44 @@ describe('health checks', () => {
   });
 });
 
+describe('node checks', () => {
+  const nodeRbac = (objects: K8sObject[]): K8sObject[] =>
+    objects.filter((o) => o.metadata.name.includes('-node-check-'));
+
+  it('grant list on exactly the resources they name: a Role in the namespace, a ClusterRole without one', () => {
+    const { objects, stderr } = render({
+      nodeCheck: [
+        'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)',
+        "at-slot ceph.rook.io/v1/cephclusters: self.items.all(c, c.status.ceph.health == 'HEALTH_OK')",
+      ],
+    });
+    expect(stderr).toBe('');
+    const rbac = nodeRbac(objects);
+    expect(rbac.map((o) => [o.kind, o.metadata.namespace ?? '', o.metadata.name]).sort()).toEqual([
+      ['ClusterRole', '', 'kured-ts-node-check-1'],
+      ['ClusterRoleBinding', '', 'kured-ts-node-check-1'],
+      ['Role', 'longhorn-system', 'kured-ts-node-check-0'],
+      ['RoleBinding', 'longhorn-system', 'kured-ts-node-check-0'],
+    ]);
+    const rules = (name: string): K8sObject['rules'] =>
+      rbac.find((o) => o.rules !== undefined && o.metadata.name === name)?.rules;
+    expect(rules('kured-ts-node-check-0')).toEqual([
+      { apiGroups: ['longhorn.io'], resources: ['volumes'], verbs: ['list'] },
+    ]);
+    expect(rules('kured-ts-node-check-1')).toEqual([
+      { apiGroups: ['ceph.rook.io'], resources: ['cephclusters'], verbs: ['list'] },
+    ]);
+    const args = objects.find((o) => o.kind === 'DaemonSet')?.spec?.template.spec.containers[0]?.args ?? [];
+    expect(args.filter((a) => a.startsWith('--node-check='))).toHaveLength(2);
+  });
+
+  it('a check the chart cannot read fails the install, naming it', () => {
+    const out = render({ nodeCheck: ['volumes: true'] });
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain('/configuration/nodeCheck/0');
+  });
+});
+
 it('the coordinator gets the wave flags the agents get', () => {
   const { objects } = render({
     waveStart: 1,

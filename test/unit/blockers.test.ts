@@ -372,6 +372,7 @@ describe('PdbBlocker', () => {
 describe('blocker registry', () => {
   const base: BlockerConfig = {
     healthChecks: [],
+    nodeChecks: [],
     nodeId: 'n1',
     dsName: 'kured',
     dsNamespace: 'kube-system',

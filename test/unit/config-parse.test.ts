@@ -54,6 +54,7 @@ describe('defaults', () => {
       holdTimeoutMs: 3_600_000,
       volumeDetachTimeoutMs: 600_000,
       volumeDetachTimeoutAction: 'fail',
+      nodeChecks: [],
       skipWaitForDeleteTimeoutSeconds: 0,
       forceReboot: false,
       onDrainFailure: 'quarantine',

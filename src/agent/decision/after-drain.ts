@@ -1,6 +1,6 @@
 // What the cycle waits for between the drain and --reboot-delay, in order: the hold while an external
 // worker's annotation stands (hold.ts), then the volumes of the evicted pods detached from the node
-// (volume-wait.ts). Each ends the cycle early the same ways: the slot lost aborts it before the
+// (volume-wait.ts), then the storage system's word (node-check-wait.ts). Each ends the cycle early the same ways: the slot lost aborts it before the
 // reboot; past its timeout it ends as a failed drain does (quarantined naming what stood), unless
 // --volume-detach-timeout-action reboot says to go on.
 import type { DrainResult } from '../../drain/drainer.js';
@@ -11,6 +11,7 @@ import { drainFailed } from './drain-failed.js';
 import { holdAfterDrain } from './hold.js';
 import type { Pass } from './pass.js';
 import { waitForVolumes, type VolumeWaitEnd } from './volume-wait.js';
+import { waitForNodeChecks, type NodeCheckWaitEnd } from './node-check-wait.js';
 
 /** Waits out the hold and the volumes; an outcome that ends the pass, or undefined to go on. */
 export async function waitsAfterDrain(
@@ -26,25 +27,28 @@ export async function waitsAfterDrain(
       : drainFailed(pass, record, drained, { why: held.timedOut, holdKeys: held.keys });
   }
   const detached = await waitForVolumes(pass, record, attachedBefore);
-  return detached === undefined ? undefined : afterVolumeWait(pass, record, drained, detached);
+  if (detached !== undefined) return afterDataWait(pass, record, drained, detached);
+  const checked = await waitForNodeChecks(pass, record);
+  return checked === undefined ? undefined : afterDataWait(pass, record, drained, checked);
 }
 
 /**
- * The wait for the volumes stopped short: the slot lost ends the cycle before the reboot; past the
- * timeout, `fail` ends it as a failed drain (quarantined naming the volumes) and `reboot` goes on,
- * said in the status and the log (undefined: go on).
+ * The wait for the volumes or the node checks stopped short: the slot lost ends the cycle before the
+ * reboot; past the timeout, `fail` ends it as a failed drain (quarantined naming the volumes or the
+ * checks) and `reboot` goes on, said in the status and the log (undefined: go on).
  */
-async function afterVolumeWait(
+async function afterDataWait(
   pass: Pass,
   record: CycleRecord,
   drained: DrainResult,
-  end: VolumeWaitEnd,
+  end: VolumeWaitEnd | NodeCheckWaitEnd,
 ): Promise<Outcome | undefined> {
   if ('lost' in end) return abortBeforeReboot(pass, record, end.lost);
-  if (end.action === 'fail')
-    return drainFailed(pass, record, drained, { why: end.timedOut, volumes: end.volumes });
-  const reason = `${end.timedOut}; rebooting with them attached (--volume-detach-timeout-action reboot)`;
-  pass.deps.logger.warn('rebooting with volumes attached', { node: pass.config.nodeId, reason });
+  const stood = 'volumes' in end ? { volumes: end.volumes } : { nodeChecks: end.nodeChecks };
+  if (end.action === 'fail') return drainFailed(pass, record, drained, { why: end.timedOut, ...stood });
+  const what = 'volumes' in end ? 'with them attached' : 'with the node checks false';
+  const reason = `${end.timedOut}; rebooting ${what} (--volume-detach-timeout-action reboot)`;
+  pass.deps.logger.warn(`rebooting ${what}`, { node: pass.config.nodeId, reason });
   await pass.env.progress.report({ kind: 'waiting-for-volumes', reason }, pass.signal);
   return undefined;
 }

@@ -29,9 +29,11 @@ const API_SERVER_BLOCKER = 'api-server';
 
 /**
  * A wait after the drain that outlasted its timeout: why, and what stood: the hold's annotations
- * (--hold-timeout) or the volumes still attached (--volume-detach-timeout).
+ * (--hold-timeout), the volumes still attached or the node checks still false (--volume-detach-timeout).
  */
-export type WaitTimedOut = { why: string } & ({ holdKeys: string[] } | { volumes: string[] });
+export type WaitTimedOut = { why: string } & (
+  { holdKeys: string[] } | { volumes: string[] } | { nodeChecks: string[] }
+);
 
 /** Ends the cycle of a drain that failed: a wait for the API server when only it failed, else drainFailed. */
 export function endFailedDrain(pass: Pass, record: CycleRecord, result: DrainResult): Promise<Outcome> {
@@ -64,8 +66,7 @@ export async function drainFailed(
     const annotations = pass.history(node, summary ? { ...record, drain: summary } : record, 'drain-failed');
     if (!quarantine) return { annotations };
     const cordoned = keepCordon && record.cordoned && ourCordon(node, record);
-    const held =
-      hold === undefined ? {} : 'volumes' in hold ? { volumes: hold.volumes } : { holdKeys: hold.holdKeys };
+    const held = heldBy(hold);
     const q = quarantineWrite({
       since: pass.now(),
       ...kind,
@@ -114,13 +115,27 @@ async function quarantineFailsWave(pass: Pass, reason: string): Promise<void> {
 }
 
 /** The record's kind: the hold's, else the worst kind among the pods that stopped the drain. */
+/** What the quarantine of a wait that timed out records as standing. */
+function heldBy(hold: WaitTimedOut | undefined): {
+  volumes?: string[];
+  holdKeys?: string[];
+  nodeChecks?: string[];
+} {
+  if (hold === undefined) return {};
+  if ('volumes' in hold) return { volumes: hold.volumes };
+  if ('nodeChecks' in hold) return { nodeChecks: hold.nodeChecks };
+  return { holdKeys: hold.holdKeys };
+}
+
 function kindOf(result: DrainResult, hold: WaitTimedOut | undefined): { kind?: QuarantineKind } {
   const kind =
     hold === undefined
       ? quarantineKindOf(result.pending.map((p) => p.failure))
       : 'volumes' in hold
         ? 'volume-detach-timeout'
-        : 'hold-timeout';
+        : 'nodeChecks' in hold
+          ? 'node-check-timeout'
+          : 'hold-timeout';
   return kind === undefined ? {} : { kind };
 }
 

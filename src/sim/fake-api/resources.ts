@@ -15,7 +15,8 @@ export type ResourceName =
   | 'services'
   | 'persistentvolumeclaims'
   | 'persistentvolumes'
-  | 'volumeattachments';
+  | 'volumeattachments'
+  | 'volumes';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -177,6 +178,17 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'VolumeAttachment',
     namespaced: false,
+    fields: [],
+  },
+  // a custom resource, as kube-apiserver serves it once its CRD is installed: Longhorn's Volume, which
+  // the --node-check recipes read (docs/storage.md)
+  volumes: {
+    ...core,
+    name: 'volumes',
+    plural: 'volumes',
+    group: 'longhorn.io',
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Volume',
     fields: [],
   },
   namespaces: {

@@ -19,6 +19,7 @@ const SUBRESOURCES: Partial<Record<ResourceName, readonly string[]>> = {
   replicasets: ['status'],
   poddisruptionbudgets: ['status'],
   namespaces: ['status', 'finalize'],
+  volumes: ['status'],
 };
 
 function isResource(name: string | undefined): name is ResourceName {
