@@ -196,6 +196,11 @@ export class TestCluster {
     return (answer.body as { status: { token: string } }).status.token;
   }
 
+  /** One request as the cluster's admin (a resource this helper does not name: a CRD's objects). */
+  request(call: Call): Promise<Answer> {
+    return send(this.endpoint, call);
+  }
+
   /** A client for the code under test, as the cluster's admin. */
   kube(): ClientNodeKube {
     return this.connect();
