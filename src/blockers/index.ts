@@ -117,7 +117,7 @@ function checkBlockers(config: BlockerConfig, io: Parameters<typeof createBlocke
   const blockers: Blocker[] = [];
   if (config.healthChecks.length > 0)
     blockers.push(new HealthCheckBlocker(io.checks ?? new HealthChecks(kube, config.healthChecks, cel)));
-  if (config.nodeChecks.some((c) => c.atSlot)) {
+  if (config.nodeChecks.some((c) => c.when !== 'after-drain')) {
     const checks =
       io.nodeChecks ?? new NodeChecks({ kube, nodeId: config.nodeId, checks: config.nodeChecks, cel });
     blockers.push(new NodeCheckBlocker(checks));

@@ -1,8 +1,8 @@
 // The storage system's word about this node (--node-check, issue 54): one LIST of a resource (at most
 // NODE_CHECK_ITEMS items and NODE_CHECK_BYTES of answer) and a CEL expression over it (`self`, with
 // `self.items`) and this Node (`node`), under the CEL budget (src/cel/). Judged after the drain, in
-// the wait before the reboot (src/agent/decision/node-check-wait.ts), and, for a check marked
-// `at-slot`, before the node takes a slot (a blocker judged at the slot: the node about to go asks,
+// the wait before the reboot (src/agent/decision/node-check-wait.ts), and/or, as its leading word
+// says (at-slot, always), before the node takes a slot (a blocker judged at the slot: the node about to go asks,
 // the waiters do not). A list too large, an error, a 403 or a missing resource fails closed, with the
 // reason.
 import type { CelEvaluator } from '../cel/cel.js';
@@ -43,13 +43,14 @@ export class NodeChecks {
     },
   ) {}
 
-  /** The checks judged at the slot (marked at-slot). */
+  /** The checks judged at the slot (at-slot, always). */
   get atSlot(): NodeCheck[] {
-    return this.o.checks.filter((c) => c.atSlot);
+    return this.o.checks.filter((c) => c.when !== 'after-drain');
   }
 
-  get checks(): readonly NodeCheck[] {
-    return this.o.checks;
+  /** The checks judged after the drain (after-drain, always). */
+  get afterDrain(): NodeCheck[] {
+    return this.o.checks.filter((c) => c.when !== 'at-slot');
   }
 
   /**
@@ -101,7 +102,7 @@ export function failedNodeCheck(results: readonly NodeCheckResult[]): string | u
   return failed === undefined ? undefined : `node check ${failed.check.text}: ${failed.reason}`;
 }
 
-/** The at-slot checks as a blocker judged at the slot: the node about to go asks, one LIST each. */
+/** The at-slot and always checks as a blocker judged at the slot: the node about to go asks, one LIST each. */
 export class NodeCheckBlocker implements Blocker {
   readonly name = 'node-check';
   readonly atSlot = true;

@@ -48,10 +48,10 @@ export async function evaluateVolumes(
 }
 
 /**
- * Each --node-check as the agent judges it after the drain (one LIST each, the expression with this
- * Node): a check false now is what the reboot would wait for (at most --volume-detach-timeout);
- * before the drain that is expected of a check about the node's own volumes. Its verdict is the
- * slot's only for an at-slot check (the blocker line says so).
+ * Each --node-check of after the drain (after-drain, always) as the agent judges it there (one LIST
+ * each, the expression with this Node): a check false now is what the reboot would wait for (at most
+ * --volume-detach-timeout); before the drain that is expected of a check about the node's own
+ * volumes. The at-slot and always checks are the node-check blocker's line.
  */
 export async function evaluateNodeChecks(
   config: CheckConfig,
@@ -59,11 +59,11 @@ export async function evaluateNodeChecks(
   kube: Kube,
   signal?: AbortSignal,
 ): Promise<CheckItem[]> {
-  if (config.nodeChecks.length === 0) return [];
   const nodeId = node.metadata?.name ?? '';
   const checks = new NodeChecks({ kube, nodeId, checks: config.nodeChecks, cel: new WorkerCel() });
+  if (checks.afterDrain.length === 0) return [];
   const timeout = shortDuration(config.volumeDetachTimeoutMs);
-  return (await checks.evaluate(config.nodeChecks, signal)).map((r) => ({
+  return (await checks.evaluate(checks.afterDrain, signal)).map((r) => ({
     name: 'node check',
     verdict: 'ok',
     detail: r.ok

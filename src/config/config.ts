@@ -56,10 +56,12 @@ export interface HealthCheck {
 }
 
 /**
- * --node-check '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR': the storage system's word about
- * this node (issue 54). One LIST of the resource (in NAMESPACE, or cluster-wide) and a CEL expression
- * over it (`self`, with `self.items`) and this Node (`node`) that must give true after the drain,
- * before the reboot; with `at-slot`, also before the node takes a slot.
+ * --node-check '[WHEN] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR': the storage system's word about this
+ * node (issue 54). One LIST of the resource (in NAMESPACE, or cluster-wide) and a CEL expression over
+ * it (`self`, with `self.items`) and this Node (`node`) that must give true: after the drain, before
+ * the reboot (WHEN `after-drain`, the default: "no volume attached here"); before the node takes a
+ * slot (`at-slot`: "the Ceph cluster is healthy", which a drained storage node itself degrades); or
+ * both (`always`: "no volume whose last healthy replica is here").
  */
 export interface NodeCheck {
   group: string;
@@ -68,11 +70,14 @@ export interface NodeCheck {
   /** undefined: the whole cluster (a cluster-scoped resource, or every namespace). */
   namespace?: string;
   expression: string;
-  /** Judged before the slot too (the node about to go asks), not only after the drain. */
-  atSlot: boolean;
+  /** When it is judged: after the drain, before the slot (the node about to go asks), or both. */
+  when: NodeCheckWhen;
   /** The check as written (for reasons and `check`). */
   text: string;
 }
+
+/** When a node check is judged (its leading word; after-drain when none). */
+export type NodeCheckWhen = 'after-drain' | 'at-slot' | 'always';
 
 /** Everything the agent needs; each field is one flag of DESIGN §3. Durations in milliseconds. */
 export interface Config {

@@ -989,12 +989,12 @@ export const FLAGS: readonly FlagSpec[] = [
   added({
     name: 'node-check',
     type: 'array',
-    valueName: "<'[at-slot] G/V/R [NS]: EXPR'>",
+    valueName: "<'[WHEN] G/V/R [NS]: EXPR'>",
     repeatable: true,
     default: '',
     defaultText: 'none',
     description:
-      "the storage system's word about this node: a CEL expression over one list of objects (self.items) and this Node (node) that must be true after the drain before the reboot (within --volume-detach-timeout, which bounds both), and with at-slot also before a slot, e.g. 'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)'; more than 500 items, an error or a missing resource fails closed (the chart grants list on exactly these)",
+      "the storage system's word about this node: a CEL expression over one list of objects (self.items) and this Node (node) that must be true; WHEN is after-drain (the default: before the reboot, waited for within --volume-detach-timeout and its action), at-slot (before the node takes a slot) or always (both), e.g. 'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)'; more than 500 items, an error or a missing resource fails closed (the chart grants list on exactly these)",
     apply: (values, draft) => {
       draft.config.nodeChecks = eachItem(values, nodeCheck);
     },

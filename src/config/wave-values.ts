@@ -1,7 +1,7 @@
 // Parsers of the wave's flag values (pure): --wave-growth, --group-order, --health-check, --node-check,
 // --notify-events. Each throws an Error saying what is wrong; parse.ts names the flag.
 import { NOTIFY_EVENTS, type NotifyEvent } from '../notify/notifier.js';
-import type { NodeCheck, GroupOrder, HealthCheck, WaveGrowth } from './config.js';
+import type { NodeCheck, NodeCheckWhen, GroupOrder, HealthCheck, WaveGrowth } from './config.js';
 import { checkObjectName } from './values.js';
 
 /** --wave-growth: none, linear:K (each step K nodes larger) or x2 (each step twice as large). */
@@ -55,15 +55,16 @@ export function healthCheck(value: string): HealthCheck {
   return { group, version, resource, ...objectRef(object), expression: expression.trim(), text };
 }
 
-/** --node-check '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR' (`core` or nothing: the core group). */
+/** --node-check '[after-drain|at-slot|always] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR' (`core` or nothing: the core group). */
 export function nodeCheck(value: string): NodeCheck {
   const text = value.trim();
-  const m = /^(?:(at-slot)\s+)?(\S*)\/([^\s/]+)\/([^\s/:]+)(?:\s+([^\s:]+))?:\s(.*)$/s.exec(text);
+  const m =
+    /^(?:(after-drain|at-slot|always)\s+)?(\S*)\/([^\s/]+)\/([^\s/:]+)(?:\s+([^\s:]+))?:\s(.*)$/s.exec(text);
   if (m === null)
     throw new Error(
-      "expected '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR' (e.g. longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name))",
+      "expected '[after-drain|at-slot|always] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR' (e.g. longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name))",
     );
-  const [, atSlot, rawGroup = '', version = '', resource = '', namespace, expression = ''] = m;
+  const [, when = 'after-drain', rawGroup = '', version = '', resource = '', namespace, expression = ''] = m;
   const group = rawGroup === 'core' ? '' : rawGroup;
   checkSegments(group, version, resource);
   if (namespace !== undefined) checkObjectName(namespace, 'label');
@@ -74,7 +75,7 @@ export function nodeCheck(value: string): NodeCheck {
     resource,
     ...(namespace === undefined ? {} : { namespace }),
     expression: expression.trim(),
-    atSlot: atSlot !== undefined,
+    when: when as NodeCheckWhen,
     text,
   };
 }

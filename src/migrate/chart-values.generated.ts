@@ -455,13 +455,14 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           ],
         },
         nodeCheck: {
-          description: "--node-check (repeated): '[at-slot] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR'",
+          description:
+            "--node-check (repeated): '[after-drain|at-slot|always] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR'",
           anyOf: [
             {
               type: 'array',
               items: {
                 type: 'string',
-                pattern: '^(at-slot\\s+)?\\S*/[^\\s/]+/[^\\s/:]+(\\s+[^\\s:]+)?:\\s.+$',
+                pattern: '^((after-drain|at-slot|always)\\s+)?\\S*/[^\\s/]+/[^\\s/:]+(\\s+[^\\s:]+)?:\\s.+$',
               },
             },
             { const: '' },

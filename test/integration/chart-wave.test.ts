@@ -113,6 +113,7 @@ describe('node checks', () => {
       nodeCheck: [
         'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)',
         "at-slot ceph.rook.io/v1/cephclusters: self.items.all(c, c.status.ceph.health == 'HEALTH_OK')",
+        'always longhorn.io/v1beta2/replicas longhorn-system: self.items.size() >= 0',
       ],
     });
     expect(stderr).toBe('');
@@ -121,7 +122,9 @@ describe('node checks', () => {
       ['ClusterRole', '', 'kured-ts-node-check-1'],
       ['ClusterRoleBinding', '', 'kured-ts-node-check-1'],
       ['Role', 'longhorn-system', 'kured-ts-node-check-0'],
+      ['Role', 'longhorn-system', 'kured-ts-node-check-2'],
       ['RoleBinding', 'longhorn-system', 'kured-ts-node-check-0'],
+      ['RoleBinding', 'longhorn-system', 'kured-ts-node-check-2'],
     ]);
     const rules = (name: string): K8sObject['rules'] =>
       rbac.find((o) => o.rules !== undefined && o.metadata.name === name)?.rules;
@@ -132,7 +135,10 @@ describe('node checks', () => {
       { apiGroups: ['ceph.rook.io'], resources: ['cephclusters'], verbs: ['list'] },
     ]);
     const args = objects.find((o) => o.kind === 'DaemonSet')?.spec?.template.spec.containers[0]?.args ?? [];
-    expect(args.filter((a) => a.startsWith('--node-check='))).toHaveLength(2);
+    expect(rules('kured-ts-node-check-2')).toEqual([
+      { apiGroups: ['longhorn.io'], resources: ['replicas'], verbs: ['list'] },
+    ]);
+    expect(args.filter((a) => a.startsWith('--node-check='))).toHaveLength(3);
   });
 
   it('a check the chart cannot read fails the install, naming it', () => {

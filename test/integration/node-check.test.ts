@@ -1,7 +1,7 @@
 // Issue 54, item 2: the storage system's word about this node (--node-check). One LIST of the
 // resource and a CEL expression over it with this Node bound as `node`: after the drain the reboot
-// waits until it holds (within --volume-detach-timeout, and its action); an `at-slot` check also
-// holds the node back before it takes a slot. A list too large, an error, a 403 or a resource that is
+// waits until it holds (within --volume-detach-timeout, and its action); an `at-slot` check holds
+// the node back before it takes a slot instead, an `always` check both. A list too large, an error, a 403 or a resource that is
 // not served fails closed, with the reason. Through the real client against the fake API server,
 // which serves Longhorn's Volume as kube-apiserver does once its CRD is installed; the CEL runs in its
 // worker thread (dist/cel-worker.js). The rebooter records whether a Longhorn volume still named the
@@ -274,12 +274,19 @@ describe('an at-slot node check', () => {
     30_000,
   );
 
-  it('lets the node take its slot when no item names it, and judges it again after the drain', async () => {
-    detachLonghorn('pvc-web');
-    const outcome = await agent(new FakeClock(new Date()), [`at-slot ${ATTACHED_HERE}`]).tick();
-    expect(outcome.kind).toBe('rebooting');
-    const lists = server.requests.filter((r) => r.method === 'GET' && r.path.includes('/volumes'));
-    expect(lists.length).toBe(2);
-    expect(longhornAtReboot).toEqual([[]]);
-  }, 30_000);
+  it.each([
+    ['at-slot', 'at the slot only', 1],
+    ['always', 'at the slot and again after the drain', 2],
+  ] as const)(
+    'lets the node take its slot when no item names it: %s is judged %s',
+    async (when, _judged, lists) => {
+      detachLonghorn('pvc-web');
+      const outcome = await agent(new FakeClock(new Date()), [`${when} ${ATTACHED_HERE}`]).tick();
+      expect(outcome.kind).toBe('rebooting');
+      const reads = server.requests.filter((r) => r.method === 'GET' && r.path.includes('/volumes'));
+      expect(reads.length).toBe(lists);
+      expect(longhornAtReboot).toEqual([[]]);
+    },
+    30_000,
+  );
 });

@@ -1,7 +1,13 @@
 // The wave's flag values (src/config/wave-values.ts) and what the
 // notify URL is told (src/notify/notice-filter.ts).
 import { describe, expect, it } from '@jest/globals';
-import { groupOrder, healthCheck, notifyEvents, waveGrowth } from '../../src/config/wave-values.js';
+import {
+  groupOrder,
+  healthCheck,
+  nodeCheck,
+  notifyEvents,
+  waveGrowth,
+} from '../../src/config/wave-values.js';
 import { NoticeFilter } from '../../src/notify/notice-filter.js';
 import { NOTIFY_EVENTS, type Notifier, type NotifyEvent } from '../../src/notify/notifier.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -110,6 +116,40 @@ describe('--notify-events', () => {
   });
   it('refuses a kind it does not know, listing those it does', () => {
     expect(() => notifyEvents(['halted'])).toThrow('halted is not one of all, drain, reboot');
+  });
+});
+
+describe('--node-check', () => {
+  it.each([
+    [
+      'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)',
+      {
+        group: 'longhorn.io',
+        version: 'v1beta2',
+        resource: 'volumes',
+        namespace: 'longhorn-system',
+        when: 'after-drain',
+      },
+    ],
+    [
+      "at-slot ceph.rook.io/v1/cephclusters: self.items.all(c, c.status.ceph.health == 'HEALTH_OK')",
+      { group: 'ceph.rook.io', version: 'v1', resource: 'cephclusters', when: 'at-slot' },
+    ],
+    [
+      'always core/v1/configmaps ops: self.items.size() == 0',
+      { group: '', resource: 'configmaps', when: 'always' },
+    ],
+  ] as const)('reads %s', (text, want) => {
+    expect(nodeCheck(text)).toMatchObject({ ...want, text });
+  });
+
+  it.each([
+    ['volumes: true', 'expected'],
+    ['sometimes longhorn.io/v1beta2/volumes ns: true', 'expected'],
+    ['longhorn.io/v1beta2/volumes Bad_NS: true', 'not a valid DNS-1123 label'],
+    ['longhorn.io/v1beta2/volumes ns:  ', 'expected'],
+  ])('refuses %s, naming what is wrong', (text, why) => {
+    expect(() => nodeCheck(text)).toThrow(why);
   });
 });
 

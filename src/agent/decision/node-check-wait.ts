@@ -18,7 +18,7 @@ export type NodeCheckWaitEnd =
   { lost: string } | { timedOut: string; nodeChecks: string[]; action: 'fail' | 'reboot' };
 
 /**
- * Judges the node checks (all of them: the after-drain judgement) until all hold, reporting
+ * Judges the node checks of after the drain (after-drain, always) until all hold, reporting
  * 'waiting-for-volumes' with the first that does not; resolves to undefined once they do, else to
  * why it stopped (with --volume-detach-timeout 0: judged once, and a false check ends it at once).
  */
@@ -27,11 +27,12 @@ export async function waitForNodeChecks(
   record: CycleRecord,
 ): Promise<NodeCheckWaitEnd | undefined> {
   const checks = pass.deps.nodeChecks;
-  if (checks === undefined || checks.checks.length === 0) return undefined;
+  const judged = checks?.afterDrain ?? [];
+  if (checks === undefined || judged.length === 0) return undefined;
   const timeout = pass.config.volumeDetachTimeoutMs;
   let since: number | undefined;
   for (;;) {
-    const results = await checks.evaluate(checks.checks, pass.signal);
+    const results = await checks.evaluate(judged, pass.signal);
     const failed = failedNodeCheck(results);
     if (failed === undefined) return undefined;
     since ??= await waitStart(pass, record, 'volumesSince');
