@@ -64,20 +64,28 @@ export function nodeCheck(value: string): NodeCheck {
     throw new Error(
       "expected '[after-drain|at-slot|always] GROUP/VERSION/RESOURCE [NAMESPACE]: EXPR' (e.g. longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name))",
     );
-  const [, when = 'after-drain', rawGroup = '', version = '', resource = '', namespace, expression = ''] = m;
-  const group = rawGroup === 'core' ? '' : rawGroup;
-  checkSegments(group, version, resource);
-  if (namespace !== undefined) checkObjectName(namespace, 'label');
+  const [, when, rawGroup, version, resource, namespace, expression = ''] = m;
   if (expression.trim() === '') throw new Error('the expression after ": " is empty');
   return {
-    group,
-    version,
-    resource,
-    ...(namespace === undefined ? {} : { namespace }),
+    ...collectionRef(rawGroup ?? '', version ?? '', resource ?? '', namespace),
     expression: expression.trim(),
-    when: when as NodeCheckWhen,
+    when: (when ?? 'after-drain') as NodeCheckWhen,
     text,
   };
+}
+
+/** GROUP/VERSION/RESOURCE [NAMESPACE] as read: each part checked, `core` the core group (''). */
+function collectionRef(
+  rawGroup: string,
+  version: string,
+  resource: string,
+  namespace: string | undefined,
+): Pick<NodeCheck, 'group' | 'version' | 'resource' | 'namespace'> {
+  const group = rawGroup === 'core' ? '' : rawGroup;
+  checkSegments(group, version, resource);
+  if (namespace === undefined) return { group, version, resource };
+  checkObjectName(namespace, 'label');
+  return { group, version, resource, namespace };
 }
 
 /** GROUP/VERSION/RESOURCE, each a Kubernetes name segment (the core group empty). */
