@@ -13,7 +13,7 @@ import { errorText } from '../text/error-text.js';
 import type { Blocker, Verdict } from './blocker.js';
 
 /** The most items one check reads: past it the check fails closed (a storage system names hundreds). */
-export const NODE_CHECK_ITEMS = 500;
+const NODE_CHECK_ITEMS = 500;
 /** The largest answer one check reads. */
 const NODE_CHECK_BYTES = 4 << 20;
 
