@@ -46,6 +46,7 @@ import { REBOOT_REQUEST_ANNOTATION } from '../node/reboot-request.js';
 import { AUTOSCALER_ANNOTATIONS, PROTECTION_ANNOTATION } from '../node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../node/node.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
+import { ANNOTATION_MAX_BYTES, OTHER_ANNOTATION_MAX_BYTES } from '../node/annotation-bounds.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, QUARANTINE_VALUES } from '../node/quarantine.js';
 import { WAVE_NODE_LABELS, WAVE_WRITABLE, waveAnnotationRules, waveLabelRules } from './wave-policy.js';
 import { maxOwnersPattern } from './max-owners.js';
@@ -97,6 +98,26 @@ const QUARANTINE_VALUE_OK = ((): string => {
     `(has(${before}) && ${key} in ${before} && ${before}[${key}] == ${now}[${key}])`,
   ].join(' || ');
 })();
+
+/**
+ * Each annotation the agent writes within its bound (annotation-bounds.ts), in UTF-8 bytes; a value
+ * it leaves as it was may stay (one an older version wrote must not wedge the new one's writes).
+ */
+const ANNOTATIONS_BOUNDED = (): string => {
+  const now = 'object.metadata.annotations';
+  const before = 'oldObject.metadata.annotations';
+  const keys = AGENT_NODE_ANNOTATIONS.map((k) => `'${k}'`).join(', ');
+  const bound = Object.entries(ANNOTATION_MAX_BYTES)
+    .map(([k, bytes]) => `k == '${k}' ? ${bytes} : `)
+    .join('');
+  return `!has(${now}) || ${now}.all(k, !(k in [${keys}]) || size(bytes(${now}[k])) <= (${bound}${OTHER_ANNOTATION_MAX_BYTES}) || (has(${before}) && k in ${before} && ${before}[k] == ${now}[k]))`;
+};
+
+/** The bounds as the denial names them. */
+const BOUNDS_TEXT = (): string =>
+  Object.entries(ANNOTATION_MAX_BYTES)
+    .map(([k, bytes]) => `${k} ${bytes}`)
+    .join(', ');
 
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
@@ -184,6 +205,10 @@ function nodesPolicy(): PolicySpec {
           `'${REMOVABLE_ANNOTATIONS.join(',')}'`,
         ),
         `'the kured-ts agent may change only the annotations ${NODE_ANNOTATIONS_LIST()} (and remove ${REMOVABLE_ANNOTATIONS.join(', ')}) of node ' + object.metadata.name`,
+      ),
+      forbid(
+        ANNOTATIONS_BOUNDED(),
+        `'the kured-ts agent writes each of its annotations within its bound in bytes (${BOUNDS_TEXT()}, others ${OTHER_ANNOTATION_MAX_BYTES}) on node ' + object.metadata.name`,
       ),
     ],
   );

@@ -112,9 +112,24 @@ export function parseHistory(raw: string | undefined): HistoryRecord[] {
   }
 }
 
-/** The annotation with `record` appended, keeping the latest `limit` records. */
+/**
+ * The most the history annotation holds (annotation-bounds.ts): 100 records (--history-limit's
+ * largest) of about 300 bytes each fit.
+ */
+export const HISTORY_MAX_BYTES = 32768;
+
+/**
+ * The annotation with `record` appended, keeping the latest `limit` records, and fewer when they
+ * would not fit in HISTORY_MAX_BYTES (the oldest go first).
+ */
 function appendHistory(raw: string | undefined, record: HistoryRecord, limit: number): string {
-  return JSON.stringify([...parseHistory(raw), record].slice(-limit));
+  const kept = [...parseHistory(raw), record].slice(-limit);
+  let text = JSON.stringify(kept);
+  while (kept.length > 1 && Buffer.byteLength(text) > HISTORY_MAX_BYTES) {
+    kept.shift();
+    text = JSON.stringify(kept);
+  }
+  return text;
 }
 
 /**

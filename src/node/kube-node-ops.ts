@@ -5,6 +5,7 @@
 //   element; a 422 (test failed: someone changed the list) or 409 re-reads and retries, bounded and
 //   jittered. The whole list is never written from a copy, so others' taints cannot be erased;
 // - labels and annotations: merge patches of our keys only (null deletes).
+import { overBound } from './annotation-bounds.js';
 import type { Clock } from '../clock/clock.js';
 import { isConflict, isConflictOrInvalid, isNotFound, statusMessage } from '../kube/errors.js';
 import type { JsonPatchOp, Kube, V1Node, V1Pod } from '../kube/kube.js';
@@ -159,6 +160,7 @@ export class KubeNodeOps implements NodeOps {
   }
 
   async write(change: NodeWrite, ifVersion?: string, signal?: AbortSignal): Promise<NodeState | undefined> {
+    this.refuseOverBound(change);
     try {
       let taints: V1Taint[] | null | undefined;
       if (change.withoutTaint !== undefined && ifVersion !== undefined) {
@@ -174,6 +176,12 @@ export class KubeNodeOps implements NodeOps {
       if (signal?.aborted === true) throw err;
       throw new Error(`cannot write node ${this.o.nodeId}: ${statusMessage(err)}`, { cause: err });
     }
+  }
+
+  /** A value over its bound is refused here, before it costs every watcher of Nodes (issue 55). */
+  private refuseOverBound(change: NodeWrite): void {
+    const over = change.annotations === undefined ? undefined : overBound(change.annotations);
+    if (over !== undefined) throw new Error(`cannot write node ${this.o.nodeId}: ${over}: not written`);
   }
 
   addTaint(key: string, signal?: AbortSignal): Promise<void> {

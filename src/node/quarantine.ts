@@ -130,8 +130,29 @@ export function isQuarantined(labels: Readonly<Record<string, string>>): boolean
   return labels[QUARANTINE_LABEL] !== undefined;
 }
 
+/** The most the quarantine record holds (annotation-bounds.ts). */
+export const QUARANTINE_MAX_BYTES = 16384;
+/** The pods a quarantine record names at most (the first, then how many more), and a reason's length. */
+const QUARANTINE_PODS_MAX = 32;
+const POD_REASON_MAX_CHARS = 256;
+const QUARANTINE_VOLUMES_MAX = 64;
+
+/** The record as the annotation holds it: at most QUARANTINE_PODS_MAX pods, each reason cut short. */
 export function formatQuarantine(record: QuarantineRecord): string {
-  return JSON.stringify(record);
+  const pods = record.pods.slice(0, QUARANTINE_PODS_MAX).map((p) => ({
+    ...p,
+    reason:
+      p.reason.length > POD_REASON_MAX_CHARS ? `${p.reason.slice(0, POD_REASON_MAX_CHARS - 1)}…` : p.reason,
+  }));
+  const more = record.pods.length - pods.length;
+  // the volumes come from the node's status, which its kubelet writes: as many as fit
+  const volumes = record.volumes?.slice(0, QUARANTINE_VOLUMES_MAX);
+  return JSON.stringify({
+    ...record,
+    pods,
+    ...(more > 0 ? { podsNotNamed: more } : {}),
+    ...(volumes === undefined ? {} : { volumes }),
+  });
 }
 
 function podOf(value: unknown): QuarantinedPod | undefined {

@@ -447,6 +447,23 @@ describe('the agent admission policy denies a stolen agent token', () => {
       /only the annotations/,
     ],
     [
+      'writing a 200 KB status on its own node',
+      annotate('n1', {
+        'kured-ts.dev/status': JSON.stringify({ phase: 'idle', reason: 'x'.repeat(200_000) }),
+      }),
+      /within its bound in bytes \(kured-ts.dev\/status 4096/,
+    ],
+    [
+      'writing a status over its bound in bytes though not in characters (1,400 three-byte characters)',
+      annotate('n1', { 'kured-ts.dev/status': '€'.repeat(1_400) }),
+      /within its bound in bytes/,
+    ],
+    [
+      "writing kured's in-progress annotation over its bound",
+      annotate('n1', { 'weave.works/kured-reboot-in-progress': 'x'.repeat(300) }),
+      /within its bound in bytes/,
+    ],
+    [
       "lifting the operator's per-node pause",
       annotate('n1', { 'kured-ts.dev/reboot-paused': null }),
       /only the annotations/,
@@ -518,6 +535,21 @@ describe('the agent admission policy denies a stolen agent token', () => {
       before.n2.metadata?.resourceVersion,
     ]);
     expect(server.list<V1Pod>('pods')).toHaveLength(before.pods);
+  });
+
+  it('admits an agent write that leaves an oversized value an older version wrote as it was', async () => {
+    const n1 = node('n1');
+    n1.metadata = {
+      ...n1.metadata,
+      annotations: { ...n1.metadata?.annotations, 'kured-ts.dev/history': `[${'"x",'.repeat(20_000)}"x"]` },
+    };
+    server.update('nodes', n1);
+    await annotate('n1', { 'kured-ts.dev/status': '{"phase":"idle"}' })(agent('n1'));
+    expect(admission.counts).toEqual({ admitted: 1, denied: 0 });
+    await expect(
+      annotate('n1', { 'kured-ts.dev/history': `[${'"y",'.repeat(20_000)}"y"]` })(agent('n1')),
+    ).rejects.toThrow(/HTTP 403/);
+    expect(admission.denials[0]?.denied).toMatch(/kured-ts.dev\/history 32768/);
   });
 
   it('denies a node write from a token without the node claim, unless told not to require it', async () => {
