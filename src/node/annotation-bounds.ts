@@ -27,7 +27,7 @@ export const ANNOTATION_MAX_BYTES: Readonly<Record<string, number>> = {
 export const OTHER_ANNOTATION_MAX_BYTES = 256;
 
 /** The bound of annotation `key`. */
-export function annotationBound(key: string): number {
+function annotationBound(key: string): number {
   return ANNOTATION_MAX_BYTES[key] ?? OTHER_ANNOTATION_MAX_BYTES;
 }
 
