@@ -612,6 +612,7 @@ const SAMPLES: Record<string, string> = {
   'max-failures': '2',
   'group-order': 'sequential',
   'health-check': 'core/v1/nodes n1: true',
+  'node-check': 'always core/v1/configmaps ops: self.items.size() == 0',
   'health-check-timeout': '42m',
   'notify-events': 'wave-halted',
 };

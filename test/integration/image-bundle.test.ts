@@ -15,7 +15,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { WorkerCel } from '../../src/cel/worker-cel.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -68,6 +69,24 @@ function runAlone(args: string[]): { status: number; stdout: string; stderr: str
   }
 }
 
+describe("the checks' CEL worker", () => {
+  test('runs alone, as the image holds it beside cli.js, with no node_modules', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-cel-'));
+    try {
+      copyFileSync(join(root, 'dist/cel-worker.js'), join(dir, 'cel-worker.js'));
+      copyFileSync(join(root, 'dist/package.json'), join(dir, 'package.json'));
+      const cel = new WorkerCel({ script: pathToFileURL(join(dir, 'cel-worker.js')) });
+      expect(
+        await cel.evaluate('self.items.exists(v, v == node)', { self: { items: ['a', 'n1'] }, node: 'n1' }),
+      ).toEqual({
+        value: true,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the Dockerfile', () => {
   test('builds on an official Node 20 image, replaceable by a build argument', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
@@ -87,7 +106,7 @@ describe('the Dockerfile', () => {
     expect(text).toMatch(/apt-get install [^\n]*\butil-linux\b/);
     expect(text).toMatch(/apt-get install [^\n]*\btzdata\b/);
     expect(runtime.filter((l) => l.startsWith('COPY --from=build'))).toEqual([
-      'COPY --from=build /src/dist/cli.js /src/dist/package.json /app/',
+      'COPY --from=build /src/dist/cli.js /src/dist/cel-worker.js /src/dist/package.json /app/',
       'COPY --from=build /src/dist/chunks /app/chunks',
     ]);
     expect(text).not.toContain('node_modules /');
