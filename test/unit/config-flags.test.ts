@@ -26,7 +26,7 @@ const FLEET_POLICY_FLAGS = [
   'history-limit', 'taint-timing', 'blocking-query', 'reboot-deadline', 'lock-queue', 'count-unavailable',
   'control-plane-last', 'autoscaler-protection', 'settle-time', 'on-drain-failure', 'quarantine-cordon',
   'quarantine-retry', 'max-quarantined', 'fleetlock-url', 'fleetlock-group', 'drain-rules', 'drain-fallback',
-  'hold-after-drain-annotation', 'hold-timeout', 'volume-detach-timeout', 'volume-detach-timeout-action', 'coordinator', 'exclude-from-lb', 'lb-drain-wait', 'host-root',
+  'hold-after-drain-annotation', 'hold-timeout', 'volume-detach-timeout', 'volume-detach-timeout-action', 'node-check', 'coordinator', 'exclude-from-lb', 'lb-drain-wait', 'host-root',
   'kubelet-config', 'single-replica', 'single-replica-timeout',
   // issue 45: waves you can trust with a bad kernel
   'wave-start', 'wave-growth', 'soak', 'max-failures', 'group-order', 'health-check', 'health-check-timeout',
@@ -80,6 +80,7 @@ describe('the flag table', () => {
         'reboot-schedule',
         'blackout',
         'health-check',
+        'node-check',
         'notify-events',
       ].sort(),
     );
