@@ -54,7 +54,7 @@ interface SimulateFlags {
   coordinators: number;
   killCoordinatorAt?: number;
   wipeLockEvery: number;
-  coordinatorThief?: { fromMs: number; forMs: number };
+  coordinatorThief?: { fromMs: number; forMs: number; everyMs?: number };
   zones: number;
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
@@ -226,8 +226,8 @@ function addLockOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
-        '--coordinator-thief [from,for]',
-        `a thief with the coordinator's token, from FROM into the run for FOR, every 10s replaces its Lease with an endless one saying all is healthy and gives a turn to every waiting node (bypassing admission); counted in the report (bare: ${THIEF_PRESET})`,
+        '--coordinator-thief [from,for[,every]]',
+        `a thief with the coordinator's token, from FROM into the run for FOR, every EVERY (10s) replaces its Lease with an endless one saying all is healthy and gives a turn to every waiting node (bypassing admission); counted in the report (bare: ${THIEF_PRESET})`,
       )
         .preset(THIEF_PRESET)
         .argParser(coordinatorThief),

@@ -49,14 +49,23 @@ export function unhealthyNodes(value: string): { nodes: number; durationMs: numb
 /** The bare --coordinator-thief: a minute into the run, for half an hour. */
 export const THIEF_PRESET = '1m,30m';
 
-/** --coordinator-thief FROM,FOR: when it starts (from the start of the run) and how long it acts (> 0). */
-export function coordinatorThief(value: string): { fromMs: number; forMs: number } {
+/**
+ * --coordinator-thief FROM,FOR[,EVERY]: when it starts (from the start of the run), how long it acts
+ * (> 0) and how often it writes (> 0; default 10s).
+ */
+export function coordinatorThief(value: string): { fromMs: number; forMs: number; everyMs?: number } {
   const parts = value.split(',');
-  if (parts.length !== 2)
-    throw new InvalidArgumentError('expected FROM,FOR: when it starts and how long it acts (e.g. 5m,30m)');
+  if (parts.length !== 2 && parts.length !== 3)
+    throw new InvalidArgumentError(
+      'expected FROM,FOR[,EVERY]: when it starts, how long it acts and how often it writes (e.g. 5m,30m or 1m,2m,1s)',
+    );
   const forMs = duration(parts[1] ?? '');
   if (forMs <= 0) throw new InvalidArgumentError('FOR must be longer than 0s (e.g. 5m,30m)');
-  return { fromMs: duration(parts[0] ?? ''), forMs };
+  const fromMs = duration(parts[0] ?? '');
+  if (parts.length === 2) return { fromMs, forMs };
+  const everyMs = duration(parts[2] ?? '');
+  if (everyMs <= 0) throw new InvalidArgumentError('EVERY must be longer than 0s (e.g. 1m,2m,1s)');
+  return { fromMs, forMs, everyMs };
 }
 
 /** A share: `N%` (0–100) or a number from 0 to 1. */

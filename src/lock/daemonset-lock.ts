@@ -79,12 +79,18 @@ const RECHECK: ReadonlySet<string> = new Set(['workers-first', 'unhealthy', 'qua
 /** Of those, the wave's steps and order: its nodes say they soaked or finished on their own Node. */
 const SOON: ReadonlySet<string> = new Set(['slow-start', 'group-order']);
 
-/** How a node refused `room` waits: for its turn while a coordinator is live, else for a slot (the default, unsaid). */
+/**
+ * How a node refused `room` waits: for its turn while a live coordinator has given it none, else for a
+ * slot (the default, unsaid). A node that held a turn and still found no room waits for the room to
+ * change (a slot freed in the lock, or the recheck of the fleet beyond it), not for its turn to be
+ * written again (issue 55): whoever holds the coordinator's token could otherwise rewrite every
+ * waiter's turn every second and have each of them read the fleet each time.
+ */
 function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
   // held back by nodes that come back or finish without a write to the lock: look again soon
   const soon = SOON.has(room.why);
   const recheck = soon || RECHECK.has(room.why) || (room.why === 'full' && room.unavailable !== undefined);
-  const live = turn !== undefined && turn.kind !== 'first-come';
+  const live = turn?.kind === 'wait';
   if (!live && !recheck) return {};
   const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};
   return { wait: { for: live ? 'turn' : 'slot', ...again } };

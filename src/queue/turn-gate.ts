@@ -39,15 +39,30 @@ const RECHECK_PER_NODE_MS = 1_000;
  */
 export const UNKNOWN_FLEET_RECHECK_MS = 5 * 60_000;
 
-/** The recheck for a fleet of `nodes` (undefined: not published yet). */
+/**
+ * The bounds the agent sets on the recheck whatever the Lease says (issue 55): its duration and the
+ * advised fleet come from whoever holds the coordinator's token, so they neither make a waiter read
+ * the Lease more than once per RECHECK_MIN_MS, nor let it go longer than RECHECK_MAX_MS without
+ * looking (the unknown fleet's recheck: at 5,000 waiters, 17 reads a second fleet-wide).
+ */
+const RECHECK_MIN_MS = 10_000;
+const RECHECK_MAX_MS = UNKNOWN_FLEET_RECHECK_MS;
+
+/** The recheck for a fleet of `nodes` (undefined: not published yet), within the agent's bounds. */
 export function recheckMs(leaseDurationMs: number, nodes: number | undefined): number {
-  if (nodes === undefined) return Math.max(leaseDurationMs, UNKNOWN_FLEET_RECHECK_MS);
-  return Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
+  const wanted =
+    nodes === undefined
+      ? Math.max(leaseDurationMs, UNKNOWN_FLEET_RECHECK_MS)
+      : Math.max(leaseDurationMs, nodes * RECHECK_PER_NODE_MS);
+  return Math.min(RECHECK_MAX_MS, Math.max(RECHECK_MIN_MS, wanted));
 }
 
 /**
  * The wait for a turn, in words: with the coordinator's word on what holds every waiter back now
- * (its advice: shown, and its gate named for kured_ts_blocked when it is one we know), else its rule.
+ * (its advice), else its rule. The advice's gate is shown as the coordinator's word in the reason
+ * only: never as this node's own blocker in kured_ts_blocked, where a forged `max-failures` would
+ * fire the wave-halted alert with no halt on the DaemonSet (issue 55). The node's own judgement at
+ * its slot names its own gates.
  */
 function waitingForTurn(holder: string, held: { gate?: string; reason: string } | undefined): TurnVerdict {
   if (held === undefined)
@@ -56,10 +71,10 @@ function waitingForTurn(holder: string, held: { gate?: string; reason: string } 
       reason: `waiting for its turn: the coordinator (${holder}) gives each freed slot to the waiting node whose reboot has been needed longest`,
     };
   const gate = fleetGate(held.gate);
+  const word = gate === undefined ? '' : ` (its gate: ${gate})`;
   return {
     kind: 'wait',
-    ...(gate === undefined ? {} : { gate }),
-    reason: `waiting for its turn: the coordinator (${holder}) gives no turn now: ${held.reason}`,
+    reason: `waiting for its turn: the coordinator (${holder}) gives no turn now${word}: ${held.reason}`,
   };
 }
 

@@ -19,8 +19,8 @@ import { DS_NAME, DS_NAMESPACE } from './cluster-spec.js';
 import type { ObjectMeta } from './objects.js';
 import type { OperatorContext } from './sim-operators.js';
 
-/** How often the thief writes (virtual ms): as often as a leader renews. */
-const THIEF_EVERY_MS = 10_000;
+/** How often the thief writes (virtual ms) unless told: as often as a leader renews. */
+export const THIEF_EVERY_MS = 10_000;
 
 /** The holder identity and turn author the thief writes. */
 const THIEF_IDENTITY = 'thief';
@@ -32,6 +32,8 @@ const ENDLESS_SECONDS = 2_147_483_647;
 export interface ThiefSettings {
   fromMs: number;
   forMs: number;
+  /** How often it writes; default THIEF_EVERY_MS (a storm of turns: 1s). */
+  everyMs?: number;
 }
 
 /** What the thief wrote, for the report. */
@@ -77,7 +79,7 @@ export class SimCoordinatorThief {
     private readonly settings: ThiefSettings,
   ) {}
 
-  /** Schedules the thief's writes: every THIEF_EVERY_MS from fromMs while within forMs. */
+  /** Schedules the thief's writes: every everyMs (THIEF_EVERY_MS) from fromMs while within forMs. */
   start(): void {
     const { time, startMs } = this.ctx;
     const from = startMs + this.settings.fromMs;
@@ -90,7 +92,7 @@ export class SimCoordinatorThief {
       }
       this.writeLease();
       this.writeTurns();
-      time.schedule(time.nowMs() + THIEF_EVERY_MS, tick);
+      time.schedule(time.nowMs() + (this.settings.everyMs ?? THIEF_EVERY_MS), tick);
     };
     time.schedule(from, tick);
   }

@@ -1,4 +1,5 @@
 // The end-of-run report of a simulation, as lines of text.
+import { THIEF_EVERY_MS } from './coordinator-thief.js';
 import type { VolumeStats } from './volumes.js';
 import { shortDuration } from '../text/duration.js';
 import { costTotal, formatCost } from './api-cost.js';
@@ -197,7 +198,7 @@ function thiefRows(r: SimulationResult): string[] {
   return [
     row(
       'coordinator thief',
-      `${t.leaseWrites} Lease writes, ${t.turnsWritten} turns written (from +${shortDuration(t.fromMs)} for ${shortDuration(t.forMs)}${t.stopped ? '' : ', cut short by the end of the wave'})`,
+      `${t.leaseWrites} Lease writes, ${t.turnsWritten} turns written (from +${shortDuration(t.fromMs)} for ${shortDuration(t.forMs)}, every ${shortDuration(t.everyMs ?? THIEF_EVERY_MS)}${t.stopped ? '' : ', cut short by the end of the wave'})`,
     ),
   ];
 }

@@ -467,11 +467,16 @@ describe('a turn that lapsed before its node took the slot', () => {
 describe('waiting for a turn', () => {
   it.each<[string, number | undefined, number]>([
     ['a small fleet: every lease duration', 5, LEASE_DURATION_MS],
-    ['1,000 nodes: every 1,000 s (the fleet one read a second)', 1_000, 1_000_000],
-    ['5,000 nodes: every 5,000 s', 5_000, 5_000_000],
+    ['200 nodes: every 200 s (the fleet one read a second)', 200, 200_000],
+    ['1,000 nodes: every 5 minutes at most, whatever the advice says', 1_000, UNKNOWN_FLEET_RECHECK_MS],
+    ['5,000 nodes: every 5 minutes at most', 5_000, UNKNOWN_FLEET_RECHECK_MS],
     ['a fleet whose size is not published yet: every 5 minutes', undefined, UNKNOWN_FLEET_RECHECK_MS],
   ])("rereads the coordinator's Lease for %s", (_name, nodes, every) => {
     expect(recheckMs(LEASE_DURATION_MS, nodes)).toBe(every);
+  });
+
+  it('a Lease that says a 1 s duration and a fleet of none makes a waiter reread it at most every 10 s', () => {
+    expect(recheckMs(1_000, 0)).toBe(10_000);
   });
 
   it('a waiter that queued before the coordinator published the fleet size rereads the Lease at the pace of the size it then publishes', async () => {
@@ -501,8 +506,9 @@ describe('waiting for a turn', () => {
       await clock.advance(10_000);
       await new Promise((r) => setTimeout(r, 2)); // real time for the HTTP this step set off
     }
-    // one read at about 5 minutes (the size unknown), then none for 5,000 s
-    expect(reads() - before).toBe(1);
+    // one read at about 5 minutes (the size unknown), then one every 5 minutes: the advised 5,000 s is
+    // longer than the agent lets a Lease it does not see change go unread
+    expect(reads() - before).toBe(8);
   });
 
   it.each([
