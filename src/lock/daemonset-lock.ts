@@ -33,13 +33,23 @@
 // Without it (--lock-queue none, or no live coordinator) each waiter follows the DaemonSet
 // (a reflector, src/kube/reflector.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (slot-wait.ts).
+import { orBackInService } from './readiness-wait.js';
+import { waitOf } from './lock-wait.js';
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
 import { formatMulti, formatSingle, newEntry, toHolder, type LockEntry } from './kured-lock-format.js';
 import { LeaseObserver } from './lease.js';
-import type { AcquireResult, Lock, LockHolder, LockMetadata, LockWait, Refusal, SlotProof } from './lock.js';
-import type { TurnVerdict } from './lock.js';
+import type {
+  AcquireResult,
+  Lock,
+  LockHolder,
+  LockMetadata,
+  LockWait,
+  Refusal,
+  SlotProof,
+  TurnVerdict,
+} from './lock.js';
 import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
@@ -72,28 +82,6 @@ function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
   if (turn?.kind !== 'wait') return undefined;
   const gate = turn.gate === undefined ? {} : { gate: turn.gate };
   return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
-}
-
-/** Refusals by nodes beyond the lock, which come back or finish without a write to it: look again soon. */
-const RECHECK: ReadonlySet<string> = new Set(['workers-first', 'unhealthy', 'quarantined', 'wave-halted']);
-/** Of those, the wave's steps and order: its nodes say they soaked or finished on their own Node. */
-const SOON: ReadonlySet<string> = new Set(['slow-start', 'group-order']);
-
-/**
- * How a node refused `room` waits: for its turn while a live coordinator has given it none, else for a
- * slot (the default, unsaid). A node that held a turn and still found no room waits for the room to
- * change (a slot freed in the lock, or the recheck of the fleet beyond it), not for its turn to be
- * written again (issue 55): whoever holds the coordinator's token could otherwise rewrite every
- * waiter's turn every second and have each of them read the fleet each time.
- */
-function waitOf(room: Exclude<Room, { room: true }>, turn: TurnVerdict | undefined): { wait?: LockWait } {
-  // held back by nodes that come back or finish without a write to the lock: look again soon
-  const soon = SOON.has(room.why);
-  const recheck = soon || RECHECK.has(room.why) || (room.why === 'full' && room.unavailable !== undefined);
-  const live = turn?.kind === 'wait';
-  if (!live && !recheck) return {};
-  const again = recheck ? { recheck: true as const, ...(soon ? { soon: true as const } : {}) } : {};
-  return { wait: { for: live ? 'turn' : 'slot', ...again } };
 }
 
 export class DaemonSetLock implements Lock {
@@ -204,6 +192,13 @@ export class DaemonSetLock implements Lock {
       await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
       return;
     }
+    await orBackInService(this.o, how.readiness ?? [], signal, (until) =>
+      this.waitForTurnOrSlot(within, how, until),
+    );
+  }
+
+  /** For this node's turn to change (the coordinated queue), or for a slot it could take. */
+  private async waitForTurnOrSlot(within: number, how: LockWait, signal?: AbortSignal): Promise<void> {
     const turns = this.o.turns;
     if (turns !== undefined && how.for === 'turn') {
       const stop = signal ?? new AbortController().signal;

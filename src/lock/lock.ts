@@ -66,6 +66,11 @@ export interface LockWait {
    * node says it soaked, which writes nothing to the lock).
    */
   soon?: true;
+  /**
+   * The unavailable nodes that fill the slots (the refusal's names): the wait also ends when one of
+   * them is back in service (readiness-wait.ts), which the lock would not show.
+   */
+  readiness?: readonly string[];
 }
 
 /**
