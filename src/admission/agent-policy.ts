@@ -119,6 +119,23 @@ const BOUNDS_TEXT = (): string =>
     .map(([k, bytes]) => `${k} ${bytes}`)
     .join(', ');
 
+/**
+ * The agent lifts only a cordon its own record says it set (issue 55): the cycle record's
+ * `"cordoned":true` (its cordon, or kured's adopted), or the quarantine record's (--quarantine-cordon),
+ * as the node carried it before the write. An operator's cordon (kubectl cordon, before or during a
+ * cycle: the record then says false) stays.
+ */
+const UNCORDON_OURS = ((): string => {
+  const before = 'oldObject.metadata.annotations';
+  const says = (key: string): string =>
+    `('${key}' in ${before} && ${before}['${key}'].contains('"cordoned":true'))`;
+  return [
+    `!(has(oldObject.spec.unschedulable) && oldObject.spec.unschedulable)`,
+    `(has(object.spec.unschedulable) && object.spec.unschedulable)`,
+    `(has(${before}) && (${says(CYCLE_ANNOTATION)} || ${says(QUARANTINE_ANNOTATION)}))`,
+  ].join(' || ');
+})();
+
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** The agent's ServiceAccount: only its requests are judged; kubelets, controllers, operators are not. */
@@ -175,6 +192,10 @@ function nodesPolicy(): PolicySpec {
       forbid(
         `${NODE_SPEC_FIELDS.map((f) => same(`spec.${f}`)).join(' && ')} && ${OTHER_METADATA.map((f) => same(`metadata.${f}`)).join(' && ')}`,
         `'the kured-ts agent may change only spec.unschedulable, its taint, its labels and its annotations of node ' + object.metadata.name`,
+      ),
+      forbid(
+        UNCORDON_OURS,
+        `'the kured-ts agent may lift only a cordon its cycle or quarantine record says it set (not one someone else set) on node ' + object.metadata.name`,
       ),
       forbid(
         TAINTS_OK,

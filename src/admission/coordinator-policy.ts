@@ -167,6 +167,12 @@ function leaseBounds(): Validation[] {
       `request.operation == 'CREATE' ? !has(object.metadata.annotations) || object.metadata.annotations.all(k, k == '${ADVICE_ANNOTATION}') : ${mapUnchangedExcept('metadata.annotations', `'${ADVICE_ANNOTATION}'`, `'${RETIRED_HEALTH_ANNOTATION}'`)}`,
       `'the kured-ts coordinator may set on its Lease only the annotation ${ADVICE_ANNOTATION} (and remove ${RETIRED_HEALTH_ANNOTATION})'`,
     ),
+    // agents of an older version trust the retired health annotation while the DaemonSet rolls: an
+    // update that keeps it is refused (the coordinator removes it in each of its writes)
+    forbid(
+      `request.operation == 'CREATE' || !has(object.metadata.annotations) || !('${RETIRED_HEALTH_ANNOTATION}' in object.metadata.annotations)`,
+      `'the kured-ts coordinator removes ${RETIRED_HEALTH_ANNOTATION} from its Lease in each write; it may not keep it'`,
+    ),
     // size() counts characters, bytes() the UTF-8 bytes; the outline only: the agents judge the content
     forbid(
       `!${advice.present} || (size(${advice.value}) <= ${MAX_ADVICE_BYTES} && size(bytes(${advice.value})) <= ${MAX_ADVICE_BYTES} && ${advice.value}.matches(${celString('^\\{.*\\}$')}))`,

@@ -261,6 +261,7 @@ export class FleetQuestions {
   private gates(census: Census, ask: FleetAsk): Pick<FleetAnswers, 'unavailable' | 'health' | 'quarantine'> {
     const { countUnavailable, maxUnhealthy, maxQuarantined, nodeId } = this.o;
     const down = this.unavailableOf(census, ask);
+    const holds = new Set(ask.live.map((e) => e.nodeID));
     const why = new Map(census.unhealthy.map((u) => [u.name, u.why]));
     return {
       ...(countUnavailable === true ? { unavailable: { nodes: down, more: 0, moreInGroup: 0 } } : {}),
@@ -270,7 +271,9 @@ export class FleetQuestions {
             health: {
               max: resolveLimit(maxUnhealthy, census.total),
               nodes: census.unhealthy
-                .filter((n) => n.name !== nodeId && !ask.cycling.has(n.name))
+                // a node in its cycle is down for the reboot that holds its slot; one that only
+                // labels itself in a cycle (its own token can) is judged by its readiness (issue 55)
+                .filter((n) => n.name !== nodeId && !(ask.cycling.has(n.name) && holds.has(n.name)))
                 .map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
             },
           }),

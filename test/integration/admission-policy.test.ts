@@ -552,6 +552,39 @@ describe('the agent admission policy denies a stolen agent token', () => {
     expect(admission.denials[0]?.denied).toMatch(/kured-ts.dev\/history 32768/);
   });
 
+  it.each<[string, Record<string, string>, boolean]>([
+    ['lifts a cordon its cycle record says it set', { [CYCLE]: '{"bootID":"boot-1","cordoned":true}' }, true],
+    [
+      'lifts the cordon its quarantine kept (--quarantine-cordon)',
+      { 'kured-ts.dev/quarantine': '{"since":"2026-01-05T10:00:00Z","pods":[],"cordoned":true}' },
+      true,
+    ],
+    [
+      "does not lift an operator's cordon its cycle record says is not its own",
+      { [CYCLE]: '{"cordoned":false}' },
+      false,
+    ],
+    ["does not lift an operator's cordon with no record of its own", {}, false],
+  ])('the agent %s', async (_name, annotations, admitted) => {
+    const n1 = node('n1');
+    server.update('nodes', {
+      ...n1,
+      metadata: { ...n1.metadata, annotations: { ...n1.metadata?.annotations, ...annotations } },
+      spec: { ...n1.spec, unschedulable: true },
+    });
+    const uncordon = agent('n1').mergePatchNode('n1', { spec: { unschedulable: null } });
+    if (admitted) {
+      await uncordon;
+      expect(node('n1').spec?.unschedulable).toBeFalsy();
+    } else {
+      await expect(uncordon).rejects.toThrow(/HTTP 403/);
+      expect(admission.denials[0]?.denied).toMatch(
+        /may lift only a cordon its cycle or quarantine record says it set/,
+      );
+      expect(node('n1').spec?.unschedulable).toBe(true);
+    }
+  });
+
   it('denies a node write from a token without the node claim, unless told not to require it', async () => {
     const claimless = as({ user: USER });
     await expect(claimless.mergePatchNode('n1', { spec: { unschedulable: true } })).rejects.toThrow(
@@ -986,7 +1019,9 @@ describe('the coordinator admission policy bounds what the coordinator writes on
     ['publishes its advice, a JSON object', leaseAnnotations({ [ADVICE]: '{"hold":["n3"]}' })],
     ['publishes advice of exactly 2048 bytes', leaseAnnotations({ [ADVICE]: adviceOf(2048) })],
     ['removes the fleet health of the version before', leaseAnnotations({ [OLD_HEALTH]: null })],
-  ])('admits the coordinator when it %s', async (_name, change) => {
+  ])('admits the coordinator when it %s', async (_name, given) => {
+    // the coordinator removes the retired health annotation in each of its writes
+    const change = (l: V1Lease): V1Lease => given(leaseAnnotations({ [OLD_HEALTH]: null })(l));
     const expected = change(server.get<V1Lease>('leases', 'kube-system', LEASE)!);
     await changeLease(change)(coordinator());
     expect(admission.counts.denied).toBe(0);
@@ -1056,12 +1091,26 @@ describe('the coordinator admission policy bounds what the coordinator writes on
       (l) => ({ ...l, metadata: { ...l.metadata, labels: { 'example.com/team': 'x' } } }),
       /may not change the labels, owners or finalizers of its Lease/,
     ],
-  ])('refuses the coordinator %s on its Lease', async (_name, change, message) => {
+  ])('refuses the coordinator %s on its Lease', async (_name, given, message) => {
+    const change = (l: V1Lease): V1Lease => given(leaseAnnotations({ [OLD_HEALTH]: null })(l));
     const before = server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion;
     await expect(changeLease(change)(coordinator())).rejects.toThrow(/HTTP 403/);
     expect(admission.counts).toEqual({ admitted: 0, denied: 1 });
     expect(admission.denials[0]?.denied).toMatch(message);
     expect(server.get<V1Lease>('leases', 'kube-system', LEASE)?.metadata?.resourceVersion).toBe(before);
+  });
+});
+
+describe('the coordinator admission policy retires the fleet health of the version before', () => {
+  beforeEach(seedLease);
+
+  it('refuses a renewal that keeps it, which agents of that version would still trust while the DaemonSet rolls', async () => {
+    await expect(
+      changeLease(leaseSpec({ holderIdentity: 'kured-ts-coordinator-0_ab12' }))(coordinator()),
+    ).rejects.toThrow(/HTTP 403/);
+    expect(admission.denials[0]?.denied).toMatch(
+      /removes kured-ts.dev\/fleet-health from its Lease in each write/,
+    );
   });
 });
 

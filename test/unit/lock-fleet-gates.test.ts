@@ -111,12 +111,6 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
       '2 other nodes unhealthy (max 1): n1 cordoned, n2 cordoned',
     ],
     [
-      'does not count nodes in a kured-ts reboot cycle (--concurrency bounds them)',
-      fleet('in-cycle', 'in-cycle'),
-      { count: 0 },
-      undefined,
-    ],
-    [
       'takes a percentage of all nodes, rounded down (10% of 11 = 1)',
       fleet('not-ready', 'not-ready', 'ready', 'ready', 'ready', 'ready', 'ready', 'ready', 'ready', 'ready'),
       { percent: 10 },
@@ -125,6 +119,30 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
     ['never counts its own node', [node('me', 'not-ready'), node('n1')], { count: 0 }, undefined],
   ])('%s', async (_name, nodes, limit, reason) => {
     const { result } = await wouldTake(nodes, { maxUnhealthy: limit });
+    expect(refusal(result)).toEqual(
+      reason === undefined ? undefined : { reason, gate: 'max-unhealthy-nodes' },
+    );
+  });
+
+  it.each([
+    [
+      'does not count nodes in their reboot cycle that hold slots (--concurrency bounds them)',
+      ['n1', 'n2'],
+      undefined,
+    ],
+    [
+      'counts nodes that label themselves in a cycle without a slot by their readiness (their own token can write the label)',
+      [],
+      '2 other nodes unhealthy (max 0): n1 cordoned, n2 cordoned',
+    ],
+  ])('%s', async (_name, slots, reason) => {
+    const kube = new FakeKube();
+    kube.nodes = fleet('in-cycle', 'in-cycle');
+    kube.daemonSet = {
+      metadata: { name: 'kured', namespace: 'kube-system', annotations: { lock: forgedLock(slots) } },
+    };
+    kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
+    const result = await lockOver(kube, { maxUnhealthy: { count: 0 } }).wouldAcquire();
     expect(refusal(result)).toEqual(
       reason === undefined ? undefined : { reason, gate: 'max-unhealthy-nodes' },
     );
