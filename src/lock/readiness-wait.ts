@@ -11,7 +11,7 @@ import { Reflector, latest } from '../kube/reflector.js';
 import { HERD_SPREAD_MS, type DaemonSetLockOptions } from './lock-state.js';
 
 /** The most unavailable nodes one waiter follows (the first the refusal names). */
-export const READINESS_WATCHED = 3;
+const READINESS_WATCHED = 3;
 
 /** Does `node` no longer take a slot as unavailable: Ready and schedulable, or gone? */
 function backInService(node: V1Node | undefined): boolean {
