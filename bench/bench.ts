@@ -1,5 +1,5 @@
 // `npm run bench`: what DESIGN promises, measured. Prints markdown tables.
-//   node dist/bench/bench.js [--quick] [--full] [--only=makespan,taint,churn,fair,contention,chaos,cost,requests,memory,scale]
+//   node dist/bench/bench.js [--quick] [--full] [--only=makespan,taint,churn,fair,contention,chaos,cost,requests,memory,scale,cel]
 //   --quick  small sizes only (a smoke run);  --full  also run every real agent for 200 nodes
 import { runRollingModel } from './rolling-model.js';
 import { type SimulationResult } from '../src/sim/simulation.js';
@@ -14,6 +14,7 @@ import { unqueuedAgentFactory } from '../src/sim/sim-agent.js';
 import { HOUR, full, out, quick, sim } from './common.js';
 import { churnTable, fairTable, taintTable } from './taint.js';
 import { requestsTable } from './requests.js';
+import { celBudgetTable } from './cel-budget.js';
 import { costTotal } from '../src/sim/api-cost.js';
 
 const args = new Set(process.argv.slice(2));
@@ -416,6 +417,7 @@ const TABLES: Record<string, () => Promise<void>> = {
   requests: requestsTable,
   memory: memoryTable,
   scale: scaleTable,
+  cel: celBudgetTable,
 };
 
 const only = [...args]

@@ -100,7 +100,9 @@ describe('simulate --coordinator-thief: a hijacked Lease and forged turns while 
       { out: { write: (t) => (text += t), isTTY: false }, progress: false },
     );
     expect(code).toBe(0);
-    expect(text).toMatch(/coordinator thief +\d+ Lease writes, \d+ turns written \(from \+0s for 2m\)\n/);
+    expect(text).toMatch(
+      /coordinator thief +\d+ Lease writes, \d+ turns written \(from \+0s for 2m, every 10s\)\n/,
+    );
     expect(text).toMatch(/invariant violations +0/);
   }, 60_000);
 });
@@ -191,7 +193,8 @@ describe('simulate --coordinator-thief on the command line', () => {
 
   it.each([
     ['5m', /expected FROM,FOR/],
-    ['5m,30m,1h', /expected FROM,FOR/],
+    ['5m,30m,1s,2s', /expected FROM,FOR\[,EVERY\]/],
+    ['5m,30m,0s', /EVERY must be longer than 0s/],
     ['5m,0s', /FOR must be longer than 0s/],
     ['x,30m', /expected a duration/],
     ['5m,-1m', /must not be negative/],
@@ -199,7 +202,7 @@ describe('simulate --coordinator-thief on the command line', () => {
     const run = await usage(['--coordinator-thief', value]);
     expect(run.code).toBe(2);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(run.stderr).toMatch(/^error: option '--coordinator-thief \[from,for\]' argument/);
+    expect(run.stderr).toMatch(/^error: option '--coordinator-thief \[from,for\[,every\]\]' argument/);
     expect(run.stderr).toMatch(message);
   });
 });
