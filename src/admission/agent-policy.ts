@@ -154,6 +154,12 @@ const LOCK_ENTRY =
  */
 const LOCK_FORM = `^(${LOCK_ENTRY}|\\{"maxOwners":(${placeholder('maxOwners')}),"locks":\\[(${LOCK_ENTRY}(,${LOCK_ENTRY})*)?\\]\\})$`;
 
+/**
+ * The largest lock value the agent writes (bytes): an entry is about 250 bytes with a group and a
+ * wave, so 200 slots fit; every agent watches this DaemonSet, so a forged value must not be large.
+ */
+const LOCK_MAX_BYTES = 65_536;
+
 /** The lock annotation's value on `obj`, is it there, and is it of LOCK_FORM? (CEL) */
 function lockAnnotation(obj: string): { present: string; value: string } {
   return {
@@ -249,6 +255,10 @@ function lockPolicy(): PolicySpec {
       ),
       // a value not of this form (an operator's manual lock, garbage) may stay as it is or be
       // replaced by one of it; never written by the agent where the lock was of it
+      forbid(
+        `!${now.present} || size(bytes(${now.value})) <= ${LOCK_MAX_BYTES} || (${before.present} && ${before.value} == ${now.value})`,
+        `'the kured-ts agent writes the lock within ${LOCK_MAX_BYTES} bytes'`,
+      ),
       forbid(
         `!${now.present} || ${now.value}.matches(${celString(LOCK_FORM)}) || (${before.present} && !${before.value}.matches(${celString(LOCK_FORM)}))`,
         `'the kured-ts agent writes the lock only in kured\\'s form, every slot with its creation time and maxOwners at most --concurrency (' + ${value('maxOwners')} + '): no manual lock, no larger lock'`,

@@ -521,6 +521,14 @@ describe('the agent admission policy denies a stolen agent token', () => {
     ],
     ['writing garbage into the lock', lockValue('kured', 'frozen'), /kured's form/],
     [
+      'writing a lock of 100 KB in its form (an entry whose metadata is large)',
+      lockValue(
+        'kured',
+        ENTRY.replace('"unschedulable":false', `"unschedulable":false,"x":"${'x'.repeat(100_000)}"`),
+      ),
+      /writes the lock within 65536 bytes/,
+    ],
+    [
       'evicting with a grace period of 0',
       (k) => k.evictPod('default', 'web-1', { gracePeriodSeconds: 0 }),
       /grace period of its configuration \(-1/,
