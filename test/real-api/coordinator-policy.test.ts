@@ -316,6 +316,16 @@ describe('on a real kube-apiserver, the coordinator policy bounds what the coord
   // in order: each admitted write is the Lease the next row changes
   it.each<[string, (l: LeaseShape) => LeaseShape, RegExp]>([
     [
+      'refuses its renewal while it keeps the fleet health of the version before (older agents trust it)',
+      withSpec({ holderIdentity: 'kured-ts-coordinator-0_ab12', leaseDurationSeconds: 30 }),
+      /^403 .*removes kured-ts.dev\/fleet-health from its Lease in each write/,
+    ],
+    [
+      'admits the removal of the fleet health of the version before',
+      withAnnotations({ [OLD_HEALTH]: null }),
+      /^200/,
+    ],
+    [
       'admits its renewal for 30 s',
       withSpec({ holderIdentity: 'kured-ts-coordinator-0_ab12', leaseDurationSeconds: 30 }),
       /^200/,
@@ -393,11 +403,6 @@ describe('on a real kube-apiserver, the coordinator policy bounds what the coord
       'refuses a label',
       (l) => ({ ...l, metadata: { ...l.metadata, labels: { 'example.com/team': 'x' } } }),
       /^403 .*may not change the labels, owners or finalizers of its Lease/,
-    ],
-    [
-      'admits the removal of the fleet health of the version before',
-      withAnnotations({ [OLD_HEALTH]: null }),
-      /^200/,
     ],
   ])('%s', async (_name, change, answer) => {
     expect(why(await send(coordinator, await leasePut(change)))).toMatch(answer);
@@ -508,6 +513,25 @@ describe('on a real kube-apiserver, the agent policy allows exactly the autoscal
       expect(why(answer)).toMatch(/only where absent, as "true", and remove only those it added/);
     }
     await cluster.patch('nodes', undefined, NODES[0]!, { metadata: { annotations: { [KARPENTER]: null } } });
+  });
+
+  it('is refused a status over its bound of 4096 bytes, naming it', async () => {
+    const status = JSON.stringify({ phase: 'idle', reason: 'x'.repeat(200_000) });
+    const answer = await send(agent, own({ 'kured-ts.dev/status': status }));
+    expect(answer.status).toBe(403);
+    expect(why(answer)).toMatch(/within its bound in bytes \(kured-ts.dev\/status 4096/);
+  });
+
+  it("lifts no cordon of an operator's, and its own as its cycle record says", async () => {
+    const uncordon = mergePatch(`/api/v1/nodes/${NODES[0]!}`, { spec: { unschedulable: null } });
+    await cluster.patch('nodes', undefined, NODES[0]!, { spec: { unschedulable: true } });
+    const refused = await send(agent, uncordon);
+    expect(refused.status).toBe(403);
+    expect(why(refused)).toMatch(/may lift only a cordon its cycle or quarantine record says it set/);
+    const record = JSON.stringify({ bootID: 'b', cordoned: true, attempts: 0, started: since });
+    expect(why(await send(agent, own({ 'kured-ts.dev/cycle': record })))).toMatch(/^200/);
+    expect(why(await send(agent, uncordon))).toMatch(/^200/);
+    expect(why(await send(agent, own({ 'kured-ts.dev/cycle': null })))).toMatch(/^200/);
   });
 
   it("removes an admin's reboot request, and may not write one", async () => {
