@@ -12,7 +12,7 @@ import { evaluateCheck } from '../../src/cli/check.js';
 import type { CheckDecisionKind, CheckReport } from '../../src/cli/check-report.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
-import { healthCheck } from '../../src/config/wave-values.js';
+import { healthCheck, nodeCheck } from '../../src/config/wave-values.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Lease, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import {
@@ -231,6 +231,25 @@ const CLOSED: Partial<Config> = { window: { ...testConfig().window, days: [] } }
 const LATER: Partial<Config> = {
   window: { ...testConfig().window, timeZone: 'UTC', days: [(new Date().getUTCDay() + 2) % 7] },
 };
+
+/** An at-slot --node-check: no degraded Longhorn volume (docs/storage.md's recipe). */
+const NODE_CHECK: Partial<Config> = {
+  nodeChecks: [
+    nodeCheck(
+      "at-slot longhorn.io/v1beta2/volumes longhorn-system: self.items.all(v, v.status.robustness != 'degraded')",
+    ),
+  ],
+};
+
+/** A Longhorn Volume of this robustness (as Longhorn writes its status). */
+function longhornVolume(robustness: string): void {
+  server.create('volumes', {
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Volume',
+    metadata: { name: 'pvc-data', namespace: 'longhorn-system' },
+    status: { currentNodeID: 'n2', robustness },
+  });
+}
 
 /** n3 says it is not healthy: HEALTH_CHECK fails. */
 function unhealthyN3(): void {
@@ -577,6 +596,26 @@ const rows: [string, Row][] = [
       },
       flags: HEALTH_CHECK,
       verdict: 'blocked',
+    },
+  ],
+  [
+    'an at-slot --node-check false (a Longhorn volume degraded): both are held back by it, for the same reason',
+    {
+      arrange: () => {
+        longhornVolume('degraded');
+      },
+      flags: NODE_CHECK,
+      verdict: 'blocked',
+    },
+  ],
+  [
+    'an at-slot --node-check true: both take the free slot',
+    {
+      arrange: () => {
+        longhornVolume('healthy');
+      },
+      flags: NODE_CHECK,
+      verdict: 'would-reboot',
     },
   ],
   [
