@@ -90,8 +90,8 @@ export async function celBudgetTable(): Promise<void> {
   const rows: string[][] = [];
   const cases: [string, CelEvaluator, number][] = [
     ['agent thread (before: static limits only)', new InlineCel(), 3_000],
-    ['worker thread, 2 s deadline, 128 MB (now)', new WorkerCel(), 3_000],
-    ['worker thread, 2 s deadline, 128 MB (now)', new WorkerCel(), 13_000],
+    ['worker thread, 2 s deadline, 64 MB (now)', new WorkerCel(), 3_000],
+    ['worker thread, 2 s deadline, 64 MB (now)', new WorkerCel(), 13_000],
   ];
   for (const [where, cel, count] of cases) {
     const items = itemsOf(count);

@@ -46,7 +46,9 @@ export class WorkerCel implements CelEvaluator {
   private inWorker(script: URL, task: CelTask, signal?: AbortSignal): Promise<CelOutcome> {
     const deadlineMs = this.o.deadlineMs ?? CEL_BUDGET.deadlineMs;
     const heapMb = this.o.heapMb ?? CEL_BUDGET.heapMb;
-    const worker = new Worker(script, { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    const worker = new Worker(script, {
+      resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: CEL_BUDGET.youngMb },
+    });
     return new Promise<CelOutcome>((resolve, reject) => {
       let timer = setTimeout(() => {
         end({ error: 'the CEL engine did not start' });
