@@ -11,12 +11,10 @@ import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
 import { nodeCheck } from '../../src/config/wave-values.js';
-import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
-import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import type { V1Node } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
 import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantine.js';
-import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
@@ -24,10 +22,9 @@ import { FakeClock } from '../fakes/fake-clock.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
-const NS = 'kube-system';
 const LONGHORN = 'longhorn-system';
-const LOCK = 'weave.works/kured-node-lock';
 const ATTACHED_HERE =
   'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)';
 
@@ -78,17 +75,9 @@ afterEach(async () => {
   await server.close();
 });
 
-function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
-}
-
-function holders(): string[] {
-  const text = server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK];
-  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
-}
-
-const status = (): ReturnType<typeof parseStatus> =>
-  parseStatus(node().metadata?.annotations?.[STATUS_ANNOTATION]);
+const node = (): V1Node => storedNode(server, 'n1');
+const holders = (): string[] => lockHolders(server);
+const status = (): ReturnType<typeof nodeStatus> => nodeStatus(server, 'n1');
 
 /** n1's agent on `clock` with these node checks, over the real client. */
 function agent(clock: FakeClock, checks: string[], overrides: Partial<Config> = {}): Agent {

@@ -8,8 +8,7 @@
 import { afterEach, beforeEach, expect, it } from '@jest/globals';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { SystemClock } from '../../src/clock/clock.js';
-import type { V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
-import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import type { V1Lease, V1Node } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { ADVICE_ANNOTATION, coordinatorLeaseName } from '../../src/queue/coordinator-lease.js';
 import { TURN_ANNOTATION, formatTurn } from '../../src/queue/turn.js';
@@ -19,9 +18,9 @@ import { testConfig } from '../fakes/config.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { lockHolders } from '../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
-const LOCK = 'weave.works/kured-node-lock';
 const WAITERS = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}`);
 const DOWN = 'down-1';
 
@@ -62,10 +61,7 @@ function steal(seq: number): void {
   }
 }
 
-function holders(): string[] {
-  const text = server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK];
-  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
-}
+const holders = (): string[] => lockHolders(server);
 
 /** The requests of one kind the agents sent since `from` (ms since the epoch). */
 function sent(kind: 'list nodes' | 'get daemonsets' | 'get leases', from: number): number {

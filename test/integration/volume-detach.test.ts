@@ -11,12 +11,10 @@ import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { runCheck } from '../../src/cli/check.js';
-import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
+import type { CoreV1Event, V1Node, V1Pod } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
 import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantine.js';
-import { STATUS_ANNOTATION, parseStatus } from '../../src/node/status.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { csiVolumeName } from '../../src/volumes/volumes.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
@@ -25,9 +23,8 @@ import { FakeClock } from '../fakes/fake-clock.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
-const NS = 'kube-system';
-const LOCK = 'weave.works/kured-node-lock';
 const DRIVER = 'driver.longhorn.io';
 /** The volume of the web pod the drain evicts. */
 const WEB_VOLUME = csiVolumeName(DRIVER, 'pv-web');
@@ -87,17 +84,9 @@ afterEach(async () => {
   await server.close();
 });
 
-function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
-}
-
-function holders(): string[] {
-  const text = server.get<V1DaemonSet>('daemonsets', NS, 'kured')?.metadata?.annotations?.[LOCK];
-  return text === undefined ? [] : entriesOf(parseLockAnnotation(text)).map((e) => e.nodeID);
-}
-
-const status = (): ReturnType<typeof parseStatus> =>
-  parseStatus(node().metadata?.annotations?.[STATUS_ANNOTATION]);
+const node = (): V1Node => storedNode(server, 'n1');
+const holders = (): string[] => lockHolders(server);
+const status = (): ReturnType<typeof nodeStatus> => nodeStatus(server, 'n1');
 
 /** The attach-detach controller detaches `volume` from n1, and the kubelet has unmounted it. */
 function detach(volume: string): void {
