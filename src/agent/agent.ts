@@ -309,7 +309,7 @@ export class Agent {
       await this.deps.clock.sleep(delay, signal);
       return;
     }
-    await this.waitForLock(delay, last, signal);
+    await this.reporter.flushingWhile(signal, () => this.waitForLock(delay, last, signal));
   }
 
   /**

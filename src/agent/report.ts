@@ -36,6 +36,14 @@ const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
   'waiting-for-volumes',
 ]);
 
+/**
+ * A waiter's status write that changes only its reason comes at most this often (issue 55): the
+ * reason of a wait follows the coordinator's advice and the lock's holders, which whoever holds a
+ * token can churn, and every write of a Node reaches every watcher of Nodes. A change of phase or of
+ * any other field is written at once; a deferred reason is written when this has passed (flush).
+ */
+const WAITER_STATUS_EVERY_MS = 30_000;
+
 /** The fields of an outcome's log line: the configuration error names its policy and flags apart. */
 function logFields(node: string, outcome: Outcome): Record<string, unknown> {
   const fields = { node, outcome: outcome.kind, reason: outcome.reason };
@@ -89,6 +97,10 @@ export class Reporter {
   private unsent = false;
   /** When RebootOverdue was last recorded (monotonic ms). */
   private overdueEventAt: number | undefined;
+  /** The last status written and when (monotonic ms): a waiter's reason-only change waits for it. */
+  private lastWrite: { status: NodeStatus; atMs: number } | undefined;
+  /** A waiter's status whose write waits for WAITER_STATUS_EVERY_MS (flush writes it). */
+  private deferred: NodeStatus | undefined;
   /** The status of an outcome handed out to ride in the caller's next node write (carry). */
   private carried: { kind: string; reason: string; status: NodeStatus } | undefined;
   /**
@@ -161,18 +173,73 @@ export class Reporter {
     await this.writeStatus(status, signal);
   }
 
-  /** Writes `status` unless the node carries it already; a failure is logged (written again next time). */
+  /**
+   * Writes `status` unless the node carries it already, or defers it when it is a waiter's that
+   * changes only the reason within WAITER_STATUS_EVERY_MS of the last write; a failure is logged
+   * (written again next time).
+   */
   private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
+    this.deferred = undefined;
     if (sameStatus(status, this.written)) return;
+    if (this.deferrable(status)) {
+      this.deferred = status;
+      return;
+    }
     try {
       this.written = undefined;
       this.unsent = true;
       await this.deps.node.setStatus(status, signal);
       this.written = status;
+      this.lastWrite = { status, atMs: monotonicMs(this.deps.clock) };
       this.unsent = false;
     } catch (err) {
       if (signal?.aborted) throw err;
       this.deps.logger.warn('cannot write status', { node: this.nodeId, error: errorText(err) });
+    }
+  }
+
+  /** A waiter's status that differs from the last one written (and still carried) only by its reason, soon after it. */
+  private deferrable(status: NodeStatus): boolean {
+    const last = this.lastWrite;
+    if (status.phase !== 'waiting-for-lock' || last === undefined) return false;
+    // the node still carries what was last written (as read since, or as written)
+    if (!sameStatus(this.written, last.status)) return false;
+    if (monotonicMs(this.deps.clock) - last.atMs >= WAITER_STATUS_EVERY_MS) return false;
+    return sameStatus({ ...status, reason: last.status.reason }, last.status);
+  }
+
+  /** When the deferred status may be written (ms from now), or undefined when none waits. */
+  deferredInMs(): number | undefined {
+    if (this.deferred === undefined || this.lastWrite === undefined) return undefined;
+    return Math.max(0, this.lastWrite.atMs + WAITER_STATUS_EVERY_MS - monotonicMs(this.deps.clock));
+  }
+
+  /** Writes the deferred status, if one waits (while the agent waits, between its passes). */
+  async flush(signal: AbortSignal | undefined): Promise<void> {
+    const status = this.deferred;
+    if (status === undefined) return;
+    this.lastWrite = undefined;
+    await this.writeStatus(status, signal);
+  }
+
+  /**
+   * Runs `wait` (the agent's wait for the lock, between passes), writing a waiter's deferred status
+   * when it is due meanwhile; the write is given up when the wait ends first (the next pass reports anew).
+   */
+  async flushingWhile(signal: AbortSignal, wait: () => Promise<void>): Promise<void> {
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    const flushing = (async (): Promise<void> => {
+      const dueMs = this.deferredInMs();
+      if (dueMs === undefined) return;
+      await this.deps.clock.sleep(dueMs, both);
+      await this.flush(both);
+    })().catch(() => undefined);
+    try {
+      await wait();
+    } finally {
+      stop.abort();
+      await flushing;
     }
   }
 

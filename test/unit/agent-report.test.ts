@@ -200,3 +200,69 @@ describe('Reporter', () => {
     });
   });
 });
+
+describe("a waiter's status writes (issue 55: at most one per 30 s for a reason alone)", () => {
+  const waiting = (
+    reason: string,
+    extra: Partial<Extract<Outcome, { kind: 'waiting-for-lock' }>> = {},
+  ): Outcome => ({
+    kind: 'waiting-for-lock',
+    reason,
+    holders: ['n2'],
+    ...extra,
+  });
+
+  it('defers a change of the reason alone within 30 s, and writes the latest one when due while the agent waits', async () => {
+    const { reporter, node, clock } = setup();
+    await reporter.report(waiting('advice: a'), undefined);
+    await clock.advance(5_000);
+    await reporter.report(waiting('advice: b'), undefined);
+    await clock.advance(5_000);
+    await reporter.report(waiting('advice: c'), undefined);
+    expect(node.record.statuses.map((s) => s.reason)).toEqual(['advice: a']);
+    expect(reporter.deferredInMs()).toBe(20_000);
+    const controller = new AbortController();
+    const wait = clock.sleep(60_000, controller.signal).catch(() => undefined);
+    const flushing = reporter.flushingWhile(controller.signal, () => wait);
+    await clock.advance(19_000);
+    expect(node.record.statuses.map((s) => s.reason)).toEqual(['advice: a']);
+    await clock.advance(1_000);
+    await clock.advance(0);
+    expect(node.record.statuses.map((s) => s.reason)).toEqual(['advice: a', 'advice: c']);
+    controller.abort();
+    await flushing;
+  });
+
+  it.each<[string, Outcome]>([
+    ['a change of phase', { kind: 'blocked', reason: 'alert firing', blocker: 'prometheus' }],
+    [
+      'a change of another field (the FleetLock server said full)',
+      waiting('advice: b', { fleetLockFull: true }),
+    ],
+  ])('writes %s at once', async (_name, next) => {
+    const { reporter, node, clock } = setup();
+    await reporter.report(waiting('advice: a'), undefined);
+    await clock.advance(1_000);
+    await reporter.report(next, undefined);
+    expect(node.record.statuses).toHaveLength(2);
+  });
+
+  it('writes a reason change at once 30 s after the last write', async () => {
+    const { reporter, node, clock } = setup();
+    await reporter.report(waiting('advice: a'), undefined);
+    await clock.advance(30_000);
+    await reporter.report(waiting('advice: b'), undefined);
+    expect(node.record.statuses.map((s) => s.reason)).toEqual(['advice: a', 'advice: b']);
+  });
+
+  it('gives the deferred write up when the wait ends first (the next pass reports anew)', async () => {
+    const { reporter, node, clock } = setup();
+    await reporter.report(waiting('advice: a'), undefined);
+    await clock.advance(1_000);
+    await reporter.report(waiting('advice: b'), undefined);
+    const controller = new AbortController();
+    await reporter.flushingWhile(controller.signal, () => clock.advance(2_000));
+    await clock.advance(60_000);
+    expect(node.record.statuses.map((s) => s.reason)).toEqual(['advice: a']);
+  });
+});
