@@ -37,10 +37,11 @@ const PROGRESS_KINDS: ReadonlySet<OutcomeKind> = new Set<OutcomeKind>([
 ]);
 
 /**
- * A waiter's status write that changes only its reason comes at most this often (issue 55): the
- * reason of a wait follows the coordinator's advice and the lock's holders, which whoever holds a
- * token can churn, and every write of a Node reaches every watcher of Nodes. A change of phase or of
- * any other field is written at once; a deferred reason is written when this has passed (flush).
+ * A status write of a node waiting for the coordinator's turn that changes only its reason comes at
+ * most this often (issue 55): that reason is the coordinator's word (its advice, a lapsed turn), which
+ * whoever holds its token can churn, and every write of a Node reaches every watcher of Nodes. A
+ * change of phase or of any other field, and every other wait's reason (a FleetLock server failing,
+ * the lock's holders), is written at once; a deferred reason is written when this has passed (flush).
  */
 const WAITER_STATUS_EVERY_MS = 30_000;
 
@@ -74,6 +75,11 @@ export interface ReporterOptions {
   shutdown?: ShutdownSettings;
   /** --message-template-<kind> of the failures told (Effects.notify, overdue); default none told. */
   templates?: Readonly<Record<FailureEvent, string>>;
+}
+
+/** A wait for the coordinator's turn: its reason is the coordinator's word (advice, a lapsed turn). */
+function forTurn(outcome: Outcome): boolean {
+  return outcome.kind === 'waiting-for-lock' && outcome.wait?.for === 'turn';
 }
 
 export class Reporter {
@@ -170,18 +176,22 @@ export class Reporter {
     // small as it was (agent-crash.test.ts, "a second agent of the same node starts")
     if (isOverdue(status, now)) await this.reportOverdue(status, now);
     else this.overdueEventAt = undefined;
-    await this.writeStatus(status, signal);
+    await this.writeStatus(status, signal, forTurn(outcome));
   }
 
   /**
-   * Writes `status` unless the node carries it already, or defers it when it is a waiter's that
-   * changes only the reason within WAITER_STATUS_EVERY_MS of the last write; a failure is logged
-   * (written again next time).
+   * Writes `status` unless the node carries it already, or defers it when it is a waiter's for its
+   * turn (`turn`) that changes only the reason within WAITER_STATUS_EVERY_MS of the last write; a
+   * failure is logged (written again next time).
    */
-  private async writeStatus(status: NodeStatus, signal: AbortSignal | undefined): Promise<void> {
+  private async writeStatus(
+    status: NodeStatus,
+    signal: AbortSignal | undefined,
+    turn = false,
+  ): Promise<void> {
     this.deferred = undefined;
     if (sameStatus(status, this.written)) return;
-    if (this.deferrable(status)) {
+    if (turn && this.deferrable(status)) {
       this.deferred = status;
       return;
     }

@@ -201,7 +201,7 @@ describe('Reporter', () => {
   });
 });
 
-describe("a waiter's status writes (issue 55: at most one per 30 s for a reason alone)", () => {
+describe('a status write of a node waiting for its turn (issue 55: at most one per 30 s for a reason alone)', () => {
   const waiting = (
     reason: string,
     extra: Partial<Extract<Outcome, { kind: 'waiting-for-lock' }>> = {},
@@ -209,6 +209,7 @@ describe("a waiter's status writes (issue 55: at most one per 30 s for a reason 
     kind: 'waiting-for-lock',
     reason,
     holders: ['n2'],
+    wait: { for: 'turn' },
     ...extra,
   });
 
@@ -235,6 +236,10 @@ describe("a waiter's status writes (issue 55: at most one per 30 s for a reason 
 
   it.each<[string, Outcome]>([
     ['a change of phase', { kind: 'blocked', reason: 'alert firing', blocker: 'prometheus' }],
+    [
+      "the reason of a wait that is not for the coordinator's turn (a FleetLock server failing)",
+      { kind: 'waiting-for-lock', reason: 'fleetlock: internal_error: boom', holders: [], fleetLock: true },
+    ],
     [
       'a change of another field (the FleetLock server said full)',
       waiting('advice: b', { fleetLockFull: true }),
