@@ -8,20 +8,18 @@
 // node at the moment of the reboot.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent } from '../../src/agent/agent.js';
-import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
 import { nodeCheck } from '../../src/config/wave-values.js';
 import type { V1Node } from '../../src/kube/kube.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
 import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { RecordingMetrics } from '../fakes/fake-cluster.js';
-import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
 import { waitFor } from '../fakes/wait-for.js';
+import { steppedAgent, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
 const LONGHORN = 'longhorn-system';
@@ -91,48 +89,15 @@ function agent(clock: FakeClock, checks: string[], overrides: Partial<Config> = 
     nodeChecks: checks.map(nodeCheck),
     ...overrides,
   });
-  const deps = createAgentDeps(config, {
-    kube: server.kubeInMemory(),
-    clock,
-    logger: new MemoryLogger(),
-    metrics: new RecordingMetrics(),
-    random: () => 0.5,
-    sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
-    rebooter: {
-      reboot: () => {
-        longhornAtReboot.push(attachedToN1());
-        const n = node();
-        n.status = { ...n.status, nodeInfo: nodeInfo('boot-2') };
-        server.update('nodes', n);
-        return Promise.resolve();
-      },
-    },
+  return steppedAgent(server, clock, config, () => {
+    longhornAtReboot.push(attachedToN1());
   });
-  return new Agent(config, deps);
 }
 
 /** Starts n1's tick; `next()` moves the clock past the wait's next judgement (10 s). */
-function ticking(clock: FakeClock, checks: string[], overrides: Partial<Config> = {}) {
-  let settled = false;
-  const tick = agent(clock, checks, overrides)
-    .tick()
-    .finally(() => {
-      settled = true;
-    });
-  return {
-    tick,
-    settled: () => settled,
-    waiting: () =>
-      waitFor(
-        () => status()?.phase === 'waiting-for-volumes' && clock.pending > 0,
-        'n1 waits for its node checks',
-        10_000,
-      ),
-    next: async (ms = 10_000): Promise<void> => {
-      await clock.advance(ms);
-      await waitFor(() => settled || clock.pending > 0, 'n1 judges again or ends its tick', 10_000);
-    },
-  };
+function ticking(clock: FakeClock, checks: string[], overrides: Partial<Config> = {}): SteppedTick {
+  const phase = 'waiting-for-volumes';
+  return steppedTick(agent(clock, checks, overrides), { server, clock, node: 'n1', phase, stepMs: 10_000 });
 }
 
 describe('a node check after the drain', () => {

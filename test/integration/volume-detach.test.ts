@@ -7,12 +7,10 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
-import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
 import { defaultConfig } from '../../src/config/parse.js';
 import { runCheck } from '../../src/cli/check.js';
 import type { CoreV1Event, V1Node, V1Pod } from '../../src/kube/kube.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
 import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -20,9 +18,8 @@ import { csiVolumeName } from '../../src/volumes/volumes.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { RecordingMetrics } from '../fakes/fake-cluster.js';
-import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
+import { steppedAgent, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
 const DRIVER = 'driver.longhorn.io';
@@ -110,47 +107,16 @@ function agent(clock: FakeClock, overrides: Partial<Config> = {}): Agent {
     volumeDetachTimeoutMs: 120_000,
     ...overrides,
   });
-  const deps = createAgentDeps(config, {
-    kube: server.kubeInMemory(),
-    clock,
-    logger: new MemoryLogger(),
-    metrics: new RecordingMetrics(),
-    random: () => 0.5,
-    sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
-    rebooter: {
-      reboot: () => {
-        attachedAtReboot.push((node().status?.volumesAttached ?? []).map((v) => v.name));
-        const n = node();
-        n.status = { ...n.status, nodeInfo: nodeInfo('boot-2') };
-        server.update('nodes', n);
-        return Promise.resolve();
-      },
-    },
+  return steppedAgent(server, clock, config, () => {
+    attachedAtReboot.push((node().status?.volumesAttached ?? []).map((v) => v.name));
   });
-  return new Agent(config, deps);
 }
 
 /** Starts n1's tick on `clock`; `next()` moves the clock past the wait's next look (2 s without a watch). */
-function ticking(clock: FakeClock, overrides: Partial<Config> = {}, signal?: AbortSignal) {
-  let settled = false;
-  const tick = agent(clock, overrides)
-    .tick(signal)
-    .finally(() => {
-      settled = true;
-    });
-  return {
-    tick,
-    settled: () => settled,
-    waiting: () =>
-      waitFor(
-        () => status()?.phase === 'waiting-for-volumes' && clock.pending > 0,
-        'n1 waits for its volumes',
-      ),
-    next: async (ms = 2_000): Promise<void> => {
-      await clock.advance(ms);
-      await waitFor(() => settled || clock.pending > 0, 'n1 looks again or ends its tick');
-    },
-  };
+function ticking(clock: FakeClock, overrides: Partial<Config> = {}, signal?: AbortSignal): SteppedTick {
+  const phase = 'waiting-for-volumes';
+  const o = { server, clock, node: 'n1', phase, stepMs: 2_000 };
+  return steppedTick(agent(clock, overrides), signal === undefined ? o : { ...o, signal });
 }
 
 describe('the wait for the volumes after the drain', () => {
