@@ -8,10 +8,24 @@ import type { V1Node } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { storedNode, nodeStatus } from './cluster-reads.js';
+import { testConfig } from './config.js';
 import type { FakeClock } from './fake-clock.js';
 import { RecordingMetrics } from './fake-cluster.js';
 import { nodeInfo } from './kube-objects.js';
 import { waitFor } from './wait-for.js';
+
+/** n1's flags for these tests: a drain of 5 s at most, no reboot delay, the waits of 2 minutes. */
+export function steppedConfig(overrides: Partial<Config> = {}): Config {
+  return testConfig({
+    nodeId: 'n1',
+    periodMs: 60_000,
+    blockOnPdb: false,
+    drainTimeoutMs: 5_000,
+    rebootDelayMs: 0,
+    volumeDetachTimeoutMs: 120_000,
+    ...overrides,
+  });
+}
 
 /** The agent of `config.nodeId`; at its reboot `atReboot` runs first (what the test records then). */
 export function steppedAgent(

@@ -15,11 +15,10 @@ import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.
 import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { testConfig } from '../fakes/config.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
 import { waitFor } from '../fakes/wait-for.js';
-import { steppedAgent, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
+import { steppedAgent, steppedConfig, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
 const LONGHORN = 'longhorn-system';
@@ -79,16 +78,7 @@ const status = (): ReturnType<typeof nodeStatus> => nodeStatus(server, 'n1');
 
 /** n1's agent on `clock` with these node checks, over the real client. */
 function agent(clock: FakeClock, checks: string[], overrides: Partial<Config> = {}): Agent {
-  const config = testConfig({
-    nodeId: 'n1',
-    periodMs: 60_000,
-    blockOnPdb: false,
-    drainTimeoutMs: 5_000,
-    rebootDelayMs: 0,
-    volumeDetachTimeoutMs: 120_000,
-    nodeChecks: checks.map(nodeCheck),
-    ...overrides,
-  });
+  const config = steppedConfig({ nodeChecks: checks.map(nodeCheck), ...overrides });
   return steppedAgent(server, clock, config, () => {
     longhornAtReboot.push(attachedToN1());
   });

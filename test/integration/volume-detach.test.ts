@@ -16,10 +16,9 @@ import { QUARANTINE_ANNOTATION, parseQuarantine } from '../../src/node/quarantin
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { csiVolumeName } from '../../src/volumes/volumes.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { testConfig } from '../fakes/config.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
-import { steppedAgent, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
+import { steppedAgent, steppedConfig, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
 const DRIVER = 'driver.longhorn.io';
@@ -98,15 +97,7 @@ function detach(volume: string): void {
 
 /** n1's agent on `clock`, over the real client; its host records what was attached at the reboot. */
 function agent(clock: FakeClock, overrides: Partial<Config> = {}): Agent {
-  const config = testConfig({
-    nodeId: 'n1',
-    periodMs: 60_000,
-    blockOnPdb: false,
-    drainTimeoutMs: 5_000,
-    rebootDelayMs: 0,
-    volumeDetachTimeoutMs: 120_000,
-    ...overrides,
-  });
+  const config = steppedConfig(overrides);
   return steppedAgent(server, clock, config, () => {
     attachedAtReboot.push((node().status?.volumesAttached ?? []).map((v) => v.name));
   });
