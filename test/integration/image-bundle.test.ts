@@ -2,7 +2,7 @@
 // builds and runs the real image from .ci/run): the Dockerfile's contract, and the esbuild bundle
 // running on its own, with no node_modules anywhere above it, as /app/cli.js does in the image.
 import { describe, expect, test } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   cpSync,
@@ -17,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { WorkerCel } from '../../src/cel/worker-cel.js';
+import type { V1Node } from '../../src/kube/kube.js';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
+import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -85,6 +88,51 @@ describe("the checks' CEL worker", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test("is found by the bundle laid out as the image holds it: check judges a --health-check's CEL in it", async () => {
+    const server = await startClusterApiServer();
+    const dir = mkdtempSync(join(tmpdir(), 'kured-ts-cel-'));
+    try {
+      server.create('daemonsets', kuredDaemonSet());
+      server.create<V1Node>('nodes', readyNode('n1'));
+      for (const file of ['cli.js', 'cel-worker.js', 'package.json'])
+        copyFileSync(join(root, 'dist', file), join(dir, file));
+      cpSync(join(root, 'dist/chunks'), join(dir, 'chunks'), { recursive: true });
+      const kubeconfig = join(dir, 'config');
+      writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          `clusters: [{name: c, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]`,
+          'users: [{name: u, user: {}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      const check = 'core/v1/nodes n1: self.metadata.name == "n1" && size(self.status.conditions) > 0';
+      const args = ['check', '--node', 'n1', '--kubeconfig', kubeconfig, '--health-check', check];
+      const child = spawn(process.execPath, [join(dir, 'cli.js'), ...args], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_PATH: '' },
+      });
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+      });
+      await new Promise((resolve) => child.on('close', resolve));
+      expect(stderr).not.toMatch(/cannot reach/);
+      expect(stdout).toMatch(/health-check core\/v1\/nodes n1 +ok +.*: true\n/);
+      expect(stdout).not.toMatch(/CEL worker/);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('the Dockerfile', () => {
