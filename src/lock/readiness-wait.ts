@@ -19,8 +19,8 @@ function backInService(node: V1Node | undefined): boolean {
 }
 
 /**
- * Resolves once one of `names` (the first READINESS_WATCHED) is back in service (after a spread of up
- * to HERD_SPREAD_MS), or when `signal` aborts; never on its own otherwise.
+ * Resolves once one of `names` (the first READINESS_WATCHED; at least one) is back in service (after
+ * a spread of up to HERD_SPREAD_MS), or when `signal` aborts; never on its own otherwise.
  */
 async function untilBackInService(
   o: Pick<DaemonSetLockOptions, 'kube' | 'clock' | 'log' | 'random' | 'silenceMs'>,
@@ -28,7 +28,6 @@ async function untilBackInService(
   signal: AbortSignal,
 ): Promise<void> {
   const followed = names.slice(0, READINESS_WATCHED);
-  if (followed.length === 0) return new Promise(() => undefined);
   const back = new AbortController();
   const both = AbortSignal.any([signal, back.signal]);
   const random = o.random ?? Math.random;

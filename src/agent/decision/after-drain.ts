@@ -1,8 +1,9 @@
 // What the cycle waits for between the drain and --reboot-delay, in order: the hold while an external
 // worker's annotation stands (hold.ts), then the volumes of the evicted pods detached from the node
-// (volume-wait.ts), then the storage system's word (node-check-wait.ts). Each ends the cycle early the same ways: the slot lost aborts it before the
-// reboot; past its timeout it ends as a failed drain does (quarantined naming what stood), unless
-// --volume-detach-timeout-action reboot says to go on.
+// (volume-wait.ts), then the storage system's word (node-check-wait.ts). Each ends the cycle early
+// the same ways: the slot lost aborts it before the reboot; past its timeout it ends as a failed
+// drain does (quarantined naming what stood), unless --volume-detach-timeout-action reboot says to
+// go on.
 import type { DrainResult } from '../../drain/drainer.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import type { Outcome } from '../outcome.js';
@@ -13,7 +14,7 @@ import type { Pass } from './pass.js';
 import { waitForVolumes, type VolumeWaitEnd } from './volume-wait.js';
 import { waitForNodeChecks, type NodeCheckWaitEnd } from './node-check-wait.js';
 
-/** Waits out the hold and the volumes; an outcome that ends the pass, or undefined to go on. */
+/** Waits out the hold, the volumes and the node checks; an outcome that ends the pass, or undefined to go on. */
 export async function waitsAfterDrain(
   pass: Pass,
   record: CycleRecord,

@@ -8,6 +8,7 @@ import { failedNodeCheck } from '../../blockers/node-check.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import { shortDuration } from '../../text/duration.js';
 import { waitStart } from './hold.js';
+import { dataWaitStop } from './volume-wait.js';
 import type { Pass } from './pass.js';
 
 /** How often the checks are judged again while one is false. */
@@ -36,14 +37,12 @@ export async function waitForNodeChecks(
     const failed = failedNodeCheck(results);
     if (failed === undefined) return undefined;
     since ??= await waitStart(pass, record, 'volumesSince');
-    const waitedMs = Math.max(0, pass.deps.clock.now().getTime() - since);
-    if (waitedMs >= timeout) {
+    const stop = await dataWaitStop(pass, record, since, 'the node checks');
+    if (stop !== undefined) {
+      if ('lost' in stop) return stop;
       const nodeChecks = results.filter((r) => !r.ok).map((r) => r.check.text);
-      const timedOut = `${failed} ${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
-      return { timedOut, nodeChecks, action: pass.config.volumeDetachTimeoutAction };
+      return { timedOut: `${failed} ${stop.late}`, nodeChecks, action: stop.action };
     }
-    const lost = await pass.slotStillOurs(record);
-    if (lost !== undefined) return { lost: `${lost} while waiting for the node checks` };
     const started = new Date(since).toISOString();
     await pass.env.progress.report(
       {
@@ -52,6 +51,7 @@ export async function waitForNodeChecks(
       },
       pass.signal,
     );
-    await pass.deps.clock.sleep(Math.min(NODE_CHECK_POLL_MS, timeout - waitedMs), pass.signal);
+    const leftMs = timeout - Math.max(0, pass.deps.clock.now().getTime() - since);
+    await pass.deps.clock.sleep(Math.min(NODE_CHECK_POLL_MS, leftMs), pass.signal);
   }
 }

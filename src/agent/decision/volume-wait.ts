@@ -118,21 +118,34 @@ async function look(pass: Pass, state: WaitState): Promise<VolumesJudged | undef
   return detaching.length === 0 ? undefined : { ...volumes, waiting: detaching };
 }
 
-/** The timeout passed, or the slot is lost: why the wait stops; undefined: it goes on. */
-async function stopped(
+/** Why the wait after the drain stops: the slot lost, or --volume-detach-timeout passed (`late`). */
+export type DataWaitStop = { lost: string } | { late: string; action: 'fail' | 'reboot' };
+
+/**
+ * The timeout passed since `since` (the wait's start, both waits after the drain share it), or the
+ * slot is lost: why the wait for `waitingFor` stops; undefined: it goes on.
+ */
+export async function dataWaitStop(
   pass: Pass,
   record: CycleRecord,
-  volumes: VolumesJudged,
   since: number,
-): Promise<VolumeWaitEnd | undefined> {
+  waitingFor: string,
+): Promise<DataWaitStop | undefined> {
   const timeout = pass.config.volumeDetachTimeoutMs;
   const waitedMs = Math.max(0, pass.deps.clock.now().getTime() - since);
   if (waitedMs >= timeout) {
-    const timedOut = `${volumeList(volumes.waiting)} still attached ${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
-    return { timedOut, volumes: volumes.waiting, action: pass.config.volumeDetachTimeoutAction };
+    const late = `${shortDuration(waitedMs)} after the drain, past --volume-detach-timeout ${shortDuration(timeout)}`;
+    return { late, action: pass.config.volumeDetachTimeoutAction };
   }
   const lost = await pass.slotStillOurs(record);
-  return lost === undefined ? undefined : { lost: `${lost} while waiting for volumes to detach` };
+  return lost === undefined ? undefined : { lost: `${lost} while waiting for ${waitingFor}` };
+}
+
+/** The wait's end for `volumes`: the slot lost, or the volumes still attached past the timeout. */
+function volumeWaitEnd(stop: DataWaitStop, volumes: VolumesJudged): VolumeWaitEnd {
+  if ('lost' in stop) return stop;
+  const timedOut = `${volumeList(volumes.waiting)} still attached ${stop.late}`;
+  return { timedOut, volumes: volumes.waiting, action: stop.action };
 }
 
 /**
@@ -156,8 +169,8 @@ export async function waitForVolumes(
     const volumes = await look(pass, state);
     if (volumes === undefined) return undefined;
     state.since ??= await waitStart(pass, record, 'volumesSince');
-    const end = await stopped(pass, record, volumes, state.since);
-    if (end !== undefined) return end;
+    const stop = await dataWaitStop(pass, record, state.since, 'volumes to detach');
+    if (stop !== undefined) return volumeWaitEnd(stop, volumes);
     // the status names the volumes and when the wait began, not for how long: a look that finds the
     // same volumes writes nothing
     await pass.env.progress.report(waiting(volumes, state.since, timeout), pass.signal);
