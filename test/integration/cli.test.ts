@@ -11,6 +11,7 @@ import { load } from 'js-yaml';
 import { main, type Host } from '../../src/cli/main.js';
 import { FLAGS, shownDefault } from '../../src/config/flags.js';
 import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
+import { writeKubeconfig } from '../fakes/kubeconfig-file.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -582,18 +583,7 @@ describe('the agent as a process', () => {
         spec: {},
         status: { conditions: [{ type: 'Ready', status: 'True' }] },
       });
-      const kubeconfig = join(dir, 'config');
-      writeFileSync(
-        kubeconfig,
-        [
-          'apiVersion: v1',
-          'kind: Config',
-          `clusters: [{name: c, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]`,
-          'users: [{name: u, user: {}}]',
-          'contexts: [{name: x, context: {cluster: c, user: u}}]',
-          'current-context: x',
-        ].join('\n'),
-      );
+      const kubeconfig = writeKubeconfig(join(dir, 'config'), server.url);
       const args = [
         '--node-id',
         'n1',

@@ -19,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { WorkerCel } from '../../src/cel/worker-cel.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
+import { writeKubeconfig } from '../fakes/kubeconfig-file.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -98,18 +99,7 @@ describe("the checks' CEL worker", () => {
       for (const file of ['cli.js', 'cel-worker.js', 'package.json'])
         copyFileSync(join(root, 'dist', file), join(dir, file));
       cpSync(join(root, 'dist/chunks'), join(dir, 'chunks'), { recursive: true });
-      const kubeconfig = join(dir, 'config');
-      writeFileSync(
-        kubeconfig,
-        [
-          'apiVersion: v1',
-          'kind: Config',
-          `clusters: [{name: c, cluster: {server: "${server.url}", insecure-skip-tls-verify: true}}]`,
-          'users: [{name: u, user: {}}]',
-          'contexts: [{name: x, context: {cluster: c, user: u}}]',
-          'current-context: x',
-        ].join('\n'),
-      );
+      const kubeconfig = writeKubeconfig(join(dir, 'config'), server.url);
       const check = 'core/v1/nodes n1: self.metadata.name == "n1" && size(self.status.conditions) > 0';
       const args = ['check', '--node', 'n1', '--kubeconfig', kubeconfig, '--health-check', check];
       const child = spawn(process.execPath, [join(dir, 'cli.js'), ...args], {

@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../fakes/wait-for.js';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { Agent } from 'node:http';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AgentOptions } from 'node:https';
@@ -24,6 +24,7 @@ import type {
 } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { kuredDaemonSet } from '../fakes/kube-objects.js';
+import { writeKubeconfig } from '../fakes/kubeconfig-file.js';
 
 let server: FakeApiServer;
 let kube: ClientNodeKube;
@@ -171,18 +172,7 @@ describe('ClientNodeKube', () => {
   it('loads a kubeconfig file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kured-ts-kubeconfig-'));
     try {
-      const path = join(dir, 'config');
-      await writeFile(
-        path,
-        [
-          'apiVersion: v1',
-          'kind: Config',
-          'clusters: [{name: c, cluster: {server: "' + server.url + '", insecure-skip-tls-verify: true}}]',
-          'users: [{name: u, user: {}}]',
-          'contexts: [{name: x, context: {cluster: c, user: u}}]',
-          'current-context: x',
-        ].join('\n'),
-      );
+      const path = writeKubeconfig(join(dir, 'config'), server.url);
       const fromFile = connectKube({ kubeconfig: path });
       await expect(fromFile.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
       fromFile.close();
