@@ -33,8 +33,8 @@
 // Without it (--lock-queue none, or no live coordinator) each waiter follows the DaemonSet
 // (a reflector, src/kube/reflector.ts) and wakes only when a slot could be its own; a freed slot wakes them all, so each
 // pauses a random moment and looks again before it sends anything (slot-wait.ts).
-import { orBackInService } from './readiness-wait.js';
-import { waitOf } from './lock-wait.js';
+import { ReadinessWait } from './readiness-wait.js';
+import { waitForTurn, waitOf } from './lock-wait.js';
 import { isConflict, isInvalid, statusMessage } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
@@ -77,13 +77,6 @@ export const CONTENDED_RETRY_MS = 2_000;
 /** After an acquisition refused because the fleet could not be read, the next try (jittered ±50%). */
 const ERROR_RETRY_MS = 30_000;
 
-/** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
-function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
-  if (turn?.kind !== 'wait') return undefined;
-  const gate = turn.gate === undefined ? {} : { gate: turn.gate };
-  return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
-}
-
 export class DaemonSetLock implements Lock {
   private readonly holders: LockHolders;
   private readonly reasons: LockReasons;
@@ -95,6 +88,8 @@ export class DaemonSetLock implements Lock {
   /** Our group as the last acquisition gave it: a waiter wakes only for a slot its group may take. */
   private group: string | undefined;
   private readonly fleet: FleetQuestions;
+  /** The wait for the unavailable nodes that fill the slots, with its back-off (readiness-wait.ts). */
+  private readonly readiness: ReadinessWait;
 
   constructor(private readonly o: DaemonSetLockOptions) {
     this.view = new LockView(o, this.leases);
@@ -102,6 +97,7 @@ export class DaemonSetLock implements Lock {
     this.reasons = new LockReasons(o, this.leases, this.holders);
     this.slotWait = new SlotWait(o, this.waited(), this.view);
     this.fleet = new FleetQuestions(o, this.holders);
+    this.readiness = new ReadinessWait(o, FLEET_RECHECK_MS);
   }
 
   async acquire(metadata: LockMetadata, signal?: AbortSignal, proof?: SlotProof): Promise<AcquireResult> {
@@ -127,8 +123,10 @@ export class DaemonSetLock implements Lock {
       return { acquired: false, holders: [], reason, wait: { for: 'contended' } };
     }
     if (outcome === undefined) throw new Error('lock acquire decided nothing');
-    if (outcome.acquired)
+    if (outcome.acquired) {
+      this.readiness.reset();
       this.o.log.info('lock acquired', { node: this.o.nodeId, holder: outcome.holder.nodeID });
+    }
     return outcome;
   }
 
@@ -192,7 +190,7 @@ export class DaemonSetLock implements Lock {
       await this.o.clock.sleep(Math.min(within, jitter(pause)), signal);
       return;
     }
-    await orBackInService(this.o, how.readiness ?? [], signal, (until) =>
+    await this.readiness.around(how.readiness ?? [], signal, (until) =>
       this.waitForTurnOrSlot(within, how, until),
     );
   }

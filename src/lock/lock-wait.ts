@@ -1,6 +1,6 @@
 // How a node refused a slot waits for its next try (LockWait): for its turn, for a slot, for a look
 // at the fleet again soon, and for the unavailable nodes that fill the slots to come back.
-import type { LockWait, TurnVerdict } from './lock.js';
+import type { AcquireResult, LockWait, TurnVerdict } from './lock.js';
 import type { Room } from './room.js';
 
 /** Refusals by nodes beyond the lock, which come back or finish without a write to it: look again soon. */
@@ -36,4 +36,11 @@ export function waitOf(room: Refused, turn: TurnVerdict | undefined): { wait?: L
   const live = turn?.kind === 'wait';
   if (!live && again.recheck === undefined) return {};
   return { wait: { for: live ? 'turn' : 'slot', ...again, ...readinessOf(room) } };
+}
+
+/** The refusal when a live coordinator has given this node no turn (yet); undefined otherwise. */
+export function waitForTurn(turn: TurnVerdict | undefined): AcquireResult | undefined {
+  if (turn?.kind !== 'wait') return undefined;
+  const gate = turn.gate === undefined ? {} : { gate: turn.gate };
+  return { acquired: false, holders: [], reason: turn.reason, ...gate, wait: { for: 'turn' } };
 }

@@ -147,3 +147,36 @@ it('turns rewritten on 20 waiters every 100 ms wake each at most once; the unava
   expect(violations).toEqual([]);
   expect(holders()).toHaveLength(1);
 }, 60_000);
+
+it('an unavailable node whose readiness flaps every 100 ms (its kubelet, or its token, lying) wakes each waiter once, then not for 10 s', async () => {
+  // no coordinator: the waiters go first come. A second node down for good, so that the flapping
+  // node's return gives no room either (--concurrency 1, --count-unavailable)
+  server.create<V1Node>('nodes', readyNode('down-2', 'boot-1', 'False'));
+  const stop = new AbortController();
+  stops.push(stop);
+  const took: string[] = [];
+  const running = WAITERS.map((w) => waiter(w, took, stop.signal).catch(() => undefined));
+  const follows = (): number =>
+    server.requests.filter(
+      (r) => r.query.watch === 'true' && r.query.fieldSelector === `metadata.name=${DOWN}`,
+    ).length;
+  await waitFor(() => follows() >= WAITERS.length, '20 waiters follow the unavailable node');
+  const start = Date.now();
+  let ready = false;
+  const flapping = setInterval(() => {
+    ready = !ready;
+    const down = server.get<V1Node>('nodes', undefined, DOWN)!;
+    const status = ready ? 'True' : 'False';
+    server.update('nodes', { ...down, status: { ...down.status, conditions: [{ type: 'Ready', status }] } });
+  }, 100);
+  await new Promise((r) => setTimeout(r, 5_000));
+  clearInterval(flapping);
+  // the first return wakes each waiter (spread over a second), whose census finds no room; the
+  // next follow of that node starts 10 s later (without the back-off: every return, every waiter)
+  expect(sent('list nodes', start)).toBeLessThanOrEqual(2 * WAITERS.length);
+  expect(sent('list nodes', start + 2_000)).toBe(0);
+  expect(took).toEqual([]);
+  expect(holders()).toEqual([]);
+  stop.abort();
+  await Promise.all(running);
+}, 60_000);
