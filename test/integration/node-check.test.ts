@@ -21,6 +21,9 @@ import { waitFor } from '../fakes/wait-for.js';
 import { steppedAgent, steppedConfig, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
+/** The agents' clock: a Monday morning, inside every window the tests' flags open, whatever day they run. */
+const MONDAY = '2026-01-05T10:00:00Z';
+
 const LONGHORN = 'longhorn-system';
 const ATTACHED_HERE =
   'longhorn.io/v1beta2/volumes longhorn-system: !self.items.exists(v, v.status.currentNodeID == node.metadata.name)';
@@ -92,7 +95,7 @@ function ticking(clock: FakeClock, checks: string[], overrides: Partial<Config> 
 
 describe('a node check after the drain', () => {
   it('refuses the reboot while a Longhorn volume names this node, and reboots once none does', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, [ATTACHED_HERE]);
     await run.waiting();
     for (let look = 0; look < 3; look++) {
@@ -111,7 +114,7 @@ describe('a node check after the drain', () => {
   }, 30_000);
 
   it('ends the cycle as a failed drain past --volume-detach-timeout, quarantined naming the check', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, [ATTACHED_HERE], { volumeDetachTimeoutMs: 30_000 });
     await run.waiting();
     for (let move = 0; move < 6 && !run.settled(); move++) await run.next();
@@ -130,7 +133,7 @@ describe('a node check after the drain', () => {
   }, 30_000);
 
   it('reboots past the timeout with --volume-detach-timeout-action reboot, saying so', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, [ATTACHED_HERE], {
       volumeDetachTimeoutMs: 20_000,
       volumeDetachTimeoutAction: 'reboot',
@@ -142,7 +145,7 @@ describe('a node check after the drain', () => {
   }, 30_000);
 
   it('a restarted agent in the wait goes on counting from when the wait began', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const controller = new AbortController();
     const first = agent(clock, [ATTACHED_HERE], { volumeDetachTimeoutMs: 60_000 }).tick(controller.signal);
     await waitFor(() => status()?.phase === 'waiting-for-volumes' && clock.pending > 0, 'n1 waits', 10_000);
@@ -206,7 +209,7 @@ describe('an at-slot node check', () => {
     async (_name, arrange, checks, why) => {
       arrange();
       const outcome = await agent(
-        new FakeClock(new Date()),
+        new FakeClock(MONDAY),
         checks.map((c) => `at-slot ${c}`),
       ).tick();
       expect(outcome).toMatchObject({ kind: 'blocked', reason: expect.stringContaining(why) });
@@ -225,7 +228,7 @@ describe('an at-slot node check', () => {
     'lets the node take its slot when no item names it: %s is judged %s',
     async (when, _judged, lists) => {
       detachLonghorn('pvc-web');
-      const outcome = await agent(new FakeClock(new Date()), [`${when} ${ATTACHED_HERE}`]).tick();
+      const outcome = await agent(new FakeClock(MONDAY), [`${when} ${ATTACHED_HERE}`]).tick();
       expect(outcome.kind).toBe('rebooting');
       const reads = server.requests.filter((r) => r.method === 'GET' && r.path.includes('/volumes'));
       expect(reads.length).toBe(lists);

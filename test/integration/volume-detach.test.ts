@@ -21,6 +21,9 @@ import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
 import { steppedAgent, steppedConfig, steppedTick, type SteppedTick } from '../fakes/stepped-agent.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 
+/** The agents' clock: a Monday morning, inside every window the tests' flags open, whatever day they run. */
+const MONDAY = '2026-01-05T10:00:00Z';
+
 const DRIVER = 'driver.longhorn.io';
 /** The volume of the web pod the drain evicts. */
 const WEB_VOLUME = csiVolumeName(DRIVER, 'pv-web');
@@ -112,7 +115,7 @@ function ticking(clock: FakeClock, overrides: Partial<Config> = {}, signal?: Abo
 
 describe('the wait for the volumes after the drain', () => {
   it("waits for the evicted pods' volumes, not for a DaemonSet pod's, and reboots once they are detached", async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock);
     await run.waiting();
     for (let look = 0; look < 3; look++) {
@@ -140,7 +143,7 @@ describe('the wait for the volumes after the drain', () => {
       metadata: { name },
       spec: { attacher: DRIVER, nodeName: 'n1', source: { persistentVolumeName: 'pv-web' } },
     });
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock);
     await run.waiting();
     // the controller drops the volume from the status first, then runs the CSI detach
@@ -161,7 +164,7 @@ describe('the wait for the volumes after the drain', () => {
     const forged = Array.from({ length: 300 }, (_, i) => csiVolumeName(DRIVER, `forged-${String(i)}`));
     n.status = { ...n.status, volumesInUse: [...(n.status?.volumesInUse ?? []), ...forged] };
     server.update('nodes', n);
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, { volumeDetachTimeoutMs: 6_000, onDrainFailure: 'requeue' });
     await run.waiting();
     const m = node();
@@ -174,7 +177,7 @@ describe('the wait for the volumes after the drain', () => {
   });
 
   it('reboots without waiting when --volume-detach-timeout is 0, with the volumes attached', async () => {
-    const outcome = await agent(new FakeClock(new Date()), { volumeDetachTimeoutMs: 0 }).tick();
+    const outcome = await agent(new FakeClock(MONDAY), { volumeDetachTimeoutMs: 0 }).tick();
     expect(outcome.kind).toBe('rebooting');
     expect(attachedAtReboot).toEqual([[WEB_VOLUME, DS_VOLUME]]);
   });
@@ -185,7 +188,7 @@ describe('the wait for the volumes after the drain', () => {
   ])(
     'ends the cycle as a failed drain when a volume outlasts --volume-detach-timeout (%s), naming it',
     async (_name, overrides, kind) => {
-      const clock = new FakeClock(new Date());
+      const clock = new FakeClock(MONDAY);
       const run = ticking(clock, { volumeDetachTimeoutMs: 10_000, ...overrides });
       await run.waiting();
       for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
@@ -208,7 +211,7 @@ describe('the wait for the volumes after the drain', () => {
   );
 
   it('lifts the quarantine once the volume that outlasted the timeout is detached', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, {
       volumeDetachTimeoutMs: 4_000,
       onDrainFailure: 'quarantine',
@@ -229,7 +232,7 @@ describe('the wait for the volumes after the drain', () => {
   });
 
   it('reboots at the timeout with --volume-detach-timeout-action reboot, the status saying so', async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const run = ticking(clock, { volumeDetachTimeoutMs: 4_000, volumeDetachTimeoutAction: 'reboot' });
     await run.waiting();
     for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
@@ -247,7 +250,7 @@ describe('the wait for the volumes after the drain', () => {
   });
 
   it("goes on counting the timeout from the wait's start when the agent restarts in the middle of it", async () => {
-    const clock = new FakeClock(new Date());
+    const clock = new FakeClock(MONDAY);
     const stop = new AbortController();
     const first = ticking(clock, { volumeDetachTimeoutMs: 10_000 }, stop.signal);
     await first.waiting();
@@ -274,7 +277,7 @@ describe('kured-ts check --node', () => {
     const io = {
       kube: server.kubeInMemory(),
       out: (l: string) => out.push(l),
-      clock: new FakeClock(new Date()),
+      clock: new FakeClock(MONDAY),
     };
     await runCheck({ node: 'n1', config: { ...defaultConfig(), blockOnPdb: false } }, io);
     expect(out.find((l) => l.trimStart().startsWith('volumes '))).toMatch(
