@@ -217,6 +217,32 @@ async function setUpLockAndRbac(admin: AdminClient): Promise<void> {
   });
 }
 
+/**
+ * A DaemonSet besides the lock's, created once the server has run a while: kube-apiserver sends no
+ * bookmark on the watches of a resource whose watch cache has seen no event since it started (its
+ * first list held the lock's DaemonSet), and a real cluster's DaemonSets change all the time.
+ * Without it, every agent's quiet watch of the lock fell silent at 90 s and was read again.
+ */
+async function otherDaemonSet(admin: AdminClient): Promise<void> {
+  const labels = { 'k8s-app': 'kube-proxy' };
+  await admin.json({
+    method: 'POST',
+    path: `/apis/apps/v1/namespaces/${NS}/daemonsets`,
+    body: {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'kube-proxy', namespace: NS },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'kube-proxy', image: 'kube-proxy' }] },
+        },
+      },
+    },
+  });
+}
+
 /** Creates the lock's DaemonSet and `n` Ready nodes booted as bootId(i, 1); returns a node's JSON size. */
 export async function setUpCluster(admin: AdminClient, n: number, now: () => Date): Promise<number> {
   await setUpLockAndRbac(admin);
@@ -229,6 +255,7 @@ export async function setUpCluster(admin: AdminClient, n: number, now: () => Dat
       body: { status: nodeStatus(i, bootId(i, 1), now()) },
     });
   });
+  await otherDaemonSet(admin);
   const sample = await admin.send({ method: 'GET', path: `/api/v1/nodes/${nodeName(0)}` });
   return Buffer.byteLength(sample.text);
 }

@@ -5,13 +5,17 @@
 // tell what a hand-off cost; a watch of the lock tells how long it took and in which order.
 //   node dist/bench/real-api.js [--nodes 100,1000,5000] [--concurrency 10] [--handoffs 50]
 //     [--boot 3s] [--reboot-delay 2s] [--start-spread 60s] [--identity agents|admin] [--max-wall 40m]
+//     [--storm WAITERS,EVERY,FOR[,NODES] | --storm off]
+// --nodes none runs the storm alone. The storm (default 20,1s,2m,100): real-api-storm.ts.
 // --reboot-delay defaults to 2 s. It was set when the coordinator took a used turn back at once:
 // on an empty node that write landed between the agent's read and its count of the reboot attempt,
 // and the agent then waited a whole --period holding its slot. The coordinator now keeps a used turn
 // until the cycle ends; the default stays so that runs remain comparable.
 import { shortDuration } from '../src/text/duration.js';
+import type { WindowCost } from './real-api-metrics.js';
 import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
 import { checkAssets, findAssets } from './real-api-server.js';
+import { runStorm, type StormResult } from './real-api-storm.js';
 import { table } from './table.js';
 
 function arg(name: string, fallback: string): string {
@@ -155,11 +159,73 @@ function notes(r: RunResult): string {
   return lines.join('\n');
 }
 
+/** The storm's rows: the agents' requests per minute by kind, quiet and under forged turns. */
+function stormTable(r: StormResult): string {
+  const o = r.options;
+  const kinds = ['LIST nodes', 'GET leases', 'GET daemonsets', 'PATCH nodes', 'WATCH nodes'];
+  const perMin = (c: WindowCost, k?: string): string => {
+    const v = k === undefined ? c.requests : (c.byKind.get(k) ?? 0);
+    return `${v} (${((v * 60) / c.seconds).toFixed(1)}/min)`;
+  };
+  const rows = [
+    ['quiet: the waiters alone', r.quiet],
+    [`storm: ${r.turnsWritten} turns forged (every ${o.everyMs / 1000} s on all ${o.waiters})`, r.storm],
+  ] as const;
+  return (
+    table(
+      `Forged-turn storm: ${o.n} nodes, one NotReady (no room at --concurrency 1), ${o.waiters} waiting agents as ${o.identity === 'agents' ? "the chart's ServiceAccount" : 'system:masters'}, windows of ${o.forMs / 1000} s; the agents' requests (the thief's writes and the benchmark's reads taken out). Target (issue 55): LIST nodes at most 10 per minute in all under the storm`,
+      ['window', ...kinds, 'all requests', 'response MB'],
+      rows.map(([label, c]) => [
+        label,
+        ...kinds.map((k) => perMin(c, k)),
+        perMin(c),
+        (c.bytes / 1e6).toFixed(2),
+      ]),
+    ) +
+    `\nReboots while the node was NotReady: ${r.rebootsWhileDown} (must be 0). Node back Ready: a waiter held the slot ${r.takenAfterReturnMs === undefined ? 'not within 60 s' : `${(r.takenAfterReturnMs / 1000).toFixed(1)} s later`}. ` +
+    `Thief: ${r.leaseWrites} Lease writes. Warnings and errors logged: ${r.problems.total}.`
+  );
+}
+
+function stormArg(text: string): { waiters: number; everyMs: number; forMs: number; n: number } | undefined {
+  if (text === 'off') return undefined;
+  const [waiters = '20', every = '1s', during = '2m', n = '100'] = text.split(',');
+  return { waiters: Number(waiters), everyMs: ms(every), forMs: ms(during), n: Number(n) };
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {
     process.stderr.write(`bench:real: ${signal}, stopping the servers\n`);
     process.exit(130);
   });
+
+/** The tables over every size, and how the figures are counted. */
+function printSummary(results: readonly RunResult[]): void {
+  out(
+    table(
+      'From the start: the whole wave when it has at most 2x --handoffs hand-offs, else the first --handoffs',
+      HEADER,
+      results.map((r) => row(r, r.wave)),
+    ),
+  );
+  out(
+    table(
+      'Steady: from the moment every agent has queued (or 98% and no newcomer for a minute) to --handoffs hand-offs later',
+      HEADER,
+      results.map((r) => row(r, r.steady)),
+    ),
+  );
+  out(byKindTable(results));
+  out(
+    'Requests: apiserver_request_total (a watch counted when it starts), less apiserver_selfrequest_total and the ' +
+      "benchmark's own (node set-up, the simulated kubelets' /status writes, its two watches). Response bytes: " +
+      'apiserver_response_sizes_sum plus apiserver_watch_events_sizes_sum (every event to every watcher, the ' +
+      "server's own Node informer included), less the benchmark's own. CPU: kube-apiserver's process_cpu_seconds_total " +
+      'less its idle rate before the agents started. Hand-off: a slot released until the next node is named by ' +
+      'the lock (from when that node began waiting, if later). Out of order: a slot taken while a node waiting ' +
+      'since earlier (status annotation requiredSince) held none.',
+  );
+}
 
 async function main(): Promise<void> {
   const assets = findAssets(process.env);
@@ -170,7 +236,9 @@ async function main(): Promise<void> {
     );
     return;
   }
-  const sizes = arg('nodes', '100,1000,5000').split(',').map(Number);
+  const nodesArg = arg('nodes', '100,1000,5000');
+  const sizes = nodesArg === 'none' ? [] : nodesArg.split(',').map(Number);
+  const storm = stormArg(arg('storm', '20,1s,2m,100'));
   const concurrency = Number(arg('concurrency', '10'));
   const handoffs = Number(arg('handoffs', '50'));
   const identity = arg('identity', 'agents') === 'admin' ? 'admin' : 'agents';
@@ -204,30 +272,13 @@ async function main(): Promise<void> {
     out(notes(r) + '\n');
     out(byKindTable([r]));
   }
-  out(
-    table(
-      'From the start: the whole wave when it has at most 2x --handoffs hand-offs, else the first --handoffs',
-      HEADER,
-      results.map((r) => row(r, r.wave)),
-    ),
-  );
-  out(
-    table(
-      'Steady: from the moment every agent has queued (or 98% and no newcomer for a minute) to --handoffs hand-offs later',
-      HEADER,
-      results.map((r) => row(r, r.steady)),
-    ),
-  );
-  out(byKindTable(results));
-  out(
-    'Requests: apiserver_request_total (a watch counted when it starts), less apiserver_selfrequest_total and the ' +
-      "benchmark's own (node set-up, the simulated kubelets' /status writes, its two watches). Response bytes: " +
-      'apiserver_response_sizes_sum plus apiserver_watch_events_sizes_sum (every event to every watcher, the ' +
-      "server's own Node informer included), less the benchmark's own. CPU: kube-apiserver's process_cpu_seconds_total " +
-      'less its idle rate before the agents started. Hand-off: a slot released until the next node is named by ' +
-      'the lock (from when that node began waiting, if later). Out of order: a slot taken while a node waiting ' +
-      'since earlier (status annotation requiredSince) held none.',
-  );
+  if (results.length > 0) printSummary(results);
+  if (storm !== undefined) {
+    const r = await runStorm({ ...storm, identity, assets, progress: common.progress });
+    out(stormTable(r));
+    for (const [kind, { count, first }] of [...r.problems.kinds.entries()].slice(0, 5))
+      out(`  ${count}x ${kind}\n      first: ${first}`);
+  }
   out(`(total wall time ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 

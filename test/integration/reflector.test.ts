@@ -317,6 +317,57 @@ describe('Reflector', () => {
     expect(seen.at(-1)).toBeUndefined();
   });
 
+  it.each([
+    ['a Node by name', (): ReturnType<typeof nodeListWatch> => nodeListWatch(kube, 'n1'), 'nodes'],
+    [
+      'the lock DaemonSet',
+      (): ReturnType<typeof daemonSetListWatch> => daemonSetListWatch(kube, 'kube-system', 'kured'),
+      'daemonsets',
+    ],
+  ] as const)(
+    'follows %s left unchanged while the server forgot its version: one read, then a watch from now, no GET and 410 loop',
+    async (_name, source, resource) => {
+      // the object's own version falls out of the server's history (it keeps 50 changes) while others
+      // change: kube-apiserver's watch cache does the same at scale within a minute or so
+      for (let i = 0; i < 60; i++) touch('n2', `v${i}`);
+      const clock = new FakeClock();
+      const log = new MemoryLogger();
+      const reflector = new Reflector<{ metadata?: { name?: string } }>(source(), {
+        clock,
+        log,
+        random: () => 0.5,
+      });
+      const kept = keeper<{ metadata?: { name?: string; annotations?: Record<string, string> } }>();
+      const controller = new AbortController();
+      const done = reflector.run(kept, controller.signal);
+      await until(() => requests(true) >= 1, 'it watches');
+      await until(() => clock.pending > 0 || requests(true) >= 2, 'its first watch is refused');
+      await clock.advance(WATCH_BASE_BACKOFF_MS);
+      await until(() => requests(true) >= 2, 'it watches again');
+      // the second watch holds: a change made now arrives at once, without another read or back-off
+      const reads = requests(false, `/${resource}`);
+      if (resource === 'nodes') touch('n1', 'now');
+      else {
+        const ds = server.get<V1DaemonSet>('daemonsets', 'kube-system', 'kured')!;
+        ds.metadata = { ...ds.metadata, annotations: { touched: 'now' } };
+        server.update('daemonsets', ds);
+      }
+      await until(
+        () => [...kept.objects.values()][0]?.metadata?.annotations?.touched === 'now',
+        'the change arrives',
+      );
+      for (let s = 0; s < 30; s++) {
+        for (let i = 0; i < 4; i++) await realTick();
+        await clock.advance(1000);
+      }
+      expect(requests(false, `/${resource}`)).toBe(reads);
+      expect(requests(true)).toBe(2);
+      expect(log.entries.filter((l) => l.level === 'warn')).toEqual([]);
+      controller.abort();
+      await done;
+    },
+  );
+
   it('follows one Node by name, from a read the caller already holds', async () => {
     const clock = new FakeClock();
     const reflector = reflectorOf(nodeListWatch(kube, 'n1'), clock);
