@@ -24,7 +24,8 @@ import { ViewedKube, type OwnSource } from './viewed-kube.js';
  * holds its watch for as long as the wave lasts (hours on patch night: 4h35m for 1,000 nodes at
  * concurrency 10), and each new watch is one request more per node, which would grow with the fleet.
  * A hung connection is found by the staleness bound instead (WATCH_SILENCE_MS: the server sends
- * bookmarks every minute).
+ * bookmarks about every minute, though only once its resource has changed since the watch began; a
+ * watch of a resource nothing changes is read again at the bound, one GET).
  */
 const OWN_WATCH_MIN_SECONDS = 4 * 3600;
 /** The agent's first read of its Node waits this long for the view's first list before it asks itself. */
