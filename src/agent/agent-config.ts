@@ -50,6 +50,7 @@ export type AgentConfig = Pick<
   | 'messageTemplateReboot'
   | 'messageTemplateUncordon'
   | 'readinessGates'
+  | 'postRebootWaitTaints'
   | 'postRebootTimeoutMs'
   | 'onPostRebootTimeout'
   | 'waitForDaemonSetPods'

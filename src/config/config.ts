@@ -309,6 +309,11 @@ export interface Config {
   logFormat: 'text' | 'json';
   /** --readiness-gate: node condition types that must be True after the reboot. */
   readinessGates: string[];
+  /**
+   * --post-reboot-wait-taint: taint keys (or prefixes ending in '/') whose taints must be gone after
+   * the reboot, besides READINESS_TAINT_PREFIX.
+   */
+  postRebootWaitTaints: string[];
   /** --post-reboot-timeout. Default 30m. */
   postRebootTimeoutMs: number;
   /** --on-post-reboot-timeout. Default 'hold'. */

@@ -210,6 +210,16 @@ function qualifiedNames(values: readonly string[]): string[] {
   return [...new Set(types.map(checkQualifiedName))];
 }
 
+/** A taint key (qualified name), or a prefix of keys ending in '/' (its part before checked as a DNS subdomain). */
+function taintKeyOrPrefix(value: string): string {
+  const v = value.trim();
+  if (v.endsWith('/')) {
+    checkQualifiedName(`${v}x`);
+    return v;
+  }
+  return checkQualifiedName(v);
+}
+
 function timeZone(value: string): string {
   return checkTimeZone(value.trim());
 }
@@ -699,6 +709,26 @@ export const FLAGS: readonly FlagSpec[] = [
     description: 'node condition type that must be True after the reboot before uncordoning (repeatable)',
     apply: (values, draft) => {
       draft.config.readinessGates = qualifiedNames(values);
+    },
+  }),
+  added({
+    name: 'post-reboot-wait-taint',
+    type: 'array',
+    valueName: '<key>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none (readiness.k8s.io/ always)',
+    description:
+      'taint key (or a prefix ending in /) whose taint must be gone after the reboot before uncordoning, besides readiness.k8s.io/ (repeatable)',
+    apply: (values, draft) => {
+      draft.config.postRebootWaitTaints = [
+        ...new Set(
+          eachItem(
+            values.flatMap((v) => v.split(',')),
+            taintKeyOrPrefix,
+          ),
+        ),
+      ];
     },
   }),
   added({

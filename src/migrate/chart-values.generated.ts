@@ -327,6 +327,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--readiness-gate (repeated): node condition types',
           anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
         },
+        postRebootWaitTaint: {
+          description: '--post-reboot-wait-taint (repeated): taint keys or prefixes ending in /',
+          anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
+        },
         postRebootTimeout: {
           description: '--post-reboot-timeout (Go duration: 1h30m, 90s, 500ms, 0)',
           anyOf: [
@@ -570,6 +574,7 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'metricsPort',
         'logFormat',
         'readinessGate',
+        'postRebootWaitTaint',
         'postRebootTimeout',
         'onPostRebootTimeout',
         'waitForDaemonsetPods',
@@ -996,6 +1001,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     metricsPort: 8080,
     logFormat: 'text',
     readinessGate: [],
+    postRebootWaitTaint: [],
     postRebootTimeout: '30m',
     onPostRebootTimeout: 'hold',
     waitForDaemonsetPods: false,

@@ -482,6 +482,42 @@ describe('agent: restart and proof of reboot', () => {
     expect(cluster.node.unschedulable).toBe(false);
   });
 
+  it('keeps the cordon and the slot after the reboot while a readiness.k8s.io/ taint, or one --post-reboot-wait-taint names, is on the node', async () => {
+    const cluster = new FakeCluster();
+    cluster.sentinel = true;
+    const config = { postRebootWaitTaints: ['example.com/gpu-ready', 'storage.example.com/'] };
+    await tick(cluster, config);
+    // after the reboot: the node-readiness-controller's taint, ours, another's, and one nobody waits for
+    cluster.node.taints.push(
+      { key: 'readiness.k8s.io/cni-ready', effect: 'NoSchedule' },
+      { key: 'example.com/gpu-ready', effect: 'NoSchedule' },
+      { key: 'storage.example.com/csi', effect: 'NoExecute' },
+      { key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' },
+    );
+    const waiting = await tick(cluster, config);
+    expect(waiting.kind).toBe('verifying');
+    expect(waiting.reason).toContain(
+      'taint readiness.k8s.io/cni-ready:NoSchedule, example.com/gpu-ready:NoSchedule, storage.example.com/csi:NoExecute',
+    );
+    expect(waiting.reason).not.toContain('dedicated');
+    expect(cluster.node.unschedulable).toBe(true);
+    expect(cluster.table.holders()).toEqual(['n1']);
+    const without = (key: string): void => {
+      cluster.node.taints = cluster.node.taints.filter((t) => t.key !== key);
+    };
+    without('readiness.k8s.io/cni-ready');
+    without('storage.example.com/csi');
+    const still = await tick(cluster, config);
+    expect(still.kind).toBe('verifying');
+    expect(still.reason).toContain('taint example.com/gpu-ready:NoSchedule');
+    expect(cluster.table.holders()).toEqual(['n1']);
+    without('example.com/gpu-ready');
+    expect((await tick(cluster, config)).kind).toBe('completed');
+    expect(cluster.node.unschedulable).toBe(false);
+    expect(cluster.table.holders()).toEqual([]);
+    expect(cluster.node.taints.map((t) => t.key)).toEqual(['example.com/dedicated']);
+  });
+
   it('with --wait-for-daemonset-pods waits for this node DaemonSet pods', async () => {
     const cluster = new FakeCluster();
     cluster.sentinel = true;

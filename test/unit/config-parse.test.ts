@@ -107,6 +107,7 @@ describe('defaults', () => {
       metricsPort: 8080,
       logFormat: 'text',
       readinessGates: [],
+      postRebootWaitTaints: [],
       postRebootTimeoutMs: 1_800_000,
       onPostRebootTimeout: 'hold',
       waitForDaemonSetPods: false,
@@ -161,6 +162,14 @@ describe('precedence: default < env < command line', () => {
   it('replaces, not merges, repeatable values from the environment with those of the command line', () => {
     const config = parseConfig({ 'readiness-gate': ['A', 'B'] }, { KURED_READINESS_GATE: 'C' });
     expect(config.readinessGates).toEqual(['A', 'B']);
+  });
+
+  it('reads --post-reboot-wait-taint keys and prefixes ending in /, repeated or comma-separated', () => {
+    const config = parseConfig(
+      { 'post-reboot-wait-taint': ['example.com/gpu-ready,storage.example.com/', 'plain'] },
+      {},
+    );
+    expect(config.postRebootWaitTaints).toEqual(['example.com/gpu-ready', 'storage.example.com/', 'plain']);
   });
 
   it('reads booleans the way Go does', () => {
@@ -480,6 +489,8 @@ describe('bad values name the flag and the value', () => {
     ['reboot-schedule', '0 0 * * * *'],
     ['reboot-days', 'funday'],
     ['readiness-gate', 'not valid!'],
+    ['post-reboot-wait-taint', 'not valid!'],
+    ['post-reboot-wait-taint', 'Not_A_Domain/'],
     ['on-post-reboot-timeout', 'ignore'],
     ['log-format', 'xml'],
     ['host-exec', 'ssh'],

@@ -63,6 +63,17 @@ function finish(pass: Pass, record: CycleRecord, timedOut: string | undefined): 
   return record.stillNeeded === true ? rebootAgain(pass, record) : complete(pass, record, timedOut);
 }
 
+/**
+ * Taints under this prefix say the node is not ready for its pods yet, though its kubelet says Ready:
+ * the out-of-tree readiness gates (the node-readiness-controller's rules: CNI, CSI, device plugins).
+ */
+const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
+
+/** Does a taint `key` hold the node back after the reboot: readiness.k8s.io/, or a key or prefix listed? */
+function waitedTaint(key: string, listed: readonly string[]): boolean {
+  return [READINESS_TAINT_PREFIX, ...listed].some((k) => (k.endsWith('/') ? key.startsWith(k) : key === k));
+}
+
 /** What the node still lacks to count as ready after the reboot; empty = ready. */
 export async function readinessGaps(pass: Pass): Promise<string[]> {
   const gaps: string[] = [];
@@ -70,6 +81,8 @@ export async function readinessGaps(pass: Pass): Promise<string[]> {
     const condition = pass.node.conditions.find((c) => c.type === type);
     if (condition?.status !== 'True') gaps.push(`condition ${type}=${condition?.status ?? 'absent'}`);
   }
+  const taints = pass.node.taints.filter((t) => waitedTaint(t.key, pass.config.postRebootWaitTaints));
+  if (taints.length > 0) gaps.push(`taint ${taints.map((t) => `${t.key}:${t.effect}`).join(', ')}`);
   if (pass.config.waitForDaemonSetPods) {
     const pods = await pass.deps.node.daemonSetPodsReady(pass.signal);
     if (!pods.ready) gaps.push(`DaemonSet pods not ready: ${pods.notReady.join(', ')}`);
