@@ -21,7 +21,6 @@ import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
-import { HELD_REASON_MAX_CHARS, bounded } from '../queue/coordinator-lease.js';
 import { HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/fleet-health.js';
 import { readLockState } from '../lock/lock-read.js';
 import { roomFor } from '../lock/room.js';
@@ -39,6 +38,8 @@ import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
 import { planBudgets } from './plan-budgets.js';
+import { NodeMaintenances } from './node-maintenance.js';
+import { heldAdvice } from './room-words.js';
 
 /** Turns given, lapsed and plans made by this replica (for tests, simulate and metrics). */
 export interface CoordinatorStats {
@@ -119,12 +120,14 @@ class Term {
   private wake: (() => void) | undefined;
   /** When this term began (monotonic ms). */
   private started = 0;
+  private readonly maintenances: NodeMaintenances;
 
   constructor(
     private readonly o: CoordinatorOptions,
     private readonly elector: LeaseElector,
     private readonly stats: CoordinatorStats,
   ) {
+    this.maintenances = new NodeMaintenances(o);
     this.fleet = new FleetView({
       kube: o.kube,
       clock: o.clock,
@@ -167,7 +170,16 @@ class Term {
     };
     const stop = new AbortController();
     const views = AbortSignal.any([signal, stop.signal]);
-    const following = [this.fleet.follow(changed, views), this.followLock(changed, views)];
+    // other operators' maintenances read once before the first plan (a turn given before would stand)
+    this.fleet.setMaintained(await this.maintenances.first(views));
+    const following = [
+      this.fleet.follow(changed, views),
+      this.followLock(changed, views),
+      this.maintenances.run((m) => {
+        this.fleet.setMaintained(m);
+        changed();
+      }, views),
+    ];
     while (!signal.aborted) {
       await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
       if (aborted(signal)) break;
@@ -428,15 +440,6 @@ class Term {
    * waiter back. Advice only: each agent judges every gate itself before it takes a slot.
    */
   private advise(nodes: number, plan: Plan): void {
-    const held =
-      plan.held === undefined
-        ? {}
-        : {
-            held: {
-              reason: bounded(plan.held, HELD_REASON_MAX_CHARS),
-              ...(plan.gate === undefined ? {} : { gate: plan.gate }),
-            },
-          };
-    this.elector.advise({ nodes, ...held });
+    this.elector.advise({ nodes, ...heldAdvice(plan, this.fleet.takenOut()) });
   }
 }

@@ -13,6 +13,8 @@ import { fleetHealth, judgeNode } from '../lock/fleet-judge.js';
 import { TURN_ANNOTATION, parseLapsedTurn } from '../queue/turn.js';
 import { STATUS_ANNOTATION, parseStatus, type ReadStatus } from '../node/status.js';
 import { waveOf, type WaveState } from '../node/wave.js';
+import type { Maintained } from './node-maintenance.js';
+import { TAKEN_OUT } from '../node/other-operators.js';
 
 /** What the coordinator keeps of one Node. */
 export interface NodeRecord {
@@ -126,6 +128,9 @@ export class FleetView {
   /** The fleet's health, kept until a node's health, cycle, group or existence changes. */
   private health: { shown: number; value: FleetHealth } | undefined;
   private readonly reflector: Reflector<V1Node>;
+  /** Each node's own judgement (judgeNode's unhealthy), and the nodes other operators' NodeMaintenances take out. */
+  private readonly judged = new Map<string, string | undefined>();
+  private maintained: Maintained = new Map();
 
   constructor(private readonly o: FleetViewOptions) {
     this.reflector = new Reflector(
@@ -185,6 +190,8 @@ export class FleetView {
   private put(node: V1Node, into?: Map<string, NodeRecord>): void {
     const record = recordOf(node, this.o.groupLabel);
     if (record.name === '') return;
+    this.judged.set(record.name, record.unhealthy);
+    record.unhealthy ??= this.maintained.get(record.name);
     if (into === undefined) this.set(record);
     else into.set(record.name, record);
   }
@@ -234,7 +241,22 @@ export class FleetView {
     return this.records(this.waves.get(wave) ?? new Set());
   }
 
+  /**
+   * The nodes other operators' NodeMaintenance objects take out now (node-maintenance.ts): unavailable
+   * and unhealthy unless their own state says why already.
+   */
+  setMaintained(maintained: Maintained): void {
+    const touched = new Set([...this.maintained.keys(), ...maintained.keys()]);
+    this.maintained = maintained;
+    for (const name of touched) {
+      const record = this.nodes.get(name);
+      if (record !== undefined)
+        this.set({ ...record, unhealthy: this.judged.get(name) ?? maintained.get(name) });
+    }
+  }
+
   delete(name: string): void {
+    this.judged.delete(name);
     const before = this.nodes.get(name);
     if (!this.nodes.delete(name)) return;
     if (before?.wave !== undefined) this.waves.get(before.wave)?.delete(name);
@@ -296,6 +318,14 @@ export class FleetView {
       workersAhead: { count: this.ahead.size, names },
       reported: this.spoke.size,
     };
+  }
+
+  /** The unavailable nodes another operator is taking out, each as "name: why". */
+  takenOut(): string[] {
+    const out: string[] = [];
+    for (const r of this.records(this.unwell))
+      if (r.unhealthy?.startsWith(TAKEN_OUT) === true) out.push(`${r.name}: ${r.unhealthy}`);
+    return out;
   }
 
   /** The unavailable nodes (unhealthy, in no cycle), to their group. */

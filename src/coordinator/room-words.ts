@@ -3,6 +3,7 @@
 import type { Room } from '../lock/room.js';
 import { describeWaveRoom } from '../lock/wave-gate.js';
 import { othersNodes } from '../lock/lock-reasons.js';
+import { HELD_REASON_MAX_CHARS, bounded } from '../queue/coordinator-lease.js';
 
 /** `list`, the first five and how many more. */
 function names(list: readonly string[]): string {
@@ -37,4 +38,23 @@ const WORDS: { [W in NoRoom['why']]: (room: Extract<NoRoom, { why: W }>) => stri
 /** A refusal in a few words, for the waiters (the coordinator publishes it: HELD_REASON_MAX_CHARS). */
 export function describeRoom(room: NoRoom): string {
   return (WORDS[room.why] as (r: NoRoom) => string)(room);
+}
+
+/**
+ * The advice's `held` for a plan that gives no turn: its refusal in words, and the nodes other
+ * operators are taking out (the waiters' statuses show who: "node-7: taken out by Karpenter").
+ */
+export function heldAdvice(
+  plan: { held?: string; gate?: string },
+  takenOut: readonly string[],
+): { held?: { reason: string; gate?: string } } {
+  if (plan.held === undefined) return {};
+  const others = takenOut.length === 0 ? '' : `; ${takenOut.slice(0, 3).join('; ')}`;
+  const more = takenOut.length > 3 ? ` and ${takenOut.length - 3} more` : '';
+  return {
+    held: {
+      reason: bounded(`${plan.held}${others}${more}`, HELD_REASON_MAX_CHARS),
+      ...(plan.gate === undefined ? {} : { gate: plan.gate }),
+    },
+  };
 }

@@ -2,6 +2,7 @@
 // unhealthy (not Ready, unreachable, cordoned), its group, control plane, waiting for its reboot,
 // quarantined. The coordinator judges its one view of the fleet with it (src/coordinator/fleet-view.ts),
 // and an agent the few Nodes it reads whole (the workers ahead of a control-plane node).
+import { takenOutBy } from '../node/other-operators.js';
 import type { V1Node } from '../kube/kube.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { isQuarantined } from '../node/quarantine.js';
@@ -54,12 +55,15 @@ function statusFacts(text: string | undefined): Pick<JudgedNode, 'waiting' | 're
   };
 }
 
-/** Why a node counts as unhealthy (NotReady, unreachable, cordoned); undefined when it does not. */
+/**
+ * Why a node counts as unhealthy (NotReady, unreachable, cordoned, or being taken out by another
+ * operator: src/node/other-operators.ts); undefined when it does not.
+ */
 export function unhealthy(node: V1Node): string | undefined {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
   if (ready === 'Unknown' || unreachableTaint(node)) return 'unreachable';
   if (ready !== 'True') return 'not ready';
-  return node.spec?.unschedulable === true ? 'cordoned' : undefined;
+  return node.spec?.unschedulable === true ? 'cordoned' : takenOutBy(node);
 }
 
 /** The node lifecycle controller's taint for a node it cannot reach. */

@@ -1151,6 +1151,19 @@ const PERMISSIONS: Record<
     agent: 'cluster',
   },
   'getObject persistentvolumes': { group: '', resource: 'persistentvolumes', verb: 'get', agent: 'cluster' },
+  // listObjects of other operators' NodeMaintenance objects, by the coordinator (node-maintenance.ts)
+  'listObjects medik8s nodemaintenances': {
+    group: 'nodemaintenance.medik8s.io',
+    resource: 'nodemaintenances',
+    verb: 'list',
+    coordinator: 'cluster',
+  },
+  'listObjects NVIDIA nodemaintenances': {
+    group: 'maintenance.nvidia.com',
+    resource: 'nodemaintenances',
+    verb: 'list',
+    coordinator: 'cluster',
+  },
   listNodes: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
   listNodeRows: { group: '', resource: 'nodes', verb: 'list', agent: 'cluster' },
   // The coordinator's one list of the fleet, to watch from (also `kured-ts status --watch`).
@@ -1236,6 +1249,11 @@ const lockRules = (dsName: string): Rule[] => [
 /** The documented RBAC of the coordinator: cluster-wide, and in the lock's namespace. */
 const COORDINATOR_CLUSTER_RULES: Rule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch', 'watch'] },
+  {
+    apiGroups: ['nodemaintenance.medik8s.io', 'maintenance.nvidia.com'],
+    resources: ['nodemaintenances'],
+    verbs: ['list'],
+  },
 ];
 const coordinatorLockRules = (dsName: string): Rule[] => [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
@@ -1403,7 +1421,7 @@ describe('RBAC', () => {
       'kured-system',
     ],
   ])(
-    "with %s the coordinator's ClusterRole and Role grant exactly nodes list/patch/watch, leases create and get/update of its own, and get/watch of the lock DaemonSet",
+    "with %s the coordinator's ClusterRole and Role grant exactly nodes list/patch/watch, list of other operators' NodeMaintenances, leases create and get/update of its own, and get/watch of the lock DaemonSet",
     async (_label, sets, dsName, dsNamespace) => {
       const objects = await render([], sets);
       const clusterRole = only(objects, 'ClusterRole', 'coordinator') as RoleShape;

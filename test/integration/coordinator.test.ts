@@ -110,8 +110,14 @@ function killable(kube: Kube): { kube: Kube; kill: () => void } {
   };
 }
 
-function coordinator(identity: string, kube: Kube = server.kubeInMemory(), pageSize?: number): Coordinator {
+function coordinator(
+  identity: string,
+  kube: Kube = server.kubeInMemory(),
+  pageSize?: number,
+  extra: { countUnavailable?: boolean } = {},
+): Coordinator {
   const c = new Coordinator({
+    ...extra,
     ...(pageSize === undefined ? {} : { pageSize }),
     kube,
     namespace: NS,
@@ -318,6 +324,112 @@ async function liveLease(): Promise<void> {
     spec: { holderIdentity: 'someone', leaseDurationSeconds: 30 },
   });
 }
+
+describe("other operators' nodes", () => {
+  /** The coordinator's advice: why it gives no turn, as the waiters show it. */
+  function held(): string {
+    const lease = server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'));
+    return parseAdvice(lease?.metadata?.annotations?.[ADVICE_ANNOTATION])?.held?.reason ?? '';
+  }
+
+  function tainted(name: string, taint: { key: string; value?: string; effect: string } | undefined): void {
+    const node = server.get<V1Node>('nodes', undefined, name)!;
+    server.update('nodes', { ...node, spec: { ...node.spec, taints: taint === undefined ? [] : [taint] } });
+  }
+
+  it.each([
+    ['Karpenter disrupts', { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }, 'Karpenter'],
+    [
+      'Karpenter (before v1) disrupts',
+      { key: 'karpenter.sh/disruption', value: 'disrupting', effect: 'NoSchedule' },
+      'Karpenter',
+    ],
+    [
+      'the cluster autoscaler removes',
+      { key: 'ToBeDeletedByClusterAutoscaler', value: '1767607200', effect: 'NoSchedule' },
+      'the cluster autoscaler',
+    ],
+  ])(
+    'at --concurrency 1 gives no turn while %s a node, names it, and gives the turn once its taint is gone',
+    async (_name, taint, by) => {
+      tainted('n4', taint);
+      waiting('n1', '2026-01-05T09:30:00Z');
+      const c = coordinator('a', undefined, undefined, { countUnavailable: true });
+      await advanceUntil(() => c.leading && c.stats.plans > 0 && held() !== '', 'it leads and advises');
+      await clock.advance(5000);
+      expect(turns()).toEqual([]);
+      expect(held()).toContain(`n4: taken out by ${by} (${taint.key})`);
+      tainted('n4', undefined);
+      await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn');
+    },
+  );
+
+  it('does not count a node the cluster autoscaler only considers (its PreferNoSchedule candidate taint)', async () => {
+    tainted('n4', {
+      key: 'DeletionCandidateOfClusterAutoscaler',
+      value: '1767607200',
+      effect: 'PreferNoSchedule',
+    });
+    waiting('n1', '2026-01-05T09:30:00Z');
+    coordinator('a', undefined, undefined, { countUnavailable: true });
+    await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn');
+  });
+
+  it("counts a node under a medik8s NodeMaintenance from before its operator's cordon, until the object is gone", async () => {
+    server.create('nodemaintenances', {
+      apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+      kind: 'NodeMaintenance',
+      metadata: { name: 'nm-n4' },
+      spec: { nodeName: 'n4', reason: 'firmware' },
+    });
+    waiting('n1', '2026-01-05T09:30:00Z');
+    const c = coordinator('a', undefined, undefined, { countUnavailable: true });
+    await advanceUntil(() => c.leading && held().includes('n4'), 'it names the maintained node');
+    await clock.advance(60_000);
+    expect(turns()).toEqual([]);
+    expect(held()).toContain('n4: taken out by a medik8s NodeMaintenance');
+    server.delete('nodemaintenances', undefined, 'nm-n4');
+    await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn within a read of them');
+  });
+
+  it.each([
+    ['let through by its operator (Draining)', 'Draining', true],
+    ["still Pending behind its operator's own limit", 'Pending', false],
+  ])(
+    "counts a node under NVIDIA's NodeMaintenance %s: %p holds the waiter back",
+    async (_name, reason, holds) => {
+      server.create('nvidianodemaintenances', {
+        apiVersion: 'maintenance.nvidia.com/v1alpha1',
+        kind: 'NodeMaintenance',
+        metadata: { name: 'driver-n4', namespace: 'default' },
+        spec: { nodeName: 'n4', requestorID: 'nvidia.gpu-operator' },
+        status: { conditions: [{ type: 'Ready', status: 'False', reason }] },
+      });
+      waiting('n1', '2026-01-05T09:30:00Z');
+      const c = coordinator('a', undefined, undefined, { countUnavailable: true });
+      await advanceUntil(() => c.leading && c.stats.plans > 0, 'it leads');
+      await clock.advance(60_000);
+      if (holds) {
+        expect(turns()).toEqual([]);
+        expect(held()).toContain('n4: taken out by an NVIDIA maintenance-operator NodeMaintenance');
+      } else expect(turns()).toEqual(['n1']);
+    },
+  );
+
+  it('reads no NodeMaintenance kind the API server does not serve more than once per 10 minutes, and says nothing of it', async () => {
+    server.injectFailure({ method: 'GET', pathIncludes: 'nodemaintenances' }, 404, 1000);
+    waiting('n1', '2026-01-05T09:30:00Z');
+    coordinator('a', undefined, undefined, { countUnavailable: true });
+    await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn');
+    for (let i = 0; i < 60; i++) {
+      await clock.advance(10_000);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const reads = server.requests.filter((r) => r.path.includes('nodemaintenances')).length;
+    expect(reads).toBeLessThanOrEqual(4); // 2 kinds, at the start and 10 minutes later
+    expect(log.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([]);
+  });
+});
 
 describe('turns and the lock', () => {
   it.each([

@@ -35,6 +35,8 @@ const FLEET_POLICY_FLAGS = [
   'message-template-overdue',
   // DESIGN §15 (issue 44): the package manager, reboot loops
   'package-manager-wait', 'max-reboots-per-need',
+  // issue 56: in step with the cluster's other operators
+  'post-reboot-wait-taint',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -76,6 +78,7 @@ describe('the flag table', () => {
         'post-reboot-node-labels',
         'pre-reboot-node-labels',
         'readiness-gate',
+        'post-reboot-wait-taint',
         'reboot-days',
         'reboot-schedule',
         'blackout',

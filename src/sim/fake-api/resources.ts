@@ -1,7 +1,7 @@
 // The resources the fake API server serves, and the stored shape of their objects.
 import type { V1ObjectMeta } from '../../kube/kube.js';
 
-/** Resources served, by their plural name in the URL. */
+/** Resources served, by their plural name in the URL (or, where two groups share a plural, a name of their own). */
 export type ResourceName =
   | 'nodes'
   | 'pods'
@@ -16,7 +16,9 @@ export type ResourceName =
   | 'persistentvolumeclaims'
   | 'persistentvolumes'
   | 'volumeattachments'
-  | 'volumes';
+  | 'volumes'
+  | 'nodemaintenances'
+  | 'nvidianodemaintenances';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -189,6 +191,27 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'longhorn.io',
     apiVersion: 'longhorn.io/v1beta2',
     kind: 'Volume',
+    fields: [],
+  },
+  // other operators' maintenance of a node (issue 56), as served once their CRDs are installed:
+  // medik8s' (cluster-scoped) and NVIDIA's maintenance-operator (namespaced), both "nodemaintenances"
+  nodemaintenances: {
+    ...core,
+    name: 'nodemaintenances',
+    plural: 'nodemaintenances',
+    group: 'nodemaintenance.medik8s.io',
+    apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+    kind: 'NodeMaintenance',
+    namespaced: false,
+    fields: [],
+  },
+  nvidianodemaintenances: {
+    ...core,
+    name: 'nvidianodemaintenances',
+    plural: 'nodemaintenances',
+    group: 'maintenance.nvidia.com',
+    apiVersion: 'maintenance.nvidia.com/v1alpha1',
+    kind: 'NodeMaintenance',
     fields: [],
   },
   namespaces: {

@@ -22,8 +22,9 @@ const SUBRESOURCES: Partial<Record<ResourceName, readonly string[]>> = {
   volumes: ['status'],
 };
 
-function isResource(name: string | undefined): name is ResourceName {
-  return name !== undefined && Object.prototype.hasOwnProperty.call(RESOURCES, name);
+/** The resource served at `plural` in `apiVersion` (two groups may share a plural). */
+function defFor(plural: string | undefined, apiVersion: string): ResourceDef | undefined {
+  return Object.values(RESOURCES).find((d) => d.plural === plural && d.apiVersion === apiVersion);
 }
 
 /** Splits `/api/v1/…` and `/apis/{group}/{version}/…` into the API version and the rest. */
@@ -52,7 +53,8 @@ function segments(pathname: string): Segments | undefined {
   const prefix = splitPrefix(parts);
   if (!prefix) return undefined;
   const { rest } = prefix;
-  const scoped = rest[0] === 'namespaces' && rest.length >= 3 && isResource(rest[2]);
+  const scoped =
+    rest[0] === 'namespaces' && rest.length >= 3 && defFor(rest[2], prefix.apiVersion) !== undefined;
   const [resource, name, subresource, ...extra] = scoped ? rest.slice(2) : rest;
   const namespace = scoped ? rest[1] : undefined;
   return { apiVersion: prefix.apiVersion, namespace, resource, name, subresource, extra: extra.length };
@@ -67,10 +69,10 @@ function scopeFits(def: ResourceDef, s: Segments): boolean {
 /** The route for a path, or undefined when nothing is served there (404). */
 export function parseRoute(pathname: string): Route | undefined {
   const s = segments(pathname);
-  if (!s || s.extra > 0 || !isResource(s.resource)) return undefined;
-  const def = RESOURCES[s.resource];
-  if (def.apiVersion !== s.apiVersion || !scopeFits(def, s)) return undefined;
-  if (s.subresource !== undefined && !(SUBRESOURCES[s.resource] ?? []).includes(s.subresource))
+  if (!s || s.extra > 0) return undefined;
+  const def = defFor(s.resource, s.apiVersion);
+  if (def === undefined || !scopeFits(def, s)) return undefined;
+  if (s.subresource !== undefined && !(SUBRESOURCES[def.name] ?? []).includes(s.subresource))
     return undefined;
   return { def, namespace: s.namespace, name: s.name, subresource: s.subresource };
 }
