@@ -24,7 +24,7 @@ import ts from 'typescript';
  * | 4   | queue                                      | lock, node, kube                              |
  * | 5   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
  * | 6   | node, events, config                       | kube, notify, http, window, selector          |
- * | 7   | kube, notify, fleetlock, host              | http, clock, log, text                        |
+ * | 7   | kube, notify, fleetlock, host, silence     | http, clock, log, text                        |
  * | 8   | http                                       | clock, text                                   |
  * | 9   | text, clock, log, selector, window, pause, | nothing                                       |
  * |     | volumes, cel                               |                                               |
@@ -40,7 +40,7 @@ const LAYERS = [
   ['queue'],
   ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
   ['node', 'events', 'config'],
-  ['kube', 'notify', 'fleetlock', 'host'],
+  ['kube', 'notify', 'fleetlock', 'host', 'silence'],
   ['http'],
   ['text', 'clock', 'log', 'selector', 'window', 'pause', 'volumes', 'cel'],
 ];

@@ -3,6 +3,7 @@
 // install and the test command stops: the tests that need them are never skipped or faked.
 //
 //   prometheus               the alert blocker tests start a real Prometheus; promtool lints /metrics
+//   prometheus-alertmanager  the silence tests start a real Alertmanager
 //   chromium-headless-shell  the simulate --timeline test renders the SVG to a PNG
 //
 // `npm run test:vm` (scripts/test-vm.mjs) installs its own packages (QEMU, debootstrap) through
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 /** Debian package -> the files the tests run. */
 const PACKAGES = {
   prometheus: ['/usr/bin/prometheus', '/usr/bin/promtool'],
+  'prometheus-alertmanager': ['/usr/bin/prometheus-alertmanager'],
   'chromium-headless-shell': ['/usr/bin/chromium-headless-shell'],
 };
 

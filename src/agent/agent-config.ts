@@ -1,5 +1,6 @@
 // What the agent is built from: the flags its reboot cycle reads and the seams it talks to.
 // (Apart from agent.ts and decision/, which both use them.)
+import type { SilenceKeeper } from '../silence/silence-keeper.js';
 import type { VolumeReads } from '../volumes/volumes.js';
 import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
@@ -135,6 +136,8 @@ export interface AgentDeps {
    * the volumes after the drain does not wait for them. Absent: none are kept.
    */
   volumes?: VolumeReads;
+  /** --alertmanager-url with --silence-matcher: the node's silences for its cycle (src/silence/). */
+  silences?: SilenceKeeper;
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */

@@ -134,9 +134,8 @@ export class Agent {
   /**
    * Ticks until `signal` aborts: at once (startUp), then every --period jittered ±50%, the first
    * lock attempt within a minute, sooner while verifying a reboot, and at once when the lock
-   * changes while we wait for a slot or a PodDisruptionBudget. Meanwhile, with --lock-ttl, renews
-   * the lease of a slot we hold.
-   */
+   * changes while we wait for a slot or a PodDisruptionBudget. Meanwhile renews, with --lock-ttl,
+   * the lease of a slot we hold, and the cycle's silences (--silence-matcher). */
   async run(signal: AbortSignal): Promise<void> {
     const views = this.deps.views;
     // an admin's request (`kured-ts reboot`) on the followed Node wakes an idle agent at once
@@ -145,7 +144,8 @@ export class Agent {
     });
     try {
       // the views first: the first pass's read of the Node waits for their list instead of its own
-      await Promise.all([views?.run(signal), this.loop(signal), this.keepLease(signal)]);
+      const also = [this.keepLease(signal), this.deps.silences?.keep(signal)];
+      await Promise.all([views?.run(signal), this.loop(signal), ...also]);
     } finally {
       stop?.();
     }

@@ -1,5 +1,7 @@
 // Builds an Agent from a Config and a Kube: the real implementations of every seam, wired once.
 // Used by the CLI (`kured-ts agent`) and the simulator; tests build Agent directly over fakes.
+import { AlertmanagerClient, type SilenceApi } from '../silence/alertmanager.js';
+import { SilenceKeeper } from '../silence/silence-keeper.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
@@ -52,6 +54,8 @@ export interface AgentIo {
   rebooter?: Rebooter;
   /** Default createSentinel(config): file or command. */
   sentinel?: Sentinel;
+  /** Default AlertmanagerClient(--alertmanager-url). */
+  alertmanager?: SilenceApi;
   /** Default Math.random. */
   random?: () => number;
   /** The host whose package manager is waited for (hostView); none: not checked. */
@@ -283,6 +287,7 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
       checks: wave.checks,
       nodeChecks: storage.nodeChecks,
       host: io.host,
+      alertmanager: alertmanagerOf(config, io),
     }),
     lock: createLock(config, io, coordinator),
     node,
@@ -301,10 +306,34 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     ...(kube.serverTime === undefined ? {} : { serverTime: kube.serverTime }),
     ...(views === undefined ? {} : { views }),
     ...(io.shutdown === undefined ? {} : { shutdown: io.shutdown }),
+    ...silencesOf(config, { ...io, metrics }),
     clock,
     logger,
     random,
   };
+}
+
+/** --alertmanager-url with --silence-matcher: the node's silences (io.alertmanager, or Alertmanager's API). */
+function silencesOf(config: Config, io: AgentIo & { metrics: AgentMetrics }): { silences?: SilenceKeeper } {
+  const api = alertmanagerOf(config, io);
+  if (api === undefined || config.silenceMatchers.length === 0) return {};
+  const silences = new SilenceKeeper({
+    api,
+    node: config.nodeId,
+    sets: config.silenceMatchers,
+    durationMs: config.silenceDurationMs,
+    tailMs: config.silenceTailMs,
+    clock: io.clock,
+    log: io.logger,
+    failed: () => io.metrics.countSilenceError?.(),
+  });
+  return { silences };
+}
+
+/** The Alertmanager silences are asked of: io.alertmanager, or --alertmanager-url's; undefined without. */
+function alertmanagerOf(config: Config, io: Pick<AgentIo, 'alertmanager'>): SilenceApi | undefined {
+  if (config.alertmanagerUrl === '') return undefined;
+  return io.alertmanager ?? new AlertmanagerClient({ url: config.alertmanagerUrl, proxy: config.proxy });
 }
 
 /** The agent's metrics, told the ages of its views when it has any. */

@@ -8,7 +8,9 @@ import { ControlPlaneBlocker } from './control-plane.js';
 import { PauseBlocker } from './pause.js';
 import { PdbBlocker } from './pdb.js';
 import { PodsBlocker } from './pods.js';
-import { PrometheusBlocker } from './prometheus.js';
+import { PrometheusBlocker, type PrometheusBlockerOptions } from './prometheus.js';
+import type { SilenceApi } from '../silence/alertmanager.js';
+import { otherNodesCover } from '../silence/cover.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
 import { PackageManagerBlocker } from './package-manager.js';
@@ -65,6 +67,8 @@ export function createBlockers(
     /** Where the checks' CEL runs when they are not given: default WorkerCel. */
     cel?: CelEvaluator;
     host?: HostFiles | undefined;
+    /** --alertmanager-url: our silences for other nodes' cycles cover alerts the blocker then does not count. */
+    alertmanager?: SilenceApi | undefined;
   },
 ): Blocker[] {
   const { kube, node, clock, host } = io;
@@ -86,6 +90,7 @@ export function createBlockers(
         matchOnly: config.alertFilterMatchOnly,
         firingOnly: config.alertFiringOnly,
         proxy: config.proxy,
+        ...coverOf(io.alertmanager, nodeId),
       }),
     );
     for (const query of config.blockingQueries) {
@@ -108,6 +113,11 @@ export function createBlockers(
     );
   }
   return [...blockers, ...checkBlockers(config, io)];
+}
+
+/** The alert blocker's cover by our silences for other nodes, with --alertmanager-url. */
+function coverOf(api: SilenceApi | undefined, nodeId: string): Pick<PrometheusBlockerOptions, 'cover'> {
+  return api === undefined ? {} : { cover: (signal) => otherNodesCover(api, nodeId, signal) };
 }
 
 /** health-check (with --health-check) and node-check (with an at-slot --node-check). */

@@ -7,6 +7,7 @@ import {
   type Sample,
 } from './prometheus-client.js';
 import { errorText } from '../text/error-text.js';
+import type { Cover } from '../silence/cover.js';
 
 export interface PrometheusBlockerOptions extends PrometheusOptions {
   /** --alert-filter-regexp: undefined = every alert counts. */
@@ -15,6 +16,11 @@ export interface PrometheusBlockerOptions extends PrometheusOptions {
   matchOnly: boolean;
   /** --alert-firing-only: pending alerts do not count. */
   firingOnly: boolean;
+  /**
+   * The alerts not counted: those our silences for other nodes in their cycle cover (--alertmanager-url,
+   * src/silence/cover.ts). When it cannot be had, every alert counts.
+   */
+  cover?: (signal?: AbortSignal) => Promise<Cover>;
 }
 
 /** kured's matchesRegex: no filter counts everything; else match == matchOnly. */
@@ -22,6 +28,14 @@ function counts(filter: RegExp | undefined, matchOnly: boolean, alertName: strin
   if (filter === undefined) return true;
   filter.lastIndex = 0;
   return filter.test(alertName) === matchOnly;
+}
+
+/** An alert's own labels, as Alertmanager matches them: ALERTS' series less its name and state. */
+function labelsOf(sample: Sample): Record<string, string> {
+  const labels = { ...sample.metric };
+  delete labels.__name__;
+  delete labels.alertstate;
+  return labels;
 }
 
 export class PrometheusBlocker implements Blocker {
@@ -32,12 +46,24 @@ export class PrometheusBlocker implements Blocker {
   /** Names of the alerts that block now, sorted; throws when Prometheus cannot say. */
   async activeAlerts(signal?: AbortSignal): Promise<string[]> {
     const samples = parseAlertsResponse(await queryPrometheus(this.options, 'ALERTS', signal));
+    const covered = samples.length === 0 ? undefined : await this.coverOf(signal);
     const names = new Set<string>();
     for (const sample of samples) {
       const name = sample.metric.alertname;
-      if (name !== undefined && this.counts(name, sample)) names.add(name);
+      if (name !== undefined && this.counts(name, sample) && covered?.(labelsOf(sample)) !== true)
+        names.add(name);
     }
     return [...names].sort();
+  }
+
+  /** The cover of our silences for other nodes; undefined (every alert counts) when there is none. */
+  private async coverOf(signal?: AbortSignal): Promise<Cover | undefined> {
+    if (this.options.cover === undefined) return undefined;
+    try {
+      return await this.options.cover(signal);
+    } catch {
+      return undefined;
+    }
   }
 
   private counts(name: string, sample: Sample): boolean {

@@ -1,4 +1,5 @@
 // The agent's configuration: typed, parsed once at the edge (src/cli/cli.ts), never raw strings.
+import type { Matcher } from '../silence/matchers.js';
 import { hideUserInfo } from '../text/redact.js';
 import { redactUrl } from '../notify/notify-url.js';
 import { describeProxy, type ProxySettings } from '../http/proxy.js';
@@ -279,6 +280,14 @@ export interface Config {
   blockingQueries: string[];
   /** --prometheus-url: '' = no alert blocker. */
   prometheusUrl: string;
+  /** --alertmanager-url: '' = no silences. */
+  alertmanagerUrl: string;
+  /** --silence-matcher: one silence per set ({{.node}} not yet replaced). */
+  silenceMatchers: Matcher[][];
+  /** --silence-duration. Default 15m. */
+  silenceDurationMs: number;
+  /** --silence-tail. Default 5m. */
+  silenceTailMs: number;
   /** --alert-filter-regexp: alerts whose name matches are ignored (or, with match-only, the only ones). */
   alertFilterRegexp: RegExp | undefined;
   /** --alert-filter-match-only. Default false. */
@@ -408,6 +417,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     notifyUrl: redactUrl(config.notifyUrl),
     proxy: describeProxy(config.proxy),
     prometheusUrl: hideUserInfo(config.prometheusUrl),
+    alertmanagerUrl: hideUserInfo(config.alertmanagerUrl),
     fleetlockUrl: hideUserInfo(config.fleetlockUrl),
     alertFilterRegexp: config.alertFilterRegexp?.source ?? '',
     drainPodSelector: formatLabelSelector(config.drainPodSelector),

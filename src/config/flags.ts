@@ -1,6 +1,7 @@
 // Every flag of kured-ts in one declarative table: name, env var, default, meaning, parser.
 // Commander options, the configuration table of docs/configuration.md and the Helm chart's values are all
 // generated from FLAGS, so they cannot drift apart. parse.ts interprets it (pure).
+import { parseMatcherSet } from '../silence/matchers.js';
 import type { Budget } from './budget.js';
 import {
   DEFAULT_FAILURE_MESSAGES,
@@ -499,6 +500,45 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: '"" (no alert blocker)',
     description: 'Prometheus whose active alerts block reboots',
     apply: set('prometheusUrl', optionalUrl(['http', 'https'])),
+  }),
+  added({
+    name: 'alertmanager-url',
+    type: 'string',
+    valueName: '<url>',
+    default: '',
+    defaultText: '"" (no silences)',
+    description:
+      "Alertmanager in which a node's reboot is silenced (--silence-matcher), and whose silences for other nodes the alert blocker does not count",
+    apply: set('alertmanagerUrl', optionalUrl(['http', 'https'])),
+  }),
+  added({
+    name: 'silence-matcher',
+    type: 'array',
+    valueName: '<matchers>',
+    repeatable: true,
+    default: '',
+    defaultText: 'none',
+    description:
+      'one silence per value, Alertmanager matchers such as {node="{{.node}}"}; {{.node}} is the node\'s name (repeatable)',
+    apply: (values, draft) => {
+      draft.config.silenceMatchers = eachItem(values, parseMatcherSet);
+    },
+  }),
+  added({
+    name: 'silence-duration',
+    type: 'string',
+    valueName: DURATION,
+    default: '15m',
+    description: "lease of a node's silences, renewed at half of it while its cycle runs",
+    apply: set('silenceDurationMs', duration('positive')),
+  }),
+  added({
+    name: 'silence-tail',
+    type: 'string',
+    valueName: DURATION,
+    default: '5m',
+    description: "how long a node's silences last after its uncordon",
+    apply: set('silenceTailMs', duration('non-negative')),
   }),
   added({
     name: 'blocking-query',

@@ -39,6 +39,8 @@ export interface AgentMetrics {
   countReboot(result: RebootResult): void;
   /** kured_ts_sentinel_errors_total */
   countSentinelError(): void;
+  /** kured_ts_silence_errors_total: a request to Alertmanager (--alertmanager-url) failed. */
+  countSilenceError?(): void;
   /** Marks the loop alive (for /healthz). */
   heartbeat(at: Date): void;
   /** kured_ts_wave_failed{node}: this node's own label says it failed in its wave. */

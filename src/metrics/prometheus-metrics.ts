@@ -100,6 +100,11 @@ export class PrometheusMetrics implements AgentMetrics {
     help: 'Reboot sentinel checks that failed (treated as no reboot required).',
     registers: [this.registry],
   });
+  private readonly silenceErrors = new Counter({
+    name: 'kured_ts_silence_errors_total',
+    help: "Requests to Alertmanager that failed while holding or ending this node's silences (the cycle went on without them).",
+    registers: [this.registry],
+  });
   private readonly waveFailed = new Gauge({
     name: 'kured_ts_wave_failed',
     help: 'Whether this node failed in its reboot wave (1: quarantined, reboot failed, not back in time, or a health check failed after it), counting against --max-failures.',
@@ -300,6 +305,10 @@ export class PrometheusMetrics implements AgentMetrics {
 
   countSentinelError(): void {
     this.sentinelErrors.inc();
+  }
+
+  countSilenceError(): void {
+    this.silenceErrors.inc();
   }
 
   heartbeat(at: Date): void {

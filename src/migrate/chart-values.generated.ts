@@ -239,6 +239,30 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
           description: '--prometheus-url',
           anyOf: [{ type: 'string', pattern: '^$|^https?://' }, { const: '' }],
         },
+        alertmanagerUrl: {
+          description: '--alertmanager-url (empty: no silences)',
+          anyOf: [{ type: 'string', pattern: '^$|^https?://' }, { const: '' }],
+        },
+        silenceMatcher: {
+          description: '--silence-matcher (repeated): Alertmanager matchers, one silence each',
+          anyOf: [{ type: 'array', items: { type: 'string', minLength: 1 } }, { const: '' }],
+        },
+        silenceDuration: {
+          description: '--silence-duration (Go duration)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
+        silenceTail: {
+          description: '--silence-tail (Go duration)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         blockingQuery: {
           description:
             '--blocking-query (repeated): PromQL that blocks reboots while it returns a series or a non-zero scalar; needs prometheusUrl',
@@ -549,6 +573,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'preferNoScheduleTaint',
         'blockingPodSelector',
         'prometheusUrl',
+        'alertmanagerUrl',
+        'silenceMatcher',
+        'silenceDuration',
+        'silenceTail',
         'fleetlockUrl',
         'fleetlockGroup',
         'blockingQuery',
@@ -977,6 +1005,10 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     preferNoScheduleTaint: 'weave.works/kured-node-reboot',
     blockingPodSelector: [],
     prometheusUrl: '',
+    alertmanagerUrl: '',
+    silenceMatcher: [],
+    silenceDuration: '15m',
+    silenceTail: '5m',
     blockingQuery: [],
     alertFilterRegexp: '',
     alertFilterMatchOnly: false,

@@ -36,7 +36,7 @@ const FLEET_POLICY_FLAGS = [
   // DESIGN §15 (issue 44): the package manager, reboot loops
   'package-manager-wait', 'max-reboots-per-need',
   // issue 56: in step with the cluster's other operators
-  'post-reboot-wait-taint',
+  'post-reboot-wait-taint', 'alertmanager-url', 'silence-matcher', 'silence-duration', 'silence-tail',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
@@ -79,6 +79,7 @@ describe('the flag table', () => {
         'pre-reboot-node-labels',
         'readiness-gate',
         'post-reboot-wait-taint',
+        'silence-matcher',
         'reboot-days',
         'reboot-schedule',
         'blackout',

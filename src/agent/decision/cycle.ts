@@ -218,6 +218,7 @@ export async function drainAndDelay(pass: Pass, given: CycleRecord): Promise<Dra
   const { drainer, metrics, clock } = pass.deps;
   // what was attached when the drain began: the status may drop a volume before its detach ends
   const attachedBefore = attachedTo(pass.node);
+  await pass.deps.silences?.hold(given.started, pass.signal); // silenced before the drain (--silence-matcher)
   await leaveLoadBalancers(pass, given); //   out of the load balancers: --lb-drain-wait when they exist
   // --single-replica restart: single replicas restarted elsewhere first (marked in the record)
   const { record } = await restartSingleReplicas(pass, given);

@@ -19,7 +19,7 @@
 import { HeldSlot } from '../../lock/held-slot.js';
 import { PROTECTION_ANNOTATION } from '../../node/autoscaler.js';
 import { randomUUID } from 'node:crypto';
-import { CYCLE_ANNOTATION } from '../../node/cycle.js';
+import { CYCLE_ANNOTATION, parseCycle } from '../../node/cycle.js';
 import type { NodeState } from '../../node/node.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
@@ -127,11 +127,20 @@ export class Decision {
     // the facts of the pass's first read, which the lock's read above went by (settle and soak may
     // have read the node again since)
     const outcome = await this.handled(pass, pass.facts(entry, node));
+    await this.silences(pass);
     // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
     if (!this.env.slot.held) deps.views?.releaseLock();
     await returnFleetLock(pass);
     this.noteProtection(pass.node);
     return outcome;
+  }
+
+  /** The node's silences (--silence-matcher): held while its cycle record is on it, ended once it is gone. */
+  private async silences(pass: Pass): Promise<void> {
+    const keeper = this.env.deps.silences;
+    const record = parseCycle(pass.node.annotations[CYCLE_ANNOTATION]);
+    if (record === undefined) await keeper?.release(pass.signal);
+    else await keeper?.hold(record.started, pass.signal);
   }
 
   /**
