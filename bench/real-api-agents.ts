@@ -1,9 +1,10 @@
 // The kured-ts side of `npm run bench:real`, all in this one process: one real agent per node
 // (createAgent, as `kured-ts agent` builds it, minus its metrics listener) and the coordinator's two
-// replicas, against the real server. The hosts are simulated: the sentinel always says a reboot is
-// required, and a reboot stops the node's agent as a dying process would, then (after the boot
-// time) the "kubelet" reports a new bootID, Ready, through /status and a fresh agent starts, as the
-// DaemonSet's restarted pod would.
+// replicas, against the real server. The hosts are simulated: the sentinel says a reboot is required
+// until the node's first reboot clears the need (as the package manager's sentinel file is gone
+// after the boot; with needSurvives it never is: the reboot-loop case), and a reboot stops the
+// node's agent as a dying process would, then (after the boot time) the "kubelet" reports a new
+// bootID, Ready, through /status and a fresh agent starts, as the DaemonSet's restarted pod would.
 import { setMaxListeners } from 'node:events';
 import { NODE_NAME_EXTRA } from '../src/admission/agent-policy.js';
 import { refreshRebootRequired } from '../src/agent/agent.js';
@@ -98,6 +99,8 @@ export interface FleetOptions {
   bootMs: number;
   /** --reboot-delay of the agents (the brief's default 0). */
   rebootDelayMs: number;
+  /** The need survives the reboot (a sentinel that stays): every node reboots until quarantined reboot-loop. */
+  needSurvives?: boolean;
   /** Admin kubeconfig file. */
   kubeconfig: string;
   /** 'agents': each agent impersonates the chart's ServiceAccount with its node claim; 'admin': no. */
@@ -194,7 +197,9 @@ export class KuredFleet {
         ? this.shared.impersonating({ user: AGENT_USER, extra: { [NODE_NAME_EXTRA]: name } })
         : this.shared;
     const logger = this.o.problems.logger(name);
-    const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required: true }) };
+    // the host's package manager clears the need at the boot, unless it survives (--need-survives)
+    const required = this.o.needSurvives === true || !this.boots.has(i);
+    const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required }) };
     const rebooter = {
       reboot: (): Promise<void> => {
         this.reboot(i);

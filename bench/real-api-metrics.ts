@@ -30,6 +30,8 @@ export interface Snapshot {
   rssBytes: number;
   /** etcd's CPU seconds from /proc (utime + stime). */
   etcdCpuSeconds: number;
+  /** This benchmark process's CPU seconds (its agents, coordinators and observer): is it the bottleneck? */
+  benchCpuSeconds: number;
   own: OwnTraffic;
 }
 
@@ -125,6 +127,7 @@ function parseMetrics(text: string, atMs: number, own: OwnTraffic, etcdCpuSecond
     cpuSeconds: 0,
     rssBytes: 0,
     etcdCpuSeconds,
+    benchCpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     own,
   };
   for (const line of text.split('\n')) {
@@ -165,6 +168,9 @@ export interface WindowCost {
   etcdCpuSeconds: number;
   /** Watches open at the end (all clients, the server's own informers and the observer's included). */
   watchesOpen: number;
+  /** kube-apiserver's CPU seconds with its idle share, and this benchmark process's (their shares of the machine). */
+  apiserverCpuSeconds: number;
+  benchCpuSeconds: number;
 }
 
 function total(map: ReadonlyMap<string, number>): number {
@@ -216,6 +222,8 @@ export function windowCost(a: Snapshot, b: Snapshot, idleCpuPerSecond: number): 
     rejected: b.rejected - a.rejected,
     cpuSeconds: Math.max(0, b.cpuSeconds - a.cpuSeconds - idleCpuPerSecond * seconds),
     etcdCpuSeconds: b.etcdCpuSeconds - a.etcdCpuSeconds,
+    apiserverCpuSeconds: b.cpuSeconds - a.cpuSeconds,
+    benchCpuSeconds: b.benchCpuSeconds - a.benchCpuSeconds,
     watchesOpen: total(b.watching),
   };
 }

@@ -18,6 +18,8 @@ export interface RunOptions {
   bootMs: number;
   /** The agents' --reboot-delay. */
   rebootDelayMs: number;
+  /** The need survives every reboot (--need-survives): the reboot-loop case, as its own row. */
+  needSurvives?: boolean;
   /** The agents start spread over this long (each agent's minute sentinel check notices the need). */
   startSpreadMs: number;
   identity: 'agents' | 'admin';

@@ -5,12 +5,15 @@
 // tell what a hand-off cost; a watch of the lock tells how long it took and in which order.
 //   node dist/bench/real-api.js [--nodes 100,1000,5000] [--concurrency 10] [--handoffs 50]
 //     [--boot 3s] [--reboot-delay 2s] [--start-spread 60s] [--identity agents|admin] [--max-wall 40m]
-//     [--storm WAITERS,EVERY,FOR[,NODES] | --storm off]
+//     [--storm WAITERS,EVERY,FOR[,NODES] | --storm off] [--need-survives]
+// Each simulated host's need is cleared by its reboot (one cycle per node); --need-survives keeps it
+// (every node reboots until quarantined reboot-loop: the rows say so).
 // --nodes none runs the storm alone. The storm (default 20,1s,2m,100): real-api-storm.ts.
 // --reboot-delay defaults to 2 s. It was set when the coordinator took a used turn back at once:
 // on an empty node that write landed between the agent's read and its count of the reboot attempt,
 // and the agent then waited a whole --period holding its slot. The coordinator now keeps a used turn
 // until the cycle ends; the default stays so that runs remain comparable.
+import { availableParallelism } from 'node:os';
 import { shortDuration } from '../src/text/duration.js';
 import type { WindowCost } from './real-api-metrics.js';
 import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
@@ -62,7 +65,7 @@ function row(r: RunResult, w: WindowResult | undefined): string[] {
   return [
     String(r.n),
     String(r.concurrency),
-    `${w.label} (${shortDuration(w.cost.seconds * 1000)})`,
+    `${w.label} (${shortDuration(w.cost.seconds * 1000)})${saturation(w.cost) === undefined ? '' : ', saturated'}`,
     String(h),
     per(w.cost.requests).toFixed(1),
     (per(w.cost.bytes) / 1e6).toFixed(3),
@@ -122,12 +125,34 @@ function byKindTable(results: readonly RunResult[]): string {
   );
 }
 
+/** The cores of the machine (the share each process had of them says who was the bottleneck). */
+const CORES = availableParallelism();
+
+/**
+ * Was the benchmark itself the bottleneck in `c`: this process busy most of a core (it runs every
+ * agent on one event loop), or the machine's cores nearly all taken by it, kube-apiserver and etcd?
+ */
+export function saturation(c: WindowCost): string | undefined {
+  const per = (cpu: number): number => cpu / Math.max(1, c.seconds);
+  const bench = per(c.benchCpuSeconds);
+  const all = bench + per(c.apiserverCpuSeconds) + per(c.etcdCpuSeconds);
+  if (bench >= 0.85) return `the benchmark process used ${bench.toFixed(2)} of a core`;
+  if (all >= 0.9 * CORES) return `the three processes used ${all.toFixed(2)} of ${CORES} cores`;
+  return undefined;
+}
+
 /** The server's other counters in a window, per hand-off. */
 function windowNotes(w: WindowResult | undefined): string {
   const h = w?.handOffs.length ?? 0;
   if (w === undefined || h === 0) return 'not reached';
   const c = w.cost;
+  const per = (cpu: number): string => (cpu / Math.max(1, c.seconds)).toFixed(2);
+  const saturated = saturation(c);
   return (
+    `CPU (cores) benchmark ${per(c.benchCpuSeconds)}, kube-apiserver ${per(c.apiserverCpuSeconds)}, etcd ${per(c.etcdCpuSeconds)} of ${CORES}` +
+    (saturated === undefined
+      ? ' (not saturated); '
+      : ` (SATURATED: ${saturated}; the row measures the machine, not kured-ts); `) +
     `etcd CPU ${(c.etcdCpuSeconds / h).toFixed(3)} s, watch event bytes ${(c.watchBytes / h / 1e6).toFixed(3)} MB, ` +
     `objects read by LISTs ${(c.listRead / h).toFixed(0)} (returned ${(c.listReturned / h).toFixed(1)}) per hand-off; ` +
     `${c.rejected} requests turned away (429) by API Priority and Fairness`
@@ -251,13 +276,14 @@ async function main(): Promise<void> {
     identity,
     assets,
     maxWallMs: ms(arg('max-wall', '40m')),
+    needSurvives: process.argv.includes('--need-survives'),
     progress: (line: string) => process.stderr.write(`bench:real ${line}\n`),
   } as const;
   const started = Date.now();
   out(`# kured-ts on a real kube-apiserver ${check.version ?? ''} (${assets})\n`);
   out(
     `Agents act as ${identity === 'agents' ? `the chart's ServiceAccount (impersonated, with their node claim) over one shared set of connections` : 'system:masters over one shared set of connections'}; ` +
-      `the coordinators each on their own connections. Boot ${common.bootMs / 1000} s, --reboot-delay ${common.rebootDelayMs / 1000} s, agents started over ${common.startSpreadMs / 1000} s, every node needs a reboot.\n`,
+      `the coordinators each on their own connections. Boot ${common.bootMs / 1000} s, --reboot-delay ${common.rebootDelayMs / 1000} s, agents started over ${common.startSpreadMs / 1000} s, every node needs a reboot${common.needSurvives ? ', and the need survives every reboot (--need-survives: the reboot-loop case)' : ', cleared by its reboot'}.\n`,
   );
   const results: RunResult[] = [];
   for (const n of sizes) {
