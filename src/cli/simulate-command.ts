@@ -12,6 +12,8 @@ import {
   THIEF_PRESET,
   blockingChurn,
   coordinatorThief,
+  operatorsOf,
+  otherOperator,
   duration,
   integerOption,
   needsReboot,
@@ -55,6 +57,7 @@ interface SimulateFlags {
   killCoordinatorAt?: number;
   wipeLockEvery: number;
   coordinatorThief?: { fromMs: number; forMs: number; everyMs?: number };
+  otherOperator?: { kind: 'karpenter' | 'autoscaler'; nodes: number };
   zones: number;
   unhealthyNodes?: { nodes: number; durationMs: number };
   approveEvery: number;
@@ -231,6 +234,12 @@ function addLockOptions(cmd: Command): Command {
       )
         .preset(THIEF_PRESET)
         .argParser(coordinatorThief),
+    )
+    .addOption(
+      new Option(
+        '--other-operator <kind:n>',
+        'another operator (karpenter or autoscaler) takes N nodes out during the wave, one at a time, 20 min each, by its taint and without a cordon; the report checks that no slot is taken while theirs and the slots fill --concurrency',
+      ).argParser(otherOperator),
     );
 }
 
@@ -366,7 +375,7 @@ function simulateOptionsOf(
     coordinators: flags.coordinators,
     ...(flags.killCoordinatorAt === undefined ? {} : { killCoordinatorAtMs: [flags.killCoordinatorAt] }),
     wipeLockEveryMs: flags.wipeLockEvery,
-    ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
+    ...operatorsOf(flags),
     zones: flags.zones,
     unhealthy: flags.unhealthyNodes,
     approveEveryMs: flags.approveEvery,

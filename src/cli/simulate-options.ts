@@ -68,6 +68,27 @@ export function coordinatorThief(value: string): { fromMs: number; forMs: number
   return { fromMs, forMs, everyMs };
 }
 
+/** --other-operator KIND:N: karpenter or autoscaler, and how many nodes it takes out (at least 1). */
+export function otherOperator(value: string): { kind: 'karpenter' | 'autoscaler'; nodes: number } {
+  const m = /^(karpenter|autoscaler):([1-9][0-9]*)$/.exec(value.trim());
+  if (m === null)
+    throw new InvalidArgumentError(
+      'expected KIND:N: karpenter or autoscaler, and how many nodes (e.g. karpenter:3)',
+    );
+  return { kind: m[1] === 'karpenter' ? 'karpenter' : 'autoscaler', nodes: Number(m[2]) };
+}
+
+/** The other actors of the world a run's flags ask for: a thief of the coordinator's token, another operator. */
+export function operatorsOf(flags: {
+  coordinatorThief?: { fromMs: number; forMs: number; everyMs?: number };
+  otherOperator?: { kind: 'karpenter' | 'autoscaler'; nodes: number };
+}): Pick<typeof flags, 'coordinatorThief' | 'otherOperator'> {
+  return {
+    ...(flags.coordinatorThief === undefined ? {} : { coordinatorThief: flags.coordinatorThief }),
+    ...(flags.otherOperator === undefined ? {} : { otherOperator: flags.otherOperator }),
+  };
+}
+
 /** A share: `N%` (0–100) or a number from 0 to 1. */
 export function share(value: string): number {
   const percent = value.endsWith('%');

@@ -72,6 +72,8 @@ export interface SimulateOptions {
    * every waiter a turn, from FROM into the run for FOR (src/sim/coordinator-thief.ts). Default none.
    */
   coordinatorThief?: { fromMs: number; forMs: number };
+  /** --other-operator KIND:N: another operator takes N nodes out during the wave (src/sim/other-operator.ts). */
+  otherOperator?: { kind: 'karpenter' | 'autoscaler'; nodes: number };
   /** --zones: label the nodes topology.kubernetes.io/zone over this many zones; 0 = none. */
   zones?: number;
   /** --bad-kernel: the n-th node to reboot never comes back Ready (0 or absent: none). */
@@ -287,11 +289,12 @@ function defaultAgent(options: SimulateOptions): AgentFactory {
 /** The coordinator replicas (none under --kured-polling: kured has no queue), and a thief of its token. */
 function coordinatorOptions(
   options: SimulateOptions,
-): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs' | 'coordinatorThief'> {
+): Pick<SimulationOptions, 'coordinators' | 'killCoordinatorAtMs' | 'coordinatorThief' | 'otherOperator'> {
   return {
     coordinators: options.kuredPolling ? 0 : (options.coordinators ?? 2),
     ...(options.killCoordinatorAtMs ? { killCoordinatorAtMs: options.killCoordinatorAtMs } : {}),
     ...(options.coordinatorThief ? { coordinatorThief: options.coordinatorThief } : {}),
+    ...(options.otherOperator ? { otherOperator: options.otherOperator } : {}),
   };
 }
 

@@ -4,7 +4,6 @@
 // only once cordoned or NotReady (which Karpenter's and the autoscaler's nodes never are before
 // they go). The NodeMaintenance objects of medik8s and NVIDIA are read by the coordinator
 // (src/coordinator/node-maintenance.ts).
-import type { V1Node } from '../kube/kube.js';
 
 /** How the reason of a node another operator takes out begins (the words of the advice pick them out by it). */
 export const TAKEN_OUT = 'taken out by ';
@@ -25,7 +24,9 @@ const DISRUPTION_TAINTS: readonly DisruptionTaint[] = [
 ];
 
 /** Why `node` is out of service by another operator's hand ("taken out by Karpenter"); undefined when not. */
-export function takenOutBy(node: V1Node): string | undefined {
+export function takenOutBy(node: {
+  spec?: { taints?: readonly { key: string; value?: string; effect: string }[] };
+}): string | undefined {
   for (const t of node.spec?.taints ?? []) {
     if (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') continue;
     const known = DISRUPTION_TAINTS.find(

@@ -9,7 +9,7 @@ import { HOLD_POLL_MAX_MS } from '../agent/decision/hold.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
-import type { Violation } from './observer.js';
+import type { Violation } from './violation.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** How often the worker looks at the nodes (virtual ms). */

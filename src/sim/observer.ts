@@ -17,37 +17,8 @@ import { quorumGaps, workerAhead } from './control-plane-checks.js';
 import { DrainOrderCheck } from './drain-order-checks.js';
 import { HELD_BACK, blockedGroup } from './blocked-group.js';
 import { lockHolders } from './lock-holders.js';
-import { unavailableExcess } from './unavailable-checks.js';
-
-/** One broken invariant, when and where. */
-export interface Violation {
-  /** Virtual ms since the start. */
-  atMs: number;
-  node: string;
-  rule:
-    | 'too-many-holders'
-    | 'cordoned-without-lock'
-    | 'reboot-without-lock'
-    | 'reboot-not-cordoned'
-    | 'reboot-undrained'
-    | 'uncordoned-before-boot'
-    | 'pre-cordoned-uncordoned'
-    | 'left-cordoned'
-    | 'taint-left'
-    | 'lock-left'
-    | 'too-many-down'
-    | 'too-many-in-group'
-    | 'unavailable-exceeded'
-    | 'write-denied-by-policy'
-    | 'control-plane-concurrent'
-    | 'control-plane-without-quorum'
-    | 'control-plane-before-workers'
-    | 'removed-by-autoscaler'
-    | 'drain-order'
-    | 'rebooted-while-held'
-    | 'hold-lost';
-  detail: string;
-}
+import { takenOutExcess, unavailableExcess } from './unavailable-checks.js';
+import type { Violation } from './violation.js';
 
 /** One phase change of a node's status annotation. */
 export interface PhaseChange {
@@ -229,6 +200,10 @@ export class Observer {
     if (!t) return;
     this.checkNeedOrder(name, t);
     this.checkControlPlaneLast(name);
+    // other operators' nodes count from their taint on: a slot taken with them filling the room
+    if (this.options.countUnavailable === true)
+      for (const d of takenOutExcess(this.cluster, this.slots(), this.options))
+        this.violate(name, 'other-operator-exceeded', d);
     t.lockedAtMs ??= this.elapsed();
     const node = this.cluster.nodeObject(name);
     if (node) this.startDrainClock(name, node, t);

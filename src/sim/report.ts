@@ -203,6 +203,14 @@ function thiefRows(r: SimulationResult): string[] {
   ];
 }
 
+/** simulate --other-operator: the nodes it took out. */
+function otherOperatorRows(r: SimulationResult): string[] {
+  const o = r.otherOperator;
+  if (o === undefined) return [];
+  const names = o.taken.length === 0 ? 'none (no node was free of the wave)' : o.taken.join(', ');
+  return [row(`other operator (${o.kind})`, `${o.taken.length} of ${o.nodes} nodes taken out: ${names}`)];
+}
+
 /** Accepted, refused by a PDB, and (when any) failed on the API server (--eviction-errors). */
 function evictionsText(e: SimulationResult['evictions']): string {
   const failed = e.failed > 0 ? `, ${e.failed} answered 5xx by the API server` : '';
@@ -237,6 +245,7 @@ export function formatReport(r: SimulationResult, h: ReportHeader): string[] {
       ? [row('lock deleted by a third party', `${r.lockWipes} times during the wave`)]
       : []),
     ...thiefRows(r),
+    ...otherOperatorRows(r),
     row('evictions', evictionsText(r.evictions)),
     row(
       'pods evicted more than once',

@@ -6,7 +6,7 @@ import { formatRebootRequest, REBOOT_REQUEST_ANNOTATION, rebootRequestOf } from 
 import type { SimAutoscaler } from './autoscaler.js';
 import type { SimCluster } from './cluster.js';
 import type { SimServer } from './objects.js';
-import type { Violation } from './observer.js';
+import type { Violation } from './violation.js';
 import type { VirtualTime } from './virtual-time.js';
 
 /** What they act on. */

@@ -6,6 +6,7 @@ import type { DrainOrderStats } from './drain-order-checks.js';
 import type { Removal } from './autoscaler.js';
 import type { HoldWorkerSettings, HoldWorkerStats } from './hold-worker.js';
 import type { ThiefSettings, ThiefStats } from './coordinator-thief.js';
+import type { OtherOperatorSettings, OtherOperatorStats } from './other-operator.js';
 import type { FleetLockTuning } from '../agent/create-agent.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
@@ -18,7 +19,8 @@ import { type BoundPolicy, type ReviewRecord } from './fake-api/cel-admission.js
 import type { SimKube } from './sim-kube.js';
 import type { ClusterSpec } from './cluster-spec.js';
 import type { SimServer } from './objects.js';
-import { type PhaseChange, type Violation } from './observer.js';
+import { type PhaseChange } from './observer.js';
+import type { Violation } from './violation.js';
 import { type Random } from './random.js';
 import { type Timeline } from './timeline.js';
 import { type StopReason } from './virtual-time.js';
@@ -127,6 +129,8 @@ export interface SimulationOptions {
    * (src/sim/coordinator-thief.ts), bypassing admission; none without.
    */
   coordinatorThief?: ThiefSettings;
+  /** Another operator taking nodes out during the wave (src/sim/other-operator.ts); none without. */
+  otherOperator?: OtherOperatorSettings;
 }
 
 /** API requests (HTTP requests served plus watches started) counted at a virtual time. */
@@ -223,6 +227,8 @@ export interface SimulationResult {
   holdWorker: HoldWorkerStats | undefined;
   /** What the coordinator thief wrote (simulate --coordinator-thief); undefined without it. */
   coordinatorThief: ThiefStats | undefined;
+  /** What the other operator took out (simulate --other-operator); undefined without it. */
+  otherOperator: OtherOperatorStats | undefined;
   /** Nodes whose reboot history records a successful reboot that changed the kernel. */
   kernelsUpdated: number;
   /** The drain's evictions: accepted, refused by a PDB, failed with a 5xx (the server's). */

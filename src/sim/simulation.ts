@@ -37,6 +37,7 @@ import {
   nodeResults,
 } from './simulation-parts.js';
 import { SimCoordinatorThief } from './coordinator-thief.js';
+import { SimOtherOperator } from './other-operator.js';
 import { startAgentLoops } from './sim-agent.js';
 
 export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
@@ -106,17 +107,15 @@ export class Simulation {
   private readonly errors: string[] = [];
   private readonly startMs: number;
   private readonly samples: RequestSample[] = [];
-  /** Lock annotations deleted by the simulated third party (wipeLockEveryMs). */
+  /** Lock annotations deleted by the simulated third party, approvals by the simulated operator. */
   private lockWipes = 0;
-  /** Approvals written by the simulated operator (approveEveryMs). */
   private approvals = 0;
   private readonly coordinators: SimCoordinators;
-  /** simulate --autoscaler; undefined without it. */
+  /** simulate --autoscaler, --hold-worker, --coordinator-thief, --other-operator (undefined without) */
   private readonly autoscaler: SimAutoscaler | undefined;
-  /** simulate --hold-worker; undefined without it. */
   private readonly holdWorker: SimHoldWorker | undefined;
-  /** simulate --coordinator-thief; undefined without it. */
   private readonly thief: SimCoordinatorThief | undefined;
+  private readonly other: SimOtherOperator | undefined;
   /** The run is over: periodic actors stop rescheduling. */
   private finished = false;
 
@@ -152,8 +151,9 @@ export class Simulation {
       ...this.operatorContext(),
       holders: () => this.observer.holders,
     });
-    const thief = options.coordinatorThief;
+    const { coordinatorThief: thief, otherOperator: other } = options;
     this.thief = thief === undefined ? undefined : new SimCoordinatorThief(this.operatorContext(), thief);
+    this.other = other === undefined ? undefined : new SimOtherOperator(this.operatorContext(), other);
     this.agentKube = (node) => (admission && client.forAgent ? client.forAgent(node) : client.kube);
     this.closeInner = () => {
       client.close();
@@ -260,6 +260,7 @@ export class Simulation {
     writeRebootRequests(this.operatorContext(), this.options.rebootRequests ?? []);
     this.holdWorker?.start();
     this.thief?.start();
+    this.other?.start();
     if (!this.autoscaler) return;
     const guarded = this.options.agent.autoscalerProtection;
     runAutoscaler(this.operatorContext(), this.autoscaler, this.options.autoscalerEveryMs ?? 0, guarded);
@@ -402,6 +403,7 @@ export class Simulation {
       autoscalerRemovals: this.removals(),
       holdWorker: this.holdWorker?.stats(),
       coordinatorThief: this.thief?.stats(),
+      otherOperator: this.other?.stats(),
       kernelsUpdated: kernelsUpdated(this.cluster.nodeList()),
       evictions,
       evictedMoreThanOnce: byReplica.filter((n) => n > 1).length,

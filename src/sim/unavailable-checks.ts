@@ -10,6 +10,7 @@
 // what the unavailable nodes add to slots that are within the limit.
 import type { SimCluster } from './cluster.js';
 import { isReady, type SimNode } from './objects.js';
+import { takenOutBy } from '../node/other-operators.js';
 
 /** The limits the agents were given. */
 export interface CapacityLimits {
@@ -64,4 +65,22 @@ export function unavailableExcess(
       limits.groupConcurrency,
     ),
   ];
+}
+
+/**
+ * At a slot taken: the slots and the nodes other operators are taking out (their taint: Karpenter, the
+ * cluster autoscaler; src/node/other-operators.ts) over --concurrency, in words (none: within it). A
+ * node they take out after the slot was taken is theirs to answer for, not checked here.
+ */
+export function takenOutExcess(
+  cluster: SimCluster,
+  slots: readonly string[],
+  limits: CapacityLimits,
+): string[] {
+  const held = new Set(slots);
+  const theirs = cluster
+    .nodeList()
+    .filter((n) => !held.has(n.metadata.name) && takenOutBy(n) !== undefined)
+    .map((n) => `${n.metadata.name} ${takenOutBy(n) ?? ''}`);
+  return excess('when a slot was taken', slots, theirs, limits.concurrency);
 }

@@ -36,6 +36,27 @@ describe('kured-ts simulate with the real agents', () => {
     expect(ungated.blockedMs['waiting-for-lock: max-unhealthy-nodes']).toBeUndefined();
   });
 
+  it.each(['karpenter', 'autoscaler'] as const)(
+    'with another operator (%s) taking nodes out by its taint, takes no slot while theirs and the slots fill --concurrency, and reboots every node',
+    async (kind) => {
+      const r = await simulate({ ...small, nodes: 10, otherOperator: { kind, nodes: 2 } });
+      expect(r.violations).toEqual([]);
+      expect(r.rebooted).toBe(10);
+      expect(r.otherOperator?.taken).toHaveLength(2);
+    },
+  );
+
+  it("without the coordinator the agents' printed rows hold no taints: a slot is taken beside another operator's node, and the check says so", async () => {
+    const r = await simulate({
+      ...small,
+      nodes: 10,
+      coordinators: 0,
+      otherOperator: { kind: 'karpenter', nodes: 1 },
+    });
+    expect(r.otherOperator?.taken).toHaveLength(1);
+    expect(r.violations.map((v) => v.rule)).toContain('other-operator-exceeded');
+  });
+
   it('with --approve-every, no node takes a slot before the operator approves it, each approval used once', async () => {
     const r = await simulate({ ...small, nodes: 4, approveEveryMs: 1_200_000, periodMs: 600_000 });
     expect(r.violations).toEqual([]);
