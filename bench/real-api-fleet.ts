@@ -187,20 +187,7 @@ async function each(n: number, parallel: number, work: (i: number) => Promise<vo
 /** The lock's DaemonSet (minimal but valid), and cluster-admin for the impersonated identities. */
 async function setUpLockAndRbac(admin: AdminClient): Promise<void> {
   await admin.json({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: NS } } }, [409]);
-  const labels = { 'app.kubernetes.io/name': 'kured-ts' };
-  await admin.json({
-    method: 'POST',
-    path: `/apis/apps/v1/namespaces/${NS}/daemonsets`,
-    body: {
-      apiVersion: 'apps/v1',
-      kind: 'DaemonSet',
-      metadata: { name: DS_NAME, namespace: NS },
-      spec: {
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'kured-ts', image: 'kured-ts' }] } },
-      },
-    },
-  });
+  await createDaemonSet(admin, DS_NAME, { 'app.kubernetes.io/name': 'kured-ts' });
   const subjects = [AGENT_USER, COORDINATOR_USER].map((u) => ({
     kind: 'ServiceAccount',
     name: u.split(':').at(-1),
@@ -224,20 +211,25 @@ async function setUpLockAndRbac(admin: AdminClient): Promise<void> {
  * Without it, every agent's quiet watch of the lock fell silent at 90 s and was read again.
  */
 async function otherDaemonSet(admin: AdminClient): Promise<void> {
-  const labels = { 'k8s-app': 'kube-proxy' };
+  await createDaemonSet(admin, 'kube-proxy', { 'k8s-app': 'kube-proxy' });
+}
+
+/** A minimal but valid DaemonSet `name` in NS, its pods labelled `labels`. */
+async function createDaemonSet(
+  admin: AdminClient,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
   await admin.json({
     method: 'POST',
     path: `/apis/apps/v1/namespaces/${NS}/daemonsets`,
     body: {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
-      metadata: { name: 'kube-proxy', namespace: NS },
+      metadata: { name, namespace: NS },
       spec: {
         selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: { containers: [{ name: 'kube-proxy', image: 'kube-proxy' }] },
-        },
+        template: { metadata: { labels }, spec: { containers: [{ name, image: name }] } },
       },
     },
   });

@@ -63,3 +63,28 @@ export async function startDaemon(o: {
   }
   return { url, dir, stop };
 }
+
+/**
+ * A real Prometheus evaluating `rules` every second (no scrapes), resolved once `ready(url)` holds
+ * (its rules evaluated: a real Prometheus does so on its own interval).
+ */
+export function startPrometheus(
+  rules: string,
+  ready: (url: string) => Promise<boolean>,
+): Promise<RealDaemon> {
+  return startDaemon({
+    binary: '/usr/bin/prometheus',
+    files: {
+      'rules.yml': rules,
+      'prometheus.yml':
+        'global:\n  evaluation_interval: 1s\n  scrape_interval: 1h\nrule_files:\n  - rules.yml\n',
+    },
+    args: (port, dir) => [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+    ],
+    ready,
+    waitMs: 25_000,
+  });
+}

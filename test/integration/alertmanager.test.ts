@@ -11,7 +11,7 @@ import { otherNodesCover } from '../../src/silence/cover.js';
 import { parseMatcherSet } from '../../src/silence/matchers.js';
 import { SilenceKeeper } from '../../src/silence/silence-keeper.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { freePort, startDaemon, type RealDaemon } from '../fakes/real-daemon.js';
+import { freePort, startDaemon, startPrometheus, type RealDaemon } from '../fakes/real-daemon.js';
 
 const MINUTE = 60_000;
 const RULES = `
@@ -47,23 +47,9 @@ beforeAll(async () => {
     ready: (url) => ok(`${url}/-/ready`),
     waitMs: 20_000,
   });
-  prometheus = await startDaemon({
-    binary: '/usr/bin/prometheus',
-    files: {
-      'rules.yml': RULES,
-      'prometheus.yml':
-        'global:\n  evaluation_interval: 1s\n  scrape_interval: 1h\nrule_files:\n  - rules.yml\n',
-    },
-    args: (port, dir) => [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-    ],
-    ready: async (url) => {
-      const blocker = new PrometheusBlocker({ url, filter: undefined, matchOnly: false, firingOnly: true });
-      return (await blocker.activeAlerts()).length === 2;
-    },
-    waitMs: 25_000,
+  prometheus = await startPrometheus(RULES, async (url) => {
+    const blocker = new PrometheusBlocker({ url, filter: undefined, matchOnly: false, firingOnly: true });
+    return (await blocker.activeAlerts()).length === 2;
   });
 }, 60_000);
 

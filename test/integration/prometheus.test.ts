@@ -1,13 +1,9 @@
 // The alert blocker against a real Prometheus (Debian's /usr/bin/prometheus), started by the test.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PrometheusBlocker, type PrometheusBlockerOptions } from '../../src/blockers/prometheus.js';
 import { QueryBlocker } from '../../src/blockers/prometheus-query.js';
 import { startForwardProxy } from '../fakes/forward-proxy.js';
+import { freePort, startPrometheus, type RealDaemon } from '../fakes/real-daemon.js';
 
 const RULES = `
 groups:
@@ -23,71 +19,25 @@ groups:
         for: 1h
 `;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
-
-async function sleep(ms: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, ms));
-}
-
-let dir = '';
-let prometheus: ChildProcess | undefined;
+let prometheus: RealDaemon;
 let url = '';
 
-/** Waits until Prometheus reports both alerts (firing and pending). */
-async function waitForAlerts(deadlineMs: number): Promise<void> {
-  const blocker = new PrometheusBlocker({ url, filter: undefined, matchOnly: false, firingOnly: false });
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const alerts = await blocker.activeAlerts().catch(() => []);
-    if (alerts.length === 2) return;
-    if (Date.now() > until) throw new Error(`Prometheus did not report the alerts: ${alerts.join(', ')}`);
-    await sleep(200); // polls: a real Prometheus evaluates its rules on its own interval
-  }
-}
-
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kured-ts-prometheus-'));
-  await writeFile(join(dir, 'rules.yml'), RULES);
-  await writeFile(
-    join(dir, 'prometheus.yml'),
-    'global:\n  evaluation_interval: 1s\n  scrape_interval: 1h\nrule_files:\n  - rules.yml\n',
-  );
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  prometheus = spawn(
-    '/usr/bin/prometheus',
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  await waitForAlerts(25_000);
+  // both alerts reported (firing and pending): its rules evaluated
+  prometheus = await startPrometheus(RULES, async (at) => {
+    const blocker = new PrometheusBlocker({
+      url: at,
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: false,
+    });
+    return (await blocker.activeAlerts()).length === 2;
+  });
+  url = prometheus.url;
 }, 30_000);
 
 afterAll(async () => {
-  const child = prometheus;
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
-  await rm(dir, { recursive: true, force: true });
+  await prometheus.stop();
 });
 
 describe('PrometheusBlocker against a real Prometheus', () => {
