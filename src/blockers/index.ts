@@ -11,6 +11,7 @@ import { PodsBlocker } from './pods.js';
 import { PrometheusBlocker, type PrometheusBlockerOptions } from './prometheus.js';
 import type { SilenceApi } from '../silence/alertmanager.js';
 import { otherNodesCover } from '../silence/cover.js';
+import type { Matcher } from '../silence/matchers.js';
 import { QueryBlocker } from './prometheus-query.js';
 import { QuarantineBlocker } from './quarantine.js';
 import { PackageManagerBlocker } from './package-manager.js';
@@ -42,6 +43,7 @@ export type BlockerConfig = Pick<
   | 'packageManagerWaitMs'
   | 'healthChecks'
   | 'nodeChecks'
+  | 'silenceMatchers'
 >;
 
 /**
@@ -90,7 +92,7 @@ export function createBlockers(
         matchOnly: config.alertFilterMatchOnly,
         firingOnly: config.alertFiringOnly,
         proxy: config.proxy,
-        ...coverOf(io.alertmanager, nodeId),
+        ...coverOf(io.alertmanager, nodeId, config.silenceMatchers),
       }),
     );
     for (const query of config.blockingQueries) {
@@ -115,9 +117,13 @@ export function createBlockers(
   return [...blockers, ...checkBlockers(config, io)];
 }
 
-/** The alert blocker's cover by our silences for other nodes, with --alertmanager-url. */
-function coverOf(api: SilenceApi | undefined, nodeId: string): Pick<PrometheusBlockerOptions, 'cover'> {
-  return api === undefined ? {} : { cover: (signal) => otherNodesCover(api, nodeId, signal) };
+/** The alert blocker's cover by our silences for other nodes, with --alertmanager-url and --silence-matcher. */
+function coverOf(
+  api: SilenceApi | undefined,
+  nodeId: string,
+  sets: readonly (readonly Matcher[])[],
+): Pick<PrometheusBlockerOptions, 'cover'> {
+  return api === undefined ? {} : { cover: (signal) => otherNodesCover(api, nodeId, sets, signal) };
 }
 
 /** health-check (with --health-check) and node-check (with an at-slot --node-check). */

@@ -46,13 +46,14 @@ export class PrometheusBlocker implements Blocker {
   /** Names of the alerts that block now, sorted; throws when Prometheus cannot say. */
   async activeAlerts(signal?: AbortSignal): Promise<string[]> {
     const samples = parseAlertsResponse(await queryPrometheus(this.options, 'ALERTS', signal));
-    const covered = samples.length === 0 ? undefined : await this.coverOf(signal);
+    const counted = samples.filter(
+      (s) => s.metric.alertname !== undefined && this.counts(s.metric.alertname, s),
+    );
+    // Alertmanager is asked only when an alert would block (kube-prometheus' Watchdog, filtered, never does)
+    const covered = counted.length === 0 ? undefined : await this.coverOf(signal);
     const names = new Set<string>();
-    for (const sample of samples) {
-      const name = sample.metric.alertname;
-      if (name !== undefined && this.counts(name, sample) && covered?.(labelsOf(sample)) !== true)
-        names.add(name);
-    }
+    for (const sample of counted)
+      if (covered?.(labelsOf(sample)) !== true) names.add(sample.metric.alertname ?? '');
     return [...names].sort();
   }
 

@@ -59,6 +59,7 @@ export type CheckConfig = Pick<
   | 'postRebootTimeoutMs'
   | 'healthChecks'
   | 'nodeChecks'
+  | 'silenceMatchers'
   | 'waveStart'
   | 'waveGrowth'
   | 'soakMs'

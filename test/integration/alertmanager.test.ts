@@ -163,7 +163,7 @@ describe('the alert blocker and our silences, in a real Prometheus and Alertmana
         filter: undefined,
         matchOnly: false,
         firingOnly: true,
-        cover: (signal) => otherNodesCover(api, node, signal),
+        cover: (signal) => otherNodesCover(api, node, SETS, signal),
       });
     // n2 judges: n1's reboot makes NodeExporterDown, which n1's silence covers; KubeletDown (n3) counts
     expect(await blockerOf('n2').check()).toEqual({
@@ -177,6 +177,27 @@ describe('the alert blocker and our silences, in a real Prometheus and Alertmana
     });
   });
 
+  it('does not honour a silence in our name whose matchers are not our own for the node it names', async () => {
+    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const api = new AlertmanagerClient({ url: alertmanager.url });
+    // whoever may write silences, in our name, for node n9, but hiding every kubelet alert
+    await api.save({
+      matchers: [{ name: 'job', value: 'kubelet', isRegex: false, isEqual: true }],
+      startsAt: clock.now().toISOString(),
+      endsAt: new Date(clock.now().getTime() + 15 * MINUTE).toISOString(),
+      createdBy: 'kured-ts',
+      comment: 'kured-ts: reboot of n9, cycle 2026-11-29T15:00:00.000Z',
+    });
+    const blocker = new PrometheusBlocker({
+      url: prometheus.url,
+      filter: undefined,
+      matchOnly: false,
+      firingOnly: true,
+      cover: (signal) => otherNodesCover(api, 'n2', SETS, signal),
+    });
+    expect(await blocker.activeAlerts()).toContain('KubeletDown');
+  });
+
   it('counts every alert when Alertmanager cannot say which are covered', async () => {
     const down = new AlertmanagerClient({ url: `http://127.0.0.1:${await freePort()}` });
     const blocker = new PrometheusBlocker({
@@ -184,7 +205,7 @@ describe('the alert blocker and our silences, in a real Prometheus and Alertmana
       filter: undefined,
       matchOnly: false,
       firingOnly: true,
-      cover: (signal) => otherNodesCover(down, 'n2', signal),
+      cover: (signal) => otherNodesCover(down, 'n2', SETS, signal),
     });
     expect(await blocker.activeAlerts()).toEqual(['KubeletDown', 'NodeExporterDown']);
   });

@@ -373,6 +373,7 @@ describe('blocker registry', () => {
   const base: BlockerConfig = {
     healthChecks: [],
     nodeChecks: [],
+    silenceMatchers: [],
     nodeId: 'n1',
     dsName: 'kured',
     dsNamespace: 'kube-system',
