@@ -170,16 +170,16 @@ class Term {
     };
     const stop = new AbortController();
     const views = AbortSignal.any([signal, stop.signal]);
-    // other operators' maintenances read once before the first plan (a turn given before would stand)
+    const following = [this.fleet.follow(changed, views), this.followLock(changed, views)];
+    // other operators' maintenances read once before the first plan (a turn given before would
+    // stand), while the views take their first lists
     this.fleet.setMaintained(await this.maintenances.first(views));
-    const following = [
-      this.fleet.follow(changed, views),
-      this.followLock(changed, views),
+    following.push(
       this.maintenances.run((m) => {
         this.fleet.setMaintained(m);
         changed();
       }, views),
-    ];
+    );
     while (!signal.aborted) {
       await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
       if (aborted(signal)) break;

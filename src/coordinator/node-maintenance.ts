@@ -6,7 +6,7 @@
 // whose resource the API server does not serve (404) costs one list every ABSENT_RECHECK_MS and
 // logs nothing; a kind it serves is listed every EVERY_MS, bounded (MAX_ITEMS, MAX_BYTES). A read
 // that fails keeps what the last one said (a maintenance does not end because a list failed).
-import type { Clock } from '../clock/clock.js';
+import { monotonicMs, type Clock } from '../clock/clock.js';
 import { isForbidden, isNotFound, statusMessage } from '../kube/errors.js';
 import type { CollectionRef, Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
@@ -91,7 +91,7 @@ export class NodeMaintenances {
   /** Reads the kinds that are due; true when what they say changed. */
   async poll(signal?: AbortSignal): Promise<boolean> {
     const before = JSON.stringify([...this.maintained()]);
-    const now = this.o.clock.now().getTime();
+    const now = monotonicMs(this.o.clock);
     for (const kind of KINDS) {
       if ((this.due.get(kind.ref.group) ?? 0) > now) continue;
       this.due.set(kind.ref.group, now + (await this.read(kind, signal)));

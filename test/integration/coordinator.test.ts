@@ -7,6 +7,7 @@ import { FakeClock } from '../fakes/fake-clock.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
 import type { Kube, V1DaemonSet, V1Lease, V1Node } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
+import { READ_ATTEMPTS } from '../../src/kube/client.js';
 import { Coordinator } from '../../src/coordinator/coordinator.js';
 import { LEASE_DURATION_MS, RETRY_PERIOD_MS } from '../../src/coordinator/lease-elector.js';
 import { CONTENDED_RETRY_MS, DaemonSetLock } from '../../src/lock/daemonset-lock.js';
@@ -390,6 +391,32 @@ describe("other operators' nodes", () => {
     expect(held()).toContain('n4: taken out by a medik8s NodeMaintenance');
     server.delete('nodemaintenances', undefined, 'nm-n4');
     await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn within a read of them');
+  });
+
+  it('keeps counting a maintained node while the lists of NodeMaintenances fail (500), and lets go once one answers without it', async () => {
+    server.create('nodemaintenances', {
+      apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+      kind: 'NodeMaintenance',
+      metadata: { name: 'nm-n4' },
+      spec: { nodeName: 'n4', reason: 'firmware' },
+    });
+    waiting('n1', '2026-01-05T09:30:00Z');
+    const c = coordinator('a', undefined, undefined, { countUnavailable: true });
+    await advanceUntil(() => c.leading && held().includes('n4'), 'it names the maintained node');
+    // the object goes, but every list of it fails: the maintenance is not taken to be over
+    server.injectFailure({ method: 'GET', pathIncludes: 'nodemaintenance.medik8s.io' }, 500, 1000);
+    server.delete('nodemaintenances', undefined, 'nm-n4');
+    const failed = (): number =>
+      server.requests.filter((r) => r.path.includes('nodemaintenance.medik8s.io') && r.status === 500).length;
+    await advanceUntil(() => failed() >= READ_ATTEMPTS, 'a whole read of them fails (every attempt)');
+    for (let i = 0; i < 6; i++) {
+      expect(turns()).toEqual([]);
+      await clock.advance(10_000);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(turns()).toEqual([]);
+    server.clearFailures();
+    await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn once a list answers');
   });
 
   it.each([

@@ -22,9 +22,12 @@ const SUBRESOURCES: Partial<Record<ResourceName, readonly string[]>> = {
   volumes: ['status'],
 };
 
-/** The resource served at `plural` in `apiVersion` (two groups may share a plural). */
+/** Every resource by "apiVersion plural" (two groups may share a plural): one lookup per request. */
+const BY_PATH = new Map(Object.values(RESOURCES).map((d) => [`${d.apiVersion} ${d.plural}`, d]));
+
+/** The resource served at `plural` in `apiVersion`. */
 function defFor(plural: string | undefined, apiVersion: string): ResourceDef | undefined {
-  return Object.values(RESOURCES).find((d) => d.plural === plural && d.apiVersion === apiVersion);
+  return BY_PATH.get(`${apiVersion} ${plural ?? ''}`);
 }
 
 /** Splits `/api/v1/…` and `/apis/{group}/{version}/…` into the API version and the rest. */
