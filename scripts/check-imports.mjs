@@ -23,7 +23,7 @@ import ts from 'typescript';
  * | 3   | blockers, sentinel, server, admission      | queue, lock, drain, reboot, metrics, node     |
  * | 4   | queue                                      | lock, node, kube                              |
  * | 5   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
- * | 6   | node, events, config                       | kube, notify, http, window, selector          |
+ * | 6   | node, events, config, hooks                | kube, notify, http, window, selector          |
  * | 7   | kube, notify, fleetlock, host, silence     | http, clock, log, text                        |
  * | 8   | http                                       | clock, text                                   |
  * | 9   | text, clock, log, selector, window, pause, | nothing                                       |
@@ -39,7 +39,7 @@ const LAYERS = [
   ['blockers', 'sentinel', 'server', 'admission'],
   ['queue'],
   ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
-  ['node', 'events', 'config'],
+  ['node', 'events', 'config', 'hooks'],
   ['kube', 'notify', 'fleetlock', 'host', 'silence'],
   ['http'],
   ['text', 'clock', 'log', 'selector', 'window', 'pause', 'volumes', 'cel'],

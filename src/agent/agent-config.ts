@@ -1,6 +1,7 @@
 // What the agent is built from: the flags its reboot cycle reads and the seams it talks to.
 // (Apart from agent.ts and decision/, which both use them.)
 import type { SilenceKeeper } from '../silence/silence-keeper.js';
+import type { Hooks } from '../hooks/hooks.js';
 import type { VolumeReads } from '../volumes/volumes.js';
 import type { Blocker } from '../blockers/blocker.js';
 import type { Clock } from '../clock/clock.js';
@@ -138,6 +139,8 @@ export interface AgentDeps {
   volumes?: VolumeReads;
   /** --alertmanager-url with --silence-matcher: the node's silences for its cycle (src/silence/). */
   silences?: SilenceKeeper;
+  /** --before-reboot-hook, --after-reboot-hook: the Jobs run around the reboot (src/hooks/). */
+  hooks?: Hooks;
 }
 
 /** What the agent loop asks of the watches of its own node (OwnViews in src/kube/own-views.ts). */

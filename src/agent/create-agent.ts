@@ -2,6 +2,8 @@
 // Used by the CLI (`kured-ts agent`) and the simulator; tests build Agent directly over fakes.
 import { AlertmanagerClient, type SilenceApi } from '../silence/alertmanager.js';
 import { SilenceKeeper } from '../silence/silence-keeper.js';
+import { Hooks } from '../hooks/hooks.js';
+import type { HookName } from '../hooks/hook-job.js';
 import type { Clock } from '../clock/clock.js';
 import type { Config } from '../config/config.js';
 import { createBlockers } from '../blockers/index.js';
@@ -307,9 +309,31 @@ export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
     ...(views === undefined ? {} : { views }),
     ...(io.shutdown === undefined ? {} : { shutdown: io.shutdown }),
     ...silencesOf(config, { ...io, metrics }),
+    ...hooksOf(config, io),
     clock,
     logger,
     random,
+  };
+}
+
+/** --before-reboot-hook, --after-reboot-hook: the Jobs around the reboot, in --hook-namespace. */
+function hooksOf(config: Config, io: Pick<AgentIo, 'kube' | 'clock'>): { hooks?: Hooks } {
+  const templates: Partial<Record<HookName, string>> = {
+    ...(config.beforeRebootHook === '' ? {} : { 'before-reboot': config.beforeRebootHook }),
+    ...(config.afterRebootHook === '' ? {} : { 'after-reboot': config.afterRebootHook }),
+  };
+  if (Object.keys(templates).length === 0) return {};
+  const namespace = config.hookNamespace === '' ? config.dsNamespace : config.hookNamespace;
+  const { kube, clock } = io;
+  return {
+    hooks: new Hooks({
+      kube,
+      clock,
+      nodeId: config.nodeId,
+      namespace,
+      templates,
+      timeoutMs: config.hookTimeoutMs,
+    }),
   };
 }
 

@@ -288,6 +288,14 @@ export interface Config {
   silenceDurationMs: number;
   /** --silence-tail. Default 5m. */
   silenceTailMs: number;
+  /** --before-reboot-hook: the CronJob that is the before-reboot hook's template; '' = none. */
+  beforeRebootHook: string;
+  /** --after-reboot-hook: the CronJob that is the after-reboot hook's template; '' = none. */
+  afterRebootHook: string;
+  /** --hook-namespace: where the hooks' templates are and their Jobs go; '' = --ds-namespace. */
+  hookNamespace: string;
+  /** --hook-timeout. Default 10m. */
+  hookTimeoutMs: number;
   /** --alert-filter-regexp: alerts whose name matches are ignored (or, with match-only, the only ones). */
   alertFilterRegexp: RegExp | undefined;
   /** --alert-filter-match-only. Default false. */

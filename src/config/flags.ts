@@ -13,6 +13,7 @@ import {
 } from './config.js';
 import {
   checkObjectName,
+  hookTemplateName,
   checkQualifiedName,
   checkUrl,
   duration,
@@ -539,6 +540,44 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '5m',
     description: "how long a node's silences last after its uncordon",
     apply: set('silenceTailMs', duration('non-negative')),
+  }),
+  added({
+    name: 'before-reboot-hook',
+    type: 'string',
+    valueName: '<cronjob>',
+    default: '',
+    defaultText: '"" (none)',
+    description:
+      'suspended CronJob (in --hook-namespace) whose Job runs for the node after its drain, before the reboot; the chart renders hooks.beforeReboot as it',
+    apply: set('beforeRebootHook', (v) => (v === '' ? v : hookTemplateName(v))),
+  }),
+  added({
+    name: 'after-reboot-hook',
+    type: 'string',
+    valueName: '<cronjob>',
+    default: '',
+    defaultText: '"" (none)',
+    description:
+      'suspended CronJob (in --hook-namespace) whose Job runs for the node once it is Ready after the reboot, before the uncordon; the chart renders hooks.afterReboot as it',
+    apply: set('afterRebootHook', (v) => (v === '' ? v : hookTemplateName(v))),
+  }),
+  added({
+    name: 'hook-namespace',
+    type: 'string',
+    valueName: '<namespace>',
+    default: '',
+    defaultText: '"" (--ds-namespace)',
+    description: "namespace of the hooks' templates and Jobs",
+    apply: set('hookNamespace', (v) => (v === '' ? v : checkObjectName(v, 'label'))),
+  }),
+  added({
+    name: 'hook-timeout',
+    type: 'string',
+    valueName: DURATION,
+    default: '10m',
+    description:
+      "how long a hook's Job may take: a before-reboot hook past it ends the cycle as a failed drain, an after-reboot hook leaves the node cordoned and quarantined",
+    apply: set('hookTimeoutMs', duration('positive')),
   }),
   added({
     name: 'blocking-query',

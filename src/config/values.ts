@@ -107,6 +107,13 @@ export function checkObjectName(name: string, kind: 'subdomain' | 'label'): stri
   return name;
 }
 
+/** A hook's template: a CronJob's name, short enough for the Job's suffix (52 characters, as CronJobs). */
+export function hookTemplateName(name: string): string {
+  checkObjectName(name, 'label');
+  if (name.length > 52) throw new Error('a CronJob name is at most 52 characters');
+  return name;
+}
+
 /**
  * Parses `key=value` node labels (each value may hold a comma-separated list, like kured's string
  * slice). A label without `=` is an error (kured panics on it); the value may be empty.

@@ -14,6 +14,7 @@ import { retry } from './retry.js';
 import { ServerTime } from './server-time.js';
 import { FIELD_MANAGER, KubeTransport, TABLE_ACCEPT, type KubeRequest } from './http.js';
 import { nodeRows } from './node-table.js';
+import { impersonatingTransport, type Identity, type Transport } from './impersonation.js';
 import { objectListOf, pageOf, type ListAnswer } from './lists.js';
 import { evictionBody, type EvictionBody } from './eviction-body.js';
 import { appsPath, collectionPath, daemonSetPath, leasePath, objectPath, podsPath } from './object-path.js';
@@ -46,6 +47,7 @@ import type {
   WatchOptions,
 } from './kube.js';
 export type { ConnectOptions } from './kubeconfig.js';
+export type { Identity } from './impersonation.js';
 
 /** A GET or LIST answered 429 or 5xx is sent again inside the call: this many attempts in all. */
 export const READ_ATTEMPTS = 6;
@@ -63,30 +65,6 @@ const WATCH_MIN_SECONDS = 300;
 const enc = encodeURIComponent;
 const MERGE_PATCH = 'application/merge-patch+json';
 const JSON_PATCH = 'application/json-patch+json';
-
-/** A user to act as through kube's impersonation (`kubectl --as`): name, and extra attributes. */
-export interface Identity {
-  user: string;
-  /** e.g. authentication.kubernetes.io/node-name, as a pod-bound ServiceAccount token carries it. */
-  extra?: Record<string, string>;
-}
-
-/** What the requests of a ClientNodeKube go through. */
-type Transport = Pick<KubeTransport, 'json' | 'watch' | 'close'>;
-
-/** The shared transport with the Impersonate-* headers of `identity` on every request. */
-function impersonatingTransport(inner: Transport, identity: Identity): Transport {
-  const headers: Record<string, string> = { 'Impersonate-User': identity.user };
-  for (const [key, value] of Object.entries(identity.extra ?? {}))
-    headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = value;
-  return {
-    json: (req) => inner.json({ ...req, headers: { ...req.headers, ...headers } }),
-    watch: (req, onLine) => inner.watch({ ...req, headers: { ...req.headers, ...headers } }, onLine),
-    close: () => {
-      // the connections belong to the client this one was made from
-    },
-  };
-}
 
 /**
  * Kube over client-node's KubeConfig (auth, TLS, proxies) and our own requests. The constructor
@@ -147,6 +125,16 @@ export class ClientNodeKube implements Kube {
 
   getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
     return this.retried({ method: 'GET', path: objectPath(ref), signal });
+  }
+
+  createObject(ref: CollectionRef, body: object, signal?: AbortSignal): Promise<unknown> {
+    return this.http.json({
+      method: 'POST',
+      path: collectionPath(ref),
+      query: { fieldManager: FIELD_MANAGER },
+      body,
+      signal,
+    });
   }
 
   async listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {

@@ -258,6 +258,13 @@ export interface Kube {
   listObjects?(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList>;
 
   /**
+   * POST of `body` to a collection named by group, version, resource and namespace (the hooks' Jobs:
+   * the chart grants `create` on Jobs in its namespace only). Not retried: a 409 is the caller's to
+   * read. Absent where not implemented.
+   */
+  createObject?(ref: CollectionRef, body: object, signal?: AbortSignal): Promise<unknown>;
+
+  /**
    * Who the API server says this client is (authentication.k8s.io/v1 SelfSubjectReview, Kubernetes
    * 1.28+): for the operator commands that record who acted. Absent where not implemented.
    */

@@ -172,6 +172,12 @@ export class ViewedKube implements Kube {
     return this.inner.getObject(ref, signal);
   }
 
+  createObject(ref: CollectionRef, body: object, signal?: AbortSignal): Promise<unknown> {
+    if (this.inner.createObject === undefined)
+      return Promise.reject(new Error('this client cannot create objects'));
+    return this.inner.createObject(ref, body, signal);
+  }
+
   listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {
     if (this.inner.listObjects === undefined)
       return Promise.reject(new Error('this client lists no other objects'));

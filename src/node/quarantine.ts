@@ -19,8 +19,10 @@ export const QUARANTINE_VALUE = 'drain-failed';
  * it (removing the label), or the need going away; --quarantine-retry does not.
  */
 export const REBOOT_LOOP_VALUE = 'reboot-loop';
+/** Why it is quarantined: a hook's Job (--before-reboot-hook, --after-reboot-hook) failed or timed out. */
+export const HOOK_FAILED_VALUE = 'hook-failed';
 /** Every value the agent writes on QUARANTINE_LABEL (its admission policy admits these alone). */
-export const QUARANTINE_VALUES: readonly string[] = [QUARANTINE_VALUE, REBOOT_LOOP_VALUE];
+export const QUARANTINE_VALUES: readonly string[] = [QUARANTINE_VALUE, REBOOT_LOOP_VALUE, HOOK_FAILED_VALUE];
 /** The record: QuarantineRecord as JSON. */
 export const QUARANTINE_ANNOTATION = 'kured-ts.dev/quarantine';
 
@@ -58,6 +60,8 @@ export type QuarantineKind =
   | 'hold-timeout'
   | 'volume-detach-timeout'
   | 'node-check-timeout'
+  | 'before-reboot-hook'
+  | 'after-reboot-hook'
   | 'reboot-loop';
 
 /** Each kind in a few words, for status, check, the outcome and the Event: first the worst. */
@@ -72,6 +76,8 @@ export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
   'hold-timeout': 'a hold past --hold-timeout',
   'volume-detach-timeout': 'volumes still attached past --volume-detach-timeout',
   'node-check-timeout': 'a --node-check still false past --volume-detach-timeout',
+  'before-reboot-hook': 'a before-reboot hook Job that failed or timed out',
+  'after-reboot-hook': 'an after-reboot hook Job that failed or timed out',
   'reboot-loop': 'a need that survived --max-reboots-per-need reboots',
 };
 
@@ -123,6 +129,8 @@ export interface QuarantineRecord {
    * --quarantine-retry passes or an operator lifts it (the agent does not list to find out).
    */
   nodeChecks?: string[];
+  /** The hook Job (namespace/name) that failed or outlasted --hook-timeout. */
+  hook?: string;
 }
 
 /** Is the node quarantined (the label is there, whatever its value)? */
@@ -171,6 +179,21 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((k): k is string => typeof k === 'string') : [];
 }
 
+/** What stood past a wait's timeout, as the record read back names it (each only when named). */
+function waitsOf(
+  v: Record<string, unknown>,
+): Pick<QuarantineRecord, 'holdKeys' | 'volumes' | 'nodeChecks' | 'hook'> {
+  const lists = {
+    holdKeys: strings(v.holdKeys),
+    volumes: strings(v.volumes),
+    nodeChecks: strings(v.nodeChecks),
+  };
+  return {
+    ...Object.fromEntries(Object.entries(lists).filter(([, list]) => list.length > 0)),
+    ...(typeof v.hook === 'string' ? { hook: v.hook } : {}),
+  };
+}
+
 /** Reads the record; undefined when absent or unreadable. */
 export function parseQuarantine(raw: string | undefined): QuarantineRecord | undefined {
   if (raw === undefined) return undefined;
@@ -179,17 +202,12 @@ export function parseQuarantine(raw: string | undefined): QuarantineRecord | und
     if (typeof v.since !== 'string' || Number.isNaN(Date.parse(v.since)) || !Array.isArray(v.pods))
       return undefined;
     const pods = v.pods.map(podOf).filter((p): p is QuarantinedPod => p !== undefined);
-    const holdKeys = strings(v.holdKeys);
-    const volumes = strings(v.volumes);
-    const nodeChecks = strings(v.nodeChecks);
     return {
       since: v.since,
       ...(isQuarantineKind(v.kind) ? { kind: v.kind } : {}),
       pods,
       cordoned: v.cordoned === true,
-      ...(holdKeys.length > 0 ? { holdKeys } : {}),
-      ...(volumes.length > 0 ? { volumes } : {}),
-      ...(nodeChecks.length > 0 ? { nodeChecks } : {}),
+      ...waitsOf(v),
     };
   } catch {
     return undefined;
@@ -202,9 +220,27 @@ export function quarantineWrite(record: QuarantineRecord): {
   annotations: Record<string, string>;
 } {
   return {
-    labels: { [QUARANTINE_LABEL]: record.kind === 'reboot-loop' ? REBOOT_LOOP_VALUE : QUARANTINE_VALUE },
+    labels: { [QUARANTINE_LABEL]: quarantineValue(record.kind) },
     annotations: { [QUARANTINE_ANNOTATION]: formatQuarantine(record) },
   };
+}
+
+/** The label's value for a quarantine of `kind`. */
+export function quarantineValue(kind: QuarantineKind | undefined): string {
+  if (kind === 'reboot-loop') return REBOOT_LOOP_VALUE;
+  return kind === 'before-reboot-hook' || kind === 'after-reboot-hook' ? HOOK_FAILED_VALUE : QUARANTINE_VALUE;
+}
+
+/**
+ * Is this the quarantine of an after-reboot hook that failed: the node rebooted and is up, but not
+ * fit for its pods by the hook's word. It stays (cordoned) until an operator removes the label; no
+ * timer and no "no reboot needed" lifts it.
+ */
+export function afterHookQuarantine(node: Pick<NodeState, 'labels' | 'annotations'>): boolean {
+  return (
+    node.labels[QUARANTINE_LABEL] !== undefined &&
+    parseQuarantine(node.annotations[QUARANTINE_ANNOTATION])?.kind === 'after-reboot-hook'
+  );
 }
 
 /** The write that lifts the quarantine of `node` (label and record go); {} when there is none. */
@@ -269,6 +305,12 @@ export function judgeQuarantine(f: QuarantineFacts): QuarantineVerdict {
       reason: `quarantined (${QUARANTINE_LABEL}=${label}) without a readable ${QUARANTINE_ANNOTATION} record: remove the label to release it`,
     };
   }
+  if (record.kind === 'after-reboot-hook') {
+    return {
+      held: true,
+      reason: `quarantined since ${record.since}${kindWords(record)} (${record.hook ?? 'its Job'}): left cordoned until an operator removes the label ${QUARANTINE_LABEL} (--quarantine-retry does not release it)`,
+    };
+  }
   if (record.kind === 'reboot-loop') {
     return {
       held: true,
@@ -320,6 +362,10 @@ function causeOf(
   f: QuarantineFacts,
 ): { changed: string; holds?: undefined } | { changed?: undefined; holds: string } {
   if (record.volumes !== undefined) return volumeCause(record.volumes, f);
+  if (record.hook !== undefined)
+    return {
+      holds: `the before-reboot hook Job ${record.hook} failed or timed out; passed over until --quarantine-retry passes or the label is removed`,
+    };
   if (record.nodeChecks !== undefined)
     return {
       holds: `node checks still false after the drain past --volume-detach-timeout: ${record.nodeChecks.join('; ')}; passed over until --quarantine-retry passes or the label is removed`,

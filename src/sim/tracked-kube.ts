@@ -221,6 +221,12 @@ export class TrackedKube implements Kube {
     this.call('getObject', (k) =>
       k.getObject === undefined ? Promise.reject(new Error('no getObject')) : k.getObject(ref, signal),
     );
+  createObject: NonNullable<Kube['createObject']> = (ref, body, signal) =>
+    this.call('createObject', (k) =>
+      k.createObject === undefined
+        ? Promise.reject(new Error('no createObject'))
+        : k.createObject(ref, body, signal),
+    );
   listObjects: NonNullable<Kube['listObjects']> = (ref, bounds, signal) =>
     this.call('listObjects', (k) =>
       k.listObjects === undefined

@@ -1,7 +1,7 @@
 // What the cycle waits for between the drain and --reboot-delay, in order: the hold while an external
 // worker's annotation stands (hold.ts), then the volumes of the evicted pods detached from the node
-// (volume-wait.ts), then the storage system's word (node-check-wait.ts). Each ends the cycle early
-// the same ways: the slot lost aborts it before the reboot; past its timeout it ends as a failed
+// (volume-wait.ts), then the storage system's word (node-check-wait.ts), then the before-reboot hook
+// (hook-step.ts). Each ends the cycle early the same ways: the slot lost aborts it before the reboot; past its timeout it ends as a failed
 // drain does (quarantined naming what stood), unless --volume-detach-timeout-action reboot says to
 // go on.
 import type { DrainResult } from '../../drain/drainer.js';
@@ -10,6 +10,7 @@ import type { Outcome } from '../outcome.js';
 import { abortBeforeReboot } from './cycle-end.js';
 import { drainFailed } from './drain-failed.js';
 import { holdAfterDrain } from './hold.js';
+import { beforeRebootHook } from './hook-step.js';
 import type { Pass } from './pass.js';
 import { waitForVolumes, type VolumeWaitEnd } from './volume-wait.js';
 import { waitForNodeChecks, type NodeCheckWaitEnd } from './node-check-wait.js';
@@ -28,7 +29,21 @@ export async function waitsAfterDrain(
       : drainFailed(pass, record, drained, { why: held.timedOut, holdKeys: held.keys });
   }
   const detached = await waitForVolumes(pass, record, attachedBefore);
-  if (detached !== undefined) return afterDataWait(pass, record, drained, detached);
+  const ended =
+    detached === undefined
+      ? await nodeChecksWait(pass, record, drained)
+      : await afterDataWait(pass, record, drained, detached);
+  if (ended !== undefined) return ended;
+  // the data safe: the before-reboot hook (--before-reboot-hook)
+  return beforeRebootHook(pass, record, drained);
+}
+
+/** The wait for the node checks, and what its end means (undefined: go on). */
+async function nodeChecksWait(
+  pass: Pass,
+  record: CycleRecord,
+  drained: DrainResult,
+): Promise<Outcome | undefined> {
   const checked = await waitForNodeChecks(pass, record);
   return checked === undefined ? undefined : afterDataWait(pass, record, drained, checked);
 }

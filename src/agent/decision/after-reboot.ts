@@ -9,6 +9,7 @@ import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
+import { afterRebootHook } from './hook-step.js';
 import type { Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
 import { needAfterBoot, rebootAgain } from './reboot-loop.js';
@@ -60,7 +61,24 @@ export async function readiness(pass: Pass, record: CycleRecord): Promise<Outcom
 
 /** Ready (or past --post-reboot-timeout, released): complete, or reboot again while the need survives. */
 function finish(pass: Pass, record: CycleRecord, timedOut: string | undefined): Promise<Outcome | Handoff> {
-  return record.stillNeeded === true ? rebootAgain(pass, record) : complete(pass, record, timedOut);
+  return record.stillNeeded === true ? rebootAgain(pass, record) : completeAfterHook(pass, record, timedOut);
+}
+
+/**
+ * Ready: the after-reboot hook (--after-reboot-hook), then complete; a hook that fails leaves the node
+ * cordoned and quarantined (hook-step.ts). Past --post-reboot-timeout (not ready) the hook does not
+ * run: the cycle ends as it did without one, and says so.
+ */
+export async function completeAfterHook(
+  pass: Pass,
+  record: CycleRecord,
+  timedOut: string | undefined,
+): Promise<Outcome> {
+  if (timedOut !== undefined) {
+    const skipped = pass.deps.hooks?.has('after-reboot') === true ? '; the after-reboot hook not run' : '';
+    return complete(pass, record, `${timedOut}${skipped}`);
+  }
+  return (await afterRebootHook(pass, record)) ?? complete(pass, record, undefined);
 }
 
 /**

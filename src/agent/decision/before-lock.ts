@@ -13,6 +13,7 @@ import {
   QUARANTINE_LABEL,
   liftWrite,
   quarantineCordon,
+  afterHookQuarantine,
 } from '../../node/quarantine.js';
 import { describeRebootRequest, rebootRequestOf, type RebootRequest } from '../../node/reboot-request.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
@@ -114,7 +115,10 @@ async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome>
     await liftQuarantine(pass);
     await leaveWave(pass);
   }
-  pass.env.memory.clean = verdict.error === undefined || !pass.hasTaint();
+  // an after-reboot hook's quarantine stays until an operator removes its label: read the node each
+  // pass until then, to lift the cordon it kept once they have
+  const kept = afterHookQuarantine(pass.node);
+  pass.env.memory.clean = !kept && (verdict.error === undefined || !pass.hasTaint());
   return notRequired(verdict);
 }
 
@@ -122,6 +126,8 @@ async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome>
 async function liftQuarantine(pass: Pass): Promise<void> {
   const { labels, annotations } = pass.node;
   if (labels[QUARANTINE_LABEL] === undefined && annotations[QUARANTINE_ANNOTATION] === undefined) return;
+  // the node is up but the after-reboot hook said it is not fit: only an operator releases it
+  if (afterHookQuarantine(pass.node)) return;
   await pass.guardedWrite('its quarantine was lifted', (node) => {
     const change = liftWrite(node);
     if (change.labels === undefined && change.annotations === undefined) return undefined;

@@ -8,7 +8,7 @@ import type { DrainResult } from '../../drain/drainer.js';
 import type { CycleRecord } from '../../node/cycle.js';
 import {
   QUARANTINE_LABEL,
-  QUARANTINE_VALUE,
+  quarantineValue,
   kindWords,
   podList,
   quarantineKindOf,
@@ -32,7 +32,7 @@ const API_SERVER_BLOCKER = 'api-server';
  * (--hold-timeout), the volumes still attached or the node checks still false (--volume-detach-timeout).
  */
 export type WaitTimedOut = { why: string } & (
-  { holdKeys: string[] } | { volumes: string[] } | { nodeChecks: string[] }
+  { holdKeys: string[] } | { volumes: string[] } | { nodeChecks: string[] } | { hook: string }
 );
 
 /** Ends the cycle of a drain that failed: a wait for the API server when only it failed, else drainFailed. */
@@ -84,9 +84,14 @@ export async function drainFailed(
   if (quarantine) await quarantineFailsWave(pass, `drain failed: ${why ?? pods}`);
   await pass.release();
   if (!quarantine) return { kind: 'drain-failed', reason: `drain failed: ${why ?? pods}` };
-  const volumes = hold !== undefined && 'volumes' in hold;
-  return { kind: 'quarantined', reason: quarantinedReason(pass, { why, pods, keepCordon, kind, volumes }) };
+  return { kind: 'quarantined', reason: quarantinedReason(pass, { why, pods, keepCordon, kind }) };
 }
+
+/** Until what a quarantine for a wait past its timeout lasts (else until the label is removed). */
+const LASTS: Partial<Record<QuarantineKind, string>> = {
+  'volume-detach-timeout': 'they are detached',
+  'hold-timeout': 'the annotation goes',
+};
 
 /** Why the node is quarantined, and until when, in words. */
 function quarantinedReason(
@@ -96,7 +101,6 @@ function quarantinedReason(
     pods: string;
     keepCordon: boolean;
     kind: { kind?: QuarantineKind };
-    volumes: boolean;
   },
 ): string {
   const retry = pass.config.quarantineRetryMs;
@@ -104,8 +108,10 @@ function quarantinedReason(
   const cordon = q.keepCordon ? '; left cordoned' : '';
   const what = q.why ?? `the drain failed on ${q.pods}`;
   const lasts =
-    q.why === undefined ? 'these pods change' : q.volumes ? 'they are detached' : 'the annotation goes';
-  return `quarantined (${QUARANTINE_LABEL}=${QUARANTINE_VALUE})${kindWords(q.kind)}: ${what}; passed over until ${lasts}${until}; lock released${cordon}`;
+    q.why === undefined
+      ? 'these pods change'
+      : (LASTS[q.kind.kind ?? 'hold-timeout'] ?? 'the label is removed');
+  return `quarantined (${QUARANTINE_LABEL}=${quarantineValue(q.kind.kind)})${kindWords(q.kind)}: ${what}; passed over until ${lasts}${until}; lock released${cordon}`;
 }
 
 /** A quarantine is a failure of the node's wave, when one is tracked: it may spend the budget (halt). */
@@ -120,8 +126,10 @@ function heldBy(hold: WaitTimedOut | undefined): {
   volumes?: string[];
   holdKeys?: string[];
   nodeChecks?: string[];
+  hook?: string;
 } {
   if (hold === undefined) return {};
+  if ('hook' in hold) return { hook: hold.hook };
   if ('volumes' in hold) return { volumes: hold.volumes };
   if ('nodeChecks' in hold) return { nodeChecks: hold.nodeChecks };
   return { holdKeys: hold.holdKeys };
@@ -135,7 +143,9 @@ function kindOf(result: DrainResult, hold: WaitTimedOut | undefined): { kind?: Q
         ? 'volume-detach-timeout'
         : 'nodeChecks' in hold
           ? 'node-check-timeout'
-          : 'hold-timeout';
+          : 'hook' in hold
+            ? 'before-reboot-hook'
+            : 'hold-timeout';
   return kind === undefined ? {} : { kind };
 }
 

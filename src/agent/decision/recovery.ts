@@ -9,7 +9,7 @@ import type { LockHolder } from '../../lock/lock.js';
 import { CYCLE_LABEL, type CycleRecord } from '../../node/cycle.js';
 import { HISTORY_ANNOTATION, parseHistory } from '../../node/history.js';
 import { waitingFor, type Outcome } from '../outcome.js';
-import { complete, readinessGaps } from './after-reboot.js';
+import { completeAfterHook, readinessGaps } from './after-reboot.js';
 import { notRequired } from './before-lock.js';
 import { firstPass } from './first-pass.js';
 import { OWN_COUNT, attemptText, beginCycle, toReboot, type Handoff } from './cycle.js';
@@ -104,7 +104,7 @@ export async function retakeAfterReboot(pass: Pass, record: CycleRecord): Promis
   const result = await pass.takeSlotBack(record);
   if (result.acquired) return { retaken: result.holder };
   const waiting = await readinessGaps(pass);
-  if (waiting.length === 0) return complete(pass, record, undefined);
+  if (waiting.length === 0) return completeAfterHook(pass, record, undefined);
   const why = `lock slot lost (${result.reason})`;
   return { kind: 'lock-lost', reason: `rebooted, waiting for ${waiting.join('; ')}; ${why}` };
 }

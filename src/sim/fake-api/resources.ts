@@ -18,7 +18,9 @@ export type ResourceName =
   | 'volumeattachments'
   | 'volumes'
   | 'nodemaintenances'
-  | 'nvidianodemaintenances';
+  | 'nvidianodemaintenances'
+  | 'jobs'
+  | 'cronjobs';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -212,6 +214,26 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'maintenance.nvidia.com',
     apiVersion: 'maintenance.nvidia.com/v1alpha1',
     kind: 'NodeMaintenance',
+    fields: [],
+  },
+  // the hooks' templates (suspended CronJobs) and Jobs (issue 56); no Job controller runs: a test
+  // writes a Job's status as it would
+  jobs: {
+    ...core,
+    name: 'jobs',
+    plural: 'jobs',
+    group: 'batch',
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    fields: [],
+  },
+  cronjobs: {
+    ...core,
+    name: 'cronjobs',
+    plural: 'cronjobs',
+    group: 'batch',
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
     fields: [],
   },
   namespaces: {

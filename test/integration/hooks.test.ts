@@ -1,0 +1,299 @@
+// Issue 56, item 4: per-node hooks as Jobs (--before-reboot-hook, --after-reboot-hook). The agent makes
+// a Job from the hook's template (a suspended CronJob, as the chart renders it) for its node and cycle,
+// after the drain and after the node is Ready again, and awaits it within --hook-timeout. Through the
+// real client against the fake API server; no Job controller runs there, so the test writes each
+// Job's status as the controller would. The rebooter records every reboot.
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Agent, type Outcome } from '../../src/agent/agent.js';
+import { createAgentDeps } from '../../src/agent/create-agent.js';
+import type { Config } from '../../src/config/config.js';
+import { HOOK_LABEL, HOOK_NODE_ENV, HOOK_NODE_LABEL } from '../../src/hooks/hook-job.js';
+import type { V1Node } from '../../src/kube/kube.js';
+import { MemoryLogger } from '../../src/log/logger.js';
+import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, parseQuarantine } from '../../src/node/quarantine.js';
+import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { startClusterApiServer } from '../fakes/cluster-api-server.js';
+import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { RecordingMetrics } from '../fakes/fake-cluster.js';
+import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+import { steppedConfig } from '../fakes/stepped-agent.js';
+import { waitFor } from '../fakes/wait-for.js';
+
+/** The agents' clock: a Monday morning, inside every window the tests' flags open, whatever day they run. */
+const MONDAY = '2026-01-05T10:00:00Z';
+const NS = 'kube-system';
+const BEFORE = 'kured-ts-before-reboot';
+const AFTER = 'kured-ts-after-reboot';
+
+interface Job {
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
+  spec: {
+    template: {
+      metadata?: { labels?: Record<string, string> };
+      spec: { containers: { image: string; env?: { name: string }[] }[] };
+    };
+  };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+let server: FakeApiServer;
+let reboots: number;
+/** The host's need: cleared by the reboot, as a package manager's sentinel is. */
+let needed: boolean;
+
+/** A hook's template as the chart renders it: suspended, the node's name given by the downward API. */
+function template(name: string, hook: string, image: string): object {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name, namespace: NS, labels: { [HOOK_LABEL]: hook } },
+    spec: {
+      schedule: '0 0 31 2 *',
+      suspend: true,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 0,
+          template: {
+            metadata: { labels: { app: 'ceph-noout' } },
+            spec: {
+              restartPolicy: 'Never',
+              containers: [
+                {
+                  name: 'hook',
+                  image,
+                  env: [
+                    {
+                      name: HOOK_NODE_ENV,
+                      valueFrom: { fieldRef: { fieldPath: `metadata.labels['${HOOK_NODE_LABEL}']` } },
+                    },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+beforeEach(async () => {
+  server = await startClusterApiServer();
+  reboots = 0;
+  needed = true;
+  server.create('daemonsets', kuredDaemonSet());
+  server.create<V1Node>('nodes', readyNode('n1'));
+  server.create('pods', webPod('web-1', 'n1'));
+  server.create('cronjobs', template(BEFORE, 'before-reboot', 'quay.io/ceph/ceph:v18'));
+  server.create('cronjobs', template(AFTER, 'after-reboot', 'quay.io/ceph/ceph:v18'));
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+const node = (): V1Node => storedNode(server, 'n1');
+const jobs = (): Job[] => server.list<Job>('jobs', NS);
+
+/** n1's agent with these hooks; its reboot comes back at once with a new bootID and no need. */
+function agent(clock: FakeClock, overrides: Partial<Config>): Agent {
+  const config = steppedConfig({ hookNamespace: NS, ...overrides });
+  const deps = createAgentDeps(config, {
+    kube: server.kubeInMemory(),
+    clock,
+    logger: new MemoryLogger(),
+    metrics: new RecordingMetrics(),
+    random: () => 0.5,
+    sentinel: { rebootRequired: () => Promise.resolve({ required: needed }) },
+    rebooter: {
+      reboot: () => {
+        reboots++;
+        needed = false;
+        const n = node();
+        n.status = { ...n.status, nodeInfo: nodeInfo('boot-2') };
+        server.update('nodes', n);
+        return Promise.resolve();
+      },
+    },
+  });
+  return new Agent(config, deps);
+}
+
+/** The Job's controller's word: `type` (Complete or Failed) True. */
+function finish(job: Job, type: 'Complete' | 'Failed', message = ''): void {
+  const condition = {
+    type,
+    status: 'True',
+    reason: type === 'Failed' ? 'BackoffLimitExceeded' : type,
+    message,
+  };
+  server.update('jobs', { ...job, status: { conditions: [condition] } });
+}
+
+/** Starts a tick; resolves once it waits for a hook Job (one exists and the clock has a sleep pending). */
+async function tickUntilJob(
+  a: Agent,
+  clock: FakeClock,
+  signal?: AbortSignal,
+): Promise<{ tick: Promise<Outcome> }> {
+  const tick = a.tick(signal);
+  await waitFor(() => jobs().length > 0 && clock.pending > 0, 'the agent waits for its hook Job');
+  return { tick };
+}
+
+/** The one hook Job there is. */
+function onlyJob(): Job {
+  const all = jobs();
+  if (all.length !== 1) throw new Error(`expected one hook Job, found ${all.length}`);
+  return all[0]!;
+}
+
+describe('the before-reboot hook', () => {
+  it('runs the template for this node after the drain, and reboots only once its Job completes', async () => {
+    const clock = new FakeClock(MONDAY);
+    const { tick } = await tickUntilJob(agent(clock, { beforeRebootHook: BEFORE }), clock);
+    const job = onlyJob();
+    expect(job.metadata.labels).toEqual({ [HOOK_LABEL]: 'before-reboot', [HOOK_NODE_LABEL]: 'n1' });
+    expect(job.spec.template.metadata?.labels).toEqual({
+      app: 'ceph-noout',
+      [HOOK_LABEL]: 'before-reboot',
+      [HOOK_NODE_LABEL]: 'n1',
+    });
+    expect(job.spec.template.spec.containers[0]?.env?.map((e) => e.name)).toEqual([HOOK_NODE_ENV]);
+    // drained and cordoned, holding its slot, not rebooted while the hook runs
+    expect(
+      server.list('pods').filter((p) => (p as { spec?: { nodeName?: string } }).spec?.nodeName === 'n1'),
+    ).toEqual([]);
+    expect(node().spec?.unschedulable).toBe(true);
+    expect(lockHolders(server)).toEqual(['n1']);
+    expect(nodeStatus(server, 'n1')?.reason).toMatch(
+      /^drained; waiting for the before-reboot hook Job kube-system\//,
+    );
+    await clock.advance(5_000);
+    expect(reboots).toBe(0);
+    finish(job, 'Complete');
+    await clock.advance(5_000);
+    expect((await tick).kind).toBe('rebooting');
+    expect(reboots).toBe(1);
+    expect(jobs()).toHaveLength(1);
+  }, 30_000);
+
+  it.each([
+    [
+      'its Job fails',
+      20 * 60_000,
+      (job: Job) => finish(job, 'Failed', 'Job has reached the specified backoff limit'),
+      /failed: BackoffLimitExceeded: Job has reached/,
+    ],
+    [
+      'its Job outlasts --hook-timeout',
+      20_000,
+      () => undefined,
+      /did not complete within --hook-timeout 20s/,
+    ],
+  ])(
+    'ends the cycle as a failed drain when %s: quarantined hook-failed naming the Job, no reboot',
+    async (_, timeout, act, why) => {
+      const clock = new FakeClock(MONDAY);
+      const { tick } = await tickUntilJob(
+        agent(clock, { beforeRebootHook: BEFORE, hookTimeoutMs: timeout }),
+        clock,
+      );
+      const job = onlyJob();
+      act(job);
+      let outcome: Outcome | undefined;
+      void tick.then((o) => (outcome = o));
+      for (let step = 0; step < 10 && outcome === undefined; step++) {
+        await clock.advance(5_000);
+        await waitFor(() => outcome !== undefined || clock.pending > 0, 'the agent looks again');
+      }
+      expect(outcome?.kind).toBe('quarantined');
+      expect(outcome?.reason).toMatch(why);
+      expect(reboots).toBe(0);
+      expect(node().metadata?.labels?.[QUARANTINE_LABEL]).toBe('hook-failed');
+      const record = parseQuarantine(node().metadata?.annotations?.[QUARANTINE_ANNOTATION]);
+      expect(record).toMatchObject({ kind: 'before-reboot-hook', hook: `${NS}/${job.metadata.name}` });
+      expect(lockHolders(server)).toEqual([]);
+      expect(node().spec?.unschedulable).toBeFalsy();
+    },
+    30_000,
+  );
+
+  it('awaits, after a restart, the Job the agent before it started, and never starts a second', async () => {
+    const clock = new FakeClock(MONDAY);
+    const first = new AbortController();
+    const { tick } = await tickUntilJob(agent(clock, { beforeRebootHook: BEFORE }), clock, first.signal);
+    first.abort(new Error('the pod was replaced'));
+    await tick.catch(() => undefined);
+    const again = agent(clock, { beforeRebootHook: BEFORE }).tick();
+    await waitFor(
+      () => clock.pending > 0 && nodeStatus(server, 'n1')?.phase === 'held-after-drain',
+      'the new agent waits',
+    );
+    expect(jobs()).toHaveLength(1);
+    finish(onlyJob(), 'Complete');
+    await clock.advance(5_000);
+    expect((await again).kind).toBe('rebooting');
+    expect(jobs()).toHaveLength(1);
+    expect(reboots).toBe(1);
+  }, 30_000);
+
+  it('refuses to run a hook whose template is missing: the cycle ends quarantined, naming the template', async () => {
+    const clock = new FakeClock(MONDAY);
+    const outcome = await agent(clock, { beforeRebootHook: 'no-such-template' }).tick();
+    expect(outcome.kind).toBe('quarantined');
+    expect(outcome.reason).toMatch(/its template cronjob kube-system\/no-such-template: not found/);
+    expect(reboots).toBe(0);
+    expect(jobs()).toEqual([]);
+  }, 30_000);
+});
+
+describe('the after-reboot hook', () => {
+  /** Reboots n1, then starts the tick after the reboot and resolves once it waits for the hook's Job. */
+  async function rebootedAndWaiting(clock: FakeClock): Promise<{ a: Agent; tick: Promise<Outcome> }> {
+    const a = agent(clock, { afterRebootHook: AFTER });
+    expect((await a.tick()).kind).toBe('rebooting');
+    expect(jobs()).toEqual([]);
+    return { a, ...(await tickUntilJob(a, clock)) };
+  }
+
+  it('runs once the node is Ready, and uncordons and releases only once its Job completes', async () => {
+    const clock = new FakeClock(MONDAY);
+    const { tick } = await rebootedAndWaiting(clock);
+    expect(onlyJob().metadata.labels?.[HOOK_LABEL]).toBe('after-reboot');
+    expect(node().spec?.unschedulable).toBe(true);
+    expect(lockHolders(server)).toEqual(['n1']);
+    finish(onlyJob(), 'Complete');
+    await clock.advance(5_000);
+    expect((await tick).kind).toBe('completed');
+    expect(node().spec?.unschedulable).toBeFalsy();
+    expect(lockHolders(server)).toEqual([]);
+  }, 30_000);
+
+  it('leaves a node whose hook failed cordoned and quarantined until an operator removes the label', async () => {
+    const clock = new FakeClock(MONDAY);
+    const { a, tick } = await rebootedAndWaiting(clock);
+    finish(onlyJob(), 'Failed', 'noout could not be unset');
+    await clock.advance(5_000);
+    const outcome = await tick;
+    expect(outcome.kind).toBe('quarantined');
+    expect(outcome.reason).toMatch(
+      /^rebooted, but after-reboot hook Job .* failed: BackoffLimitExceeded: noout could not be unset: quarantined/,
+    );
+    expect(lockHolders(server)).toEqual([]);
+    // no reboot needed any more: the quarantine and its cordon stay, pass after pass
+    for (let pass = 0; pass < 3; pass++) {
+      expect((await a.tick()).kind).toBe('idle');
+      expect(node().spec?.unschedulable).toBe(true);
+      expect(node().metadata?.labels?.[QUARANTINE_LABEL]).toBe('hook-failed');
+    }
+    const n = node();
+    delete n.metadata?.labels?.[QUARANTINE_LABEL];
+    server.update('nodes', n);
+    await a.tick();
+    expect(node().spec?.unschedulable).toBeFalsy();
+    expect(node().metadata?.annotations?.[QUARANTINE_ANNOTATION]).toBeUndefined();
+    expect(reboots).toBe(1);
+  }, 30_000);
+});
