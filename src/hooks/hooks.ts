@@ -131,14 +131,21 @@ export class Hooks {
     const unfit = nodeLabelProblem(this.o.nodeId);
     if (unfit !== undefined) return { problem: unfit };
     const made = await this.fromTemplate(hook, template, name, signal);
-    if ('problem' in made) return made;
+    return 'problem' in made ? made : this.create(name, made.job, signal);
+  }
+
+  /** Creates the Job; a 409 is the same Job, made by another agent of the node or by a create whose answer was lost. */
+  private async create(
+    name: string,
+    job: object,
+    signal: AbortSignal | undefined,
+  ): Promise<{ job: unknown } | { problem: string }> {
     const create = this.o.kube.createObject?.bind(this.o.kube);
     if (create === undefined) return { problem: 'this client cannot make Jobs' };
     try {
       const { group, version, resource, namespace } = this.ref('jobs', name);
-      return { job: await create({ group, version, resource, namespace }, made.job, signal) };
+      return { job: await create({ group, version, resource, namespace }, job, signal) };
     } catch (err) {
-      // made by another agent of the node, or by our own create whose answer was lost: the same Job
       const again = isConflict(err) ? await this.read(name, signal) : undefined;
       if (again !== undefined && 'job' in again) return again;
       return { problem: `not created: ${why(err)}` };

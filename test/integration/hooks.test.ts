@@ -183,7 +183,9 @@ describe('the before-reboot hook', () => {
     [
       'its Job fails',
       20 * 60_000,
-      (job: Job) => finish(job, 'Failed', 'Job has reached the specified backoff limit'),
+      (job: Job): void => {
+        finish(job, 'Failed', 'Job has reached the specified backoff limit');
+      },
       /failed: BackoffLimitExceeded: Job has reached/,
     ],
     [
