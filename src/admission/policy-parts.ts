@@ -18,6 +18,8 @@ export interface Validation {
 /** The spec of a ValidatingAdmissionPolicy, as far as kured-ts uses it. */
 export interface PolicySpec {
   failurePolicy: 'Fail' | 'Ignore';
+  /** The kind of the binding's parameter object; absent: the policy takes none. */
+  paramKind?: { apiVersion: string; kind: string };
   matchConstraints: {
     resourceRules: {
       apiGroups: string[];
@@ -46,7 +48,7 @@ export function placeholder(key: string): string {
 }
 
 /** Is `key` in the comma-separated list `list` (a CEL string expression)? */
-function listed(list: string, key: string): string {
+export function listed(list: string, key: string): string {
   return `(',' + ${list} + ',').contains(',' + ${key} + ',')`;
 }
 

@@ -18,7 +18,9 @@ export type Resource =
   | 'events'
   | 'persistentvolumes'
   | 'persistentvolumeclaims'
-  | 'volumeattachments';
+  | 'volumeattachments'
+  | 'jobs'
+  | 'cronjobs';
 
 /** Where each resource lives (namespaced ones take the namespace). */
 function collection(resource: Resource, namespace?: string): string {
@@ -42,6 +44,10 @@ function collection(resource: Resource, namespace?: string): string {
       return `/api/v1/${ns}persistentvolumeclaims`;
     case 'volumeattachments':
       return '/apis/storage.k8s.io/v1/volumeattachments';
+    case 'jobs':
+      return `/apis/batch/v1/${ns}jobs`;
+    case 'cronjobs':
+      return `/apis/batch/v1/${ns}cronjobs`;
   }
 }
 

@@ -4,6 +4,7 @@ import { renderChartDefaultsYaml, renderConfigTable } from '../../src/config/fla
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 import { load } from 'js-yaml';
 import { CHART_DEFAULT_VALUES, CHART_VALUES_SCHEMA } from '../../src/migrate/chart-values.generated.js';
+import { hookPolicySpecs } from '../../src/admission/hook-policy.js';
 import { agentPolicySpecs } from '../../src/admission/agent-policy.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -45,6 +46,14 @@ describe('the generated documentation', () => {
       'utf8',
     );
     expect(load(file)).toEqual(agentPolicySpecs());
+  });
+
+  it("ships the chart's hook admission policy specs generated from src/admission (run `npm run docs` when it fails)", () => {
+    const file = readFileSync(
+      new URL('../../charts/kured-ts/files/hook-admission-policy.yaml', import.meta.url),
+      'utf8',
+    );
+    expect(load(file)).toEqual(hookPolicySpecs());
   });
 
   it("ships the chart's table of agent defaults generated from the flag table (run `npm run docs` when it fails)", () => {

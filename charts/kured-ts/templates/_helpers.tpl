@@ -101,6 +101,14 @@ dsName/dsNamespace are always rendered, resolved against the release.
 {{- if and .Values.drainRules (not (hasKey $overridden "drain-rules")) -}}
 {{- $args = append $args "--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml" -}}
 {{- end -}}
+{{- /* the hooks' templates are rendered in the release namespace (hooks.yaml) */ -}}
+{{- $hooks := include "kured-ts.hooks" . | fromYaml -}}
+{{- range $hook, $_ := $hooks -}}
+{{- $args = append $args (printf "--%s-hook=%s" $hook (include "kured-ts.hookName" (dict "root" $ "hook" $hook))) -}}
+{{- end -}}
+{{- if and $hooks (not .Values.configuration.hookNamespace) -}}
+{{- $args = append $args (printf "--hook-namespace=%s" .Release.Namespace) -}}
+{{- end -}}
 {{- $args = append $args (printf "--ds-name=%s" (include "kured-ts.lockDsName" .)) -}}
 {{- $args = append $args (printf "--ds-namespace=%s" (include "kured-ts.lockDsNamespace" .)) -}}
 {{- $args = concat $args $extra -}}
@@ -285,4 +293,21 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+{{- end -}}
+
+{{/*
+The hooks configured (hooks.beforeReboot, hooks.afterReboot with a template), as YAML: a map from the
+hook's name (before-reboot, after-reboot) to its Job spec; "" when none is.
+*/}}
+{{- define "kured-ts.hooks" -}}
+{{- $hooks := dict -}}
+{{- $given := .Values.hooks | default dict -}}
+{{- if ($given.beforeReboot | default dict).template -}}{{- $_ := set $hooks "before-reboot" $given.beforeReboot -}}{{- end -}}
+{{- if ($given.afterReboot | default dict).template -}}{{- $_ := set $hooks "after-reboot" $given.afterReboot -}}{{- end -}}
+{{- if $hooks -}}{{- toYaml $hooks -}}{{- end -}}
+{{- end -}}
+
+{{/* A hook's template (a CronJob): at most 52 characters, as CronJob names are. */}}
+{{- define "kured-ts.hookName" -}}
+{{- printf "%s-%s" (include "kured-ts.fullname" .root | trunc 38 | trimSuffix "-") .hook -}}
 {{- end -}}
