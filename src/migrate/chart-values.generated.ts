@@ -263,6 +263,25 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
             { const: '' },
           ],
         },
+        beforeRebootHook: {
+          description: '--before-reboot-hook: a CronJob name (hooks.beforeReboot sets it)',
+          type: 'string',
+          maxLength: 52,
+        },
+        afterRebootHook: {
+          description: '--after-reboot-hook: a CronJob name (hooks.afterReboot sets it)',
+          type: 'string',
+          maxLength: 52,
+        },
+        hookNamespace: { description: "--hook-namespace: '' = the release namespace", type: 'string' },
+        hookTimeout: {
+          description: '--hook-timeout (Go duration)',
+          anyOf: [
+            { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
+            { type: 'integer', const: 0 },
+            { const: '' },
+          ],
+        },
         blockingQuery: {
           description:
             '--blocking-query (repeated): PromQL that blocks reboots while it returns a series or a non-zero scalar; needs prometheusUrl',
@@ -577,6 +596,10 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         'silenceMatcher',
         'silenceDuration',
         'silenceTail',
+        'beforeRebootHook',
+        'afterRebootHook',
+        'hookNamespace',
+        'hookTimeout',
         'fleetlockUrl',
         'fleetlockGroup',
         'blockingQuery',
@@ -639,6 +662,39 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
         kubeletConfig: { type: 'boolean', description: 'mount configuration.kubeletConfig (type File)' },
       },
       additionalProperties: false,
+    },
+    hooks: {
+      description: 'per-node hooks as Jobs (docs/hooks.md); {} = none',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        beforeReboot: {
+          description:
+            "a Job spec: spec.template required; parallelism, completions and manualSelector are the chart's",
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            template: { type: 'object', required: ['spec'] },
+            backoffLimit: { type: 'integer', minimum: 0 },
+            activeDeadlineSeconds: { type: 'integer', minimum: 1 },
+            ttlSecondsAfterFinished: { type: 'integer', minimum: 0 },
+            podFailurePolicy: { type: 'object' },
+          },
+        },
+        afterReboot: {
+          description:
+            "a Job spec: spec.template required; parallelism, completions and manualSelector are the chart's",
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            template: { type: 'object', required: ['spec'] },
+            backoffLimit: { type: 'integer', minimum: 0 },
+            activeDeadlineSeconds: { type: 'integer', minimum: 1 },
+            ttlSecondsAfterFinished: { type: 'integer', minimum: 0 },
+            podFailurePolicy: { type: 'object' },
+          },
+        },
+      },
     },
     drainRules: {
       description:
@@ -1009,6 +1065,10 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     silenceMatcher: [],
     silenceDuration: '15m',
     silenceTail: '5m',
+    beforeRebootHook: '',
+    afterRebootHook: '',
+    hookNamespace: '',
+    hookTimeout: '10m',
     blockingQuery: [],
     alertFilterRegexp: '',
     alertFilterMatchOnly: false,
@@ -1072,6 +1132,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     hostExec: 'nsenter',
   },
   drainRules: [],
+  hooks: { beforeReboot: {}, afterReboot: {} },
   hostSettings: { logind: true, kubeletConfig: false },
   notifyUrlSecret: { name: '', key: '' },
   extraArgs: {},

@@ -37,6 +37,7 @@ const FLEET_POLICY_FLAGS = [
   'package-manager-wait', 'max-reboots-per-need',
   // issue 56: in step with the cluster's other operators
   'post-reboot-wait-taint', 'alertmanager-url', 'silence-matcher', 'silence-duration', 'silence-tail',
+  'before-reboot-hook', 'after-reboot-hook', 'hook-namespace', 'hook-timeout',
 ]; // prettier-ignore
 
 describe('the flag table', () => {
