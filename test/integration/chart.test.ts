@@ -742,6 +742,143 @@ describe('drainRules', () => {
   });
 });
 
+describe('hooks (issue 56): per-node Jobs from templates the chart renders', () => {
+  const HOOKS = `
+hooks:
+  beforeReboot:
+    template:
+      metadata:
+        labels: { app: noout }
+      spec:
+        containers:
+          - name: noout
+            image: quay.io/ceph/ceph:v18
+            env: [{ name: MODE, value: set }]
+  afterReboot:
+    backoffLimit: 2
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+          - name: unset
+            image: quay.io/ceph/ceph:v18
+`;
+  const parse = (stdout: string): K8sObject[] =>
+    parseAllDocuments(stdout)
+      .map((d): unknown => {
+        const js: unknown = d.toJS();
+        return js;
+      })
+      .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
+  const hooked = async (): Promise<K8sObject[]> => {
+    const out = await helmWithValues(TEMPLATE, HOOKS);
+    if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
+    return parse(out.stdout);
+  };
+  interface CronJobShape {
+    metadata: Meta;
+    spec: {
+      suspend: boolean;
+      jobTemplate: {
+        spec: Record<string, unknown> & {
+          template: { spec: { restartPolicy: string; containers: { env: unknown[] }[] } };
+        };
+      };
+    };
+  }
+
+  test.concurrent(
+    'render each hook as a suspended CronJob with the node in every container, and point the agent at it',
+    async () => {
+      const objects = await hooked();
+      const cronJobs = objects.filter((o) => o.kind === 'CronJob') as unknown as CronJobShape[];
+      expect(cronJobs.map((c) => [c.metadata.name, c.metadata.labels?.['kured-ts.dev/hook']])).toEqual([
+        [`${RELEASE}-after-reboot`, 'after-reboot'],
+        [`${RELEASE}-before-reboot`, 'before-reboot'],
+      ]);
+      const [after, before] = cronJobs;
+      for (const c of cronJobs) {
+        expect(c.spec.suspend).toBe(true);
+        expect(c.spec.jobTemplate.spec).toMatchObject({
+          parallelism: 1,
+          completions: 1,
+          ttlSecondsAfterFinished: 86400,
+        });
+      }
+      const node = {
+        name: 'KURED_TS_NODE',
+        valueFrom: { fieldRef: { fieldPath: "metadata.labels['kured-ts.dev/hook-node']" } },
+      };
+      expect(before?.spec.jobTemplate.spec.template.spec.containers[0]?.env).toEqual([
+        { name: 'MODE', value: 'set' },
+        node,
+      ]);
+      expect(before?.spec.jobTemplate.spec.template.spec.restartPolicy).toBe('Never');
+      expect(before?.spec.jobTemplate.spec.backoffLimit).toBe(0);
+      expect(after?.spec.jobTemplate.spec.template.spec.restartPolicy).toBe('OnFailure');
+      expect(after?.spec.jobTemplate.spec.backoffLimit).toBe(2);
+      expect(agent(objects).container.args).toEqual(
+        expect.arrayContaining([
+          `--before-reboot-hook=${RELEASE}-before-reboot`,
+          `--after-reboot-hook=${RELEASE}-after-reboot`,
+          `--hook-namespace=${NAMESPACE}`,
+        ]),
+      );
+    },
+  );
+
+  test.concurrent(
+    "grant the agent Jobs' create and get in the release namespace and its templates by name, each hook Job held to its template by a policy bound with the template as its parameter",
+    async () => {
+      const objects = await hooked();
+      const role = objects.find((o) => o.kind === 'Role' && o.metadata.name.endsWith('-hooks')) as
+        (K8sObject & { rules: Rule[] }) | undefined;
+      expect(role?.metadata.namespace).toBe(NAMESPACE);
+      expect(role?.rules).toEqual([
+        { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get'] },
+        {
+          apiGroups: ['batch'],
+          resources: ['cronjobs'],
+          resourceNames: [`${RELEASE}-after-reboot`, `${RELEASE}-before-reboot`],
+          verbs: ['get'],
+        },
+      ]);
+      const bindings = objects.filter(
+        (o) => o.kind === 'ValidatingAdmissionPolicyBinding' && o.metadata.name.includes('-hook-'),
+      ) as unknown as { metadata: Meta; spec: Record<string, unknown> }[];
+      expect(bindings.map((b) => [b.metadata.name, b.spec.paramRef, b.spec.matchResources])).toEqual([
+        [`${RELEASE}-agent-hook-jobs`, undefined, undefined],
+        [
+          `${RELEASE}-agent-hook-template-after-reboot`,
+          { name: `${RELEASE}-after-reboot`, namespace: NAMESPACE, parameterNotFoundAction: 'Deny' },
+          { objectSelector: { matchLabels: { 'kured-ts.dev/hook': 'after-reboot' } } },
+        ],
+        [
+          `${RELEASE}-agent-hook-template-before-reboot`,
+          {
+            name: `${RELEASE}-before-reboot`,
+            namespace: NAMESPACE,
+            parameterNotFoundAction: 'Deny',
+          },
+          { objectSelector: { matchLabels: { 'kured-ts.dev/hook': 'before-reboot' } } },
+        ],
+      ]);
+    },
+  );
+
+  test.concurrent('render nothing of hooks without them', async () => {
+    const objects = await render();
+    expect(objects.filter((o) => o.kind === 'CronJob' || o.metadata.name.includes('hook'))).toEqual([]);
+    expect(agent(objects).container.args.filter((a) => a.includes('hook'))).toEqual([]);
+  });
+
+  test.concurrent('refuse a hook rendered by the chart and named by configuration at once', async () => {
+    const out = await helmWithValues(TEMPLATE, `${HOOKS}\nconfiguration:\n  beforeRebootHook: mine\n`);
+    expect(out.status).not.toBe(0);
+    expect(out.stderr).toContain('leave configuration.beforeRebootHook empty');
+  });
+});
+
 describe('the DaemonSet', () => {
   test.concurrent.each([['(defaults)'], ...ciFiles.map((f) => [f])])(
     'for %s: hostPID, KURED_NODE_ID from spec.nodeName, read-only sentinel hostPath, probes, maxUnavailable 1',

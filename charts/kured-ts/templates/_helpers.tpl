@@ -249,6 +249,16 @@ Combinations the agent would only discover on the node: fail the install instead
 */}}
 {{- define "kured-ts.validate" -}}
 {{- $c := .Values.configuration -}}
+{{- $hooks := include "kured-ts.hooks" . | fromYaml -}}
+{{- if and (hasKey $hooks "before-reboot") $c.beforeRebootHook -}}
+{{- fail "hooks.beforeReboot renders the before-reboot hook's template: leave configuration.beforeRebootHook empty" -}}
+{{- end -}}
+{{- if and (hasKey $hooks "after-reboot") $c.afterRebootHook -}}
+{{- fail "hooks.afterReboot renders the after-reboot hook's template: leave configuration.afterRebootHook empty" -}}
+{{- end -}}
+{{- if and $hooks $c.hookNamespace (ne $c.hookNamespace .Release.Namespace) -}}
+{{- fail "hooks.*: the hooks' templates are rendered in the release namespace; leave configuration.hookNamespace empty" -}}
+{{- end -}}
 {{- if (.Values.podSecurityPolicy | default dict).create -}}
 {{- fail "podSecurityPolicy.create: PodSecurityPolicy was removed in Kubernetes 1.25; label the namespace for the privileged Pod Security level instead (pod-security.kubernetes.io/enforce: privileged)" -}}
 {{- end -}}
