@@ -79,7 +79,10 @@ try {
   console.log(`${coordinatorFile}: regenerated`);
   const { renderHookPolicySpecYaml } = await bundle('src/admission/hook-policy.ts', 'hook-policy.mjs');
   const hookFile = 'charts/kured-ts/files/hook-admission-policy.yaml';
-  writeFileSync(hookFile, await format(renderHookPolicySpecYaml(), { ...prettierOptions, filepath: hookFile }));
+  writeFileSync(
+    hookFile,
+    await format(renderHookPolicySpecYaml(), { ...prettierOptions, filepath: hookFile }),
+  );
   console.log(`${hookFile}: regenerated`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -21,18 +21,11 @@
 // compares is the one it defaulted, which the chart cannot know.
 import { dump } from 'js-yaml';
 import { NODE_NAME_EXTRA } from './agent-policy.js';
-import {
-  forbid,
-  listed,
-  placeholder,
-  withValues,
-  type NamedExpression,
-  type PolicySpec,
-} from './policy-parts.js';
+import { forbid, listed, placeholder, type NamedExpression, type PolicySpec } from './policy-parts.js';
 import { HOOK_LABEL, HOOK_NODE_LABEL } from '../hooks/hook-job.js';
 
 /** The values each installation writes into the hook policies. */
-export type HookPolicyValueKey = 'serviceAccount' | 'requireNodeClaim' | 'hookNamespace' | 'hooks';
+type HookPolicyValueKey = 'serviceAccount' | 'requireNodeClaim' | 'hookNamespace' | 'hooks';
 
 function value(key: HookPolicyValueKey): string {
   return `'${placeholder(key)}'`;
@@ -163,20 +156,17 @@ function hookTemplatePolicy(): PolicySpec {
   };
 }
 
-export type HookPolicyKind = 'hook-jobs' | 'hook-template';
-export const HOOK_POLICY_KINDS: readonly HookPolicyKind[] = ['hook-jobs', 'hook-template'];
+type HookPolicyKind = 'hook-jobs' | 'hook-template';
 
 /** The hook policies as shipped, with placeholders for an installation's values. */
 export function hookPolicySpecs(): Record<HookPolicyKind, PolicySpec> {
   return { 'hook-jobs': hookJobsPolicy(), 'hook-template': hookTemplatePolicy() };
 }
 
-/** The hook policies of an installation. */
-export function hookPolicies(values: Record<HookPolicyValueKey, string>): Record<HookPolicyKind, PolicySpec> {
-  return withValues(hookPolicySpecs(), values);
-}
-
-/** charts/kured-ts/files/hook-admission-policy.yaml. */
+/**
+ * The specs as the chart ships them (charts/kured-ts/files/hook-admission-policy.yaml).
+ * @public `npm run docs` (scripts/docs.mjs) writes that file with it.
+ */
 export function renderHookPolicySpecYaml(): string {
   const header = [
     '# Generated from src/admission/hook-policy.ts by `npm run docs`: do not edit.',

@@ -53,12 +53,6 @@ export interface HooksOptions {
   timeoutMs: number;
 }
 
-/** The flag that names each hook's template. */
-export const HOOK_FLAGS: Readonly<Record<HookName, string>> = {
-  'before-reboot': '--before-reboot-hook',
-  'after-reboot': '--after-reboot-hook',
-};
-
 export class Hooks {
   constructor(private readonly o: HooksOptions) {}
 

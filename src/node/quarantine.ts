@@ -13,14 +13,14 @@ import { volumeList } from '../volumes/volumes.js';
 /** The label every quarantined node carries (value QUARANTINE_VALUE): a selector for the fleet's count. */
 export const QUARANTINE_LABEL = 'kured-ts.dev/quarantined';
 /** Why it is quarantined: its drain failed (or its hold outlasted --hold-timeout). */
-export const QUARANTINE_VALUE = 'drain-failed';
+const QUARANTINE_VALUE = 'drain-failed';
 /**
  * Why it is quarantined: its need survived --max-reboots-per-need reboots. Only an operator releases
  * it (removing the label), or the need going away; --quarantine-retry does not.
  */
 export const REBOOT_LOOP_VALUE = 'reboot-loop';
 /** Why it is quarantined: a hook's Job (--before-reboot-hook, --after-reboot-hook) failed or timed out. */
-export const HOOK_FAILED_VALUE = 'hook-failed';
+const HOOK_FAILED_VALUE = 'hook-failed';
 /** Every value the agent writes on QUARANTINE_LABEL (its admission policy admits these alone). */
 export const QUARANTINE_VALUES: readonly string[] = [QUARANTINE_VALUE, REBOOT_LOOP_VALUE, HOOK_FAILED_VALUE];
 /** The record: QuarantineRecord as JSON. */

@@ -109,11 +109,7 @@ export async function readinessGaps(pass: Pass): Promise<string[]> {
 }
 
 /** Uncordon (unless someone else's cordon or the node is paused), record and taint off, labels, release. */
-export async function complete(
-  pass: Pass,
-  record: CycleRecord,
-  timedOut: string | undefined,
-): Promise<Outcome> {
+async function complete(pass: Pass, record: CycleRecord, timedOut: string | undefined): Promise<Outcome> {
   const { config, deps } = pass;
   const reason = timedOut ?? `bootID ${record.bootID} -> ${pass.node.bootID}; node ready`;
   const kind = timedOut === undefined ? 'completed' : 'timed-out';
