@@ -111,3 +111,21 @@ export function realTimeFrom(start: Date | string): Clock {
     sleep: (ms, signal) => base.sleep(ms, signal),
   };
 }
+
+/**
+ * A clock whose every sleep passes at once, moving its time on by the sleep (after a turn of the event
+ * loop, so that I/O in flight goes on): a back-off schedule runs the same on any machine, fast or
+ * loaded, under any Node version. For tests that count what a loop does within a time limit.
+ */
+export function instantClock(start: Date | string = '2026-01-05T10:00:00Z'): Clock {
+  let t = new Date(start).getTime();
+  return {
+    now: () => new Date(t),
+    monotonicMs: () => t,
+    sleep: (ms, signal) => {
+      if (signal?.aborted) return Promise.reject(abortReason(signal));
+      t += Math.max(0, ms);
+      return new Promise<void>((r) => setImmediate(r));
+    },
+  };
+}
