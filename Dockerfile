@@ -2,7 +2,7 @@
 # holds Node, the bundle (dist/cli.js, its lazily loaded chunks and a package.json saying they are ES
 # modules), nsenter (util-linux) and tzdata, and no node_modules at all.
 # NODE_IMAGE lets a test substitute a locally made base (scripts/image-test.sh).
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

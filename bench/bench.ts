@@ -236,7 +236,7 @@ async function costTable(): Promise<void> {
       ? [
           `agent RSS through a drain of 100 pods (lock, cordon, ${drain.evicted} evicted, up to its reboot command, ${drain.drainS.toFixed(1)} s)`,
           `peak ${drain.peakRssMb.toFixed(1)} MB`,
-          "<= 96 MiB (the chart's memory request; limit 192 MiB)",
+          "<= 128 MiB (the chart's memory request; limit 192 MiB)",
           'idle peak above',
         ]
       : ['agent draining 100 pods', `not measured: ${drain.note}`, '-', '-'],

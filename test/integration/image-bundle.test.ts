@@ -126,8 +126,8 @@ describe("the checks' CEL worker", () => {
 });
 
 describe('the Dockerfile', () => {
-  test('builds on an official Node 20 image, replaceable by a build argument', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+  test('builds on an official Node 24 image, replaceable by a build argument', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim$/m);
     expect(stage('build')[0]).toBe('FROM ${NODE_IMAGE} AS build');
     expect(stage('runtime')[0]).toBe('FROM ${NODE_IMAGE} AS runtime');
   });
