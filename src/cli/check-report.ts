@@ -35,6 +35,8 @@ export type CheckDecisionKind =
 
 export interface CheckReport {
   node: string;
+  /** Whose configuration the judgement used (the deployed agent's, the command line's). */
+  configuration?: string;
   items: CheckItem[];
   /** What the drain would do with each pod of the node, in its order, and why. */
   drain: DrainPlanItem[];
@@ -55,6 +57,7 @@ export function formatCheck(report: CheckReport): string[] {
   const width = Math.max(...report.items.map((i) => i.name.length));
   return [
     `node ${report.node}`,
+    ...(report.configuration === undefined ? [] : [`configuration: ${report.configuration}`]),
     ...report.items.map(
       (i) =>
         `  ${i.name.padEnd(width)}  ${VERDICT_LABEL[i.verdict].padEnd(9)}  ${i.gate === undefined ? '' : `[${i.gate}] `}${i.detail}`,

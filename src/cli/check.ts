@@ -64,6 +64,8 @@ export interface CheckOptions {
   local?: boolean;
   /** `text` (default), `json` or `yaml`. */
   output?: CheckOutput;
+  /** Whose configuration `config` is, in words (deployed-config.ts). */
+  configuration?: string;
 }
 
 /**
@@ -339,6 +341,7 @@ export async function runCheck(options: CheckOptions, io: CheckIo): Promise<numb
   let report: CheckReport;
   try {
     report = await evaluateCheck(options, io, commandSignal(io.timeoutMs));
+    if (options.configuration !== undefined) report = { ...report, configuration: options.configuration };
   } catch (e: unknown) {
     err(describeApiError(e, `check node ${options.node}`));
     return EXIT_FAILURE;

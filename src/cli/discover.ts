@@ -6,7 +6,7 @@ import type { Kube, V1DaemonSet } from '../kube/kube.js';
 import { flagDefault } from '../config/flags.js';
 
 /** The label every DaemonSet of the kured-ts chart carries. */
-const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
+export const CHART_SELECTOR = 'app.kubernetes.io/name=kured-ts';
 
 /** kured's and the agent's defaults. */
 /** The DaemonSet that carries the lock. */

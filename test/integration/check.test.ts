@@ -644,6 +644,118 @@ describe('check as registered with commander', () => {
     expect(errs).toEqual([]);
   });
 
+  describe("judges with the deployed agent's configuration", () => {
+    /** The chart's agent DaemonSet in kured-ts, with these container args and env, on nodes with `selector`. */
+    function chartAgent(
+      name: string,
+      args: string[],
+      env: { name: string; value?: string; valueFrom?: object }[] = [],
+      selector: Record<string, string> = {},
+    ): void {
+      api.create('daemonsets', {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name, namespace: 'kured-ts', labels: { 'app.kubernetes.io/name': 'kured-ts' } },
+        spec: {
+          selector: { matchLabels: { app: name } },
+          template: {
+            metadata: { labels: { app: name } },
+            spec: {
+              nodeSelector: selector,
+              containers: [
+                {
+                  name: 'agent',
+                  image: 'kured-ts',
+                  args,
+                  env,
+                  volumeMounts: [
+                    { name: 'drain-rules', mountPath: '/etc/kured-ts/drain-rules', readOnly: true },
+                  ],
+                },
+              ],
+              volumes: [{ name: 'drain-rules', configMap: { name: `${name}-drain-rules` } }],
+            },
+          },
+        },
+      } as V1DaemonSet);
+    }
+    async function check(args: string[], env: Record<string, string> = {}): Promise<number | undefined> {
+      let code: number | undefined;
+      const program = new Command().exitOverride();
+      registerCheck(program, {
+        env,
+        out: (l) => out.push(l),
+        err: (l) => errs.push(l),
+        exit: (c) => (code = c),
+        connect: () => api.kubeInMemory(),
+        clock: io.clock,
+      });
+      await program.parseAsync(['check', '--node', 'n1', ...args], { from: 'user' });
+      return code;
+    }
+    const line = (name: string): string | undefined => out.find((l) => l.trimStart().startsWith(`${name} `));
+
+    it("blocks as the deployed agent would: its window, not the laptop's all-day one, and says whose it is", async () => {
+      api.create('daemonsets', daemonSet());
+      // the clock says Monday 10:00 UTC; the deployed window is the night
+      chartAgent(
+        'kured-ts',
+        ['--start-time=22:00', '--end-time=04:00', '--ds-name=kured', '--ds-namespace=kube-system'],
+        [
+          { name: 'KURED_TIME_ZONE', value: 'UTC' },
+          { name: 'KURED_NOTIFY_URL', valueFrom: { secretKeyRef: { name: 'n', key: 'url' } } },
+        ],
+      );
+      expect(await check([])).toBe(3);
+      expect(out[1]).toBe(
+        "configuration: the deployed agent's (DaemonSet kured-ts/kured-ts: 4 flags, 1 KURED_* variables); not read: KURED_NOTIFY_URL (from a Secret)",
+      );
+      expect(line('window')).toMatch(/BLOCKS/);
+      out = [];
+      // a flag on the command line wins over the deployed one, and is named
+      expect(await check(['--start-time=00:00', '--end-time=23:59'])).toBe(0);
+      expect(out[1]).toMatch(/; from the command line: --start-time, --end-time/);
+      expect(line('window')).toMatch(/ ok /);
+    });
+
+    it("takes the agent of the node's own pool, and its drain rules from the chart's ConfigMap", async () => {
+      api.create('daemonsets', daemonSet());
+      const n1 = api.get<V1Node>('nodes', undefined, 'n1')!;
+      n1.metadata = { ...n1.metadata, labels: { pool: 'gpu' } };
+      api.update('nodes', n1);
+      api.create('pods', pod('web-1', { app: 'web' }));
+      chartAgent('kured-ts-cpu', ['--drain-pod-selector=app=none'], [], { pool: 'cpu' });
+      chartAgent('kured-ts-gpu', ['--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml'], [], {
+        pool: 'gpu',
+      });
+      api.create(
+        'configmaps' as never,
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'kured-ts-gpu-drain-rules', namespace: 'kured-ts' },
+          data: { 'drain-rules.yaml': '- namespace: default\n  drain: skip\n' },
+        } as never,
+      );
+      await check([]);
+      expect(out[1]).toMatch(
+        /^configuration: the deployed agent's \(DaemonSet kured-ts\/kured-ts-gpu: 1 flags/,
+      );
+      expect(out.find((l) => l.includes('default/web-1'))).toMatch(
+        /skip .*--drain-rules entry 1 \(namespace default\)/,
+      );
+    });
+
+    it('says so when no agent of the chart runs on the node, and judges with the command line', async () => {
+      api.create('daemonsets', daemonSet());
+      chartAgent('kured-ts', ['--start-time=22:00', '--end-time=04:00'], [], { pool: 'elsewhere' });
+      expect(await check([])).toBe(0);
+      expect(out[1]).toBe(
+        "configuration: this command line's and its KURED_* variables (no kured-ts DaemonSet runs on the node)",
+      );
+    });
+  });
+
   it('exits 2 naming the flag for a bad value, before any API call', async () => {
     let code: number | undefined;
     const program = new Command().exitOverride();

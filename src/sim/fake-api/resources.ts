@@ -20,7 +20,8 @@ export type ResourceName =
   | 'nodemaintenances'
   | 'nvidianodemaintenances'
   | 'jobs'
-  | 'cronjobs';
+  | 'cronjobs'
+  | 'configmaps';
 
 /** Any Kubernetes object as JSON (the wire types of src/kube/kube.ts fit this). */
 export interface KubeObject {
@@ -234,6 +235,15 @@ export const RESOURCES: Record<ResourceName, ResourceDef> = {
     group: 'batch',
     apiVersion: 'batch/v1',
     kind: 'CronJob',
+    fields: [],
+  },
+  // what `check` reads of the chart's drain rules (src/cli/deployed-config.ts)
+  configmaps: {
+    ...core,
+    name: 'configmaps',
+    plural: 'configmaps',
+    kind: 'ConfigMap',
+    hasStatus: false,
     fields: [],
   },
   namespaces: {
