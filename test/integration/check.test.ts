@@ -677,7 +677,7 @@ describe('check as registered with commander', () => {
             },
           },
         },
-      } as V1DaemonSet);
+      });
     }
     async function check(args: string[], env: Record<string, string> = {}): Promise<number | undefined> {
       let code: number | undefined;
@@ -728,15 +728,12 @@ describe('check as registered with commander', () => {
       chartAgent('kured-ts-gpu', ['--drain-rules=/etc/kured-ts/drain-rules/drain-rules.yaml'], [], {
         pool: 'gpu',
       });
-      api.create(
-        'configmaps' as never,
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'kured-ts-gpu-drain-rules', namespace: 'kured-ts' },
-          data: { 'drain-rules.yaml': '- namespace: default\n  drain: skip\n' },
-        } as never,
-      );
+      api.create('configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kured-ts-gpu-drain-rules', namespace: 'kured-ts' },
+        data: { 'drain-rules.yaml': '- namespace: default\n  drain: skip\n' },
+      } as never);
       await check([]);
       expect(out[1]).toMatch(
         /^configuration: the deployed agent's \(DaemonSet kured-ts\/kured-ts-gpu: 1 flags/,
