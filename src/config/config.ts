@@ -84,7 +84,7 @@ export type NodeCheckWhen = 'after-drain' | 'at-slot' | 'always';
 export interface Config {
   /** --node-id: this node's name. Required for the agent. */
   nodeId: string;
-  /** --period: sentinel check period (ticks jittered ±50%). Default 1h. */
+  /** --period: how often the agent judges its node again when nothing wakes it (ticks jittered ±50%). Default 1h. */
   periodMs: number;
   /** --reboot-sentinel: file whose existence means reboot. Default /var/run/reboot-required. */
   rebootSentinel: string;

@@ -319,7 +319,8 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     valueName: DURATION,
     default: '1h',
-    description: 'sentinel check period (each tick is jittered ±50%)',
+    description:
+      'how often the agent judges its node again when nothing wakes it (each tick jittered ±50%); the reboot sentinel itself is read every minute and wakes it at once',
     apply: set('periodMs', duration('positive')),
   }),
   kured({

@@ -26,7 +26,8 @@ export const CHART_VALUES_SCHEMA: Record<string, unknown> = {
       type: 'object',
       properties: {
         period: {
-          description: '--period: sentinel check period (Go duration: 1h30m, 90s, 500ms, 0)',
+          description:
+            '--period: how often the agent judges its node again when nothing wakes it (Go duration: 1h30m, 90s, 500ms, 0)',
           anyOf: [
             { type: 'string', pattern: '^(0|([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$' },
             { type: 'integer', const: 0 },
