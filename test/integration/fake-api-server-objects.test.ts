@@ -77,7 +77,7 @@ describe('create and get', () => {
   });
 
   it('answers 404 for a path it does not serve', async () => {
-    const status = await failure(api.core.listNamespacedConfigMap({ namespace: 'default' }));
+    const status = await failure(api.core.listNamespacedSecret({ namespace: 'default' }));
     expect(status).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 });
