@@ -454,6 +454,35 @@ describe('kured-ts check', () => {
     expect(writes()).toEqual([]);
   });
 
+  it("names the other operator taking a node out, in the coordinator's words, as the waiter's status does", async () => {
+    api.create('daemonsets', daemonSet());
+    const n2 = api.get<V1Node>('nodes', undefined, 'n2')!;
+    n2.spec = { ...n2.spec, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] };
+    api.update('nodes', n2);
+    // the coordinator's Lease as it publishes it when the other operator's node fills the budget
+    const held = {
+      gate: 'count-unavailable',
+      reason: '1 of 1 slot(s) taken by nodes out: n2: taken out by Karpenter (karpenter.sh/disrupted)',
+    };
+    api.create('leases', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: 'kured-coordinator',
+        namespace: 'kube-system',
+        annotations: {
+          'kured-ts.dev/fleet-advice': JSON.stringify({ by: 'coordinator-1', seq: 1, nodes: 2, held }),
+        },
+      },
+      spec: { holderIdentity: 'coordinator-1', leaseDurationSeconds: 30 },
+    });
+    expect(await runCheck({ node: 'n1', config: config({ concurrency: 1 }) }, io)).toBe(3);
+    expect(out.find((l) => l.trimStart().startsWith('lock '))).toMatch(
+      /n2: taken out by Karpenter \(karpenter\.sh\/disrupted\)/,
+    );
+    expect(writes()).toEqual([]);
+  });
+
   /** n1's cycle record (and label), begun on `bootID`, as its agent writes it. */
   function inCycle(bootID: string, fields: object = {}): void {
     const n = api.get<V1Node>('nodes', undefined, 'n1')!;
