@@ -9,7 +9,8 @@
 // - `hook-template` (its parameter the hook's template, a suspended CronJob, bound once per hook with
 //   an objectSelector on the hook label): the Job's pod spec is the template's as the API server
 //   stored it (defaults included: the agent copies what it reads), its pod labels the template's plus
-//   the hook's two and the Job controller's, its annotations the template's, and the Job spec's fields
+//   the hook's two and the Job controller's, its annotations and finalizers the template's, its name
+//   the template's followed by a dash, and the Job spec's fields
 //   that decide what runs and how often (parallelism, completions, retries, deadlines, who manages
 //   it, a manual selector) the template's.
 //
@@ -67,11 +68,14 @@ function hasKey(path: string, key: string): string {
   return `(has(${path}) && '${key}' in ${path})`;
 }
 
+/** `a` and `b` are both absent, or both present and equal (CEL). */
+function sameAs(a: string, b: string): string {
+  return `(has(${a}) == has(${b}) && (!has(${a}) || ${a} == ${b}))`;
+}
+
 /** Field F of the Job spec is the template's. */
 function sameAsTemplate(field: string): string {
-  const job = `object.spec.${field}`;
-  const template = `${TEMPLATE}.${field}`;
-  return `(has(${job}) == has(${template}) && (!has(${job}) || ${job} == ${template}))`;
+  return sameAs(`object.spec.${field}`, `${TEMPLATE}.${field}`);
 }
 
 /** The policy on the agent's Jobs that needs no parameter. */
@@ -143,6 +147,14 @@ function hookTemplatePolicy(): PolicySpec {
       forbid(
         `has(${POD_LABELS}) && ${POD_LABELS}.all(k, ${labelOk}) && (!has(${templateLabels}) || ${templateLabels}.all(k, k in ${POD_LABELS}))`,
         `'the pods of a kured-ts hook Job carry the labels of its template, cronjob ' + params.metadata.name + ', and the hook\\'s own, no others'`,
+      ),
+      forbid(
+        `object.metadata.name.startsWith(params.metadata.name + '-')`,
+        `'a kured-ts hook Job is named after its template, cronjob ' + params.metadata.name`,
+      ),
+      forbid(
+        sameAs('object.spec.template.metadata.finalizers', `${templatePod}.metadata.finalizers`),
+        `'the pods of a kured-ts hook Job carry the finalizers of its template, cronjob ' + params.metadata.name`,
       ),
       forbid(
         `has(${jobAnnotations}) == has(${templateAnnotations}) && (!has(${jobAnnotations}) || ${jobAnnotations} == ${templateAnnotations})`,

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
-import { HOOK_LABEL, HOOK_NODE_ENV, HOOK_NODE_LABEL } from '../../src/hooks/hook-job.js';
+import { HOOK_LABEL, HOOK_NODE_ENV, HOOK_NODE_LABEL, hookJobName } from '../../src/hooks/hook-job.js';
+import { CYCLE_ANNOTATION, parseCycle } from '../../src/node/cycle.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, parseQuarantine } from '../../src/node/quarantine.js';
@@ -239,6 +240,61 @@ describe('the before-reboot hook', () => {
     expect((await again).kind).toBe('rebooting');
     expect(jobs()).toHaveLength(1);
     expect(reboots).toBe(1);
+  }, 30_000);
+
+  it("makes its Job through the API server's 500s within --hook-timeout, and runs the hook once they pass", async () => {
+    const clock = new FakeClock(MONDAY);
+    server.injectFailure({ method: 'POST', pathIncludes: '/jobs' }, 500, 2, {
+      message: 'etcdserver: request timed out',
+    });
+    const tick = agent(clock, { beforeRebootHook: BEFORE }).tick();
+    await waitFor(
+      () => clock.pending > 0 && nodeStatus(server, 'n1')?.phase === 'held-after-drain',
+      'n1 waits for its hook',
+    );
+    expect(nodeStatus(server, 'n1')?.reason).toMatch(
+      /not made yet: not created: etcdserver: request timed out/,
+    );
+    expect(jobs()).toEqual([]);
+    // two looks fail (the 500s), the third makes the Job; the agent then sleeps until its next look
+    for (let look = 0; look < 2; look++) {
+      await clock.advance(5_000);
+      await waitFor(() => clock.pending > 0, 'n1 looks again');
+    }
+    finish(onlyJob(), 'Complete');
+    await clock.advance(5_000);
+    expect((await tick).kind).toBe('rebooting');
+    expect(reboots).toBe(1);
+  }, 30_000);
+
+  it("refuses a Job another node's token made under its Job's name: quarantined, no reboot", async () => {
+    const clock = new FakeClock(MONDAY);
+    // hold the agent's own create back while the thief, who read the cycle's start, takes the name
+    server.injectFailure({ method: 'POST', pathIncludes: '/jobs' }, 500, 1);
+    const tick = agent(clock, { beforeRebootHook: BEFORE }).tick();
+    await waitFor(
+      () => clock.pending > 0 && nodeStatus(server, 'n1')?.phase === 'held-after-drain',
+      'n1 waits for its hook',
+    );
+    const started = parseCycle(node().metadata?.annotations?.[CYCLE_ANNOTATION])?.started ?? '';
+    const squat = template(BEFORE, 'before-reboot', 'quay.io/ceph/ceph:v18') as {
+      spec: { jobTemplate: { spec: object } };
+    };
+    server.create('jobs', {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: hookJobName(BEFORE, 'n1', started),
+        namespace: NS,
+        labels: { [HOOK_LABEL]: 'before-reboot', [HOOK_NODE_LABEL]: 'n2' },
+      },
+      spec: squat.spec.jobTemplate.spec,
+    });
+    await clock.advance(5_000);
+    const outcome = await tick;
+    expect(outcome.kind).toBe('quarantined');
+    expect(outcome.reason).toMatch(/the name is taken by a Job for another node or hook/);
+    expect(reboots).toBe(0);
   }, 30_000);
 
   it('refuses to run a hook whose template is missing: the cycle ends quarantined, naming the template', async () => {

@@ -203,7 +203,7 @@ beforeAll(async () => {
   agentKube = connectKube({ kubeconfig: kubeconfigFor(agent.token) });
   // kube-apiserver loads a new policy (and its parameter) asynchronously: wait until a forged Job is refused
   for (let i = 0; ; i++) {
-    const forged = await agentsJob(BEFORE, 'before-reboot', `probe-${i}`);
+    const forged = await agentsJob(BEFORE, 'before-reboot', `${BEFORE}-probe-${i}`);
     first(forged).image = 'evil:latest';
     const answer = await send(agent, { method: 'POST', path: jobsPath(), body: forged });
     if (answer.status === 403) break;
@@ -317,6 +317,18 @@ describe('on a real kube-apiserver, a stolen agent token cannot run a pod of its
       /must be a configured hook/,
     ],
     [
+      'finalizers on its pods',
+      (j) => {
+        (j.spec.template.metadata as { finalizers?: string[] }).finalizers = ['example.com/never'];
+      },
+      /finalizers of its template/,
+    ],
+    [
+      "a name not its template's",
+      (j) => (j.metadata.name = `other-${j.metadata.name}`),
+      /named after its template/,
+    ],
+    [
       'an owner',
       (j) => (j.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: NODES[0], uid: 'u' }]),
       /no owner/,
@@ -324,7 +336,11 @@ describe('on a real kube-apiserver, a stolen agent token cannot run a pod of its
   ];
 
   it.each(forgeries)('refuses a Job with %s', async (_, forge, message) => {
-    const job = await agentsJob(BEFORE, 'before-reboot', `forged-${Math.random().toString(36).slice(2, 8)}`);
+    const job = await agentsJob(
+      BEFORE,
+      'before-reboot',
+      `${BEFORE}-forged-${Math.random().toString(36).slice(2, 8)}`,
+    );
     forge(job);
     const answer = await send(agent, { method: 'POST', path: jobsPath(), body: job });
     expect(why(answer)).toMatch(/^403 /);
@@ -332,12 +348,12 @@ describe('on a real kube-apiserver, a stolen agent token cannot run a pod of its
   });
 
   it('refuses a Job in another namespace (RBAC) and admits the Job as the agent makes it', async () => {
-    const elsewhere = await agentsJob(BEFORE, 'before-reboot', 'elsewhere');
+    const elsewhere = await agentsJob(BEFORE, 'before-reboot', `${BEFORE}-elsewhere`);
     elsewhere.metadata.namespace = 'default';
     expect(why(await send(agent, { method: 'POST', path: jobsPath('default'), body: elsewhere }))).toMatch(
       /^403 /,
     );
-    const honest = await agentsJob(AFTER, 'after-reboot', 'honest-after');
+    const honest = await agentsJob(AFTER, 'after-reboot', `${AFTER}-honest`);
     expect(why(await send(agent, { method: 'POST', path: jobsPath(), body: honest }))).toMatch(/^201/);
   });
 });
