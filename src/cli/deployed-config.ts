@@ -27,7 +27,12 @@ export interface DeployedConfig {
   files: Record<string, string>;
   /** Other DaemonSets of the chart whose pods could run on the node too. */
   others: string[];
+  /** A path in the agent's container as the host sees it (its hostPath mounts); undefined where none mounts it. */
+  onHost: (path: string) => string | undefined;
 }
+
+/** The flags whose values are paths in the agent's container, which `check --local` reads on the host. */
+export const CONTAINER_PATH_FLAGS = ['reboot-sentinel', 'host-root'];
 
 /** The agent's flags in `args`, and the arguments this flag table does not know. */
 function parseArgs(args: readonly string[]): { values: FlagValues; unknown: string[] } {
@@ -55,6 +60,22 @@ function configMapOf(ds: V1DaemonSet, path: string): { name: string; key: string
   const name = pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name;
   if (mount === undefined || name === undefined) return undefined;
   return { name, key: path.slice(dir(mount).length + 1) };
+}
+
+/** Where the host has a path of the agent's container: the hostPath volume mounted over it. */
+function hostPathOf(ds: V1DaemonSet): (path: string) => string | undefined {
+  const pod = ds.spec?.template.spec;
+  const mounts = [...(pod?.containers[0]?.volumeMounts ?? [])].sort(
+    (a, b) => b.mountPath.length - a.mountPath.length,
+  );
+  return (path) => {
+    const trim = (p: string): string => p.replace(/\/$/, '');
+    const mount = mounts.find((m) => path === trim(m.mountPath) || path.startsWith(`${trim(m.mountPath)}/`));
+    const host = pod?.volumes?.find((v) => v.name === mount?.name)?.hostPath?.path;
+    if (mount === undefined || host === undefined) return undefined;
+    const rest = path.slice(trim(mount.mountPath).length);
+    return `${trim(host)}${rest}` || '/';
+  };
 }
 
 /** The files of the agent's flags that the DaemonSet mounts from a ConfigMap, read through `kube`. */
@@ -120,18 +141,20 @@ export async function deployedConfig(
   const env = variables.env;
   const paths = (values['drain-rules'] ?? []).filter((p) => p !== '');
   const files = await mountedFiles(kube, ds, paths, signal);
-  return { from: nameOf(ds), values, env, unread, files, others: others.map(nameOf) };
+  return { from: nameOf(ds), values, env, unread, files, others: others.map(nameOf), onHost: hostPathOf(ds) };
 }
 
-/** What check judged with, in one line. */
-export function configurationWords(deployed: DeployedConfig | undefined, given: FlagValues): string {
+/**
+ * What check judged with, in one line: the deployed agent's configuration, or (`source` a reason) the
+ * command line's and why not the deployed agent's.
+ */
+export function configurationWords(source: DeployedConfig | string, given: FlagValues): string {
   const cli = Object.keys(given).map((f) => `--${f}`);
   const over = cli.length === 0 ? '' : `; from the command line: ${cli.join(', ')}`;
-  if (deployed === undefined)
-    return `this command line's and its KURED_* variables (no kured-ts DaemonSet runs on the node)${over}`;
-  const flags = Object.keys(deployed.values).length;
-  const vars = Object.keys(deployed.env).length;
-  const unread = deployed.unread.length === 0 ? '' : `; not read: ${deployed.unread.join(', ')}`;
-  const others = deployed.others.length === 0 ? '' : `; also on the node: ${deployed.others.join(', ')}`;
-  return `the deployed agent's (DaemonSet ${deployed.from}: ${flags} flags, ${vars} KURED_* variables)${over}${unread}${others}`;
+  if (typeof source === 'string') return `this command line's and its KURED_* variables (${source})${over}`;
+  const flags = Object.keys(source.values).length;
+  const vars = Object.keys(source.env).length;
+  const unread = source.unread.length === 0 ? '' : `; not read: ${source.unread.join(', ')}`;
+  const others = source.others.length === 0 ? '' : `; also on the node: ${source.others.join(', ')}`;
+  return `the deployed agent's (DaemonSet ${source.from}: ${flags} flags, ${vars} KURED_* variables)${over}${unread}${others}`;
 }

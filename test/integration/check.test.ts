@@ -1,4 +1,7 @@
 import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../src/node/cycle.js';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -770,6 +773,45 @@ describe('check as registered with commander', () => {
       expect(out.find((l) => l.includes('default/web-1'))).toMatch(
         /skip .*--drain-rules entry 1 \(namespace default\)/,
       );
+    });
+
+    it("with --local on the node, reads the deployed sentinel where the host has it (its hostPath), not at the container's path", async () => {
+      api.create('daemonsets', daemonSet());
+      const hostDir = mkdtempSync(join(tmpdir(), 'kured-ts-sentinel-'));
+      try {
+        writeFileSync(join(hostDir, 'reboot-required'), '');
+        api.create('daemonsets', {
+          apiVersion: 'apps/v1',
+          kind: 'DaemonSet',
+          metadata: {
+            name: 'kured-ts',
+            namespace: 'kured-ts',
+            labels: { 'app.kubernetes.io/name': 'kured-ts' },
+          },
+          spec: {
+            selector: { matchLabels: { app: 'kured-ts' } },
+            template: {
+              metadata: { labels: { app: 'kured-ts' } },
+              spec: {
+                containers: [
+                  {
+                    name: 'agent',
+                    image: 'kured-ts',
+                    args: ['--reboot-sentinel=/sentinel/reboot-required', '--host-root=/host'],
+                    volumeMounts: [{ name: 'sentinel', mountPath: '/sentinel', readOnly: true }],
+                  },
+                ],
+                volumes: [{ name: 'sentinel', hostPath: { path: hostDir } }],
+              },
+            },
+          },
+        });
+        await check(['--local']);
+        expect(out[1]).toMatch(/not read: --host-root=\/host \(a path in the container\)/);
+        expect(line('sentinel')).toMatch(/ ok +reboot required/);
+      } finally {
+        rmSync(hostDir, { recursive: true, force: true });
+      }
     });
 
     it('says so when no agent of the chart runs on the node, and judges with the command line', async () => {
