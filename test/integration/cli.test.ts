@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { load } from 'js-yaml';
+import { dump, load } from 'js-yaml';
 import { main, type Host } from '../../src/cli/main.js';
 import { FLAGS, shownDefault } from '../../src/config/flags.js';
 import { startFakeApiServer } from '../../src/sim/fake-api-server.js';
@@ -440,6 +440,47 @@ describe('migrate-values', () => {
       expect(lines(run.stderr)[2]).toContain(error);
     },
   );
+
+  it("ends: --image writes kured-ts's image, and a second run over its own output changes nothing", async () => {
+    const first = await cliInProcess([
+      'migrate-values',
+      'test/fixtures/kured-chart/chart-5.x-defaults.yaml',
+      '--image',
+      'registry.example.com:5000/ops/kured-ts:0.1.0',
+      '--strict',
+    ]);
+    expect(first.status).toBe(0);
+    const values = load(first.stdout) as { image: { repository: string; tag: string } };
+    expect(values.image).toMatchObject({
+      repository: 'registry.example.com:5000/ops/kured-ts',
+      tag: '0.1.0',
+    });
+    expect(first.stdout).toMatch(
+      /^# {3}image: kured-ts's image, from --image registry.example.com:5000\/ops\/kured-ts:0.1.0$/m,
+    );
+    // the user edits the output and runs the command again on it: kept as it is
+    const header = first.stdout.split('\n').filter((l) => l.startsWith('#'));
+    const changed = load(first.stdout) as { configuration: Record<string, unknown> };
+    changed.configuration.startTime = '21:00';
+    const edited = `${header.join('\n')}\n${dump(changed)}`;
+    const second = await cliInProcess(['migrate-values', '-'], {}, edited);
+    expect(second.status).toBe(0);
+    expect(load(second.stdout)).toEqual(load(edited));
+    expect(lines(second.stderr)).toEqual([
+      "- holds kured-ts chart values already (this command's output): printed as they are",
+    ]);
+  });
+
+  it.each(['', 'repo:', 'repo@sha256:abc'])('exits 2 naming --image for %j', async (image) => {
+    const run = await cliInProcess([
+      'migrate-values',
+      'test/fixtures/kured-chart/chart-5.x-defaults.yaml',
+      '--image',
+      image,
+    ]);
+    expect(run.status).toBe(2);
+    expect(lines(run.stderr)).toEqual([expect.stringContaining('for --image')]);
+  });
 
   it('refuses a YAML list on stdin: exit 2, one line', async () => {
     const run = await cliInProcess(['migrate-values', '-'], {}, '- a\n- b\n');
