@@ -27,20 +27,27 @@ export function steppedConfig(overrides: Partial<Config> = {}): Config {
   });
 }
 
+/** The simulated host: what runs first at its reboot, and whether it needs one (default: always). */
+export interface SteppedHost {
+  atReboot: () => void;
+  required?: () => boolean;
+}
+
 /** The agent of `config.nodeId`; at its reboot `atReboot` runs first (what the test records then). */
 export function steppedAgent(
   server: FakeApiServer,
   clock: FakeClock,
   config: Config,
-  atReboot: () => void,
+  host: (() => void) | SteppedHost,
 ): Agent {
+  const { atReboot, required = (): boolean => true } = typeof host === 'function' ? { atReboot: host } : host;
   const deps = createAgentDeps(config, {
     kube: server.kubeInMemory(),
     clock,
     logger: new MemoryLogger(),
     metrics: new RecordingMetrics(),
     random: () => 0.5,
-    sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
+    sentinel: { rebootRequired: () => Promise.resolve({ required: required() }) },
     rebooter: {
       reboot: () => {
         atReboot();

@@ -5,20 +5,17 @@
 // Job's status as the controller would. The rebooter records every reboot.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
-import { createAgentDeps } from '../../src/agent/create-agent.js';
 import type { Config } from '../../src/config/config.js';
 import { HOOK_LABEL, HOOK_NODE_ENV, HOOK_NODE_LABEL, hookJobName } from '../../src/hooks/hook-job.js';
 import { CYCLE_ANNOTATION, parseCycle } from '../../src/node/cycle.js';
 import type { V1Node } from '../../src/kube/kube.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, parseQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { lockHolders, nodeStatus, storedNode } from '../fakes/cluster-reads.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { RecordingMetrics } from '../fakes/fake-cluster.js';
-import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
-import { steppedConfig } from '../fakes/stepped-agent.js';
+import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
+import { steppedAgent, steppedConfig } from '../fakes/stepped-agent.js';
 import { waitFor } from '../fakes/wait-for.js';
 
 /** The agents' clock: a Monday morning, inside every window the tests' flags open, whatever day they run. */
@@ -99,26 +96,12 @@ const jobs = (): Job[] => server.list<Job>('jobs', NS);
 
 /** n1's agent with these hooks; its reboot comes back at once with a new bootID and no need. */
 function agent(clock: FakeClock, overrides: Partial<Config>): Agent {
+  const atReboot = (): void => {
+    reboots++;
+    needed = false;
+  };
   const config = steppedConfig({ hookNamespace: NS, ...overrides });
-  const deps = createAgentDeps(config, {
-    kube: server.kubeInMemory(),
-    clock,
-    logger: new MemoryLogger(),
-    metrics: new RecordingMetrics(),
-    random: () => 0.5,
-    sentinel: { rebootRequired: () => Promise.resolve({ required: needed }) },
-    rebooter: {
-      reboot: () => {
-        reboots++;
-        needed = false;
-        const n = node();
-        n.status = { ...n.status, nodeInfo: nodeInfo('boot-2') };
-        server.update('nodes', n);
-        return Promise.resolve();
-      },
-    },
-  });
-  return new Agent(config, deps);
+  return steppedAgent(server, clock, config, { atReboot, required: () => needed });
 }
 
 /** The Job's controller's word: `type` (Complete or Failed) True. */

@@ -7,12 +7,11 @@
 // and another component's ServiceAccount (which RBAC lets write the namespace's Leases) then call
 // the API with tokens bound to their pods, as the kubelet mounts them. (The policies'
 // typeChecking status is written by kube-controller-manager, which does not run here.)
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parseAllDocuments } from 'yaml';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { TURN_ANNOTATION, formatLapsedTurn, formatTurn } from '../../src/queue/turn.js';
+import { renderChart } from '../contract/chart-render.js';
 import { TestCluster, send, type Answer } from '../contract/cluster.js';
 
 const NS = 'kube-system';
@@ -40,26 +39,7 @@ let agent: { url: string; ca?: string; token: string };
 let elector: { url: string; ca?: string; token: string };
 
 function render(): Manifest[] {
-  const helm = spawnSync(process.execPath, ['scripts/ensure-helm.mjs'], { encoding: 'utf8' }).stdout.trim();
-  const out = spawnSync(
-    helm,
-    [
-      'template',
-      RELEASE,
-      'charts/kured-ts',
-      '--namespace',
-      NS,
-      '--kube-version',
-      '1.32.0',
-      '--set',
-      'configuration.drainFallback=delete',
-    ],
-    { encoding: 'utf8' },
-  );
-  if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
-  return parseAllDocuments(out.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((o): o is Manifest => o !== null);
+  return renderChart<Manifest>(RELEASE, NS, ['--set', 'configuration.drainFallback=delete']);
 }
 
 /** A token of `serviceAccount` bound to a pod of it on `node`. */

@@ -8,14 +8,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parseAllDocuments } from 'yaml';
 import { connectKube, type ClientNodeKube } from '../../src/kube/client.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { HOOK_NODE_LABEL, hookJobName, jobFromTemplate } from '../../src/hooks/hook-job.js';
 import { Hooks, type HookEnd } from '../../src/hooks/hooks.js';
 import { SystemClock } from '../../src/clock/clock.js';
+import { renderChart, tokenKubeconfig } from '../contract/chart-render.js';
 import { TestCluster, send, type Answer } from '../contract/cluster.js';
 
 const NS = 'kube-system';
@@ -84,25 +83,9 @@ let agent: { url: string; ca?: string; token: string };
 let agentKube: ClientNodeKube;
 
 function render(): Manifest[] {
-  const helm = spawnSync(process.execPath, ['scripts/ensure-helm.mjs'], { encoding: 'utf8' }).stdout.trim();
   const values = join(dir, 'values.yaml');
   writeFileSync(values, VALUES);
-  const args = [
-    'template',
-    RELEASE,
-    'charts/kured-ts',
-    '--namespace',
-    NS,
-    '--kube-version',
-    '1.32.0',
-    '-f',
-    values,
-  ];
-  const out = spawnSync(helm, args, { encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
-  return parseAllDocuments(out.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((o): o is Manifest => o !== null);
+  return renderChart<Manifest>(RELEASE, NS, ['-f', values]);
 }
 
 /** A token of the agent's ServiceAccount bound to a pod of it on `node`. */
@@ -121,19 +104,7 @@ async function tokenOnNode(node: string): Promise<string> {
 }
 
 function kubeconfigFor(token: string): string {
-  const { url, ca } = cluster.server;
-  const path = join(dir, 'agent.kubeconfig');
-  writeFileSync(
-    path,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: real, cluster: { server: "${url}", certificate-authority-data: "${Buffer.from(ca ?? '').toString('base64')}" } }]
-users: [{ name: agent, user: { token: "${token}" } }]
-contexts: [{ name: real, context: { cluster: real, user: agent } }]
-current-context: real
-`,
-  );
-  return path;
+  return tokenKubeconfig(join(dir, 'agent.kubeconfig'), cluster.server, token);
 }
 
 const jobsPath = (ns = NS): string => `/apis/batch/v1/namespaces/${ns}/jobs`;

@@ -23,6 +23,7 @@ import {
   parseProtection,
 } from '../../src/node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../../src/node/node.js';
+import { tokenKubeconfig } from '../contract/chart-render.js';
 import { TestCluster, send } from '../contract/cluster.js';
 import { waitFor } from '../fakes/wait-for.js';
 
@@ -104,19 +105,7 @@ function chartArgsOf(manifests: readonly Manifest[]): string[] {
 }
 
 function kubeconfigFor(node: string, token: string): string {
-  const { url, ca } = real().server;
-  const path = join(dir, `${node}.kubeconfig`);
-  writeFileSync(
-    path,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: real, cluster: { server: "${url}", certificate-authority-data: "${Buffer.from(ca ?? '').toString('base64')}" } }]
-users: [{ name: agent, user: { token: "${token}" } }]
-contexts: [{ name: real, context: { cluster: real, user: agent } }]
-current-context: real
-`,
-  );
-  return path;
+  return tokenKubeconfig(join(dir, `${node}.kubeconfig`), real().server, token);
 }
 
 /** The agent token's endpoint, from its kubeconfig. */
