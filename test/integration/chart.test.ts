@@ -1445,6 +1445,58 @@ function expectLeastPrivilege(rules: readonly Rule[]): void {
 }
 
 describe('RBAC', () => {
+  test.concurrent(
+    "the chart README's RBAC table says exactly what the chart grants the agent and the coordinator (with hooks)",
+    async () => {
+      const out = await helmWithValues(
+        TEMPLATE,
+        'hooks:\n  beforeReboot:\n    template:\n      spec:\n        containers: [{ name: c, image: i }]\n',
+      );
+      expect(out.status).toBe(0);
+      const objects = parseAllDocuments(out.stdout)
+        .map((d): unknown => {
+          const js: unknown = d.toJS();
+          return js;
+        })
+        .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
+      /** who → "resource (group)" → verbs, from the rendered Roles and ClusterRoles and their bindings. */
+      const rendered = new Map<string, Set<string>>();
+      for (const b of objects.filter(
+        (o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding',
+      ) as Binding[]) {
+        const who = b.subjects[0]?.name.endsWith('-coordinator') === true ? 'coordinator' : 'agent';
+        const kind = b.kind.replace('Binding', '');
+        const role = objects.find((o) => o.kind === kind && o.metadata.name === b.roleRef.name) as
+          RoleShape | undefined;
+        for (const rule of role?.rules ?? [])
+          for (const resource of rule.resources ?? []) {
+            const key = `${who} ${resource}`;
+            const verbs = rendered.get(key) ?? new Set<string>();
+            for (const v of rule.verbs) verbs.add(v);
+            rendered.set(key, verbs);
+          }
+      }
+      const readme = readFileSync(join(chart, 'README.md'), 'utf8');
+      const section = readme.slice(readme.indexOf('## RBAC'));
+      const documented = new Map<string, Set<string>>();
+      for (const line of section.split('\n').filter((l) => /^\| (agent|coordinator) /.test(l))) {
+        const [who = '', , resources = '', verbs = ''] = line
+          .split('|')
+          .slice(1)
+          .map((c) => c.trim());
+        for (const resource of resources.replace(/ \(.*\)$/, '').split(', ')) {
+          const key = `${who} ${resource}`;
+          const set = documented.get(key) ?? new Set<string>();
+          for (const v of verbs.split(', ')) set.add(v);
+          documented.set(key, set);
+        }
+      }
+      const asLists = (m: Map<string, Set<string>>): Record<string, string[]> =>
+        Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort()]).sort());
+      expect(asLists(documented)).toEqual(asLists(rendered));
+    },
+  );
+
   test('every method of the Kube seam has a permission listed in this test', () => {
     const source = readFileSync(join(root, 'src/kube/kube.ts'), 'utf8');
     const body = /export interface Kube \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? '';
