@@ -1435,6 +1435,69 @@ function granted(rules: readonly Rule[]): Map<string, Set<string>> {
 
 type RoleShape = K8sObject & { rules: Rule[] };
 
+/** The objects of a rendered chart. */
+function parseObjects(stdout: string): K8sObject[] {
+  return parseAllDocuments(stdout)
+    .map((d): unknown => {
+      const js: unknown = d.toJS();
+      return js;
+    })
+    .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
+}
+
+/** Adds `verbs` to what `who` may do with `resource` in `grants`. */
+function grant(
+  grants: Map<string, Set<string>>,
+  who: string,
+  resource: string,
+  verbs: readonly string[],
+): void {
+  const key = `${who} ${resource}`;
+  const set = grants.get(key) ?? new Set<string>();
+  for (const v of verbs) set.add(v);
+  grants.set(key, set);
+}
+
+/** "who resource" → its verbs, sorted. */
+function sortedGrants(grants: Map<string, Set<string>>): Record<string, string[]> {
+  const keys = [...grants.keys()].sort();
+  return Object.fromEntries(keys.map((k): [string, string[]] => [k, [...(grants.get(k) ?? [])].sort()]));
+}
+
+/** What the rendered Roles and ClusterRoles grant the agent and the coordinator, through their bindings. */
+function renderedGrants(objects: readonly K8sObject[]): Record<string, string[]> {
+  const grants = new Map<string, Set<string>>();
+  const bindings = objects.filter(
+    (o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding',
+  ) as Binding[];
+  for (const b of bindings) {
+    const who = b.subjects[0]?.name.endsWith('-coordinator') === true ? 'coordinator' : 'agent';
+    const kind = b.kind.replace('Binding', '');
+    const role = objects.find((o) => o.kind === kind && o.metadata.name === b.roleRef.name) as
+      RoleShape | undefined;
+    for (const rule of role?.rules ?? [])
+      for (const r of rule.resources ?? []) grant(grants, who, r, rule.verbs);
+  }
+  return sortedGrants(grants);
+}
+
+/** What the chart README's RBAC table says the agent and the coordinator may do. */
+function documentedGrants(readme: string): Record<string, string[]> {
+  const grants = new Map<string, Set<string>>();
+  const rows = readme
+    .slice(readme.indexOf('## RBAC'))
+    .split('\n')
+    .filter((l) => /^\| (agent|coordinator) /.test(l));
+  for (const row of rows) {
+    const [who = '', , resources = '', verbs = ''] = row
+      .split('|')
+      .slice(1)
+      .map((c) => c.trim());
+    for (const r of resources.replace(/ \(.*\)$/, '').split(', ')) grant(grants, who, r, verbs.split(', '));
+  }
+  return sortedGrants(grants);
+}
+
 function expectLeastPrivilege(rules: readonly Rule[]): void {
   for (const rule of rules) {
     expect(rule.verbs).not.toContain('*');
@@ -1453,47 +1516,8 @@ describe('RBAC', () => {
         'hooks:\n  beforeReboot:\n    template:\n      spec:\n        containers: [{ name: c, image: i }]\n',
       );
       expect(out.status).toBe(0);
-      const objects = parseAllDocuments(out.stdout)
-        .map((d): unknown => {
-          const js: unknown = d.toJS();
-          return js;
-        })
-        .filter((o): o is K8sObject => typeof o === 'object' && o !== null);
-      /** who → "resource (group)" → verbs, from the rendered Roles and ClusterRoles and their bindings. */
-      const rendered = new Map<string, Set<string>>();
-      for (const b of objects.filter(
-        (o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding',
-      ) as Binding[]) {
-        const who = b.subjects[0]?.name.endsWith('-coordinator') === true ? 'coordinator' : 'agent';
-        const kind = b.kind.replace('Binding', '');
-        const role = objects.find((o) => o.kind === kind && o.metadata.name === b.roleRef.name) as
-          RoleShape | undefined;
-        for (const rule of role?.rules ?? [])
-          for (const resource of rule.resources ?? []) {
-            const key = `${who} ${resource}`;
-            const verbs = rendered.get(key) ?? new Set<string>();
-            for (const v of rule.verbs) verbs.add(v);
-            rendered.set(key, verbs);
-          }
-      }
       const readme = readFileSync(join(chart, 'README.md'), 'utf8');
-      const section = readme.slice(readme.indexOf('## RBAC'));
-      const documented = new Map<string, Set<string>>();
-      for (const line of section.split('\n').filter((l) => /^\| (agent|coordinator) /.test(l))) {
-        const [who = '', , resources = '', verbs = ''] = line
-          .split('|')
-          .slice(1)
-          .map((c) => c.trim());
-        for (const resource of resources.replace(/ \(.*\)$/, '').split(', ')) {
-          const key = `${who} ${resource}`;
-          const set = documented.get(key) ?? new Set<string>();
-          for (const v of verbs.split(', ')) set.add(v);
-          documented.set(key, set);
-        }
-      }
-      const asLists = (m: Map<string, Set<string>>): Record<string, string[]> =>
-        Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort()]).sort());
-      expect(asLists(documented)).toEqual(asLists(rendered));
+      expect(documentedGrants(readme)).toEqual(renderedGrants(parseObjects(out.stdout)));
     },
   );
 
