@@ -77,7 +77,7 @@ export const QUARANTINE_KINDS: Readonly<Record<QuarantineKind, string>> = {
   'volume-detach-timeout': 'volumes still attached past --volume-detach-timeout',
   'node-check-timeout': 'a --node-check still false past --volume-detach-timeout',
   'before-reboot-hook': 'a before-reboot hook Job that failed or timed out',
-  'after-reboot-hook': 'an after-reboot hook Job that failed or timed out',
+  'after-reboot-hook': 'an after-reboot hook that failed, timed out or could not run',
   'reboot-loop': 'a need that survived --max-reboots-per-need reboots',
 };
 

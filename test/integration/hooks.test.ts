@@ -312,6 +312,30 @@ describe('the after-reboot hook', () => {
     expect(lockHolders(server)).toEqual([]);
   }, 30_000);
 
+  it('does not uncordon a node past --post-reboot-timeout without its hook: kept cordoned and quarantined, no Job', async () => {
+    const clock = new FakeClock(MONDAY);
+    const a = agent(clock, {
+      afterRebootHook: AFTER,
+      postRebootTimeoutMs: 60_000,
+      onPostRebootTimeout: 'release',
+    });
+    expect((await a.tick()).kind).toBe('rebooting');
+    const n = node();
+    n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] };
+    server.update('nodes', n);
+    expect((await a.tick()).kind).toBe('verifying');
+    await clock.advance(61_000);
+    const outcome = await a.tick();
+    expect(outcome.kind).toBe('quarantined');
+    expect(outcome.reason).toMatch(
+      /not ready 1m after the reboot: .*the after-reboot hook cannot run on a node not ready/,
+    );
+    expect(node().spec?.unschedulable).toBe(true);
+    expect(node().metadata?.labels?.[QUARANTINE_LABEL]).toBe('hook-failed');
+    expect(lockHolders(server)).toEqual([]);
+    expect(jobs()).toEqual([]);
+  }, 30_000);
+
   it('leaves a node whose hook failed cordoned and quarantined until an operator removes the label', async () => {
     const clock = new FakeClock(MONDAY);
     const { a, tick } = await rebootedAndWaiting(clock);

@@ -9,7 +9,7 @@ import { REBOOT_REQUEST_ANNOTATION } from '../../node/reboot-request.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
 import { endCycle } from './cycle-end.js';
-import { afterRebootHook } from './hook-step.js';
+import { afterRebootHook, notReadyForHook } from './hook-step.js';
 import type { Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
 import { needAfterBoot, rebootAgain } from './reboot-loop.js';
@@ -66,8 +66,8 @@ function finish(pass: Pass, record: CycleRecord, timedOut: string | undefined): 
 
 /**
  * Ready: the after-reboot hook (--after-reboot-hook), then complete; a hook that fails leaves the node
- * cordoned and quarantined (hook-step.ts). Past --post-reboot-timeout (not ready) the hook does not
- * run: the cycle ends as it did without one, and says so.
+ * cordoned and quarantined (hook-step.ts). Past --post-reboot-timeout (not ready) the hook cannot
+ * run: with one configured the node is kept out the same way, not uncordoned without it.
  */
 export async function completeAfterHook(
   pass: Pass,
@@ -75,8 +75,9 @@ export async function completeAfterHook(
   timedOut: string | undefined,
 ): Promise<Outcome> {
   if (timedOut !== undefined) {
-    const skipped = pass.deps.hooks?.has('after-reboot') === true ? '; the after-reboot hook not run' : '';
-    return complete(pass, record, `${timedOut}${skipped}`);
+    // the hook gates the uncordon: never uncordoned without it
+    if (pass.deps.hooks?.has('after-reboot') === true) return notReadyForHook(pass, record, timedOut);
+    return complete(pass, record, timedOut);
   }
   return (await afterRebootHook(pass, record)) ?? complete(pass, record, undefined);
 }

@@ -66,7 +66,20 @@ export async function afterRebootHook(pass: Pass, record: CycleRecord): Promise<
   if (end === undefined || 'done' in end) return undefined;
   // after the reboot the slot is not given up while the hook runs: 'lost' is never answered
   const why = 'lost' in end ? end.lost : end.failed;
-  const job = 'job' in end ? jobOf(pass, end) : '';
+  return keptOut(pass, record, why, 'job' in end ? jobOf(pass, end) : '');
+}
+
+/**
+ * Past --post-reboot-timeout with an after-reboot hook configured: the hook, which gates the uncordon,
+ * cannot have run on a node not ready, so the node is not uncordoned without it: kept out as when the
+ * hook fails, for an operator (who runs the hook by hand once the node is ready, then removes the label).
+ */
+export function notReadyForHook(pass: Pass, record: CycleRecord, timedOut: string): Promise<Outcome> {
+  return keptOut(pass, record, `${timedOut}; the after-reboot hook cannot run on a node not ready`, '');
+}
+
+/** Ends the cycle with the node cordoned and quarantined (after-reboot-hook) for `why`; releases the slot. */
+async function keptOut(pass: Pass, record: CycleRecord, why: string, job: string): Promise<Outcome> {
   await endCycle(pass, { ...record, cordoned: false }, (node) => {
     const q = quarantineWrite({
       since: pass.now(),
@@ -74,7 +87,7 @@ export async function afterRebootHook(pass: Pass, record: CycleRecord): Promise<
       pods: [],
       // our cordon, kept: lifted with the quarantine (when the operator removes the label)
       cordoned: record.cordoned && node.unschedulable,
-      hook: job,
+      ...(job === '' ? {} : { hook: job }),
     });
     const annotations = pass.history(node, record, 'failed');
     return {
@@ -83,7 +96,7 @@ export async function afterRebootHook(pass: Pass, record: CycleRecord): Promise<
     };
   });
   const wave = pass.deps.waves === undefined ? undefined : waveOf(pass.node.labels)?.wave;
-  if (wave !== undefined) await afterFailure(pass, wave, `after-reboot hook failed: ${why}`);
+  if (wave !== undefined) await afterFailure(pass, wave, `after the reboot: ${why}`);
   await pass.release();
   const value = quarantineValue('after-reboot-hook');
   return {
