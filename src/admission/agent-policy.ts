@@ -139,7 +139,8 @@ const UNCORDON_OURS = ((): string => {
 /** Node spec fields besides unschedulable and taints (v1.35): all unchanged. */
 const NODE_SPEC_FIELDS = ['podCIDR', 'podCIDRs', 'providerID', 'configSource', 'externalID'];
 /** The agent's ServiceAccount: only its requests are judged; kubelets, controllers, operators are not. */
-const IS_THE_AGENT: NamedExpression = {
+/** The policies judge the agent's ServiceAccount alone (the hook policies too). */
+export const IS_THE_AGENT: NamedExpression = {
   name: 'is-the-kured-ts-agent',
   expression: `request.userInfo.username == ${value('serviceAccount')}`,
 };
@@ -168,7 +169,8 @@ function lockAnnotation(obj: string): { present: string; value: string } {
   };
 }
 
-const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
+/** The node the request's token is bound to, or '' when it carries no claim. */
+export const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
 
 /** A policy judging the agent's requests of one resource, as its three policies all are. */
 function agentPolicy(

@@ -21,8 +21,8 @@
 // template cannot be written into the policy's expressions instead: the pod spec the API server
 // compares is the one it defaulted, which the chart cannot know.
 import { dump } from 'js-yaml';
-import { NODE_NAME_EXTRA } from './agent-policy.js';
-import { forbid, listed, placeholder, type NamedExpression, type PolicySpec } from './policy-parts.js';
+import { IS_THE_AGENT, NODE_CLAIM, NODE_NAME_EXTRA } from './agent-policy.js';
+import { forbid, listed, placeholder, sameAs, type PolicySpec } from './policy-parts.js';
 import { HOOK_LABEL, HOOK_NODE_LABEL } from '../hooks/hook-job.js';
 
 /** The values each installation writes into the hook policies. */
@@ -31,13 +31,6 @@ type HookPolicyValueKey = 'serviceAccount' | 'requireNodeClaim' | 'hookNamespace
 function value(key: HookPolicyValueKey): string {
   return `'${placeholder(key)}'`;
 }
-
-const IS_THE_AGENT: NamedExpression = {
-  name: 'is-the-kured-ts-agent',
-  expression: `request.userInfo.username == ${value('serviceAccount')}`,
-};
-
-const NODE_CLAIM = `has(request.userInfo.extra) && '${NODE_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${NODE_NAME_EXTRA}']) > 0 ? request.userInfo.extra['${NODE_NAME_EXTRA}'][0] : ''`;
 
 /** The labels the Job controller writes on a Job's pods (their values are the API server's own). */
 const CONTROLLER_LABELS =
@@ -66,11 +59,6 @@ const TEMPLATE = 'params.spec.jobTemplate.spec';
 /** `path` has `key`, a map-valued path guarded. */
 function hasKey(path: string, key: string): string {
   return `(has(${path}) && '${key}' in ${path})`;
-}
-
-/** `a` and `b` are both absent, or both present and equal (CEL). */
-function sameAs(a: string, b: string): string {
-  return `(has(${a}) == has(${b}) && (!has(${a}) || ${a} == ${b}))`;
 }
 
 /** Field F of the Job spec is the template's. */

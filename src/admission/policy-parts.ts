@@ -35,11 +35,14 @@ export interface PolicySpec {
   validations: Validation[];
 }
 
+/** `a` and `b` (CEL paths) are both absent, or both present and equal. */
+export function sameAs(a: string, b: string): string {
+  return `(has(${a}) == has(${b}) && (!has(${a}) || ${a} == ${b}))`;
+}
+
 /** `has(object.F) == has(oldObject.F) && (!has(object.F) || object.F == oldObject.F)`: F unchanged. */
 export function same(field: string): string {
-  const now = `object.${field}`;
-  const before = `oldObject.${field}`;
-  return `(has(${now}) == has(${before}) && (!has(${now}) || ${now} == ${before}))`;
+  return sameAs(`object.${field}`, `oldObject.${field}`);
 }
 
 /** Where value `key` goes in the shipped file: the chart replaces it with its value. */
