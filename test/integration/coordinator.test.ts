@@ -376,7 +376,8 @@ describe("other operators' nodes", () => {
     await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn');
   });
 
-  it("counts a node under a medik8s NodeMaintenance from before its operator's cordon, until the object is gone", async () => {
+  /** n4 under a medik8s NodeMaintenance, n1 waiting, and a coordinator leading that names n4 as held. */
+  async function maintainedN4(): Promise<void> {
     server.create('nodemaintenances', {
       apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
       kind: 'NodeMaintenance',
@@ -386,6 +387,10 @@ describe("other operators' nodes", () => {
     waiting('n1', '2026-01-05T09:30:00Z');
     const c = coordinator('a', undefined, undefined, { countUnavailable: true });
     await advanceUntil(() => c.leading && held().includes('n4'), 'it names the maintained node');
+  }
+
+  it("counts a node under a medik8s NodeMaintenance from before its operator's cordon, until the object is gone", async () => {
+    await maintainedN4();
     await clock.advance(60_000);
     expect(turns()).toEqual([]);
     expect(held()).toContain('n4: taken out by a medik8s NodeMaintenance');
@@ -394,15 +399,7 @@ describe("other operators' nodes", () => {
   });
 
   it('keeps counting a maintained node while the lists of NodeMaintenances fail (500), and lets go once one answers without it', async () => {
-    server.create('nodemaintenances', {
-      apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
-      kind: 'NodeMaintenance',
-      metadata: { name: 'nm-n4' },
-      spec: { nodeName: 'n4', reason: 'firmware' },
-    });
-    waiting('n1', '2026-01-05T09:30:00Z');
-    const c = coordinator('a', undefined, undefined, { countUnavailable: true });
-    await advanceUntil(() => c.leading && held().includes('n4'), 'it names the maintained node');
+    await maintainedN4();
     // the object goes, but every list of it fails: the maintenance is not taken to be over
     server.injectFailure({ method: 'GET', pathIncludes: 'nodemaintenance.medik8s.io' }, 500, 1000);
     server.delete('nodemaintenances', undefined, 'nm-n4');
