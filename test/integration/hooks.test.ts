@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import type { Config } from '../../src/config/config.js';
 import { HOOK_LABEL, HOOK_NODE_ENV, HOOK_NODE_LABEL, hookJobName } from '../../src/hooks/hook-job.js';
-import { CYCLE_ANNOTATION, parseCycle } from '../../src/node/cycle.js';
-import type { V1Node } from '../../src/kube/kube.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from '../../src/node/cycle.js';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, parseQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
@@ -223,6 +223,33 @@ describe('the before-reboot hook', () => {
     expect((await again).kind).toBe('rebooting');
     expect(jobs()).toHaveLength(1);
     expect(reboots).toBe(1);
+  }, 30_000);
+
+  it('ends the cycle before the reboot when its slot is lost while the hook runs (another node in its cycle took it): no reboot', async () => {
+    const clock = new FakeClock(MONDAY);
+    const { tick } = await tickUntilJob(agent(clock, { beforeRebootHook: BEFORE }), clock);
+    // the lock wiped by an operator meanwhile, and its slot taken by n2, in its own cycle
+    const n2 = readyNode('n2');
+    n2.metadata = { ...n2.metadata, labels: { [CYCLE_LABEL]: 'true' } };
+    n2.spec = { unschedulable: true };
+    server.create<V1Node>('nodes', n2);
+    const ds = server.get<V1DaemonSet>('daemonsets', NS, 'kured')!;
+    const entry = { nodeID: 'n2', metadata: { unschedulable: false }, created: MONDAY, TTL: 0 };
+    ds.metadata = { ...ds.metadata, annotations: { 'weave.works/kured-node-lock': JSON.stringify(entry) } };
+    server.update('daemonsets', ds);
+    let outcome: Outcome | undefined;
+    void tick.then((o) => (outcome = o));
+    for (let step = 0; step < 3 && outcome === undefined; step++) {
+      // the Job completes too late: the slot was lost first
+      if (step === 1) finish(onlyJob(), 'Complete');
+      await clock.advance(5_000);
+      await waitFor(() => outcome !== undefined || clock.pending > 0, 'n1 looks again');
+    }
+    expect(outcome?.kind).toBe('aborted');
+    expect(outcome?.reason).toMatch(/while the before-reboot hook ran/);
+    expect(reboots).toBe(0);
+    expect(node().spec?.unschedulable).toBeFalsy();
+    expect(lockHolders(server)).toEqual(['n2']);
   }, 30_000);
 
   it("makes its Job through the API server's 500s within --hook-timeout, and runs the hook once they pass", async () => {
