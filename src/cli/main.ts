@@ -163,6 +163,11 @@ export function main(invocation: Invocation, host: Host = processHost()): Promis
         "remove lock entries that hold the fleet back: kured's manual lock, entries no node is using, or named nodes'",
         async () => (await import('./unlock.js')).registerUnlock,
       ),
+      cleanup: operatorCommand(
+        host,
+        "after `helm uninstall kured-ts`: take kured-ts's labels and annotations off the nodes and the lock's DaemonSet",
+        async () => (await import('./cleanup.js')).registerCleanup,
+      ),
       check: operatorCommand(
         host,
         'dry run: the decision the agent on NODE would take now, and why (changes nothing)',

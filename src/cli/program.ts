@@ -31,6 +31,7 @@ const COMMANDS = [
   'pause',
   'resume',
   'unlock',
+  'cleanup',
   'check',
   'coordinator',
   'simulate',

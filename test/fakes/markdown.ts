@@ -11,7 +11,7 @@ export function docFiles(): string[] {
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => `docs/${name}`);
-  return ['README.md', 'CONTRIBUTING.md', ...docs];
+  return ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...docs];
 }
 
 /** A file of the repository as text; `path` from the repository root. */

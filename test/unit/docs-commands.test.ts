@@ -20,6 +20,7 @@ import { registerResume } from '../../src/cli/resume.js';
 import { registerSimulate } from '../../src/cli/simulate-command.js';
 import { registerStatus } from '../../src/cli/status-command.js';
 import { registerUnlock } from '../../src/cli/unlock.js';
+import { registerCleanup } from '../../src/cli/cleanup.js';
 import { MemoryLogger } from '../../src/log/logger.js';
 import { codeBlocks, codeSpans, docFiles, readRepoFile } from '../fakes/markdown.js';
 
@@ -49,6 +50,7 @@ const program = buildProgram(
       pause: operator(registerPause),
       resume: operator(registerResume),
       unlock: operator(registerUnlock),
+      cleanup: operator(registerCleanup),
       check: operator(registerCheck),
       coordinator: operator(registerCoordinator),
       'migrate-values': operator(registerMigrateValues),
