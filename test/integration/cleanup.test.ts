@@ -106,7 +106,7 @@ describe('kured-ts cleanup', () => {
     expect(out.at(-1)).toBe("1 node(s) cleaned, 1 carried nothing of kured-ts's");
   });
 
-  it.each([
+  it.each<{ name: string; annotations: Record<string, string>; left: Record<string, string> }>([
     {
       name: 'removes an autoscaler annotation the record says kured-ts added',
       annotations: {
