@@ -89,11 +89,12 @@ const HEADINGS: Record<NoteKind, string> = {
   lost: 'Lost: set in kured, with no effect in kured-ts (fix before installing)',
   refused: 'Left out by design (the note says what replaces it)',
   changed: 'Carried with a change',
+  proposed: 'Proposed: not set in kured, recommended here (add it yourself)',
 };
 
 function printValues(migration: Migration, file: string, out: (line: string) => void): void {
   out(`${OUTPUT_HEADER}${file} (kured-ts migrate-values).`);
-  for (const kind of ['lost', 'refused', 'changed'] as const) {
+  for (const kind of ['lost', 'refused', 'changed', 'proposed'] as const) {
     const notes = migration.notes.filter((n) => n.kind === kind);
     if (notes.length === 0) continue;
     out(`# ${HEADINGS[kind]} (${notes.length}):`);
@@ -153,7 +154,7 @@ export async function runMigrateValues(options: MigrateOptions, io: MigrateIo): 
   printValues(migration, options.file, io.out);
   const count = (kind: NoteKind): number => migration.notes.filter((n) => n.kind === kind).length;
   io.err(
-    `migrated ${migration.carried} key(s) from ${options.file}: ${count('lost')} lost, ${count('refused')} left out by design, ${count('changed')} carried with a change (notes at the top of the output)`,
+    `migrated ${migration.carried} key(s) from ${options.file}: ${count('lost')} lost, ${count('refused')} left out by design, ${count('changed')} carried with a change${count('proposed') > 0 ? `, ${count('proposed')} proposed` : ''} (notes at the top of the output)`,
   );
   if (schemaStatus(migration.values, io) !== EXIT_OK) return EXIT_FAILURE;
   const failing = migration.notes.filter(

@@ -3,7 +3,7 @@
 import { FLAGS, valuesKey as camel, type FlagSpec } from '../config/flags.js';
 
 /** How a kured key fared: lost, refused by design, or carried with a change (MigrationNote.kind). */
-export type NoteKind = 'lost' | 'refused' | 'changed';
+export type NoteKind = 'lost' | 'refused' | 'changed' | 'proposed';
 
 export type Json = Record<string, unknown>;
 

@@ -19,6 +19,7 @@ import {
 } from './kured-chart-rules.js';
 
 export { memoryBytes } from './kured-chart-rules.js';
+import { proposeAlertFilter } from './alert-filter.js';
 import { parseConfig } from '../config/parse.js';
 import { errorText } from '../text/error-text.js';
 
@@ -31,7 +32,7 @@ interface MigrationNote {
    * `lost`: what the user set has no effect in kured-ts and nothing replaces it (an unknown key, a
    * flag kured-ts lacks, a value its parser refuses); `refused`: left out by design, the note names
    * what replaces it (kured's image, PodSecurityPolicy, a flag the chart sets); `changed`: carried,
-   * with a difference worth knowing.
+   * with a difference worth knowing; `proposed`: not set in kured, a value to add (an alert filter).
    */
   kind: NoteKind;
 }
@@ -286,6 +287,20 @@ const LB_NOTE: MigrationNote = {
     "the drain starts lbDrainWait (2m) later: set it to false to keep kured's behaviour",
 };
 
+/** The alert filter to add where kured asked Prometheus without ignoring the alerts that always fire. */
+function alertFilterNote(values: Json): MigrationNote | undefined {
+  const proposal = proposeAlertFilter(isObject(values.configuration) ? values.configuration : {});
+  if (proposal === undefined) return undefined;
+  return {
+    key: 'configuration.alertFilterRegexp',
+    kind: 'proposed',
+    why:
+      `${proposal.missed.join(', ')} would hold every node (they fire by design in kube-prometheus-stack, ` +
+      `and the kured-ts chart's own alerts fire because reboots wait): add alertFilterRegexp: '${proposal.regexp}' ` +
+      '(docs/integrations.md)',
+  };
+}
+
 /** Migrates kured chart values; `lock` makes kured-ts share kured's lock (its DaemonSet). */
 export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration {
   if (!isObject(input)) {
@@ -298,7 +313,8 @@ export function migrateKuredValues(input: unknown, lock?: KuredLock): Migration 
     setPath(m.values, 'configuration.dsNamespace', lock.dsNamespace);
   }
   const taint = taintNote(input);
-  const notes = [...m.notes, ...(taint ? [taint] : []), LB_NOTE];
+  const filter = alertFilterNote(m.values);
+  const notes = [...m.notes, ...(taint ? [taint] : []), LB_NOTE, ...(filter ? [filter] : [])];
   return { values: m.values, notes, carried: m.carried };
 }
 

@@ -1,5 +1,6 @@
 // kured chart values files (test/fixtures/kured-chart: chart 2.x, 5.x defaults, a 6.x production
 // override) migrated to kured-ts chart values: what is carried, what is noted and why.
+import { proposeAlertFilter, RECOMMENDED_ALERT_FILTER } from '../../src/migrate/alert-filter.js';
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { load } from 'js-yaml';
@@ -86,6 +87,8 @@ describe('migrating kured chart values', () => {
         ['resources', 'changed'],
         ['livenessProbe', 'refused'],
         [LB_NOTE, 'changed'],
+        // kured's filter lets the kured-ts chart's own alerts hold the fleet: extended, not replaced
+        ['configuration.alertFilterRegexp', 'proposed'],
       ],
     },
     {
@@ -267,5 +270,39 @@ describe('the load balancers (issue 44)', () => {
     expect(note?.why).toMatch(
       /kept at the kured-ts default \(true\).*set it to false to keep kured's behaviour/,
     );
+  });
+});
+
+describe('the alert filter migrate-values proposes', () => {
+  const url = 'http://prometheus:9090';
+  it.each([
+    { name: 'proposes nothing without a Prometheus', configuration: {}, proposed: undefined },
+    {
+      name: 'proposes the recommended filter for a Prometheus without one',
+      configuration: { prometheusUrl: url },
+      proposed: RECOMMENDED_ALERT_FILTER,
+    },
+    {
+      name: "extends kured's own filter instead of replacing it",
+      configuration: { prometheusUrl: url, alertFilterRegexp: '^Watchdog$' },
+      proposed: `(?:^Watchdog$)|${RECOMMENDED_ALERT_FILTER}`,
+    },
+    {
+      name: 'proposes nothing where the filter already ignores the alerts that fire by design',
+      configuration: { prometheusUrl: url, alertFilterRegexp: '^(Watchdog|InfoInhibitor|Kured.*)$' },
+      proposed: undefined,
+    },
+    {
+      name: 'proposes nothing where the filter lists the alerts that count (match-only)',
+      configuration: { prometheusUrl: url, alertFilterRegexp: '^Critical.*', alertFilterMatchOnly: true },
+      proposed: undefined,
+    },
+    {
+      name: 'proposes nothing over a filter that is no regular expression (its own note says so)',
+      configuration: { prometheusUrl: url, alertFilterRegexp: '(' },
+      proposed: undefined,
+    },
+  ])('$name', ({ configuration, proposed }) => {
+    expect(proposeAlertFilter(configuration)?.regexp).toBe(proposed);
   });
 });
