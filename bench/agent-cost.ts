@@ -45,16 +45,17 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A fake API server with node-01 and the lock DaemonSet, and a kubeconfig for it in a fresh dir. */
-async function benchCluster(): Promise<{ server: FakeApiServer; dir: string; kubeconfig: string }> {
+/** A fake API server with `nodes` nodes (node-01, …) and the lock DaemonSet, and a kubeconfig for it in a fresh dir. */
+async function benchCluster(nodes = 1): Promise<{ server: FakeApiServer; dir: string; kubeconfig: string }> {
   const server = await startFakeApiServer();
   const dir = mkdtempSync(join(tmpdir(), 'kured-ts-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, server.kubeConfig().exportConfig());
-  server.create('nodes', {
-    metadata: { name: 'node-01' },
-    status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { bootID: 'boot-1' } },
-  } as never);
+  for (let i = 1; i <= nodes; i++)
+    server.create('nodes', {
+      metadata: { name: `node-${String(i).padStart(2, '0')}` },
+      status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { bootID: 'boot-1' } },
+    } as never);
   server.create('daemonsets', {
     metadata: { name: 'kured', namespace: 'kube-system' },
     spec: {
@@ -232,6 +233,51 @@ export async function measureDrainingAgent(cli: string, pods: number): Promise<D
   } finally {
     child.kill('SIGKILL');
     await Promise.race([new Promise((r) => child.once('exit', r)), sleep(3000)]);
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The coordinator as shipped (`node dist/cli.js coordinator`), leading over a fleet of `nodes` Ready
+ * nodes, none waiting: its resident memory after `settleMs` (the chart's request is set from it).
+ */
+export async function measureIdleCoordinator(
+  cli: string,
+  nodes: number,
+  settleMs: number,
+): Promise<{ ok: boolean; note: string; rssMb: number; peakRssMb: number; nodeReads: number }> {
+  const { server, dir, kubeconfig } = await benchCluster(nodes);
+  const child = spawn(process.execPath, [cli, 'coordinator', `--kubeconfig=${kubeconfig}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, POD_NAME: 'kured-ts-coordinator-0', POD_NAMESPACE: 'kube-system' },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.resume();
+  const state: { exited: number | null | undefined } = { exited: undefined };
+  child.on('exit', (code) => (state.exited = code));
+  try {
+    await sleep(settleMs);
+    const pid = child.pid;
+    if (state.exited !== undefined || pid === undefined)
+      return {
+        ok: false,
+        note: `exited with ${String(state.exited)}: ${stderr.trim().split('\n').at(-1) ?? ''}`,
+        rssMb: 0,
+        peakRssMb: 0,
+        nodeReads: 0,
+      };
+    const leases = server.requests.filter((r) => r.path.includes('/leases')).length;
+    const nodeReads = server.requests.filter((r) => r.path === '/api/v1/nodes').length;
+    if (leases === 0 || nodeReads === 0)
+      return { ok: false, note: 'it never led (no Lease or Node read)', rssMb: 0, peakRssMb: 0, nodeReads };
+    const mem = procStatus(pid);
+    return { ok: true, note: '', rssMb: mem.rss, peakRssMb: mem.hwm, nodeReads };
+  } finally {
+    child.kill('SIGTERM');
+    await Promise.race([new Promise((r) => child.once('exit', r)), sleep(3000)]);
+    if (state.exited === undefined) child.kill('SIGKILL');
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }

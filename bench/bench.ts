@@ -4,6 +4,7 @@
 import { runRollingModel } from './rolling-model.js';
 import { type SimulationResult } from '../src/sim/simulation.js';
 import { PROBE_EVERY_MS, measureDrainingAgent, measureIdleAgent } from './agent-cost.js';
+import { chartResources, coordinatorCostRows } from './coordinator-cost.js';
 import { memoryFloors } from './memory-floors.js';
 import { shortDuration } from '../src/text/duration.js';
 import { ratio, table } from './table.js';
@@ -236,11 +237,12 @@ async function costTable(): Promise<void> {
       ? [
           `agent RSS through a drain of 100 pods (lock, cordon, ${drain.evicted} evicted, up to its reboot command, ${drain.drainS.toFixed(1)} s)`,
           `peak ${drain.peakRssMb.toFixed(1)} MB`,
-          "<= 128 MiB (the chart's memory request; limit 192 MiB)",
+          `<= ${String(chartResources().requests.memory)} (the chart's memory request; limit ${String(chartResources().limits.memory)})`,
           'idle peak above',
         ]
       : ['agent draining 100 pods', `not measured: ${drain.note}`, '-', '-'],
   );
+  rows.push(...(await coordinatorCostRows(quick)));
   const idle = await sim({ nodes: 10, needsReboot: 0 }, (o) => {
     o.minDurationMs = 25 * HOUR;
     o.sampleAtMs = [HOUR, 25 * HOUR];

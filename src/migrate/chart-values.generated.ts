@@ -1182,7 +1182,7 @@ export const CHART_DEFAULT_VALUES: Record<string, unknown> = {
   coordinator: {
     enabled: true,
     replicas: 2,
-    resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+    resources: { requests: { cpu: '10m', memory: '128Mi' }, limits: { memory: '256Mi' } },
     nodeSelector: { 'kubernetes.io/os': 'linux' },
     tolerations: [
       { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' },

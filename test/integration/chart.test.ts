@@ -1148,7 +1148,7 @@ describe('the coordinator', () => {
       expect(container.volumeMounts as unknown).toBeUndefined();
       expect(pod.volumes as unknown).toBeUndefined();
       expect(container.resources).toEqual({
-        requests: { cpu: '10m', memory: '64Mi' },
+        requests: { cpu: '10m', memory: '128Mi' },
         limits: { memory: '256Mi' },
       });
     },
