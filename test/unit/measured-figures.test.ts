@@ -82,7 +82,7 @@ const results = readRepoFile('bench/RESULTS.md');
 
 /** The text of the section whose heading starts with `heading`, to the next heading of its level or above. */
 function section(heading: string): string {
-  const start = results.indexOf(`${heading}`);
+  const start = results.indexOf(heading);
   if (start < 0) throw new Error(`bench/RESULTS.md has no section ${heading}`);
   const level = /^#+/.exec(heading)?.[0].length ?? 3;
   const rest = results.slice(start + heading.length);
