@@ -295,9 +295,9 @@ function alertFilterNote(values: Json): MigrationNote | undefined {
     key: 'configuration.alertFilterRegexp',
     kind: 'proposed',
     why:
-      `${proposal.missed.join(', ')} would hold every node (they fire by design in kube-prometheus-stack, ` +
-      `and the kured-ts chart's own alerts fire because reboots wait): add alertFilterRegexp: '${proposal.regexp}' ` +
-      '(docs/integrations.md)',
+      `the Prometheus blocker counts ${proposal.missed.join(', ')}, which would hold every node ` +
+      "(Watchdog and InfoInhibitor fire by design in kube-prometheus-stack, the kured-ts chart's own KuredTs* " +
+      `alerts fire because reboots wait): add alertFilterRegexp: '${proposal.regexp}' (docs/integrations.md)`,
   };
 }
 

@@ -108,6 +108,14 @@ interface Meta {
   metadata?: { name?: string; namespace?: string; deletionTimestamp?: string };
 }
 
+/** The collection path of a rendered manifest object (`/apis/apps/v1/namespaces/x/daemonsets`). */
+function collectionOf(obj: { apiVersion: string; kind: string; metadata: { namespace?: string } }): string {
+  const group = obj.apiVersion.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
+  const plural = obj.kind.toLowerCase().replace(/y$/, 'ie') + 's';
+  const ns = obj.metadata.namespace === undefined ? '' : `/namespaces/${obj.metadata.namespace}`;
+  return `${group}${ns}/${plural}`;
+}
+
 /** A cluster for one test: our code connects through `kube()`, the test plays everyone else. */
 export class TestCluster {
   private kubelet: NodeJS.Timeout | undefined;
@@ -169,10 +177,7 @@ export class TestCluster {
     kind: string;
     metadata: { name: string; namespace?: string };
   }): Promise<void> {
-    const group = obj.apiVersion.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
-    const plural = obj.kind.toLowerCase().replace(/y$/, 'ie') + 's';
-    const ns = obj.metadata.namespace === undefined ? '' : `/namespaces/${obj.metadata.namespace}`;
-    const path = `${group}${ns}/${plural}`;
+    const path = collectionOf(obj);
     const answer = await send(this.endpoint, { method: 'POST', path, body: obj });
     if (answer.status !== 201) {
       throw new Error(
@@ -180,6 +185,20 @@ export class TestCluster {
       );
     }
     this.applied.push(`${path}/${obj.metadata.name}`);
+  }
+
+  /** Deletes an object apply() created (`helm uninstall` of one manifest), and forgets it. */
+  async remove(obj: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string };
+  }): Promise<void> {
+    const path = `${collectionOf(obj)}/${obj.metadata.name}`;
+    const answer = await send(this.endpoint, { method: 'DELETE', path });
+    if (answer.status !== 200 && answer.status !== 202 && answer.status !== 404)
+      throw new Error(`delete ${obj.kind} ${obj.metadata.name}: ${answer.status}`);
+    const at = this.applied.indexOf(path);
+    if (at >= 0) this.applied.splice(at, 1);
   }
 
   /** A ServiceAccount token bound to a pod (TokenRequest), as the kubelet mounts it into that pod. */
