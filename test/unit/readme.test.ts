@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { renderChartDefaultsYaml, renderConfigTable } from '../../src/config/flags.js';
+import { FLAGS, renderChartDefaultsYaml, renderConfigTable } from '../../src/config/flags.js';
 import { renderMigrationTable } from '../../src/migrate/kured-chart-values.js';
 import { load } from 'js-yaml';
 import { CHART_DEFAULT_VALUES, CHART_VALUES_SCHEMA } from '../../src/migrate/chart-values.generated.js';
@@ -69,6 +69,15 @@ describe('the generated documentation', () => {
       readFileSync(new URL(`../../charts/kured-ts/${name}`, import.meta.url), 'utf8');
     expect(CHART_VALUES_SCHEMA).toEqual(JSON.parse(chartFile('values.schema.json')));
     expect(CHART_DEFAULT_VALUES).toEqual(load(chartFile('values.yaml')));
+  });
+
+  it("the README names every flag that is no key under the chart's configuration", () => {
+    const keys = Object.keys((CHART_DEFAULT_VALUES as { configuration: object }).configuration);
+    const camel = (name: string): string => name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const notKeys = FLAGS.map((f) => f.name).filter((name) => !keys.includes(camel(name)));
+    expect(notKeys.sort()).toEqual(['drain-rules', 'host-root', 'kubeconfig', 'node-id']);
+    const prose = readme.replace(/\s+/g, ' ');
+    for (const name of notKeys) expect(prose).toContain(`\`--${name}\``);
   });
 
   it('the README names the quick start and the test command', () => {
