@@ -4,29 +4,16 @@
 // DaemonSet, the nodes in a cycle) shares the first answer. Everything else is passed on unchanged.
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
+import { ForwardingKube, type KubeMethod } from './forwarding-kube.js';
 import { versionOf, type Followed, type FollowedObject } from './followed.js';
 import type {
-  CollectionRef,
-  ListBounds,
-  ObjectList,
-  CoreV1Event,
-  EvictionOptions,
   JsonPatchOp,
   Kube,
   ListOptions,
-  NodePage,
   NodeRow,
-  ObjectRef,
-  PageOptions,
-  PodPage,
-  ServicePage,
   V1DaemonSet,
-  V1Deployment,
-  V1Lease,
   V1Node,
   V1Pod,
-  V1PodDisruptionBudget,
-  V1ReplicaSet,
   WatchEvent,
   WatchOptions,
 } from './kube.js';
@@ -55,8 +42,22 @@ export interface OwnSource {
  */
 const SHARED_READ_MS = 1_000;
 
+/** The resources whose shared reads each write ends (see ViewedKube.write). */
+type Written = 'nodes' | 'events' | 'daemonsets' | 'pods' | 'leases';
+const WRITES: Partial<Record<KubeMethod, Written>> = {
+  jsonPatchNode: 'nodes',
+  mergePatchNode: 'nodes',
+  evictPod: 'pods',
+  deletePod: 'pods',
+  mergePatchDaemonSet: 'daemonsets',
+  createLease: 'leases',
+  replaceLease: 'leases',
+  createEvent: 'events',
+  mergePatchEvent: 'events',
+};
+
 /** The Kube an agent works through: its own objects from OwnViews, the rest passed on. */
-export class ViewedKube implements Kube {
+export class ViewedKube extends ForwardingKube {
   /** Answers shared by repeated reads (SHARED_READ_MS), by request. */
   private readonly shared = new Map<string, { at: number; value: unknown }>();
   /** Writes sent, by the resource whose sharing they end ('*': every resource's). */
@@ -65,9 +66,17 @@ export class ViewedKube implements Kube {
   private lockAnswer: V1DaemonSet | undefined;
 
   constructor(
-    private readonly inner: Kube,
+    inner: Kube,
     private readonly views: OwnSource,
-  ) {}
+  ) {
+    super(inner);
+  }
+
+  /** A write ends the sharing of the reads it may change (see write); every other call passes on. */
+  protected override forward<T>(method: KubeMethod, work: (k: Kube) => Promise<T>): Promise<T> {
+    const resource = WRITES[method];
+    return resource === undefined ? work(this.inner) : this.write(resource, () => work(this.inner));
+  }
 
   get health(): Kube['health'] {
     return this.inner.health;
@@ -94,10 +103,7 @@ export class ViewedKube implements Kube {
    * retry). Only the Node's writes and Events leave the lock's answer shared (the end of a cycle
    * writes the Node, then gives the slot back on the answer read for it).
    */
-  private write<T>(
-    resource: 'nodes' | 'events' | 'daemonsets' | 'pods' | 'leases',
-    work: () => Promise<T>,
-  ): Promise<T> {
+  private write<T>(resource: Written, work: () => Promise<T>): Promise<T> {
     const only = resource === 'nodes' || resource === 'events';
     const counted = only ? resource : '*';
     this.writes.set(counted, (this.writes.get(counted) ?? 0) + 1);
@@ -139,7 +145,7 @@ export class ViewedKube implements Kube {
     return lock?.namespace === namespace && lock.name === name;
   }
 
-  async getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
+  override async getNode(name: string, signal?: AbortSignal): Promise<V1Node> {
     const current = this.own(name) ? await this.views.nodeSoon(signal) : undefined;
     if (current !== undefined) return structuredClone(current);
     const node = await this.inner.getNode(name, signal);
@@ -147,7 +153,7 @@ export class ViewedKube implements Kube {
     return node;
   }
 
-  listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
+  override listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
     return this.sharedRead(`nodes ${JSON.stringify(options ?? {})}`, () =>
       this.inner.listNodes(options, signal),
     );
@@ -159,33 +165,10 @@ export class ViewedKube implements Kube {
    * write of a Node between them ends the sharing, and a lock changed between them fails the
    * acquisition's guarded write, which reads afresh.
    */
-  listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+  override listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
     return this.sharedRead(`nodes rows ${JSON.stringify(options ?? {})}`, () =>
       this.inner.listNodeRows(options, signal),
     );
-  }
-
-  /** Not followed: the health checks read each object afresh. */
-  getObject(ref: ObjectRef, signal?: AbortSignal): Promise<unknown> {
-    if (this.inner.getObject === undefined)
-      return Promise.reject(new Error('this client reads no other object'));
-    return this.inner.getObject(ref, signal);
-  }
-
-  createObject(ref: CollectionRef, body: object, signal?: AbortSignal): Promise<unknown> {
-    if (this.inner.createObject === undefined)
-      return Promise.reject(new Error('this client cannot create objects'));
-    return this.inner.createObject(ref, body, signal);
-  }
-
-  listObjects(ref: CollectionRef, bounds: ListBounds, signal?: AbortSignal): Promise<ObjectList> {
-    if (this.inner.listObjects === undefined)
-      return Promise.reject(new Error('this client lists no other objects'));
-    return this.inner.listObjects(ref, bounds, signal);
-  }
-
-  listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
-    return this.inner.listNodesPage(options, signal);
   }
 
   /**
@@ -193,7 +176,7 @@ export class ViewedKube implements Kube {
    * Node as it is now when the watcher's version is another, then each change, and ends when the view
    * stops following (the watcher then watches again: through the API server while the view cannot).
    */
-  watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  override watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
     const own = options.fieldSelector === `metadata.name=${this.views.o.nodeName}`;
     const current = own ? this.views.node.current() : undefined;
     if (current === undefined || options.signal.aborted) return this.inner.watchNodes(onEvent, options);
@@ -219,18 +202,18 @@ export class ViewedKube implements Kube {
     });
   }
 
-  jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
-    return this.writtenNode(name, () => this.inner.jsonPatchNode(name, ops, signal));
+  override jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => super.jsonPatchNode(name, ops, signal));
   }
 
-  mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
-    return this.writtenNode(name, () => this.inner.mergePatchNode(name, patch, signal));
+  override mergePatchNode(name: string, patch: object, signal?: AbortSignal): Promise<V1Node> {
+    return this.writtenNode(name, () => super.mergePatchNode(name, patch, signal));
   }
 
   /** A write of a Node: the own Node's answer is noted, a failure sends the next read to the server. */
   private async writtenNode(name: string, write: () => Promise<V1Node>): Promise<V1Node> {
     try {
-      const node = await this.write('nodes', write);
+      const node = await write();
       if (this.own(name)) this.views.node.note(node);
       return node;
     } catch (err) {
@@ -240,7 +223,7 @@ export class ViewedKube implements Kube {
   }
 
   /** The own pods (every namespace, fieldSelector spec.nodeName of this node) from the view. */
-  async listPods(
+  override async listPods(
     namespace: string | undefined,
     options?: ListOptions,
     signal?: AbortSignal,
@@ -254,70 +237,11 @@ export class ViewedKube implements Kube {
     return pods ?? this.inner.listPods(namespace, options, signal);
   }
 
-  listPodsPage(namespace: string | undefined, options?: PageOptions, signal?: AbortSignal): Promise<PodPage> {
-    return this.inner.listPodsPage(namespace, options, signal);
-  }
-
-  listServicesPage(options?: PageOptions, signal?: AbortSignal): Promise<ServicePage> {
-    return this.inner.listServicesPage(options, signal);
-  }
-
-  getDeployment(namespace: string, name: string, signal?: AbortSignal): Promise<V1Deployment> {
-    return this.inner.getDeployment(namespace, name, signal);
-  }
-
-  mergePatchDeployment(
-    namespace: string,
-    name: string,
-    patch: object,
-    signal?: AbortSignal,
-  ): Promise<V1Deployment> {
-    return this.inner.mergePatchDeployment(namespace, name, patch, signal);
-  }
-
-  getReplicaSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1ReplicaSet> {
-    return this.inner.getReplicaSet(namespace, name, signal);
-  }
-
-  watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
-    return this.inner.watchPods(onEvent, options);
-  }
-
-  evictPod(namespace: string, name: string, options: EvictionOptions, signal?: AbortSignal): Promise<void> {
-    return this.write('pods', () => this.inner.evictPod(namespace, name, options, signal));
-  }
-
-  deletePod(
-    namespace: string,
-    name: string,
-    options: { uid?: string | undefined; gracePeriodSeconds?: number | undefined },
-    signal?: AbortSignal,
-  ): Promise<void> {
-    return this.write('pods', () => this.inner.deletePod(namespace, name, options, signal));
-  }
-
-  /** Changes nothing (dryRun=All): a read. */
-  dryRunEviction(
-    namespace: string,
-    name: string,
-    options: EvictionOptions,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    return this.inner.dryRunEviction(namespace, name, options, signal);
-  }
-
-  listPodDisruptionBudgets(
-    namespace: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<V1PodDisruptionBudget[]> {
-    return this.inner.listPodDisruptionBudgets(namespace, signal);
-  }
-
   /**
    * The lock's DaemonSet from its view while this agent holds a slot (OwnViews.holdLock); otherwise
    * read, a read repeated within one pass sharing the answer.
    */
-  async getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
+  override async getDaemonSet(namespace: string, name: string, signal?: AbortSignal): Promise<V1DaemonSet> {
     const lock = this.isLock(namespace, name);
     const followed = lock ? this.views.lock?.current() : undefined;
     if (followed !== undefined) return structuredClone(followed);
@@ -331,15 +255,7 @@ export class ViewedKube implements Kube {
     return ds;
   }
 
-  listDaemonSets(
-    namespace: string | undefined,
-    options?: ListOptions,
-    signal?: AbortSignal,
-  ): Promise<V1DaemonSet[]> {
-    return this.inner.listDaemonSets(namespace, options, signal);
-  }
-
-  async mergePatchDaemonSet(
+  override async mergePatchDaemonSet(
     namespace: string,
     name: string,
     patch: object,
@@ -347,9 +263,7 @@ export class ViewedKube implements Kube {
   ): Promise<V1DaemonSet> {
     const lock = this.isLock(namespace, name);
     try {
-      const ds = await this.write('daemonsets', () =>
-        this.inner.mergePatchDaemonSet(namespace, name, patch, signal),
-      );
+      const ds = await super.mergePatchDaemonSet(namespace, name, patch, signal);
       if (lock) {
         this.lockAnswer = ds;
         this.views.lock?.note(ds);
@@ -365,7 +279,7 @@ export class ViewedKube implements Kube {
    * A change of the DaemonSet ends the sharing of reads of it (a waiter woken by it reads afresh), and
    * is the last answer about the lock.
    */
-  watchDaemonSet(
+  override watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
@@ -386,31 +300,6 @@ export class ViewedKube implements Kube {
       },
       options,
     );
-  }
-
-  getLease(namespace: string, name: string, signal?: AbortSignal): Promise<V1Lease> {
-    return this.inner.getLease(namespace, name, signal);
-  }
-
-  createLease(namespace: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
-    return this.write('leases', () => this.inner.createLease(namespace, lease, signal));
-  }
-
-  replaceLease(namespace: string, name: string, lease: V1Lease, signal?: AbortSignal): Promise<V1Lease> {
-    return this.write('leases', () => this.inner.replaceLease(namespace, name, lease, signal));
-  }
-
-  createEvent(namespace: string, event: CoreV1Event, signal?: AbortSignal): Promise<CoreV1Event> {
-    return this.write('events', () => this.inner.createEvent(namespace, event, signal));
-  }
-
-  mergePatchEvent(
-    namespace: string,
-    name: string,
-    patch: object,
-    signal?: AbortSignal,
-  ): Promise<CoreV1Event> {
-    return this.write('events', () => this.inner.mergePatchEvent(namespace, name, patch, signal));
   }
 }
 

@@ -7,15 +7,8 @@
 //   tasks instead of over a streaming HTTP response: the order in which waiting agents wake up is
 //   then fixed by the seed, not by socket timing. Each watch still counts as one API request.
 // - kill() makes the agent behave like a process killed by a reboot: calls never return.
-import type {
-  Kube,
-  ListOptions,
-  V1DaemonSet,
-  V1Node,
-  V1Pod,
-  WatchEvent,
-  WatchOptions,
-} from '../kube/kube.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod, WatchEvent, WatchOptions } from '../kube/kube.js';
+import { ForwardingKube, type KubeMethod } from '../kube/forwarding-kube.js';
 import type { FeedWatchCost } from './api-cost.js';
 import type { VirtualTime } from './virtual-time.js';
 
@@ -164,15 +157,28 @@ function never<T>(): Promise<T> {
   return new Promise<T>(() => undefined);
 }
 
+/** Names the cost table counts a call under, where it is not the method's own (a page is a list). */
+const COUNTED_AS: Partial<Record<KubeMethod, string>> = {
+  listNodesPage: 'listNodes',
+  listPodsPage: 'listPods',
+};
+
 /** A Kube for one agent process; see the file comment. */
-export class TrackedKube implements Kube {
+export class TrackedKube extends ForwardingKube {
   private dead = false;
 
-  constructor(private readonly deps: TrackedKubeDeps) {}
+  constructor(private readonly deps: TrackedKubeDeps) {
+    super(deps.inner);
+  }
 
   /** From now on, like a killed process: no call returns, no watch delivers. */
   kill(): void {
     this.dead = true;
+  }
+
+  /** Every call passed on is counted, gated and timed (the watches below are the feed's). */
+  protected override forward<T>(method: KubeMethod, work: (k: Kube) => Promise<T>): Promise<T> {
+    return this.call(COUNTED_AS[method] ?? method, work);
   }
 
   private call<T>(method: string, work: (k: Kube) => Promise<T>): Promise<T> {
@@ -187,79 +193,14 @@ export class TrackedKube implements Kube {
       );
   }
 
-  getNode: Kube['getNode'] = (name, signal) => this.call('getNode', (k) => k.getNode(name, signal));
-  listNodes: Kube['listNodes'] = (options, signal) =>
-    this.call('listNodes', (k) => k.listNodes(options, signal));
-  listNodeRows: Kube['listNodeRows'] = (options, signal) =>
-    this.call('listNodeRows', (k) => k.listNodeRows(options, signal));
-  listNodesPage: Kube['listNodesPage'] = (options, signal) =>
-    this.call('listNodes', (k) => k.listNodesPage(options, signal));
-  jsonPatchNode: Kube['jsonPatchNode'] = (name, ops, signal) =>
-    this.call('jsonPatchNode', (k) => k.jsonPatchNode(name, ops, signal));
-  mergePatchNode: Kube['mergePatchNode'] = (name, patch, signal) =>
-    this.call('mergePatchNode', (k) => k.mergePatchNode(name, patch, signal));
-  listPods = (
-    namespace: string | undefined,
-    options?: ListOptions,
-    signal?: AbortSignal,
-  ): ReturnType<Kube['listPods']> => this.call('listPods', (k) => k.listPods(namespace, options, signal));
-  listPodsPage: Kube['listPodsPage'] = (namespace, options, signal) =>
-    this.call('listPods', (k) => k.listPodsPage(namespace, options, signal));
-  evictPod: Kube['evictPod'] = (namespace, name, options, signal) =>
-    this.call('evictPod', (k) => k.evictPod(namespace, name, options, signal));
-  deletePod: Kube['deletePod'] = (namespace, name, options, signal) =>
-    this.call('deletePod', (k) => k.deletePod(namespace, name, options, signal));
-  dryRunEviction: Kube['dryRunEviction'] = (namespace, name, options, signal) =>
-    this.call('dryRunEviction', (k) => k.dryRunEviction(namespace, name, options, signal));
-  listPodDisruptionBudgets: Kube['listPodDisruptionBudgets'] = (namespace, signal) =>
-    this.call('listPodDisruptionBudgets', (k) => k.listPodDisruptionBudgets(namespace, signal));
-  listServicesPage: Kube['listServicesPage'] = (options, signal) =>
-    this.call('listServicesPage', (k) => k.listServicesPage(options, signal));
-  listDaemonSets: Kube['listDaemonSets'] = (namespace, options, signal) =>
-    this.call('listDaemonSets', (k) => k.listDaemonSets(namespace, options, signal));
-  getObject: NonNullable<Kube['getObject']> = (ref, signal) =>
-    this.call('getObject', (k) =>
-      k.getObject === undefined ? Promise.reject(new Error('no getObject')) : k.getObject(ref, signal),
-    );
-  createObject: NonNullable<Kube['createObject']> = (ref, body, signal) =>
-    this.call('createObject', (k) =>
-      k.createObject === undefined
-        ? Promise.reject(new Error('no createObject'))
-        : k.createObject(ref, body, signal),
-    );
-  listObjects: NonNullable<Kube['listObjects']> = (ref, bounds, signal) =>
-    this.call('listObjects', (k) =>
-      k.listObjects === undefined
-        ? Promise.reject(new Error('no listObjects'))
-        : k.listObjects(ref, bounds, signal),
-    );
-  getDaemonSet: Kube['getDaemonSet'] = (namespace, name, signal) =>
-    this.call('getDaemonSet', (k) => k.getDaemonSet(namespace, name, signal));
-  mergePatchDaemonSet: Kube['mergePatchDaemonSet'] = (namespace, name, patch, signal) =>
-    this.call('mergePatchDaemonSet', (k) => k.mergePatchDaemonSet(namespace, name, patch, signal));
-  getDeployment: Kube['getDeployment'] = (namespace, name, signal) =>
-    this.call('getDeployment', (k) => k.getDeployment(namespace, name, signal));
-  mergePatchDeployment: Kube['mergePatchDeployment'] = (namespace, name, patch, signal) =>
-    this.call('mergePatchDeployment', (k) => k.mergePatchDeployment(namespace, name, patch, signal));
-  getReplicaSet: Kube['getReplicaSet'] = (namespace, name, signal) =>
-    this.call('getReplicaSet', (k) => k.getReplicaSet(namespace, name, signal));
-  createEvent: Kube['createEvent'] = (namespace, event, signal) =>
-    this.call('createEvent', (k) => k.createEvent(namespace, event, signal));
-  mergePatchEvent: Kube['mergePatchEvent'] = (namespace, name, patch, signal) =>
-    this.call('mergePatchEvent', (k) => k.mergePatchEvent(namespace, name, patch, signal));
-
-  getLease: Kube['getLease'] = (namespace, name, signal) =>
-    this.call('getLease', (k) => k.getLease(namespace, name, signal));
-  createLease: Kube['createLease'] = (namespace, lease, signal) =>
-    this.call('createLease', (k) => k.createLease(namespace, lease, signal));
-  replaceLease: Kube['replaceLease'] = (namespace, name, lease, signal) =>
-    this.call('replaceLease', (k) => k.replaceLease(namespace, name, lease, signal));
-
   /**
    * One node (fieldSelector metadata.name=…) or every node. Without a resourceVersion the current
    * objects come first as ADDED (one list through the gate, as the server sends them).
    */
-  async watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
+  override async watchNodes(
+    onEvent: (event: WatchEvent<V1Node>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     if (this.dead) return never();
     const name = /^metadata\.name=(.+)$/.exec(options.fieldSelector ?? '')?.[1];
     const cost = this.countWatch('nodes');
@@ -275,7 +216,10 @@ export class TrackedKube implements Kube {
    * One node's pods (fieldSelector spec.nodeName=…) or every pod. Without a resourceVersion the
    * current pods come first as ADDED (one list through the gate, as the server sends them).
    */
-  async watchPods(onEvent: (event: WatchEvent<V1Pod>) => void, options: WatchOptions): Promise<void> {
+  override async watchPods(
+    onEvent: (event: WatchEvent<V1Pod>) => void,
+    options: WatchOptions,
+  ): Promise<void> {
     if (this.dead) return never();
     const node = /^spec\.nodeName=(.*)$/.exec(options.fieldSelector ?? '')?.[1];
     const cost = this.countWatch('pods');
@@ -307,7 +251,7 @@ export class TrackedKube implements Kube {
     return rv;
   }
 
-  watchDaemonSet(
+  override watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,

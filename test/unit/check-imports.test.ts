@@ -122,6 +122,11 @@ describe('the import check', () => {
       0,
     ],
     [
+      'a decorator that extends ForwardingKube passing a watch on',
+      { 'kube/v.ts': 'class V extends ForwardingKube { w() { return super.watchNodes(() => 1); } }' },
+      0,
+    ],
+    [
       'a blocker calling a watch method itself',
       { 'blockers/b.ts': 'export const b = (k: Kube) => k.watchNodes(() => 1);' },
       1,
