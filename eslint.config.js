@@ -23,6 +23,35 @@ export default tseslint.config(
     },
   },
   {
+    // A test never depends on today's date or the wall clock (issue 57): it injects a clock
+    // (test/fakes/fake-clock.ts). Where real time is the point (a bound on how long a real-time loop
+    // takes, a deadline of a poll of a real process), the line says so:
+    // `// eslint-disable-next-line no-restricted-syntax -- real time: why`. The suites that drive real
+    // processes and servers (a real kube-apiserver, VMs, Prometheus) run on real time by nature.
+    files: ['test/**/*.ts'],
+    ignores: [
+      'test/real-api/**',
+      'test/vm/**',
+      'test/contract/**',
+      'test/fakes/real-daemon.ts',
+      'test/fakes/wait-for.ts',
+    ],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          ["NewExpression[callee.name='Date'][arguments.length=0]", 'new Date()'],
+          ["CallExpression[callee.object.name='Date'][callee.property.name='now']", 'Date.now()'],
+          ["CallExpression[callee.name='setTimeout']", 'setTimeout'],
+          ["CallExpression[callee.name='setInterval']", 'setInterval'],
+        ].map(([selector, what]) => ({
+          selector,
+          message: `${what} in a test reads the wall clock: inject a clock (test/fakes/fake-clock.ts), or mark why real time is meant (eslint-disable-next-line no-restricted-syntax -- real time: …)`,
+        })),
+      ],
+    },
+  },
+  {
     files: ['scripts/**/*.mjs'],
     languageOptions: {
       globals: { console: 'readonly', process: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' },

@@ -129,3 +129,20 @@ export function instantClock(start: Date | string = '2026-01-05T10:00:00Z'): Clo
     },
   };
 }
+
+/**
+ * Real timers, but a wall clock and monotonic time the test moves forward by hand (`offsetMs`): for
+ * real agents on the fake API server whose long waits (--settle-time, --quarantine-retry, a wave's
+ * soak) the test skips over without waiting them out.
+ */
+export class SteeredClock extends SystemClock {
+  offsetMs = 0;
+
+  override now(): Date {
+    return new Date(super.now().getTime() + this.offsetMs);
+  }
+
+  override monotonicMs(): number {
+    return super.monotonicMs() + this.offsetMs;
+  }
+}

@@ -165,6 +165,7 @@ export class FleetLockFleet {
   private host(cluster: FleetCluster, name: string, required: { value: boolean }): Rebooter {
     const { server } = cluster;
     const later = (ms: number, fn: () => void): void => {
+      // eslint-disable-next-line no-restricted-syntax -- real time: the FleetLock servers run on real time
       const timer = setTimeout(() => {
         this.timers.delete(timer);
         fn();

@@ -16,3 +16,11 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/**
+ * Lets `ms` of real time pass: for code under test that runs on the system clock (an agent's loop, a
+ * command, HTTP in flight to a fake server). A test that can inject a clock does instead.
+ */
+export function realDelay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -819,10 +819,13 @@ describe('the coordinator admission policy admits what the coordinator does', ()
     const stop = new AbortController();
     const running = c.run(stop.signal);
     const given = await new Promise<boolean>((resolve) => {
+      // eslint-disable-next-line no-restricted-syntax -- real time: the coordinator under test runs on the system clock
       const deadline = Date.now() + 20_000;
       const poll = (): void => {
         if (node('n1').metadata?.annotations?.[TURN_ANNOTATION] !== undefined) resolve(true);
+        // eslint-disable-next-line no-restricted-syntax -- real time: the coordinator under test runs on the system clock
         else if (Date.now() > deadline) resolve(false);
+        // eslint-disable-next-line no-restricted-syntax -- real time: the coordinator under test runs on the system clock
         else setTimeout(poll, 20); // polls: the coordinator runs on real time
       };
       poll();

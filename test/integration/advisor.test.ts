@@ -28,6 +28,7 @@ import { testConfig } from '../fakes/config.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, readyNode, webPod } from '../fakes/kube-objects.js';
+import { realDelay } from '../fakes/wait-for.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -122,6 +123,7 @@ function steal(turns: string[], holder = 'attacker'): void {
   else server.update('leases', lease);
   for (const name of turns) {
     const n = node(name);
+    // eslint-disable-next-line no-restricted-syntax -- real time: the coordinator under test judges turns on the system clock
     const turn = formatTurn({ since: new Date().toISOString(), by: holder });
     n.metadata = { ...n.metadata, annotations: { ...n.metadata?.annotations, [TURN_ANNOTATION]: turn } };
     server.update('nodes', n);
@@ -289,7 +291,7 @@ describe('the coordinator advises only from a view it can trust', () => {
   async function advance(ms: number, step = 1_000): Promise<void> {
     for (let t = 0; t < ms; t += step) {
       await clock.advance(step);
-      await new Promise((r) => setTimeout(r, 3));
+      await realDelay(3);
     }
   }
 

@@ -7,7 +7,6 @@ import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../sr
 import { Agent } from '../../src/agent/agent.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../src/node/cycle.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -18,6 +17,7 @@ import { PrometheusMetrics } from '../../src/metrics/prometheus-metrics.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import type { CoreV1Event } from '../../src/kube/kube.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+import { SteeredClock } from '../fakes/fake-clock.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -39,15 +39,10 @@ function config(overrides: Partial<Config> = {}): Config {
  * `gateMs` (the reboot delay under test) lasts until the test opens the gate: no assertion waits
  * on how fast the machine is.
  */
-class SteeredClock extends SystemClock {
-  offsetMs = 0;
+class GatedClock extends SteeredClock {
   gateMs = -1;
   gated = false;
   private open: (() => void) | undefined;
-
-  override now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
 
   override sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (ms !== this.gateMs) return super.sleep(ms, signal);
@@ -63,13 +58,13 @@ class SteeredClock extends SystemClock {
 let server: FakeApiServer;
 let required: boolean;
 let reboots: number;
-let clock: SteeredClock;
+let clock: GatedClock;
 
 beforeEach(async () => {
   server = await startClusterApiServer();
   required = true;
   reboots = 0;
-  clock = new SteeredClock();
+  clock = new GatedClock();
   server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', readyNode('n1'));
   server.create<V1Pod>('pods', webPod('web-1', 'n1'));

@@ -1,7 +1,7 @@
 // runAgent: the daemon as the CLI starts it, against the fake API server, stopped by its signal.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -141,7 +141,7 @@ describe('runAgent', () => {
       while (!existsSync(rebooted)) {
         statuses.push((await fetch(`http://127.0.0.1:${port}/healthz`)).status);
         // the agent runs on the system clock: probe /healthz every 100 ms of real time while it drains
-        await new Promise((r) => setTimeout(r, 100));
+        await realDelay(100);
       }
       expect(statuses.length).toBeGreaterThan(10);
       expect(statuses.filter((s) => s !== 200)).toEqual([]);

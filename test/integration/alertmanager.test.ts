@@ -89,9 +89,15 @@ async function liveOf(node: string): Promise<Silence[]> {
 
 const minutesLeft = (s: Silence, from: Date): number => (Date.parse(s.endsAt) - from.getTime()) / MINUTE;
 
+/** A test clock from the real Alertmanager's now on: it judges a silence's times on its own clock. */
+function alertmanagersNow(): FakeClock {
+  // eslint-disable-next-line no-restricted-syntax -- real time: the real Alertmanager's clock
+  return new FakeClock(new Date());
+}
+
 describe('a node silenced for its reboot cycle, in a real Alertmanager', () => {
   it('creates one silence per --silence-matcher, by kured-ts, for this node, naming the node and the cycle, for --silence-duration', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     const { keeper: k, failures } = keeper('n1', clock);
     await k.hold('2026-11-29T10:00:00.000Z');
     const live = await liveOf('n1');
@@ -112,7 +118,7 @@ describe('a node silenced for its reboot cycle, in a real Alertmanager', () => {
   });
 
   it('renews at half the lease, and a restarted agent renews the silences it finds instead of making others', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     const started = '2026-11-29T11:00:00.000Z';
     await keeper('n2', clock).keeper.hold(started);
     // 5 minutes on: 10 left, more than half: nothing written
@@ -131,7 +137,7 @@ describe('a node silenced for its reboot cycle, in a real Alertmanager', () => {
   });
 
   it('ends every silence of the node --silence-tail after its cycle ends', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     const { keeper: k } = keeper('n4', clock);
     await k.hold('2026-11-29T12:00:00.000Z');
     await clock.advance(2 * MINUTE);
@@ -142,7 +148,7 @@ describe('a node silenced for its reboot cycle, in a real Alertmanager', () => {
   });
 
   it('with Alertmanager down, says so as a warning, counts it, and goes on', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     const { keeper: k, failures, log } = keeper('n5', clock, `http://127.0.0.1:${await freePort()}`);
     await expect(k.hold('2026-11-29T13:00:00.000Z')).resolves.toBeUndefined();
     expect(failures.count).toBe(1);
@@ -154,7 +160,7 @@ describe('a node silenced for its reboot cycle, in a real Alertmanager', () => {
 
 describe('the alert blocker and our silences, in a real Prometheus and Alertmanager', () => {
   it('does not count an alert our silence for another node in its cycle covers, and counts the others and its own', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     await keeper('n1', clock).keeper.hold('2026-11-29T14:00:00.000Z');
     const api = new AlertmanagerClient({ url: alertmanager.url });
     const blockerOf = (node: string): PrometheusBlocker =>
@@ -178,7 +184,7 @@ describe('the alert blocker and our silences, in a real Prometheus and Alertmana
   });
 
   it('does not honour a silence in our name whose matchers are not our own for the node it names', async () => {
-    const clock = new FakeClock(new Date(Date.now()).toISOString());
+    const clock = alertmanagersNow();
     const api = new AlertmanagerClient({ url: alertmanager.url });
     // whoever may write silences, in our name, for node n9, but hiding every kubelet alert
     await api.save({

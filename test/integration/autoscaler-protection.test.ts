@@ -4,7 +4,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import type { V1Node, V1Pod } from '../../src/kube/kube.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -20,16 +19,9 @@ import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+import { SteeredClock } from '../fakes/fake-clock.js';
 
 const MINUTE = 60_000;
-
-/** The system clock, moved forward by hand. */
-class SteeredClock extends SystemClock {
-  offsetMs = 0;
-  override now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-}
 
 let server: FakeApiServer;
 let clock: SteeredClock;

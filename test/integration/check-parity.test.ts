@@ -10,7 +10,6 @@ import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { evaluateCheck } from '../../src/cli/check.js';
 import type { CheckDecisionKind, CheckReport } from '../../src/cli/check-report.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { healthCheck, nodeCheck } from '../../src/config/wave-values.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -31,6 +30,7 @@ import { WAVE_LABEL, WAVE_STATE_LABEL, type WaveState } from '../../src/node/wav
 import type { FleetGate } from '../../src/lock/lock.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, formatQuarantine } from '../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { realTimeFrom } from '../fakes/fake-clock.js';
 
 const NS = 'kube-system';
 const LOCK = 'weave.works/kured-node-lock';
@@ -176,7 +176,7 @@ function quarantined(name: string, pod: { pod: string; uid?: string }): void {
   label(name, { [QUARANTINE_LABEL]: 'drain-failed' });
   annotate(name, {
     [QUARANTINE_ANNOTATION]: formatQuarantine({
-      since: new Date(Date.now() - 60_000).toISOString(),
+      since: new Date(onMonday.now().getTime() - 60_000).toISOString(),
       pods: [{ ...pod, reason: 'still terminating at --drain-timeout' }],
       cordoned: false,
     }),
@@ -225,11 +225,14 @@ function requestedNow(): void {
 const CLOSED: Partial<Config> = { window: { ...testConfig().window, days: [] } };
 
 /**
- * A maintenance window open on the day after tomorrow only (UTC): closed now, and still closed when
- * a midnight passes during the test.
+ * The agent's and check's time: real timers from Monday 2026-01-05 10:00 UTC on, whatever today is
+ * (a window judged on the real date would turn with the calendar).
  */
+const onMonday = realTimeFrom('2026-01-05T10:00:00Z');
+
+/** A maintenance window open on Wednesdays only (UTC): closed on the test's Monday. */
 const LATER: Partial<Config> = {
-  window: { ...testConfig().window, timeZone: 'UTC', days: [(new Date().getUTCDay() + 2) % 7] },
+  window: { ...testConfig().window, timeZone: 'UTC', days: [3] },
 };
 
 /** An at-slot --node-check: no degraded Longhorn volume (docs/storage.md's recipe). */
@@ -280,7 +283,7 @@ function writesSince(from: number): string[] {
 async function agentPass(c: Config): Promise<Outcome> {
   const deps = createAgentDeps(c, {
     kube: new ClientNodeKube(server.kubeConfig()),
-    clock: new SystemClock(),
+    clock: onMonday,
     logger: new MemoryLogger(),
     sentinel: { rebootRequired: () => Promise.resolve({ required: true }) },
     rebooter: {
@@ -658,7 +661,7 @@ describe('kured-ts check and one pass of the agent, on the same cluster', () => 
     const io = {
       kube: new ClientNodeKube(server.kubeConfig()),
       out: () => undefined,
-      clock: new SystemClock(),
+      clock: onMonday,
     };
     const report: CheckReport = await evaluateCheck(
       { node: 'n1', config: c },

@@ -1,7 +1,7 @@
 // `kured-ts status --watch` through the real client against the fake API server: what it prints as
 // nodes and the lock change, and that it keeps watching when watches end or fail.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { WAIT_FOR_MS } from '../fakes/wait-for.js';
+import { WAIT_FOR_MS, realDelay } from '../fakes/wait-for.js';
 import { load } from 'js-yaml';
 import { watchStatus } from '../../src/cli/status-watch.js';
 import type { StatusOptions, StatusReport } from '../../src/cli/status.js';
@@ -66,10 +66,12 @@ function setPhase(name: string, phase: string): void {
 
 /** Resolves once `predicate` holds for the output, or fails after WAIT_FOR_MS with what was printed. */
 async function until(predicate: () => boolean, what: string): Promise<void> {
+  // eslint-disable-next-line no-restricted-syntax -- real time: the command under test runs on the system clock
   const deadline = Date.now() + WAIT_FOR_MS;
   while (!predicate()) {
+    // eslint-disable-next-line no-restricted-syntax -- real time: the command under test runs on the system clock
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; printed:\n${out.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 10)); // polls: the command runs on real time
+    await realDelay(10); // polls: the command runs on real time
   }
 }
 

@@ -31,6 +31,7 @@ import { NodeTurnGate, UNKNOWN_FLEET_RECHECK_MS, recheckMs } from '../../src/que
 import { STATUS_ANNOTATION, formatStatus } from '../../src/node/status.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
+import { realDelay } from '../fakes/wait-for.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 const NS = 'kube-system';
@@ -145,7 +146,7 @@ async function advanceUntil(condition: () => boolean, what: string, limitMs = 12
     if (moved > limitMs) throw new Error(`not within ${limitMs} ms of fake time: ${what}`);
     await clock.advance(100);
     moved += 100;
-    await new Promise((r) => setTimeout(r, 5));
+    await realDelay(5);
   }
   return moved;
 }
@@ -409,7 +410,7 @@ describe("other operators' nodes", () => {
     for (let i = 0; i < 6; i++) {
       expect(turns()).toEqual([]);
       await clock.advance(10_000);
-      await new Promise((r) => setTimeout(r, 2));
+      await realDelay(2);
     }
     expect(turns()).toEqual([]);
     server.clearFailures();
@@ -447,7 +448,7 @@ describe("other operators' nodes", () => {
     await advanceUntil(() => turns().includes('n1'), 'the waiter gets its turn');
     for (let i = 0; i < 60; i++) {
       await clock.advance(10_000);
-      await new Promise((r) => setTimeout(r, 2));
+      await realDelay(2);
     }
     const reads = server.requests.filter((r) => r.path.includes('nodemaintenances')).length;
     expect(reads).toBeLessThanOrEqual(4); // 2 kinds, at the start and 10 minutes later
@@ -541,6 +542,7 @@ function renewLease(): void {
   server.update('leases', {
     ...lease,
     metadata: { ...lease.metadata, annotations },
+    // eslint-disable-next-line no-restricted-syntax -- real time: the Lease is judged on the coordinator's system clock
     spec: { ...lease.spec, renewTime: new Date().toISOString() },
   });
 }
@@ -639,7 +641,7 @@ describe('waiting for a turn', () => {
     for (let t = 0; t < 40 * 60_000; t += 10_000) {
       renewLease();
       await clock.advance(10_000);
-      await new Promise((r) => setTimeout(r, 2)); // real time for the HTTP this step set off
+      await realDelay(2); // real time for the HTTP this step set off
     }
     // one read at about 5 minutes (the size unknown), then none for 5,000 s
     expect(reads() - before).toBe(1);
@@ -674,7 +676,7 @@ describe('waiting for a turn', () => {
       for (let t = 0; t < 300_000; t += 10_000) {
         renewLease();
         await clock.advance(10_000);
-        await new Promise((r) => setTimeout(r, 5)); // real time for the HTTP this step set off
+        await realDelay(5); // real time for the HTTP this step set off
       }
       expect(woke).toBe(false);
       end();

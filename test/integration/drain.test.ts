@@ -1,7 +1,7 @@
 // KubeDrainer through the real client-node against the fake API server.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
@@ -78,8 +78,10 @@ function pdb(name: string, app: string, minAvailable: number): V1PodDisruptionBu
  */
 class EarlyTimersClock extends SystemClock {
   override async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    // eslint-disable-next-line no-restricted-syntax -- real time: the drain under test runs on real timers
     const end = Date.now() + ms - 1;
     await super.sleep(ms - 3, signal);
+    // eslint-disable-next-line no-restricted-syntax -- real time: the drain under test runs on real timers
     while (Date.now() < end) await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -212,6 +214,7 @@ describe('KubeDrainer', () => {
     s.create('poddisruptionbudgets', pdb('web-pdb', 'web', 1));
     // the budget allows an eviction only later: a second replica comes up 300 ms in (real time; the
     // drain retries on the system clock)
+    // eslint-disable-next-line no-restricted-syntax -- real time: the drain under test runs on real timers
     setTimeout(() => {
       s.create('pods', pod({ name: 'web-2', node: 'n2', labels: { app: 'web' } }));
     }, 300);
@@ -308,10 +311,12 @@ describe('KubeDrainer', () => {
       if (e.resource !== 'pods' || e.type !== 'MODIFIED' || p.metadata?.deletionTimestamp === undefined)
         return;
       if (p.metadata.name === 'slow')
+        // eslint-disable-next-line no-restricted-syntax -- real time: the drain under test runs on real timers
         setTimeout(() => {
           s.delete('pods', 'default', 'slow');
         }, 300);
       if (p.metadata.name === 'db-0') {
+        // eslint-disable-next-line no-restricted-syntax -- real time: the drain under test runs on real timers
         setTimeout(() => {
           s.delete('pods', 'default', 'db-0');
           s.create('pods', pod({ name: 'db-0', owner: 'StatefulSet' }));
@@ -390,7 +395,7 @@ describe('KubeDrainer', () => {
           maxInFlight = Math.max(maxInFlight, ++inFlight);
           try {
             // each eviction stays in flight a moment of real time, so that the drainer's parallel ones overlap
-            await new Promise((r) => setTimeout(r, 20));
+            await realDelay(20);
             return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           } finally {
             inFlight--;

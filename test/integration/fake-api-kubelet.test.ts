@@ -3,7 +3,7 @@
 import { afterEach, expect, it } from '@jest/globals';
 import type { V1Node } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { readyNode } from '../fakes/kube-objects.js';
 
 let server: FakeApiServer | undefined;
@@ -30,7 +30,7 @@ it("writes each Ready node's heartbeat on its own, moving its resourceVersion, a
   // Five heartbeat intervals of real time: the heartbeats run on real timers by design (they race the
   // tests' writes as kubelets do), so no clock can be moved instead; a heartbeat after close would move
   // the resourceVersion and fail this.
-  await new Promise((r) => setTimeout(r, 100));
+  await realDelay(100);
   expect(s.get<V1Node>('nodes', undefined, 'n1')?.metadata?.resourceVersion).toBe(closedAt);
   server = undefined;
 });

@@ -53,6 +53,7 @@ describe('events', () => {
       nodeEvent('default', { involvedObject: { kind: 'Pod', name: 'p', namespace: 'web' } }),
       'involvedObject.namespace',
     ],
+    // eslint-disable-next-line no-restricted-syntax -- real time: the fake API server stamps requests and Events on the system clock
     ['an event with eventTime but no action', nodeEvent('default', { eventTime: new Date() }), 'action'],
   ])('refuses %s with 422 Invalid, as kube does', async (_name, body, field) => {
     const status = await failure(
@@ -64,6 +65,7 @@ describe('events', () => {
 
   it('accepts a Node event with eventTime in kube-system when it names its reporter and action', async () => {
     const body = nodeEvent('kube-system', {
+      // eslint-disable-next-line no-restricted-syntax -- real time: the fake API server stamps requests and Events on the system clock
       eventTime: new Date(),
       action: 'Reboot',
       reportingInstance: 'n1',
@@ -84,6 +86,7 @@ describe('test hooks', () => {
       ['GET', '/api/v1/nodes/n2', {}, 404],
     ]);
     expect(api.server.requests[0]?.contentType).toBe('application/json');
+    // eslint-disable-next-line no-restricted-syntax -- real time: the fake API server stamps requests and Events on the system clock
     expect(api.server.requests[0]?.at).toBeLessThanOrEqual(Date.now());
   });
 

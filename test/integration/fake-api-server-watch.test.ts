@@ -19,6 +19,7 @@ import {
   type FakeApiServer,
   type RecordedRequest,
 } from '../../src/sim/fake-api-server.js';
+import { realDelay } from '../fakes/wait-for.js';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -73,10 +74,12 @@ class Recorder {
 }
 
 async function until(condition: () => boolean, what: string, ms = 5000): Promise<void> {
+  // eslint-disable-next-line no-restricted-syntax -- real time: the events come over HTTP
   const deadline = Date.now() + ms;
   while (!condition()) {
+    // eslint-disable-next-line no-restricted-syntax -- real time: the events come over HTTP
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5)); // polls: the events come over HTTP
+    await realDelay(5); // polls: the events come over HTTP
   }
 }
 

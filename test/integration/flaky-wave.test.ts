@@ -89,6 +89,7 @@ async function flakyWave(seed: number): Promise<WaveRun> {
     }
     if (e.resource === 'daemonsets')
       for (const n of NODES)
+        // eslint-disable-next-line no-restricted-syntax -- real time: the agents of the wave run on the system clock
         if (readyAt.has(n) && !releasedAt.has(n) && !holders().includes(n)) releasedAt.set(n, Date.now());
   });
   const client = (): ClientNodeKube => {
@@ -109,14 +110,17 @@ async function flakyWave(seed: number): Promise<WaveRun> {
     server.update('nodes', n);
     agentRun.abort();
     // the pod starts again after the boot; the kubelet says Ready a moment later
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agents of the wave run on the system clock
     setTimeout(() => {
       if (stop.signal.aborted) return;
       start(name);
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agents of the wave run on the system clock
       setTimeout(() => {
         if (stop.signal.aborted) return;
         const up = node(name);
         up.status = { ...up.status, conditions: [{ type: 'Ready', status: 'True' }] };
         server.update('nodes', up);
+        // eslint-disable-next-line no-restricted-syntax -- real time: the agents of the wave run on the system clock
         readyAt.set(name, Date.now());
       }, 1_500);
     }, 300);
@@ -153,6 +157,7 @@ async function flakyWave(seed: number): Promise<WaveRun> {
     committed: 0.1,
     watches: true,
     random: seededRandom(seed),
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agents of the wave run on the system clock
     untilMs: Date.now() + 60_000,
   });
   for (const identity of ['coordinator-a', 'coordinator-b']) {

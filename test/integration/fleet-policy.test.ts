@@ -152,6 +152,7 @@ describe('--require-approval with kured-ts approve', () => {
 
   it('an approval older than --approval-ttl does not count, and approve names a node that does not exist', async () => {
     const run = operator();
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agents under test judge ages on the system clock
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
     await server.kubeInMemory().mergePatchNode('n1', {
       metadata: { annotations: { [APPROVAL_ANNOTATION]: JSON.stringify({ by: 'bob', at: old }) } },
@@ -187,6 +188,7 @@ describe('--require-approval with kured-ts approve', () => {
     addNode('n1');
     if (ageMin === 0) expect(await operator()(['approve', 'n1', '--by', 'alice'])).toBe(0);
     else {
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agents under test judge ages on the system clock
       const at = new Date(Date.now() + (offsetMin + ageMin) * 60_000).toISOString();
       server.update('nodes', {
         ...node(),

@@ -3,7 +3,7 @@
 // checks the invariants on every accepted write, not only at the end.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { WAIT_FOR_MS, waitFor } from '../fakes/wait-for.js';
+import { WAIT_FOR_MS, waitFor, realDelay } from '../fakes/wait-for.js';
 import {
   connect,
   createServer as createTcpServer,
@@ -193,7 +193,11 @@ function writeLock(text: string): void {
   server.update('daemonsets', ds);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** The agents' clock from the server's now on: the fake API server stamps its objects in real time. */
+function serversNow(): FakeClock {
+  // eslint-disable-next-line no-restricted-syntax -- real time: the fake API server's timestamps
+  return new FakeClock(new Date());
+}
 
 describe('a lock slot lost in the middle of a cycle', () => {
   it('keeps a node cordoned until its readiness gate passes when the lock is deleted while it is down, and lets no other node start', async () => {
@@ -243,11 +247,13 @@ describe('a lock slot lost in the middle of a cycle', () => {
       // machine makes the ticks
       const kinds = new Set<string>();
       let ticks = 0;
+      // eslint-disable-next-line no-restricted-syntax -- real time: n1's agent runs on the system clock
       const deadline = Date.now() + WAIT_FOR_MS;
+      // eslint-disable-next-line no-restricted-syntax -- real time: as above
       while ((reboots.get('n1') ?? 0) === 0 && Date.now() < deadline) {
         kinds.add((await waiter.tick()).kind);
         ticks++;
-        await sleep(100); // n1 runs in real time: pace the waiter's ticks until n1 has rebooted (a positive end)
+        await realDelay(100); // n1 runs in real time: pace the waiter's ticks until n1 has rebooted (a positive end)
       }
       expect(reboots.get('n1')).toBe(1);
       expect(kinds).toEqual(new Set(['waiting-for-lock']));
@@ -264,7 +270,7 @@ describe('a lock slot lost in the middle of a cycle', () => {
     watchInvariants(1);
     const ttl = { lockTtlMs: 400 };
     // the agents' time, from the server's now on (the fake API server stamps its objects in real time)
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const waiter = agent('n2', ttl, { clock }); // one process, watching from before the lapse
     expect((await agent('n1', ttl, { clock }).tick()).kind).toBe('rebooting');
     expect((await waiter.tick()).kind).toBe('waiting-for-lock');
@@ -622,7 +628,7 @@ describe('the node changed during --reboot-delay (the re-verify judges its phase
       server.update('nodes', n);
     };
     cordon(true); // an admin's, before the cycle: the record says the cordon is not ours
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const ticking = agent('n1', { rebootDelayMs: 60_000 }, { clock }).tick();
     await waitFor(
       () => node('n1').metadata?.labels?.[CYCLE_LABEL] !== undefined && clock.pending > 0,
@@ -640,7 +646,7 @@ describe('the node changed during --reboot-delay (the re-verify judges its phase
 
   it.each(cases)('%s', async (_name, change, expected) => {
     watchInvariants(1);
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const ticking = agent('n1', { rebootDelayMs: 60_000 }, { clock }).tick();
     // the drain done, the agent waits out the delay on its clock
     await waitFor(
@@ -696,7 +702,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
   it('holds a drained node, cordoned and with its slot, while the hold annotation stands, and reboots once it goes', async () => {
     watchInvariants(1);
     worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const run = holding(clock);
     await run.held();
     for (let look = 0; look < 3; look++) {
@@ -720,7 +726,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
 
   it('holds again when the annotation is removed and set again before the agent looks, naming its new value', async () => {
     worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const run = holding(clock);
     await run.held();
     worker(undefined);
@@ -746,7 +752,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
     async (onDrainFailure, kind) => {
       watchInvariants(1);
       worker('bios-2.1');
-      const clock = new FakeClock(new Date());
+      const clock = serversNow();
       const run = holding(clock, { onDrainFailure });
       await run.held();
       // 120 s of hold, looked at every 5, 10, 20, 30 s at most: ten moves of 30 s are more than enough
@@ -783,7 +789,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
   it("goes on counting --hold-timeout from the hold's start when the agent restarts while held", async () => {
     watchInvariants(1);
     worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     // 90 s of the 120 s held, then the agent's pod is restarted
     await heldThenRestarted(clock, 3);
     // the new agent resumes the cycle (drain again, a no-op) and is held for what is left: 30 s, not 120 s
@@ -803,7 +809,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
 
   it('counts the hold from now when the recorded start is ahead of the clock (set back since), bounded all the same', async () => {
     worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     await heldThenRestarted(clock, 0);
     // the record says the hold began an hour from now: as if the clock had been set back an hour
     const n = node('n1');
@@ -828,7 +834,7 @@ describe('the hold after the drain (--hold-after-drain-annotation, before --rebo
   it('passes a node quarantined by its hold over while the annotation stands, and takes it again once it goes', async () => {
     watchInvariants(1);
     worker('bios-2.1');
-    const clock = new FakeClock(new Date());
+    const clock = serversNow();
     const run = holding(clock, { onDrainFailure: 'quarantine' });
     await run.held();
     for (let move = 0; move < 10 && !run.settled(); move++) await run.next();
@@ -910,7 +916,7 @@ describe("an admin's cordon made during our cycle", () => {
 });
 
 /** A lock entry as kured or a forger writes it, created now. */
-function entry(nodeID: string, created = new Date().toISOString()): object {
+function entry(nodeID: string, created = serversNow().now().toISOString()): object {
   return { nodeID, metadata: { unschedulable: false }, created, TTL: 0 };
 }
 

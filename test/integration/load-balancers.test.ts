@@ -59,7 +59,9 @@ beforeEach(async () => {
   server.create<V1Pod>('pods', webPod('web-1', 'n1'));
   stopWatching = server.onWrite((e) => {
     if (e.resource === 'nodes' && labelledAt === undefined && labels()[LB] !== undefined)
+      // eslint-disable-next-line no-restricted-syntax -- real time: the --lb-drain-wait under test passes on the system clock
       labelledAt = Date.now();
+    // eslint-disable-next-line no-restricted-syntax -- real time: the --lb-drain-wait under test passes on the system clock
     if (e.resource === 'pods' && e.type === 'DELETED') firstEvictionAt ??= Date.now();
   });
 });
@@ -186,6 +188,7 @@ describe('out of the load balancers before the drain', () => {
     const stop = server.onWrite((e) => {
       const reason = (e.resource === 'nodes' && annotations()['kured-ts.dev/status']) || '';
       if (reason.includes('out of the load balancers')) {
+        // eslint-disable-next-line no-restricted-syntax -- real time: the --lb-drain-wait under test passes on the system clock
         setTimeout(() => {
           killed.abort();
         }, 300);

@@ -2,7 +2,7 @@
 // the fake API server served. Holders' writes go straight into the server (no HTTP), so every request
 // counted here is a waiter's.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { countedKube, seenBy as seenByWaiters, type KubeCounts } from '../fakes/counted-kube.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
@@ -261,7 +261,7 @@ describe('every agent takes the lock once (real time, random spread)', () => {
             if (r.acquired) {
               acquiredBy.add(`n${10 + i}`);
               // the holder keeps its slot a moment of real time, so that others find it taken (not a wait)
-              await new Promise((res) => setTimeout(res, 20));
+              await realDelay(20);
               await l.release();
               return;
             }

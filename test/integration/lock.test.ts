@@ -1,7 +1,7 @@
 // DaemonSetLock through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { countedKube, seenBy, type KubeCounts } from '../fakes/counted-kube.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { SystemClock, type Clock } from '../../src/clock/clock.js';
@@ -505,7 +505,7 @@ describe('20 contenders for 2 slots', () => {
             if (r.acquired) {
               acquiredBy.add(`n${i}`);
               // the holder keeps its slot a moment of real time, so that others find it taken
-              await new Promise((res) => setTimeout(res, 5));
+              await realDelay(5);
               await l.release();
               return;
             }

@@ -23,6 +23,8 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { FakeNode, newNodeRecord } from '../fakes/fake-node.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../fakes/kube-objects.js';
+import { realDelay } from '../fakes/wait-for.js';
+import { SteeredClock } from '../fakes/fake-clock.js';
 
 const servers: Server[] = [];
 
@@ -142,7 +144,7 @@ describe.each(SERVICES)('told to $name', (service) => {
     );
     const blocked: Outcome = { kind: 'blocked', reason: 'alert HighLoad firing', blocker: 'prometheus' };
     await reporter.report({ kind: 'pending', reason: 'reboot required' }, undefined);
-    await new Promise((r) => setTimeout(r, 5));
+    await realDelay(5);
     await reporter.report(blocked, undefined);
     await reporter.report({ ...blocked, reason: 'alert HighLoad still firing' }, undefined);
     const texts = srv.received.map((r) => service.text(r.body) ?? '');
@@ -160,15 +162,7 @@ describe('through the agent, against the fake API server', () => {
       const srv = await recorder();
       server.create('daemonsets', kuredDaemonSet());
       server.create<V1Node>('nodes', readyNode('n1'));
-      let offset = 0;
-      const clock = new (class extends SystemClock {
-        override now(): Date {
-          return new Date(Date.now() + offset);
-        }
-        override monotonicMs(): number {
-          return performance.now() + offset;
-        }
-      })();
+      const clock = new SteeredClock();
       let required = true;
       const config = testConfig({
         coordinator: false,
@@ -203,7 +197,7 @@ describe('through the agent, against the fake API server', () => {
       );
       expect((await agent.tick()).kind).toBe('rebooting');
       expect((await agent.tick()).kind).toBe('verifying');
-      offset = 2 * 60_000;
+      clock.offsetMs = 2 * 60_000;
       expect((await agent.tick()).kind).toBe('holding');
       expect((await agent.tick()).kind).toBe('holding');
       const sent = srv.received.map((r) => r.body as { event: string; node: string; message: string });

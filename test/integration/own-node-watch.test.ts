@@ -4,7 +4,7 @@
 // and when a watch breaks (closed mid-wait, answered 403, gone silent) every wait still ends by its
 // deadline, polling as before.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
 import { runAgent } from '../../src/agent/run.js';
@@ -146,7 +146,7 @@ describe('the drain, following its pods', () => {
   it('learns that every evicted pod is gone from the watch: one list of its pods for the whole drain', async () => {
     const draining = drainer(views(), 60_000).drain(stop.signal);
     await waitFor(() => pod('web-a')?.metadata?.deletionTimestamp !== undefined, 'web-a was evicted');
-    await new Promise((r) => setTimeout(r, 2_500)); // a poll every second would list twice meanwhile
+    await realDelay(2_500); // a poll every second would list twice meanwhile
     for (const name of ['web-a', 'web-b']) server.delete('pods', 'default', name);
     const result = await draining;
     expect(result.ok).toBe(true);
@@ -163,7 +163,7 @@ describe('the drain, following its pods', () => {
     const draining = drainer(views(how), 60_000).drain(stop.signal);
     await waitFor(() => pod('web-b')?.metadata?.deletionTimestamp !== undefined, 'web-b was evicted');
     if (how === 'closed mid-wait') server.endWatches();
-    await new Promise((r) => setTimeout(r, 2_000));
+    await realDelay(2_000);
     for (const name of ['web-a', 'web-b']) server.delete('pods', 'default', name);
     const result = await draining;
     expect(result.ok).toBe(true);
@@ -177,6 +177,7 @@ describe('the drain, following its pods', () => {
     ['its watch goes silent', 'silent'],
   ])('ends at --drain-timeout when a pod never goes and %s', async (_name, how) => {
     breakWatches(how, '/api/v1/pods');
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
     const started = Date.now();
     const draining = drainer(views(how), 4_000).drain(stop.signal);
     await waitFor(() => pod('web-b')?.metadata?.deletionTimestamp !== undefined, 'web-b was evicted');
@@ -187,6 +188,7 @@ describe('the drain, following its pods', () => {
     expect(result.pending).toEqual([
       expect.objectContaining({ pod: 'default/web-b', reason: 'still terminating at --drain-timeout' }),
     ]);
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
     expect(Date.now() - started).toBeLessThan(4_000 + 2_500);
   });
 });
@@ -226,6 +228,7 @@ describe('the readiness wait after the reboot, following its Node', () => {
     const entry = {
       nodeID: 'n1',
       metadata: { unschedulable: false, bootID: 'boot-1' },
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       created: new Date().toISOString(),
       TTL: 0,
     };
@@ -271,7 +274,7 @@ describe('the readiness wait after the reboot, following its Node', () => {
     agentAfterBoot('none');
     await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
     const before = nodeGets();
-    await new Promise((r) => setTimeout(r, 3_000)); // a poll every 2 s would GET the node meanwhile
+    await realDelay(3_000); // a poll every 2 s would GET the node meanwhile
     expect(nodeGets()).toBe(before);
     setReady();
     await waitFor(
@@ -292,14 +295,16 @@ describe('the readiness wait after the reboot, following its Node', () => {
     agentAfterBoot(how);
     await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
     breakOpenWatches(how, 'nodes');
-    await new Promise((r) => setTimeout(r, 2_000));
+    await realDelay(2_000);
     setReady();
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
     const ready = Date.now();
     await waitFor(
       () => phase() === 'completed' && released(),
       'the cycle completed and the slot was released',
     );
     // within the poll it falls back to (VERIFY_POLL_MS, jittered up to 1.5 times), with room for the machine
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
     expect(Date.now() - ready).toBeLessThan(6_000);
   });
 
@@ -312,14 +317,17 @@ describe('the readiness wait after the reboot, following its Node', () => {
     'keeps --post-reboot-timeout when the node never gets Ready and %s',
     async (_name, how) => {
       breakWatches(how, '/api/v1/nodes');
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       const started = Date.now();
       agentAfterBoot(how, { postRebootTimeoutMs: 4_000 });
       await waitFor(() => phase() === 'verifying', 'the agent waits for readiness');
       breakOpenWatches(how, 'nodes');
       await waitFor(() => released(), 'the slot was released at the timeout');
       expect(phase()).toBe('failed');
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
       // the watched wait looks at least every VERIFY_WATCHED_MS; a broken watch polls every 2-3 s
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       expect(Date.now() - started).toBeLessThan(how === 'none' ? 4_000 + 46_000 : 4_000 + 6_000);
     },
     60_000,
@@ -369,8 +377,9 @@ describe('the readiness wait after the reboot, following its Node', () => {
           ),
         'the agent read its Node',
       );
-      await new Promise((r) => setTimeout(r, 2_000));
+      await realDelay(2_000);
       setReady();
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       const ready = Date.now();
       await waitFor(
         () => phase() === 'completed' && released(),
@@ -379,6 +388,7 @@ describe('the readiness wait after the reboot, following its Node', () => {
       );
       server.chaos(undefined);
       // at the Node's change (its view follows it), or at the next poll while the view does not
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       expect(Date.now() - ready).toBeLessThan(10_000);
     },
     60_000,
@@ -398,6 +408,7 @@ describe('the wait for a slot, following the lock', () => {
       annotations[LOCK] = JSON.stringify({
         nodeID: holder,
         metadata: { unschedulable: false },
+        // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
         created: new Date().toISOString(),
         TTL: 0,
       });
@@ -423,8 +434,9 @@ describe('the wait for a slot, following the lock', () => {
       await waitFor(waiting, 'the agent waits for the slot', 15_000);
       breakWatches(how, '/apis/apps/v1/namespaces/kube-system/daemonsets');
       breakOpenWatches(how, 'daemonsets');
-      await new Promise((r) => setTimeout(r, 500));
+      await realDelay(500);
       holdLock(undefined);
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       const freed = Date.now();
       await waitFor(
         () => server.get<V1Node>('nodes', undefined, 'n1')?.spec?.unschedulable === true,
@@ -432,6 +444,7 @@ describe('the wait for a slot, following the lock', () => {
         30_000,
       );
       // woken by the watch, or within the staleness bound the test sets (1.5 s) and the back-off after it
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
       expect(Date.now() - freed).toBeLessThan(how === 'none' ? 3_000 : 8_000);
     },
     90_000,
@@ -461,9 +474,9 @@ describe('an idle agent (runAgent, the daemon)', () => {
   it('makes no API request per period (--period 200ms): its Node is followed, not read', async () => {
     start(200);
     await waitFor(idle, 'the agent wrote its idle status');
-    await new Promise((r) => setTimeout(r, 500));
+    await realDelay(500);
     const before = server.requests.filter((r) => !isWatch(r)).length;
-    await new Promise((r) => setTimeout(r, 2_000)); // ten periods
+    await realDelay(2_000); // ten periods
     expect(server.requests.filter((r) => !isWatch(r)).length).toBe(before);
   });
 
@@ -471,6 +484,7 @@ describe('an idle agent (runAgent, the daemon)', () => {
     start(3_600_000);
     await waitFor(idle, 'the agent wrote its idle status');
     const n = server.get<V1Node>('nodes', undefined, 'n1')!;
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agent's own watches and polls run on real timers
     const request = { by: 'admin', reason: 'firmware', at: new Date().toISOString(), now: false };
     n.metadata = {
       ...n.metadata,

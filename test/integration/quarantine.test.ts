@@ -7,7 +7,6 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { CoreV1Event, V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { Agent } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { MemoryLogger } from '../../src/log/logger.js';
@@ -22,6 +21,7 @@ import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { samples } from '../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../fakes/kube-objects.js';
+import { SteeredClock } from '../fakes/fake-clock.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -37,14 +37,6 @@ function config(overrides: Partial<Config> = {}): Config {
     postRebootTimeoutMs: 60_000,
     ...overrides,
   });
-}
-
-/** Real timers; the test moves the wall clock forward by hand (the quarantine's retry). */
-class SteeredClock extends SystemClock {
-  offsetMs = 0;
-  override now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
 }
 
 let server: FakeApiServer;
@@ -184,6 +176,7 @@ describe('a node whose drain failed', () => {
     clock.offsetMs = 61_000;
     expect((await agent(c).tick()).kind).toBe('quarantined'); // drained, and failed, again
     const record = parseQuarantine(node().metadata?.annotations?.[QUARANTINE_ANNOTATION]);
+    // eslint-disable-next-line no-restricted-syntax -- real time: the agents under test run on the system clock (SteeredClock)
     expect(Date.parse(record?.since ?? '')).toBeGreaterThan(Date.now() + 60_000);
   });
 
@@ -224,6 +217,7 @@ describe('--max-quarantined', () => {
     n.metadata!.labels = { [QUARANTINE_LABEL]: 'drain-failed' };
     n.metadata!.annotations = {
       [QUARANTINE_ANNOTATION]: formatQuarantine({
+        // eslint-disable-next-line no-restricted-syntax -- real time: the agents under test run on the system clock (SteeredClock)
         since: new Date().toISOString(),
         pods: [{ pod: `default/stuck-${name}`, reason: 'still terminating at --drain-timeout' }],
         cordoned: false,

@@ -21,6 +21,7 @@ import { type FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { samples } from '../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../fakes/kube-objects.js';
+import { realDelay } from '../fakes/wait-for.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -139,7 +140,7 @@ describe('a need that survives every reboot', () => {
     await agent(c).tick();
     await agent(c).tick();
     expect((await agent(c).tick()).kind).toBe('reboot-loop');
-    await new Promise((resolve) => setTimeout(resolve, 5)); // --quarantine-retry long past
+    await realDelay(5); // --quarantine-retry long past
     expect(await agent(c).tick()).toMatchObject({ kind: 'blocked', blocker: 'reboot-loop' });
     expect(reboots).toBe(2);
 
@@ -245,6 +246,7 @@ describe('the count of reboots for one need', () => {
         [REBOOT_REQUEST_ANNOTATION]: JSON.stringify({
           reason: 'kernel test',
           by: 'admin',
+          // eslint-disable-next-line no-restricted-syntax -- real time: the agent under test runs on the system clock
           at: new Date().toISOString(),
         }),
       };

@@ -43,6 +43,7 @@ afterEach(async () => {
  * would be counted in the next second, and the per-second counts asserted would differ: it cannot
  * make a test pass.
  */
+// eslint-disable-next-line no-restricted-syntax -- real time: the reflector under test runs on real timers
 const realTick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 
 async function until(check: () => boolean, what: string): Promise<void> {

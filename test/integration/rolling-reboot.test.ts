@@ -69,6 +69,7 @@ function holders(): string[] {
 function simulatedHost(name: string, required: { value: boolean }): Rebooter {
   return {
     reboot: () => {
+      // eslint-disable-next-line no-restricted-syntax -- real time: the simulated kubelets of this wave run on real timers
       const timer = setTimeout(() => {
         timers.delete(timer);
         const node = server.get<V1Node>('nodes', undefined, name)!;
@@ -80,11 +81,13 @@ function simulatedHost(name: string, required: { value: boolean }): Rebooter {
         };
         required.value = false;
         server.update('nodes', node);
+        // eslint-disable-next-line no-restricted-syntax -- real time: the simulated kubelets of this wave run on real timers
         const up = setTimeout(() => {
           timers.delete(up);
           const again = server.get<V1Node>('nodes', undefined, name)!;
           again.status = {
             ...again.status,
+            // eslint-disable-next-line no-restricted-syntax -- real time: the simulated kubelets of this wave run on real timers
             conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
           };
           server.update('nodes', again);

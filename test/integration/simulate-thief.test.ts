@@ -178,6 +178,7 @@ describe('simulate --coordinator-thief on the command line', () => {
       env: {},
       stdout: () => undefined,
       stderr: (text) => (stderr += text),
+      // eslint-disable-next-line no-restricted-syntax -- real time: the simulate command reads the system clock for its report
       now: () => new Date(),
       version: '0.0.0',
       createLogger: () => new MemoryLogger(),

@@ -73,6 +73,7 @@ function startKubelet(): () => void {
   return server.onWrite((e) => {
     const pod = e.object as SimPod;
     if (e.resource !== 'pods' || e.type !== 'ADDED' || pod.spec.nodeName !== undefined) return;
+    // eslint-disable-next-line no-restricted-syntax -- real time: the Deployment model and the agent run on the system clock
     setTimeout(() => {
       const current = server.get<SimPod>('pods', NS, pod.metadata.name);
       if (current === undefined) return;
@@ -160,6 +161,7 @@ beforeEach(async () => {
   server.create('daemonsets', kuredDaemonSet());
   server.create<V1Node>('nodes', readyNode('n1'));
   server.create<V1Node>('nodes', readyNode('n2'));
+  // eslint-disable-next-line no-restricted-syntax -- real time: the Deployment model and the agent run on the system clock
   model = new DeploymentModel({ server, nowMs: () => Date.now(), defer: (task) => setImmediate(task) });
   stop = [model.start(), startKubelet()];
 });
@@ -245,8 +247,10 @@ describe('a single replica under --single-replica restart', () => {
   it('whose new pod never gets ready is evicted as today after --single-replica-timeout, the reason in an Event', async () => {
     kubeletReady = false;
     model.create(deployment('solo'), onN1);
+    // eslint-disable-next-line no-restricted-syntax -- real time: the Deployment model and the agent run on the system clock
     const started = Date.now();
     expect((await agent(config({ singleReplicaTimeoutMs: 400 })).tick()).kind).toBe('rebooting');
+    // eslint-disable-next-line no-restricted-syntax -- real time: the Deployment model and the agent run on the system clock
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(requests('POST', '/eviction')).toBe(1);
     const [event] = events('SingleReplicaRestart');

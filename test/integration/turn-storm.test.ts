@@ -17,7 +17,7 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { RecordingMetrics } from '../fakes/fake-cluster.js';
 import { kuredDaemonSet, readyNode } from '../fakes/kube-objects.js';
-import { waitFor } from '../fakes/wait-for.js';
+import { waitFor, realDelay } from '../fakes/wait-for.js';
 import { lockHolders } from '../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
@@ -48,6 +48,7 @@ function steal(seq: number): void {
       namespace: NS,
       annotations: { [ADVICE_ANNOTATION]: JSON.stringify({ by: 'attacker', seq, nodes: 21 }) },
     },
+    // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
     spec: { holderIdentity: 'attacker', leaseDurationSeconds: 60, renewTime: new Date().toISOString() },
   };
   if (server.get('leases', NS, name) === undefined) server.create('leases', lease);
@@ -55,6 +56,7 @@ function steal(seq: number): void {
   if (seq === 0) return;
   for (const w of WAITERS) {
     const n = server.get<V1Node>('nodes', undefined, w)!;
+    // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
     const turn = formatTurn({ since: new Date(Date.now() + seq).toISOString(), by: 'attacker' });
     n.metadata = { ...n.metadata, annotations: { ...n.metadata?.annotations, [TURN_ANNOTATION]: turn } };
     server.update('nodes', n);
@@ -111,12 +113,14 @@ it('turns rewritten on 20 waiters every 100 ms wake each at most once; the unava
     if (out > 1)
       violations.push(`${String(out)} out of service: ${holders().join(', ')}${down ? ` and ${DOWN}` : ''}`);
   });
+  // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
   const start = Date.now();
   let seq = 0;
+  // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
   const storm = setInterval(() => {
     steal(++seq);
   }, 100);
-  await new Promise((r) => setTimeout(r, 5_000));
+  await realDelay(5_000);
   clearInterval(storm);
   const lateFrom = start + 2_000;
   const figures = {
@@ -161,15 +165,17 @@ it('an unavailable node whose readiness flaps every 100 ms (its kubelet, or its 
       (r) => r.query.watch === 'true' && r.query.fieldSelector === `metadata.name=${DOWN}`,
     ).length;
   await waitFor(() => follows() >= WAITERS.length, '20 waiters follow the unavailable node');
+  // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
   const start = Date.now();
   let ready = false;
+  // eslint-disable-next-line no-restricted-syntax -- real time: the storm and the agents run on the system clock
   const flapping = setInterval(() => {
     ready = !ready;
     const down = server.get<V1Node>('nodes', undefined, DOWN)!;
     const status = ready ? 'True' : 'False';
     server.update('nodes', { ...down, status: { ...down.status, conditions: [{ type: 'Ready', status }] } });
   }, 100);
-  await new Promise((r) => setTimeout(r, 5_000));
+  await realDelay(5_000);
   clearInterval(flapping);
   // the first return wakes each waiter (spread over a second), whose census finds no room; the
   // next follow of that node starts 10 s later (without the back-off: every return, every waiter)

@@ -9,7 +9,6 @@ import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import type { CoreV1Event, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { Agent, type Outcome } from '../../src/agent/agent.js';
 import { createAgentDeps } from '../../src/agent/create-agent.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { Config } from '../../src/config/config.js';
 import { healthCheck } from '../../src/config/wave-values.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
@@ -26,22 +25,12 @@ import { runResume } from '../../src/cli/resume.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { testConfig } from '../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../fakes/kube-objects.js';
+import { SteeredClock } from '../fakes/fake-clock.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
 const LOCK = 'weave.works/kured-node-lock';
 const MINUTE = 60_000;
-
-/** Real timers; the test moves both of the agents' clocks forward by hand (soak, timeouts). */
-class SteeredClock extends SystemClock {
-  offsetMs = 0;
-  override now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-  override monotonicMs(): number {
-    return performance.now() + this.offsetMs;
-  }
-}
 
 let server: FakeApiServer;
 let clock: SteeredClock;
@@ -186,6 +175,7 @@ describe('a failure budget that halts', () => {
       if (annotations[FLEET_PAUSE_ANNOTATION] !== undefined || !(annotations[LOCK] ?? '').includes('"n2"'))
         return;
       const reason = `wave ${wave} halted by its failure budget (--max-failures 1): n9 failed; kured-ts resume continues it`;
+      // eslint-disable-next-line no-restricted-syntax -- real time: the agents under test run on the system clock (SteeredClock)
       const pause = { reason, by: HALT_BY, since: new Date().toISOString(), wave, failed: ['n9'] };
       queueMicrotask(() => {
         const now = daemonSet();

@@ -56,6 +56,7 @@ describe('PrometheusBlocker against bad servers', () => {
       if (path === '/drip') {
         // a byte every 50 ms, for ever: a per-byte timeout would never fire
         res.writeHead(200, { 'content-type': 'application/json' });
+        // eslint-disable-next-line no-restricted-syntax -- real time: a server that trickles its answer against a real deadline
         const timer = setInterval(() => res.write(' '), 50);
         res.on('close', () => {
           clearInterval(timer);

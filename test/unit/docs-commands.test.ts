@@ -30,7 +30,7 @@ const io: CliIo = {
   env: {},
   stdout: noop,
   stderr: noop,
-  now: () => new Date(),
+  now: () => new Date('2026-01-05T10:00:00Z'),
   version: '0.0.0',
   createLogger: () => new MemoryLogger(),
 };

@@ -43,7 +43,7 @@ function forgedLock(nodes: string[], group?: string): string {
     locks: nodes.map((nodeID) => ({
       nodeID,
       metadata: { unschedulable: false, ...(group === undefined ? {} : { group }) },
-      created: new Date().toISOString(),
+      created: '2026-01-05T10:00:00Z',
       TTL: 0,
     })),
   });
@@ -171,7 +171,7 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
     const other = {
       nodeID: 'n9',
       metadata: { unschedulable: false },
-      created: new Date().toISOString(),
+      created: '2026-01-05T10:00:00Z',
       TTL: 0,
     };
     kube.daemonSet = {

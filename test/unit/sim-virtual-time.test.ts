@@ -33,6 +33,7 @@ describe('VirtualTime', () => {
     const clock = time.clock();
     const seen: number[] = [];
     void (async () => {
+      // eslint-disable-next-line no-restricted-syntax -- real time: virtual time waits for real work
       await time.track(() => new Promise<void>((resolve) => setTimeout(resolve, 30)));
       seen.push(time.nowMs() - start.getTime());
       await clock.sleep(500);
