@@ -18,6 +18,7 @@ import { connectKube, type ClientNodeKube } from '../src/kube/client.js';
 import type { Logger, LogFields } from '../src/log/logger.js';
 import { noMetrics } from '../src/metrics/agent-metrics.js';
 import type { Sentinel } from '../src/sentinel/sentinel.js';
+import { CensusTimedKube, CensusTimings } from './census-timing.js';
 import type { AdminClient } from './real-api-admin.js';
 import {
   AGENT_USER,
@@ -133,6 +134,8 @@ export class KuredFleet {
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
   private readonly clock = new SystemClock();
+  /** Every agent's fleet census, timed (census-timing.ts). */
+  readonly census = new CensusTimings();
   /** One client (one set of connections) shared by every agent, as ClientNodeKube.impersonating allows. */
   private readonly shared: ClientNodeKube;
 
@@ -192,10 +195,11 @@ export class KuredFleet {
     setMaxListeners(Infinity, abort.signal);
     this.agents.set(i, { abort });
     this.started++;
-    const kube =
+    const client =
       this.o.identity === 'agents'
         ? this.shared.impersonating({ user: AGENT_USER, extra: { [NODE_NAME_EXTRA]: name } })
         : this.shared;
+    const kube = new CensusTimedKube(client, this.census);
     const logger = this.o.problems.logger(name);
     // the host's package manager clears the need at the boot, unless it survives (--need-survives)
     const required = this.o.needSurvives === true || !this.boots.has(i);

@@ -3,6 +3,7 @@
 // start, when every agent has queued, and at the ends of the two measured windows.
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { CensusTimings } from './census-timing.js';
 import { AdminClient } from './real-api-admin.js';
 import { KuredFleet, Problems } from './real-api-agents.js';
 import { nodeName, setUpCluster } from './real-api-fleet.js';
@@ -58,6 +59,8 @@ export interface RunResult {
   peakRssMb: number;
   /** This process's event-loop delay over the run (ms): how late its timers and I/O callbacks ran. */
   loopDelayMs: { p50: number; p99: number; max: number };
+  /** The agents' fleet census over the run: its latency and the reads past their deadline. */
+  census: CensusTimings;
   peakFds: number;
   fdLimit: string;
   reboots: number;
@@ -232,6 +235,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
       apiserverRssMb: (marks.steadyEnd ?? marks.waveEnd ?? start).rssBytes / 1e6,
       peakRssMb: watcher.peakRssMb,
       loopDelayMs,
+      census: fleet.census,
       peakFds: watcher.peakFds,
       fdLimit: fdLimit(),
       reboots: fleet.reboots,

@@ -172,6 +172,7 @@ function notes(r: RunResult): string {
     `  steady: ${windowNotes(r.steady)}`,
     `  bench process: event-loop delay p50/p99/max ${loop.p50.toFixed(0)}/${loop.p99.toFixed(0)}/${loop.max.toFixed(0)} ms, ` +
       `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak open files ${r.peakFds} (limit soft/hard ${r.fdLimit})`,
+    `  the agents' fleet census (every Node's row): ${r.census.toString()}`,
   ];
   const violations = new Set([...(r.wave?.violations ?? []), ...(r.steady?.violations ?? [])]);
   for (const v of [...violations].slice(0, 5)) lines.push(`  violation: ${v}`);

@@ -1,0 +1,57 @@
+// The fleet census as the benchmark's agents meet it (issue 59 item 2): how long each takes to read
+// every Node's printed row (the census of a node about to take a slot), and how many did not answer
+// within the client's deadline. A decorator on the agents' shared client, so that a row can say
+// whether the census grows with N toward its deadline (a cliff) or the machine is what is slow.
+import { ForwardingKube } from '../src/kube/forwarding-kube.js';
+import { isTimeout } from '../src/kube/errors.js';
+import type { Kube, ListOptions, NodeRow } from '../src/kube/kube.js';
+
+/** Every census read of a run: durations of those answered, and those that were not. */
+export class CensusTimings {
+  readonly answeredMs: number[] = [];
+  timeouts = 0;
+  errors = 0;
+
+  /** The `p`th percentile (0-100) of the answered reads, in ms; NaN before any. */
+  percentile(p: number): number {
+    const sorted = [...this.answeredMs].sort((a, b) => a - b);
+    if (sorted.length === 0) return NaN;
+    return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+  }
+
+  /** "412 reads, p50/p99/max 35/240/1,180 ms, 0 past the deadline, 0 other errors". */
+  toString(): string {
+    const max = this.answeredMs.reduce((m, x) => Math.max(m, x), 0);
+    const ms = (x: number): string => (Number.isNaN(x) ? '-' : x.toFixed(0));
+    return (
+      `${this.answeredMs.length + this.timeouts + this.errors} reads, p50/p99/max ` +
+      `${ms(this.percentile(50))}/${ms(this.percentile(99))}/${ms(max)} ms, ` +
+      `${this.timeouts} past the deadline, ${this.errors} other errors`
+    );
+  }
+}
+
+/** A client whose whole-fleet row lists (no selector: the census) are timed into `timings`. */
+export class CensusTimedKube extends ForwardingKube {
+  constructor(
+    inner: Kube,
+    private readonly timings: CensusTimings,
+  ) {
+    super(inner);
+  }
+
+  override async listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
+    const census = options?.labelSelector === undefined && options?.fieldSelector === undefined;
+    if (!census) return super.listNodeRows(options, signal);
+    const start = performance.now();
+    try {
+      const rows = await super.listNodeRows(options, signal);
+      this.timings.answeredMs.push(performance.now() - start);
+      return rows;
+    } catch (err) {
+      if (isTimeout(err)) this.timings.timeouts++;
+      else this.timings.errors++;
+      throw err;
+    }
+  }
+}
