@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { connectKube, ClientNodeKube } from '../../src/kube/client.js';
+import type { V1Pod } from '../../src/kube/kube.js';
 import { startFakeApiServer, type FakeApiServer } from '../../src/sim/fake-api-server.js';
 
 const STRATEGIC = 'application/strategic-merge-patch+json';
@@ -219,6 +220,40 @@ export class TestCluster {
     if (answer.status !== 201)
       throw new Error(`TokenRequest for ${pod.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
     return (answer.body as { status: { token: string } }).status.token;
+  }
+
+  /**
+   * A pod of `serviceAccount` (on `node`, with `labels`, owned by `owner` when given) and a token
+   * bound to it: what the kubelet mounts into an agent's or a coordinator's pod.
+   */
+  async tokenInPod(
+    serviceAccount: { namespace: string; name: string },
+    pod: {
+      name: string;
+      node?: string;
+      labels?: Record<string, string>;
+      owner?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean };
+    },
+  ): Promise<string> {
+    const created = await this.create<V1Pod>('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: pod.name,
+        namespace: serviceAccount.namespace,
+        ...(pod.labels === undefined ? {} : { labels: pod.labels }),
+        ...(pod.owner === undefined ? {} : { ownerReferences: [pod.owner] }),
+      },
+      spec: {
+        ...(pod.node === undefined ? {} : { nodeName: pod.node }),
+        serviceAccountName: serviceAccount.name,
+        containers: [{ name: 'c', image: 'kured-ts' }],
+      },
+    });
+    return this.podToken(serviceAccount, {
+      name: created.metadata?.name ?? '',
+      uid: created.metadata?.uid ?? '',
+    });
   }
 
   /** One request as the cluster's admin (a resource this helper does not name: a CRD's objects). */

@@ -6,12 +6,11 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { Kube, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer, type KubeDrainerOptions } from '../../src/drain/kube-drainer.js';
 import { parseDrainRules } from '../../src/config/drain-rules.js';
 import type { FakeApiServer, FakeApiServerOptions } from '../../src/sim/fake-api-server.js';
+import { testDrainer } from '../fakes/drainer.js';
 
 const NODE = 'n1';
 let server: FakeApiServer | undefined;
@@ -41,19 +40,7 @@ function pod(name: string, labels: Record<string, string> = {}, namespace = 'def
 }
 
 function drainer(kube: Kube, o: Partial<KubeDrainerOptions> = {}): KubeDrainer {
-  return new KubeDrainer({
-    kube,
-    nodeId: NODE,
-    clock: new SystemClock(),
-    log: new MemoryLogger(),
-    timeoutMs: 0,
-    gracePeriodSeconds: -1,
-    podSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    evictionRetryDelayMs: 50,
-    pollMs: 20,
-    ...o,
-  });
+  return testDrainer(kube, NODE, o);
 }
 
 /** The pods named in eviction requests the server received, in order of arrival. */

@@ -5,12 +5,11 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { waitFor } from '../fakes/wait-for.js';
 import type { V1Pod } from '../../src/kube/kube.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import { instantClock } from '../fakes/fake-clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer, MAX_EVICTION_ERRORS, type KubeDrainerOptions } from '../../src/drain/kube-drainer.js';
 import type { FakeApiServer, FakeApiServerOptions } from '../../src/sim/fake-api-server.js';
+import { testDrainer } from '../fakes/drainer.js';
 
 const NODE = 'n1';
 const ETCD = 'etcdserver: request timed out';
@@ -42,20 +41,7 @@ function pod(name: string): V1Pod {
 /** A drainer whose back-off after answers about the server takes its shortest (random 0: half the ceiling). */
 function drainer(o: Partial<KubeDrainerOptions> = {}): KubeDrainer {
   if (kube === undefined) throw new Error('start() first');
-  return new KubeDrainer({
-    kube,
-    nodeId: NODE,
-    clock: new SystemClock(),
-    log: new MemoryLogger(),
-    timeoutMs: 0,
-    gracePeriodSeconds: -1,
-    podSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    evictionRetryDelayMs: 50,
-    pollMs: 20,
-    random: () => 0,
-    ...o,
-  });
+  return testDrainer(kube, NODE, { random: () => 0, ...o });
 }
 
 function evictions(s: FakeApiServer, name: string): { status: number; at: number }[] {

@@ -7,10 +7,10 @@ import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { SystemClock } from '../../src/clock/clock.js';
 import { ClientNodeKube } from '../../src/kube/client.js';
 import type { Kube } from '../../src/kube/kube.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import { KubeDrainer, type KubeDrainerOptions } from '../../src/drain/kube-drainer.js';
 import { parseLabelSelector } from '../../src/selector/label-selector.js';
 import { type FakeApiServer, type FakeApiServerOptions } from '../../src/sim/fake-api-server.js';
+import { testDrainer } from '../fakes/drainer.js';
 
 const NODE = 'n1';
 
@@ -87,19 +87,7 @@ class EarlyTimersClock extends SystemClock {
 }
 
 function drainer(kube: Kube, o: Partial<KubeDrainerOptions> = {}): KubeDrainer {
-  return new KubeDrainer({
-    kube,
-    nodeId: NODE,
-    clock: new SystemClock(),
-    log: new MemoryLogger(),
-    timeoutMs: 0,
-    gracePeriodSeconds: -1,
-    podSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    evictionRetryDelayMs: 5_000,
-    pollMs: 20,
-    ...o,
-  });
+  return testDrainer(kube, NODE, { evictionRetryDelayMs: 5_000, ...o });
 }
 
 function evictionRequests(s: FakeApiServer, name?: string): { status: number; at: number }[] {

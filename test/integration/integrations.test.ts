@@ -8,16 +8,15 @@ import { dump, load } from 'js-yaml';
 import { PdbBlocker } from '../../src/blockers/pdb.js';
 import { NodeChecks } from '../../src/blockers/node-check.js';
 import { InlineCel } from '../../src/cel/inline-cel.js';
-import { SystemClock } from '../../src/clock/clock.js';
 import type { DrainRule } from '../../src/config/config.js';
 import { parseDrainRules } from '../../src/config/drain-rules.js';
 import { nodeCheck } from '../../src/config/wave-values.js';
 import { KubeDrainer } from '../../src/drain/kube-drainer.js';
 import type { V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
-import { MemoryLogger } from '../../src/log/logger.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
 import { readyNode } from '../fakes/kube-objects.js';
+import { testDrainer } from '../fakes/drainer.js';
 
 const NODE = 'n1';
 const page = readFileSync(new URL('../../docs/integrations.md', import.meta.url), 'utf8');
@@ -60,20 +59,7 @@ function pod(namespace: string, name: string, labels: Record<string, string>): V
 }
 
 function drainer(rules: DrainRule[]): KubeDrainer {
-  return new KubeDrainer({
-    kube: server.kubeInMemory(),
-    nodeId: NODE,
-    clock: new SystemClock(),
-    log: new MemoryLogger(),
-    timeoutMs: 0,
-    gracePeriodSeconds: -1,
-    podSelector: [],
-    skipWaitForDeleteTimeoutSeconds: 0,
-    evictionRetryDelayMs: 50,
-    pollMs: 20,
-    rules,
-    parallelism: 1,
-  });
+  return testDrainer(server.kubeInMemory(), NODE, { rules, parallelism: 1 });
 }
 
 /** The pods named in eviction requests (from the `from`th request on), in order of arrival. */

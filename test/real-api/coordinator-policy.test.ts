@@ -47,17 +47,7 @@ async function tokenOnNode(
   serviceAccount: { namespace: string; name: string },
   node: string,
 ): Promise<string> {
-  const pod = await cluster.create<V1Pod>('pods', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `${serviceAccount.name}-${node}`, namespace: NS },
-    spec: {
-      nodeName: node,
-      serviceAccountName: serviceAccount.name,
-      containers: [{ name: 'c', image: 'kured-ts' }],
-    },
-  });
-  return cluster.podToken(serviceAccount, { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' });
+  return cluster.tokenInPod(serviceAccount, { name: `${serviceAccount.name}-${node}`, node });
 }
 
 const mergePatch = (path: string, body: object): Parameters<typeof send>[1] => ({

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectKube, type ClientNodeKube } from '../../src/kube/client.js';
-import type { V1Node, V1Pod } from '../../src/kube/kube.js';
+import type { V1Node } from '../../src/kube/kube.js';
 import { HOOK_NODE_LABEL, hookJobName, jobFromTemplate } from '../../src/hooks/hook-job.js';
 import { Hooks, type HookEnd } from '../../src/hooks/hooks.js';
 import { SystemClock } from '../../src/clock/clock.js';
@@ -90,17 +90,7 @@ function render(): Manifest[] {
 
 /** A token of the agent's ServiceAccount bound to a pod of it on `node`. */
 async function tokenOnNode(node: string): Promise<string> {
-  const pod = await cluster.create<V1Pod>('pods', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: `${RELEASE}-${node}`, namespace: NS },
-    spec: {
-      nodeName: node,
-      serviceAccountName: AGENT_SA.name,
-      containers: [{ name: 'c', image: 'kured-ts' }],
-    },
-  });
-  return cluster.podToken(AGENT_SA, { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' });
+  return cluster.tokenInPod(AGENT_SA, { name: `${RELEASE}-${node}`, node });
 }
 
 function kubeconfigFor(token: string): string {

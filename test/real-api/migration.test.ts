@@ -19,7 +19,7 @@ import { registerPause } from '../../src/cli/pause.js';
 import { registerReboot } from '../../src/cli/reboot.js';
 import type { CommandDeps } from '../../src/cli/shared.js';
 import { connectKube } from '../../src/kube/client.js';
-import type { V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
+import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import { renderChart, tokenKubeconfig } from '../contract/chart-render.js';
 import { TestCluster } from '../contract/cluster.js';
@@ -133,24 +133,9 @@ async function agentKubeconfig(node: string): Promise<string> {
     uid: ds?.metadata?.uid ?? '',
     controller: true,
   };
-  const pod = await cluster.create<V1Pod>('pods', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${RELEASE}-${node}`,
-      namespace: NS,
-      labels: { 'app.kubernetes.io/name': 'kured-ts' },
-      ownerReferences: [owner],
-    },
-    spec: {
-      nodeName: node,
-      serviceAccountName: RELEASE,
-      containers: [{ name: 'kured-ts', image: 'kured-ts' }],
-    },
-  });
-  const token = await cluster.podToken(
+  const token = await cluster.tokenInPod(
     { namespace: NS, name: RELEASE },
-    { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' },
+    { name: `${RELEASE}-${node}`, node, labels: { 'app.kubernetes.io/name': 'kured-ts' }, owner },
   );
   return tokenKubeconfig(join(dir, `${node}.kubeconfig`), cluster.server, token);
 }

@@ -243,24 +243,11 @@ async function agentKubeconfigs(nodes: readonly string[]): Promise<Map<string, s
     controller: true,
   };
   for (const node of nodes) {
-    const pod = await real().create<V1Pod>('pods', {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: `kured-ts-${node}`,
-        namespace: NS,
-        labels: { 'app.kubernetes.io/name': 'kured-ts' },
-        ownerReferences: [owner],
-      },
-      spec: {
-        nodeName: node,
-        serviceAccountName: SA.name,
-        containers: [{ name: 'kured-ts', image: 'kured-ts' }],
-      },
-    });
-    const token = await real().podToken(SA, {
-      name: pod.metadata?.name ?? '',
-      uid: pod.metadata?.uid ?? '',
+    const token = await real().tokenInPod(SA, {
+      name: `kured-ts-${node}`,
+      node,
+      labels: { 'app.kubernetes.io/name': 'kured-ts' },
+      owner,
     });
     kubeconfigs.set(node, kubeconfigFor(node, token));
   }
@@ -562,13 +549,7 @@ it.each(WAVES)(
 /** The coordinator's bound token, as the chart's Deployment would mount it into a replica's pod. */
 async function coordinatorEndpoint(): Promise<{ url: string; ca: string | undefined; token: string }> {
   const sa = { namespace: NS, name: `${DS}-coordinator` };
-  const pod = await real().create<V1Pod>('pods', {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'kured-ts-coordinator-stolen', namespace: NS },
-    spec: { serviceAccountName: sa.name, containers: [{ name: 'coordinator', image: 'kured-ts' }] },
-  });
-  const token = await real().podToken(sa, { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' });
+  const token = await real().tokenInPod(sa, { name: 'kured-ts-coordinator-stolen' });
   return { url: real().server.url, ca: real().server.ca, token };
 }
 
