@@ -40,6 +40,15 @@ export class CensusTimedKube extends ForwardingKube {
     super(inner);
   }
 
+  /** The client's view of the API server, as the agents read it through the production client. */
+  get health(): Kube['health'] {
+    return this.inner.health;
+  }
+
+  get serverTime(): Kube['serverTime'] {
+    return this.inner.serverTime;
+  }
+
   override async listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
     const census = options?.labelSelector === undefined && options?.fieldSelector === undefined;
     if (!census) return super.listNodeRows(options, signal);

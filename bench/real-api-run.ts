@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { CensusTimings } from './census-timing.js';
+import { LoopLag } from './loop-lag.js';
 import { AdminClient } from './real-api-admin.js';
 import { KuredFleet, Problems } from './real-api-agents.js';
 import { nodeName, setUpCluster } from './real-api-fleet.js';
@@ -42,6 +43,8 @@ export interface WindowResult {
   maxHolders: number;
   violations: string[];
   rssMb: number;
+  /** How late this process's event loop ran in the window (its timers, ms): p99 and worst. */
+  loopLateMs: { p99: number; max: number };
 }
 
 export interface RunResult {
@@ -143,13 +146,14 @@ function windowOf(
   label: string,
   from: Snapshot,
   to: Snapshot | undefined,
-  ctx: { observer: Observer; fleet: KuredFleet; idle: number; rssMb: number },
+  ctx: { observer: Observer; fleet: KuredFleet; idle: number; rssMb: number; lag: LoopLag },
 ): WindowResult | undefined {
   if (to === undefined) return undefined;
   const inside = (at: number): boolean => at > from.atMs && at <= to.atMs;
   return {
     label,
     cost: windowCost(from, to, ctx.idle),
+    loopLateMs: ctx.lag.within(from.atMs, to.atMs),
     handOffs: ctx.observer.handOffs.filter((h) => inside(h.atMs)),
     outOfOrder: ctx.observer.outOfOrder.filter((x) => inside(x.atMs)).map((x) => x.detail),
     behindLapsed: ctx.observer.outOfOrder.filter((x) => inside(x.atMs) && x.lapsed).length,
@@ -191,9 +195,12 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
     const watcher = new Watcher(o, observer, fleet, problems);
     const loop = monitorEventLoopDelay({ resolution: 20 });
     loop.enable();
+    const lag = new LoopLag();
+    lag.start();
     const marks = await measure(o, { observer, admin, etcdPid: server.etcdPid, start, watcher });
     const runS = (Date.now() - start.atMs) / 1000;
     loop.disable();
+    lag.stop();
     const loopDelayMs = {
       p50: loop.percentile(50) / 1e6,
       p99: loop.percentile(99) / 1e6,
@@ -214,7 +221,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
     fleet.stop();
     stop.abort();
     await following;
-    const ctx = { observer, fleet, idle, rssMb: watcher.peakRssMb };
+    const ctx = { observer, fleet, idle, rssMb: watcher.peakRssMb, lag };
     const whole = o.n - o.concurrency <= 2 * o.handoffs;
     return {
       n: o.n,

@@ -65,7 +65,7 @@ function row(r: RunResult, w: WindowResult | undefined): string[] {
   return [
     String(r.n),
     String(r.concurrency),
-    `${w.label} (${shortDuration(w.cost.seconds * 1000)})${saturation(w.cost) === undefined ? '' : ', saturated'}`,
+    `${w.label} (${shortDuration(w.cost.seconds * 1000)})${saturation(w) === undefined ? '' : ', saturated'}`,
     String(h),
     per(w.cost.requests).toFixed(1),
     (per(w.cost.bytes) / 1e6).toFixed(3),
@@ -125,6 +125,12 @@ function byKindTable(results: readonly RunResult[]): string {
   );
 }
 
+/**
+ * The p99 lateness of the benchmark's timers past which a window measures the benchmark: its agents'
+ * deadlines and waits ran that much late, whatever the API server did.
+ */
+const LATE_LOOP_MS = 250;
+
 /** The cores of the machine (the share each process had of them says who was the bottleneck). */
 const CORES = availableParallelism();
 
@@ -132,11 +138,14 @@ const CORES = availableParallelism();
  * Was the benchmark itself the bottleneck in `c`: this process busy most of a core (it runs every
  * agent on one event loop), or the machine's cores nearly all taken by it, kube-apiserver and etcd?
  */
-export function saturation(c: WindowCost): string | undefined {
+export function saturation(w: Pick<WindowResult, 'cost' | 'loopLateMs'>): string | undefined {
+  const c = w.cost;
   const per = (cpu: number): number => cpu / Math.max(1, c.seconds);
   const bench = per(c.benchCpuSeconds);
   const all = bench + per(c.apiserverCpuSeconds) + per(c.etcdCpuSeconds);
   if (bench >= 0.85) return `the benchmark process used ${bench.toFixed(2)} of a core`;
+  if (w.loopLateMs.p99 >= LATE_LOOP_MS)
+    return `the benchmark's event loop ran up to ${(w.loopLateMs.max / 1000).toFixed(1)} s late (p99 ${w.loopLateMs.p99.toFixed(0)} ms)`;
   if (all >= 0.9 * CORES) return `the three processes used ${all.toFixed(2)} of ${CORES} cores`;
   return undefined;
 }
@@ -147,9 +156,10 @@ function windowNotes(w: WindowResult | undefined): string {
   if (w === undefined || h === 0) return 'not reached';
   const c = w.cost;
   const per = (cpu: number): string => (cpu / Math.max(1, c.seconds)).toFixed(2);
-  const saturated = saturation(c);
+  const saturated = saturation(w);
   return (
-    `CPU (cores) benchmark ${per(c.benchCpuSeconds)}, kube-apiserver ${per(c.apiserverCpuSeconds)}, etcd ${per(c.etcdCpuSeconds)} of ${CORES}` +
+    `CPU (cores) benchmark ${per(c.benchCpuSeconds)}, kube-apiserver ${per(c.apiserverCpuSeconds)}, etcd ${per(c.etcdCpuSeconds)} of ${CORES}, ` +
+    `its event loop late p99/max ${w.loopLateMs.p99.toFixed(0)}/${w.loopLateMs.max.toFixed(0)} ms` +
     (saturated === undefined
       ? ' (not saturated); '
       : ` (SATURATED: ${saturated}; the row measures the machine, not kured-ts); `) +

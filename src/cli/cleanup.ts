@@ -46,17 +46,33 @@ interface Tally {
   cleaned: number;
   untouched: number;
   inCycle: string[];
+  /** Nodes whose cycle --end-cycles ended: the lock may still hold their slots. */
+  endedCycles: string[];
   failed: string[];
 }
 
-/** The chart's agents still running, as namespace/name. */
-async function runningAgents(kube: Kube, io: CommandIo): Promise<string[]> {
-  const found = await kube.listDaemonSets(
+/** The coordinator's pods carry the chart's name with this suffix (charts/kured-ts/templates/_helpers.tpl). */
+const COORDINATOR_SELECTOR = `${CHART_SELECTOR}-coordinator`;
+
+/**
+ * What of kured-ts still runs, as "DaemonSet ns/name" and "pod ns/name": the chart's DaemonSets, and
+ * its agents' and coordinator's pods (`helm uninstall` returns while they still terminate, and
+ * either could write again meanwhile).
+ */
+async function stillRunning(kube: Kube, io: CommandIo): Promise<string[]> {
+  const name = (o: { metadata?: { namespace?: string; name?: string } }): string =>
+    `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+  const sets = await kube.listDaemonSets(
     undefined,
     { labelSelector: CHART_SELECTOR },
     commandSignal(io.timeoutMs),
   );
-  return found.map((ds) => `${ds.metadata?.namespace ?? ''}/${ds.metadata?.name ?? ''}`);
+  const running: string[] = sets.map((ds) => `DaemonSet ${name(ds)}`);
+  for (const selector of [CHART_SELECTOR, COORDINATOR_SELECTOR]) {
+    const pods = await kube.listPods(undefined, { labelSelector: selector }, commandSignal(io.timeoutMs));
+    running.push(...pods.map((p) => `pod ${name(p)}`));
+  }
+  return running;
 }
 
 function describe(plan: Extract<NodeCleanup, { kind: 'clean' }>, dryRun: boolean): string {
@@ -87,7 +103,9 @@ async function cleanNode(first: V1Node, options: CleanupOptions, io: CommandIo, 
       }
       if (plan.kind === 'in-cycle') {
         tally.inCycle.push(name);
-        (io.err ?? io.out)(`${name}: left whole: ${plan.reason}; let its agent finish it, or --end-cycles`);
+        (io.err ?? io.out)(
+          `${name}: left whole: ${plan.reason}; reinstall kured-ts to let its agent finish the cycle, or end it with --end-cycles`,
+        );
         return;
       }
       if (!options.dryRun) {
@@ -95,6 +113,7 @@ async function cleanNode(first: V1Node, options: CleanupOptions, io: CommandIo, 
         await io.kube.mergePatchNode(name, patch, commandSignal(io.timeoutMs));
       }
       tally.cleaned++;
+      if (plan.endsCycle) tally.endedCycles.push(name);
       io.out(describe(plan, options.dryRun));
     },
     {
@@ -133,7 +152,10 @@ async function cleanLockDaemonSet(options: CleanupOptions, io: CommandIo): Promi
     io.out(`DaemonSet ${ref}: ${options.dryRun ? 'would remove' : 'removed'} annotations ${keys.join(', ')}`);
     return true;
   } catch (e: unknown) {
-    if (isNotFound(e)) return true;
+    if (isNotFound(e)) {
+      io.out(`DaemonSet ${ref}: not found (name the lock's DaemonSet with --ds-namespace and --ds-name)`);
+      return true;
+    }
     (io.err ?? io.out)(describeApiError(e, `clean DaemonSet ${ref}`));
     return false;
   }
@@ -145,24 +167,16 @@ function summary(tally: Tally, dryRun: boolean): string {
   if (tally.inCycle.length > 0) parts.push(`${tally.inCycle.length} in a reboot cycle left whole`);
   if (tally.failed.length > 0)
     parts.push(`${tally.failed.length} could not be written (${tally.failed.join(', ')})`);
-  return parts.join(', ');
+  const lock =
+    tally.endedCycles.length === 0
+      ? ''
+      : `; the lock may still hold the slots of the cycles ended (${tally.endedCycles.join(', ')}): \`kured-ts unlock --stale\` frees them`;
+  return parts.join(', ') + lock;
 }
 
-/**
- * Cleans every node and the lock's DaemonSet; exit 0 when all is clean (or would be), 1 when the
- * agents still run, a node in a cycle was left whole, or a write failed.
- */
-export async function runCleanup(options: CleanupOptions, io: CommandIo): Promise<number> {
-  const err = io.err ?? io.out;
-  const agents = await runningAgents(io.kube, io);
-  if (agents.length > 0 && !options.force) {
-    err(
-      `kured-ts's agents still run (DaemonSet ${agents.join(', ')}) and would write it all again: ` +
-        '`helm uninstall` the release first (--force cleans anyway); nothing was written',
-    );
-    return EXIT_FAILURE;
-  }
-  const tally: Tally = { cleaned: 0, untouched: 0, inCycle: [], failed: [] };
+/** Every node, a page at a time, each judged and written on its own. */
+async function cleanNodes(options: CleanupOptions, io: CommandIo): Promise<Tally> {
+  const tally: Tally = { cleaned: 0, untouched: 0, inCycle: [], endedCycles: [], failed: [] };
   let token: string | undefined;
   do {
     const page = await io.kube.listNodesPage(
@@ -172,6 +186,26 @@ export async function runCleanup(options: CleanupOptions, io: CommandIo): Promis
     for (const node of page.items) await cleanNode(node, options, io, tally);
     token = page.continue;
   } while (token !== undefined);
+  return tally;
+}
+
+/**
+ * Cleans every node and the lock's DaemonSet; exit 0 when all is clean (or would be), 1 when the
+ * agents still run, a node in a cycle was left whole, or a write failed.
+ */
+export async function runCleanup(options: CleanupOptions, io: CommandIo): Promise<number> {
+  const err = io.err ?? io.out;
+  const running = options.force ? [] : await stillRunning(io.kube, io);
+  if (running.length > 0) {
+    const shown =
+      running.slice(0, 3).join(', ') + (running.length > 3 ? ` and ${running.length - 3} more` : '');
+    err(
+      `kured-ts still runs (${shown}) and would write it all again: ` +
+        '`helm uninstall --wait` the release first (--force cleans anyway); nothing was written',
+    );
+    return EXIT_FAILURE;
+  }
+  const tally = await cleanNodes(options, io);
   const lockClean = await cleanLockDaemonSet(options, io);
   io.out(summary(tally, options.dryRun));
   const ok = lockClean && tally.inCycle.length === 0 && tally.failed.length === 0;

@@ -41,15 +41,43 @@ function compiled(source: string): RegExp | undefined {
   }
 }
 
+/** Go's strconv.ParseBool true, as kured parsed its flags (and the chart's boolean). */
+function isTrue(value: unknown): boolean {
+  return (
+    value === true || (typeof value === 'string' && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value))
+  );
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The flags of the Prometheus blocker, as extraArgs and KURED_* variables name them. */
+const FLAGS = ['prometheus-url', 'alert-filter-regexp', 'alert-filter-match-only'];
+const VARIABLES = /^KURED_(PROMETHEUS_URL|ALERT_FILTER_)/;
+
+/** Does `extraArgs` or `extraEnv` set one of the blocker's flags (they win over `configuration`)? */
+function setOutsideConfiguration(values: Json): boolean {
+  const args = isObject(values.extraArgs) ? values.extraArgs : {};
+  const env = Array.isArray(values.extraEnv) ? values.extraEnv : [];
+  return (
+    FLAGS.some((flag) => Object.hasOwn(args, flag)) ||
+    env.some((e) => isObject(e) && typeof e.name === 'string' && VARIABLES.test(e.name))
+  );
+}
+
 /**
- * The filter to propose for kured-ts chart values (`configuration`), or undefined: no Prometheus, a
- * filter that lists the alerts that count (--alert-filter-match-only), or one that already ignores
- * the alerts that fire by design. An existing filter is kept and extended, not replaced.
+ * The filter to propose for kured-ts chart values, or undefined: no Prometheus, a filter that lists
+ * the alerts that count (--alert-filter-match-only), one that already ignores the alerts that fire by
+ * design, or the blocker's flags set in extraArgs or a KURED_* variable (which win over
+ * `configuration`, so a proposal there would not hold: the user's own to adjust). An existing filter is
+ * kept and extended, not replaced.
  */
-export function proposeAlertFilter(configuration: Json): AlertFilterProposal | undefined {
+export function proposeAlertFilter(values: Json): AlertFilterProposal | undefined {
+  if (setOutsideConfiguration(values)) return undefined;
+  const configuration = isObject(values.configuration) ? values.configuration : {};
   if (text(configuration.prometheusUrl) === '') return undefined;
-  if (configuration.alertFilterMatchOnly === true || configuration.alertFilterMatchOnly === 'true')
-    return undefined;
+  if (isTrue(configuration.alertFilterMatchOnly)) return undefined;
   const current = text(configuration.alertFilterRegexp);
   const filter = current === '' ? undefined : compiled(current);
   if (current !== '' && filter === undefined) return undefined; // refused by the flag's parser, noted

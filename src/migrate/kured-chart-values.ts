@@ -289,7 +289,7 @@ const LB_NOTE: MigrationNote = {
 
 /** The alert filter to add where kured asked Prometheus without ignoring the alerts that always fire. */
 function alertFilterNote(values: Json): MigrationNote | undefined {
-  const proposal = proposeAlertFilter(isObject(values.configuration) ? values.configuration : {});
+  const proposal = proposeAlertFilter(values);
   if (proposal === undefined) return undefined;
   return {
     key: 'configuration.alertFilterRegexp',

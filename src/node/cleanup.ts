@@ -5,19 +5,25 @@
 // (another value than ours) stays.
 //
 // A node in a cycle (its record or label stands) is the agent's to finish: it is left whole unless
-// the operator says to end the cycles, and then it is uncordoned only where the record says the
-// cordon was ours. A quarantined node whose cordon was ours stays cordoned: the quarantine said why,
-// and the operator who reads that reason uncordons it.
+// the operator says to end the cycles, and then it is uncordoned only where the agent would uncordon
+// it (our-cordon.ts: the record says the cordon was ours, nobody took it over since, the node is not
+// paused). A quarantined node whose cordon was ours stays cordoned: the quarantine said why, and the
+// operator who reads that reason uncordons it. Every node cleaned and left cordoned is named, with
+// what its cordon is, since nothing of ours on it says so any more.
 import { unprotect } from './autoscaler.js';
 import { unmark } from './cycle-marks.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle } from './cycle.js';
-import type { NodeState } from './node.js';
+import { NODE_PAUSE_ANNOTATION, type NodeState } from './node.js';
+import { foreignCordon, ourCordon } from './our-cordon.js';
 import { parseQuarantine, QUARANTINE_ANNOTATION, QUARANTINE_LABEL, quarantineCordon } from './quarantine.js';
 
 /** The prefix of every label and annotation kured-ts writes on a node. */
 export const OUR_PREFIX = 'kured-ts.dev/';
 
-export type CleanupNode = Pick<NodeState, 'name' | 'labels' | 'annotations' | 'unschedulable'>;
+export type CleanupNode = Pick<
+  NodeState,
+  'name' | 'labels' | 'annotations' | 'unschedulable' | 'unschedulableOwners'
+>;
 
 export type NodeCleanup =
   | { kind: 'nothing'; node: string }
@@ -29,8 +35,10 @@ export type NodeCleanup =
       annotations: string[];
       /** The cycle's cordon was ours (the record says so): the write uncordons the node. */
       uncordon: boolean;
-      /** Why the node stays cordoned after the write, when it does and the cordon was ours. */
+      /** Why the node stays cordoned after the write, when it does. */
       leftCordoned?: string;
+      /** The write ends a reboot cycle (--end-cycles). */
+      endsCycle: boolean;
     };
 
 /** The keys of `map` under our prefix, sorted. */
@@ -60,7 +68,7 @@ function cycleMarks(node: CleanupNode): { labels: string[]; annotations: string[
   return {
     labels: Object.keys(marks.labels),
     annotations: Object.keys(marks.annotations),
-    cordoned: record.cordoned && node.unschedulable,
+    cordoned: ourCordon(node, record),
   };
 }
 
@@ -70,6 +78,14 @@ function quarantineWords(node: CleanupNode): string | undefined {
   const record = parseQuarantine(node.annotations[QUARANTINE_ANNOTATION]);
   const kind = record?.kind ?? 'unknown';
   return `quarantined (${kind}${record?.since === undefined ? '' : ` since ${record.since}`}): uncordon it once you have checked it`;
+}
+
+/** Why a cleaned node stays cordoned, when no quarantine says so: whose its cordon is. */
+function cordonWords(node: CleanupNode): string {
+  if (foreignCordon(node)) return `cordoned by ${node.unschedulableOwners.join(', ')}, not by kured-ts`;
+  if (node.annotations[NODE_PAUSE_ANNOTATION] === 'true')
+    return `paused by an operator (${NODE_PAUSE_ANNOTATION})`;
+  return 'cordoned, and no record of kured-ts says the cordon was its own: uncordon it once you have checked it';
 }
 
 /**
@@ -83,18 +99,23 @@ export function planNodeCleanup(node: CleanupNode, endCycles: boolean): NodeClea
   const labels = [...new Set([...ours(node.labels), ...marks.labels])].sort();
   const annotations = [...new Set([...ours(node.annotations), ...marks.annotations, ...protection])].sort();
   if (labels.length === 0 && annotations.length === 0) return { kind: 'nothing', node: node.name };
-  // a quarantine's cordon (--quarantine-cordon, or a cycle's kept for it) stays, with its reason
-  const quarantined = quarantineWords(node);
-  const held = marks.cordoned || quarantineCordon(node) ? quarantined : undefined;
-  const uncordon = marks.cordoned && held === undefined;
   return {
     kind: 'clean',
     node: node.name,
     labels,
     annotations,
-    uncordon,
-    ...(held === undefined ? {} : { leftCordoned: held }),
+    endsCycle: inCycle(node),
+    ...cordonAfter(node, marks.cordoned),
   };
+}
+
+/** Whether the cleanup uncordons (`ours`: the cycle's cordon, as the agent judges it), or why not. */
+function cordonAfter(node: CleanupNode, ours: boolean): { uncordon: boolean; leftCordoned?: string } {
+  // a quarantine's cordon (--quarantine-cordon, or a cycle's kept for it) stays, with its reason
+  const held = ours || quarantineCordon(node) ? quarantineWords(node) : undefined;
+  const uncordon = ours && held === undefined;
+  if (uncordon || !node.unschedulable) return { uncordon };
+  return { uncordon, leftCordoned: held ?? cordonWords(node) };
 }
 
 /** The merge patch of a plan, guarded by the node's resourceVersion. */

@@ -3,7 +3,7 @@
 // that a node changed meanwhile or a write answered with an error is never half-cleaned nor lost.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { registerCleanup, runCleanup, type CleanupOptions } from '../../src/cli/cleanup.js';
-import type { Kube, V1DaemonSet, V1Node } from '../../src/kube/kube.js';
+import type { Kube, V1DaemonSet, V1Node, V1Pod } from '../../src/kube/kube.js';
 import {
   CLUSTER_AUTOSCALER_ANNOTATION,
   KARPENTER_ANNOTATION,
@@ -13,6 +13,7 @@ import { EXCLUDE_LB_LABEL } from '../../src/node/cycle-marks.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL, formatCycle } from '../../src/node/cycle.js';
 import { formatQuarantine, QUARANTINE_ANNOTATION, QUARANTINE_LABEL } from '../../src/node/quarantine.js';
 import { STATUS_ANNOTATION } from '../../src/node/status.js';
+import { NODE_PAUSE_ANNOTATION } from '../../src/node/node.js';
 import { FLEET_PAUSE_ANNOTATION } from '../../src/pause/fleet-pause.js';
 import type { FakeApiServer } from '../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../fakes/cluster-api-server.js';
@@ -40,14 +41,17 @@ afterEach(async () => {
 interface Seed {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  cordoned?: boolean;
+  /** Cordoned by kured-ts's client (its field manager), or by someone else (an admin's kubectl). */
+  cordonedBy?: 'kured-ts' | 'admin';
 }
 
-function seedNode(name: string, seed: Seed = {}): void {
+async function seedNode(name: string, seed: Seed = {}): Promise<void> {
   const node = readyNode(name);
   node.metadata = { name, labels: seed.labels ?? {}, annotations: seed.annotations ?? {} };
-  if (seed.cordoned === true) node.spec = { unschedulable: true };
+  if (seed.cordonedBy === 'admin') node.spec = { unschedulable: true };
   server.create<V1Node>('nodes', node);
+  if (seed.cordonedBy === 'kured-ts')
+    await server.kubeInMemory().mergePatchNode(name, { spec: { unschedulable: true } });
 }
 
 function nodeOf(name: string): V1Node {
@@ -94,11 +98,11 @@ const nodePatches = (): number =>
 
 describe('kured-ts cleanup', () => {
   it("takes every kured-ts label and annotation off an idle node and keeps everyone else's", async () => {
-    seedNode('n1', {
+    await seedNode('n1', {
       labels: { [QUARANTINE_LABEL]: 'true', 'kured-ts.dev/wave': 'w1', team: 'web' },
       annotations: { [STATUS_ANNOTATION]: '{}', 'kured-ts.dev/history': '[]', 'owner/other': 'keep' },
     });
-    seedNode('n2', { labels: { team: 'db' } });
+    await seedNode('n2', { labels: { team: 'db' } });
     expect(await cleanup()).toBe(0);
     expect(nodeOf('n1').metadata?.labels).toEqual({ team: 'web' });
     expect(nodeOf('n1').metadata?.annotations).toEqual({ 'owner/other': 'keep' });
@@ -133,19 +137,19 @@ describe('kured-ts cleanup', () => {
       left: { [KARPENTER_ANNOTATION]: 'false' },
     },
   ])('$name', async ({ annotations, left }) => {
-    seedNode('n1', { annotations });
+    await seedNode('n1', { annotations });
     expect(await cleanup()).toBe(0);
     expect(nodeOf('n1').metadata?.annotations ?? {}).toEqual(left);
   });
 
   it('leaves a node in a reboot cycle whole, names it and exits 1, cleaning the others', async () => {
     const record = cycle(true);
-    seedNode('n1', {
+    await seedNode('n1', {
       labels: { [CYCLE_LABEL]: 'true', [EXCLUDE_LB_LABEL]: 'true' },
       annotations: record,
-      cordoned: true,
+      cordonedBy: 'kured-ts',
     });
-    seedNode('n2', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n2', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     expect(await cleanup()).toBe(1);
     expect(nodeOf('n1').metadata?.labels).toEqual({ [CYCLE_LABEL]: 'true', [EXCLUDE_LB_LABEL]: 'true' });
     expect(nodeOf('n1').metadata?.annotations).toEqual(record);
@@ -156,28 +160,48 @@ describe('kured-ts cleanup', () => {
     );
   });
 
-  it.each([
+  it.each<{ name: string; record: boolean; seed: Seed; cordoned: boolean; says?: string }>([
     {
       name: "with --end-cycles uncordons a node whose cycle cordoned it and removes the cycle's load-balancer label",
-      cordonedByUs: true,
-      schedulable: true,
+      record: true,
+      seed: { cordonedBy: 'kured-ts' },
+      cordoned: false,
     },
     {
       name: 'with --end-cycles leaves cordoned a node that was cordoned before its cycle began',
-      cordonedByUs: false,
-      schedulable: false,
-    },
-  ])('$name', async ({ cordonedByUs, schedulable }) => {
-    seedNode('n1', {
-      labels: { [CYCLE_LABEL]: 'true', [EXCLUDE_LB_LABEL]: 'true' },
-      annotations: cycle(cordonedByUs),
+      record: false,
+      seed: { cordonedBy: 'kured-ts' },
       cordoned: true,
+      says: 'no record of kured-ts says the cordon was its own',
+    },
+    {
+      name: 'with --end-cycles leaves cordoned a node whose cordon an admin took over during the cycle, naming who',
+      record: true,
+      seed: { cordonedBy: 'admin' },
+      cordoned: true,
+      says: 'left cordoned: cordoned by fake-api-server, not by kured-ts',
+    },
+    {
+      name: 'with --end-cycles leaves cordoned a node an operator paused',
+      record: true,
+      seed: { cordonedBy: 'kured-ts', annotations: { [NODE_PAUSE_ANNOTATION]: 'true' } },
+      cordoned: true,
+      says: 'paused by an operator',
+    },
+  ])('$name', async ({ record, seed, cordoned, says }) => {
+    await seedNode('n1', {
+      ...seed,
+      labels: { [CYCLE_LABEL]: 'true', [EXCLUDE_LB_LABEL]: 'true' },
+      annotations: { ...cycle(record), ...seed.annotations },
     });
     expect(await cleanup({ endCycles: true })).toBe(0);
     const node = nodeOf('n1');
     expect(node.metadata?.labels).toEqual({});
-    expect(node.metadata?.annotations).toEqual({});
-    expect(node.spec?.unschedulable === true).toBe(!schedulable);
+    expect(node.spec?.unschedulable === true).toBe(cordoned);
+    if (says !== undefined) expect(out.join('\n')).toContain(says);
+    expect(out.at(-1)).toContain(
+      'the lock may still hold the slots of the cycles ended (n1): `kured-ts unlock --stale` frees them',
+    );
   });
 
   it('keeps a quarantined node cordoned by kured-ts cordoned, and says why', async () => {
@@ -187,10 +211,10 @@ describe('kured-ts cleanup', () => {
       pods: [],
       cordoned: true,
     });
-    seedNode('n1', {
+    await seedNode('n1', {
       labels: { [QUARANTINE_LABEL]: 'hook-failed' },
       annotations: { [QUARANTINE_ANNOTATION]: quarantine },
-      cordoned: true,
+      cordonedBy: 'kured-ts',
     });
     expect(await cleanup()).toBe(0);
     expect(nodeOf('n1').spec?.unschedulable).toBe(true);
@@ -208,9 +232,9 @@ describe('kured-ts cleanup', () => {
       labels: { 'app.kubernetes.io/name': 'kured-ts' },
     };
     server.create('daemonsets', agents);
-    seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     expect(await cleanup()).toBe(1);
-    expect(errs.join('\n')).toContain("kured-ts's agents still run (DaemonSet kube-system/kured-ts)");
+    expect(errs.join('\n')).toContain('kured-ts still runs (DaemonSet kube-system/kured-ts)');
     expect(nodePatches()).toBe(0);
     expect(await cleanup({ force: true })).toBe(0);
     expect(nodeOf('n1').metadata?.annotations).toEqual({});
@@ -228,17 +252,46 @@ describe('kured-ts cleanup', () => {
     expect(after?.metadata?.annotations).toEqual({ [LOCK]: '{"nodeID":"manual"}' });
   });
 
+  it("refuses while a pod of kured-ts's coordinator still terminates after the uninstall, writing nothing", async () => {
+    server.create<V1Pod>('pods', {
+      metadata: {
+        name: 'kured-ts-coordinator-7d9f',
+        namespace: 'kube-system',
+        labels: { 'app.kubernetes.io/name': 'kured-ts-coordinator' },
+      },
+      spec: { containers: [{ name: 'coordinator', image: 'kured-ts' }] },
+    });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    expect(await cleanup()).toBe(1);
+    expect(errs.join('\n')).toContain('kured-ts still runs (pod kube-system/kured-ts-coordinator-7d9f)');
+    expect(nodeOf('n1').metadata?.annotations).toEqual({ [STATUS_ANNOTATION]: '{}' });
+  });
+
+  it('names a node it cleans that stays cordoned with no record of kured-ts saying why', async () => {
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' }, cordonedBy: 'kured-ts' });
+    expect(await cleanup()).toBe(0);
+    expect(nodeOf('n1').spec?.unschedulable).toBe(true);
+    expect(out[0]).toContain(
+      'left cordoned: cordoned, and no record of kured-ts says the cordon was its own',
+    );
+  });
+
   it('with --dry-run says what it would remove and writes nothing', async () => {
-    seedNode('n1', { labels: { [CYCLE_LABEL]: 'true' }, annotations: cycle(true), cordoned: true });
+    await seedNode('n1', {
+      labels: { [CYCLE_LABEL]: 'true' },
+      annotations: cycle(true),
+      cordonedBy: 'kured-ts',
+    });
+    const seeded = server.requests.length;
     expect(await cleanup({ dryRun: true, endCycles: true })).toBe(0);
-    expect(server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
+    expect(server.requests.slice(seeded).filter((r) => r.method === 'PATCH')).toHaveLength(0);
     expect(out[0]).toBe(
       `n1: would remove labels ${CYCLE_LABEL}; annotations ${CYCLE_ANNOTATION}; would uncordon (the cycle's cordon)`,
     );
   });
 
   it('judges again a node that entered a cycle between its read and the write, and leaves it whole', async () => {
-    seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     const kube = server.kubeInMemory();
     const racing: Kube = Object.create(kube) as Kube;
     let raced = false;
@@ -263,7 +316,7 @@ describe('kured-ts cleanup', () => {
   });
 
   it('finds clean, and says so, a node whose write was accepted but answered 500', async () => {
-    seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 500, 1, {
       mode: 'commit-then-fail',
     });
@@ -274,8 +327,8 @@ describe('kured-ts cleanup', () => {
   });
 
   it('names a node whose write is refused, cleans the others, and a second run finishes it', async () => {
-    seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
-    seedNode('n2', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n2', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     server.injectFailure({ method: 'PATCH', pathIncludes: '/nodes/n1' }, 403, 1);
     expect(await cleanup()).toBe(1);
     expect(nodeOf('n1').metadata?.annotations).toEqual({ [STATUS_ANNOTATION]: '{}' });
@@ -289,7 +342,7 @@ describe('kured-ts cleanup', () => {
   });
 
   it('reads a fleet larger than one page and cleans its last node', async () => {
-    for (let i = 0; i < 501; i++) seedNode(`n${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < 501; i++) await seedNode(`n${String(i).padStart(3, '0')}`);
     const last = nodeOf('n500');
     last.metadata = { ...last.metadata, annotations: { [STATUS_ANNOTATION]: '{}' } };
     server.update('nodes', last);
@@ -299,7 +352,7 @@ describe('kured-ts cleanup', () => {
   });
 
   it('runs as `kured-ts cleanup --dry-run` from the command line', async () => {
-    seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
+    await seedNode('n1', { annotations: { [STATUS_ANNOTATION]: '{}' } });
     const cli = commandLine([registerCleanup], {
       env: {},
       out: (l) => out.push(l),

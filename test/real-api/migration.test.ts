@@ -280,7 +280,8 @@ it('walks the migration: kured values in, migrate-values, install, check, a firs
   expect((await kuredTs(registerPause, ['pause', '--reason', 'rollback', '--by', 'sre'])).code).toBe(0);
   agent?.kill('SIGKILL');
   for (const m of [...manifests].reverse()) await cluster.remove(m);
-  transcript.push(`$ helm uninstall ${RELEASE} -n ${NS}`, '');
+  await cluster.forceDelete('pods', NS, `${RELEASE}-${FIRST}`); // the DaemonSet's pod, gone with it
+  transcript.push(`$ helm uninstall ${RELEASE} -n ${NS} --wait`, '');
   expect((await kuredTs(registerCleanup, ['cleanup', '--dry-run'])).code).toBe(0);
   expect((await kuredTs(registerCleanup, ['cleanup'])).code).toBe(0);
   expect(await oursLeft()).toEqual([]);

@@ -302,7 +302,32 @@ describe('the alert filter migrate-values proposes', () => {
       configuration: { prometheusUrl: url, alertFilterRegexp: '(' },
       proposed: undefined,
     },
+    {
+      name: "proposes nothing where kured's match-only is the chart's boolean as a string",
+      configuration: { prometheusUrl: url, alertFilterRegexp: '^Critical.*', alertFilterMatchOnly: 'True' },
+      proposed: undefined,
+    },
   ])('$name', ({ configuration, proposed }) => {
-    expect(proposeAlertFilter(configuration)?.regexp).toBe(proposed);
+    expect(proposeAlertFilter({ configuration })?.regexp).toBe(proposed);
+  });
+
+  it.each([
+    {
+      name: 'proposes nothing where extraArgs sets match-only (it wins over configuration)',
+      values: { configuration: { prometheusUrl: url }, extraArgs: { 'alert-filter-match-only': '' } },
+    },
+    {
+      name: 'proposes nothing where extraArgs names the Prometheus',
+      values: { extraArgs: { 'prometheus-url': url } },
+    },
+    {
+      name: 'proposes nothing where a KURED_* variable sets the filter',
+      values: {
+        configuration: { prometheusUrl: url },
+        extraEnv: [{ name: 'KURED_ALERT_FILTER_REGEXP', value: '^Watchdog$' }],
+      },
+    },
+  ])('$name', ({ values }) => {
+    expect(proposeAlertFilter(values)).toBeUndefined();
   });
 });

@@ -33,6 +33,9 @@ const samples: Record<string, { blocks: unknown[]; passes: unknown[] }> = {
     passes: [
       { spec: { nodeID: 'n1', volumeName: 'v1', failedAt: '' }, status: { currentState: 'running' } },
       { spec: { nodeID: 'n2', volumeName: 'v1' }, status: { currentState: 'running' } },
+      // a detached volume: its replicas are all stopped, none runs elsewhere, and it holds no node
+      { spec: { nodeID: 'n1', volumeName: 'v2' }, status: { currentState: 'stopped' } },
+      { spec: { nodeID: 'n2', volumeName: 'v2' }, status: { currentState: 'stopped' } },
     ],
   },
   cephclusters: {

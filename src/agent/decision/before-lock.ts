@@ -19,7 +19,7 @@ import { describeRebootRequest, rebootRequestOf, type RebootRequest } from '../.
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { sameOutcome, waitingFor, type Outcome } from '../outcome.js';
 import { blockOf, type Block } from './misconfigured.js';
-import { foreignCordon } from './cycle-end.js';
+import { foreignCordon } from '../../node/our-cordon.js';
 import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { leaveWave } from './wave.js';

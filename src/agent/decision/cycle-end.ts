@@ -2,14 +2,9 @@
 // and its label go, in one guarded patch with our cordon when it is still ours. It always comes
 // BEFORE the slot is released, so a node never stands cordoned by us without counting against
 // --concurrency.
-import { NODE_PAUSE_ANNOTATION, type NodeState, type NodeWrite } from '../../node/node.js';
-import {
-  CYCLE_ANNOTATION,
-  CYCLE_LABEL,
-  CYCLE_MANAGERS,
-  parseCycle,
-  type CycleRecord,
-} from '../../node/cycle.js';
+import type { NodeState, NodeWrite } from '../../node/node.js';
+import { ourCordon } from '../../node/our-cordon.js';
+import { CYCLE_ANNOTATION, CYCLE_LABEL, parseCycle, type CycleRecord } from '../../node/cycle.js';
 import { unmark } from '../../node/cycle-marks.js';
 import { settleFrom } from '../../node/autoscaler.js';
 import type { Pass } from './pass.js';
@@ -50,17 +45,6 @@ function endOfCycle(node: NodeState, record: CycleRecord, extra: CycleEnd): Node
 /** Does the write change any label or annotation? */
 function writesAnything(change: NodeWrite): boolean {
   return Object.keys(change.labels ?? {}).length + Object.keys(change.annotations ?? {}).length > 0;
-}
-
-/** Is the node's cordon ours to lift: we made it, nobody else owns it since, the node is not paused? */
-export function ourCordon(node: NodeState, record: CycleRecord): boolean {
-  const paused = node.annotations[NODE_PAUSE_ANNOTATION] === 'true';
-  return record.cordoned && node.unschedulable && !foreignCordon(node) && !paused;
-}
-
-/** Does anyone but us (or kured, during a migration) own the node's cordon as it is now? */
-export function foreignCordon(node: NodeState): boolean {
-  return node.unschedulableOwners.some((owner) => !CYCLE_MANAGERS.includes(owner));
 }
 
 /**

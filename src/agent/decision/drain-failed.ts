@@ -18,7 +18,8 @@ import {
 } from '../../node/quarantine.js';
 import { shortDuration } from '../../text/duration.js';
 import type { Outcome } from '../outcome.js';
-import { endCycle, endUndrainedCycle, ourCordon } from './cycle-end.js';
+import { endCycle, endUndrainedCycle } from './cycle-end.js';
+import { ourCordon } from '../../node/our-cordon.js';
 import { summaryOf } from './drain-report.js';
 import type { Pass } from './pass.js';
 import { afterFailure, waveAtEnd } from './wave.js';

@@ -22,7 +22,8 @@ import {
   releaseCommand,
 } from '../../node/quarantine.js';
 import type { Outcome } from '../outcome.js';
-import { endCycle, ourCordon } from './cycle-end.js';
+import { endCycle } from './cycle-end.js';
+import { ourCordon } from '../../node/our-cordon.js';
 import { toReboot, type Handoff } from './cycle.js';
 import type { Pass } from './pass.js';
 
