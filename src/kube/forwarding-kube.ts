@@ -35,9 +35,9 @@ import type {
 /** The name of a Kube method, as `forward` is told it. */
 export type KubeMethod = Exclude<keyof Kube, 'health' | 'serverTime' | 'reviewSelf'>;
 
-/** Kube that passes every call on to `inner` through `forward`. */
-export class ForwardingKube implements Kube {
-  constructor(protected readonly inner: Kube) {}
+/** Kube that passes every call on to `inner` (a Kube, or a decorator of its own kind) through `forward`. */
+export class ForwardingKube<Inner extends Kube = Kube> implements Kube {
+  constructor(protected readonly inner: Inner) {}
 
   /** How each call reaches the inner client; override to wrap every call. */
   protected forward<T>(_method: KubeMethod, work: (kube: Kube) => Promise<T>): Promise<T> {

@@ -1,16 +1,17 @@
 // The Kube an agent works through (issue 42): what it reads of its own Node and pods, and of the
 // lock's DaemonSet while it holds a slot, comes from the watches of OwnViews (own-views.ts) while
-// they are open; a watch of its own Node is the view's; a read repeated within one pass (the lock's
-// DaemonSet, the nodes in a cycle) shares the first answer. Everything else is passed on unchanged.
-import { monotonicMs, type Clock } from '../clock/clock.js';
+// they are open; a watch of its own Node is the view's. Under it, the per-pass read cache
+// (pass-reads.ts): a read repeated within one pass shares the first answer. Everything else is passed
+// on unchanged.
+import type { Clock } from '../clock/clock.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
-import { ForwardingKube, type KubeMethod } from './forwarding-kube.js';
+import { ForwardingKube } from './forwarding-kube.js';
+import { PassReads } from './pass-reads.js';
 import { versionOf, type Followed, type FollowedObject } from './followed.js';
 import type {
   JsonPatchOp,
   Kube,
   ListOptions,
-  NodeRow,
   V1DaemonSet,
   V1Node,
   V1Pod,
@@ -33,49 +34,16 @@ export interface OwnSource {
   currentPods(selector: Selector, signal?: AbortSignal): Promise<V1Pod[] | undefined>;
 }
 
-/**
- * Reads repeated within one pass of the decision and this close together, with no write of this agent
- * in between that could change the answer (see write), share one answer: a pass reads the lock's
- * DaemonSet for the slot it holds, the pause, whether it would take a slot, the acquisition and the
- * release, and the nodes in a cycle for the question and the acquisition. A pass never shares the
- * answers of the one before (forgetShared): a waiter woken by another node's change reads afresh.
- */
-const SHARED_READ_MS = 1_000;
-
-/** The resources whose shared reads each write ends (see ViewedKube.write). */
-type Written = 'nodes' | 'events' | 'daemonsets' | 'pods' | 'leases';
-const WRITES: Partial<Record<KubeMethod, Written>> = {
-  jsonPatchNode: 'nodes',
-  mergePatchNode: 'nodes',
-  evictPod: 'pods',
-  deletePod: 'pods',
-  mergePatchDaemonSet: 'daemonsets',
-  createLease: 'leases',
-  replaceLease: 'leases',
-  createEvent: 'events',
-  mergePatchEvent: 'events',
-};
-
 /** The Kube an agent works through: its own objects from OwnViews, the rest passed on. */
-export class ViewedKube extends ForwardingKube {
-  /** Answers shared by repeated reads (SHARED_READ_MS), by request. */
-  private readonly shared = new Map<string, { at: number; value: unknown }>();
-  /** Writes sent, by the resource whose sharing they end ('*': every resource's). */
-  private readonly writes = new Map<string, number>();
+export class ViewedKube extends ForwardingKube<PassReads> {
   /** The last answer about the lock's DaemonSet (a read's or a write's), to start following it from. */
   private lockAnswer: V1DaemonSet | undefined;
-
   constructor(
     inner: Kube,
     private readonly views: OwnSource,
   ) {
-    super(inner);
-  }
-
-  /** A write ends the sharing of the reads it may change (see write); every other call passes on. */
-  protected override forward<T>(method: KubeMethod, work: (k: Kube) => Promise<T>): Promise<T> {
-    const resource = WRITES[method];
-    return resource === undefined ? work(this.inner) : this.write(resource, () => work(this.inner));
+    // the per-pass read cache under the views
+    super(new PassReads(inner, views.o.clock, () => views.shares()));
   }
 
   get health(): Kube['health'] {
@@ -88,52 +56,12 @@ export class ViewedKube extends ForwardingKube {
 
   /** A new pass of the decision begins: no answer of the last is shared with it (others moved since). */
   forgetShared(): void {
-    this.shared.clear();
-    this.writes.set('*', (this.writes.get('*') ?? 0) + 1);
+    this.inner.forgetShared();
   }
 
   /** The last answer about the lock's DaemonSet at hand (a read's or a write's), if any. */
   lastLockAnswer(): V1DaemonSet | undefined {
     return this.lockAnswer;
-  }
-
-  /**
-   * A write of `resource`: reads of it after it are their own. A write of the lock, an eviction or a
-   * Lease ends every sharing: after them the lock is read afresh (a drain's look at its slot, a
-   * retry). Only the Node's writes and Events leave the lock's answer shared (the end of a cycle
-   * writes the Node, then gives the slot back on the answer read for it).
-   */
-  private write<T>(resource: Written, work: () => Promise<T>): Promise<T> {
-    const only = resource === 'nodes' || resource === 'events';
-    const counted = only ? resource : '*';
-    this.writes.set(counted, (this.writes.get(counted) ?? 0) + 1);
-    for (const key of [...this.shared.keys()])
-      if (!only || key.startsWith(`${resource} `)) this.shared.delete(key);
-    return work();
-  }
-
-  /** Writes so far that end the sharing of reads of `resource` (see write). */
-  private writesOf(resource: string): number {
-    return (this.writes.get('*') ?? 0) + (this.writes.get(resource) ?? 0);
-  }
-
-  /**
-   * A read (key: its resource, a space, what it asks) that repeats within SHARED_READ_MS of the last
-   * identical one, no write of the resource between, shares its answer, while the views allow it
-   * (OwnViews.shares). An answer to a read that a write overtook (sent before it, answered after it)
-   * is not shared: it may predate the write.
-   */
-  private async sharedRead<T>(key: string, read: () => Promise<T>): Promise<T> {
-    if (!this.views.shares()) return read();
-    const clock = this.views.o.clock;
-    const shared = this.shared.get(key);
-    if (shared !== undefined && monotonicMs(clock) - shared.at < SHARED_READ_MS)
-      return structuredClone(shared.value) as T;
-    const resource = key.slice(0, key.indexOf(' '));
-    const before = this.writesOf(resource);
-    const value = await read();
-    if (this.writesOf(resource) === before) this.shared.set(key, { at: monotonicMs(clock), value });
-    return value;
   }
 
   private own(name: string): boolean {
@@ -151,24 +79,6 @@ export class ViewedKube extends ForwardingKube {
     const node = await this.inner.getNode(name, signal);
     if (this.own(name)) this.views.node.note(node);
     return node;
-  }
-
-  override listNodes(options?: ListOptions, signal?: AbortSignal): Promise<V1Node[]> {
-    return this.sharedRead(`nodes ${JSON.stringify(options ?? {})}`, () =>
-      this.inner.listNodes(options, signal),
-    );
-  }
-
-  /**
-   * Rows of Nodes (the nodes in a cycle, the fleet census): a read repeated within one pass shares the
-   * answer as listNodes does (the question whether a slot would be given, then the acquisition); a
-   * write of a Node between them ends the sharing, and a lock changed between them fails the
-   * acquisition's guarded write, which reads afresh.
-   */
-  override listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {
-    return this.sharedRead(`nodes rows ${JSON.stringify(options ?? {})}`, () =>
-      this.inner.listNodeRows(options, signal),
-    );
   }
 
   /**
@@ -245,9 +155,7 @@ export class ViewedKube extends ForwardingKube {
     const lock = this.isLock(namespace, name);
     const followed = lock ? this.views.lock?.current() : undefined;
     if (followed !== undefined) return structuredClone(followed);
-    const ds = await this.sharedRead(`daemonsets ${namespace}/${name}`, () =>
-      this.inner.getDaemonSet(namespace, name, signal),
-    );
+    const ds = await this.inner.getDaemonSet(namespace, name, signal); // shared within the pass (PassReads)
     if (lock) {
       this.lockAnswer = ds;
       this.views.lock?.note(ds);
@@ -275,27 +183,20 @@ export class ViewedKube extends ForwardingKube {
     }
   }
 
-  /**
-   * A change of the DaemonSet ends the sharing of reads of it (a waiter woken by it reads afresh), and
-   * is the last answer about the lock.
-   */
+  /** A change of the lock's DaemonSet is the last answer about it (PassReads ends its sharing). */
   override watchDaemonSet(
     namespace: string,
     name: string,
     onEvent: (event: WatchEvent<V1DaemonSet>) => void,
     options: { resourceVersion?: string; signal: AbortSignal; timeoutSeconds?: number },
   ): Promise<void> {
-    const key = `daemonsets ${namespace}/${name}`;
     const lock = this.isLock(namespace, name);
     return this.inner.watchDaemonSet(
       namespace,
       name,
       (event) => {
-        if (event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
-          this.shared.delete(key);
-          // what this agent last saw of the lock (the wait for a slot watches it): see OwnViews.fingerprint
-          if (lock) this.lockAnswer = event.object;
-        }
+        // what this agent last saw of the lock (the wait for a slot watches it): see OwnViews.fingerprint
+        if (lock && event.type !== 'BOOKMARK' && event.type !== 'ERROR') this.lockAnswer = event.object;
         onEvent(event);
       },
       options,
