@@ -37,16 +37,7 @@ export class CensusTimedKube extends ForwardingKube {
     inner: Kube,
     private readonly timings: CensusTimings,
   ) {
-    super(inner);
-  }
-
-  /** The client's view of the API server, as the agents read it through the production client. */
-  get health(): Kube['health'] {
-    return this.inner.health;
-  }
-
-  get serverTime(): Kube['serverTime'] {
-    return this.inner.serverTime;
+    super(inner, true);
   }
 
   override async listNodeRows(options?: ListOptions, signal?: AbortSignal): Promise<NodeRow[]> {

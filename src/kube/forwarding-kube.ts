@@ -3,9 +3,10 @@
 // Kube is one edit here, not one per decorator. Every call goes through `forward`, which a decorator
 // may override to wrap them all (TrackedKube counts, gates and times them).
 //
-// What it does not pass on: the client's `health` and `serverTime` (a decorator that wants them says
-// so) and `reviewSelf` (the operator commands ask their own client). An optional method the inner
-// client lacks rejects, naming itself.
+// What it passes on only when asked (`showsClient`): the client's `health` and `serverTime`, the
+// view of the API server an agent's /readyz and clock reads take from its client (the simulator's
+// and `check`'s decorators do not show them). Never `reviewSelf` (the operator commands ask their own
+// client). An optional method the inner client lacks rejects, naming itself.
 import type {
   CollectionRef,
   CoreV1Event,
@@ -37,7 +38,19 @@ export type KubeMethod = Exclude<keyof Kube, 'health' | 'serverTime' | 'reviewSe
 
 /** Kube that passes every call on to `inner` (a Kube, or a decorator of its own kind) through `forward`. */
 export class ForwardingKube<Inner extends Kube = Kube> implements Kube {
-  constructor(protected readonly inner: Inner) {}
+  constructor(
+    protected readonly inner: Inner,
+    /** Pass on the inner client's health and serverTime. Default false. */
+    private readonly showsClient = false,
+  ) {}
+
+  get health(): Kube['health'] {
+    return this.showsClient ? this.inner.health : undefined;
+  }
+
+  get serverTime(): Kube['serverTime'] {
+    return this.showsClient ? this.inner.serverTime : undefined;
+  }
 
   /** How each call reaches the inner client; override to wrap every call. */
   protected forward<T>(_method: KubeMethod, work: (kube: Kube) => Promise<T>): Promise<T> {

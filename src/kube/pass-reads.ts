@@ -42,15 +42,7 @@ export class PassReads extends ForwardingKube {
     /** May repeated reads share an answer now (OwnViews.shares)? */
     private readonly shares: () => boolean,
   ) {
-    super(inner);
-  }
-
-  get health(): Kube['health'] {
-    return this.inner.health;
-  }
-
-  get serverTime(): Kube['serverTime'] {
-    return this.inner.serverTime;
+    super(inner, true);
   }
 
   /** A new pass of the decision begins: no answer of the last is shared with it (others moved since). */

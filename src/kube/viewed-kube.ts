@@ -43,15 +43,7 @@ export class ViewedKube extends ForwardingKube<PassReads> {
     private readonly views: OwnSource,
   ) {
     // the per-pass read cache under the views
-    super(new PassReads(inner, views.o.clock, () => views.shares()));
-  }
-
-  get health(): Kube['health'] {
-    return this.inner.health;
-  }
-
-  get serverTime(): Kube['serverTime'] {
-    return this.inner.serverTime;
+    super(new PassReads(inner, views.o.clock, () => views.shares()), true);
   }
 
   /** A new pass of the decision begins: no answer of the last is shared with it (others moved since). */
