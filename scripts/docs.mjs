@@ -3,7 +3,7 @@
 // (src/migrate/kured-chart-values.ts), and the chart's admission policy specs from
 // src/admission/agent-policy.ts and coordinator-policy.ts, so the documentation and the chart cannot
 // drift from the code. test/unit/readme.test.ts (and, for the coordinator's policy file,
-// test/integration/admission-policy.test.ts) fails when one is stale.
+// test/integration/admission/admission-policy.test.ts) fails when one is stale.
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

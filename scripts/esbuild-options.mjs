@@ -5,7 +5,7 @@
 // kured-ts never uses that cost about 11 MB of resident memory on every node: the generated API index (every model
 // and API class, for makeApiClient) and node-fetch (for applyToFetchOptions' Headers). The bundle
 // replaces both, for that one importer only, with stubs that throw a clear error if ever called;
-// test/integration/image-bundle.test.ts proves the agent and commands work without them.
+// test/integration/chart/image-bundle.test.ts proves the agent and commands work without them.
 const banner = [
   '#!/usr/bin/env node',
   "import { createRequire as __kuredCreateRequire } from 'node:module';",

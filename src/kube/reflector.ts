@@ -3,7 +3,7 @@
 // a fresh list after 410 Gone, bounded and jittered back-off while lists or watches fail, and a word
 // on how long it has been blind (the coordinator steps down when it cannot see the fleet; a waiter
 // falls back to polling). The hazards are handled once, here, and tested once, against the fake API
-// server's failure injection (test/integration/reflector.test.ts): a watch closed at once (no
+// server's failure injection (test/integration/kube/reflector.test.ts): a watch closed at once (no
 // spinning), 410 in the stream or as the answer, a watch that hangs silent, 5xx on the list.
 //
 // What is followed comes from a ListWatch (list-watch.ts): a collection (the Nodes, page by page; a

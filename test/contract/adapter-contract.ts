@@ -1,6 +1,6 @@
 // The adapter contract: what src/kube, src/node and src/lock promise of the API server, asserted on
 // outcomes only (what the server stores), so that the same cases run against the fake API server
-// (test/integration/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
+// (test/integration/kube/contract-fake.test.ts) and a real kube-apiserver (test/real-api/).
 import { createHash } from 'node:crypto';
 import { KubeVolumeReads } from '../../src/drain/volume-reads.js';
 import { csiVolumeName } from '../../src/volumes/volumes.js';

@@ -1,7 +1,7 @@
 // Issue 55, item 2: every node annotation the agent writes is bounded by its writer. The history
 // keeps its latest entries that fit, the quarantine record names at most so many pods and volumes,
 // and KubeNodeOps refuses a write over a bound, naming it, before a request is sent (the admission
-// policy's side: test/integration/admission-policy.test.ts).
+// policy's side: test/integration/admission/admission-policy.test.ts).
 import { describe, expect, it } from '@jest/globals';
 import { ANNOTATION_MAX_BYTES, overBound } from '../../src/node/annotation-bounds.js';
 import {

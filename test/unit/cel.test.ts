@@ -1,5 +1,5 @@
 // The checks' CEL (src/cel/): the static part of its budget, and the outcomes of an evaluation on the
-// calling thread (the worker thread's deadline and heap cap: test/integration/cel-worker.test.ts).
+// calling thread (the worker thread's deadline and heap cap: test/integration/blockers/cel-worker.test.ts).
 import { describe, expect, it } from '@jest/globals';
 import { overCostLimit } from '../../src/cel/cel.js';
 import { InlineCel } from '../../src/cel/inline-cel.js';
