@@ -5,6 +5,7 @@
 import { ForwardingKube } from '../src/kube/forwarding-kube.js';
 import { isTimeout } from '../src/kube/errors.js';
 import type { Kube, ListOptions, NodeRow } from '../src/kube/kube.js';
+import { quantile } from './quantile.js';
 
 /** Every census read of a run: durations of those answered, and those that were not. */
 export class CensusTimings {
@@ -12,20 +13,13 @@ export class CensusTimings {
   timeouts = 0;
   errors = 0;
 
-  /** The `p`th percentile (0-100) of the answered reads, in ms; NaN before any. */
-  percentile(p: number): number {
-    const sorted = [...this.answeredMs].sort((a, b) => a - b);
-    if (sorted.length === 0) return NaN;
-    return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-  }
-
   /** "412 reads, p50/p99/max 35/240/1,180 ms, 0 past the deadline, 0 other errors". */
   toString(): string {
     const max = this.answeredMs.reduce((m, x) => Math.max(m, x), 0);
     const ms = (x: number): string => (Number.isNaN(x) ? '-' : x.toFixed(0));
     return (
       `${this.answeredMs.length + this.timeouts + this.errors} reads, p50/p99/max ` +
-      `${ms(this.percentile(50))}/${ms(this.percentile(99))}/${ms(max)} ms, ` +
+      `${ms(quantile(this.answeredMs, 0.5))}/${ms(quantile(this.answeredMs, 0.99))}/${ms(max)} ms, ` +
       `${this.timeouts} past the deadline, ${this.errors} other errors`
     );
   }

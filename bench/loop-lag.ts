@@ -3,6 +3,8 @@
 // looks moderate (one long synchronous stretch: a big answer parsed, thousands of agents started).
 // A timer every 100 ms notes how much later than due it fired.
 
+import { quantile } from './quantile.js';
+
 const EVERY_MS = 100;
 
 export class LoopLag {
@@ -25,14 +27,7 @@ export class LoopLag {
 
   /** The p99 and the worst lateness (ms) of the ticks in (fromMs, toMs]. */
   within(fromMs: number, toMs: number): { p99: number; max: number } {
-    const late = this.samples
-      .filter((s) => s.atMs > fromMs && s.atMs <= toMs)
-      .map((s) => s.lateMs)
-      .sort((a, b) => a - b);
-    if (late.length === 0) return { p99: 0, max: 0 };
-    return {
-      p99: late[Math.min(late.length - 1, Math.floor(0.99 * late.length))] ?? 0,
-      max: late.at(-1) ?? 0,
-    };
+    const late = this.samples.filter((s) => s.atMs > fromMs && s.atMs <= toMs).map((s) => s.lateMs);
+    return { p99: quantile(late, 0.99, 0), max: late.reduce((m, x) => Math.max(m, x), 0) };
   }
 }

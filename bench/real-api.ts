@@ -20,6 +20,7 @@ import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
 import { checkAssets, findAssets } from './real-api-server.js';
 import { runStorm, type StormResult } from './real-api-storm.js';
 import { table } from './table.js';
+import { quantile } from './quantile.js';
 
 function arg(name: string, fallback: string): string {
   const argv = process.argv.slice(2);
@@ -40,11 +41,6 @@ function ms(text: string): number {
 const out = (text: string): void => {
   process.stdout.write(text + '\n');
 };
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-}
 
 function seconds(msValue: number): string {
   return Number.isNaN(msValue) ? '-' : `${(msValue / 1000).toFixed(2)} s`;
