@@ -110,8 +110,8 @@ function setWindow<K extends keyof Config['window']>(
   };
 }
 
-/** Go's strconv.ParseBool, which kured's flags and env vars use. */
-function boolean(value: string): boolean {
+/** Go's strconv.ParseBool, which kured's flags and env vars use; throws on anything else. */
+export function boolean(value: string): boolean {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
   if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
   throw new Error('expected true or false');

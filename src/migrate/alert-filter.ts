@@ -5,6 +5,9 @@
 // firing (the agents' quarantine and the wave's halt already act on those failures).
 // docs/integrations.md shows the filter against a real Prometheus.
 
+import { boolean } from '../config/flags.js';
+import { isObject, type Json } from './kured-chart-rules.js';
+
 /** Alert names that fire by design in kube-prometheus-stack. */
 const ALWAYS_FIRING: readonly string[] = ['Watchdog', 'InfoInhibitor'];
 /** What the kured-ts chart's PrometheusRule names its alerts (KuredTsRebootRequiredTooLong, …). */
@@ -21,8 +24,6 @@ export interface AlertFilterProposal {
   /** The alert names the current filter lets hold the fleet. */
   missed: string[];
 }
-
-type Json = Record<string, unknown>;
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -41,15 +42,14 @@ function compiled(source: string): RegExp | undefined {
   }
 }
 
-/** Go's strconv.ParseBool true, as kured parsed its flags (and the chart's boolean). */
+/** True as the chart's boolean, or as kured parsed its flags (Go's strconv.ParseBool). */
 function isTrue(value: unknown): boolean {
-  return (
-    value === true || (typeof value === 'string' && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value))
-  );
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (typeof value !== 'string') return value === true;
+  try {
+    return boolean(value);
+  } catch {
+    return false; // not a boolean: the flag's own parser says so in another note
+  }
 }
 
 /** The flags of the Prometheus blocker, as extraArgs and KURED_* variables name them. */
