@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { retry } from '../kube/retry.js';
-import { cleanupPatch, OUR_PREFIX, planNodeCleanup, type NodeCleanup } from '../node/cleanup.js';
+import { cleanupPatch, ourKeys, planNodeCleanup, removing, type NodeCleanup } from '../node/cleanup.js';
 import { toNodeState } from '../node/kube-node-ops.js';
 import { CHART_SELECTOR } from './discover.js';
 import {
@@ -135,17 +135,14 @@ async function cleanLockDaemonSet(options: CleanupOptions, io: CommandIo): Promi
   const ref = `${options.dsNamespace}/${options.dsName}`;
   try {
     const ds = await io.kube.getDaemonSet(options.dsNamespace, options.dsName, commandSignal(io.timeoutMs));
-    const keys = Object.keys(ds.metadata?.annotations ?? {})
-      .filter((k) => k.startsWith(OUR_PREFIX))
-      .sort();
+    const keys = ourKeys(ds.metadata?.annotations ?? {});
     if (keys.length === 0) return true;
     if (!options.dryRun) {
-      const annotations = Object.fromEntries(keys.map((k) => [k, null]));
       const guard = { resourceVersion: ds.metadata?.resourceVersion };
       await io.kube.mergePatchDaemonSet(
         options.dsNamespace,
         options.dsName,
-        { metadata: { ...guard, annotations } },
+        { metadata: { ...guard, annotations: removing(keys) } },
         commandSignal(io.timeoutMs),
       );
     }

@@ -18,7 +18,7 @@ import { foreignCordon, ourCordon } from './our-cordon.js';
 import { parseQuarantine, QUARANTINE_ANNOTATION, QUARANTINE_LABEL, quarantineCordon } from './quarantine.js';
 
 /** The prefix of every label and annotation kured-ts writes on a node. */
-export const OUR_PREFIX = 'kured-ts.dev/';
+const OUR_PREFIX = 'kured-ts.dev/';
 
 export type CleanupNode = Pick<
   NodeState,
@@ -41,11 +41,16 @@ export type NodeCleanup =
       endsCycle: boolean;
     };
 
-/** The keys of `map` under our prefix, sorted. */
-function ours(map: Readonly<Record<string, string>>): string[] {
+/** The keys of `map` under our prefix, sorted: what cleanup removes of a node's or a DaemonSet's. */
+export function ourKeys(map: Readonly<Record<string, string>>): string[] {
   return Object.keys(map)
     .filter((k) => k.startsWith(OUR_PREFIX))
     .sort();
+}
+
+/** A merge patch's removal of each of `keys`. */
+export function removing(keys: readonly string[]): Record<string, null> {
+  return Object.fromEntries(keys.map((k) => [k, null]));
 }
 
 function inCycle(node: CleanupNode): boolean {
@@ -96,8 +101,10 @@ export function planNodeCleanup(node: CleanupNode, endCycles: boolean): NodeClea
   if (inCycle(node) && !endCycles) return { kind: 'in-cycle', node: node.name, reason: cycleWords(node) };
   const marks = inCycle(node) ? cycleMarks(node) : { labels: [], annotations: [], cordoned: false };
   const protection = Object.keys(unprotect(node.annotations));
-  const labels = [...new Set([...ours(node.labels), ...marks.labels])].sort();
-  const annotations = [...new Set([...ours(node.annotations), ...marks.annotations, ...protection])].sort();
+  const labels = [...new Set([...ourKeys(node.labels), ...marks.labels])].sort();
+  const annotations = [
+    ...new Set([...ourKeys(node.annotations), ...marks.annotations, ...protection]),
+  ].sort();
   if (labels.length === 0 && annotations.length === 0) return { kind: 'nothing', node: node.name };
   return {
     kind: 'clean',
@@ -120,10 +127,8 @@ function cordonAfter(node: CleanupNode, ours: boolean): { uncordon: boolean; lef
 
 /** The merge patch of a plan, guarded by the node's resourceVersion. */
 export function cleanupPatch(plan: Extract<NodeCleanup, { kind: 'clean' }>, resourceVersion: string): object {
-  const nulls = (keys: readonly string[]): Record<string, null> =>
-    Object.fromEntries(keys.map((k) => [k, null]));
   return {
-    metadata: { resourceVersion, labels: nulls(plan.labels), annotations: nulls(plan.annotations) },
+    metadata: { resourceVersion, labels: removing(plan.labels), annotations: removing(plan.annotations) },
     ...(plan.uncordon ? { spec: { unschedulable: null } } : {}),
   };
 }
