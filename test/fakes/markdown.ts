@@ -98,3 +98,18 @@ export function githubSlug(heading: string): string {
     .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
     .replace(/ /g, '-');
 }
+
+/**
+ * The body of the section of `text` whose heading line begins with `heading` (`## Longhorn`, or a
+ * heading's start as `### Issue 42: …` without its date), to the next heading of its level or above.
+ * Throws when no heading begins so: a renamed section fails the test that reads it.
+ */
+export function markdownSection(text: string, heading: string): string {
+  const escaped = heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const found = new RegExp(`^${escaped}.*$`, 'm').exec(text);
+  if (found === null) throw new Error(`no heading ${heading}`);
+  const level = /^#+/.exec(heading)?.[0].length ?? 2;
+  const body = text.slice(found.index + found[0].length);
+  const next = new RegExp(`\\n#{1,${level}} `).exec(body);
+  return next === null ? body : body.slice(0, next.index);
+}

@@ -5,7 +5,7 @@
 // fail here; a quote reworded must be reworded here too, so that no measured number goes unchecked.
 import { describe, expect, it } from '@jest/globals';
 import { load } from 'js-yaml';
-import { readRepoFile } from '../fakes/markdown.js';
+import { markdownSection, readRepoFile } from '../fakes/markdown.js';
 
 interface Quote {
   file: string;
@@ -85,16 +85,6 @@ const QUOTES: Quote[] = [
 const squash = (text: string): string => text.replace(/\s+/g, ' ');
 const results = readRepoFile('bench/RESULTS.md');
 
-/** The text of the section whose heading starts with `heading`, to the next heading of its level or above. */
-function section(heading: string): string {
-  const start = results.indexOf(heading);
-  if (start < 0) throw new Error(`bench/RESULTS.md has no section ${heading}`);
-  const level = /^#+/.exec(heading)?.[0].length ?? 3;
-  const rest = results.slice(start + heading.length);
-  const next = new RegExp(`\\n#{1,${level}} `).exec(rest);
-  return rest.slice(0, next === null ? undefined : next.index);
-}
-
 /** The numbers of a text ("1,124", "83.1", "4h40m" gives 4 and 40). */
 function numbers(text: string): number[] {
   return [...text.matchAll(/\d[\d,]*(?:\.\d+)?/g)].map((m) => Number(m[0].replace(/,/g, '')));
@@ -109,7 +99,7 @@ function found(claimed: number, decimals: number, measured: readonly number[]): 
 describe('measured figures in the docs, checked against bench/RESULTS.md', () => {
   it.each(QUOTES.map((q) => [`${q.file}: "${q.says.slice(0, 60)}…"`, q] as const))('%s', (_name, quote) => {
     expect(squash(readRepoFile(quote.file))).toContain(squash(quote.says));
-    const measured = numbers(section(quote.section));
+    const measured = numbers(markdownSection(results, quote.section));
     const missing = [...quote.says.matchAll(/\d[\d,]*(?:\.(\d+))?/g)]
       .filter((m) => !found(Number(m[0].replace(/,/g, '')), m[1]?.length ?? 0, measured))
       .map((m) => m[0]);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { load } from 'js-yaml';
 import { chartSchemaErrors } from '../../src/migrate/chart-schema.js';
-import { codeSpans, readRepoFile } from '../fakes/markdown.js';
+import { codeSpans, markdownSection, readRepoFile } from '../fakes/markdown.js';
 
 const HEADING = '## What kured-ts does by default that kured does not';
 
@@ -16,10 +16,7 @@ interface Row {
 
 /** The table's rows, each with the `key: value` spans of its second and fourth columns. */
 function rows(): Row[] {
-  const text = readRepoFile('docs/migration.md');
-  const start = text.indexOf(HEADING);
-  const section = text.slice(start, text.indexOf('\n## ', start + HEADING.length));
-  return section
+  return markdownSection(readRepoFile('docs/migration.md'), HEADING)
     .split('\n')
     .filter((line) => line.startsWith('|') && !/^\|\s*-/.test(line))
     .slice(1) // the header

@@ -17,6 +17,7 @@ import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../../fakes/cluster-api-server.js';
 import { readyNode } from '../../fakes/kube-objects.js';
 import { testDrainer } from '../../fakes/drainer.js';
+import { markdownSection } from '../../fakes/markdown.js';
 
 const NODE = 'n1';
 const page = readFileSync(new URL('../../../docs/integrations.md', import.meta.url), 'utf8');
@@ -28,9 +29,7 @@ interface Recipe {
 
 /** The first yaml block of the page's section `heading`. */
 function recipe(heading: string): Recipe {
-  const start = page.indexOf(`\n## ${heading}\n`);
-  const section = page.slice(start, page.indexOf('\n## ', start + 4));
-  const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+  const block = /```yaml\n([\s\S]*?)```/.exec(markdownSection(page, `## ${heading}`))?.[1];
   if (block === undefined) throw new Error(`no yaml block under ## ${heading}`);
   return load(block) as Recipe;
 }
