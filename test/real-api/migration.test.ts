@@ -6,7 +6,7 @@
 // uninstall, `kured-ts cleanup`) leaves the nodes and kured's DaemonSet with nothing of kured-ts's.
 // The commands' output is the transcript in docs/migration.md: the test fails when the page and
 // the commands disagree (WRITE_TRANSCRIPT=1 rewrites the page's block).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,13 @@ import type { CommandDeps } from '../../src/cli/shared.js';
 import { connectKube } from '../../src/kube/client.js';
 import type { V1DaemonSet, V1Node } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
-import { renderChart, tokenKubeconfig } from '../contract/chart-render.js';
+import {
+  chartAgentArgs,
+  hostAgentArgs,
+  renderChart,
+  spawnAgent,
+  tokenKubeconfig,
+} from '../contract/chart-render.js';
 import { TestCluster } from '../contract/cluster.js';
 import { commandLine } from '../fakes/command-line.js';
 import { instantClock } from '../fakes/fake-clock.js';
@@ -140,29 +146,8 @@ async function agentKubeconfig(node: string): Promise<string> {
   return tokenKubeconfig(join(dir, `${node}.kubeconfig`), cluster.server, token);
 }
 
-/** The deployed agent's arguments for this host: its reboot command only marks the reboot. */
-function agentArgs(node: string): string[] {
-  const chart =
-    manifests.find((m) => m.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.[0]?.args ?? [];
-  const here: Record<string, string> = {
-    '--period': '2s',
-    '--reboot-sentinel': join(dir, `${node}.reboot-required`),
-    '--reboot-command': `/usr/bin/touch ${join(dir, `${node}.rebooting`)}`,
-    '--host-exec': 'direct',
-    '--metrics-port': '0',
-  };
-  return [
-    ...chart.filter((a) => !(a.split('=')[0]! in here)),
-    ...Object.entries(here).map(([k, v]) => `${k}=${v}`),
-    `--node-id=${node}`,
-  ];
-}
-
 function startAgent(node: string, kubeconfig: string): void {
-  agent = spawn(process.execPath, ['dist/cli.js', 'agent', ...agentArgs(node)], {
-    env: { ...process.env, KUBECONFIG: kubeconfig },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
+  agent = spawnAgent(hostAgentArgs(chartAgentArgs(manifests), node, dir), kubeconfig);
 }
 
 /** Plays the host of `node`: once its reboot command ran, the agent dies, the bootID changes, the agent starts again. */
@@ -251,7 +236,9 @@ it('walks the migration: kured values in, migrate-values, install, check, a firs
   manifests = renderChart<Manifest>(RELEASE, NS, ['-f', output]);
   for (const m of manifests) await cluster.apply(m);
   transcript.push(`$ helm install ${RELEASE} charts/kured-ts -n ${NS} -f kured-ts-values.yaml`, '');
-  expect(agentArgs(FIRST)).toEqual(expect.arrayContaining(['--ds-name=kured', `--ds-namespace=${NS}`]));
+  expect(hostAgentArgs(chartAgentArgs(manifests), FIRST, dir)).toEqual(
+    expect.arrayContaining(['--ds-name=kured', `--ds-namespace=${NS}`]),
+  );
 
   // 6. check judges with the deployed agent's settings (its window, its Prometheus)
   const checked = await kuredTs(registerCheck, ['check', '--node', FIRST]);

@@ -8,12 +8,11 @@
 // admits (issue 47: with configuration.drainGracePeriod set, the policy denied every PDB pre-flight,
 // and no node rebooted): each wave installs the chart with its values, waits until kube-apiserver
 // enforces that wave's policy, and runs the PDB pre-flight and the drain through it.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
-import { parseAllDocuments } from 'yaml';
 import type { V1DaemonSet, V1Node, V1Pod, V1PodDisruptionBudget } from '../../src/kube/kube.js';
 import { entriesOf, parseLockAnnotation } from '../../src/lock/kured-lock-format.js';
 import {
@@ -23,7 +22,13 @@ import {
   parseProtection,
 } from '../../src/node/autoscaler.js';
 import { KURED_IN_PROGRESS_ANNOTATION, KURED_REBOOT_NEEDED_ANNOTATION } from '../../src/node/node.js';
-import { tokenKubeconfig } from '../contract/chart-render.js';
+import {
+  chartAgentArgs,
+  hostAgentArgs,
+  renderChart,
+  spawnAgent,
+  tokenKubeconfig,
+} from '../contract/chart-render.js';
 import { TestCluster, send } from '../contract/cluster.js';
 import { waitFor } from '../fakes/wait-for.js';
 
@@ -87,23 +92,6 @@ function real(): TestCluster {
   return cluster;
 }
 
-function render(values: readonly string[]): Manifest[] {
-  const helm = spawnSync(process.execPath, ['scripts/ensure-helm.mjs'], { encoding: 'utf8' }).stdout.trim();
-  const out = spawnSync(
-    helm,
-    ['template', 'kured-ts', 'charts/kured-ts', '--namespace', NS, '--kube-version', '1.32.0', ...values],
-    { encoding: 'utf8' },
-  );
-  if (out.status !== 0) throw new Error(`helm template failed: ${out.stderr}`);
-  return parseAllDocuments(out.stdout)
-    .map((d) => d.toJS() as Manifest | null)
-    .filter((o): o is Manifest => o !== null);
-}
-
-function chartArgsOf(manifests: readonly Manifest[]): string[] {
-  return manifests.find((m) => m.kind === 'DaemonSet')?.spec?.template?.spec?.containers?.[0]?.args ?? [];
-}
-
 function kubeconfigFor(node: string, token: string): string {
   return tokenKubeconfig(join(dir, `${node}.kubeconfig`), real().server, token);
 }
@@ -114,27 +102,16 @@ function agentEndpoint(kubeconfig: string): { url: string; ca: string | undefine
   return { url: real().server.url, ca: real().server.ca, token };
 }
 
-/** The chart's agent arguments, with this host's sentinel and reboot command, and a short period. */
+/** The chart's agent arguments for this host, with the waves' shorter retry and readiness bound. */
 function agentArgs(chartArgs: readonly string[], node: string): string[] {
-  const replaced: Record<string, string> = {
-    '--period': '2s',
-    '--reboot-sentinel': join(dir, `${node}.reboot-required`),
-    '--reboot-command': `/usr/bin/touch ${join(dir, `${node}.rebooting`)}`,
-    '--host-exec': 'direct',
-    '--metrics-port': '0',
+  return hostAgentArgs(chartArgs, node, dir, {
     '--eviction-retry-delay': '1s',
     '--post-reboot-timeout': '2m',
-  };
-  const args = chartArgs.filter((a) => !(a.split('=')[0]! in replaced));
-  return [...args, ...Object.entries(replaced).map(([k, v]) => `${k}=${v}`), `--node-id=${node}`];
+  });
 }
 
 function startAgent(node: string, args: readonly string[], kubeconfig: string): void {
-  const child = spawn(process.execPath, ['dist/cli.js', 'agent', ...args], {
-    env: { ...process.env, KUBECONFIG: kubeconfig },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-  agents.set(node, child);
+  agents.set(node, spawnAgent(args, kubeconfig));
 }
 
 async function holders(): Promise<string[]> {
@@ -196,9 +173,9 @@ async function runningPod(node: string, name: string, app: string): Promise<void
 /** Installs the chart with the wave's values; its nodes, Ready on boot-1, with their pods. */
 async function install(wave: Wave): Promise<{ nodes: string[]; chartArgs: string[] }> {
   cluster = TestCluster.real();
-  const manifests = render(wave.values);
+  const manifests = renderChart<Manifest>('kured-ts', NS, wave.values);
   for (const m of manifests) await real().apply(m);
-  const chartArgs = chartArgsOf(manifests);
+  const chartArgs = chartAgentArgs(manifests);
   // the chart passes only what differs from the agent's defaults: its taint and its lock DaemonSet
   expect(chartArgs).toEqual(
     expect.arrayContaining([
