@@ -7,11 +7,26 @@ import { isTimeout } from '../src/kube/errors.js';
 import type { Kube, ListOptions, NodeRow } from '../src/kube/kube.js';
 import { quantile } from './quantile.js';
 
+/** Where a timed census read is told. */
+export interface CensusSink {
+  answered(ms: number): void;
+  failed(failure: 'timeout' | 'error'): void;
+}
+
 /** Every census read of a run: durations of those answered, and those that were not. */
-export class CensusTimings {
+export class CensusTimings implements CensusSink {
   readonly answeredMs: number[] = [];
   timeouts = 0;
   errors = 0;
+
+  answered(ms: number): void {
+    this.answeredMs.push(ms);
+  }
+
+  failed(failure: 'timeout' | 'error'): void {
+    if (failure === 'timeout') this.timeouts++;
+    else this.errors++;
+  }
 
   /** "412 reads, p50/p99/max 35/240/1,180 ms, 0 past the deadline, 0 other errors". */
   toString(): string {
@@ -29,7 +44,7 @@ export class CensusTimings {
 export class CensusTimedKube extends ForwardingKube {
   constructor(
     inner: Kube,
-    private readonly timings: CensusTimings,
+    private readonly timings: CensusSink,
   ) {
     super(inner, true);
   }
@@ -40,11 +55,10 @@ export class CensusTimedKube extends ForwardingKube {
     const start = performance.now();
     try {
       const rows = await super.listNodeRows(options, signal);
-      this.timings.answeredMs.push(performance.now() - start);
+      this.timings.answered(performance.now() - start);
       return rows;
     } catch (err) {
-      if (isTimeout(err)) this.timings.timeouts++;
-      else this.timings.errors++;
+      this.timings.failed(isTimeout(err) ? 'timeout' : 'error');
       throw err;
     }
   }

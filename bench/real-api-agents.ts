@@ -1,27 +1,22 @@
-// The kured-ts side of `npm run bench:real`, all in this one process: one real agent per node
-// (createAgent, as `kured-ts agent` builds it, minus its metrics listener) and the coordinator's two
-// replicas, against the real server. The hosts are simulated: the sentinel says a reboot is required
-// until the node's first reboot clears the need (as the package manager's sentinel file is gone
-// after the boot; with needSurvives it never is: the reboot-loop case), and a reboot stops the
-// node's agent as a dying process would, then (after the boot time) the "kubelet" reports a new
-// bootID, Ready, through /status and a fresh agent starts, as the DaemonSet's restarted pod would.
+// The kured-ts side of `npm run bench:real`: one real agent per node, run in agent workers
+// (bench/real-api-agent-worker.ts, node i in worker i mod K, each thread its own event loop and
+// client), and the coordinator's two replicas in this thread, against the real server. The hosts
+// are simulated here: the sentinel says a reboot is required until the node's first reboot clears
+// the need (as the package manager's sentinel file is gone after the boot; with needSurvives it never
+// is: the reboot-loop case), and a reboot stops the node's agent as a dying process would, then
+// (after the boot time) the "kubelet" reports a new bootID, Ready, through /status and a fresh agent
+// starts, as the DaemonSet's restarted pod would.
 import { setMaxListeners } from 'node:events';
-import { NODE_NAME_EXTRA } from '../src/admission/agent-policy.js';
-import { refreshRebootRequired } from '../src/agent/agent.js';
-import { createAgent } from '../src/agent/create-agent.js';
+import { Worker } from 'node:worker_threads';
 import { SystemClock } from '../src/clock/clock.js';
-import type { Config } from '../src/config/config.js';
-import { defaultConfig } from '../src/config/parse.js';
 import type { Coordinator } from '../src/coordinator/coordinator.js';
 import { createCoordinator } from '../src/coordinator/create-coordinator.js';
 import { connectKube, type ClientNodeKube } from '../src/kube/client.js';
 import type { Logger, LogFields } from '../src/log/logger.js';
-import { noMetrics } from '../src/metrics/agent-metrics.js';
-import type { Sentinel } from '../src/sentinel/sentinel.js';
-import { CensusTimedKube, CensusTimings } from './census-timing.js';
+import { CensusTimings } from './census-timing.js';
+import type { LoopLag } from './loop-lag.js';
 import type { AdminClient } from './real-api-admin.js';
 import {
-  AGENT_USER,
   COORDINATOR_USER,
   DS_NAME,
   LOCK_ANNOTATION,
@@ -31,23 +26,22 @@ import {
   nodeStatus,
 } from './real-api-fleet.js';
 import type { Observer } from './real-api-observer.js';
-
-const TAINT = 'weave.works/kured-node-reboot';
+import { RecentLines, agentConfig, type FromWorker, type ToWorker } from './real-api-worker-protocol.js';
 
 /** Warnings and errors of every agent and coordinator, counted by kind, with the first of each kept. */
 export class Problems {
   readonly kinds = new Map<string, { count: number; first: string }>();
   total = 0;
-  /** The last lines (any level) of each agent and coordinator, for a stuck node's story. */
-  private readonly recent = new Map<string, string[]>();
+  /** The last lines (any level) of each coordinator (the agents' are their workers'). */
+  private readonly recent = new RecentLines();
 
   logger(who: string): Logger {
     return {
       debug: (m, f) => {
-        this.remember(who, 'debug', m, f);
+        this.recent.add(who, 'debug', m, f);
       },
       info: (m, f) => {
-        this.remember(who, 'info', m, f);
+        this.recent.add(who, 'info', m, f);
       },
       warn: (m, f) => {
         this.keep(who, 'warn', m, f);
@@ -58,20 +52,14 @@ export class Problems {
     };
   }
 
-  /** The last lines `who` logged. */
-  lastLines(who: string): readonly string[] {
-    return this.recent.get(who) ?? [];
-  }
-
-  private remember(who: string, level: string, message: string, fields: LogFields = {}): void {
-    let lines = this.recent.get(who);
-    if (lines === undefined) this.recent.set(who, (lines = []));
-    lines.push(`${new Date().toISOString()} ${level} ${message} ${JSON.stringify(fields)}`.slice(0, 400));
-    if (lines.length > 12) lines.shift();
-  }
-
+  /** Logs a warning or error of this thread, and counts it. */
   keep(who: string, level: string, message: string, fields: LogFields = {}): void {
-    this.remember(who, level, message, fields);
+    this.recent.add(who, level, message, fields);
+    this.count(who, level, message, fields);
+  }
+
+  /** Counts a warning or error (an agent worker's: the worker keeps its lines). */
+  count(who: string, level: string, message: string, fields: LogFields = {}): void {
     this.total++;
     const detail =
       typeof fields.error === 'string'
@@ -106,13 +94,19 @@ export interface FleetOptions {
   kubeconfig: string;
   /** 'agents': each agent impersonates the chart's ServiceAccount with its node claim; 'admin': no. */
   identity: 'agents' | 'admin';
+  /** Agent worker threads (node i runs in worker i mod workers). */
+  workers: number;
   admin: AdminClient;
   observer: Observer;
   problems: Problems;
+  /** Where the workers' event-loop lateness goes (with this thread's). */
+  lag?: LoopLag;
 }
 
-interface Running {
-  abort: AbortController;
+/** One agent worker, and the answers to its outstanding questions. */
+interface AgentWorker {
+  worker: Worker;
+  asked: Map<number, (lines: readonly string[]) => void>;
 }
 
 /** The agents and coordinators of one run. */
@@ -125,7 +119,7 @@ export class KuredFleet {
   maxDown = 0;
   readonly violations: string[] = [];
   started = 0;
-  private readonly agents = new Map<number, Running>();
+  private readonly workers: AgentWorker[] = [];
   private readonly coordinators: {
     coordinator: Coordinator;
     abort: AbortController;
@@ -133,14 +127,65 @@ export class KuredFleet {
   }[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
+  private asked = 0;
   private readonly clock = new SystemClock();
   /** Every agent's fleet census, timed (census-timing.ts). */
   readonly census = new CensusTimings();
-  /** One client (one set of connections) shared by every agent, as ClientNodeKube.impersonating allows. */
-  private readonly shared: ClientNodeKube;
 
   constructor(private readonly o: FleetOptions) {
-    this.shared = connectKube({ kubeconfig: o.kubeconfig });
+    for (let w = 0; w < Math.max(1, o.workers); w++) {
+      const worker = new Worker(new URL('./real-api-agent-worker.js', import.meta.url), {
+        workerData: {
+          kubeconfig: o.kubeconfig,
+          identity: o.identity,
+          concurrency: o.concurrency,
+          rebootDelayMs: o.rebootDelayMs,
+        },
+      });
+      const one: AgentWorker = { worker, asked: new Map() };
+      worker.on('message', (m: FromWorker) => {
+        this.heard(one, m);
+      });
+      worker.on('error', (err) => {
+        if (!this.stopped)
+          o.problems.keep(`worker-${w}`, 'crash', 'agent worker crashed', { error: String(err) });
+      });
+      this.workers.push(one);
+    }
+  }
+
+  private heard(from: AgentWorker, m: FromWorker): void {
+    switch (m.kind) {
+      case 'reboot':
+        this.reboot(m.i);
+        return;
+      case 'started':
+        this.started++;
+        return;
+      case 'problem':
+        this.o.problems.count(m.who, m.level, m.message, m.fields);
+        return;
+      case 'census':
+        if (m.ms !== undefined) this.census.answered(m.ms);
+        else this.census.failed(m.failure ?? 'error');
+        return;
+      case 'lag':
+        this.o.lag?.add(m.samples);
+        return;
+      case 'lines':
+        from.asked.get(m.id)?.(m.lines);
+        from.asked.delete(m.id);
+    }
+  }
+
+  private workerOf(i: number): AgentWorker {
+    const w = this.workers[i % this.workers.length];
+    if (w === undefined) throw new Error('no agent worker');
+    return w;
+  }
+
+  private tell(i: number, m: ToWorker): void {
+    this.workerOf(i).worker.postMessage(m);
   }
 
   /** Starts the two coordinator replicas, each on its own connections. */
@@ -151,7 +196,7 @@ export class KuredFleet {
       const abort = new AbortController();
       setMaxListeners(Infinity, abort.signal);
       // the agents' own Config, so the replicas keep the budget the agents keep
-      const coordinator = createCoordinator(this.config(''), {
+      const coordinator = createCoordinator(agentConfig('', this.o), {
         kube,
         identity: `coordinator-${i}`,
         clock: this.clock,
@@ -166,67 +211,27 @@ export class KuredFleet {
     }
   }
 
-  /** The agents' configuration: the defaults, with the lock, budget and host of this run. */
-  private config(node: string): Config {
-    return {
-      ...defaultConfig(),
-      nodeId: node,
-      dsName: DS_NAME,
-      dsNamespace: NS,
-      lockAnnotation: LOCK_ANNOTATION,
-      concurrency: this.o.concurrency,
-      hostExec: 'direct',
-      metricsPort: 0,
-      preferNoScheduleTaint: TAINT,
-      periodMs: 3_600_000,
-      blockOnPdb: true,
-      drainDelayMs: 0,
-      rebootDelayMs: this.o.rebootDelayMs,
-      lockReleaseDelayMs: 0,
-      kubeconfig: '',
-    };
-  }
-
-  /** Starts (or restarts after a boot) the agent of node `i`. */
+  /** Starts (or restarts after a boot) the agent of node `i`, in its worker. */
   startAgent(i: number): void {
     if (this.stopped) return;
-    const name = nodeName(i);
-    const abort = new AbortController();
-    setMaxListeners(Infinity, abort.signal);
-    this.agents.set(i, { abort });
-    this.started++;
-    const client =
-      this.o.identity === 'agents'
-        ? this.shared.impersonating({ user: AGENT_USER, extra: { [NODE_NAME_EXTRA]: name } })
-        : this.shared;
-    const kube = new CensusTimedKube(client, this.census);
-    const logger = this.o.problems.logger(name);
     // the host's package manager clears the need at the boot, unless it survives (--need-survives)
-    const required = this.o.needSurvives === true || !this.boots.has(i);
-    const sentinel: Sentinel = { rebootRequired: () => Promise.resolve({ required }) };
-    const rebooter = {
-      reboot: (): Promise<void> => {
-        this.reboot(i);
-        return Promise.resolve();
-      },
-    };
-    const agent = createAgent(this.config(name), { kube, clock: this.clock, logger, sentinel, rebooter });
-    agent.run(abort.signal).catch((err: unknown) => {
-      if (!abort.signal.aborted) this.o.problems.keep(name, 'crash', 'agent crashed', { error: String(err) });
-    });
-    void refreshRebootRequired({
-      sentinel,
-      metrics: noMetrics,
-      clock: this.clock,
-      logger,
-      signal: abort.signal,
-      onRequired: () => {
-        agent.wake();
-      },
+    this.tell(i, { kind: 'start', i, required: this.o.needSurvives === true || !this.boots.has(i) });
+  }
+
+  /** The last lines node `i`'s agent logged (its worker keeps them). */
+  lastLines(i: number): Promise<readonly string[]> {
+    const w = this.workerOf(i);
+    const id = ++this.asked;
+    return new Promise((resolve) => {
+      w.asked.set(id, resolve);
+      w.worker.postMessage({ kind: 'lastLines', node: nodeName(i), id } satisfies ToWorker);
+      setTimeout(() => {
+        if (w.asked.delete(id)) resolve(['(its worker did not answer)']);
+      }, 5_000).unref();
     });
   }
 
-  /** The host goes down: its agent dies at once; it boots `bootMs` later with a new bootID. */
+  /** The host went down (its worker stopped its agent); it boots `bootMs` later with a new bootID. */
   private reboot(i: number): void {
     const name = nodeName(i);
     const boot = (this.boots.get(i) ?? 1) + 1;
@@ -238,10 +243,6 @@ export class KuredFleet {
       this.violations.push(`${this.down.size} nodes down at once, concurrency ${this.o.concurrency}`);
     this.o.observer.noteReboot(name);
     void this.checkHeld(name);
-    setImmediate(() => {
-      this.agents.get(i)?.abort.abort(new Error('host down'));
-      this.agents.delete(i);
-    });
     this.later(this.o.bootMs, async () => {
       await this.o.admin.json({
         method: 'PATCH',
@@ -277,17 +278,17 @@ export class KuredFleet {
     this.timers.add(timer);
   }
 
-  /** Stops every agent and coordinator and closes their connections. */
+  /** Stops every agent, worker and coordinator and closes their connections. */
   stop(): void {
+    if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
-    for (const a of this.agents.values()) a.abort.abort(new Error('benchmark over'));
-    this.agents.clear();
+    for (const w of this.workers) w.worker.postMessage({ kind: 'stop' } satisfies ToWorker);
     for (const c of this.coordinators) c.abort.abort(new Error('benchmark over'));
     setTimeout(() => {
-      this.shared.close();
       for (const c of this.coordinators) c.kube.close();
-    }, 2_000).unref();
+      for (const w of this.workers) void w.worker.terminate();
+    }, 3_000).unref();
   }
 
   leaderships(): number {

@@ -25,6 +25,8 @@ export interface RunOptions {
   /** The agents start spread over this long (each agent's minute sentinel check notices the need). */
   startSpreadMs: number;
   identity: 'agents' | 'admin';
+  /** Agent worker threads (bench/real-api-agent-worker.ts). */
+  workers: number;
   assets: string;
   /** Give up after this long (the windows not reached are reported as such). */
   maxWallMs: number;
@@ -54,6 +56,8 @@ export interface RunResult {
   wave: WindowResult | undefined;
   /** From every agent queued to H hand-offs later; undefined when not reached. */
   steady: WindowResult | undefined;
+  /** Agent worker threads the agents ran in. */
+  workers: number;
   nodeBytes: number;
   setUpS: number;
   runS: number;
@@ -173,7 +177,8 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
   const observer = new Observer(admin, o.concurrency, (m) => {
     problems.keep('bench', 'warn', m);
   });
-  const fleet = new KuredFleet({ ...o, kubeconfig: server.kubeconfig, admin, observer, problems });
+  const lag = new LoopLag();
+  const fleet = new KuredFleet({ ...o, kubeconfig: server.kubeconfig, admin, observer, problems, lag });
   try {
     o.progress(`N=${o.n}: kube-apiserver up at ${server.url}; creating ${o.n} nodes`);
     const nodeBytes = await setUpCluster(admin, o.n, () => new Date());
@@ -195,7 +200,6 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
     const watcher = new Watcher(o, observer, fleet, problems);
     const loop = monitorEventLoopDelay({ resolution: 20 });
     loop.enable();
-    const lag = new LoopLag();
     lag.start();
     const marks = await measure(o, { observer, admin, etcdPid: server.etcdPid, start, watcher });
     const runS = (Date.now() - start.atMs) / 1000;
@@ -206,18 +210,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
       p99: loop.percentile(99) / 1e6,
       max: loop.max / 1e6,
     };
-    const stuck = [...observer.heldSince]
-      .filter(([, since]) => Date.now() - since > 60_000)
-      .flatMap(([node, since]) => [
-        `${node} has held a slot for ${((Date.now() - since) / 1000).toFixed(0)} s; its agent's last lines:`,
-        ...problems.lastLines(node).map((l) => `    ${l}`),
-      ]);
-    const neverQueued = [...Array(o.n).keys()].map(nodeName).filter((name) => !observer.queued.has(name));
-    for (const node of neverQueued.slice(0, 3))
-      stuck.push(
-        `${node} never queued (one of ${neverQueued.length}); its agent's last lines:`,
-        ...problems.lastLines(node).map((l) => `    ${l}`),
-      );
+    const stuck = await stuckStories(o.n, observer, fleet);
     fleet.stop();
     stop.abort();
     await following;
@@ -235,6 +228,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
           marks.steadyEnd,
           ctx,
         ),
+      workers: o.workers,
       nodeBytes,
       setUpS,
       runS,
@@ -260,6 +254,26 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
     admin.close();
     await server.stop();
   }
+}
+
+/** Nodes holding a slot for over a minute, and (three of) those never queued, with their agents' last lines. */
+async function stuckStories(n: number, observer: Observer, fleet: KuredFleet): Promise<string[]> {
+  const stuck: string[] = [];
+  const story = async (i: number, what: string): Promise<void> => {
+    stuck.push(
+      `${nodeName(i)} ${what}; its agent's last lines:`,
+      ...(await fleet.lastLines(i)).map((l) => `    ${l}`),
+    );
+  };
+  const neverQueued: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const since = observer.heldSince.get(nodeName(i));
+    if (since !== undefined && Date.now() - since > 60_000)
+      await story(i, `has held a slot for ${((Date.now() - since) / 1000).toFixed(0)} s`);
+    if (!observer.queued.has(nodeName(i))) neverQueued.push(i);
+  }
+  for (const i of neverQueued.slice(0, 3)) await story(i, `never queued (one of ${neverQueued.length})`);
+  return stuck;
 }
 
 function stoppedBy(marks: Marks, o: RunOptions, waveOver: boolean): string {

@@ -185,6 +185,7 @@ export async function runStorm(o: StormOptions): Promise<StormResult> {
     rebootDelayMs: 0,
     kubeconfig: server.kubeconfig,
     identity: o.identity,
+    workers: 1,
     admin,
     observer,
     problems,

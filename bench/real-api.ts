@@ -38,6 +38,17 @@ function ms(text: string): number {
   return Number(m[1]) * unit;
 }
 
+/**
+ * The agent worker threads for N nodes: `--workers K`, or "auto": one per 1,000 nodes (at most 8),
+ * so that no thread's event loop serves more than 1,000 agents.
+ */
+function workersFor(given: string, n: number): number {
+  if (given === 'auto') return Math.min(8, Math.max(1, Math.ceil(n / 1000)));
+  const k = Number(given);
+  if (!Number.isInteger(k) || k < 1) throw new Error(`--workers: not a positive whole number: ${given}`);
+  return k;
+}
+
 const out = (text: string): void => {
   process.stdout.write(text + '\n');
 };
@@ -176,7 +187,7 @@ function notes(r: RunResult): string {
     `  kube-apiserver: idle CPU ${r.idleCpuPerSecond.toFixed(3)} s/s (taken out), RSS ${r.apiserverRssMb.toFixed(0)} MB at the end`,
     `  from the start: ${windowNotes(r.wave)}`,
     `  steady: ${windowNotes(r.steady)}`,
-    `  bench process: event-loop delay p50/p99/max ${loop.p50.toFixed(0)}/${loop.p99.toFixed(0)}/${loop.max.toFixed(0)} ms, ` +
+    `  bench process: agents in ${r.workers} worker thread${r.workers === 1 ? '' : 's'}; main thread (coordinators, observer, hosts) event-loop delay p50/p99/max ${loop.p50.toFixed(0)}/${loop.p99.toFixed(0)}/${loop.max.toFixed(0)} ms, ` +
       `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak open files ${r.peakFds} (limit soft/hard ${r.fdLimit})`,
     `  the agents' fleet census (every Node's row): ${r.census.toString()}`,
   ];
@@ -281,6 +292,7 @@ async function main(): Promise<void> {
     rebootDelayMs: ms(arg('reboot-delay', '2s')),
     startSpreadMs: ms(arg('start-spread', '60s')),
     identity,
+    workersArg: arg('workers', 'auto'),
     assets,
     maxWallMs: ms(arg('max-wall', '40m')),
     needSurvives: process.argv.includes('--need-survives'),
@@ -294,7 +306,7 @@ async function main(): Promise<void> {
   );
   const results: RunResult[] = [];
   for (const n of sizes) {
-    const r = await runSize({ ...common, n });
+    const r = await runSize({ ...common, n, workers: workersFor(common.workersArg, n) });
     results.push(r);
     out(
       table(`N=${n} (wall ${((Date.now() - started) / 1000).toFixed(0)} s so far)`, HEADER, [

@@ -7,5 +7,9 @@ import { common } from './esbuild-options.mjs';
 await build({
   ...common,
   outdir: 'dist/bench',
-  entryPoints: { 'real-api': 'bench/real-api.ts' },
+  entryPoints: {
+    'real-api': 'bench/real-api.ts',
+    // each agent worker thread's entry (bench/real-api-agents.ts starts it beside real-api.js)
+    'real-api-agent-worker': 'bench/real-api-agent-worker.ts',
+  },
 });
