@@ -1,55 +1,26 @@
 // The agent: DESIGN §1's reboot cycle for one node, run as a loop over injected interfaces.
 //
-// Three files by concern: this one is the loop (when to decide: at once at start-up, every jittered
-// period, sooner while a reboot is in progress, at once when the lock changes or a reboot becomes
-// required; and, beside it, the lease of a held slot and the minute sentinel refresh), decision/
-// is one pass of the cycle from what the cluster records, report.ts turns its outcome into status,
-// Events, metrics and logs.
+// Four files by concern: this one is the loop (a pass at once at start-up, then as wake-up.ts
+// decides from the outcome: every jittered period, sooner while a reboot is in progress, at once when
+// the lock changes or a reboot becomes required; and, beside it, the lease of a held slot and the
+// minute sentinel refresh), decision/ is one pass of the cycle from what the cluster records,
+// report.ts turns its outcome into status, Events, metrics and logs.
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { errorText } from '../text/error-text.js';
-import { FLEETLOCK_RETRY_MAX_MS, FLEETLOCK_RETRY_MS } from '../fleetlock/fleetlock.js';
 import type { AgentConfig, AgentDeps } from './agent-config.js';
 import { HeldSlot } from '../lock/held-slot.js';
 import { Decision } from './decision/decision.js';
 import { misconfiguredBy } from './decision/misconfigured.js';
 import { waitsAgainWhenQuiet, type Outcome } from './outcome.js';
 import { Reporter } from './report.js';
+import { fleetLockWaitsAfter, wakeUp, type WakeUp } from './wake-up.js';
 import { rebootRequestOf } from '../node/reboot-request.js';
 
 export type { Outcome } from './outcome.js';
 
-/**
- * How often the agent looks again while it waits for readiness after a reboot (capped by --period)
- * and cannot follow its Node (the watch is not open): the next node of the wave waits on it. A poll
- * is two GETs (node and lock).
- */
-const VERIFY_POLL_MS = 2_000;
-/**
- * While it follows its Node (and, with --wait-for-daemonset-pods, its pods), the readiness wait
- * looks again at each change, and at least this often (capped by --period): the bound within which
- * --post-reboot-timeout is judged when nothing changes.
- */
-const VERIFY_WATCHED_MS = 30_000;
-/** How often the agent looks again while it holds the lock after the readiness timeout. */
-const HOLDING_POLL_MS = 10_000;
-/** Retry after a failed tick (API outage), or while a lost slot is awaited, capped by --period. */
-const ERROR_RETRY_MS = 30_000;
-/**
- * The first lock attempt comes within this (capped by --period) after start-up: a DaemonSet rollout
- * starts every agent at once, and the spread keeps them from racing for the lock together. The
- * start-up tick itself (crash repair, the taint, a held slot's cycle) does not wait.
- */
-const FIRST_TICK_MAX_MS = 60_000;
-/**
- * Re-check a blocked node this often (capped by --period): blocks are mostly transient (a PDB at 0
- * while the previous node's pods reschedule), and waiting a whole period stalls the wave.
- */
-const BLOCKED_RETRY_MS = 5 * 60_000;
-/** Agents start within this much after the maintenance window opens (spread, not all at once). */
-const WINDOW_OPEN_SPREAD_MS = 60_000;
 /** A held slot is renewed every --lock-ttl / LEASE_RENEWALS_PER_TTL. */
 const LEASE_RENEWALS_PER_TTL = 3;
 
@@ -163,7 +134,7 @@ export class Agent {
         } else last = await this.tick(signal);
         // an idle agent reads none of its pods: their watch closes until a reboot is wanted
         if (last.kind === 'idle') this.deps.views?.releasePods();
-        await this.wait(this.nextDelay(last), last, signal);
+        await this.wait(this.wakeUp(last), last, signal);
       } catch (err) {
         if (aborted(signal)) return;
         throw err;
@@ -207,109 +178,39 @@ export class Agent {
     this.idleWait.abort(new Error('woken: reboot required'));
   }
 
-  /**
-   * The pause after an outcome before the next tick; no longer than an error's while the status
-   * write failed: a waiting node whose status says nothing of its need is in nobody's queue (the
-   * coordinator reads the queue from the statuses), so it must not wait a period to say it again.
-   */
+  /** The pause after `outcome` before the next tick (wake-up.ts decides it, and what ends it sooner). */
   nextDelay(outcome: Outcome): number {
-    const fleetLockWait = outcome.kind === 'waiting-for-lock' && outcome.fleetLock === true;
-    this.fleetLockWaits = fleetLockWait ? this.fleetLockWaits + 1 : 0;
-    let delay = this.delayAfter(outcome);
-    // the autoscaler protection comes off when its settle ends, not up to 1.5 periods later
-    const settleUntil = this.decision.protectedUntil();
-    if (settleUntil !== undefined) {
-      delay = Math.min(delay, Math.max(0, settleUntil - this.deps.clock.now().getTime()));
-    }
-    if (!this.reporter.statusUnsent) return delay;
-    return Math.min(delay, this.jitter(Math.min(this.config.periodMs, ERROR_RETRY_MS)));
+    return this.wakeUp(outcome).delayMs;
   }
 
-  private delayAfter(outcome: Outcome): number {
-    const period = this.config.periodMs;
-    switch (outcome.kind) {
-      case 'pending': // only startUp ends here: the first lock attempt
-        return this.deps.random() * Math.min(period, FIRST_TICK_MAX_MS);
-      case 'verifying':
-        return Math.min(this.jitter(Math.min(period, this.verifyLookMs())), this.untilMs(outcome.timeoutAt));
-      case 'holding':
-        return this.jitter(Math.min(period, HOLDING_POLL_MS));
-      case 'waiting-for-lock':
-        return this.jitter(outcome.fleetLock ? this.fleetLockRetry() : period);
-      case 'error':
-      case 'lock-lost':
-        return this.jitter(Math.min(period, ERROR_RETRY_MS));
-      case 'blocked':
-        return this.jitter(Math.min(period, BLOCKED_RETRY_MS));
-      case 'outside-window':
-        return Math.min(this.jitter(period), this.untilWindowOpens());
-      default:
-        return this.jitter(period);
-    }
+  private wakeUp(outcome: Outcome): WakeUp {
+    this.fleetLockWaits = fleetLockWaitsAfter(outcome, this.fleetLockWaits);
+    const { clock, window, views } = this.deps;
+    const nowMs = clock.now().getTime();
+    const dueMs = this.decision.protectedUntil();
+    return wakeUp(outcome, {
+      nowMs,
+      periodMs: this.config.periodMs,
+      random: this.deps.random,
+      following: views?.following === true,
+      lockQueue: this.config.lockQueue,
+      fleetLockWaits: this.fleetLockWaits,
+      windowOpens: () => window.next(new Date(nowMs)).change?.getTime(),
+      ...(dueMs === undefined ? {} : { dueMs }),
+      statusUnsent: this.reporter.statusUnsent,
+    });
   }
 
-  /** Time until `at` (ms since the epoch; a moment after it, so that it has passed), Infinity without one. */
-  private untilMs(at: number | undefined): number {
-    return at === undefined
-      ? Number.POSITIVE_INFINITY
-      : Math.max(0, at - this.deps.clock.now().getTime() + 1);
-  }
-
-  /** How often the readiness wait looks: at each change and this often while it follows, else a poll. */
-  private verifyLookMs(): number {
-    return this.deps.views?.following === true ? VERIFY_WATCHED_MS : VERIFY_POLL_MS;
-  }
-
-  /** The pause before asking the FleetLock server again: doubling per refusal, capped, within --period. */
-  private fleetLockRetry(): number {
-    const backoff = FLEETLOCK_RETRY_MS * 2 ** Math.min(Math.max(0, this.fleetLockWaits - 1), 4);
-    return Math.min(this.config.periodMs, FLEETLOCK_RETRY_MAX_MS, backoff);
-  }
-
-  /** Time until the window next opens, plus a random spread; Infinity when it never does. */
-  private untilWindowOpens(): number {
-    const now = this.deps.clock.now();
-    const opens = this.deps.window.next(now).change;
-    if (opens === undefined) return Number.POSITIVE_INFINITY;
-    return Math.max(0, opens.getTime() - now.getTime()) + this.deps.random() * WINDOW_OPEN_SPREAD_MS;
-  }
-
-  private jitter(ms: number): number {
-    return ms * (0.5 + this.deps.random());
-  }
-
-  /**
-   * Waits that end early when the lock changes: for a slot (also a lost one), and a PDB block, which
-   * the wave itself causes (the last node's pods rescheduling) and which a lock release usually ends.
-   */
-  private wakesOnLockChange(last: Outcome | undefined): boolean {
-    // With the coordinated queue a PDB-blocked node waits out its retry: woken by every lock change,
-    // every blocked node of a large fleet would list its pods and PDBs per hand-off (DESIGN §13).
-    const pdbWakes = this.config.lockQueue === 'none';
-    return (
-      (last?.kind === 'waiting-for-lock' && last.fleetLock !== true) ||
-      last?.kind === 'lock-lost' ||
-      (last?.kind === 'blocked' && last.blocker === 'pdb' && pdbWakes)
-    );
-  }
-
-  private async wait(delay: number, last: Outcome | undefined, signal: AbortSignal): Promise<void> {
-    if (last?.kind === 'idle') {
-      await this.idleSleep(delay, signal);
-      return;
-    }
+  private async wait({ delayMs, on }: WakeUp, last: Outcome, signal: AbortSignal): Promise<void> {
     const views = this.deps.views;
-    if (last?.kind === 'verifying' && views?.following === true) {
+    if (on === 'wake') await this.idleSleep(delayMs, signal);
+    else if (on === 'node' && views !== undefined) {
       // readiness is what the Node (and its DaemonSet pods) say: look again when they change
-      await views.changed(delay, signal, this.config.waitForDaemonSetPods, this.since);
+      await views.changed(delayMs, signal, this.config.waitForDaemonSetPods, this.since);
       signal.throwIfAborted();
-      return;
-    }
-    if (last === undefined || !this.wakesOnLockChange(last)) {
-      await this.deps.clock.sleep(delay, signal);
-      return;
-    }
-    await this.reporter.flushingWhile(signal, () => this.waitForLock(delay, last, signal));
+    } else if (on === 'lock')
+      await this.reporter.flushingWhile(signal, () => this.waitForLock(delayMs, last, signal));
+    else await this.deps.clock.sleep(delayMs, signal);
   }
 
   /**
