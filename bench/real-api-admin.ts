@@ -42,6 +42,8 @@ export interface AdminRequest {
   body?: unknown;
   contentType?: string;
   accept?: string;
+  /** Asked for a gzip answer (as client-go and our client ask): the body counted is what was sent. */
+  gzip?: boolean;
 }
 
 export class AdminClient {
@@ -61,13 +63,14 @@ export class AdminClient {
   }
 
   /** The raw answer (any status). */
-  send(req: AdminRequest): Promise<{ status: number; text: string }> {
+  send(req: AdminRequest): Promise<{ status: number; text: string; bytes: number }> {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const headers: Record<string, string> = {
       Authorization: `Bearer ${this.token}`,
       Accept: req.accept ?? 'application/json',
       'User-Agent': 'kured-ts-bench',
     };
+    if (req.gzip === true) headers['Accept-Encoding'] = 'gzip';
     if (payload !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
@@ -86,7 +89,7 @@ export class AdminClient {
               this.count(kind);
               this.own.bytes += body.length;
             }
-            resolve({ status: res.statusCode ?? 0, text: body.toString('utf8') });
+            resolve({ status: res.statusCode ?? 0, text: body.toString('utf8'), bytes: body.length });
           });
           res.on('error', reject);
         },

@@ -2,6 +2,7 @@
 // and coordinators act as, and N Node objects the size of a cloud node's (about 10 KB as JSON: 30
 // images with two names each, the five usual conditions, nodeInfo, capacity), Ready, their status set
 // through the /status subresource as a kubelet sets it (the server ignores status on create).
+import { TABLE_ACCEPT } from '../src/kube/http.js';
 import type { AdminClient } from './real-api-admin.js';
 
 export const NS = 'kube-system';
@@ -250,4 +251,32 @@ export async function setUpCluster(admin: AdminClient, n: number, now: () => Dat
   await otherDaemonSet(admin);
   const sample = await admin.send({ method: 'GET', path: `/api/v1/nodes/${nodeName(0)}` });
   return Buffer.byteLength(sample.text);
+}
+
+/** The size of an answer as sent, plain and gzip (as the agents' client asks for it). */
+export interface AnswerSize {
+  bytes: number;
+  gzipBytes: number;
+}
+
+/**
+ * The fleet census's answer (every Node's printed row, as the agents read it: a Table with
+ * includeObject=None) and the whole list of the Nodes, each plain and gzip-compressed as the server
+ * sends them: the figures docs/advisor.md quotes for the census's shape.
+ */
+export async function answerSizes(admin: AdminClient): Promise<{ census: AnswerSize; list: AnswerSize }> {
+  const size = async (path: string, accept?: string): Promise<AnswerSize> => {
+    const plain = await admin.send({ method: 'GET', path, ...(accept === undefined ? {} : { accept }) });
+    const zipped = await admin.send({
+      method: 'GET',
+      path,
+      gzip: true,
+      ...(accept === undefined ? {} : { accept }),
+    });
+    return { bytes: plain.bytes, gzipBytes: zipped.bytes };
+  };
+  return {
+    census: await size('/api/v1/nodes?includeObject=None', TABLE_ACCEPT),
+    list: await size('/api/v1/nodes'),
+  };
 }

@@ -7,7 +7,7 @@ import type { CensusTimings } from './census-timing.js';
 import { LoopLag } from './loop-lag.js';
 import { AdminClient } from './real-api-admin.js';
 import { KuredFleet, Problems } from './real-api-agents.js';
-import { nodeName, setUpCluster } from './real-api-fleet.js';
+import { answerSizes, nodeName, setUpCluster, type AnswerSize } from './real-api-fleet.js';
 import { scrape, windowCost, type Snapshot, type WindowCost } from './real-api-metrics.js';
 import { Observer, type HandOff, type QueueEvents } from './real-api-observer.js';
 import { startRealApiServer } from './real-api-server.js';
@@ -58,6 +58,8 @@ export interface RunResult {
   steady: WindowResult | undefined;
   /** Agent worker threads the agents ran in. */
   workers: number;
+  /** The census's answer and the whole Node list, as sent at the start (plain and gzip). */
+  answers: { census: AnswerSize; list: AnswerSize };
   nodeBytes: number;
   setUpS: number;
   runS: number;
@@ -182,6 +184,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
   try {
     o.progress(`N=${o.n}: kube-apiserver up at ${server.url}; creating ${o.n} nodes`);
     const nodeBytes = await setUpCluster(admin, o.n, () => new Date());
+    const answers = await answerSizes(admin);
     const following = observer.start(stop.signal);
     while (!observer.ready) await sleep(100);
     const idleFrom = await scrape(admin, server.etcdPid);
@@ -229,6 +232,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
           ctx,
         ),
       workers: o.workers,
+      answers,
       nodeBytes,
       setUpS,
       runS,

@@ -16,6 +16,7 @@
 import { availableParallelism } from 'node:os';
 import { shortDuration } from '../src/text/duration.js';
 import type { WindowCost } from './real-api-metrics.js';
+import type { AnswerSize } from './real-api-fleet.js';
 import { runSize, type RunResult, type WindowResult } from './real-api-run.js';
 import { checkAssets, findAssets } from './real-api-server.js';
 import { runStorm, type StormResult } from './real-api-storm.js';
@@ -47,6 +48,13 @@ function workersFor(given: string, n: number): number {
   const k = Number(given);
   if (!Number.isInteger(k) || k < 1) throw new Error(`--workers: not a positive whole number: ${given}`);
   return k;
+}
+
+/** "228 KB (9 KB gzip)". */
+function kb(size: AnswerSize): string {
+  const k = (bytes: number): string =>
+    `${(bytes / 1000).toLocaleString('en-US', { maximumFractionDigits: 0 })} KB`;
+  return `${k(size.bytes)} (${k(size.gzipBytes)} gzip)`;
 }
 
 const out = (text: string): void => {
@@ -190,6 +198,7 @@ function notes(r: RunResult): string {
     `  bench process: agents in ${r.workers} worker thread${r.workers === 1 ? '' : 's'}; main thread (coordinators, observer, hosts) event-loop delay p50/p99/max ${loop.p50.toFixed(0)}/${loop.p99.toFixed(0)}/${loop.max.toFixed(0)} ms, ` +
       `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak open files ${r.peakFds} (limit soft/hard ${r.fdLimit})`,
     `  the agents' fleet census (every Node's row): ${r.census.toString()}`,
+    `  answers at the start: the census (every Node's row, a Table) ${kb(r.answers.census)}; the list of every Node ${kb(r.answers.list)}`,
   ];
   const violations = new Set([...(r.wave?.violations ?? []), ...(r.steady?.violations ?? [])]);
   for (const v of [...violations].slice(0, 5)) lines.push(`  violation: ${v}`);
