@@ -118,7 +118,7 @@ async function notNeeded(pass: Pass, verdict: SentinelVerdict): Promise<Outcome>
   // an after-reboot hook's quarantine stays until an operator removes its label: read the node each
   // pass until then, to lift the cordon it kept once they have
   const kept = afterHookQuarantine(pass.node);
-  pass.env.memory.clean = !kept && (verdict.error === undefined || !pass.hasTaint());
+  pass.remember({ kind: 'judged-clean', clean: !kept && (verdict.error === undefined || !pass.hasTaint()) });
   return notRequired(verdict);
 }
 

@@ -280,7 +280,7 @@ async function verify(pass: Pass, record: CycleRecord, redrains: number, recount
     // cordon is theirs now (it stays after the reboot). Drain again before rebooting.
     const handed = await pass.writeRecord(withoutWaitsAfterDrain({ ...current, cordoned: false }));
     // our own count, rewritten: still ours to carry out after the drain
-    if (own) pass.env.memory.unsent = formatCycle(handed);
+    if (own) pass.remember({ kind: 'attempt-written', record: formatCycle(handed) });
     return { step: 'drain', record: handed, redrain: true };
   }
   return rebootVerified(pass, current, own, recounts);
@@ -379,10 +379,10 @@ async function reboot(pass: Pass, record: CycleRecord, recounts: number): Promis
     ...record,
     attempts,
     rebootRequestedAt: pass.now(),
-    requestedBy: pass.env.memory.instance,
+    requestedBy: pass.memory.instance,
   };
   const text = formatCycle(request);
-  pass.env.memory.unsent = text;
+  pass.remember({ kind: 'attempt-written', record: text });
   const reason = attemptText(pass, attempts, pass.node.bootID);
   // the status says so in the same write as the count: nothing between the count and the request
   // but the Events and the notification

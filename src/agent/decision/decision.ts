@@ -14,13 +14,13 @@
 //                     come, retries exhausted
 //
 // So a fresh agent after a crash at any step, or a second agent for the same node (a DaemonSet
-// rollout), continues from what the cluster records. The one thing kept in memory that saves reads
-// is `clean` (pass.ts): while no reboot is required a clean agent asks only the sentinel.
+// rollout), continues from what the cluster records. What the agent keeps between passes (memory.ts:
+// that it is clean, an attempt not yet sent, a FleetLock slot owed, the settle and soak it times) is
+// changed as data through one writer; while no reboot is required a clean agent asks only the sentinel.
 import { HeldSlot } from '../../lock/held-slot.js';
 import { PROTECTION_ANNOTATION } from '../../node/autoscaler.js';
 import { randomUUID } from 'node:crypto';
 import { CYCLE_ANNOTATION, parseCycle } from '../../node/cycle.js';
-import type { NodeState } from '../../node/node.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
 import { readiness } from './after-reboot.js';
@@ -31,7 +31,8 @@ import { settle, settleDue } from './settle.js';
 import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
 import { stopLoop } from './reboot-loop.js';
-import { Pass, type Memory, type PassEnv, type Progress } from './pass.js';
+import { initialMemory, remember, type MemoryChange } from './memory.js';
+import { Pass, type PassEnv, type Progress } from './pass.js';
 import { phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
 import {
   adoptKured,
@@ -91,7 +92,6 @@ function isOutcome(result: Handled): result is Outcome {
 let started = 0;
 
 export class Decision {
-  private readonly memory: Memory;
   private readonly env: PassEnv;
 
   constructor(config: AgentConfig, deps: AgentDeps, progress: Progress, slot: HeldSlot) {
@@ -100,18 +100,18 @@ export class Decision {
     // one length (a simulation's byte counts repeat)
     const instance = `${deps.agentId ?? config.nodeId}/${randomUUID().slice(0, 8)}-${started.toString(36).padStart(6, '0')}`;
     // Zincati's rule: steady-state on every start of a node in no cycle (idempotent)
-    this.memory = { clean: false, instance, ...(deps.fleetLock ? { fleetLock: 'owed' as const } : {}) };
-    this.env = { config, deps, progress, slot, memory: this.memory };
+    const memory = initialMemory(instance, deps.fleetLock !== undefined);
+    this.env = { config, deps, progress, slot, memory };
   }
 
   async decide(signal: AbortSignal | undefined, acquire: boolean): Promise<Outcome> {
     const { deps } = this.env;
     // Clean and no reboot required: nothing of ours to undo, so nothing to read.
     // (a node soaking in its wave reads itself each pass: its soak is judged on its readiness)
-    const clean = this.memory.clean && this.memory.soak === undefined;
+    const clean = this.env.memory.clean && this.env.memory.soak === undefined;
     const verdict = clean ? await deps.sentinel.rebootRequired(signal) : undefined;
     if (verdict !== undefined && !verdict.required) return notRequired(verdict);
-    this.memory.clean = false;
+    this.remember({ kind: 'judged-clean', clean: false });
     deps.views?.newPass();
     const node = await deps.node.get(signal);
     this.env.progress.noteNode(node);
@@ -131,7 +131,7 @@ export class Decision {
     // a waiter follows only its own Node (DESIGN §13): no slot, no watch of the lock
     if (!this.env.slot.held) deps.views?.releaseLock();
     await returnFleetLock(pass);
-    this.noteProtection(pass.node);
+    this.noteProtection(pass);
     return outcome;
   }
 
@@ -172,7 +172,11 @@ export class Decision {
 
   /** Something outside (an admin's request) may have changed the node: read it on the next pass. */
   forgetClean(): void {
-    this.memory.clean = false;
+    this.remember({ kind: 'judged-clean', clean: false });
+  }
+
+  private remember(change: MemoryChange): void {
+    this.env.memory = remember(this.env.memory, change);
   }
 
   /**
@@ -180,13 +184,16 @@ export class Decision {
    * autoscaler protection's settle, or the wave's soak; undefined when neither runs.
    */
   protectedUntil(): number | undefined {
-    const due = [this.memory.settleUntil, soakDue(this.memory)].filter((t): t is number => t !== undefined);
+    const due = [this.env.memory.settleUntil, soakDue(this.env.memory)].filter(
+      (t): t is number => t !== undefined,
+    );
     return due.length === 0 ? undefined : Math.min(...due);
   }
 
   /** A protection of ours on the node keeps the agent from being clean until it is removed. */
-  private noteProtection(node: NodeState): void {
-    this.memory.settleUntil = settleDue(node);
-    if (node.annotations[PROTECTION_ANNOTATION] !== undefined) this.memory.clean = false;
+  private noteProtection(pass: Pass): void {
+    pass.remember({ kind: 'settle-seen', until: settleDue(pass.node) });
+    if (pass.node.annotations[PROTECTION_ANNOTATION] !== undefined)
+      pass.remember({ kind: 'judged-clean', clean: false });
   }
 }

@@ -19,7 +19,7 @@ export async function takeFleetLock(pass: Pass): Promise<Outcome | undefined> {
   if (fleetLock === undefined) return undefined;
   const answer = await fleetLock.preReboot(pass.signal);
   if (answer.granted) {
-    pass.env.memory.fleetLock = 'held';
+    pass.remember({ kind: 'fleet-lock', state: 'held' });
     return undefined;
   }
   const full = answer.kind === 'failed_lock';
@@ -43,18 +43,16 @@ export async function takeFleetLock(pass: Pass): Promise<Outcome | undefined> {
  */
 export async function returnFleetLock(pass: Pass): Promise<void> {
   const fleetLock = pass.deps.fleetLock;
-  const memory = pass.env.memory;
-  if (fleetLock === undefined || memory.fleetLock === undefined) return;
+  if (fleetLock === undefined || pass.memory.fleetLock === undefined) return;
   if (pass.node.annotations[CYCLE_ANNOTATION] !== undefined || pass.env.slot.held) return;
   const answer = await fleetLock.steadyState(pass.signal);
   if (answer.granted) {
-    memory.fleetLock = undefined;
+    pass.remember({ kind: 'fleet-lock', state: undefined });
     pass.deps.logger.debug('FleetLock slot released', { node: pass.config.nodeId, group: fleetLock.group });
     return;
   }
-  memory.fleetLock = 'owed';
-  // not clean: the next pass reads the node again and retries
-  memory.clean = false;
+  // owed, so not clean: the next pass reads the node again and retries
+  pass.remember({ kind: 'fleet-lock', state: 'owed' });
   pass.deps.logger.warn('cannot release the FleetLock slot; retrying on the next pass', {
     node: pass.config.nodeId,
     group: fleetLock.group,

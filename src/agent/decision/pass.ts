@@ -14,6 +14,7 @@ import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
+import { remember, type Memory, type MemoryChange } from './memory.js';
 import { cycleFacts, type CycleFacts } from './phase.js';
 
 /** Guarded node writes retried this many times when the node keeps changing under us. */
@@ -37,46 +38,6 @@ export interface Progress {
   readonly requiredSince: string | undefined;
 }
 
-/** What the agent keeps of its soak between passes (monotonic ms): an agent restarted soaks anew (wave.ts). */
-export interface SoakMemory {
-  /** The wave the soak belongs to. */
-  wave: string;
-  /** First seen back (the start of --health-check-timeout). */
-  backSince: number;
-  /** First seen back and Ready, and Ready at every look since (the start of --soak); undefined while not Ready. */
-  readySince?: number;
-  /** When the next pass is due for the soak (ms since the epoch), if one is. */
-  dueAt?: number;
-}
-
-/** What the agent keeps between passes (everything else is read from the cluster each pass). */
-export interface Memory {
-  /**
-   * No slot, taint or cycle record of ours on the cluster, as the last full read and our writes since
-   * left it: a clean agent asks only the sentinel while no reboot is required. Only a pass ending idle
-   * sets it.
-   */
-  clean: boolean;
-  /**
-   * The cycle record (annotation text) of a reboot attempt this agent wrote, or tried to write, and
-   * has not asked the host for yet. A write answered with an error may have been committed all the
-   * same: a record found equal to it is this agent's own request, never carried out, not another
-   * agent's reboot that may still come (issue: one ambiguous write stalled the wave for the grace).
-   */
-  unsent?: string;
-  /** The end of the autoscaler protection's settle (ms since the epoch) as last seen, if one runs. */
-  settleUntil?: number;
-  /** This agent instance's id, written as the record's requestedBy with each attempt it counts. */
-  readonly instance: string;
-  /**
-   * With --fleetlock-url: the FleetLock slot was granted to this agent ('held'), or may be held from
-   * before (at start, or a release that failed: 'owed'); undefined: none to give back (fleetlock.ts).
-   */
-  fleetLock?: 'held' | 'owed';
-  /** A node back in its wave: its soak as this agent measures it (wave.ts). */
-  soak?: SoakMemory;
-}
-
 /** What every pass is built from. */
 export interface PassEnv {
   config: AgentConfig;
@@ -84,6 +45,7 @@ export interface PassEnv {
   progress: Progress;
   /** The one owner of "do we hold a slot" (the lease keeper renews what it says is held). */
   slot: HeldSlot;
+  /** What the agent keeps between passes; changed only through Pass.remember (memory.ts). */
   memory: Memory;
 }
 
@@ -105,6 +67,16 @@ export class Pass {
 
   get config(): AgentConfig {
     return this.env.config;
+  }
+
+  /** What the agent keeps between passes, as it stands. */
+  get memory(): Memory {
+    return this.env.memory;
+  }
+
+  /** Keeps `change` for the passes that follow (the one writer of the memory: memory.ts). */
+  remember(change: MemoryChange): void {
+    this.env.memory = remember(this.env.memory, change);
   }
 
   get deps(): AgentDeps {
@@ -230,7 +202,7 @@ export class Pass {
    */
   facts(entry: LockHolder | undefined, node: NodeState = this.node): CycleFacts {
     const { rebootRetries, maxRebootsPerNeed } = this.config;
-    const agent = { rebootRetries, maxRebootsPerNeed, unsent: this.env.memory.unsent };
+    const agent = { rebootRetries, maxRebootsPerNeed, unsent: this.memory.unsent };
     return cycleFacts(node, entry, agent, this.deps.clock.now());
   }
 

@@ -40,7 +40,7 @@ export async function cancelIfNoLongerRequired(
   pass.deps.logger.info('reboot no longer required; cycle ended, lock released', {
     node: pass.config.nodeId,
   });
-  pass.env.memory.clean = true;
+  pass.remember({ kind: 'judged-clean', clean: true });
   return notRequired(verdict);
 }
 
@@ -132,7 +132,7 @@ export function rebootRequested(pass: Pass, record: CycleRecord): Promise<Outcom
 export async function carryOutUnsent(pass: Pass, record: CycleRecord): Promise<Outcome> {
   const lost = await pass.slotStillOurs(record);
   if (lost !== undefined || !pass.node.unschedulable) {
-    pass.env.memory.unsent = undefined;
+    pass.remember({ kind: 'attempt-sent' });
     const why = lost ?? 'the node is no longer cordoned';
     return rebootRequested(pass, record).then((o) => ({ ...o, reason: `${o.reason} (${why})` }));
   }

@@ -14,7 +14,7 @@ export async function requestReboot(pass: Pass, request: CycleRecord, reason: st
   await pass.env.progress.report(outcome, pass.signal);
   await pass.notify('reboot', pass.config.messageTemplateReboot);
   try {
-    pass.env.memory.unsent = undefined;
+    pass.remember({ kind: 'attempt-sent' });
     await pass.deps.rebooter.reboot(pass.signal);
   } catch (err) {
     if (pass.signal?.aborted) throw err;

@@ -17,7 +17,8 @@ import { errorText } from '../../text/error-text.js';
 import { shortDuration } from '../../text/duration.js';
 import type { WaveStore } from '../../lock/wave-store.js';
 import type { Outcome } from '../outcome.js';
-import type { Pass, SoakMemory } from './pass.js';
+import type { SoakMemory } from './memory.js';
+import type { Pass } from './pass.js';
 
 /** While a node is back, its health checks are asked again this often (and Ready looked at). */
 const SOAK_POLL_MS = 15_000;
@@ -164,28 +165,29 @@ export async function haltedBeforeDrain(
  * failed. The soak starts again whenever the node is seen not Ready.
  */
 export async function soak(pass: Pass): Promise<void> {
-  const memory = pass.env.memory;
   const wave = current(pass);
   if (wave?.state !== 'back') {
-    memory.soak = undefined;
+    pass.remember({ kind: 'soak', soak: undefined });
     return;
   }
   const at = monotonicMs(pass.deps.clock);
-  const s = soakMemory(memory, wave.wave, at, isReady(pass.node));
+  const s = soakNow(pass.memory.soak, wave.wave, at, isReady(pass.node));
+  pass.remember({ kind: 'soak', soak: s });
   const checks = await checksFailing(pass);
   if (checks !== undefined && at - s.backSince >= pass.config.healthCheckTimeoutMs) {
-    memory.soak = undefined;
+    pass.remember({ kind: 'soak', soak: undefined });
     await checksFailed(pass, checks);
     return;
   }
   const soakedAt = soakEnd(s, pass.config.soakMs);
   if (checks === undefined && soakedAt !== undefined && at >= soakedAt) {
-    memory.soak = undefined;
+    pass.remember({ kind: 'soak', soak: undefined });
     await soaked(pass, wave.wave);
     return;
   }
   const wait = checks !== undefined || soakedAt === undefined ? SOAK_POLL_MS : soakedAt - at;
-  s.dueAt = pass.deps.clock.now().getTime() + Math.max(0, Math.min(wait, SOAK_POLL_MS * 40));
+  const dueAt = pass.deps.clock.now().getTime() + Math.max(0, Math.min(wait, SOAK_POLL_MS * 40));
+  pass.remember({ kind: 'soak', soak: { ...s, dueAt } });
 }
 
 /** A health check still false --health-check-timeout after the reboot: the node failed in its wave. */
@@ -204,13 +206,10 @@ function isReady(node: NodeState): boolean {
   return node.conditions.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
-/** The soak of `wave` as remembered, begun at `at` when new; its Ready time restarts when not Ready. */
-function soakMemory(memory: { soak?: SoakMemory }, wave: string, at: number, ready: boolean): SoakMemory {
-  if (memory.soak?.wave !== wave) memory.soak = { wave, backSince: at };
-  const s = memory.soak;
-  if (!ready) s.readySince = undefined;
-  else s.readySince ??= at;
-  return s;
+/** The soak of `wave` after a look at `at`: begun now when new; its Ready time restarts when not Ready. */
+function soakNow(before: SoakMemory | undefined, wave: string, at: number, ready: boolean): SoakMemory {
+  const s = before?.wave === wave ? before : { wave, backSince: at };
+  return { ...s, readySince: ready ? (s.readySince ?? at) : undefined };
 }
 
 /** The node soaked: it says so (guarded: only from back). */
@@ -242,12 +241,15 @@ export function startSoak(pass: Pass): void {
   if (wave?.state !== 'back') return;
   const at = monotonicMs(pass.deps.clock);
   const wait = pass.config.healthChecks.length > 0 ? SOAK_POLL_MS : pass.config.soakMs;
-  pass.env.memory.soak = {
-    wave: wave.wave,
-    backSince: at,
-    readySince: at,
-    dueAt: pass.deps.clock.now().getTime() + Math.min(wait, pass.config.soakMs || SOAK_POLL_MS),
-  };
+  pass.remember({
+    kind: 'soak',
+    soak: {
+      wave: wave.wave,
+      backSince: at,
+      readySince: at,
+      dueAt: pass.deps.clock.now().getTime() + Math.min(wait, pass.config.soakMs || SOAK_POLL_MS),
+    },
+  });
 }
 
 /** When the next pass is due for the soak (ms since the epoch), if one runs. */
