@@ -16,6 +16,7 @@
 // go or which (docs/advisor.md). A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
+import { blindnessOf, leadership, type Blindness } from './blindness.js';
 import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';
 import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
@@ -113,6 +114,8 @@ class Term {
   private readonly turnSince = new Map<string, number>();
   private readonly passedOver = new PassedOver();
   private readonly fleetLockAsks = new FleetLockAsks();
+  /** The warning of a leader leading on while the API server turns its reads away was given (once per spell). */
+  private throttledSaid = false;
   /** When the last plan's first pending turn lapses (monotonic ms): the next plan is due then. */
   private nextLapseMs: number | undefined;
   /** Changes seen by the views: a plan idles after it only when none came in while it ran. */
@@ -184,12 +187,7 @@ class Term {
       await this.o.clock.sleep(this.o.settleMs ?? 200, signal).catch(() => undefined);
       if (aborted(signal)) break;
       const blind = this.blindness();
-      if (blind !== undefined && blind.forMs >= this.leaseMs()) {
-        this.o.log.warn('coordinator cannot see the fleet: giving up leading', {
-          identity: this.o.identity,
-          reason: blind.reason,
-          for: `${Math.round(blind.forMs / 1000)}s`,
-        });
+      if (this.givesUp(blind)) {
         this.stats.stepDowns++;
         break;
       }
@@ -223,17 +221,23 @@ class Term {
     return this.o.leaseDurationMs ?? LEASE_DURATION_MS;
   }
 
+  /** Does this leader give up leading (blindness.ts decides)? Said as a warning (leading on: once per spell). */
+  private givesUp(blind: Blindness | undefined): boolean {
+    const { verdict, warning } = leadership(blind, this.leaseMs());
+    const again = verdict === 'leads-on' && this.throttledSaid;
+    this.throttledSaid = verdict === 'leads-on';
+    if (warning !== undefined && !again)
+      this.o.log.warn(warning.message, { identity: this.o.identity, ...warning.fields });
+    return verdict === 'hands-over';
+  }
+
   /** Why this leader cannot plan now, and for how long it has not been able to; undefined: it can. */
-  private blindness(): { reason: string; forMs: number } | undefined {
-    const now = monotonicMs(this.o.clock);
-    const since = (t: number | undefined): number => now - Math.max(this.started, t ?? this.started);
-    if (!this.fleet.synced) return { reason: 'no list of the nodes yet', forMs: since(undefined) };
-    if (this.fleet.blindSince !== undefined)
-      return { reason: 'the watch of the nodes is failing', forMs: since(this.fleet.blindSince) };
-    if (this.ds === undefined) return { reason: 'the lock DaemonSet not read yet', forMs: since(undefined) };
-    const lock = this.lockReflector.blindSince;
-    if (lock !== undefined) return { reason: 'the watch of the lock is failing', forMs: since(lock) };
-    return undefined;
+  private blindness(): Blindness | undefined {
+    const { fleet, lockReflector: lock } = this;
+    return blindnessOf(monotonicMs(this.o.clock), this.started, {
+      nodes: { synced: fleet.synced, blindSince: fleet.blindSince, throttled: fleet.throttled },
+      lock: { synced: this.ds !== undefined, blindSince: lock.blindSince, throttled: lock.throttled },
+    });
   }
 
   /** Sleeps until a change, the next lapse of a turn or a slot's expiry, or IDLE_REPLAN_MS. */

@@ -154,6 +154,11 @@ export class FleetView {
     return this.reflector.blindSince;
   }
 
+  /** The last failed list or watch of the Nodes was turned away by the API server (429). */
+  get throttled(): boolean {
+    return this.reflector.throttled;
+  }
+
   /**
    * When the view last heard from the API server (its list, an event or a bookmark), monotonic ms;
    * undefined before its first list.

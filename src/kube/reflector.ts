@@ -13,7 +13,7 @@
 // the object.
 import { monotonicMs, type Clock } from '../clock/clock.js';
 import type { Logger } from '../log/logger.js';
-import { isGone, statusMessage } from './errors.js';
+import { isGone, isTooManyRequests, statusMessage } from './errors.js';
 import type { WatchEvent } from './kube.js';
 import { backoffMs } from './retry.js';
 
@@ -119,6 +119,8 @@ interface WatchRun {
   resourceVersion: string;
   /** Why it failed, in words, when it did. */
   error?: string;
+  /** It failed with 429: the API server turned it away (API Priority and Fairness). */
+  throttled?: boolean;
 }
 
 /** Follows what `source` lists; see the file comment. */
@@ -135,6 +137,8 @@ export class Reflector<T> {
   private failures = 0;
   /** The last failure, in words (for the warning of a stale view). */
   private lastError = '';
+  /** The last failure was the API server turning the request away (429), not a fault of the path to it. */
+  private lastThrottled = false;
   /** The warning of a view blind past the silence bound was given (said once per spell). */
   private staleSaid = false;
   /** Watches given up at the silence bound in a row (none heard from since). */
@@ -156,6 +160,15 @@ export class Reflector<T> {
   /** The last failure of a list or watch, in words ('' when none failed yet). */
   get lastFailure(): string {
     return this.lastError;
+  }
+
+  /**
+   * The last list or watch that failed was turned away by the API server (429 of API Priority and
+   * Fairness): any client of the same identity meets the same, so a blind view is the server's
+   * load, not this client's path (the coordinator leads on instead of handing over).
+   */
+  get throttled(): boolean {
+    return this.lastThrottled;
   }
 
   /**
@@ -192,7 +205,7 @@ export class Reflector<T> {
     const run = await this.watchOnce(resourceVersion, handler, signal);
     if (aborted(signal)) return run.resourceVersion;
     this.failures = run.failed ? this.failures + 1 : 0;
-    if (run.failed) this.blind(run.error ?? 'watch ended at once');
+    if (run.failed) this.blind(run.error ?? 'watch ended at once', run.throttled === true);
     this.sayFailing(run.failed);
     const old = this.o.relistAfterMs !== undefined && this.ageMs() > this.o.relistAfterMs;
     return run.gone || old || this.o.relistEachRound === true ? undefined : run.resourceVersion;
@@ -217,8 +230,9 @@ export class Reflector<T> {
    * Not following since now (kept from the first moment), after a failure said in `error`; blind past
    * the silence bound, said once as a warning.
    */
-  private blind(error: string): void {
+  private blind(error: string, throttled = false): void {
     this.lastError = error;
+    this.lastThrottled = throttled;
     const from = (this.blindFrom ??= this.now());
     const bound = this.o.silenceMs;
     if (bound === undefined || this.staleSaid || this.now() - from < bound) return;
@@ -291,7 +305,7 @@ export class Reflector<T> {
       if (aborted(signal)) return undefined;
       this.failures++;
       this.o.log.debug('list failed', { what: this.source.what, error: statusMessage(err) });
-      this.blind(`list: ${statusMessage(err)}`);
+      this.blind(`list: ${statusMessage(err)}`, isTooManyRequests(err));
       return undefined;
     }
   }
@@ -331,6 +345,7 @@ export class Reflector<T> {
       if (!aborted(signal) && !stop.signal.aborted) {
         run.failed = true;
         run.gone = isGone(err);
+        run.throttled = isTooManyRequests(err);
         run.error = `watch: ${statusMessage(err)}`;
         this.o.log.debug('watch failed', { what: this.source.what, error: statusMessage(err) });
       }

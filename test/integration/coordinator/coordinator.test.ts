@@ -282,6 +282,29 @@ describe('the coordinator', () => {
     expect(lease()?.spec?.holderIdentity).toBe('b');
   });
 
+  it('leads on while the API server turns its list of the nodes away (429) for longer than a lease, and gives the turn once it answers', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?limit=' }, 429, 1_000_000);
+    // the client's retries of the 429 (Retry-After 1 s) wait on the test's clock
+    const a = coordinator('a', server.kubeInMemory({ clock }));
+    await advanceUntil(() => a.leading, 'a leads');
+    const b = coordinator('b', server.kubeInMemory({ clock }));
+    const lease = (): V1Lease | undefined => server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'));
+    // three lease durations blind: the standby, the same ServiceAccount, would be turned away alike
+    for (let t = 0; t < 3 * LEASE_DURATION_MS; t += RETRY_PERIOD_MS) {
+      await clock.advance(RETRY_PERIOD_MS);
+      expect(lease()?.spec?.holderIdentity).toBe('a');
+    }
+    expect(a.stats.stepDowns).toBe(0);
+    expect(b.leading).toBe(false);
+    expect(turns()).toEqual([]);
+    const throttled = server.requests.filter((r) => r.path === '/api/v1/nodes' && r.status === 429);
+    expect(throttled.length).toBeGreaterThan(1);
+    server.clearFailures();
+    await advanceUntil(() => turns().includes('n1'), 'a gives the turn once the server answers');
+    expect(lease()?.spec?.holderIdentity).toBe('a');
+  });
+
   it('keeps planning after its turn write was committed but answered 500, and gives no second turn for it', async () => {
     waiting('n1', '2026-01-05T09:30:00Z');
     waiting('n2', '2026-01-05T09:10:00Z');

@@ -1,0 +1,68 @@
+// Whether a blind leader hands the lead over (src/coordinator/blindness.ts): after a lease duration,
+// unless the API server is what turns it away (429), which its standby would meet alike.
+import { describe, expect, it } from '@jest/globals';
+import { blindnessOf, leadership, type ViewSight } from '../../src/coordinator/blindness.js';
+
+const LEASE_MS = 30_000;
+const STARTED = 1_000_000;
+const sees: ViewSight = { synced: true, blindSince: undefined, throttled: false };
+
+describe('a leader that cannot see the fleet', () => {
+  it.each([
+    {
+      name: 'a leader whose views follow plans',
+      nodes: sees,
+      lock: sees,
+      at: STARTED + 5 * LEASE_MS,
+      expected: { verdict: 'sees', reason: undefined },
+    },
+    {
+      name: 'a new leader without its list of the nodes waits a lease duration for it',
+      nodes: { ...sees, synced: false },
+      lock: sees,
+      at: STARTED + LEASE_MS - 1,
+      expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
+    },
+    {
+      name: 'a leader whose list of the nodes keeps failing hands over after a lease duration',
+      nodes: { synced: false, blindSince: STARTED, throttled: false },
+      lock: sees,
+      at: STARTED + LEASE_MS,
+      expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
+    },
+    {
+      name: 'a leader whose list of the nodes the server turns away (429) leads on',
+      nodes: { synced: false, blindSince: STARTED, throttled: true },
+      lock: sees,
+      at: STARTED + 10 * LEASE_MS,
+      expected: { verdict: 'leads-on', reason: 'no list of the nodes yet' },
+    },
+    {
+      name: 'a watch of the nodes failing since before the term counts from the term',
+      nodes: { synced: true, blindSince: STARTED - 10 * LEASE_MS, throttled: false },
+      lock: sees,
+      at: STARTED + LEASE_MS - 1,
+      expected: { verdict: 'waits', reason: 'the watch of the nodes is failing' },
+    },
+    {
+      name: 'a lock never read hands over, the nodes seen',
+      nodes: sees,
+      lock: { synced: false, blindSince: STARTED, throttled: false },
+      at: STARTED + LEASE_MS,
+      expected: { verdict: 'hands-over', reason: 'the lock DaemonSet not read yet' },
+    },
+    {
+      name: 'a watch of the lock the server turns away leads on',
+      nodes: sees,
+      lock: { synced: true, blindSince: STARTED + 1_000, throttled: true },
+      at: STARTED + 1_000 + LEASE_MS,
+      expected: { verdict: 'leads-on', reason: 'the watch of the lock is failing' },
+    },
+  ])('$name', ({ nodes, lock, at, expected }) => {
+    const blind = blindnessOf(at, STARTED, { nodes, lock });
+    expect(blind?.reason).toBe(expected.reason);
+    const { verdict, warning } = leadership(blind, LEASE_MS);
+    expect(verdict).toBe(expected.verdict);
+    expect(warning !== undefined).toBe(verdict === 'hands-over' || verdict === 'leads-on');
+  });
+});
