@@ -45,8 +45,10 @@ export interface WindowResult {
   maxHolders: number;
   violations: string[];
   rssMb: number;
-  /** How late this process's event loop ran in the window (its timers, ms): p99 and worst. */
+  /** How late this process's event loops ran in the window (its timers, ms; every thread's): p99 and worst. */
   loopLateMs: { p99: number; max: number };
+  /** The benchmark's threads: the agent workers and the main thread. */
+  threads: number;
 }
 
 export interface RunResult {
@@ -152,7 +154,7 @@ function windowOf(
   label: string,
   from: Snapshot,
   to: Snapshot | undefined,
-  ctx: { observer: Observer; fleet: KuredFleet; idle: number; rssMb: number; lag: LoopLag },
+  ctx: { observer: Observer; fleet: KuredFleet; idle: number; rssMb: number; lag: LoopLag; threads: number },
 ): WindowResult | undefined {
   if (to === undefined) return undefined;
   const inside = (at: number): boolean => at > from.atMs && at <= to.atMs;
@@ -160,6 +162,7 @@ function windowOf(
     label,
     cost: windowCost(from, to, ctx.idle),
     loopLateMs: ctx.lag.within(from.atMs, to.atMs),
+    threads: ctx.threads,
     handOffs: ctx.observer.handOffs.filter((h) => inside(h.atMs)),
     outOfOrder: ctx.observer.outOfOrder.filter((x) => inside(x.atMs)).map((x) => x.detail),
     behindLapsed: ctx.observer.outOfOrder.filter((x) => inside(x.atMs) && x.lapsed).length,
@@ -217,7 +220,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
     fleet.stop();
     stop.abort();
     await following;
-    const ctx = { observer, fleet, idle, rssMb: watcher.peakRssMb, lag };
+    const ctx = { observer, fleet, idle, rssMb: watcher.peakRssMb, lag, threads: o.workers + 1 };
     const whole = o.n - o.concurrency <= 2 * o.handoffs;
     return {
       n: o.n,
