@@ -76,6 +76,9 @@ export class Observer {
   /** Nodes rebooted (by the simulated host) and then released: their first cycle is over. */
   readonly cycled = new Set<string>();
   readonly queueEvents: QueueEvents = { turns: 0, withdrawn: 0, pendingAgain: 0 };
+  /** When the first turn showed on a Node, and the first slot was taken (ms since the epoch). */
+  firstTurnAtMs: number | undefined;
+  firstSlotAtMs: number | undefined;
   /** Nodes whose turn was taken back before they used it (the coordinator then queues them last). */
   readonly lapsed = new Set<string>();
   private readonly rebooted = new Set<string>();
@@ -203,6 +206,7 @@ export class Observer {
   private taken(node: string, now: number): void {
     this.queued.add(node);
     this.heldSince.set(node, now);
+    this.firstSlotAtMs ??= now;
     const view = this.nodes.get(node);
     if (view?.turn === true) this.usedTurn.add(node);
     this.checkOrder(node, view, now);
@@ -261,6 +265,7 @@ export class Observer {
     const hadTurn = before?.turn === true;
     if (view.turn && !hadTurn) {
       this.queueEvents.turns++;
+      this.firstTurnAtMs ??= Date.now();
       this.usedTurn.delete(name);
     }
     if (!view.turn && hadTurn && !this.heldSince.has(name) && !this.usedTurn.delete(name)) {

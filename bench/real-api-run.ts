@@ -60,6 +60,9 @@ export interface RunResult {
   steady: WindowResult | undefined;
   /** Agent worker threads the agents ran in. */
   workers: number;
+  /** Seconds from the agents' start to the first turn on a Node and to the first slot taken. */
+  firstTurnS: number | undefined;
+  firstSlotS: number | undefined;
   /** The census's answer and the whole Node list, as sent at the start (plain and gzip). */
   answers: { census: AnswerSize; list: AnswerSize };
   nodeBytes: number;
@@ -235,6 +238,8 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
           ctx,
         ),
       workers: o.workers,
+      firstTurnS: secondsSince(start.atMs, observer.firstTurnAtMs),
+      firstSlotS: secondsSince(start.atMs, observer.firstSlotAtMs),
       answers,
       nodeBytes,
       setUpS,
@@ -281,6 +286,10 @@ async function stuckStories(n: number, observer: Observer, fleet: KuredFleet): P
   }
   for (const i of neverQueued.slice(0, 3)) await story(i, `never queued (one of ${neverQueued.length})`);
   return stuck;
+}
+
+function secondsSince(fromMs: number, atMs: number | undefined): number | undefined {
+  return atMs === undefined ? undefined : (atMs - fromMs) / 1000;
 }
 
 function stoppedBy(marks: Marks, o: RunOptions, waveOver: boolean): string {

@@ -50,6 +50,10 @@ function workersFor(given: string, n: number): number {
   return k;
 }
 
+function seconds1(s: number | undefined): string {
+  return s === undefined ? 'never' : `${s.toFixed(0)} s`;
+}
+
 /** "228 KB (9 KB gzip)". */
 function kb(size: AnswerSize): string {
   const k = (bytes: number): string =>
@@ -195,6 +199,7 @@ function notes(r: RunResult): string {
       `${r.agentsStarted} agents started, ${r.reboots} reboots, at most ${r.maxDown} down; ` +
       `coordinators: turns given ${r.turns.granted}, lapsed ${r.turns.lapsed}; on the Nodes: turns ${q.turns}, taken back before use ${q.withdrawn}, ` +
       `waiting agents reporting 'pending' again ${q.pendingAgain}`,
+    `  from the agents' start: the first turn on a Node after ${seconds1(r.firstTurnS)}, the first slot taken after ${seconds1(r.firstSlotS)}`,
     `  kube-apiserver: idle CPU ${r.idleCpuPerSecond.toFixed(3)} s/s (taken out), RSS ${r.apiserverRssMb.toFixed(0)} MB at the end`,
     `  from the start: ${windowNotes(r.wave)}`,
     `  steady: ${windowNotes(r.steady)}`,

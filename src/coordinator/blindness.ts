@@ -10,6 +10,8 @@ export interface Blindness {
   reason: string;
   forMs: number;
   throttled: boolean;
+  /** The view's last failed list or watch, in words ('' when none failed in this term). */
+  lastFailure: string;
 }
 
 /** What one of a leader's views says of itself. */
@@ -20,6 +22,8 @@ export interface ViewSight {
   blindSince: number | undefined;
   /** Its last failure was a 429. */
   throttled: boolean;
+  /** Its last failure, in words ('' when none). */
+  lastFailure: string;
 }
 
 /**
@@ -34,13 +38,33 @@ export function blindnessOf(
   const { nodes, lock } = views;
   const since = (view: ViewSight): number => now - Math.max(started, view.blindSince ?? started);
   if (!nodes.synced)
-    return { reason: 'no list of the nodes yet', forMs: now - started, throttled: nodes.throttled };
+    return {
+      reason: 'no list of the nodes yet',
+      forMs: now - started,
+      throttled: nodes.throttled,
+      lastFailure: nodes.lastFailure,
+    };
   if (nodes.blindSince !== undefined)
-    return { reason: 'the watch of the nodes is failing', forMs: since(nodes), throttled: nodes.throttled };
+    return {
+      reason: 'the watch of the nodes is failing',
+      forMs: since(nodes),
+      throttled: nodes.throttled,
+      lastFailure: nodes.lastFailure,
+    };
   if (!lock.synced)
-    return { reason: 'the lock DaemonSet not read yet', forMs: now - started, throttled: lock.throttled };
+    return {
+      reason: 'the lock DaemonSet not read yet',
+      forMs: now - started,
+      throttled: lock.throttled,
+      lastFailure: lock.lastFailure,
+    };
   if (lock.blindSince !== undefined)
-    return { reason: 'the watch of the lock is failing', forMs: since(lock), throttled: lock.throttled };
+    return {
+      reason: 'the watch of the lock is failing',
+      forMs: since(lock),
+      throttled: lock.throttled,
+      lastFailure: lock.lastFailure,
+    };
   return undefined;
 }
 
@@ -54,11 +78,15 @@ export function leadership(
   leaseMs: number,
 ): {
   verdict: 'sees' | 'waits' | 'hands-over' | 'leads-on';
-  warning?: { message: string; fields: { reason: string; for: string } };
+  warning?: { message: string; fields: { reason: string; for: string; lastFailure: string } };
 } {
   if (blind === undefined) return { verdict: 'sees' };
   if (blind.forMs < leaseMs) return { verdict: 'waits' };
-  const fields = { reason: blind.reason, for: `${Math.round(blind.forMs / 1000)}s` };
+  const fields = {
+    reason: blind.reason,
+    for: `${Math.round(blind.forMs / 1000)}s`,
+    lastFailure: blind.lastFailure,
+  };
   return blind.throttled
     ? {
         verdict: 'leads-on',

@@ -235,8 +235,8 @@ class Term {
   private blindness(): Blindness | undefined {
     const { fleet, lockReflector: lock } = this;
     return blindnessOf(monotonicMs(this.o.clock), this.started, {
-      nodes: { synced: fleet.synced, blindSince: fleet.blindSince, throttled: fleet.throttled },
-      lock: { synced: this.ds !== undefined, blindSince: lock.blindSince, throttled: lock.throttled },
+      nodes: { synced: fleet.synced, blindSince: fleet.blindSince, ...fleet.failure },
+      lock: { synced: this.ds !== undefined, blindSince: lock.blindSince, ...lock.failure },
     });
   }
 

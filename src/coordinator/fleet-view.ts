@@ -154,9 +154,9 @@ export class FleetView {
     return this.reflector.blindSince;
   }
 
-  /** The last failed list or watch of the Nodes was turned away by the API server (429). */
-  get throttled(): boolean {
-    return this.reflector.throttled;
+  /** The last failed list or watch of the Nodes: in words, and whether the API server turned it away (429). */
+  get failure(): { lastFailure: string; throttled: boolean } {
+    return this.reflector.failure;
   }
 
   /**

@@ -163,12 +163,12 @@ export class Reflector<T> {
   }
 
   /**
-   * The last list or watch that failed was turned away by the API server (429 of API Priority and
-   * Fairness): any client of the same identity meets the same, so a blind view is the server's
-   * load, not this client's path (the coordinator leads on instead of handing over).
+   * The last failed list or watch, in words, and whether the API server turned it away (429 of API
+   * Priority and Fairness): any client of the same identity meets the same, so a blind view is the
+   * server's load, not this client's path (the coordinator leads on instead of handing over).
    */
-  get throttled(): boolean {
-    return this.lastThrottled;
+  get failure(): { lastFailure: string; throttled: boolean } {
+    return { lastFailure: this.lastError, throttled: this.lastThrottled };
   }
 
   /**

@@ -5,7 +5,7 @@ import { blindnessOf, leadership, type ViewSight } from '../../src/coordinator/b
 
 const LEASE_MS = 30_000;
 const STARTED = 1_000_000;
-const sees: ViewSight = { synced: true, blindSince: undefined, throttled: false };
+const sees: ViewSight = { synced: true, blindSince: undefined, throttled: false, lastFailure: '' };
 
 describe('a leader that cannot see the fleet', () => {
   it.each([
@@ -25,21 +25,26 @@ describe('a leader that cannot see the fleet', () => {
     },
     {
       name: 'a leader whose list of the nodes keeps failing hands over after a lease duration',
-      nodes: { synced: false, blindSince: STARTED, throttled: false },
+      nodes: { synced: false, blindSince: STARTED, throttled: false, lastFailure: 'list: boom' },
       lock: sees,
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader whose list of the nodes the server turns away (429) leads on',
-      nodes: { synced: false, blindSince: STARTED, throttled: true },
+      nodes: { synced: false, blindSince: STARTED, throttled: true, lastFailure: 'list: 429' },
       lock: sees,
       at: STARTED + 10 * LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a watch of the nodes failing since before the term counts from the term',
-      nodes: { synced: true, blindSince: STARTED - 10 * LEASE_MS, throttled: false },
+      nodes: {
+        synced: true,
+        blindSince: STARTED - 10 * LEASE_MS,
+        throttled: false,
+        lastFailure: 'watch: boom',
+      },
       lock: sees,
       at: STARTED + LEASE_MS - 1,
       expected: { verdict: 'waits', reason: 'the watch of the nodes is failing' },
@@ -47,14 +52,14 @@ describe('a leader that cannot see the fleet', () => {
     {
       name: 'a lock never read hands over, the nodes seen',
       nodes: sees,
-      lock: { synced: false, blindSince: STARTED, throttled: false },
+      lock: { synced: false, blindSince: STARTED, throttled: false, lastFailure: 'list: boom' },
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'the lock DaemonSet not read yet' },
     },
     {
       name: 'a watch of the lock the server turns away leads on',
       nodes: sees,
-      lock: { synced: true, blindSince: STARTED + 1_000, throttled: true },
+      lock: { synced: true, blindSince: STARTED + 1_000, throttled: true, lastFailure: 'watch: 429' },
       at: STARTED + 1_000 + LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'the watch of the lock is failing' },
     },
