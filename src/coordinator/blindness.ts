@@ -1,9 +1,11 @@
 // Whether a leader can plan, and whether it hands the lead over when it cannot (issue 59): a leader
 // that cannot see the fleet keeps its Lease and gives no turns, so after a lease duration it steps
-// down for its standby, unless what blinds it is the API server turning its reads away (429 of API
-// Priority and Fairness). The standby acts as the same ServiceAccount, one flow with it, and a new
-// leader would start its list of every Node over: at 5,000 Nodes on bench:real three hand-overs cost
-// 100 s with no turn given while 5,000 agents started.
+// down for its standby. Not for what the standby would meet alike, and would pay again: its first
+// list still being answered (every request of it has a deadline and bounded retries, so it ends),
+// or the API server turning its reads away (429 of API Priority and Fairness; the standby acts as
+// the same ServiceAccount, one flow with it). A new leader starts its list of every Node over: at
+// 5,000 Nodes on bench:real, with 5,000 agents starting, the list took longer than a lease, and
+// three hand-overs in a row cost 100 s with no turn given (the warning said lastFailure "").
 
 /** Why a leader cannot plan: what it lacks, for how long, and whether the API server turned it away. */
 export interface Blindness {
@@ -12,6 +14,8 @@ export interface Blindness {
   throttled: boolean;
   /** The view's last failed list or watch, in words ('' when none failed in this term). */
   lastFailure: string;
+  /** Its first list (or read) is still being answered: nothing of it has failed yet. */
+  answering: boolean;
 }
 
 /** What one of a leader's views says of itself. */
@@ -43,6 +47,7 @@ export function blindnessOf(
       forMs: now - started,
       throttled: nodes.throttled,
       lastFailure: nodes.lastFailure,
+      answering: nodes.lastFailure === '',
     };
   if (nodes.blindSince !== undefined)
     return {
@@ -50,6 +55,7 @@ export function blindnessOf(
       forMs: since(nodes),
       throttled: nodes.throttled,
       lastFailure: nodes.lastFailure,
+      answering: false,
     };
   if (!lock.synced)
     return {
@@ -57,6 +63,7 @@ export function blindnessOf(
       forMs: now - started,
       throttled: lock.throttled,
       lastFailure: lock.lastFailure,
+      answering: lock.lastFailure === '',
     };
   if (lock.blindSince !== undefined)
     return {
@@ -64,12 +71,14 @@ export function blindnessOf(
       forMs: since(lock),
       throttled: lock.throttled,
       lastFailure: lock.lastFailure,
+      answering: false,
     };
   return undefined;
 }
 
 /**
- * 'sees': it can plan; 'waits': blind for less than a lease duration; 'hands-over': blind for longer,
+ * 'sees': it can plan; 'waits': blind for less than a lease duration, or its first list still being
+ * answered; 'hands-over': blind for longer,
  * for a reason of its own (its path to the server); 'leads-on': blind for longer because the server
  * turns it away, which the standby would meet alike. The last two come with their warning.
  */
@@ -81,7 +90,7 @@ export function leadership(
   warning?: { message: string; fields: { reason: string; for: string; lastFailure: string } };
 } {
   if (blind === undefined) return { verdict: 'sees' };
-  if (blind.forMs < leaseMs) return { verdict: 'waits' };
+  if (blind.forMs < leaseMs || blind.answering) return { verdict: 'waits' };
   const fields = {
     reason: blind.reason,
     for: `${Math.round(blind.forMs / 1000)}s`,

@@ -24,6 +24,13 @@ describe('a leader that cannot see the fleet', () => {
       expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
     },
     {
+      name: 'a new leader whose first list is still being answered after a lease duration waits for it (its standby would start over)',
+      nodes: { ...sees, synced: false },
+      lock: sees,
+      at: STARTED + 10 * LEASE_MS,
+      expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
+    },
+    {
       name: 'a leader whose list of the nodes keeps failing hands over after a lease duration',
       nodes: { synced: false, blindSince: STARTED, throttled: false, lastFailure: 'list: boom' },
       lock: sees,
@@ -48,6 +55,13 @@ describe('a leader that cannot see the fleet', () => {
       lock: sees,
       at: STARTED + LEASE_MS - 1,
       expected: { verdict: 'waits', reason: 'the watch of the nodes is failing' },
+    },
+    {
+      name: 'a lock whose first read is still being answered is waited for',
+      nodes: sees,
+      lock: { ...sees, synced: false },
+      at: STARTED + 3 * LEASE_MS,
+      expected: { verdict: 'waits', reason: 'the lock DaemonSet not read yet' },
     },
     {
       name: 'a lock never read hands over, the nodes seen',

@@ -32,6 +32,8 @@ import { STATUS_ANNOTATION, formatStatus } from '../../../src/node/status.js';
 import { SystemClock, type Clock } from '../../../src/clock/clock.js';
 import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { realDelay } from '../../fakes/wait-for.js';
+import { ForwardingKube } from '../../../src/kube/forwarding-kube.js';
+import type { NodePage, PageOptions } from '../../../src/kube/kube.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 const NS = 'kube-system';
@@ -56,6 +58,22 @@ afterEach(async () => {
 });
 
 /** The node's status says it waits for a slot, needed since `since`. */
+/** A client whose every page of a Node list is answered `delayMs` (on `clock`) after it is asked. */
+class SlowPages extends ForwardingKube {
+  constructor(
+    inner: Kube,
+    private readonly clock: FakeClock,
+    private readonly delayMs: number,
+  ) {
+    super(inner, true);
+  }
+
+  override async listNodesPage(options?: PageOptions, signal?: AbortSignal): Promise<NodePage> {
+    await this.clock.sleep(this.delayMs, signal);
+    return super.listNodesPage(options, signal);
+  }
+}
+
 function waiting(name: string, since: string, reason = 'all 1 lock slot(s) held'): void {
   const node = server.get<V1Node>('nodes', undefined, name)!;
   const status = formatStatus({
@@ -254,9 +272,10 @@ describe('the coordinator', () => {
   it('gives up leading when it cannot list the nodes for a lease duration: releases its Lease, and the standby takes over and gives the turn', async () => {
     waiting('n1', '2026-01-05T09:30:00Z');
     server.injectFailure({ method: 'GET', pathIncludes: '/api/v1/nodes?limit=' }, 500, 1_000_000);
-    const a = coordinator('a');
+    // the client's retries of the 500 wait on the test's clock: the list fails (it is not still being answered)
+    const a = coordinator('a', server.kubeInMemory({ clock }));
     const ledAt = await advanceUntil(() => a.leading, 'a leads');
-    const b = coordinator('b');
+    const b = coordinator('b', server.kubeInMemory({ clock }));
     const lease = (): V1Lease | undefined => server.get<V1Lease>('leases', NS, coordinatorLeaseName('kured'));
     const blindFor = await advanceUntil(
       () => lease()?.spec?.holderIdentity === '',
@@ -280,6 +299,23 @@ describe('the coordinator', () => {
     // a sits out: it does not take the Lease back from a standby that can see
     await clock.advance(LEASE_DURATION_MS);
     expect(lease()?.spec?.holderIdentity).toBe('b');
+  });
+
+  it('waits for its first list of the nodes while it is still being answered past a lease duration, and gives the turn from it', async () => {
+    waiting('n1', '2026-01-05T09:30:00Z');
+    waiting('n2', '2026-01-05T09:10:00Z');
+    // a loaded server: each page of the list (two Nodes a page) is answered 12 s after it is asked
+    const slow = (): Kube => new SlowPages(server.kubeInMemory({ clock }), clock, 12_000);
+    const a = coordinator('a', slow(), 2);
+    const ledAt = await advanceUntil(() => a.leading, 'a leads');
+    const b = coordinator('b', slow(), 2);
+    const took = await advanceUntil(
+      () => turns().includes('n2'),
+      'a gives the turn once its list is answered',
+    );
+    expect(ledAt + took).toBeGreaterThan(LEASE_DURATION_MS);
+    expect(a.stats.stepDowns).toBe(0);
+    expect(b.leading).toBe(false);
   });
 
   it('leads on while the API server turns its list of the nodes away (429) for longer than a lease, and gives the turn once it answers', async () => {
