@@ -34,6 +34,8 @@ export class Problems {
   total = 0;
   /** The last lines (any level) of each coordinator (the agents' are their workers'). */
   private readonly recent = new RecentLines();
+  /** The coordinators' first info and warning lines (leading, turns, step-downs): the start-up's story. */
+  readonly coordinatorStory: string[] = [];
 
   logger(who: string): Logger {
     return {
@@ -42,6 +44,7 @@ export class Problems {
       },
       info: (m, f) => {
         this.recent.add(who, 'info', m, f);
+        this.tell(who, 'info', m, f);
       },
       warn: (m, f) => {
         this.keep(who, 'warn', m, f);
@@ -55,7 +58,16 @@ export class Problems {
   /** Logs a warning or error of this thread, and counts it. */
   keep(who: string, level: string, message: string, fields: LogFields = {}): void {
     this.recent.add(who, level, message, fields);
+    this.tell(who, level, message, fields);
     this.count(who, level, message, fields);
+  }
+
+  /** A coordinator's line, kept for the start-up's story (the first 40). */
+  private tell(who: string, level: string, message: string, fields: LogFields = {}): void {
+    if (!who.startsWith('coordinator') || this.coordinatorStory.length >= 40) return;
+    this.coordinatorStory.push(
+      `${new Date().toISOString()} ${who} ${level} ${message} ${JSON.stringify(fields)}`.slice(0, 300),
+    );
   }
 
   /** Counts a warning or error (an agent worker's: the worker keeps its lines). */

@@ -7,7 +7,8 @@ import type { CensusTimings } from './census-timing.js';
 import { LoopLag } from './loop-lag.js';
 import { AdminClient } from './real-api-admin.js';
 import { KuredFleet, Problems } from './real-api-agents.js';
-import { answerSizes, nodeName, setUpCluster, type AnswerSize } from './real-api-fleet.js';
+import { ADVICE_ANNOTATION, coordinatorLeaseName } from '../src/queue/coordinator-lease.js';
+import { DS_NAME, NS, answerSizes, nodeName, setUpCluster, type AnswerSize } from './real-api-fleet.js';
 import { scrape, windowCost, type Snapshot, type WindowCost } from './real-api-metrics.js';
 import { Observer, type HandOff, type QueueEvents } from './real-api-observer.js';
 import { startRealApiServer } from './real-api-server.js';
@@ -122,13 +123,36 @@ class Watcher {
   peakRssMb = 0;
   peakFds = 0;
   private lastProgress = 0;
+  /** The coordinator's advice on its Lease as last read (why no waiter may go, when none may). */
+  private advice = '';
+
+  private readonly observer: Observer;
+  private readonly fleet: KuredFleet;
+  private readonly problems: Problems;
+  private readonly admin: AdminClient;
 
   constructor(
     private readonly o: RunOptions,
-    private readonly observer: Observer,
-    private readonly fleet: KuredFleet,
-    private readonly problems: Problems,
-  ) {}
+    run: { observer: Observer; fleet: KuredFleet; problems: Problems; admin: AdminClient },
+  ) {
+    ({ observer: this.observer, fleet: this.fleet, problems: this.problems, admin: this.admin } = run);
+  }
+
+  /** Reads the coordinator's advice (one GET of its Lease, the benchmark's own request) for the next progress line. */
+  private readAdvice(): void {
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${coordinatorLeaseName(DS_NAME)}`;
+    this.admin
+      .json<{ metadata?: { annotations?: Record<string, string> } }>({ method: 'GET', path }, [404])
+      .then((lease) => {
+        this.advice =
+          lease === undefined
+            ? '(no Lease yet)'
+            : (lease.metadata?.annotations?.[ADVICE_ANNOTATION] ?? '(no advice)');
+      })
+      .catch((err: unknown) => {
+        this.advice = `(lease not read: ${String(err).slice(0, 80)})`;
+      });
+  }
 
   /** The most frequent kind of warning so far, shortened. */
   private topWarning(): string {
@@ -148,8 +172,10 @@ class Watcher {
     this.o.progress(
       `N=${this.o.n} t=${((now - t0) / 1000).toFixed(0)}s agents started ${fleet.started}, queued ${ob.queued.size}, ` +
         `waiting ${ob.waiting()}, holders ${ob.holders.size}, hand-offs ${ob.handOffs.length}, reboots ${fleet.reboots}, ` +
-        `first cycles done ${ob.cycled.size}, warnings ${this.problems.total}${this.topWarning()}, RSS ${this.peakRssMb.toFixed(0)} MB`,
+        `first cycles done ${ob.cycled.size}, warnings ${this.problems.total}${this.topWarning()}, RSS ${this.peakRssMb.toFixed(0)} MB; ` +
+        `coordinator's advice: ${this.advice.slice(0, 300)}`,
     );
+    this.readAdvice();
   }
 }
 
@@ -206,7 +232,7 @@ export async function runSize(o: RunOptions): Promise<RunResult> {
       fleet.later((o.startSpreadMs * i) / o.n, () => {
         fleet.startAgent(i);
       });
-    const watcher = new Watcher(o, observer, fleet, problems);
+    const watcher = new Watcher(o, { observer, fleet, problems, admin });
     const loop = monitorEventLoopDelay({ resolution: 20 });
     loop.enable();
     lag.start();

@@ -1,11 +1,12 @@
 // `npm run bench:real`: DESIGN §13 measured on a real kube-apiserver. For each size N, a fresh etcd
 // and kube-apiserver (the user's envtest binaries: KUBEBUILDER_ASSETS or setup-envtest's store), N
-// Node objects of a cloud node's size, and in this one process one kured-ts agent per node plus the
-// coordinator's two replicas, every node needing a reboot from the start. The server's own /metrics
+// Node objects of a cloud node's size, and in this one process one kured-ts agent per node (in agent
+// worker threads: --workers, by default one per 1,000 nodes) plus the coordinator's two replicas,
+// every node needing a reboot from the start. The server's own /metrics
 // tell what a hand-off cost; a watch of the lock tells how long it took and in which order.
 //   node dist/bench/real-api.js [--nodes 100,1000,5000] [--concurrency 10] [--handoffs 50]
 //     [--boot 3s] [--reboot-delay 2s] [--start-spread 60s] [--identity agents|admin] [--max-wall 40m]
-//     [--storm WAITERS,EVERY,FOR[,NODES] | --storm off] [--need-survives]
+//     [--storm WAITERS,EVERY,FOR[,NODES] | --storm off] [--need-survives] [--workers auto|K]
 // Each simulated host's need is cleared by its reboot (one cycle per node); --need-survives keeps it
 // (every node reboots until quarantined reboot-loop: the rows say so).
 // --nodes none runs the storm alone. The storm (default 20,1s,2m,100): real-api-storm.ts.
@@ -211,6 +212,10 @@ function notes(r: RunResult): string {
   const violations = new Set([...(r.wave?.violations ?? []), ...(r.steady?.violations ?? [])]);
   for (const v of [...violations].slice(0, 5)) lines.push(`  violation: ${v}`);
   for (const line of r.stuck.slice(0, 60)) lines.push(`  ${line}`);
+  lines.push(
+    `  the coordinators' first lines:`,
+    ...r.problems.coordinatorStory.slice(0, 25).map((l) => `    ${l}`),
+  );
   const order = [...(r.wave?.outOfOrder.slice(0, 3) ?? []), ...(r.steady?.outOfOrder.slice(0, 3) ?? [])];
   for (const x of order) lines.push(`  out of order: ${x}`);
   lines.push(`  warnings and errors logged: ${r.problems.total} (${r.problems.kinds.size} kinds)`);
@@ -318,7 +323,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   out(`# kured-ts on a real kube-apiserver ${check.version ?? ''} (${assets})\n`);
   out(
-    `Agents act as ${identity === 'agents' ? `the chart's ServiceAccount (impersonated, with their node claim) over one shared set of connections` : 'system:masters over one shared set of connections'}; ` +
+    `Agents act as ${identity === 'agents' ? `the chart's ServiceAccount (impersonated, with their node claim) over one shared set of connections per agent worker` : 'system:masters over one shared set of connections per agent worker'}; ` +
       `the coordinators each on their own connections. Boot ${common.bootMs / 1000} s, --reboot-delay ${common.rebootDelayMs / 1000} s, agents started over ${common.startSpreadMs / 1000} s, every node needs a reboot${common.needSurvives ? ', and the need survives every reboot (--need-survives: the reboot-loop case)' : ', cleared by its reboot'}.\n`,
   );
   const results: RunResult[] = [];

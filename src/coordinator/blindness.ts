@@ -5,7 +5,8 @@
 // or the API server turning its reads away (429 of API Priority and Fairness; the standby acts as
 // the same ServiceAccount, one flow with it). A new leader starts its list of every Node over: at
 // 5,000 Nodes on bench:real, with 5,000 agents starting, the list took longer than a lease, and
-// three hand-overs in a row cost 100 s with no turn given (the warning said lastFailure "").
+// the leader handed over three times in a row, each new one starting the list over (the warning
+// said lastFailure "": the list had not failed, only not ended).
 
 /** Why a leader cannot plan: what it lacks, for how long, and whether the API server turned it away. */
 export interface Blindness {
