@@ -42,38 +42,18 @@ export function blindnessOf(
 ): Blindness | undefined {
   const { nodes, lock } = views;
   const since = (view: ViewSight): number => now - Math.max(started, view.blindSince ?? started);
-  if (!nodes.synced)
-    return {
-      reason: 'no list of the nodes yet',
-      forMs: now - started,
-      throttled: nodes.throttled,
-      lastFailure: nodes.lastFailure,
-      answering: nodes.lastFailure === '',
-    };
-  if (nodes.blindSince !== undefined)
-    return {
-      reason: 'the watch of the nodes is failing',
-      forMs: since(nodes),
-      throttled: nodes.throttled,
-      lastFailure: nodes.lastFailure,
-      answering: false,
-    };
-  if (!lock.synced)
-    return {
-      reason: 'the lock DaemonSet not read yet',
-      forMs: now - started,
-      throttled: lock.throttled,
-      lastFailure: lock.lastFailure,
-      answering: lock.lastFailure === '',
-    };
-  if (lock.blindSince !== undefined)
-    return {
-      reason: 'the watch of the lock is failing',
-      forMs: since(lock),
-      throttled: lock.throttled,
-      lastFailure: lock.lastFailure,
-      answering: false,
-    };
+  // a view never synced has been blind since the term began; answering while nothing of it failed
+  const blind = (reason: string, view: ViewSight): Blindness => ({
+    reason,
+    forMs: view.synced ? since(view) : now - started,
+    throttled: view.throttled,
+    lastFailure: view.lastFailure,
+    answering: !view.synced && view.lastFailure === '',
+  });
+  if (!nodes.synced) return blind('no list of the nodes yet', nodes);
+  if (nodes.blindSince !== undefined) return blind('the watch of the nodes is failing', nodes);
+  if (!lock.synced) return blind('the lock DaemonSet not read yet', lock);
+  if (lock.blindSince !== undefined) return blind('the watch of the lock is failing', lock);
   return undefined;
 }
 
