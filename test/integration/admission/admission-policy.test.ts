@@ -64,6 +64,7 @@ import { DEFAULT_SIMULATE_OPTIONS, simulate, type SimulateOptions } from '../../
 import type { Config } from '../../../src/config/config.js';
 import { runSimulation } from '../../../src/sim/simulation.js';
 import { memorySimulationOptions, SIMULATION_TIMEOUT_MS } from '../../fakes/simulate.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
@@ -185,7 +186,7 @@ afterEach(async () => {
 });
 
 function node(name = 'n1'): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 type Write = (kube: Kube) => Promise<unknown>;

@@ -21,6 +21,7 @@ import { type FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../../fakes/cluster-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const SA = { namespace: 'kube-system', name: 'kured-ts' };
 const LOCK = 'weave.works/kured-node-lock';
@@ -51,7 +52,7 @@ beforeEach(() => {
 });
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function lockHolders(): string {

@@ -20,6 +20,7 @@ import { startClusterApiServer } from '../../fakes/cluster-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
 import { SteeredClock } from '../../fakes/fake-clock.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const MINUTE = 60_000;
 
@@ -31,7 +32,7 @@ let removals: { inCycle: boolean; atMs: number }[];
 let stopWatching: () => void;
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function annotations(): Record<string, string> {

@@ -17,6 +17,7 @@ import { MemoryLogger } from '../../../src/log/logger.js';
 import { CONTROL_PLANE_LABEL } from '../../../src/node/role.js';
 import { STATUS_ANNOTATION, formatStatus } from '../../../src/node/status.js';
 import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const LOCK = 'weave.works/kured-node-lock';
@@ -108,7 +109,7 @@ function lockHolders(): string[] {
 }
 
 function node(name: string): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 /** The lock holds kured's slot for `holder` (kured's multi form: no role, no group recorded). */

@@ -18,6 +18,7 @@ import { parseLabelSelector } from '../../../src/selector/label-selector.js';
 import type { CoreV1Event } from '../../../src/kube/kube.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
 import { SteeredClock } from '../../fakes/fake-clock.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -75,7 +76,7 @@ afterEach(async () => {
 });
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function cycle(): CycleRecord | undefined {

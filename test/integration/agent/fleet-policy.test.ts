@@ -21,6 +21,7 @@ import { HISTORY_ANNOTATION, parseHistory } from '../../../src/node/history.js';
 import { type FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 
@@ -49,7 +50,7 @@ afterEach(async () => {
 });
 
 function node(name = 'n1'): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function holders(): string[] {

@@ -20,6 +20,7 @@ import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { startClusterApiServer } from '../../fakes/cluster-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 /** --lb-drain-wait in these tests: long enough to measure, short enough to run. */
 const WAIT_MS = 600;
@@ -33,7 +34,7 @@ let logger: MemoryLogger;
 let stopWatching: () => void;
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 const labels = (): Record<string, string> => ({ ...node().metadata?.labels });

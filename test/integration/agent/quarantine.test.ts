@@ -28,6 +28,7 @@ import { testConfig } from '../../fakes/config.js';
 import { samples } from '../../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
 import { SteeredClock } from '../../fakes/fake-clock.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -70,7 +71,7 @@ afterEach(async () => {
 });
 
 function node(name = 'n1'): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function labels(name = 'n1'): Record<string, string> {

@@ -22,6 +22,7 @@ import { testConfig } from '../../fakes/config.js';
 import { samples } from '../../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../../fakes/kube-objects.js';
 import { realDelay } from '../../fakes/wait-for.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -52,7 +53,7 @@ afterEach(async () => {
 });
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function annotation(key: string): string | undefined {

@@ -19,6 +19,7 @@ import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { waitFor } from '../../fakes/wait-for.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 let server: FakeApiServer;
 let model: DeploymentModel;
@@ -91,7 +92,7 @@ function makeReady(name: string): void {
 }
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function template(name: string): Record<string, string> {

@@ -26,6 +26,7 @@ import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode } from '../../fakes/kube-objects.js';
 import { SteeredClock } from '../../fakes/fake-clock.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -54,7 +55,7 @@ afterEach(async () => {
 });
 
 function node(name: string): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function labels(name: string): Record<string, string> {

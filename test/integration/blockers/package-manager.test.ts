@@ -22,6 +22,7 @@ import type { CheckDecisionKind } from '../../../src/cli/check-report.js';
 import type { Outcome } from '../../../src/agent/outcome.js';
 import { samples } from '../../fakes/metric-samples.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const LOCK_FILE = '/var/lib/dpkg/lock-frontend';
 
@@ -43,7 +44,7 @@ afterEach(async () => {
 });
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function holders(): string[] {

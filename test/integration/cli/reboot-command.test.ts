@@ -28,6 +28,7 @@ import { commandLine } from '../../fakes/command-line.js';
 import { realTimeFrom } from '../../fakes/fake-clock.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const LOCK = 'weave.works/kured-node-lock';
 const ADMIN = 'alice@example.com';
@@ -66,7 +67,7 @@ afterEach(async () => {
 });
 
 function node(name: string): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function holders(): string[] {

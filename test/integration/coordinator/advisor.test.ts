@@ -29,6 +29,7 @@ import { FakeClock } from '../../fakes/fake-clock.js';
 import { RecordingMetrics } from '../../fakes/fake-cluster.js';
 import { kuredDaemonSet, readyNode, webPod } from '../../fakes/kube-objects.js';
 import { realDelay } from '../../fakes/wait-for.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -68,7 +69,7 @@ function fleet(names: string[], labels: Record<string, Record<string, string>> =
 }
 
 function node(name: string): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function notReady(name: string): void {

@@ -19,6 +19,7 @@ import { CelAdmission, boundAgentPolicies } from '../../../src/sim/fake-api/cel-
 import { startFakeApiServer, type FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 let server: FakeApiServer;
 let reboots: number;
@@ -40,7 +41,7 @@ function labelled(name: string, labels: Record<string, string>): V1Pod {
 }
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 /** The pods named in requests of `method` whose path ends in `suffix`, in order of arrival. */

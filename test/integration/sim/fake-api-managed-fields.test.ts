@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1Node } from '../../../src/kube/kube.js';
 import { unschedulableOwners } from '../../../src/node/kube-node-ops.js';
 import { startFakeApiServer, type FakeApiServer } from '../../../src/sim/fake-api-server.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 let server: FakeApiServer;
 
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 /** A merge patch by a named field manager, over HTTP. */

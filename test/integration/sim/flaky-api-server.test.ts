@@ -31,6 +31,7 @@ import { seededRandom } from '../../../src/sim/random.js';
 import { runSimulation, type SimulationResult } from '../../../src/sim/simulation.js';
 import { testConfig } from '../../fakes/config.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -72,7 +73,7 @@ function kube(): ClientNodeKube {
 }
 
 function node(): V1Node {
-  return server.get<V1Node>('nodes', undefined, 'n1')!;
+  return storedNode(server, 'n1');
 }
 
 function holders(): string[] {

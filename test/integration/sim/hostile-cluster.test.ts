@@ -30,6 +30,7 @@ import { type FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { testConfig } from '../../fakes/config.js';
 import { RecordingMetrics } from '../../fakes/fake-cluster.js';
 import { kuredDaemonSet, nodeInfo, readyNode, webPod } from '../../fakes/kube-objects.js';
+import { storedNode } from '../../fakes/cluster-reads.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -59,7 +60,7 @@ function config(nodeId: string, overrides: Partial<Config> = {}): Config {
 }
 
 function node(name: string): V1Node {
-  return server.get<V1Node>('nodes', undefined, name)!;
+  return storedNode(server, name);
 }
 
 function holders(): string[] {
