@@ -3,10 +3,11 @@
 // down for its standby. Not for what the standby would meet alike, and would pay again: its first
 // list still being answered (every request of it has a deadline and bounded retries, so it ends),
 // or the API server turning its reads away (429 of API Priority and Fairness; the standby acts as
-// the same ServiceAccount, one flow with it). A new leader starts its list of every Node over: at
-// 5,000 Nodes on bench:real, with 5,000 agents starting, the list took longer than a lease, and
-// the leader handed over three times in a row, each new one starting the list over (the warning
-// said lastFailure "": the list had not failed, only not ended).
+// the same ServiceAccount, one flow with it); for at most MAX_BLIND_LEASES all the same. A new
+// leader starts its list of every Node over: at 5,000 Nodes on bench:real, with 5,000 agents
+// starting, the list took longer than a lease, and the leader handed over three times in a row, each
+// new one starting the list over (the warning said lastFailure "": the list had not failed, only not
+// ended).
 
 /** Why a leader cannot plan: what it lacks, for how long, and whether the API server turned it away. */
 export interface Blindness {
@@ -19,16 +20,37 @@ export interface Blindness {
   answering: boolean;
 }
 
+/**
+ * A leader waiting for its first list, or turned away (429), hands over all the same once blind this
+ * many lease durations: its own path may be what fails (its connections kept on one overloaded
+ * kube-apiserver of several, a proxy of its own, a request its deadline does not cover).
+ */
+export const MAX_BLIND_LEASES = 6;
+
 /** What one of a leader's views says of itself. */
 export interface ViewSight {
-  /** It has taken a whole list (or read its one object). */
+  /** It has what it needs: a whole list, or its one object read (and there). */
   synced: boolean;
+  /** Its reflector has had an answer (a list, even of nothing): it is no longer being answered. */
+  answered: boolean;
   /** Since when (monotonic ms) its list or watch has failed; undefined while it follows. */
   blindSince: number | undefined;
   /** Its last failure was a 429. */
   throttled: boolean;
   /** Its last failure, in words ('' when none). */
   lastFailure: string;
+}
+
+/** What a reflector (or the fleet view) says of itself; `has`: it holds what the leader needs (default: it is synced). */
+export function sightOf(
+  view: {
+    synced: boolean;
+    blindSince: number | undefined;
+    failure: { lastFailure: string; throttled: boolean };
+  },
+  has = view.synced,
+): ViewSight {
+  return { synced: has, answered: view.synced, blindSince: view.blindSince, ...view.failure };
 }
 
 /**
@@ -42,13 +64,13 @@ export function blindnessOf(
 ): Blindness | undefined {
   const { nodes, lock } = views;
   const since = (view: ViewSight): number => now - Math.max(started, view.blindSince ?? started);
-  // a view never synced has been blind since the term began; answering while nothing of it failed
+  // a view never synced has been blind since the term began; answering while no answer came and nothing failed
   const blind = (reason: string, view: ViewSight): Blindness => ({
     reason,
     forMs: view.synced ? since(view) : now - started,
     throttled: view.throttled,
     lastFailure: view.lastFailure,
-    answering: !view.synced && view.lastFailure === '',
+    answering: !view.answered && view.lastFailure === '',
   });
   if (!nodes.synced) return blind('no list of the nodes yet', nodes);
   if (nodes.blindSince !== undefined) return blind('the watch of the nodes is failing', nodes);
@@ -59,9 +81,9 @@ export function blindnessOf(
 
 /**
  * 'sees': it can plan; 'waits': blind for less than a lease duration, or its first list still being
- * answered; 'hands-over': blind for longer,
- * for a reason of its own (its path to the server); 'leads-on': blind for longer because the server
- * turns it away, which the standby would meet alike. The last two come with their warning.
+ * answered; 'hands-over': blind for longer, for a reason of its own (its path to the server), or for
+ * MAX_BLIND_LEASES whatever the reason; 'leads-on': blind for longer because the server turns it
+ * away, which the standby would meet alike. The last two come with their warning.
  */
 export function leadership(
   blind: Blindness | undefined,
@@ -71,13 +93,14 @@ export function leadership(
   warning?: { message: string; fields: { reason: string; for: string; lastFailure: string } };
 } {
   if (blind === undefined) return { verdict: 'sees' };
-  if (blind.forMs < leaseMs || blind.answering) return { verdict: 'waits' };
+  const bounded = blind.forMs < MAX_BLIND_LEASES * leaseMs;
+  if (blind.forMs < leaseMs || (blind.answering && bounded)) return { verdict: 'waits' };
   const fields = {
     reason: blind.reason,
     for: `${Math.round(blind.forMs / 1000)}s`,
     lastFailure: blind.lastFailure,
   };
-  return blind.throttled
+  return blind.throttled && bounded
     ? {
         verdict: 'leads-on',
         warning: {

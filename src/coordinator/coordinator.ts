@@ -16,7 +16,7 @@
 // go or which (docs/advisor.md). A dead
 // leader stalls the queue until the standby takes its Lease over (one lease duration, 30 s; at once
 // when it stopped cleanly); with no coordinator at all the agents fall back to first come.
-import { blindnessOf, leadership, type Blindness } from './blindness.js';
+import { blindnessOf, leadership, sightOf, type Blindness } from './blindness.js';
 import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';
 import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
@@ -233,10 +233,9 @@ class Term {
 
   /** Why this leader cannot plan now, and for how long it has not been able to; undefined: it can. */
   private blindness(): Blindness | undefined {
-    const { fleet, lockReflector: lock } = this;
     return blindnessOf(monotonicMs(this.o.clock), this.started, {
-      nodes: { synced: fleet.synced, blindSince: fleet.blindSince, ...fleet.failure },
-      lock: { synced: this.ds !== undefined, blindSince: lock.blindSince, ...lock.failure },
+      nodes: sightOf(this.fleet),
+      lock: sightOf(this.lockReflector, this.ds !== undefined),
     });
   }
 
@@ -246,7 +245,8 @@ class Term {
     const next = [this.nextLapseMs, this.view.nextExpiry(this.lockState().state)];
     const times = next.filter((t): t is number => t !== undefined);
     const blind = this.blindness();
-    if (blind !== undefined) times.push(now - blind.forMs + this.leaseMs());
+    // blind: look again when a lease of it has passed, and at most once a second while it waits on
+    if (blind !== undefined) times.push(Math.max(now + 1_000, now - blind.forMs + this.leaseMs()));
     const until = Math.min(IDLE_REPLAN_MS, ...times.map((t) => Math.max(0, t - now)));
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);

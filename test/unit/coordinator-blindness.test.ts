@@ -1,11 +1,22 @@
 // Whether a blind leader hands the lead over (src/coordinator/blindness.ts): after a lease duration,
 // unless the API server is what turns it away (429), which its standby would meet alike.
 import { describe, expect, it } from '@jest/globals';
-import { blindnessOf, leadership, type ViewSight } from '../../src/coordinator/blindness.js';
+import {
+  MAX_BLIND_LEASES,
+  blindnessOf,
+  leadership,
+  type ViewSight,
+} from '../../src/coordinator/blindness.js';
 
 const LEASE_MS = 30_000;
 const STARTED = 1_000_000;
-const sees: ViewSight = { synced: true, blindSince: undefined, throttled: false, lastFailure: '' };
+const sees: ViewSight = {
+  synced: true,
+  answered: true,
+  blindSince: undefined,
+  throttled: false,
+  lastFailure: '',
+};
 
 describe('a leader that cannot see the fleet', () => {
   it.each([
@@ -18,36 +29,49 @@ describe('a leader that cannot see the fleet', () => {
     },
     {
       name: 'a new leader without its list of the nodes waits a lease duration for it',
-      nodes: { ...sees, synced: false },
+      nodes: { ...sees, synced: false, answered: false },
       lock: sees,
       at: STARTED + LEASE_MS - 1,
       expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a new leader whose first list is still being answered after a lease duration waits for it (its standby would start over)',
-      nodes: { ...sees, synced: false },
+      nodes: { ...sees, synced: false, answered: false },
       lock: sees,
-      at: STARTED + 10 * LEASE_MS,
+      at: STARTED + 5 * LEASE_MS,
       expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader whose list of the nodes keeps failing hands over after a lease duration',
-      nodes: { synced: false, blindSince: STARTED, throttled: false, lastFailure: 'list: boom' },
+      nodes: {
+        synced: false,
+        answered: false,
+        blindSince: STARTED,
+        throttled: false,
+        lastFailure: 'list: boom',
+      },
       lock: sees,
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader whose list of the nodes the server turns away (429) leads on',
-      nodes: { synced: false, blindSince: STARTED, throttled: true, lastFailure: 'list: 429' },
+      nodes: {
+        synced: false,
+        answered: false,
+        blindSince: STARTED,
+        throttled: true,
+        lastFailure: 'list: 429',
+      },
       lock: sees,
-      at: STARTED + 10 * LEASE_MS,
+      at: STARTED + 5 * LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a watch of the nodes failing since before the term counts from the term',
       nodes: {
         synced: true,
+        answered: true,
         blindSince: STARTED - 10 * LEASE_MS,
         throttled: false,
         lastFailure: 'watch: boom',
@@ -59,21 +83,60 @@ describe('a leader that cannot see the fleet', () => {
     {
       name: 'a lock whose first read is still being answered is waited for',
       nodes: sees,
-      lock: { ...sees, synced: false },
+      lock: { ...sees, synced: false, answered: false },
       at: STARTED + 3 * LEASE_MS,
       expected: { verdict: 'waits', reason: 'the lock DaemonSet not read yet' },
     },
     {
+      name: 'a lock DaemonSet answered as not there is not waited for as if still being read',
+      nodes: sees,
+      lock: { ...sees, synced: false, answered: true },
+      at: STARTED + LEASE_MS,
+      expected: { verdict: 'hands-over', reason: 'the lock DaemonSet not read yet' },
+    },
+    {
+      name: 'a first list still being answered after six lease durations is handed over all the same',
+      nodes: { ...sees, synced: false, answered: false },
+      lock: sees,
+      at: STARTED + MAX_BLIND_LEASES * LEASE_MS,
+      expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
+    },
+    {
+      name: 'a leader turned away (429) for six lease durations hands over (its own apiserver may be the loaded one)',
+      nodes: {
+        synced: false,
+        answered: false,
+        blindSince: STARTED,
+        throttled: true,
+        lastFailure: 'list: 429',
+      },
+      lock: sees,
+      at: STARTED + MAX_BLIND_LEASES * LEASE_MS,
+      expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
+    },
+    {
       name: 'a lock never read hands over, the nodes seen',
       nodes: sees,
-      lock: { synced: false, blindSince: STARTED, throttled: false, lastFailure: 'list: boom' },
+      lock: {
+        synced: false,
+        answered: false,
+        blindSince: STARTED,
+        throttled: false,
+        lastFailure: 'list: boom',
+      },
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'the lock DaemonSet not read yet' },
     },
     {
       name: 'a watch of the lock the server turns away leads on',
       nodes: sees,
-      lock: { synced: true, blindSince: STARTED + 1_000, throttled: true, lastFailure: 'watch: 429' },
+      lock: {
+        synced: true,
+        answered: true,
+        blindSince: STARTED + 1_000,
+        throttled: true,
+        lastFailure: 'watch: 429',
+      },
       at: STARTED + 1_000 + LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'the watch of the lock is failing' },
     },
