@@ -41,9 +41,9 @@ const FAILING_WATCHES = 5;
  * watch cache hands a bookmark to a watcher only if its buffer has room at that moment (cacher.go,
  * dispatchEvent: nonblockingAdd; the next try is a minute later): a watch of one Node is handed every
  * Node's events to filter, and on a busy server its buffer is often full. One silent watch is that
- * (bench:real: 250 at 1,000 nodes, 5,582 at 5,000, every one followed by a healthy watch); a second
- * in a row, across a fresh read and a new connection, is a path that holds connections and passes
- * nothing (a proxy, a load balancer).
+ * (bench:real warned 239 times at 1,000 nodes when each was said; said from the second in a row, 0);
+ * a second in a row, across a fresh read and a new connection, is a path that holds connections and
+ * passes nothing (a proxy, a load balancer).
  */
 const SILENT_WATCHES_WARNED = 2;
 
@@ -157,13 +157,8 @@ export class Reflector<T> {
     this.blindFrom = this.madeMs;
   }
 
-  /** The last failure of a list or watch, in words ('' when none failed yet). */
-  get lastFailure(): string {
-    return this.lastError;
-  }
-
   /**
-   * The last failed list or watch, in words, and whether the API server turned it away (429 of API
+   * The last failed list or watch, in words ('' when none failed yet), and whether the API server turned it away (429 of API
    * Priority and Fairness): any client of the same identity meets the same, so a blind view is the
    * server's load, not this client's path (the coordinator leads on instead of handing over).
    */

@@ -31,7 +31,7 @@ import { settle, settleDue } from './settle.js';
 import { soak, soakDue } from './wave.js';
 import { returnFleetLock } from './fleetlock.js';
 import { stopLoop } from './reboot-loop.js';
-import { initialMemory, remember, type MemoryChange } from './memory.js';
+import { initialMemory, keepIn } from './memory.js';
 import { Pass, type PassEnv, type Progress } from './pass.js';
 import { phaseOf, type CycleFacts, type CyclePhase, type PhaseName } from './phase.js';
 import {
@@ -111,7 +111,7 @@ export class Decision {
     const clean = this.env.memory.clean && this.env.memory.soak === undefined;
     const verdict = clean ? await deps.sentinel.rebootRequired(signal) : undefined;
     if (verdict !== undefined && !verdict.required) return notRequired(verdict);
-    this.remember({ kind: 'judged-clean', clean: false });
+    keepIn(this.env, { kind: 'judged-clean', clean: false });
     deps.views?.newPass();
     const node = await deps.node.get(signal);
     this.env.progress.noteNode(node);
@@ -172,11 +172,7 @@ export class Decision {
 
   /** Something outside (an admin's request) may have changed the node: read it on the next pass. */
   forgetClean(): void {
-    this.remember({ kind: 'judged-clean', clean: false });
-  }
-
-  private remember(change: MemoryChange): void {
-    this.env.memory = remember(this.env.memory, change);
+    keepIn(this.env, { kind: 'judged-clean', clean: false });
   }
 
   /**

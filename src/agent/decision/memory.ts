@@ -65,6 +65,11 @@ export function initialMemory(instance: string, fleetLock: boolean): Memory {
   return { clean: false, instance, ...(fleetLock ? { fleetLock: 'owed' as const } : {}) };
 }
 
+/** Keeps `change` in what holds the memory (a pass's environment): the one writer of it. */
+export function keepIn(holder: { memory: Memory }, change: MemoryChange): void {
+  holder.memory = remember(holder.memory, change);
+}
+
 /** The memory after `change`. */
 export function remember(memory: Memory, change: MemoryChange): Memory {
   switch (change.kind) {

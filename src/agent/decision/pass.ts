@@ -14,7 +14,7 @@ import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { errorText } from '../../text/error-text.js';
 import type { AgentConfig, AgentDeps } from '../agent-config.js';
 import type { Outcome } from '../outcome.js';
-import { remember, type Memory, type MemoryChange } from './memory.js';
+import { keepIn, type Memory, type MemoryChange } from './memory.js';
 import { cycleFacts, type CycleFacts } from './phase.js';
 
 /** Guarded node writes retried this many times when the node keeps changing under us. */
@@ -76,7 +76,7 @@ export class Pass {
 
   /** Keeps `change` for the passes that follow (the one writer of the memory: memory.ts). */
   remember(change: MemoryChange): void {
-    this.env.memory = remember(this.env.memory, change);
+    keepIn(this.env, change);
   }
 
   get deps(): AgentDeps {
