@@ -52,7 +52,7 @@ export function agentConfig(node: string, s: Pick<WorkerSettings, 'concurrency' 
     dsName: DS_NAME,
     dsNamespace: NS,
     lockAnnotation: LOCK_ANNOTATION,
-    concurrency: s.concurrency,
+    concurrency: { count: s.concurrency },
     hostExec: 'direct',
     metricsPort: 0,
     preferNoScheduleTaint: TAINT,

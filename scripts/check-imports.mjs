@@ -22,12 +22,16 @@ import ts from 'typescript';
  * | 2   | agent, coordinator                         | blockers, server, sentinel, lock, drain, node |
  * | 3   | blockers, sentinel, server, admission      | queue, lock, drain, reboot, metrics, node     |
  * | 4   | queue                                      | lock, node, kube                              |
- * | 5   | lock, drain, metrics, reboot, migrate      | node, config, kube, http                      |
- * | 6   | node, events, config, hooks                | kube, notify, http, window, selector          |
- * | 7   | kube, notify, fleetlock, host, silence     | http, clock, log, text                        |
- * | 8   | http                                       | clock, text                                   |
- * | 9   | text, clock, log, selector, window, pause, | nothing                                       |
+ * | 5   | lock, drain, metrics, reboot, migrate      | capacity, node, config, kube, http            |
+ * | 6   | capacity                                   | node, config, kube, clock, text               |
+ * | 7   | node, events, config, hooks                | kube, notify, http, window, selector          |
+ * | 8   | kube, notify, fleetlock, host, silence     | http, clock, log, text                        |
+ * | 9   | http                                       | clock, text                                   |
+ * | 10  | text, clock, log, selector, window, pause, | nothing                                       |
  * |     | volumes, cel                               |                                               |
+ *
+ * capacity/ (issue 57) is the one room for "how many may be out, and who": the lock, the coordinator
+ * and the agent ask it, and it asks nothing of them.
  *
  * A new folder goes on a row before its first import; moving a folder up is a change of design.
  * Files directly under the root, outside any folder, are not ranked.
@@ -39,6 +43,7 @@ const LAYERS = [
   ['blockers', 'sentinel', 'server', 'admission'],
   ['queue'],
   ['lock', 'drain', 'metrics', 'reboot', 'migrate'],
+  ['capacity'],
   ['node', 'events', 'config', 'hooks'],
   ['kube', 'notify', 'fleetlock', 'host', 'silence'],
   ['http'],
@@ -153,7 +158,42 @@ export function checkImports(root) {
         );
     }
   }
+  problems.push(...roomDecidedOutside(root, all));
   return { problems, modules: all.length };
+}
+
+/**
+ * Only src/capacity/ decides room (issue 57): no module elsewhere resolves a budget ("N or N%": it
+ * reads a share only through capacity/, or config/ where the flags are parsed and printed), nor
+ * compares a count of holders with the slots (capacity's allTaken and roomFor do). The simulator's
+ * observer is exempt: it judges the outcome on its own count, on purpose, as a test would.
+ */
+const ROOM_HOME = ['capacity', 'config'];
+const ROOM_EXEMPT = ['sim'];
+const SHARE_READ = /'percent'\s+in\b|\.percent\b/;
+const SLOT_COMPARE =
+  /\.(length|size)\s*(>=|<=|<|>)\s*[\w.]*\b(slots|concurrency)\b|\b(slots|concurrency)\s*(>=|<=|<|>)\s*[\w.]*\.(length|size)\b/;
+
+function roomDecidedOutside(root, all) {
+  const problems = [];
+  for (const file of all) {
+    const folder = relative(root, file).split(sep)[0];
+    if (ROOM_HOME.includes(folder) || ROOM_EXEMPT.includes(folder)) continue;
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, '').replace(/^\s*\*.*$/, '');
+      const what = SHARE_READ.test(code)
+        ? "reads a budget's share"
+        : SLOT_COMPARE.test(code)
+          ? 'compares a count with the slots'
+          : undefined;
+      if (what !== undefined)
+        problems.push(
+          `room decided outside src/capacity/: ${relative(process.cwd(), file)}:${i + 1} ${what}; ask src/capacity/ (budget.ts, room.ts)`,
+        );
+    });
+  }
+  return problems;
 }
 
 /** As `npm run lint` runs it: `node scripts/check-imports.mjs [DIR]` (default src), exit 1 naming each problem. */

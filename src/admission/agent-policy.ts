@@ -344,7 +344,6 @@ export type PolicyConfig = Pick<
   | 'postRebootNodeLabels'
   | 'drainGracePeriodSeconds'
   | 'concurrency'
-  | 'concurrencyPercent'
   | 'drainFallback'
   | 'singleReplica'
 >;

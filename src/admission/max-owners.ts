@@ -1,4 +1,5 @@
 // The lock's maxOwners the agent's admission policy lets it write (agent-policy.ts).
+import { budgetCount } from '../config/budget.js';
 import type { Config } from '../config/config.js';
 
 /**
@@ -7,7 +8,8 @@ import type { Config } from '../config/config.js';
  */
 const ANY_MAX_OWNERS = '[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-4][0-9][0-9][0-9]|5000';
 
-export function maxOwnersPattern(config: Pick<Config, 'concurrency' | 'concurrencyPercent'>): string {
-  if (config.concurrencyPercent > 0) return ANY_MAX_OWNERS;
-  return Array.from({ length: Math.max(1, config.concurrency) }, (_, i) => String(i + 1)).join('|');
+export function maxOwnersPattern(config: Pick<Config, 'concurrency'>): string {
+  const count = budgetCount(config.concurrency);
+  if (count === undefined) return ANY_MAX_OWNERS;
+  return Array.from({ length: Math.max(1, count) }, (_, i) => String(i + 1)).join('|');
 }

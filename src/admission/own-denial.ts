@@ -4,7 +4,7 @@
 // env or extraArgs reaches the agent, never the policy), or the agent sends what its configuration
 // does not say (issue 47: the PDB pre-flight's dry run without the configured grace period). Put in
 // words here, once, for the status, the Event, the log line and `kured-ts check`.
-import { budgetOf, budgetText } from '../config/budget.js';
+import { budgetText } from '../config/budget.js';
 import { valuesKey } from '../config/flags.js';
 import type { PolicyDenial } from '../kube/errors.js';
 import {
@@ -44,7 +44,7 @@ const VALUE_FLAGS: Record<PolicyValueKey, readonly (readonly [string, Shown])[]>
     ['post-reboot-node-labels', (c) => labels(c.postRebootNodeLabels)],
   ],
   drainGracePeriod: [['drain-grace-period', (c) => String(c.drainGracePeriodSeconds)]],
-  maxOwners: [['concurrency', (c) => budgetText(budgetOf(c.concurrency, c.concurrencyPercent))]],
+  maxOwners: [['concurrency', (c) => budgetText(c.concurrency)]],
   podDelete: [['drain-fallback', (c) => c.drainFallback]],
   deploymentRestart: [['single-replica', (c) => c.singleReplica]],
 };

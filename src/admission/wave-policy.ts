@@ -4,7 +4,7 @@
 // operator's pause, or a halt, is lifted by `kured-ts resume`). A stolen agent token can thus start
 // a wave of its own naming or halt the fleet (hold reboots back), never lift a pause. On its own Node
 // the agent writes its wave's labels only as a wave id and one of the states: no other word for the
-// nodes counting them (src/lock/wave-census.ts) to read.
+// nodes counting them (src/capacity/wave-census.ts) to read.
 import { WAVE_ANNOTATION, WAVE_ID, WAVE_LABEL, WAVE_STATES, WAVE_STATE_LABEL } from '../node/wave.js';
 import { FLEET_PAUSE_ANNOTATION, HALT_BY } from '../pause/fleet-pause.js';
 

@@ -11,11 +11,11 @@ import type { Kube } from '../kube/kube.js';
 import type { HostFiles } from '../host/host.js';
 import { OwnViews } from '../kube/own-views.js';
 import { WATCH_SILENCE_MS } from '../kube/reflector.js';
-import { FleetCensus } from '../lock/fleet-census.js';
-import { DaemonSetLock, type DaemonSetLockOptions } from '../lock/daemonset-lock.js';
-import { WaveCensus } from '../lock/wave-census.js';
+import { FleetCensus } from '../capacity/fleet-census.js';
+import { DaemonSetLock } from '../lock/daemonset-lock.js';
+import { WaveCensus } from '../capacity/wave-census.js';
 import { KubeWaveStore } from '../lock/wave-store.js';
-import { waveTracked } from '../lock/wave-gate.js';
+import { capacityOf, waveTracked, type CapacityConfig } from '../capacity/settings.js';
 import { HealthChecks } from '../blockers/health-check.js';
 import { NodeChecks } from '../blockers/node-check.js';
 import type { CelEvaluator } from '../cel/cel.js';
@@ -117,31 +117,11 @@ function silenceOf(io: Pick<AgentIo, 'viewSilenceMs'>): number | undefined {
 export type FleetLockTuning = Pick<HttpFleetLockOptions, 'exchange' | 'timeoutMs' | 'attempts' | 'backoffMs'>;
 
 /** What the lock's factory needs. */
-export type LockConfig = Pick<
-  Config,
-  | 'nodeId'
-  | 'dsNamespace'
-  | 'dsName'
-  | 'lockAnnotation'
-  | 'lockTtlMs'
-  | 'concurrency'
-  | 'concurrencyPercent'
-  | 'groupLabel'
-  | 'groupConcurrency'
-  | 'groupConcurrencyPercent'
-  | 'countUnavailable'
-  | 'controlPlaneLast'
-  | 'lockQueue'
-  | 'coordinator'
-  | 'maxUnhealthyNodes'
-  | 'maxQuarantined'
-  | 'waveStart'
-  | 'waveGrowth'
-  | 'soakMs'
-  | 'maxFailures'
-  | 'groupOrder'
-  | 'healthChecks'
->;
+export type LockConfig = CapacityConfig &
+  Pick<
+    Config,
+    'nodeId' | 'dsNamespace' | 'dsName' | 'lockAnnotation' | 'lockTtlMs' | 'lockQueue' | 'coordinator'
+  >;
 
 /** The coordinator's Lease as this agent reads it (its liveness and the fleet's health). */
 export function coordinatorOf(
@@ -170,7 +150,7 @@ export function createLock(
   const silenceMs = silenceOf(io);
   const silence = silenceMs === undefined ? {} : { silenceMs };
   const nodeId = config.nodeId;
-  const grouped = config.groupConcurrency > 0;
+  const { wave, ...capacity } = capacityOf(config);
   return new DaemonSetLock({
     kube,
     nodeId,
@@ -178,28 +158,9 @@ export function createLock(
     name: config.dsName,
     annotation: config.lockAnnotation,
     ttlMs: config.lockTtlMs,
-    concurrency: config.concurrency,
-    concurrencyPercent: config.concurrencyPercent,
-    ...(grouped
-      ? {
-          groups: {
-            label: config.groupLabel,
-            concurrency: config.groupConcurrency,
-            percent: config.groupConcurrencyPercent,
-          },
-        }
-      : {}),
-    census: new FleetCensus({
-      kube,
-      clock,
-      nodeId: config.nodeId,
-      groupLabel: grouped ? config.groupLabel : undefined,
-    }),
-    countUnavailable: config.countUnavailable,
-    controlPlaneLast: config.controlPlaneLast,
-    ...(config.maxUnhealthyNodes === undefined ? {} : { maxUnhealthy: config.maxUnhealthyNodes }),
-    ...(config.maxQuarantined === undefined ? {} : { maxQuarantined: config.maxQuarantined }),
-    ...waveGatesOf(config, { kube, clock }),
+    ...capacity,
+    census: new FleetCensus({ kube, clock, nodeId, groupLabel: capacity.groups?.label }),
+    ...(wave === undefined ? {} : { wave: { ...wave, census: new WaveCensus({ kube, clock, nodeId }) } }),
     clock,
     log,
     random,
@@ -240,28 +201,6 @@ function restarterOf(config: Config, io: AgentIo): Pick<AgentDeps, 'restarter'> 
       podSelector: config.drainPodSelector,
       rules: config.drainRules,
     }),
-  };
-}
-
-/**
- * The wave's gates when any is configured (--wave-start below the slots, --wave-growth, --max-failures,
- * --group-order sequential): judged by the node about to go from the nodes' own labels.
- */
-function waveGatesOf(
-  config: LockConfig,
-  io: Pick<AgentIo, 'kube' | 'clock'>,
-): Pick<DaemonSetLockOptions, 'wave'> {
-  if (!waveTracked(config)) return {};
-  const sequential = config.groupOrder.kind === 'sequential' ? config.groupOrder : undefined;
-  return {
-    wave: {
-      census: new WaveCensus({ kube: io.kube, clock: io.clock, nodeId: config.nodeId }),
-      start: config.waveStart,
-      growth: config.waveGrowth,
-      soakMs: config.soakMs,
-      ...(config.maxFailures === undefined ? {} : { maxFailures: config.maxFailures }),
-      ...(sequential === undefined ? {} : { order: { label: config.groupLabel, order: sequential.order } }),
-    },
   };
 }
 

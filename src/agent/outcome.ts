@@ -2,7 +2,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RebootResult } from '../metrics/agent-metrics.js';
 import type { EventReason } from '../events/events.js';
-import type { FleetGate, LockWait, Refusal } from '../lock/lock.js';
+import type { FleetGate } from '../capacity/gates.js';
+import type { LockWait, Refusal } from '../lock/lock.js';
 import type { Phase } from '../node/status.js';
 
 /** Kinds that carry only a reason. */

@@ -7,6 +7,7 @@ import type { AcquireResult, Lock, LockHolder, LockMetadata } from '../lock/lock
 import { silentLogger } from '../log/logger.js';
 import { CYCLE_ANNOTATION } from '../node/cycle.js';
 import type { CheckItem } from './check-report.js';
+import { budgetCount, budgetText, type Budget } from '../config/budget.js';
 import type { Config } from '../config/config.js';
 import type { PolicyConfig } from '../admission/agent-policy.js';
 
@@ -24,12 +25,10 @@ export type CheckConfig = Pick<
   | 'lockAnnotation'
   | 'lockTtlMs'
   | 'concurrency'
-  | 'concurrencyPercent'
   | 'lockQueue'
   | 'coordinator'
   | 'groupLabel'
   | 'groupConcurrency'
-  | 'groupConcurrencyPercent'
   | 'countUnavailable'
   | 'controlPlaneLast'
   | 'maxUnhealthyNodes'
@@ -143,12 +142,11 @@ async function newAcquisition(
 }
 /** A free slot, with the node's group under --group-concurrency (`group` undefined without). */
 function freeSlot(config: CheckConfig, group: string | undefined): string {
-  const slots =
-    config.concurrencyPercent > 0 ? `${config.concurrencyPercent}% of the nodes` : String(config.concurrency);
+  const share = (budget: Budget): string =>
+    budgetCount(budget) === undefined ? `${budgetText(budget)} of the nodes` : budgetText(budget);
+  const slots = share(config.concurrency);
   if (group === undefined) return `a slot is free (${slots} slot(s))`;
   const which = group === '' ? 'none: no such label' : `${config.groupLabel}=${group}`;
-  const share =
-    config.groupConcurrencyPercent > 0 ? `${config.groupConcurrencyPercent}%` : config.groupConcurrency;
-  const perGroup = `${share} per ${config.groupLabel}; this node's group ${which}`;
+  const perGroup = `${config.groupConcurrency === undefined ? '0' : budgetText(config.groupConcurrency)} per ${config.groupLabel}; this node's group ${which}`;
   return `a slot is free (${slots} slot(s), ${perGroup})`;
 }

@@ -19,7 +19,7 @@ import {
 import { slotMetaOf } from '../agent/decision/acquisition.js';
 import { waitingFor, type Misconfigured, type Outcome } from '../agent/outcome.js';
 import type { LockMetadata } from '../lock/lock.js';
-import { waveTracked } from '../lock/wave-gate.js';
+import { waveTracked } from '../capacity/settings.js';
 import { silentLogger } from '../log/logger.js';
 import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';

@@ -2,8 +2,8 @@
 // table (src/config/flags.ts), so that a value the agent refuses the simulator refuses with the same
 // message; and the one mapping from the Config they give to what the simulation runs with. The
 // simulator reads no KURED_* variable: a run is told everything on its command line.
-import { budgetOf } from '../config/budget.js';
-import { resolveBudget } from '../lock/budget.js';
+import { budgetCount, budgetShare } from '../config/budget.js';
+import { budgetsOf } from '../capacity/budget.js';
 import type { Config } from '../config/config.js';
 import { defaultConfig } from '../config/parse.js';
 import type { SimulateOptions } from './simulate.js';
@@ -73,15 +73,18 @@ export type SimAgentOptions = Pick<
  * agent setting the flags changed from the agent's defaults, which the agents run with as they are.
  */
 export function simAgentOptions(config: Config, given: ReadonlySet<string>, nodes: number): SimAgentOptions {
-  const percent = config.concurrencyPercent;
+  const { concurrency } = config;
+  const share = budgetShare(concurrency);
+  const groups = config.groupConcurrency === undefined ? undefined : budgetCount(config.groupConcurrency);
   return {
     // the slots the observer holds the run to: as the lock resolves the budget for the whole cluster
-    concurrency: resolveBudget(budgetOf(config.concurrency, percent), nodes),
-    ...(percent > 0 ? { concurrencyPercent: percent } : {}),
+    concurrency: budgetsOf({ concurrency }, nodes).slots,
+    ...(share === undefined ? {} : { concurrencyPercent: share }),
     periodMs: config.periodMs,
     rebootDelayMs: config.rebootDelayMs,
     lockTtlMs: config.lockTtlMs,
-    groupConcurrency: config.groupConcurrency,
+    // a share of each zone stays with the agents (their changed settings)
+    ...(groups === undefined ? {} : { groupConcurrency: groups }),
     maxUnhealthyNodes: config.maxUnhealthyNodes,
     ...(given.has('drain-timeout') ? { drainTimeoutMs: config.drainTimeoutMs } : {}),
     agent: changedFromDefaults(config),

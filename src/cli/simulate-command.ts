@@ -416,7 +416,7 @@ export function registerSimulate(program: Command, deps: SimulateDeps): Command 
       if (!(err instanceof UsageError)) throw err;
       command.error(`error: ${err.message}`, { exitCode: EXIT_USAGE });
     }
-    if (agent.config.groupConcurrency > 0 && flags.zones === 0) {
+    if (agent.config.groupConcurrency !== undefined && flags.zones === 0) {
       command.error('error: --group-concurrency needs --zones (the groups are the zones)', {
         exitCode: EXIT_USAGE,
       });

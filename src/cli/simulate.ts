@@ -190,8 +190,10 @@ export async function simulate(
 
 /** --group-concurrency and --group-order sequential: the groups are the zones. */
 function zoneGroups(options: SimulateOptions): Pick<Config, 'groupLabel' | 'groupConcurrency'> {
-  const groups = options.groupConcurrency ?? 0;
-  const zoned = groups > 0 || options.agent?.groupOrder?.kind === 'sequential';
+  const count = options.groupConcurrency ?? 0;
+  // a number given to the simulation, else the agents' own (a share of each zone)
+  const groups = count > 0 ? { count } : options.agent?.groupConcurrency;
+  const zoned = groups !== undefined || options.agent?.groupOrder?.kind === 'sequential';
   return { groupLabel: zoned ? ZONE_LABEL : (options.agent?.groupLabel ?? ''), groupConcurrency: groups };
 }
 
@@ -209,9 +211,8 @@ function agentConfigOf(options: SimulateOptions): Config {
     periodMs: options.periodMs,
     rebootDelayMs: options.rebootDelayMs,
     drainTimeoutMs: drainTimeoutOf(options),
-    // a percentage: the lock resolves it for the fleet; its count stays at the floor, 1
-    concurrency: percent > 0 ? 1 : options.concurrency,
-    concurrencyPercent: percent,
+    // a percentage: the lock resolves it for the fleet
+    concurrency: percent > 0 ? { percent } : { count: options.concurrency },
     lockTtlMs: options.lockTtlMs ?? 0,
     ...zoneGroups(options),
     maxUnhealthyNodes: options.maxUnhealthyNodes,

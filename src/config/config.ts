@@ -194,21 +194,17 @@ export interface Config {
   /** --lock-release-delay. Default 0. */
   lockReleaseDelayMs: number;
   /**
-   * --concurrency: nodes that may hold a slot at once. Default 1. Given as a percentage, its floor
-   * (1): the lock resolves the percentage (concurrencyPercent) for the fleet at each decision.
+   * --concurrency: nodes that may hold a slot at once: N, or N% of the nodes the lock's DaemonSet
+   * runs on, resolved for the fleet at each decision (src/capacity/budget.ts). Default 1.
    */
-  concurrency: number;
-  /** --concurrency given as N%: N (1-100) of the nodes the lock's DaemonSet runs on; 0 = a number. */
-  concurrencyPercent: number;
+  concurrency: Budget;
   /** --group-label: node label whose values form groups; '' = no groups. */
   groupLabel: string;
   /**
-   * --group-concurrency: slots per group, within --concurrency; 0 = no per-group limit. Given as a
-   * percentage, its floor (1): resolved (groupConcurrencyPercent) for each group's size.
+   * --group-concurrency: slots per group, within --concurrency: N, or N% of the group's nodes;
+   * undefined (the flag's 0) = no per-group limit.
    */
-  groupConcurrency: number;
-  /** --group-concurrency given as N%: N (1-100) of the nodes of the group; 0 = a number. */
-  groupConcurrencyPercent: number;
+  groupConcurrency: Budget | undefined;
   /**
    * --count-unavailable: nodes NotReady, unreachable or cordoned by someone else (not in a reboot
    * cycle, holding no slot) take slots of --concurrency and their group's. Default true.

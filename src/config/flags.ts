@@ -85,18 +85,14 @@ function set<K extends keyof Config>(key: K, parse: (value: string) => Config[K]
 }
 
 /**
- * Sets a budget flag: a number into `count` (its percentage field 0), or a percentage into
- * `percentKey` with `count` at its floor (1), so that "is there a limit" reads the same for both.
+ * Sets a budget flag (--concurrency, --group-concurrency): N (at least `min`) or N%; 0 of a flag
+ * whose `min` is 0 is no limit (undefined).
  */
-function setShare(
-  count: 'concurrency' | 'groupConcurrency',
-  percentKey: 'concurrencyPercent' | 'groupConcurrencyPercent',
-  min: number,
-): Apply {
+function setShare(key: 'concurrency' | 'groupConcurrency', min: number): Apply {
   return (values, draft) => {
     const value: Budget = share(min)(last(values));
-    draft.config[count] = 'count' in value ? value.count : 1;
-    draft.config[percentKey] = 'percent' in value ? value.percent : 0;
+    if (key === 'concurrency') draft.config.concurrency = value;
+    else draft.config.groupConcurrency = 'count' in value && value.count === 0 ? undefined : value;
   };
 }
 
@@ -470,7 +466,7 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '1',
     description:
       'how many nodes may reboot at once: N, or N% of the nodes the DaemonSet runs on (rounded down, at least 1)',
-    apply: setShare('concurrency', 'concurrencyPercent', 1),
+    apply: setShare('concurrency', 1),
   }),
   kured({
     name: 'prefer-no-schedule-taint',
@@ -1155,7 +1151,7 @@ export const FLAGS: readonly FlagSpec[] = [
     defaultText: '0 (no per-group limit)',
     description:
       'how many nodes of one --group-label group may reboot at once, within --concurrency: N, or N% of the group (rounded down, at least 1)',
-    apply: setShare('groupConcurrency', 'groupConcurrencyPercent', 0),
+    apply: setShare('groupConcurrency', 0),
   }),
   added({
     name: 'count-unavailable',

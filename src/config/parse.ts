@@ -1,5 +1,6 @@
 // Turning raw flag values and the environment into a typed Config: default < env < command line,
 // every value checked, the first bad one a UsageError naming the flag.
+import { budgetText } from './budget.js';
 import { InvalidValueError, UsageError, type Config } from './config.js';
 import { FLAGS, type Draft, type FlagSpec } from './flags.js';
 import { ProxyEnvError, proxySettingsFromEnv, type ProxySettings } from '../http/proxy.js';
@@ -73,14 +74,14 @@ function defaults(): Draft {
 
 /** --group-concurrency and --group-order sequential need --group-label; the label alone does nothing. */
 function checkGroups(config: Config, warnings: string[]): void {
-  if (config.groupConcurrency > 0 && config.groupLabel === '') {
-    throw new UsageError('--group-concurrency', String(config.groupConcurrency), 'needs --group-label');
+  if (config.groupConcurrency !== undefined && config.groupLabel === '') {
+    throw new UsageError('--group-concurrency', budgetText(config.groupConcurrency), 'needs --group-label');
   }
   const sequential = config.groupOrder.kind === 'sequential';
   if (sequential && config.groupLabel === '') {
     throw new UsageError('--group-order', 'sequential', 'needs --group-label (the groups it orders)');
   }
-  if (config.groupLabel !== '' && config.groupConcurrency === 0 && !sequential) {
+  if (config.groupLabel !== '' && config.groupConcurrency === undefined && !sequential) {
     warnings.push('--group-label has no effect without --group-concurrency or --group-order sequential');
   }
 }

@@ -160,7 +160,7 @@ export function unhealthyLimit(value: string): Budget | undefined {
 
 /**
  * --concurrency, --group-concurrency: N (at least `min`), or N% (1-100) of the nodes it applies to,
- * resolved by the lock for the fleet as it is at each decision (src/lock/budget.ts).
+ * resolved by the lock for the fleet as it is at each decision (src/capacity/budget.ts).
  */
 export function share(min: number): (value: string) => Budget {
   return (value) => {

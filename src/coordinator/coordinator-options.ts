@@ -3,10 +3,13 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import type { WaveGrowth } from '../config/config.js';
-import type { Budget } from '../config/budget.js';
+import type { CapacitySettings } from '../capacity/settings.js';
 
-export interface CoordinatorOptions {
+/**
+ * How many may be out and who (CapacitySettings: the agents' own flags, so that no turn is given that
+ * the agent would refuse), and the coordinator's own settings.
+ */
+export interface CoordinatorOptions extends CapacitySettings {
   kube: Kube;
   /** --ds-namespace: the lock's DaemonSet and the coordinator's Lease live here. */
   namespace: string;
@@ -18,31 +21,6 @@ export interface CoordinatorOptions {
   annotation: string;
   /** --lock-ttl in ms (0: slots never expire). */
   ttlMs: number;
-  /** --concurrency (with a percentage, its floor: 1). */
-  concurrency: number;
-  /** --concurrency N%: of the nodes the lock's DaemonSet runs on (0: a number). */
-  concurrencyPercent?: number;
-  /** --group-label/--group-concurrency (`percent`: N% of each group, 0: a number). */
-  groups?: { label: string; concurrency: number; percent?: number };
-  /** --count-unavailable: unavailable nodes holding no slot take slots. */
-  countUnavailable?: boolean;
-  /** --control-plane-last. */
-  controlPlaneLast?: boolean;
-  /** --max-unhealthy-nodes. */
-  maxUnhealthyNodes?: Budget;
-  /** --max-quarantined: no turn while more other nodes are quarantined (the agents' own gate, judged on this view). */
-  maxQuarantined?: Budget;
-  /**
-   * The wave's gates (--wave-start, --wave-growth, --soak, --max-failures, --group-order sequential):
-   * no turn the agent's own judgement of them would refuse. Default none.
-   */
-  wave?: {
-    start: number;
-    growth: WaveGrowth;
-    soakMs: number;
-    maxFailures?: Budget;
-    order?: { label: string; order: string[] };
-  };
   /**
    * --fleetlock-url is configured for the agents: a node whose FleetLock server answers "group full"
    * keeps its turn (up to 30 minutes in all). Without it those answers count for nothing. Default false.

@@ -22,9 +22,9 @@ import type { WavePlanConfig } from './wave-plan.js';
 import { monotonicMs } from '../clock/clock.js';
 import { statusMessage, isNotFound } from '../kube/errors.js';
 import type { V1DaemonSet } from '../kube/kube.js';
-import { HEALTH_NAMES_SHOWN, type FleetHealth } from '../lock/fleet-health.js';
+import { HEALTH_NAMES_SHOWN, type FleetHealth } from '../capacity/fleet-health.js';
 import { readLockState } from '../lock/lock-read.js';
-import { roomFor } from '../lock/room.js';
+import { roomFor } from '../capacity/room.js';
 import { LeaseObserver } from '../lock/lease.js';
 import { HANDOFF_GRACE_MS, type LockState } from '../lock/lock-state.js';
 import { FleetLockAsks } from './fleetlock-asks.js';
@@ -37,8 +37,8 @@ import { PassedOver } from './passed-over.js';
 import { LEASE_DURATION_MS, LeaseElector } from './lease-elector.js';
 import { planTurns, type Plan, type SlotHolder } from './turn-plan.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
-import { nodesOfDaemonSet, resolveBudget } from '../lock/budget.js';
-import { planBudgets } from './plan-budgets.js';
+import type { FleetBudgets } from '../capacity/budget.js';
+import { planBudgets } from '../capacity/plan-budgets.js';
 import { NodeMaintenances } from './node-maintenance.js';
 import { heldAdvice } from './room-words.js';
 
@@ -147,14 +147,7 @@ class Term {
       relistEachRound: true,
     });
     this.view = new LockView(
-      {
-        nodeId: '',
-        concurrency: o.concurrency,
-        concurrencyPercent: o.concurrencyPercent ?? 0,
-        ttlMs: o.ttlMs,
-        groups: o.groups,
-        clock: o.clock,
-      },
+      { nodeId: '', concurrency: o.concurrency, ttlMs: o.ttlMs, groups: o.groups, clock: o.clock },
       this.leases,
     );
   }
@@ -312,7 +305,7 @@ class Term {
   }
 
   /** The wave's gates for a plan, over the view (wave-plan.ts); none when not configured. */
-  private wavePlan(): { wave?: WavePlanConfig } {
+  private wavePlan(budgets: FleetBudgets): { wave?: WavePlanConfig } {
     const w = this.o.wave;
     if (w === undefined) return {};
     const resumed = parseWaveResume(this.ds?.metadata?.annotations?.[WAVE_RESUMED_ANNOTATION]);
@@ -321,9 +314,8 @@ class Term {
         start: w.start,
         growth: w.growth,
         soakMs: w.soakMs,
-        ...(w.maxFailures === undefined
-          ? {}
-          : { maxFailures: resolveBudget(w.maxFailures, nodesOfDaemonSet(this.ds)) }),
+        slowStart: budgets.slowStart,
+        ...(budgets.failures === undefined ? {} : { maxFailures: budgets.failures }),
         ...(w.order === undefined ? {} : { order: w.order.order }),
         members: (wave) => this.fleet.waveMembers(wave),
         ...(resumed === undefined ? {} : { resumed }),
@@ -344,26 +336,26 @@ class Term {
     for (const r of this.fleet.withTurn())
       if (r.turn !== undefined && !this.turnSince.has(r.name)) this.turnSince.set(r.name, nowMs);
     this.fleetLockAsks.note(this.fleet.withTurn(), nowMs);
+    const { gates, budgets } = planBudgets(this.o, health, {
+      unhealthy: this.fleet.unavailable(),
+      quarantined: this.fleet.quarantined(),
+      controlPlane: this.fleet.controlPlane(),
+      matching: lock.state.matching,
+    });
     const plan = planTurns({
       nodes: this.fleet.inPlan(),
       index: { withTurn: this.fleet.withTurn(), inCycle: this.fleet.inCycle() },
       slots,
       lockHeld: lock.held,
-      concurrency: this.view.slots(lock.state),
-      groupConcurrency: this.o.groups?.concurrency,
-      ...planBudgets(this.o, health, {
-        unhealthy: this.fleet.unavailable(),
-        quarantined: this.fleet.quarantined(),
-        controlPlane: this.fleet.controlPlane(),
-        matching: nodesOfDaemonSet(this.ds),
-      }),
+      ...gates,
+      fleetLock: this.o.fleetLock === true,
       now: this.o.clock.now(),
       nowMs,
       turnSince: this.turnSince,
       graceMs: this.o.graceMs ?? HANDOFF_GRACE_MS,
       fleetLockAsks: this.fleetLockAsks.seen(),
       passedOver: this.passedOver.names(),
-      ...this.wavePlan(),
+      ...this.wavePlan(budgets),
     });
     this.stats.plans++;
     this.nextLapseMs = plan.nextLapseMs;

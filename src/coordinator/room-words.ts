@@ -1,7 +1,7 @@
-// A refusal of the room rule (src/lock/room.ts) in a few words, for the waiters: the coordinator
+// A refusal of the room rule (src/capacity/room.ts) in a few words, for the waiters: the coordinator
 // publishes why it gives no turn now in its advice, and every waiter shows it in its status.
-import type { Room } from '../lock/room.js';
-import { describeWaveRoom } from '../lock/wave-gate.js';
+import type { NoRoom } from '../capacity/room.js';
+import { describeWaveRoom } from '../capacity/wave-gate.js';
 import { othersNodes } from '../lock/lock-reasons.js';
 import { HELD_REASON_MAX_CHARS, bounded } from '../queue/coordinator-lease.js';
 
@@ -9,8 +9,6 @@ import { HELD_REASON_MAX_CHARS, bounded } from '../queue/coordinator-lease.js';
 function names(list: readonly string[]): string {
   return list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`;
 }
-
-type NoRoom = Exclude<Room, { room: true }>;
 
 /** Each refusal in a few words. */
 const WORDS: { [W in NoRoom['why']]: (room: Extract<NoRoom, { why: W }>) => string } = {

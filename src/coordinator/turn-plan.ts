@@ -5,16 +5,24 @@
 // and its node goes to the back of the queue, so a dead head costs one grace per hand-off at most;
 // an agent that was only slow says so by writing its status, and gets its place back (coordinator.ts).
 //
-// Whether a waiter may go is asked of the agents' own rule (roomFor, src/lock/room.ts) over this
+// Whether a waiter may go is asked of the agents' own rule (roomFor, src/capacity/room.ts) over this
 // view: the slots, the nodes in a cycle and the turns already promised, the unavailable nodes, the
 // groups, the control plane, the caps. A new gate is one edit there. Nothing here is safety: the
 // agent takes its slot by the lock's guarded write and judges every gate itself from the cluster's
 // records, so a plan from a stale view, or a forged one, can only change who goes first.
 import { FLEETLOCK_TURN_GRACE_MS } from '../fleetlock/fleetlock.js';
 import type { LockEntry } from '../lock/kured-lock-format.js';
-import type { FleetGate } from '../lock/lock.js';
-import { gateOf, roomFor, type NodeInCycle, type Room, type RoomQuestion } from '../lock/room.js';
+import type { FleetGate } from '../capacity/gates.js';
+import {
+  allTaken,
+  gateOf,
+  roomFor,
+  type NodeInCycle,
+  type NoRoom,
+  type RoomQuestion,
+} from '../capacity/room.js';
 import { describeRoom } from './room-words.js';
+import type { PlanGates } from '../capacity/plan-budgets.js';
 import { compareWaiters, type Waiter } from '../queue/wait-queue.js';
 import { waiterOfRecord, waitersOf } from './waiters.js';
 import { hasTurnAnnotation, type NodeRecord } from './fleet-view.js';
@@ -36,7 +44,8 @@ export interface SlotHolder {
  */
 export const FLEETLOCK_TURN_MAX_MS = 30 * 60_000;
 
-export interface PlanInput {
+/** A plan's input: the view's nodes, the lock's slots, the gates (PlanGates), the turns and the time. */
+export interface PlanInput extends PlanGates {
   /** The nodes that wait, hold a turn or are in a cycle (others may be left out). */
   nodes: Iterable<NodeRecord>;
   /**
@@ -49,35 +58,6 @@ export interface PlanInput {
   slots: readonly SlotHolder[];
   /** Why the lock gives no slot to anyone now (a manual lock, unparsable, forged); undefined: it does. */
   lockHeld: string | undefined;
-  /** --concurrency, resolved for the fleet now. */
-  concurrency: number;
-  /** --group-concurrency; undefined without groups. */
-  groupConcurrency: number | undefined;
-  /** --group-concurrency N%, resolved for a group; undefined: `groupConcurrency` for every group. */
-  groupSlots?: (group: string) => number;
-  /**
-   * The nodes that are not Ready, unreachable or cordoned by someone else, in no cycle, to their
-   * group, as the view judges them (the health gate's and --count-unavailable's). Default: those of
-   * `nodes`.
-   */
-  unhealthy?: ReadonlyMap<string, string>;
-  /** The quarantined nodes (--max-quarantined). Default: those of `nodes`. */
-  quarantined?: ReadonlySet<string>;
-  /** The control-plane nodes (one at a time). Default: those of `nodes`. */
-  controlPlaneNodes?: ReadonlySet<string>;
-  /** --count-unavailable: the unhealthy nodes holding no slot take slots. */
-  countUnavailable?: boolean;
-  /** --max-unhealthy-nodes resolved for the fleet; undefined: no gate. */
-  maxUnhealthy?: number;
-  /** --max-quarantined resolved for the fleet; undefined: no cap. */
-  maxQuarantined?: number;
-  /** --control-plane-last: no turn for a control-plane node while a worker waits or is in its cycle. */
-  controlPlaneLast?: boolean;
-  /**
-   * Workers still wanting their reboot (blocked, outside the window, waiting…) or in their cycle, as
-   * the fleet view counts them; undefined: judged from `nodes` (which may leave blocked ones out).
-   */
-  workersAhead?: number;
   /**
    * --fleetlock-url is configured: a node holding a turn that is seen asking the FleetLock server
    * anew (fleetLockAsks) keeps it, and no other turn is given meanwhile, up to FLEETLOCK_TURN_MAX_MS
@@ -245,8 +225,9 @@ export function planTurns(input: PlanInput): Plan {
     ...(nextLapseMs === undefined ? {} : { nextLapseMs }),
   };
   // every slot held or promised: nobody's place matters now, so the queue is not sorted (the
-  // common case on patch night, when nearly every node waits and a plan follows every change)
-  if (input.lockHeld === undefined && holders.size + pending.size >= input.concurrency)
+  // common case on patch night, when nearly every node waits and a plan follows every change);
+  // the rule would answer every waiter "full" (it counts these and maybe unavailable nodes too)
+  if (input.lockHeld === undefined && allTaken(holders.size + pending.size, input.concurrency))
     return { ...judged, grant: [], queue: [], held: undefined };
   const records = [...input.nodes];
   const waiters = waitersOf(records, holders, input.now, groups);
@@ -296,7 +277,7 @@ function entryOf(slot: SlotHolder): LockEntry {
 }
 
 /** Why no waiter goes, by the first refusal (none: nobody waits). */
-function heldBy(first: Exclude<Room, { room: true }> | undefined): Pick<Plan, 'held' | 'gate'> {
+function heldBy(first: NoRoom | undefined): Pick<Plan, 'held' | 'gate'> {
   if (first === undefined) return { held: undefined };
   const gate = gateOf(first);
   return { held: describeRoom(first), ...(gate === undefined ? {} : { gate }) };
@@ -349,7 +330,7 @@ class Rooms {
   /** The free slots, each to the first waiter in `queue` the rule lets go; why none, when none go. */
   pick(queue: readonly string[]): Pick<Plan, 'grant' | 'held' | 'gate'> {
     const grant: string[] = [];
-    let first: Exclude<Room, { room: true }> | undefined;
+    let first: NoRoom | undefined;
     const refusals = new WaveRefusals((node) => this.waveKey(node));
     for (const node of queue) {
       if (this.claims.some((c) => c.name === node) || refusals.holds(node)) continue;
@@ -374,10 +355,13 @@ class Rooms {
     return { wave: record.wave, group: record.group };
   }
 
-  /** No slot is left for anyone, not even an unavailable waiter that counts already. */
+  /**
+   * No slot is left for anyone, by the rule's own count (allTaken); while unavailable nodes count,
+   * one of them that waits counts already and may still go: the plan asks on.
+   */
   private full(): boolean {
     const down = this.input.countUnavailable === true ? this.unhealthy.size : 0;
-    return this.live.length + this.claims.length >= this.input.concurrency && down === 0;
+    return down === 0 && allTaken(this.live.length + this.claims.length, this.input.concurrency);
   }
 
   private groupOf(node: string): string | undefined {
@@ -429,12 +413,7 @@ class Rooms {
     const config = this.input.wave;
     const record = this.byName.get(node);
     if (config === undefined || record === undefined) return {};
-    const facts = waveFactsOf(
-      config,
-      record,
-      { live: this.live, claims: this.claims },
-      this.input.concurrency,
-    );
+    const facts = waveFactsOf(config, record, { live: this.live, claims: this.claims });
     return facts === undefined ? {} : { wave: facts };
   }
 }

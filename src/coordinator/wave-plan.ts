@@ -1,12 +1,12 @@
-// The wave's gates (src/lock/wave-gate.ts) as the coordinator asks them, from its one view of the
+// The wave's gates (src/capacity/wave-gate.ts) as the coordinator asks them, from its one view of the
 // Nodes: the same facts the node about to go counts from the label-selected rows (wave-census.ts),
 // here from the records the view keeps of each node's wave labels, so that the coordinator gives no
 // turn the agent would refuse (a turn refused lapses after its grace, and every waiter would be
 // woken in turn for nothing). The agent judges them again itself: nothing here lets a node go.
 import type { WaveGrowth } from '../config/config.js';
 import type { LockEntry } from '../lock/kured-lock-format.js';
-import type { NodeInCycle, Room } from '../lock/room.js';
-import { groupBefore, type WaveFacts } from '../lock/wave-gate.js';
+import type { NodeInCycle, NoRoom } from '../capacity/room.js';
+import { groupBefore, unacknowledged, type WaveFacts } from '../capacity/wave-gate.js';
 import type { NodeRecord } from './fleet-view.js';
 
 /** The wave's gates as the coordinator is configured with them (the agents' own flags). */
@@ -15,6 +15,8 @@ export interface WavePlanConfig {
   start: number;
   growth: WaveGrowth;
   soakMs: number;
+  /** The slow start is judged (budgetsOf: --wave-start below the slots). */
+  slowStart: boolean;
   /** --max-failures resolved for the fleet; undefined = no budget. */
   maxFailures?: number;
   /** --group-order sequential: the order given (then by name, the unlabelled last). */
@@ -36,18 +38,18 @@ export function waveFactsOf(
   config: WavePlanConfig,
   node: NodeRecord,
   claimed: Claimed,
-  concurrency: number,
 ): WaveFacts | undefined {
   const wave = node.wave;
   if (wave === undefined) return undefined;
   const members = [...config.members(wave)].filter((r) => r.name !== node.name);
   const failedAll = members.filter((r) => r.waveState === 'failed').map((r) => r.name);
-  const acked = new Set(config.resumed?.wave === wave ? config.resumed.nodes : []);
-  const steps = config.start > 0 && config.start < concurrency;
   const facts: WaveFacts = { wave };
   if (config.maxFailures !== undefined)
-    facts.budget = { max: config.maxFailures, failed: failedAll.filter((n) => !acked.has(n)).sort() };
-  if (steps) facts.steps = stepsOf(config, node, members, claimed);
+    facts.budget = {
+      max: config.maxFailures,
+      failed: unacknowledged(failedAll, wave, config.resumed).sort(),
+    };
+  if (config.slowStart) facts.steps = stepsOf(config, node, members, claimed);
   if (config.order !== undefined)
     facts.order = orderOf(config.order, node, members, { claimed, failed: failedAll });
   return facts;
@@ -130,7 +132,7 @@ export class WaveRefusals {
   }
 
   /** Notes the refusal of `node`, when it is one of its wave's. */
-  note(node: string, room: Exclude<Room, { room: true }>): void {
+  note(node: string, room: NoRoom): void {
     const k = this.keyOf(node);
     if (k === undefined) return;
     if (room.why === 'slow-start' || room.why === 'wave-halted') this.refused.add(k.wave);

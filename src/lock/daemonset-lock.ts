@@ -54,10 +54,11 @@ import { LockView } from './lock-view.js';
 import { SlotWait, type WaitedLock } from './slot-wait.js';
 import { LockHolders } from './lock-holders.js';
 import { LockReasons } from './lock-reasons.js';
-import { roomFor, type NodeInCycle, type Room, type RoomQuestion } from './room.js';
+import { groupSlotsOf, multiForm } from '../capacity/budget.js';
+import { allTaken, roomFor, type NodeInCycle, type NoRoom, type RoomQuestion } from '../capacity/room.js';
 import { readLockState } from './lock-read.js';
-import { FleetQuestions, type FleetAnswers } from './fleet-questions.js';
-import { FRESH_CENSUS_MS } from './fleet-census.js';
+import { FleetQuestions, type FleetAnswers } from '../capacity/fleet-questions.js';
+import { FRESH_CENSUS_MS } from '../capacity/fleet-census.js';
 import {
   FLEET_RECHECK_MS,
   UNPARSABLE_HOLDER,
@@ -269,14 +270,15 @@ export class DaemonSetLock implements Lock {
     live: readonly LockEntry[],
     group: string | undefined,
     { groupSlots, groupMembers: members }: Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> = {},
-  ): RoomQuestion {
+  ): RoomQuestion<LockEntry> {
     const { nodeId } = this.o;
     const groups =
       this.o.groups === undefined
         ? undefined
         : {
             label: this.o.groups.label,
-            concurrency: groupSlots ?? this.o.groups.concurrency,
+            // a share not counted yet: its floor, 1 (the waiter's question; the acquisition counts)
+            concurrency: groupSlots ?? groupSlotsOf(this.o, undefined) ?? 1,
             ...(members === undefined ? {} : { members }),
           };
     const concurrency = this.view.slots(state);
@@ -284,11 +286,7 @@ export class DaemonSetLock implements Lock {
   }
 
   /** No room, in words an operator can act on (LockReasons.refusal). */
-  private refusal(
-    room: Exclude<Room, { room: true }>,
-    state: LockState,
-    live: readonly LockEntry[],
-  ): Refusal {
+  private refusal(room: NoRoom<LockEntry>, state: LockState, live: readonly LockEntry[]): Refusal {
     return this.reasons.refusal(room, { declared: state.declared, live, slots: this.view.slots(state) });
   }
 
@@ -308,12 +306,13 @@ export class DaemonSetLock implements Lock {
     let live = this.view.live(state.entries).filter((e) => e.nodeID !== this.o.nodeId);
     // asked even when there is no room: a refused node with a live coordinator waits for its turn
     const turn = await this.turnVerdict(signal, proof);
+    const waits = turn?.kind === 'wait';
     // a full lock's holders are looked up (a deleted Node's slot is reclaimed) only by a node that
     // could take the slot: a waiter whose turn has not come takes none whatever they are (issue 42:
     // up to --concurrency GETs per waiter's pass)
-    if (live.length >= slots && turn?.kind !== 'wait') live = await this.holders.withoutDeleted(live, signal);
+    if (allTaken(live.length, slots) && !waits) live = await this.holders.withoutDeleted(live, signal);
     const around = await this.fleet
-      .around({ live, slots, turn, metadata, matching: state.matching, resumed: state.resumed }, signal)
+      .around({ live, slots, waits, metadata, state }, signal)
       .catch((err: unknown) => {
         if (signal?.aborted === true) throw err;
         return this.unknownFleet(err);
@@ -415,7 +414,7 @@ export class DaemonSetLock implements Lock {
    * percentage is always the multi form, its maxOwners the number it resolves to now (`slots`).
    */
   private format(entries: readonly LockEntry[], slots: number): string | undefined {
-    if (slots > 1 || (this.o.concurrencyPercent ?? 0) > 0) return formatMulti(slots, entries);
+    if (multiForm(this.o, slots)) return formatMulti(slots, entries);
     const [only, ...rest] = entries;
     if (only === undefined) return undefined;
     // more entries than --concurrency 1 allows (a forged lock we leave as it is, less our own slot)

@@ -193,11 +193,6 @@ function readMetadata(raw: Record<string, unknown>): LockMetadata {
   return { ...Object.fromEntries(kept), unschedulable: raw.unschedulable === true };
 }
 
-/** kured's manual lock: an entry that records no creation time. It holds every slot. */
-export function isManualEntry(entry: LockEntry): boolean {
-  return entry.createdMs === undefined;
-}
-
 /** Go's zero time as a Date, for manual locks that record no creation time. */
 const ZERO_TIME = new Date(-62135596800000);
 

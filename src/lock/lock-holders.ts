@@ -4,10 +4,11 @@
 import { monotonicMs } from '../clock/clock.js';
 import { isNotFound } from '../kube/errors.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
-import { isManualEntry, type LockEntry } from './kured-lock-format.js';
+import type { LockEntry } from './kured-lock-format.js';
+import { isManualSlot } from '../capacity/room.js';
 import type { DaemonSetLockOptions, HolderSighting } from './lock-state.js';
-import { OTHER_GROUP, type NodeInCycle } from './room.js';
-import { groupSelector } from './fleet-census.js';
+import { OTHER_GROUP, type NodeInCycle } from '../capacity/room.js';
+import { groupSelector } from '../capacity/fleet-census.js';
 
 /**
  * How long a holder's Node, once seen to exist, is not looked up again for reclaim: hundreds of
@@ -66,7 +67,7 @@ export class LockHolders {
   async withoutDeleted(live: readonly LockEntry[], signal?: AbortSignal): Promise<LockEntry[]> {
     const kept: LockEntry[] = [];
     for (const entry of live) {
-      if (!isManualEntry(entry) && (await this.gone(entry.nodeID, signal))) {
+      if (!isManualSlot(entry) && (await this.gone(entry.nodeID, signal))) {
         this.o.log.info('lock reclaimed from deleted node', { node: this.o.nodeId, holder: entry.nodeID });
         continue;
       }

@@ -2,7 +2,7 @@
 // the slots the annotation allows, and the nodes the DaemonSet runs on (for --concurrency N%). Every
 // holder seen, and an unparsable annotation, is a sighting for its lease (judged on the reader's clock).
 import type { V1DaemonSet } from '../kube/kube.js';
-import { nodesOfDaemonSet } from './budget.js';
+import { nodesOfDaemonSet } from '../capacity/budget.js';
 import { LockFormatError, entriesOf, parseLockAnnotation } from './kured-lock-format.js';
 import { MALFORMED_KEY, declaredSlots, type LockState } from './lock-state.js';
 import { WAVE_RESUMED_ANNOTATION, parseWaveResume } from '../node/wave.js';

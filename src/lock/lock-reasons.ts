@@ -1,12 +1,14 @@
 // Why DaemonSetLock gives no slot, in words an operator can act on: who holds the lock and since
 // when (as this reader first saw each entry), and the command that frees a lock no agent will free.
 import { monotonicMs } from '../clock/clock.js';
+import { budgetText } from '../config/budget.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
-import { isManualEntry, type LockEntry } from './kured-lock-format.js';
+import type { LockEntry } from './kured-lock-format.js';
 import type { LeaseObserver } from './lease.js';
-import type { FleetGate, Refusal } from './lock.js';
-import { gateOf, type Room } from './room.js';
-import { describeWaveRoom } from './wave-gate.js';
+import type { FleetGate } from '../capacity/gates.js';
+import type { Refusal } from './lock.js';
+import { gateOf, isManualSlot, type NoRoom } from '../capacity/room.js';
+import { describeWaveRoom } from '../capacity/wave-gate.js';
 import type { LockHolders } from './lock-holders.js';
 import { STALE_ENTRY_MS, type DaemonSetLockOptions } from './lock-state.js';
 
@@ -83,8 +85,7 @@ export class LockReasons {
 
   /** --concurrency as configured, with what a percentage resolves to now. */
   private concurrency(slots: number): string {
-    const percent = this.o.concurrencyPercent ?? 0;
-    return percent > 0 ? `${percent}% = ${slots}` : String(slots);
+    return budgetText(this.o.concurrency, slots);
   }
 
   /** Every slot taken: by live entries, by nodes in a cycle without one, and by unavailable nodes. */
@@ -121,7 +122,7 @@ export class LockReasons {
    * node back when one did: one place turns every "why not" into words.
    */
   refusal(
-    room: Exclude<Room, { room: true }>,
+    room: NoRoom<LockEntry>,
     lock: { declared: number; live: readonly LockEntry[]; slots: number },
   ): Refusal {
     const { declared, live, slots } = lock;
@@ -192,9 +193,8 @@ export class LockReasons {
   /** Every slot of `group` taken (--group-concurrency), by `holders`. */
   groupFull(group: string, holders: readonly string[]): string {
     const label = this.o.groups?.label ?? '';
-    const percent = this.o.groups?.percent ?? 0;
     const name = group === '' ? `nodes without label ${label}` : `group ${label}=${group}`;
-    const all = percent > 0 ? `${percent}%` : String(this.o.groups?.concurrency ?? 0);
+    const all = this.o.groups === undefined ? '0' : budgetText(this.o.groups.concurrency);
     return `${name}: all ${all} slot(s) of the group held by ${holders.join(', ')}`;
   }
 
@@ -206,7 +206,7 @@ export class LockReasons {
     const now = monotonicMs(this.o.clock);
     const idle = live.filter((e) => {
       const standing = now - (this.leases.since(e.nodeID) ?? now);
-      return !isManualEntry(e) && standing >= STALE_ENTRY_MS && this.holders.seenOutsideCycle(e.nodeID);
+      return !isManualSlot(e) && standing >= STALE_ENTRY_MS && this.holders.seenOutsideCycle(e.nodeID);
     });
     if (idle.length === 0) return '';
     const names = idle.map((e) => `${e.nodeID} (since ${this.since(e)})`).join(', ');

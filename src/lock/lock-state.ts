@@ -2,16 +2,15 @@
 import type { Clock } from '../clock/clock.js';
 import type { Kube } from '../kube/kube.js';
 import type { Logger } from '../log/logger.js';
-import type { Budget } from '../config/budget.js';
-import type { FleetCensus } from './fleet-census.js';
+import type { CapacitySettings } from '../capacity/settings.js';
+import type { FleetCensus } from '../capacity/fleet-census.js';
 import type { LockEntry, LockValue } from './kured-lock-format.js';
 import type { TurnGate } from './lock.js';
-import type { WaveGrowth } from '../config/config.js';
 import type { WaveResume } from '../node/wave.js';
-import type { WaveCensus } from './wave-census.js';
+import type { WaveGateOptions } from '../capacity/wave-census.js';
 
-/** Where the lock lives and how it behaves. */
-export interface DaemonSetLockOptions {
+/** Where the lock lives and how it behaves; how many may be out and who (CapacitySettings). */
+export interface DaemonSetLockOptions extends Omit<CapacitySettings, 'wave'> {
   kube: Kube;
   /** This node (--node-id). */
   nodeId: string;
@@ -23,14 +22,6 @@ export interface DaemonSetLockOptions {
   annotation: string;
   /** --lock-ttl in ms; 0 = slots never expire. */
   ttlMs: number;
-  /** --concurrency: slots. 1 writes kured's single form, more its multi form. With a percentage, its floor (1). */
-  concurrency: number;
-  /**
-   * --concurrency N%: the slots are N% of the nodes the DaemonSet runs on, resolved at each decision
-   * (budget.ts); the lock is then always written in kured's multi form, maxOwners the resolved number.
-   * Default 0: `concurrency` is the number.
-   */
-  concurrencyPercent?: number;
   clock: Clock;
   log: Logger;
   /** Jitter source for retries and the herd spread. Default Math.random. */
@@ -43,30 +34,12 @@ export interface DaemonSetLockOptions {
   /** Write attempts per operation. Default 8. */
   attempts?: number;
   /**
-   * --group-label/--group-concurrency: at most `concurrency` slots per value of the node label
-   * `label`, within the global --concurrency. A slot records its node's group (LockMetadata.group);
-   * a slot that records none (kured's, or an agent without groups) counts against every group.
-   */
-  groups?: {
-    label: string;
-    concurrency: number;
-    /** N% of the group's nodes (0: a number). */ percent?: number;
-  };
-  /**
    * What the lock needs of the fleet beyond its own entries (fleet-census.ts): the unavailable nodes
    * (with `countUnavailable`), the size of this node's group (--group-concurrency N%), the caps
    * (`maxUnhealthy`, `maxQuarantined`), the workers ahead of the control plane (`controlPlaneLast`).
    * Required when any of these is set: an acquisition that needs it fails without it.
    */
   census?: FleetCensus;
-  /** --count-unavailable: unavailable nodes holding no slot take slots. Default false here (the agent's flag defaults on). */
-  countUnavailable?: boolean;
-  /** --control-plane-last: a control-plane node takes a slot only once no worker waits or reboots. */
-  controlPlaneLast?: boolean;
-  /** --max-unhealthy-nodes: no slot while more other nodes are unhealthy. Default none. */
-  maxUnhealthy?: Budget;
-  /** --max-quarantined: no slot while more other nodes are quarantined (the wave halts). Default none. */
-  maxQuarantined?: Budget;
   /**
    * The coordinated queue (--lock-queue fair): a new acquisition takes a free slot only on its turn
    * from the coordinator, and a waiter follows its own Node for that turn instead of the lock. With
@@ -78,21 +51,6 @@ export interface DaemonSetLockOptions {
    * from the nodes' own labels (wave-census.ts). Default none.
    */
   wave?: WaveGateOptions;
-}
-
-/** The wave's gates as configured. */
-export interface WaveGateOptions {
-  census: WaveCensus;
-  /** --wave-start; 0 = no slow start. */
-  start: number;
-  /** --wave-growth. */
-  growth: WaveGrowth;
-  /** --soak (for the reason: each node measures its own). */
-  soakMs: number;
-  /** --max-failures; undefined = no budget. */
-  maxFailures?: Budget;
-  /** --group-order sequential: the group label and the order given. */
-  order?: { label: string; order: string[] };
 }
 
 /** The holder name reported for an annotation we cannot parse. */

@@ -3,19 +3,16 @@
 // (room.ts, the acquisition's own rule). Shared by acquisitions and the wait for a slot, so both count
 // the same slots.
 import { monotonicMs } from '../clock/clock.js';
-import { resolveBudget } from './budget.js';
-import { budgetOf } from '../config/budget.js';
-import { isManualEntry, type LockEntry } from './kured-lock-format.js';
+import { budgetsOf, groupSlotsUncounted } from '../capacity/budget.js';
+import type { LockEntry } from './kured-lock-format.js';
+import { isManualSlot } from '../capacity/room.js';
 import type { LeaseObserver } from './lease.js';
 import { MALFORMED_KEY, type DaemonSetLockOptions, type LockState } from './lock-state.js';
-import { roomFor } from './room.js';
+import { roomFor } from '../capacity/room.js';
 
 export class LockView {
   constructor(
-    private readonly o: Pick<
-      DaemonSetLockOptions,
-      'nodeId' | 'concurrency' | 'concurrencyPercent' | 'ttlMs' | 'groups' | 'clock'
-    >,
+    private readonly o: Pick<DaemonSetLockOptions, 'nodeId' | 'concurrency' | 'ttlMs' | 'groups' | 'clock'>,
     private readonly leases: LeaseObserver,
   ) {}
 
@@ -25,13 +22,13 @@ export class LockView {
 
   /** --concurrency for the fleet that `state` shows (a percentage of the nodes its DaemonSet runs on). */
   slots(state: Pick<LockState, 'matching'>): number {
-    return resolveBudget(budgetOf(this.o.concurrency, this.o.concurrencyPercent), state.matching);
+    return budgetsOf(this.o, state.matching).slots;
   }
 
   /** The slots that count: not expired for this reader (a manual lock never expires). */
   live(entries: readonly LockEntry[]): LockEntry[] {
     const now = this.nowMs();
-    return entries.filter((e) => isManualEntry(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
+    return entries.filter((e) => isManualSlot(e) || !this.leases.expired(e.nodeID, this.ttlOf(e), now));
   }
 
   /** An unparsable annotation that has gone unchanged for --lock-ttl. */
@@ -49,7 +46,11 @@ export class LockView {
   hasRoom(state: LockState, group: string | undefined): boolean {
     if (state.malformed !== undefined) return this.malformedExpired(state);
     const { nodeId } = this.o;
-    const groups = (this.o.groups?.percent ?? 0) > 0 ? undefined : this.o.groups;
+    const groupSlots = groupSlotsUncounted(this.o);
+    const groups =
+      this.o.groups === undefined || groupSlots === undefined
+        ? undefined
+        : { label: this.o.groups.label, concurrency: groupSlots };
     const live = this.live(state.entries);
     const concurrency = this.slots(state);
     return roomFor({ live, nodeId, declared: state.declared, group, concurrency, groups }).room;

@@ -1,4 +1,5 @@
 // The cluster-wide reboot lock: at most `concurrency` nodes hold a slot at once.
+import type { FleetGate } from '../capacity/gates.js';
 
 /** What we record in our slot's `metadata` (kured reads only `unschedulable`; Go ignores the rest). */
 export interface LockMetadata {
@@ -22,33 +23,6 @@ export interface LockHolder {
   /** Time to live in ms; 0 = never expires. */
   ttlMs: number;
   metadata: LockMetadata;
-}
-
-/**
- * A gate of the fleet's capacity that holds a node back beyond the plain slots (room.ts): unavailable
- * nodes taking slots, the group's slots, the control plane one at a time and last, the caps.
- */
-const FLEET_GATES = [
-  'count-unavailable',
-  'group-concurrency',
-  'control-plane',
-  'control-plane-last',
-  'max-unhealthy-nodes',
-  'max-quarantined',
-  /** The wave's failure budget is spent (--max-failures): halted until `kured-ts resume`. */
-  'max-failures',
-  /** The wave's slow start (--wave-start, --wave-growth, --soak). */
-  'slow-start',
-  /** Another group of the wave goes first (--group-order sequential). */
-  'group-order',
-  /** The census of the fleet could not be read: unknown is not healthy. */
-  'fleet-census',
-] as const;
-export type FleetGate = (typeof FLEET_GATES)[number];
-
-/** `name` as a fleet gate, when it is one (a word from another writer, checked before it becomes a label). */
-export function fleetGate(name: string | undefined): FleetGate | undefined {
-  return FLEET_GATES.find((g) => g === name);
 }
 
 /**

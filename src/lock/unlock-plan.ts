@@ -1,14 +1,8 @@
 // What `kured-ts unlock` removes from the lock, decided as data: each entry removed or kept with
 // its reason, and the nodes it refuses to free. The command reads the cluster and writes; this file
 // only decides.
-import {
-  entriesOf,
-  formatMulti,
-  formatSingle,
-  isManualEntry,
-  type LockEntry,
-  type LockValue,
-} from './kured-lock-format.js';
+import { isManualSlot } from '../capacity/room.js';
+import { entriesOf, formatMulti, formatSingle, type LockEntry, type LockValue } from './kured-lock-format.js';
 
 /** What the operator asked to remove. */
 export interface UnlockSelection {
@@ -50,7 +44,7 @@ export interface UnlockPlan {
 
 /** Why a stale entry is stale, or undefined when its node may still be using it. */
 function staleness(entry: LockEntry, facts: HolderFacts | undefined): string | undefined {
-  if (isManualEntry(entry)) return undefined; // only --manual removes the manual lock
+  if (isManualSlot(entry)) return undefined; // only --manual removes the manual lock
   if (facts === undefined) return 'its node no longer exists';
   if (facts.inCycle || facts.cordoned) return undefined;
   return 'its node is in no kured-ts cycle and not cordoned';
@@ -82,7 +76,7 @@ function verdict(
   selection: UnlockSelection,
 ): Removal | { refused: string } | undefined {
   if (selection.nodes.includes(entry.nodeID)) return namedRemoval(entry, facts, selection.force);
-  if (selection.manual && isManualEntry(entry)) {
+  if (selection.manual && isManualSlot(entry)) {
     return { entry, why: "kured's manual lock (it records no creation time)" };
   }
   const stale = selection.stale ? staleness(entry, facts) : undefined;

@@ -9,7 +9,8 @@
 // its id (one guarded patch). A node that failed reads its wave's failed nodes (a few rows).
 import { isConflict, isInvalid } from '../kube/errors.js';
 import type { Kube, V1DaemonSet } from '../kube/kube.js';
-import { nodesOfDaemonSet } from './budget.js';
+import { nodesOfDaemonSet } from '../capacity/budget.js';
+import { unacknowledged } from '../capacity/wave-gate.js';
 import {
   FLEET_PAUSE_ANNOTATION,
   formatFleetPause,
@@ -95,11 +96,11 @@ export class KubeWaveStore implements WaveStore {
       this.o.kube.listNodeRows({ labelSelector }, signal),
       this.sight(signal),
     ]);
-    const acked = new Set(seen.resumed?.wave === wave ? seen.resumed.nodes : []);
-    return rows
-      .map((r) => r.name)
-      .filter((n) => !acked.has(n))
-      .sort();
+    return unacknowledged(
+      rows.map((r) => r.name),
+      wave,
+      seen.resumed,
+    ).sort();
   }
 
   async halt(halt: FleetPause, signal?: AbortSignal): Promise<boolean> {

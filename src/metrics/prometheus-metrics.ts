@@ -5,7 +5,7 @@ import type { AgentMetrics, EvictionResult, RebootResult, ViewAge } from './agen
 import { WATCH_SILENCE_MS } from '../kube/reflector.js';
 
 /**
- * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/lock/room.ts, the
+ * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/capacity/room.ts, the
  * outcome's gate); each gets a kured_ts_blocked series from the start.
  */
 const DEFAULT_BLOCKER_NAMES: readonly string[] = [

@@ -1,6 +1,6 @@
 // A node's role in the cluster, as kubeadm, k3s and most distributions label it: control-plane
 // nodes run the API server and etcd and go last, one at a time, with quorum to spare
-// (src/lock/room.ts, src/blockers/control-plane.ts).
+// (src/capacity/room.ts, src/blockers/control-plane.ts).
 import type { V1Node } from '../kube/kube.js';
 
 /** The label of a control-plane node (any value; kubeadm writes ''). */

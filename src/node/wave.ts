@@ -8,7 +8,7 @@
 //                          soaked   back and Ready for --soak on its own clock, the checks passed
 //                          failed   quarantined, reboot failed, not back in time, a check failed after it
 //
-// The node about to take a slot counts these by label selector (src/lock/wave-census.ts): the wave's
+// The node about to take a slot counts these by label selector (src/capacity/wave-census.ts): the wave's
 // slow start, soak, failure budget and group order are judged from what each node says of itself,
 // which no single stolen token can say for another node (DESIGN §12). The wave's id itself is kept on
 // the lock's DaemonSet (WAVE_ANNOTATION) so that nodes recording their need at the same moment join

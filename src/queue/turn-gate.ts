@@ -8,7 +8,8 @@ import type { Kube, V1Node } from '../kube/kube.js';
 import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
 import type { Logger } from '../log/logger.js';
-import { fleetGate, type TurnGate, type TurnVerdict } from '../lock/lock.js';
+import { fleetGate } from '../capacity/gates.js';
+import type { TurnGate, TurnVerdict } from '../lock/lock.js';
 import type { CoordinatorLease, CoordinatorState } from './coordinator-lease.js';
 import { TURN_ANNOTATION, parseLapsedTurn, parseTurn, type Turn } from './turn.js';
 

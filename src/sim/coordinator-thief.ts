@@ -6,7 +6,7 @@
 // (docs/security.md: the coordinator's policies refuse most of this); then it stops and leaves its
 // Lease as it is, unrenewed. The real coordinator replicas keep running and the agents judge every
 // capacity gate themselves (DESIGN §12): the observer's invariants must hold all along.
-import type { FleetHealth, GroupHealth } from '../lock/fleet-health.js';
+import type { FleetHealth, GroupHealth } from '../capacity/fleet-health.js';
 import { STATUS_ANNOTATION, parseStatus } from '../node/status.js';
 import {
   ADVICE_ANNOTATION,

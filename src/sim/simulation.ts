@@ -1,4 +1,5 @@
 // One simulation run: a fake API server, a simulated cluster, one agent per node, virtual time.
+import { budgetCount } from '../config/budget.js';
 import { excuseFailedNodes, waveHalt, waveResult } from './wave-report.js';
 import { waveDone } from './done.js';
 import { setMaxListeners } from 'node:events';
@@ -39,7 +40,6 @@ import {
 import { SimCoordinatorThief } from './coordinator-thief.js';
 import { SimOtherOperator } from './other-operator.js';
 import { startAgentLoops } from './sim-agent.js';
-
 export type { AgentFactory, SimulationOptions, SimulationResult } from './simulation-types.js';
 import type { RequestSample, SimAgentIo, SimulationOptions, SimulationResult } from './simulation-types.js';
 
@@ -129,7 +129,7 @@ export class Simulation {
     this.cluster = new SimCluster(server, this.time, options.cluster);
     this.observer = new Observer(server, this.time, this.cluster, {
       concurrency: options.slots,
-      ...(options.agent.groupConcurrency > 0 ? { groupConcurrency: options.agent.groupConcurrency } : {}),
+      groupConcurrency: budgetCount(options.agent.groupConcurrency), // a share: the agents' to resolve
       lockAnnotation: LOCK_ANNOTATION,
       taintKey: options.agent.preferNoScheduleTaint,
       controlPlaneLast: options.agent.controlPlaneLast,

@@ -281,7 +281,7 @@ export function adapterContract(open: () => Promise<TestCluster>): void {
         name: DS,
         annotation: LOCK,
         nodeId,
-        concurrency,
+        concurrency: { count: concurrency },
         ttlMs: 0,
         clock: new SystemClock(),
         log: new MemoryLogger(),

@@ -143,7 +143,7 @@ export class FleetLockFleet {
         periodMs: 300,
         rebootDelayMs: 20,
         drainTimeoutMs: 10_000,
-        concurrency: 1,
+        concurrency: { count: 1 },
         preferNoScheduleTaint: 'weave.works/kured-node-reboot',
         postRebootTimeoutMs: 60_000,
         fleetlockUrl: this.fleetLock.url,

@@ -103,6 +103,46 @@ describe('the import check', () => {
     expect(run).toMatchObject({ status: 0 });
   });
 
+  it.each([
+    [
+      'a lock resolving a share itself',
+      { 'lock/a.ts': 'const n = (b: { percent: number }) => b.percent;' },
+      /lock\/a\.ts:1 reads a budget's share/,
+    ],
+    [
+      "the coordinator testing a budget's form",
+      { 'coordinator/a.ts': "const share = 'percent' in budget;" },
+      /reads a budget's share/,
+    ],
+    [
+      'an agent comparing its holders with the slots',
+      { 'agent/a.ts': 'if (live.length >= slots) go();' },
+      /agent\/a\.ts:1 compares a count with the slots/,
+    ],
+    [
+      'the other way round',
+      { 'queue/a.ts': 'const room = concurrency > holders.size;' },
+      /compares a count with the slots/,
+    ],
+  ])('names room decided outside src/capacity/: %s', (_name, files, what) => {
+    const run = checkFiles(files);
+    expect(run.status).toBe(1);
+    expect(run.output).toMatch(/room decided outside src\/capacity\//);
+    expect(run.output).toMatch(what);
+  });
+
+  it.each([
+    ['capacity resolving a share', { 'capacity/a.ts': "const n = 'percent' in b ? b.percent : 1;" }],
+    ['config printing a share', { 'config/a.ts': 'const t = `${b.percent}%`;' }],
+    [
+      "the simulator's observer counting on its own",
+      { 'sim/a.ts': 'if (slots.length > concurrency) violate();' },
+    ],
+    ['a comment that names a share', { 'lock/a.ts': '// a .percent of the fleet\nexport {};' }],
+  ])('lets room be decided where it lives: %s', (_name, files) => {
+    expect(checkFiles(files)).toMatchObject({ status: 0 });
+  });
+
   it('fails on a folder that is on no row', () => {
     const run = checkFiles({ 'gadgets/a.ts': "import '../kube/b.js';", 'kube/b.ts': 'export {};' });
     expect(run.status).toBe(1);

@@ -66,11 +66,9 @@ describe('defaults', () => {
       lockAnnotation: 'weave.works/kured-node-lock',
       lockTtlMs: 0,
       lockReleaseDelayMs: 0,
-      concurrency: 1,
-      concurrencyPercent: 0,
+      concurrency: { count: 1 },
       groupLabel: '',
-      groupConcurrency: 0,
-      groupConcurrencyPercent: 0,
+      groupConcurrency: undefined,
       countUnavailable: true,
       controlPlaneLast: true,
       maxUnhealthyNodes: undefined,
@@ -199,19 +197,24 @@ describe('precedence: default < env < command line', () => {
 });
 
 describe('budgets as percentages', () => {
-  it('reads --concurrency 10% as a share of the fleet, its count at the floor of 1', () => {
+  it('reads --concurrency 10% as a share of the fleet', () => {
     const config = parseConfig({ concurrency: ['10%'] }, {});
-    expect([config.concurrency, config.concurrencyPercent]).toEqual([1, 10]);
+    expect(config.concurrency).toEqual({ percent: 10 });
   });
 
   it('reads KURED_GROUP_CONCURRENCY=25% as a share of each group', () => {
     const config = parseConfig({ 'group-label': ['zone'] }, { KURED_GROUP_CONCURRENCY: '25%' });
-    expect([config.groupConcurrency, config.groupConcurrencyPercent]).toEqual([1, 25]);
+    expect(config.groupConcurrency).toEqual({ percent: 25 });
   });
 
   it('reads a plain number as kured does, with no percentage', () => {
     const config = parseConfig({ concurrency: ['3'] }, { KURED_CONCURRENCY: '10%' });
-    expect([config.concurrency, config.concurrencyPercent]).toEqual([3, 0]);
+    expect(config.concurrency).toEqual({ count: 3 });
+  });
+
+  it('reads --group-concurrency 0 as no limit per group', () => {
+    const config = parseConfig({ 'group-label': ['zone'], 'group-concurrency': ['0'] }, {});
+    expect(config.groupConcurrency).toBeUndefined();
   });
 });
 

@@ -4,12 +4,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { DaemonSetLock, type DaemonSetLockOptions } from '../../src/lock/daemonset-lock.js';
 import type { Budget } from '../../src/config/budget.js';
-import { FleetCensus } from '../../src/lock/fleet-census.js';
-import { fleetHealth, judgeNode, unhealthy } from '../../src/lock/fleet-judge.js';
+import { FleetCensus } from '../../src/capacity/fleet-census.js';
+import { fleetHealth, judgeNode, unhealthy } from '../../src/capacity/fleet-judge.js';
 import type { AcquireResult } from '../../src/lock/lock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/lock/fleet-health.js';
+import { HEALTH_NAMES_SHOWN, WORKERS_NAMED } from '../../src/capacity/fleet-health.js';
 import type { V1Node } from '../../src/kube/kube.js';
 import { FakeKube } from '../fakes/fake-kube.js';
 import { KubeApiError } from '../../src/kube/http.js';
@@ -64,7 +64,7 @@ function lockOver(kube: FakeKube, options: Partial<DaemonSetLockOptions> = {}): 
     name: 'kured',
     annotation: 'lock',
     ttlMs: 0,
-    concurrency: 5,
+    concurrency: { count: 5 },
     clock,
     log: silentLogger,
     census: new FleetCensus({ kube, clock, nodeId: 'me', groupLabel: undefined }),
@@ -178,7 +178,10 @@ describe('the health gate (--max-unhealthy-nodes), judged by the node about to t
       metadata: { name: 'kured', namespace: 'kube-system', annotations: { lock: JSON.stringify(other) } },
     };
     kube.getNode = () => Promise.resolve({ metadata: { name: 'n9' } });
-    const result = await lockOver(kube, { concurrency: 1, maxUnhealthy: { count: 0 } }).wouldAcquire();
+    const result = await lockOver(kube, {
+      concurrency: { count: 1 },
+      maxUnhealthy: { count: 0 },
+    }).wouldAcquire();
     expect(result.acquired).toBe(false);
     expect(kube.listNodeCalls).toEqual([]);
   });
@@ -366,7 +369,7 @@ describe("a group's slots, counted by the Nodes' labels (--group-concurrency)", 
     kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
     const clock = new FakeClock();
     const lock = lockOver(kube, {
-      groups: { label: 'zone', concurrency: 1 },
+      groups: { label: 'zone', concurrency: { count: 1 } },
       census: new FleetCensus({ kube, clock, nodeId: 'me', groupLabel: 'zone' }),
     });
     const result = await lock.wouldAcquire(undefined, { group: 'a' });
@@ -382,7 +385,7 @@ describe("a group's slots, counted by the Nodes' labels (--group-concurrency)", 
     };
     kube.getNode = ((name: string) => Promise.resolve({ metadata: { name } })) as FakeKube['getNode'];
     const lock = lockOver(kube, {
-      groups: { label: 'zone', concurrency: 1 },
+      groups: { label: 'zone', concurrency: { count: 1 } },
       census: new FleetCensus({ kube, clock: new FakeClock(), nodeId: 'me', groupLabel: 'zone' }),
     });
     expect((await lock.wouldAcquire(undefined, { group: 'a' })).acquired).toBe(true);

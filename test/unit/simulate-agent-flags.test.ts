@@ -62,10 +62,10 @@ describe("simulate's agent flags", () => {
       { quarantineRetryMs: 7_200_000, taintTiming: 'unblocked', dsName: DS_NAME, metricsPort: 0 },
     ],
     [
-      'runs the agents with the percentage of --concurrency N%, its count at the floor',
+      'runs the agents with the percentage of --concurrency N%',
       { concurrency: ['20%'] },
       {},
-      { concurrency: 1, concurrencyPercent: 20 },
+      { concurrency: { percent: 20 } },
     ],
     [
       'groups the agents by zone under --group-order sequential',
@@ -77,7 +77,7 @@ describe("simulate's agent flags", () => {
       "keeps the agents' --group-label without zone groups",
       {},
       { agent: { groupLabel: 'rack' } },
-      { groupLabel: 'rack', groupConcurrency: 0 },
+      { groupLabel: 'rack', groupConcurrency: undefined },
     ],
     [
       'turns approval on for the agents when the simulated operator approves',

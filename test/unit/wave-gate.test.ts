@@ -1,9 +1,9 @@
-// The wave's gates, pure (src/lock/wave-gate.ts) and as the coordinator asks them of its view
+// The wave's gates, pure (src/capacity/wave-gate.ts) and as the coordinator asks them of its view
 // (src/coordinator/wave-plan.ts): slow start and its growth, soak, the failure budget, group order.
 import { describe, expect, it } from '@jest/globals';
 import type { WaveGrowth } from '../../src/config/config.js';
-import { groupBefore, stepAllowance, waveRoom, type WaveFacts } from '../../src/lock/wave-gate.js';
-import { roomFor, type RoomQuestion } from '../../src/lock/room.js';
+import { groupBefore, stepAllowance, waveRoom, type WaveFacts } from '../../src/capacity/wave-gate.js';
+import { roomFor, type RoomQuestion } from '../../src/capacity/room.js';
 import { waveFactsOf, type WavePlanConfig } from '../../src/coordinator/wave-plan.js';
 import type { NodeRecord } from '../../src/coordinator/fleet-view.js';
 import type { WaveState } from '../../src/node/wave.js';
@@ -138,7 +138,7 @@ function rec(name: string, state: WaveState | undefined, more: Partial<NodeRecor
 }
 
 function plan(members: NodeRecord[], more: Partial<WavePlanConfig> = {}): WavePlanConfig {
-  return { start: 1, growth: X2, soakMs: 600_000, members: () => members, ...more };
+  return { start: 1, growth: X2, soakMs: 600_000, slowStart: true, members: () => members, ...more };
 }
 
 describe('the coordinator counts the same facts from its view', () => {
@@ -162,24 +162,22 @@ describe('the coordinator counts the same facts from its view', () => {
     ['a failed node has gone and settled', [me, rec('a', 'failed')], { entered: ['a'], settled: ['a'] }],
     ['a waiter has not gone', [me, rec('a', 'waiting')], { entered: [], settled: [] }],
   ] as const)('%s', (_name, members, want) => {
-    const got = waveFactsOf(plan([...members]), me, { live: [], claims: [] }, 10);
+    const got = waveFactsOf(plan([...members]), me, { live: [], claims: [] });
     expect({ entered: got?.steps?.entered, settled: got?.steps?.settled }).toEqual(want);
   });
 
   it('a turn promised in this plan counts as gone (no two turns past the step)', () => {
-    const got = waveFactsOf(plan([me]), me, { live: [], claims: [{ name: 'x', group: '' }] }, 10);
+    const got = waveFactsOf(plan([me]), me, { live: [], claims: [{ name: 'x', group: '' }] });
     expect(got?.steps?.entered).toEqual(['x']);
     expect(waveRoom(got, 10)?.why).toBe('slow-start');
   });
 
   it('the budget leaves out the failures kured-ts resume acknowledged', () => {
     const members = [me, rec('a', 'failed'), rec('b', 'failed')];
-    const got = waveFactsOf(
-      plan(members, { maxFailures: 2, resumed: { wave: 'w1', nodes: ['a'] } }),
-      me,
-      { live: [], claims: [] },
-      10,
-    );
+    const got = waveFactsOf(plan(members, { maxFailures: 2, resumed: { wave: 'w1', nodes: ['a'] } }), me, {
+      live: [],
+      claims: [],
+    });
     expect(got?.budget).toEqual({ max: 2, failed: ['b'] });
     expect(waveRoom(got, 10)).toBeUndefined();
   });
@@ -200,12 +198,10 @@ describe('the coordinator counts the same facts from its view', () => {
     ['a waiter of a later zone', [rec('c1', 'waiting', { group: 'c' })], undefined],
   ] as const)('zone b: %s', (_name, others, why) => {
     const mine = rec('b1', 'waiting', { group: 'b' });
-    const got = waveFactsOf(
-      plan([mine, ...others], { start: 0, order: [] }),
-      mine,
-      { live: [], claims: [] },
-      10,
-    );
+    const got = waveFactsOf(plan([mine, ...others], { start: 0, slowStart: false, order: [] }), mine, {
+      live: [],
+      claims: [],
+    });
     expect(waveRoom(got, 10)?.why).toBe(why);
   });
 });

@@ -14,11 +14,11 @@ export type GroupConfig = Pick<Config, 'groupConcurrency' | 'groupOrder' | 'grou
  * '' without one) for the lock.
  */
 export function groupOf(config: GroupConfig, labels: Readonly<Record<string, string>>): { group?: string } {
-  if (config.groupConcurrency === 0 && config.groupOrder.kind !== 'sequential') return {};
+  if (config.groupConcurrency === undefined && config.groupOrder.kind !== 'sequential') return {};
   return { group: labels[config.groupLabel] ?? '' };
 }
 
-/** A control-plane node says so in its slot (one at a time, after the workers: src/lock/room.ts). */
+/** A control-plane node says so in its slot (one at a time, after the workers: src/capacity/room.ts). */
 export function roleOf(labels: Readonly<Record<string, string>>): { controlPlane?: boolean } {
   return isControlPlane(labels) ? { controlPlane: true } : {};
 }

@@ -3,10 +3,11 @@
 // failed), measures its own soak on its own clock (DESIGN §12: no other machine's clock is compared
 // with ours), runs the health checks again after its reboot, and, once its wave's failure budget is
 // spent, halts the wave with a fleet pause written by kured-ts. The node about to go judges the
-// wave's gates from these labels (src/lock/wave-census.ts); the coordinator only from its view.
+// wave's gates from these labels (src/capacity/wave-census.ts); the coordinator only from its view.
 import { failedCheck } from '../../blockers/health-check.js';
 import { monotonicMs } from '../../clock/clock.js';
-import { resolveBudget } from '../../lock/budget.js';
+import { budgetsOf } from '../../capacity/budget.js';
+import { capacityOf } from '../../capacity/settings.js';
 import { budgetText } from '../../config/budget.js';
 import type { NodeState } from '../../node/node.js';
 import type { CycleRecord } from '../../node/cycle.js';
@@ -113,8 +114,9 @@ export async function afterFailure(pass: Pass, wave: string, why: string): Promi
   if (waves === undefined || budget === undefined) return;
   try {
     const failed = await waves.failed(wave, pass.signal);
-    const max = resolveBudget(budget, (await waves.sight(pass.signal)).nodes);
-    if (failed.length < max) return;
+    // resolved as the lock and the coordinator resolve it: of the nodes the DaemonSet runs on
+    const max = budgetsOf(capacityOf(pass.config), (await waves.sight(pass.signal)).nodes).failures;
+    if (max === undefined || failed.length < max) return;
     const reason = `wave ${wave} halted by its failure budget (--max-failures ${budgetText(budget)}): ${failed.slice(0, 20).join(', ')} failed; kured-ts resume continues it`;
     const halt: FleetPause = { reason, by: HALT_BY, since: pass.now(), wave, failed: failed.slice(0, 100) };
     if (!(await waves.halt(halt, pass.signal))) return;

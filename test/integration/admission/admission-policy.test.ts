@@ -810,7 +810,7 @@ describe('the coordinator admission policy admits what the coordinator does', ()
       leaseName: LEASE,
       annotation: LOCK,
       ttlMs: 0,
-      concurrency: 1,
+      concurrency: { count: 1 },
       identity: 'kured-ts-coordinator-0_ab12',
       clock: new SystemClock(),
       log,

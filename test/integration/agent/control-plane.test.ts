@@ -180,7 +180,7 @@ describe('a control-plane node', () => {
 
   it('waits while a worker waits for a slot (control plane last), with slots to spare', async () => {
     workerWaiting('w1');
-    const outcome = await agentPass(config('cp1', { concurrency: 3 }));
+    const outcome = await agentPass(config('cp1', { concurrency: { count: 3 } }));
     expect(outcome).toMatchObject({
       kind: 'waiting-for-lock',
       reason:
@@ -191,7 +191,7 @@ describe('a control-plane node', () => {
 
   it('does not take a slot while kured holds one for another control-plane node, which records no role', async () => {
     kuredSlot('cp2', 3);
-    const outcome = await agentPass(config('cp1', { concurrency: 3 }));
+    const outcome = await agentPass(config('cp1', { concurrency: { count: 3 } }));
     expect(outcome).toMatchObject({
       kind: 'waiting-for-lock',
       reason: 'control plane one at a time: control-plane node cp2 holds a slot or is in its reboot cycle',
@@ -206,7 +206,7 @@ describe('a control-plane node', () => {
       logger: new MemoryLogger(),
     };
     const locks = ['cp1', 'cp2'].map((name) => {
-      const c = config(name, { concurrency: 3, lockQueue: 'none' });
+      const c = config(name, { concurrency: { count: 3 }, lockQueue: 'none' });
       return createLock(c, io, coordinatorOf(c, io));
     });
     const results = await Promise.all(

@@ -132,7 +132,7 @@ function tick(name: string, c: Partial<Config>): Promise<Outcome> {
 
 describe('a failure budget that halts', () => {
   const budget: Partial<Config> = {
-    concurrency: 2,
+    concurrency: { count: 2 },
     maxFailures: { count: 1 },
     postRebootTimeoutMs: 5 * MINUTE,
   };
@@ -239,7 +239,7 @@ describe('health checks after the reboot', () => {
     ds.metadata = { ...ds.metadata, annotations: { 'example.com/healthy': 'true' } };
     server.update('daemonsets', ds);
     const c: Partial<Config> = {
-      concurrency: 2,
+      concurrency: { count: 2 },
       maxFailures: { count: 1 },
       healthChecks: [
         healthCheck(
@@ -292,7 +292,7 @@ describe('health checks after the reboot', () => {
 describe('with no coordinator', () => {
   it('slow start holds: the first node of the wave goes alone, the next step only once it has soaked', async () => {
     const c: Partial<Config> = {
-      concurrency: 3,
+      concurrency: { count: 3 },
       waveStart: 1,
       waveGrowth: { kind: 'double' },
       soakMs: 10 * MINUTE,
@@ -322,7 +322,7 @@ describe('with no coordinator', () => {
 
   it('one zone at a time: a node of a later zone waits while one of an earlier zone waits or reboots', async () => {
     const c: Partial<Config> = {
-      concurrency: 3,
+      concurrency: { count: 3 },
       groupLabel: 'zone',
       groupOrder: { kind: 'sequential', order: [] },
     };
@@ -347,7 +347,7 @@ describe('with no coordinator', () => {
 
 describe("a third party writing the wave's records (fail safe: at worst the wave halts)", () => {
   const c: Partial<Config> = {
-    concurrency: 3,
+    concurrency: { count: 3 },
     waveStart: 1,
     waveGrowth: { kind: 'double' },
     soakMs: 10 * MINUTE,

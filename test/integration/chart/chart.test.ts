@@ -506,7 +506,7 @@ describe('every flag is reachable from values', () => {
 
   test.concurrent.each([
     ['KURED_PERIOD', '10m', 'periodMs', 600_000],
-    ['KURED_CONCURRENCY', '3', 'concurrency', 3],
+    ['KURED_CONCURRENCY', '3', 'concurrency', { count: 3 }],
     ['KURED_LOG_FORMAT', 'json', 'logFormat', 'json'],
     ['KURED_BLOCK_ON_PDB', 'false', 'blockOnPdb', false],
   ] as const)(
@@ -1096,8 +1096,8 @@ describe('the coordinator', () => {
       ]);
       const config = coordinatorConfig(args, envValues(container));
       expect(config).toEqual(coordinatorConfig(ds.args, envValues(ds)));
-      expect(config).toMatchObject({ concurrency });
-      expect(parseConfig(flagValues(ds.args), envValues(ds)).concurrency).toBe(concurrency);
+      expect(config).toMatchObject({ concurrency: { count: concurrency } });
+      expect(parseConfig(flagValues(ds.args), envValues(ds)).concurrency).toEqual({ count: concurrency });
     },
   );
 
@@ -1712,7 +1712,8 @@ describe("values migrated from kured's chart (kured-ts migrate-values)", () => {
       const config = parseConfig(flagValues(container.args), {});
       const configuration = (migrated.values.configuration ?? {}) as Record<string, unknown>;
       expect(config.dsName).toBe('kured');
-      if (configuration.concurrency !== undefined) expect(config.concurrency).toBe(configuration.concurrency);
+      if (configuration.concurrency !== undefined)
+        expect(config.concurrency).toEqual({ count: configuration.concurrency });
       if (typeof configuration.startTime === 'string')
         expect(container.args).toContain(`--start-time=${configuration.startTime}`);
     },

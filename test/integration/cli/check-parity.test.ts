@@ -27,7 +27,7 @@ import { entriesOf, parseLockAnnotation } from '../../../src/lock/kured-lock-for
 import { STATUS_ANNOTATION, formatStatus } from '../../../src/node/status.js';
 import { CONTROL_PLANE_LABEL } from '../../../src/node/role.js';
 import { WAVE_LABEL, WAVE_STATE_LABEL, type WaveState } from '../../../src/node/wave.js';
-import type { FleetGate } from '../../../src/lock/lock.js';
+import type { FleetGate } from '../../../src/capacity/gates.js';
 import { QUARANTINE_ANNOTATION, QUARANTINE_LABEL, formatQuarantine } from '../../../src/node/quarantine.js';
 import type { FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { realTimeFrom } from '../../fakes/fake-clock.js';
@@ -355,7 +355,7 @@ const rows: [string, Row][] = [
         label('n2', { zone: 'a' });
         lock([{ node: 'n2', meta: { group: 'a', bootID: 'boot-n2' } }], 3);
       },
-      flags: { concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 },
+      flags: { concurrency: { count: 3 }, groupLabel: 'zone', groupConcurrency: { count: 1 } },
       verdict: 'waiting-for-lock',
       gate: 'group-concurrency',
     },
@@ -435,7 +435,7 @@ const rows: [string, Row][] = [
         label('n1', { [CONTROL_PLANE_LABEL]: '' });
         waiting('n2', '2026-01-05T09:10:00Z', false);
       },
-      flags: { concurrency: 2 },
+      flags: { concurrency: { count: 2 } },
       verdict: 'waiting-for-lock',
       gate: 'control-plane-last',
     },
@@ -514,7 +514,7 @@ const rows: [string, Row][] = [
         label('n1', { zone: 'a' });
         label('n2', { zone: 'a', [CYCLE_LABEL]: 'true' });
       },
-      flags: { concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 },
+      flags: { concurrency: { count: 3 }, groupLabel: 'zone', groupConcurrency: { count: 1 } },
       verdict: 'waiting-for-lock',
       gate: 'group-concurrency',
     },
@@ -527,7 +527,7 @@ const rows: [string, Row][] = [
         label('n2', { [CONTROL_PLANE_LABEL]: '' });
         lock([{ node: 'n2', meta: { controlPlane: true, bootID: 'boot-n2' } }], 2);
       },
-      flags: { concurrency: 2 },
+      flags: { concurrency: { count: 2 } },
       verdict: 'waiting-for-lock',
       gate: 'control-plane',
     },
@@ -551,7 +551,7 @@ const rows: [string, Row][] = [
         inWave('n1', 'waiting');
         inWave('n2', 'back');
       },
-      flags: { concurrency: 3, waveStart: 1, waveGrowth: { kind: 'double' }, soakMs: 10 * 60_000 },
+      flags: { concurrency: { count: 3 }, waveStart: 1, waveGrowth: { kind: 'double' }, soakMs: 10 * 60_000 },
       verdict: 'waiting-for-lock',
       gate: 'slow-start',
     },
@@ -565,7 +565,7 @@ const rows: [string, Row][] = [
         inWave('n1', 'waiting');
         inWave('n2', 'waiting');
       },
-      flags: { concurrency: 3, groupLabel: 'zone', groupOrder: { kind: 'sequential', order: [] } },
+      flags: { concurrency: { count: 3 }, groupLabel: 'zone', groupOrder: { kind: 'sequential', order: [] } },
       verdict: 'waiting-for-lock',
       gate: 'group-order',
     },

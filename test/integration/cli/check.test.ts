@@ -438,7 +438,7 @@ describe('kured-ts check', () => {
     const n = api.get<V1Node>('nodes', undefined, 'n1')!;
     n.metadata = { ...n.metadata, labels: { zone: 'b' } };
     api.update('nodes', n);
-    const c = config({ concurrency: 3, groupLabel: 'zone', groupConcurrency: 1 });
+    const c = config({ concurrency: { count: 3 }, groupLabel: 'zone', groupConcurrency: { count: 1 } });
     expect(await runCheck({ node: 'n1', config: c }, io)).toBe(0);
     expect(out.find((l) => l.trimStart().startsWith('lock '))).toBe(
       "  lock             ok         a slot is free (3 slot(s), 1 per zone; this node's group zone=b)",
@@ -479,7 +479,7 @@ describe('kured-ts check', () => {
       },
       spec: { holderIdentity: 'coordinator-1', leaseDurationSeconds: 30 },
     });
-    expect(await runCheck({ node: 'n1', config: config({ concurrency: 1 }) }, io)).toBe(3);
+    expect(await runCheck({ node: 'n1', config: config({ concurrency: { count: 1 } }) }, io)).toBe(3);
     expect(out.find((l) => l.trimStart().startsWith('lock '))).toMatch(
       /n2: taken out by Karpenter \(karpenter\.sh\/disrupted\)/,
     );

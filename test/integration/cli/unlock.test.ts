@@ -234,7 +234,7 @@ describe('kured-ts unlock', () => {
       name: 'kured',
       annotation: LOCK,
       nodeId: 'n1',
-      concurrency: 1,
+      concurrency: { count: 1 },
       ttlMs: 0,
       clock,
       log: new MemoryLogger(),

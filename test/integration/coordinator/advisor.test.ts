@@ -190,7 +190,7 @@ describe('a thief with the coordinator token cannot let a node past a gate', () 
     // at most one node of each zone out, and two in all
     atMostDown(1, () => ['a1', 'a2']);
     steal(['a1', 'b1']);
-    const flags = { concurrency: 2, groupLabel: ZONE, groupConcurrency: 1 };
+    const flags = { concurrency: { count: 2 }, groupLabel: ZONE, groupConcurrency: { count: 1 } };
     const a1 = await agent('a1', flags).tick();
     expect(a1).toMatchObject({ kind: 'waiting-for-lock', gate: 'group-concurrency' });
     expect(a1.reason).toMatch(/a2/);
@@ -206,7 +206,7 @@ describe('a thief with the coordinator token cannot let a node past a gate', () 
     notReady('cp2');
     atMostDown(1, () => ['cp1', 'cp2', 'cp3']);
     steal(['cp1']);
-    const outcome = await agent('cp1', { concurrency: 3 }).tick();
+    const outcome = await agent('cp1', { concurrency: { count: 3 } }).tick();
     expect(['waiting-for-lock', 'blocked']).toContain(outcome.kind);
     expect(outcome.reason).toMatch(/cp2/);
     expect(reboots.get('cp1')).toBeUndefined();
@@ -217,7 +217,7 @@ describe('a thief with the coordinator token cannot let a node past a gate', () 
     fleet(['n1', 'n2', 'n3']);
     notReady('n3');
     steal(['n1']);
-    const outcome = await agent('n1', { concurrency: 3, maxUnhealthyNodes: { count: 0 } }).tick();
+    const outcome = await agent('n1', { concurrency: { count: 3 }, maxUnhealthyNodes: { count: 0 } }).tick();
     expect(outcome).toMatchObject({ kind: 'waiting-for-lock', gate: 'max-unhealthy-nodes' });
     expect(outcome.reason).toBe('1 other node unhealthy (max 0): n3 not ready');
     expect(reboots.get('n1')).toBeUndefined();
@@ -273,7 +273,7 @@ describe('the coordinator advises only from a view it can trust', () => {
       leaseName: LEASE,
       annotation: 'weave.works/kured-node-lock',
       ttlMs: 0,
-      concurrency: 1,
+      concurrency: { count: 1 },
       identity,
       clock,
       log: new MemoryLogger(),

@@ -145,7 +145,7 @@ function coordinator(
     leaseName: coordinatorLeaseName('kured'),
     annotation: LOCK,
     ttlMs: 0,
-    concurrency: 1,
+    concurrency: { count: 1 },
     identity,
     clock,
     log,
@@ -366,7 +366,7 @@ function agentLock(nodeId: string, concurrency: number, onClock: Clock = new Sys
     dsNamespace: NS,
     dsName: 'kured',
     lockAnnotation: LOCK,
-    concurrency,
+    concurrency: { count: concurrency },
     lockQueue: 'fair' as const,
   };
   const io = { kube, clock: onClock, logger: log, random: Math.random };

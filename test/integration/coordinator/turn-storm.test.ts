@@ -77,7 +77,7 @@ function sent(kind: 'list nodes' | 'get daemonsets' | 'get leases', from: number
 
 /** A waiter as the agent's loop drives its lock: acquire, and wait as the refusal says. */
 async function waiter(name: string, took: string[], signal: AbortSignal): Promise<void> {
-  const config = testConfig({ nodeId: name, concurrency: 1, coordinator: true });
+  const config = testConfig({ nodeId: name, concurrency: { count: 1 }, coordinator: true });
   const deps = createAgentDeps(config, {
     kube: server.kubeInMemory(),
     clock: new SystemClock(),

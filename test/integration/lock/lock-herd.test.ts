@@ -52,7 +52,7 @@ function lock(
     name: DS,
     annotation: ANNOTATION,
     ttlMs: o.ttlMs ?? 0,
-    concurrency: o.concurrency ?? 1,
+    concurrency: { count: o.concurrency ?? 1 },
     clock: o.clock ?? new SystemClock(),
     log: new MemoryLogger(),
     random: o.random,

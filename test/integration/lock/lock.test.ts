@@ -14,7 +14,7 @@ import { type FakeApiServer } from '../../../src/sim/fake-api-server.js';
 import { FakeClock, skewed } from '../../fakes/fake-clock.js';
 import { CYCLE_ANNOTATION, CYCLE_LABEL } from '../../../src/node/cycle.js';
 import { kuredDaemonSet, readyNode } from '../../fakes/kube-objects.js';
-import { FleetCensus } from '../../../src/lock/fleet-census.js';
+import { FleetCensus } from '../../../src/capacity/fleet-census.js';
 
 const NS = 'kube-system';
 const DS = 'kured';
@@ -55,14 +55,14 @@ function lock(
     name: DS,
     annotation: ANNOTATION,
     ttlMs: o.ttlMs ?? 0,
-    concurrency: o.concurrency ?? 1,
+    concurrency: { count: o.concurrency ?? 1 },
     clock: o.clock ?? new SystemClock(),
     log,
     attempts: o.attempts ?? 8,
     ...(o.groups === undefined
       ? {}
       : {
-          groups: o.groups,
+          groups: { label: o.groups.label, concurrency: { count: o.groups.concurrency } },
           // the group's members by label decide which slots count against it
           census: new FleetCensus({
             kube,
@@ -174,7 +174,7 @@ describe('DaemonSetLock with concurrency 1', () => {
       name: DS,
       annotation: ANNOTATION,
       ttlMs: 0,
-      concurrency: 1,
+      concurrency: { count: 1 },
       clock: new SystemClock(),
       log,
     });
@@ -700,8 +700,7 @@ describe('budgets as a share of the fleet (--concurrency N%) and unavailable nod
       name: DS,
       annotation: ANNOTATION,
       ttlMs: 0,
-      concurrency: 1,
-      concurrencyPercent: percent,
+      concurrency: { percent },
       clock: new SystemClock(),
       log,
       ...(census === undefined ? {} : { census, countUnavailable: true }),

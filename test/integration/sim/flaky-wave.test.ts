@@ -168,7 +168,7 @@ async function flakyWave(seed: number): Promise<WaveRun> {
       leaseName: coordinatorLeaseName(DS),
       annotation: LOCK,
       ttlMs: 0,
-      concurrency: 1,
+      concurrency: { count: 1 },
       identity,
       clock: new SystemClock(),
       log: new MemoryLogger(),

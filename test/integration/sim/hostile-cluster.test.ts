@@ -984,9 +984,9 @@ describe('a forged lock (DESIGN §12: a slot counts only when the cluster proves
     watchInvariants(2);
     server.create<V1Node>('nodes', { ...readyNode('k1'), spec: { unschedulable: true } });
     writeLock(JSON.stringify({ maxOwners: 2, locks: [entry('k1')] })); // kured is rebooting k1
-    expect((await agent('n1', { concurrency: 2 }).tick()).kind).toBe('rebooting');
+    expect((await agent('n1', { concurrency: { count: 2 } }).tick()).kind).toBe('rebooting');
     expect(holders()).toEqual(['k1', 'n1']);
-    expect((await agent('n2', { concurrency: 2 }).tick()).kind).toBe('waiting-for-lock');
+    expect((await agent('n2', { concurrency: { count: 2 } }).tick()).kind).toBe('waiting-for-lock');
     const lock = JSON.parse(
       server.get<V1DaemonSet>('daemonsets', NS, DS)?.metadata?.annotations?.[LOCK] ?? '{}',
     ) as {

@@ -32,7 +32,7 @@ function config(nodeId: string, concurrency: number): Config {
     periodMs: 300,
     rebootDelayMs: 20,
     drainTimeoutMs: 10_000,
-    concurrency,
+    concurrency: { count: concurrency },
     preferNoScheduleTaint: TAINT,
     postRebootTimeoutMs: 60_000,
   });

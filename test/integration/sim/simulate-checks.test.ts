@@ -39,7 +39,7 @@ describe('the invariant checks', () => {
 
   it('catch agents that ignore the group limit: two nodes of a zone down at once', async () => {
     const ungrouped: AgentFactory = (config, io) =>
-      simAgentFactory({ ...config, groupLabel: '', groupConcurrency: 0 }, io);
+      simAgentFactory({ ...config, groupLabel: '', groupConcurrency: undefined }, io);
     const r = await simulate(
       // no coordinator: it would keep the group limit for them (its turns respect the groups)
       { ...small, nodes: 6, concurrency: 3, zones: 2, groupConcurrency: 1, podsPerNode: 0, coordinators: 0 },

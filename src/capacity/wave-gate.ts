@@ -9,25 +9,8 @@
 // of the steps before it has settled: back and Ready for --soak (on its own clock: it says so itself),
 // or failed (the budget, not the steps, stops a wave on failures). Once a step would be as large as
 // --concurrency the slow start is over and only the slots count.
-import type { Config, WaveGrowth } from '../config/config.js';
+import type { WaveGrowth } from '../config/config.js';
 import { shortDuration } from '../text/duration.js';
-
-/**
- * Is a wave tracked (the nodes label their wave and state): any of its gates configured, or health
- * checks (a check failing after a reboot is a failure of the wave). Without, nothing is written or read.
- */
-export function waveTracked(
-  config: Pick<Config, 'waveStart' | 'waveGrowth' | 'soakMs' | 'maxFailures' | 'groupOrder' | 'healthChecks'>,
-): boolean {
-  return (
-    config.waveStart > 0 ||
-    config.waveGrowth.kind !== 'none' ||
-    config.soakMs > 0 ||
-    config.maxFailures !== undefined ||
-    config.groupOrder.kind === 'sequential' ||
-    config.healthChecks.length > 0
-  );
-}
 
 /** The slow start as configured, and what the asking node counted of its wave. */
 interface StepFacts {
@@ -206,4 +189,17 @@ export function describeWaveRoom(room: WaveRoom): string {
       return `one group at a time (--group-order sequential): ${[busy, earlier].filter((s) => s !== '').join('; ')}; ${groupName(room.group)} waits`;
     }
   }
+}
+
+/**
+ * The failed nodes of `wave` that count against its budget: those `kured-ts resume` acknowledged
+ * (`resumed`, for that wave) left out.
+ */
+export function unacknowledged(
+  failed: readonly string[],
+  wave: string,
+  resumed: { wave: string; nodes: readonly string[] } | undefined,
+): string[] {
+  const acked = new Set(resumed?.wave === wave ? resumed.nodes : []);
+  return failed.filter((n) => !acked.has(n));
 }

@@ -6,29 +6,49 @@
 // not take a slot anyway (every slot held, or not its turn) asks none of it: on patch night the
 // waiters read nothing of the fleet (DESIGN §13), and the node that goes reads it itself, from the
 // cluster's records (fleet-census.ts), never from the coordinator (DESIGN §12).
-import { resolveBudget, resolveLimit } from './budget.js';
-import { budgetOf } from '../config/budget.js';
+import { budgetsOf, capsOf, groupSlotsOf } from './budget.js';
+import type { Kube } from '../kube/kube.js';
 import type { WaveResume } from '../node/wave.js';
-import { groupBefore, type WaveFacts } from './wave-gate.js';
-import type { Census, CensusAsk } from './fleet-census.js';
-import type { LockEntry } from './kured-lock-format.js';
-import type { LockHolders } from './lock-holders.js';
-import type { LockMetadata, TurnVerdict } from './lock.js';
-import type { DaemonSetLockOptions, WaveGateOptions } from './lock-state.js';
-import type { WaveAsk, WaveCount } from './wave-census.js';
+import { groupBefore, unacknowledged, type WaveFacts } from './wave-gate.js';
+import type { Census, CensusAsk, FleetCensus } from './fleet-census.js';
+import type { WaveAsk, WaveCount, WaveGateOptions } from './wave-census.js';
 import {
   OTHER_GROUP,
   type ControlPlaneQuestion,
   type FleetCap,
   type NodeInCycle,
+  type Slot,
   type Unavailable,
 } from './room.js';
+import type { CapacitySettings } from './settings.js';
 import { listControlPlane } from '../node/role.js';
+
+/** What the questions read with: the flags, this node, the API server and the censuses. */
+export interface FleetQuestionOptions extends Omit<CapacitySettings, 'wave'> {
+  nodeId: string;
+  kube: Kube;
+  /** Required when a gate that reads it is configured: an acquisition that needs it fails without it. */
+  census?: FleetCensus;
+  wave?: WaveGateOptions;
+}
+
+/** The nodes in a reboot cycle by their label (the lock's holders look them up: lock-holders.ts). */
+export interface CycleLookup {
+  /**
+   * The nodes in a cycle whose slot is missing from `live`, each with its group, and every node in a
+   * cycle by label (`labelled`).
+   */
+  inCycleWithoutSlot(
+    live: readonly Slot[],
+    group: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ withoutSlot: NodeInCycle[]; labelled: ReadonlySet<string> }>;
+}
 
 /** The acquisition as it stands when it asks. */
 export interface FleetAsk {
   /** The other live slots. */
-  live: readonly LockEntry[];
+  live: readonly Slot[];
   /** Nodes in a cycle without a slot. */
   inCycle: readonly NodeInCycle[];
   /**
@@ -47,8 +67,6 @@ export interface FleetAsk {
   matching?: number;
   /** This node's wave (LockMetadata.wave), when it is in one. */
   wave?: string;
-  /** --concurrency resolved now (the slow start ends at a step this large). */
-  slots?: number;
   /** The failures `kured-ts resume` acknowledged (LockState.resumed). */
   resumed?: WaveResume;
 }
@@ -93,14 +111,16 @@ interface WaveQuestion {
   budget?: number;
 }
 
-function waveQuestion(w: WaveGateOptions, ask: FleetAsk, slots: number): WaveQuestion {
+function waveQuestion(o: FleetQuestionOptions & { wave: WaveGateOptions }, ask: FleetAsk): WaveQuestion {
   const group = ask.group ?? '';
+  const w = o.wave;
+  const budgets = budgetsOf(o, ask.matching);
   return {
-    steps: w.start > 0 && w.start < slots,
+    steps: budgets.slowStart,
     ...(w.order === undefined
       ? {}
       : { order: { label: w.order.label, group, before: groupBefore(w.order.order) } }),
-    ...(w.maxFailures === undefined ? {} : { budget: resolveBudget(w.maxFailures, ask.matching) }),
+    ...(budgets.failures === undefined ? {} : { budget: budgets.failures }),
   };
 }
 
@@ -113,7 +133,6 @@ function waveFacts(
 ): WaveFacts {
   // the other slots' holders have gone too, whatever their labels say yet
   const holders = ask.live.map((e) => e.nodeID);
-  const acked = new Set(ask.resumed?.wave === ask.wave ? ask.resumed.nodes : []);
   const steps = {
     start: w.start,
     growth: w.growth,
@@ -126,15 +145,15 @@ function waveFacts(
     ...(q.steps ? { steps } : {}),
     ...(q.budget === undefined
       ? {}
-      : { budget: { max: q.budget, failed: count.failed.filter((n) => !acked.has(n)) } }),
+      : { budget: { max: q.budget, failed: unacknowledged(count.failed, ask.wave, ask.resumed) } }),
     ...(count.order === undefined ? {} : { order: { group: q.order?.group ?? '', ...count.order } }),
   };
 }
 
 export class FleetQuestions {
   constructor(
-    private readonly o: DaemonSetLockOptions,
-    private readonly holders: LockHolders,
+    private readonly o: FleetQuestionOptions,
+    private readonly holders: CycleLookup,
   ) {}
 
   /**
@@ -145,17 +164,21 @@ export class FleetQuestions {
    */
   async around(
     at: {
-      live: readonly LockEntry[];
+      live: readonly Slot[];
+      /** --concurrency resolved now (budgetsOf). */
       slots: number;
-      turn: TurnVerdict | undefined;
-      metadata: LockMetadata;
-      matching: number | undefined;
-      resumed?: WaveResume | undefined;
+      /** The coordinator's turn is someone else's: this node waits whatever the room. */
+      waits: boolean;
+      /** This node's slot as it would record it: its group, control plane, wave. */
+      metadata: { group?: string; controlPlane?: boolean; wave?: string };
+      /** The lock's DaemonSet as read: the nodes it runs on, the failures `kured-ts resume` acknowledged. */
+      state: { matching?: number | undefined; resumed?: WaveResume | undefined };
     },
     signal?: AbortSignal,
   ): Promise<{ inCycle: NodeInCycle[]; fleet: FleetAnswers }> {
-    const { live, slots, turn, metadata, resumed } = at;
-    const goes = live.length < slots && turn?.kind !== 'wait';
+    const { live, slots, waits, metadata } = at;
+    const { matching, resumed } = at.state;
+    const goes = live.length < slots && !waits;
     const cycle = goes
       ? await this.holders.inCycleWithoutSlot(live, metadata.group, signal)
       : { withoutSlot: [], labelled: new Set<string>() };
@@ -167,16 +190,11 @@ export class FleetQuestions {
       group: metadata.group,
       controlPlane: metadata.controlPlane === true,
       goes,
-      ...(at.matching === undefined ? {} : { matching: at.matching }),
+      ...(matching === undefined ? {} : { matching }),
       ...(metadata.wave === undefined ? {} : { wave: metadata.wave }),
-      slots,
       ...(resumed === undefined ? {} : { resumed }),
     };
     return { inCycle, fleet: await this.answer(ask, signal) };
-  }
-
-  private get groupPercent(): number {
-    return this.o.groups?.percent ?? 0;
   }
 
   /** Does any gate that reads the census apply to a node that goes? */
@@ -233,7 +251,7 @@ export class FleetQuestions {
   private async wave(ask: FleetAsk, signal?: AbortSignal): Promise<WaveFacts | undefined> {
     const w = this.o.wave;
     if (w === undefined || ask.wave === undefined || !ask.goes) return undefined;
-    const q = waveQuestion(w, ask, ask.slots ?? this.o.concurrency);
+    const q = waveQuestion({ ...this.o, wave: w }, ask);
     if (!q.steps && q.order === undefined && q.budget === undefined) return undefined;
     const count = await w.census.read(
       {
@@ -259,17 +277,18 @@ export class FleetQuestions {
 
   /** The unavailable nodes and the caps, from the census, for a node that goes. */
   private gates(census: Census, ask: FleetAsk): Pick<FleetAnswers, 'unavailable' | 'health' | 'quarantine'> {
-    const { countUnavailable, maxUnhealthy, maxQuarantined, nodeId } = this.o;
+    const { countUnavailable, nodeId } = this.o;
+    const caps = capsOf(this.o, census.total);
     const down = this.unavailableOf(census, ask);
     const holds = new Set(ask.live.map((e) => e.nodeID));
     const why = new Map(census.unhealthy.map((u) => [u.name, u.why]));
     return {
       ...(countUnavailable === true ? { unavailable: { nodes: down, more: 0, moreInGroup: 0 } } : {}),
-      ...(maxUnhealthy === undefined
+      ...(caps.maxUnhealthy === undefined
         ? {}
         : {
             health: {
-              max: resolveLimit(maxUnhealthy, census.total),
+              max: caps.maxUnhealthy,
               nodes: census.unhealthy
                 // a node in its cycle is down for the reboot that holds its slot; one that only
                 // labels itself in a cycle (its own token can) is judged by its readiness (issue 55)
@@ -277,11 +296,11 @@ export class FleetQuestions {
                 .map((n) => `${n.name} ${why.get(n.name) ?? 'unhealthy'}`),
             },
           }),
-      ...(maxQuarantined === undefined
+      ...(caps.maxQuarantined === undefined
         ? {}
         : {
             quarantine: {
-              max: resolveLimit(maxQuarantined, census.total),
+              max: caps.maxQuarantined,
               nodes: (census.quarantined ?? []).filter((n) => n !== nodeId),
             },
           }),
@@ -313,11 +332,11 @@ export class FleetQuestions {
     ask: FleetAsk,
     census: Census | undefined,
   ): Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> {
-    const groups = this.o.groups;
-    if (groups === undefined || ask.group === undefined) return {};
     const members = census?.group?.members;
+    const groupSlots = groupSlotsOf(this.o, members?.size);
+    if (groupSlots === undefined || ask.group === undefined) return {};
     return {
-      groupSlots: resolveBudget(budgetOf(groups.concurrency, this.groupPercent), members?.size),
+      groupSlots,
       ...(members === undefined ? {} : { groupMembers: members }),
     };
   }

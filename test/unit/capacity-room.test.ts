@@ -1,9 +1,9 @@
-// One rule for "is there room in the lock for this node" (src/lock/room.ts), and the wait for a slot
+// One rule for "is there room in the lock for this node" (src/capacity/room.ts), and the wait for a slot
 // (LockView.hasRoom, which decides whether a waiter wakes) agreeing with the acquisition
 // (DaemonSetLock.wouldAcquire) on every lock whose slots both can see.
 import { describe, expect, it } from '@jest/globals';
 import type { V1Node } from '../../src/kube/kube.js';
-import { FleetCensus } from '../../src/lock/fleet-census.js';
+import { FleetCensus } from '../../src/capacity/fleet-census.js';
 import { DaemonSetLock } from '../../src/lock/daemonset-lock.js';
 import {
   LockFormatError,
@@ -15,7 +15,7 @@ import {
 import { LeaseObserver } from '../../src/lock/lease.js';
 import { declaredSlots, type LockState } from '../../src/lock/lock-state.js';
 import { LockView } from '../../src/lock/lock-view.js';
-import { roomFor, type Room, type RoomQuestion } from '../../src/lock/room.js';
+import { roomFor, type Room, type RoomQuestion } from '../../src/capacity/room.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeKube } from '../fakes/fake-kube.js';
@@ -256,12 +256,15 @@ describe('the wait for a slot wakes exactly when the acquisition, seeing the sam
       name: 'kured',
       annotation: 'lock',
       ttlMs: 0,
-      concurrency,
+      concurrency: { count: concurrency },
       clock,
       log: silentLogger,
       ...(group === undefined
         ? {}
-        : { groups: GROUPS, census: new FleetCensus({ kube, clock, nodeId: 'n1', groupLabel: 'zone' }) }),
+        : {
+            groups: { label: GROUPS.label, concurrency: { count: GROUPS.concurrency } },
+            census: new FleetCensus({ kube, clock, nodeId: 'n1', groupLabel: 'zone' }),
+          }),
     };
     const acquisition = await new DaemonSetLock(options).wouldAcquire(
       undefined,

@@ -5,9 +5,25 @@
 // it no slot; it may wake for a slot that a node in a cycle without an entry, an unavailable node or
 // the control-plane rule still holds back (the acquisition then refuses, and the waiter waits for the
 // next change).
-import { isManualEntry, type LockEntry } from './kured-lock-format.js';
-import type { FleetGate } from './lock.js';
+import type { FleetGate } from './gates.js';
 import { waveRoom, type WaveFacts, type WaveRoom } from './wave-gate.js';
+
+/**
+ * A slot of the lock as the rule counts it: its node, whether it records a creation time (kured's
+ * manual lock records none, and holds every slot), and its metadata (the group it records). The
+ * lock's parsed entry (src/lock/kured-lock-format.ts) is one; the coordinator makes them of its view.
+ */
+export interface Slot {
+  nodeID: string;
+  /** When the slot was taken, in ms since the epoch; undefined: kured's manual lock. */
+  createdMs: number | undefined;
+  metadata: Readonly<Record<string, unknown>>;
+}
+
+/** kured's manual lock: a slot that records no creation time. It holds every slot. */
+export function isManualSlot(slot: Slot): boolean {
+  return slot.createdMs === undefined;
+}
 
 /**
  * The group recorded for a node not known to be in the asking node's group: never equal to a label
@@ -45,9 +61,9 @@ export interface ControlPlaneQuestion {
 }
 
 /** What the rule looks at. */
-export interface RoomQuestion {
+export interface RoomQuestion<S extends Slot = Slot> {
   /** The lock's live entries (not expired for this reader), this node's own among them or not. */
-  live: readonly LockEntry[];
+  live: readonly S[];
   /** This node: its own entry counts in the lock's claim, never as a slot held against it. */
   nodeId: string;
   /** The slots the annotation itself allows (LockState.declared: its maxOwners). */
@@ -88,11 +104,11 @@ export interface FleetCap {
   nodes: readonly string[];
 }
 
-/** The answer: room, or why not. */
-export type Room =
+/** The answer: room, or why not (`S`: the slots as the asker gave them, named back in a refusal). */
+export type Room<S extends Slot = Slot> =
   | { room: true }
   /** kured's manual lock (an entry without a creation time): every slot held until it is removed. */
-  | { room: false; why: 'manual'; entry: LockEntry }
+  | { room: false; why: 'manual'; entry: S }
   /** More live entries than the lock's maxOwners or --concurrency allow: no new slot for anyone. */
   | { room: false; why: 'forged' }
   /** Another control-plane node holds a slot or is in its cycle: one at a time. */
@@ -104,7 +120,7 @@ export type Room =
   | {
       room: false;
       why: 'full';
-      others: readonly LockEntry[];
+      others: readonly S[];
       inCycle: readonly string[];
       unavailable?: { names: readonly string[]; more: number };
     }
@@ -119,25 +135,37 @@ export type Room =
   /** The wave's budget spent, its slow start or another group first (wave-gate.ts). */
   | WaveRoom;
 
+/** A refusal: no room, and why. */
+export type NoRoom<S extends Slot = Slot> = Exclude<Room<S>, { room: true }>;
+
 /** Does `entry` count against `group`: a slot of that group, or one that records no group (kured's)? */
-function countsAgainst(entry: LockEntry, group: string): boolean {
+function countsAgainst(entry: Slot, group: string): boolean {
   const recorded = entry.metadata.group;
   return typeof recorded !== 'string' || recorded === group;
 }
 
 /** The other control-plane node that holds a slot or is in a cycle, if any. */
-function busyPeer(q: RoomQuestion, others: readonly LockEntry[]): string | undefined {
+function busyPeer<S extends Slot>(q: RoomQuestion<S>, others: readonly S[]): string | undefined {
   const peers = new Set(q.controlPlane?.peers ?? []);
   if (peers.size === 0) return undefined;
   return [...others.map((e) => e.nodeID), ...(q.inCycle ?? []).map((n) => n.name)].find((n) => peers.has(n));
 }
 
+/**
+ * Are all the slots taken by `taken` nodes (slots held, nodes in a cycle without one, turns promised,
+ * unavailable nodes that count)? The one comparison of fullness: the rule below, and a plan that
+ * stops asking it once no waiter could get an answer but "full" (turn-plan.ts).
+ */
+export function allTaken(taken: number, concurrency: number): boolean {
+  return taken >= concurrency;
+}
+
 /** Every slot taken, counting the unavailable nodes too; undefined when one is free. */
-function fullness(q: RoomQuestion, others: readonly LockEntry[]): Room | undefined {
+function fullness<S extends Slot>(q: RoomQuestion<S>, others: readonly S[]): Room<S> | undefined {
   const inCycle = q.inCycle ?? [];
   const unavailable = q.unavailable;
   const down = unavailable === undefined ? 0 : unavailable.nodes.length + unavailable.more;
-  if (others.length + inCycle.length + down < q.concurrency) return undefined;
+  if (!allTaken(others.length + inCycle.length + down, q.concurrency)) return undefined;
   return {
     room: false,
     why: 'full',
@@ -150,7 +178,7 @@ function fullness(q: RoomQuestion, others: readonly LockEntry[]): Room | undefin
 }
 
 /** Every slot of this node's group taken; undefined when one is free (or there is no group limit). */
-function groupFullness(q: RoomQuestion, others: readonly LockEntry[]): Room | undefined {
+function groupFullness<S extends Slot>(q: RoomQuestion<S>, others: readonly S[]): Room<S> | undefined {
   const { groups, group } = q;
   if (groups === undefined || group === undefined) return undefined;
   const down = q.unavailable?.nodes.filter((n) => n.group === group) ?? [];
@@ -168,7 +196,7 @@ function groupFullness(q: RoomQuestion, others: readonly LockEntry[]): Room | un
 }
 
 /** The control plane one at a time, and last (`ask.controlPlane`); undefined when it may go. */
-function controlPlaneRule(q: RoomQuestion, others: readonly LockEntry[]): Room | undefined {
+function controlPlaneRule<S extends Slot>(q: RoomQuestion<S>, others: readonly S[]): Room<S> | undefined {
   const busy = busyPeer(q, others);
   if (busy !== undefined) return { room: false, why: 'control-plane-busy', holder: busy };
   const ahead = q.controlPlane?.workersAhead;
@@ -178,29 +206,32 @@ function controlPlaneRule(q: RoomQuestion, others: readonly LockEntry[]): Room |
 }
 
 /** A fleet-wide cap exceeded, as its refusal; undefined within it (or without the cap). */
-function overCap(why: 'unhealthy' | 'quarantined', cap: FleetCap | undefined): Room | undefined {
+function overCap<S extends Slot>(
+  why: 'unhealthy' | 'quarantined',
+  cap: FleetCap | undefined,
+): Room<S> | undefined {
   if (cap === undefined || cap.nodes.length <= cap.max) return undefined;
   return { room: false, why, max: cap.max, nodes: cap.nodes };
 }
 
 /** Could this node take a slot now, by the lock's entries (and what the acquisition looked up)? */
-export function roomFor(q: RoomQuestion): Room {
-  const manual = q.live.find(isManualEntry);
+export function roomFor<S extends Slot>(q: RoomQuestion<S>): Room<S> {
+  const manual = q.live.find(isManualSlot);
   if (manual !== undefined) return { room: false, why: 'manual', entry: manual };
   if (q.live.length > Math.min(q.declared, q.concurrency)) return { room: false, why: 'forged' };
   const others = q.live.filter((e) => e.nodeID !== q.nodeId);
   return (
-    overCap('quarantined', q.quarantine) ??
+    overCap<S>('quarantined', q.quarantine) ??
     waveRoom(q.wave, q.concurrency) ??
     controlPlaneRule(q, others) ??
-    overCap('unhealthy', q.health) ??
+    overCap<S>('unhealthy', q.health) ??
     fullness(q, others) ??
     groupFullness(q, others) ?? { room: true }
   );
 }
 
 /** The fleet gate each refusal names (a table: a new refusal without its row does not compile). */
-const GATES: Readonly<Record<Exclude<Room, { room: true }>['why'], FleetGate | undefined>> = {
+const GATES: Readonly<Record<NoRoom['why'], FleetGate | undefined>> = {
   manual: undefined,
   forged: undefined,
   // only when unavailable nodes filled it (below); else the plain slots
@@ -216,7 +247,7 @@ const GATES: Readonly<Record<Exclude<Room, { room: true }>['why'], FleetGate | u
 };
 
 /** The fleet gate a refusal names, beyond the plain slots (undefined: the slots, or the lock itself). */
-export function gateOf(room: Exclude<Room, { room: true }>): FleetGate | undefined {
+export function gateOf(room: NoRoom): FleetGate | undefined {
   if (room.why === 'full' && room.unavailable === undefined) return undefined;
   return GATES[room.why];
 }

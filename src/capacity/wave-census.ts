@@ -15,6 +15,7 @@
 //   time, a waiting node of another group (one Node, `limit=1`) until one ranks before this node's
 //   group or none is left: at most as many small reads as there are groups.
 import type { Clock } from '../clock/clock.js';
+import type { WaveSettings } from './settings.js';
 import type { Kube, NodeRow } from '../kube/kube.js';
 import { CYCLE_LABEL } from '../node/cycle.js';
 import { QUARANTINE_LABEL } from '../node/quarantine.js';
@@ -155,4 +156,9 @@ export class WaveCensus {
   private rows(labelSelector: string, signal?: AbortSignal): Promise<NodeRow[]> {
     return this.reads.get(labelSelector, () => this.o.kube.listNodeRows({ labelSelector }, signal));
   }
+}
+
+/** The wave's gates as configured, and the census that counts them (the lock's). */
+export interface WaveGateOptions extends WaveSettings {
+  census: WaveCensus;
 }
