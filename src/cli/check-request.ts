@@ -8,9 +8,7 @@ import {
   parseRebootRequest,
   REBOOT_REQUEST_ANNOTATION,
   rebootRequestOf,
-  type RebootRequest,
 } from '../node/reboot-request.js';
-import type { SentinelVerdict } from '../sentinel/sentinel.js';
 
 /** A line of `check` as this module reads and writes it (CheckItem). */
 interface Item {
@@ -20,15 +18,15 @@ interface Item {
 }
 
 /**
- * For the window and the blockers: those an admin's --now request passes, where they would hold the
- * reboot back, are `skipped` (the agent does not ask them), saying so.
+ * For the blockers: those an admin's --now request passes, where they would hold the reboot back, are
+ * `skipped` (the agent does not ask them), saying so (the window's answer says it itself: to-slot.ts).
  */
 export function passedByNow(
   node: V1Node,
   blockers: readonly Pick<Blocker, 'name'>[],
 ): <T extends Item>(items: T[]) => (T | (T & { verdict: 'skipped' }))[] {
   const request = rebootRequestOf(node.metadata?.annotations ?? {});
-  const passed = new Set(['window', ...blockers.filter((b) => bypassed(b, request)).map((b) => b.name)]);
+  const passed = new Set(blockers.filter((b) => bypassed(b, request)).map((b) => b.name));
   if (request?.now !== true) return (items) => items;
   return (items) =>
     items.map((i) =>
@@ -50,12 +48,4 @@ export function evaluateRequest(node: V1Node): { name: string; verdict: 'ok' | '
     return [{ name: 'request', verdict: 'error', detail: `${parsed.error} (the agent ignores it)` }];
   }
   return [{ name: 'request', verdict: 'ok', detail: describeRebootRequest(parsed) }];
-}
-
-/** The need as the agent sees it: an admin's request is one, whatever the sentinel says. */
-export function needVerdict(items: readonly Item[], request: RebootRequest | undefined): SentinelVerdict {
-  if (request !== undefined) return { required: true };
-  const sentinel = items.find((i) => i.name === 'sentinel');
-  if (sentinel?.verdict === 'error') return { required: false, error: sentinel.detail };
-  return { required: sentinel?.verdict !== 'no-reboot' };
 }

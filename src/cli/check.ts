@@ -1,7 +1,8 @@
 // `kured-ts check --node NAME`: the decision the agent on that node would take now, and every reason
-// holding it back. The decision is the agent's own: check runs the agent's steps before the lock
-// (judgeBeforeLock, decideBeforeLock, judgeAtSlot, then the lock's wouldAcquire) on a read-only view
-// of the cluster and only renders what they return; the lines beside it show every blocker's answer,
+// holding it back. The decision is the agent's own: check runs the agent's one runner of its steps
+// to a slot (runToSlot: the window, the blockers, the approval, the slot's own questions, the lock,
+// asked whether it would give the slot) on a read-only view of the cluster, and renders the answers
+// it returns (window, node, approval) and its end; the lines beside it show every blocker's answer,
 // not only the first. Changes nothing: the Kube it runs on refuses every write (ReadOnlyKube), so a
 // mistake here cannot touch the cluster.
 import { judges, type Blocker } from '../blockers/blocker.js';
@@ -9,15 +10,12 @@ import { createBlockers } from '../blockers/index.js';
 import type { Clock } from '../clock/clock.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { ReadOnlyKube } from '../kube/read-only-kube.js';
-import {
-  decideBeforeLock,
-  judgeAtSlot,
-  judgeBeforeLock,
-  type BeforeLock,
-  type BeforeLockView,
-} from '../agent/decision/before-lock.js';
+import type { BeforeLockView } from '../agent/decision/before-lock.js';
+import { needOf } from '../agent/decision/need.js';
+import { runToSlot, type SlotActions, type SlotRun, type StepAnswer } from '../agent/decision/to-slot.js';
+import type { NodeState } from '../node/node.js';
 import { slotMetaOf } from '../agent/decision/acquisition.js';
-import { waitingFor, type Misconfigured, type Outcome } from '../agent/outcome.js';
+import type { Outcome } from '../agent/outcome.js';
 import type { LockMetadata } from '../lock/lock.js';
 import { waveTracked } from '../capacity/settings.js';
 import { silentLogger } from '../log/logger.js';
@@ -25,9 +23,8 @@ import { KubeNodeOps, toNodeState } from '../node/kube-node-ops.js';
 import { STATUS_ANNOTATION } from '../node/status.js';
 import { isControlPlane } from '../node/role.js';
 import { PHASE_NEXT, cycleFacts, phaseOf, type CyclePhase } from '../agent/decision/phase.js';
-import { approvalCheck, type ApprovalVerdict } from '../node/approval.js';
 import { rebootRequestOf } from '../node/reboot-request.js';
-import { evaluateRequest, needVerdict, passedByNow } from './check-request.js';
+import { evaluateRequest, passedByNow } from './check-request.js';
 import { createSentinel } from '../sentinel/index.js';
 import type { Sentinel, SentinelVerdict } from '../sentinel/sentinel.js';
 import { createWindow } from '../window/index.js';
@@ -43,7 +40,7 @@ import {
 import { formatObject } from './output.js';
 import { hideUserInfo } from '../text/redact.js';
 import { formatCheck, type CheckItem, type CheckReport } from './check-report.js';
-import { checkLock, evaluateLock } from './check-lock.js';
+import { checkLock, evaluateLock, type CheckLock } from './check-lock.js';
 import { blockerLines, keepAnswers } from './check-blockers.js';
 import { evaluateDrain, withDrainFailure } from './check-drain.js';
 import { evaluateAgent, reportedMisconfiguration } from './check-agent.js';
@@ -98,71 +95,28 @@ function defaultCheckBlockers(config: CheckConfig): BlockerFactory {
     );
 }
 
+/** The sentinel as check reads it: only with --local (on the node itself); its verdict, when read. */
 async function evaluateSentinel(
   options: CheckOptions,
   io: CheckIo,
   node: V1Node,
   signal: AbortSignal,
-): Promise<CheckItem> {
+): Promise<{ item: CheckItem; verdict?: SentinelVerdict }> {
   if (options.local !== true) {
     const raw = node.metadata?.annotations?.[STATUS_ANNOTATION];
     const last = raw === undefined ? 'no status recorded' : `last status ${raw}`;
-    return {
-      name: 'sentinel',
-      verdict: 'skipped',
-      detail: `not evaluated here (run with --local on the node); ${last}`,
-    };
+    const detail = `not evaluated here (run with --local on the node); ${last}`;
+    return { item: { name: 'sentinel', verdict: 'skipped', detail } };
   }
   const sentinel = io.sentinel ?? createSentinel(options.config);
   const verdict = await sentinel.rebootRequired(signal);
   if (verdict.error !== undefined) {
-    return {
-      name: 'sentinel',
-      verdict: 'error',
-      detail: `sentinel failed (treated as no reboot): ${verdict.error}`,
-    };
+    const detail = `sentinel failed (treated as no reboot): ${verdict.error}`;
+    return { item: { name: 'sentinel', verdict: 'error', detail }, verdict };
   }
   return verdict.required
-    ? { name: 'sentinel', verdict: 'ok', detail: 'reboot required' }
-    : { name: 'sentinel', verdict: 'no-reboot', detail: 'reboot not required' };
-}
-
-function evaluateWindow(config: CheckConfig, now: Date): CheckItem {
-  const window = createWindow(config.window);
-  const { inside, change } = window.next(now);
-  const at = change ? ` (${inside ? 'closes' : 'opens'} ${change.toISOString()})` : '';
-  const contains = window.contains(now);
-  return {
-    name: 'window',
-    verdict: contains ? 'ok' : 'blocks',
-    detail: `${contains ? 'inside' : 'outside'} maintenance window ${window.describe()}${at}`,
-  };
-}
-
-/** Under --require-approval, the node's approval as its agent judges it now; {} without the flag. */
-function approvalOf(config: CheckConfig, node: V1Node, now: Date): { approval?: ApprovalVerdict } {
-  const annotations = node.metadata?.annotations ?? {};
-  return approvalCheck(config, { name: node.metadata?.name ?? '', annotations }, now);
-}
-
-/** --require-approval: one item saying whether the node is approved (none without the flag). */
-function evaluateApproval(config: CheckConfig, node: V1Node, now: Date): CheckItem[] {
-  const { approval } = approvalOf(config, node, now);
-  if (approval === undefined) return [];
-  if (!approval.approved) return [{ name: 'approval', verdict: 'blocks', detail: approval.reason }];
-  const { by, at } = approval.approval;
-  return [{ name: 'approval', verdict: 'ok', detail: `approved by ${by || 'unknown'} at ${at}` }];
-}
-
-function evaluateBootId(node: V1Node): CheckItem {
-  const bootID = node.status?.nodeInfo?.bootID ?? '';
-  return bootID === ''
-    ? { name: 'node', verdict: 'blocks', detail: 'node reports no bootID: a reboot could not be proven' }
-    : {
-        name: 'node',
-        verdict: 'ok',
-        detail: `bootID ${bootID}${node.spec?.unschedulable === true ? ', cordoned' : ''}`,
-      };
+    ? { item: { name: 'sentinel', verdict: 'ok', detail: 'reboot required' }, verdict }
+    : { item: { name: 'sentinel', verdict: 'no-reboot', detail: 'reboot not required' }, verdict };
 }
 
 /**
@@ -177,52 +131,26 @@ function evaluateFleetLock(config: CheckConfig): CheckItem[] {
   return [{ name: 'fleetlock', verdict: 'skipped', detail }];
 }
 
-/** What `check` runs the agent's steps on: the read-only view, the sentinel's answer, the node's acquisition. */
-interface Look {
-  view: BeforeLockView;
-  verdict: SentinelVerdict;
-  /** The need is known (the sentinel read with --local, or an admin's request), not assumed. */
-  needKnown: boolean;
-  meta: LockMetadata;
-  /** The node's phase when it is past the pre-lock decision (inProgress), else undefined. */
-  inProgress: string | undefined;
-  /** An entry naming the node that no cycle of its own proves (phase unproven-entry). */
-  unproven: boolean;
-  /** A configuration error the agent reported: it holds the agent back as it holds it here. */
-  misconfigured: Misconfigured | undefined;
-}
-
 /**
- * The agent's decision, taken by its own steps (before-lock.ts) over check's read-only view, in the
- * order of its first pass: the pre-lock decision, what holds back a node at the slot, then the lock
- * (asked whether it would give a slot: check takes none).
+ * What check does between the agent's steps (runToSlot): nothing. Where the agent acquires, it asks
+ * the lock whether it would give the slot; the FleetLock server it does not ask (evaluateFleetLock).
  */
-async function decide(look: Look, signal: AbortSignal): Promise<CheckReport['decision']> {
-  if (look.inProgress !== undefined) return { kind: 'in-progress', reason: look.inProgress };
-  const judged = await judgeBeforeLock(look.view, look.verdict, signal);
-  const early = decideBeforeLock(withReported(judged, look.misconfigured));
-  if (early !== undefined) return decisionOf(early);
-  const atSlot = await judgeAtSlot(look.view, look.meta, look.unproven, signal);
-  if (atSlot !== undefined) return decisionOf(atSlot.outcome);
-  const would = await look.view.lock.wouldAcquire(signal, look.meta);
-  if (!would.acquired) return decisionOf(waitingFor(would));
-  const required = look.needKnown;
-  const fleet = look.view.fleetLock ? ', once the FleetLock server grants a slot' : '';
+function checkActions(lock: CheckLock, signal: AbortSignal): SlotActions {
   return {
-    kind: 'would-reboot',
-    reason: `the agent would take the lock, drain and reboot${required ? '' : ' if a reboot is required'}${fleet}`,
+    release: () => Promise.resolve(),
+    beforeSlot: () => Promise.resolve(),
+    fleetLock: () => Promise.resolve(undefined),
+    slot: (meta) => lock.wouldAcquire(signal, meta),
   };
 }
 
-/**
- * A configuration error the agent reported holds it back as it holds the agent back: its own
- * admission policy denies the agent's requests, which check (asking with its user's rights) cannot.
- */
-function withReported(judged: BeforeLock, misconfigured: Misconfigured | undefined): BeforeLock {
-  if (misconfigured === undefined) return judged;
+/** The decision the run ended in, in check's words. */
+function decisionOfRun(run: SlotRun, needKnown: boolean, fleetLock: boolean): CheckReport['decision'] {
+  if ('outcome' in run.end) return decisionOf(run.end.outcome);
+  const fleet = fleetLock ? ', once the FleetLock server grants a slot' : '';
   return {
-    ...judged,
-    block: { blocked: true, blocker: 'agent', reason: misconfigured.reason, misconfigured },
+    kind: 'would-reboot',
+    reason: `the agent would take the lock, drain and reboot${needKnown ? '' : ' if a reboot is required'}${fleet}`,
   };
 }
 
@@ -253,6 +181,39 @@ function inProgress(phase: CyclePhase): string | undefined {
   return `a reboot cycle is in progress on this node (${phase.name}: ${phase.reason}); ${PHASE_NEXT[phase.name]}`;
 }
 
+/** The agent's steps to a slot (runToSlot), run by check over its read-only view. */
+async function runSteps(
+  options: CheckOptions,
+  at: { node: V1Node; state: NodeState; lock: CheckLock; meta: LockMetadata; unproven: boolean },
+  look: { blockers: readonly Blocker[]; now: Date; server: Date; sentinel: SentinelVerdict | undefined },
+  signal: AbortSignal,
+): Promise<SlotRun> {
+  const { config } = options;
+  const view: BeforeLockView = {
+    config: { ...config, nodeId: options.node },
+    window: createWindow(config.window),
+    blockers: look.blockers,
+    lock: at.lock,
+    fleetLock: config.fleetlockUrl !== '',
+    now: look.now,
+    serverNow: look.server,
+    node: at.state,
+  };
+  const misconfigured = reportedMisconfiguration(at.node);
+  const ask = {
+    verdict: needOf(look.sentinel, at.state.annotations),
+    meta: at.meta,
+    unproven: at.unproven,
+    ...(misconfigured === undefined ? {} : { misconfigured }),
+  };
+  return runToSlot(view, ask, checkActions(at.lock, signal), signal);
+}
+
+/** The answer of the step `name` as an item: the runner's, rendered. */
+function answer(run: SlotRun, name: StepAnswer['name']): CheckItem[] {
+  return run.answers.filter((a) => a.name === name);
+}
+
 /** Evaluates everything for one node, reading only. */
 export async function evaluateCheck(
   options: CheckOptions,
@@ -274,56 +235,42 @@ export async function evaluateCheck(
     signal,
   );
   const server = io.kube.serverTime?.at(now) ?? now;
-  const items: CheckItem[] = [
-    await evaluateSentinel(options, io, node, signal),
-    ...evaluateRequest(node),
-    ...evaluateAgent(node),
-    ...passedByNow(
-      node,
-      blockers,
-    )([
-      evaluateWindow(config, now),
-      ...(await blockerLines(blockers)),
-      ...('line' in packageManager ? [packageManager.line] : []),
-    ]),
-    evaluateBootId(node),
-    await evaluateVolumes(config, node, kube, signal),
-    ...(await evaluateNodeChecks(config, node, kube, signal)),
-    ...evaluateApproval(config, node, server),
-  ];
+  const sentinel = await evaluateSentinel(options, io, node, signal);
   const lock = checkLock(config, options.node, io.clock, kube);
   const state = toNodeState(node);
   const meta = slotMetaOf(config, state, waveTracked(config));
   const lockItem = await evaluateLock(config, lock, { node, meta }, signal);
-  items.push(
+  const phase = phaseOf(cycleFacts(state, lockItem.held, config, now));
+  const run = await runSteps(
+    options,
+    { node, state, lock, meta, unproven: phase.name === 'unproven-entry' },
+    { blockers, now, server, sentinel: sentinel.verdict },
+    signal,
+  );
+  const items: CheckItem[] = [
+    sentinel.item,
+    ...evaluateRequest(node),
+    ...evaluateAgent(node),
+    ...answer(run, 'window'),
+    ...passedByNow(
+      node,
+      blockers,
+    )([...(await blockerLines(blockers)), ...('line' in packageManager ? [packageManager.line] : [])]),
+    ...answer(run, 'node'),
+    await evaluateVolumes(config, node, kube, signal),
+    ...(await evaluateNodeChecks(config, node, kube, signal)),
+    ...answer(run, 'approval'),
     lockItem,
     ...evaluateFleetLock(config),
     ...evaluateRepair(node, config.postRebootTimeoutMs),
     evaluateShutdown(node),
-  );
-  const phase = phaseOf(cycleFacts(state, lockItem.held, config, now));
-  const request = rebootRequestOf(node.metadata?.annotations ?? {});
-  const decision = await decide(
-    {
-      view: {
-        config: { ...config, nodeId: options.node },
-        window: createWindow(config.window),
-        blockers,
-        lock,
-        fleetLock: config.fleetlockUrl !== '',
-        now,
-        serverNow: server,
-        node: state,
-      },
-      verdict: needVerdict(items, request),
-      needKnown: items.some((i) => (i.name === 'sentinel' || i.name === 'request') && i.verdict === 'ok'),
-      meta,
-      inProgress: inProgress(phase),
-      unproven: phase.name === 'unproven-entry',
-      misconfigured: reportedMisconfiguration(node),
-    },
-    signal,
-  );
+  ];
+  const needKnown = rebootRequestOf(state.annotations) !== undefined || sentinel.verdict?.required === true;
+  const progress = inProgress(phase);
+  const decision =
+    progress === undefined
+      ? decisionOfRun(run, needKnown, config.fleetlockUrl !== '')
+      : { kind: 'in-progress' as const, reason: progress };
   const drain = await evaluateDrain(kube, options.node, config, signal);
   return { node: options.node, items, drain, decision: withDrainFailure(decision, drain) };
 }

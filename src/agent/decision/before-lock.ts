@@ -1,7 +1,7 @@
 // Before the lock (DESIGN §1): detect, taint, the window and the blockers, then a slot.
 import { firstBlock, judges, type Blocker } from '../../blockers/blocker.js';
 import type { Config } from '../../config/config.js';
-import type { Lock, LockHolder, LockMetadata } from '../../lock/lock.js';
+import type { Lock, LockMetadata } from '../../lock/lock.js';
 import type { PolicyConfig } from '../../admission/agent-policy.js';
 import type { NodeState } from '../../node/node.js';
 import { isControlPlane } from '../../node/role.js';
@@ -20,16 +20,14 @@ import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import { sameOutcome, waitingFor, type Outcome } from '../outcome.js';
 import { blockOf, type Block } from './misconfigured.js';
 import { foreignCordon } from '../../node/our-cordon.js';
-import { takeFleetLock } from './fleetlock.js';
 import type { Pass } from './pass.js';
 import { leaveWave } from './wave.js';
-import { slotMetaOf } from './acquisition.js';
 
 /** Before the lock: what `decideBeforeLock` needs to know (also what `kured-ts check` shows). */
 export interface BeforeLock {
   /** The sentinel's answer. */
   verdict: SentinelVerdict;
-  /** Inside the maintenance window now? With the window's description and next change. */
+  /** Inside the maintenance window now? With the window's description and next change (it closes, or opens). */
   window: { inside: boolean; describe: string; next: Date | undefined };
   /**
    * The first blocker that blocks, if any; `misconfigured` when it failed on a request the agent's
@@ -155,23 +153,7 @@ export interface BeforeLockView {
   readonly now: Date;
   readonly serverNow: Date;
   /** The node as last read. */
-  readonly node: Pick<NodeState, 'annotations' | 'labels' | 'bootID'>;
-}
-
-/** The pass's own view (BeforeLockView) of what the judgement reads. */
-function viewOf(pass: Pass): BeforeLockView {
-  const { window, blockers, clock, serverTime, lock, fleetLock } = pass.deps;
-  const now = clock.now();
-  return {
-    config: pass.config,
-    window,
-    blockers,
-    lock,
-    fleetLock: fleetLock !== undefined,
-    now,
-    serverNow: serverTime?.at(now) ?? now,
-    node: pass.node,
-  };
+  readonly node: Pick<NodeState, 'annotations' | 'labels' | 'bootID' | 'unschedulable'>;
 }
 
 /** What the window, the blockers and the approval say now (decideBeforeLock takes its decision from it). */
@@ -186,7 +168,7 @@ export async function judgeBeforeLock(
   const controlPlane = isControlPlane(node.labels);
   return {
     verdict,
-    window: { inside, describe: window.describe(), next: inside ? undefined : window.next(now).change },
+    window: { inside, describe: window.describe(), next: window.next(now).change },
     block:
       inside || request?.now === true
         ? blockOf(
@@ -264,47 +246,4 @@ export async function judgeAtSlot(
   if (blockers.length === 0) return undefined;
   const block = blockOf(await firstBlock(blockers, signal), config);
   return block.blocked ? { outcome: blockOutcome(block), byBlocker: true } : undefined;
-}
-
-/**
- * The window, the blockers and the approval: the outcome that holds the reboot back, or undefined.
- * An entry naming us that no cycle of ours proves (`unproven`) holds no slot back from the others
- * meanwhile: it goes when the reboot is held back.
- */
-export async function windowAndBlockers(
-  pass: Pass,
-  verdict: SentinelVerdict,
-  unproven: boolean,
-): Promise<Outcome | undefined> {
-  const early = decideBeforeLock(await judgeBeforeLock(viewOf(pass), verdict, pass.signal));
-  if (early === undefined) return undefined;
-  if (unproven) await pass.release();
-  return early;
-}
-
-/**
- * A slot: the blockers left to the slot (the PDB pre-flight) for a node that would take one now,
- * then the lock. The holder, or the outcome that ends the pass (waiting for the lock, blocked).
- */
-export async function takeSlot(
-  pass: Pass,
-  unproven: boolean,
-): Promise<{ holder: LockHolder } | { outcome: Outcome }> {
-  // kured's timing: the taint goes on once nothing blocks the reboot, as the node waits for a slot.
-  if (pass.config.taintTiming === 'unblocked') await pass.addTaint();
-  const meta = slotMetaOf(pass.config, pass.node, pass.deps.waves !== undefined);
-  const held = await judgeAtSlot(viewOf(pass), meta, unproven, pass.signal);
-  if (held) {
-    if (unproven && held.byBlocker) await pass.release();
-    return { outcome: held.outcome };
-  }
-  // the fleet's slot across clusters (--fleetlock-url) before this cluster's
-  const fleet = await takeFleetLock(pass);
-  if (fleet) {
-    if (unproven) await pass.release();
-    return { outcome: fleet };
-  }
-  const result = await pass.env.slot.acquire(meta, pass.signal);
-  if (!result.acquired) return { outcome: waitingFor(result) };
-  return { holder: result.holder };
 }

@@ -1,6 +1,7 @@
 // One pass of the decision: what it works on (the latest read of the node, the sentinel's answer
 // once asked), what the agent keeps between passes, and the small idempotent steps every phase uses:
 // the one guarded node write, the taint, the slot, notifications.
+import { needOf } from './need.js';
 import type { AcquireResult, LockHolder, LockMetadata } from '../../lock/lock.js';
 import type { HeldSlot } from '../../lock/held-slot.js';
 import type { NodeState, NodeWrite } from '../../node/node.js';
@@ -97,7 +98,7 @@ export class Pass {
   /** The sentinel's verdict, asked once per pass; an admin's request on the node is a need too. */
   async sentinel(): Promise<SentinelVerdict> {
     this.verdict ??= await this.deps.sentinel.rebootRequired(this.signal);
-    return this.request() === undefined ? this.verdict : { required: true };
+    return needOf(this.verdict, this.node.annotations);
   }
 
   /** The admin's reboot request on the node as last read (`kured-ts reboot`), if any. */

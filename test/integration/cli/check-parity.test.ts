@@ -3,6 +3,8 @@
 // same state, and both must come to the same verdict, for the same reason where both give one.
 // Both go through the real client-node against the fake API server.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startClusterApiServer } from '../../fakes/cluster-api-server.js';
 import { kuredDaemonSet, readyNode } from '../../fakes/kube-objects.js';
 import { testConfig } from '../../fakes/config.js';
@@ -694,6 +696,29 @@ describe('kured-ts check and one pass of the agent, on the same cluster', () => 
     } else {
       expect(row.gate).toBeUndefined();
     }
+  });
+
+  it('is one runner: check and the agent both run runToSlot, and check runs none of its steps itself', () => {
+    // two implementations that agree on every row above could still part on the next one: check
+    // must not put the steps in order, only render what the agent's own runner answers
+    const source = (path: string): string => readFileSync(join(process.cwd(), path), 'utf8');
+    const check = source('src/cli/check.ts');
+    const agent = source('src/agent/decision/first-pass.ts');
+    const runner =
+      /import \{[^}]*\brunToSlot\b[^}]*\} from '[./]*agent\/decision\/to-slot\.js'|from '\.\/to-slot\.js'/;
+    for (const text of [check, agent]) {
+      expect(text).toMatch(runner);
+      expect(text).toMatch(/\brunToSlot\(/);
+    }
+    const steps = [
+      'judgeBeforeLock',
+      'decideBeforeLock',
+      'judgeAtSlot',
+      'approvalCheck',
+      'waitingFor',
+      '.contains(',
+    ];
+    expect(steps.filter((step) => check.includes(step))).toEqual([]);
   });
 
   it('has a row for every fleet gate', () => {
