@@ -61,8 +61,6 @@ export type AgentConfig = CapacityConfig &
     | 'rebootRetries'
     | 'maxRebootsPerNeed'
     | 'onUncordonedDuringDelay'
-    | 'groupLabel'
-    | 'groupConcurrency'
     | 'requireApproval'
     | 'approvalTtlMs'
     | 'historyLimit'
@@ -72,12 +70,6 @@ export type AgentConfig = CapacityConfig &
     | 'settleTimeMs'
     | 'excludeFromLb'
     | 'lbDrainWaitMs'
-    | 'waveStart'
-    | 'waveGrowth'
-    | 'soakMs'
-    | 'maxFailures'
-    | 'groupOrder'
-    | 'healthChecks'
     | 'healthCheckTimeoutMs'
     | 'failureTemplates'
     // what its own admission policy is rendered from: a denial of it names them (own-denial.ts)
@@ -85,7 +77,6 @@ export type AgentConfig = CapacityConfig &
     | 'dsName'
     | 'lockAnnotation'
     | 'drainGracePeriodSeconds'
-    | 'concurrency'
     | 'drainFallback'
   >;
 

@@ -5,7 +5,7 @@
  * A gate of the fleet's capacity that holds a node back beyond the plain slots (room.ts): unavailable
  * nodes taking slots, the group's slots, the control plane one at a time and last, the caps.
  */
-const FLEET_GATES = [
+export const FLEET_GATES = [
   'count-unavailable',
   'group-concurrency',
   'control-plane',

@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { PHASES, type Phase } from '../node/status.js';
 import type { AgentMetrics, EvictionResult, RebootResult, ViewAge } from './agent-metrics.js';
 import { WATCH_SILENCE_MS } from '../kube/reflector.js';
+import { FLEET_GATES } from '../capacity/gates.js';
 
 /**
  * The blockers of DESIGN §5 and the fleet gates a waiter is held back by (src/capacity/room.ts, the
@@ -14,16 +15,7 @@ const DEFAULT_BLOCKER_NAMES: readonly string[] = [
   'prometheus',
   'pods',
   'pdb',
-  'count-unavailable',
-  'group-concurrency',
-  'control-plane',
-  'control-plane-last',
-  'max-unhealthy-nodes',
-  'max-quarantined',
-  'fleet-census',
-  'max-failures',
-  'slow-start',
-  'group-order',
+  ...FLEET_GATES,
   'health-check',
   'node-check',
   'volumes',
