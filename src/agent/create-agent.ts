@@ -22,7 +22,7 @@ import type { CelEvaluator } from '../cel/cel.js';
 import { WorkerCel } from '../cel/worker-cel.js';
 import { NoticeFilter } from '../notify/notice-filter.js';
 import { CoordinatorLease, coordinatorLeaseName } from '../queue/coordinator-lease.js';
-import { NodeTurnGate } from '../queue/turn-gate.js';
+import { NodeTurnGate, type OwnNodeView } from '../queue/turn-gate.js';
 import type { Logger } from '../log/logger.js';
 import { noMetrics, type AgentMetrics } from '../metrics/agent-metrics.js';
 import { RolloutRestarter } from '../drain/rollout-restart.js';
@@ -142,7 +142,7 @@ export function coordinatorOf(
  */
 export function createLock(
   config: LockConfig,
-  io: Pick<AgentIo, 'kube' | 'clock' | 'logger' | 'random' | 'viewSilenceMs'>,
+  io: Pick<AgentIo, 'kube' | 'clock' | 'logger' | 'random' | 'viewSilenceMs'> & { ownNode?: OwnNodeView },
   coordinator: CoordinatorLease,
 ): DaemonSetLock {
   const { kube, clock, logger: log } = io;
@@ -151,6 +151,8 @@ export function createLock(
   const silence = silenceMs === undefined ? {} : { silenceMs };
   const nodeId = config.nodeId;
   const { wave, ...capacity } = capacityOf(config);
+  // the wait for a turn subscribes to the agent's own view of its Node, not a watch of its own
+  const own = io.ownNode === undefined ? {} : { ownNode: io.ownNode };
   return new DaemonSetLock({
     kube,
     nodeId,
@@ -167,7 +169,7 @@ export function createLock(
     ...silence,
     ...(config.lockQueue === 'none' || !config.coordinator
       ? {}
-      : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random, ...silence }) }),
+      : { turns: new NodeTurnGate({ kube, nodeId, coordinator, clock, log, random, ...silence, ...own }) }),
   });
 }
 
@@ -207,8 +209,9 @@ function restarterOf(config: Config, io: AgentIo): Pick<AgentDeps, 'restarter'> 
 /** The agent's dependencies for this configuration (exposed for `kured-ts check` and tests). */
 export function createAgentDeps(config: Config, given: AgentIo): AgentDeps {
   const views = ownViewsOf(config, given);
-  // every read of the own Node and pods goes through the views: free while their watches are open
-  const io = views === undefined ? given : { ...given, kube: views.kube };
+  // every read of the own Node and pods goes through the views: free while their watches are open,
+  // and the wait for a turn subscribes to the Node's
+  const io = views === undefined ? given : { ...given, kube: views.kube, ownNode: views.node.followed };
   const { kube, clock, logger } = io;
   const random = io.random ?? Math.random;
   const nodeId = config.nodeId;

@@ -1,9 +1,11 @@
-// The lock's budget for the fleet as it is now: --concurrency and --group-concurrency given as N%
+// Every budget of the fleet as it is now, resolved here and nowhere else (scripts/check-imports.mjs
+// holds the rest of src/ to that): --concurrency, --group-concurrency and --max-failures given as N%
 // resolved for the nodes they apply to, rounded down and at least 1 (as MCO's maxUnavailable and
-// Karpenter's budgets round). The lock is still kured's: its maxOwners is written as the resolved
-// number, so kured agents sharing it read a number.
+// Karpenter's budgets round); the caps (--max-unhealthy-nodes, --max-quarantined) rounded down, 0
+// included. The lock is still kured's: its maxOwners is written as the resolved number, so kured
+// agents sharing it read a number.
 //
-// Which nodes: for --concurrency, the nodes the lock's DaemonSet runs on (its status
+// Which nodes: for --concurrency and --max-failures, the nodes the lock's DaemonSet runs on (its status
 // desiredNumberScheduled, kept by the DaemonSet controller from the DaemonSet's node selector,
 // affinity and tolerations), read from the very object that holds the lock, so resolving costs no
 // request; for --group-concurrency, the nodes of the group (the --group-label value), from the fleet

@@ -1,6 +1,6 @@
 // What the agents' flags say about room, in one shape: the lock (createLock) and the coordinator
 // (createCoordinator) both take it from capacityOf(config), so that the two cannot read the flags
-// apart. Each "N or N%" flag stays a Budget here; budgets.ts resolves them for the fleet as it is.
+// apart. Each "N or N%" flag stays a Budget here; budget.ts resolves them for the fleet as it is.
 import type { Budget } from '../config/budget.js';
 import type { Config, WaveGrowth } from '../config/config.js';
 

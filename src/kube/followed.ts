@@ -258,7 +258,7 @@ function atLeast(a: string, b: string): boolean {
 }
 
 /** The version of an object ('' when it has none). */
-export function versionOf(object: { metadata?: { resourceVersion?: string } } | undefined): string {
+function versionOf(object: { metadata?: { resourceVersion?: string } } | undefined): string {
   return object?.metadata?.resourceVersion ?? '';
 }
 

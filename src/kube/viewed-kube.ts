@@ -1,31 +1,20 @@
 // The Kube an agent works through (issue 42): what it reads of its own Node and pods, and of the
 // lock's DaemonSet while it holds a slot, comes from the watches of OwnViews (own-views.ts) while
-// they are open; a watch of its own Node is the view's. Under it, the per-pass read cache
+// they are open (the wait for a turn subscribes to the Node's view itself: turn-gate.ts). Under it, the per-pass read cache
 // (pass-reads.ts): a read repeated within one pass shares the first answer. Everything else is passed
 // on unchanged.
 import type { Clock } from '../clock/clock.js';
 import { parseLabelSelector, type Selector } from '../selector/label-selector.js';
 import { ForwardingKube } from './forwarding-kube.js';
 import { PassReads } from './pass-reads.js';
-import { versionOf, type Followed, type FollowedObject } from './followed.js';
-import type {
-  JsonPatchOp,
-  Kube,
-  ListOptions,
-  V1DaemonSet,
-  V1Node,
-  V1Pod,
-  WatchEvent,
-  WatchOptions,
-} from './kube.js';
+import type { FollowedObject } from './followed.js';
+import type { JsonPatchOp, Kube, ListOptions, V1DaemonSet, V1Node, V1Pod, WatchEvent } from './kube.js';
 
 /** What ViewedKube answers from: OwnViews (own-views.ts). */
 export interface OwnSource {
   readonly o: { nodeName: string; clock: Clock; lock?: { namespace: string; name: string } };
   /** The own Node as followed. */
-  readonly node: Pick<FollowedObject<V1Node>, 'current' | 'note' | 'spoil'> & {
-    readonly followed: Pick<Followed<V1Node>, 'subscribe' | 'following' | 'get'>;
-  };
+  readonly node: Pick<FollowedObject<V1Node>, 'current' | 'note' | 'spoil'>;
   /** The lock's DaemonSet as followed while a slot is held. */
   readonly lock: Pick<FollowedObject<V1DaemonSet>, 'current' | 'note' | 'spoil'> | undefined;
   nodeSoon(signal?: AbortSignal): Promise<V1Node | undefined>;
@@ -71,37 +60,6 @@ export class ViewedKube extends ForwardingKube<PassReads> {
     const node = await this.inner.getNode(name, signal);
     if (this.own(name)) this.views.node.note(node);
     return node;
-  }
-
-  /**
-   * A watch of the own Node while the view follows it is the view's: no request. It first sends the
-   * Node as it is now when the watcher's version is another, then each change, and ends when the view
-   * stops following (the watcher then watches again: through the API server while the view cannot).
-   */
-  override watchNodes(onEvent: (event: WatchEvent<V1Node>) => void, options: WatchOptions): Promise<void> {
-    const own = options.fieldSelector === `metadata.name=${this.views.o.nodeName}`;
-    const current = own ? this.views.node.current() : undefined;
-    if (current === undefined || options.signal.aborted) return this.inner.watchNodes(onEvent, options);
-    const followed = this.views.node.followed;
-    const { signal } = options;
-    return new Promise<void>((resolve) => {
-      const end = (): void => {
-        unsubscribe();
-        signal.removeEventListener('abort', end);
-        resolve();
-      };
-      // listening first: the watcher may stop at the first event, sent at once
-      signal.addEventListener('abort', end, { once: true });
-      // the watch's own events, as the view's watch brought them (not what this agent wrote since)
-      const unsubscribe = followed.subscribe((change) => {
-        const now = followed.get(this.views.o.nodeName);
-        if (!followed.following) end();
-        else if (change.type === 'DELETED') onEvent({ type: 'DELETED', object: change.object });
-        else if (now !== undefined) onEvent({ type: 'MODIFIED', object: structuredClone(now) });
-      });
-      if (options.resourceVersion !== versionOf(current))
-        onEvent({ type: 'MODIFIED', object: structuredClone(current) });
-    });
   }
 
   override jsonPatchNode(name: string, ops: JsonPatchOp[], signal?: AbortSignal): Promise<V1Node> {

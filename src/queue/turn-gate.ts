@@ -1,9 +1,10 @@
 // The agent's side of the coordinated queue (src/coordinator): may this node take a free slot now,
-// and the wait for its turn. A waiting node follows only its own Node (a watch of one object) for
-// the coordinator's turn annotation, so a freed slot wakes one node, not every waiter, and nobody
+// and the wait for its turn. A waiting node follows only its own Node for the coordinator's turn
+// annotation (the agent's own view of it, subscribed to while it follows; else a watch of one object), so a freed slot wakes one node, not every waiter, and nobody
 // lists the fleet. With no live coordinator (not installed, or its Lease not renewed) the queue
 // falls back to first come, first served: a reboot must not wait for an optional advisor.
 import type { Clock } from '../clock/clock.js';
+import type { Followed } from '../kube/followed.js';
 import type { Kube, V1Node } from '../kube/kube.js';
 import { nodeListWatch } from '../kube/list-watch.js';
 import { Reflector, latest } from '../kube/reflector.js';
@@ -80,8 +81,16 @@ function waitingForTurn(holder: string, held: { gate?: string; reason: string } 
   };
 }
 
+/** The agent's own view of its Node (OwnViews.node.followed): what the wait subscribes to. */
+export type OwnNodeView = Pick<Followed<V1Node>, 'get' | 'subscribe' | 'following'>;
+
 export interface NodeTurnGateOptions {
   kube: Kube;
+  /**
+   * The agent's own view of its Node: while it follows, the wait for a turn subscribes to it (no
+   * watch of its own); when it stops, the wait watches the Node itself. Default none: it watches.
+   */
+  ownNode?: OwnNodeView;
   nodeId: string;
   coordinator: CoordinatorLease;
   clock: Clock;
@@ -196,12 +205,17 @@ export class NodeTurnGate implements TurnGate {
     return recheckMs(state.durationMs, state.advice.nodes);
   }
 
-  /** Follows this node until its turn annotation changes or it is deleted (a reflector: back-off, relist). */
+  /**
+   * Follows this node until its turn annotation changes or it is deleted: through the agent's own
+   * view while it follows (no request), else with a reflector of its own (back-off, relist).
+   */
   private async follow(
     from: { node: V1Node; turn: string | undefined },
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<void> {
+    const own = this.o.ownNode;
+    if (own !== undefined && (await this.subscribed(own, from.turn, signal)) !== 'unfollowed') return;
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
     // one watch per wait: the server would otherwise end it every 5-10 minutes
@@ -212,5 +226,64 @@ export class NodeTurnGate implements TurnGate {
     });
     const resourceVersion = from.node.metadata?.resourceVersion ?? '';
     await reflector.run(seen, both, { from: { items: [from.node], resourceVersion } });
+  }
+
+  /**
+   * Waits on the agent's own view of this Node until its turn annotation is no longer `turn`, the
+   * Node is gone, or `signal` aborts ('ended'); 'unfollowed' at once, or as soon as, the view does not
+   * follow the Node (the caller watches it itself then). What the view took in between the verdict's
+   * read and now is judged first. A view can stop following without a change to tell (its watch
+   * hangs, and only its staleness bound says so): it is looked at again every half silence bound.
+   */
+  private subscribed(
+    own: OwnNodeView,
+    turn: string | undefined,
+    signal: AbortSignal,
+  ): Promise<'ended' | 'unfollowed'> {
+    const name = this.o.nodeId;
+    const judge = (): 'ended' | 'unfollowed' | undefined => {
+      if (signal.aborted) return 'ended';
+      if (!own.following) return 'unfollowed';
+      const node = own.get(name);
+      if (node === undefined) return 'unfollowed';
+      return node.metadata?.annotations?.[TURN_ANNOTATION] === turn ? undefined : 'ended';
+    };
+    const now = judge();
+    if (now !== undefined) return Promise.resolve(now);
+    const looks = new AbortController();
+    return new Promise((resolve) => {
+      const end = (how: 'ended' | 'unfollowed'): void => {
+        looks.abort();
+        unsubscribe();
+        signal.removeEventListener('abort', aborted);
+        resolve(how);
+      };
+      const aborted = (): void => {
+        end('ended');
+      };
+      signal.addEventListener('abort', aborted, { once: true });
+      const unsubscribe = own.subscribe((change) => {
+        // a Node deleted from the view: gone for the wait too (it reads it again)
+        const how = change.type === 'DELETED' ? 'ended' : judge();
+        if (how !== undefined) end(how);
+      });
+      void this.lookAgain(judge, end, looks.signal);
+    });
+  }
+
+  /** Every half silence bound (none without one), `judge` asked again; its answer ends the wait. */
+  private async lookAgain(
+    judge: () => 'ended' | 'unfollowed' | undefined,
+    end: (how: 'ended' | 'unfollowed') => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const everyMs = (this.o.silenceMs ?? 0) / 2;
+    if (everyMs <= 0) return;
+    while (!aborted(signal)) {
+      await this.o.clock.sleep(everyMs, signal).catch(() => undefined);
+      if (aborted(signal)) return;
+      const how = judge();
+      if (how !== undefined) end(how);
+    }
   }
 }
