@@ -408,8 +408,11 @@ describe('the subcommands as registered with commander', () => {
     ['resume', ['resume']],
   ])('%s exits 1 with one line when the cluster is unreachable', async (_name, args) => {
     const url = server.url;
+    // the next server (for afterEach) is bound before the old one closes, so that it cannot be given
+    // the old port (a freed ephemeral port is handed out again: under load it was, and answered)
+    const next = await startFakeApiServer();
     await server.close();
-    server = await startFakeApiServer(); // for afterEach; the old URL now refuses connections
+    server = next; // the old URL now refuses connections
     const cli = program(() => connectKube({ url }));
     expect(await cli.run(args)).toBe(1);
     expect(errs).toHaveLength(1);
