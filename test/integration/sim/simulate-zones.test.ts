@@ -19,6 +19,25 @@ describe('kured-ts simulate with the real agents', () => {
     expect(r.maxHolders).toBeGreaterThan(1);
   });
 
+  it('holds each zone to --group-concurrency 25% of its own nodes, as the agents resolve it, 0 violations', async () => {
+    // 36 nodes in 3 zones of 12: 25% is 3 a zone, under --concurrency 6 (before issue 57 the observer
+    // held a share to its floor, 1, and counted hundreds of violations the agents never made)
+    const r = await simulate({
+      ...small,
+      nodes: 36,
+      concurrency: 6,
+      zones: 3,
+      agent: { groupConcurrency: { percent: 25 } },
+      seed: 7,
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.rebooted).toBe(36);
+    const perZone = Object.values(r.maxDownByZone);
+    expect(Math.max(...perZone)).toBeLessThanOrEqual(3);
+    // the share, not a floor of one, is what held the zones
+    expect(Math.max(...perZone)).toBeGreaterThan(1);
+  });
+
   it.each([
     { name: 'the lock deleted every 3 minutes by a third party', over: { wipeLockEveryMs: 180_000 } },
     {
