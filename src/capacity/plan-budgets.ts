@@ -57,13 +57,14 @@ export function planBudgets(
 ): { gates: PlanGates; budgets: FleetBudgets } {
   const budgets = budgetsOf(o, fleet.matching);
   const groupConcurrency = groupSlotsOf(o, undefined);
-  const counted = o.groups !== undefined && 'percent' in o.groups.concurrency;
+  // each group's own size (a number of slots resolves to itself whatever the size)
+  const sizeOf = (group: string): number => health.groups?.[group]?.total ?? 0;
   const gates: PlanGates = {
     concurrency: budgets.slots,
     groupConcurrency,
-    ...(counted
-      ? { groupSlots: (group: string) => groupSlotsOf(o, health.groups?.[group]?.total ?? 0) ?? 1 }
-      : {}),
+    ...(groupConcurrency === undefined
+      ? {}
+      : { groupSlots: (group: string) => groupSlotsOf(o, sizeOf(group)) ?? groupConcurrency }),
     unhealthy: fleet.unhealthy,
     quarantined: fleet.quarantined,
     controlPlaneNodes: fleet.controlPlane,

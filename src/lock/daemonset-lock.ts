@@ -272,15 +272,13 @@ export class DaemonSetLock implements Lock {
     { groupSlots, groupMembers: members }: Pick<FleetAnswers, 'groupSlots' | 'groupMembers'> = {},
   ): RoomQuestion<LockEntry> {
     const { nodeId } = this.o;
+    // a share not counted yet: its floor, 1 (the waiter's question; the acquisition counts)
+    const slots = groupSlots ?? groupSlotsOf(this.o, undefined);
+    const label = this.o.groups?.label;
     const groups =
-      this.o.groups === undefined
+      label === undefined || slots === undefined
         ? undefined
-        : {
-            label: this.o.groups.label,
-            // a share not counted yet: its floor, 1 (the waiter's question; the acquisition counts)
-            concurrency: groupSlots ?? groupSlotsOf(this.o, undefined) ?? 1,
-            ...(members === undefined ? {} : { members }),
-          };
+        : { label, concurrency: slots, ...(members === undefined ? {} : { members }) };
     const concurrency = this.view.slots(state);
     return { live, nodeId, declared: state.declared, group, concurrency, groups };
   }

@@ -17,6 +17,18 @@ const sees: ViewSight = {
   throttled: false,
   lastFailure: '',
 };
+/** A first list still being answered: nothing read, nothing failed. */
+const unlisted: ViewSight = { ...sees, synced: false, answered: false };
+
+/**
+ * A view whose list (nothing read yet) or watch (read before) fails since `since`, turned away by the
+ * API server (429) or not.
+ */
+function failing(what: 'list' | 'watch', since: number, throttled: boolean): ViewSight {
+  const read = what === 'watch';
+  const lastFailure = `${what}: ${throttled ? '429' : 'boom'}`;
+  return { synced: read, answered: read, blindSince: since, throttled, lastFailure };
+}
 
 describe('a leader that cannot see the fleet', () => {
   it.each([
@@ -29,53 +41,35 @@ describe('a leader that cannot see the fleet', () => {
     },
     {
       name: 'a new leader without its list of the nodes waits a lease duration for it',
-      nodes: { ...sees, synced: false, answered: false },
+      nodes: unlisted,
       lock: sees,
       at: STARTED + LEASE_MS - 1,
       expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a new leader whose first list is still being answered after a lease duration waits for it (its standby would start over)',
-      nodes: { ...sees, synced: false, answered: false },
+      nodes: unlisted,
       lock: sees,
       at: STARTED + 5 * LEASE_MS,
       expected: { verdict: 'waits', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader whose list of the nodes keeps failing hands over after a lease duration',
-      nodes: {
-        synced: false,
-        answered: false,
-        blindSince: STARTED,
-        throttled: false,
-        lastFailure: 'list: boom',
-      },
+      nodes: failing('list', STARTED, false),
       lock: sees,
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader whose list of the nodes the server turns away (429) leads on',
-      nodes: {
-        synced: false,
-        answered: false,
-        blindSince: STARTED,
-        throttled: true,
-        lastFailure: 'list: 429',
-      },
+      nodes: failing('list', STARTED, true),
       lock: sees,
       at: STARTED + 5 * LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a watch of the nodes failing since before the term counts from the term',
-      nodes: {
-        synced: true,
-        answered: true,
-        blindSince: STARTED - 10 * LEASE_MS,
-        throttled: false,
-        lastFailure: 'watch: boom',
-      },
+      nodes: failing('watch', STARTED - 10 * LEASE_MS, false),
       lock: sees,
       at: STARTED + LEASE_MS - 1,
       expected: { verdict: 'waits', reason: 'the watch of the nodes is failing' },
@@ -83,7 +77,7 @@ describe('a leader that cannot see the fleet', () => {
     {
       name: 'a lock whose first read is still being answered is waited for',
       nodes: sees,
-      lock: { ...sees, synced: false, answered: false },
+      lock: unlisted,
       at: STARTED + 3 * LEASE_MS,
       expected: { verdict: 'waits', reason: 'the lock DaemonSet not read yet' },
     },
@@ -96,20 +90,14 @@ describe('a leader that cannot see the fleet', () => {
     },
     {
       name: 'a first list still being answered after six lease durations is handed over all the same',
-      nodes: { ...sees, synced: false, answered: false },
+      nodes: unlisted,
       lock: sees,
       at: STARTED + MAX_BLIND_LEASES * LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
     },
     {
       name: 'a leader turned away (429) for six lease durations hands over (its own apiserver may be the loaded one)',
-      nodes: {
-        synced: false,
-        answered: false,
-        blindSince: STARTED,
-        throttled: true,
-        lastFailure: 'list: 429',
-      },
+      nodes: failing('list', STARTED, true),
       lock: sees,
       at: STARTED + MAX_BLIND_LEASES * LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'no list of the nodes yet' },
@@ -117,26 +105,14 @@ describe('a leader that cannot see the fleet', () => {
     {
       name: 'a lock never read hands over, the nodes seen',
       nodes: sees,
-      lock: {
-        synced: false,
-        answered: false,
-        blindSince: STARTED,
-        throttled: false,
-        lastFailure: 'list: boom',
-      },
+      lock: failing('list', STARTED, false),
       at: STARTED + LEASE_MS,
       expected: { verdict: 'hands-over', reason: 'the lock DaemonSet not read yet' },
     },
     {
       name: 'a watch of the lock the server turns away leads on',
       nodes: sees,
-      lock: {
-        synced: true,
-        answered: true,
-        blindSince: STARTED + 1_000,
-        throttled: true,
-        lastFailure: 'watch: 429',
-      },
+      lock: failing('watch', STARTED + 1_000, true),
       at: STARTED + 1_000 + LEASE_MS,
       expected: { verdict: 'leads-on', reason: 'the watch of the lock is failing' },
     },

@@ -2,9 +2,9 @@
 // approval (judgeBeforeLock, decided by decideBeforeLock), then what is asked only of a node that
 // would take a slot now (judgeAtSlot: the lock without writing, the blockers left to the slot), the
 // FleetLock server, and the slot. The one runner: the agent's first pass runs it with its writes
-// (agentSteps), `kured-ts check` with none (it asks wouldAcquire where the agent acquires), so that
-// check shows what the agent would do by doing it, not by doing it again its own way. Each answer is
-// returned with its detail, for check to render and for nobody to recompute.
+// (slotActions, first-pass.ts), `kured-ts check` with none (it asks wouldAcquire where the agent
+// acquires), so that check shows what the agent would do by doing it, not by doing it again its own
+// way. Each answer is returned with its detail, for check to render and for nobody to recompute.
 import type { AcquireResult, LockHolder, LockMetadata } from '../../lock/lock.js';
 import type { SentinelVerdict } from '../../sentinel/sentinel.js';
 import type { Misconfigured, Outcome } from '../outcome.js';
